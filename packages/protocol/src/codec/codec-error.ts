@@ -1,0 +1,35 @@
+const CODEC_ERROR = Symbol.for('kode.CodecError')
+
+/**
+ * Input that does not match the protocol schemas. `path` is a JSON pointer to the offending value
+ * (`''` for the whole value, `/parts/0/type` for a nested one); `expected` says what would be valid.
+ */
+export class CodecError extends Error {
+  override readonly name = 'CodecError'
+  readonly path: string
+  readonly expected: string
+  readonly [CODEC_ERROR] = true
+
+  constructor(path: string, expected: string, options?: { cause?: unknown; detail?: string }) {
+    const where = path === '' ? 'at the top level' : `at ${path}`
+    super(`${where}: expected ${expected}${options?.detail ? ` (${options.detail})` : ''}`, {
+      cause: options?.cause,
+    })
+    this.path = path
+    this.expected = expected
+  }
+
+  /** True for a `CodecError` from any copy of this package. */
+  static is(value: unknown): value is CodecError {
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[CODEC_ERROR] === true
+    )
+  }
+}
+
+/** Names a JSON value's kind for error messages ("null", "an array", "string", ...). */
+export function kindOf(value: unknown): string {
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  return typeof value
+}

@@ -1,0 +1,27 @@
+import type { TObject } from '@sinclair/typebox'
+import { Event } from '../events/index.js'
+import { CodecError } from './codec-error.js'
+import { TaggedUnion } from './tagged-union.js'
+
+const events = new TaggedUnion<Event>('type', Event.anyOf as TObject[])
+
+/** Validates a protocol event (for example one line of `--output stream-json`). */
+export function validateEvent(value: unknown): Event {
+  return events.validate(value)
+}
+
+/** Encodes a protocol event as one JSON line (no trailing newline). */
+export function encodeEvent(event: Event): string {
+  return JSON.stringify(event)
+}
+
+/** Decodes and validates one JSON line holding a protocol event. */
+export function decodeEvent(line: string): Event {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch (cause) {
+    throw new CodecError('', 'a JSON object', { cause, detail: (cause as Error).message })
+  }
+  return events.validate(parsed)
+}

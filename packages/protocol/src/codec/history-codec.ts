@@ -1,0 +1,90 @@
+import type { TObject } from '@sinclair/typebox'
+import {
+  type ErrorRecord,
+  ErrorRecord as ErrorRecordSchema,
+  type HistoryEvent,
+  type HistoryRecord,
+  InterruptRecord,
+  TaskMetadataRecord,
+} from '../history.js'
+import {
+  AssistantMessage,
+  DeveloperMessage,
+  type Message,
+  SystemMessage,
+  ToolResultMessage,
+  UserMessage,
+} from '../messages.js'
+import { CodecError, kindOf } from './codec-error.js'
+import { migrateToCurrent } from './migrations.js'
+import { TaggedUnion } from './tagged-union.js'
+
+/** The format version written on every persisted history line. */
+export const HISTORY_FORMAT_VERSION = 1
+
+const messages = new TaggedUnion<Message>('role', [
+  SystemMessage,
+  DeveloperMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolResultMessage,
+] as TObject[])
+
+const records = new TaggedUnion<HistoryRecord>('type', [
+  ErrorRecordSchema,
+  TaskMetadataRecord,
+  InterruptRecord,
+] as TObject[])
+
+/**
+ * Validates a value as a `HistoryEvent`, throwing a `CodecError` that names the first mismatch.
+ * Unknown extra fields are kept as they are, so a record written by a newer release survives a
+ * read-and-rewrite (fork, export) by an older one.
+ */
+export function validateHistoryEvent(value: unknown): HistoryEvent {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
+    if ('role' in value) return messages.validate(value)
+    if ('type' in value) return records.validate(value)
+    throw new CodecError('', 'a message (with "role") or a history record (with "type")')
+  }
+  throw new CodecError('', 'an object', { detail: `got ${kindOf(value)}` })
+}
+
+/** Encodes one history event as one JSON line (no trailing newline), stamped with the format version. */
+export function encodeHistoryEvent(event: HistoryEvent): string {
+  validateHistoryEvent(event)
+  if ('v' in event) throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
+  const json = JSON.stringify(event)
+  return `{"v":${HISTORY_FORMAT_VERSION},${json.slice(1)}`
+}
+
+/**
+ * Decodes one line written by `encodeHistoryEvent` (this version or an older one). Throws a
+ * `CodecError` for invalid JSON, a missing or unknown version, an unknown record type or a field
+ * that does not match the schema; it never returns a half-valid object.
+ */
+export function decodeHistoryEvent(line: string): HistoryEvent {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch (cause) {
+    throw new CodecError('', 'a JSON object', { cause, detail: (cause as Error).message })
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
+  }
+  const { v, ...rest } = parsed as Record<string, unknown>
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
+    throw new CodecError('/v', 'a format version (a positive integer)', {
+      detail: v === undefined ? 'missing' : `got ${JSON.stringify(v)}`,
+    })
+  }
+  if (v > HISTORY_FORMAT_VERSION) {
+    throw new CodecError('/v', `a format version <= ${HISTORY_FORMAT_VERSION}`, {
+      detail: `got ${v}: written by a newer Kode; upgrade to read it`,
+    })
+  }
+  return validateHistoryEvent(v === HISTORY_FORMAT_VERSION ? rest : migrateToCurrent(rest, v))
+}
+
+export type { ErrorRecord }

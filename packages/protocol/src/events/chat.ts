@@ -1,0 +1,17 @@
+import { type Static, Type } from '@sinclair/typebox'
+import { DeveloperMessage } from '../messages.js'
+import { TodoItem } from '../metadata.js'
+import { ImageFilePart, ImageUrlPart } from '../parts.js'
+import { event } from './base.js'
+
+export const UserMessageEvent = event('user_message', {
+  content: Type.String(),
+  images: Type.Optional(Type.Array(Type.Union([ImageUrlPart, ImageFilePart]))),
+})
+export type UserMessageEvent = Static<typeof UserMessageEvent>
+
+export const DeveloperMessageEvent = event('developer_message', { item: DeveloperMessage })
+export type DeveloperMessageEvent = Static<typeof DeveloperMessageEvent>
+
+export const TodoChangeEvent = event('todo_change', { todos: Type.Array(TodoItem) })
+export type TodoChangeEvent = Static<typeof TodoChangeEvent>

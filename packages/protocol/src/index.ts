@@ -1,0 +1,65 @@
+/**
+ * @kode/protocol: the schemas every Kode package speaks. Static types are derived from the
+ * TypeBox schemas (`Static<typeof X>`), so each type and its runtime validator are one thing.
+ */
+export { CodecError } from './codec/codec-error.js'
+export { decodeEvent, encodeEvent, validateEvent } from './codec/event-codec.js'
+export {
+  decodeHistoryEvent,
+  encodeHistoryEvent,
+  HISTORY_FORMAT_VERSION,
+  validateHistoryEvent,
+} from './codec/history-codec.js'
+export * from './events/index.js'
+export {
+  ErrorRecord,
+  HistoryEvent,
+  HistoryRecord,
+  InterruptRecord,
+  isMessage,
+  TaskMetadataRecord,
+} from './history.js'
+export {
+  isInterrupt,
+  isRole,
+  joinText,
+  joinThinking,
+  toolCallsOf,
+  toolResultEventStatus,
+} from './message-helpers.js'
+export {
+  AssistantMessage,
+  DeveloperMessage,
+  Message,
+  type MessageRole,
+  StopReason,
+  SystemMessage,
+  ToolResultMessage,
+  ToolResultStatus,
+  UserMessage,
+} from './messages.js'
+export {
+  SubAgentState,
+  TaskMetadata,
+  TaskMetadataSummary,
+  TodoItem,
+  TodoStatus,
+  ToolResultUiExtra,
+  ToolSideEffect,
+} from './metadata.js'
+export { checkEventOrder, type OrderRule, type OrderViolation } from './order/check-event-order.js'
+export {
+  AssistantPart,
+  ImageFilePart,
+  ImagePart,
+  ImageUrlPart,
+  Part,
+  SignatureFormat,
+  TextPart,
+  ThinkingSignaturePart,
+  ThinkingTextPart,
+  ToolCallPart,
+  UserContentPart,
+} from './parts.js'
+export { StreamItem, type StreamItemType, ToolDefinition } from './stream-items.js'
+export { addUsage, computeCostUsd, ModelPrices, Usage } from './usage.js'

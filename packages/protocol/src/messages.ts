@@ -1,0 +1,110 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { TaskMetadata, ToolResultUiExtra, ToolSideEffect } from './metadata.js'
+import { AssistantPart, ImagePart, TextPart, UserContentPart } from './parts.js'
+import { Usage } from './usage.js'
+
+/** Fields every message and history record carries. */
+const recordBase = {
+  /** A UUID by default (`crypto.randomUUID()`); any non-empty unique string is accepted. */
+  id: Type.String({ minLength: 1 }),
+  /** Milliseconds since the Unix epoch. */
+  createdAt: Type.Number(),
+}
+
+function message<R extends string, P extends Record<string, TSchema>>(role: R, props: P, $id: string) {
+  return Type.Object({ role: Type.Literal(role), ...recordBase, ...props }, { $id })
+}
+
+/** The system prompt in effect. Persisted for resume; not replayed to the UI. */
+export const SystemMessage = message('system', { parts: Type.Array(TextPart) }, 'SystemMessage')
+export type SystemMessage = Static<typeof SystemMessage>
+
+/**
+ * Instructions injected by the host or engine (reminders, context). Persisted as its own message;
+ * in provider input it is appended to the preceding user or tool message.
+ */
+export const DeveloperMessage = message(
+  'developer',
+  { parts: Type.Array(UserContentPart) },
+  'DeveloperMessage',
+)
+export type DeveloperMessage = Static<typeof DeveloperMessage>
+
+export const UserMessage = message('user', { parts: Type.Array(UserContentPart) }, 'UserMessage')
+export type UserMessage = Static<typeof UserMessage>
+
+/**
+ * Why a response ended. `aborted` means the user interrupted, nothing else. A provider value we do
+ * not know maps to no `stopReason`; the provider's own value is always kept in `rawStopReason`.
+ */
+export const StopReason = Type.Union([
+  Type.Literal('stop'),
+  Type.Literal('length'),
+  Type.Literal('tool_use'),
+  Type.Literal('error'),
+  Type.Literal('aborted'),
+])
+export type StopReason = Static<typeof StopReason>
+
+/** One model response: ordered parts plus the response's metadata. */
+export const AssistantMessage = message(
+  'assistant',
+  {
+    parts: Type.Array(AssistantPart),
+    usage: Type.Optional(Usage),
+    stopReason: Type.Optional(StopReason),
+    rawStopReason: Type.Optional(Type.String()),
+    responseId: Type.Optional(Type.String()),
+    model: Type.Optional(Type.String()),
+    /** Provider label chosen by the host (defaults to the wire api name). */
+    provider: Type.Optional(Type.String()),
+    /** The wire api that produced this message (`anthropic`, `openai-chat`, ...). */
+    api: Type.Optional(Type.String()),
+    costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+    durationMs: Type.Optional(Type.Number({ minimum: 0 })),
+    /** Seed 002's `is_api_error_message`: the response failed at the API; see `errorMessage`. */
+    isApiError: Type.Optional(Type.Boolean()),
+    errorMessage: Type.Optional(Type.String()),
+  },
+  'AssistantMessage',
+)
+export type AssistantMessage = Static<typeof AssistantMessage>
+
+export const ToolResultStatus = Type.Union([
+  Type.Literal('success'),
+  Type.Literal('error'),
+  Type.Literal('aborted'),
+])
+export type ToolResultStatus = Static<typeof ToolResultStatus>
+
+/**
+ * The result of one tool call. All tool text lives in `outputText`; `parts` holds only non-text
+ * parts (images). `aborted` is reserved for user interrupts; failures and timeouts are `error`.
+ */
+export const ToolResultMessage = message(
+  'tool',
+  {
+    toolCallId: Type.String({ minLength: 1 }),
+    toolName: Type.String(),
+    status: ToolResultStatus,
+    outputText: Type.String(),
+    parts: Type.Array(ImagePart),
+    uiExtra: Type.Optional(ToolResultUiExtra),
+    sideEffects: Type.Optional(Type.Array(ToolSideEffect)),
+    taskMetadata: Type.Optional(TaskMetadata),
+  },
+  'ToolResultMessage',
+)
+export type ToolResultMessage = Static<typeof ToolResultMessage>
+
+export const Message = Type.Union([
+  SystemMessage,
+  DeveloperMessage,
+  UserMessage,
+  AssistantMessage,
+  ToolResultMessage,
+])
+export type Message = Static<typeof Message>
+export type MessageRole = Message['role']
+
+export { recordBase }

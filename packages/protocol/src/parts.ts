@@ -1,0 +1,121 @@
+import { type Static, Type } from '@sinclair/typebox'
+
+/** Plain text. On assistant messages from OpenAI Responses, `itemId` and `phase` keep the message item. */
+export const TextPart = Type.Object(
+  {
+    type: Type.Literal('text'),
+    text: Type.String(),
+    /** Provider item id of the message that carried this text (OpenAI Responses `msg_...`). */
+    itemId: Type.Optional(Type.String()),
+    /** OpenAI Responses message `phase` (e.g. `commentary`, `final_answer`), sent back as received. */
+    phase: Type.Optional(Type.String()),
+  },
+  { $id: 'TextPart' },
+)
+export type TextPart = Static<typeof TextPart>
+
+/** An image by URL: `http(s)://...` or a `data:<mime>;base64,...` URL. */
+export const ImageUrlPart = Type.Object(
+  {
+    type: Type.Literal('image_url'),
+    url: Type.String({ pattern: '^(https?:|data:)' }),
+  },
+  { $id: 'ImageUrlPart' },
+)
+export type ImageUrlPart = Static<typeof ImageUrlPart>
+
+/** An image stored on disk; adapters read it through the host-supplied file reader. */
+export const ImageFilePart = Type.Object(
+  {
+    type: Type.Literal('image_file'),
+    path: Type.String({ minLength: 1 }),
+    mimeType: Type.String({ pattern: '^image/' }),
+  },
+  { $id: 'ImageFilePart' },
+)
+export type ImageFilePart = Static<typeof ImageFilePart>
+
+/** Reasoning text as the model streamed it (or its summary, where that is all the provider gives). */
+export const ThinkingTextPart = Type.Object(
+  {
+    type: Type.Literal('thinking_text'),
+    text: Type.String(),
+  },
+  { $id: 'ThinkingTextPart' },
+)
+export type ThinkingTextPart = Static<typeof ThinkingTextPart>
+
+/** Which wire format a reasoning signature belongs to; only that format can read it back. */
+export const SignatureFormat = Type.Union([
+  Type.Literal('anthropic'),
+  Type.Literal('google'),
+  Type.Literal('openai-responses'),
+  Type.Literal('openrouter'),
+])
+export type SignatureFormat = Static<typeof SignatureFormat>
+
+/**
+ * Opaque reasoning state that must round-trip to the provider that produced it: an Anthropic
+ * thinking signature (or redacted thinking data), a Gemini `thoughtSignature`, OpenAI Responses
+ * encrypted reasoning, OpenRouter `reasoning_details`. Sent only to the same format and model.
+ */
+export const ThinkingSignaturePart = Type.Object(
+  {
+    type: Type.Literal('thinking_signature'),
+    signature: Type.String(),
+    format: SignatureFormat,
+    /** The model that produced the signature. */
+    model: Type.String(),
+    /** Provider item id (OpenAI Responses reasoning item `rs_...`). */
+    itemId: Type.Optional(Type.String()),
+    /** Anthropic `redacted_thinking`: `signature` holds the block's opaque `data`. */
+    redacted: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'ThinkingSignaturePart' },
+)
+export type ThinkingSignaturePart = Static<typeof ThinkingSignaturePart>
+
+/** A tool call requested by the model. `argumentsJson` is the raw JSON text the model produced. */
+export const ToolCallPart = Type.Object(
+  {
+    type: Type.Literal('tool_call'),
+    id: Type.String({ minLength: 1 }),
+    name: Type.String(),
+    argumentsJson: Type.String(),
+    /** Provider item id where it differs from the call id (OpenAI Responses `fc_...`). */
+    itemId: Type.Optional(Type.String()),
+    /** True when the arguments never closed (cut stream, `length`): the call must not run. */
+    incomplete: Type.Optional(Type.Boolean()),
+  },
+  { $id: 'ToolCallPart' },
+)
+export type ToolCallPart = Static<typeof ToolCallPart>
+
+export const ImagePart = Type.Union([ImageUrlPart, ImageFilePart])
+export type ImagePart = Static<typeof ImagePart>
+
+/** Every part, discriminated on `type`. */
+export const Part = Type.Union([
+  TextPart,
+  ImageUrlPart,
+  ImageFilePart,
+  ThinkingTextPart,
+  ThinkingSignaturePart,
+  ToolCallPart,
+])
+export type Part = Static<typeof Part>
+
+/** What a user or developer message may hold. */
+export const UserContentPart = Type.Union([TextPart, ImageUrlPart, ImageFilePart])
+export type UserContentPart = Static<typeof UserContentPart>
+
+/** What an assistant message may hold. */
+export const AssistantPart = Type.Union([
+  TextPart,
+  ImageUrlPart,
+  ImageFilePart,
+  ThinkingTextPart,
+  ThinkingSignaturePart,
+  ToolCallPart,
+])
+export type AssistantPart = Static<typeof AssistantPart>

@@ -1,0 +1,198 @@
+import {
+  CodecError,
+  decodeEvent,
+  decodeHistoryEvent,
+  encodeHistoryEvent,
+  type HistoryEvent,
+  validateEvent,
+} from '@kode/protocol'
+import { describe, expect, test } from 'vitest'
+
+function codecErrorOf(fn: () => unknown): CodecError {
+  try {
+    fn()
+  } catch (error) {
+    expect(CodecError.is(error)).toBe(true)
+    expect(error).toBeInstanceOf(CodecError)
+    return error as CodecError
+  }
+  throw new Error('expected a CodecError, nothing was thrown')
+}
+
+const line = (record: Record<string, unknown>) => JSON.stringify({ v: 1, ...record })
+const user = { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'hi' }] }
+
+describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
+  test('invalid JSON', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent('{"v":1,"role":'))
+    expect(error.path).toBe('')
+    expect(error.message).toMatch(/^at the top level: expected a JSON object \(.*JSON/)
+    expect(error.cause).toBeInstanceOf(SyntaxError)
+  })
+
+  test('a JSON value that is not an object', () => {
+    expect(codecErrorOf(() => decodeHistoryEvent('[1,2]')).message).toBe(
+      'at the top level: expected a JSON object (got an array)',
+    )
+    expect(codecErrorOf(() => decodeHistoryEvent('null')).path).toBe('')
+  })
+
+  test('a missing format version', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(JSON.stringify(user)))
+    expect(error.path).toBe('/v')
+    expect(error.message).toBe('at /v: expected a format version (a positive integer) (missing)')
+  })
+
+  test('a version newer than this release', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(JSON.stringify({ v: 99, ...user })))
+    expect(error.path).toBe('/v')
+    expect(error.message).toContain('written by a newer Kode')
+  })
+
+  test('an unknown record type', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(line({ type: 'checkpoint', id: 'x', createdAt: 1 })))
+    expect(error.path).toBe('/type')
+    expect(error.message).toBe(
+      'at /type: expected type to be one of "error" | "task_metadata" | "interrupt" (got "checkpoint")',
+    )
+  })
+
+  test('an unknown role', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(line({ ...user, role: 'narrator' })))
+    expect(error.path).toBe('/role')
+    expect(error.expected).toBe('role to be one of "system" | "developer" | "user" | "assistant" | "tool"')
+  })
+
+  test('neither role nor type', () => {
+    expect(codecErrorOf(() => decodeHistoryEvent(line({ id: 'x', createdAt: 1 }))).expected).toBe(
+      'a message (with "role") or a history record (with "type")',
+    )
+  })
+
+  test('a field of the wrong type', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(line({ ...user, createdAt: '2026-01-01' })))
+    expect(error.path).toBe('/createdAt')
+    expect(error.message).toBe('at /createdAt: expected a finite number (got "2026-01-01")')
+  })
+
+  test('a missing required field', () => {
+    const { id: _id, ...noId } = user
+    const error = codecErrorOf(() => decodeHistoryEvent(line(noId)))
+    expect(error.path).toBe('/id')
+    expect(error.message).toContain('(missing)')
+  })
+
+  test('a wrong field deep inside a part', () => {
+    const assistant = {
+      role: 'assistant',
+      id: 'a',
+      createdAt: 1,
+      parts: [
+        { type: 'text', text: 'ok' },
+        { type: 'tool_call', id: 'c1', name: 'read', argumentsJson: { path: 'x' } },
+      ],
+    }
+    const error = codecErrorOf(() => decodeHistoryEvent(line(assistant)))
+    expect(error.path).toBe('/parts/1/argumentsJson')
+    expect(error.expected).toBe('a string')
+  })
+
+  test('an unknown part type names the allowed ones', () => {
+    const error = codecErrorOf(() =>
+      decodeHistoryEvent(line({ ...user, parts: [{ type: 'audio', data: 'x' }] })),
+    )
+    expect(error.path).toBe('/parts/0')
+    expect(error.message).toBe(
+      'at /parts/0: expected type to be one of "text" | "image_url" | "image_file" (got type "audio")',
+    )
+  })
+
+  test('a text part inside a tool result is rejected: tool text lives in outputText', () => {
+    const tool = {
+      role: 'tool',
+      id: 't',
+      createdAt: 1,
+      toolCallId: 'c1',
+      toolName: 'read',
+      status: 'success',
+      outputText: '',
+      parts: [{ type: 'text', text: 'file contents' }],
+    }
+    const error = codecErrorOf(() => decodeHistoryEvent(line(tool)))
+    expect(error.path).toBe('/parts/0')
+    expect(error.message).toBe(
+      'at /parts/0: expected type to be one of "image_url" | "image_file" (got type "text")',
+    )
+  })
+
+  test('an enum value out of range', () => {
+    const tool = {
+      role: 'tool',
+      id: 't',
+      createdAt: 1,
+      toolCallId: 'c1',
+      toolName: 'read',
+      status: 'timeout',
+      outputText: '',
+      parts: [],
+    }
+    const error = codecErrorOf(() => decodeHistoryEvent(line(tool)))
+    expect(error.path).toBe('/status')
+    expect(error.message).toBe('at /status: expected "success" or "error" or "aborted" (got "timeout")')
+  })
+})
+
+describe('encodeHistoryEvent', () => {
+  test('refuses an invalid event instead of persisting it', () => {
+    const bad = { ...user, parts: [{ type: 'text', text: 42 }] } as unknown as HistoryEvent
+    expect(codecErrorOf(() => encodeHistoryEvent(bad)).path).toBe('/parts/0/text')
+  })
+
+  test('refuses a field named v, which would shadow the version', () => {
+    const shadow = { ...user, v: 7 } as unknown as HistoryEvent
+    expect(codecErrorOf(() => encodeHistoryEvent(shadow)).path).toBe('/v')
+  })
+
+  test('writes the version first and no newline', () => {
+    const encoded = encodeHistoryEvent(user as HistoryEvent)
+    expect(encoded).toBe(
+      '{"v":1,"role":"user","id":"u1","createdAt":1,"parts":[{"type":"text","text":"hi"}]}',
+    )
+  })
+})
+
+describe('unknown extra fields are kept', () => {
+  test('on decode, and written back on encode', () => {
+    const withExtra = line({ ...user, origin: { app: 'ide', build: 7 } })
+    const decoded = decodeHistoryEvent(withExtra) as unknown as Record<string, unknown>
+    expect(decoded.origin).toEqual({ app: 'ide', build: 7 })
+    expect(encodeHistoryEvent(decoded as unknown as HistoryEvent)).toBe(withExtra)
+  })
+
+  test('inside nested parts too', () => {
+    const withExtra = line({ ...user, parts: [{ type: 'text', text: 'hi', lang: 'en' }] })
+    expect(encodeHistoryEvent(decodeHistoryEvent(withExtra))).toBe(withExtra)
+  })
+})
+
+describe('protocol events', () => {
+  test('validateEvent names the field', () => {
+    const error = codecErrorOf(() =>
+      validateEvent({ type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: 5 }),
+    )
+    expect(error.path).toBe('/content')
+  })
+
+  test('an unknown event type is reported on /type', () => {
+    expect(codecErrorOf(() => decodeEvent('{"type":"party","sessionId":"s","timestamp":1}')).path).toBe(
+      '/type',
+    )
+  })
+
+  test('end carries the __app__ session', () => {
+    expect(decodeEvent('{"type":"end","sessionId":"__app__","timestamp":1}').type).toBe('end')
+    expect(codecErrorOf(() => decodeEvent('{"type":"end","sessionId":"s1","timestamp":1}')).path).toBe(
+      '/sessionId',
+    )
+  })
+})

@@ -1,0 +1,104 @@
+import {
+  type AssistantMessage,
+  addUsage,
+  computeCostUsd,
+  type HistoryEvent,
+  isInterrupt,
+  joinText,
+  joinThinking,
+  toolCallsOf,
+  toolResultEventStatus,
+} from '@kode/protocol'
+import { describe, expect, test } from 'vitest'
+
+describe('computeCostUsd', () => {
+  const prices = { input: 3, output: 15, cacheRead: 0.3, cacheWrite: 3.75 }
+
+  test('prices cache reads and writes apart from the inclusive input count', () => {
+    const usage = {
+      inputTokens: 10_000,
+      cacheReadTokens: 6_000,
+      cacheWriteTokens: 1_000,
+      outputTokens: 2_000,
+    }
+    // 3,000 fresh input * 3 + 6,000 * 0.3 + 1,000 * 3.75 + 2,000 * 15, per million
+    expect(computeCostUsd(usage, prices)).toBeCloseTo((9_000 + 1_800 + 3_750 + 30_000) / 1e6, 12)
+  })
+
+  test('cache prices default to the input price', () => {
+    expect(
+      computeCostUsd({ inputTokens: 1_000_000, cacheReadTokens: 500_000 }, { input: 2, output: 8 }),
+    ).toBe(2)
+  })
+
+  test('is undefined when the provider reported neither input nor output', () => {
+    expect(computeCostUsd({ reasoningTokens: 10 }, prices)).toBeUndefined()
+  })
+})
+
+test('addUsage sums field by field and keeps unreported fields absent', () => {
+  expect(addUsage({ inputTokens: 1, cacheReadTokens: 2 }, { inputTokens: 3, outputTokens: 4 })).toStrictEqual(
+    {
+      inputTokens: 4,
+      outputTokens: 4,
+      cacheReadTokens: 2,
+    },
+  )
+})
+
+describe('interrupt derivation (seed 000)', () => {
+  const base = { id: 'x', createdAt: 1 }
+  const assistant = (stopReason?: AssistantMessage['stopReason']): HistoryEvent => ({
+    role: 'assistant',
+    ...base,
+    parts: [],
+    ...(stopReason ? { stopReason } : {}),
+  })
+  const tool = (status: 'success' | 'error' | 'aborted'): HistoryEvent => ({
+    role: 'tool',
+    ...base,
+    toolCallId: 'c',
+    toolName: 't',
+    status,
+    outputText: '',
+    parts: [],
+  })
+
+  test('an aborted assistant message is an interrupt', () =>
+    expect(isInterrupt(assistant('aborted'))).toBe(true))
+  test('an aborted tool result is an interrupt', () => expect(isInterrupt(tool('aborted'))).toBe(true))
+  test('an interrupt record is an interrupt', () =>
+    expect(isInterrupt({ type: 'interrupt', ...base })).toBe(true))
+  test('errors and other stop reasons are not', () => {
+    expect(isInterrupt(assistant('error'))).toBe(false)
+    expect(isInterrupt(assistant('length'))).toBe(false)
+    expect(isInterrupt(assistant())).toBe(false)
+    expect(isInterrupt(tool('error'))).toBe(false)
+    expect(isInterrupt({ type: 'error', ...base, message: 'x', canRetry: false })).toBe(false)
+  })
+  test('the UI status of an aborted tool result is error', () => {
+    expect(toolResultEventStatus('aborted')).toBe('error')
+    expect(toolResultEventStatus('error')).toBe('error')
+    expect(toolResultEventStatus('success')).toBe('success')
+  })
+})
+
+test('joinText, joinThinking and toolCallsOf keep part order', () => {
+  const message: AssistantMessage = {
+    role: 'assistant',
+    id: 'a',
+    createdAt: 1,
+    parts: [
+      { type: 'text', text: 'A' },
+      { type: 'thinking_text', text: 't1' },
+      { type: 'tool_call', id: 'c1', name: 'x', argumentsJson: '{}' },
+      { type: 'text', text: 'B' },
+      { type: 'thinking_text', text: 't2' },
+      { type: 'tool_call', id: 'c2', name: 'y', argumentsJson: '{}' },
+    ],
+  }
+  expect(joinText(message.parts)).toBe('AB')
+  expect(joinThinking(message.parts)).toBe('t1t2')
+  expect(joinThinking([{ type: 'text', text: 'x' }])).toBeUndefined()
+  expect(toolCallsOf(message).map((c) => c.id)).toEqual(['c1', 'c2'])
+})

@@ -1,0 +1,38 @@
+import { fileURLToPath } from 'node:url'
+import type { TestProjectInlineConfiguration } from 'vitest/config'
+
+const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+/** Tests import the packages' sources, so `pnpm test` needs no build first. */
+export const alias = {
+  '@kode/protocol': root('./packages/protocol/src/index.ts'),
+  '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
+  '@kode/providers': root('./packages/providers/src/index.ts'),
+  '@kode/session': root('./packages/session/src/index.ts'),
+  '@kode/core': root('./packages/core/src/index.ts'),
+}
+
+const project = (dir: string, name: string) => ({
+  resolve: { alias },
+  test: {
+    name,
+    root: root(`./${dir}`),
+    include: ['src/**/*.test.ts', 'test/**/*.test.ts'],
+  },
+})
+
+/** The workspace's test projects; `vitest.config.ts` runs them all. */
+export const projects: TestProjectInlineConfiguration[] = [
+  project('packages/protocol', 'protocol'),
+  {
+    test: {
+      name: 'packaging',
+      root: root('./test/packaging'),
+      include: ['*.test.ts'],
+      testTimeout: 120_000,
+      hookTimeout: 300_000,
+    },
+  },
+]
+
+export default projects
