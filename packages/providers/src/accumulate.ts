@@ -229,15 +229,15 @@ export class Accumulator implements ResponseBuilder {
     return message
   }
 
-  /** Gives a call its final id and arguments; announces it when the response completed. */
+  /**
+   * Gives a call its final id and arguments; announces it when the response completed. Arguments
+   * are complete when they parse as JSON, or are empty in a call the wire closed (no arguments).
+   */
   private settle(call: ToolCallState, completed: boolean): void {
     const part = call.part
     if (!part.id) part.id = `call_${this.options.createId()}`
-    if (call.closed || isJson(part.argumentsJson)) {
-      if (part.argumentsJson.trim() === '') part.argumentsJson = '{}'
-    } else {
-      part.incomplete = true
-    }
+    if (call.closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
+    else if (!isJson(part.argumentsJson)) part.incomplete = true
     if (completed && !call.started && part.name) this.announce(call)
   }
 

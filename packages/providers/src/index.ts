@@ -14,6 +14,22 @@ export type {
   WireRequest,
 } from './adapter.js'
 export {
+  type AnthropicUsage,
+  anthropicStopReason,
+  anthropicUsage,
+  createAnthropicEventMapper,
+} from './apis/anthropic/events.js'
+export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, anthropic } from './apis/anthropic/index.js'
+export {
+  type AnthropicBlock,
+  type AnthropicBodyOptions,
+  type AnthropicMessage,
+  type AnthropicMessageOptions,
+  anthropicBody,
+  type CacheControl,
+  createAnthropicMessageMapper,
+} from './apis/anthropic/request.js'
+export {
   type ChatChunk,
   type ChatDelta,
   type ChatUsage,
