@@ -51,6 +51,9 @@ export {
   type ReasoningReplay,
   sendableArguments,
 } from './apis/openai-chat/request.js'
+export { createOpenRouterEventMapper } from './apis/openrouter/events.js'
+export { OPENROUTER_BASE_URL, openrouter } from './apis/openrouter/index.js'
+export { openrouterBody, openrouterReasoningReplay } from './apis/openrouter/request.js'
 export { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles, toBase64 } from './apis/shared/images.js'
 export { MessageCache } from './apis/shared/message-cache.js'
 export {

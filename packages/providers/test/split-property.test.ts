@@ -13,6 +13,7 @@ const CASES: [FramedApi, string, string][] = [
   ['openai-chat', 'openai-chat', 'kode-parallel-tool-calls'],
   ['openai-chat', 'openai-chat', 'kode-interleaved-reasoning'],
   ['openai-chat', 'openai-chat', 'azure-model-router.1'],
+  ['openrouter', 'openrouter', 'kode-encrypted-reasoning-tool'],
   ['anthropic', 'anthropic', 'anthropic-clear-thinking.1'],
   ['anthropic', 'anthropic', 'kode-redacted-thinking-tools'],
 ]
