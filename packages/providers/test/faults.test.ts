@@ -254,3 +254,18 @@ test('an HTTP 400 is a ProviderError and an Error', async () => {
   expect(ProviderError.is(error)).toBe(true)
   expect(error).toBeInstanceOf(Error)
 })
+
+test('an error event read in the same chunk as earlier output still comes after that output', async () => {
+  const body = frameChat(fixture('openai-chat', 'kode-in-stream-error'), { done: false }).join('')
+  const fetch = async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+  const items: StreamItem[] = []
+  const run = async () => {
+    for await (const item of client({ fetch }).stream(ask())) items.push(item)
+  }
+  const error = await caught(run())
+  expect(items).toEqual([{ type: 'text_delta', text: 'Partial', responseId: 'chatcmpl-kode-err' }])
+  expect(error).toMatchObject({
+    code: 'server_error',
+    partial: { parts: [{ type: 'text', text: 'Partial' }] },
+  })
+})

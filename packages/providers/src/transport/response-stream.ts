@@ -72,14 +72,16 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   next(): Promise<IteratorResult<StreamItem>> {
     if (this.inflight) return this.inflight.then(() => this.next())
-    const item = this.takeReady()
+    let item: StreamItem | undefined
+    try {
+      // The fast path: an item already queued, or one mapped from an event already decoded.
+      item = this.takeReady() ?? this.mapDecoded()
+    } catch (thrown) {
+      return this.track(this.pull({ error: thrown }))
+    }
     if (item !== undefined) return Promise.resolve({ done: false, value: item })
     if (this.finished) return this.settled()
-    const pending = this.pull().finally(() => {
-      this.inflight = undefined
-    })
-    this.inflight = pending
-    return pending
+    return this.track(this.pull())
   }
 
   /** Called by `break` / `return` in a for-await loop: cancels the HTTP request. */
@@ -106,32 +108,53 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     return Promise.resolve(DONE)
   }
 
-  private async pull(): Promise<IteratorResult<StreamItem>> {
+  private track(pending: Promise<IteratorResult<StreamItem>>): Promise<IteratorResult<StreamItem>> {
+    this.inflight = pending.finally(() => {
+      this.inflight = undefined
+    })
+    return this.inflight
+  }
+
+  /** The slow path: connect, read, retry; starts with `failure` when the fast path threw. */
+  private async pull(failure?: { error: unknown }): Promise<IteratorResult<StreamItem>> {
     for (;;) {
-      try {
-        if (!this.reader) await this.connect()
-        const item = await this.advance()
-        if (item !== undefined) return { done: false, value: item }
-        if (this.finished) return this.settled()
-      } catch (thrown) {
-        const retry = this.finished ? undefined : await this.recover(thrown)
-        if (retry) continue
-        const item = this.takeReady()
-        if (item !== undefined) return { done: false, value: item }
-        return this.settled()
+      if (!failure) {
+        try {
+          if (!this.reader) await this.connect()
+          const item = await this.advance()
+          if (item !== undefined) return { done: false, value: item }
+          if (this.finished) return this.settled()
+          continue
+        } catch (thrown) {
+          failure = { error: thrown }
+        }
       }
+      const retry = this.finished ? false : await this.recover(failure.error)
+      failure = undefined
+      if (retry) continue
+      const item = this.takeReady()
+      if (item !== undefined) return { done: false, value: item }
+      return this.settled()
     }
+  }
+
+  /** Maps decoded events until one yields an item; `undefined` when they run out first. */
+  private mapDecoded(): StreamItem | undefined {
+    if (this.finished || !this.mapper) return undefined
+    for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
+      this.map(event)
+      const item = this.takeReady()
+      if (item !== undefined) return item
+    }
+    return undefined
   }
 
   /** Maps queued events, reading more bytes when none are left, until an item is ready or the body ends. */
   private async advance(): Promise<StreamItem | undefined> {
     const reader = this.reader!
     for (;;) {
-      for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
-        this.map(event)
-        const item = this.takeReady()
-        if (item !== undefined) return item
-      }
+      const item = this.mapDecoded()
+      if (item !== undefined) return item
       const chunk = await reader.read()
       this.watchdog.touch()
       if (chunk.done) return this.endOfBody()
