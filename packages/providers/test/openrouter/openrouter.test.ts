@@ -181,3 +181,43 @@ describe('openrouter request', () => {
     ])
   })
 })
+
+describe('openrouter reads the chat wire like openai-chat', () => {
+  test.each([
+    'kode-parallel-tool-calls',
+    'groq-tool-call',
+    'deepseek-tool-call',
+    'azure-model-router.1',
+    'kode-interleaved-reasoning',
+  ])('%s gives the same parts, usage and stop reason', async (name) => {
+    const payloads = fixture('openai-chat', name)
+    server().enqueue(streamOf('openai-chat', payloads), streamOf('openrouter', payloads))
+    const viaChat = await testClient(server(), { api: 'openai-chat', model: 'm' }).complete(ask())
+    const viaRouter = await testClient(server(), { api: 'openrouter', model: 'm' }).complete(ask())
+    const essentials = ({ parts, usage, stopReason, rawStopReason, responseId }: typeof viaChat) => ({
+      parts,
+      usage,
+      stopReason,
+      rawStopReason,
+      responseId,
+    })
+    expect(essentials(viaRouter)).toEqual(essentials(viaChat))
+  })
+
+  test('image output arrives as image_delta items and image_url parts', async () => {
+    server().enqueue(
+      streamOf('openrouter', [
+        '{"id":"g","choices":[{"index":0,"delta":{"content":"Here:","images":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAAA"}}]},"finish_reason":"stop"}]}',
+      ]),
+    )
+    const items = await collect(router().stream(ask()))
+    expect(items.slice(0, 2)).toEqual([
+      { type: 'text_delta', text: 'Here:', responseId: 'g' },
+      {
+        type: 'image_delta',
+        part: { type: 'image_url', url: 'data:image/png;base64,AAAA' },
+        responseId: 'g',
+      },
+    ])
+  })
+})
