@@ -65,29 +65,11 @@ export class Accumulator implements ResponseBuilder {
   }
 
   text(delta: string): void {
-    if (!delta) return
-    const open = this.open
-    if (open?.type === 'text') open.text += delta
-    else this.openPart({ type: 'text', text: delta })
-    const id = this.id
-    this.emit(
-      id === undefined
-        ? { type: 'text_delta', text: delta }
-        : { type: 'text_delta', text: delta, responseId: id },
-    )
+    this.delta('text', 'text_delta', delta)
   }
 
   thinking(delta: string): void {
-    if (!delta) return
-    const open = this.open
-    if (open?.type === 'thinking_text') open.text += delta
-    else this.openPart({ type: 'thinking_text', text: delta })
-    const id = this.id
-    this.emit(
-      id === undefined
-        ? { type: 'thinking_delta', text: delta }
-        : { type: 'thinking_delta', text: delta, responseId: id },
-    )
+    this.delta('thinking_text', 'thinking_delta', delta)
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -258,6 +240,16 @@ export class Accumulator implements ResponseBuilder {
         ? { type: 'tool_call_start', toolCallId: id, toolName: name }
         : { type: 'tool_call_start', toolCallId: id, toolName: name, responseId: this.id },
     )
+  }
+
+  /** A text or thinking delta: extends the open part of its kind, or opens one; queues the item. */
+  private delta(part: 'text' | 'thinking_text', item: 'text_delta' | 'thinking_delta', delta: string): void {
+    if (!delta) return
+    const open = this.open
+    if (open?.type === part) open.text += delta
+    else this.openPart({ type: part, text: delta })
+    const id = this.id
+    this.emit(id === undefined ? { type: item, text: delta } : { type: item, text: delta, responseId: id })
   }
 
   private emit(item: StreamItem): void {

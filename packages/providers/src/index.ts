@@ -38,7 +38,13 @@ export {
   createChatEventMapper,
   mapChatChunk,
 } from './apis/openai-chat/events.js'
-export { bearerAuth, OPENAI_BASE_URL, openaiChat } from './apis/openai-chat/index.js'
+export {
+  bearerAuth,
+  type ChatAdapterOptions,
+  chatAdapter,
+  OPENAI_BASE_URL,
+  openaiChat,
+} from './apis/openai-chat/index.js'
 export {
   type ChatBodyOptions,
   type ChatContentPart,

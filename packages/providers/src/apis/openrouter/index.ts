@@ -1,7 +1,5 @@
 import type { ProviderFactory } from '../../adapter.js'
-import { bearerAuth } from '../openai-chat/index.js'
-import { createChatMessageMapper } from '../openai-chat/request.js'
-import { thinkingRenderer } from '../shared/thinking.js'
+import { chatAdapter } from '../openai-chat/index.js'
 import { createOpenRouterEventMapper } from './events.js'
 import { openrouterBody, openrouterReasoningReplay } from './request.js'
 
@@ -13,23 +11,11 @@ export const OPENROUTER_BASE_URL = 'https://openrouter.ai/api/v1'
  * reported cost. POSTs to `${baseUrl}/chat/completions`. Set `HTTP-Referer` / `X-Title` through
  * `headers` if you want attribution on openrouter.ai.
  */
-export const openrouter: ProviderFactory = (config) => {
-  const messages = createChatMessageMapper({
-    speaker: { api: config.api, provider: config.provider, model: config.model },
-    thinkingAsText: thinkingRenderer(config.thinkingAsText),
-    replayReasoning: openrouterReasoningReplay(config.model),
-  })
-  const bodyOptions = {
-    model: config.model,
-    includeUsage: config.includeUsage ?? true,
-    maxTokensField: config.maxTokensField ?? 'max_tokens',
-  } as const
-  return {
+export const openrouter: ProviderFactory = (config) =>
+  chatAdapter(config, {
     defaultBaseUrl: OPENROUTER_BASE_URL,
-    async buildRequest(request) {
-      const body = openrouterBody(request, await messages(request, config.readImageFile), bodyOptions)
-      return { path: '/chat/completions', headers: bearerAuth(config.apiKey), body }
-    },
-    createEventMapper: () => createOpenRouterEventMapper(config.errors),
-  }
-}
+    replayReasoning: openrouterReasoningReplay(config.model),
+    maxTokensField: 'max_tokens',
+    body: openrouterBody,
+    events: createOpenRouterEventMapper,
+  })
