@@ -168,30 +168,16 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.mapper!(event, this.acc)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = thrown instanceof Error ? thrown.message : String(thrown)
-      throw transportError(
-        this.setup.errors,
-        'invalid_response',
-        `could not read an event (${detail}): ${event.data.slice(0, 120)}`,
-        {
-          retryable: false,
-          cause: thrown,
-        },
-      )
+      const detail = `could not read an event (${messageOf(thrown)}): ${event.data.slice(0, 120)}`
+      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false, cause: thrown })
     }
   }
 
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
     if (!this.acc.isComplete) {
-      throw transportError(
-        this.setup.errors,
-        'stream_cut',
-        'the stream ended before the response was complete',
-        {
-          retryable: true,
-        },
-      )
+      const detail = 'the stream ended before the response was complete'
+      throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }
     this.acc.finish('complete')
     this.end()
@@ -226,14 +212,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
     if (!response.body || isJsonResponse(response)) {
       const text = response.body ? await response.text() : ''
-      throw transportError(
-        setup.errors,
-        'invalid_response',
-        `expected an event stream, got: ${text.slice(0, 200)}`,
-        {
-          retryable: false,
-        },
-      )
+      const detail = `expected an event stream, got: ${text.slice(0, 200)}`
+      throw transportError(setup.errors, 'invalid_response', detail, { retryable: false })
     }
     this.reader = response.body.getReader()
     this.mapper = setup.adapter.createEventMapper()
@@ -244,11 +224,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       return await this.setup.adapter.buildRequest(this.setup.request)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = thrown instanceof Error ? thrown.message : String(thrown)
-      throw transportError(this.setup.errors, 'invalid_request', `could not build the request: ${detail}`, {
-        retryable: false,
-        cause: thrown,
-      })
+      const detail = `could not build the request: ${messageOf(thrown)}`
+      throw transportError(this.setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
     }
   }
 
@@ -263,23 +240,22 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.endAborted()
       return false
     }
+    const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
     const error = this.idleFired
-      ? transportError(
-          setup.errors,
-          'timeout',
-          `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`,
-          {
-            retryable: true,
-            cause: thrown,
-          },
-        )
+      ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
       : errorFromThrown(thrown, setup.errors)
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
     if (!this.delivered && error.retryable && retryAllowed(retry, elapsed, delayMs, setup.retry)) {
       this.resetAttempt()
-      setup.options.onRetry?.({ attempt: retry, delayMs, error })
+      try {
+        setup.options.onRetry?.({ attempt: retry, delayMs, error })
+      } catch (callbackError) {
+        // A throwing callback ends the stream with its own error rather than leaving it half reset.
+        this.end()
+        throw callbackError
+      }
       try {
         await sleep(delayMs, setup.options.signal)
         return true
@@ -325,6 +301,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private newAccumulator(): Accumulator {
     return new Accumulator({ ...this.setup.message, startedAt: this.startedAt })
   }
+}
+
+function messageOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown)
 }
 
 function isJsonResponse(response: Response): boolean {
