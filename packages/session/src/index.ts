@@ -10,6 +10,12 @@ export {
   type SessionErrorCode,
   SessionLockedError,
 } from './errors.js'
+export {
+  INCOMPLETE_CALL_TEXT,
+  MISSING_RESULT_TEXT,
+  ProviderView,
+  toProviderMessages,
+} from './provider-view.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
   type CreateSessionInit,
