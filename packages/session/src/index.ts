@@ -16,6 +16,8 @@ export {
   ProviderView,
   toProviderMessages,
 } from './provider-view.js'
+export { deriveReplayEvents, type ReplayOptions, type SubSessionHistories } from './replay/derive-replay.js'
+export { loadSubSessions, replaySession } from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
   type CreateSessionInit,
