@@ -10,6 +10,7 @@ export {
   type SessionErrorCode,
   SessionLockedError,
 } from './errors.js'
+export { type ForkOptions, forkSession, forkTitle } from './fork.js'
 export {
   INCOMPLETE_CALL_TEXT,
   MISSING_RESULT_TEXT,
