@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process'
+import { execFile, execFileSync } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
@@ -17,6 +17,19 @@ function run(cmd: string, args: string[], cwd: string): string {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string }
     throw new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`)
   }
+}
+
+/**
+ * `run` without blocking the worker: a synchronous build + pack + install can outlast vitest's
+ * 60 s worker RPC timeout and fail the run with "Timeout calling onTaskUpdate".
+ */
+function runAsync(cmd: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${cmd} ${args.join(' ')} failed:\n${stdout}${stderr}`))
+      else resolve(stdout)
+    })
+  })
 }
 
 interface Pkg {
@@ -39,12 +52,12 @@ const specifiers = packages.flatMap((p) =>
 
 let host: string
 
-beforeAll(() => {
-  run('pnpm', [...packages.flatMap((p) => ['--filter', p.name]), 'build'], repo)
+beforeAll(async () => {
+  await runAsync('pnpm', [...packages.flatMap((p) => ['--filter', p.name]), 'build'], repo)
   host = mkdtempSync(join(tmpdir(), 'kode-host-'))
   const tarballs = join(host, 'tarballs')
   mkdirSync(tarballs)
-  for (const p of packages) run('pnpm', ['pack', '--pack-destination', tarballs], p.dir)
+  for (const p of packages) await runAsync('pnpm', ['pack', '--pack-destination', tarballs], p.dir)
   const files = readdirSync(tarballs)
   const fileOf = (name: string) => {
     const file = files.find((f) => f.startsWith(`${name.replace('@', '').replace('/', '-')}-`))
@@ -66,7 +79,7 @@ beforeAll(() => {
       2,
     ),
   )
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
+  await runAsync('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
 }, 240_000)
 
 afterAll(() => {
@@ -93,7 +106,7 @@ describe('installed from tarballs into a host project', () => {
     expect(run('node', ['cjs.cjs'], host).trim()).toBe('cjs ok')
   })
 
-  test('types resolve under node16 (ESM and CJS) and bundler resolution', () => {
+  test('types resolve under node16 (ESM and CJS) and bundler resolution', async () => {
     const body = specifiers
       .map((s, i) => `import * as m${i} from '${s}'\nexport const k${i} = Object.keys(m${i})`)
       .join('\n')
@@ -115,9 +128,11 @@ describe('installed from tarballs into a host project', () => {
       ['esnext', 'bundler'],
     ] as const) {
       const files = module === 'node16' ? ['check.mts', 'check.cts'] : ['check.mts']
-      expect(() =>
-        run(bin('tsc'), [...options, '--module', module, '--moduleResolution', resolution, ...files], host),
-      ).not.toThrow()
+      await runAsync(
+        bin('tsc'),
+        [...options, '--module', module, '--moduleResolution', resolution, ...files],
+        host,
+      )
     }
   })
 
