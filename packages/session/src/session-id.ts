@@ -1,0 +1,21 @@
+import { SessionError } from './errors.js'
+
+// A session id becomes a directory name, so it may hold no separator, cannot be `.` or `..`,
+// and cannot start with a dot (hidden) or a dash (read as an option by shell tools).
+const SESSION_ID = /^[A-Za-z0-9_][A-Za-z0-9._-]{0,127}$/
+
+/** True when `id` is usable as a session id: 1-128 of `A-Z a-z 0-9 . _ -`, not starting with `.` or `-`. */
+export function isValidSessionId(id: unknown): id is string {
+  return typeof id === 'string' && SESSION_ID.test(id)
+}
+
+/** Throws a `SessionError` (`invalid_session_id`) unless `id` is a valid session id. */
+export function assertSessionId(id: unknown): asserts id is string {
+  if (isValidSessionId(id)) return
+  const shown =
+    typeof id === 'string' ? JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id) : typeof id
+  throw new SessionError(
+    'invalid_session_id',
+    `invalid session id ${shown}: use 1-128 characters from A-Z a-z 0-9 . _ -, not starting with . or -`,
+  )
+}

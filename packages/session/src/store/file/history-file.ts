@@ -1,0 +1,101 @@
+import { isAscii } from 'node:buffer'
+import { type FileHandle, open } from 'node:fs/promises'
+import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { CorruptHistoryError } from '../../errors.js'
+
+// Large enough that per-read overhead vanishes, small enough that a huge file is never one string.
+const CHUNK_BYTES = 1 << 20
+const NEWLINE = 0x0a
+
+/** A history file's records, plus the cut-off last line if there was one (it was not decoded). */
+export interface HistoryFileContents {
+  events: HistoryEvent[]
+  torn?: { line: number; bytes: number }
+}
+
+/**
+ * Reads and decodes a history file chunk by chunk, so memory tracks the decoded history and not
+ * the file size twice over. A last line without its newline is a write cut short by a crash: it is
+ * returned as `torn` and not decoded. Any other undecodable line throws `CorruptHistoryError`
+ * naming the file and the 1-based line number. Returns no events for a missing file.
+ */
+export async function readHistoryFile(file: string, sessionId: string): Promise<HistoryFileContents> {
+  let handle: FileHandle
+  try {
+    handle = await open(file, 'r')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { events: [] }
+    throw error
+  }
+  const events: HistoryEvent[] = []
+  let line = 0
+  // `buffer[0, kept)` holds the start of a line whose end has not been read yet.
+  let buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES)
+  let kept = 0
+  try {
+    for (;;) {
+      if (kept === buffer.length) buffer = grow(buffer)
+      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
+      if (bytesRead === 0) break
+      const filled = kept + bytesRead
+      const end = buffer.lastIndexOf(NEWLINE, filled - 1)
+      if (end === -1) {
+        kept = filled
+        continue
+      }
+      // One string per chunk, split into lines: far cheaper than a string per line from the buffer.
+      // ASCII-only chunks take the much faster latin1 decoder (same result for ASCII).
+      const encoding = isAscii(buffer.subarray(0, end)) ? 'latin1' : 'utf8'
+      for (const text of buffer.toString(encoding, 0, end).split('\n')) {
+        line++
+        try {
+          events.push(decodeHistoryEvent(text))
+        } catch (cause) {
+          throw new CorruptHistoryError(sessionId, file, line, cause)
+        }
+      }
+      kept = buffer.copy(buffer, 0, end + 1, filled)
+    }
+  } finally {
+    await handle.close()
+  }
+  return kept > 0 ? { events, torn: { line: line + 1, bytes: kept } } : { events }
+}
+
+/** A buffer twice as large holding the same bytes, for a line longer than the buffer. */
+function grow(buffer: Buffer): Buffer {
+  const larger = Buffer.allocUnsafe(buffer.length * 2)
+  buffer.copy(larger)
+  return larger
+}
+
+/** Counts the complete lines (newline bytes) in `[from, to)` of an open file. */
+export async function countLines(handle: FileHandle, from: number, to: number): Promise<number> {
+  const chunk = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(1, to - from)))
+  let count = 0
+  for (let position = from; position < to; ) {
+    const { bytesRead } = await handle.read(chunk, 0, Math.min(chunk.length, to - position), position)
+    if (bytesRead === 0) break
+    for (let i = chunk.indexOf(NEWLINE, 0); i !== -1 && i < bytesRead; i = chunk.indexOf(NEWLINE, i + 1)) {
+      count++
+    }
+    position += bytesRead
+  }
+  return count
+}
+
+/**
+ * The length the file should have: just past its last newline. Anything after it is a torn
+ * write. Reads backwards from the end, so a healthy file costs one small read.
+ */
+export async function completeLength(handle: FileHandle, size: number): Promise<number> {
+  const chunk = Buffer.allocUnsafe(Math.min(64 * 1024, Math.max(1, size)))
+  for (let end = size; end > 0; ) {
+    const start = Math.max(0, end - chunk.length)
+    const { bytesRead } = await handle.read(chunk, 0, end - start, start)
+    const last = chunk.subarray(0, bytesRead).lastIndexOf(NEWLINE)
+    if (last !== -1) return start + last + 1
+    end = start
+  }
+  return 0
+}

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto'
+import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { hostname } from 'node:os'
+import { type LockHolder, SessionError, SessionLockedError } from '../../errors.js'
+
+/** A writer lock this process holds. */
+export interface HeldLock {
+  readonly file: string
+  /** Removes the lock file if it is still ours. */
+  release(): Promise<void>
+}
+
+interface LockContent extends LockHolder {
+  /** Tells our lock from a later one by the same pid. */
+  token: string
+}
+
+/**
+ * Takes the writer lock of one session: a lock file created atomically (a complete temp file
+ * hard-linked into place, which fails if the lock exists), holding the owner's pid and hostname.
+ * A lock whose owner ran on this host and no longer runs (killed, crashed) is stale: it is removed,
+ * `onStale` is told, and the lock is taken. A live owner, or one on another host, means refusal.
+ */
+export async function acquireLock(
+  file: string,
+  sessionId: string,
+  now: number,
+  onStale: (holder: LockHolder) => void,
+): Promise<HeldLock> {
+  const content: LockContent = {
+    pid: process.pid,
+    hostname: hostname(),
+    acquiredAt: now,
+    token: randomUUID(),
+  }
+  const temp = `${file}.${content.token}.tmp`
+  try {
+    await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
+  } catch (error) {
+    throw missingSession(error, sessionId) ?? error
+  }
+  try {
+    // Retried when a stale lock was removed or the lock vanished between our attempts.
+    for (let round = 0; round < 3; round++) {
+      if (await createFrom(temp, file, content)) return heldLock(file, content.token)
+      const holder = await readHolder(file)
+      if (holder === 'missing') continue
+      if (holder === 'unreadable' || !isStale(holder)) {
+        throw new SessionLockedError(
+          sessionId,
+          file,
+          holder === 'unreadable' ? undefined : publicHolder(holder),
+        )
+      }
+      if (await removeIfSame(file, holder, content.token)) onStale(holder)
+    }
+    throw new SessionLockedError(sessionId, file, undefined)
+  } finally {
+    await unlink(temp).catch(() => {})
+  }
+}
+
+/** Places the lock; false when a lock already exists. */
+async function createFrom(temp: string, file: string, content: LockContent): Promise<boolean> {
+  try {
+    await link(temp, file)
+    return true
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'EEXIST') return false
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'ENOSYS') throw error
+  }
+  // Filesystems without hard links: exclusive create; a crash between create and write leaves
+  // an unreadable lock, which is refused rather than guessed at.
+  try {
+    await writeFile(file, JSON.stringify(content), { flag: 'wx' })
+    return true
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
+    throw error
+  }
+}
+
+async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
+    throw error
+  }
+  try {
+    const value = JSON.parse(text) as Partial<LockContent>
+    if (typeof value.pid === 'number' && typeof value.hostname === 'string') {
+      return {
+        pid: value.pid,
+        hostname: value.hostname,
+        acquiredAt: typeof value.acquiredAt === 'number' ? value.acquiredAt : 0,
+        token: typeof value.token === 'string' ? value.token : '',
+      }
+    }
+  } catch {
+    // fall through
+  }
+  return 'unreadable'
+}
+
+/** Stale: the owner ran on this host and its pid is gone. Another host's lock is never judged. */
+function isStale(holder: LockHolder): boolean {
+  if (holder.hostname !== hostname()) return false
+  try {
+    process.kill(holder.pid, 0)
+    return false
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+  }
+}
+
+/**
+ * Removes the lock only if it is still the stale one we judged: it is moved aside first, and put
+ * back if a live writer replaced it in between.
+ */
+async function removeIfSame(file: string, stale: LockContent, ourToken: string): Promise<boolean> {
+  const aside = `${file}.${ourToken}.stale`
+  try {
+    await rename(file, aside)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+    throw error
+  }
+  const moved = await readHolder(aside)
+  if (
+    moved !== 'missing' &&
+    moved !== 'unreadable' &&
+    moved.token === stale.token &&
+    moved.pid === stale.pid
+  ) {
+    await unlink(aside)
+    return true
+  }
+  await link(aside, file).catch(() => {})
+  await unlink(aside).catch(() => {})
+  return false
+}
+
+/** The holder as callers see it: without our internal token. */
+function publicHolder({ pid, hostname, acquiredAt }: LockContent): LockHolder {
+  return { pid, hostname, acquiredAt }
+}
+
+function heldLock(file: string, token: string): HeldLock {
+  let released = false
+  return {
+    file,
+    async release() {
+      if (released) return
+      released = true
+      const holder = await readHolder(file).catch(() => 'unreadable' as const)
+      if (typeof holder === 'object' && holder.token === token) await unlink(file).catch(() => {})
+    },
+  }
+}
+
+function missingSession(error: unknown, sessionId: string): SessionError | undefined {
+  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+  return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId, cause: error })
+}

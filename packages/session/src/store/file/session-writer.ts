@@ -1,0 +1,257 @@
+import { type FileHandle, mkdir, open } from 'node:fs/promises'
+import { dirname } from 'node:path'
+import { SessionError, sessionNotFound } from '../../errors.js'
+import {
+  type CreateSessionInit,
+  copyInfo,
+  newSessionInfo,
+  patchSessionInfo,
+  type SessionInfo,
+  type SessionPatch,
+} from '../../session-info.js'
+import type { StoreWarning } from '../session-store.js'
+import { CoalescingWriter } from './coalescing-writer.js'
+import { completeLength, countLines } from './history-file.js'
+import type { SessionPaths } from './layout.js'
+import { acquireLock, type HeldLock } from './lock.js'
+import { infoOf, metaOf, readMetaFile, writeMetaFile } from './meta-file.js'
+
+/** What a writer needs from its store. */
+export interface WriterContext {
+  sessionId: string
+  paths: SessionPaths
+  fsync: boolean
+  now: () => number
+  warn: (warning: StoreWarning) => void
+}
+
+/**
+ * The one writer of a session in this process: holds the session's lock and an append handle,
+ * applies appends in call order, and keeps the metadata file in step. History is the source of
+ * truth; metadata is rewritten in the background and may trail it by one write.
+ */
+export class SessionWriter {
+  private queue: Promise<unknown> = Promise.resolve()
+  private readonly meta: CoalescingWriter
+  /** Bytes of the history file that hold complete, acknowledged records. */
+  private byteLength: number
+  /** Set when a write failed part-way: the file may hold bytes past `byteLength`. */
+  private needsRepair = false
+  private closed = false
+
+  private constructor(
+    private readonly ctx: WriterContext,
+    private readonly handle: FileHandle,
+    private readonly lock: HeldLock,
+    private state: SessionInfo,
+    byteLength: number,
+  ) {
+    this.byteLength = byteLength
+    this.meta = new CoalescingWriter(
+      () => writeMetaFile(ctx.paths.meta, `${ctx.paths.meta}.tmp`, metaOf(this.state, this.byteLength)),
+      (error) =>
+        ctx.warn({ type: 'metadata_write_failed', sessionId: ctx.sessionId, file: ctx.paths.meta, error }),
+    )
+  }
+
+  /** Opens an existing session for writing. Fails with `session_not_found` or `session_locked`. */
+  static async open(ctx: WriterContext): Promise<SessionWriter> {
+    const lock = await takeLock(ctx)
+    try {
+      const meta = await readMetaFile(ctx.paths.meta, ctx.sessionId)
+      if (!meta) throw sessionNotFound(ctx.sessionId)
+      const { info, byteLength } = infoOf(meta)
+      return await SessionWriter.start(ctx, lock, info, byteLength)
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+  }
+
+  /** Creates a session's directory and files and opens it for writing. */
+  static async create(ctx: WriterContext, init: CreateSessionInit): Promise<SessionWriter> {
+    try {
+      await mkdir(ctx.paths.dir)
+    } catch (error) {
+      // An existing directory without metadata is a create that crashed half-way: take it over.
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
+    }
+    const lock = await takeLock(ctx)
+    try {
+      if (await readMetaFile(ctx.paths.meta, ctx.sessionId)) {
+        throw new SessionError('session_exists', `session ${ctx.sessionId} already exists`, {
+          sessionId: ctx.sessionId,
+        })
+      }
+      const writer = await SessionWriter.start(ctx, lock, newSessionInfo(ctx.sessionId, init, ctx.now()), 0)
+      await writer.meta.flush()
+      if (ctx.fsync) {
+        // New directory entries are durable only once their directories are synced too.
+        await syncDirectory(ctx.paths.dir)
+        await syncDirectory(dirname(ctx.paths.dir))
+      }
+      return writer
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+  }
+
+  /** Opens the history for appending, cuts off a torn tail, and reconciles the metadata with it. */
+  private static async start(
+    ctx: WriterContext,
+    lock: HeldLock,
+    info: SessionInfo,
+    byteLength: number,
+  ): Promise<SessionWriter> {
+    const handle = await open(ctx.paths.history, 'a+')
+    try {
+      const { size, mtimeMs } = await handle.stat()
+      const complete = await completeLength(handle, size)
+      if (complete < size) {
+        await handle.truncate(complete)
+        if (ctx.fsync) await handle.datasync()
+        ctx.warn({
+          type: 'torn_tail_repaired',
+          sessionId: ctx.sessionId,
+          file: ctx.paths.history,
+          bytes: size - complete,
+        })
+      }
+      const writer = new SessionWriter(ctx, handle, lock, info, complete)
+      if (complete !== byteLength) {
+        // The metadata missed appends (a crash between the history write and its update).
+        const counted =
+          complete > byteLength
+            ? info.recordCount + (await countLines(handle, byteLength, complete))
+            : await countLines(handle, 0, complete)
+        writer.state = { ...info, recordCount: counted, updatedAt: Math.max(info.updatedAt, mtimeMs) }
+        await writer.meta.flush()
+      }
+      return writer
+    } catch (error) {
+      await handle.close()
+      throw error
+    }
+  }
+
+  /** The session's current metadata. */
+  info(): SessionInfo {
+    return copyInfo(this.state)
+  }
+
+  /** Appends encoded lines as one write; resolves once they are written (and synced). */
+  append(lines: readonly string[]): Promise<void> {
+    return this.enqueue(async () => {
+      if (this.needsRepair) await this.repair()
+      const data = Buffer.from(`${lines.join('\n')}\n`, 'utf8')
+      try {
+        for (let offset = 0; offset < data.length; ) {
+          const { bytesWritten } = await this.handle.write(data, offset)
+          offset += bytesWritten
+        }
+        if (this.ctx.fsync) await this.handle.datasync()
+      } catch (error) {
+        this.needsRepair = true
+        throw error
+      }
+      this.byteLength += data.length
+      this.state = {
+        ...this.state,
+        recordCount: this.state.recordCount + lines.length,
+        updatedAt: this.ctx.now(),
+      }
+      this.meta.request()
+    })
+  }
+
+  /** Applies a metadata patch; resolves once the metadata file holds it. */
+  update(patch: SessionPatch): Promise<SessionInfo> {
+    return this.enqueue(async () => {
+      this.state = patchSessionInfo(this.state, patch)
+      await this.meta.flush()
+      return this.info()
+    })
+  }
+
+  /** Waits for queued appends, writes the final metadata, closes the file and releases the lock. */
+  close(): Promise<void> {
+    return this.shutdown(async () => {
+      try {
+        await this.meta.settle()
+        await this.meta.flush()
+      } finally {
+        await this.handle.close()
+        await this.lock.release()
+      }
+    })
+  }
+
+  /**
+   * Waits for queued appends and closes the file but keeps the lock, so the caller can remove the
+   * session directory (lock file included) without another writer slipping in. Returns the lock
+   * for the caller to release if the removal fails.
+   */
+  async closeForDelete(): Promise<HeldLock> {
+    await this.shutdown(async () => {
+      await this.meta.settle()
+      await this.handle.close()
+    })
+    return this.lock
+  }
+
+  private shutdown(final: () => Promise<void>): Promise<void> {
+    if (this.closed) {
+      return Promise.reject(
+        new SessionError('store_closed', `session ${this.ctx.sessionId} is already closed`, {
+          sessionId: this.ctx.sessionId,
+        }),
+      )
+    }
+    this.closed = true
+    const done = this.queue.then(final)
+    this.queue = done.catch(() => {})
+    return done
+  }
+
+  private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    if (this.closed) {
+      return Promise.reject(
+        new SessionError('store_closed', `session ${this.ctx.sessionId} is closed for writing`, {
+          sessionId: this.ctx.sessionId,
+        }),
+      )
+    }
+    const run = this.queue.then(task)
+    this.queue = run.catch(() => {})
+    return run
+  }
+
+  /** Drops bytes a failed write left past the last acknowledged record. */
+  private async repair(): Promise<void> {
+    const { size } = await this.handle.stat()
+    if (size > this.byteLength) await this.handle.truncate(this.byteLength)
+    this.needsRepair = false
+  }
+}
+
+function takeLock(ctx: WriterContext): Promise<HeldLock> {
+  // Wall-clock time on purpose: the lock is read by other processes, not by the session's clock.
+  return acquireLock(ctx.paths.lock, ctx.sessionId, Date.now(), (holder) =>
+    ctx.warn({ type: 'stale_lock_removed', sessionId: ctx.sessionId, file: ctx.paths.lock, pid: holder.pid }),
+  )
+}
+
+/** Best effort: some platforms (Windows) cannot open or sync a directory. */
+async function syncDirectory(path: string): Promise<void> {
+  try {
+    const handle = await open(path, 'r')
+    try {
+      await handle.sync()
+    } finally {
+      await handle.close()
+    }
+  } catch {
+    // Nothing more can be done portably; the files themselves are synced.
+  }
+}

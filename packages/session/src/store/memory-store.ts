@@ -1,0 +1,93 @@
+import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { SessionError, sessionNotFound, storeClosed } from '../errors.js'
+import { assertSessionId } from '../session-id.js'
+import {
+  type CreateSessionInit,
+  copyInfo,
+  newSessionInfo,
+  patchSessionInfo,
+  resolveClock,
+  type SessionInfo,
+  type SessionPatch,
+  type StoreClock,
+  sortNewestFirst,
+} from '../session-info.js'
+import { encodeRecords } from './encode-records.js'
+import type { SessionStore } from './session-store.js'
+
+/** Options of `createMemorySessionStore`. */
+export type MemorySessionStoreOptions = StoreClock
+
+interface MemorySession {
+  info: SessionInfo
+  /** Encoded lines, exactly as the file store writes them, so both stores round-trip alike. */
+  lines: string[]
+}
+
+/**
+ * A `SessionStore` that keeps everything in memory, for tests and short-lived hosts. It validates
+ * and encodes records exactly like the file store, so what reads back is what a file would hold.
+ */
+export function createMemorySessionStore(options: MemorySessionStoreOptions = {}): SessionStore {
+  const { now, createId } = resolveClock(options)
+  const sessions = new Map<string, MemorySession>()
+  let closed = false
+
+  const open = () => {
+    if (closed) throw storeClosed()
+  }
+  const get = (sessionId: string): MemorySession => {
+    open()
+    assertSessionId(sessionId)
+    const session = sessions.get(sessionId)
+    if (!session) throw sessionNotFound(sessionId)
+    return session
+  }
+
+  return {
+    async create(init: CreateSessionInit = {}) {
+      open()
+      const id = init.id ?? createId()
+      assertSessionId(id)
+      if (sessions.has(id)) {
+        throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
+      }
+      const info = newSessionInfo(id, init, now())
+      sessions.set(id, { info, lines: [] })
+      return copyInfo(info)
+    },
+    async append(sessionId: string, events: readonly HistoryEvent[]) {
+      const session = get(sessionId)
+      if (events.length === 0) return
+      const lines = encodeRecords(sessionId, events)
+      for (const line of lines) session.lines.push(line)
+      session.info = { ...session.info, recordCount: session.lines.length, updatedAt: now() }
+    },
+    async read(sessionId: string) {
+      return get(sessionId).lines.map(decodeHistoryEvent)
+    },
+    async info(sessionId: string) {
+      open()
+      assertSessionId(sessionId)
+      const session = sessions.get(sessionId)
+      return session ? copyInfo(session.info) : undefined
+    },
+    async update(sessionId: string, patch: SessionPatch) {
+      const session = get(sessionId)
+      session.info = patchSessionInfo(session.info, patch)
+      return copyInfo(session.info)
+    },
+    async list() {
+      open()
+      return sortNewestFirst([...sessions.values()].map((s) => copyInfo(s.info)))
+    },
+    async delete(sessionId: string) {
+      open()
+      assertSessionId(sessionId)
+      sessions.delete(sessionId)
+    },
+    async close() {
+      closed = true
+    },
+  }
+}

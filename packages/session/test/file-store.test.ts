@@ -1,0 +1,260 @@
+import { spawnSync } from 'node:child_process'
+import {
+  appendFileSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs'
+import { hostname, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { encodeHistoryEvent } from '@kode/protocol'
+import {
+  CorruptHistoryError,
+  createFileSessionStore,
+  type FileSessionStoreOptions,
+  SessionError,
+  SessionLockedError,
+  type SessionStore,
+  type StoreWarning,
+} from '@kode/session'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { HistoryBuilder, shortConversation } from './helpers/history.js'
+
+let dir: string
+let warnings: StoreWarning[]
+const stores: SessionStore[] = []
+
+function openStore(options: Partial<FileSessionStoreOptions> = {}): SessionStore {
+  const store = createFileSessionStore({ dir, fsync: false, onWarning: (w) => warnings.push(w), ...options })
+  stores.push(store)
+  return store
+}
+const historyFile = (id: string) => join(dir, id, 'history.jsonl')
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'kode-file-store-'))
+  warnings = []
+})
+afterEach(async () => {
+  await Promise.allSettled(stores.splice(0).map((s) => s.close()))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+describe('layout', () => {
+  test('a session is a directory holding its JSONL history and its metadata', async () => {
+    const store = openStore()
+    await store.create({ id: 'one', title: 'hello' })
+    const history = shortConversation()
+    await store.append('one', history)
+    await store.close()
+    expect(readdirSync(join(dir, 'one')).sort()).toEqual(['history.jsonl', 'session.json'])
+    expect(readFileSync(historyFile('one'), 'utf8')).toBe(`${history.map(encodeHistoryEvent).join('\n')}\n`)
+    expect(JSON.parse(readFileSync(join(dir, 'one', 'session.json'), 'utf8'))).toMatchObject({
+      v: 1,
+      id: 'one',
+      title: 'hello',
+      recordCount: 4,
+    })
+  })
+
+  test('sessions, records and metadata survive closing and reopening the store', async () => {
+    const first = openStore()
+    const { id } = await first.create({ title: 'kept' })
+    await first.append(id, shortConversation())
+    const info = await first.info(id)
+    await first.close()
+    const second = openStore()
+    expect(await second.info(id)).toEqual(info)
+    expect(await second.read(id)).toEqual(shortConversation())
+  })
+
+  test('list ignores entries that are not sessions', async () => {
+    const store = openStore()
+    await store.create({ id: 'real' })
+    writeFileSync(join(dir, 'stray.txt'), 'x')
+    mkdirSync(join(dir, '.deleted-old'))
+    mkdirSync(join(dir, 'no-metadata'))
+    expect((await store.list()).map((s) => s.id)).toEqual(['real'])
+  })
+})
+
+describe('torn and corrupt history', () => {
+  async function sessionWithTornTail(): Promise<{ store: SessionStore; kept: number }> {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    // What a crash mid-append leaves: the start of a line with no newline.
+    appendFileSync(historyFile('s'), '{"v":1,"role":"user","id":"half","crea')
+    return { store: openStore(), kept: 4 }
+  }
+
+  test('a torn last line is reported and ignored on read', async () => {
+    const { store, kept } = await sessionWithTornTail()
+    expect(await store.read('s')).toEqual(shortConversation())
+    expect(warnings).toEqual([
+      { type: 'torn_tail', sessionId: 's', file: historyFile('s'), line: kept + 1, bytes: 38 },
+    ])
+  })
+
+  test('the next append truncates the torn line before writing', async () => {
+    const { store } = await sessionWithTornTail()
+    const extra = new HistoryBuilder(2_000_000_000_000).user('after the crash')
+    await store.append('s', [extra])
+    expect(warnings).toEqual([
+      { type: 'torn_tail_repaired', sessionId: 's', file: historyFile('s'), bytes: 38 },
+    ])
+    expect(await store.read('s')).toEqual([...shortConversation(), extra])
+    expect(readFileSync(historyFile('s'), 'utf8').endsWith(`${encodeHistoryEvent(extra)}\n`)).toBe(true)
+    expect((await store.info('s'))?.recordCount).toBe(5)
+    expect(warnings).toHaveLength(1)
+  })
+
+  test('a corrupt line in the middle fails the read naming file and line, and changes nothing', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    const lines = readFileSync(historyFile('s'), 'utf8').split('\n')
+    lines[2] = lines[2]!.replace('"role":"tool"', '"role":"robot"')
+    const corrupted = lines.join('\n')
+    writeFileSync(historyFile('s'), corrupted)
+
+    const reader = openStore()
+    const error = await reader.read('s').catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(CorruptHistoryError)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 3, sessionId: 's' })
+    expect((error as Error).message).toContain(`${historyFile('s')}:3:`)
+    expect((error as Error).message).toContain('"robot"')
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(corrupted)
+  })
+
+  test('unreadable metadata fails info with corrupt_metadata and list skips the session with a warning', async () => {
+    const store = openStore()
+    await store.create({ id: 'bad' })
+    await store.create({ id: 'good' })
+    await store.close()
+    writeFileSync(join(dir, 'bad', 'session.json'), '{"v":1,"id":"bad"')
+    const reader = openStore()
+    const error = await reader.info('bad').catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('corrupt_metadata')
+    expect((await reader.list()).map((s) => s.id)).toEqual(['good'])
+    expect(warnings).toMatchObject([{ type: 'unreadable_session', sessionId: 'bad' }])
+  })
+})
+
+describe('metadata written in the background', () => {
+  test('another reader counts records the metadata does not account for yet', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.append('s', shortConversation())
+    await writer.close()
+    // Records appended after the last metadata write (as after a crash between the two).
+    const extra = new HistoryBuilder(2_000_000_000_000)
+    appendFileSync(
+      historyFile('s'),
+      `${encodeHistoryEvent(extra.user('a'))}\n${encodeHistoryEvent(extra.user('b'))}\n`,
+    )
+    expect((await openStore().info('s'))?.recordCount).toBe(6)
+  })
+
+  test('the next writer brings the metadata file back in step', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.close()
+    appendFileSync(historyFile('s'), `${encodeHistoryEvent(new HistoryBuilder().user('a'))}\n`)
+    const next = openStore()
+    await next.update('s', { title: 't' })
+    await next.close()
+    expect(JSON.parse(readFileSync(join(dir, 's', 'session.json'), 'utf8'))).toMatchObject({
+      recordCount: 1,
+      title: 't',
+    })
+  })
+})
+
+describe('one writer per session', () => {
+  test('a second store cannot append, update or delete while the first holds the session', async () => {
+    const first = openStore()
+    await first.create({ id: 's' })
+    const second = openStore()
+    for (const attempt of [
+      second.append('s', shortConversation()),
+      second.update('s', { title: 'x' }),
+      second.delete('s'),
+    ]) {
+      const error = await attempt.catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionLockedError)
+      expect(error).toMatchObject({
+        code: 'session_locked',
+        holder: { pid: process.pid, hostname: hostname() },
+      })
+    }
+    expect(await second.read('s')).toEqual([])
+  })
+
+  test('the session is free again once the holder closes', async () => {
+    const first = openStore()
+    await first.create({ id: 's' })
+    await first.close()
+    const second = openStore()
+    await second.append('s', shortConversation())
+    expect(await second.read('s')).toEqual(shortConversation())
+  })
+
+  test('a lock left by a process that no longer runs is removed with a warning', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.close()
+    const dead = spawnSync(process.execPath, ['-e', '']).pid!
+    const lock = { pid: dead, hostname: hostname(), acquiredAt: 1, token: 'old' }
+    writeFileSync(join(dir, 's', 'writer.lock'), JSON.stringify(lock))
+    await openStore().append('s', shortConversation())
+    expect(warnings).toEqual([
+      { type: 'stale_lock_removed', sessionId: 's', file: join(dir, 's', 'writer.lock'), pid: dead },
+    ])
+  })
+
+  test('a lock held on another host is never judged stale', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.close()
+    const lock = { pid: 1, hostname: `not-${hostname()}`, acquiredAt: 1, token: 'other' }
+    writeFileSync(join(dir, 's', 'writer.lock'), JSON.stringify(lock))
+    const error = await openStore()
+      .append('s', shortConversation())
+      .catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionLockedError)
+  })
+
+  test('delete removes the directory and the lock with it', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.delete('s')
+    expect(readdirSync(dir)).toEqual([])
+  })
+})
+
+test('a history larger than the read chunk reads back exactly, multi-byte characters included', async () => {
+  const store = openStore()
+  await store.create({ id: 's' })
+  const h = new HistoryBuilder()
+  // ~3.5 MB: ASCII-only read chunks, then chunks with 2-, 3- and 4-byte characters across boundaries.
+  const records = Array.from({ length: 40 }, (_, i) =>
+    h.user(`${i} ${i < 20 ? 'ascii only '.repeat(8_000) : 'é—🙂 naïve café '.repeat(5_000)}`),
+  )
+  // And one line longer than the read chunk.
+  records.push(h.user(`long ${'é—🙂 x'.repeat(400_000)}`))
+  for (const record of records) await store.append('s', [record])
+  expect(await store.read('s')).toEqual(records)
+})
+
+test('with fsync on, appends still read back', async () => {
+  const store = openStore({ fsync: true })
+  await store.create({ id: 's' })
+  await store.append('s', shortConversation())
+  expect(await store.read('s')).toEqual(shortConversation())
+})

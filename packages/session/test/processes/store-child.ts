@@ -1,0 +1,51 @@
+// A separate process using the file store, driven by the process tests. Modes:
+//   loop <dir> <session> <bytes>  append records `rec-<i>` of about <bytes> each until killed,
+//                                 printing `ack <i>` once each append has resolved
+//   hold <dir> <session>          append one record, print `ready`, close when stdin says `close`
+//   try  <dir> <session>          append one record; print `ok` or the error code and holder pid
+import { createInterface } from 'node:readline'
+import type { UserMessage } from '@kode/protocol'
+import { createFileSessionStore, SessionError, SessionLockedError } from '@kode/session'
+
+const [mode, dir, sessionId, bytes] = process.argv.slice(2)
+if (!mode || !dir || !sessionId) throw new Error('usage: store-child <mode> <dir> <session> [bytes]')
+const store = createFileSessionStore({ dir, fsync: true })
+
+function record(id: string, size = 16): UserMessage {
+  return { role: 'user', id, createdAt: Date.now(), parts: [{ type: 'text', text: 'x'.repeat(size) }] }
+}
+
+switch (mode) {
+  case 'loop': {
+    for (let i = 0; ; i++) {
+      await store.append(sessionId, [record(`rec-${i}`, Number(bytes))])
+      process.stdout.write(`ack ${i}\n`)
+    }
+  }
+  case 'hold': {
+    await store.append(sessionId, [record(`held-${process.pid}`)])
+    process.stdout.write('ready\n')
+    const input = createInterface({ input: process.stdin })
+    for await (const line of input) {
+      if (line === 'close') break
+    }
+    input.close()
+    process.stdin.destroy()
+    await store.close()
+    process.stdout.write('closed\n')
+    break
+  }
+  case 'try': {
+    try {
+      await store.append(sessionId, [record(`try-${process.pid}`)])
+      await store.close()
+      process.stdout.write('ok\n')
+    } catch (error) {
+      const holder = error instanceof SessionLockedError ? ` ${error.holder?.pid}` : ''
+      process.stdout.write(`${SessionError.is(error) ? error.code : String(error)}${holder}\n`)
+    }
+    break
+  }
+  default:
+    throw new Error(`unknown mode ${mode}`)
+}
