@@ -35,10 +35,11 @@ function machine() {
 }
 
 /** Prints every table to stdout, with footnotes for cells that have no figures. */
-export function printResults({ options, cells, imports, warning }) {
+export function printResults({ options, cells, imports, warning, load }) {
   console.log(
-    `${machine()}; median of ${options.runs} fresh-process run(s) per cell, ${options.importRuns} per import`,
+    `${machine()}; 1-minute load average ${load[0].toFixed(2)} before, ${load[1].toFixed(2)} after.`,
   )
+  console.log(`Median of ${options.runs} fresh-process run(s) per cell, ${options.importRuns} per import.`)
   if (warning) console.log(`\nwarning: ${warning}`)
   const kode = { cells: [], failures: [], importMs: undefined, aa: [] }
   for (const scenario of options.scenarios) printScenario(scenario, options, cells, kode)

@@ -11,8 +11,9 @@ import { shuffled } from './shuffle.mjs'
 
 /**
  * Runs `options.runs` rounds against the server at `origin`. Resolves to a Map from
- * `"<scenario> <wire> <client>"` to the cell: its runs (each with its `round` and `sequence`, the
- * order it ran in; the floor's also with `position`, first or last), `status` (ok, n/a, error, wrong) and a `note` saying why.
+ * `"<scenario> <wire> <client>"` to the cell: its runs (each with its `round` and `sequence`,
+ * the order it ran in; the floor's also with `position`, first or last), its `status` (ok, n/a,
+ * error, wrong) and a `note` saying why it has no figures.
  */
 export async function measureCells(options, origin, log) {
   const cells = new Map()
@@ -50,8 +51,9 @@ export async function measureCells(options, origin, log) {
     log(`round ${round}/${options.runs}`)
     for (const group of shuffled(groups, round)) {
       await runOnce(group, 'floor', round, { position: 'first' })
-      for (const client of shuffled(others, round * 31 + groups.indexOf(group)))
+      for (const client of shuffled(others, round * 31 + groups.indexOf(group))) {
         await runOnce(group, client, round)
+      }
       await runOnce(group, 'floor', round, { position: 'last' })
     }
   }

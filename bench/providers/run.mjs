@@ -2,6 +2,7 @@
 // node process, and the medians print as Markdown tables with ratios to the floor.
 // Run: pnpm bench [--quick] (see --help and docs/benchmarks.md).
 import { writeFileSync } from 'node:fs'
+import { loadavg } from 'node:os'
 import { measureImports } from './imports.mjs'
 import { kodeBuildWarning } from './kode-build.mjs'
 import { parseOptions, USAGE } from './options.mjs'
@@ -21,6 +22,8 @@ const warning = options.clients.includes('kode') ? kodeBuildWarning() : undefine
 if (warning) log(`warning: ${warning}`)
 
 const started = performance.now()
+// Other work on the machine skews every figure; the tables say how busy it was.
+const loadBefore = loadavg()[0]
 const server = await startServerProcess()
 let cells
 try {
@@ -31,7 +34,7 @@ try {
 const imports = await measureImports(options, log)
 log(`done in ${((performance.now() - started) / 1000).toFixed(0)} s`)
 
-printResults({ options, cells, imports, warning })
+printResults({ options, cells, imports, warning, load: [loadBefore, loadavg()[0]] })
 if (options.json) {
   writeFileSync(options.json, JSON.stringify({ options, cells: Object.fromEntries(cells), imports }, null, 2))
 }

@@ -56,13 +56,11 @@ export function textDeltas(count = TEXT_DELTAS) {
 
 /** The tool-call scenario's arguments: a file of about 20 KB, as an agent writing code sends. */
 export function toolArguments() {
-  const lines = []
-  for (let i = 0; lines.join('').length < 20_000; i++) {
-    lines.push(
-      `export const item${i} = { label: "Café №${i}", path: 'src\\\\x${i}', done: ${i % 2 === 0} }\n`,
-    )
+  let content = ''
+  for (let i = 0; content.length < 20_000; i++) {
+    content += `export const item${i} = { label: "Café №${i}", path: 'src\\\\x${i}', done: ${i % 2 === 0} }\n`
   }
-  return { path: 'src/generated/items.ts', content: lines.join('') }
+  return { path: 'src/generated/items.ts', content }
 }
 
 /** Splits `text` into `count` consecutive pieces of near-equal length. */

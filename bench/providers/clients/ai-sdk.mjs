@@ -38,7 +38,6 @@ export async function prepare({ wire, origin, scenario }) {
           toolCalls.push({ name: part.toolName, args: part.input })
           break
         case 'error':
-          throw part.error
         case 'tool-error':
           throw part.error
       }

@@ -31,14 +31,17 @@ export async function prepare({ wire, origin, scenario }) {
       if (item.type === 'done') message = item.message
     }
     if (!message) throw new Error('the stream ended without a done item')
-    if (message.stopReason === 'error')
+    if (message.stopReason === 'error') {
       throw new Error(`done with stopReason error: ${message.errorMessage ?? ''}`)
+    }
     let text = ''
     const toolCalls = []
     for (const part of message.parts) {
-      if (part.type === 'text') text += part.text
-      else if (part.type === 'tool_call')
+      if (part.type === 'text') {
+        text += part.text
+      } else if (part.type === 'tool_call') {
         toolCalls.push({ name: part.name, args: JSON.parse(part.argumentsJson) })
+      }
     }
     return { text, toolCalls }
   }

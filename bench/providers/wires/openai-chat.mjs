@@ -3,47 +3,39 @@
 // (the client asks for `stream_options.include_usage`), then `data: [DONE]`.
 import { splitEvenly, TOOL_FRAGMENTS } from '../scenarios.mjs'
 
-const ID = 'chatcmpl-BenchKode0000000000000000000'
-const MODEL = 'gpt-4.1-2025-04-14'
-const CREATED = 1_770_933_892
-
-function chunk(delta, finishReason = null) {
+/** The fields every chunk repeats, then its choices and usage. */
+function base(choices, usage, obfuscation) {
   return {
-    id: ID,
+    id: 'chatcmpl-BenchKode0000000000000000000',
     object: 'chat.completion.chunk',
-    created: CREATED,
-    model: MODEL,
+    created: 1_770_933_892,
+    model: 'gpt-4.1-2025-04-14',
     service_tier: 'default',
     system_fingerprint: 'fp_de604bd877',
-    choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-    usage: null,
-    obfuscation: 'Qup1BsQ3',
+    choices,
+    usage,
+    obfuscation,
   }
 }
 
+function chunk(delta, finishReason = null) {
+  return base([{ index: 0, delta, logprobs: null, finish_reason: finishReason }], null, 'Qup1BsQ3')
+}
+
 function usageChunk(completionTokens) {
-  return {
-    id: ID,
-    object: 'chat.completion.chunk',
-    created: CREATED,
-    model: MODEL,
-    service_tier: 'default',
-    system_fingerprint: 'fp_de604bd877',
-    choices: [],
-    usage: {
-      prompt_tokens: 16,
-      completion_tokens: completionTokens,
-      total_tokens: 16 + completionTokens,
-      prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-      completion_tokens_details: {
-        reasoning_tokens: 0,
-        audio_tokens: 0,
-        accepted_prediction_tokens: 0,
-        rejected_prediction_tokens: 0,
-      },
+  const usage = {
+    prompt_tokens: 16,
+    completion_tokens: completionTokens,
+    total_tokens: 16 + completionTokens,
+    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
+    completion_tokens_details: {
+      reasoning_tokens: 0,
+      audio_tokens: 0,
+      accepted_prediction_tokens: 0,
+      rejected_prediction_tokens: 0,
     },
-    obfuscation: 'h9RiQLL',
   }
+  return base([], usage, 'h9RiQLL')
 }
 
 /** The payloads of a text response made of `deltas`. */
