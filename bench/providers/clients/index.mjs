@@ -1,0 +1,30 @@
+// The clients compared, in table order, and the libraries whose cold import is timed.
+
+/** Each client: its table label and its module (exporting `prepare`). */
+export const CLIENTS = {
+  floor: { label: 'floor: fetch + eventsource-parser', load: () => import('./floor.mjs') },
+  kode: { label: '@kode/providers', load: () => import('./kode.mjs') },
+  'ai-sdk': { label: 'AI SDK streamText', load: () => import('./ai-sdk.mjs') },
+  'pi-ai': { label: 'pi-ai stream', load: () => import('./pi-ai.mjs') },
+}
+
+/** Client names in table order. */
+export const CLIENT_NAMES = Object.keys(CLIENTS)
+
+/** Cold imports timed, each in a fresh process: a label, which client it belongs to, the specifiers. */
+export const IMPORTS = [
+  { label: 'eventsource-parser (floor)', client: 'floor', specifiers: ['eventsource-parser'] },
+  { label: '@kode/providers', client: 'kode', specifiers: ['@kode/providers'] },
+  { label: 'ai + @ai-sdk/openai', client: 'ai-sdk', specifiers: ['ai', '@ai-sdk/openai'] },
+  {
+    label: 'ai + @ai-sdk/openai, anthropic, google',
+    client: 'ai-sdk',
+    specifiers: ['ai', '@ai-sdk/openai', '@ai-sdk/anthropic', '@ai-sdk/google'],
+  },
+  { label: '@mariozechner/pi-ai', client: 'pi-ai', specifiers: ['@mariozechner/pi-ai'] },
+  {
+    label: '@mariozechner/pi-ai + openai-completions',
+    client: 'pi-ai',
+    specifiers: ['@mariozechner/pi-ai', '@mariozechner/pi-ai/openai-completions'],
+  },
+]

@@ -1,0 +1,48 @@
+// @kode/providers, imported by package name: the workspace link resolves it to the built dist
+// of packages/providers (build it first; until it exists the cell reads "n/a").
+import { TOOL } from '../scenarios.mjs'
+import { apiRoot } from './api-root.mjs'
+import { Unavailable } from './unavailable.mjs'
+
+/** Prepares one @kode/providers request: resolves to the function that runs it. */
+export async function prepare({ wire, origin, scenario }) {
+  let providers
+  try {
+    providers = await import('@kode/providers')
+  } catch (error) {
+    if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
+    throw new Unavailable('@kode/providers is not built (pnpm --filter @kode/providers... build)', {
+      cause: error,
+    })
+  }
+  const client = providers.createClient({
+    api: wire,
+    model: 'bench-model',
+    apiKey: 'bench',
+    baseUrl: apiRoot(origin, scenario, wire),
+  })
+  const request = {
+    messages: [{ role: 'user', id: '1', createdAt: 0, parts: [{ type: 'text', text: 'hi' }] }],
+    tools: [TOOL],
+  }
+  return async () => {
+    let message
+    for await (const item of client.stream(request)) {
+      if (item.type === 'done') message = item.message
+    }
+    if (!message) throw new Error('the stream ended without a done item')
+    if (message.stopReason === 'error') {
+      throw new Error(`done with stopReason error: ${message.errorMessage ?? ''}`)
+    }
+    let text = ''
+    const toolCalls = []
+    for (const part of message.parts) {
+      if (part.type === 'text') {
+        text += part.text
+      } else if (part.type === 'tool_call') {
+        toolCalls.push({ name: part.name, args: JSON.parse(part.argumentsJson) })
+      }
+    }
+    return { text, toolCalls }
+  }
+}
