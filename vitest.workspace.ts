@@ -24,6 +24,7 @@ const project = (dir: string, name: string) => ({
 /** The workspace's test projects; `vitest.config.ts` runs them all. */
 export const projects: TestProjectInlineConfiguration[] = [
   project('packages/protocol', 'protocol'),
+  project('packages/providers', 'providers'),
   project('packages/session', 'session'),
   {
     test: {

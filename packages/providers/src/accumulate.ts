@@ -1,0 +1,282 @@
+import {
+  type AssistantMessage,
+  type AssistantPart,
+  computeCostUsd,
+  type ImagePart,
+  type ModelPrices,
+  type StopReason,
+  type StreamItem,
+  type TextPart,
+  type ThinkingSignaturePart,
+  type ThinkingTextPart,
+  type ToolCallPart,
+  type Usage,
+} from '@kode/protocol'
+import type { ResponseBuilder, SignatureOptions } from './adapter.js'
+
+/** Who is answering; stamped on the final message. */
+export interface AccumulatorOptions {
+  api: string
+  provider: string
+  model: string
+  prices: ModelPrices | undefined
+  /** When the request started (ms since epoch): the message's `createdAt`. */
+  startedAt: number
+  now: () => number
+  createId: () => string
+}
+
+/** How a response ended. */
+export type Outcome = 'complete' | 'aborted' | 'error'
+
+interface ToolCallState {
+  part: ToolCallPart
+  closed: boolean
+  started: boolean
+}
+
+/**
+ * The one accumulator. Adapters report deltas through {@link ResponseBuilder}; it queues the
+ * stream items for the caller and keeps the parts of the final message in stream order. Part
+ * objects are extended in place, so a delta costs its item and a string append.
+ */
+export class Accumulator implements ResponseBuilder {
+  private readonly parts: AssistantPart[] = []
+  /** The part the next delta of the same kind extends. */
+  private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
+  private readonly calls = new Map<number | string, ToolCallState>()
+  private readonly queue: StreamItem[] = []
+  private head = 0
+  private id: string | undefined
+  private reported: Usage | undefined
+  private providerCost: number | undefined
+  private rawStop: string | undefined
+  private mappedStop: StopReason | undefined
+  private terminal = false
+
+  constructor(private readonly options: AccumulatorOptions) {}
+
+  // -- ResponseBuilder: what adapters call --------------------------------------------------
+
+  responseId(id: string | null | undefined): void {
+    if (this.id === undefined && id) this.id = id
+  }
+
+  text(delta: string): void {
+    if (!delta) return
+    const open = this.open
+    if (open?.type === 'text') open.text += delta
+    else this.openPart({ type: 'text', text: delta })
+    const id = this.id
+    this.queue.push(
+      id === undefined
+        ? { type: 'text_delta', text: delta }
+        : { type: 'text_delta', text: delta, responseId: id },
+    )
+  }
+
+  thinking(delta: string): void {
+    if (!delta) return
+    const open = this.open
+    if (open?.type === 'thinking_text') open.text += delta
+    else this.openPart({ type: 'thinking_text', text: delta })
+    const id = this.id
+    this.queue.push(
+      id === undefined
+        ? { type: 'thinking_delta', text: delta }
+        : { type: 'thinking_delta', text: delta, responseId: id },
+    )
+  }
+
+  signature(signature: string, options: SignatureOptions): void {
+    const open = this.open
+    if (
+      open?.type === 'thinking_signature' &&
+      open.format === options.format &&
+      !options.redacted &&
+      !open.redacted
+    ) {
+      open.signature += signature
+      return
+    }
+    const part: ThinkingSignaturePart = {
+      type: 'thinking_signature',
+      signature,
+      format: options.format,
+      model: this.options.model,
+    }
+    if (options.itemId !== undefined) part.itemId = options.itemId
+    if (options.redacted) part.redacted = true
+    this.openPart(part)
+  }
+
+  image(part: ImagePart): void {
+    this.parts.push(part)
+    this.open = undefined
+    this.queue.push(
+      this.id === undefined
+        ? { type: 'image_delta', part }
+        : { type: 'image_delta', part, responseId: this.id },
+    )
+  }
+
+  toolCall(key: number | string, id: string | null | undefined, name: string | null | undefined): void {
+    let call = this.calls.get(key)
+    if (call && id && call.part.id && id !== call.part.id) call = undefined
+    if (!call) {
+      call = this.startCall(key)
+    }
+    if (id && !call.part.id) call.part.id = id
+    if (name && !call.part.name) call.part.name = name
+    if (!call.started && call.part.id && call.part.name) this.announce(call)
+  }
+
+  toolCallArgs(key: number | string, json: string): void {
+    if (!json) return
+    const call = this.calls.get(key) ?? this.startCall(key)
+    call.part.argumentsJson += json
+  }
+
+  endBlock(key?: number | string): void {
+    this.open = undefined
+    if (key === undefined) return
+    const call = this.calls.get(key)
+    if (call) call.closed = true
+  }
+
+  closeToolCalls(): void {
+    for (const call of this.calls.values()) call.closed = true
+  }
+
+  usage(usage: Usage): void {
+    this.reported = usage
+  }
+
+  costUsd(usd: number): void {
+    if (Number.isFinite(usd) && usd >= 0) this.providerCost = usd
+  }
+
+  stop(raw: string, reason: StopReason | undefined): void {
+    this.rawStop = raw
+    this.mappedStop = reason
+  }
+
+  complete(): void {
+    this.terminal = true
+  }
+
+  // -- what the transport calls -------------------------------------------------------------
+
+  /** The next queued stream item, if any. */
+  take(): StreamItem | undefined {
+    if (this.head < this.queue.length) return this.queue[this.head++]
+    if (this.head > 0) {
+      this.queue.length = 0
+      this.head = 0
+    }
+    return undefined
+  }
+
+  /** The provider said the response is over: a terminal event, or why it stopped. */
+  get isComplete(): boolean {
+    return this.terminal || this.rawStop !== undefined
+  }
+
+  /**
+   * Builds the final message. `complete` and `aborted` also queue the `done` item (`complete`
+   * first announces tool calls that never got both id and name); `aborted` drops deltas the
+   * caller has not taken. Tool calls whose arguments did not close are marked `incomplete`.
+   */
+  finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
+    if (outcome === 'aborted') {
+      this.queue.length = 0
+      this.head = 0
+    }
+    for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
+    const message = this.message(outcome, errorMessage)
+    if (outcome !== 'error') this.queue.push({ type: 'done', message })
+    return message
+  }
+
+  private message(outcome: Outcome, errorMessage: string | undefined): AssistantMessage {
+    const { options } = this
+    const message: AssistantMessage = {
+      role: 'assistant',
+      id: options.createId(),
+      createdAt: options.startedAt,
+      parts: this.parts,
+    }
+    const usage = this.reported && withTotal(this.reported)
+    if (usage) message.usage = usage
+    if (outcome === 'complete') {
+      if (this.mappedStop !== undefined) message.stopReason = this.mappedStop
+      if (this.rawStop !== undefined) message.rawStopReason = this.rawStop
+    } else {
+      message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
+    }
+    if (this.id !== undefined) message.responseId = this.id
+    message.model = options.model
+    message.provider = options.provider
+    message.api = options.api
+    const cost =
+      this.providerCost ?? (usage && options.prices ? computeCostUsd(usage, options.prices) : undefined)
+    if (cost !== undefined) message.costUsd = cost
+    message.durationMs = Math.max(0, options.now() - options.startedAt)
+    if (outcome === 'error') {
+      message.isApiError = true
+      if (errorMessage !== undefined) message.errorMessage = errorMessage
+    }
+    return message
+  }
+
+  /** Gives a call its final id and arguments; announces it when the response completed. */
+  private settle(call: ToolCallState, completed: boolean): void {
+    const part = call.part
+    if (!part.id) part.id = `call_${this.options.createId()}`
+    if (call.closed || isJson(part.argumentsJson)) {
+      if (part.argumentsJson.trim() === '') part.argumentsJson = '{}'
+    } else {
+      part.incomplete = true
+    }
+    if (completed && !call.started && part.name) this.announce(call)
+  }
+
+  private startCall(key: number | string): ToolCallState {
+    const part: ToolCallPart = { type: 'tool_call', id: '', name: '', argumentsJson: '' }
+    const call = { part, closed: false, started: false }
+    this.calls.set(key, call)
+    this.parts.push(part)
+    this.open = undefined
+    return call
+  }
+
+  private announce(call: ToolCallState): void {
+    call.started = true
+    const { id, name } = call.part
+    this.queue.push(
+      this.id === undefined
+        ? { type: 'tool_call_start', toolCallId: id, toolName: name }
+        : { type: 'tool_call_start', toolCallId: id, toolName: name, responseId: this.id },
+    )
+  }
+
+  private openPart(part: TextPart | ThinkingTextPart | ThinkingSignaturePart): void {
+    this.parts.push(part)
+    this.open = part
+  }
+}
+
+function withTotal(usage: Usage): Usage {
+  if (usage.inputTokens === undefined || usage.outputTokens === undefined) return usage
+  return { ...usage, totalTokens: usage.inputTokens + usage.outputTokens }
+}
+
+function isJson(text: string): boolean {
+  if (text.trim() === '') return false
+  try {
+    JSON.parse(text)
+    return true
+  } catch {
+    return false
+  }
+}

@@ -1,0 +1,92 @@
+import type { ImagePart, SignatureFormat, StopReason, Usage } from '@kode/protocol'
+import type { ErrorContext } from './transport/failures.js'
+import type { SseEvent } from './transport/sse.js'
+import type { ClientConfig, LLMRequest, ModelInfo } from './types.js'
+
+/**
+ * The provider-authoring spec. An adapter is two mappings: `buildRequest` (messages -> the HTTP
+ * request) and the event mapper (parsed SSE events -> calls on a {@link ResponseBuilder}). The
+ * shared transport does the rest: fetch, retries, SSE decoding, idle timeout, abort, and building
+ * the stream items and the final `AssistantMessage`.
+ */
+export interface WireAdapter {
+  /** API root used when the host gives no `baseUrl`, e.g. `https://api.openai.com/v1`. */
+  readonly defaultBaseUrl: string
+  /** Messages -> request. Pure apart from reading image files; may cache per message object. */
+  buildRequest(request: LLMRequest): WireRequest | Promise<WireRequest>
+  /** A fresh mapper for one response (each retry gets a new one). */
+  createEventMapper(): EventMapper
+}
+
+/** The HTTP request an adapter asks for; the transport POSTs `body` as JSON. */
+export interface WireRequest {
+  /** Appended to the base URL, e.g. `/chat/completions`. */
+  path: string
+  /** The api's own headers (auth, version). Host headers from the config are applied over these. */
+  headers: Record<string, string>
+  body: unknown
+}
+
+/**
+ * Maps one SSE event onto the builder. Throw a `ProviderError` (see `errorFromPayload`) for an
+ * error the provider sends inside the stream; ignore event types you do not know.
+ */
+export type EventMapper = (event: SseEvent, out: ResponseBuilder) => void
+
+/** What a {@link ProviderFactory} receives: the client config, resolved. */
+export interface AdapterConfig extends ClientConfig {
+  /** The label (`config.provider ?? config.api`). */
+  provider: string
+  modelInfo: ModelInfo | undefined
+  /** For `parseEventJson` / `errorFromPayload`: the label and the key to keep out of messages. */
+  errors: ErrorContext
+  createId: () => string
+}
+
+/** Builds the adapter of one client; called once by `createClient`. */
+export type ProviderFactory = (config: AdapterConfig) => WireAdapter
+
+/** How a reasoning signature is recorded. */
+export interface SignatureOptions {
+  format: SignatureFormat
+  /** Anthropic `redacted_thinking`: the signature is the block's opaque data. */
+  redacted?: boolean
+  /** Provider item id (OpenAI Responses `rs_...`). */
+  itemId?: string
+}
+
+/**
+ * The one accumulator's input side. Adapters report wire-neutral facts in stream order; the
+ * builder turns them into stream items and the final message. Consecutive deltas of one kind
+ * extend one part until `endBlock` or a delta of another kind, so text, reasoning, text stays
+ * three parts. Empty deltas are ignored.
+ */
+export interface ResponseBuilder {
+  /** The provider's response id; the first non-empty one wins. */
+  responseId(id: string | null | undefined): void
+  text(delta: string): void
+  thinking(delta: string): void
+  /** Opaque reasoning state; consecutive calls extend one signature part (signature deltas). */
+  signature(signature: string, options: SignatureOptions): void
+  image(part: ImagePart): void
+  /**
+   * Starts the tool call under `key` (the wire's index or block id) or fills in its id and name.
+   * A different non-empty id under a known key starts a new call. `tool_call_start` is emitted
+   * once, as soon as both id and name are known.
+   */
+  toolCall(key: number | string, id: string | null | undefined, name: string | null | undefined): void
+  /** Appends argument JSON text to the tool call under `key` (starting it if needed). */
+  toolCallArgs(key: number | string, json: string): void
+  /** Ends the current text or thinking part; with a key, also closes that tool call's arguments. */
+  endBlock(key?: number | string): void
+  /** Closes every tool call: their arguments are final. */
+  closeToolCalls(): void
+  /** Usage so far, already in Kode's convention (inclusive input); replaces what was set before. */
+  usage(usage: Usage): void
+  /** The cost the provider reported (OpenRouter); wins over catalog prices. */
+  costUsd(usd: number): void
+  /** The provider's stop value and its mapping (`undefined` for values Kode has no word for). */
+  stop(raw: string, reason: StopReason | undefined): void
+  /** The wire's terminal event arrived (`[DONE]`, `message_stop`). */
+  complete(): void
+}

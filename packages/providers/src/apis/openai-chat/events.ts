@@ -1,0 +1,137 @@
+import type { StopReason, Usage } from '@kode/protocol'
+import type { EventMapper, ResponseBuilder } from '../../adapter.js'
+import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+
+/** The fields of a `chat.completion.chunk` Kode reads; every one may be missing or null. */
+export interface ChatChunk {
+  id?: string | null
+  error?: unknown
+  choices?: ChatChoice[] | null
+  usage?: ChatUsage | null
+}
+
+interface ChatChoice {
+  delta?: ChatDelta | null
+  finish_reason?: string | null
+}
+
+export interface ChatDelta {
+  content?: string | null
+  refusal?: string | null
+  /** DeepSeek, vLLM, LM Studio. */
+  reasoning_content?: string | null
+  /** OpenRouter, Groq, Ollama. */
+  reasoning?: string | null
+  /** Some gateways. */
+  reasoning_text?: string | null
+  tool_calls?: ChatToolCallDelta[] | null
+  /** OpenRouter image output. */
+  images?: { type?: string; image_url?: { url?: string } }[] | null
+}
+
+interface ChatToolCallDelta {
+  index?: number
+  id?: string | null
+  function?: { name?: string | null; arguments?: string | null } | null
+}
+
+export interface ChatUsage {
+  prompt_tokens?: number
+  completion_tokens?: number
+  prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null
+  completion_tokens_details?: { reasoning_tokens?: number } | null
+  /** DeepSeek reports cache hits here (and also in `prompt_tokens_details`). */
+  prompt_cache_hit_tokens?: number
+  /** OpenRouter: the cost of this response in USD. */
+  cost?: number
+}
+
+/** The Chat Completions stream: `data: <chunk>` events, then `data: [DONE]`. */
+export function createChatEventMapper(errors: ErrorContext): EventMapper {
+  return (event, out) => {
+    if (event.data === '[DONE]') {
+      out.complete()
+      return
+    }
+    mapChatChunk(parseEventJson(event.data, errors) as ChatChunk, out, errors)
+  }
+}
+
+/**
+ * One chunk onto the builder. Chunks without choices (Azure `prompt_filter_results`, the final
+ * usage-only chunk) carry only metadata. Reasoning comes in `reasoning_content`, `reasoning` or
+ * `reasoning_text` depending on the server; tool calls accumulate by `index`.
+ */
+export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: ErrorContext): void {
+  if (chunk.error) throw errorFromPayload(chunk, errors)
+  out.responseId(chunk.id)
+  if (chunk.usage) out.usage(chatUsage(chunk.usage))
+  const choice = chunk.choices?.[0]
+  if (!choice) return
+  const delta = choice.delta
+  if (delta) mapDelta(delta, out)
+  const finish = choice.finish_reason
+  if (finish) {
+    out.stop(finish, chatStopReason(finish))
+    // `length` may have cut the last call's arguments; the accumulator checks those that parse.
+    if (finish !== 'length') out.closeToolCalls()
+  }
+}
+
+function mapDelta(delta: ChatDelta, out: ResponseBuilder): void {
+  const reasoning = delta.reasoning_content || delta.reasoning || delta.reasoning_text
+  if (typeof reasoning === 'string') out.thinking(reasoning)
+  if (typeof delta.content === 'string') out.text(delta.content)
+  if (typeof delta.refusal === 'string') out.text(delta.refusal)
+  const calls = delta.tool_calls
+  if (calls) {
+    for (let i = 0; i < calls.length; i++) {
+      const call = calls[i]!
+      const key = typeof call.index === 'number' ? call.index : i
+      const fn = call.function
+      if (call.id || fn?.name) out.toolCall(key, call.id, fn?.name)
+      if (fn?.arguments) out.toolCallArgs(key, fn.arguments)
+    }
+  }
+  if (delta.images) {
+    for (const image of delta.images) {
+      const url = image.image_url?.url
+      if (url) out.image({ type: 'image_url', url })
+    }
+  }
+}
+
+/** `finish_reason` -> Kode's stop reason; `content_filter` and unknown values have none. */
+export function chatStopReason(finish: string): StopReason | undefined {
+  switch (finish) {
+    case 'stop':
+      return 'stop'
+    case 'length':
+      return 'length'
+    case 'tool_calls':
+    case 'function_call':
+      return 'tool_use'
+    case 'error':
+      return 'error'
+    default:
+      return undefined
+  }
+}
+
+/** Chat usage -> Kode usage. Prompt and completion counts are already inclusive. */
+export function chatUsage(usage: ChatUsage): Usage {
+  const out: Usage = {}
+  if (isCount(usage.prompt_tokens)) out.inputTokens = usage.prompt_tokens
+  if (isCount(usage.completion_tokens)) out.outputTokens = usage.completion_tokens
+  const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens
+  if (isCount(cached)) out.cacheReadTokens = cached
+  const written = usage.prompt_tokens_details?.cache_write_tokens
+  if (isCount(written)) out.cacheWriteTokens = written
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens
+  if (isCount(reasoning)) out.reasoningTokens = reasoning
+  return out
+}
+
+function isCount(value: unknown): value is number {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0
+}

@@ -1,0 +1,256 @@
+import {
+  type AssistantMessage,
+  type DeveloperMessage,
+  joinThinking,
+  type Message,
+  type ToolResultMessage,
+  type UserContentPart,
+  type UserMessage,
+} from '@kode/protocol'
+import type { LLMRequest } from '../../types.js'
+import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js'
+import { MessageCache } from '../shared/message-cache.js'
+import { providerView, type ViewEntry } from '../shared/provider-view.js'
+import { isOwnMessage, type Speaker } from '../shared/thinking.js'
+
+/** Chat Completions wire types (the subset Kode sends). */
+export type ChatContentPart =
+  | { type: 'text'; text: string }
+  | { type: 'image_url'; image_url: { url: string } }
+
+export interface ChatToolCall {
+  id: string
+  type: 'function'
+  function: { name: string; arguments: string }
+}
+
+export type ChatMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string | ChatContentPart[] }
+  | { role: 'assistant'; content: string | null; tool_calls?: ChatToolCall[]; [field: string]: unknown }
+  | { role: 'tool'; tool_call_id: string; content: string }
+
+/** How an assistant message's reasoning goes back: in extra fields, not at all, or as text. */
+export type ReasoningReplay =
+  | { kind: 'fields'; fields: Record<string, unknown> }
+  | { kind: 'omit' }
+  | { kind: 'text' }
+
+/** What differs between chat dialects (plain openai-chat, OpenRouter). */
+export interface ChatDialect {
+  speaker: Speaker
+  /** Rendering of reasoning sent as text; `undefined` drops it. */
+  thinkingAsText: ((text: string) => string) | undefined
+  /** Decides how this message's reasoning is replayed; `own` = produced by this very client setup. */
+  replayReasoning(message: AssistantMessage, own: boolean): ReasoningReplay
+}
+
+interface ConvertedUser {
+  parts: ChatContentPart[]
+  message: ChatMessage
+}
+
+interface ConvertedTool {
+  message: { role: 'tool'; tool_call_id: string; content: string }
+  images: ChatContentPart[]
+}
+
+/**
+ * Messages -> Chat Completions `messages`, per seed 000: developer messages folded into the
+ * preceding user or tool message, tool text from `outputText`, tool and developer images after
+ * the run of tool messages (tool messages carry text only), missing tool results synthesised.
+ * Conversions are cached per message object for the life of the client.
+ */
+export function createChatMessageMapper(dialect: ChatDialect) {
+  const users = new MessageCache<ConvertedUser>()
+  const tools = new MessageCache<ConvertedTool>()
+  const assistants = new MessageCache<ChatMessage | null>()
+  const cached = (m: Message) => users.has(m) || tools.has(m)
+
+  return async function chatMessages(
+    request: LLMRequest,
+    readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
+  ): Promise<ChatMessage[]> {
+    const files = await readImageFiles(request.messages, cached, readImageFile)
+    const view = providerView(request)
+    const out: ChatMessage[] = view.system.map((content) => ({ role: 'system', content }))
+    let images: ChatContentPart[] = []
+    const flushImages = () => {
+      if (images.length === 0) return
+      out.push({ role: 'user', content: images })
+      images = []
+    }
+    for (const entry of view.entries) {
+      if (entry.role !== 'tool') flushImages()
+      switch (entry.role) {
+        case 'user':
+          out.push(userMessage(entry, files))
+          break
+        case 'tool': {
+          const tool = tools.get(entry.message, (m) => convertTool(m, files))
+          if (tool.images.length > 0) images.push(...tool.images)
+          out.push(
+            entry.appended.length === 0
+              ? tool.message
+              : withAppendedText(tool, entry.appended, files, images),
+          )
+          break
+        }
+        case 'assistant': {
+          const message = assistants.get(entry.message, (m) => convertAssistant(m, dialect))
+          if (message) out.push(message)
+          break
+        }
+        default: {
+          const unknown: never = entry
+          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
+        }
+      }
+    }
+    flushImages()
+    return out
+
+    function userMessage(entry: Extract<ViewEntry, { role: 'user' }>, files: ImageFiles): ChatMessage {
+      const own = users.get(entry.message, (m) => convertUser(m, files))
+      if (entry.appended.length === 0) return own.message
+      const parts = [...own.parts]
+      for (const dev of entry.appended) parts.push(...users.get(dev, (m) => convertUser(m, files)).parts)
+      return { role: 'user', content: collapse(parts) }
+    }
+  }
+}
+
+function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): ConvertedUser {
+  const parts = message.parts.map((part) => contentPart(part, files))
+  return { parts, message: { role: 'user', content: collapse(parts) } }
+}
+
+function contentPart(part: UserContentPart, files: ImageFiles): ChatContentPart {
+  return part.type === 'text'
+    ? { type: 'text', text: part.text }
+    : { type: 'image_url', image_url: { url: imageUrlOf(part, files) } }
+}
+
+/** Text-only content as one string: every OpenAI-compatible server accepts that. */
+function collapse(parts: ChatContentPart[]): string | ChatContentPart[] {
+  if (parts.some((p) => p.type !== 'text')) return parts
+  return parts.map((p) => (p as { text: string }).text).join('\n\n')
+}
+
+function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
+  const images: ChatContentPart[] = []
+  if (message.parts.length > 0) {
+    images.push({
+      type: 'text',
+      text: `Images returned by tool ${message.toolName} (${message.toolCallId}):`,
+    })
+    for (const part of message.parts) images.push(contentPart(part, files))
+  }
+  return { message: { role: 'tool', tool_call_id: message.toolCallId, content: message.outputText }, images }
+}
+
+/** A tool message with developer text appended; developer images join the pending image message. */
+function withAppendedText(
+  tool: ConvertedTool,
+  appended: readonly DeveloperMessage[],
+  files: ImageFiles,
+  images: ChatContentPart[],
+): ChatMessage {
+  let content = tool.message.content
+  for (const dev of appended) {
+    for (const part of dev.parts) {
+      if (part.type === 'text') content = content ? `${content}\n\n${part.text}` : part.text
+      else images.push(contentPart(part, files))
+    }
+  }
+  return { ...tool.message, content }
+}
+
+function convertAssistant(message: AssistantMessage, dialect: ChatDialect): ChatMessage | null {
+  const replay = dialect.replayReasoning(message, isOwnMessage(message, dialect.speaker))
+  const render = replay.kind === 'text' ? dialect.thinkingAsText : undefined
+  const texts: string[] = []
+  const calls: ChatToolCall[] = []
+  for (const part of message.parts) {
+    switch (part.type) {
+      case 'text':
+        if (part.text) texts.push(part.text)
+        break
+      case 'thinking_text':
+        if (render && part.text) texts.push(render(part.text))
+        break
+      case 'tool_call':
+        calls.push({
+          id: part.id,
+          type: 'function',
+          function: { name: part.name, arguments: sendableArguments(part.argumentsJson, part.incomplete) },
+        })
+        break
+      case 'thinking_signature':
+      case 'image_url':
+      case 'image_file':
+        // Chat Completions has no place for signatures or images in assistant messages.
+        break
+      default: {
+        const unknown: never = part
+        throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)
+      }
+    }
+  }
+  const fields = replay.kind === 'fields' ? replay.fields : undefined
+  if (texts.length === 0 && calls.length === 0 && !fields) return null
+  const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
+  if (calls.length > 0) out.tool_calls = calls
+  if (fields) Object.assign(out, fields)
+  return out
+}
+
+/** Arguments a server accepts: the model's JSON, or `{}` when it never closed or is not JSON. */
+export function sendableArguments(json: string, incomplete: boolean | undefined): string {
+  if (incomplete) return '{}'
+  try {
+    JSON.parse(json)
+    return json
+  } catch {
+    return '{}'
+  }
+}
+
+/** openai-chat's own reasoning replay: this model's thinking in `field`, anything else as text. */
+export function chatReasoningReplay(field: string | false) {
+  return (message: AssistantMessage, own: boolean): ReasoningReplay => {
+    if (!own) return { kind: 'text' }
+    const thinking = field === false ? undefined : joinThinking(message.parts)
+    return thinking === undefined || field === false
+      ? { kind: 'omit' }
+      : { kind: 'fields', fields: { [field]: thinking } }
+  }
+}
+
+/** Options of the request body beyond the messages. */
+export interface ChatBodyOptions {
+  model: string
+  includeUsage: boolean
+  maxTokensField: 'max_completion_tokens' | 'max_tokens'
+}
+
+/** The Chat Completions request body. */
+export function chatBody(request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) {
+  const body: Record<string, unknown> = { model: options.model, messages, stream: true }
+  if (options.includeUsage) body.stream_options = { include_usage: true }
+  if (request.maxOutputTokens !== undefined) body[options.maxTokensField] = request.maxOutputTokens
+  if (request.temperature !== undefined) body.temperature = request.temperature
+  if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      function: { name: tool.name, description: tool.description, parameters: tool.parameters },
+    }))
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = chatToolChoice(request.toolChoice)
+  return body
+}
+
+function chatToolChoice(choice: NonNullable<LLMRequest['toolChoice']>) {
+  return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
+}

@@ -1,0 +1,68 @@
+import type { ImageFilePart, ImagePart, Message } from '@kode/protocol'
+import { ProviderError } from '../../transport/errors.js'
+
+/** A `data:<mime>;base64,<data>` URL taken apart; `undefined` for any other URL. */
+export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url)
+  return match ? { mimeType: match[1]!, data: match[2]! } : undefined
+}
+
+/** Base64 of bytes without Node's Buffer, so it runs in any host. */
+export function toBase64(bytes: Uint8Array): string {
+  let binary = ''
+  const step = 0x8000
+  for (let i = 0; i < bytes.length; i += step) {
+    binary += String.fromCharCode(...bytes.subarray(i, i + step))
+  }
+  return btoa(binary)
+}
+
+/** Image file part -> data URL, for the messages of one request. */
+export type ImageFiles = ReadonlyMap<ImageFilePart, string>
+
+/**
+ * Reads the `image_file` parts of `messages` (skipping those `skip` says are already converted)
+ * through the host's reader, in parallel, into data URLs. Fails with `invalid_request` when there is
+ * no reader or a file cannot be read.
+ */
+export async function readImageFiles(
+  messages: readonly Message[],
+  skip: (message: Message) => boolean,
+  reader: ((path: string) => Promise<Uint8Array>) | undefined,
+): Promise<ImageFiles> {
+  const files: ImageFilePart[] = []
+  for (const message of messages) {
+    if (message.role === 'system' || message.role === 'assistant' || skip(message)) continue
+    for (const part of message.parts) if (part.type === 'image_file') files.push(part)
+  }
+  const out = new Map<ImageFilePart, string>()
+  if (files.length === 0) return out
+  if (!reader) {
+    throw new ProviderError(
+      `the request holds an image file (${files[0]!.path}) but the client has no readImageFile`,
+      { code: 'invalid_request', retryable: false },
+    )
+  }
+  await Promise.all(
+    files.map(async (part) => {
+      try {
+        out.set(part, `data:${part.mimeType};base64,${toBase64(await reader(part.path))}`)
+      } catch (cause) {
+        throw new ProviderError(`could not read image file ${part.path}`, {
+          code: 'invalid_request',
+          retryable: false,
+          cause,
+        })
+      }
+    }),
+  )
+  return out
+}
+
+/** The URL to send for an image part: http(s) and data URLs as they are, files as data URLs. */
+export function imageUrlOf(part: ImagePart, files: ImageFiles): string {
+  if (part.type === 'image_url') return part.url
+  const url = files.get(part)
+  if (url === undefined) throw new Error(`image file ${part.path} was not read`)
+  return url
+}

@@ -1,0 +1,71 @@
+import type { AssistantMessage, StreamItem } from '@kode/protocol'
+import { lookupModel } from './catalog/lookup.js'
+import { availableApis, resolveProvider } from './registry.js'
+import { ProviderError } from './transport/errors.js'
+import { ResponseStream } from './transport/response-stream.js'
+import { resolveRetryPolicy } from './transport/retry.js'
+import type { ClientConfig, LLMClient, LLMRequest, StreamOptions } from './types.js'
+
+const DEFAULT_IDLE_TIMEOUT_MS = 300_000
+
+/**
+ * A client for one model behind one wire api. `api` picks the adapter (built-in or registered);
+ * `baseUrl` replaces the api root. Throws a `ProviderError` with code `invalid_config` for an
+ * api nobody provides.
+ */
+export function createClient(config: ClientConfig): LLMClient {
+  const factory = resolveProvider(config.api)
+  if (!factory) {
+    throw new ProviderError(
+      `unknown api ${JSON.stringify(config.api)}; available: ${availableApis().join(', ')} (or registerProvider)`,
+      { code: 'invalid_config', retryable: false },
+    )
+  }
+  const provider = config.provider ?? config.api
+  const now = config.now ?? Date.now
+  const createId = config.createId ?? (() => crypto.randomUUID())
+  const modelInfo = lookupModel(config.api, config.model, config.catalog)
+  const errors = { label: provider, apiKey: config.apiKey, now }
+  const adapter = factory({ ...config, provider, modelInfo, errors, createId })
+  const baseUrl = (config.baseUrl ?? adapter.defaultBaseUrl).replace(/\/+$/, '')
+  const retry = resolveRetryPolicy(config.retry)
+  const message = {
+    api: config.api,
+    provider,
+    model: config.model,
+    prices: modelInfo?.prices,
+    now,
+    createId,
+  }
+
+  const stream = (request: LLMRequest, options: StreamOptions = {}): AsyncIterableIterator<StreamItem> =>
+    new ResponseStream({
+      adapter,
+      request,
+      options,
+      baseUrl,
+      headers: config.headers,
+      fetch: config.fetch ?? globalThis.fetch,
+      dispatcher: config.dispatcher,
+      retry,
+      idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      errors,
+      message,
+    })
+
+  return {
+    api: config.api,
+    provider,
+    model: config.model,
+    modelInfo,
+    stream,
+    async complete(request: LLMRequest, options?: StreamOptions): Promise<AssistantMessage> {
+      for await (const item of stream(request, options)) if (item.type === 'done') return item.message
+      // The stream always ends with `done` or throws; this guards a broken custom adapter.
+      throw new ProviderError(`${provider}: the stream ended without a final message`, {
+        code: 'stream_cut',
+        retryable: false,
+      })
+    },
+  }
+}

@@ -1,0 +1,85 @@
+/**
+ * @kode/providers: one client per wire API over raw `fetch` and server-sent events, with
+ * retries, typed errors and a model catalog.
+ */
+
+export type { Outcome } from './accumulate.js'
+export type {
+  AdapterConfig,
+  EventMapper,
+  ProviderFactory,
+  ResponseBuilder,
+  SignatureOptions,
+  WireAdapter,
+  WireRequest,
+} from './adapter.js'
+export {
+  type ChatChunk,
+  type ChatDelta,
+  type ChatUsage,
+  chatStopReason,
+  chatUsage,
+  createChatEventMapper,
+  mapChatChunk,
+} from './apis/openai-chat/events.js'
+export { bearerAuth, OPENAI_BASE_URL, openaiChat } from './apis/openai-chat/index.js'
+export {
+  type ChatBodyOptions,
+  type ChatContentPart,
+  type ChatDialect,
+  type ChatMessage,
+  type ChatToolCall,
+  chatBody,
+  chatReasoningReplay,
+  createChatMessageMapper,
+  type ReasoningReplay,
+  sendableArguments,
+} from './apis/openai-chat/request.js'
+export { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles, toBase64 } from './apis/shared/images.js'
+export { MessageCache } from './apis/shared/message-cache.js'
+export {
+  type ProviderView,
+  providerView,
+  syntheticResultText,
+  type ViewEntry,
+} from './apis/shared/provider-view.js'
+export {
+  defaultThinkingAsText,
+  isOwnMessage,
+  type Speaker,
+  signatureFits,
+  thinkingRenderer,
+} from './apis/shared/thinking.js'
+export { catalogModels, lookupModel } from './catalog/lookup.js'
+export { createClient } from './client.js'
+export { availableApis, registerProvider } from './registry.js'
+export { ProviderError, type ProviderErrorInit, redact, type TransportErrorCode } from './transport/errors.js'
+export {
+  type ErrorContext,
+  type ErrorPayloadFields,
+  errorFromPayload,
+  errorFromResponse,
+  errorFromThrown,
+  parseEventJson,
+  readErrorPayload,
+  transportError,
+} from './transport/failures.js'
+export {
+  isRetryableCode,
+  isRetryableStatus,
+  parseRetryAfter,
+  type RetryOptions,
+  type RetryPolicy,
+  resolveRetryPolicy,
+  retryAllowed,
+  retryDelayMs,
+} from './transport/retry.js'
+export { SseDecoder, type SseEvent } from './transport/sse.js'
+export type {
+  ClientConfig,
+  LLMClient,
+  LLMRequest,
+  ModelInfo,
+  RetryInfo,
+  StreamOptions,
+} from './types.js'

@@ -1,0 +1,25 @@
+/**
+ * @kode/providers/testing: helpers for testing code that talks to LLM providers without the
+ * internet: a local scripted SSE server, SSE framing per wire api, seeded chunking, fixture reading.
+ */
+
+export { type ChunkOptions, seededRandom, splitBytes } from './chunking.js'
+export { readChunksFile } from './fixtures.js'
+export {
+  type FramedApi,
+  frameChat,
+  frameFor,
+  frameGoogle,
+  frameTyped,
+  sseComment,
+  sseFrame,
+} from './framing.js'
+export {
+  createSseTestServer,
+  type RecordedRequest,
+  type ResponseEnd,
+  type ResponseHandler,
+  type ScriptedResponse,
+  type SseTestServer,
+  type SseTestServerOptions,
+} from './server.js'

@@ -1,0 +1,168 @@
+import { ProviderError, redact } from './errors.js'
+import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
+
+/** What error messages need to know: who answered, and which secret must never appear. */
+export interface ErrorContext {
+  /** The provider label errors are prefixed with (`openai-chat`, `anthropic`, a host label). */
+  label: string
+  /** Removed from every provider message before it is kept. */
+  apiKey?: string | undefined
+  /** Clock for HTTP-date `Retry-After` values. */
+  now?: () => number
+}
+
+/** The parts of a provider error body every wire agrees on, more or less. */
+export interface ErrorPayloadFields {
+  message?: string
+  code?: string
+  /** A numeric code some providers put in the body (OpenRouter, Google). */
+  status?: number
+}
+
+const MAX_ERROR_BODY = 64 * 1024
+
+/**
+ * Reads the common error body shapes: `{ error: { message, type, code } }` (OpenAI and
+ * compatibles), `{ type: 'error', error: { type, message } }` (Anthropic), `{ error: { code: 429,
+ * status: 'RESOURCE_EXHAUSTED', message } }` (Google), `{ message }` / `{ detail }` (others).
+ */
+export function readErrorPayload(payload: unknown): ErrorPayloadFields {
+  if (typeof payload === 'string') return { message: payload }
+  if (!isObject(payload)) return {}
+  const inner = payload.error
+  if (typeof inner === 'string') return { message: inner, ...codeOf(payload) }
+  const body = isObject(inner) ? inner : payload
+  const message = firstString(body.message, payload.message, body.detail, payload.detail)
+  return { ...(message !== undefined ? { message } : {}), ...codeOf(body) }
+}
+
+function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
+  const code = firstString(body.code, body.type, body.status)
+  const status = typeof body.code === 'number' ? body.code : undefined
+  return { ...(code !== undefined ? { code } : {}), ...(status !== undefined ? { status } : {}) }
+}
+
+/**
+ * The error for a non-2xx response: the provider's message and code from the body, the request
+ * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
+ */
+export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ProviderError> {
+  const text = await readBodyText(response)
+  const fields = readErrorPayload(parseJsonOr(text))
+  const providerMessage = redact(fields.message ?? (text.trim() || response.statusText), ctx.apiKey)
+  const shouldRetry = response.headers.get('x-should-retry')
+  const retryable =
+    shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
+  const requestId = requestIdOf(response.headers)
+  const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : ''
+  const code = fields.code !== undefined ? ` ${fields.code}` : ''
+  const where = requestId ? ` [request ${requestId}]` : ''
+  return new ProviderError(
+    `${ctx.label} responded ${response.status}${code}: ${providerMessage}${hint}${where}`,
+    {
+      status: response.status,
+      retryable,
+      providerMessage,
+      ...(fields.code !== undefined ? { code: fields.code } : {}),
+      ...(requestId !== undefined ? { requestId } : {}),
+      ...optionalRetryAfter(parseRetryAfter(response.headers, (ctx.now ?? Date.now)())),
+    },
+  )
+}
+
+/**
+ * The error for an error the provider sent *inside* a successful stream (Anthropic's `error`
+ * event, an OpenAI error chunk). Adapters throw it from their event mapping.
+ */
+export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderError {
+  const fields = readErrorPayload(payload)
+  const providerMessage = redact(fields.message ?? 'unknown error', ctx.apiKey)
+  const retryable =
+    isRetryableCode(fields.code) || (fields.status !== undefined && isRetryableStatus(fields.status))
+  const code = fields.code !== undefined ? ` ${fields.code}` : ''
+  return new ProviderError(`${ctx.label} reported an error in the stream${code}: ${providerMessage}`, {
+    retryable,
+    providerMessage,
+    ...(fields.code !== undefined ? { code: fields.code } : {}),
+    ...(fields.status !== undefined ? { status: fields.status } : {}),
+  })
+}
+
+/** Wraps whatever a `fetch` or a body read threw: a `ProviderError` stays as it is. */
+export function errorFromThrown(thrown: unknown, ctx: ErrorContext): ProviderError {
+  if (ProviderError.is(thrown)) return thrown
+  const detail = redact(describeThrown(thrown), ctx.apiKey)
+  return new ProviderError(`${ctx.label}: network error: ${detail}`, {
+    code: 'network',
+    retryable: true,
+    cause: thrown,
+  })
+}
+
+/** A transport-level failure with one of Kode's own codes. */
+export function transportError(
+  ctx: ErrorContext,
+  code: 'timeout' | 'stream_cut' | 'stream_spliced' | 'invalid_response' | 'invalid_request',
+  detail: string,
+  options: { retryable: boolean; cause?: unknown },
+): ProviderError {
+  return new ProviderError(`${ctx.label}: ${redact(detail, ctx.apiKey)}`, { code, ...options })
+}
+
+/** Parses one event's JSON data; bad JSON is an `invalid_response` error quoting the start of it. */
+export function parseEventJson(data: string, ctx: ErrorContext): unknown {
+  try {
+    return JSON.parse(data)
+  } catch (cause) {
+    const head = data.length > 120 ? `${data.slice(0, 120)}…` : data
+    throw transportError(ctx, 'invalid_response', `the stream sent an event that is not JSON: ${head}`, {
+      retryable: true,
+      cause,
+    })
+  }
+}
+
+async function readBodyText(response: Response): Promise<string> {
+  try {
+    const text = await response.text()
+    return text.length > MAX_ERROR_BODY ? text.slice(0, MAX_ERROR_BODY) : text
+  } catch {
+    return ''
+  }
+}
+
+function requestIdOf(headers: Headers): string | undefined {
+  return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined
+}
+
+function describeThrown(thrown: unknown): string {
+  if (!(thrown instanceof Error)) return String(thrown)
+  // undici reports "fetch failed" / "terminated" and puts the socket error in `cause`.
+  const cause = thrown.cause
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code
+    return `${thrown.message} (${typeof code === 'string' ? `${code}: ` : ''}${cause.message})`
+  }
+  return thrown.message
+}
+
+function optionalRetryAfter(ms: number | undefined): { retryAfterMs?: number } {
+  return ms === undefined ? {} : { retryAfterMs: ms }
+}
+
+function parseJsonOr(text: string): unknown {
+  try {
+    return JSON.parse(text)
+  } catch {
+    return text
+  }
+}
+
+function firstString(...values: unknown[]): string | undefined {
+  for (const value of values) if (typeof value === 'string' && value !== '') return value
+  return undefined
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

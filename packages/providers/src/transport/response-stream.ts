@@ -1,0 +1,309 @@
+import type { StreamItem } from '@kode/protocol'
+import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
+import type { EventMapper, WireAdapter, WireRequest } from '../adapter.js'
+import type { LLMRequest, StreamOptions } from '../types.js'
+import { ProviderError } from './errors.js'
+import { type ErrorContext, errorFromResponse, errorFromThrown, transportError } from './failures.js'
+import { IdleWatchdog } from './idle-watchdog.js'
+import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
+import { SseDecoder, type SseEvent } from './sse.js'
+
+/** Everything one response needs; built by the client per `stream()` call. */
+export interface ResponseStreamSetup {
+  adapter: WireAdapter
+  request: LLMRequest
+  options: StreamOptions
+  /** Base URL without a trailing slash. */
+  baseUrl: string
+  /** Host headers, applied over the adapter's. */
+  headers: Record<string, string> | undefined
+  fetch: typeof fetch
+  dispatcher: unknown
+  retry: RetryPolicy
+  idleTimeoutMs: number
+  errors: ErrorContext
+  /** Stamps of the final message, minus the start time (taken when the stream starts). */
+  message: Omit<AccumulatorOptions, 'startedAt'>
+}
+
+const DONE: IteratorResult<StreamItem> = Object.freeze({ done: true, value: undefined })
+
+/**
+ * One response as an async iterator: fetch, status check, SSE decoding, event mapping, retries
+ * and abort, around one {@link Accumulator}. It is a hand-written iterator rather than an async
+ * generator because items usually sit ready in the queue, and then `next()` is one resolved
+ * promise instead of a generator round trip: this is the hot path of every token.
+ *
+ * Events are mapped one at a time as the caller pulls, so on abort the partial message holds
+ * what the caller has seen (plus at most the rest of the event being read).
+ */
+export class ResponseStream implements AsyncIterableIterator<StreamItem> {
+  private readonly setup: ResponseStreamSetup
+  private readonly startedAt: number
+  private acc: Accumulator
+  private wire: WireRequest | undefined
+  private body: string | undefined
+  private controller: AbortController | undefined
+  private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  private decoder = new SseDecoder()
+  private mapper: EventMapper | undefined
+  private readonly watchdog: IdleWatchdog
+  private idleFired = false
+  private attempt = 0
+  private delivered = false
+  private finished = false
+  private failure: ProviderError | undefined
+  private inflight: Promise<IteratorResult<StreamItem>> | undefined
+  private readonly onAbort = () => this.controller?.abort()
+
+  constructor(setup: ResponseStreamSetup) {
+    this.setup = setup
+    this.startedAt = setup.message.now()
+    this.acc = this.newAccumulator()
+    this.watchdog = new IdleWatchdog(setup.idleTimeoutMs, () => {
+      this.idleFired = true
+      this.controller?.abort()
+    })
+  }
+
+  [Symbol.asyncIterator](): this {
+    return this
+  }
+
+  next(): Promise<IteratorResult<StreamItem>> {
+    if (this.inflight) return this.inflight.then(() => this.next())
+    const item = this.takeReady()
+    if (item !== undefined) return Promise.resolve({ done: false, value: item })
+    if (this.finished) return this.settled()
+    const pending = this.pull().finally(() => {
+      this.inflight = undefined
+    })
+    this.inflight = pending
+    return pending
+  }
+
+  /** Called by `break` / `return` in a for-await loop: cancels the HTTP request. */
+  return(): Promise<IteratorResult<StreamItem>> {
+    if (!this.finished) this.close()
+    return Promise.resolve(DONE)
+  }
+
+  /** An item ready to hand out, honouring an abort that happened since the last one. */
+  private takeReady(): StreamItem | undefined {
+    if (!this.finished && this.setup.options.signal?.aborted) this.endAborted()
+    const item = this.acc.take()
+    if (item !== undefined && item.type !== 'done') this.delivered = true
+    return item
+  }
+
+  /** After the last item: the failure (once), then the end. */
+  private settled(): Promise<IteratorResult<StreamItem>> {
+    const failure = this.failure
+    if (failure) {
+      this.failure = undefined
+      return Promise.reject(failure)
+    }
+    return Promise.resolve(DONE)
+  }
+
+  private async pull(): Promise<IteratorResult<StreamItem>> {
+    for (;;) {
+      try {
+        if (!this.reader) await this.connect()
+        const item = await this.advance()
+        if (item !== undefined) return { done: false, value: item }
+        if (this.finished) return this.settled()
+      } catch (thrown) {
+        const retry = this.finished ? undefined : await this.recover(thrown)
+        if (retry) continue
+        const item = this.takeReady()
+        if (item !== undefined) return { done: false, value: item }
+        return this.settled()
+      }
+    }
+  }
+
+  /** Maps queued events, reading more bytes when none are left, until an item is ready or the body ends. */
+  private async advance(): Promise<StreamItem | undefined> {
+    const reader = this.reader!
+    for (;;) {
+      for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
+        this.map(event)
+        const item = this.takeReady()
+        if (item !== undefined) return item
+      }
+      const chunk = await reader.read()
+      this.watchdog.touch()
+      if (chunk.done) return this.endOfBody()
+      this.decoder.feed(chunk.value)
+    }
+  }
+
+  /** Runs the adapter's mapping; a crash on an unexpected event shape is an `invalid_response`. */
+  private map(event: SseEvent): void {
+    try {
+      this.mapper!(event, this.acc)
+    } catch (thrown) {
+      if (ProviderError.is(thrown)) throw thrown
+      const detail = thrown instanceof Error ? thrown.message : String(thrown)
+      throw transportError(
+        this.setup.errors,
+        'invalid_response',
+        `could not read an event (${detail}): ${event.data.slice(0, 120)}`,
+        {
+          retryable: false,
+          cause: thrown,
+        },
+      )
+    }
+  }
+
+  private endOfBody(): StreamItem | undefined {
+    this.watchdog.stop()
+    if (!this.acc.isComplete) {
+      throw transportError(
+        this.setup.errors,
+        'stream_cut',
+        'the stream ended before the response was complete',
+        {
+          retryable: true,
+        },
+      )
+    }
+    this.acc.finish('complete')
+    this.end()
+    return this.takeReady()
+  }
+
+  private async connect(): Promise<void> {
+    const { setup } = this
+    this.attempt++
+    this.wire ??= await this.buildRequest()
+    this.body ??= JSON.stringify(this.wire.body)
+    const controller = new AbortController()
+    this.controller = controller
+    if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
+    if (setup.options.signal?.aborted) controller.abort()
+    this.idleFired = false
+    this.watchdog.start()
+    const init: RequestInit & { dispatcher?: unknown } = {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'text/event-stream',
+        ...this.wire.headers,
+        ...setup.headers,
+      },
+      body: this.body,
+      signal: controller.signal,
+    }
+    if (setup.dispatcher !== undefined) init.dispatcher = setup.dispatcher
+    const response = await setup.fetch(setup.baseUrl + this.wire.path, init)
+    this.watchdog.touch()
+    if (!response.ok) throw await errorFromResponse(response, setup.errors)
+    if (!response.body || isJsonResponse(response)) {
+      const text = response.body ? await response.text() : ''
+      throw transportError(
+        setup.errors,
+        'invalid_response',
+        `expected an event stream, got: ${text.slice(0, 200)}`,
+        {
+          retryable: false,
+        },
+      )
+    }
+    this.reader = response.body.getReader()
+    this.mapper = setup.adapter.createEventMapper()
+  }
+
+  private async buildRequest(): Promise<WireRequest> {
+    try {
+      return await this.setup.adapter.buildRequest(this.setup.request)
+    } catch (thrown) {
+      if (ProviderError.is(thrown)) throw thrown
+      const detail = thrown instanceof Error ? thrown.message : String(thrown)
+      throw transportError(this.setup.errors, 'invalid_request', `could not build the request: ${detail}`, {
+        retryable: false,
+        cause: thrown,
+      })
+    }
+  }
+
+  /**
+   * Decides what a failure means: an abort ends the stream with an `aborted` done; a retryable
+   * error before any output was delivered retries (returns true); anything else ends the stream
+   * with the error, after the items already queued.
+   */
+  private async recover(thrown: unknown): Promise<boolean> {
+    const { setup } = this
+    if (setup.options.signal?.aborted) {
+      this.endAborted()
+      return false
+    }
+    const error = this.idleFired
+      ? transportError(
+          setup.errors,
+          'timeout',
+          `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`,
+          {
+            retryable: true,
+            cause: thrown,
+          },
+        )
+      : errorFromThrown(thrown, setup.errors)
+    const retry = this.attempt
+    const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
+    const elapsed = setup.message.now() - this.startedAt
+    if (!this.delivered && error.retryable && retryAllowed(retry, elapsed, delayMs, setup.retry)) {
+      this.resetAttempt()
+      setup.options.onRetry?.({ attempt: retry, delayMs, error })
+      try {
+        await sleep(delayMs, setup.options.signal)
+        return true
+      } catch {
+        this.endAborted()
+        return false
+      }
+    }
+    error.partial = this.acc.finish('error', error.message)
+    this.failure = error
+    this.end()
+    return false
+  }
+
+  private endAborted(): void {
+    this.acc.finish('aborted')
+    this.end()
+  }
+
+  /** Consumer went away: cancel the request, emit nothing more. */
+  private close(): void {
+    this.end()
+    this.acc = this.newAccumulator()
+  }
+
+  private end(): void {
+    this.finished = true
+    this.watchdog.stop()
+    this.controller?.abort()
+    this.reader = undefined
+    this.setup.options.signal?.removeEventListener('abort', this.onAbort)
+  }
+
+  private resetAttempt(): void {
+    this.watchdog.stop()
+    this.controller?.abort()
+    this.reader = undefined
+    this.mapper = undefined
+    this.decoder = new SseDecoder()
+    this.acc = this.newAccumulator()
+  }
+
+  private newAccumulator(): Accumulator {
+    return new Accumulator({ ...this.setup.message, startedAt: this.startedAt })
+  }
+}
+
+function isJsonResponse(response: Response): boolean {
+  return response.headers.get('content-type')?.includes('application/json') ?? false
+}

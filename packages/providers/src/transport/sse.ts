@@ -1,0 +1,35 @@
+import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser'
+
+/** One server-sent event: the `event:` name (if any) and the joined `data:` lines. */
+export type SseEvent = EventSourceMessage
+
+/**
+ * Bytes in, events out. UTF-8 characters, lines and events may be split anywhere across
+ * `feed` calls. Events queue up until taken with `next`, so a caller can map them one at a time
+ * and stop between any two (comments such as `: OPENROUTER PROCESSING` are dropped here).
+ */
+export class SseDecoder {
+  private readonly decoder = new TextDecoder()
+  private readonly parser: EventSourceParser
+  private queue: SseEvent[] = []
+  private head = 0
+
+  constructor() {
+    this.parser = createParser({ onEvent: (event) => this.queue.push(event) })
+  }
+
+  /** Decodes one chunk of the body; complete events become available to `next`. */
+  feed(bytes: Uint8Array): void {
+    this.parser.feed(this.decoder.decode(bytes, { stream: true }))
+  }
+
+  /** The oldest event not taken yet. */
+  next(): SseEvent | undefined {
+    if (this.head < this.queue.length) return this.queue[this.head++]
+    if (this.head > 0) {
+      this.queue.length = 0
+      this.head = 0
+    }
+    return undefined
+  }
+}

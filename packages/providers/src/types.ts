@@ -1,0 +1,116 @@
+import type { AssistantMessage, Message, ModelPrices, StreamItem, ToolDefinition } from '@kode/protocol'
+import type { ProviderError } from './transport/errors.js'
+import type { RetryOptions } from './transport/retry.js'
+
+/** One model call: the history and what the model may do. */
+export interface LLMRequest {
+  /** The typed history. System messages may appear; developer messages are folded into the preceding user or tool message. */
+  messages: readonly Message[]
+  /** System prompt, sent before the text of any system messages. */
+  system?: string
+  tools?: readonly ToolDefinition[]
+  /** Upper bound of generated tokens (reasoning included where the provider counts it so). */
+  maxOutputTokens?: number
+  temperature?: number
+  /** Ask for reasoning: an effort level, or (Anthropic) a token budget. */
+  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high'; budgetTokens?: number }
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string }
+}
+
+/** What {@link StreamOptions.onRetry} is told before a retry. */
+export interface RetryInfo {
+  /** 1 for the first retry, 2 for the second, ... */
+  attempt: number
+  /** How long the transport waits before sending the request again. */
+  delayMs: number
+  /** Why the previous attempt failed. */
+  error: ProviderError
+}
+
+/** Per-call options of {@link LLMClient.stream} and {@link LLMClient.complete}. */
+export interface StreamOptions {
+  /** Aborting ends the stream with a `done` whose message has `stopReason: 'aborted'`. */
+  signal?: AbortSignal
+  /** Called before each transport retry, so the engine can emit `error` events with canRetry: true. */
+  onRetry?: (info: RetryInfo) => void
+}
+
+/** A model behind one wire api. */
+export interface LLMClient {
+  /** The wire api: `openai-chat`, `openrouter`, `anthropic`, or a registered one. */
+  readonly api: string
+  /** Host label stored on `AssistantMessage.provider` (defaults to `api`). */
+  readonly provider: string
+  readonly model: string
+  /** The catalog entry of the model, if the catalog knows it. */
+  readonly modelInfo: ModelInfo | undefined
+  /**
+   * Streams one response: deltas and tool-call start hints, then exactly one `done` carrying the
+   * final message. Throws a `ProviderError` (with `.partial`) when the response fails; an abort is
+   * not a failure. Breaking out of the loop cancels the HTTP request.
+   */
+  stream(request: LLMRequest, options?: StreamOptions): AsyncIterable<StreamItem>
+  /** The same response, collected: the `done` message. */
+  complete(request: LLMRequest, options?: StreamOptions): Promise<AssistantMessage>
+}
+
+/** What the catalog knows about a model. Absent fields are unknown. */
+export interface ModelInfo {
+  /** Prompt plus output tokens the model accepts. */
+  contextWindow?: number
+  /** Largest `max_tokens` the model accepts. */
+  maxOutputTokens?: number
+  /** USD per million tokens; `costUsd` is computed from these. */
+  prices?: ModelPrices
+  /** The model can reason (thinking / reasoning effort). */
+  reasoning?: boolean
+  /** The model accepts image input. */
+  images?: boolean
+}
+
+/** How to reach a model. Only `api` and `model` are required. */
+export interface ClientConfig {
+  /** The wire api (see {@link LLMClient.api}). */
+  api: string
+  /** The model id as the provider names it. */
+  model: string
+  /** Sent as the api's auth header. Never printed, persisted or put into errors. */
+  apiKey?: string
+  /** Replaces the api root, e.g. `http://localhost:11434/v1` (`/chat/completions` is appended). */
+  baseUrl?: string
+  /** The fetch to use; global `fetch` by default. */
+  fetch?: typeof fetch
+  /** Extra request headers; they override the adapter's own (Azure: `{ 'api-key': key }`). */
+  headers?: Record<string, string>
+  /** Label for `AssistantMessage.provider` and error messages (`deepseek`, `azure`); default `api`. */
+  provider?: string
+  retry?: RetryOptions
+  /** A stream that sends nothing for this long fails with code `timeout`. Default 300,000 ms; 0 disables. */
+  idleTimeoutMs?: number
+  /** An `undici` Dispatcher (keep-alive pool, proxy), passed to `fetch` as `init.dispatcher`. */
+  dispatcher?: unknown
+  /** Reads `image_file` parts. Without it, a request with an image file fails with `invalid_request`. */
+  readImageFile?: (path: string) => Promise<Uint8Array>
+  /** Extra or overriding catalog entries, by model id. */
+  catalog?: Readonly<Record<string, ModelInfo>>
+  /** Clock in ms since the epoch, for `createdAt` and `durationMs`. Default `Date.now`. */
+  now?: () => number
+  /** Ids of the messages produced (and of tool calls that came without one). Default `crypto.randomUUID`. */
+  createId?: () => string
+  /**
+   * How thinking from another model or api is sent: as text made by this function, or dropped
+   * (`false`). Default: `<thinking>\n…\n</thinking>`.
+   */
+  thinkingAsText?: ((text: string) => string) | false
+  /** openai-chat: request `stream_options.include_usage`. Default true; turn off for servers that reject it. */
+  includeUsage?: boolean
+  /** openai-chat: the field carrying `maxOutputTokens`. Default `max_completion_tokens`. */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens'
+  /**
+   * openai-chat: the assistant-message field this model's own reasoning is sent back in
+   * (DeepSeek requires `reasoning_content` in tool loops), or `false` to omit it. Default `reasoning_content`.
+   */
+  reasoningField?: string | false
+  /** anthropic: prompt-caching breakpoints (system, tools, last user turn). Default true. */
+  cacheControl?: boolean | { ttl: '5m' | '1h' }
+}

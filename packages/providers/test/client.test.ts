@@ -1,0 +1,89 @@
+import { createClient, ProviderError, parseEventJson, registerProvider } from '@kode/providers'
+import { sseFrame } from '@kode/providers/testing'
+import { describe, expect, test } from 'vitest'
+import { ask, collect, deterministic, useServer } from './helpers.js'
+
+const server = useServer()
+
+describe('createClient', () => {
+  test('an unknown api is a clear invalid_config error', () => {
+    const error = (() => {
+      try {
+        createClient({ api: 'nope', model: 'm' })
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(ProviderError.is(error) && error.code).toBe('invalid_config')
+    expect((error as Error).message).toContain('unknown api "nope"; available: openai-chat')
+  })
+
+  test('modelInfo comes from the catalog, and the host catalog overrides it', () => {
+    expect(createClient({ api: 'openai-chat', model: 'gpt-4o' }).modelInfo).toEqual({
+      contextWindow: 128_000,
+      maxOutputTokens: 16_384,
+      prices: { input: 2.5, output: 10, cacheRead: 1.25 },
+      images: true,
+    })
+    const own = { contextWindow: 8_192 }
+    expect(createClient({ api: 'openai-chat', model: 'gpt-4o', catalog: { 'gpt-4o': own } }).modelInfo).toBe(
+      own,
+    )
+    expect(createClient({ api: 'openai-chat', model: 'local-model' }).modelInfo).toBeUndefined()
+  })
+
+  test('provider defaults to the api and labels messages and errors', () => {
+    const client = createClient({ api: 'openai-chat', model: 'm', provider: 'deepseek' })
+    expect([client.api, client.provider, client.model]).toEqual(['openai-chat', 'deepseek', 'm'])
+  })
+})
+
+test('registerProvider: a custom wire api from two mappings over the shared transport', async () => {
+  // A made-up wire: `data: {"say": "..."}` events, then `data: {"end": "finished"}`.
+  registerProvider('echo-wire', (config) => ({
+    defaultBaseUrl: 'http://unused',
+    buildRequest: (request) => ({
+      path: '/echo',
+      headers: { 'x-key': config.apiKey ?? '' },
+      body: { model: config.model, n: request.messages.length },
+    }),
+    createEventMapper: () => (event, out) => {
+      const data = parseEventJson(event.data, config.errors) as { say?: string; end?: string }
+      if (data.say) out.text(data.say)
+      if (data.end) out.stop(data.end, 'stop')
+    },
+  }))
+  server().enqueue({
+    body: [sseFrame('{"say":"Hel"}'), sseFrame('{"say":"lo"}'), sseFrame('{"end":"finished"}')],
+  })
+  const client = createClient({
+    api: 'echo-wire',
+    model: 'e1',
+    apiKey: 'k',
+    baseUrl: server().url,
+    ...deterministic(),
+  })
+  const items = await collect(client.stream(ask()))
+  expect(items.map((i) => i.type)).toEqual(['text_delta', 'text_delta', 'done'])
+  expect(items.at(-1)).toEqual({
+    type: 'done',
+    message: {
+      role: 'assistant',
+      id: 'id-1',
+      createdAt: 1_000,
+      parts: [{ type: 'text', text: 'Hello' }],
+      stopReason: 'stop',
+      rawStopReason: 'finished',
+      model: 'e1',
+      provider: 'echo-wire',
+      api: 'echo-wire',
+      durationMs: 0,
+    },
+  })
+  expect(server().requests[0]).toMatchObject({ url: '/echo', body: { model: 'e1', n: 1 } })
+  expect(server().requests[0]?.headers['x-key']).toBe('k')
+})
+
+test('registerProvider rejects an empty api name', () => {
+  expect(() => registerProvider('', () => ({}) as never)).toThrow(TypeError)
+})

@@ -1,0 +1,249 @@
+import type { StreamItem } from '@kode/protocol'
+import { type ClientConfig, ProviderError, type RetryInfo } from '@kode/providers'
+import { frameChat } from '@kode/providers/testing'
+import { describe, expect, test } from 'vitest'
+import { ask, collect, fixture, streamOf, testClient, useServer } from './helpers.js'
+
+const server = useServer()
+const client = (config: Partial<ClientConfig> = {}) =>
+  testClient(server(), { api: 'openai-chat', model: 'gpt-4.1', ...config })
+const TEXT = fixture('openai-chat', 'kode-interleaved-reasoning')
+const ok = () => streamOf('openai-chat', TEXT)
+const caught = (promise: Promise<unknown>) =>
+  promise.then(
+    () => undefined,
+    (e: unknown) => e as ProviderError,
+  )
+
+describe('retries before any output', () => {
+  test('a connection reset before the first item is retried invisibly', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { resetAfterBytes: 40 }), ok())
+    const retries: RetryInfo[] = []
+    const message = await client().complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(message.parts.map((p) => p.type)).toEqual(['text', 'thinking_text', 'text'])
+    expect(server().requests).toHaveLength(2)
+    expect(retries).toHaveLength(1)
+    expect(retries[0]).toMatchObject({ attempt: 1, error: { code: 'network', retryable: true } })
+  })
+
+  test('429 with retry-after-ms, then success: waits what the provider asked', async () => {
+    server().enqueue(
+      {
+        status: 429,
+        headers: { 'retry-after-ms': '20' },
+        body: '{"error":{"message":"slow down","code":"rate_limit_exceeded"}}',
+      },
+      ok(),
+    )
+    const retries: RetryInfo[] = []
+    const message = await client().complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(message.stopReason).toBe('stop')
+    expect(retries).toEqual([{ attempt: 1, delayMs: 20, error: expect.objectContaining({ status: 429 }) }])
+  })
+
+  test('Retry-After beyond maxRetryAfterMs is capped', async () => {
+    server().enqueue({ status: 503, headers: { 'retry-after': '3600' }, body: '{}' }, ok())
+    const retries: RetryInfo[] = []
+    await client({ retry: { maxRetryAfterMs: 5 } }).complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(retries[0]?.delayMs).toBe(5)
+  })
+
+  test('500 on every attempt: gives up after maxAttempts with the last error', async () => {
+    server().handle(() => ({ status: 500, body: '{"error":{"message":"boom","type":"server_error"}}' }))
+    const retries: RetryInfo[] = []
+    const error = await caught(
+      client({ retry: { maxAttempts: 3, baseDelayMs: 1 } }).complete(ask(), {
+        onRetry: (i) => retries.push(i),
+      }),
+    )
+    expect(error).toMatchObject({
+      status: 500,
+      code: 'server_error',
+      retryable: true,
+      providerMessage: 'boom',
+    })
+    expect(server().requests).toHaveLength(3)
+    expect(retries.map((r) => r.attempt)).toEqual([1, 2])
+  })
+
+  test('a stream that ends without its terminal event before any output is retried', async () => {
+    const cut = frameChat(['{"id":"c","choices":[{"index":0,"delta":{"role":"assistant"}}]}'], {
+      done: false,
+    })
+    server().enqueue({ body: cut }, ok())
+    const message = await client().complete(ask())
+    expect(message.stopReason).toBe('stop')
+    expect(server().requests).toHaveLength(2)
+  })
+})
+
+describe('failures that are not retried', () => {
+  test('401: no retry, a clear message, and the key appears nowhere', async () => {
+    const key = 'sk-live-secret-abcdef123456'
+    server().enqueue({
+      status: 401,
+      headers: { 'x-request-id': 'req_9' },
+      body: JSON.stringify({
+        error: { message: `Incorrect API key provided: ${key}.`, code: 'invalid_api_key' },
+      }),
+    })
+    const error = await caught(client({ apiKey: key }).complete(ask()))
+    expect(server().requests).toHaveLength(1)
+    expect(error?.message).toBe(
+      'openai-chat responded 401 invalid_api_key: Incorrect API key provided: [redacted]. Check the API key. [request req_9]',
+    )
+    expect(error).toMatchObject({ status: 401, retryable: false, requestId: 'req_9' })
+    const everything = JSON.stringify({ ...error, message: error?.message, stack: error?.stack })
+    expect(everything).not.toContain(key)
+    expect(server().requests[0]?.headers.authorization).toBe(`Bearer ${key}`)
+  })
+
+  test('a reset after output was delivered throws with the partial message, without retrying', async () => {
+    const frames = frameChat(TEXT)
+    const cutAt = Buffer.byteLength(frames.slice(0, 2).join(''))
+    server().enqueue({ body: frames, resetAfterBytes: cutAt + 10 })
+    const items: StreamItem[] = []
+    const run = async () => {
+      for await (const item of client().stream(ask())) items.push(item)
+    }
+    const error = await caught(run())
+    expect(items.map((i) => i.type)).toEqual(['text_delta', 'thinking_delta'])
+    expect(error).toMatchObject({ code: 'network', retryable: true })
+    expect(error?.partial).toMatchObject({
+      stopReason: 'error',
+      isApiError: true,
+      parts: [
+        { type: 'text', text: 'Let me check. ' },
+        { type: 'thinking_text', text: 'The user wants ' },
+      ],
+    })
+    expect(server().requests).toHaveLength(1)
+  })
+
+  test('a stream that ends early after output is a stream_cut error', async () => {
+    server().enqueue({ body: frameChat(TEXT.slice(0, 2), { done: false }) })
+    const error = await caught(collect(client().stream(ask())))
+    expect(error).toMatchObject({ code: 'stream_cut', partial: { stopReason: 'error' } })
+    expect(error?.message).toBe('openai-chat: the stream ended before the response was complete')
+  })
+
+  test('a 200 that is JSON instead of an event stream is an invalid_response', async () => {
+    server().enqueue({ headers: { 'content-type': 'application/json' }, body: '{"choices":[]}' })
+    const error = await caught(client().complete(ask()))
+    expect(error).toMatchObject({ code: 'invalid_response', retryable: false })
+  })
+
+  test('an event that is not JSON is an invalid_response quoting it', async () => {
+    server().enqueue({ body: 'data: {"id": oops}\n\n' })
+    const error = await caught(client({ retry: { maxAttempts: 1 } }).complete(ask()))
+    expect(error?.message).toBe('openai-chat: the stream sent an event that is not JSON: {"id": oops}')
+  })
+})
+
+describe('stalls', () => {
+  test('a stalled stream fails with a timeout instead of hanging', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 0 }))
+    const error = await caught(client({ idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()))
+    expect(error).toMatchObject({ code: 'timeout', retryable: true })
+    expect(await server().ended(0)).toBe('client_closed')
+  })
+
+  test('a stall before any output is retried like any transient failure', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 10 }), ok())
+    const message = await client({ idleTimeoutMs: 50 }).complete(ask())
+    expect(message.stopReason).toBe('stop')
+  })
+
+  test('a stall after output keeps what arrived on the error', async () => {
+    const frames = frameChat(TEXT)
+    server().enqueue({ body: frames, stallAfterBytes: Buffer.byteLength(frames[0]!) })
+    const error = await caught(collect(client({ idleTimeoutMs: 50 }).stream(ask())))
+    expect(error).toMatchObject({
+      code: 'timeout',
+      partial: { parts: [{ type: 'text', text: 'Let me check. ' }] },
+    })
+  })
+})
+
+describe('abort and cancel', () => {
+  test('an already aborted signal ends at once with an aborted done and sends nothing', async () => {
+    const items = await collect(client().stream(ask(), { signal: AbortSignal.abort() }))
+    expect(items).toEqual([
+      { type: 'done', message: expect.objectContaining({ stopReason: 'aborted', parts: [] }) },
+    ])
+    expect(server().requests).toHaveLength(0)
+  })
+
+  test('aborting while waiting for the response ends with an aborted done', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { delayMs: 5_000 }))
+    const controller = new AbortController()
+    const pending = collect(client().stream(ask(), { signal: controller.signal }))
+    while (server().requests.length === 0) await new Promise((r) => setTimeout(r, 5))
+    controller.abort()
+    const items = await pending
+    expect(items.map((i) => i.type)).toEqual(['done'])
+  })
+
+  test('aborting during a retry wait ends with an aborted done', async () => {
+    server().enqueue({ status: 503, headers: { 'retry-after': '60' }, body: '{}' })
+    const controller = new AbortController()
+    const items = await collect(
+      client().stream(ask(), { signal: controller.signal, onRetry: () => controller.abort() }),
+    )
+    expect(items).toEqual([{ type: 'done', message: expect.objectContaining({ stopReason: 'aborted' }) }])
+  })
+
+  for (const name of ['kode-interleaved-reasoning', 'kode-parallel-tool-calls', 'deepseek-tool-call']) {
+    test(`abort after each stream item of ${name}: done is aborted and holds what was delivered`, async () => {
+      const payloads = fixture('openai-chat', name)
+      server().handle(() => streamOf('openai-chat', payloads))
+      const full = await collect(client().stream(ask()))
+      for (let index = 0; index < full.length - 1; index++) {
+        const controller = new AbortController()
+        const seen: StreamItem[] = []
+        for await (const item of client().stream(ask(), { signal: controller.signal })) {
+          seen.push(item)
+          if (seen.length === index + 1) controller.abort()
+        }
+        const done = seen.at(-1)!
+        expect(seen).toHaveLength(index + 2)
+        expect(done.type === 'done' && done.message.stopReason).toBe('aborted')
+        if (done.type !== 'done') continue
+        const delivered = seen.slice(0, -1)
+        const joined = (type: string) =>
+          delivered.map((i) => (i.type === type && 'text' in i ? i.text : '')).join('')
+        const partsText = (type: string) =>
+          done.message.parts.map((p) => (p.type === type && 'text' in p ? p.text : '')).join('')
+        expect(partsText('text')).toBe(joined('text_delta'))
+        expect(partsText('thinking_text')).toBe(joined('thinking_delta'))
+        for (const item of delivered) {
+          if (item.type === 'tool_call_start') {
+            expect(done.message.parts).toContainEqual(
+              expect.objectContaining({ type: 'tool_call', id: item.toolCallId }),
+            )
+          }
+        }
+      }
+    })
+  }
+
+  test('breaking out of the loop cancels the HTTP request', async () => {
+    const many = Array.from(
+      { length: 200 },
+      (_, i) => `{"id":"c","choices":[{"index":0,"delta":{"content":"${i} "}}]}`,
+    )
+    server().enqueue(streamOf('openai-chat', many, { chunkDelayMs: 5 }))
+    for await (const item of client().stream(ask())) {
+      expect(item.type).toBe('text_delta')
+      break
+    }
+    expect(await server().ended(0)).toBe('client_closed')
+  })
+})
+
+test('an HTTP 400 is a ProviderError and an Error', async () => {
+  server().enqueue({ status: 400, body: '{"error":{"message":"bad"}}' })
+  const error = await caught(client().complete(ask()))
+  expect(ProviderError.is(error)).toBe(true)
+  expect(error).toBeInstanceOf(Error)
+})
