@@ -10,12 +10,15 @@ export {
   type SessionErrorCode,
   SessionLockedError,
 } from './errors.js'
+export { type ForkOptions, forkSession, forkTitle } from './fork.js'
 export {
   INCOMPLETE_CALL_TEXT,
   MISSING_RESULT_TEXT,
   ProviderView,
   toProviderMessages,
 } from './provider-view.js'
+export { deriveReplayEvents, type ReplayOptions, type SubSessionHistories } from './replay/derive-replay.js'
+export { loadSubSessions, replaySession } from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
   type CreateSessionInit,

@@ -96,9 +96,10 @@ export function callIds(message: AssistantMessage): string[] {
 
 /** A short valid history: a user prompt, a tool round trip and a final answer. */
 export function shortConversation(h = new HistoryBuilder()): HistoryEvent[] {
+  const user = h.user('read the file')
   const ask = h.calls(['read_file'])
   return [
-    h.user('read the file'),
+    user,
     ask,
     h.result(callIds(ask)[0]!, 'read_file', 'contents'),
     h.assistant('done', { stopReason: 'stop' }),

@@ -1,0 +1,256 @@
+import {
+  type AssistantMessage,
+  type HistoryEvent,
+  joinText,
+  joinThinking,
+  type ReplayEvent,
+  type ToolCallEvent,
+  type ToolResultMessage,
+  toolResultEventStatus,
+} from '@kode/protocol'
+
+/** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
+export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
+
+/** Options of `deriveReplayEvents`. */
+export interface ReplayOptions {
+  /** The session id every derived event carries (default `''`). */
+  sessionId?: string
+  /**
+   * Sub-agent sessions to replay inline: a tool result linking a child session
+   * (`uiExtra: { type: 'session', sessionId }`) is preceded by that session's own replay.
+   */
+  subSessions?: SubSessionHistories
+}
+
+/**
+ * Derives the protocol events a UI replays for a persisted history (seed 000, "Replay
+ * derivation"). Nothing is invented beyond the rules, and the result passes `checkEventOrder`:
+ *
+ * - `user_message` per user message (text joined, images when present); `developer_message` per
+ *   developer message; system messages are not replayed.
+ * - Each assistant message is one turn: `turn_start`, an `assistant_image_delta` per image part,
+ *   `response_complete` (text parts joined, thinking joined as `thinkingText`), and `usage` when it
+ *   carries usage and is not an error response. Its tool calls are replayed as `tool_call` right
+ *   before their result; calls that never got one are replayed at the end of the turn.
+ * - `tool_result` per tool result (`aborted` is reported as `error`, then an `interrupt`), preceded
+ *   by the replay of the sub-agent session it links, and followed by `todo_change` when the result
+ *   carries a todo list with the `todo_change` side effect.
+ * - An aborted assistant message ends its turn with an `interrupt` (one, even when its last tool
+ *   result already reported one). `turn_end` closes the turn at the next user, developer or
+ *   assistant message, at a task-metadata record, or at the end.
+ * - Records: `error` becomes `error`, `interrupt` becomes `interrupt`, `task_metadata` becomes
+ *   `task_metadata`.
+ *
+ * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
+ * assistant message); a turn's closing events carry the time of its latest record.
+ */
+export function deriveReplayEvents(
+  history: readonly HistoryEvent[],
+  options: ReplayOptions = {},
+): ReplayEvent[] {
+  const sessionId = options.sessionId ?? ''
+  const out: ReplayEvent[] = []
+  const context: ReplayContext = {
+    out,
+    subSessions: options.subSessions ?? new Map(),
+    seen: new Set([sessionId]),
+  }
+  new SessionReplay(sessionId, context).run(history)
+  return out
+}
+
+interface ReplayContext {
+  out: ReplayEvent[]
+  subSessions: SubSessionHistories
+  /** Sessions already replayed, so a link cycle cannot recurse forever. */
+  seen: Set<string>
+}
+
+/** Replays one session's history into the shared output. */
+class SessionReplay {
+  private turnOpen = false
+  private turnAborted = false
+  private lastType: ReplayEvent['type'] | undefined
+  private lastTimestamp = 0
+  /** Tool calls of the open turn whose `tool_call` event waits for their result. */
+  private readonly pendingCalls = new Map<string, ToolCallEvent>()
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly context: ReplayContext,
+  ) {}
+
+  run(history: readonly HistoryEvent[]): void {
+    for (let i = 0; i < history.length; i++) this.take(history, i)
+    this.closeTurn()
+  }
+
+  private emit(event: ReplayEvent): void {
+    this.context.out.push(event)
+    this.lastType = event.type
+    this.lastTimestamp = Math.max(this.lastTimestamp, event.timestamp)
+  }
+
+  private take(history: readonly HistoryEvent[], index: number): void {
+    const event = history[index]!
+    const sessionId = this.sessionId
+    const timestamp = event.createdAt
+    if ('role' in event) {
+      switch (event.role) {
+        case 'system':
+          return
+        case 'user': {
+          this.closeTurn()
+          const images = event.parts.filter((part) => part.type !== 'text')
+          const content = joinText(event.parts)
+          this.emit({
+            type: 'user_message',
+            sessionId,
+            timestamp,
+            content,
+            ...(images.length ? { images } : {}),
+          })
+          return
+        }
+        case 'developer':
+          this.closeTurn()
+          this.emit({ type: 'developer_message', sessionId, timestamp, item: event })
+          return
+        case 'assistant':
+          this.closeTurn()
+          this.assistant(event)
+          return
+        case 'tool':
+          this.toolResult(event, isLastInTurn(history, index))
+          return
+        default: {
+          const unknown: never = event
+          void unknown
+          return
+        }
+      }
+    }
+    switch (event.type) {
+      case 'error':
+        this.emit({
+          type: 'error',
+          sessionId,
+          timestamp,
+          errorMessage: event.message,
+          canRetry: event.canRetry,
+        })
+        return
+      case 'interrupt':
+        this.emit({ type: 'interrupt', sessionId, timestamp })
+        return
+      case 'task_metadata':
+        this.closeTurn()
+        this.emit({ type: 'task_metadata', sessionId, timestamp, metadata: event.metadata })
+        return
+      default: {
+        const unknown: never = event
+        void unknown
+      }
+    }
+  }
+
+  private assistant(message: AssistantMessage): void {
+    const { createdAt: timestamp, responseId } = message
+    const scope = {
+      sessionId: this.sessionId,
+      timestamp,
+      ...(responseId !== undefined ? { responseId } : {}),
+    }
+    this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+    this.turnOpen = true
+    this.turnAborted = message.stopReason === 'aborted'
+    for (const part of message.parts) {
+      // Images stream before the response completes, so they are replayed before it too.
+      if (part.type === 'image_file')
+        this.emit({ type: 'assistant_image_delta', ...scope, filePath: part.path })
+      else if (part.type === 'image_url')
+        this.emit({ type: 'assistant_image_delta', ...scope, url: part.url })
+    }
+    const thinkingText = joinThinking(message.parts)
+    this.emit({
+      type: 'response_complete',
+      ...scope,
+      content: joinText(message.parts),
+      ...(thinkingText !== undefined ? { thinkingText } : {}),
+    })
+    if (message.usage && !message.isApiError && message.stopReason !== 'error') {
+      const cost = message.costUsd !== undefined ? { costUsd: message.costUsd } : {}
+      this.emit({ type: 'usage', ...scope, usage: message.usage, ...cost })
+    }
+    for (const part of message.parts) {
+      if (part.type !== 'tool_call') continue
+      this.pendingCalls.set(part.id, {
+        type: 'tool_call',
+        ...scope,
+        toolCallId: part.id,
+        toolName: part.name,
+        arguments: part.argumentsJson,
+      })
+    }
+  }
+
+  private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
+    const { sessionId } = this
+    const timestamp = result.createdAt
+    const call = this.pendingCalls.get(result.toolCallId)
+    if (call) {
+      this.pendingCalls.delete(result.toolCallId)
+      this.emit(call)
+    }
+    if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
+    this.emit({
+      type: 'tool_result',
+      sessionId,
+      timestamp,
+      ...(call?.responseId !== undefined ? { responseId: call.responseId } : {}),
+      toolCallId: result.toolCallId,
+      toolName: result.toolName,
+      result: result.outputText,
+      ...(result.uiExtra ? { uiExtra: result.uiExtra } : {}),
+      status: toolResultEventStatus(result.status),
+      ...(result.taskMetadata ? { taskMetadata: result.taskMetadata } : {}),
+      isLastInTurn,
+    })
+    if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
+      this.emit({ type: 'todo_change', sessionId, timestamp, todos: result.uiExtra.todos })
+    }
+    if (result.status === 'aborted') this.emit({ type: 'interrupt', sessionId, timestamp })
+  }
+
+  private subSession(childId: string): void {
+    const history = this.context.subSessions.get(childId)
+    if (!history || this.context.seen.has(childId)) return
+    this.context.seen.add(childId)
+    new SessionReplay(childId, this.context).run(history)
+  }
+
+  private closeTurn(): void {
+    if (!this.turnOpen) return
+    const timestamp = this.lastTimestamp
+    // Calls that never got a result are still shown, at the end of their turn.
+    for (const call of this.pendingCalls.values()) this.emit(call)
+    this.pendingCalls.clear()
+    if (this.turnAborted && this.lastType !== 'interrupt') {
+      this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
+    }
+    this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
+    this.turnOpen = false
+    this.turnAborted = false
+  }
+}
+
+/** True unless another tool result follows before the turn can end (records in between are skipped). */
+function isLastInTurn(history: readonly HistoryEvent[], index: number): boolean {
+  for (let i = index + 1; i < history.length; i++) {
+    const next = history[i]!
+    if ('role' in next) return next.role !== 'tool'
+    if (next.type === 'task_metadata') return true
+  }
+  return true
+}

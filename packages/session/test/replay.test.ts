@@ -1,0 +1,445 @@
+import { checkEventOrder, type HistoryEvent, type ReplayEvent, validateEvent } from '@kode/protocol'
+import { createMemorySessionStore, deriveReplayEvents, replaySession } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { generateSession } from './helpers/generate-session.js'
+import { callIds, HistoryBuilder } from './helpers/history.js'
+
+// One test per rule of seed 000's "Replay derivation" (and the turn/ordering rules around it).
+
+const replay = (history: HistoryEvent[], subSessions?: Map<string, HistoryEvent[]>) =>
+  deriveReplayEvents(history, { sessionId: 'main', ...(subSessions ? { subSessions } : {}) })
+
+/** `type` of each event, with the session id when it is not the main one. */
+const shape = (events: ReplayEvent[]) =>
+  events.map((e) => (e.sessionId === 'main' ? e.type : `${e.sessionId}:${e.type}`))
+
+const ofType = <T extends ReplayEvent['type']>(events: ReplayEvent[], type: T) =>
+  events.filter((e): e is Extract<ReplayEvent, { type: T }> => e.type === type)
+
+describe('chat messages', () => {
+  test('a user message becomes user_message with its text joined and no images field when it has none', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('hello')
+    user.parts.push({ type: 'text', text: ' world' })
+    expect(replay([user])).toEqual([
+      { type: 'user_message', sessionId: 'main', timestamp: user.createdAt, content: 'hello world' },
+    ])
+  })
+
+  test("a user message's images are carried on user_message", () => {
+    const h = new HistoryBuilder()
+    const image = { type: 'image_file' as const, path: 'a.png', mimeType: 'image/png' }
+    const url = { type: 'image_url' as const, url: 'https://example.com/b.png' }
+    expect(ofType(replay([h.user('look', [image, url])]), 'user_message')[0]?.images).toEqual([image, url])
+  })
+
+  test('a developer message becomes developer_message carrying the message', () => {
+    const h = new HistoryBuilder()
+    const developer = h.developer('<reminder>')
+    expect(replay([developer])).toEqual([
+      { type: 'developer_message', sessionId: 'main', timestamp: developer.createdAt, item: developer },
+    ])
+  })
+
+  test('system messages are not replayed', () => {
+    const h = new HistoryBuilder()
+    expect(shape(replay([h.system('prompt'), h.user('hi'), h.system('new prompt')]))).toEqual([
+      'user_message',
+    ])
+  })
+})
+
+describe('assistant messages', () => {
+  test('response_complete joins the text parts in order and the thinking parts as thinkingText', () => {
+    const h = new HistoryBuilder()
+    const answer = h.assistant(
+      [
+        { type: 'thinking_text', text: 'hmm ' },
+        { type: 'thinking_signature', signature: 's', format: 'anthropic', model: 'm' },
+        { type: 'text', text: 'one ' },
+        { type: 'tool_call', id: 'c', name: 'x', argumentsJson: '{}' },
+        { type: 'thinking_text', text: 'more' },
+        { type: 'text', text: 'two' },
+      ],
+      { responseId: 'resp_1' },
+    )
+    expect(ofType(replay([answer]), 'response_complete')).toEqual([
+      {
+        type: 'response_complete',
+        sessionId: 'main',
+        timestamp: answer.createdAt,
+        responseId: 'resp_1',
+        content: 'one two',
+        thinkingText: 'hmm more',
+      },
+    ])
+  })
+
+  test('response_complete has no thinkingText when the message has no thinking', () => {
+    const h = new HistoryBuilder()
+    expect(ofType(replay([h.assistant('plain')]), 'response_complete')[0]).not.toHaveProperty('thinkingText')
+  })
+
+  test('image parts become assistant_image_delta events, before response_complete', () => {
+    const h = new HistoryBuilder()
+    const answer = h.assistant([
+      { type: 'text', text: 'here' },
+      { type: 'image_file', path: 'out/cat.png', mimeType: 'image/png' },
+      { type: 'image_url', url: 'data:image/png;base64,AAAA' },
+    ])
+    const events = replay([answer])
+    expect(shape(events)).toEqual([
+      'turn_start',
+      'assistant_image_delta',
+      'assistant_image_delta',
+      'response_complete',
+      'turn_end',
+    ])
+    expect(ofType(events, 'assistant_image_delta').map(({ filePath, url }) => ({ filePath, url }))).toEqual([
+      { filePath: 'out/cat.png', url: undefined },
+      { filePath: undefined, url: 'data:image/png;base64,AAAA' },
+    ])
+  })
+
+  test('usage comes from the message usage, with its cost', () => {
+    const h = new HistoryBuilder()
+    const usage = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+    const answer = h.assistant('x', { usage, costUsd: 0.25, responseId: 'r' })
+    expect(ofType(replay([answer]), 'usage')).toEqual([
+      {
+        type: 'usage',
+        sessionId: 'main',
+        timestamp: answer.createdAt,
+        responseId: 'r',
+        usage,
+        costUsd: 0.25,
+      },
+    ])
+  })
+
+  test('no usage event for a message without usage', () => {
+    const h = new HistoryBuilder()
+    expect(ofType(replay([h.assistant('x')]), 'usage')).toEqual([])
+  })
+
+  test('no usage event for an error response', () => {
+    const h = new HistoryBuilder()
+    const usage = { inputTokens: 10 }
+    const history = [
+      h.assistant('partial', { usage, isApiError: true, errorMessage: 'reset', stopReason: 'error' }),
+      h.assistant('partial', { usage, stopReason: 'error' }),
+    ]
+    expect(ofType(replay(history), 'usage')).toEqual([])
+  })
+})
+
+describe('tools', () => {
+  test('each tool call part becomes tool_call with the raw arguments, right before its result', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['read_file', 'grep'], { responseId: 'r1' })
+    const [a, b] = callIds(ask) as [string, string]
+    const events = replay([ask, h.result(b, 'grep', 'B'), h.result(a, 'read_file', 'A')])
+    expect(shape(events)).toEqual([
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'tool_result',
+      'tool_call',
+      'tool_result',
+      'turn_end',
+    ])
+    expect(ofType(events, 'tool_call')).toEqual([
+      {
+        type: 'tool_call',
+        sessionId: 'main',
+        timestamp: ask.createdAt,
+        responseId: 'r1',
+        toolCallId: b,
+        toolName: 'grep',
+        arguments: '{"k":1}',
+      },
+      {
+        type: 'tool_call',
+        sessionId: 'main',
+        timestamp: ask.createdAt,
+        responseId: 'r1',
+        toolCallId: a,
+        toolName: 'read_file',
+        arguments: '{"k":0}',
+      },
+    ])
+  })
+
+  test('a tool result becomes tool_result with outputText, uiExtra, task metadata and status', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['edit'], { responseId: 'r1' })
+    const result = h.result(callIds(ask)[0]!, 'edit', 'patched', {
+      status: 'error',
+      uiExtra: { type: 'diff', diff: '-a\n+b' },
+      taskMetadata: { turnCount: 2 },
+    })
+    expect(ofType(replay([ask, result]), 'tool_result')).toEqual([
+      {
+        type: 'tool_result',
+        sessionId: 'main',
+        timestamp: result.createdAt,
+        responseId: 'r1',
+        toolCallId: callIds(ask)[0],
+        toolName: 'edit',
+        result: 'patched',
+        uiExtra: { type: 'diff', diff: '-a\n+b' },
+        status: 'error',
+        taskMetadata: { turnCount: 2 },
+        isLastInTurn: true,
+      },
+    ])
+  })
+
+  test('an aborted tool result is reported as error, followed by an interrupt', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['bash'])
+    const events = replay([ask, h.result(callIds(ask)[0]!, 'bash', 'stopped', { status: 'aborted' })])
+    expect(shape(events).slice(2)).toEqual(['tool_call', 'tool_result', 'interrupt', 'turn_end'])
+    expect(ofType(events, 'tool_result')[0]?.status).toBe('error')
+  })
+
+  test('a failed (error) tool result is not an interrupt', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['bash'])
+    const events = replay([ask, h.result(callIds(ask)[0]!, 'bash', 'boom', { status: 'error' })])
+    expect(shape(events)).not.toContain('interrupt')
+  })
+
+  test('isLastInTurn is true only for the last result of a turn', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['a', 'b'])
+    const [a, b] = callIds(ask) as [string, string]
+    const events = replay([ask, h.result(a, 'a', ''), h.error('blip'), h.result(b, 'b', ''), h.user('next')])
+    expect(ofType(events, 'tool_result').map((e) => e.isLastInTurn)).toEqual([false, true])
+  })
+
+  test('a call that never got a result is replayed at the end of its turn', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['a', 'b'])
+    const [a, b] = callIds(ask) as [string, string]
+    const events = replay([ask, h.result(b, 'b', ''), h.user('after a crash')])
+    expect(
+      events
+        .filter((e) => e.type === 'tool_call' || e.type === 'tool_result')
+        .map((e) => `${e.type}:${'toolCallId' in e ? e.toolCallId : ''}`),
+    ).toEqual([`tool_call:${b}`, `tool_result:${b}`, `tool_call:${a}`])
+    expect(shape(events).slice(-3)).toEqual(['tool_call', 'turn_end', 'user_message'])
+  })
+
+  test('a todo list result with the todo_change side effect is followed by todo_change', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['todo_write'])
+    const todos = [{ content: 'write tests', status: 'in_progress' as const }]
+    const result = h.result(callIds(ask)[0]!, 'todo_write', 'ok', {
+      uiExtra: { type: 'todo_list', todos },
+      sideEffects: ['todo_change'],
+    })
+    const events = replay([ask, result])
+    expect(shape(events).slice(3, 5)).toEqual(['tool_result', 'todo_change'])
+    expect(ofType(events, 'todo_change')[0]).toEqual({
+      type: 'todo_change',
+      sessionId: 'main',
+      timestamp: result.createdAt,
+      todos,
+    })
+  })
+})
+
+describe('interrupts', () => {
+  test('an aborted assistant message ends its turn with an interrupt, after its tool results', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['bash'], { stopReason: 'aborted' })
+    const events = replay([ask, h.result(callIds(ask)[0]!, 'bash', 'done'), h.user('next')])
+    expect(shape(events)).toEqual([
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'tool_result',
+      'interrupt',
+      'turn_end',
+      'user_message',
+    ])
+  })
+
+  test('an aborted turn whose last tool result already reported the interrupt gets no second one', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['bash'], { stopReason: 'aborted' })
+    const events = replay([ask, h.result(callIds(ask)[0]!, 'bash', 'stopped', { status: 'aborted' })])
+    expect(shape(events).filter((t) => t === 'interrupt')).toHaveLength(1)
+  })
+
+  test('an interrupt record becomes interrupt', () => {
+    const h = new HistoryBuilder()
+    const record = h.interrupt()
+    expect(replay([h.user('go'), record]).at(-1)).toEqual({
+      type: 'interrupt',
+      sessionId: 'main',
+      timestamp: record.createdAt,
+    })
+  })
+})
+
+describe('turns', () => {
+  test('turn_start precedes an assistant message at the start or after a user, developer or tool message', () => {
+    const h = new HistoryBuilder()
+    const first = h.calls(['a'])
+    const history = [
+      first,
+      h.result(callIds(first)[0]!, 'a', ''),
+      h.assistant('after tool'),
+      h.user('u'),
+      h.assistant('after user'),
+      h.developer('d'),
+      h.assistant('after developer'),
+    ]
+    expect(shape(replay(history))).toEqual([
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'tool_result',
+      'turn_end',
+      'turn_start',
+      'response_complete',
+      'turn_end',
+      'user_message',
+      'turn_start',
+      'response_complete',
+      'turn_end',
+      'developer_message',
+      'turn_start',
+      'response_complete',
+      'turn_end',
+    ])
+  })
+
+  test('two assistant messages in a row are two turns', () => {
+    const h = new HistoryBuilder()
+    expect(shape(replay([h.assistant('a'), h.assistant('b')]))).toEqual([
+      'turn_start',
+      'response_complete',
+      'turn_end',
+      'turn_start',
+      'response_complete',
+      'turn_end',
+    ])
+  })
+
+  test('an error record stays inside the turn; a task metadata record comes after it', () => {
+    const h = new HistoryBuilder()
+    const error = h.error('overloaded', true)
+    const metadata = h.taskMetadata(1)
+    const events = replay([h.assistant('a'), error, metadata])
+    expect(shape(events)).toEqual(['turn_start', 'response_complete', 'error', 'turn_end', 'task_metadata'])
+    expect(events[2]).toEqual({
+      type: 'error',
+      sessionId: 'main',
+      timestamp: error.createdAt,
+      errorMessage: 'overloaded',
+      canRetry: true,
+    })
+    expect(events[4]).toEqual({
+      type: 'task_metadata',
+      sessionId: 'main',
+      timestamp: metadata.createdAt,
+      metadata: metadata.metadata,
+    })
+  })
+
+  test("turn_end carries the time of the turn's latest record", () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['a'])
+    const result = h.result(callIds(ask)[0]!, 'a', '')
+    expect(replay([ask, result]).at(-1)).toEqual({
+      type: 'turn_end',
+      sessionId: 'main',
+      timestamp: result.createdAt,
+    })
+  })
+})
+
+describe('sub-agent sessions', () => {
+  function parentAndChild() {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['task'])
+    const link = h.result(callIds(ask)[0]!, 'task', 'child said hi', {
+      uiExtra: { type: 'session', sessionId: 'child' },
+    })
+    const c = new HistoryBuilder(5)
+    const child = [c.user('sub task'), c.assistant('hi')]
+    return { history: [ask, link], child }
+  }
+
+  test('a linked child session is replayed under its own id between the spawning call and its result', () => {
+    const { history, child } = parentAndChild()
+    expect(shape(replay(history, new Map([['child', child]])))).toEqual([
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'child:user_message',
+      'child:turn_start',
+      'child:response_complete',
+      'child:turn_end',
+      'tool_result',
+      'turn_end',
+    ])
+  })
+
+  test('a link to a session not given is replayed without it', () => {
+    const { history } = parentAndChild()
+    expect(shape(replay(history))).toEqual([
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'tool_result',
+      'turn_end',
+    ])
+  })
+
+  test('links that form a cycle replay each session once', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['task'])
+    const back = [
+      ask,
+      h.result(callIds(ask)[0]!, 'task', '', { uiExtra: { type: 'session', sessionId: 'main' } }),
+    ]
+    const events = replay(back, new Map([['main', back]]))
+    expect(shape(events)).toEqual(['turn_start', 'response_complete', 'tool_call', 'tool_result', 'turn_end'])
+  })
+
+  test('replaySession loads linked sessions, nested ones too, from the store', async () => {
+    const store = createMemorySessionStore()
+    const { history, subSessions } = generateSession({ seed: 3, tasks: 30, sessionId: 'main' })
+    await store.create({ id: 'main' })
+    await store.append('main', history)
+    for (const [id, events] of subSessions) {
+      await store.create({ id, parentSessionId: 'main', subAgent: { name: 'explore' } })
+      await store.append(id, events)
+    }
+    expect(subSessions.size).toBeGreaterThan(0)
+    expect(await replaySession(store, 'main')).toEqual(
+      deriveReplayEvents(history, { sessionId: 'main', subSessions }),
+    )
+  })
+})
+
+describe('the whole derivation', () => {
+  test('events carry the given session id, or an empty one by default', () => {
+    const h = new HistoryBuilder()
+    expect(deriveReplayEvents([h.user('x')])[0]?.sessionId).toBe('')
+  })
+
+  test.each([1, 2, 3, 4, 5])(
+    'a generated session (seed %i) replays into valid events in a valid order',
+    (seed) => {
+      const { history, subSessions } = generateSession({ seed, tasks: 80, sessionId: 'main' })
+      const events = deriveReplayEvents(history, { sessionId: 'main', subSessions })
+      expect(checkEventOrder(events)).toEqual([])
+      for (const event of events) expect(() => validateEvent(event)).not.toThrow()
+    },
+  )
+})
