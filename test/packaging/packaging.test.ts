@@ -1,7 +1,8 @@
-import { execFileSync } from 'node:child_process'
+import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
 // Installs the packages the way a host app will: packed tarballs into a project outside the
@@ -9,10 +10,16 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
 const repo = resolve(import.meta.dirname, '../..')
 const bin = (name: string) => join(repo, 'node_modules/.bin', name)
-/** Runs a command; on failure the error carries what it printed, so the test output shows why. */
-function run(cmd: string, args: string[], cwd: string): string {
+const execFileAsync = promisify(execFile)
+
+/**
+ * Runs a command; on failure the error carries what it printed, so the test output shows why.
+ * Asynchronous so a long build or install never blocks the test worker (vitest's RPC times out).
+ */
+async function run(cmd: string, args: string[], cwd: string): Promise<string> {
   try {
-    return execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+    const { stdout } = await execFileAsync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
+    return stdout
   } catch (error) {
     const { stdout, stderr } = error as { stdout?: string; stderr?: string }
     throw new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`)
@@ -39,12 +46,12 @@ const specifiers = packages.flatMap((p) =>
 
 let host: string
 
-beforeAll(() => {
-  run('pnpm', [...packages.flatMap((p) => ['--filter', p.name]), 'build'], repo)
+beforeAll(async () => {
+  await run('pnpm', [...packages.flatMap((p) => ['--filter', p.name]), 'build'], repo)
   host = mkdtempSync(join(tmpdir(), 'kode-host-'))
   const tarballs = join(host, 'tarballs')
   mkdirSync(tarballs)
-  for (const p of packages) run('pnpm', ['pack', '--pack-destination', tarballs], p.dir)
+  for (const p of packages) await run('pnpm', ['pack', '--pack-destination', tarballs], p.dir)
   const files = readdirSync(tarballs)
   const fileOf = (name: string) => {
     const file = files.find((f) => f.startsWith(`${name.replace('@', '').replace('/', '-')}-`))
@@ -66,7 +73,7 @@ beforeAll(() => {
       2,
     ),
   )
-  run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
+  await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
 }, 240_000)
 
 afterAll(() => {
@@ -74,7 +81,7 @@ afterAll(() => {
 })
 
 describe('installed from tarballs into a host project', () => {
-  test('every entry point imports from ESM', () => {
+  test('every entry point imports from ESM', async () => {
     const script = specifiers
       .map(
         (s, i) =>
@@ -82,18 +89,18 @@ describe('installed from tarballs into a host project', () => {
       )
       .join('\n')
     writeFileSync(join(host, 'esm.mjs'), `${script}\nconsole.log('esm ok')\n`)
-    expect(run('node', ['esm.mjs'], host).trim()).toBe('esm ok')
+    expect((await run('node', ['esm.mjs'], host)).trim()).toBe('esm ok')
   })
 
-  test('every entry point requires from CJS', () => {
+  test('every entry point requires from CJS', async () => {
     const script = specifiers
       .map((s) => `if (Object.keys(require('${s}')).length === 0) throw new Error('${s} is empty')`)
       .join('\n')
     writeFileSync(join(host, 'cjs.cjs'), `${script}\nconsole.log('cjs ok')\n`)
-    expect(run('node', ['cjs.cjs'], host).trim()).toBe('cjs ok')
+    expect((await run('node', ['cjs.cjs'], host)).trim()).toBe('cjs ok')
   })
 
-  test('types resolve under node16 (ESM and CJS) and bundler resolution', () => {
+  test('types resolve under node16 (ESM and CJS) and bundler resolution', async () => {
     const body = specifiers
       .map((s, i) => `import * as m${i} from '${s}'\nexport const k${i} = Object.keys(m${i})`)
       .join('\n')
@@ -115,9 +122,12 @@ describe('installed from tarballs into a host project', () => {
       ['esnext', 'bundler'],
     ] as const) {
       const files = module === 'node16' ? ['check.mts', 'check.cts'] : ['check.mts']
-      expect(() =>
-        run(bin('tsc'), [...options, '--module', module, '--moduleResolution', resolution, ...files], host),
-      ).not.toThrow()
+      // Rejects with tsc's output on any type error.
+      await run(
+        bin('tsc'),
+        [...options, '--module', module, '--moduleResolution', resolution, ...files],
+        host,
+      )
     }
   })
 
@@ -136,12 +146,12 @@ describe('installed from tarballs into a host project', () => {
 })
 
 describe.each(packages.map((p) => [p.name, p.dir]))('%s lints clean', (_name, dir) => {
-  test('publint', () => {
-    expect(run(bin('publint'), ['--strict'], dir)).toContain('All good')
+  test('publint', async () => {
+    expect(await run(bin('publint'), ['--strict'], dir)).toContain('All good')
   }, 60_000)
 
-  test('are the types wrong', () => {
+  test('are the types wrong', async () => {
     // attw exits non-zero on any problem; its table is the failure message.
-    expect(() => run(bin('attw'), ['--pack', '.', '--format', 'ascii'], dir)).not.toThrow()
+    await run(bin('attw'), ['--pack', '.', '--format', 'ascii'], dir)
   }, 120_000)
 })
