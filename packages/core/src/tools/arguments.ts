@@ -39,16 +39,23 @@ function compile(schema: TSchema): (value: unknown) => boolean {
   }
 }
 
-/** Lists the mismatches as `path: message`, `/` being the arguments object itself. */
+/**
+ * Lists the mismatches as `path: message`, `/` being the arguments object itself; one per path
+ * (a missing property is not also reported as being of the wrong type).
+ */
 function describeMismatches(schema: TSchema, value: unknown): string {
   const lines: string[] = []
+  const paths = new Set<string>()
   let more = 0
   for (const error of Value.Errors(schema, value)) {
+    const path = error.path === '' ? '/' : error.path
+    if (paths.has(path)) continue
+    paths.add(path)
     if (lines.length === MAX_REPORTED_ERRORS) {
       more++
       continue
     }
-    lines.push(`${error.path === '' ? '/' : error.path}: ${error.message}`)
+    lines.push(`${path}: ${error.message}`)
   }
   if (more > 0) lines.push(`(${more} more)`)
   return lines.length > 0 ? lines.join('; ') : 'the arguments do not match the schema'
