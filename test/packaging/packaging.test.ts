@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
 // Installs the packages the way a host app will: packed tarballs into a project outside the
@@ -10,20 +9,17 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
 const repo = resolve(import.meta.dirname, '../..')
 const bin = (name: string) => join(repo, 'node_modules/.bin', name)
-const execFileAsync = promisify(execFile)
-
 /**
  * Runs a command; on failure the error carries what it printed, so the test output shows why.
- * Asynchronous so a long build or install never blocks the test worker (vitest's RPC times out).
+ * Asynchronous so the test worker keeps answering vitest while a long build or install runs.
  */
-async function run(cmd: string, args: string[], cwd: string): Promise<string> {
-  try {
-    const { stdout } = await execFileAsync(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })
-    return stdout
-  } catch (error) {
-    const { stdout, stderr } = error as { stdout?: string; stderr?: string }
-    throw new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`)
-  }
+function run(cmd: string, args: string[], cwd: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${cmd} ${args.join(' ')} failed:\n${stdout ?? ''}${stderr ?? ''}`))
+      else resolve(stdout)
+    })
+  })
 }
 
 interface Pkg {
@@ -122,12 +118,9 @@ describe('installed from tarballs into a host project', () => {
       ['esnext', 'bundler'],
     ] as const) {
       const files = module === 'node16' ? ['check.mts', 'check.cts'] : ['check.mts']
-      // Rejects with tsc's output on any type error.
-      await run(
-        bin('tsc'),
-        [...options, '--module', module, '--moduleResolution', resolution, ...files],
-        host,
-      )
+      await expect(
+        run(bin('tsc'), [...options, '--module', module, '--moduleResolution', resolution, ...files], host),
+      ).resolves.toBeTypeOf('string')
     }
   })
 
@@ -152,6 +145,6 @@ describe.each(packages.map((p) => [p.name, p.dir]))('%s lints clean', (_name, di
 
   test('are the types wrong', async () => {
     // attw exits non-zero on any problem; its table is the failure message.
-    await run(bin('attw'), ['--pack', '.', '--format', 'ascii'], dir)
+    await expect(run(bin('attw'), ['--pack', '.', '--format', 'ascii'], dir)).resolves.toBeTypeOf('string')
   }, 120_000)
 })

@@ -45,8 +45,10 @@ export class Accumulator implements ResponseBuilder {
   /** The part the next delta of the same kind extends. */
   private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
   private readonly calls = new Map<number | string, ToolCallState>()
+  // A reusable FIFO: slots are overwritten rather than the array shrunk and regrown per item.
   private readonly queue: StreamItem[] = []
   private head = 0
+  private size = 0
   private id: string | undefined
   private reported: Usage | undefined
   private providerCost: number | undefined
@@ -63,29 +65,11 @@ export class Accumulator implements ResponseBuilder {
   }
 
   text(delta: string): void {
-    if (!delta) return
-    const open = this.open
-    if (open?.type === 'text') open.text += delta
-    else this.openPart({ type: 'text', text: delta })
-    const id = this.id
-    this.queue.push(
-      id === undefined
-        ? { type: 'text_delta', text: delta }
-        : { type: 'text_delta', text: delta, responseId: id },
-    )
+    this.delta('text', 'text_delta', delta)
   }
 
   thinking(delta: string): void {
-    if (!delta) return
-    const open = this.open
-    if (open?.type === 'thinking_text') open.text += delta
-    else this.openPart({ type: 'thinking_text', text: delta })
-    const id = this.id
-    this.queue.push(
-      id === undefined
-        ? { type: 'thinking_delta', text: delta }
-        : { type: 'thinking_delta', text: delta, responseId: id },
-    )
+    this.delta('thinking_text', 'thinking_delta', delta)
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -113,7 +97,7 @@ export class Accumulator implements ResponseBuilder {
   image(part: ImagePart): void {
     this.parts.push(part)
     this.open = undefined
-    this.queue.push(
+    this.emit(
       this.id === undefined
         ? { type: 'image_delta', part }
         : { type: 'image_delta', part, responseId: this.id },
@@ -169,11 +153,9 @@ export class Accumulator implements ResponseBuilder {
 
   /** The next queued stream item, if any. */
   take(): StreamItem | undefined {
-    if (this.head < this.queue.length) return this.queue[this.head++]
-    if (this.head > 0) {
-      this.queue.length = 0
-      this.head = 0
-    }
+    if (this.head < this.size) return this.queue[this.head++]
+    this.head = 0
+    this.size = 0
     return undefined
   }
 
@@ -189,12 +171,12 @@ export class Accumulator implements ResponseBuilder {
    */
   finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
     if (outcome === 'aborted') {
-      this.queue.length = 0
       this.head = 0
+      this.size = 0
     }
     for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
     const message = this.message(outcome, errorMessage)
-    if (outcome !== 'error') this.queue.push({ type: 'done', message })
+    if (outcome !== 'error') this.emit({ type: 'done', message })
     return message
   }
 
@@ -229,15 +211,15 @@ export class Accumulator implements ResponseBuilder {
     return message
   }
 
-  /** Gives a call its final id and arguments; announces it when the response completed. */
+  /**
+   * Gives a call its final id and arguments; announces it when the response completed. Arguments
+   * are complete when they parse as JSON, or are empty in a call the wire closed (no arguments).
+   */
   private settle(call: ToolCallState, completed: boolean): void {
     const part = call.part
     if (!part.id) part.id = `call_${this.options.createId()}`
-    if (call.closed || isJson(part.argumentsJson)) {
-      if (part.argumentsJson.trim() === '') part.argumentsJson = '{}'
-    } else {
-      part.incomplete = true
-    }
+    if (call.closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
+    else if (!isJson(part.argumentsJson)) part.incomplete = true
     if (completed && !call.started && part.name) this.announce(call)
   }
 
@@ -253,11 +235,25 @@ export class Accumulator implements ResponseBuilder {
   private announce(call: ToolCallState): void {
     call.started = true
     const { id, name } = call.part
-    this.queue.push(
+    this.emit(
       this.id === undefined
         ? { type: 'tool_call_start', toolCallId: id, toolName: name }
         : { type: 'tool_call_start', toolCallId: id, toolName: name, responseId: this.id },
     )
+  }
+
+  /** A text or thinking delta: extends the open part of its kind, or opens one; queues the item. */
+  private delta(part: 'text' | 'thinking_text', item: 'text_delta' | 'thinking_delta', delta: string): void {
+    if (!delta) return
+    const open = this.open
+    if (open?.type === part) open.text += delta
+    else this.openPart({ type: part, text: delta })
+    const id = this.id
+    this.emit(id === undefined ? { type: item, text: delta } : { type: item, text: delta, responseId: id })
+  }
+
+  private emit(item: StreamItem): void {
+    this.queue[this.size++] = item
   }
 
   private openPart(part: TextPart | ThinkingTextPart | ThinkingSignaturePart): void {

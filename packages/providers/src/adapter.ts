@@ -77,9 +77,13 @@ export interface ResponseBuilder {
   toolCall(key: number | string, id: string | null | undefined, name: string | null | undefined): void
   /** Appends argument JSON text to the tool call under `key` (starting it if needed). */
   toolCallArgs(key: number | string, json: string): void
-  /** Ends the current text or thinking part; with a key, also closes that tool call's arguments. */
+  /**
+   * Ends the current text or thinking part; with a key, also closes that tool call. A closed call
+   * with empty arguments gets `{}`; any call whose arguments do not parse as JSON at the end is
+   * marked `incomplete` (cut by `length`, an abort or a failure) and must not run.
+   */
   endBlock(key?: number | string): void
-  /** Closes every tool call: their arguments are final. */
+  /** Closes every tool call (see `endBlock`). */
   closeToolCalls(): void
   /** Usage so far, already in Kode's convention (inclusive input); replaces what was set before. */
   usage(usage: Usage): void

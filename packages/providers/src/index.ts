@@ -14,6 +14,22 @@ export type {
   WireRequest,
 } from './adapter.js'
 export {
+  type AnthropicUsage,
+  anthropicStopReason,
+  anthropicUsage,
+  createAnthropicEventMapper,
+} from './apis/anthropic/events.js'
+export { ANTHROPIC_BASE_URL, ANTHROPIC_VERSION, anthropic } from './apis/anthropic/index.js'
+export {
+  type AnthropicBlock,
+  type AnthropicBodyOptions,
+  type AnthropicMessage,
+  type AnthropicMessageOptions,
+  anthropicBody,
+  type CacheControl,
+  createAnthropicMessageMapper,
+} from './apis/anthropic/request.js'
+export {
   type ChatChunk,
   type ChatDelta,
   type ChatUsage,
@@ -22,7 +38,13 @@ export {
   createChatEventMapper,
   mapChatChunk,
 } from './apis/openai-chat/events.js'
-export { bearerAuth, OPENAI_BASE_URL, openaiChat } from './apis/openai-chat/index.js'
+export {
+  bearerAuth,
+  type ChatAdapterOptions,
+  chatAdapter,
+  OPENAI_BASE_URL,
+  openaiChat,
+} from './apis/openai-chat/index.js'
 export {
   type ChatBodyOptions,
   type ChatContentPart,
@@ -35,6 +57,9 @@ export {
   type ReasoningReplay,
   sendableArguments,
 } from './apis/openai-chat/request.js'
+export { createOpenRouterEventMapper } from './apis/openrouter/events.js'
+export { OPENROUTER_BASE_URL, openrouter } from './apis/openrouter/index.js'
+export { openrouterBody, openrouterReasoningReplay } from './apis/openrouter/request.js'
 export { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles, toBase64 } from './apis/shared/images.js'
 export { MessageCache } from './apis/shared/message-cache.js'
 export {

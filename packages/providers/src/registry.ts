@@ -1,9 +1,13 @@
 import type { ProviderFactory } from './adapter.js'
+import { anthropic } from './apis/anthropic/index.js'
 import { openaiChat } from './apis/openai-chat/index.js'
+import { openrouter } from './apis/openrouter/index.js'
 
 /** Built-in apis; looked up, never registered, so importing the package changes nothing. */
 const BUILTIN: Readonly<Record<string, ProviderFactory>> = {
   'openai-chat': openaiChat,
+  openrouter,
+  anthropic,
 }
 
 // The one piece of module state the package allows: apis the host registered.

@@ -87,3 +87,26 @@ test('registerProvider: a custom wire api from two mappings over the shared tran
 test('registerProvider rejects an empty api name', () => {
   expect(() => registerProvider('', () => ({}) as never)).toThrow(TypeError)
 })
+
+test('fetch and dispatcher are passed through; host headers override the adapter', async () => {
+  const dispatcher = { name: 'pool' }
+  let seen: { url: string; init: RequestInit & { dispatcher?: unknown } } | undefined
+  const fetch = async (url: string | URL | Request, init?: RequestInit) => {
+    seen = { url: String(url), init: init as RequestInit & { dispatcher?: unknown } }
+    return new Response('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n', {
+      headers: { 'content-type': 'text/event-stream' },
+    })
+  }
+  const client = createClient({
+    api: 'openai-chat',
+    model: 'm',
+    apiKey: 'sk-0123456789',
+    fetch,
+    dispatcher,
+    headers: { authorization: 'Bearer other' },
+  })
+  await client.complete(ask())
+  expect(seen?.url).toBe('https://api.openai.com/v1/chat/completions')
+  expect(seen?.init.dispatcher).toBe(dispatcher)
+  expect((seen!.init.headers as Record<string, string>).authorization).toBe('Bearer other')
+})

@@ -193,15 +193,22 @@ describe('abort and cancel', () => {
     expect(items).toEqual([{ type: 'done', message: expect.objectContaining({ stopReason: 'aborted' }) }])
   })
 
-  for (const name of ['kode-interleaved-reasoning', 'kode-parallel-tool-calls', 'deepseek-tool-call']) {
-    test(`abort after each stream item of ${name}: done is aborted and holds what was delivered`, async () => {
-      const payloads = fixture('openai-chat', name)
-      server().handle(() => streamOf('openai-chat', payloads))
-      const full = await collect(client().stream(ask()))
+  const abortCases = [
+    ['openai-chat', 'kode-interleaved-reasoning'],
+    ['openai-chat', 'kode-parallel-tool-calls'],
+    ['openai-chat', 'deepseek-tool-call'],
+    ['anthropic', 'kode-redacted-thinking-tools'],
+    ['anthropic', 'anthropic-clear-thinking.1'],
+  ] as const
+  for (const [api, name] of abortCases) {
+    test(`abort after each stream item of ${api} ${name}: done is aborted and holds what was delivered`, async () => {
+      const payloads = fixture(api, name)
+      server().handle(() => streamOf(api, payloads))
+      const full = await collect(client({ api }).stream(ask()))
       for (let index = 0; index < full.length - 1; index++) {
         const controller = new AbortController()
         const seen: StreamItem[] = []
-        for await (const item of client().stream(ask(), { signal: controller.signal })) {
+        for await (const item of client({ api }).stream(ask(), { signal: controller.signal })) {
           seen.push(item)
           if (seen.length === index + 1) controller.abort()
         }
@@ -246,4 +253,19 @@ test('an HTTP 400 is a ProviderError and an Error', async () => {
   const error = await caught(client().complete(ask()))
   expect(ProviderError.is(error)).toBe(true)
   expect(error).toBeInstanceOf(Error)
+})
+
+test('an error event read in the same chunk as earlier output still comes after that output', async () => {
+  const body = frameChat(fixture('openai-chat', 'kode-in-stream-error'), { done: false }).join('')
+  const fetch = async () => new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+  const items: StreamItem[] = []
+  const run = async () => {
+    for await (const item of client({ fetch }).stream(ask())) items.push(item)
+  }
+  const error = await caught(run())
+  expect(items).toEqual([{ type: 'text_delta', text: 'Partial', responseId: 'chatcmpl-kode-err' }])
+  expect(error).toMatchObject({
+    code: 'server_error',
+    partial: { parts: [{ type: 'text', text: 'Partial' }] },
+  })
 })

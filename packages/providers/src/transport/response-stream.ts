@@ -72,14 +72,16 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   next(): Promise<IteratorResult<StreamItem>> {
     if (this.inflight) return this.inflight.then(() => this.next())
-    const item = this.takeReady()
+    let item: StreamItem | undefined
+    try {
+      // The fast path: an item already queued, or one mapped from an event already decoded.
+      item = this.takeReady() ?? this.mapDecoded()
+    } catch (thrown) {
+      return this.track(this.pull({ error: thrown }))
+    }
     if (item !== undefined) return Promise.resolve({ done: false, value: item })
     if (this.finished) return this.settled()
-    const pending = this.pull().finally(() => {
-      this.inflight = undefined
-    })
-    this.inflight = pending
-    return pending
+    return this.track(this.pull())
   }
 
   /** Called by `break` / `return` in a for-await loop: cancels the HTTP request. */
@@ -106,32 +108,53 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     return Promise.resolve(DONE)
   }
 
-  private async pull(): Promise<IteratorResult<StreamItem>> {
+  private track(pending: Promise<IteratorResult<StreamItem>>): Promise<IteratorResult<StreamItem>> {
+    this.inflight = pending.finally(() => {
+      this.inflight = undefined
+    })
+    return this.inflight
+  }
+
+  /** The slow path: connect, read, retry; starts with `failure` when the fast path threw. */
+  private async pull(failure?: { error: unknown }): Promise<IteratorResult<StreamItem>> {
     for (;;) {
-      try {
-        if (!this.reader) await this.connect()
-        const item = await this.advance()
-        if (item !== undefined) return { done: false, value: item }
-        if (this.finished) return this.settled()
-      } catch (thrown) {
-        const retry = this.finished ? undefined : await this.recover(thrown)
-        if (retry) continue
-        const item = this.takeReady()
-        if (item !== undefined) return { done: false, value: item }
-        return this.settled()
+      if (!failure) {
+        try {
+          if (!this.reader) await this.connect()
+          const item = await this.advance()
+          if (item !== undefined) return { done: false, value: item }
+          if (this.finished) return this.settled()
+          continue
+        } catch (thrown) {
+          failure = { error: thrown }
+        }
       }
+      const retry = this.finished ? false : await this.recover(failure.error)
+      failure = undefined
+      if (retry) continue
+      const item = this.takeReady()
+      if (item !== undefined) return { done: false, value: item }
+      return this.settled()
     }
+  }
+
+  /** Maps decoded events until one yields an item; `undefined` when they run out first. */
+  private mapDecoded(): StreamItem | undefined {
+    if (this.finished || !this.mapper) return undefined
+    for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
+      this.map(event)
+      const item = this.takeReady()
+      if (item !== undefined) return item
+    }
+    return undefined
   }
 
   /** Maps queued events, reading more bytes when none are left, until an item is ready or the body ends. */
   private async advance(): Promise<StreamItem | undefined> {
     const reader = this.reader!
     for (;;) {
-      for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
-        this.map(event)
-        const item = this.takeReady()
-        if (item !== undefined) return item
-      }
+      const item = this.mapDecoded()
+      if (item !== undefined) return item
       const chunk = await reader.read()
       this.watchdog.touch()
       if (chunk.done) return this.endOfBody()
@@ -145,30 +168,16 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.mapper!(event, this.acc)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = thrown instanceof Error ? thrown.message : String(thrown)
-      throw transportError(
-        this.setup.errors,
-        'invalid_response',
-        `could not read an event (${detail}): ${event.data.slice(0, 120)}`,
-        {
-          retryable: false,
-          cause: thrown,
-        },
-      )
+      const detail = `could not read an event (${messageOf(thrown)}): ${event.data.slice(0, 120)}`
+      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false, cause: thrown })
     }
   }
 
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
     if (!this.acc.isComplete) {
-      throw transportError(
-        this.setup.errors,
-        'stream_cut',
-        'the stream ended before the response was complete',
-        {
-          retryable: true,
-        },
-      )
+      const detail = 'the stream ended before the response was complete'
+      throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }
     this.acc.finish('complete')
     this.end()
@@ -203,14 +212,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
     if (!response.body || isJsonResponse(response)) {
       const text = response.body ? await response.text() : ''
-      throw transportError(
-        setup.errors,
-        'invalid_response',
-        `expected an event stream, got: ${text.slice(0, 200)}`,
-        {
-          retryable: false,
-        },
-      )
+      const detail = `expected an event stream, got: ${text.slice(0, 200)}`
+      throw transportError(setup.errors, 'invalid_response', detail, { retryable: false })
     }
     this.reader = response.body.getReader()
     this.mapper = setup.adapter.createEventMapper()
@@ -221,11 +224,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       return await this.setup.adapter.buildRequest(this.setup.request)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = thrown instanceof Error ? thrown.message : String(thrown)
-      throw transportError(this.setup.errors, 'invalid_request', `could not build the request: ${detail}`, {
-        retryable: false,
-        cause: thrown,
-      })
+      const detail = `could not build the request: ${messageOf(thrown)}`
+      throw transportError(this.setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
     }
   }
 
@@ -240,23 +240,22 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.endAborted()
       return false
     }
+    const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
     const error = this.idleFired
-      ? transportError(
-          setup.errors,
-          'timeout',
-          `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`,
-          {
-            retryable: true,
-            cause: thrown,
-          },
-        )
+      ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
       : errorFromThrown(thrown, setup.errors)
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
     if (!this.delivered && error.retryable && retryAllowed(retry, elapsed, delayMs, setup.retry)) {
       this.resetAttempt()
-      setup.options.onRetry?.({ attempt: retry, delayMs, error })
+      try {
+        setup.options.onRetry?.({ attempt: retry, delayMs, error })
+      } catch (callbackError) {
+        // A throwing callback ends the stream with its own error rather than leaving it half reset.
+        this.end()
+        throw callbackError
+      }
       try {
         await sleep(delayMs, setup.options.signal)
         return true
@@ -302,6 +301,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private newAccumulator(): Accumulator {
     return new Accumulator({ ...this.setup.message, startedAt: this.startedAt })
   }
+}
+
+function messageOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown)
 }
 
 function isJsonResponse(response: Response): boolean {

@@ -11,11 +11,17 @@ export type SseEvent = EventSourceMessage
 export class SseDecoder {
   private readonly decoder = new TextDecoder()
   private readonly parser: EventSourceParser
-  private queue: SseEvent[] = []
+  // A reusable FIFO, like the accumulator's: no shrinking and regrowing per event.
+  private readonly queue: SseEvent[] = []
   private head = 0
+  private size = 0
 
   constructor() {
-    this.parser = createParser({ onEvent: (event) => this.queue.push(event) })
+    this.parser = createParser({
+      onEvent: (event) => {
+        this.queue[this.size++] = event
+      },
+    })
   }
 
   /** Decodes one chunk of the body; complete events become available to `next`. */
@@ -25,11 +31,9 @@ export class SseDecoder {
 
   /** The oldest event not taken yet. */
   next(): SseEvent | undefined {
-    if (this.head < this.queue.length) return this.queue[this.head++]
-    if (this.head > 0) {
-      this.queue.length = 0
-      this.head = 0
-    }
+    if (this.head < this.size) return this.queue[this.head++]
+    this.head = 0
+    this.size = 0
     return undefined
   }
 }

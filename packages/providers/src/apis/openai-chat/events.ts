@@ -73,7 +73,7 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
   const finish = choice.finish_reason
   if (finish) {
     out.stop(finish, chatStopReason(finish))
-    // `length` may have cut the last call's arguments; the accumulator checks those that parse.
+    // After `length` a call may be cut before its arguments began, so only other finishes close calls.
     if (finish !== 'length') out.closeToolCalls()
   }
 }

@@ -1,7 +1,16 @@
-import type { ProviderFactory } from '../../adapter.js'
+import type { AdapterConfig, EventMapper, ProviderFactory, WireAdapter } from '../../adapter.js'
+import type { ErrorContext } from '../../transport/failures.js'
+import type { LLMRequest } from '../../types.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createChatEventMapper } from './events.js'
-import { chatBody, chatReasoningReplay, createChatMessageMapper } from './request.js'
+import {
+  type ChatBodyOptions,
+  type ChatDialect,
+  type ChatMessage,
+  chatBody,
+  chatReasoningReplay,
+  createChatMessageMapper,
+} from './request.js'
 
 /** Default root of the OpenAI API. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
@@ -11,27 +20,58 @@ export function bearerAuth(apiKey: string | undefined): Record<string, string> {
   return apiKey ? { authorization: `Bearer ${apiKey}` } : {}
 }
 
+/** What a Chat Completions dialect changes; see {@link chatAdapter}. */
+export interface ChatAdapterOptions {
+  defaultBaseUrl: string
+  /** How an assistant message's reasoning goes back. */
+  replayReasoning: ChatDialect['replayReasoning']
+  /** The max-tokens field when the host sets none. */
+  maxTokensField: ChatBodyOptions['maxTokensField']
+  /** The request body from the mapped messages (default {@link chatBody}). */
+  body?: (request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) => Record<string, unknown>
+  /** The event mapper (default {@link createChatEventMapper}). */
+  events?: (errors: ErrorContext) => EventMapper
+}
+
+/**
+ * A Chat Completions adapter: bearer auth, POST `/chat/completions`, the shared message mapping.
+ * `openai-chat` and `openrouter` are both this with different options; so can a plugin for
+ * another dialect be.
+ */
+export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions): WireAdapter {
+  const messages = createChatMessageMapper({
+    speaker: { api: config.api, provider: config.provider, model: config.model },
+    thinkingAsText: thinkingRenderer(config.thinkingAsText),
+    replayReasoning: options.replayReasoning,
+  })
+  const bodyOptions: ChatBodyOptions = {
+    model: config.model,
+    includeUsage: config.includeUsage ?? true,
+    maxTokensField: config.maxTokensField ?? options.maxTokensField,
+  }
+  const body = options.body ?? chatBody
+  const events = options.events ?? createChatEventMapper
+  return {
+    defaultBaseUrl: options.defaultBaseUrl,
+    async buildRequest(request) {
+      const mapped = await messages(request, config.readImageFile)
+      return {
+        path: '/chat/completions',
+        headers: bearerAuth(config.apiKey),
+        body: body(request, mapped, bodyOptions),
+      }
+    },
+    createEventMapper: () => events(config.errors),
+  }
+}
+
 /**
  * `openai-chat`: Chat Completions, for OpenAI and every compatible server (vLLM, Ollama,
  * LM Studio, DeepSeek, Groq, xAI, Azure). POSTs to `${baseUrl}/chat/completions`.
  */
-export const openaiChat: ProviderFactory = (config) => {
-  const messages = createChatMessageMapper({
-    speaker: { api: config.api, provider: config.provider, model: config.model },
-    thinkingAsText: thinkingRenderer(config.thinkingAsText),
-    replayReasoning: chatReasoningReplay(config.reasoningField ?? 'reasoning_content'),
-  })
-  const bodyOptions = {
-    model: config.model,
-    includeUsage: config.includeUsage ?? true,
-    maxTokensField: config.maxTokensField ?? 'max_completion_tokens',
-  } as const
-  return {
+export const openaiChat: ProviderFactory = (config) =>
+  chatAdapter(config, {
     defaultBaseUrl: OPENAI_BASE_URL,
-    async buildRequest(request) {
-      const body = chatBody(request, await messages(request, config.readImageFile), bodyOptions)
-      return { path: '/chat/completions', headers: bearerAuth(config.apiKey), body }
-    },
-    createEventMapper: () => createChatEventMapper(config.errors),
-  }
-}
+    replayReasoning: chatReasoningReplay(config.reasoningField ?? 'reasoning_content'),
+    maxTokensField: 'max_completion_tokens',
+  })

@@ -1,0 +1,182 @@
+import type { StopReason, Usage } from '@kode/protocol'
+import type { EventMapper } from '../../adapter.js'
+import {
+  type ErrorContext,
+  errorFromPayload,
+  parseEventJson,
+  transportError,
+} from '../../transport/failures.js'
+
+/** Anthropic's usage fields: `input_tokens` excludes cache reads and writes. */
+export interface AnthropicUsage {
+  input_tokens?: number | null
+  output_tokens?: number | null
+  cache_read_input_tokens?: number | null
+  cache_creation_input_tokens?: number | null
+}
+
+/** The events of a Messages stream, as far as Kode reads them. */
+type AnthropicEvent =
+  | { type: 'message_start'; message?: { id?: string; usage?: AnthropicUsage } }
+  | { type: 'content_block_start'; index: number; content_block?: ContentBlock }
+  | { type: 'content_block_delta'; index: number; delta?: BlockDelta }
+  | { type: 'content_block_stop'; index: number }
+  | { type: 'message_delta'; delta?: { stop_reason?: string | null }; usage?: AnthropicUsage }
+  | { type: 'message_stop' }
+  | { type: 'ping' }
+  | { type: 'error'; error?: unknown }
+
+type ContentBlock =
+  | { type: 'text'; text?: string }
+  | { type: 'thinking'; thinking?: string }
+  | { type: 'redacted_thinking'; data?: string }
+  | { type: 'tool_use'; id?: string; name?: string; input?: unknown }
+  | { type: string }
+
+type BlockDelta =
+  | { type: 'text_delta'; text?: string }
+  | { type: 'thinking_delta'; thinking?: string }
+  | { type: 'signature_delta'; signature?: string }
+  | { type: 'input_json_delta'; partial_json?: string }
+  | { type: string }
+
+/**
+ * The Messages stream, event by event. `ping`, unknown events and unknown block types (server
+ * tools, `fallback`) are ignored. A repeated `message_start` for the open message is ignored; one
+ * for a different message while the first is open means an intermediary spliced a second
+ * response into this one, which fails as `stream_spliced` rather than mixing two responses'
+ * signed thinking. Usage from `message_start` is updated by each `message_delta`.
+ */
+export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
+  let openMessage: string | undefined
+  let usage: AnthropicUsage = {}
+  return (event, out) => {
+    const data = parseEventJson(event.data, errors) as AnthropicEvent
+    switch (data.type) {
+      case 'message_start': {
+        const id = data.message?.id
+        if (openMessage !== undefined) {
+          if (id === openMessage) return
+          throw transportError(
+            errors,
+            'stream_spliced',
+            `a second message (${id}) started inside ${openMessage}`,
+            {
+              retryable: true,
+            },
+          )
+        }
+        openMessage = id ?? ''
+        out.responseId(id)
+        usage = mergeUsage(usage, data.message?.usage)
+        out.usage(anthropicUsage(usage))
+        return
+      }
+      case 'content_block_start':
+        return startBlock(data.index, data.content_block, out)
+      case 'content_block_delta':
+        return blockDelta(data.index, data.delta, out)
+      case 'content_block_stop':
+        return out.endBlock(data.index)
+      case 'message_delta': {
+        const stop = data.delta?.stop_reason
+        if (stop) out.stop(stop, anthropicStopReason(stop))
+        if (data.usage) {
+          usage = mergeUsage(usage, data.usage)
+          out.usage(anthropicUsage(usage))
+        }
+        return
+      }
+      case 'message_stop':
+        openMessage = undefined
+        return out.complete()
+      case 'error':
+        throw errorFromPayload(data, errors)
+      default:
+        return
+    }
+  }
+}
+
+function startBlock(index: number, block: ContentBlock | undefined, out: Parameters<EventMapper>[1]): void {
+  if (!block) return
+  if (isBlock(block, 'text')) out.text(block.text ?? '')
+  else if (isBlock(block, 'thinking')) out.thinking(block.thinking ?? '')
+  else if (isBlock(block, 'redacted_thinking')) {
+    if (block.data) out.signature(block.data, { format: 'anthropic', redacted: true })
+  } else if (isBlock(block, 'tool_use')) {
+    out.toolCall(index, block.id, block.name)
+    // Deltas normally carry the input; a proxy may send it whole in the start block instead.
+    const input = block.input
+    if (input && typeof input === 'object' && Object.keys(input).length > 0)
+      out.toolCallArgs(index, JSON.stringify(input))
+  }
+}
+
+function blockDelta(index: number, delta: BlockDelta | undefined, out: Parameters<EventMapper>[1]): void {
+  if (!delta) return
+  if (isBlock(delta, 'text_delta')) out.text(delta.text ?? '')
+  else if (isBlock(delta, 'thinking_delta')) out.thinking(delta.thinking ?? '')
+  else if (isBlock(delta, 'signature_delta')) {
+    if (delta.signature) out.signature(delta.signature, { format: 'anthropic' })
+  } else if (isBlock(delta, 'input_json_delta')) out.toolCallArgs(index, delta.partial_json ?? '')
+}
+
+function isBlock<T extends { type: string }, K extends string>(
+  value: T,
+  type: K,
+): value is Extract<T, { type: K }> {
+  return value.type === type
+}
+
+/** `stop_reason` -> Kode's stop reason; `refusal`, `pause_turn` and unknown values have none. */
+export function anthropicStopReason(reason: string): StopReason | undefined {
+  switch (reason) {
+    case 'end_turn':
+    case 'stop_sequence':
+      return 'stop'
+    case 'max_tokens':
+    case 'model_context_window_exceeded':
+      return 'length'
+    case 'tool_use':
+      return 'tool_use'
+    default:
+      return undefined
+  }
+}
+
+/** Anthropic usage -> Kode usage: input made inclusive of cache reads and writes. */
+export function anthropicUsage(usage: AnthropicUsage): Usage {
+  const out: Usage = {}
+  const read = count(usage.cache_read_input_tokens)
+  const write = count(usage.cache_creation_input_tokens)
+  const input = count(usage.input_tokens)
+  if (input !== undefined) out.inputTokens = input + (read ?? 0) + (write ?? 0)
+  const output = count(usage.output_tokens)
+  if (output !== undefined) out.outputTokens = output
+  if (read !== undefined) out.cacheReadTokens = read
+  if (write !== undefined) out.cacheWriteTokens = write
+  return out
+}
+
+/** Later counts replace earlier ones; a count sent as null does not erase one we have. */
+function mergeUsage(base: AnthropicUsage, next: AnthropicUsage | undefined): AnthropicUsage {
+  if (!next) return base
+  const out = { ...base }
+  for (const key of USAGE_KEYS) {
+    const value = next[key]
+    if (value !== undefined && value !== null) out[key] = value
+  }
+  return out
+}
+
+const USAGE_KEYS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_read_input_tokens',
+  'cache_creation_input_tokens',
+] as const satisfies readonly (keyof AnthropicUsage)[]
+
+function count(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined
+}

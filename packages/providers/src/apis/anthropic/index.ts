@@ -1,0 +1,38 @@
+import type { ProviderFactory } from '../../adapter.js'
+import { thinkingRenderer } from '../shared/thinking.js'
+import { createAnthropicEventMapper } from './events.js'
+import { anthropicBody, type CacheControl, createAnthropicMessageMapper } from './request.js'
+
+/** Default root of the Anthropic API. */
+export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1'
+
+/** The `anthropic-version` header Kode speaks. */
+export const ANTHROPIC_VERSION = '2023-06-01'
+
+/** `anthropic`: the Messages API. POSTs to `${baseUrl}/messages`. */
+export const anthropic: ProviderFactory = (config) => {
+  const messages = createAnthropicMessageMapper({
+    model: config.model,
+    thinkingAsText: thinkingRenderer(config.thinkingAsText),
+  })
+  const bodyOptions = {
+    model: config.model,
+    defaultMaxTokens: config.modelInfo?.maxOutputTokens ?? 4_096,
+    cacheControl: cacheControlOf(config.cacheControl),
+  }
+  const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION }
+  if (config.apiKey) headers['x-api-key'] = config.apiKey
+  return {
+    defaultBaseUrl: ANTHROPIC_BASE_URL,
+    async buildRequest(request) {
+      const body = anthropicBody(request, await messages(request, config.readImageFile), bodyOptions)
+      return { path: '/messages', headers, body }
+    },
+    createEventMapper: () => createAnthropicEventMapper(config.errors),
+  }
+}
+
+function cacheControlOf(option: boolean | { ttl: '5m' | '1h' } | undefined): CacheControl | undefined {
+  if (option === false) return undefined
+  return typeof option === 'object' ? { type: 'ephemeral', ttl: option.ttl } : { type: 'ephemeral' }
+}

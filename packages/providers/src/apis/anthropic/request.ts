@@ -1,0 +1,280 @@
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  ImagePart,
+  Message,
+  ToolResultMessage,
+  UserMessage,
+} from '@kode/protocol'
+import type { LLMRequest } from '../../types.js'
+import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
+import { MessageCache } from '../shared/message-cache.js'
+import { providerView } from '../shared/provider-view.js'
+import { signatureFits } from '../shared/thinking.js'
+
+/** Anthropic Messages wire types (the subset Kode sends). */
+export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
+
+export type AnthropicImageSource =
+  | { type: 'base64'; media_type: string; data: string }
+  | { type: 'url'; url: string }
+
+export type AnthropicBlock =
+  | { type: 'text'; text: string; cache_control?: CacheControl }
+  | { type: 'image'; source: AnthropicImageSource; cache_control?: CacheControl }
+  | { type: 'thinking'; thinking: string; signature: string }
+  | { type: 'redacted_thinking'; data: string }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | {
+      type: 'tool_result'
+      tool_use_id: string
+      content?: AnthropicBlock[]
+      is_error?: boolean
+      cache_control?: CacheControl
+    }
+
+export interface AnthropicMessage {
+  role: 'user' | 'assistant'
+  content: AnthropicBlock[]
+}
+
+/** What the message mapping needs to know about the client. */
+export interface AnthropicMessageOptions {
+  model: string
+  /** Rendering of reasoning that cannot go back signed; `undefined` drops it. */
+  thinkingAsText: ((text: string) => string) | undefined
+}
+
+/**
+ * Messages -> Anthropic `system` and `messages`, per seed 000: developer messages folded into the
+ * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
+ * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
+ * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and
+ * the signature is dropped. Conversions are cached per message object.
+ */
+export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
+  const users = new MessageCache<AnthropicBlock[]>()
+  const tools = new MessageCache<AnthropicBlock>()
+  const assistants = new MessageCache<AnthropicBlock[]>()
+  const cached = (m: Message) => users.has(m) || tools.has(m)
+
+  return async function anthropicMessages(
+    request: LLMRequest,
+    readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
+  ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
+    const files = await readImageFiles(request.messages, cached, readImageFile)
+    const view = providerView(request)
+    const messages: AnthropicMessage[] = []
+    const push = (role: 'user' | 'assistant', content: AnthropicBlock[]) => {
+      if (content.length === 0) return
+      const last = messages[messages.length - 1]
+      // One turn per role: never mutate a cached array, build the merged one.
+      if (last?.role === role)
+        messages[messages.length - 1] = { role, content: [...last.content, ...content] }
+      else messages.push({ role, content })
+    }
+    const userBlocks = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
+    for (const entry of view.entries) {
+      switch (entry.role) {
+        case 'user':
+        case 'tool': {
+          const own =
+            entry.role === 'user'
+              ? userBlocks(entry.message)
+              : [tools.get(entry.message, (t) => convertTool(t, files))]
+          push('user', entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(userBlocks)])
+          break
+        }
+        case 'assistant':
+          push(
+            'assistant',
+            assistants.get(entry.message, (a) => convertAssistant(a, options)),
+          )
+          break
+        default: {
+          const unknown: never = entry
+          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
+        }
+      }
+    }
+    return { system: view.system, messages }
+  }
+}
+
+function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): AnthropicBlock[] {
+  const blocks: AnthropicBlock[] = []
+  for (const part of message.parts) {
+    if (part.type === 'text') {
+      if (part.text) blocks.push({ type: 'text', text: part.text })
+    } else blocks.push(imageBlock(part, files))
+  }
+  return blocks
+}
+
+function convertTool(message: ToolResultMessage, files: ImageFiles): AnthropicBlock {
+  const content: AnthropicBlock[] = []
+  if (message.outputText) content.push({ type: 'text', text: message.outputText })
+  for (const part of message.parts) content.push(imageBlock(part, files))
+  const block: AnthropicBlock = { type: 'tool_result', tool_use_id: message.toolCallId }
+  if (content.length > 0) block.content = content
+  if (message.status !== 'success') block.is_error = true
+  return block
+}
+
+function imageBlock(part: ImagePart, files: ImageFiles): AnthropicBlock {
+  const url = imageUrlOf(part, files)
+  const data = parseDataUrl(url)
+  return {
+    type: 'image',
+    source: data ? { type: 'base64', media_type: data.mimeType, data: data.data } : { type: 'url', url },
+  }
+}
+
+function convertAssistant(message: AssistantMessage, options: AnthropicMessageOptions): AnthropicBlock[] {
+  const blocks: AnthropicBlock[] = []
+  const parts = message.parts
+  const fits = (i: number) => {
+    const part = parts[i]
+    return part?.type === 'thinking_signature' && signatureFits(part, 'anthropic', options.model)
+      ? part
+      : undefined
+  }
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
+    switch (part.type) {
+      case 'text':
+        if (part.text) blocks.push({ type: 'text', text: part.text })
+        break
+      case 'thinking_text': {
+        const signed = fits(i + 1)
+        if (signed && !signed.redacted) {
+          blocks.push({ type: 'thinking', thinking: part.text, signature: signed.signature })
+          i++
+        } else if (options.thinkingAsText && part.text) {
+          blocks.push({ type: 'text', text: options.thinkingAsText(part.text) })
+        }
+        break
+      }
+      case 'thinking_signature': {
+        const signed = fits(i)
+        if (signed?.redacted) blocks.push({ type: 'redacted_thinking', data: signed.signature })
+        else if (signed) blocks.push({ type: 'thinking', thinking: '', signature: signed.signature })
+        break
+      }
+      case 'tool_call':
+        blocks.push({
+          type: 'tool_use',
+          id: part.id,
+          name: part.name,
+          input: toolInput(part.argumentsJson, part.incomplete),
+        })
+        break
+      case 'image_url':
+      case 'image_file':
+        // Assistant turns cannot carry images on this wire.
+        break
+      default: {
+        const unknown: never = part
+        throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)
+      }
+    }
+  }
+  return blocks
+}
+
+/** `tool_use.input` must be an object: the model's arguments, or `{}` when they never closed. */
+function toolInput(json: string, incomplete: boolean | undefined): Record<string, unknown> {
+  if (incomplete) return {}
+  try {
+    const value: unknown = JSON.parse(json)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : {}
+  } catch {
+    return {}
+  }
+}
+
+/** Thinking budgets per effort level. */
+const EFFORT_BUDGET = { minimal: 1_024, low: 4_096, medium: 10_000, high: 32_000 } as const
+const MIN_THINKING_BUDGET = 1_024
+
+/** Options of the request body beyond the messages. */
+export interface AnthropicBodyOptions {
+  model: string
+  /** `max_tokens` when the request sets none (the catalog's max output, else 4,096). */
+  defaultMaxTokens: number
+  cacheControl: CacheControl | undefined
+}
+
+/**
+ * The Messages request body. Reasoning becomes `thinking` with a budget (`budgetTokens`, else by
+ * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off. Prompt
+ * caching marks the system prompt, the last tool and the last user turn.
+ */
+export function anthropicBody(
+  request: LLMRequest,
+  mapped: { system: string[]; messages: AnthropicMessage[] },
+  options: AnthropicBodyOptions,
+) {
+  const maxTokens = request.maxOutputTokens ?? options.defaultMaxTokens
+  const cache = options.cacheControl
+  const body: Record<string, unknown> = {
+    model: options.model,
+    max_tokens: maxTokens,
+    messages: cache ? markLastUserTurn(mapped.messages, cache) : mapped.messages,
+    stream: true,
+  }
+  if (mapped.system.length > 0) {
+    const system: AnthropicBlock[] = mapped.system.map((text) => ({ type: 'text', text }))
+    if (cache)
+      system[system.length - 1] = {
+        ...(system[system.length - 1] as { type: 'text'; text: string }),
+        cache_control: cache,
+      }
+    body.system = system
+  }
+  if (request.tools && request.tools.length > 0) {
+    const tools: Record<string, unknown>[] = request.tools.map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      input_schema: tool.parameters,
+    }))
+    if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
+    body.tools = tools
+  }
+  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
+  const budget = thinkingBudget(request.reasoning, maxTokens)
+  if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
+  else if (request.temperature !== undefined) body.temperature = request.temperature
+  return body
+}
+
+function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): number | undefined {
+  if (!reasoning) return undefined
+  const wanted = reasoning.budgetTokens ?? EFFORT_BUDGET[reasoning.effort ?? 'medium']
+  const budget = Math.min(wanted, maxTokens - 1)
+  return budget >= MIN_THINKING_BUDGET ? budget : undefined
+}
+
+function anthropicToolChoice(choice: NonNullable<LLMRequest['toolChoice']>) {
+  if (typeof choice !== 'string') return { type: 'tool', name: choice.name }
+  return { type: choice === 'required' ? 'any' : choice }
+}
+
+/** A copy of `messages` whose last user turn ends with a cache breakpoint (cached blocks untouched). */
+function markLastUserTurn(messages: AnthropicMessage[], cache: CacheControl): AnthropicMessage[] {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== 'user') continue
+    const content = [...message.content]
+    const last = content[content.length - 1]!
+    if (last.type === 'text' || last.type === 'image' || last.type === 'tool_result') {
+      content[content.length - 1] = { ...last, cache_control: cache }
+    }
+    const out = [...messages]
+    out[i] = { role: 'user', content }
+    return out
+  }
+  return messages
+}

@@ -1,0 +1,118 @@
+import type { StreamItem } from '@kode/protocol'
+import { describe, expect, test } from 'vitest'
+import { Accumulator } from '../src/accumulate.js'
+
+let ids = 0
+const make = (prices?: { input: number; output: number }) =>
+  new Accumulator({
+    api: 'x',
+    provider: 'x',
+    model: 'm',
+    prices,
+    startedAt: 100,
+    now: () => 150,
+    createId: () => `id-${++ids}`,
+  })
+const drain = (acc: Accumulator) => {
+  const items: StreamItem[] = []
+  for (let item = acc.take(); item; item = acc.take()) items.push(item)
+  return items
+}
+
+describe('Accumulator', () => {
+  test('consecutive deltas of one kind extend one part; endBlock starts a new one', () => {
+    const acc = make()
+    acc.text('a')
+    acc.text('b')
+    acc.endBlock()
+    acc.text('c')
+    expect(acc.finish('complete').parts).toEqual([
+      { type: 'text', text: 'ab' },
+      { type: 'text', text: 'c' },
+    ])
+  })
+
+  test('empty deltas produce neither items nor parts', () => {
+    const acc = make()
+    acc.text('')
+    acc.thinking('')
+    expect(drain(acc)).toEqual([])
+    expect(acc.finish('complete').parts).toEqual([])
+  })
+
+  test('signature deltas join one part; a redacted block stands alone', () => {
+    const acc = make()
+    acc.signature('data', { format: 'anthropic', redacted: true })
+    acc.signature('s1', { format: 'anthropic' })
+    acc.signature('s2', { format: 'anthropic' })
+    expect(acc.finish('complete').parts).toEqual([
+      { type: 'thinking_signature', signature: 'data', format: 'anthropic', model: 'm', redacted: true },
+      { type: 'thinking_signature', signature: 's1s2', format: 'anthropic', model: 'm' },
+    ])
+  })
+
+  test('tool_call_start waits until both id and name are known, and comes once', () => {
+    const acc = make()
+    acc.toolCall(0, undefined, 'read')
+    expect(drain(acc)).toEqual([])
+    acc.toolCall(0, 'c1', undefined)
+    acc.toolCall(0, 'c1', 'read')
+    expect(drain(acc)).toEqual([{ type: 'tool_call_start', toolCallId: 'c1', toolName: 'read' }])
+  })
+
+  test('a closed call with no arguments gets {}; unparseable arguments are incomplete', () => {
+    const acc = make()
+    acc.toolCall(0, 'a', 'x')
+    acc.endBlock(0)
+    acc.toolCall(1, 'b', 'y')
+    acc.toolCallArgs(1, '{"k":')
+    acc.endBlock(1)
+    acc.toolCall(2, 'c', 'z')
+    expect(acc.finish('aborted').parts).toEqual([
+      { type: 'tool_call', id: 'a', name: 'x', argumentsJson: '{}' },
+      { type: 'tool_call', id: 'b', name: 'y', argumentsJson: '{"k":', incomplete: true },
+      { type: 'tool_call', id: 'c', name: 'z', argumentsJson: '', incomplete: true },
+    ])
+  })
+
+  test('aborting drops deltas the caller has not taken and queues the aborted done', () => {
+    const acc = make()
+    acc.text('seen')
+    expect(acc.take()?.type).toBe('text_delta')
+    acc.text(' unseen')
+    acc.finish('aborted')
+    expect(drain(acc).map((i) => i.type)).toEqual(['done'])
+  })
+
+  test('usage gets its total; cost comes from prices unless the provider reported one', () => {
+    const acc = make({ input: 1, output: 2 })
+    acc.usage({ inputTokens: 1_000, outputTokens: 500 })
+    expect(acc.finish('complete')).toMatchObject({
+      usage: { inputTokens: 1_000, outputTokens: 500, totalTokens: 1_500 },
+      costUsd: 0.002,
+      createdAt: 100,
+      durationMs: 50,
+    })
+    const reported = make({ input: 1, output: 2 })
+    reported.usage({ inputTokens: 1 })
+    reported.costUsd(0.5)
+    expect(reported.finish('complete').costUsd).toBe(0.5)
+  })
+
+  test('a failed response is marked as an API error and queues nothing', () => {
+    const acc = make()
+    const message = acc.finish('error', 'boom')
+    expect(message).toMatchObject({ stopReason: 'error', isApiError: true, errorMessage: 'boom' })
+    expect(drain(acc)).toEqual([])
+  })
+
+  test('complete is known from a stop reason or from the terminal event', () => {
+    const a = make()
+    expect(a.isComplete).toBe(false)
+    a.stop('end_turn', 'stop')
+    expect(a.isComplete).toBe(true)
+    const b = make()
+    b.complete()
+    expect(b.isComplete).toBe(true)
+  })
+})

@@ -1,0 +1,287 @@
+import type { Message } from '@kode/protocol'
+import type { ClientConfig, LLMRequest } from '@kode/providers'
+import { describe, expect, test } from 'vitest'
+import { streamOf, testClient, useServer } from '../helpers.js'
+import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
+
+const server = useServer()
+const END = streamOf('anthropic', [
+  '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1}}}',
+  '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":1}}',
+  '{"type":"message_stop"}',
+])
+const MODEL = 'claude-sonnet-4-5'
+
+async function sent(request: LLMRequest, config: Partial<ClientConfig> = {}) {
+  server().enqueue(END)
+  await testClient(server(), { api: 'anthropic', model: MODEL, ...config }).complete(request)
+  return server().requests.at(-1)!
+}
+const bodyOf = async (request: LLMRequest, config: Partial<ClientConfig> = {}) =>
+  (await sent(request, config)).body as Record<string, unknown>
+const messagesOf = async (messages: Message[], config: Partial<ClientConfig> = {}) =>
+  (await bodyOf({ messages }, { cacheControl: false, ...config })).messages as unknown[]
+const text = (t: string) => ({ type: 'text', text: t })
+
+describe('anthropic request', () => {
+  test('posts the exact body with x-api-key and anthropic-version to /messages', async () => {
+    const recorded = await sent({
+      system: 'Be brief.',
+      messages: [user('Hi')],
+      tools: [{ name: 'read_file', description: 'Read a file', parameters: { type: 'object' } }],
+      toolChoice: 'required',
+      temperature: 0.5,
+    })
+    expect(recorded.url).toBe('/messages')
+    expect(recorded.headers).toMatchObject({
+      'x-api-key': 'sk-test-key-0123456789',
+      'anthropic-version': '2023-06-01',
+      'content-type': 'application/json',
+    })
+    expect(recorded.headers.authorization).toBeUndefined()
+    expect(recorded.body).toEqual({
+      model: MODEL,
+      max_tokens: 64_000,
+      stream: true,
+      system: [{ type: 'text', text: 'Be brief.', cache_control: { type: 'ephemeral' } }],
+      messages: [
+        { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+      ],
+      tools: [
+        {
+          name: 'read_file',
+          description: 'Read a file',
+          input_schema: { type: 'object' },
+          cache_control: { type: 'ephemeral' },
+        },
+      ],
+      tool_choice: { type: 'any' },
+      temperature: 0.5,
+    })
+  })
+
+  test('cache breakpoints go on the last user turn only, with the configured ttl', async () => {
+    const body = await bodyOf(
+      { messages: [user('One'), assistant([{ type: 'text', text: 'Two' }]), user('Three')] },
+      { cacheControl: { ttl: '1h' } },
+    )
+    expect(body.messages).toEqual([
+      { role: 'user', content: [text('One')] },
+      { role: 'assistant', content: [text('Two')] },
+      {
+        role: 'user',
+        content: [{ type: 'text', text: 'Three', cache_control: { type: 'ephemeral', ttl: '1h' } }],
+      },
+    ])
+  })
+
+  test('a cache breakpoint never leaks into the cached conversion of a message', async () => {
+    const first = user('One')
+    const client = testClient(server(), { api: 'anthropic', model: MODEL })
+    server().enqueue(END, END)
+    await client.complete({ messages: [first] })
+    await client.complete({ messages: [first, assistant([{ type: 'text', text: 'Two' }]), user('Three')] })
+    expect((server().requests[1]!.body as { messages: unknown[] }).messages[0]).toEqual({
+      role: 'user',
+      content: [text('One')],
+    })
+  })
+
+  test('reasoning becomes a thinking budget below max_tokens, and temperature is left out', async () => {
+    expect(
+      await bodyOf({
+        messages: [user('Q')],
+        reasoning: { effort: 'high' },
+        temperature: 1,
+        maxOutputTokens: 8_000,
+      }),
+    ).toMatchObject({
+      max_tokens: 8_000,
+      thinking: { type: 'enabled', budget_tokens: 7_999 },
+    })
+    const low = await bodyOf({ messages: [user('Q')], reasoning: { budgetTokens: 2_000 }, temperature: 1 })
+    expect(low.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+    expect(low.temperature).toBeUndefined()
+    expect(
+      (await bodyOf({ messages: [user('Q')], reasoning: { effort: 'low' }, maxOutputTokens: 500 })).thinking,
+    ).toBeUndefined()
+  })
+
+  test('tool choices map to auto, none and a named tool', async () => {
+    expect((await bodyOf({ messages: [user('Q')], toolChoice: 'auto' })).tool_choice).toEqual({
+      type: 'auto',
+    })
+    expect((await bodyOf({ messages: [user('Q')], toolChoice: 'none' })).tool_choice).toEqual({
+      type: 'none',
+    })
+    expect((await bodyOf({ messages: [user('Q')], toolChoice: { name: 'x' } })).tool_choice).toEqual({
+      type: 'tool',
+      name: 'x',
+    })
+  })
+
+  test('system messages join the system prompt', async () => {
+    const body = await bodyOf({ system: 'A', messages: [system('B'), user('Hi')] }, { cacheControl: false })
+    expect(body.system).toEqual([text('A'), text('B')])
+  })
+
+  test('tool results become tool_result blocks in one user turn, with the developer message after them', async () => {
+    const image = { type: 'image_url' as const, url: PNG_DATA_URL }
+    const messages = [
+      user('Go'),
+      assistant([call('t1', 'shot', '{"x":1}'), call('t2', 'read')]),
+      result('t1', 'done', [image]),
+      result('t2', 'failed', [], 'error'),
+      developer('Remember the rules.'),
+    ]
+    expect((await messagesOf(messages)).slice(1)).toEqual([
+      {
+        role: 'assistant',
+        content: [
+          { type: 'tool_use', id: 't1', name: 'shot', input: { x: 1 } },
+          { type: 'tool_use', id: 't2', name: 'read', input: {} },
+        ],
+      },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: [
+              text('done'),
+              { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+            ],
+          },
+          { type: 'tool_result', tool_use_id: 't2', content: [text('failed')], is_error: true },
+          text('Remember the rules.'),
+        ],
+      },
+    ])
+  })
+
+  test('a developer message is appended to the preceding user message', async () => {
+    expect(
+      await messagesOf([
+        user('Question'),
+        developer('Reminder', { type: 'image_url', url: 'https://x/y.png' }),
+      ]),
+    ).toEqual([
+      {
+        role: 'user',
+        content: [
+          text('Question'),
+          text('Reminder'),
+          { type: 'image', source: { type: 'url', url: 'https://x/y.png' } },
+        ],
+      },
+    ])
+  })
+
+  test('image files are read and sent as base64', async () => {
+    const readImageFile = async () => Uint8Array.of(255, 216, 255)
+    expect(
+      await messagesOf([user({ type: 'image_file', path: '/a.jpg', mimeType: 'image/jpeg' })], {
+        readImageFile,
+      }),
+    ).toEqual([
+      {
+        role: 'user',
+        content: [{ type: 'image', source: { type: 'base64', media_type: 'image/jpeg', data: '/9j/' } }],
+      },
+    ])
+  })
+
+  test('signed and redacted thinking go back unchanged to the model that signed them', async () => {
+    const own = { api: 'anthropic', provider: 'anthropic', model: MODEL }
+    const messages = [
+      user('Q'),
+      assistant(
+        [
+          {
+            type: 'thinking_signature',
+            signature: 'opaque',
+            format: 'anthropic',
+            model: MODEL,
+            redacted: true,
+          },
+          { type: 'thinking_text', text: 'hmm' },
+          { type: 'thinking_signature', signature: 'sig', format: 'anthropic', model: MODEL },
+          { type: 'text', text: 'A' },
+          call('t1', 'x'),
+        ],
+        own,
+      ),
+      result('t1', 'ok'),
+    ]
+    expect((await messagesOf(messages))[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'redacted_thinking', data: 'opaque' },
+        { type: 'thinking', thinking: 'hmm', signature: 'sig' },
+        text('A'),
+        { type: 'tool_use', id: 't1', name: 'x', input: {} },
+      ],
+    })
+  })
+
+  test("another model's thinking becomes text and its signatures are dropped", async () => {
+    const other = 'claude-opus-4-5'
+    const messages = [
+      user('Q'),
+      assistant([
+        {
+          type: 'thinking_signature',
+          signature: 'opaque',
+          format: 'anthropic',
+          model: other,
+          redacted: true,
+        },
+        { type: 'thinking_text', text: 'hmm' },
+        { type: 'thinking_signature', signature: 'sig', format: 'anthropic', model: other },
+        { type: 'thinking_text', text: 'more' },
+        { type: 'thinking_signature', signature: 'g', format: 'google', model: MODEL },
+        { type: 'text', text: 'A' },
+      ]),
+    ]
+    expect((await messagesOf(messages))[1]).toEqual({
+      role: 'assistant',
+      content: [text('<thinking>\nhmm\n</thinking>'), text('<thinking>\nmore\n</thinking>'), text('A')],
+    })
+  })
+
+  test('thinking whose signature never arrived (aborted) is sent as text', async () => {
+    const messages = [user('Q'), assistant([{ type: 'thinking_text', text: 'half a thou' }]), user('Go on')]
+    expect((await messagesOf(messages))[1]).toEqual({
+      role: 'assistant',
+      content: [text('<thinking>\nhalf a thou\n</thinking>')],
+    })
+  })
+
+  test('an incomplete tool call is sent with {} input and a synthetic error result', async () => {
+    const messages = [user('Go'), assistant([call('t1', 'write', '{"path": "a', true)]), user('Next')]
+    expect((await messagesOf(messages)).slice(1)).toEqual([
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'write', input: {} }] },
+      {
+        role: 'user',
+        content: [
+          {
+            type: 'tool_result',
+            tool_use_id: 't1',
+            content: [
+              text(
+                'Error: the arguments of this tool call were cut off before they closed, so it was not run.',
+              ),
+            ],
+            is_error: true,
+          },
+          text('Next'),
+        ],
+      },
+    ])
+  })
+
+  test('empty text parts are not sent (Anthropic rejects them)', async () => {
+    expect(await messagesOf([user('', 'Hi')])).toEqual([{ role: 'user', content: [text('Hi')] }])
+  })
+})
