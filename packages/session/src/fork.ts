@@ -1,5 +1,6 @@
-import { type HistoryEvent, joinText } from '@kode/protocol'
+import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, sessionNotFound } from './errors.js'
+import { firstPrompt } from './first-prompt.js'
 import type { SessionInfo } from './session-info.js'
 import type { SessionStore } from './store/session-store.js'
 
@@ -64,16 +65,11 @@ export async function forkSession(
  * `Fix bug (fork)` again. An untitled source is named after its first prompt.
  */
 export function forkTitle(title: string | undefined, history: readonly HistoryEvent[]): string {
-  const base = title?.trim() || firstPrompt(history) || UNTITLED
+  const base = title?.trim() || shorten(firstPrompt(history)) || UNTITLED
   return base.endsWith(FORK_MARK) ? base : `${base}${FORK_MARK}`
 }
 
-function firstPrompt(history: readonly HistoryEvent[]): string | undefined {
-  for (const event of history) {
-    if (!('role' in event) || event.role !== 'user') continue
-    const line = joinText(event.parts).trim().split('\n')[0]?.trim()
-    if (!line) continue
-    return line.length > TITLE_FROM_PROMPT_CHARS ? `${line.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…` : line
-  }
-  return undefined
+function shorten(text: string | undefined): string | undefined {
+  if (text === undefined || text.length <= TITLE_FROM_PROMPT_CHARS) return text
+  return `${text.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…`
 }

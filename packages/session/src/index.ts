@@ -10,6 +10,8 @@ export {
   type SessionErrorCode,
   SessionLockedError,
 } from './errors.js'
+export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
+export type { ImageResolver } from './export/render-parts.js'
 export { type ForkOptions, forkSession, forkTitle } from './fork.js'
 export {
   INCOMPLETE_CALL_TEXT,

@@ -238,6 +238,20 @@ describe('one writer per session', () => {
   })
 })
 
+test('a history larger than the read chunk reads back exactly, multi-byte characters included', async () => {
+  const store = openStore()
+  await store.create({ id: 's' })
+  const h = new HistoryBuilder()
+  // ~3.5 MB: ASCII-only read chunks, then chunks with 2-, 3- and 4-byte characters across boundaries.
+  const records = Array.from({ length: 40 }, (_, i) =>
+    h.user(`${i} ${i < 20 ? 'ascii only '.repeat(8_000) : 'é—🙂 naïve café '.repeat(5_000)}`),
+  )
+  // And one line longer than the read chunk.
+  records.push(h.user(`long ${'é—🙂 x'.repeat(400_000)}`))
+  for (const record of records) await store.append('s', [record])
+  expect(await store.read('s')).toEqual(records)
+})
+
 test('with fsync on, appends still read back', async () => {
   const store = openStore({ fsync: true })
   await store.create({ id: 's' })

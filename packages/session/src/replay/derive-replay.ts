@@ -1,12 +1,16 @@
 import {
+  type AssistantImageDeltaEvent,
   type AssistantMessage,
   type HistoryEvent,
   joinText,
   joinThinking,
   type ReplayEvent,
+  type ResponseCompleteEvent,
   type ToolCallEvent,
+  type ToolResultEvent,
   type ToolResultMessage,
   toolResultEventStatus,
+  type UsageEvent,
 } from '@kode/protocol'
 
 /** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
@@ -156,42 +160,59 @@ class SessionReplay {
   }
 
   private assistant(message: AssistantMessage): void {
-    const { createdAt: timestamp, responseId } = message
-    const scope = {
-      sessionId: this.sessionId,
-      timestamp,
-      ...(responseId !== undefined ? { responseId } : {}),
-    }
-    this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+    const { sessionId } = this
+    const { createdAt: timestamp, responseId, parts } = message
+    this.emit({ type: 'turn_start', sessionId, timestamp })
     this.turnOpen = true
     this.turnAborted = message.stopReason === 'aborted'
-    for (const part of message.parts) {
+    // Literal objects, not spreads: replaying a long session builds hundreds of thousands of them.
+    for (const part of parts) {
       // Images stream before the response completes, so they are replayed before it too.
-      if (part.type === 'image_file')
-        this.emit({ type: 'assistant_image_delta', ...scope, filePath: part.path })
-      else if (part.type === 'image_url')
-        this.emit({ type: 'assistant_image_delta', ...scope, url: part.url })
+      if (part.type === 'image_file' || part.type === 'image_url') {
+        const image: AssistantImageDeltaEvent = { type: 'assistant_image_delta', sessionId, timestamp }
+        if (responseId !== undefined) image.responseId = responseId
+        if (part.type === 'image_file') image.filePath = part.path
+        else image.url = part.url
+        this.emit(image)
+      }
     }
-    const thinkingText = joinThinking(message.parts)
-    this.emit({
-      type: 'response_complete',
-      ...scope,
-      content: joinText(message.parts),
-      ...(thinkingText !== undefined ? { thinkingText } : {}),
-    })
+    const complete: ResponseCompleteEvent =
+      responseId === undefined
+        ? { type: 'response_complete', sessionId, timestamp, content: joinText(parts) }
+        : { type: 'response_complete', sessionId, timestamp, responseId, content: joinText(parts) }
+    const thinkingText = joinThinking(parts)
+    if (thinkingText !== undefined) complete.thinkingText = thinkingText
+    this.emit(complete)
     if (message.usage && !message.isApiError && message.stopReason !== 'error') {
-      const cost = message.costUsd !== undefined ? { costUsd: message.costUsd } : {}
-      this.emit({ type: 'usage', ...scope, usage: message.usage, ...cost })
+      const usage: UsageEvent =
+        responseId === undefined
+          ? { type: 'usage', sessionId, timestamp, usage: message.usage }
+          : { type: 'usage', sessionId, timestamp, responseId, usage: message.usage }
+      if (message.costUsd !== undefined) usage.costUsd = message.costUsd
+      this.emit(usage)
     }
-    for (const part of message.parts) {
+    for (const part of parts) {
       if (part.type !== 'tool_call') continue
-      this.pendingCalls.set(part.id, {
-        type: 'tool_call',
-        ...scope,
-        toolCallId: part.id,
-        toolName: part.name,
-        arguments: part.argumentsJson,
-      })
+      const call: ToolCallEvent =
+        responseId === undefined
+          ? {
+              type: 'tool_call',
+              sessionId,
+              timestamp,
+              toolCallId: part.id,
+              toolName: part.name,
+              arguments: part.argumentsJson,
+            }
+          : {
+              type: 'tool_call',
+              sessionId,
+              timestamp,
+              responseId,
+              toolCallId: part.id,
+              toolName: part.name,
+              arguments: part.argumentsJson,
+            }
+      this.pendingCalls.set(part.id, call)
     }
   }
 
@@ -204,19 +225,35 @@ class SessionReplay {
       this.emit(call)
     }
     if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
-    this.emit({
-      type: 'tool_result',
-      sessionId,
-      timestamp,
-      ...(call?.responseId !== undefined ? { responseId: call.responseId } : {}),
-      toolCallId: result.toolCallId,
-      toolName: result.toolName,
-      result: result.outputText,
-      ...(result.uiExtra ? { uiExtra: result.uiExtra } : {}),
-      status: toolResultEventStatus(result.status),
-      ...(result.taskMetadata ? { taskMetadata: result.taskMetadata } : {}),
-      isLastInTurn,
-    })
+    const responseId = call?.responseId
+    const { toolCallId, toolName, outputText } = result
+    const status = toolResultEventStatus(result.status)
+    const event: ToolResultEvent =
+      responseId === undefined
+        ? {
+            type: 'tool_result',
+            sessionId,
+            timestamp,
+            toolCallId,
+            toolName,
+            result: outputText,
+            status,
+            isLastInTurn,
+          }
+        : {
+            type: 'tool_result',
+            sessionId,
+            timestamp,
+            responseId,
+            toolCallId,
+            toolName,
+            result: outputText,
+            status,
+            isLastInTurn,
+          }
+    if (result.uiExtra) event.uiExtra = result.uiExtra
+    if (result.taskMetadata) event.taskMetadata = result.taskMetadata
+    this.emit(event)
     if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
       this.emit({ type: 'todo_change', sessionId, timestamp, todos: result.uiExtra.todos })
     }

@@ -1,3 +1,4 @@
+import { isAscii } from 'node:buffer'
 import type { FileHandle } from 'node:fs/promises'
 import { open } from 'node:fs/promises'
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
@@ -29,20 +30,24 @@ export async function readHistoryFile(file: string, sessionId: string): Promise<
   }
   const events: HistoryEvent[] = []
   let line = 0
-  let carry: Buffer | undefined
+  // `buffer[0, kept)` holds the start of a line whose end has not been read yet.
+  let buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES)
+  let kept = 0
   try {
-    const chunk = Buffer.allocUnsafe(CHUNK_BYTES)
     for (;;) {
-      const { bytesRead } = await handle.read(chunk, 0, CHUNK_BYTES, null)
+      if (kept === buffer.length) buffer = grow(buffer)
+      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
       if (bytesRead === 0) break
-      const data = carry ? Buffer.concat([carry, chunk.subarray(0, bytesRead)]) : chunk.subarray(0, bytesRead)
-      const end = data.lastIndexOf(NEWLINE)
+      const filled = kept + bytesRead
+      const end = buffer.lastIndexOf(NEWLINE, filled - 1)
       if (end === -1) {
-        carry = Buffer.from(data)
+        kept = filled
         continue
       }
       // One string per chunk, split into lines: far cheaper than a string per line from the buffer.
-      for (const text of data.toString('utf8', 0, end).split('\n')) {
+      // ASCII-only chunks take the much faster latin1 decoder (same result for ASCII).
+      const encoding = isAscii(buffer.subarray(0, end)) ? 'latin1' : 'utf8'
+      for (const text of buffer.toString(encoding, 0, end).split('\n')) {
         line++
         try {
           events.push(decodeHistoryEvent(text))
@@ -50,13 +55,19 @@ export async function readHistoryFile(file: string, sessionId: string): Promise<
           throw new CorruptHistoryError(sessionId, file, line, cause)
         }
       }
-      // Copied: `chunk` is reused by the next read.
-      carry = end + 1 < data.length ? Buffer.from(data.subarray(end + 1)) : undefined
+      kept = buffer.copy(buffer, 0, end + 1, filled)
     }
   } finally {
     await handle.close()
   }
-  return carry ? { events, torn: { line: line + 1, bytes: carry.length } } : { events }
+  return kept > 0 ? { events, torn: { line: line + 1, bytes: kept } } : { events }
+}
+
+/** A buffer twice as large holding the same bytes, for a line longer than the buffer. */
+function grow(buffer: Buffer): Buffer {
+  const larger = Buffer.allocUnsafe(buffer.length * 2)
+  buffer.copy(larger)
+  return larger
 }
 
 /** Counts the complete lines (newline bytes) in `[from, to)` of an open file. */

@@ -1,0 +1,91 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { firstPrompt } from '../first-prompt.js'
+import type { SubSessionHistories } from '../replay/derive-replay.js'
+import type { SessionInfo } from '../session-info.js'
+import { formatTime } from './format.js'
+import type { ImageResolver } from './render-parts.js'
+import { renderTranscript } from './render-transcript.js'
+import { html, SafeHtml } from './safe-html.js'
+import { TRANSCRIPT_CSS } from './styles.js'
+
+/** Options of `exportHtml`. */
+export interface ExportHtmlOptions {
+  /** The page title; by default the session's title, else its first prompt. */
+  title?: string
+  /** The session's metadata, shown in the header (id, dates, model, parent). */
+  info?: SessionInfo
+  /** Sub-agent sessions to nest under the tool calls that ran them (see `loadSubSessions`). */
+  subSessions?: SubSessionHistories
+  /**
+   * Embeds an `image_file` part: return a `data:image/...;base64,` URL, or `undefined` to show
+   * the file's path instead. Only `data:image/` URLs are ever embedded.
+   */
+  resolveImage?: ImageResolver
+}
+
+// No network and no script: only inline styles and inline (data:) images may load.
+const CSP =
+  "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+const DEFAULT_TITLE = 'Kode session'
+// Our own constant stylesheet: trusted, and it must not be entity-escaped inside <style>.
+const STYLE = new SafeHtml(TRANSCRIPT_CSS)
+
+/**
+ * Renders a history as one self-contained HTML file: user, developer and assistant messages,
+ * thinking and tool calls as collapsible `<details>` (failed, interrupted and missing results
+ * marked), images, usage and cost per response and in total, and linked sub-agent sessions
+ * nested under the tool calls that ran them. Every piece of text is escaped and shown as text
+ * (markdown is not rendered); the page runs no script and a Content-Security-Policy forbids any
+ * network request. The output depends only on its inputs.
+ */
+export function exportHtml(history: readonly HistoryEvent[], options: ExportHtmlOptions = {}): string {
+  const { info } = options
+  const seen = new Set<string>(info ? [info.id] : [])
+  const { markup, totals } = renderTranscript(history, {
+    subSessions: options.subSessions ?? new Map(),
+    resolveImage: options.resolveImage,
+    seen,
+  })
+  const title = options.title ?? (info?.title || firstPrompt(history) || DEFAULT_TITLE)
+  const started = info?.createdAt ?? history[0]?.createdAt
+  const models = [
+    ...new Set(history.flatMap((e) => ('role' in e && e.role === 'assistant' && e.model ? [e.model] : []))),
+  ]
+  const nested = seen.size - (info ? 1 : 0)
+  const facts: [string, string | undefined][] = [
+    ['Session', info?.id],
+    ['Started', started !== undefined ? formatTime(started) : undefined],
+    ['Updated', info ? formatTime(info.updatedAt) : undefined],
+    [
+      'Forked from',
+      info?.forkedFrom ? `${info.forkedFrom.sessionId} at ${info.forkedFrom.messageId}` : undefined,
+    ],
+    ['Parent', info?.parentSessionId && !info.forkedFrom ? info.parentSessionId : undefined],
+    ['Models', models.length ? models.join(', ') : undefined],
+    ['Records', String(history.length)],
+    [
+      'Total',
+      `${totals.describe()}${nested ? ` (with ${nested} sub-agent ${nested === 1 ? 'session' : 'sessions'})` : ''}`,
+    ],
+  ]
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<title>${title}</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+<h1>${title}</h1>
+<dl class="meta">${facts.map(([term, value]) => (value === undefined ? '' : html`<dt>${term}</dt><dd>${value}</dd>`))}</dl>
+${markup}
+<footer class="totals">Total: ${totals.describe()}</footer>
+</main>
+</body>
+</html>
+`.value
+}

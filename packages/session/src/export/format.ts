@@ -1,0 +1,64 @@
+import { addUsage, type Usage } from '@kode/protocol'
+
+/** `12345` -> `12,345`, without depending on the host's locale data. */
+export function formatCount(n: number): string {
+  return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+}
+
+/** USD with enough digits for sub-cent responses. */
+export function formatCost(usd: number): string {
+  return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`
+}
+
+/** `2025-11-13 08:15:02 UTC`: fixed format and zone, so an export is the same wherever it runs. */
+export function formatTime(ms: number): string {
+  const iso = new Date(ms).toISOString()
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+}
+
+export function formatDuration(ms: number): string {
+  return ms < 1000 ? `${Math.round(ms)} ms` : `${(ms / 1000).toFixed(1)} s`
+}
+
+/** `12,000 in (11,000 cached) · 420 out`: only the counts the provider reported. */
+export function formatUsage(usage: Usage): string {
+  const parts: string[] = []
+  if (usage.inputTokens !== undefined) {
+    const cached = usage.cacheReadTokens ? ` (${formatCount(usage.cacheReadTokens)} cached)` : ''
+    parts.push(`${formatCount(usage.inputTokens)} in${cached}`)
+  }
+  if (usage.outputTokens !== undefined) {
+    const reasoning = usage.reasoningTokens ? ` (${formatCount(usage.reasoningTokens)} reasoning)` : ''
+    parts.push(`${formatCount(usage.outputTokens)} out${reasoning}`)
+  }
+  return parts.join(' · ')
+}
+
+/** Usage and cost summed over responses; `responses` counts those that reported either. */
+export class Totals {
+  usage: Usage = {}
+  costUsd = 0
+  responses = 0
+
+  add(usage: Usage | undefined, costUsd: number | undefined): void {
+    if (usage === undefined && costUsd === undefined) return
+    if (usage) this.usage = addUsage(this.usage, usage)
+    if (costUsd !== undefined) this.costUsd += costUsd
+    this.responses++
+  }
+
+  merge(other: Totals): void {
+    this.usage = addUsage(this.usage, other.usage)
+    this.costUsd += other.costUsd
+    this.responses += other.responses
+  }
+
+  /** `3 responses · 36,000 in · 1,200 out · $0.1234`. */
+  describe(): string {
+    const usage = formatUsage(this.usage)
+    const parts = [`${this.responses} ${this.responses === 1 ? 'response' : 'responses'}`]
+    if (usage) parts.push(usage)
+    parts.push(formatCost(this.costUsd))
+    return parts.join(' · ')
+  }
+}

@@ -1,0 +1,84 @@
+import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
+import { type ImageResolver, renderDetails, renderImage } from './render-parts.js'
+import { html, type SafeHtml } from './safe-html.js'
+
+const PREVIEW_CHARS = 100
+
+/** What a tool block needs besides the call and its result. */
+export interface ToolRenderContext {
+  resolveImage: ImageResolver | undefined
+  /** The nested transcript of a linked sub-agent session, if it is available. */
+  subSession(sessionId: string): SafeHtml | undefined
+}
+
+/**
+ * One tool call and its result as a collapsible block: the summary names the tool, previews the
+ * arguments and marks a failed, interrupted or missing result; the body holds the full arguments
+ * (pretty-printed when they are JSON), the output, images, the tool's UI extra and the nested
+ * sub-agent session.
+ */
+export function renderToolCall(
+  call: ToolCallPart | undefined,
+  result: ToolResultMessage | undefined,
+  context: ToolRenderContext,
+): SafeHtml {
+  const name = call?.name ?? result?.toolName ?? 'tool'
+  const state = result ? result.status : 'missing'
+  const badge =
+    state === 'success' ? '' : html` <span class="badge ${state}">${badgeText(state, call)}</span>`
+  const preview = call ? html` <code>${oneLine(call.argumentsJson)}</code>` : ''
+  const body = html`${call ? html`<p class="label">Arguments</p><pre>${prettyJson(call.argumentsJson)}</pre>` : ''}${
+    result ? renderResult(result, context) : html`<p class="label">No result was recorded.</p>`
+  }`
+  return renderDetails(`tool ${state}`, html`<span class="tool-name">${name}</span>${preview}${badge}`, body)
+}
+
+function renderResult(result: ToolResultMessage, context: ToolRenderContext): SafeHtml {
+  const sessionId = result.uiExtra?.type === 'session' ? result.uiExtra.sessionId : undefined
+  const nested = sessionId !== undefined ? context.subSession(sessionId) : undefined
+  return html`<p class="label">Result</p><pre>${result.outputText}</pre>${result.parts.map((part) =>
+    renderImage(part, context.resolveImage),
+  )}${result.uiExtra ? renderUiExtra(result.uiExtra) : ''}${
+    nested ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, nested) : ''
+  }`
+}
+
+function renderUiExtra(extra: ToolResultUiExtra): SafeHtml | string {
+  switch (extra.type) {
+    case 'diff':
+      return html`<p class="label">Diff${extra.path ? html` of <code>${extra.path}</code>` : ''}</p><pre>${extra.diff}</pre>`
+    case 'todo_list':
+      return html`<p class="label">Todos</p><ul class="todos">${extra.todos.map(
+        (todo) => html`<li>[${todo.status}] ${todo.content}</li>`,
+      )}</ul>`
+    case 'markdown':
+      return html`<p class="label">Notes</p><pre>${extra.markdown}</pre>`
+    case 'json':
+      return html`<p class="label">Data</p><pre>${JSON.stringify(extra.value, null, 2) ?? 'undefined'}</pre>`
+    case 'session':
+      return ''
+    default: {
+      const unknown: never = extra
+      void unknown
+      return ''
+    }
+  }
+}
+
+function badgeText(state: ToolResultMessage['status'] | 'missing', call: ToolCallPart | undefined): string {
+  if (state === 'missing') return call?.incomplete ? 'not run' : 'no result'
+  return state === 'aborted' ? 'interrupted' : state
+}
+
+function prettyJson(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2)
+  } catch {
+    return text
+  }
+}
+
+function oneLine(text: string): string {
+  const flat = text.replace(/\s+/g, ' ')
+  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat
+}

@@ -1,0 +1,168 @@
+import type { AssistantMessage, HistoryEvent, ToolResultMessage } from '@kode/protocol'
+import type { SubSessionHistories } from '../replay/derive-replay.js'
+import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
+import { type ImageResolver, renderDetails, renderImage, renderText } from './render-parts.js'
+import { renderToolCall, type ToolRenderContext } from './render-tool.js'
+import { html, type SafeHtml } from './safe-html.js'
+
+/** Shared by a transcript and the sub-agent transcripts nested in it. */
+export interface TranscriptContext {
+  subSessions: SubSessionHistories
+  resolveImage: ImageResolver | undefined
+  /** Sessions already rendered, so a link cycle cannot recurse forever. */
+  seen: Set<string>
+}
+
+/** A session's rendered records and its usage totals (nested sub-agent sessions included). */
+export interface RenderedTranscript {
+  markup: SafeHtml
+  totals: Totals
+}
+
+/**
+ * Renders one session's history in order. Tool results are shown inside the assistant message
+ * whose call they answer; a result that answers no call is shown on its own.
+ */
+export function renderTranscript(
+  history: readonly HistoryEvent[],
+  context: TranscriptContext,
+): RenderedTranscript {
+  const totals = new Totals()
+  const results = new Map<string, ToolResultMessage>()
+  for (const event of history) {
+    if ('role' in event && event.role === 'tool' && !results.has(event.toolCallId))
+      results.set(event.toolCallId, event)
+  }
+  const shown = new Set<ToolResultMessage>()
+  const tools: ToolRenderContext = {
+    resolveImage: context.resolveImage,
+    subSession(sessionId) {
+      const child = context.subSessions.get(sessionId)
+      if (!child || context.seen.has(sessionId)) return undefined
+      context.seen.add(sessionId)
+      const rendered = renderTranscript(child, context)
+      totals.merge(rendered.totals)
+      return html`<p class="usage">${rendered.totals.describe()}</p>${rendered.markup}`
+    },
+  }
+
+  const blocks: SafeHtml[] = []
+  for (const event of history) {
+    if (!('role' in event)) {
+      switch (event.type) {
+        case 'error':
+          blocks.push(
+            html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retried)' : ''}</div>`,
+          )
+          break
+        case 'interrupt':
+          blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
+          break
+        case 'task_metadata': {
+          const main = event.metadata.main
+          const parts = ['Task finished']
+          if (main.turnCount !== undefined) parts.push(`${main.turnCount} turns`)
+          if (main.usage) parts.push(formatUsage(main.usage))
+          if (main.costUsd !== undefined) parts.push(formatCost(main.costUsd))
+          if (main.durationMs !== undefined) parts.push(formatDuration(main.durationMs))
+          blocks.push(html`<div class="notice task">${parts.join(' · ')}</div>`)
+          break
+        }
+        default: {
+          const unknown: never = event
+          void unknown
+        }
+      }
+      continue
+    }
+    switch (event.role) {
+      case 'system':
+        blocks.push(renderDetails('system', 'System prompt', renderText(joinParts(event.parts))))
+        break
+      case 'user':
+      case 'developer':
+        blocks.push(
+          html`<section class="msg ${event.role}"><header>${event.role === 'user' ? 'User' : 'Developer'}<time>${formatTime(
+            event.createdAt,
+          )}</time></header>${event.parts.map((part) =>
+            part.type === 'text' ? renderText(part.text) : renderImage(part, context.resolveImage),
+          )}</section>`,
+        )
+        break
+      case 'assistant':
+        totals.add(event.usage, event.costUsd)
+        blocks.push(renderAssistant(event, results, shown, tools))
+        break
+      case 'tool':
+        if (!shown.has(event)) {
+          shown.add(event)
+          blocks.push(renderToolCall(undefined, event, tools))
+        }
+        break
+      default: {
+        const unknown: never = event
+        void unknown
+      }
+    }
+  }
+  return { markup: html`${blocks}`, totals }
+}
+
+function renderAssistant(
+  message: AssistantMessage,
+  results: Map<string, ToolResultMessage>,
+  shown: Set<ToolResultMessage>,
+  tools: ToolRenderContext,
+): SafeHtml {
+  const body: SafeHtml[] = []
+  let thinking = ''
+  const flushThinking = () => {
+    if (thinking) body.push(renderDetails('thinking', 'Thinking', renderText(thinking)))
+    thinking = ''
+  }
+  for (const part of message.parts) {
+    if (part.type === 'thinking_text') {
+      thinking += part.text
+      continue
+    }
+    flushThinking()
+    switch (part.type) {
+      case 'text':
+        body.push(renderText(part.text))
+        break
+      case 'image_url':
+      case 'image_file':
+        body.push(renderImage(part, tools.resolveImage))
+        break
+      case 'tool_call': {
+        const result = results.get(part.id)
+        if (result) shown.add(result)
+        body.push(renderToolCall(part, result, tools))
+        break
+      }
+      case 'thinking_signature':
+        break
+      default: {
+        const unknown: never = part
+        void unknown
+      }
+    }
+  }
+  flushThinking()
+  const aborted = message.stopReason === 'aborted'
+  const failed = message.isApiError === true || message.stopReason === 'error'
+  const facts = [message.model, message.usage && formatUsage(message.usage)]
+  if (message.costUsd !== undefined) facts.push(formatCost(message.costUsd))
+  if (message.durationMs !== undefined) facts.push(formatDuration(message.durationMs))
+  const summary = facts.filter(Boolean).join(' · ')
+  const classes = `msg assistant${aborted ? ' aborted' : ''}${failed ? ' failed' : ''}`
+  return html`<section class="${classes}"><header>Assistant${aborted ? html` <span class="badge aborted">interrupted</span>` : ''}${
+    failed ? html` <span class="badge error">error</span>` : ''
+  }<time>${formatTime(message.createdAt)}</time></header>${body}${
+    failed && message.errorMessage ? html`<div class="notice error">${message.errorMessage}</div>` : ''
+  }${summary ? html`<div class="usage">${summary}</div>` : ''}</section>`
+}
+
+function joinParts(parts: readonly { text: string }[]): string {
+  return parts.map((part) => part.text).join('')
+}

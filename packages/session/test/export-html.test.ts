@@ -1,0 +1,201 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { exportHtml } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { generateSession } from './helpers/generate-session.js'
+import { callIds, HistoryBuilder } from './helpers/history.js'
+
+const hostile = readFileSync(join(import.meta.dirname, 'fixtures/hostile-transcript.jsonl'), 'utf8')
+  .split('\n')
+  .filter(Boolean)
+  .map(decodeHistoryEvent)
+
+/** What escaping must turn `text` into inside element content. */
+const escaped = (text: string) =>
+  text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  )
+
+/** Every string anywhere in a value. */
+function strings(value: unknown): string[] {
+  if (typeof value === 'string') return [value]
+  if (Array.isArray(value)) return value.flatMap(strings)
+  if (value && typeof value === 'object') return Object.values(value).flatMap(strings)
+  return []
+}
+
+describe('self-contained and safe', () => {
+  const page = exportHtml(hostile, { title: '</title><script>alert(1)</script>' })
+
+  test('the page has no script, no external resource and a CSP forbidding both', () => {
+    expect(page).not.toMatch(/<script/i)
+    expect(page).not.toMatch(/<(link|iframe|object|embed|base|form)\b/i)
+    expect(page).not.toMatch(/\s(src|href)="(?!data:image\/)(?!https?:)/i)
+    expect(page).not.toMatch(/\ssrc="https?:/i)
+    expect(page).toContain(
+      `<meta http-equiv="Content-Security-Policy" content="default-src &#39;none&#39;; img-src data:;`,
+    )
+  })
+
+  test('no element carries an event handler attribute', () => {
+    expect(page).not.toMatch(/<[a-z][^>]*\son[a-z]+=/i)
+  })
+
+  test('no hostile string of the transcript appears raw', () => {
+    const texts = strings(hostile).filter((s) => /[<>"']/.test(s))
+    expect(texts.length).toBeGreaterThan(10)
+    for (const text of texts) expect(page).not.toContain(text)
+  })
+
+  test('every shown text appears escaped, as text', () => {
+    const shown = hostile.flatMap((event): string[] => {
+      if (!('role' in event)) return event.type === 'error' ? [event.message] : []
+      if (event.role === 'tool') {
+        const extra = event.uiExtra
+        return [event.toolName, event.outputText, ...(extra?.type === 'markdown' ? [extra.markdown] : [])]
+      }
+      return event.parts.flatMap((part) =>
+        'text' in part ? [part.text] : part.type === 'tool_call' ? [part.name] : [],
+      )
+    })
+    expect(shown.length).toBeGreaterThan(10)
+    for (const text of shown) expect(page).toContain(escaped(text))
+  })
+
+  test('replacement patterns like $& are kept literally', () => {
+    expect(page).toContain('$&amp; $1 $$ $` $&#39;')
+    expect(page).toContain('x=&quot; $&amp; done')
+  })
+
+  test('markdown is shown as text, not rendered', () => {
+    expect(page).toContain('**bold** _em_ [link](javascript:')
+    expect(page).not.toMatch(/<(strong|em)>/)
+  })
+
+  test('the same input gives the same page', () => {
+    expect(exportHtml(hostile, { title: 'x' })).toBe(exportHtml(hostile, { title: 'x' }))
+  })
+})
+
+describe('content', () => {
+  const h = new HistoryBuilder()
+  const ask = h.assistant(
+    [
+      { type: 'thinking_text', text: 'let me think' },
+      { type: 'text', text: 'I will look' },
+      { type: 'tool_call', id: 'ok', name: 'read_file', argumentsJson: '{"path":"a.ts"}' },
+      { type: 'tool_call', id: 'bad', name: 'bash', argumentsJson: '{"cmd":"false"}' },
+      { type: 'tool_call', id: 'stop', name: 'bash', argumentsJson: '{}' },
+      { type: 'tool_call', id: 'lost', name: 'grep', argumentsJson: '{}' },
+    ],
+    { usage: { inputTokens: 1000, outputTokens: 200 }, costUsd: 0.5, model: 'model-x', durationMs: 1500 },
+  )
+  const history: HistoryEvent[] = [
+    h.user('Fix the parser\nplease'),
+    ask,
+    h.result('ok', 'read_file', 'file body'),
+    h.result('bad', 'bash', 'exit 1', { status: 'error' }),
+    h.result('stop', 'bash', 'stopped', { status: 'aborted' }),
+    h.assistant('done', { usage: { inputTokens: 3000, outputTokens: 100 }, costUsd: 0.25 }),
+  ]
+  const page = exportHtml(history)
+
+  test('the title defaults to the first prompt line', () => {
+    expect(page).toContain('<title>Fix the parser</title>')
+  })
+
+  test('thinking is a collapsible block', () => {
+    expect(page).toContain(
+      '<details class="thinking"><summary>Thinking</summary><div class="body"><div class="text">let me think</div>',
+    )
+  })
+
+  test('each tool call is a collapsible block with its pretty-printed arguments and its result', () => {
+    expect(page).toContain('<details class="tool success"><summary><span class="tool-name">read_file</span>')
+    expect(page).toContain(
+      '<pre>{\n  &quot;path&quot;: &quot;a.ts&quot;\n}</pre><p class="label">Result</p><pre>file body</pre>',
+    )
+  })
+
+  test('failed, interrupted and missing results are marked', () => {
+    expect(page).toContain('<details class="tool error">')
+    expect(page).toContain('<span class="badge error">error</span>')
+    expect(page).toContain('<details class="tool aborted">')
+    expect(page).toContain('<span class="badge aborted">interrupted</span>')
+    expect(page).toContain('<details class="tool missing">')
+    expect(page).toContain('<span class="badge missing">no result</span>')
+  })
+
+  test('usage and cost are shown per response and in total', () => {
+    expect(page).toContain('model-x · 1,000 in · 200 out · $0.5000 · 1.5 s')
+    expect(page).toContain('3,000 in · 100 out · $0.2500')
+    expect(page).toContain('Total: 2 responses · 4,000 in · 300 out · $0.7500')
+  })
+
+  test('a tool result that answers no call is shown on its own', () => {
+    const b = new HistoryBuilder()
+    expect(exportHtml([b.result('ghost', 'grep', 'orphan output')])).toContain(
+      '<span class="tool-name">grep</span></summary><div class="body"><p class="label">Result</p><pre>orphan output</pre>',
+    )
+  })
+})
+
+describe('images', () => {
+  const b = new HistoryBuilder()
+  const png = 'data:image/png;base64,iVBORw0KGgo='
+
+  test('inline data images are embedded; web images are linked, never loaded', () => {
+    const page = exportHtml([
+      b.user('look', [
+        { type: 'image_url', url: png },
+        { type: 'image_url', url: 'https://x.test/a.png' },
+      ]),
+    ])
+    expect(page).toContain(`<img alt="image" src="${png}">`)
+    expect(page).toContain('image (not loaded): <a href="https://x.test/a.png" rel="noopener noreferrer">')
+  })
+
+  test('image files are embedded through resolveImage, else named by path', () => {
+    const file = { type: 'image_file' as const, path: 'shots/a.png', mimeType: 'image/png' }
+    const history = [b.assistant([{ type: 'text', text: 'made it' }, file])]
+    expect(exportHtml(history)).toContain('image file: shots/a.png (image/png)')
+    expect(exportHtml(history, { resolveImage: () => png })).toContain(`<img alt="shots/a.png" src="${png}">`)
+  })
+
+  test('a resolver answer that is not a data image is not embedded', () => {
+    const file = { type: 'image_file' as const, path: 'a.png', mimeType: 'image/png' }
+    const page = exportHtml([b.user('x', [file])], { resolveImage: () => 'https://tracker.test/pixel.png' })
+    expect(page).not.toContain('tracker.test')
+    expect(page).toContain('image file: a.png')
+  })
+})
+
+describe('sub-agent sessions', () => {
+  test('a linked session is nested under the tool call that ran it, and counted in the total', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['task'], { usage: { inputTokens: 10, outputTokens: 1 }, costUsd: 1 })
+    const link = h.result(callIds(ask)[0]!, 'task', 'summary', {
+      uiExtra: { type: 'session', sessionId: 'kid' },
+    })
+    const c = new HistoryBuilder(9)
+    const child = [
+      c.user('sub question'),
+      c.assistant('sub answer', { usage: { inputTokens: 5, outputTokens: 2 }, costUsd: 2 }),
+    ]
+    const page = exportHtml([ask, link], { subSessions: new Map([['kid', child]]) })
+    const nested = page.indexOf('<details class="sub-session"><summary>Sub-agent session <code>kid</code>')
+    expect(nested).toBeGreaterThan(page.indexOf('<pre>summary</pre>'))
+    expect(page.indexOf('sub answer')).toBeGreaterThan(nested)
+    expect(page).toContain('Total: 2 responses · 15 in · 3 out · $3.00')
+  })
+
+  test('a long generated session with sub-agents renders, every sub-agent once', () => {
+    const { history, subSessions } = generateSession({ seed: 11, tasks: 40, sessionId: 'g' })
+    const page = exportHtml(history, { subSessions })
+    for (const id of subSessions.keys()) {
+      expect(page.split(`Sub-agent session <code>${id}</code>`)).toHaveLength(2)
+    }
+  })
+})
