@@ -23,7 +23,7 @@ export class ResponseEvents {
         const responseId = this.#id(item.responseId)
         if (events.textOpen) events.emit('assistant_text_end', { responseId })
         if (!events.thinkingOpen) events.emit('thinking_start', { responseId })
-        events.emit('thinking_delta', { responseId, content: item.text })
+        events.delta('thinking_delta', responseId, item.text)
         return undefined
       }
       case 'text_delta': {
@@ -31,7 +31,7 @@ export class ResponseEvents {
         const responseId = this.#id(item.responseId)
         if (events.thinkingOpen) events.emit('thinking_end', { responseId })
         if (!events.textOpen) events.emit('assistant_text_start', { responseId })
-        events.emit('assistant_text_delta', { responseId, content: item.text })
+        events.delta('assistant_text_delta', responseId, item.text)
         return undefined
       }
       case 'image_delta': {

@@ -34,6 +34,15 @@ export class TaskEvents {
     this.#sink(event)
   }
 
+  /** The hot path, once per streamed delta: built as one literal, and deltas open or close nothing. */
+  delta(
+    type: 'thinking_delta' | 'assistant_text_delta',
+    responseId: string | undefined,
+    content: string,
+  ): void {
+    this.#sink({ type, sessionId: this.sessionId, timestamp: this.#now(), responseId, content })
+  }
+
   /** Ends the open thinking or text stream, if any (they never overlap). */
   closeStreams(responseId: string | undefined): void {
     if (this.thinkingOpen) this.emit('thinking_end', { responseId })
