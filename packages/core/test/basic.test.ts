@@ -1,20 +1,12 @@
-import { defineTool } from '@kode/core'
 import type { Event } from '@kode/protocol'
-import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply, think } from './helpers/chat-wire.js'
 import { collect, NOW, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
-
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file',
-  parameters: Type.Object({ path: Type.String() }),
-  execute: ({ path }) => `contents of ${path}`,
-})
 
 describe('a task', () => {
   test('text only: one turn, streamed text, the final snapshot, usage and context usage', async () => {

@@ -8,15 +8,9 @@ import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
-
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file',
-  parameters: Type.Object({ path: Type.String() }),
-  execute: ({ path }) => `contents of ${path}`,
-})
 
 /** A store whose appends fail from the `failFrom`-th on (1-based), as a full disk would. */
 function failingStore(failFrom: number): SessionStore {

@@ -1,19 +1,11 @@
-import { defineTool } from '@kode/core'
-import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
-
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file',
-  parameters: Type.Object({ path: Type.String() }),
-  execute: ({ path }) => `contents of ${path}`,
-})
 
 type Messages = { role: string; content?: unknown }[]
 const lastMessages = (body: unknown) => (body as { messages: Messages }).messages

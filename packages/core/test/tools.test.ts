@@ -6,15 +6,9 @@ import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, delay, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
-
-const readFile = defineTool({
-  name: 'read_file',
-  description: 'Reads a file',
-  parameters: Type.Object({ path: Type.String() }),
-  execute: ({ path }) => `contents of ${path}`,
-})
 
 /** Runs one response with `calls`, then a plain answer; returns the events' summary lines for tools. */
 async function runCalls(tools: Tool[], calls: ReturnType<typeof call>[], options = {}) {

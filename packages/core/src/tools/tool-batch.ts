@@ -73,12 +73,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     while (!stopped() && !gate.admits(exclusive)) await gate.changed()
     if (stopped()) return
     started[i] = true
-    events.emit('tool_call', {
-      responseId,
-      toolCallId: call.id,
-      toolName: call.name,
-      arguments: call.argumentsJson,
-    })
+    announce(batch, call)
     // A listener may have interrupted the task on that very event.
     if (stopped()) return
     if (plan.tool === undefined) {
@@ -117,12 +112,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
     if (!started[i]) {
       // Interrupted before it started: announce it so its result answers a call.
       started[i] = true
-      events.emit('tool_call', {
-        responseId,
-        toolCallId: call.id,
-        toolName: call.name,
-        arguments: call.argumentsJson,
-      })
+      announce(batch, call)
     }
     const message = resultMessage(call, outcome, settings.toolOutputLimit, {
       id: settings.createId(),
@@ -146,6 +136,16 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
     }
   }
   return { results, interrupted }
+}
+
+/** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */
+function announce(batch: ToolBatch, call: ToolCallPart): void {
+  batch.rt.events.emit('tool_call', {
+    responseId: batch.responseId,
+    toolCallId: call.id,
+    toolName: call.name,
+    arguments: call.argumentsJson,
+  })
 }
 
 type CallPlan = { tool: Tool; args: unknown } | { tool: undefined; outcome: ToolOutcome }
