@@ -8,7 +8,7 @@ import {
 } from '@kode/protocol'
 import type { LLMClient, ProviderError } from '@kode/providers'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
-import { type BatchResult, runToolBatch } from '../tools/tool-batch.js'
+import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
 import { callModel } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
@@ -87,8 +87,7 @@ async function completed(
   }
   const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
-  const batch = await runCalls(rt, state, calls, responseId, rt.signal)
-  if (!batch.interrupted) return 'tool_calls'
+  if (!(await runCalls(rt, state, calls, responseId, rt.signal))) return 'tool_calls'
   events.emit('interrupt', {})
   return 'interrupted'
 }
@@ -149,16 +148,19 @@ async function failed(rt: TaskRuntime, state: TaskState, error: ProviderError): 
   return { failed: error.message }
 }
 
-/** Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. */
+/**
+ * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
+ * when the user interrupted them.
+ */
 async function runCalls(
   rt: TaskRuntime,
   state: TaskState,
   calls: readonly ToolCallPart[],
   responseId: string | undefined,
   signal: AbortSignal,
-): Promise<BatchResult> {
+): Promise<boolean> {
   const children: Promise<unknown>[] = []
-  const batch = await runToolBatch({
+  const interrupted = await runToolBatch({
     rt,
     calls,
     responseId,
@@ -180,5 +182,5 @@ async function runCalls(
   })
   // An interrupt settles the parent's calls at once; the children still close their sessions.
   await Promise.all(children)
-  return batch
+  return interrupted
 }

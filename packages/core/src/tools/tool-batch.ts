@@ -1,4 +1,4 @@
-import { type ToolCallPart, type ToolResultMessage, toolResultEventStatus } from '@kode/protocol'
+import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/session'
 import type { TaskRuntime, ToolSet } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
@@ -15,21 +15,16 @@ export interface ToolBatch {
   context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
 }
 
-/** What a batch produced: the persisted results in call order, and whether any was `aborted`. */
-export interface BatchResult {
-  results: ToolResultMessage[]
-  interrupted: boolean
-}
-
 /**
  * Runs the tool calls of one response. Calls start in order, concurrently up to
  * `toolConcurrency`; a tool with `concurrent: false` waits for the running calls and runs alone.
  * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
  * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
  * interrupt every call without a result gets an `aborted` one at once, without waiting for the
- * tool (a tool that ignores its signal cannot hold the task).
+ * tool (a tool that ignores its signal cannot hold the task). Resolves `true` when any result
+ * is `aborted` (the user interrupted the batch).
  */
-export async function runToolBatch(batch: ToolBatch): Promise<BatchResult> {
+export async function runToolBatch(batch: ToolBatch): Promise<boolean> {
   const { rt, calls, signal } = batch
   const slots = calls.map(() => new Slot())
   const started = calls.map(() => false)
@@ -101,10 +96,9 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   }
 }
 
-async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<BatchResult> {
+async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<boolean> {
   const { rt, calls, responseId } = batch
   const { events, settings, journal } = rt
-  const results: ToolResultMessage[] = []
   let interrupted = false
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
@@ -119,7 +113,6 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       createdAt: settings.now(),
     })
     await journal.persist(message)
-    results.push(message)
     if (message.status === 'aborted') interrupted = true
     events.emit('tool_result', {
       responseId,
@@ -135,7 +128,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       events.emit('todo_change', { todos: message.uiExtra.todos })
     }
   }
-  return { results, interrupted }
+  return interrupted
 }
 
 /** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */

@@ -5,12 +5,14 @@ import {
   encodeHistoryEvent,
   type HistoryEvent,
   toolCallsOf,
+  validateEvent,
 } from '@kode/protocol'
 import { toProviderMessages } from '@kode/session'
 import { expect } from 'vitest'
 
-/** The event sequence passes every ordering rule of seed 001. */
+/** Every event is valid by the protocol's schema, and the sequence passes seed 001's ordering rules. */
 export function expectOrdered(events: readonly Event[]): void {
+  for (const event of events) validateEvent(JSON.parse(JSON.stringify(event)))
   expect(checkEventOrder(events)).toEqual([])
 }
 
