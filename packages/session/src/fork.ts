@@ -64,7 +64,7 @@ export async function forkSession(
  * The source's title marked as a fork, never twice: forking `Fix bug (fork)` gives
  * `Fix bug (fork)` again. An untitled source is named after its first prompt.
  */
-export function forkTitle(title: string | undefined, history: readonly HistoryEvent[]): string {
+function forkTitle(title: string | undefined, history: readonly HistoryEvent[]): string {
   const base = title?.trim() || shorten(firstPrompt(history)) || UNTITLED
   return base.endsWith(FORK_MARK) ? base : `${base}${FORK_MARK}`
 }

@@ -12,7 +12,7 @@ export {
 } from './errors.js'
 export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
 export type { ImageResolver } from './export/render-parts.js'
-export { type ForkOptions, forkSession, forkTitle } from './fork.js'
+export { type ForkOptions, forkSession } from './fork.js'
 export {
   INCOMPLETE_CALL_TEXT,
   MISSING_RESULT_TEXT,

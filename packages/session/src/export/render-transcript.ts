@@ -1,4 +1,4 @@
-import type { AssistantMessage, HistoryEvent, ToolResultMessage } from '@kode/protocol'
+import { type AssistantMessage, type HistoryEvent, joinText, type ToolResultMessage } from '@kode/protocol'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
 import { type ImageResolver, renderDetails, renderImage, renderText } from './render-parts.js'
@@ -52,7 +52,7 @@ export function renderTranscript(
       switch (event.type) {
         case 'error':
           blocks.push(
-            html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retried)' : ''}</div>`,
+            html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retryable)' : ''}</div>`,
           )
           break
         case 'interrupt':
@@ -61,7 +61,8 @@ export function renderTranscript(
         case 'task_metadata': {
           const main = event.metadata.main
           const parts = ['Task finished']
-          if (main.turnCount !== undefined) parts.push(`${main.turnCount} turns`)
+          if (main.turnCount !== undefined)
+            parts.push(`${main.turnCount} turn${main.turnCount === 1 ? '' : 's'}`)
           if (main.usage) parts.push(formatUsage(main.usage))
           if (main.costUsd !== undefined) parts.push(formatCost(main.costUsd))
           if (main.durationMs !== undefined) parts.push(formatDuration(main.durationMs))
@@ -77,7 +78,7 @@ export function renderTranscript(
     }
     switch (event.role) {
       case 'system':
-        blocks.push(renderDetails('system', 'System prompt', renderText(joinParts(event.parts))))
+        blocks.push(renderDetails('system', 'System prompt', renderText(joinText(event.parts))))
         break
       case 'user':
       case 'developer':
@@ -161,8 +162,4 @@ function renderAssistant(
   }<time>${formatTime(message.createdAt)}</time></header>${body}${
     failed && message.errorMessage ? html`<div class="notice error">${message.errorMessage}</div>` : ''
   }${summary ? html`<div class="usage">${summary}</div>` : ''}</section>`
-}
-
-function joinParts(parts: readonly { text: string }[]): string {
-  return parts.map((part) => part.text).join('')
 }

@@ -29,7 +29,7 @@ export interface ReplayOptions {
 
 /**
  * Derives the protocol events a UI replays for a persisted history (seed 000, "Replay
- * derivation"). Nothing is invented beyond the rules, and the result passes `checkEventOrder`:
+ * derivation"); the result passes `checkEventOrder`:
  *
  * - `user_message` per user message (text joined, images when present); `developer_message` per
  *   developer message; system messages are not replayed.
@@ -40,8 +40,8 @@ export interface ReplayOptions {
  * - `tool_result` per tool result (`aborted` is reported as `error`, then an `interrupt`), preceded
  *   by the replay of the sub-agent session it links, and followed by `todo_change` when the result
  *   carries a todo list with the `todo_change` side effect.
- * - An aborted assistant message ends its turn with an `interrupt` (one, even when its last tool
- *   result already reported one). `turn_end` closes the turn at the next user, developer or
+ * - An aborted assistant message ends its turn with an `interrupt`, unless its last tool result
+ *   already reported one. `turn_end` closes the turn at the next user, developer or
  *   assistant message, at a task-metadata record, or at the end.
  * - Records: `error` becomes `error`, `interrupt` becomes `interrupt`, `task_metadata` becomes
  *   `task_metadata`.

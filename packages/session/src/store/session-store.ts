@@ -3,8 +3,8 @@ import type { CreateSessionInit, SessionInfo, SessionPatch } from '../session-in
 
 /**
  * Where sessions live: an append-only history per session plus its metadata. The engine writes
- * through it; hosts list, load, fork and export through it. Every method validates the session id
- * and fails with a `SessionError` (`code` says why), never with a bare `Error`.
+ * through it; hosts list, load, fork and export through it. Every method validates the session id.
+ * Refusals are `SessionError`s (`code` says why); I/O failures surface as the platform's errors.
  */
 export interface SessionStore {
   /** Creates an empty session. Fails with `session_exists` when the id is taken. */

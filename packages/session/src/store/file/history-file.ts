@@ -1,6 +1,5 @@
 import { isAscii } from 'node:buffer'
-import type { FileHandle } from 'node:fs/promises'
-import { open } from 'node:fs/promises'
+import { type FileHandle, open } from 'node:fs/promises'
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { CorruptHistoryError } from '../../errors.js'
 

@@ -46,7 +46,11 @@ export async function acquireLock(
       const holder = await readHolder(file)
       if (holder === 'missing') continue
       if (holder === 'unreadable' || !isStale(holder)) {
-        throw new SessionLockedError(sessionId, file, holder === 'unreadable' ? undefined : holder)
+        throw new SessionLockedError(
+          sessionId,
+          file,
+          holder === 'unreadable' ? undefined : publicHolder(holder),
+        )
       }
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
     }
@@ -137,6 +141,11 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
   await link(aside, file).catch(() => {})
   await unlink(aside).catch(() => {})
   return false
+}
+
+/** The holder as callers see it: without our internal token. */
+function publicHolder({ pid, hostname, acquiredAt }: LockContent): LockHolder {
+  return { pid, hostname, acquiredAt }
 }
 
 function heldLock(file: string, token: string): HeldLock {

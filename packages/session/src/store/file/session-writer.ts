@@ -1,4 +1,4 @@
-import { type FileHandle, mkdir, open, stat } from 'node:fs/promises'
+import { type FileHandle, mkdir, open } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { SessionError, sessionNotFound } from '../../errors.js'
 import {
@@ -229,7 +229,7 @@ export class SessionWriter {
 
   /** Drops bytes a failed write left past the last acknowledged record. */
   private async repair(): Promise<void> {
-    const { size } = await stat(this.ctx.paths.history)
+    const { size } = await this.handle.stat()
     if (size > this.byteLength) await this.handle.truncate(this.byteLength)
     this.needsRepair = false
   }
