@@ -6,9 +6,9 @@ import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
-const harness = useHarness()
+describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
+  const harness = useHarness(kind)
 
-describe('a task', () => {
   test('text only: one turn, streamed text, the final snapshot, usage and context usage', async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [think('Just greet.'), say('Hello there!')] }))
