@@ -76,7 +76,8 @@ export function checkToolNames(tools: readonly Tool[]): void {
   }
 }
 
-function positiveInteger(name: string, value: number): number {
+/** Returns `value` if it is a positive integer; throws `AgentError` (`invalid_options`) naming it otherwise. */
+export function positiveInteger(name: string, value: number): number {
   if (Number.isInteger(value) && value > 0) return value
   throw new AgentError('invalid_options', `${name} must be a positive integer (got ${value})`)
 }

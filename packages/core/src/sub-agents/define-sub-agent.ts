@@ -9,7 +9,7 @@ import {
 } from '@sinclair/typebox'
 import type { TaskOutcome } from '../task/runtime.js'
 import { defineTool, type Tool, type ToolOutput } from '../tools/define-tool.js'
-import type { SubAgentSpec } from './sub-agent-spec.js'
+import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
 
 /** The arguments a sub-agent tool takes unless its definition says otherwise. */
 export type DefaultSubAgentParameters = TObject<{ prompt: TString; description: TOptional<TString> }>
@@ -39,11 +39,14 @@ export interface SubAgentDefinition<P extends TSchema> extends Omit<SubAgentSpec
  * Defines a sub-agent: a tool that runs a child agent in its own session (linked to the parent's)
  * and returns the child's final text as its result, with `uiExtra` `{ type: 'session', sessionId }`
  * and the child's accounting as `taskMetadata`. Sibling sub-agents run concurrently; their events
- * interleave on the parent's stream, told apart by `sessionId`.
+ * interleave on the parent's stream, told apart by `sessionId`. Throws `AgentError` for a name
+ * providers would reject (`invalid_tool`), a non-positive `maxTurns` or duplicate tool names
+ * (`invalid_options`).
  */
 export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
   definition: SubAgentDefinition<P>,
 ): Tool<P> {
+  checkSubAgentSpec(definition)
   const parameters = (definition.parameters ?? DEFAULT_PARAMETERS) as P
   return defineTool({
     name: definition.name,

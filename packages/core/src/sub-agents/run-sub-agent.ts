@@ -5,7 +5,7 @@ import { runTask } from '../task/run-task.js'
 import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { userParts } from '../task/user-input.js'
-import type { SubAgentSpec } from './sub-agent-spec.js'
+import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
 
 /** The parent side of a sub-agent run: the task and the tool call that spawn it. */
 export interface SubAgentParent {
@@ -20,12 +20,14 @@ export interface SubAgentParent {
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
  * `subAgent`), with the parent's settings and event sink, so its events interleave on the
  * parent's stream with the child's `sessionId`. Its accounting joins the parent's `task_metadata`.
+ * An unusable spec rejects with an `AgentError`, which the calling tool reports as its error.
  */
 export async function runSubAgent(
   parent: SubAgentParent,
   spec: SubAgentSpec,
   input: string | readonly UserContentPart[],
 ): Promise<TaskOutcome> {
+  checkSubAgentSpec(spec)
   const { rt } = parent
   const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
   const sessionId = settings.createId()

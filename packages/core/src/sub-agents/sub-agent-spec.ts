@@ -1,4 +1,5 @@
 import type { LLMClient } from '@kode/providers'
+import { checkToolNames, positiveInteger } from '../agent/options.js'
 import type { TaskOutcome } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 
@@ -20,3 +21,12 @@ export interface SubAgentSpec {
 
 /** How a sub-agent's task ended: its session, reason, final text and accounting. */
 export type SubAgentOutcome = TaskOutcome
+
+/**
+ * Refuses a spec no child could run: a turn limit that is not a positive integer, or two tools
+ * with one name. Throws `AgentError` (`invalid_options`).
+ */
+export function checkSubAgentSpec(spec: Pick<SubAgentSpec, 'tools' | 'maxTurns'>): void {
+  if (spec.maxTurns !== undefined) positiveInteger('maxTurns', spec.maxTurns)
+  checkToolNames(spec.tools ?? [])
+}
