@@ -87,6 +87,29 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
     })
   })
 
+  test('an image the model produces is an assistant_image_delta and an image part', async () => {
+    const h = harness()
+    const url = 'data:image/png;base64,iVBORw0KGgo='
+    h.server.enqueue(chatStream({ id: 'r1', steps: [say('Here it is:'), { image: url }] }))
+    const agent = h.createAgent()
+    const { events } = await collect(agent.run('Draw a dot'))
+    expectOrdered(events)
+    expect(summarize(events).slice(3, 8)).toEqual([
+      'assistant_text_start',
+      'text: Here it is:',
+      `assistant_image_delta ${url}`,
+      'assistant_text_end',
+      'response_complete: Here it is:',
+    ])
+    const history = await agent.history()
+    expect(history[1]).toMatchObject({
+      parts: [
+        { type: 'text', text: 'Here it is:' },
+        { type: 'image_url', url },
+      ],
+    })
+  })
+
   test('the request carries the persisted system prompt and the tools', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi'))

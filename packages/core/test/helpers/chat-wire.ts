@@ -36,6 +36,8 @@ export function chatPayloads(script: ResponseScript): string[] {
     if ('thinking' in step)
       for (const word of words(step.thinking)) payloads.push(chunk({ reasoning_content: word }))
     else if ('text' in step) for (const word of words(step.text)) payloads.push(chunk({ content: word }))
+    else if ('image' in step)
+      payloads.push(chunk({ images: [{ type: 'image_url', image_url: { url: step.image } }] }))
     else {
       const { id, name, args } = step.call
       const index = callIndex++
