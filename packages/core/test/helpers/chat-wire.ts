@@ -5,6 +5,7 @@ import { frameChat } from '@kode/providers/testing'
 export type Step =
   | { thinking: string }
   | { text: string }
+  | { image: string }
   | { call: { id: string; name: string; args: string } }
 
 /** A model response as the OpenAI Chat Completions wire streams it. */
