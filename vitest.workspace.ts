@@ -26,6 +26,7 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('packages/protocol', 'protocol'),
   project('packages/providers', 'providers'),
   project('packages/session', 'session'),
+  project('packages/core', 'core'),
   project('bench', 'bench'),
   {
     test: {

@@ -1,0 +1,152 @@
+import type { Event, EventOf, EventType, HistoryEvent, UserContentPart } from '@kode/protocol'
+import type { LLMClient } from '@kode/providers'
+import { assertSessionId, SessionError } from '@kode/session'
+import { EventEmitter } from 'eventemitter3'
+import { AgentError } from '../errors.js'
+import { Journal } from '../task/journal.js'
+import { runTask } from '../task/run-task.js'
+import { type TaskRuntime, toolSet } from '../task/runtime.js'
+import { TaskEvents } from '../task/task-events.js'
+import { type UserInput, validateUserInput } from '../task/user-input.js'
+import { type AgentRun, RunChannel } from './agent-run.js'
+import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
+
+/** The emitter's channels: `event` for every event, and one per event type. */
+export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }
+
+/** Per-run options. */
+export interface RunOptions {
+  /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
+  signal?: AbortSignal
+}
+
+/** An agent bound to one session. Runs one task at a time. */
+export interface Agent {
+  /** The agent's session (new, or the one given to resume). */
+  readonly sessionId: string
+  /** The client the next model call uses. */
+  readonly client: LLMClient
+  /** Every event of every run (sub-agents' included), delivered synchronously as produced. */
+  readonly events: EventEmitter<AgentEventMap>
+  /** Whether a task is running. */
+  readonly running: boolean
+  /**
+   * Starts a task with the user's input and returns its events and outcome. The task starts at
+   * once, whether or not the run is iterated. Throws `AgentError` (`agent_busy`) while another
+   * task runs, and a `CodecError` for input the history cannot hold.
+   */
+  run(input: UserInput, options?: RunOptions): AgentRun
+  /**
+   * Queues a user message for the running task, delivered at the next turn boundary (after the
+   * tool results, before the next model call); if the model has just answered, it starts another
+   * turn. Queued while idle, it is delivered right after the next run's input.
+   */
+  steer(input: UserInput): void
+  /** Uses another client (model or provider) from the next model call on. */
+  setClient(client: LLMClient): void
+  /** The session's history as persisted (empty before the first run of a new session). */
+  history(): Promise<HistoryEvent[]>
+}
+
+/**
+ * Creates an agent over a client, tools, a system prompt and a session store. Throws
+ * `AgentError` (`invalid_options`) for unusable limits or duplicate tool names, and a
+ * `SessionError` for an invalid `sessionId`.
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const settings = resolveSettings(options)
+  const tools = options.tools ?? []
+  checkToolNames(tools)
+  const tooling = toolSet(tools)
+  if (options.sessionId !== undefined) assertSessionId(options.sessionId)
+  const sessionId = options.sessionId ?? settings.createId()
+  const { store, system } = options
+  const journal = new Journal(store, sessionId)
+  const events = new EventEmitter<AgentEventMap>()
+  const steering: UserContentPart[][] = []
+  let client = options.client
+  let running = false
+
+  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    const parts = validateUserInput(input)
+    running = true
+    const controller = new AbortController()
+    const external = runOptions.signal
+    const forward = () => controller.abort(external?.reason)
+    if (external?.aborted) forward()
+    else external?.addEventListener('abort', forward, { once: true })
+    const channel = new RunChannel(sessionId, () => controller.abort())
+    let listenerFailure: { error: unknown } | undefined
+    const sink = (event: Event) => {
+      channel.push(event)
+      try {
+        events.emit('event', event)
+        ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
+      } catch (error) {
+        // A listener's bug: interrupt the task so it ends cleanly, then fail the run with it.
+        listenerFailure ??= { error }
+        controller.abort(error)
+      }
+    }
+    const rt: TaskRuntime = {
+      sessionId,
+      signal: controller.signal,
+      settings,
+      store,
+      journal,
+      events: new TaskEvents(sessionId, settings.now, sink),
+      sink,
+      tools: tooling,
+      system,
+      subAgentState: undefined,
+      sessionInit: { model: client.model, provider: client.provider },
+      client: () => client,
+      takeSteering: () => steering.splice(0),
+    }
+    const settle = () => {
+      running = false
+      external?.removeEventListener('abort', forward)
+    }
+    runTask(rt, parts).then(
+      (outcome) => {
+        settle()
+        if (listenerFailure) channel.fail(listenerFailure.error)
+        else channel.finish(outcome)
+      },
+      (error: unknown) => {
+        controller.abort(error)
+        rt.events.abandon(error)
+        settle()
+        channel.fail(error)
+      },
+    )
+    return channel
+  }
+
+  return {
+    sessionId,
+    get client() {
+      return client
+    },
+    events,
+    get running() {
+      return running
+    },
+    run,
+    steer(input) {
+      steering.push(validateUserInput(input))
+    },
+    setClient(next) {
+      client = next
+    },
+    async history() {
+      try {
+        return await store.read(sessionId)
+      } catch (error) {
+        if (SessionError.is(error) && error.code === 'session_not_found') return []
+        throw error
+      }
+    },
+  }
+}

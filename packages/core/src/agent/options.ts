@@ -1,0 +1,88 @@
+import type { ToolCallPart } from '@kode/protocol'
+import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/providers'
+import type { SessionStore } from '@kode/session'
+import { AgentError } from '../errors.js'
+import type { EngineSettings } from '../task/runtime.js'
+import type { Tool } from '../tools/define-tool.js'
+import { errorMessageOf } from '../tools/execute-tool-call.js'
+
+/** What `createAgent` takes. Only `client` and `store` are required. */
+export interface AgentOptions {
+  /** The model to talk to (`createClient` from `@kode/providers`); `setClient` swaps it. */
+  client: LLMClient
+  /** Where the session's history is persisted as it happens. */
+  store: SessionStore
+  /** The tools offered to the model (`defineTool`, `defineSubAgent`). Names must be unique. */
+  tools?: readonly Tool[]
+  /**
+   * The system prompt. Persisted as a system message when it differs from the one the session
+   * last recorded; a resumed session without one keeps its recorded prompt.
+   */
+  system?: string
+  /** Continue this session (created when the store has no session by this id). Default: a new one. */
+  sessionId?: string
+  /** Turns per task before the task stops with reason `max_turns`. Default 50. */
+  maxTurns?: number
+  /** Tool calls of one response that run at once. Default 4. */
+  toolConcurrency?: number
+  /** A tool call's time limit, unless the tool sets its own. Default 600,000 ms; `Infinity`: none. */
+  toolTimeoutMs?: number
+  /** The longest tool output text the model sees, in characters (head and tail kept). Default 30,000. */
+  toolOutputLimit?: number
+  /**
+   * Retries of a response that failed after it had started streaming (the client's own retries
+   * cover failures before any output). Default: 4 attempts in all, backoff from 1 s.
+   */
+  retry?: RetryOptions
+  /** Clock in epoch milliseconds, for event timestamps and record times. Default `Date.now`. */
+  now?: () => number
+  /** Ids of new sessions and records. Default `crypto.randomUUID()`. */
+  createId?: () => string
+  /** The text of the `error` result for a tool that threw. Default: the error's message. */
+  formatToolError?: (error: unknown, call: ToolCallPart) => string
+}
+
+/** Defaults of the `createAgent` limits. */
+export const AGENT_DEFAULTS = Object.freeze({
+  maxTurns: 50,
+  toolConcurrency: 4,
+  toolTimeoutMs: 600_000,
+  toolOutputLimit: 30_000,
+})
+
+/** Checks the options and fills in defaults; throws `AgentError` (`invalid_options`). */
+export function resolveSettings(options: AgentOptions): EngineSettings {
+  return {
+    maxTurns: positiveInteger('maxTurns', options.maxTurns ?? AGENT_DEFAULTS.maxTurns),
+    toolConcurrency: positiveInteger(
+      'toolConcurrency',
+      options.toolConcurrency ?? AGENT_DEFAULTS.toolConcurrency,
+    ),
+    toolTimeoutMs: positive('toolTimeoutMs', options.toolTimeoutMs ?? AGENT_DEFAULTS.toolTimeoutMs),
+    toolOutputLimit: positive('toolOutputLimit', options.toolOutputLimit ?? AGENT_DEFAULTS.toolOutputLimit),
+    retry: resolveRetryPolicy(options.retry),
+    now: options.now ?? Date.now,
+    createId: options.createId ?? (() => globalThis.crypto.randomUUID()),
+    formatToolError: options.formatToolError ?? errorMessageOf,
+  }
+}
+
+/** Refuses two tools with one name: the model could not tell them apart. */
+export function checkToolNames(tools: readonly Tool[]): void {
+  const seen = new Set<string>()
+  for (const tool of tools) {
+    if (seen.has(tool.name)) throw new AgentError('invalid_options', `two tools are named ${tool.name}`)
+    seen.add(tool.name)
+  }
+}
+
+/** Returns `value` if it is a positive integer; throws `AgentError` (`invalid_options`) naming it otherwise. */
+export function positiveInteger(name: string, value: number): number {
+  if (Number.isInteger(value) && value > 0) return value
+  throw new AgentError('invalid_options', `${name} must be a positive integer (got ${value})`)
+}
+
+function positive(name: string, value: number): number {
+  if (value > 0) return value
+  throw new AgentError('invalid_options', `${name} must be a positive number (got ${value})`)
+}

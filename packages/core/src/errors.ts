@@ -1,0 +1,32 @@
+const AGENT_ERROR = Symbol.for('kode.AgentError')
+
+/** Why the engine refused something, one value per mistake a host may handle differently. */
+export type AgentErrorCode =
+  /** `run` was called while a task of the same agent was still running. */
+  | 'agent_busy'
+  /** A `createAgent` option is unusable (a non-positive limit, two tools with one name). */
+  | 'invalid_options'
+  /** A `defineTool` / `defineSubAgent` definition is unusable (a name providers reject). */
+  | 'invalid_tool'
+
+/**
+ * A mistake in how the host uses the engine. Failures of the model or of tools are never thrown:
+ * they arrive as events. `AgentError.is(e)` recognises one from any copy of this package.
+ */
+export class AgentError extends Error {
+  override readonly name = 'AgentError'
+  readonly code: AgentErrorCode
+  readonly [AGENT_ERROR] = true
+
+  constructor(code: AgentErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+  }
+
+  /** True for an `AgentError` from any copy of this package. */
+  static is(value: unknown): value is AgentError {
+    return (
+      typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[AGENT_ERROR] === true
+    )
+  }
+}

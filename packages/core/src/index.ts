@@ -1,0 +1,29 @@
+/**
+ * @kode/core: the task/turn engine. An agent runs tasks (one user input, a loop of turns of one
+ * model response and its tool calls), executes tools and sub-agents, persists the session as it
+ * goes and emits typed protocol events through an async iterable and an emitter.
+ */
+export type { AgentRun } from './agent/agent-run.js'
+export { type Agent, type AgentEventMap, createAgent, type RunOptions } from './agent/create-agent.js'
+export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
+export { createEndEvent } from './end-event.js'
+export { AgentError, type AgentErrorCode } from './errors.js'
+export {
+  type DefaultSubAgentParameters,
+  defineSubAgent,
+  type SubAgentDefinition,
+} from './sub-agents/define-sub-agent.js'
+export type { SubAgentOutcome, SubAgentSpec } from './sub-agents/sub-agent-spec.js'
+export type { TaskOutcome } from './task/runtime.js'
+export type { UserInput } from './task/user-input.js'
+export type { ParsedArguments } from './tools/arguments.js'
+export {
+  defineTool,
+  type Tool,
+  type ToolContext,
+  type ToolOutput,
+  type ToolReturn,
+  type ToolSpec,
+} from './tools/define-tool.js'
+export { capOutput } from './tools/output-limit.js'
+export { INTERRUPTED_PENDING_TEXT, INTERRUPTED_RUNNING_TEXT } from './tools/tool-outcome.js'

@@ -1,0 +1,69 @@
+import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import type { TaskAccounting } from '../task/accounting.js'
+import { Journal } from '../task/journal.js'
+import { runTask } from '../task/run-task.js'
+import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
+import { TaskEvents } from '../task/task-events.js'
+import { userParts } from '../task/user-input.js'
+import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
+
+/** The parent side of a sub-agent run: the task and the tool call that spawn it. */
+export interface SubAgentParent {
+  rt: TaskRuntime
+  accounting: TaskAccounting
+  toolCallId: string
+  /** The tool call's signal: the parent's interrupt (or the call's timeout) interrupts the child. */
+  signal: AbortSignal
+}
+
+/**
+ * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
+ * `subAgent`), with the parent's settings and event sink, so its events interleave on the
+ * parent's stream with the child's `sessionId`. Its accounting joins the parent's `task_metadata`.
+ * An unusable spec rejects with an `AgentError`, which the calling tool reports as its error.
+ */
+export async function runSubAgent(
+  parent: SubAgentParent,
+  spec: SubAgentSpec,
+  input: string | readonly UserContentPart[],
+): Promise<TaskOutcome> {
+  checkSubAgentSpec(spec)
+  const { rt } = parent
+  const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
+  const sessionId = settings.createId()
+  const client = spec.client ?? rt.client()
+  const subAgentState: SubAgentState = {
+    name: spec.name,
+    parentSessionId: rt.sessionId,
+    parentToolCallId: parent.toolCallId,
+  }
+  if (spec.label !== undefined) subAgentState.description = spec.label
+  const child: TaskRuntime = {
+    sessionId,
+    signal: parent.signal,
+    settings,
+    store: rt.store,
+    journal: new Journal(rt.store, sessionId),
+    events: new TaskEvents(sessionId, settings.now, rt.sink),
+    sink: rt.sink,
+    tools: toolSet(spec.tools ?? []),
+    system: spec.system,
+    subAgentState,
+    sessionInit: {
+      parentSessionId: rt.sessionId,
+      subAgent: { name: spec.name, parentToolCallId: parent.toolCallId },
+      model: client.model,
+      provider: client.provider,
+    },
+    client: () => client,
+    takeSteering: () => [],
+  }
+  try {
+    const outcome = await runTask(child, userParts(input))
+    parent.accounting.addSubAgent(outcome.metadata)
+    return outcome
+  } catch (error) {
+    child.events.abandon(error)
+    throw error
+  }
+}

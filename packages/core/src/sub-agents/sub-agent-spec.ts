@@ -1,0 +1,32 @@
+import type { LLMClient } from '@kode/providers'
+import { checkToolNames, positiveInteger } from '../agent/options.js'
+import type { TaskOutcome } from '../task/runtime.js'
+import type { Tool } from '../tools/define-tool.js'
+
+/** A child agent to run in its own session (see `ToolContext.runSubAgent` and `defineSubAgent`). */
+export interface SubAgentSpec {
+  /** The sub-agent's name, recorded on its session and on `task_start.subAgentState`. */
+  name: string
+  /** A short label of this particular task, shown as `task_start.subAgentState.description`. */
+  label?: string
+  /** The child's system prompt. */
+  system?: string
+  /** The child's tools (none by default). A child can run sub-agents of its own. */
+  tools?: readonly Tool[]
+  /** The child's model; default: the client the parent is using. */
+  client?: LLMClient
+  /** The child's turn limit; default: the parent agent's `maxTurns`. */
+  maxTurns?: number
+}
+
+/** How a sub-agent's task ended: its session, reason, final text and accounting. */
+export type SubAgentOutcome = TaskOutcome
+
+/**
+ * Refuses a spec no child could run: a turn limit that is not a positive integer, or two tools
+ * with one name. Throws `AgentError` (`invalid_options`).
+ */
+export function checkSubAgentSpec(spec: Pick<SubAgentSpec, 'tools' | 'maxTurns'>): void {
+  if (spec.maxTurns !== undefined) positiveInteger('maxTurns', spec.maxTurns)
+  checkToolNames(spec.tools ?? [])
+}

@@ -1,0 +1,82 @@
+import type { AssistantMessage } from '@kode/protocol'
+import {
+  type LLMClient,
+  type LLMRequest,
+  ProviderError,
+  type RetryInfo,
+  retryAllowed,
+  retryDelayMs,
+} from '@kode/providers'
+import { abortableSleep } from './abortable-sleep.js'
+import type { TaskRuntime } from './runtime.js'
+import { ResponseEvents } from './stream-events.js'
+
+/** How one model call ended, after the engine's own retries. */
+export type ModelResult =
+  /** A finished response (any stop reason but `aborted`). */
+  | { kind: 'complete'; message: AssistantMessage }
+  /** The user interrupted; `partial` is what the response had produced, if anything. */
+  | { kind: 'aborted'; partial: AssistantMessage | undefined }
+  /** The provider failed for good; `error.partial` is what the last attempt had produced. */
+  | { kind: 'failed'; error: ProviderError }
+
+/**
+ * Streams one response into events. The transport retries failures that happen before any
+ * output (each announced here as an `error` event with `canRetry: true`). A retryable failure
+ * after output was streamed is the engine's to retry: the open streams close, an `error` with
+ * `canRetry: true` is emitted, and the same request is sent again; the partial response is
+ * discarded. Anything but a `ProviderError` (a bug in a custom client) is thrown.
+ */
+export async function callModel(
+  rt: TaskRuntime,
+  client: LLMClient,
+  request: LLMRequest,
+): Promise<ModelResult> {
+  const { signal, events } = rt
+  const { retry, now } = rt.settings
+  const startedAt = now()
+  const onRetry = (info: RetryInfo) =>
+    events.emit('error', { errorMessage: retryNotice(info.error, info.delayMs), canRetry: true })
+
+  for (let attempt = 1; ; attempt++) {
+    const response = new ResponseEvents(events)
+    let delivered = false
+    let message: AssistantMessage | undefined
+    try {
+      for await (const item of client.stream(request, { signal, onRetry })) {
+        if (item.type === 'done') message = response.push(item)
+        else {
+          delivered = true
+          response.push(item)
+        }
+      }
+    } catch (error) {
+      response.close()
+      if (signal.aborted)
+        return { kind: 'aborted', partial: ProviderError.is(error) ? error.partial : undefined }
+      if (!ProviderError.is(error)) throw error
+      const delayMs = retryDelayMs(attempt, error.retryAfterMs, retry)
+      if (delivered && error.retryable && retryAllowed(attempt, now() - startedAt, delayMs, retry)) {
+        events.emit('error', { errorMessage: retryNotice(error, delayMs), canRetry: true })
+        if (!(await abortableSleep(delayMs, signal))) return { kind: 'aborted', partial: undefined }
+        continue
+      }
+      return { kind: 'failed', error }
+    }
+    response.close()
+    if (message === undefined) {
+      if (signal.aborted) return { kind: 'aborted', partial: undefined }
+      const error = new ProviderError(`${client.provider}: the stream ended without a final message`, {
+        code: 'invalid_response',
+        retryable: false,
+      })
+      return { kind: 'failed', error }
+    }
+    if (message.stopReason === 'aborted') return { kind: 'aborted', partial: message }
+    return { kind: 'complete', message }
+  }
+}
+
+function retryNotice(error: ProviderError, delayMs: number): string {
+  return `${error.message} (retrying in ${delayMs} ms)`
+}

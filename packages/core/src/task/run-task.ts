@@ -1,0 +1,115 @@
+import { joinText, type TaskFinishReason, type UserContentPart, type UserMessage } from '@kode/protocol'
+import { TaskAccounting } from './accounting.js'
+import type { TaskOutcome, TaskRuntime } from './runtime.js'
+import { runTurn, type TaskState } from './turn.js'
+import { userMessageFields } from './user-input.js'
+
+/**
+ * One task: the user's input, then turns until a response calls no tools (and no steering message
+ * is waiting), the user interrupts, the provider fails for good, or `maxTurns` is reached. Ends
+ * with the task's accounting (`task_metadata`, persisted) and `task_finish`. Provider failures and
+ * interrupts end the task normally; only a failure the host must handle (the store) is thrown.
+ */
+export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
+  const { events, journal, signal, settings } = rt
+  await journal.open(rt.sessionInit)
+  events.emit('task_start', { subAgentState: rt.subAgentState })
+  const state: TaskState = {
+    accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
+    lastText: '',
+  }
+  await persistSystemPrompt(rt)
+  await deliverUserMessage(rt, input)
+  await deliverSteering(rt)
+
+  let reason: TaskFinishReason
+  let errorMessage: string | undefined
+  for (let turns = 0; ; turns++) {
+    if (signal.aborted) {
+      // Interrupted between turns: no message carries it, so a record does.
+      await journal.persist({ type: 'interrupt', id: settings.createId(), createdAt: settings.now() })
+      events.emit('interrupt', {})
+      reason = 'aborted'
+      break
+    }
+    if (turns === settings.maxTurns) {
+      errorMessage = `The task stopped after ${turns} turns (maxTurns) before the model finished.`
+      await journal.persist({
+        type: 'error',
+        id: settings.createId(),
+        createdAt: settings.now(),
+        message: errorMessage,
+        canRetry: false,
+      })
+      events.emit('error', { errorMessage, canRetry: false })
+      reason = 'max_turns'
+      break
+    }
+    const end = await runTurn(rt, state)
+    if (end === 'interrupted') {
+      reason = 'aborted'
+      break
+    }
+    if (typeof end === 'object') {
+      errorMessage = end.failed
+      reason = 'error'
+      break
+    }
+    const steered = !signal.aborted && (await deliverSteering(rt))
+    if (end === 'final' && !steered) {
+      reason = 'completed'
+      break
+    }
+  }
+
+  const metadata = state.accounting.summary()
+  await journal.persist({
+    type: 'task_metadata',
+    id: settings.createId(),
+    createdAt: settings.now(),
+    metadata,
+  })
+  events.emit('task_metadata', { metadata })
+  events.emit('task_finish', { taskResult: state.lastText, hasStructuredOutput: false, reason })
+  const outcome: TaskOutcome = { sessionId: rt.sessionId, reason, text: state.lastText, metadata }
+  if (errorMessage !== undefined) outcome.errorMessage = errorMessage
+  return outcome
+}
+
+/** Persists the system prompt when it differs from the one the session last recorded. */
+async function persistSystemPrompt(rt: TaskRuntime): Promise<void> {
+  if (rt.system === undefined) return
+  const history = rt.journal.history
+  for (let i = history.length - 1; i >= 0; i--) {
+    const record = history[i]!
+    if ('role' in record && record.role === 'system') {
+      if (joinText(record.parts) === rt.system) return
+      break
+    }
+  }
+  const { createId, now } = rt.settings
+  await rt.journal.persist({
+    role: 'system',
+    id: createId(),
+    createdAt: now(),
+    parts: [{ type: 'text', text: rt.system }],
+  })
+}
+
+async function deliverUserMessage(rt: TaskRuntime, parts: readonly UserContentPart[]): Promise<void> {
+  const message: UserMessage = {
+    role: 'user',
+    id: rt.settings.createId(),
+    createdAt: rt.settings.now(),
+    parts: [...parts],
+  }
+  await rt.journal.persist(message)
+  rt.events.emit('user_message', userMessageFields(message))
+}
+
+/** Delivers the messages the host queued with `steer`; true when there were any. */
+async function deliverSteering(rt: TaskRuntime): Promise<boolean> {
+  const queued = rt.takeSteering()
+  for (const parts of queued) await deliverUserMessage(rt, parts)
+  return queued.length > 0
+}

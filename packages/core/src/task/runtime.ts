@@ -1,0 +1,79 @@
+import type {
+  SubAgentState,
+  TaskFinishReason,
+  TaskMetadataSummary,
+  ToolCallPart,
+  ToolDefinition,
+  UserContentPart,
+} from '@kode/protocol'
+import type { LLMClient, RetryPolicy } from '@kode/providers'
+import type { CreateSessionInit, SessionStore } from '@kode/session'
+import type { Tool } from '../tools/define-tool.js'
+import type { Journal } from './journal.js'
+import type { EventSink, TaskEvents } from './task-events.js'
+
+/** How a task ended, as `run(...).done` resolves it. */
+export interface TaskOutcome {
+  /** The session the task ran in. */
+  sessionId: string
+  /** `completed`, `max_turns`, `error` (a provider failure) or `aborted` (the user interrupted). */
+  reason: TaskFinishReason
+  /** The final assistant text (`task_finish.taskResult`). */
+  text: string
+  /** The task's accounting, with the sub-agents it ran (`task_metadata.metadata`). */
+  metadata: TaskMetadataSummary
+  /** What stopped the task when `reason` is `error` or `max_turns`. */
+  errorMessage?: string
+}
+
+/** The limits and sources every task of an agent (and of its sub-agents) shares. */
+export interface EngineSettings {
+  maxTurns: number
+  toolConcurrency: number
+  toolTimeoutMs: number
+  toolOutputLimit: number
+  retry: RetryPolicy
+  now: () => number
+  createId: () => string
+  formatToolError: (error: unknown, call: ToolCallPart) => string
+}
+
+/** An agent's tools, indexed once. */
+export interface ToolSet {
+  byName: ReadonlyMap<string, Tool>
+  /** What the model is offered; `undefined` when there are no tools. */
+  definitions: ToolDefinition[] | undefined
+}
+
+/** Everything one running task works with. Sub-agent tasks get their own, sharing settings and sink. */
+export interface TaskRuntime {
+  readonly sessionId: string
+  readonly signal: AbortSignal
+  readonly settings: EngineSettings
+  readonly store: SessionStore
+  readonly journal: Journal
+  readonly events: TaskEvents
+  /** The run's raw sink, for sub-agents' events. */
+  readonly sink: EventSink
+  readonly tools: ToolSet
+  readonly system: string | undefined
+  readonly subAgentState: SubAgentState | undefined
+  /** How the session is created when the store does not have it yet. */
+  readonly sessionInit: CreateSessionInit
+  /** The client of the next model call (the agent's may change between turns). */
+  client(): LLMClient
+  /** Takes the user messages the host queued with `steer` (empty for sub-agents). */
+  takeSteering(): (readonly UserContentPart[])[]
+}
+
+/** Indexes tools by name and builds what the model is offered. */
+export function toolSet(tools: readonly Tool[]): ToolSet {
+  const byName = new Map<string, Tool>()
+  for (const tool of tools) byName.set(tool.name, tool)
+  const definitions = tools.map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.parameters,
+  }))
+  return { byName, definitions: definitions.length > 0 ? definitions : undefined }
+}

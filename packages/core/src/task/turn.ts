@@ -1,0 +1,186 @@
+import {
+  type AssistantMessage,
+  type ErrorRecord,
+  joinText,
+  joinThinking,
+  type ToolCallPart,
+  toolCallsOf,
+} from '@kode/protocol'
+import type { LLMClient, ProviderError } from '@kode/providers'
+import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import { runToolBatch } from '../tools/tool-batch.js'
+import type { TaskAccounting } from './accounting.js'
+import { callModel } from './model-call.js'
+import type { TaskRuntime } from './runtime.js'
+
+/** What a task carries from turn to turn. */
+export interface TaskState {
+  accounting: TaskAccounting
+  /** The text of the task's latest assistant message: `task_finish.taskResult`. */
+  lastText: string
+}
+
+/** How a turn ended: the model called tools (go on), answered (stop), was interrupted, or failed. */
+export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | { failed: string }
+
+/**
+ * One turn: one model response and its tool calls, between `turn_start` and `turn_end`. The
+ * response's message is persisted before `response_complete` announces it; an interrupted one is
+ * persisted with `stopReason: 'aborted'` (or, with no output at all, an `interrupt` record), its
+ * calls answered `aborted`, and `interrupt` is emitted before `turn_end`.
+ */
+export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEnd> {
+  rt.events.emit('turn_start', {})
+  state.accounting.countTurn()
+  const client = rt.client()
+  const result = await callModel(rt, client, {
+    messages: rt.journal.providerMessages(),
+    tools: rt.tools.definitions,
+  })
+  let end: TurnEnd
+  switch (result.kind) {
+    case 'complete':
+      end = await completed(rt, state, client, result.message)
+      break
+    case 'aborted':
+      end = await interrupted(rt, state, result.partial)
+      break
+    case 'failed':
+      end = await failed(rt, state, result.error)
+      break
+    default: {
+      const unknown: never = result
+      throw new Error(`unknown model result ${JSON.stringify(unknown)}`)
+    }
+  }
+  rt.events.emit('turn_end', {})
+  return end
+}
+
+async function completed(
+  rt: TaskRuntime,
+  state: TaskState,
+  client: LLMClient,
+  message: AssistantMessage,
+): Promise<TurnEnd> {
+  const { events } = rt
+  await rt.journal.persist(message)
+  state.accounting.addResponse(message)
+  state.lastText = joinText(message.parts)
+  const { responseId, usage } = message
+  events.emit('response_complete', {
+    responseId,
+    content: state.lastText,
+    thinkingText: joinThinking(message.parts),
+  })
+  if (usage) {
+    events.emit('usage', { responseId, usage, costUsd: message.costUsd })
+    const contextWindow = client.modelInfo?.contextWindow
+    if (contextWindow && (usage.inputTokens !== undefined || usage.outputTokens !== undefined)) {
+      const contextTokens = (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)
+      events.emit('context_usage', {
+        contextPercent: (contextTokens / contextWindow) * 100,
+        contextTokens,
+        contextWindow,
+      })
+    }
+  }
+  const calls = toolCallsOf(message)
+  if (calls.length === 0) return 'final'
+  if (!(await runCalls(rt, state, calls, responseId, rt.signal))) return 'tool_calls'
+  events.emit('interrupt', {})
+  return 'interrupted'
+}
+
+async function interrupted(
+  rt: TaskRuntime,
+  state: TaskState,
+  partial: AssistantMessage | undefined,
+): Promise<TurnEnd> {
+  if (partial && partial.parts.length > 0) {
+    const { isApiError: _error, errorMessage: _message, ...rest } = partial
+    const message: AssistantMessage = { ...rest, stopReason: 'aborted' }
+    await rt.journal.persist(message)
+    state.accounting.addResponse(message)
+    state.lastText = joinText(message.parts)
+    const calls = toolCallsOf(message)
+    // Never run: every call of an interrupted response is answered `aborted`.
+    if (calls.length > 0) await runCalls(rt, state, calls, message.responseId, AbortSignal.abort())
+  } else {
+    await rt.journal.persist({ type: 'interrupt', id: rt.settings.createId(), createdAt: rt.settings.now() })
+  }
+  rt.events.emit('interrupt', {})
+  return 'interrupted'
+}
+
+/**
+ * A provider failure that retries did not cure. The visible text the response had streamed is
+ * kept as an assistant message marked `isApiError` (its thinking and tool calls are dropped: the
+ * calls never ran and a cut signature cannot be sent back); then the `error` record.
+ */
+async function failed(rt: TaskRuntime, state: TaskState, error: ProviderError): Promise<TurnEnd> {
+  const { settings, journal } = rt
+  const partial = error.partial
+  const text = partial?.parts.filter((part) => part.type === 'text' && part.text !== '') ?? []
+  if (partial && text.length > 0) {
+    const message: AssistantMessage = {
+      ...partial,
+      parts: text,
+      stopReason: 'error',
+      isApiError: true,
+      errorMessage: error.message,
+    }
+    await journal.persist(message)
+    state.accounting.addResponse(message)
+    state.lastText = joinText(message.parts)
+  }
+  const record: ErrorRecord = {
+    type: 'error',
+    id: settings.createId(),
+    createdAt: settings.now(),
+    message: error.message,
+    canRetry: false,
+  }
+  if (error.status !== undefined) record.status = error.status
+  if (error.code !== undefined) record.code = error.code
+  await journal.persist(record)
+  rt.events.emit('error', { errorMessage: error.message, canRetry: false })
+  return { failed: error.message }
+}
+
+/**
+ * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
+ * when the user interrupted them.
+ */
+async function runCalls(
+  rt: TaskRuntime,
+  state: TaskState,
+  calls: readonly ToolCallPart[],
+  responseId: string | undefined,
+  signal: AbortSignal,
+): Promise<boolean> {
+  const children: Promise<unknown>[] = []
+  const interrupted = await runToolBatch({
+    rt,
+    calls,
+    responseId,
+    signal,
+    context: (call, callSignal, progress) => ({
+      signal: callSignal,
+      toolCallId: call.id,
+      toolName: call.name,
+      sessionId: rt.sessionId,
+      responseId,
+      progress,
+      runSubAgent: (spec, input) => {
+        const parent = { rt, accounting: state.accounting, toolCallId: call.id, signal: callSignal }
+        const child = runSubAgent(parent, spec, input)
+        children.push(child.catch(() => undefined))
+        return child
+      },
+    }),
+  })
+  // An interrupt settles the parent's calls at once; the children still close their sessions.
+  await Promise.all(children)
+  return interrupted
+}

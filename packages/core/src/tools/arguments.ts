@@ -1,0 +1,62 @@
+import type { Static, TSchema } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { Value } from '@sinclair/typebox/value'
+
+/** The outcome of reading a tool call's `argumentsJson`. */
+export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }
+
+/** At most this many schema mismatches are listed to the model; one is usually enough to fix a call. */
+const MAX_REPORTED_ERRORS = 5
+
+/**
+ * A parser for one tool's arguments: JSON text in, typed and validated arguments out. The schema
+ * is compiled on the first call and reused (falling back to interpretation where a Content Security
+ * Policy forbids compiling). Empty text means no arguments (`{}`), as several providers send it.
+ */
+export function createArgumentParser<P extends TSchema>(
+  schema: P,
+): (json: string) => ParsedArguments<Static<P>> {
+  let check: ((value: unknown) => boolean) | undefined
+  return (json) => {
+    let value: unknown
+    try {
+      value = json.trim() === '' ? {} : JSON.parse(json)
+    } catch (error) {
+      return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
+    }
+    check ??= compile(schema)
+    if (check(value)) return { ok: true, args: value as Static<P> }
+    return { ok: false, error: describeMismatches(schema, value) }
+  }
+}
+
+function compile(schema: TSchema): (value: unknown) => boolean {
+  try {
+    const compiled = TypeCompiler.Compile(schema)
+    return (value) => compiled.Check(value)
+  } catch {
+    return (value) => Value.Check(schema, value)
+  }
+}
+
+/**
+ * Lists the mismatches as `path: message`, `/` being the arguments object itself; one per path
+ * (a missing property is not also reported as being of the wrong type).
+ */
+function describeMismatches(schema: TSchema, value: unknown): string {
+  const lines: string[] = []
+  const paths = new Set<string>()
+  let more = 0
+  for (const error of Value.Errors(schema, value)) {
+    const path = error.path === '' ? '/' : error.path
+    if (paths.has(path)) continue
+    paths.add(path)
+    if (lines.length === MAX_REPORTED_ERRORS) {
+      more++
+      continue
+    }
+    lines.push(`${path}: ${error.message}`)
+  }
+  if (more > 0) lines.push(`(${more} more)`)
+  return lines.length > 0 ? lines.join('; ') : 'the arguments do not match the schema'
+}

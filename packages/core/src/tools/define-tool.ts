@@ -1,0 +1,114 @@
+import type {
+  ImagePart,
+  TaskMetadata,
+  ToolResultUiExtra,
+  ToolSideEffect,
+  UserContentPart,
+} from '@kode/protocol'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { AgentError } from '../errors.js'
+import type { SubAgentOutcome, SubAgentSpec } from '../sub-agents/sub-agent-spec.js'
+import { createArgumentParser, type ParsedArguments } from './arguments.js'
+
+/** What a running tool call can see and do. */
+export interface ToolContext {
+  /** Aborted when the user interrupts the task or the call times out; long work should stop. */
+  readonly signal: AbortSignal
+  readonly toolCallId: string
+  readonly toolName: string
+  /** The session the call belongs to (a sub-agent's own session inside a sub-agent). */
+  readonly sessionId: string
+  /** The provider's id of the response that asked for the call, when it sent one. */
+  readonly responseId: string | undefined
+  /** Reports progress to the host as a `tool_progress` event; ignored once the call has a result. */
+  progress(message: string): void
+  /**
+   * Runs a child agent in its own session (a sub-agent) and resolves with its outcome. Its events
+   * appear on the parent's stream with the child's `sessionId`; interrupting the parent interrupts
+   * it. `defineSubAgent` is this, packaged as a tool.
+   */
+  runSubAgent(spec: SubAgentSpec, input: string | readonly UserContentPart[]): Promise<SubAgentOutcome>
+}
+
+/** A structured tool result. Only `outputText` is required. */
+export interface ToolOutput {
+  /** What the model reads. Capped by the agent's `toolOutputLimit` (head and tail kept). */
+  outputText: string
+  /** Images for the model (never text: text belongs in `outputText`). */
+  parts?: readonly ImagePart[]
+  /** Display-only data for the host (a diff, a todo list...); never sent to the model. */
+  uiExtra?: ToolResultUiExtra
+  /** What the result changed; `todo_change` with a `todo_list` UI extra emits a `todo_change` event. */
+  sideEffects?: readonly ToolSideEffect[]
+  /** `error` tells the model the call failed while still giving it `outputText`. Default `success`. */
+  status?: 'success' | 'error'
+  /** Accounting of work the tool did with a model of its own. */
+  taskMetadata?: TaskMetadata
+}
+
+/** What `execute` may return: text, or a structured result. */
+export type ToolReturn = string | ToolOutput
+
+/** What `defineTool` takes. */
+export interface ToolSpec<P extends TSchema> {
+  /** The name the model calls: 1-64 characters from `A-Z a-z 0-9 _ -`. */
+  name: string
+  /** Tells the model what the tool does and when to use it. */
+  description: string
+  /** A TypeBox schema (which is JSON Schema) of the arguments object. */
+  parameters: P
+  /**
+   * Runs the call with arguments already validated against `parameters`. Throwing (or rejecting)
+   * makes an `error` result whose text is the error's message.
+   */
+  execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
+  /** Whether the call may run alongside other calls of the same response. Default `true`. */
+  concurrent?: boolean
+  /** Overrides the agent's `toolTimeoutMs` for this tool; `Infinity` means no timeout. */
+  timeoutMs?: number
+}
+
+/** A tool ready for `createAgent`: the spec plus its compiled argument parser. */
+export interface Tool<P extends TSchema = TSchema> {
+  readonly name: string
+  readonly description: string
+  readonly parameters: P
+  readonly concurrent: boolean
+  readonly timeoutMs: number | undefined
+  execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
+  /** Parses and validates `argumentsJson` (the schema is compiled once, on first use). */
+  parseArguments(argumentsJson: string): ParsedArguments<Static<P>>
+}
+
+const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
+
+/**
+ * Defines a tool the model can call. `args` in `execute` is typed from `parameters` and is
+ * validated before `execute` runs: invalid JSON or arguments that do not match the schema become
+ * an `error` result the model can read and correct, and `execute` is not called.
+ */
+export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
+  if (typeof spec.name !== 'string' || !TOOL_NAME.test(spec.name)) {
+    throw new AgentError(
+      'invalid_tool',
+      `invalid tool name ${JSON.stringify(spec.name)}: use 1-64 characters from A-Z a-z 0-9 _ -`,
+    )
+  }
+  if (spec.timeoutMs !== undefined && !(spec.timeoutMs > 0)) {
+    throw new AgentError(
+      'invalid_tool',
+      `tool ${spec.name}: timeoutMs must be a positive number of milliseconds`,
+    )
+  }
+  const parseArguments = createArgumentParser(spec.parameters)
+  const execute = spec.execute
+  return Object.freeze({
+    name: spec.name,
+    description: spec.description,
+    parameters: spec.parameters,
+    concurrent: spec.concurrent ?? true,
+    timeoutMs: spec.timeoutMs,
+    execute,
+    parseArguments,
+  })
+}

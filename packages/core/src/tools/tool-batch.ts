@@ -1,0 +1,229 @@
+import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
+import { INCOMPLETE_CALL_TEXT } from '@kode/session'
+import type { TaskRuntime, ToolSet } from '../task/runtime.js'
+import type { Tool, ToolContext } from './define-tool.js'
+import { executeToolCall } from './execute-tool-call.js'
+import { abortedOutcome, errorOutcome, resultMessage, type ToolOutcome } from './tool-outcome.js'
+
+/** The tool calls of one response, and how to build each call's context. */
+export interface ToolBatch {
+  rt: TaskRuntime
+  calls: readonly ToolCallPart[]
+  responseId: string | undefined
+  /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
+  signal: AbortSignal
+  context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
+}
+
+/**
+ * Runs the tool calls of one response. Calls start in order, concurrently up to
+ * `toolConcurrency`; a tool with `concurrent: false` waits for the running calls and runs alone.
+ * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
+ * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
+ * interrupt every call without a result gets an `aborted` one at once, without waiting for the
+ * tool (a tool that ignores its signal cannot hold the task). Resolves `true` when any result
+ * is `aborted` (the user interrupted the batch).
+ */
+export async function runToolBatch(batch: ToolBatch): Promise<boolean> {
+  const { rt, calls, signal } = batch
+  const slots = calls.map(() => new Slot())
+  const started = calls.map(() => false)
+  const gate = new Gate(rt.settings.toolConcurrency)
+  const onAbort = () => {
+    for (let i = 0; i < slots.length; i++) slots[i]!.settle(abortedOutcome(started[i]!))
+    gate.wake()
+  }
+  if (signal.aborted) onAbort()
+  else signal.addEventListener('abort', onAbort, { once: true })
+
+  let startFailure: { error: unknown } | undefined
+  const starting = startCalls(batch, slots, started, gate).catch((error: unknown) => {
+    // A bug, not a tool failure: end the batch, then rethrow below.
+    startFailure = { error }
+    for (const slot of slots) slot.settle(errorOutcome('The engine failed before this tool call ran.'))
+  })
+  try {
+    const result = await emitResults(batch, slots, started)
+    await starting
+    if (startFailure) throw startFailure.error
+    return result
+  } catch (error) {
+    // Persisting failed: start nothing more (the task's abort stops what runs).
+    gate.halt()
+    throw error
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+}
+
+async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], gate: Gate): Promise<void> {
+  const { rt, calls, signal, responseId } = batch
+  const { events, settings } = rt
+  const stopped = () => signal.aborted || gate.halted
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i]!
+    const slot = slots[i]!
+    const plan = planCall(call, rt.tools)
+    const exclusive = plan.tool !== undefined && !plan.tool.concurrent
+    while (!stopped() && !gate.admits(exclusive)) await gate.changed()
+    if (stopped()) return
+    started[i] = true
+    announce(batch, call)
+    // A listener may have interrupted the task on that very event.
+    if (stopped()) return
+    if (plan.tool === undefined) {
+      slot.settle(plan.outcome)
+      continue
+    }
+    const tool = plan.tool
+    gate.enter(exclusive)
+    const progress = (message: string) => {
+      if (!slot.settled)
+        events.emit('tool_progress', { responseId, toolCallId: call.id, toolName: call.name, message })
+    }
+    void executeToolCall({
+      tool,
+      call,
+      args: plan.args,
+      taskSignal: signal,
+      timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
+      formatToolError: settings.formatToolError,
+      context: (callSignal) => batch.context(call, callSignal, progress),
+    }).then((outcome) => {
+      slot.settle(outcome)
+      gate.leave(exclusive)
+    })
+  }
+}
+
+async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<boolean> {
+  const { rt, calls, responseId } = batch
+  const { events, settings, journal } = rt
+  let interrupted = false
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i]!
+    const outcome = await slots[i]!.promise
+    if (!started[i]) {
+      // Interrupted before it started: announce it so its result answers a call.
+      started[i] = true
+      announce(batch, call)
+    }
+    const message = resultMessage(call, outcome, settings.toolOutputLimit, {
+      id: settings.createId(),
+      createdAt: settings.now(),
+    })
+    await journal.persist(message)
+    if (message.status === 'aborted') interrupted = true
+    events.emit('tool_result', {
+      responseId,
+      toolCallId: call.id,
+      toolName: call.name,
+      result: message.outputText,
+      uiExtra: message.uiExtra,
+      status: toolResultEventStatus(message.status),
+      taskMetadata: message.taskMetadata,
+      isLastInTurn: i === calls.length - 1,
+    })
+    if (message.sideEffects?.includes('todo_change') && message.uiExtra?.type === 'todo_list') {
+      events.emit('todo_change', { todos: message.uiExtra.todos })
+    }
+  }
+  return interrupted
+}
+
+/** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */
+function announce(batch: ToolBatch, call: ToolCallPart): void {
+  batch.rt.events.emit('tool_call', {
+    responseId: batch.responseId,
+    toolCallId: call.id,
+    toolName: call.name,
+    arguments: call.argumentsJson,
+  })
+}
+
+type CallPlan = { tool: Tool; args: unknown } | { tool: undefined; outcome: ToolOutcome }
+
+/** Decides whether a call can run: a cut-off call, an unknown tool or bad arguments never do. */
+function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
+  if (call.incomplete) return { tool: undefined, outcome: errorOutcome(INCOMPLETE_CALL_TEXT) }
+  const tool = tools.byName.get(call.name)
+  if (!tool) {
+    const names = [...tools.byName.keys()]
+    const available = names.length > 0 ? `Available tools: ${names.join(', ')}.` : 'No tools are available.'
+    return { tool: undefined, outcome: errorOutcome(`Unknown tool "${call.name}". ${available}`) }
+  }
+  const parsed = tool.parseArguments(call.argumentsJson)
+  if (!parsed.ok) {
+    return {
+      tool: undefined,
+      outcome: errorOutcome(`Invalid arguments for tool "${call.name}": ${parsed.error}`),
+    }
+  }
+  return { tool, args: parsed.args }
+}
+
+/** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
+class Slot {
+  settled = false
+  readonly promise: Promise<ToolOutcome>
+  #resolve!: (outcome: ToolOutcome) => void
+
+  constructor() {
+    this.promise = new Promise((resolve) => {
+      this.#resolve = resolve
+    })
+  }
+
+  settle(outcome: ToolOutcome): void {
+    if (this.settled) return
+    this.settled = true
+    this.#resolve(outcome)
+  }
+}
+
+/** Admission of calls: up to `limit` concurrent ones, or one exclusive call alone. */
+class Gate {
+  /** Set when the batch failed: nothing more starts. */
+  halted = false
+  readonly #limit: number
+  #running = 0
+  #exclusive = false
+  #wake: (() => void) | undefined
+
+  constructor(limit: number) {
+    this.#limit = limit
+  }
+
+  admits(exclusive: boolean): boolean {
+    return exclusive ? this.#running === 0 : !this.#exclusive && this.#running < this.#limit
+  }
+
+  enter(exclusive: boolean): void {
+    this.#running++
+    if (exclusive) this.#exclusive = true
+  }
+
+  leave(exclusive: boolean): void {
+    this.#running--
+    if (exclusive) this.#exclusive = false
+    this.wake()
+  }
+
+  /** Resolves at the next `leave` or `wake`. */
+  changed(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#wake = resolve
+    })
+  }
+
+  halt(): void {
+    this.halted = true
+    this.wake()
+  }
+
+  wake(): void {
+    const wake = this.#wake
+    this.#wake = undefined
+    wake?.()
+  }
+}

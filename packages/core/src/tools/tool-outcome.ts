@@ -1,0 +1,89 @@
+import { CodecError, type ToolCallPart, type ToolResultMessage, validateHistoryEvent } from '@kode/protocol'
+import { capOutput } from './output-limit.js'
+
+/** A tool call's result before it is stamped with ids: what the model and the host will see. */
+export type ToolOutcome = Omit<ToolResultMessage, 'role' | 'id' | 'createdAt' | 'toolCallId' | 'toolName'>
+
+/** The text an interrupted call's `aborted` result carries, for the model to read next time. */
+export const INTERRUPTED_RUNNING_TEXT = 'The user interrupted this tool call before it finished.'
+/** The same, for a call that had not started when the user interrupted. */
+export const INTERRUPTED_PENDING_TEXT = 'The user interrupted the task before this tool call ran.'
+
+export function errorOutcome(outputText: string): ToolOutcome {
+  return { status: 'error', outputText, parts: [] }
+}
+
+export function abortedOutcome(started: boolean): ToolOutcome {
+  return {
+    status: 'aborted',
+    outputText: started ? INTERRUPTED_RUNNING_TEXT : INTERRUPTED_PENDING_TEXT,
+    parts: [],
+  }
+}
+
+/**
+ * Reads what `execute` returned: text, a `ToolOutput`, or nothing (empty text). Anything else is
+ * a bug in the tool, reported to the model as an `error` result rather than thrown.
+ */
+export function outcomeOf(value: unknown, toolName: string): ToolOutcome {
+  if (value === undefined || value === null) return { status: 'success', outputText: '', parts: [] }
+  if (typeof value === 'string') return { status: 'success', outputText: value, parts: [] }
+  if (typeof value !== 'object' || typeof (value as { outputText?: unknown }).outputText !== 'string') {
+    return errorOutcome(
+      `Tool "${toolName}" returned ${describe(value)}; a tool returns a string or an object with outputText.`,
+    )
+  }
+  const output = value as Record<string, unknown>
+  const outcome: ToolOutcome = {
+    status: output.status === 'error' ? 'error' : 'success',
+    outputText: output.outputText as string,
+    parts: Array.isArray(output.parts) ? [...output.parts] : [],
+  }
+  if (output.uiExtra !== undefined) outcome.uiExtra = output.uiExtra as ToolOutcome['uiExtra']
+  if (Array.isArray(output.sideEffects)) outcome.sideEffects = [...output.sideEffects]
+  if (output.taskMetadata !== undefined) {
+    outcome.taskMetadata = output.taskMetadata as ToolOutcome['taskMetadata']
+  }
+  return outcome
+}
+
+/** Stamps an outcome into the persisted result message; its text is capped at `outputLimit`. */
+export function resultMessage(
+  call: ToolCallPart,
+  outcome: ToolOutcome,
+  outputLimit: number,
+  stamp: { id: string; createdAt: number },
+): ToolResultMessage {
+  const message: ToolResultMessage = {
+    role: 'tool',
+    id: stamp.id,
+    createdAt: stamp.createdAt,
+    toolCallId: call.id,
+    toolName: call.name,
+    ...outcome,
+    outputText: capOutput(outcome.outputText, outputLimit),
+  }
+  try {
+    validateHistoryEvent(message)
+    return message
+  } catch (error) {
+    if (!CodecError.is(error)) throw error
+    // A tool returned something the history cannot hold (a text part, a bad UI extra): the model
+    // is told, and nothing invalid reaches the store.
+    const text = `Tool "${call.name}" returned an invalid result: ${error.message}`
+    return {
+      role: 'tool',
+      id: stamp.id,
+      createdAt: stamp.createdAt,
+      toolCallId: call.id,
+      toolName: call.name,
+      ...errorOutcome(capOutput(text, outputLimit)),
+    }
+  }
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object without a string outputText'
+  return `a ${typeof value}`
+}

@@ -1,0 +1,76 @@
+import { expect, test } from 'vitest'
+import { anthropicStream } from './helpers/anthropic-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+const harness = useHarness()
+
+test('over the Anthropic wire: thinking with its signature, a tool turn, and the signature sent back', async () => {
+  const h = harness()
+  h.server.enqueue(
+    anthropicStream('msg_1', [
+      { thinking: 'I need the file first.', signature: 'sig-abc' },
+      { text: 'Reading it.' },
+      { toolUse: { id: 'toolu_1', name: 'read_file', input: { path: 'notes.md' } } },
+    ]),
+    anthropicStream('msg_2', [{ text: 'The notes say hi.' }]),
+  )
+  const agent = h.createAgent({
+    client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+    tools: [readFile],
+    system: 'Be helpful.',
+  })
+  const { events, outcome } = await collect(agent.run('What do the notes say?'))
+
+  expectOrdered(events)
+  expect(summarize(events).slice(2, 14)).toEqual([
+    'turn_start',
+    'thinking_start',
+    'thinking: I need the file first.',
+    'thinking_end',
+    'assistant_text_start',
+    'text: Reading it.',
+    'assistant_text_end',
+    'tool_call_start toolu_1 read_file',
+    'response_complete: Reading it. | thinking: I need the file first.',
+    'usage 50/30',
+    expect.stringMatching(/^context_usage 80\/\d+$/),
+    'tool_call toolu_1 read_file {"path":"notes.md"}',
+  ])
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'The notes say hi.' })
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)).toEqual([
+    'system: Be helpful.',
+    'user: What do the notes say?',
+    'assistant tool_use: thinking "I need the file first." | thinking_signature | text "Reading it." | call toolu_1 read_file {"path":"notes.md"}',
+    'tool toolu_1 success: contents of notes.md',
+    'assistant stop: text "The notes say hi."',
+    'task_metadata turns=2 subAgents=0',
+  ])
+  // The second request replays the thinking block with its signature, then the tool result.
+  const second = h.server.requests[1]!.body as {
+    system: unknown
+    messages: { role: string; content: unknown }[]
+  }
+  expect(second.messages[1]).toMatchObject({
+    role: 'assistant',
+    content: [
+      { type: 'thinking', thinking: 'I need the file first.', signature: 'sig-abc' },
+      { type: 'text', text: 'Reading it.' },
+      { type: 'tool_use', id: 'toolu_1', name: 'read_file', input: { path: 'notes.md' } },
+    ],
+  })
+  expect(second.messages[2]).toMatchObject({
+    role: 'user',
+    content: [
+      {
+        type: 'tool_result',
+        tool_use_id: 'toolu_1',
+        content: [{ type: 'text', text: 'contents of notes.md' }],
+      },
+    ],
+  })
+})

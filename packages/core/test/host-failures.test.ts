@@ -1,0 +1,162 @@
+import { AgentError, createAgent, defineTool } from '@kode/core'
+import type { Event, HistoryEvent } from '@kode/protocol'
+import type { LLMClient } from '@kode/providers'
+import { createMemorySessionStore, type SessionStore } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, gate, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+const harness = useHarness()
+
+/** A store whose appends fail from the `failFrom`-th on (1-based), as a full disk would. */
+function failingStore(failFrom: number): SessionStore {
+  const store = createMemorySessionStore()
+  let appends = 0
+  return {
+    ...store,
+    async append(sessionId: string, events: readonly HistoryEvent[]) {
+      if (++appends >= failFrom) throw new Error('disk full')
+      return store.append(sessionId, events)
+    },
+  }
+}
+
+/** Drains a run, returning its events and what its iterator threw. */
+async function drain(run: AsyncIterable<Event>): Promise<{ events: Event[]; thrown: unknown }> {
+  const events: Event[] = []
+  try {
+    for await (const event of run) events.push(event)
+  } catch (error) {
+    return { events, thrown: error }
+  }
+  return { events, thrown: undefined }
+}
+
+describe('failures the host must handle are thrown, after a well-formed event sequence', () => {
+  test('a store write failure ends the sequence with error and task_finish, then the iterator throws it', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }))
+    // Appends: user message, assistant message, then the tool result fails.
+    const agent = h.createAgent({ store: failingStore(3), tools: [readFile] })
+    const run = agent.run('go')
+    const { events, thrown } = await drain(run)
+    expect((thrown as Error).message).toBe('disk full')
+    await expect(run.done).rejects.toThrow('disk full')
+    expectOrdered(events)
+    expect(summarize(events).slice(-6)).toEqual([
+      'context_usage 120/128000',
+      'tool_call c1 read_file {"path":"a"}',
+      'tool_result c1 error: The task failed before this tool call finished: disk full',
+      'error: disk full',
+      'turn_end',
+      'task_finish error: ',
+    ])
+    expect(agent.running).toBe(false)
+  })
+
+  test('a custom client that throws something other than a ProviderError fails the run', async () => {
+    const h = harness()
+    const broken: LLMClient = {
+      api: 'broken',
+      provider: 'broken',
+      model: 'm',
+      modelInfo: undefined,
+      stream: () => ({
+        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new TypeError('adapter bug')) }),
+      }),
+      complete: () => Promise.reject(new TypeError('adapter bug')),
+    }
+    const agent = createAgent({ client: broken, store: h.store })
+    const run = agent.run('go')
+    const { events, thrown } = await drain(run)
+    expect(thrown).toBeInstanceOf(TypeError)
+    expectOrdered(events)
+    expect(summarize(events).slice(-3)).toEqual(['error: adapter bug', 'turn_end', 'task_finish error: '])
+  })
+
+  test('a listener that throws interrupts the task cleanly, then the run fails with its error', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }))
+    const agent = h.createAgent({ tools: [readFile] })
+    agent.events.on('tool_call', () => {
+      throw new Error('listener bug')
+    })
+    const run = agent.run('go')
+    const { events, thrown } = await drain(run)
+    expect((thrown as Error).message).toBe('listener bug')
+    expectOrdered(events)
+    expect(summarize(events).slice(-5)).toEqual([
+      'tool_result c1 error (last): The user interrupted this tool call before it finished.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish aborted: ',
+    ])
+    expectValidHistory(await agent.history())
+  })
+})
+
+describe('misuse is refused at the call', () => {
+  test('run while a task runs is an agent_busy AgentError', async () => {
+    const h = harness()
+    const hold = gate()
+    const wait = defineTool({
+      name: 'wait',
+      description: 'Waits',
+      parameters: Type.Object({}),
+      execute: async () => {
+        await hold.promise
+        return 'ok'
+      },
+    })
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'wait', {})] }), textReply('r2', 'done'))
+    const agent = h.createAgent({ tools: [wait] })
+    const first = agent.run('one')
+    const error = (() => {
+      try {
+        agent.run('two')
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(AgentError.is(error) && error.code).toBe('agent_busy')
+    hold.open()
+    await collect(first)
+    expect(agent.running).toBe(false)
+  })
+
+  test('input the history cannot hold is a CodecError, before anything runs', async () => {
+    const h = harness()
+    const agent = h.createAgent()
+    expect(() => agent.run([{ type: 'image_url', url: 'ftp://nope' }])).toThrow(/at \/parts\/0\/url/)
+    expect(() => agent.steer([{ type: 'image_file', path: '', mimeType: 'image/png' }])).toThrow(
+      /at \/parts\/0\/path/,
+    )
+    expect(agent.running).toBe(false)
+    expect(await agent.history()).toEqual([])
+    expect(h.server.requests).toHaveLength(0)
+  })
+
+  test('unusable options and duplicate tool names are invalid_options AgentErrors', () => {
+    const h = harness()
+    for (const options of [
+      { maxTurns: 0 },
+      { toolConcurrency: 1.5 },
+      { toolOutputLimit: -1 },
+      { tools: [readFile, readFile] },
+    ]) {
+      const error = (() => {
+        try {
+          h.createAgent(options)
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(AgentError.is(error) && error.code, JSON.stringify(options)).toBe('invalid_options')
+    }
+  })
+})

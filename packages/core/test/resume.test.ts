@@ -1,0 +1,129 @@
+import { spawn } from 'node:child_process'
+import { rmSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { MISSING_RESULT_TEXT } from '@kode/session'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { bundleForNode } from './helpers/bundle.js'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+
+let child: string
+beforeAll(async () => {
+  child = await bundleForNode(resolve(import.meta.dirname, 'processes/agent-child.ts'))
+}, 60_000)
+afterAll(() => rmSync(resolve(child, '..'), { recursive: true, force: true }))
+
+describe('resume after a crash (file store)', () => {
+  const harness = useHarness('file')
+
+  test('a process killed mid-tool loses only the result in flight; a new agent on the session continues', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
+    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise((done) => proc.on('exit', done))
+    const lines: string[] = []
+    for await (const line of createInterface({ input: proc.stdout! })) {
+      lines.push(line)
+      if (line === 'tool-started') break
+    }
+    proc.kill('SIGKILL')
+    await exited
+    expect([lines[0], lines.at(-1)]).toEqual(['event task_start', 'tool-started'])
+
+    // What the crashed process had made durable: everything up to the call that was running.
+    const store = h.reopenStore()
+    expect(summarizeHistory(await store.read('s1'))).toEqual([
+      'system: You run jobs.',
+      'user: Start the job',
+      'assistant tool_use: call c1 job {}',
+    ])
+
+    h.server.enqueue(textReply('r2', 'The job was interrupted; shall I retry?'))
+    const agent = h.createAgent({ store, sessionId: 's1' })
+    const { events, outcome } = await collect(agent.run('What happened?'))
+    expectOrdered(events)
+    expect(outcome).toMatchObject({ reason: 'completed', sessionId: 's1' })
+
+    // The provider view answers the dangling call, so the request is valid input.
+    const request = h.server.requests[1]!.body as { messages: unknown[] }
+    expect(request.messages).toEqual([
+      { role: 'system', content: 'You run jobs.' },
+      { role: 'user', content: 'Start the job' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'job', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: MISSING_RESULT_TEXT },
+      { role: 'user', content: 'What happened?' },
+    ])
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'system: You run jobs.',
+      'user: Start the job',
+      'assistant tool_use: call c1 job {}',
+      'user: What happened?',
+      'assistant stop: text "The job was interrupted; shall I retry?"',
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+})
+
+describe('resume', () => {
+  const harness = useHarness()
+
+  test('an agent opened on an existing session continues it, keeping its recorded system prompt', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Noted.'), textReply('r2', 'You said hello.'))
+    const first = h.createAgent({ system: 'Remember things.' })
+    await collect(first.run('hello'))
+
+    const resumed = h.createAgent({ sessionId: first.sessionId })
+    const { events } = await collect(resumed.run('What did I say?'))
+    expectOrdered(events)
+    expect(summarize(events).at(-1)).toBe('task_finish completed: You said hello.')
+    const request = h.server.requests[1]!.body as { messages: { role: string; content: unknown }[] }
+    expect(request.messages.map((m) => `${m.role}: ${m.content}`)).toEqual([
+      'system: Remember things.',
+      'user: hello',
+      'assistant: Noted.',
+      'user: What did I say?',
+    ])
+    const history = await resumed.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((l) => l.startsWith('system'))).toEqual([
+      'system: Remember things.',
+    ])
+  })
+
+  test('a changed system prompt is persisted again and replaces the old one', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'A'), textReply('r2', 'B'))
+    const first = h.createAgent({ system: 'Old prompt.' })
+    await collect(first.run('one'))
+    await collect(h.createAgent({ sessionId: first.sessionId, system: 'New prompt.' }).run('two'))
+    const request = h.server.requests[1]!.body as { messages: { role: string; content: unknown }[] }
+    expect(request.messages[0]).toEqual({ role: 'system', content: 'New prompt.' })
+    expect(summarizeHistory(await first.history()).filter((l) => l.startsWith('system'))).toEqual([
+      'system: Old prompt.',
+      'system: New prompt.',
+    ])
+  })
+
+  test('a new session id the store does not know yet is created', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi'))
+    const agent = h.createAgent({ sessionId: 'my-session' })
+    expect(await agent.history()).toEqual([])
+    await collect(agent.run('hello'))
+    expect(await h.store.info('my-session')).toMatchObject({
+      id: 'my-session',
+      model: 'gpt-4o',
+      provider: 'openai-chat',
+    })
+  })
+})

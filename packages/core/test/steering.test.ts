@@ -1,0 +1,153 @@
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+const harness = useHarness()
+
+type Messages = { role: string; content?: unknown }[]
+const lastMessages = (body: unknown) => (body as { messages: Messages }).messages
+
+describe('steering', () => {
+  test('a message steered during a tool is delivered after the results, before the next model call', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }),
+      textReply('r2', 'Read a, and noted b.'),
+    )
+    const agent = h.createAgent({ tools: [readFile] })
+    agent.events.on('tool_call', () => agent.steer('Also look at b.'))
+    const { events } = await collect(agent.run('Read a'))
+
+    expectOrdered(events)
+    const lines = summarize(events)
+    const from = lines.indexOf('tool_call c1 read_file {"path":"a"}')
+    expect(lines.slice(from, from + 6)).toEqual([
+      'tool_call c1 read_file {"path":"a"}',
+      'tool_result c1 success (last): contents of a',
+      'turn_end',
+      'user_message: Also look at b.',
+      'turn_start',
+      'assistant_text_start',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Read a',
+      'assistant tool_use: call c1 read_file {"path":"a"}',
+      'tool c1 success: contents of a',
+      'user: Also look at b.',
+      'assistant stop: text "Read a, and noted b."',
+      'task_metadata turns=2 subAgents=0',
+    ])
+    expect(lastMessages(h.server.requests[1]!.body).map((m) => m.role)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'user',
+    ])
+  })
+
+  test('a message steered while the model answers starts another turn instead of finishing', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [say('Here is the answer.')] }),
+      textReply('r2', 'And in French: voici.'),
+    )
+    const agent = h.createAgent()
+    let steered = false
+    agent.events.on('assistant_text_delta', () => {
+      if (!steered) agent.steer('Say it in French too.')
+      steered = true
+    })
+    const { events, outcome } = await collect(agent.run('Answer'))
+
+    expectOrdered(events)
+    expect(
+      summarize(events).filter((l) => /^(turn_|user_message|response_complete|task_finish)/.test(l)),
+    ).toEqual([
+      'user_message: Answer',
+      'turn_start',
+      'response_complete: Here is the answer.',
+      'turn_end',
+      'user_message: Say it in French too.',
+      'turn_start',
+      'response_complete: And in French: voici.',
+      'turn_end',
+      'task_finish completed: And in French: voici.',
+    ])
+    expect(outcome.metadata.main.turnCount).toBe(2)
+  })
+
+  test('a message steered while idle is delivered right after the next run’s input', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Both seen.'))
+    const agent = h.createAgent()
+    agent.steer('(and be brief)')
+    const { events } = await collect(agent.run('Explain'))
+    expect(summarize(events).slice(0, 4)).toEqual([
+      'task_start',
+      'user_message: Explain',
+      'user_message: (and be brief)',
+      'turn_start',
+    ])
+    expect(lastMessages(h.server.requests[0]!.body)).toEqual([
+      { role: 'user', content: 'Explain' },
+      { role: 'user', content: '(and be brief)' },
+    ])
+  })
+})
+
+describe('limits and switches', () => {
+  test('maxTurns stops a task that keeps calling tools, with a clear error and a valid history', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const n = lastMessages(request.body).filter((m) => m.role === 'assistant').length + 1
+      return chatStream({ id: `r${n}`, steps: [call(`c${n}`, 'read_file', { path: String(n) })] })
+    })
+    const agent = h.createAgent({ tools: [readFile], maxTurns: 2 })
+    const { events, outcome } = await collect(agent.run('Loop forever'))
+
+    expectOrdered(events)
+    const message = 'The task stopped after 2 turns (maxTurns) before the model finished.'
+    expect(summarize(events).slice(-5)).toEqual([
+      'tool_result c2 success (last): contents of 2',
+      'turn_end',
+      `error: ${message}`,
+      'task_metadata turns=2 subAgents=0',
+      'task_finish max_turns: ',
+    ])
+    expect(outcome).toMatchObject({ reason: 'max_turns', errorMessage: message })
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(-2)).toEqual([
+      `error: ${message}`,
+      'task_metadata turns=2 subAgents=0',
+    ])
+    expect(h.server.requests).toHaveLength(2)
+  })
+
+  test('setClient switches the model from the next model call on', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }),
+      textReply('r2', 'ok'),
+    )
+    const agent = h.createAgent({ tools: [readFile] })
+    const mini = h.client({ model: 'gpt-4o-mini' })
+    agent.events.on('tool_call', () => agent.setClient(mini))
+    const { events } = await collect(agent.run('go'))
+    expectOrdered(events)
+    expect(h.server.requests.map((r) => (r.body as { model: string }).model)).toEqual([
+      'gpt-4o',
+      'gpt-4o-mini',
+    ])
+    expect(agent.client).toBe(mini)
+    const models = (await agent.history()).flatMap((r) =>
+      'role' in r && r.role === 'assistant' ? [r.model] : [],
+    )
+    expect(models).toEqual(['gpt-4o', 'gpt-4o-mini'])
+  })
+})

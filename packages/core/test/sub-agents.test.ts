@@ -1,0 +1,233 @@
+import { defineSubAgent, defineTool } from '@kode/core'
+import { checkEventOrder, type Event } from '@kode/protocol'
+import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+
+const harness = useHarness()
+
+const lookup = defineTool({
+  name: 'lookup',
+  description: 'Looks a topic up',
+  parameters: Type.Object({ topic: Type.String() }),
+  execute: ({ topic }) => `facts about ${topic}`,
+})
+
+const researcher = defineSubAgent({
+  name: 'researcher',
+  description: 'Researches a topic and reports back',
+  system: 'You research.',
+  tools: [lookup],
+})
+
+type Messages = { role: string; content?: unknown }[]
+
+/**
+ * Parent: calls the researcher twice in one response, then summarises. Each child looks its topic
+ * up, then answers, streaming slowly enough that the two children's events interleave.
+ */
+function route(request: RecordedRequest): ScriptedResponse {
+  const messages = (request.body as { messages: Messages }).messages
+  const last = messages.at(-1)!
+  if (messages[0]?.content === 'You research.') {
+    const topic = String(messages[1]?.content)
+    if (last.role === 'tool') {
+      return chatStream(
+        { id: `r-${topic}-2`, steps: [say(`Report on ${topic}: it is well known.`)] },
+        { chunkDelayMs: 2 },
+      )
+    }
+    return chatStream(
+      { id: `r-${topic}-1`, steps: [call(`l-${topic}`, 'lookup', { topic })] },
+      { chunkDelayMs: 1 },
+    )
+  }
+  if (last.role === 'tool') return textReply('r-parent-2', 'Both reports are in.')
+  return chatStream({
+    id: 'r-parent-1',
+    steps: [
+      call('c1', 'researcher', { prompt: 'cats', description: 'Research cats' }),
+      call('c2', 'researcher', { prompt: 'dogs', description: 'Research dogs' }),
+    ],
+  })
+}
+
+describe('sub-agents', () => {
+  test('run concurrently in their own sessions; their events interleave on the parent stream', async () => {
+    const h = harness()
+    h.server.handle(route)
+    const agent = h.createAgent({ tools: [researcher] })
+    const emitted: Event[] = []
+    agent.events.on('event', (event) => emitted.push(event))
+    const { events, outcome } = await collect(agent.run('Research cats and dogs'))
+
+    expectOrdered(events)
+    expect(emitted).toEqual(events)
+    const sessions = [...new Set(events.map((e) => e.sessionId))]
+    expect(sessions).toEqual(['id1', 'id3', 'id4'])
+    const [, cats, dogs] = sessions as [string, string, string]
+
+    // Both children are running at once: each one's events fall inside the other's task.
+    const span = (id: string) => [
+      events.findIndex((e) => e.sessionId === id),
+      events.findLastIndex((e) => e.sessionId === id),
+    ]
+    const [catsStart, catsEnd] = span(cats)
+    const [dogsStart, dogsEnd] = span(dogs)
+    expect(dogsStart).toBeLessThan(catsEnd!)
+    expect(catsStart).toBeLessThan(dogsEnd!)
+
+    expect(events.find((e) => e.type === 'task_start' && e.sessionId === cats)).toMatchObject({
+      subAgentState: {
+        name: 'researcher',
+        parentSessionId: 'id1',
+        parentToolCallId: 'c1',
+        description: 'Research cats',
+      },
+    })
+    expect(
+      summarize(
+        events.filter((e) => e.sessionId === cats),
+        cats,
+      ),
+    ).toEqual([
+      'task_start sub-agent researcher',
+      'user_message: cats',
+      'turn_start',
+      'tool_call_start l-cats lookup',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call l-cats lookup {"topic":"cats"}',
+      'tool_result l-cats success (last): facts about cats',
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: Report on cats: it is well known.',
+      'assistant_text_end',
+      'response_complete: Report on cats: it is well known.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: Report on cats: it is well known.',
+    ])
+    expect(summarize(events.filter((e) => e.sessionId === 'id1'))).toEqual([
+      'task_start',
+      'user_message: Research cats and dogs',
+      'turn_start',
+      'tool_call_start c1 researcher',
+      'tool_call_start c2 researcher',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 researcher {"prompt":"cats","description":"Research cats"}',
+      'tool_call c2 researcher {"prompt":"dogs","description":"Research dogs"}',
+      'tool_result c1 success: Report on cats: it is well known.',
+      'tool_result c2 success (last): Report on dogs: it is well known.',
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: Both reports are in.',
+      'assistant_text_end',
+      'response_complete: Both reports are in.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=2',
+      'task_finish completed: Both reports are in.',
+    ])
+
+    // The parent's result links the child session and carries its accounting.
+    const catsResult = events.find((e) => e.type === 'tool_result' && e.toolCallId === 'c1')
+    expect(catsResult).toMatchObject({
+      uiExtra: { type: 'session', sessionId: cats },
+      taskMetadata: { sessionId: cats, subAgentName: 'researcher', turnCount: 2, model: 'gpt-4o' },
+    })
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual([cats, dogs])
+    expect(outcome.metadata.main.usage?.inputTokens).toBe(200)
+    expect(outcome.metadata.subAgents[0]?.usage?.inputTokens).toBe(200)
+
+    // Each child's session is linked to the parent and holds a valid history of its own.
+    expect(await h.store.info(cats)).toMatchObject({
+      parentSessionId: 'id1',
+      subAgent: { name: 'researcher', parentToolCallId: 'c1' },
+    })
+    const childHistory = await h.store.read(cats)
+    expectValidHistory(childHistory)
+    expect(summarizeHistory(childHistory)).toEqual([
+      'system: You research.',
+      'user: cats',
+      'assistant tool_use: call l-cats lookup {"topic":"cats"}',
+      'tool l-cats success: facts about cats',
+      'assistant stop: text "Report on cats: it is well known."',
+      'task_metadata turns=2 subAgents=0',
+    ])
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'user: Research cats and dogs',
+      'assistant tool_use: call c1 researcher {"prompt":"cats","description":"Research cats"} | call c2 researcher {"prompt":"dogs","description":"Research dogs"}',
+      'tool c1 success: Report on cats: it is well known.',
+      'tool c2 success: Report on dogs: it is well known.',
+      'assistant stop: text "Both reports are in."',
+      'task_metadata turns=2 subAgents=2',
+    ])
+  })
+
+  test('a parent interrupt cascades: children end interrupted with valid histories before the parent finishes', async () => {
+    const h = harness()
+    h.server.handle(route)
+    const agent = h.createAgent({ tools: [researcher] })
+    const controller = new AbortController()
+    const run = agent.run('Research cats and dogs', { signal: controller.signal })
+    const events: Event[] = []
+    for await (const event of run) {
+      events.push(event)
+      // Interrupt as soon as a child starts streaming its report.
+      if (event.type === 'assistant_text_delta' && event.sessionId !== 'id1') controller.abort()
+    }
+    expect(checkEventOrder(events)).toEqual([])
+    const finishes = events.filter((e) => e.type === 'task_finish')
+    // The children (in whichever order they stop) end before the parent does.
+    expect(finishes.map((e) => `${e.sessionId} ${e.reason}`).sort()).toEqual([
+      'id1 aborted',
+      'id3 aborted',
+      'id4 aborted',
+    ])
+    expect(finishes.at(-1)?.sessionId).toBe('id1')
+    for (const id of ['id1', 'id3', 'id4']) {
+      const history = await h.store.read(id)
+      expectValidHistory(history)
+      expect(summarizeHistory(history).at(-1)).toMatch(/^task_metadata/)
+    }
+    expect(summarizeHistory(await agent.history()).slice(2, 4)).toEqual([
+      'tool c1 aborted: The user interrupted this tool call before it finished.',
+      'tool c2 aborted: The user interrupted this tool call before it finished.',
+    ])
+    expect((await run.done).reason).toBe('aborted')
+  })
+
+  test('a child that fails gives the parent an error result, and the parent goes on', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You research.') {
+        return { status: 400, body: JSON.stringify({ error: { message: 'bad request' } }) }
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It failed.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', 'researcher', { prompt: 'cats' })] })
+    })
+    const agent = h.createAgent({ tools: [researcher] })
+    const { events, outcome } = await collect(agent.run('Research cats'))
+    expectOrdered(events)
+    const result = events.find((e) => e.type === 'tool_result' && e.sessionId === 'id1')
+    expect(result).toMatchObject({ status: 'error', uiExtra: { type: 'session' } })
+    expect((result as { result: string }).result).toMatch(
+      /^The sub-agent researcher stopped early: .*bad request/,
+    )
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'It failed.' })
+  })
+})
