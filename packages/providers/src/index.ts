@@ -10,6 +10,7 @@ export type {
   ProviderFactory,
   ResponseBuilder,
   SignatureOptions,
+  TextItem,
   WireAdapter,
   WireRequest,
 } from './adapter.js'
