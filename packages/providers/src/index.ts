@@ -76,6 +76,12 @@ export {
   signatureFits,
   thinkingRenderer,
 } from './apis/shared/thinking.js'
+export {
+  fitToolCallId,
+  TOOL_CALL_ID_RULES,
+  type ToolCallIdRule,
+  toolCallIdFitter,
+} from './apis/shared/tool-call-ids.js'
 export { catalogModels, lookupModel } from './catalog/lookup.js'
 export { createClient } from './client.js'
 export { availableApis, registerProvider } from './registry.js'

@@ -11,6 +11,7 @@ import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../sh
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
 import { signatureFits } from '../shared/thinking.js'
+import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
 export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
@@ -115,7 +116,7 @@ function convertTool(message: ToolResultMessage, files: ImageFiles): AnthropicBl
   const content: AnthropicBlock[] = []
   if (message.outputText) content.push({ type: 'text', text: message.outputText })
   for (const part of message.parts) content.push(imageBlock(part, files))
-  const block: AnthropicBlock = { type: 'tool_result', tool_use_id: message.toolCallId }
+  const block: AnthropicBlock = { type: 'tool_result', tool_use_id: toolUseId(message.toolCallId) }
   if (content.length > 0) block.content = content
   if (message.status !== 'success') block.is_error = true
   return block
@@ -164,7 +165,7 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
       case 'tool_call':
         blocks.push({
           type: 'tool_use',
-          id: part.id,
+          id: toolUseId(part.id),
           name: part.name,
           input: toolInput(part.argumentsJson, part.incomplete),
         })
@@ -180,6 +181,11 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
     }
   }
   return blocks
+}
+
+/** Ids from other providers made to fit `^[a-zA-Z0-9_-]{1,64}$`; results are rewritten the same way. */
+function toolUseId(id: string): string {
+  return fitToolCallId(id, TOOL_CALL_ID_RULES.anthropic)
 }
 
 /** `tool_use.input` must be an object: the model's arguments, or `{}` when they never closed. */

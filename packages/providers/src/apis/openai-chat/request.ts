@@ -43,6 +43,8 @@ export interface ChatDialect {
   thinkingAsText: ((text: string) => string) | undefined
   /** Decides how this message's reasoning is replayed; `own` = produced by this very client setup. */
   replayReasoning(message: AssistantMessage, own: boolean): ReasoningReplay
+  /** Rewrites tool-call ids the server would reject (see `fitToolCallId`); calls and results alike. */
+  toolCallId(id: string): string
 }
 
 interface ConvertedUser {
@@ -87,7 +89,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
           out.push(userMessage(entry, files))
           break
         case 'tool': {
-          const tool = tools.get(entry.message, (m) => convertTool(m, files))
+          const tool = tools.get(entry.message, (m) => convertTool(m, files, dialect.toolCallId))
           if (tool.images.length > 0) images.push(...tool.images)
           out.push(
             entry.appended.length === 0
@@ -137,16 +139,18 @@ function collapse(parts: ChatContentPart[]): string | ChatContentPart[] {
   return parts.map((p) => (p as { text: string }).text).join('\n\n')
 }
 
-function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
+function convertTool(
+  message: ToolResultMessage,
+  files: ImageFiles,
+  toolCallId: (id: string) => string,
+): ConvertedTool {
+  const id = toolCallId(message.toolCallId)
   const images: ChatContentPart[] = []
   if (message.parts.length > 0) {
-    images.push({
-      type: 'text',
-      text: `Images returned by tool ${message.toolName} (${message.toolCallId}):`,
-    })
+    images.push({ type: 'text', text: `Images returned by tool ${message.toolName} (${id}):` })
     for (const part of message.parts) images.push(contentPart(part, files))
   }
-  return { message: { role: 'tool', tool_call_id: message.toolCallId, content: message.outputText }, images }
+  return { message: { role: 'tool', tool_call_id: id, content: message.outputText }, images }
 }
 
 /** A tool message with developer text appended; developer images join the pending image message. */
@@ -181,7 +185,7 @@ function convertAssistant(message: AssistantMessage, dialect: ChatDialect): Chat
         break
       case 'tool_call':
         calls.push({
-          id: part.id,
+          id: dialect.toolCallId(part.id),
           type: 'function',
           function: { name: part.name, arguments: sendableArguments(part.argumentsJson, part.incomplete) },
         })
