@@ -31,6 +31,23 @@ export {
   createAnthropicMessageMapper,
 } from './apis/anthropic/request.js'
 export {
+  createGoogleEventMapper,
+  type GoogleChunk,
+  type GoogleUsage,
+  googleStopReason,
+  googleUsage,
+} from './apis/google/events.js'
+export { GOOGLE_BASE_URL, google } from './apis/google/index.js'
+export { type PartialArg, parseJsonPath, StreamedArgs } from './apis/google/partial-args.js'
+export {
+  createGoogleMessageMapper,
+  FOREIGN_CALL_SIGNATURE,
+  type GoogleContent,
+  type GoogleMessageOptions,
+  type GooglePart,
+  googleBody,
+} from './apis/google/request.js'
+export {
   type ChatChunk,
   type ChatDelta,
   type ChatUsage,
@@ -56,7 +73,6 @@ export {
   chatReasoningReplay,
   createChatMessageMapper,
   type ReasoningReplay,
-  sendableArguments,
 } from './apis/openai-chat/request.js'
 export { createOpenRouterEventMapper } from './apis/openrouter/events.js'
 export { OPENROUTER_BASE_URL, openrouter } from './apis/openrouter/index.js'
@@ -76,6 +92,7 @@ export {
   signatureFits,
   thinkingRenderer,
 } from './apis/shared/thinking.js'
+export { argumentsObject, sendableArguments } from './apis/shared/tool-arguments.js'
 export {
   fitToolCallId,
   TOOL_CALL_ID_RULES,

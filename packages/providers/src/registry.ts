@@ -1,5 +1,6 @@
 import type { ProviderFactory } from './adapter.js'
 import { anthropic } from './apis/anthropic/index.js'
+import { google } from './apis/google/index.js'
 import { openaiChat } from './apis/openai-chat/index.js'
 import { openrouter } from './apis/openrouter/index.js'
 
@@ -8,6 +9,7 @@ const BUILTIN: Readonly<Record<string, ProviderFactory>> = {
   'openai-chat': openaiChat,
   openrouter,
   anthropic,
+  google,
 }
 
 // The one piece of module state the package allows: apis the host registered.

@@ -11,6 +11,7 @@ import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../sh
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
 import { signatureFits } from '../shared/thinking.js'
+import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
@@ -167,7 +168,7 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
           type: 'tool_use',
           id: toolUseId(part.id),
           name: part.name,
-          input: toolInput(part.argumentsJson, part.incomplete),
+          input: argumentsObject(part.argumentsJson, part.incomplete),
         })
         break
       case 'image_url':
@@ -186,19 +187,6 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
 /** Ids from other providers made to fit `^[a-zA-Z0-9_-]{1,64}$`; results are rewritten the same way. */
 function toolUseId(id: string): string {
   return fitToolCallId(id, TOOL_CALL_ID_RULES.anthropic)
-}
-
-/** `tool_use.input` must be an object: the model's arguments, or `{}` when they never closed. */
-function toolInput(json: string, incomplete: boolean | undefined): Record<string, unknown> {
-  if (incomplete) return {}
-  try {
-    const value: unknown = JSON.parse(json)
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {}
-  } catch {
-    return {}
-  }
 }
 
 /** Thinking budgets per effort level. */

@@ -12,6 +12,7 @@ import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView, type ViewEntry } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
+import { sendableArguments } from '../shared/tool-arguments.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
 export type ChatContentPart =
@@ -207,17 +208,6 @@ function convertAssistant(message: AssistantMessage, dialect: ChatDialect): Chat
   if (calls.length > 0) out.tool_calls = calls
   if (fields) Object.assign(out, fields)
   return out
-}
-
-/** Arguments a server accepts: the model's JSON, or `{}` when it never closed or is not JSON. */
-export function sendableArguments(json: string, incomplete: boolean | undefined): string {
-  if (incomplete) return '{}'
-  try {
-    JSON.parse(json)
-    return json
-  } catch {
-    return '{}'
-  }
 }
 
 /** openai-chat's own reasoning replay: this model's thinking in `field`, anything else as text. */
