@@ -74,6 +74,23 @@ export {
   createChatMessageMapper,
   type ReasoningReplay,
 } from './apis/openai-chat/request.js'
+export {
+  createResponsesEventMapper,
+  type ResponsesOutputItem,
+  type ResponsesResponse,
+  type ResponsesUsage,
+  responsesStopReason,
+  responsesUsage,
+} from './apis/openai-responses/events.js'
+export { openaiResponses, RESPONSES_DEFAULT_INCLUDE } from './apis/openai-responses/index.js'
+export {
+  createResponsesMessageMapper,
+  type ResponsesBodyOptions,
+  type ResponsesContent,
+  type ResponsesInputItem,
+  type ResponsesMessageOptions,
+  responsesBody,
+} from './apis/openai-responses/request.js'
 export { createOpenRouterEventMapper } from './apis/openrouter/events.js'
 export { OPENROUTER_BASE_URL, openrouter } from './apis/openrouter/index.js'
 export { openrouterBody, openrouterReasoningReplay } from './apis/openrouter/request.js'
