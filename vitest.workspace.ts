@@ -25,6 +25,7 @@ const project = (dir: string, name: string) => ({
 export const projects: TestProjectInlineConfiguration[] = [
   project('packages/protocol', 'protocol'),
   project('packages/providers', 'providers'),
+  project('examples/custom-provider', 'custom-provider'),
   {
     test: {
       name: 'packaging',
