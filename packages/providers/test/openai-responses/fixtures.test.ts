@@ -243,6 +243,31 @@ describe('openai-responses quirks (Kode fixtures)', () => {
     })
   })
 
+  test('parallel calls, one without arguments ({}), each announced once in order', async () => {
+    const items = await collect(responses('kode-parallel-calls').stream(ask()))
+    expect(items.map((i) => (i.type === 'tool_call_start' ? i.toolCallId : i.type))).toEqual([
+      'call_kode_p1',
+      'call_kode_p2',
+      'done',
+    ])
+    expect(doneOf(items).parts).toEqual([
+      {
+        type: 'tool_call',
+        id: 'call_kode_p1',
+        name: 'list_files',
+        argumentsJson: '{}',
+        itemId: 'fc_kode_p1',
+      },
+      {
+        type: 'tool_call',
+        id: 'call_kode_p2',
+        name: 'read_file',
+        argumentsJson: '{"path":"notes.md"}',
+        itemId: 'fc_kode_p2',
+      },
+    ])
+  })
+
   test('a message that streamed no deltas is taken from its output_item.done, refusal included', async () => {
     const message = await responses('kode-done-without-deltas').complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: "I can't help with that.", itemId: 'msg_kode_nd' }])
