@@ -13,6 +13,7 @@ import { providerView } from '../shared/provider-view.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { userAssistantTurns } from '../shared/turns.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
 export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
@@ -66,39 +67,12 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
   ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
     const files = await readImageFiles(request.messages, cached, readImageFile)
     const view = providerView(request)
-    const messages: AnthropicMessage[] = []
-    const push = (role: 'user' | 'assistant', content: AnthropicBlock[]) => {
-      if (content.length === 0) return
-      const last = messages[messages.length - 1]
-      // One turn per role: never mutate a cached array, build the merged one.
-      if (last?.role === role)
-        messages[messages.length - 1] = { role, content: [...last.content, ...content] }
-      else messages.push({ role, content })
-    }
-    const userBlocks = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
-    for (const entry of view.entries) {
-      switch (entry.role) {
-        case 'user':
-        case 'tool': {
-          const own =
-            entry.role === 'user'
-              ? userBlocks(entry.message)
-              : [tools.get(entry.message, (t) => convertTool(t, files))]
-          push('user', entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(userBlocks)])
-          break
-        }
-        case 'assistant':
-          push(
-            'assistant',
-            assistants.get(entry.message, (a) => convertAssistant(a, options)),
-          )
-          break
-        default: {
-          const unknown: never = entry
-          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
-        }
-      }
-    }
+    const turns = userAssistantTurns<AnthropicBlock>(view, {
+      user: (m) => users.get(m, (u) => convertUser(u, files)),
+      tool: (m) => [tools.get(m, (t) => convertTool(t, files))],
+      assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
+    })
+    const messages = turns.map((turn): AnthropicMessage => ({ role: turn.role, content: turn.parts }))
     return { system: view.system, messages }
   }
 }

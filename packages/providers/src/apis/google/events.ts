@@ -1,6 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { count } from '../shared/counts.js'
 import { type PartialArg, StreamedArgs } from './partial-args.js'
 
 /** The fields of a `GenerateContentResponse` chunk Kode reads; every one may be missing. */
@@ -145,8 +146,4 @@ export function googleUsage(usage: GoogleUsage): Usage | undefined {
   if (cached !== undefined) out.cacheReadTokens = cached
   if (thoughts !== undefined) out.reasoningTokens = thoughts
   return Object.keys(out).length > 0 ? out : undefined
-}
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined
 }

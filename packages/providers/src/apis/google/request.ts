@@ -12,6 +12,7 @@ import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
+import { userAssistantTurns } from '../shared/turns.js'
 
 /** Gemini `Content` parts (the subset Kode sends). */
 export type GooglePart =
@@ -59,38 +60,14 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
   ): Promise<{ system: string[]; contents: GoogleContent[] }> {
     const files = await readImageFiles(request.messages, cached, readImageFile)
     const view = providerView(request)
-    const contents: GoogleContent[] = []
-    const push = (role: 'user' | 'model', parts: GooglePart[]) => {
-      if (parts.length === 0) return
-      const last = contents[contents.length - 1]
-      // One turn per role: never mutate a cached array, build the merged one.
-      if (last?.role === role) contents[contents.length - 1] = { role, parts: [...last.parts, ...parts] }
-      else contents.push({ role, parts })
-    }
-    const userParts = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
-    for (const entry of view.entries) {
-      switch (entry.role) {
-        case 'user':
-        case 'tool': {
-          const own =
-            entry.role === 'user'
-              ? userParts(entry.message)
-              : tools.get(entry.message, (t) => convertTool(t, files))
-          push('user', entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(userParts)])
-          break
-        }
-        case 'assistant':
-          push(
-            'model',
-            assistants.get(entry.message, (a) => convertAssistant(a, options)),
-          )
-          break
-        default: {
-          const unknown: never = entry
-          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
-        }
-      }
-    }
+    const turns = userAssistantTurns<GooglePart>(view, {
+      user: (m) => users.get(m, (u) => convertUser(u, files)),
+      tool: (m) => tools.get(m, (t) => convertTool(t, files)),
+      assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
+    })
+    const contents = turns.map(
+      (turn): GoogleContent => ({ role: turn.role === 'assistant' ? 'model' : 'user', parts: turn.parts }),
+    )
     return { system: view.system, contents }
   }
 }

@@ -1,6 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { usageOf } from '../shared/counts.js'
 
 /** An output item as the Responses stream and the final response carry it. */
 export interface ResponsesOutputItem {
@@ -221,16 +222,13 @@ function textItemOf(item: ResponsesOutputItem): TextItem {
 
 /** Responses usage -> Kode usage; both conventions are inclusive already. */
 export function responsesUsage(usage: ResponsesUsage): Usage {
-  const out: Usage = {}
-  if (isCount(usage.input_tokens)) out.inputTokens = usage.input_tokens
-  if (isCount(usage.output_tokens)) out.outputTokens = usage.output_tokens
-  const cached = usage.input_tokens_details?.cached_tokens
-  if (isCount(cached)) out.cacheReadTokens = cached
-  const written = usage.input_tokens_details?.cache_write_tokens
-  if (isCount(written)) out.cacheWriteTokens = written
-  const reasoning = usage.output_tokens_details?.reasoning_tokens
-  if (isCount(reasoning)) out.reasoningTokens = reasoning
-  return out
+  return usageOf(
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.input_tokens_details?.cached_tokens,
+    usage.input_tokens_details?.cache_write_tokens,
+    usage.output_tokens_details?.reasoning_tokens,
+  )
 }
 
 /**
@@ -247,8 +245,4 @@ export function responsesStopReason(raw: string, calledTools: boolean): StopReas
     default:
       return undefined
   }
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0
 }
