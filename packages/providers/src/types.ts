@@ -37,7 +37,7 @@ export interface StreamOptions {
 
 /** A model behind one wire api. */
 export interface LLMClient {
-  /** The wire api: `openai-chat`, `openrouter`, `anthropic`, or a registered one. */
+  /** The wire api: `openai-chat`, `openrouter`, `anthropic`, `google`, `openai-responses`, or a registered one. */
   readonly api: string
   /** Host label stored on `AssistantMessage.provider` (defaults to `api`). */
   readonly provider: string

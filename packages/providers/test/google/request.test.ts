@@ -151,6 +151,23 @@ describe('google request', () => {
     })
   })
 
+  test('a signed image the model made goes back inline with its signature', async () => {
+    const messages = [
+      user('Draw'),
+      assistant(
+        [{ type: 'image_url', url: PNG_DATA_URL }, sig('s-image'), { type: 'text', text: 'Done.' }],
+        OWN,
+      ),
+    ]
+    expect((await contentsOf(messages))[1]).toEqual({
+      role: 'model',
+      parts: [
+        { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' }, thoughtSignature: 's-image' },
+        { text: 'Done.' },
+      ],
+    })
+  })
+
   test("another model's thinking becomes text, its signatures are dropped, and its first call gets Google's stand-in signature", async () => {
     const messages = [
       user('Go'),

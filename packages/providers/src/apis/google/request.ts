@@ -17,8 +17,8 @@ import { userAssistantTurns } from '../shared/turns.js'
 /** Gemini `Content` parts (the subset Kode sends). */
 export type GooglePart =
   | { text: string; thought?: true; thoughtSignature?: string }
-  | { inlineData: { mimeType: string; data: string } }
-  | { fileData: { fileUri: string } }
+  | { inlineData: { mimeType: string; data: string }; thoughtSignature?: string }
+  | { fileData: { fileUri: string }; thoughtSignature?: string }
   | { functionCall: { name: string; args: Record<string, unknown> }; thoughtSignature?: string }
   | { functionResponse: { name: string; response: { output: string } | { error: string } } }
 
@@ -96,6 +96,8 @@ function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
   return data ? { inlineData: { mimeType: data.mimeType, data: data.data } } : { fileData: { fileUri: url } }
 }
 
+const NO_FILES: ImageFiles = new Map()
+
 function convertAssistant(message: AssistantMessage, options: GoogleMessageOptions): GooglePart[] {
   const model = options.speaker.model
   const own = isOwnMessage(message, options.speaker)
@@ -115,10 +117,10 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
     }
     switch (part.type) {
       case 'text':
-        if (part.text) out.push(signed({ text: part.text }))
+        if (part.text || signature) out.push(signed({ text: part.text }))
         break
       case 'thinking_text':
-        if (own || signature) out.push(signed({ text: part.text, thought: true as const }))
+        if (signature || (own && part.text)) out.push(signed({ text: part.text, thought: true as const }))
         else if (options.thinkingAsText && part.text) out.push({ text: options.thinkingAsText(part.text) })
         break
       case 'tool_call': {
@@ -138,15 +140,10 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
       case 'thinking_signature':
         // A signature no part claimed (another format or model, or nothing before it to carry it).
         break
-      case 'image_url': {
-        const data = parseDataUrl(part.url)
-        out.push(
-          data
-            ? { inlineData: { mimeType: data.mimeType, data: data.data } }
-            : { fileData: { fileUri: part.url } },
-        )
+      case 'image_url':
+        // Image output can be signed too; it goes back with its signature.
+        out.push(signed(imagePart(part, NO_FILES)))
         break
-      }
       case 'image_file':
         // Assistant image files are not read back; the model saw them when it made them.
         break
