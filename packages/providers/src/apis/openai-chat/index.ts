@@ -2,7 +2,7 @@ import type { AdapterConfig, EventMapper, ProviderFactory, WireAdapter } from '.
 import type { ErrorContext } from '../../transport/failures.js'
 import type { LLMRequest } from '../../types.js'
 import { thinkingRenderer } from '../shared/thinking.js'
-import { TOOL_CALL_ID_RULES, type ToolCallIdRule, toolCallIdFitter } from '../shared/tool-call-ids.js'
+import { type ToolCallIdRule, toolCallIdFitter } from '../shared/tool-call-ids.js'
 import { createChatEventMapper } from './events.js'
 import {
   type ChatBodyOptions,
@@ -46,7 +46,7 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
     speaker: { api: config.api, provider: config.provider, model: config.model },
     thinkingAsText: thinkingRenderer(config.thinkingAsText),
     replayReasoning: options.replayReasoning,
-    toolCallId: toolCallIdFitter(options.toolCallIds ?? TOOL_CALL_ID_RULES['openai-chat']),
+    ...(options.toolCallIds ? { toolCallId: toolCallIdFitter(options.toolCallIds) } : {}),
   })
   const bodyOptions: ChatBodyOptions = {
     model: config.model,

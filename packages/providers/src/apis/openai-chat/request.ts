@@ -13,6 +13,7 @@ import { MessageCache } from '../shared/message-cache.js'
 import { providerView, type ViewEntry } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
+import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
 export type ChatContentPart =
@@ -44,8 +45,11 @@ export interface ChatDialect {
   thinkingAsText: ((text: string) => string) | undefined
   /** Decides how this message's reasoning is replayed; `own` = produced by this very client setup. */
   replayReasoning(message: AssistantMessage, own: boolean): ReasoningReplay
-  /** Rewrites tool-call ids the server would reject (see `fitToolCallId`); calls and results alike. */
-  toolCallId(id: string): string
+  /**
+   * Rewrites tool-call ids the server would reject (see `fitToolCallId`), calls and results alike.
+   * Default: OpenAI's limit of 40 characters.
+   */
+  toolCallId?(id: string): string
 }
 
 interface ConvertedUser {
@@ -65,6 +69,7 @@ interface ConvertedTool {
  * Conversions are cached per message object for the life of the client.
  */
 export function createChatMessageMapper(dialect: ChatDialect) {
+  const toolCallId = dialect.toolCallId ?? toolCallIdFitter(TOOL_CALL_ID_RULES['openai-chat'])
   const users = new MessageCache<ConvertedUser>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ChatMessage | null>()
@@ -90,7 +95,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
           out.push(userMessage(entry, files))
           break
         case 'tool': {
-          const tool = tools.get(entry.message, (m) => convertTool(m, files, dialect.toolCallId))
+          const tool = tools.get(entry.message, (m) => convertTool(m, files, toolCallId))
           if (tool.images.length > 0) images.push(...tool.images)
           out.push(
             entry.appended.length === 0
@@ -100,7 +105,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
           break
         }
         case 'assistant': {
-          const message = assistants.get(entry.message, (m) => convertAssistant(m, dialect))
+          const message = assistants.get(entry.message, (m) => convertAssistant(m, dialect, toolCallId))
           if (message) out.push(message)
           break
         }
@@ -171,7 +176,11 @@ function withAppendedText(
   return { ...tool.message, content }
 }
 
-function convertAssistant(message: AssistantMessage, dialect: ChatDialect): ChatMessage | null {
+function convertAssistant(
+  message: AssistantMessage,
+  dialect: ChatDialect,
+  toolCallId: (id: string) => string,
+): ChatMessage | null {
   const replay = dialect.replayReasoning(message, isOwnMessage(message, dialect.speaker))
   const render = replay.kind === 'text' ? dialect.thinkingAsText : undefined
   const texts: string[] = []
@@ -186,7 +195,7 @@ function convertAssistant(message: AssistantMessage, dialect: ChatDialect): Chat
         break
       case 'tool_call':
         calls.push({
-          id: dialect.toolCallId(part.id),
+          id: toolCallId(part.id),
           type: 'function',
           function: { name: part.name, arguments: sendableArguments(part.argumentsJson, part.incomplete) },
         })
