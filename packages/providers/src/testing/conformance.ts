@@ -1,99 +1,26 @@
-import { isDeepStrictEqual } from 'node:util'
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
 import type { ProviderFactory } from '../adapter.js'
 import { clientFor } from '../client.js'
 import { ProviderError } from '../transport/errors.js'
 import type { ClientConfig, LLMRequest, RetryInfo, StreamOptions } from '../types.js'
+import type {
+  ConformanceCase,
+  ConformanceCheck,
+  ConformanceOptions,
+  ConformanceReport,
+} from './conformance-types.js'
 import {
-  type CaseExpectations,
   deltaProblems,
+  describe,
   expectationProblems,
+  failsWithPartial,
+  type Outcome,
+  sameMessage,
   schemaProblems,
   streamProblems,
   usageProblems,
 } from './contract.js'
 import { createSseTestServer, type ScriptedResponse, type SseTestServer } from './server.js'
-
-/** One recorded or hand-written response of the wire under test. */
-export interface ConformanceCase {
-  /** Names the case in failures. */
-  name: string
-  /** The response body as SSE frames, exactly as the server sends them (see `frameFor`, `sseFrame`). */
-  frames: readonly string[]
-  /** The request to send. Default: one user message. */
-  request?: LLMRequest
-  /** What the final message must hold, where you know it. */
-  expect?: CaseExpectations
-  /**
-   * Where the `cut-stream` and `stall` checks cut the body, in bytes. Default: half way. `false`
-   * skips them for this case (a body that says it is complete in its first half).
-   */
-  cutAtByte?: number | false
-}
-
-/** The checks, by name (see docs/writing-a-provider.md). */
-export type ConformanceCheck =
-  /** Exactly one `done`, last, carrying a message valid by the protocol schema. */
-  | 'stream'
-  /** The deltas join to the message's text and thinking; one `tool_call_start` per tool call. */
-  | 'deltas'
-  /** Counts are counts, totals add up, cache and reasoning are parts of input and output. */
-  | 'usage'
-  /** The case's own `expect`. */
-  | 'expectations'
-  /** The same bytes sent one at a time give the same message. */
-  | 'chunking'
-  /** The `unknownEvent` frame before every frame changes nothing. */
-  | 'unknown-event'
-  /** Aborting after an item ends the stream with one aborted `done` holding what was delivered. */
-  | 'abort'
-  /** A signal aborted before the call gives an aborted `done` and no error. */
-  | 'abort-before-start'
-  /** Breaking out of the loop closes the HTTP request. */
-  | 'break'
-  /** A body cut short, or a reset connection, fails with a `ProviderError` carrying the partial message. */
-  | 'cut-stream'
-  /** An HTTP 401 is a `ProviderError` with its status, not retried, with the key kept out. */
-  | 'http-error'
-  /** A 429 with `Retry-After` is retried after the delay asked for, then succeeds. */
-  | 'retry-after'
-  /** A body that stops arriving fails with a `timeout` `ProviderError`. */
-  | 'stall'
-
-/** How {@link runProviderConformance} builds clients and which checks it runs. */
-export interface ConformanceOptions {
-  /** The api name clients are created with. Default `conformance`. */
-  api?: string
-  /** The model name. Default `conformance-model`. */
-  model?: string
-  /** More client config (an `apiKey`, adapter options). `baseUrl`, clock, ids and retries are the kit's. */
-  config?: Partial<ClientConfig>
-  /**
-   * One SSE frame of an event type the wire does not define (e.g. `sseFrame('{"type":"x.new"}',
-   * { event: 'x.new' })`). Without it the `unknown-event` check is skipped.
-   */
-  unknownEvent?: string
-  /** At most this many abort points per case, spread over its items. Default 8. */
-  abortPoints?: number
-  /** Checks not to run. */
-  skip?: readonly ConformanceCheck[]
-}
-
-/** One broken promise of the contract. */
-export interface ConformanceFailure {
-  check: ConformanceCheck
-  /** The case, for per-case checks. */
-  case?: string
-  message: string
-}
-
-/** What {@link runProviderConformance} found. */
-export interface ConformanceReport {
-  /** How many checks passed. */
-  passed: number
-  /** Empty when the provider meets the contract. */
-  failures: ConformanceFailure[]
-}
 
 const KEY = 'sk-conformance-0123456789abcdef'
 
@@ -123,8 +50,6 @@ export async function runProviderConformance(
   }
   return run.report
 }
-
-type Outcome = { items: StreamItem[]; error?: unknown }
 
 /** The state of one conformance run: the server, the clients it makes, the findings. */
 class Run {
@@ -394,30 +319,6 @@ const ASK: LLMRequest = {
   messages: [{ role: 'user', id: 'conformance-user', createdAt: 0, parts: [{ type: 'text', text: 'Hi' }] }],
 }
 
-function sameMessage(outcome: Outcome, expected: AssistantMessage, how: string): string[] {
-  if (outcome.error !== undefined) return [`${how}: the stream threw ${describe(outcome.error)}`]
-  const done = outcome.items.at(-1)
-  if (done?.type !== 'done') return [`${how}: no done item`]
-  return isDeepStrictEqual(done.message, expected)
-    ? []
-    : [`${how}: the message differs: ${JSON.stringify(done.message)} vs ${JSON.stringify(expected)}`]
-}
-
-function failsWithPartial(outcome: Outcome, how: string): string[] {
-  const error = outcome.error
-  if (!ProviderError.is(error))
-    return [`${how}: expected a ProviderError, got ${describe(error ?? outcome.items.at(-1)?.type)}`]
-  const problems: string[] = []
-  if (outcome.items.some((item) => item.type === 'done'))
-    problems.push(`${how}: a done item came before the error`)
-  const partial = error.partial
-  if (!partial) return [...problems, `${how}: the error carries no partial message`]
-  if (partial.stopReason !== 'error' || partial.isApiError !== true)
-    problems.push(`${how}: the partial message is not marked stopReason error / isApiError`)
-  problems.push(...deltaProblems(outcome.items, partial, true).map((p) => `${how}: ${p}`))
-  return problems
-}
-
 function cutPoint(c: ConformanceCase, bytes: Uint8Array): number {
   return typeof c.cutAtByte === 'number' ? c.cutAtByte : Math.floor(bytes.length / 2)
 }
@@ -429,9 +330,4 @@ function spread(count: number, most: number): number[] {
   const points = new Set<number>()
   for (let i = 0; i < most; i++) points.add(Math.round((i * (count - 1)) / (most - 1)))
   return [...points]
-}
-
-function describe(value: unknown): string {
-  if (value instanceof Error) return `${value.name}: ${value.message}`
-  return typeof value === 'string' ? value : JSON.stringify(value)
 }

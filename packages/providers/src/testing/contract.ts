@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import {
   type AssistantMessage,
   joinText,
@@ -7,6 +8,7 @@ import {
   type Usage,
   validateHistoryEvent,
 } from '@kode/protocol'
+import { ProviderError } from '../transport/errors.js'
 
 /** What a case's final message must hold, where the plugin author knows it. */
 export interface CaseExpectations {
@@ -21,6 +23,9 @@ export interface CaseExpectations {
   /** The tool calls in order (arguments compared when given). */
   toolCalls?: readonly { name: string; argumentsJson?: string }[]
 }
+
+/** How one played stream ended: the items it yielded, and what it threw, if anything. */
+export type Outcome = { items: StreamItem[]; error?: unknown }
 
 /** Problems of one finished stream, as sentences; empty when it meets the contract. */
 export function streamProblems(items: readonly StreamItem[]): string[] {
@@ -161,4 +166,36 @@ function sameUsage(actual: Usage | undefined, expected: Usage): boolean {
 
 function quote(text: string): string {
   return JSON.stringify(text.length > 80 ? `${text.slice(0, 80)}…` : text)
+}
+
+/** The stream ended with a message deep-equal to `expected`. */
+export function sameMessage(outcome: Outcome, expected: AssistantMessage, how: string): string[] {
+  if (outcome.error !== undefined) return [`${how}: the stream threw ${describe(outcome.error)}`]
+  const done = outcome.items.at(-1)
+  if (done?.type !== 'done') return [`${how}: no done item`]
+  return isDeepStrictEqual(done.message, expected)
+    ? []
+    : [`${how}: the message differs: ${JSON.stringify(done.message)} vs ${JSON.stringify(expected)}`]
+}
+
+/** The stream failed with a `ProviderError` carrying a partial message that agrees with what was delivered. */
+export function failsWithPartial(outcome: Outcome, how: string): string[] {
+  const error = outcome.error
+  if (!ProviderError.is(error))
+    return [`${how}: expected a ProviderError, got ${describe(error ?? outcome.items.at(-1)?.type)}`]
+  const problems: string[] = []
+  if (outcome.items.some((item) => item.type === 'done'))
+    problems.push(`${how}: a done item came before the error`)
+  const partial = error.partial
+  if (!partial) return [...problems, `${how}: the error carries no partial message`]
+  if (partial.stopReason !== 'error' || partial.isApiError !== true)
+    problems.push(`${how}: the partial message is not marked stopReason error / isApiError`)
+  problems.push(...deltaProblems(outcome.items, partial, true).map((p) => `${how}: ${p}`))
+  return problems
+}
+
+/** A thrown value or an item, in a sentence. */
+export function describe(value: unknown): string {
+  if (value instanceof Error) return `${value.name}: ${value.message}`
+  return typeof value === 'string' ? value : JSON.stringify(value)
 }

@@ -5,14 +5,14 @@
  */
 
 export { type ChunkOptions, seededRandom, splitBytes } from './chunking.js'
-export {
-  type ConformanceCase,
-  type ConformanceCheck,
-  type ConformanceFailure,
-  type ConformanceOptions,
-  type ConformanceReport,
-  runProviderConformance,
-} from './conformance.js'
+export { runProviderConformance } from './conformance.js'
+export type {
+  ConformanceCase,
+  ConformanceCheck,
+  ConformanceFailure,
+  ConformanceOptions,
+  ConformanceReport,
+} from './conformance-types.js'
 export type { CaseExpectations } from './contract.js'
 export { readChunksFile } from './fixtures.js'
 export {
