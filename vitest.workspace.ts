@@ -28,6 +28,7 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('packages/session', 'session'),
   project('packages/core', 'core'),
   project('bench', 'bench'),
+  project('examples/custom-provider', 'custom-provider'),
   {
     test: {
       name: 'packaging',

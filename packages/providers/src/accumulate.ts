@@ -12,7 +12,7 @@ import {
   type ToolCallPart,
   type Usage,
 } from '@kode/protocol'
-import type { ResponseBuilder, SignatureOptions } from './adapter.js'
+import type { ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
 
 /** Who is answering; stamped on the final message. */
 export interface AccumulatorOptions {
@@ -64,12 +64,26 @@ export class Accumulator implements ResponseBuilder {
     if (this.id === undefined && id) this.id = id
   }
 
-  text(delta: string): void {
-    this.delta('text', 'text_delta', delta)
+  text(delta: string, item?: TextItem): void {
+    if (!delta) return
+    const open = this.open
+    if (open?.type === 'text' && open.itemId === item?.itemId && open.phase === item?.phase)
+      open.text += delta
+    else {
+      const part: TextPart = { type: 'text', text: delta }
+      if (item?.itemId !== undefined) part.itemId = item.itemId
+      if (item?.phase !== undefined) part.phase = item.phase
+      this.openPart(part)
+    }
+    this.emitDelta('text_delta', delta)
   }
 
   thinking(delta: string): void {
-    this.delta('thinking_text', 'thinking_delta', delta)
+    if (!delta) return
+    const open = this.open
+    if (open?.type === 'thinking_text') open.text += delta
+    else this.openPart({ type: 'thinking_text', text: delta })
+    this.emitDelta('thinking_delta', delta)
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -77,6 +91,7 @@ export class Accumulator implements ResponseBuilder {
     if (
       open?.type === 'thinking_signature' &&
       open.format === options.format &&
+      open.itemId === options.itemId &&
       !options.redacted &&
       !open.redacted
     ) {
@@ -104,7 +119,12 @@ export class Accumulator implements ResponseBuilder {
     )
   }
 
-  toolCall(key: number | string, id: string | null | undefined, name: string | null | undefined): void {
+  toolCall(
+    key: number | string,
+    id: string | null | undefined,
+    name: string | null | undefined,
+    itemId?: string,
+  ): void {
     let call = this.calls.get(key)
     if (call && id && call.part.id && id !== call.part.id) call = undefined
     if (!call) {
@@ -112,6 +132,7 @@ export class Accumulator implements ResponseBuilder {
     }
     if (id && !call.part.id) call.part.id = id
     if (name && !call.part.name) call.part.name = name
+    if (itemId && call.part.itemId === undefined) call.part.itemId = itemId
     if (!call.started && call.part.id && call.part.name) this.announce(call)
   }
 
@@ -242,12 +263,7 @@ export class Accumulator implements ResponseBuilder {
     )
   }
 
-  /** A text or thinking delta: extends the open part of its kind, or opens one; queues the item. */
-  private delta(part: 'text' | 'thinking_text', item: 'text_delta' | 'thinking_delta', delta: string): void {
-    if (!delta) return
-    const open = this.open
-    if (open?.type === part) open.text += delta
-    else this.openPart({ type: part, text: delta })
+  private emitDelta(item: 'text_delta' | 'thinking_delta', delta: string): void {
     const id = this.id
     this.emit(id === undefined ? { type: item, text: delta } : { type: item, text: delta, responseId: id })
   }

@@ -55,6 +55,14 @@ export interface SignatureOptions {
   itemId?: string
 }
 
+/** The provider item a text delta belongs to (OpenAI Responses message items); kept on its part. */
+export interface TextItem {
+  /** The item id (`msg_...`). */
+  itemId?: string
+  /** The message `phase` (`commentary`, `final_answer`), sent back as received. */
+  phase?: string
+}
+
 /**
  * The one accumulator's input side. Adapters report wire-neutral facts in stream order; the
  * builder turns them into stream items and the final message. Consecutive deltas of one kind
@@ -64,17 +72,30 @@ export interface SignatureOptions {
 export interface ResponseBuilder {
   /** The provider's response id; the first non-empty one wins. */
   responseId(id: string | null | undefined): void
-  text(delta: string): void
+  /**
+   * Answer text. With `item`, the part records the item id and phase, and a delta of another item
+   * starts a new part (each item goes back as its own message).
+   */
+  text(delta: string, item?: TextItem): void
   thinking(delta: string): void
-  /** Opaque reasoning state; consecutive calls extend one signature part (signature deltas). */
+  /**
+   * Opaque reasoning state. Consecutive calls of one format and item extend one signature part
+   * (signature deltas); call `endBlock()` first to record a whole signature of its own (Gemini).
+   */
   signature(signature: string, options: SignatureOptions): void
   image(part: ImagePart): void
   /**
    * Starts the tool call under `key` (the wire's index or block id) or fills in its id and name.
    * A different non-empty id under a known key starts a new call. `tool_call_start` is emitted
-   * once, as soon as both id and name are known.
+   * once, as soon as both id and name are known. `itemId` is the provider's item id where it differs
+   * from the call id (OpenAI Responses `fc_...`).
    */
-  toolCall(key: number | string, id: string | null | undefined, name: string | null | undefined): void
+  toolCall(
+    key: number | string,
+    id: string | null | undefined,
+    name: string | null | undefined,
+    itemId?: string,
+  ): void
   /** Appends argument JSON text to the tool call under `key` (starting it if needed). */
   toolCallArgs(key: number | string, json: string): void
   /**

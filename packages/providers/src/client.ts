@@ -1,4 +1,5 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
+import type { ProviderFactory } from './adapter.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { ProviderError } from './transport/errors.js'
@@ -21,6 +22,14 @@ export function createClient(config: ClientConfig): LLMClient {
       { code: 'invalid_config', retryable: false },
     )
   }
+  return clientFor(factory, config)
+}
+
+/**
+ * A client built from `factory` directly, bypassing the registry (the conformance kit tests a
+ * factory this way without registering it).
+ */
+export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMClient {
   const provider = config.provider ?? config.api
   const now = config.now ?? Date.now
   const createId = config.createId ?? (() => crypto.randomUUID())

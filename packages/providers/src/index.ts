@@ -10,6 +10,7 @@ export type {
   ProviderFactory,
   ResponseBuilder,
   SignatureOptions,
+  TextItem,
   WireAdapter,
   WireRequest,
 } from './adapter.js'
@@ -29,6 +30,23 @@ export {
   type CacheControl,
   createAnthropicMessageMapper,
 } from './apis/anthropic/request.js'
+export {
+  createGoogleEventMapper,
+  type GoogleChunk,
+  type GoogleUsage,
+  googleStopReason,
+  googleUsage,
+} from './apis/google/events.js'
+export { GOOGLE_BASE_URL, google } from './apis/google/index.js'
+export { type PartialArg, parseJsonPath, StreamedArgs } from './apis/google/partial-args.js'
+export {
+  createGoogleMessageMapper,
+  FOREIGN_CALL_SIGNATURE,
+  type GoogleContent,
+  type GoogleMessageOptions,
+  type GooglePart,
+  googleBody,
+} from './apis/google/request.js'
 export {
   type ChatChunk,
   type ChatDelta,
@@ -55,8 +73,24 @@ export {
   chatReasoningReplay,
   createChatMessageMapper,
   type ReasoningReplay,
-  sendableArguments,
 } from './apis/openai-chat/request.js'
+export {
+  createResponsesEventMapper,
+  type ResponsesOutputItem,
+  type ResponsesResponse,
+  type ResponsesUsage,
+  responsesStopReason,
+  responsesUsage,
+} from './apis/openai-responses/events.js'
+export { openaiResponses, RESPONSES_DEFAULT_INCLUDE } from './apis/openai-responses/index.js'
+export {
+  createResponsesMessageMapper,
+  type ResponsesBodyOptions,
+  type ResponsesContent,
+  type ResponsesInputItem,
+  type ResponsesMessageOptions,
+  responsesBody,
+} from './apis/openai-responses/request.js'
 export { createOpenRouterEventMapper } from './apis/openrouter/events.js'
 export { OPENROUTER_BASE_URL, openrouter } from './apis/openrouter/index.js'
 export { openrouterBody, openrouterReasoningReplay } from './apis/openrouter/request.js'
@@ -75,6 +109,13 @@ export {
   signatureFits,
   thinkingRenderer,
 } from './apis/shared/thinking.js'
+export { argumentsObject, sendableArguments } from './apis/shared/tool-arguments.js'
+export {
+  fitToolCallId,
+  TOOL_CALL_ID_RULES,
+  type ToolCallIdRule,
+  toolCallIdFitter,
+} from './apis/shared/tool-call-ids.js'
 export { catalogModels, lookupModel } from './catalog/lookup.js'
 export { createClient } from './client.js'
 export { availableApis, registerProvider } from './registry.js'

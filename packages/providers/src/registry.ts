@@ -1,6 +1,8 @@
 import type { ProviderFactory } from './adapter.js'
 import { anthropic } from './apis/anthropic/index.js'
+import { google } from './apis/google/index.js'
 import { openaiChat } from './apis/openai-chat/index.js'
+import { openaiResponses } from './apis/openai-responses/index.js'
 import { openrouter } from './apis/openrouter/index.js'
 
 /** Built-in apis; looked up, never registered, so importing the package changes nothing. */
@@ -8,6 +10,8 @@ const BUILTIN: Readonly<Record<string, ProviderFactory>> = {
   'openai-chat': openaiChat,
   openrouter,
   anthropic,
+  google,
+  'openai-responses': openaiResponses,
 }
 
 // The one piece of module state the package allows: apis the host registered.

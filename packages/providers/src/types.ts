@@ -37,7 +37,7 @@ export interface StreamOptions {
 
 /** A model behind one wire api. */
 export interface LLMClient {
-  /** The wire api: `openai-chat`, `openrouter`, `anthropic`, or a registered one. */
+  /** The wire api: `openai-chat`, `openrouter`, `anthropic`, `google`, `openai-responses`, or a registered one. */
   readonly api: string
   /** Host label stored on `AssistantMessage.provider` (defaults to `api`). */
   readonly provider: string
@@ -113,4 +113,11 @@ export interface ClientConfig {
   reasoningField?: string | false
   /** anthropic: prompt-caching breakpoints (system, tools, last user turn). Default true. */
   cacheControl?: boolean | { ttl: '5m' | '1h' }
+  /** openai-responses: let OpenAI store the response (`store`). Default false: history is sent every turn. */
+  store?: boolean
+  /**
+   * openai-responses: the `include` list. Default `['reasoning.encrypted_content']`, which lets
+   * reasoning go back without `store`; `[]` sends none (for servers that reject it).
+   */
+  include?: readonly string[]
 }

@@ -51,6 +51,57 @@ describe('Accumulator', () => {
     ])
   })
 
+  test('text of one provider item extends one part that keeps its id and phase; another item starts a new part', () => {
+    const acc = make()
+    acc.text('a', { itemId: 'msg_1', phase: 'commentary' })
+    acc.text('b', { itemId: 'msg_1', phase: 'commentary' })
+    acc.text('c', { itemId: 'msg_2', phase: 'final_answer' })
+    acc.text('d')
+    expect(acc.finish('complete').parts).toEqual([
+      { type: 'text', text: 'ab', itemId: 'msg_1', phase: 'commentary' },
+      { type: 'text', text: 'c', itemId: 'msg_2', phase: 'final_answer' },
+      { type: 'text', text: 'd' },
+    ])
+  })
+
+  test('signatures of different items stay apart; endBlock makes a whole signature its own part', () => {
+    const acc = make()
+    acc.signature('enc1', { format: 'openai-responses', itemId: 'rs_1' })
+    acc.signature('enc2', { format: 'openai-responses', itemId: 'rs_2' })
+    acc.endBlock()
+    acc.signature('g1', { format: 'google' })
+    acc.endBlock()
+    acc.signature('g2', { format: 'google' })
+    expect(acc.finish('complete').parts).toEqual([
+      {
+        type: 'thinking_signature',
+        signature: 'enc1',
+        format: 'openai-responses',
+        model: 'm',
+        itemId: 'rs_1',
+      },
+      {
+        type: 'thinking_signature',
+        signature: 'enc2',
+        format: 'openai-responses',
+        model: 'm',
+        itemId: 'rs_2',
+      },
+      { type: 'thinking_signature', signature: 'g1', format: 'google', model: 'm' },
+      { type: 'thinking_signature', signature: 'g2', format: 'google', model: 'm' },
+    ])
+  })
+
+  test('a tool call keeps the provider item id it was started with', () => {
+    const acc = make()
+    acc.toolCall(0, 'call_1', 'read', 'fc_1')
+    acc.toolCall(0, 'call_1', undefined, 'fc_other')
+    acc.toolCallArgs(0, '{}')
+    expect(acc.finish('complete').parts).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'read', argumentsJson: '{}', itemId: 'fc_1' },
+    ])
+  })
+
   test('tool_call_start waits until both id and name are known, and comes once', () => {
     const acc = make()
     acc.toolCall(0, undefined, 'read')

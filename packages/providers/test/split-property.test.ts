@@ -16,6 +16,10 @@ const CASES: [FramedApi, string, string][] = [
   ['openrouter', 'openrouter', 'kode-encrypted-reasoning-tool'],
   ['anthropic', 'anthropic', 'anthropic-clear-thinking.1'],
   ['anthropic', 'anthropic', 'kode-redacted-thinking-tools'],
+  ['google', 'google', 'kode-thought-signatures'],
+  ['google', 'google', 'kode-partial-args-types'],
+  ['openai-responses', 'openai-responses', 'kode-reasoning-summaries-phase'],
+  ['openai-responses', 'openai-responses', 'kode-completed-only'],
 ]
 
 function bytesOf(api: FramedApi, dir: string, name: string): Uint8Array {

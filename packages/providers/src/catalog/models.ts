@@ -30,6 +30,8 @@ const OPENAI: readonly Row[] = [
     [0.05, 0.4, 0.005],
     { reasoning: true, images: true },
   ],
+  [['gpt-5.1', 'gpt-5.1-2025-11-13'], 400_000, 128_000, [1.25, 10, 0.125], { reasoning: true, images: true }],
+  [['gpt-5.1-codex', 'gpt-5-codex'], 400_000, 128_000, [1.25, 10, 0.125], { reasoning: true, images: true }],
   [['gpt-4.1', 'gpt-4.1-2025-04-14'], 1_047_576, 32_768, [2, 8, 0.5], { images: true }],
   [['gpt-4.1-mini', 'gpt-4.1-mini-2025-04-14'], 1_047_576, 32_768, [0.4, 1.6, 0.1], { images: true }],
   [['gpt-4.1-nano', 'gpt-4.1-nano-2025-04-14'], 1_047_576, 32_768, [0.1, 0.4, 0.025], { images: true }],
@@ -104,6 +106,16 @@ const ANTHROPIC: readonly Row[] = [
   [['claude-3-haiku-20240307'], 200_000, 4_096, [0.25, 1.25, 0.03, 0.3], { images: true }],
 ]
 
+// Gemini prices are those of prompts up to 200k tokens (longer prompts cost more).
+const GOOGLE: readonly Row[] = [
+  [['gemini-3-pro-preview'], 1_048_576, 65_536, [2, 12, 0.2], { reasoning: true, images: true }],
+  [['gemini-3-flash-preview'], 1_048_576, 65_536, [0.5, 3, 0.05], { reasoning: true, images: true }],
+  [['gemini-2.5-pro'], 1_048_576, 65_536, [1.25, 10, 0.125], { reasoning: true, images: true }],
+  [['gemini-2.5-flash'], 1_048_576, 65_536, [0.3, 2.5, 0.03], { reasoning: true, images: true }],
+  [['gemini-2.5-flash-lite'], 1_048_576, 65_536, [0.1, 0.4, 0.01], { reasoning: true, images: true }],
+  [['gemini-2.0-flash'], 1_048_576, 8_192, [0.1, 0.4, 0.025], { images: true }],
+]
+
 // OpenRouter reports each response's cost itself, so its entries carry limits only.
 const OPENROUTER: readonly Row[] = [
   [['anthropic/claude-sonnet-4.5'], 1_000_000, 64_000, undefined, { reasoning: true, images: true }],
@@ -123,6 +135,7 @@ export const BUILTIN_ROWS: Readonly<Record<string, readonly Row[]>> = {
   'openai-chat': OPENAI,
   'openai-responses': OPENAI,
   anthropic: ANTHROPIC,
+  google: GOOGLE,
   openrouter: OPENROUTER,
 }
 

@@ -1,9 +1,19 @@
 /**
  * @kode/providers/testing: helpers for testing code that talks to LLM providers without the
- * internet: a local scripted SSE server, SSE framing per wire api, seeded chunking, fixture reading.
+ * internet: a local scripted SSE server, SSE framing per wire api, seeded chunking, fixture
+ * reading, and the provider conformance kit.
  */
 
 export { type ChunkOptions, seededRandom, splitBytes } from './chunking.js'
+export { runProviderConformance } from './conformance.js'
+export type {
+  ConformanceCase,
+  ConformanceCheck,
+  ConformanceFailure,
+  ConformanceOptions,
+  ConformanceReport,
+} from './conformance-types.js'
+export type { CaseExpectations } from './contract.js'
 export { readChunksFile } from './fixtures.js'
 export {
   type FramedApi,

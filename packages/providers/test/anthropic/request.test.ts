@@ -281,6 +281,20 @@ describe('anthropic request', () => {
     ])
   })
 
+  test('a foreign tool-call id Anthropic would reject is rewritten, its result identically', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('functions.read:0', 'read')]),
+      result('functions.read:0', 'ok'),
+    ]
+    const [, turn, results] = (await messagesOf(messages)) as {
+      content: { id?: string; tool_use_id?: string }[]
+    }[]
+    const id = turn!.content[0]!.id!
+    expect(id).toMatch(/^functions_read_0_[0-9a-f]{8}$/)
+    expect(results!.content[0]!.tool_use_id).toBe(id)
+  })
+
   test('empty text parts are not sent (Anthropic rejects them)', async () => {
     expect(await messagesOf([user('', 'Hi')])).toEqual([{ role: 'user', content: [text('Hi')] }])
   })

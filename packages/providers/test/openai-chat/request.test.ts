@@ -268,6 +268,18 @@ describe('openai-chat request', () => {
     ])
   })
 
+  test('a tool-call id over 40 characters is cut to fit, its result identically', async () => {
+    const long = `toolu_${'a'.repeat(50)}`
+    const messages = [user('Go'), assistant([call(long, 'read')]), result(long, 'ok')]
+    const [, turn, tool] = (await messagesOf(messages)) as {
+      tool_calls?: { id: string }[]
+      tool_call_id?: string
+    }[]
+    const id = turn!.tool_calls![0]!.id
+    expect(id).toHaveLength(40)
+    expect(tool!.tool_call_id).toBe(id)
+  })
+
   test('an aborted assistant message with nothing in it is left out', async () => {
     const messages = [user('Go'), assistant([]), user('Again')]
     expect(await messagesOf(messages)).toEqual([

@@ -6,6 +6,7 @@ import {
   parseEventJson,
   transportError,
 } from '../../transport/failures.js'
+import { count } from '../shared/counts.js'
 
 /** Anthropic's usage fields: `input_tokens` excludes cache reads and writes. */
 export interface AnthropicUsage {
@@ -176,7 +177,3 @@ const USAGE_KEYS = [
   'cache_read_input_tokens',
   'cache_creation_input_tokens',
 ] as const satisfies readonly (keyof AnthropicUsage)[]
-
-function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined
-}

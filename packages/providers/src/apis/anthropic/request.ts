@@ -11,6 +11,9 @@ import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../sh
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
 import { signatureFits } from '../shared/thinking.js'
+import { argumentsObject } from '../shared/tool-arguments.js'
+import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { userAssistantTurns } from '../shared/turns.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
 export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
@@ -64,39 +67,12 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
   ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
     const files = await readImageFiles(request.messages, cached, readImageFile)
     const view = providerView(request)
-    const messages: AnthropicMessage[] = []
-    const push = (role: 'user' | 'assistant', content: AnthropicBlock[]) => {
-      if (content.length === 0) return
-      const last = messages[messages.length - 1]
-      // One turn per role: never mutate a cached array, build the merged one.
-      if (last?.role === role)
-        messages[messages.length - 1] = { role, content: [...last.content, ...content] }
-      else messages.push({ role, content })
-    }
-    const userBlocks = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
-    for (const entry of view.entries) {
-      switch (entry.role) {
-        case 'user':
-        case 'tool': {
-          const own =
-            entry.role === 'user'
-              ? userBlocks(entry.message)
-              : [tools.get(entry.message, (t) => convertTool(t, files))]
-          push('user', entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(userBlocks)])
-          break
-        }
-        case 'assistant':
-          push(
-            'assistant',
-            assistants.get(entry.message, (a) => convertAssistant(a, options)),
-          )
-          break
-        default: {
-          const unknown: never = entry
-          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
-        }
-      }
-    }
+    const turns = userAssistantTurns<AnthropicBlock>(view, {
+      user: (m) => users.get(m, (u) => convertUser(u, files)),
+      tool: (m) => [tools.get(m, (t) => convertTool(t, files))],
+      assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
+    })
+    const messages = turns.map((turn): AnthropicMessage => ({ role: turn.role, content: turn.parts }))
     return { system: view.system, messages }
   }
 }
@@ -115,7 +91,7 @@ function convertTool(message: ToolResultMessage, files: ImageFiles): AnthropicBl
   const content: AnthropicBlock[] = []
   if (message.outputText) content.push({ type: 'text', text: message.outputText })
   for (const part of message.parts) content.push(imageBlock(part, files))
-  const block: AnthropicBlock = { type: 'tool_result', tool_use_id: message.toolCallId }
+  const block: AnthropicBlock = { type: 'tool_result', tool_use_id: toolUseId(message.toolCallId) }
   if (content.length > 0) block.content = content
   if (message.status !== 'success') block.is_error = true
   return block
@@ -164,9 +140,9 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
       case 'tool_call':
         blocks.push({
           type: 'tool_use',
-          id: part.id,
+          id: toolUseId(part.id),
           name: part.name,
-          input: toolInput(part.argumentsJson, part.incomplete),
+          input: argumentsObject(part.argumentsJson, part.incomplete),
         })
         break
       case 'image_url':
@@ -182,17 +158,9 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
   return blocks
 }
 
-/** `tool_use.input` must be an object: the model's arguments, or `{}` when they never closed. */
-function toolInput(json: string, incomplete: boolean | undefined): Record<string, unknown> {
-  if (incomplete) return {}
-  try {
-    const value: unknown = JSON.parse(json)
-    return typeof value === 'object' && value !== null && !Array.isArray(value)
-      ? (value as Record<string, unknown>)
-      : {}
-  } catch {
-    return {}
-  }
+/** Ids from other providers made to fit `^[a-zA-Z0-9_-]{1,64}$`; results are rewritten the same way. */
+function toolUseId(id: string): string {
+  return fitToolCallId(id, TOOL_CALL_ID_RULES.anthropic)
 }
 
 /** Thinking budgets per effort level. */

@@ -1,6 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { usageOf } from '../shared/counts.js'
 
 /** The fields of a `chat.completion.chunk` Kode reads; every one may be missing or null. */
 export interface ChatChunk {
@@ -120,18 +121,11 @@ export function chatStopReason(finish: string): StopReason | undefined {
 
 /** Chat usage -> Kode usage. Prompt and completion counts are already inclusive. */
 export function chatUsage(usage: ChatUsage): Usage {
-  const out: Usage = {}
-  if (isCount(usage.prompt_tokens)) out.inputTokens = usage.prompt_tokens
-  if (isCount(usage.completion_tokens)) out.outputTokens = usage.completion_tokens
-  const cached = usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens
-  if (isCount(cached)) out.cacheReadTokens = cached
-  const written = usage.prompt_tokens_details?.cache_write_tokens
-  if (isCount(written)) out.cacheWriteTokens = written
-  const reasoning = usage.completion_tokens_details?.reasoning_tokens
-  if (isCount(reasoning)) out.reasoningTokens = reasoning
-  return out
-}
-
-function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0
+  return usageOf(
+    usage.prompt_tokens,
+    usage.completion_tokens,
+    usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens,
+    usage.prompt_tokens_details?.cache_write_tokens,
+    usage.completion_tokens_details?.reasoning_tokens,
+  )
 }

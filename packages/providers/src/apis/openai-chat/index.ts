@@ -2,6 +2,7 @@ import type { AdapterConfig, EventMapper, ProviderFactory, WireAdapter } from '.
 import type { ErrorContext } from '../../transport/failures.js'
 import type { LLMRequest } from '../../types.js'
 import { thinkingRenderer } from '../shared/thinking.js'
+import { type ToolCallIdRule, toolCallIdFitter } from '../shared/tool-call-ids.js'
 import { createChatEventMapper } from './events.js'
 import {
   type ChatBodyOptions,
@@ -27,6 +28,8 @@ export interface ChatAdapterOptions {
   replayReasoning: ChatDialect['replayReasoning']
   /** The max-tokens field when the host sets none. */
   maxTokensField: ChatBodyOptions['maxTokensField']
+  /** What the server accepts as a tool-call id (default: OpenAI's, at most 40 characters). */
+  toolCallIds?: ToolCallIdRule
   /** The request body from the mapped messages (default {@link chatBody}). */
   body?: (request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) => Record<string, unknown>
   /** The event mapper (default {@link createChatEventMapper}). */
@@ -43,6 +46,7 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
     speaker: { api: config.api, provider: config.provider, model: config.model },
     thinkingAsText: thinkingRenderer(config.thinkingAsText),
     replayReasoning: options.replayReasoning,
+    ...(options.toolCallIds ? { toolCallId: toolCallIdFitter(options.toolCallIds) } : {}),
   })
   const bodyOptions: ChatBodyOptions = {
     model: config.model,

@@ -12,6 +12,8 @@ import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView, type ViewEntry } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
+import { sendableArguments } from '../shared/tool-arguments.js'
+import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
 export type ChatContentPart =
@@ -43,6 +45,11 @@ export interface ChatDialect {
   thinkingAsText: ((text: string) => string) | undefined
   /** Decides how this message's reasoning is replayed; `own` = produced by this very client setup. */
   replayReasoning(message: AssistantMessage, own: boolean): ReasoningReplay
+  /**
+   * Rewrites tool-call ids the server would reject (see `fitToolCallId`), calls and results alike.
+   * Default: OpenAI's limit of 40 characters.
+   */
+  toolCallId?(id: string): string
 }
 
 interface ConvertedUser {
@@ -62,6 +69,7 @@ interface ConvertedTool {
  * Conversions are cached per message object for the life of the client.
  */
 export function createChatMessageMapper(dialect: ChatDialect) {
+  const toolCallId = dialect.toolCallId ?? toolCallIdFitter(TOOL_CALL_ID_RULES['openai-chat'])
   const users = new MessageCache<ConvertedUser>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ChatMessage | null>()
@@ -87,7 +95,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
           out.push(userMessage(entry, files))
           break
         case 'tool': {
-          const tool = tools.get(entry.message, (m) => convertTool(m, files))
+          const tool = tools.get(entry.message, (m) => convertTool(m, files, toolCallId))
           if (tool.images.length > 0) images.push(...tool.images)
           out.push(
             entry.appended.length === 0
@@ -97,7 +105,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
           break
         }
         case 'assistant': {
-          const message = assistants.get(entry.message, (m) => convertAssistant(m, dialect))
+          const message = assistants.get(entry.message, (m) => convertAssistant(m, dialect, toolCallId))
           if (message) out.push(message)
           break
         }
@@ -137,16 +145,18 @@ function collapse(parts: ChatContentPart[]): string | ChatContentPart[] {
   return parts.map((p) => (p as { text: string }).text).join('\n\n')
 }
 
-function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
+function convertTool(
+  message: ToolResultMessage,
+  files: ImageFiles,
+  toolCallId: (id: string) => string,
+): ConvertedTool {
+  const id = toolCallId(message.toolCallId)
   const images: ChatContentPart[] = []
   if (message.parts.length > 0) {
-    images.push({
-      type: 'text',
-      text: `Images returned by tool ${message.toolName} (${message.toolCallId}):`,
-    })
+    images.push({ type: 'text', text: `Images returned by tool ${message.toolName} (${id}):` })
     for (const part of message.parts) images.push(contentPart(part, files))
   }
-  return { message: { role: 'tool', tool_call_id: message.toolCallId, content: message.outputText }, images }
+  return { message: { role: 'tool', tool_call_id: id, content: message.outputText }, images }
 }
 
 /** A tool message with developer text appended; developer images join the pending image message. */
@@ -166,7 +176,11 @@ function withAppendedText(
   return { ...tool.message, content }
 }
 
-function convertAssistant(message: AssistantMessage, dialect: ChatDialect): ChatMessage | null {
+function convertAssistant(
+  message: AssistantMessage,
+  dialect: ChatDialect,
+  toolCallId: (id: string) => string,
+): ChatMessage | null {
   const replay = dialect.replayReasoning(message, isOwnMessage(message, dialect.speaker))
   const render = replay.kind === 'text' ? dialect.thinkingAsText : undefined
   const texts: string[] = []
@@ -181,7 +195,7 @@ function convertAssistant(message: AssistantMessage, dialect: ChatDialect): Chat
         break
       case 'tool_call':
         calls.push({
-          id: part.id,
+          id: toolCallId(part.id),
           type: 'function',
           function: { name: part.name, arguments: sendableArguments(part.argumentsJson, part.incomplete) },
         })
@@ -203,17 +217,6 @@ function convertAssistant(message: AssistantMessage, dialect: ChatDialect): Chat
   if (calls.length > 0) out.tool_calls = calls
   if (fields) Object.assign(out, fields)
   return out
-}
-
-/** Arguments a server accepts: the model's JSON, or `{}` when it never closed or is not JSON. */
-export function sendableArguments(json: string, incomplete: boolean | undefined): string {
-  if (incomplete) return '{}'
-  try {
-    JSON.parse(json)
-    return json
-  } catch {
-    return '{}'
-  }
 }
 
 /** openai-chat's own reasoning replay: this model's thinking in `field`, anything else as text. */

@@ -1,5 +1,6 @@
 import type { ProviderFactory } from '../../adapter.js'
 import { chatAdapter } from '../openai-chat/index.js'
+import { TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
 import { createOpenRouterEventMapper } from './events.js'
 import { openrouterBody, openrouterReasoningReplay } from './request.js'
 
@@ -16,6 +17,7 @@ export const openrouter: ProviderFactory = (config) =>
     defaultBaseUrl: OPENROUTER_BASE_URL,
     replayReasoning: openrouterReasoningReplay(config.model),
     maxTokensField: 'max_tokens',
+    toolCallIds: TOOL_CALL_ID_RULES.openrouter,
     body: openrouterBody,
     events: createOpenRouterEventMapper,
   })

@@ -22,7 +22,9 @@ export interface ProviderView {
 }
 
 /**
- * Applies the cross-message rules of seed 000 before any wire conversion:
+ * Applies the cross-message rules of seed 000 before any wire conversion (with `thinking.ts`,
+ * whose reasoning may go back signed, and `tool-call-ids.ts`, which ids a wire accepts, this
+ * folder holds every rule for history that another provider produced):
  * - system messages become system prompt pieces;
  * - a developer message is appended to the immediately preceding user or tool message (or
  *   stands as a user message of its own when none precedes it);

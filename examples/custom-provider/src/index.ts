@@ -1,0 +1,34 @@
+import { bearerAuth, type ProviderFactory, registerProvider, thinkingRenderer } from '@kode/providers'
+import { createCohereEventMapper } from './events.js'
+import { cohereBody, createCohereMessageMapper } from './request.js'
+
+export { cohereStopReason, cohereUsage, createCohereEventMapper } from './events.js'
+export { type CohereContent, type CohereMessage, cohereBody, createCohereMessageMapper } from './request.js'
+
+/** Default root of the Cohere API; the plugin POSTs to `${baseUrl}/chat`. */
+export const COHERE_BASE_URL = 'https://api.cohere.com/v2'
+
+/**
+ * A Kode provider for Cohere's v2 chat stream: the two mappings of `request.ts` and `events.ts`
+ * around the shared transport (fetch, SSE, retries, errors, abort, the final message).
+ */
+export const cohere: ProviderFactory = (config) => {
+  const messages = createCohereMessageMapper(thinkingRenderer(config.thinkingAsText))
+  return {
+    defaultBaseUrl: COHERE_BASE_URL,
+    async buildRequest(request) {
+      const mapped = await messages(request, config.readImageFile)
+      return {
+        path: '/chat',
+        headers: bearerAuth(config.apiKey),
+        body: cohereBody(request, config.model, mapped),
+      }
+    },
+    createEventMapper: () => createCohereEventMapper(config.errors),
+  }
+}
+
+/** Makes `createClient({ api: 'cohere', ... })` use this plugin. Call it once at startup. */
+export function registerCohere(api = 'cohere'): void {
+  registerProvider(api, cohere)
+}

@@ -1,0 +1,149 @@
+import type { StopReason, Usage } from '@kode/protocol'
+import type { EventMapper, ResponseBuilder } from '../../adapter.js'
+import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { count } from '../shared/counts.js'
+import { type PartialArg, StreamedArgs } from './partial-args.js'
+
+/** The fields of a `GenerateContentResponse` chunk Kode reads; every one may be missing. */
+export interface GoogleChunk {
+  candidates?: { content?: { parts?: GoogleResponsePart[] | null } | null; finishReason?: string }[] | null
+  usageMetadata?: GoogleUsage | null
+  /** Set when the prompt itself was blocked; then there are no candidates. */
+  promptFeedback?: { blockReason?: string } | null
+  responseId?: string
+  error?: unknown
+}
+
+/** One part of a streamed candidate. `thoughtSignature` may sit on any of them. */
+interface GoogleResponsePart {
+  text?: string
+  /** The text is a thought summary. */
+  thought?: boolean
+  thoughtSignature?: string
+  functionCall?: {
+    id?: string
+    name?: string
+    args?: Record<string, unknown> | null
+    /** Gemini 3 streams arguments in pieces; the call ends with a part without `willContinue`. */
+    partialArgs?: PartialArg[] | null
+    willContinue?: boolean | null
+  }
+  inlineData?: { mimeType?: string; data?: string }
+}
+
+/** Gemini's usage counts: `promptTokenCount` includes cached tokens, thoughts are counted apart. */
+export interface GoogleUsage {
+  promptTokenCount?: number
+  candidatesTokenCount?: number
+  thoughtsTokenCount?: number
+  cachedContentTokenCount?: number
+}
+
+/**
+ * The `streamGenerateContent?alt=sse` stream: `data:` chunks with no terminal event, so a finish
+ * reason (or a blocked prompt) is what completes the response. Thought parts become thinking, a
+ * `thoughtSignature` becomes a whole signature part right after the part it signs, and function
+ * calls get deterministic ids when Gemini gives none: `call_<responseId>_<n>` for the n-th call of
+ * the response (`call_<name>_<n>` without a response id). Calls whose arguments stream as
+ * `partialArgs` are assembled and closed when their last piece arrives.
+ */
+export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
+  let responseId: string | undefined
+  let calls = 0
+  let streaming: { key: number; args: StreamedArgs } | undefined
+  const endStreamed = (out: ResponseBuilder) => {
+    if (!streaming) return
+    out.toolCallArgs(streaming.key, JSON.stringify(streaming.args.value))
+    out.endBlock(streaming.key)
+    streaming = undefined
+  }
+  const mapCall = (call: NonNullable<GoogleResponsePart['functionCall']>, out: ResponseBuilder) => {
+    if (call.name) {
+      endStreamed(out)
+      const key = calls++
+      out.toolCall(key, call.id || `call_${responseId ?? call.name}_${key}`, call.name)
+      if (call.willContinue) {
+        streaming = { key, args: new StreamedArgs() }
+        if (call.partialArgs) streaming.args.add(call.partialArgs)
+        return
+      }
+      if (call.args) out.toolCallArgs(key, JSON.stringify(call.args))
+      out.endBlock(key)
+    } else if (streaming) {
+      if (call.partialArgs) streaming.args.add(call.partialArgs)
+      if (!call.willContinue) endStreamed(out)
+    }
+  }
+
+  return (event, out) => {
+    const chunk = parseEventJson(event.data, errors) as GoogleChunk
+    if (chunk.error) throw errorFromPayload(chunk, errors)
+    if (chunk.responseId) {
+      responseId ??= chunk.responseId
+      out.responseId(chunk.responseId)
+    }
+    if (chunk.usageMetadata) {
+      const usage = googleUsage(chunk.usageMetadata)
+      if (usage) out.usage(usage)
+    }
+    const candidate = chunk.candidates?.[0]
+    for (const part of candidate?.content?.parts ?? []) {
+      if (part.functionCall) mapCall(part.functionCall, out)
+      else if (typeof part.text === 'string') {
+        if (part.thought) out.thinking(part.text)
+        else out.text(part.text)
+      } else if (part.inlineData?.data) {
+        const { mimeType = 'application/octet-stream', data } = part.inlineData
+        out.image({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
+      }
+      if (part.thoughtSignature) {
+        // Whole signatures, one per signed part: never joined with the one before.
+        out.endBlock()
+        out.signature(part.thoughtSignature, { format: 'google' })
+      }
+    }
+    const finish = candidate?.finishReason
+    if (finish) {
+      // A call still streaming when the model stops normally lost only its closing part; cut by
+      // MAX_TOKENS it stays open and is marked incomplete.
+      if (finish !== 'MAX_TOKENS') endStreamed(out)
+      out.stop(finish, googleStopReason(finish, calls > 0))
+    } else if (!candidate && chunk.promptFeedback?.blockReason) {
+      out.stop(chunk.promptFeedback.blockReason, undefined)
+    }
+  }
+}
+
+/**
+ * `finishReason` -> Kode's stop reason: `STOP` is `tool_use` when the response called tools,
+ * `MAX_TOKENS` is `length`; `SAFETY`, `RECITATION`, `MALFORMED_FUNCTION_CALL` and the rest have none.
+ */
+export function googleStopReason(finish: string, calledTools: boolean): StopReason | undefined {
+  switch (finish) {
+    case 'STOP':
+      return calledTools ? 'tool_use' : 'stop'
+    case 'MAX_TOKENS':
+      return 'length'
+    default:
+      return undefined
+  }
+}
+
+/**
+ * Gemini usage -> Kode usage: input is `promptTokenCount` (cached tokens included), output is
+ * candidates plus thoughts, reasoning is thoughts. `undefined` when nothing is counted yet
+ * (Gemini sends `usageMetadata` without counts on early chunks).
+ */
+export function googleUsage(usage: GoogleUsage): Usage | undefined {
+  const out: Usage = {}
+  const input = count(usage.promptTokenCount)
+  const candidates = count(usage.candidatesTokenCount)
+  const thoughts = count(usage.thoughtsTokenCount)
+  const cached = count(usage.cachedContentTokenCount)
+  if (input !== undefined) out.inputTokens = input
+  if (candidates !== undefined || thoughts !== undefined)
+    out.outputTokens = (candidates ?? 0) + (thoughts ?? 0)
+  if (cached !== undefined) out.cacheReadTokens = cached
+  if (thoughts !== undefined) out.reasoningTokens = thoughts
+  return Object.keys(out).length > 0 ? out : undefined
+}

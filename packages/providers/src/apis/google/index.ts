@@ -1,0 +1,27 @@
+import type { ProviderFactory } from '../../adapter.js'
+import { thinkingRenderer } from '../shared/thinking.js'
+import { createGoogleEventMapper } from './events.js'
+import { createGoogleMessageMapper, googleBody } from './request.js'
+
+/** Default root of the Gemini API. */
+export const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta'
+
+/**
+ * `google`: Gemini `streamGenerateContent` with server-sent events. POSTs to
+ * `${baseUrl}/models/${model}:streamGenerateContent?alt=sse` with the key in `x-goog-api-key`.
+ */
+export const google: ProviderFactory = (config) => {
+  const messages = createGoogleMessageMapper({
+    speaker: { api: config.api, provider: config.provider, model: config.model },
+    thinkingAsText: thinkingRenderer(config.thinkingAsText),
+  })
+  const headers: Record<string, string> = config.apiKey ? { 'x-goog-api-key': config.apiKey } : {}
+  const path = `/models/${config.model}:streamGenerateContent?alt=sse`
+  return {
+    defaultBaseUrl: GOOGLE_BASE_URL,
+    async buildRequest(request) {
+      return { path, headers, body: googleBody(request, await messages(request, config.readImageFile)) }
+    },
+    createEventMapper: () => createGoogleEventMapper(config.errors),
+  }
+}

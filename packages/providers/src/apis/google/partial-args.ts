@@ -1,0 +1,78 @@
+/** One piece of streamed function-call arguments (Gemini 3 `functionCall.partialArgs`). */
+export interface PartialArg {
+  /** Where the value goes, e.g. `$.recipe.ingredients[0].name`. */
+  jsonPath?: string
+  stringValue?: string | null
+  numberValue?: number | null
+  boolValue?: boolean | null
+  nullValue?: unknown
+  /** More of this string follows in a later piece. */
+  willContinue?: boolean | null
+}
+
+type Segment = string | number
+type Container = Record<string, unknown> | unknown[]
+
+/**
+ * The arguments of one streamed call, built from its `partialArgs` pieces: each piece sets the
+ * value at its JSON path (creating the objects and arrays on the way), and a string piece for a
+ * path that already holds a string continues it. Containers have no prototype, so a key such as
+ * `__proto__` is an ordinary key.
+ */
+export class StreamedArgs {
+  readonly value: Record<string, unknown> = Object.create(null)
+
+  add(pieces: readonly PartialArg[]): void {
+    for (const piece of pieces) {
+      const path = piece.jsonPath === undefined ? [] : parseJsonPath(piece.jsonPath)
+      if (path.length === 0) continue
+      const { container, key } = this.slot(path)
+      const existing = (container as Record<Segment, unknown>)[key]
+      if (typeof piece.stringValue === 'string' && typeof existing === 'string') {
+        ;(container as Record<Segment, unknown>)[key] = existing + piece.stringValue
+        continue
+      }
+      const value = pieceValue(piece)
+      if (value !== undefined) (container as Record<Segment, unknown>)[key] = value
+    }
+  }
+
+  /** The container that holds the last segment of `path`, created as needed. */
+  private slot(path: Segment[]): { container: Container; key: Segment } {
+    let container: Container = this.value
+    for (let i = 0; i < path.length - 1; i++) {
+      const segment = path[i]!
+      const record = container as Record<Segment, unknown>
+      let next = record[segment]
+      if (typeof next !== 'object' || next === null) {
+        next = typeof path[i + 1] === 'number' ? [] : Object.create(null)
+        record[segment] = next
+      }
+      container = next as Container
+    }
+    return { container, key: path[path.length - 1]! }
+  }
+}
+
+/** `$.a.b[0]['c.d']` -> `['a', 'b', 0, 'c.d']`; `[]` for `$` or a path it cannot read. */
+export function parseJsonPath(path: string): Segment[] {
+  if (!path.startsWith('$')) return []
+  const segments: Segment[] = []
+  const pattern = /\.([^.[\]]+)|\[(\d+)\]|\['([^']*)'\]/g
+  let at = 1
+  for (let match = pattern.exec(path); match; match = pattern.exec(path)) {
+    if (match.index !== at) return []
+    at = pattern.lastIndex
+    if (match[2] !== undefined) segments.push(Number(match[2]))
+    else segments.push(match[1] ?? match[3]!)
+  }
+  return at === path.length ? segments : []
+}
+
+function pieceValue(piece: PartialArg): unknown {
+  if (typeof piece.stringValue === 'string') return piece.stringValue
+  if (typeof piece.numberValue === 'number') return piece.numberValue
+  if (typeof piece.boolValue === 'boolean') return piece.boolValue
+  if ('nullValue' in piece) return null
+  return undefined
+}

@@ -1,0 +1,197 @@
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  ImagePart,
+  Message,
+  ToolResultMessage,
+  UserMessage,
+} from '@kode/protocol'
+import type { LLMRequest } from '../../types.js'
+import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
+import { MessageCache } from '../shared/message-cache.js'
+import { providerView } from '../shared/provider-view.js'
+import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
+import { argumentsObject } from '../shared/tool-arguments.js'
+import { userAssistantTurns } from '../shared/turns.js'
+
+/** Gemini `Content` parts (the subset Kode sends). */
+export type GooglePart =
+  | { text: string; thought?: true; thoughtSignature?: string }
+  | { inlineData: { mimeType: string; data: string }; thoughtSignature?: string }
+  | { fileData: { fileUri: string }; thoughtSignature?: string }
+  | { functionCall: { name: string; args: Record<string, unknown> }; thoughtSignature?: string }
+  | { functionResponse: { name: string; response: { output: string } | { error: string } } }
+
+export interface GoogleContent {
+  role: 'user' | 'model'
+  parts: GooglePart[]
+}
+
+/**
+ * Google's documented stand-in signature for a function call the model did not produce itself
+ * (another provider's history). Gemini 3 answers 400 to a turn whose first function call has none.
+ */
+export const FOREIGN_CALL_SIGNATURE = 'skip_thought_signature_validator'
+
+/** What the message mapping needs to know about the client. */
+export interface GoogleMessageOptions {
+  speaker: Speaker
+  /** Rendering of reasoning that cannot go back as a thought; `undefined` drops it. */
+  thinkingAsText: ((text: string) => string) | undefined
+}
+
+/**
+ * Messages -> Gemini `systemInstruction` pieces and `contents`, per seed 000: developer messages
+ * folded into the preceding user turn, tool results as `functionResponse` parts (`{ output }`, or
+ * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
+ * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that
+ * made it; thinking from any other model becomes text. No tool-call ids are sent: Gemini pairs
+ * responses with calls by order and name. Conversions are cached per message object.
+ */
+export function createGoogleMessageMapper(options: GoogleMessageOptions) {
+  const users = new MessageCache<GooglePart[]>()
+  const tools = new MessageCache<GooglePart[]>()
+  const assistants = new MessageCache<GooglePart[]>()
+  const cached = (m: Message) => users.has(m) || tools.has(m)
+
+  return async function googleMessages(
+    request: LLMRequest,
+    readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
+  ): Promise<{ system: string[]; contents: GoogleContent[] }> {
+    const files = await readImageFiles(request.messages, cached, readImageFile)
+    const view = providerView(request)
+    const turns = userAssistantTurns<GooglePart>(view, {
+      user: (m) => users.get(m, (u) => convertUser(u, files)),
+      tool: (m) => tools.get(m, (t) => convertTool(t, files)),
+      assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
+    })
+    const contents = turns.map(
+      (turn): GoogleContent => ({ role: turn.role === 'assistant' ? 'model' : 'user', parts: turn.parts }),
+    )
+    return { system: view.system, contents }
+  }
+}
+
+function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): GooglePart[] {
+  const parts: GooglePart[] = []
+  for (const part of message.parts) {
+    if (part.type === 'text') {
+      if (part.text) parts.push({ text: part.text })
+    } else parts.push(imagePart(part, files))
+  }
+  return parts
+}
+
+function convertTool(message: ToolResultMessage, files: ImageFiles): GooglePart[] {
+  const text = message.outputText
+  const response = message.status === 'success' ? { output: text } : { error: text }
+  const parts: GooglePart[] = [{ functionResponse: { name: message.toolName, response } }]
+  for (const part of message.parts) parts.push(imagePart(part, files))
+  return parts
+}
+
+function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
+  const url = imageUrlOf(part, files)
+  const data = parseDataUrl(url)
+  return data ? { inlineData: { mimeType: data.mimeType, data: data.data } } : { fileData: { fileUri: url } }
+}
+
+const NO_FILES: ImageFiles = new Map()
+
+function convertAssistant(message: AssistantMessage, options: GoogleMessageOptions): GooglePart[] {
+  const model = options.speaker.model
+  const own = isOwnMessage(message, options.speaker)
+  const out: GooglePart[] = []
+  const parts = message.parts
+  let signedCall = false
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
+    // The signature of this part, if it is one this model can read; it is consumed with the part.
+    const next = parts[i + 1]
+    const signature =
+      next?.type === 'thinking_signature' && signatureFits(next, 'google', model) ? next : undefined
+    const signed = <P extends GooglePart>(wire: P): P => {
+      if (!signature) return wire
+      i++
+      return { ...wire, thoughtSignature: signature.signature }
+    }
+    switch (part.type) {
+      case 'text':
+        if (part.text || signature) out.push(signed({ text: part.text }))
+        break
+      case 'thinking_text':
+        if (signature || (own && part.text)) out.push(signed({ text: part.text, thought: true as const }))
+        else if (options.thinkingAsText && part.text) out.push({ text: options.thinkingAsText(part.text) })
+        break
+      case 'tool_call': {
+        const call = {
+          functionCall: { name: part.name, args: argumentsObject(part.argumentsJson, part.incomplete) },
+        }
+        if (signature) {
+          out.push(signed(call))
+          signedCall = true
+        } else if (!signedCall) {
+          // Gemini signs only the first call of a parallel batch; the others legitimately have none.
+          out.push({ ...call, thoughtSignature: FOREIGN_CALL_SIGNATURE })
+          signedCall = true
+        } else out.push(call)
+        break
+      }
+      case 'thinking_signature':
+        // A signature no part claimed (another format or model, or nothing before it to carry it).
+        break
+      case 'image_url':
+        // Image output can be signed too; it goes back with its signature.
+        out.push(signed(imagePart(part, NO_FILES)))
+        break
+      case 'image_file':
+        // Assistant image files are not read back; the model saw them when it made them.
+        break
+      default: {
+        const unknown: never = part
+        throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)
+      }
+    }
+  }
+  return out
+}
+
+/**
+ * The `generateContent` request body. Tools are declared with `parametersJsonSchema` (full JSON
+ * Schema, as TypeBox produces it). `reasoning.budgetTokens` becomes `thinkingBudget`, an effort
+ * becomes `thinkingLevel`; either asks for thought summaries (`includeThoughts`).
+ */
+export function googleBody(request: LLMRequest, mapped: { system: string[]; contents: GoogleContent[] }) {
+  const body: Record<string, unknown> = { contents: mapped.contents }
+  if (mapped.system.length > 0) body.systemInstruction = { parts: mapped.system.map((text) => ({ text })) }
+  if (request.tools && request.tools.length > 0) {
+    body.tools = [
+      {
+        functionDeclarations: request.tools.map((tool) => ({
+          name: tool.name,
+          description: tool.description,
+          parametersJsonSchema: tool.parameters,
+        })),
+      },
+    ]
+  }
+  if (request.toolChoice !== undefined)
+    body.toolConfig = { functionCallingConfig: callingConfig(request.toolChoice) }
+  const generation: Record<string, unknown> = {}
+  if (request.maxOutputTokens !== undefined) generation.maxOutputTokens = request.maxOutputTokens
+  if (request.temperature !== undefined) generation.temperature = request.temperature
+  const reasoning = request.reasoning
+  if (reasoning) {
+    const thinking: Record<string, unknown> = { includeThoughts: true }
+    if (reasoning.budgetTokens !== undefined) thinking.thinkingBudget = reasoning.budgetTokens
+    else if (reasoning.effort) thinking.thinkingLevel = reasoning.effort
+    generation.thinkingConfig = thinking
+  }
+  if (Object.keys(generation).length > 0) body.generationConfig = generation
+  return body
+}
+
+function callingConfig(choice: NonNullable<LLMRequest['toolChoice']>) {
+  if (typeof choice !== 'string') return { mode: 'ANY', allowedFunctionNames: [choice.name] }
+  return { mode: choice === 'required' ? 'ANY' : choice.toUpperCase() }
+}

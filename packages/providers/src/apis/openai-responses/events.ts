@@ -1,0 +1,248 @@
+import type { StopReason, Usage } from '@kode/protocol'
+import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter.js'
+import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { usageOf } from '../shared/counts.js'
+
+/** An output item as the Responses stream and the final response carry it. */
+export interface ResponsesOutputItem {
+  type?: string
+  id?: string
+  /** message: `commentary` or `final_answer` (newer models). */
+  phase?: string | null
+  content?: { type?: string; text?: string; refusal?: string }[] | null
+  summary?: { type?: string; text?: string }[] | null
+  encrypted_content?: string | null
+  call_id?: string
+  name?: string
+  arguments?: string
+}
+
+/** The response object of `response.*` lifecycle events. */
+export interface ResponsesResponse {
+  id?: string
+  status?: string
+  output?: ResponsesOutputItem[] | null
+  usage?: ResponsesUsage | null
+  incomplete_details?: { reason?: string } | null
+  error?: unknown
+}
+
+/** Responses usage: input includes cached tokens, output includes reasoning tokens. */
+export interface ResponsesUsage {
+  input_tokens?: number
+  output_tokens?: number
+  input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null
+  output_tokens_details?: { reasoning_tokens?: number } | null
+}
+
+/** The events Kode reads; every other event type is ignored. */
+type ResponsesEvent =
+  | { type: 'response.created' | 'response.in_progress'; response?: ResponsesResponse }
+  | {
+      type: 'response.output_item.added' | 'response.output_item.done'
+      output_index: number
+      item?: ResponsesOutputItem
+    }
+  | {
+      type:
+        | 'response.output_text.delta'
+        | 'response.refusal.delta'
+        | 'response.reasoning_summary_text.delta'
+        | 'response.reasoning_text.delta'
+        | 'response.function_call_arguments.delta'
+      output_index: number
+      delta?: string
+    }
+  | { type: 'response.reasoning_summary_part.added'; output_index: number; summary_index?: number }
+  | { type: 'response.function_call_arguments.done'; output_index: number; arguments?: string }
+  | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response?: ResponsesResponse }
+  | { type: 'error' }
+
+/** What the mapper knows about one output item, by `output_index`. */
+interface ItemState {
+  /** Message items: what their text parts record. */
+  text: TextItem | undefined
+  /** Its `added` event (or, without one, its `done`) was mapped. */
+  started: boolean
+  /** Some of its content arrived as deltas (else it is mapped whole when it is done). */
+  streamed: boolean
+  done: boolean
+}
+
+/**
+ * The Responses stream, keyed by `output_index` rather than item ids (a proxy such as GitHub
+ * Copilot rewrites ids on every event). Reasoning summaries and raw reasoning text become
+ * thinking, one part per summary; the encrypted content of a finished reasoning item becomes an
+ * `openai-responses` signature with the item id. Message text keeps the item id and `phase`.
+ * Function calls keep call id and item id. An item that arrives without deltas is mapped whole
+ * from its `output_item.done`, and an item never streamed at all from `response.completed`.
+ * `response.completed` means `stop`, or `tool_use` when the output holds function calls;
+ * `response.incomplete` for `max_output_tokens` means `length`; `response.failed` and `error`
+ * events become a `ProviderError`.
+ */
+export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
+  const items = new Map<number, ItemState>()
+  let calls = false
+
+  const stateOf = (index: number): ItemState => {
+    let state = items.get(index)
+    if (!state) {
+      state = { text: undefined, started: false, streamed: false, done: false }
+      items.set(index, state)
+    }
+    return state
+  }
+
+  const start = (index: number, item: ResponsesOutputItem, out: ResponseBuilder): ItemState => {
+    const state = stateOf(index)
+    state.started = true
+    out.endBlock()
+    if (item.type === 'message') state.text = textItemOf(item)
+    else if (item.type === 'function_call') {
+      calls = true
+      out.toolCall(index, item.call_id, item.name, item.id)
+      if (item.arguments && !state.streamed) {
+        out.toolCallArgs(index, item.arguments)
+        state.streamed = true
+      }
+    }
+    return state
+  }
+
+  const finish = (index: number, item: ResponsesOutputItem, out: ResponseBuilder) => {
+    const known = items.get(index)
+    const state = known?.started ? known : start(index, item, out)
+    if (state.done) return
+    state.done = true
+    if (!state.streamed) mapWhole(index, item, state, out)
+    if (item.type === 'reasoning' && item.encrypted_content) {
+      out.endBlock()
+      const options = item.id
+        ? { format: 'openai-responses' as const, itemId: item.id }
+        : { format: 'openai-responses' as const }
+      out.signature(item.encrypted_content, options)
+    } else if (item.type === 'function_call') out.endBlock(index)
+  }
+
+  // Deltas may arrive for an item whose `added` event never came; they still count as streamed.
+  const delta = (index: number): ItemState => {
+    const state = stateOf(index)
+    state.streamed = true
+    return state
+  }
+
+  return (event, out) => {
+    const data = parseEventJson(event.data, errors) as ResponsesEvent
+    switch (data.type) {
+      case 'response.created':
+      case 'response.in_progress':
+        return out.responseId(data.response?.id)
+      case 'response.output_item.added':
+        if (data.item) start(data.output_index, data.item, out)
+        return
+      case 'response.output_text.delta':
+      case 'response.refusal.delta':
+        return out.text(data.delta ?? '', delta(data.output_index).text)
+      case 'response.reasoning_summary_part.added':
+        // Each summary is its own thinking part, and goes back as its own summary entry.
+        if (data.summary_index) out.endBlock()
+        return
+      case 'response.reasoning_summary_text.delta':
+      case 'response.reasoning_text.delta':
+        delta(data.output_index)
+        return out.thinking(data.delta ?? '')
+      case 'response.function_call_arguments.delta':
+        delta(data.output_index)
+        return out.toolCallArgs(data.output_index, data.delta ?? '')
+      case 'response.function_call_arguments.done': {
+        const state = items.get(data.output_index)
+        if (state && !state.streamed && data.arguments) {
+          state.streamed = true
+          out.toolCallArgs(data.output_index, data.arguments)
+        }
+        return
+      }
+      case 'response.output_item.done':
+        if (data.item) finish(data.output_index, data.item, out)
+        return
+      case 'response.completed':
+      case 'response.incomplete': {
+        const response = data.response ?? {}
+        out.responseId(response.id)
+        const output = response.output ?? []
+        for (let i = 0; i < output.length; i++) if (!items.has(i)) finish(i, output[i]!, out)
+        if (response.usage) out.usage(responsesUsage(response.usage))
+        if (data.type === 'response.completed') out.closeToolCalls()
+        const raw =
+          data.type === 'response.completed'
+            ? 'completed'
+            : (response.incomplete_details?.reason ?? 'incomplete')
+        return out.stop(raw, responsesStopReason(raw, calls))
+      }
+      case 'response.failed':
+        throw errorFromPayload(data.response?.error ?? { message: 'the response failed' }, errors)
+      case 'error':
+        throw errorFromPayload(data, errors)
+      default:
+        return
+    }
+  }
+}
+
+/** An item that streamed no deltas, reported whole from its final form. */
+function mapWhole(index: number, item: ResponsesOutputItem, state: ItemState, out: ResponseBuilder): void {
+  switch (item.type) {
+    case 'message': {
+      let text = ''
+      for (const part of item.content ?? []) text += part.text ?? part.refusal ?? ''
+      out.text(text, state.text)
+      return
+    }
+    case 'reasoning':
+      for (const summary of item.summary ?? []) {
+        out.thinking(summary.text ?? '')
+        out.endBlock()
+      }
+      for (const part of item.content ?? []) out.thinking(part.text ?? '')
+      return
+    case 'function_call':
+      if (item.arguments) out.toolCallArgs(index, item.arguments)
+      return
+    default:
+      return
+  }
+}
+
+function textItemOf(item: ResponsesOutputItem): TextItem {
+  const text: TextItem = {}
+  if (item.id) text.itemId = item.id
+  if (item.phase) text.phase = item.phase
+  return text
+}
+
+/** Responses usage -> Kode usage; both conventions are inclusive already. */
+export function responsesUsage(usage: ResponsesUsage): Usage {
+  return usageOf(
+    usage.input_tokens,
+    usage.output_tokens,
+    usage.input_tokens_details?.cached_tokens,
+    usage.input_tokens_details?.cache_write_tokens,
+    usage.output_tokens_details?.reasoning_tokens,
+  )
+}
+
+/**
+ * How the response ended -> Kode's stop reason: `completed` is `stop`, or `tool_use` when it called
+ * tools; the incomplete reason `max_output_tokens` is `length`; other reasons (`content_filter`)
+ * have none.
+ */
+export function responsesStopReason(raw: string, calledTools: boolean): StopReason | undefined {
+  switch (raw) {
+    case 'completed':
+      return calledTools ? 'tool_use' : 'stop'
+    case 'max_output_tokens':
+      return 'length'
+    default:
+      return undefined
+  }
+}

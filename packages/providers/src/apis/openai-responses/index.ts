@@ -1,0 +1,33 @@
+import type { ProviderFactory } from '../../adapter.js'
+import { bearerAuth, OPENAI_BASE_URL } from '../openai-chat/index.js'
+import { thinkingRenderer } from '../shared/thinking.js'
+import { createResponsesEventMapper } from './events.js'
+import { createResponsesMessageMapper, type ResponsesBodyOptions, responsesBody } from './request.js'
+
+/** What `include` asks for when the host sets nothing: reasoning that can be sent back without `store`. */
+export const RESPONSES_DEFAULT_INCLUDE: readonly string[] = ['reasoning.encrypted_content']
+
+/**
+ * `openai-responses`: the OpenAI Responses API, stateless (`store: false`, the history is sent
+ * every turn, reasoning goes back encrypted). POSTs to `${baseUrl}/responses`.
+ */
+export const openaiResponses: ProviderFactory = (config) => {
+  const input = createResponsesMessageMapper({
+    speaker: { api: config.api, provider: config.provider, model: config.model },
+    thinkingAsText: thinkingRenderer(config.thinkingAsText),
+  })
+  const bodyOptions: ResponsesBodyOptions = {
+    model: config.model,
+    store: config.store ?? false,
+    include: config.include ?? RESPONSES_DEFAULT_INCLUDE,
+  }
+  const headers = bearerAuth(config.apiKey)
+  return {
+    defaultBaseUrl: OPENAI_BASE_URL,
+    async buildRequest(request) {
+      const mapped = await input(request, config.readImageFile)
+      return { path: '/responses', headers, body: responsesBody(request, mapped, bodyOptions) }
+    },
+    createEventMapper: () => createResponsesEventMapper(config.errors),
+  }
+}

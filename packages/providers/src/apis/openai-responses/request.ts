@@ -1,0 +1,259 @@
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  Message,
+  ThinkingTextPart,
+  ToolResultMessage,
+  UserContentPart,
+  UserMessage,
+} from '@kode/protocol'
+import type { LLMRequest } from '../../types.js'
+import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js'
+import { MessageCache } from '../shared/message-cache.js'
+import { providerView, type ViewEntry } from '../shared/provider-view.js'
+import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
+import { sendableArguments } from '../shared/tool-arguments.js'
+import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+
+/** Responses input content (the subset Kode sends). */
+export type ResponsesContent =
+  | { type: 'input_text'; text: string }
+  | { type: 'input_image'; image_url: string }
+
+/** Responses input items (the subset Kode sends). */
+export type ResponsesInputItem =
+  | { role: 'user'; content: ResponsesContent[] }
+  | { role: 'assistant'; content: { type: 'output_text'; text: string }[]; id?: string; phase?: string }
+  | {
+      type: 'reasoning'
+      id: string
+      summary: { type: 'summary_text'; text: string }[]
+      encrypted_content: string
+    }
+  | { type: 'function_call'; call_id: string; name: string; arguments: string; id?: string }
+  | { type: 'function_call_output'; call_id: string; output: string }
+
+/** The items an assistant message is replayed as. */
+type ReplayItem = Exclude<ResponsesInputItem, { role: 'user' } | { type: 'function_call_output' }>
+
+/** What the message mapping needs to know about the client. */
+export interface ResponsesMessageOptions {
+  speaker: Speaker
+  /** Rendering of reasoning that cannot go back as a reasoning item; `undefined` drops it. */
+  thinkingAsText: ((text: string) => string) | undefined
+}
+
+interface ConvertedTool {
+  item: { type: 'function_call_output'; call_id: string; output: string }
+  images: ResponsesContent[]
+}
+
+/**
+ * Messages -> Responses `instructions` pieces and `input` items, per seed 000: developer messages
+ * folded into the preceding user message or tool output, tool text from `outputText`, tool images
+ * in a user message after the run of outputs, missing tool results synthesised. Assistant
+ * messages are replayed as ordered reasoning / message / function_call items: this model's
+ * reasoning as a reasoning item (its summaries, encrypted content and item id), and message and
+ * function-call item ids only when the whole message came from this model and all its reasoning
+ * went back (the API pairs those ids with their reasoning items). Reasoning from anything else
+ * becomes text. Call ids are made to fit 64 characters. Conversions are cached per message object.
+ */
+export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
+  const users = new MessageCache<ResponsesContent[]>()
+  const tools = new MessageCache<ConvertedTool>()
+  const assistants = new MessageCache<ReplayItem[]>()
+  const cached = (m: Message) => users.has(m) || tools.has(m)
+
+  return async function responsesInput(
+    request: LLMRequest,
+    readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
+  ): Promise<{ instructions: string[]; input: ResponsesInputItem[] }> {
+    const files = await readImageFiles(request.messages, cached, readImageFile)
+    const view = providerView(request)
+    const input: ResponsesInputItem[] = []
+    const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
+    let images: ResponsesContent[] = []
+    const flushImages = () => {
+      if (images.length === 0) return
+      input.push({ role: 'user', content: images })
+      images = []
+    }
+    for (const entry of view.entries) {
+      if (entry.role !== 'tool') flushImages()
+      switch (entry.role) {
+        case 'user':
+          input.push({ role: 'user', content: withAppended(contentOf(entry.message), entry, contentOf) })
+          break
+        case 'tool': {
+          const tool = tools.get(entry.message, (m) => convertTool(m, files))
+          images.push(...tool.images)
+          let output = tool.item.output
+          for (const part of entry.appended.flatMap(contentOf)) {
+            if (part.type === 'input_text') output = output ? `${output}\n\n${part.text}` : part.text
+            else images.push(part)
+          }
+          input.push(output === tool.item.output ? tool.item : { ...tool.item, output })
+          break
+        }
+        case 'assistant':
+          input.push(...assistants.get(entry.message, (m) => convertAssistant(m, options)))
+          break
+        default: {
+          const unknown: never = entry
+          throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
+        }
+      }
+    }
+    flushImages()
+    return { instructions: view.system, input }
+  }
+}
+
+function withAppended(
+  own: ResponsesContent[],
+  entry: Extract<ViewEntry, { role: 'user' }>,
+  contentOf: (m: DeveloperMessage) => ResponsesContent[],
+): ResponsesContent[] {
+  return entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(contentOf)]
+}
+
+function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): ResponsesContent[] {
+  return message.parts.map((part) => contentPart(part, files))
+}
+
+function contentPart(part: UserContentPart, files: ImageFiles): ResponsesContent {
+  return part.type === 'text'
+    ? { type: 'input_text', text: part.text }
+    : { type: 'input_image', image_url: imageUrlOf(part, files) }
+}
+
+function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
+  const callId = fitToolCallId(message.toolCallId, TOOL_CALL_ID_RULES['openai-responses'])
+  const images: ResponsesContent[] = []
+  if (message.parts.length > 0) {
+    images.push({ type: 'input_text', text: `Images returned by tool ${message.toolName} (${callId}):` })
+    for (const part of message.parts) images.push(contentPart(part, files))
+  }
+  return { item: { type: 'function_call_output', call_id: callId, output: message.outputText }, images }
+}
+
+function convertAssistant(message: AssistantMessage, options: ResponsesMessageOptions): ReplayItem[] {
+  const model = options.speaker.model
+  const items: ReplayItem[] = []
+  // Reasoning text waiting to learn whether a reasoning item (a fitting signature) follows it.
+  let pending: ThinkingTextPart[] = []
+  let degraded = false
+  const flushPending = () => {
+    for (const part of pending) {
+      degraded = true
+      if (options.thinkingAsText && part.text) items.push(assistantText(options.thinkingAsText(part.text)))
+    }
+    pending = []
+  }
+  for (const part of message.parts) {
+    switch (part.type) {
+      case 'thinking_text':
+        pending.push(part)
+        break
+      case 'thinking_signature':
+        if (signatureFits(part, 'openai-responses', model) && part.itemId) {
+          const summary = pending.map((p) => ({ type: 'summary_text' as const, text: p.text }))
+          items.push({ type: 'reasoning', id: part.itemId, summary, encrypted_content: part.signature })
+          pending = []
+        } else {
+          flushPending()
+          degraded = true
+        }
+        break
+      case 'text':
+        flushPending()
+        if (part.text) {
+          const item = assistantText(part.text)
+          if (part.itemId !== undefined) item.id = part.itemId
+          if (part.phase !== undefined) item.phase = part.phase
+          items.push(item)
+        }
+        break
+      case 'tool_call': {
+        flushPending()
+        const call: ReplayItem = {
+          type: 'function_call',
+          call_id: fitToolCallId(part.id, TOOL_CALL_ID_RULES['openai-responses']),
+          name: part.name,
+          arguments: sendableArguments(part.argumentsJson, part.incomplete),
+        }
+        if (part.itemId !== undefined) call.id = part.itemId
+        items.push(call)
+        break
+      }
+      case 'image_url':
+      case 'image_file':
+        // Assistant messages carry no images on this wire.
+        break
+      default: {
+        const unknown: never = part
+        throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)
+      }
+    }
+  }
+  flushPending()
+  // Item ids of another model's output, or of output whose reasoning did not go back, fail the
+  // API's pairing check; without them the items are plain history. Phase is this model's own.
+  const own = isOwnMessage(message, options.speaker)
+  if (degraded || !own) for (const item of items) if (!isReasoning(item)) delete item.id
+  if (!own) for (const item of items) if ('role' in item) delete item.phase
+  return items
+}
+
+function isReasoning(item: ReplayItem): item is Extract<ReplayItem, { type: 'reasoning' }> {
+  return 'type' in item && item.type === 'reasoning'
+}
+
+function assistantText(text: string): Extract<ResponsesInputItem, { role: 'assistant' }> {
+  return { role: 'assistant', content: [{ type: 'output_text', text }] }
+}
+
+/** Options of the request body beyond the input. */
+export interface ResponsesBodyOptions {
+  model: string
+  /** Let OpenAI keep the response (`store`). Default false: history is sent every turn. */
+  store: boolean
+  /** `include`, by default `['reasoning.encrypted_content']` so reasoning can go back. */
+  include: readonly string[]
+}
+
+/**
+ * The Responses request body. `reasoning` asks for the effort (default `medium` when only a
+ * budget is given; this api has no budgets) and for summaries (`summary: 'auto'`).
+ */
+export function responsesBody(
+  request: LLMRequest,
+  mapped: { instructions: string[]; input: ResponsesInputItem[] },
+  options: ResponsesBodyOptions,
+) {
+  const body: Record<string, unknown> = {
+    model: options.model,
+    input: mapped.input,
+    stream: true,
+    store: options.store,
+  }
+  if (options.include.length > 0) body.include = options.include
+  if (mapped.instructions.length > 0) body.instructions = mapped.instructions.join('\n\n')
+  if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens
+  if (request.temperature !== undefined) body.temperature = request.temperature
+  if (request.reasoning) body.reasoning = { effort: request.reasoning.effort ?? 'medium', summary: 'auto' }
+  if (request.tools && request.tools.length > 0) {
+    body.tools = request.tools.map((tool) => ({
+      type: 'function',
+      name: tool.name,
+      description: tool.description,
+      parameters: tool.parameters,
+      strict: false,
+    }))
+  }
+  if (request.toolChoice !== undefined) {
+    const choice = request.toolChoice
+    body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name }
+  }
+  return body
+}

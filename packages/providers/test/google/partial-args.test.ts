@@ -1,0 +1,29 @@
+import { parseJsonPath, StreamedArgs } from '@kode/providers'
+import { describe, expect, test } from 'vitest'
+
+describe('parseJsonPath', () => {
+  test('reads dotted keys, array indexes and quoted keys', () => {
+    expect(parseJsonPath("$.a.b[0]['c.d'][12]")).toEqual(['a', 'b', 0, 'c.d', 12])
+  })
+
+  test('the root or an unreadable path gives no segments', () => {
+    expect(parseJsonPath('$')).toEqual([])
+    expect(parseJsonPath('a.b')).toEqual([])
+    expect(parseJsonPath('$.a[x]')).toEqual([])
+  })
+})
+
+describe('StreamedArgs', () => {
+  test('a __proto__ key is an ordinary key, not a prototype change', () => {
+    const args = new StreamedArgs()
+    args.add([{ jsonPath: '$.__proto__.polluted', boolValue: true }])
+    expect(JSON.stringify(args.value)).toBe('{"__proto__":{"polluted":true}}')
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined()
+  })
+
+  test('a piece with no value or no path is ignored', () => {
+    const args = new StreamedArgs()
+    args.add([{ jsonPath: '$.a' }, { stringValue: 'x' }, { jsonPath: '$.b', numberValue: 0 }])
+    expect(JSON.stringify(args.value)).toBe('{"b":0}')
+  })
+})

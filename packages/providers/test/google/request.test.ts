@@ -1,0 +1,255 @@
+import type { AssistantPart, Message } from '@kode/protocol'
+import type { ClientConfig, LLMRequest } from '@kode/providers'
+import { describe, expect, test } from 'vitest'
+import { streamOf, testClient, useServer } from '../helpers.js'
+import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
+
+const server = useServer()
+const END = streamOf('google', [
+  '{"candidates":[{"content":{"role":"model","parts":[{"text":"ok"}]},"finishReason":"STOP"}]}',
+])
+const MODEL = 'gemini-2.5-pro'
+const OWN = { api: 'google', provider: 'google', model: MODEL } as const
+
+async function sent(request: LLMRequest, config: Partial<ClientConfig> = {}) {
+  server().enqueue(END)
+  await testClient(server(), { api: 'google', model: MODEL, ...config }).complete(request)
+  return server().requests.at(-1)!
+}
+const bodyOf = async (request: LLMRequest, config: Partial<ClientConfig> = {}) =>
+  (await sent(request, config)).body as Record<string, unknown>
+const contentsOf = async (messages: Message[], config: Partial<ClientConfig> = {}) =>
+  (await bodyOf({ messages }, config)).contents as unknown[]
+const sig = (signature: string, model = MODEL): AssistantPart => ({
+  type: 'thinking_signature',
+  signature,
+  format: 'google',
+  model,
+})
+
+describe('google request', () => {
+  test('posts the exact body with x-goog-api-key to models/<model>:streamGenerateContent?alt=sse', async () => {
+    const recorded = await sent({
+      system: 'Be brief.',
+      messages: [system('Use tools.'), user('Hi')],
+      tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
+      toolChoice: 'auto',
+      maxOutputTokens: 100,
+      temperature: 0.5,
+    })
+    expect(recorded.url).toBe(`/models/${MODEL}:streamGenerateContent?alt=sse`)
+    expect(recorded.headers['x-goog-api-key']).toBe('sk-test-key-0123456789')
+    expect(recorded.headers.authorization).toBeUndefined()
+    expect(recorded.body).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+      systemInstruction: { parts: [{ text: 'Be brief.' }, { text: 'Use tools.' }] },
+      tools: [
+        {
+          functionDeclarations: [
+            {
+              name: 'read',
+              description: 'Read a file',
+              parametersJsonSchema: { type: 'object', properties: {} },
+            },
+          ],
+        },
+      ],
+      toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+      generationConfig: { maxOutputTokens: 100, temperature: 0.5 },
+    })
+  })
+
+  test('tool choices map to NONE, ANY, and ANY limited to one function', async () => {
+    const configOf = async (toolChoice: LLMRequest['toolChoice']) =>
+      (await bodyOf({ messages: [user('Hi')], toolChoice })).toolConfig
+    expect(await configOf('none')).toEqual({ functionCallingConfig: { mode: 'NONE' } })
+    expect(await configOf('required')).toEqual({ functionCallingConfig: { mode: 'ANY' } })
+    expect(await configOf({ name: 'read' })).toEqual({
+      functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['read'] },
+    })
+  })
+
+  test('reasoning asks for thoughts with a budget, or with a thinking level for an effort', async () => {
+    const configOf = async (reasoning: LLMRequest['reasoning']) =>
+      (await bodyOf({ messages: [user('Hi')], reasoning })).generationConfig
+    expect(await configOf({ budgetTokens: 2048 })).toEqual({
+      thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+    })
+    expect(await configOf({ effort: 'low' })).toEqual({
+      thinkingConfig: { includeThoughts: true, thinkingLevel: 'low' },
+    })
+  })
+
+  test('tool results are functionResponse parts in one user turn: output, or error when the tool failed', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('c1', 'read', '{"path":"a"}'), call('c2', 'read', '{"path":"b"}')], OWN),
+      { ...result('c1', 'contents of a', [{ type: 'image_url', url: PNG_DATA_URL }]), toolName: 'read' },
+      { ...result('c2', 'no such file', [], 'error'), toolName: 'read' },
+      developer('Be careful.'),
+    ]
+    expect((await contentsOf(messages)).slice(2)).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'read', response: { output: 'contents of a' } } },
+          { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+          { functionResponse: { name: 'read', response: { error: 'no such file' } } },
+          { text: 'Be careful.' },
+        ],
+      },
+    ])
+  })
+
+  test('user images: data URLs inline, http URLs as fileData, files read through readImageFile', async () => {
+    const messages = [
+      user(
+        'Look',
+        { type: 'image_url', url: PNG_DATA_URL },
+        { type: 'image_url', url: 'https://example.com/cat.png' },
+        { type: 'image_file', path: '/tmp/dog.png', mimeType: 'image/png' },
+      ),
+    ]
+    const readImageFile = async () => new Uint8Array([1, 2, 3])
+    expect(await contentsOf(messages, { readImageFile })).toEqual([
+      {
+        role: 'user',
+        parts: [
+          { text: 'Look' },
+          { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+          { fileData: { fileUri: 'https://example.com/cat.png' } },
+          { inlineData: { mimeType: 'image/png', data: 'AQID' } },
+        ],
+      },
+    ])
+  })
+
+  test("this model's signatures go back on the very part they came with: thought, text and call", async () => {
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'Plan' },
+          sig('s-thought'),
+          { type: 'text', text: 'Reading.' },
+          sig('s-text'),
+          call('c1', 'read', '{"path":"a"}'),
+          sig('s-call'),
+          call('c2', 'read', '{"path":"b"}'),
+        ],
+        OWN,
+      ),
+    ]
+    expect((await contentsOf(messages))[1]).toEqual({
+      role: 'model',
+      parts: [
+        { text: 'Plan', thought: true, thoughtSignature: 's-thought' },
+        { text: 'Reading.', thoughtSignature: 's-text' },
+        { functionCall: { name: 'read', args: { path: 'a' } }, thoughtSignature: 's-call' },
+        { functionCall: { name: 'read', args: { path: 'b' } } },
+      ],
+    })
+  })
+
+  test('a signed image the model made goes back inline with its signature', async () => {
+    const messages = [
+      user('Draw'),
+      assistant(
+        [{ type: 'image_url', url: PNG_DATA_URL }, sig('s-image'), { type: 'text', text: 'Done.' }],
+        OWN,
+      ),
+    ]
+    expect((await contentsOf(messages))[1]).toEqual({
+      role: 'model',
+      parts: [
+        { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' }, thoughtSignature: 's-image' },
+        { text: 'Done.' },
+      ],
+    })
+  })
+
+  test("another model's thinking becomes text, its signatures are dropped, and its first call gets Google's stand-in signature", async () => {
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'Plan' },
+          sig('s-other', 'gemini-2.5-flash'),
+          { type: 'text', text: 'Reading.' },
+          call('toolu_1', 'read', '{"path":"a"}'),
+          call('toolu_2', 'read', '{"path":"b"}'),
+        ],
+        { api: 'anthropic', provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      ),
+    ]
+    expect((await contentsOf(messages))[1]).toEqual({
+      role: 'model',
+      parts: [
+        { text: '<thinking>\nPlan\n</thinking>' },
+        { text: 'Reading.' },
+        {
+          functionCall: { name: 'read', args: { path: 'a' } },
+          thoughtSignature: 'skip_thought_signature_validator',
+        },
+        { functionCall: { name: 'read', args: { path: 'b' } } },
+      ],
+    })
+  })
+
+  test('thinkingAsText: false drops foreign thinking', async () => {
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'Plan' },
+          { type: 'text', text: 'A' },
+        ],
+        {
+          api: 'openai-chat',
+          provider: 'openai-chat',
+          model: 'gpt-5',
+        },
+      ),
+    ]
+    expect((await contentsOf(messages, { thinkingAsText: false }))[1]).toEqual({
+      role: 'model',
+      parts: [{ text: 'A' }],
+    })
+  })
+
+  test('an incomplete call is sent with {} args and answered by a synthetic error response', async () => {
+    const messages = [user('Go'), assistant([call('c1', 'write', '{"path": "a', true)], OWN), user('Next')]
+    expect((await contentsOf(messages)).slice(1)).toEqual([
+      {
+        role: 'model',
+        parts: [
+          {
+            functionCall: { name: 'write', args: {} },
+            thoughtSignature: 'skip_thought_signature_validator',
+          },
+        ],
+      },
+      {
+        role: 'user',
+        parts: [
+          {
+            functionResponse: {
+              name: 'write',
+              response: {
+                error:
+                  'Error: the arguments of this tool call were cut off before they closed, so it was not run.',
+              },
+            },
+          },
+          { text: 'Next' },
+        ],
+      },
+    ])
+  })
+
+  test('an aborted assistant message with nothing in it is left out', async () => {
+    expect(await contentsOf([user('Go'), assistant([]), user('Again')])).toEqual([
+      { role: 'user', parts: [{ text: 'Go' }, { text: 'Again' }] },
+    ])
+  })
+})

@@ -1,0 +1,215 @@
+import type { AssistantPart, Message } from '@kode/protocol'
+import type { ClientConfig, LLMRequest } from '@kode/providers'
+import { describe, expect, test } from 'vitest'
+import { streamOf, testClient, useServer } from '../helpers.js'
+import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
+
+const server = useServer()
+const END = streamOf('openai-responses', [
+  '{"type":"response.completed","response":{"id":"r","status":"completed","output":[]}}',
+])
+const MODEL = 'gpt-5.1'
+const OWN = { api: 'openai-responses', provider: 'openai-responses', model: MODEL } as const
+
+async function sent(request: LLMRequest, config: Partial<ClientConfig> = {}) {
+  server().enqueue(END)
+  await testClient(server(), { api: 'openai-responses', model: MODEL, ...config }).complete(request)
+  return server().requests.at(-1)!
+}
+const bodyOf = async (request: LLMRequest, config: Partial<ClientConfig> = {}) =>
+  (await sent(request, config)).body as Record<string, unknown>
+const inputOf = async (messages: Message[], config: Partial<ClientConfig> = {}) =>
+  (await bodyOf({ messages }, config)).input as unknown[]
+const encrypted = (signature: string, itemId: string, model = MODEL): AssistantPart => ({
+  type: 'thinking_signature',
+  signature,
+  format: 'openai-responses',
+  model,
+  itemId,
+})
+const userText = (text: string) => ({ role: 'user', content: [{ type: 'input_text', text }] })
+
+describe('openai-responses request', () => {
+  test('posts the exact stateless body with bearer auth to /responses', async () => {
+    const recorded = await sent({
+      system: 'Be brief.',
+      messages: [system('Use tools.'), user('Hi')],
+      tools: [{ name: 'read', description: 'Read a file', parameters: { type: 'object', properties: {} } }],
+      toolChoice: { name: 'read' },
+      maxOutputTokens: 100,
+      temperature: 0.2,
+    })
+    expect(recorded.url).toBe('/responses')
+    expect(recorded.headers.authorization).toBe('Bearer sk-test-key-0123456789')
+    expect(recorded.body).toEqual({
+      model: MODEL,
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+      instructions: 'Be brief.\n\nUse tools.',
+      max_output_tokens: 100,
+      temperature: 0.2,
+      tools: [
+        {
+          type: 'function',
+          name: 'read',
+          description: 'Read a file',
+          parameters: { type: 'object', properties: {} },
+          strict: false,
+        },
+      ],
+      tool_choice: { type: 'function', name: 'read' },
+    })
+  })
+
+  test('store and include are configurable; an empty include is left out', async () => {
+    const body = await bodyOf(
+      { messages: [user('Hi')], toolChoice: 'required' },
+      { store: true, include: [] },
+    )
+    expect(body).toMatchObject({ store: true, tool_choice: 'required' })
+    expect(body).not.toHaveProperty('include')
+  })
+
+  test('reasoning asks for an effort and summaries; a budget alone means medium', async () => {
+    expect((await bodyOf({ messages: [user('Hi')], reasoning: { effort: 'high' } })).reasoning).toEqual({
+      effort: 'high',
+      summary: 'auto',
+    })
+    expect((await bodyOf({ messages: [user('Hi')], reasoning: { budgetTokens: 500 } })).reasoning).toEqual({
+      effort: 'medium',
+      summary: 'auto',
+    })
+  })
+
+  test("this model's output goes back as ordered reasoning, message and function_call items with their ids", async () => {
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'First' },
+          { type: 'thinking_text', text: 'Second' },
+          encrypted('enc-1', 'rs_1'),
+          { type: 'text', text: 'Looking.', itemId: 'msg_1', phase: 'commentary' },
+          { ...call('call_1', 'search', '{"q":"x"}'), itemId: 'fc_1' } as AssistantPart,
+          encrypted('enc-2', 'rs_2'),
+        ],
+        OWN,
+      ),
+      result('call_1', 'found'),
+    ]
+    expect((await inputOf(messages)).slice(1)).toEqual([
+      {
+        type: 'reasoning',
+        id: 'rs_1',
+        summary: [
+          { type: 'summary_text', text: 'First' },
+          { type: 'summary_text', text: 'Second' },
+        ],
+        encrypted_content: 'enc-1',
+      },
+      {
+        role: 'assistant',
+        content: [{ type: 'output_text', text: 'Looking.' }],
+        id: 'msg_1',
+        phase: 'commentary',
+      },
+      { type: 'function_call', call_id: 'call_1', name: 'search', arguments: '{"q":"x"}', id: 'fc_1' },
+      { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'enc-2' },
+      { type: 'function_call_output', call_id: 'call_1', output: 'found' },
+    ])
+  })
+
+  test('own reasoning whose encrypted content never arrived becomes text, and item ids are left out', async () => {
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'Hmm' },
+          { type: 'text', text: 'Done.', itemId: 'msg_1', phase: 'final_answer' },
+        ],
+        OWN,
+      ),
+    ]
+    expect((await inputOf(messages)).slice(1)).toEqual([
+      { role: 'assistant', content: [{ type: 'output_text', text: '<thinking>\nHmm\n</thinking>' }] },
+      { role: 'assistant', content: [{ type: 'output_text', text: 'Done.' }], phase: 'final_answer' },
+    ])
+  })
+
+  test("another model's output: thinking as text, signatures and ids dropped, call ids cut to 64", async () => {
+    const long = `toolu_${'b'.repeat(70)}`
+    const messages = [
+      user('Go'),
+      assistant(
+        [
+          { type: 'thinking_text', text: 'Plan' },
+          { type: 'thinking_signature', signature: 'sig', format: 'anthropic', model: 'claude-sonnet-4-5' },
+          encrypted('enc', 'rs_x', 'gpt-5'),
+          { type: 'text', text: 'Calling.', itemId: 'msg_x', phase: 'commentary' },
+          { ...call(long, 'read'), itemId: 'fc_x' } as AssistantPart,
+        ],
+        { api: 'anthropic', provider: 'anthropic', model: 'claude-sonnet-4-5' },
+      ),
+      result(long, 'ok'),
+    ]
+    const input = (await inputOf(messages)) as Record<string, unknown>[]
+    const callId = input[3]!.call_id as string
+    expect(callId).toHaveLength(64)
+    expect(input.slice(1)).toEqual([
+      { role: 'assistant', content: [{ type: 'output_text', text: '<thinking>\nPlan\n</thinking>' }] },
+      { role: 'assistant', content: [{ type: 'output_text', text: 'Calling.' }] },
+      { type: 'function_call', call_id: callId, name: 'read', arguments: '{}' },
+      { type: 'function_call_output', call_id: callId, output: 'ok' },
+    ])
+  })
+
+  test('tool output takes appended developer text; tool and developer images follow the outputs', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('c1', 'shot'), call('c2', 'shot')], OWN),
+      result('c1', 'one', [{ type: 'image_url', url: PNG_DATA_URL }]),
+      result('c2', 'two'),
+      developer('Note this.', { type: 'image_url', url: 'https://example.com/x.png' }),
+      user('Next'),
+    ]
+    expect((await inputOf(messages)).slice(3)).toEqual([
+      { type: 'function_call_output', call_id: 'c1', output: 'one' },
+      { type: 'function_call_output', call_id: 'c2', output: 'two\n\nNote this.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Images returned by tool tool (c1):' },
+          { type: 'input_image', image_url: PNG_DATA_URL },
+          { type: 'input_image', image_url: 'https://example.com/x.png' },
+        ],
+      },
+      userText('Next'),
+    ])
+  })
+
+  test('a developer message is appended to the preceding user message', async () => {
+    expect(await inputOf([user('Hi'), developer('Be nice.')])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Hi' },
+          { type: 'input_text', text: 'Be nice.' },
+        ],
+      },
+    ])
+  })
+
+  test('an incomplete call is sent with {} arguments and a synthetic error output', async () => {
+    const messages = [user('Go'), assistant([call('c1', 'write', '{"pa', true)], OWN)]
+    expect((await inputOf(messages)).slice(1)).toEqual([
+      { type: 'function_call', call_id: 'c1', name: 'write', arguments: '{}' },
+      {
+        type: 'function_call_output',
+        call_id: 'c1',
+        output: 'Error: the arguments of this tool call were cut off before they closed, so it was not run.',
+      },
+    ])
+  })
+})
