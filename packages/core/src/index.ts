@@ -9,6 +9,14 @@ export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
 export { createEndEvent } from './end-event.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export {
+  actionCallId,
+  type FormatterInstructions,
+  type HistoryFormatter,
+  type ParsedAction,
+} from './formatters/history-formatter.js'
+export { nativeFormatter } from './formatters/native.js'
+export { createProviderView } from './formatters/provider-view.js'
+export {
   type DefaultSubAgentParameters,
   defineSubAgent,
   type SubAgentDefinition,
