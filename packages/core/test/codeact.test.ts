@@ -9,7 +9,7 @@ import {
 import type { Event } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
-import { collect, gate, useHarness } from './helpers/harness.js'
+import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
@@ -83,16 +83,7 @@ describe('a CodeAct task', () => {
 })
 
 describe('an interrupted CodeAct action', () => {
-  async function runUntil(agent: Agent, stop: (event: Event) => boolean) {
-    const controller = new AbortController()
-    const run = agent.run('Go', { signal: controller.signal })
-    const events: Event[] = []
-    for await (const event of run) {
-      events.push(event)
-      if (stop(event)) controller.abort()
-    }
-    return { events, outcome: await run.done }
-  }
+  const runUntil = (agent: Agent, stop: (event: Event) => boolean) => collectInterrupting(agent, 'Go', stop)
 
   test('while the code runs: the tool is signalled and the call gets an aborted result', async () => {
     const h = harness()

@@ -1,10 +1,10 @@
 import { type Agent, defineSubAgent, reactFormatter } from '@kode/core'
-import { checkEventOrder, type Event } from '@kode/protocol'
+import { checkEventOrder } from '@kode/protocol'
 import type { RecordedRequest } from '@kode/providers/testing'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
-import { collect, useHarness } from './helpers/harness.js'
+import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
@@ -174,16 +174,12 @@ describe('a ReAct task', () => {
 
 describe('an interrupted ReAct action', () => {
   /** Runs `input`, interrupting as soon as a text delta contains `marker`. */
-  async function interruptAt(agent: Agent, input: string, marker: string) {
-    const controller = new AbortController()
-    const run = agent.run(input, { signal: controller.signal })
-    const events: Event[] = []
-    for await (const event of run) {
-      events.push(event)
-      if (event.type === 'assistant_text_delta' && event.content.includes(marker)) controller.abort()
-    }
-    return { events, outcome: await run.done }
-  }
+  const interruptAt = (agent: Agent, input: string, marker: string) =>
+    collectInterrupting(
+      agent,
+      input,
+      (event) => event.type === 'assistant_text_delta' && event.content.includes(marker),
+    )
 
   test('cut while its arguments stream: recorded as an incomplete call with an aborted result', async () => {
     const h = harness()
