@@ -76,8 +76,11 @@ describe('a ReAct task', () => {
       { role: 'system', content: 'Be brief.' },
       { role: 'user', content: 'Go' },
     ])
+    // The call ids in order: on assistant messages' calls and on tool messages.
     const calls = (body: ChatBody) =>
-      body.messages.flatMap((m) => [...(m.tool_calls ?? []).map((c) => c.id), m.tool_call_id ?? []].flat())
+      body.messages.flatMap((m) =>
+        m.tool_call_id ? [m.tool_call_id] : (m.tool_calls ?? []).map((c) => c.id),
+      )
     expect(calls(second!)).toEqual(['call_m1_0', 'call_m1_0'])
     expect(calls(third!)).toEqual(['call_m1_0', 'call_m1_0', 'call_m2_0', 'call_m2_0'])
     expect(third!.messages.slice(0, second!.messages.length)).toEqual(second!.messages)

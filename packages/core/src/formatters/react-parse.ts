@@ -33,9 +33,13 @@ export function parseReAct(text: string, cut: boolean): ReActStep {
   const name = toolName(text.slice(first.valueStart, nameEnd))
   if (name === '') return {}
   const args = labels.find((line) => line.label === 'args' && line.start > first.start && line.start < end)
-  if (!args)
-    return { action: cut ? { name, argumentsJson: '', incomplete: true } : { name, argumentsJson: '' } }
-  return { action: { name, ...argumentsAfter(text, args, end, cut) } }
+  const { argumentsJson, closed } = args
+    ? argumentsAfter(text, args, end)
+    : { argumentsJson: '', closed: false }
+  const action: ParsedAction = { name, argumentsJson }
+  // In a cut response, only arguments whose JSON object closed are complete.
+  if (cut && !closed) action.incomplete = true
+  return { action }
 }
 
 /** The tool name as written, without the backticks or quotes models sometimes put around it. */
@@ -43,21 +47,18 @@ function toolName(line: string): string {
   return line.trim().replace(/^[`'"*]+|[`'"*]+$/g, '')
 }
 
+/** The arguments after `Args:`: the JSON object when one starts there, else the line as written. */
 function argumentsAfter(
   text: string,
   args: LabelLine,
   end: number,
-  cut: boolean,
-): Pick<ParsedAction, 'argumentsJson' | 'incomplete'> {
+): { argumentsJson: string; closed: boolean } {
   let value = text.slice(args.valueStart, end).trimStart()
   // Arguments in a code fence (```json ... ```): read what is inside.
   const fence = /^(`{3,}|~{3,})[^\n]*\n/.exec(value)
   if (fence) value = value.slice(fence[0].length)
-  if (!value.startsWith('{')) {
-    const line = value.split('\n', 1)[0]!.trim()
-    return cut ? { argumentsJson: line, incomplete: true } : { argumentsJson: line }
-  }
+  if (!value.startsWith('{')) return { argumentsJson: value.split('\n', 1)[0]!.trim(), closed: false }
   const close = jsonObjectEnd(value, 0)
-  if (close !== -1) return { argumentsJson: value.slice(0, close) }
-  return cut ? { argumentsJson: value.trimEnd(), incomplete: true } : { argumentsJson: value.trimEnd() }
+  if (close === -1) return { argumentsJson: value.trimEnd(), closed: false }
+  return { argumentsJson: value.slice(0, close), closed: true }
 }
