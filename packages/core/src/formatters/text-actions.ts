@@ -7,6 +7,7 @@ import {
   type ToolResultMessage,
   type UserMessage,
 } from '@kode/protocol'
+import { isToolName } from '../tools/define-tool.js'
 import {
   actionCallId,
   type FormatterInstructions,
@@ -43,12 +44,14 @@ export interface TextActionFormat {
 
 /**
  * A formatter for a strategy whose model states actions in text: the actions are read from the
- * response's text, and past actions are sent back as `history` says.
+ * response's text, and past actions are sent back as `history` says. Even with `tool_calls`, a
+ * call named as no provider accepts (`read file`) goes back as text, with its result as an
+ * observation, so one malformed action cannot make every later request invalid.
  */
 export function textActionFormatter(format: TextActionFormat, history: ActionHistory): HistoryFormatter {
   const read = (message: AssistantMessage) =>
     format.read(joinText(message.parts), message.stopReason === 'aborted' || message.stopReason === 'length')
-  const asText = history === 'text'
+  const asText = (toolName: string) => format.owns(toolName) && (history === 'text' || !isToolName(toolName))
   return {
     name: format.name,
     instructions: (tools) => format.instructions(tools),
@@ -56,16 +59,24 @@ export function textActionFormatter(format: TextActionFormat, history: ActionHis
     needsPendingPlaceholder: (action) => format.needsPendingPlaceholder(action),
     answerText: (message) => read(message).answer ?? joinText(message.parts),
     isAction: (message) => message.parts.some((part) => part.type === 'tool_call' && format.owns(part.name)),
-    formatAction: (message) => (asText ? actionAsText(message, format) : message),
-    formatResult: (result) => (asText && format.owns(result.toolName) ? observation(result) : result),
+    formatAction: (message) =>
+      message.parts.some((part) => part.type === 'tool_call' && asText(part.name))
+        ? actionAsText(message, asText, format.render)
+        : message,
+    formatResult: (result) => (asText(result.toolName) ? observation(result) : result),
   }
 }
 
 /**
- * An action turn as text: the format's tool calls are dropped, since the text already states them;
- * a call the text does not state (its id is not the one derived from the text) is written out.
+ * An action turn with the calls `asText` picks as text: those calls are dropped, since the text
+ * already states them; a call the text does not state (its id is not the one derived from the
+ * text) is written out with `render`.
  */
-function actionAsText(message: AssistantMessage, format: TextActionFormat): AssistantMessage {
+function actionAsText(
+  message: AssistantMessage,
+  asText: (toolName: string) => boolean,
+  render: (call: ToolCallPart) => string,
+): AssistantMessage {
   const parts: AssistantPart[] = []
   const written: string[] = []
   let index = 0
@@ -75,8 +86,8 @@ function actionAsText(message: AssistantMessage, format: TextActionFormat): Assi
       continue
     }
     const callIndex = index++
-    if (!format.owns(part.name)) parts.push(part)
-    else if (part.id !== actionCallId(message.id, callIndex)) written.push(format.render(part))
+    if (!asText(part.name)) parts.push(part)
+    else if (part.id !== actionCallId(message.id, callIndex)) written.push(render(part))
   }
   if (written.length > 0) {
     const lead = joinText(message.parts) === '' ? '' : '\n\n'

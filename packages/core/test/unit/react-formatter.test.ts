@@ -136,6 +136,35 @@ describe('past ReAct actions in the provider view', () => {
     })
   })
 
+  test('an action whose name no provider accepts goes back as text even with tool-call history', () => {
+    const badText = 'Action: read file\nArgs: {"path":"a.txt"}'
+    const bad: AssistantMessage = {
+      ...reply(badText),
+      parts: [
+        { type: 'text', text: badText },
+        {
+          type: 'tool_call',
+          id: actionCallId('m1', 0),
+          name: 'read file',
+          argumentsJson: '{"path":"a.txt"}',
+        },
+      ],
+    }
+    const badResult: ToolResultMessage = {
+      ...result,
+      toolName: 'read file',
+      status: 'error',
+      outputText: 'unknown tool',
+    }
+    expect(react.formatAction(bad)).toEqual({ ...bad, parts: [{ type: 'text', text: badText }] })
+    expect(react.formatResult(badResult)).toMatchObject({
+      role: 'user',
+      parts: [{ type: 'text', text: 'Observation (error): unknown tool' }],
+    })
+    // A well-named call in the same session is still sent as a tool call.
+    expect(react.formatAction(action)).toBe(action)
+  })
+
   test('as text: a call the text does not state (a native one) is written out', () => {
     const native: AssistantMessage = {
       ...reply('Let me look.'),
