@@ -29,6 +29,7 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('packages/core', 'core'),
   project('bench', 'bench'),
   project('examples/custom-provider', 'custom-provider'),
+  project('examples/codeact', 'codeact'),
   {
     test: {
       name: 'packaging',

@@ -9,6 +9,24 @@ export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
 export { createEndEvent } from './end-event.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export {
+  CODE_EXECUTION_TOOL,
+  type CodeActContext,
+  type CodeActFormatterOptions,
+  CodeExecutionParameters,
+  codeActFormatter,
+  codeActInstructions,
+} from './formatters/codeact.js'
+export {
+  actionCallId,
+  type FormatterInstructions,
+  type HistoryFormatter,
+  type ParsedAction,
+} from './formatters/history-formatter.js'
+export { nativeFormatter } from './formatters/native.js'
+export { createProviderView } from './formatters/provider-view.js'
+export { type ReActFormatterOptions, reactFormatter, reactInstructions } from './formatters/react.js'
+export type { ActionHistory } from './formatters/text-actions.js'
+export {
   type DefaultSubAgentParameters,
   defineSubAgent,
   type SubAgentDefinition,

@@ -16,7 +16,9 @@ export { type ForkOptions, forkSession } from './fork.js'
 export {
   INCOMPLETE_CALL_TEXT,
   MISSING_RESULT_TEXT,
+  type ProviderMessageFormat,
   ProviderView,
+  type ProviderViewOptions,
   toProviderMessages,
 } from './provider-view.js'
 export { deriveReplayEvents, type ReplayOptions, type SubSessionHistories } from './replay/derive-replay.js'

@@ -1,11 +1,4 @@
-import type {
-  AssistantMessage,
-  HistoryEvent,
-  Message,
-  SystemMessage,
-  ToolCallPart,
-  ToolResultMessage,
-} from '@kode/protocol'
+import type { AssistantMessage, HistoryEvent, Message, ToolCallPart, ToolResultMessage } from '@kode/protocol'
 import { toolCallsOf } from '@kode/protocol'
 
 /** The text of the synthetic result a tool call gets when its history holds no result. */
@@ -15,12 +8,32 @@ export const MISSING_RESULT_TEXT =
 export const INCOMPLETE_CALL_TEXT =
   'This tool call was not run: its arguments were cut off before they were complete.'
 
+/**
+ * How each message is sent (see {@link ProviderViewOptions.format}): the message itself, or the
+ * messages that take its place.
+ */
+export type ProviderMessageFormat = (message: Message) => Message | readonly Message[]
+
+/** Options of a {@link ProviderView}. */
+export interface ProviderViewOptions {
+  /**
+   * How each message of the view is sent: the messages to send in its place (none, one or more).
+   * Called once per message, when it enters the view, after the rules below have been applied
+   * (so synthetic results are formatted too); the formatted messages are kept, so a long session
+   * formats each message once. Default: every message is sent as it is.
+   */
+  format?: ProviderMessageFormat
+}
+
 /** An assistant message and the results that answer its calls, until a non-tool message ends it. */
 interface ToolGroup {
   assistant: AssistantMessage
   calls: ToolCallPart[]
-  results: ToolResultMessage[]
   answered: Set<string>
+  /** The formatted assistant message, then the formatted results in the order they arrived. */
+  formatted: Message[]
+  /** Formatted synthetic results of unanswered calls, made at most once per call. */
+  placeholders: Map<string, Message[]>
 }
 
 /**
@@ -36,14 +49,23 @@ interface ToolGroup {
  * to send); developer messages stay as their own messages (adapters append them to the preceding
  * user or tool message); only the latest system message is kept, first; error, interrupt and
  * task-metadata records are not sent.
+ *
+ * With a `format` option each message is formatted once as it enters the view, and the formatted
+ * messages are what `update` returns (see {@link ProviderViewOptions}).
  */
 export class ProviderView {
+  readonly #format: ProviderMessageFormat | undefined
+  /** Formatted messages of the closed groups and the user and developer messages, in order. */
   #body: Message[] = []
-  #system: SystemMessage | undefined
+  #system: Message[] = []
   #group: ToolGroup | undefined
   #consumed = 0
   #lastId: string | undefined
   #converted = 0
+
+  constructor(options: ProviderViewOptions = {}) {
+    this.#format = options.format
+  }
 
   /** How many history records this view has converted since it was created (for tests and tuning). */
   get convertedCount(): number {
@@ -68,7 +90,7 @@ export class ProviderView {
 
   #reset(): void {
     this.#body = []
-    this.#system = undefined
+    this.#system = []
     this.#group = undefined
     this.#consumed = 0
   }
@@ -84,17 +106,23 @@ export class ProviderView {
       case 'assistant':
         this.#closeGroup()
         if (event.parts.length > 0) {
-          this.#group = { assistant: event, calls: toolCallsOf(event), results: [], answered: new Set() }
+          this.#group = {
+            assistant: event,
+            calls: toolCallsOf(event),
+            answered: new Set(),
+            formatted: this.#formatted(event, []),
+            placeholders: new Map(),
+          }
         }
         return
       case 'system':
         this.#closeGroup()
-        this.#system = event
+        this.#system = this.#formatted(event, [])
         return
       case 'user':
       case 'developer':
         this.#closeGroup()
-        this.#body.push(event)
+        this.#formatted(event, this.#body)
         return
       default: {
         const unknown: never = event
@@ -108,19 +136,48 @@ export class ProviderView {
     if (!group || group.answered.has(result.toolCallId)) return
     if (!group.calls.some((call) => call.id === result.toolCallId)) return
     group.answered.add(result.toolCallId)
-    group.results.push(result)
+    // A placeholder made while the call was unanswered gives way to the real result.
+    group.placeholders.delete(result.toolCallId)
+    this.#formatted(result, group.formatted)
   }
 
   #closeGroup(): void {
     if (!this.#group) return
-    appendGroup(this.#body, this.#group)
+    this.#appendGroup(this.#body, this.#group)
     this.#group = undefined
   }
 
   #render(): Message[] {
-    const out: Message[] = this.#system ? [this.#system] : []
+    const out: Message[] = [...this.#system]
     for (const message of this.#body) out.push(message)
-    if (this.#group) appendGroup(out, this.#group)
+    if (this.#group) this.#appendGroup(out, this.#group)
+    return out
+  }
+
+  /** The group's formatted messages, then a formatted synthetic result per unanswered call. */
+  #appendGroup(out: Message[], group: ToolGroup): void {
+    for (const message of group.formatted) out.push(message)
+    for (const call of group.calls) {
+      if (group.answered.has(call.id)) continue
+      let placeholder = group.placeholders.get(call.id)
+      if (!placeholder) {
+        placeholder = this.#formatted(missingResult(group.assistant, call), [])
+        group.placeholders.set(call.id, placeholder)
+      }
+      for (const message of placeholder) out.push(message)
+    }
+  }
+
+  /** Appends what `message` is sent as to `out`, and returns `out`. */
+  #formatted(message: Message, out: Message[]): Message[] {
+    const format = this.#format
+    if (!format) {
+      out.push(message)
+      return out
+    }
+    const sent = format(message)
+    if (Array.isArray(sent)) for (const one of sent as readonly Message[]) out.push(one)
+    else out.push(sent as Message)
     return out
   }
 }
@@ -128,14 +185,6 @@ export class ProviderView {
 /** Converts a whole history to provider messages (see `ProviderView` for the rules). */
 export function toProviderMessages(history: readonly HistoryEvent[]): Message[] {
   return new ProviderView().update(history)
-}
-
-function appendGroup(out: Message[], group: ToolGroup): void {
-  out.push(group.assistant)
-  for (const result of group.results) out.push(result)
-  for (const call of group.calls) {
-    if (!group.answered.has(call.id)) out.push(missingResult(group.assistant, call))
-  }
 }
 
 function missingResult(assistant: AssistantMessage, call: ToolCallPart): ToolResultMessage {

@@ -3,6 +3,7 @@ import type { LLMClient } from '@kode/providers'
 import { assertSessionId, SessionError } from '@kode/session'
 import { EventEmitter } from 'eventemitter3'
 import { AgentError } from '../errors.js'
+import { nativeFormatter } from '../formatters/native.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
 import { type TaskRuntime, toolSet } from '../task/runtime.js'
@@ -50,18 +51,20 @@ export interface Agent {
 
 /**
  * Creates an agent over a client, tools, a system prompt and a session store. Throws
- * `AgentError` (`invalid_options`) for unusable limits or duplicate tool names, and a
- * `SessionError` for an invalid `sessionId`.
+ * `AgentError` (`invalid_options`) for unusable limits, duplicate tool names or tools the history
+ * formatter cannot work with, and a `SessionError` for an invalid `sessionId`.
  */
 export function createAgent(options: AgentOptions): Agent {
   const settings = resolveSettings(options)
   const tools = options.tools ?? []
   checkToolNames(tools)
   const tooling = toolSet(tools)
+  const formatter = options.historyFormatter ?? nativeFormatter()
+  const instructions = formatter.instructions(tooling.definitions ?? [])
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
-  const journal = new Journal(store, sessionId)
+  const journal = new Journal(store, sessionId, formatter)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
   let client = options.client
@@ -98,6 +101,8 @@ export function createAgent(options: AgentOptions): Agent {
       events: new TaskEvents(sessionId, settings.now, sink),
       sink,
       tools: tooling,
+      formatter,
+      instructions,
       system,
       subAgentState: undefined,
       sessionInit: { model: client.model, provider: client.provider },

@@ -2,6 +2,7 @@ import type { ToolCallPart } from '@kode/protocol'
 import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/providers'
 import type { SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
+import type { HistoryFormatter } from '../formatters/history-formatter.js'
 import type { EngineSettings } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
@@ -19,6 +20,12 @@ export interface AgentOptions {
    * last recorded; a resumed session without one keeps its recorded prompt.
    */
   system?: string
+  /**
+   * How the history is presented to the model and actions are read from its answers:
+   * `nativeFormatter()` (the default: provider tool calls), `reactFormatter()`,
+   * `codeActFormatter()`, or your own (see docs/history-formatters.md).
+   */
+  historyFormatter?: HistoryFormatter
   /** Continue this session (created when the store has no session by this id). Default: a new one. */
   sessionId?: string
   /** Turns per task before the task stops with reason `max_turns`. Default 50. */

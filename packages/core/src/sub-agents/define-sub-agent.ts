@@ -61,6 +61,7 @@ export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
         tools: definition.tools,
         client: definition.client,
         maxTurns: definition.maxTurns,
+        historyFormatter: definition.historyFormatter,
       }
       const label = labelOf(args)
       if (label !== undefined) spec.label = label

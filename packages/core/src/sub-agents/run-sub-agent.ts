@@ -20,7 +20,8 @@ export interface SubAgentParent {
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
  * `subAgent`), with the parent's settings and event sink, so its events interleave on the
  * parent's stream with the child's `sessionId`. Its accounting joins the parent's `task_metadata`.
- * An unusable spec rejects with an `AgentError`, which the calling tool reports as its error.
+ * An unusable spec (or tools the child's formatter cannot work with) rejects with an `AgentError`,
+ * which the calling tool reports as its error.
  */
 export async function runSubAgent(
   parent: SubAgentParent,
@@ -32,6 +33,9 @@ export async function runSubAgent(
   const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
   const sessionId = settings.createId()
   const client = spec.client ?? rt.client()
+  const formatter = spec.historyFormatter ?? rt.formatter
+  const tools = toolSet(spec.tools ?? [])
+  const instructions = formatter.instructions(tools.definitions ?? [])
   const subAgentState: SubAgentState = {
     name: spec.name,
     parentSessionId: rt.sessionId,
@@ -43,10 +47,12 @@ export async function runSubAgent(
     signal: parent.signal,
     settings,
     store: rt.store,
-    journal: new Journal(rt.store, sessionId),
+    journal: new Journal(rt.store, sessionId, formatter),
     events: new TaskEvents(sessionId, settings.now, rt.sink),
     sink: rt.sink,
-    tools: toolSet(spec.tools ?? []),
+    tools,
+    formatter,
+    instructions,
     system: spec.system,
     subAgentState,
     sessionInit: {

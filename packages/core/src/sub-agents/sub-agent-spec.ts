@@ -1,5 +1,6 @@
 import type { LLMClient } from '@kode/providers'
 import { checkToolNames, positiveInteger } from '../agent/options.js'
+import type { HistoryFormatter } from '../formatters/history-formatter.js'
 import type { TaskOutcome } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 
@@ -17,6 +18,8 @@ export interface SubAgentSpec {
   client?: LLMClient
   /** The child's turn limit; default: the parent agent's `maxTurns`. */
   maxTurns?: number
+  /** How the child talks to its model; default: the parent's history formatter. */
+  historyFormatter?: HistoryFormatter
 }
 
 /** How a sub-agent's task ended: its session, reason, final text and accounting. */

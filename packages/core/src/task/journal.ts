@@ -1,22 +1,25 @@
 import type { HistoryEvent, Message } from '@kode/protocol'
-import { type CreateSessionInit, ProviderView, type SessionStore } from '@kode/session'
+import type { CreateSessionInit, ProviderView, SessionStore } from '@kode/session'
+import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import { createProviderView } from '../formatters/provider-view.js'
 
 /**
  * One session's history as the engine writes it: every record is appended to the store (and the
  * append awaited) before it joins the in-memory copy, so the engine only announces what is durable.
- * The provider view is kept incrementally, so building the next request costs the same at turn 50
- * as at turn 1.
+ * The provider view is kept incrementally, as the agent's history formatter presents it: each
+ * message is formatted once, so building the next request costs the same at turn 50 as at turn 1.
  */
 export class Journal {
   readonly store: SessionStore
   readonly sessionId: string
   #history: HistoryEvent[] = []
-  readonly #view = new ProviderView()
+  readonly #view: ProviderView
   #opening: Promise<void> | undefined
 
-  constructor(store: SessionStore, sessionId: string) {
+  constructor(store: SessionStore, sessionId: string, formatter: HistoryFormatter) {
     this.store = store
     this.sessionId = sessionId
+    this.#view = createProviderView(formatter)
   }
 
   /** The records persisted so far (the session's whole history once opened). */

@@ -8,6 +8,7 @@ import type {
 } from '@kode/protocol'
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
+import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
@@ -56,6 +57,10 @@ export interface TaskRuntime {
   /** The run's raw sink, for sub-agents' events. */
   readonly sink: EventSink
   readonly tools: ToolSet
+  /** How the history is presented to the model and actions are read from its responses. */
+  readonly formatter: HistoryFormatter
+  /** What the formatter adds to every request: native tools and system text. */
+  readonly instructions: FormatterInstructions
   readonly system: string | undefined
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */

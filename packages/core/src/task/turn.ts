@@ -6,17 +6,18 @@ import {
   type ToolCallPart,
   toolCallsOf,
 } from '@kode/protocol'
-import type { LLMClient, ProviderError } from '@kode/providers'
+import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
+import { withActions } from './actions.js'
 import { callModel } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {
   accounting: TaskAccounting
-  /** The text of the task's latest assistant message: `task_finish.taskResult`. */
+  /** The answer of the task's latest assistant message (`answerText`): `task_finish.taskResult`. */
   lastText: string
 }
 
@@ -25,7 +26,8 @@ export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | { failed: string 
 
 /**
  * One turn: one model response and its tool calls, between `turn_start` and `turn_end`. The
- * response's message is persisted before `response_complete` announces it; an interrupted one is
+ * response's message, with the actions the history formatter finds in its text appended as tool
+ * calls, is persisted before `response_complete` announces it; an interrupted one is
  * persisted with `stopReason: 'aborted'` (or, with no output at all, an `interrupt` record), its
  * calls answered `aborted`, and `interrupt` is emitted before `turn_end`.
  */
@@ -33,10 +35,7 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
-  const result = await callModel(rt, client, {
-    messages: rt.journal.providerMessages(),
-    tools: rt.tools.definitions,
-  })
+  const result = await callModel(rt, client, nextRequest(rt))
   let end: TurnEnd
   switch (result.kind) {
     case 'complete':
@@ -57,20 +56,29 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   return end
 }
 
+/** The history as the formatter presents it, with the formatter's tools and system text. */
+function nextRequest(rt: TaskRuntime): LLMRequest {
+  const { tools, system } = rt.instructions
+  const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
+  if (system !== undefined) request.system = system
+  return request
+}
+
 async function completed(
   rt: TaskRuntime,
   state: TaskState,
   client: LLMClient,
-  message: AssistantMessage,
+  response: AssistantMessage,
 ): Promise<TurnEnd> {
   const { events } = rt
+  const message = withActions(rt.formatter, response)
   await rt.journal.persist(message)
   state.accounting.addResponse(message)
-  state.lastText = joinText(message.parts)
+  state.lastText = rt.formatter.answerText(message)
   const { responseId, usage } = message
   events.emit('response_complete', {
     responseId,
-    content: state.lastText,
+    content: joinText(message.parts),
     thinkingText: joinThinking(message.parts),
   })
   if (usage) {
@@ -99,10 +107,10 @@ async function interrupted(
 ): Promise<TurnEnd> {
   if (partial && partial.parts.length > 0) {
     const { isApiError: _error, errorMessage: _message, ...rest } = partial
-    const message: AssistantMessage = { ...rest, stopReason: 'aborted' }
+    const message = withActions(rt.formatter, { ...rest, stopReason: 'aborted' })
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
-    state.lastText = joinText(message.parts)
+    state.lastText = rt.formatter.answerText(message)
     const calls = toolCallsOf(message)
     // Never run: every call of an interrupted response is answered `aborted`.
     if (calls.length > 0) await runCalls(rt, state, calls, message.responseId, AbortSignal.abort())
@@ -132,7 +140,7 @@ async function failed(rt: TaskRuntime, state: TaskState, error: ProviderError): 
     }
     await journal.persist(message)
     state.accounting.addResponse(message)
-    state.lastText = joinText(message.parts)
+    state.lastText = rt.formatter.answerText(message)
   }
   const record: ErrorRecord = {
     type: 'error',

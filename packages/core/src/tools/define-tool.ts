@@ -82,13 +82,18 @@ export interface Tool<P extends TSchema = TSchema> {
 
 const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
 
+/** Whether every provider accepts `name` as a tool's name: 1-64 characters from `A-Z a-z 0-9 _ -`. */
+export function isToolName(name: string): boolean {
+  return TOOL_NAME.test(name)
+}
+
 /**
  * Defines a tool the model can call. `args` in `execute` is typed from `parameters` and is
  * validated before `execute` runs: invalid JSON or arguments that do not match the schema become
  * an `error` result the model can read and correct, and `execute` is not called.
  */
 export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
-  if (typeof spec.name !== 'string' || !TOOL_NAME.test(spec.name)) {
+  if (typeof spec.name !== 'string' || !isToolName(spec.name)) {
     throw new AgentError(
       'invalid_tool',
       `invalid tool name ${JSON.stringify(spec.name)}: use 1-64 characters from A-Z a-z 0-9 _ -`,

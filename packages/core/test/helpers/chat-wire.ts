@@ -76,6 +76,16 @@ export function chatStream(script: ResponseScript, extra: ScriptedResponse = {})
   return { body: frameChat(chatPayloads(script)), ...extra }
 }
 
+/**
+ * A response that streams `script`'s steps and then stalls (no finish, the connection kept open),
+ * so a test can interrupt it at a known point: after the last step.
+ */
+export function stalledChatStream(script: ResponseScript): ScriptedResponse {
+  const payloads = chatPayloads({ ...script, usage: false }).slice(0, -1)
+  const body = frameChat(payloads, { done: false })
+  return { body, stallAfterBytes: Buffer.byteLength(body.join('')) }
+}
+
 /** Shorthands for steps. */
 export const think = (thinking: string): Step => ({ thinking })
 export const say = (text: string): Step => ({ text })

@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { type AgentOptions, type AgentRun, createAgent, type TaskOutcome } from '@kode/core'
+import { type Agent, type AgentOptions, type AgentRun, createAgent, type TaskOutcome } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { type ClientConfig, createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
@@ -85,6 +85,22 @@ export function useHarness(kind: 'memory' | 'file' = 'memory'): () => Harness {
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
   return () => harness!
+}
+
+/** Runs `input`, aborting the run's signal at the first event for which `stop` is true. */
+export async function collectInterrupting(
+  agent: Agent,
+  input: string,
+  stop: (event: Event) => boolean,
+): Promise<{ events: Event[]; outcome: TaskOutcome }> {
+  const controller = new AbortController()
+  const run = agent.run(input, { signal: controller.signal })
+  const events: Event[] = []
+  for await (const event of run) {
+    events.push(event)
+    if (stop(event)) controller.abort()
+  }
+  return { events, outcome: await run.done }
 }
 
 /** Every event of a run and how it ended. */

@@ -1,0 +1,110 @@
+import { spawn } from 'node:child_process'
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Interpreter } from './interpreters.js'
+
+/** Limits of one program run. */
+export interface SandboxLimits {
+  /** Wall-clock limit; the program's process group is killed when it passes. */
+  timeoutMs: number
+  /** Bytes of output (stdout and stderr together) kept; the program is killed when it writes more. */
+  outputLimit: number
+  /** Kills the program when it aborts (the user interrupted, the tool call timed out). */
+  signal?: AbortSignal
+}
+
+/** How a program run ended. */
+export interface SandboxResult {
+  /** stdout and stderr, interleaved as they arrived, at most `outputLimit` bytes. */
+  output: string
+  /** The exit code, or `null` when the process was killed. */
+  exitCode: number | null
+  timedOut: boolean
+  /** The output passed `outputLimit` (and the program was stopped). */
+  truncated: boolean
+  /** The run was stopped because `signal` aborted. */
+  aborted: boolean
+}
+
+/**
+ * Runs `code` with `interpreter` in a child process: in a fresh temporary directory (its working
+ * directory, removed afterwards), with an environment of `PATH` and a `HOME` and `TMPDIR` inside
+ * that directory and nothing else (no keys or tokens of the host reach it), stdin closed, in a
+ * process group of its own so that everything it starts is killed with it. This limits mistakes;
+ * it is not a security boundary (see the interpreters for what each can reach).
+ */
+export async function runInSandbox(
+  interpreter: Interpreter,
+  code: string,
+  limits: SandboxLimits,
+): Promise<SandboxResult> {
+  const dir = await mkdtemp(join(tmpdir(), 'kode-codeact-'))
+  try {
+    await writeFile(join(dir, interpreter.file), code)
+    return await runProcess(interpreter, dir, limits)
+  } finally {
+    await rm(dir, { recursive: true, force: true })
+  }
+}
+
+function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits): Promise<SandboxResult> {
+  const { command, args } = interpreter.command(dir)
+  return new Promise((resolve) => {
+    const child = spawn(command, args, {
+      cwd: dir,
+      env: { PATH: process.env.PATH ?? '', HOME: dir, TMPDIR: dir, LANG: 'C.UTF-8' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: process.platform !== 'win32',
+    })
+    const chunks: Buffer[] = []
+    let bytes = 0
+    const result = { timedOut: false, truncated: false, aborted: false }
+    const kill = () => {
+      try {
+        if (child.pid !== undefined && process.platform !== 'win32') process.kill(-child.pid, 'SIGKILL')
+        else child.kill('SIGKILL')
+      } catch {
+        // Already gone.
+      }
+    }
+    const collect = (chunk: Buffer) => {
+      if (result.truncated) return
+      const room = limits.outputLimit - bytes
+      if (chunk.length > room) {
+        chunks.push(chunk.subarray(0, room))
+        bytes = limits.outputLimit
+        result.truncated = true
+        kill()
+        return
+      }
+      chunks.push(chunk)
+      bytes += chunk.length
+    }
+    child.stdout.on('data', collect)
+    child.stderr.on('data', collect)
+    const timer = setTimeout(() => {
+      result.timedOut = true
+      kill()
+    }, limits.timeoutMs)
+    const onAbort = () => {
+      result.aborted = true
+      kill()
+    }
+    if (limits.signal?.aborted) onAbort()
+    else limits.signal?.addEventListener('abort', onAbort, { once: true })
+    let settled = false
+    // A process that fails to start emits `error` and may still emit `close`: the first one counts.
+    const finish = (exitCode: number | null, spawnError?: Error) => {
+      if (settled) return
+      settled = true
+      clearTimeout(timer)
+      limits.signal?.removeEventListener('abort', onAbort)
+      let output = Buffer.concat(chunks).toString('utf8')
+      if (spawnError) output += `${output ? '\n' : ''}Could not start ${command}: ${spawnError.message}`
+      resolve({ output, exitCode, ...result })
+    }
+    child.on('error', (error) => finish(null, error))
+    child.on('close', (exitCode) => finish(exitCode))
+  })
+}

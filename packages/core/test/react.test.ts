@@ -1,0 +1,236 @@
+import { type Agent, defineSubAgent, reactFormatter } from '@kode/core'
+import { checkEventOrder } from '@kode/protocol'
+import type { RecordedRequest } from '@kode/providers/testing'
+import { deriveReplayEvents, exportHtml } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
+import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+const harness = useHarness()
+
+const act = (thought: string, tool: string, args: string) =>
+  `Thought: ${thought}\nAction: ${tool}\nArgs: ${args}`
+
+/** Reads a.txt, then b.txt, then answers. */
+function twoReadsThenAnswer(h: ReturnType<typeof harness>): void {
+  h.server.enqueue(
+    textReply('r1', act('I need a.txt first.', 'read_file', '{"path": "a.txt"}')),
+    textReply('r2', act('Now b.txt.', 'read_file', '{"path": "b.txt"}')),
+    textReply('r3', 'Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.'),
+  )
+}
+
+type ChatBody = {
+  messages: { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string }[]
+  tools?: unknown
+}
+const bodyOf = (request: RecordedRequest | undefined) => request!.body as ChatBody
+
+describe('a ReAct task', () => {
+  test('runs the actions it reads from the text, turn by turn, and answers with the final answer', async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
+    const { events, outcome } = await collect(agent.run('What do a.txt and b.txt say?'))
+
+    expectOrdered(events)
+    const lines = summarize(events)
+    expect(lines.filter((line) => /^(tool_|response_complete|task_finish)/.test(line))).toEqual([
+      'response_complete: Thought: I need a.txt first.\nAction: read_file\nArgs: {"path": "a.txt"}',
+      'tool_call call_m1_0 read_file {"path": "a.txt"}',
+      'tool_result call_m1_0 success (last): contents of a.txt',
+      'response_complete: Thought: Now b.txt.\nAction: read_file\nArgs: {"path": "b.txt"}',
+      'tool_call call_m2_0 read_file {"path": "b.txt"}',
+      'tool_result call_m2_0 success (last): contents of b.txt',
+      'response_complete: Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.',
+      'task_finish completed: a.txt and b.txt both say hello.',
+    ])
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt and b.txt both say hello.' })
+
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: What do a.txt and b.txt say?',
+      'assistant stop: text "Thought: I need a.txt first.\nAction: read_file\nArgs: {"path": "a.txt"}" | call call_m1_0 read_file {"path": "a.txt"}',
+      'tool call_m1_0 success: contents of a.txt',
+      'assistant stop: text "Thought: Now b.txt.\nAction: read_file\nArgs: {"path": "b.txt"}" | call call_m2_0 read_file {"path": "b.txt"}',
+      'tool call_m2_0 success: contents of b.txt',
+      'assistant stop: text "Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello."',
+      'task_metadata turns=3 subAgents=0',
+    ])
+  })
+
+  test('the request offers no native tools and carries the format; past actions go back as tool calls with stable ids', async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    await collect(
+      h.createAgent({ system: 'Be brief.', tools: [readFile], historyFormatter: reactFormatter() }).run('Go'),
+    )
+    const [first, second, third] = h.server.requests.map(bodyOf)
+    expect(first!.tools).toBeUndefined()
+    expect(first!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Args:') })
+    expect(first!.messages.slice(1)).toEqual([
+      { role: 'system', content: 'Be brief.' },
+      { role: 'user', content: 'Go' },
+    ])
+    // The call ids in order: on assistant messages' calls and on tool messages.
+    const calls = (body: ChatBody) =>
+      body.messages.flatMap((m) =>
+        m.tool_call_id ? [m.tool_call_id] : (m.tool_calls ?? []).map((c) => c.id),
+      )
+    expect(calls(second!)).toEqual(['call_m1_0', 'call_m1_0'])
+    expect(calls(third!)).toEqual(['call_m1_0', 'call_m1_0', 'call_m2_0', 'call_m2_0'])
+    expect(third!.messages.slice(0, second!.messages.length)).toEqual(second!.messages)
+  })
+
+  test("with history: 'text' past actions go back as the model wrote them, results as observations", async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter({ history: 'text' }) })
+    await collect(agent.run('Go'))
+    expect(bodyOf(h.server.requests[2]).messages.slice(1)).toEqual([
+      { role: 'user', content: 'Go' },
+      { role: 'assistant', content: act('I need a.txt first.', 'read_file', '{"path": "a.txt"}') },
+      { role: 'user', content: 'Observation: contents of a.txt' },
+      { role: 'assistant', content: act('Now b.txt.', 'read_file', '{"path": "b.txt"}') },
+      { role: 'user', content: 'Observation: contents of b.txt' },
+    ])
+    // The history itself is the same typed history as with tool calls.
+    expect(summarizeHistory(await agent.history())[1]).toMatch(/\| call call_m1_0 read_file/)
+  })
+
+  test('replay and export show the actions like a native run', async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
+    await collect(agent.run('Go'))
+    const history = await agent.history()
+
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(summarize(replay).filter((line) => line.startsWith('tool_'))).toEqual([
+      'tool_call call_m1_0 read_file {"path": "a.txt"}',
+      'tool_result call_m1_0 success (last): contents of a.txt',
+      'tool_call call_m2_0 read_file {"path": "b.txt"}',
+      'tool_result call_m2_0 success (last): contents of b.txt',
+    ])
+    const html = exportHtml(history)
+    expect(html).toContain('contents of b.txt')
+    expect(html.match(/read_file/g)?.length).toBeGreaterThanOrEqual(2)
+  })
+
+  test('a malformed action becomes an error result the model reads, and the loop goes on', async () => {
+    const h = harness()
+    h.server.enqueue(
+      textReply('r1', act('Read it.', 'read_file', '{"path": a.txt}')),
+      textReply('r2', act('Try the other tool.', 'open_file', '{"path": "a.txt"}')),
+      textReply('r3', act('Properly now.', 'read_file', '{"path": "a.txt"}')),
+      textReply('r4', 'Final Answer: It says hello.'),
+    )
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter({ history: 'text' }) })
+    const { events, outcome } = await collect(agent.run('Read a.txt'))
+
+    expectOrdered(events)
+    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
+      expect.stringMatching(
+        /^tool_result call_m1_0 error \(last\): Invalid arguments for tool "read_file": the arguments are not valid JSON/,
+      ),
+      'tool_result call_m2_0 error (last): Unknown tool "open_file". Available tools: read_file.',
+      'tool_result call_m3_0 success (last): contents of a.txt',
+    ])
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'It says hello.' })
+    expect(bodyOf(h.server.requests[1]).messages.at(-1)).toEqual({
+      role: 'user',
+      content: expect.stringMatching(/^Observation \(error\): Invalid arguments for tool "read_file"/),
+    })
+    expectValidHistory(await agent.history())
+  })
+
+  test('a sub-agent talks to its model the way its parent does', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = bodyOf(request).messages
+      if (messages.some((m) => m.content === 'You research.'))
+        return textReply('child', 'Final Answer: cats purr')
+      if (messages.length > 2) return textReply('p2', 'Final Answer: They purr.')
+      return textReply('p1', act('Ask.', 'researcher', '{"prompt": "cats"}'))
+    })
+    const researcher = defineSubAgent({
+      name: 'researcher',
+      description: 'Researches',
+      system: 'You research.',
+    })
+    const agent = h.createAgent({ tools: [researcher], historyFormatter: reactFormatter() })
+    const { events, outcome } = await collect(agent.run('What do cats do?'))
+
+    expectOrdered(events)
+    expect(outcome.text).toBe('They purr.')
+    const child = bodyOf(h.server.requests[1])
+    expect(child.tools).toBeUndefined()
+    expect(child.messages[0]!.content).toContain('Final Answer:')
+    expect(summarize(events)).toContain('tool_result call_m1_0 success (last): cats purr')
+  })
+})
+
+describe('an interrupted ReAct action', () => {
+  /** Runs `input`, interrupting as soon as a text delta contains `marker`. */
+  const interruptAt = (agent: Agent, input: string, marker: string) =>
+    collectInterrupting(
+      agent,
+      input,
+      (event) => event.type === 'assistant_text_delta' && event.content.includes(marker),
+    )
+
+  test('cut while its arguments stream: recorded as an incomplete call with an aborted result', async () => {
+    const h = harness()
+    h.server.enqueue(
+      stalledChatStream({ id: 'r1', steps: [say('Thought: read it.\nAction: read_file\nArgs: {"pa')] }),
+      textReply('r2', 'Final Answer: Never mind then.'),
+    )
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
+    const { events, outcome } = await interruptAt(agent, 'Go', '{"pa')
+
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    expect(summarize(events).slice(-7)).toEqual([
+      'assistant_text_end',
+      'tool_call call_m1_0 read_file {"pa',
+      'tool_result call_m1_0 error (last): The user interrupted the task before this tool call ran.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish aborted: Thought: read it.\nAction: read_file\nArgs: {"pa',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(1, 3)).toEqual([
+      'assistant aborted: text "Thought: read it.\nAction: read_file\nArgs: {"pa" | call call_m1_0 read_file {"pa (incomplete)',
+      'tool call_m1_0 aborted: The user interrupted the task before this tool call ran.',
+    ])
+
+    // The history is valid input: the next task sends the call and its placeholder result.
+    const next = await collect(agent.run('Forget it'))
+    expect(next.outcome).toMatchObject({ reason: 'completed', text: 'Never mind then.' })
+    const messages = bodyOf(h.server.requests[1]).messages
+    expect(messages.slice(2, 4)).toMatchObject([
+      { role: 'assistant', tool_calls: [{ id: 'call_m1_0' }] },
+      { role: 'tool', tool_call_id: 'call_m1_0' },
+    ])
+  })
+
+  test('cut before its Action line is complete: only the text is kept', async () => {
+    const h = harness()
+    h.server.enqueue(stalledChatStream({ id: 'r1', steps: [say('Thought: read it.\nAction: read_')] }))
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
+    const { events } = await interruptAt(agent, 'Go', 'read_')
+
+    expectOrdered(events)
+    expect(events.some((e) => e.type === 'tool_call')).toBe(false)
+    expect(summarizeHistory(await agent.history())[1]).toBe(
+      'assistant aborted: text "Thought: read it.\nAction: read_"',
+    )
+  })
+})

@@ -1,0 +1,183 @@
+import { actionCallId, reactFormatter } from '@kode/core'
+import type { AssistantMessage, StopReason, ToolResultMessage } from '@kode/protocol'
+import { describe, expect, test } from 'vitest'
+
+function reply(text: string, stopReason: StopReason = 'stop'): AssistantMessage {
+  return { role: 'assistant', id: 'm1', createdAt: 1, parts: [{ type: 'text', text }], stopReason }
+}
+
+const react = reactFormatter()
+
+describe('reading ReAct responses', () => {
+  test('Thought, Action and Args make one action', () => {
+    const text = 'Thought: I need the file.\nAction: read_file\nArgs: {"path": "a.txt"}'
+    expect(react.parseActions(reply(text))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"}' },
+    ])
+  })
+
+  test('arguments may span lines and sit in a json fence', () => {
+    const text = 'Action: write\nArgs:\n```json\n{\n  "path": "a.txt",\n  "text": "}{"\n}\n```\nmore'
+    expect(react.parseActions(reply(text))).toEqual([
+      { name: 'write', argumentsJson: '{\n  "path": "a.txt",\n  "text": "}{"\n}' },
+    ])
+  })
+
+  test('labels are case-insensitive and a quoted tool name is unquoted', () => {
+    expect(react.parseActions(reply('action: `read_file`\nARGS: {}'))).toEqual([
+      { name: 'read_file', argumentsJson: '{}' },
+    ])
+  })
+
+  test('an action without Args has no arguments', () => {
+    expect(react.parseActions(reply('Thought: list them.\nAction: list_files\n'))).toEqual([
+      { name: 'list_files', argumentsJson: '' },
+    ])
+  })
+
+  test('only the first action counts, and an imagined observation is ignored', () => {
+    const text =
+      'Action: a\nArgs: {"n": 1}\nObservation: 42\nThought: now b\nAction: b\nArgs: {}\nFinal Answer: 42'
+    expect(react.parseActions(reply(text))).toEqual([{ name: 'a', argumentsJson: '{"n": 1}' }])
+  })
+
+  test('arguments that are not a JSON object are passed on as written', () => {
+    expect(react.parseActions(reply('Action: read_file\nArgs: path=a.txt'))).toEqual([
+      { name: 'read_file', argumentsJson: 'path=a.txt' },
+    ])
+    expect(react.parseActions(reply('Action: read_file\nArgs: {"path": "a.txt"'))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"' },
+    ])
+  })
+
+  test('a final answer is no action, and its text is the answer', () => {
+    const message = reply('Thought: I know it.\nFinal Answer: It is 42.\nThat is all.')
+    expect(react.parseActions(message)).toEqual([])
+    expect(react.answerText(message)).toBe('It is 42.\nThat is all.')
+  })
+
+  test('an action before a final answer wins; plain text is its own answer', () => {
+    expect(react.parseActions(reply('Action: a\nArgs: {}\nFinal Answer: done'))).toHaveLength(1)
+    expect(react.parseActions(reply('Just text.'))).toEqual([])
+    expect(react.answerText(reply('Just text.'))).toBe('Just text.')
+  })
+
+  test('a cut response: unfinished arguments are incomplete, an unfinished name line is no action', () => {
+    expect(react.parseActions(reply('Action: read_file\nArgs: {"pa', 'aborted'))).toEqual([
+      { name: 'read_file', argumentsJson: '{"pa', incomplete: true },
+    ])
+    expect(react.parseActions(reply('Action: read_file\n', 'length'))).toEqual([
+      { name: 'read_file', argumentsJson: '', incomplete: true },
+    ])
+    expect(react.parseActions(reply('Thought: x\nAction: read_fi', 'aborted'))).toEqual([])
+  })
+
+  test('an interrupted action is recorded with a placeholder', () => {
+    const message = reply('Action: read_file\nArgs: {"pa', 'aborted')
+    const [action] = react.parseActions(message)
+    expect(react.needsPendingPlaceholder(action!, message)).toBe(true)
+  })
+})
+
+describe('the ReAct request', () => {
+  const tools = [{ name: 'read_file', description: 'Reads a file', parameters: { type: 'object' } }]
+
+  test('offers no native tools; the system text explains the format and lists the tools', () => {
+    const { tools: offered, system } = react.instructions(tools)
+    expect(offered).toBeUndefined()
+    expect(system).toContain('Action: the name of the tool')
+    expect(system).toContain('Final Answer:')
+    expect(system).toContain('## read_file\n\nReads a file\n\nArgs (JSON Schema): {"type":"object"}')
+  })
+
+  test('the system text can be replaced', () => {
+    const custom = reactFormatter({ instructions: (list) => `tools: ${list.map((t) => t.name)}` })
+    expect(custom.instructions(tools)).toEqual({ system: 'tools: read_file' })
+  })
+})
+
+describe('past ReAct actions in the provider view', () => {
+  const text = 'Thought: read it\nAction: read_file\nArgs: {"path":"a.txt"}'
+  const action: AssistantMessage = {
+    ...reply(text, 'stop'),
+    parts: [
+      { type: 'text', text },
+      { type: 'tool_call', id: actionCallId('m1', 0), name: 'read_file', argumentsJson: '{"path":"a.txt"}' },
+    ],
+  }
+  const result: ToolResultMessage = {
+    role: 'tool',
+    id: 'r1',
+    createdAt: 2,
+    toolCallId: actionCallId('m1', 0),
+    toolName: 'read_file',
+    status: 'success',
+    outputText: 'hello',
+    parts: [],
+  }
+
+  test('by default they are sent as tool calls and results, as persisted', () => {
+    expect(react.isAction(action)).toBe(true)
+    expect(react.formatAction(action)).toBe(action)
+    expect(react.formatResult(result)).toBe(result)
+  })
+
+  test('as text: the call is dropped (the text states it) and the result is an observation', () => {
+    const asText = reactFormatter({ history: 'text' })
+    expect(asText.formatAction(action)).toEqual({ ...action, parts: [{ type: 'text', text }] })
+    expect(asText.formatResult(result)).toEqual({
+      role: 'user',
+      id: 'r1',
+      createdAt: 2,
+      parts: [{ type: 'text', text: 'Observation: hello' }],
+    })
+    expect(asText.formatResult({ ...result, status: 'error', outputText: '' })).toMatchObject({
+      parts: [{ type: 'text', text: 'Observation (error): (no output)' }],
+    })
+  })
+
+  test('an action whose name no provider accepts goes back as text even with tool-call history', () => {
+    const badText = 'Action: read file\nArgs: {"path":"a.txt"}'
+    const bad: AssistantMessage = {
+      ...reply(badText),
+      parts: [
+        { type: 'text', text: badText },
+        {
+          type: 'tool_call',
+          id: actionCallId('m1', 0),
+          name: 'read file',
+          argumentsJson: '{"path":"a.txt"}',
+        },
+      ],
+    }
+    const badResult: ToolResultMessage = {
+      ...result,
+      toolName: 'read file',
+      status: 'error',
+      outputText: 'unknown tool',
+    }
+    expect(react.formatAction(bad)).toEqual({ ...bad, parts: [{ type: 'text', text: badText }] })
+    expect(react.formatResult(badResult)).toMatchObject({
+      role: 'user',
+      parts: [{ type: 'text', text: 'Observation (error): unknown tool' }],
+    })
+    // A well-named call in the same session is still sent as a tool call.
+    expect(react.formatAction(action)).toBe(action)
+  })
+
+  test('as text: a call the text does not state (a native one) is written out', () => {
+    const native: AssistantMessage = {
+      ...reply('Let me look.'),
+      parts: [
+        { type: 'text', text: 'Let me look.' },
+        { type: 'tool_call', id: 'call_xyz', name: 'read_file', argumentsJson: '{}' },
+      ],
+    }
+    expect(reactFormatter({ history: 'text' }).formatAction(native)).toMatchObject({
+      parts: [
+        { type: 'text', text: 'Let me look.' },
+        { type: 'text', text: '\n\nAction: read_file\nArgs: {}' },
+      ],
+    })
+  })
+})
