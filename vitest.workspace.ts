@@ -32,6 +32,14 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('examples/codeact', 'codeact'),
   {
     test: {
+      name: 'docs',
+      root: root('./test/docs'),
+      include: ['*.test.ts'],
+      hookTimeout: 120_000,
+    },
+  },
+  {
+    test: {
       name: 'packaging',
       root: root('./test/packaging'),
       include: ['*.test.ts'],
