@@ -30,6 +30,7 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('bench', 'bench'),
   project('examples/custom-provider', 'custom-provider'),
   project('examples/codeact', 'codeact'),
+  project('examples/quickstart', 'quickstart'),
   {
     test: {
       name: 'docs',
