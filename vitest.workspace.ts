@@ -32,6 +32,17 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('examples/codeact', 'codeact'),
   project('examples/quickstart', 'quickstart'),
   {
+    resolve: { alias },
+    test: {
+      name: 'cli',
+      root: root('./examples/cli'),
+      include: ['test/**/*.test.ts'],
+      // The process tests run the built binary: build it once first.
+      globalSetup: ['test/process/global-setup.ts'],
+      testTimeout: 60_000,
+    },
+  },
+  {
     test: {
       name: 'docs',
       root: root('./test/docs'),

@@ -1,0 +1,113 @@
+import { homedir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { type Agent, createAgent, type Tool } from '@kode/core'
+import { createFileSessionStore, type SessionStore } from '@kode/session'
+import type { CliArgs } from './args.js'
+import { configPaths, type KodeConfig, loadConfig } from './config.js'
+import { clip } from './display/format.js'
+import {
+  type ConnectedModel,
+  connectModel,
+  type ProviderChoice,
+  ProviderChoiceError,
+  type ResolvedProvider,
+  resolveProvider,
+} from './provider.js'
+import { builtinTools } from './tools/index.js'
+import { openWorkspace, type Workspace } from './tools/workspace.js'
+
+/** What every mode shares: the workspace, the store, the tools and the model. */
+export interface App {
+  readonly cwd: string
+  readonly workspace: Workspace
+  readonly store: SessionStore
+  readonly tools: Tool[]
+  readonly system: string
+  readonly config: KodeConfig
+  readonly sessionsDir: string
+  /** Where `/export` and the demo write HTML: `exports/` beside the sessions directory. */
+  readonly exportsDir: string
+  /** The model talked to now (`/model` replaces it). */
+  model: ConnectedModel
+  /** An agent on this session (a new one when absent). */
+  agent(sessionId?: string): Agent
+  /** Connects another real model (throws without its key); the previous one stays open until `close`. */
+  switchModel(choice: ProviderChoice): Promise<ConnectedModel>
+  /** Names a new session after its first prompt. */
+  titleSession(sessionId: string, prompt: string): Promise<void>
+  close(): Promise<void>
+}
+
+/** How the app is started: the parsed flags, the environment, the working directory. */
+export interface AppInit {
+  args: CliArgs
+  env: NodeJS.ProcessEnv
+  cwd: string
+  /** Pause between writes of the scripted model's responses (the demo slows it to be watchable). */
+  scriptedDelayMs?: number
+}
+
+/** The system prompt of the main agent. */
+export function systemPrompt(cwd: string): string {
+  return [
+    `You are kode, a coding assistant working in ${cwd}.`,
+    'Use the tools to look at files instead of guessing their contents; paths are relative to that directory.',
+    'Keep a todo list with todo_write for work of three or more steps.',
+    'Hand open-ended searches of the codebase to the explore sub-agent.',
+    'Answer in concise markdown.',
+  ].join('\n')
+}
+
+/** Reads the config, picks the model and opens the workspace and the session store. */
+export async function openApp(init: AppInit): Promise<App> {
+  const { args, env, cwd } = init
+  const { config } = await loadConfig(configPaths(cwd, env.HOME || homedir(), env.XDG_CONFIG_HOME))
+  const choice: ProviderChoice = {
+    ...config,
+    ...definedOnly({ api: args.api, model: args.model, baseUrl: args.baseUrl, reasoning: args.reasoning }),
+    scripted: args.scripted,
+  }
+  const connect = (resolved: ResolvedProvider, next: ProviderChoice) =>
+    connectModel(resolved, { reasoning: next.reasoning, chunkDelayMs: init.scriptedDelayMs })
+  const workspace = await openWorkspace(cwd)
+  const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
+  const store = createFileSessionStore({ dir: sessionsDir })
+  const tools = builtinTools(workspace)
+  const system = systemPrompt(workspace.root)
+  const opened: ConnectedModel[] = [await connect(resolveProvider(choice, env), choice)]
+  const app: App = {
+    cwd: workspace.root,
+    workspace,
+    store,
+    tools,
+    system,
+    config,
+    sessionsDir,
+    exportsDir: join(sessionsDir, '..', 'exports'),
+    model: opened[0]!,
+    agent: (sessionId) =>
+      createAgent({ client: app.model.client, store, tools, system, ...(sessionId ? { sessionId } : {}) }),
+    async switchModel(next) {
+      const merged = { ...choice, ...next, scripted: false }
+      const resolved = resolveProvider(merged, env)
+      if (resolved.kind === 'scripted') throw new ProviderChoiceError(`cannot switch: ${resolved.why}`)
+      const model = await connect(resolved, merged)
+      opened.push(model)
+      app.model = model
+      return model
+    },
+    async titleSession(sessionId, prompt) {
+      const info = await store.info(sessionId)
+      if (info && info.title === undefined) await store.update(sessionId, { title: clip(prompt, 60) })
+    },
+    async close() {
+      await store.close()
+      await Promise.all(opened.map((model) => model.close()))
+    },
+  }
+  return app
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}

@@ -1,0 +1,58 @@
+import { join } from 'node:path'
+import type { App } from './app.js'
+import { DisplayController } from './display/controller.js'
+import { CommandRenderer, type TerminalOutput } from './display/renderer.js'
+import type { Style } from './display/style.js'
+import { exitCodeOf } from './exec.js'
+import { scriptedNotice } from './repl/repl.js'
+import { DEMO_PROMPT } from './scripted/script.js'
+import { exportSession } from './sessions.js'
+
+/**
+ * The README's first command: one real agent task, shown live. Without a key it runs against
+ * the local scripted model and says so; with one, the same prompt goes to the real model. The
+ * session is persisted and exported to HTML.
+ */
+export async function runDemo(
+  app: App,
+  terminal: { output: TerminalOutput; style: Style; live: boolean },
+  signal: AbortSignal,
+): Promise<number> {
+  const { output, style } = terminal
+  const say = (text: string) => output.write(`${text}\n`)
+  const agent = app.agent()
+  const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.config.thinking })
+  const display = new DisplayController(agent.sessionId, renderer)
+  display.handle({
+    type: 'welcome',
+    sessionId: agent.sessionId,
+    timestamp: Date.now(),
+    workDir: app.cwd,
+    model: app.model.client.model,
+    provider: app.model.client.provider,
+  })
+  say(
+    style.yellow(app.model.scripted ? scriptedNotice() : `Running the demo task against ${app.model.label}.`),
+  )
+  say('')
+  say(style.bold(`› ${DEMO_PROMPT}`))
+  const run = agent.run(DEMO_PROMPT, { signal })
+  for await (const event of run) display.handle(event)
+  renderer.clear()
+  const outcome = await run.done
+  await app.titleSession(agent.sessionId, DEMO_PROMPT)
+  const file = await exportSession(
+    app.store,
+    agent.sessionId,
+    join(app.exportsDir, `${agent.sessionId}.html`),
+  )
+  say('')
+  say(`Session ${agent.sessionId} saved in ${app.sessionsDir}`)
+  say(`HTML transcript: ${file}`)
+  say(
+    style.dim(
+      `Continue it with: kode --resume ${agent.sessionId}  (in this repository: pnpm kode --resume …)`,
+    ),
+  )
+  return exitCodeOf(outcome.reason)
+}

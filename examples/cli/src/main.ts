@@ -1,0 +1,105 @@
+#!/usr/bin/env node
+import { openApp } from './app.js'
+import { parseCliArgs, USAGE, UsageError } from './args.js'
+import { ConfigError } from './config.js'
+import { runDemo } from './demo.js'
+import { createStyle } from './display/style.js'
+import { runExec } from './exec.js'
+import { ProviderChoiceError } from './provider.js'
+import { LineInput } from './repl/line-input.js'
+import { Repl } from './repl/repl.js'
+import { findSession } from './sessions.js'
+
+const VERSION = '0.0.0'
+
+/** Runs the `kode` command line; resolves with the exit status. */
+async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+  const args = parseCliArgs(argv)
+  if (args.command === 'help') return print(`${USAGE}\n`)
+  if (args.command === 'version') return print(`kode ${VERSION}\n`)
+  const { stdout, stderr, stdin } = process
+  const live = Boolean(stdout.isTTY) && env.TERM !== 'dumb'
+  const style = createStyle(env.FORCE_COLOR ? env.FORCE_COLOR !== '0' : live && !env.NO_COLOR)
+  const terminal = {
+    write: (text: string) => void stdout.write(text),
+    get columns() {
+      return stdout.columns || 80
+    },
+  }
+  // The scripted model pauses between writes so its streaming can be watched.
+  const app = await openApp({
+    args,
+    env,
+    cwd: process.cwd(),
+    scriptedDelayMs: args.command === 'exec' ? 0 : 4,
+  })
+  try {
+    // `--resume` takes an id or an unambiguous prefix of one.
+    const resume = args.resume !== undefined ? await findSession(app.store, args.resume) : undefined
+    switch (args.command) {
+      case 'exec': {
+        const signal = interruptSignal()
+        const io = {
+          out: (text: string) => void stdout.write(text),
+          err: (text: string) => void stderr.write(text),
+        }
+        if (app.model.scripted)
+          io.err('kode: no API key set; answering with the local scripted model (offline)\n')
+        return await runExec(app, args.prompt!, { format: args.output, resume, signal }, io)
+      }
+      case 'demo':
+        return await runDemo(app, { output: terminal, style, live }, interruptSignal())
+      case 'repl': {
+        const input = new LineInput(stdin, stdout, style.bold('› '))
+        // Without a terminal (piped input) Ctrl-C arrives as a signal rather than a keystroke.
+        process.on('SIGINT', () => input.interrupt())
+        try {
+          const repl = new Repl(app, { input, output: terminal, style, live }, resume)
+          return await repl.run({ resumed: resume !== undefined })
+        } finally {
+          input.close()
+        }
+      }
+      default:
+        return 0
+    }
+  } finally {
+    await app.close()
+  }
+}
+
+/** A signal that aborts on the first Ctrl-C (SIGINT); a second one exits at once. */
+function interruptSignal(): AbortSignal {
+  const controller = new AbortController()
+  process.on('SIGINT', () => {
+    if (controller.signal.aborted) process.exit(130)
+    controller.abort()
+  })
+  return controller.signal
+}
+
+function print(text: string): number {
+  process.stdout.write(text)
+  return 0
+}
+
+function fail(error: unknown): number {
+  const known =
+    error instanceof UsageError || error instanceof ConfigError || error instanceof ProviderChoiceError
+  process.stderr.write(`kode: ${(error as Error)?.message ?? String(error)}\n`)
+  if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`)
+  return known ? 2 : 1
+}
+
+// A reader that went away (`kode exec ... | head`) is not an error worth a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(0)
+  throw error
+})
+
+main(process.argv.slice(2), process.env)
+  .catch(fail)
+  .then((code) => {
+    // Exit once what was written has been flushed (stdout may be an asynchronous pipe).
+    process.stdout.write('', () => process.exit(code))
+  })

@@ -1,0 +1,119 @@
+import { join } from 'node:path'
+import { forkSession } from '@kode/session'
+import {
+  exportSession,
+  findSession,
+  matchPrefix,
+  promptLines,
+  sessionLines,
+  topLevelSessions,
+} from '../sessions.js'
+import type { Repl } from './repl.js'
+
+interface SlashCommand {
+  usage: string
+  help: string
+  run(repl: Repl, args: string[]): Promise<'exit' | undefined>
+}
+
+const COMMANDS: Record<string, SlashCommand> = {
+  sessions: {
+    usage: '/sessions',
+    help: 'list stored sessions, newest first (* is the current one)',
+    async run(repl) {
+      const sessions = await topLevelSessions(repl.app.store)
+      if (sessions.length === 0) repl.print('No stored sessions yet.')
+      for (const line of sessionLines(sessions.slice(0, 30), repl.agent.sessionId)) repl.print(line)
+      return undefined
+    },
+  },
+  resume: {
+    usage: '/resume <id>',
+    help: 'continue a stored session (an unambiguous prefix of its id is enough)',
+    async run(repl, [prefix]) {
+      if (!prefix) throw new Error('usage: /resume <id>')
+      await repl.switchTo(await findSession(repl.app.store, prefix))
+      return undefined
+    },
+  },
+  history: {
+    usage: '/history',
+    help: "this session's prompts with their record ids (for /fork)",
+    async run(repl) {
+      const lines = promptLines(await repl.agent.history())
+      if (lines.length === 0) repl.print('No prompts in this session yet.')
+      for (const line of lines) repl.print(line)
+      return undefined
+    },
+  },
+  fork: {
+    usage: '/fork [messageId]',
+    help: 'copy this session (up to and including a record) into a new one and continue there',
+    async run(repl, [prefix]) {
+      const history = await repl.agent.history()
+      const at = prefix
+        ? matchPrefix(
+            prefix,
+            history.map((event) => event.id),
+            'record',
+          )
+        : undefined
+      const fork = await forkSession(repl.app.store, repl.agent.sessionId, at)
+      repl.print(`Forked into ${fork.id}.`)
+      await repl.switchTo(fork.id)
+      return undefined
+    },
+  },
+  export: {
+    usage: '/export [file]',
+    help: 'write this session as a self-contained HTML file',
+    async run(repl, [file]) {
+      const sessionId = repl.agent.sessionId
+      if (!(await repl.app.store.info(sessionId))) throw new Error('nothing to export yet: run a task first')
+      const path = file ?? join(repl.app.exportsDir, `${sessionId}.html`)
+      repl.print(`Exported to ${await exportSession(repl.app.store, sessionId, path)}`)
+      return undefined
+    },
+  },
+  model: {
+    usage: '/model <api>:<model>',
+    help: 'talk to another model from the next call on (e.g. /model openai-responses:gpt-5-mini)',
+    async run(repl, [spec]) {
+      const match = spec ? /^([^:]+):(.+)$/.exec(spec) : null
+      if (!match) throw new Error('usage: /model <api>:<model>')
+      const model = await repl.app.switchModel({ api: match[1]!, model: match[2]! })
+      repl.agent.setClient(model.client)
+      repl.print(`Now talking to ${model.label}.`)
+      return undefined
+    },
+  },
+  help: {
+    usage: '/help',
+    help: 'this list',
+    async run(repl) {
+      for (const command of Object.values(COMMANDS)) repl.print(`${command.usage.padEnd(24)}${command.help}`)
+      return undefined
+    },
+  },
+  exit: {
+    usage: '/exit',
+    help: 'leave (Ctrl-C twice or Ctrl-D do too)',
+    run: async () => 'exit',
+  },
+}
+
+/** Runs a `/command`; errors are printed, never thrown, so the REPL goes on. */
+export async function runSlashCommand(repl: Repl, line: string): Promise<'exit' | undefined> {
+  const [name = '', ...args] = line.slice(1).split(/\s+/)
+  const command = COMMANDS[name]
+  if (!command) {
+    repl.print(repl.style.red(`Unknown command /${name}. /help lists them.`))
+    return undefined
+  }
+  try {
+    return await command.run(repl, args)
+  } catch (error) {
+    repl.print(repl.style.red(`✗ ${(error as Error).message}`))
+    return undefined
+  }
+}

@@ -1,0 +1,95 @@
+import { createInterface, type Interface } from 'node:readline'
+import { Writable } from 'node:stream'
+
+/** What the user did at the prompt. */
+export type InputEvent = { kind: 'line'; text: string } | { kind: 'interrupt' } | { kind: 'eof' }
+
+/**
+ * The prompt: one readline interface for the whole session, so typing ahead while a task runs
+ * is kept for the next prompt. Its echo is muted while no prompt is shown, so keystrokes do not
+ * scribble over the streaming output. Ctrl-C at the prompt clears a typed line, or (on an empty
+ * line) is reported as `interrupt`; while a task runs it calls `onInterrupt`.
+ */
+export class LineInput {
+  readonly #rl: Interface
+  readonly #terminal: boolean
+  readonly #output: NodeJS.WritableStream
+  readonly #queue: InputEvent[] = []
+  #waiting: ((event: InputEvent) => void) | undefined
+  #muted = true
+  /** Called for Ctrl-C while no prompt is shown (a task is running). */
+  onInterrupt: (() => void) | undefined
+
+  constructor(
+    input: NodeJS.ReadableStream & { isTTY?: boolean },
+    output: NodeJS.WriteStream,
+    prompt: string,
+  ) {
+    this.#output = output
+    this.#terminal = Boolean(input.isTTY && output.isTTY)
+    const echo = new Writable({
+      write: (chunk, _encoding, done) => {
+        if (!this.#muted) output.write(chunk)
+        done()
+      },
+    })
+    // readline lays out the line by the terminal's width and redraws on resize.
+    Object.defineProperty(echo, 'columns', { get: () => output.columns })
+    Object.defineProperty(echo, 'isTTY', { value: output.isTTY })
+    output.on('resize', () => echo.emit('resize'))
+    this.#rl = createInterface({ input, output: echo, prompt, terminal: this.#terminal, historySize: 500 })
+    this.#rl.on('line', (text) => this.#push({ kind: 'line', text }))
+    this.#rl.on('SIGINT', () => this.interrupt())
+    this.#rl.on('close', () => this.#push({ kind: 'eof' }))
+  }
+
+  /** Shows the prompt and resolves with the next line, Ctrl-C or end of input. */
+  read(): Promise<InputEvent> {
+    const queued = this.#queue.shift()
+    if (queued) {
+      // A line typed ahead (or piped in): show it as if it had been typed at the prompt.
+      if (queued.kind === 'line') this.#output.write(`${this.#rl.getPrompt()}${queued.text}\n`)
+      return Promise.resolve(queued)
+    }
+    this.#muted = false
+    this.#rl.prompt(true)
+    return new Promise((resolve) => {
+      this.#waiting = (event) => {
+        this.#muted = true
+        resolve(event)
+      }
+    })
+  }
+
+  /** Ctrl-C (from the keyboard in raw mode, or SIGINT otherwise). */
+  interrupt(): void {
+    if (!this.#waiting) {
+      this.onInterrupt?.()
+      return
+    }
+    if (this.#rl.line !== '') {
+      // Clear what was typed, like a shell.
+      this.#rl.write(null, { ctrl: true, name: 'e' })
+      this.#rl.write(null, { ctrl: true, name: 'u' })
+      return
+    }
+    this.#output.write('\n')
+    this.#push({ kind: 'interrupt' })
+  }
+
+  /** Writes text while the prompt is hidden (the prompt is redrawn by the next `read`). */
+  print(text: string): void {
+    this.#output.write(text.endsWith('\n') ? text : `${text}\n`)
+  }
+
+  close(): void {
+    this.#rl.close()
+  }
+
+  #push(event: InputEvent): void {
+    const waiting = this.#waiting
+    this.#waiting = undefined
+    if (waiting) waiting(event)
+    else this.#queue.push(event)
+  }
+}

@@ -1,0 +1,142 @@
+import type { Agent } from '@kode/core'
+import type { Event } from '@kode/protocol'
+import { replaySession } from '@kode/session'
+import type { App } from '../app.js'
+import { DisplayController } from '../display/controller.js'
+import { CommandRenderer } from '../display/renderer.js'
+import type { Style } from '../display/style.js'
+import { runSlashCommand } from './commands.js'
+import type { LineInput } from './line-input.js'
+
+/** What the REPL draws on. */
+export interface ReplTerminal {
+  input: LineInput
+  output: { write(text: string): void; readonly columns: number }
+  style: Style
+  /** A live terminal (TTY): spinners and in-place updates. */
+  live: boolean
+}
+
+/**
+ * The interactive session: reads prompts, runs each as a task of the agent, and shows its events
+ * through the display pipeline. Ctrl-C interrupts a running task; at the idle prompt a second
+ * Ctrl-C in a row exits (so does Ctrl-D or /exit).
+ */
+export class Repl {
+  readonly app: App
+  readonly #terminal: ReplTerminal
+  readonly renderer: CommandRenderer
+  readonly display: DisplayController
+  agent: Agent
+  /** Set by a Ctrl-C (an interrupt or a first one at the prompt): the next one at the prompt exits. */
+  #exitArmed = false
+
+  constructor(app: App, terminal: ReplTerminal, sessionId?: string) {
+    this.app = app
+    this.#terminal = terminal
+    this.agent = app.agent(sessionId)
+    this.renderer = new CommandRenderer(terminal.output, {
+      style: terminal.style,
+      live: terminal.live,
+      thinking: app.config.thinking ?? 'collapse',
+    })
+    this.display = new DisplayController(this.agent.sessionId, this.renderer)
+  }
+
+  get style(): Style {
+    return this.#terminal.style
+  }
+
+  /** Writes a line of the REPL's own (not from the agent). */
+  print(text: string): void {
+    this.#terminal.input.print(text)
+  }
+
+  /** Runs until the user exits; resolves with the exit status. */
+  async run(options: { resumed: boolean }): Promise<number> {
+    const { input } = this.#terminal
+    this.#show({
+      type: 'welcome',
+      sessionId: this.agent.sessionId,
+      timestamp: Date.now(),
+      workDir: this.app.cwd,
+      model: this.app.model.client.model,
+      provider: this.app.model.client.provider,
+    })
+    if (this.app.model.scripted) this.print(this.style.yellow(scriptedNotice()))
+    if (options.resumed) await this.switchTo(this.agent.sessionId)
+    this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
+    for (;;) {
+      const event = await input.read()
+      if (event.kind === 'eof') return 0
+      if (event.kind === 'interrupt') {
+        if (this.#exitArmed) return 0
+        this.#exitArmed = true
+        this.print(this.style.dim('(Ctrl-C again to exit)'))
+        continue
+      }
+      this.#exitArmed = false
+      const text = event.text.trim()
+      if (text === '') continue
+      if (text.startsWith('/')) {
+        if ((await runSlashCommand(this, text)) === 'exit') return 0
+        continue
+      }
+      await this.#runTask(text)
+    }
+  }
+
+  /** Makes `sessionId` the current session and replays its history. */
+  async switchTo(sessionId: string): Promise<void> {
+    if (sessionId !== this.agent.sessionId) this.agent = this.app.agent(sessionId)
+    this.display.setMainSession(sessionId)
+    const info = await this.app.store.info(sessionId)
+    if (!info) return
+    const events = await replaySession(this.app.store, sessionId)
+    this.print(this.style.dim(`── session ${sessionId}${info.title ? ` · ${info.title}` : ''} ──`))
+    this.#show({
+      type: 'replay_history',
+      sessionId,
+      timestamp: Date.now(),
+      events,
+      updatedAt: info.updatedAt,
+      isLoad: true,
+    })
+    this.renderer.clear()
+    this.print(this.style.dim('── resumed ──'))
+  }
+
+  async #runTask(text: string): Promise<void> {
+    const controller = new AbortController()
+    const { input } = this.#terminal
+    input.onInterrupt = () => {
+      controller.abort()
+      this.#exitArmed = true
+    }
+    try {
+      const run = this.agent.run(text, { signal: controller.signal })
+      for await (const event of run) this.#show(event)
+      await run.done
+      await this.app.titleSession(this.agent.sessionId, text)
+    } catch (error) {
+      this.renderer.clear()
+      this.print(this.style.red(`✗ ${(error as Error).message}`))
+    } finally {
+      input.onInterrupt = undefined
+      this.renderer.clear()
+    }
+  }
+
+  #show(event: Event): void {
+    this.display.handle(event)
+  }
+}
+
+/** What the REPL and the demo say when no real model is configured. */
+export function scriptedNotice(): string {
+  return [
+    'Offline: no API key is set, so kode talks to a local scripted model (not a real LLM).',
+    'To use a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY,',
+    'or pass --api/--model/--base-url (see docs/cli.md).',
+  ].join('\n')
+}

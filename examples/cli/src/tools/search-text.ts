@@ -1,0 +1,94 @@
+import { readdir, readFile, stat } from 'node:fs/promises'
+import { join } from 'node:path'
+import { defineTool, type Tool } from '@kode/core'
+import { Type } from '@sinclair/typebox'
+import type { Workspace } from './workspace.js'
+
+/** Directories never searched: dependencies, build output, version control, Kode's own state. */
+const SKIPPED_DIRS = new Set(['node_modules', '.git', 'dist', 'coverage', '.kode'])
+const MAX_FILES = 5000
+const MAX_FILE_BYTES = 1024 * 1024
+const MAX_LINE_CHARS = 200
+const DEFAULT_RESULTS = 50
+const MAX_RESULTS = 200
+
+const Parameters = Type.Object({
+  pattern: Type.String({ description: 'A JavaScript regular expression, matched against each line' }),
+  path: Type.Optional(Type.String({ description: 'File or directory to search. Default .' })),
+  ignoreCase: Type.Optional(Type.Boolean({ description: 'Match case-insensitively. Default false' })),
+  maxResults: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_RESULTS, description: `Default ${DEFAULT_RESULTS}` }),
+  ),
+})
+
+/**
+ * `search_text`: grep-like and bounded. Matching lines as `path:line: text`, files in name order,
+ * skipping dependencies and build output, binary files and files over 1 MiB; at most `maxResults`
+ * matches and 5,000 files. Symlinks are not followed, so the search stays in the workspace.
+ */
+export function searchTextTool(workspace: Workspace): Tool<typeof Parameters> {
+  return defineTool({
+    name: 'search_text',
+    description:
+      'Searches text files of the working directory for a regular expression and returns matching ' +
+      'lines as path:line: text. Skips node_modules, dist, .git and binary files.',
+    parameters: Parameters,
+    async execute({ pattern, path = '.', ignoreCase = false, maxResults = DEFAULT_RESULTS }, ctx) {
+      const regex = compile(pattern, ignoreCase)
+      const start = await workspace.resolve(path)
+      const matches: string[] = []
+      let files = 0
+      let truncated = false
+      for await (const file of walk(start, ctx.signal)) {
+        if (++files > MAX_FILES || matches.length >= maxResults) {
+          truncated = true
+          break
+        }
+        const text = await readSearchable(file)
+        if (text === undefined) continue
+        const lines = text.split(/\r?\n/)
+        for (let i = 0; i < lines.length && matches.length < maxResults; i++) {
+          const line = lines[i]!
+          if (regex.test(line)) matches.push(`${workspace.display(file)}:${i + 1}: ${clip(line.trim())}`)
+        }
+      }
+      if (matches.length === 0) return `No matches for /${pattern}/ in ${workspace.display(start)}.`
+      const note = truncated ? `\n[stopped after ${matches.length} matches; narrow the search]` : ''
+      return `${matches.join('\n')}${note}`
+    },
+  })
+}
+
+function compile(pattern: string, ignoreCase: boolean): RegExp {
+  try {
+    return new RegExp(pattern, ignoreCase ? 'i' : '')
+  } catch (error) {
+    throw new Error(`invalid regular expression /${pattern}/: ${(error as Error).message}`)
+  }
+}
+
+/** Files under `start` (or `start` itself), depth first, names sorted so results are stable. */
+async function* walk(start: string, signal: AbortSignal): AsyncGenerator<string> {
+  if (!(await stat(start)).isDirectory()) {
+    yield start
+    return
+  }
+  const entries = await readdir(start, { withFileTypes: true })
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+  for (const entry of entries) {
+    signal.throwIfAborted()
+    const path = join(start, entry.name)
+    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) yield* walk(path, signal)
+    else if (entry.isFile()) yield path
+  }
+}
+
+async function readSearchable(file: string): Promise<string | undefined> {
+  if ((await stat(file)).size > MAX_FILE_BYTES) return undefined
+  const bytes = await readFile(file)
+  return bytes.includes(0) ? undefined : bytes.toString('utf8')
+}
+
+function clip(line: string): string {
+  return line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS)}…` : line
+}

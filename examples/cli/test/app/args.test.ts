@@ -1,0 +1,57 @@
+import { describe, expect, test } from 'vitest'
+import { parseCliArgs, UsageError } from '../../src/args.js'
+
+describe('parseCliArgs', () => {
+  test('no command is the REPL', () => {
+    expect(parseCliArgs([])).toEqual({ command: 'repl', scripted: false, output: 'text' })
+  })
+
+  test('exec takes the rest as the prompt', () => {
+    expect(parseCliArgs(['exec', '--output', 'stream-json', 'what', 'is', 'this'])).toMatchObject({
+      command: 'exec',
+      prompt: 'what is this',
+      output: 'stream-json',
+    })
+  })
+
+  test('exec without a prompt is a usage error', () => {
+    expect(() => parseCliArgs(['exec'])).toThrow(UsageError)
+  })
+
+  test('flags for the provider and sessions', () => {
+    expect(
+      parseCliArgs([
+        '--api',
+        'google',
+        '--model',
+        'gemini-2.5-pro',
+        '--base-url',
+        'http://x',
+        '--resume',
+        'abc',
+        '--sessions-dir',
+        's',
+      ]),
+    ).toMatchObject({
+      api: 'google',
+      model: 'gemini-2.5-pro',
+      baseUrl: 'http://x',
+      resume: 'abc',
+      sessionsDir: 's',
+    })
+  })
+
+  test('a value outside the allowed ones is refused', () => {
+    expect(() => parseCliArgs(['--output', 'xml'])).toThrow(/--output must be one of text, stream-json/)
+  })
+
+  test('an unknown flag is refused', () => {
+    expect(() => parseCliArgs(['--colour'])).toThrow(UsageError)
+  })
+
+  test('demo, help and version', () => {
+    expect(parseCliArgs(['demo']).command).toBe('demo')
+    expect(parseCliArgs(['-h']).command).toBe('help')
+    expect(parseCliArgs(['--version']).command).toBe('version')
+  })
+})

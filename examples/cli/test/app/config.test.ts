@@ -1,0 +1,54 @@
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { describe, expect, test } from 'vitest'
+import { ConfigError, configPaths, loadConfig, parseConfig } from '../../src/config.js'
+
+describe('config', () => {
+  test('a valid file is read as it is', () => {
+    expect(
+      parseConfig('{"api":"openai-chat","model":"llama3.2","baseUrl":"http://localhost:11434/v1"}', 'c.json'),
+    ).toEqual({
+      api: 'openai-chat',
+      model: 'llama3.2',
+      baseUrl: 'http://localhost:11434/v1',
+    })
+  })
+
+  test('invalid JSON names the file', () => {
+    expect(() => parseConfig('{', 'kode.config.json')).toThrow(/kode.config.json is not valid JSON/)
+  })
+
+  test('an unknown field is refused with its path', () => {
+    expect(() => parseConfig('{"modle":"x"}', 'c.json')).toThrow(ConfigError)
+  })
+
+  test('a wrong value is refused with its path', () => {
+    expect(() => parseConfig('{"thinking":"sometimes"}', 'c.json')).toThrow(/at \/thinking/)
+  })
+
+  test('an API key in the file is refused: keys come from the environment', () => {
+    expect(() => parseConfig('{"apiKey":"sk-secret"}', 'c.json')).toThrow(/environment variable/)
+  })
+
+  test('the project file overrides the user file field by field', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kode-config-'))
+    const [user, project] = configPaths(join(dir, 'project'), join(dir, 'home'))
+    mkdirSync(join(dir, 'home/.config/kode'), { recursive: true })
+    mkdirSync(join(dir, 'project'))
+    writeFileSync(user!, '{"api":"anthropic","model":"claude-haiku-4-5","thinking":"expand"}')
+    writeFileSync(project!, '{"model":"claude-sonnet-4-5"}')
+    expect(await loadConfig([user!, project!])).toEqual({
+      config: { api: 'anthropic', model: 'claude-sonnet-4-5', thinking: 'expand' },
+      files: [user, project],
+    })
+  })
+
+  test('missing files are skipped', async () => {
+    expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({ config: {}, files: [] })
+  })
+
+  test('XDG_CONFIG_HOME moves the user file', () => {
+    expect(configPaths('/p', '/home/u', '/xdg')[0]).toBe('/xdg/kode/config.json')
+  })
+})

@@ -1,0 +1,81 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { HistoryEvent } from '@kode/protocol'
+import { createMemorySessionStore } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { exportSession, findSession, matchPrefix, promptLines, sessionLines } from '../../src/sessions.js'
+import { tempDir } from '../process/run-kode.js'
+
+const user = (id: string, text: string): HistoryEvent => ({
+  role: 'user',
+  id,
+  createdAt: 0,
+  parts: [{ type: 'text', text }],
+})
+
+describe('sessions', () => {
+  test('matchPrefix takes an exact id or a unique prefix', () => {
+    expect(matchPrefix('abc', ['abc', 'abcd'], 'session')).toBe('abc')
+    expect(matchPrefix('ab1', ['ab12', 'ab23'], 'session')).toBe('ab12')
+  })
+
+  test('matchPrefix refuses an unknown or ambiguous prefix', () => {
+    expect(() => matchPrefix('zz', ['ab'], 'session')).toThrow('no session zz')
+    expect(() => matchPrefix('a', ['ab', 'ac'], 'record')).toThrow('a matches 2 records')
+  })
+
+  test('findSession ignores sub-agent sessions for prefixes but takes their exact id', async () => {
+    const store = createMemorySessionStore()
+    await store.create({ id: 'parent-1' })
+    await store.create({ id: 'pa-child', subAgent: { name: 'explore' }, parentSessionId: 'parent-1' })
+    expect(await findSession(store, 'pa')).toBe('parent-1')
+    expect(await findSession(store, 'pa-child')).toBe('pa-child')
+  })
+
+  test('sessionLines marks the current session', async () => {
+    const store = createMemorySessionStore({ now: () => 0 })
+    await store.create({ id: 's1', title: 'First' })
+    expect(sessionLines(await store.list(), 's1')).toEqual(['* s1  1970-01-01 00:00     0 records  First'])
+  })
+
+  test('promptLines lists the user prompts with their ids', () => {
+    expect(promptLines([user('u1', 'hello'), { type: 'interrupt', id: 'i', createdAt: 0 }])).toEqual([
+      'u1  hello',
+    ])
+  })
+
+  test('exportSession writes the session, its sub-agent sessions nested, as HTML', async () => {
+    const store = createMemorySessionStore()
+    await store.create({ id: 'main' })
+    await store.create({
+      id: 'kid',
+      parentSessionId: 'main',
+      subAgent: { name: 'explore', parentToolCallId: 'c1' },
+    })
+    await store.append('kid', [user('k1', 'the child prompt')])
+    await store.append('main', [
+      user('u1', 'the main prompt'),
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 0,
+        parts: [{ type: 'tool_call', id: 'c1', name: 'explore', argumentsJson: '{}' }],
+      },
+      {
+        role: 'tool',
+        id: 't1',
+        createdAt: 0,
+        toolCallId: 'c1',
+        toolName: 'explore',
+        status: 'success',
+        outputText: 'found',
+        parts: [],
+        uiExtra: { type: 'session', sessionId: 'kid' },
+      },
+    ])
+    const file = await exportSession(store, 'main', join(tempDir('kode-export-'), 'deep', 'main.html'))
+    const html = readFileSync(file, 'utf8')
+    expect(html).toContain('the main prompt')
+    expect(html).toContain('the child prompt')
+  })
+})

@@ -1,0 +1,57 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { DEMO_PROMPT } from '../../src/scripted/script.js'
+import { type ScriptedModel, startScriptedModel } from '../../src/scripted/server.js'
+import { runKode, tempDir } from './run-kode.js'
+
+describe('kode demo', () => {
+  test('runs the tour offline, says so, and exports the session to HTML', async () => {
+    const dir = tempDir('kode-demo-')
+    const { code, stdout } = await runKode(['demo', '--sessions-dir', join(dir, 'sessions')])
+    expect(code).toBe(0)
+    expect(stdout).toContain('Offline: no API key is set')
+    expect(stdout).toContain('set ANTHROPIC_API_KEY')
+    expect(stdout).toContain('✓ read_file README.md')
+    expect(stdout).toContain('⎿ explore')
+    expect(stdout).toContain('A tour of this repository')
+    const file = /HTML transcript: (.+)/.exec(stdout)?.[1]
+    expect(file).toBe(join(dir, 'exports', `${/Session (\S+) saved/.exec(stdout)?.[1]}.html`))
+    expect(existsSync(file!)).toBe(true)
+    const html = readFileSync(file!, 'utf8')
+    expect(html).toMatch(/^<!doctype html>/i)
+    expect(html).toContain('A tour of this repository')
+  })
+})
+
+describe('kode demo with a key', () => {
+  let model: ScriptedModel
+  beforeAll(async () => {
+    model = await startScriptedModel()
+  })
+  afterAll(() => model.close())
+
+  test('sends the same task to the configured api with the key, and never prints or persists the key', async () => {
+    const key = 'sk-ant-test-0123456789-secret'
+    const dir = tempDir('kode-demo-key-')
+    const { code, stdout, stderr } = await runKode(
+      ['demo', '--api', 'anthropic', '--base-url', model.url, '--sessions-dir', join(dir, 'sessions')],
+      { ANTHROPIC_API_KEY: key },
+    )
+    expect(code).toBe(0)
+    expect(stdout).toContain('Running the demo task against anthropic claude-sonnet-4-5.')
+    expect(stdout).not.toContain('Offline')
+    const first = model.requests[0]!
+    expect(first.headers['x-api-key']).toBe(key)
+    expect(first.body).toMatchObject({ model: 'claude-sonnet-4-5' })
+    expect(JSON.stringify(first.body)).toContain(DEMO_PROMPT)
+    expect(stdout + stderr).not.toContain(key)
+    for (const file of filesUnder(dir)) expect(readFileSync(file, 'utf8')).not.toContain(key)
+  })
+})
+
+function filesUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, withFileTypes: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name))
+}

@@ -1,0 +1,75 @@
+import { checkEventOrder, type Event, validateEvent } from '@kode/protocol'
+import { createFileSessionStore } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { DEMO_PROMPT } from '../../src/scripted/script.js'
+import { runKode, tempDir } from './run-kode.js'
+
+describe('kode exec', () => {
+  test('--output stream-json prints one valid protocol event per line, in a valid order', async () => {
+    const sessions = tempDir('kode-exec-')
+    const { code, stdout, stderr } = await runKode([
+      'exec',
+      '--output',
+      'stream-json',
+      '--sessions-dir',
+      sessions,
+      DEMO_PROMPT,
+    ])
+    expect(code).toBe(0)
+    expect(stderr).toContain('scripted model')
+    const lines = stdout.trimEnd().split('\n')
+    const events: Event[] = lines.map((line) => validateEvent(JSON.parse(line)))
+    expect(checkEventOrder(events)).toEqual([])
+    expect(events.at(-1)?.type).toBe('end')
+    expect(events.some((e) => e.type === 'task_start' && e.subAgentState?.name === 'explore')).toBe(true)
+    expect(
+      events.filter((e) => e.type === 'tool_result').map((e) => e.type === 'tool_result' && e.toolName),
+    ).toContain('explore')
+    const main = events[0]!.sessionId
+    expect(events.find((e) => e.type === 'task_finish' && e.sessionId === main)).toMatchObject({
+      reason: 'completed',
+    })
+  })
+
+  test('text output prints the final answer and persists the session', async () => {
+    const sessions = tempDir('kode-exec-')
+    const { code, stdout } = await runKode(['exec', '--sessions-dir', sessions, 'hello there'])
+    expect(code).toBe(0)
+    expect(stdout).toContain("I am Kode's **scripted offline model**")
+    const store = createFileSessionStore({ dir: sessions })
+    const [info] = await store.list()
+    expect(info?.title).toBe('hello there')
+    expect((await store.read(info!.id)).map((e) => ('role' in e ? e.role : e.type))).toEqual([
+      'system',
+      'user',
+      'assistant',
+      'task_metadata',
+    ])
+    await store.close()
+  })
+
+  test('--resume continues a session by an id prefix', async () => {
+    const sessions = tempDir('kode-exec-')
+    await runKode(['exec', '--sessions-dir', sessions, 'first'])
+    const store = createFileSessionStore({ dir: sessions })
+    const [info] = await store.list()
+    const { code } = await runKode([
+      'exec',
+      '--sessions-dir',
+      sessions,
+      '--resume',
+      info!.id.slice(0, 8),
+      'second',
+    ])
+    expect(code).toBe(0)
+    const users = (await store.read(info!.id)).filter((e) => 'role' in e && e.role === 'user')
+    expect(users).toHaveLength(2)
+    await store.close()
+  })
+
+  test('a usage error exits with status 2 and the usage', async () => {
+    const { code, stderr } = await runKode(['exec'])
+    expect(code).toBe(2)
+    expect(stderr).toContain('kode exec needs a prompt')
+  })
+})

@@ -1,0 +1,74 @@
+import { isMessage, validateHistoryEvent } from '@kode/protocol'
+import { createFileSessionStore, toProviderMessages } from '@kode/session'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { KODE, offlineEnv, REPO, tempDir } from './run-kode.js'
+import { ensureTmux, TmuxSession } from './tmux.js'
+
+// The REPL in a real terminal: tmux runs it, the test types with send-keys and reads the screen.
+describe('the REPL under tmux', () => {
+  const sessions = tempDir('kode-repl-')
+  let tmux: TmuxSession
+
+  beforeAll(() => {
+    ensureTmux()
+    const env = offlineEnv()
+    const vars = ['PATH', 'HOME'].map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`).join(' ')
+    const command = `cd ${JSON.stringify(REPO)} && env -i ${vars} LANG=C.UTF-8 TERM=xterm-256color node ${JSON.stringify(KODE)} --sessions-dir ${JSON.stringify(sessions)}`
+    tmux = new TmuxSession('kode-repl-test', command)
+  })
+
+  afterAll(() => tmux?.kill())
+
+  test('starts offline with the scripted model and says so', async () => {
+    await tmux.waitForText('Ctrl-C twice to exit')
+    expect(tmux.screen()).toContain('Offline: no API key is set')
+  })
+
+  test('streams the answer with tool lines, sub-agent lines and a usage line', async () => {
+    tmux.send('give me a tour of this repository', 'Enter')
+    await tmux.waitForText('■ Done')
+    const screen = tmux.screen()
+    expect(screen).toContain('A tour of this repository')
+    expect(screen).toContain('README: the project is Kode.')
+    expect(screen).toMatch(/✓ read_file README\.md \(\d+(ms|\.\d+s)\) → 1\| # Kode/)
+    expect(screen).toMatch(/✓ list_dir packages .*→ core\//)
+    expect(screen).toContain('⎿ explore ✓ search_text')
+    expect(screen).toMatch(/↳ [\d.]+k? in · \d+ out · context [\d.]+% of 200k/)
+    expect(screen).toContain('☑ Sum up the tour')
+  })
+
+  test('Ctrl-C mid-stream interrupts the task and says so', async () => {
+    tmux.send('now count please', 'Enter')
+    await tmux.waitForText('1, 2, 3,')
+    tmux.send('C-c')
+    await tmux.waitForText('⏹ Interrupted by user')
+    expect(tmux.screen()).toContain('■ Interrupted')
+  })
+
+  test('a second Ctrl-C at the idle prompt exits', async () => {
+    tmux.send('C-c')
+    await tmux.waitFor('kode to exit', () => !tmux.running())
+  })
+
+  test('the session file is valid: it decodes, and the provider view answers every call', async () => {
+    const store = createFileSessionStore({ dir: sessions })
+    const [info, ...others] = (await store.list()).filter((s) => s.subAgent === undefined)
+    expect(others).toEqual([])
+    const history = await store.read(info!.id)
+    for (const record of history) expect(validateHistoryEvent(record)).toBe(record)
+    const last = history.filter(isMessage).at(-1)
+    expect(last).toMatchObject({ role: 'assistant', stopReason: 'aborted' })
+    // Every call has its persisted result, so the provider view needs no synthetic one.
+    const messages = history.filter(isMessage)
+    const calls = messages.flatMap((m) =>
+      m.role === 'assistant' ? m.parts.filter((p) => p.type === 'tool_call') : [],
+    )
+    const answered = new Set(messages.flatMap((m) => (m.role === 'tool' ? [m.toolCallId] : [])))
+    expect(calls.length).toBeGreaterThan(0)
+    for (const call of calls) expect(answered.has(call.id)).toBe(true)
+    const view = toProviderMessages(history)
+    expect(view.filter((m) => m.role === 'tool' && m.id.endsWith(':missing-result'))).toEqual([])
+    expect(view.at(-1)).toMatchObject({ role: 'assistant', stopReason: 'aborted' })
+    await store.close()
+  })
+})

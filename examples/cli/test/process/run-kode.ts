@@ -1,0 +1,42 @@
+import { execFile } from 'node:child_process'
+import { mkdtempSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** The built binary and the repository root (the workspace the demo tours). */
+export const KODE = fileURLToPath(new URL('../../dist/kode.js', import.meta.url))
+export const REPO = fileURLToPath(new URL('../../../..', import.meta.url))
+
+/** The environment without any provider key, so every run is offline whatever the machine has. */
+export function offlineEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
+  for (const name of [
+    'ANTHROPIC_API_KEY',
+    'OPENAI_API_KEY',
+    'GEMINI_API_KEY',
+    'OPENROUTER_API_KEY',
+    'FORCE_COLOR',
+  ])
+    delete env[name]
+  return env
+}
+
+/** A fresh directory for a test's sessions. */
+export function tempDir(prefix: string): string {
+  return mkdtempSync(join(tmpdir(), prefix))
+}
+
+/** Runs `kode` with `args` in the repository, offline unless `env` adds a key; resolves with its exit code and output. */
+export function runKode(
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const options = { cwd: REPO, env: { ...offlineEnv(), ...env }, maxBuffer: 64 * 1024 * 1024 }
+  return new Promise((resolve) => {
+    execFile('node', [KODE, ...args], options, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
+      resolve({ code, stdout, stderr })
+    })
+  })
+}
