@@ -24,6 +24,8 @@ export interface App {
   readonly tools: Tool[]
   readonly system: string
   readonly config: KodeConfig
+  /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
+  readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
   /** Where `/export` and the demo write HTML: `exports/` beside the sessions directory. */
   readonly exportsDir: string
@@ -82,6 +84,7 @@ export async function openApp(init: AppInit): Promise<App> {
     tools,
     system,
     config,
+    thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     exportsDir: join(sessionsDir, '..', 'exports'),
     model: opened[0]!,

@@ -21,7 +21,7 @@ export async function runDemo(
   const { output, style } = terminal
   const say = (text: string) => output.write(`${text}\n`)
   const agent = app.agent()
-  const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.config.thinking })
+  const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.thinking })
   const display = new DisplayController(agent.sessionId, renderer)
   display.handle({
     type: 'welcome',

@@ -38,7 +38,7 @@ export class Repl {
     this.renderer = new CommandRenderer(terminal.output, {
       style: terminal.style,
       live: terminal.live,
-      thinking: app.config.thinking ?? 'collapse',
+      thinking: app.thinking,
     })
     this.display = new DisplayController(this.agent.sessionId, this.renderer)
   }
