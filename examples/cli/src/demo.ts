@@ -32,7 +32,11 @@ export async function runDemo(
     provider: app.model.client.provider,
   })
   say(
-    style.yellow(app.model.scripted ? scriptedNotice() : `Running the demo task against ${app.model.label}.`),
+    style.yellow(
+      app.model.offline
+        ? scriptedNotice(app.model.offline)
+        : `Running the demo task against ${app.model.label}.`,
+    ),
   )
   say('')
   say(style.bold(`› ${DEMO_PROMPT}`))

@@ -5,6 +5,7 @@ import type { App } from '../app.js'
 import { DisplayController } from '../display/controller.js'
 import { CommandRenderer } from '../display/renderer.js'
 import type { Style } from '../display/style.js'
+import { type Offline, realModelHint } from '../provider.js'
 import { runSlashCommand } from './commands.js'
 import type { LineInput } from './line-input.js'
 
@@ -63,7 +64,7 @@ export class Repl {
       model: this.app.model.client.model,
       provider: this.app.model.client.provider,
     })
-    if (this.app.model.scripted) this.print(this.style.yellow(scriptedNotice()))
+    if (this.app.model.offline) this.print(this.style.yellow(scriptedNotice(this.app.model.offline)))
     if (options.resumed) await this.switchTo(this.agent.sessionId)
     this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
     for (;;) {
@@ -132,11 +133,10 @@ export class Repl {
   }
 }
 
-/** What the REPL and the demo say when no real model is configured. */
-export function scriptedNotice(): string {
+/** What the REPL and the demo say when they talk to the scripted model: that, why, and how not to. */
+export function scriptedNotice(offline: Offline): string {
   return [
-    'Offline: no API key is set, so kode talks to a local scripted model (not a real LLM).',
-    'To use a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY,',
-    'or pass --api/--model/--base-url (see docs/cli.md).',
+    `Offline: ${offline.why}, so kode talks to a local scripted model (not a real LLM).`,
+    `To use a real model, ${realModelHint(offline)} (see docs/cli.md).`,
   ].join('\n')
 }
