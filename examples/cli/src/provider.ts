@@ -54,6 +54,22 @@ export function realModelHint(offline: Offline): string {
   }
 }
 
+/**
+ * The choice `/model` switches to: `next` over `current`. Moving to another api drops the current
+ * `baseUrl` and `apiKeyEnv`: they belong to the old api's server, and kept they would send its key
+ * to the new api's host (a DeepSeek key to api.anthropic.com). `currentApi` is the api in use
+ * (none for the scripted model).
+ */
+export function switchChoice(
+  current: ProviderChoice,
+  currentApi: string | undefined,
+  next: ProviderChoice,
+): ProviderChoice {
+  const { baseUrl: _baseUrl, apiKeyEnv: _apiKeyEnv, ...apiNeutral } = current
+  const sameApi = next.api === undefined || next.api === currentApi
+  return { ...(sameApi ? current : apiNeutral), ...next, scripted: false }
+}
+
 /** The model the CLI talks to. */
 export type ResolvedProvider =
   | { kind: 'real'; api: string; model: string; baseUrl?: string; apiKey?: string; keyEnv: string }
