@@ -33,7 +33,9 @@ describe('the REPL under tmux', () => {
     expect(screen).toMatch(/✓ read_file README\.md \(\d+(ms|\.\d+s)\) → 1\| # Kode/)
     expect(screen).toMatch(/✓ list_dir packages .*→ core\//)
     expect(screen).toContain('⎿ explore ✓ search_text')
-    expect(screen).toMatch(/↳ [\d.]+k? in · \d+ out · context [\d.]+% of 200k/)
+    // The scripted model is free, and its usage lines say so.
+    expect(screen).toMatch(/↳ [\d.]+k? in · \d+ out · \$0\.0000 · context [\d.]+% of 200k/)
+    expect(screen).toMatch(/■ Done · 4 turns · [\d.]+k tokens · \$0\.0000 · /)
     expect(screen).toContain('☑ Sum up the tour')
   })
 
