@@ -21,7 +21,8 @@ export interface ReplTerminal {
 /**
  * The interactive session: reads prompts, runs each as a task of the agent, and shows its events
  * through the display pipeline. Ctrl-C interrupts a running task; at the idle prompt a second
- * Ctrl-C in a row exits (so does Ctrl-D or /exit).
+ * Ctrl-C in a row exits (so does Ctrl-D or /exit), and so does one while an interrupted task has
+ * not stopped yet (`run` then resolves 130).
  */
 export class Repl {
   readonly app: App
@@ -83,7 +84,8 @@ export class Repl {
         if ((await runSlashCommand(this, text)) === 'exit') return 0
         continue
       }
-      await this.#runTask(text)
+      // A task that would not stop after an interrupt was left by a second Ctrl-C.
+      if ((await this.#runTask(text)) === 'exit') return 130
     }
   }
 
@@ -107,21 +109,35 @@ export class Repl {
     this.print(this.style.dim('── resumed ──'))
   }
 
-  async #runTask(text: string): Promise<void> {
+  /** Runs one task; resolves `exit` when a second Ctrl-C gave up on a task that did not stop. */
+  async #runTask(text: string): Promise<'exit' | undefined> {
     const controller = new AbortController()
     const { input } = this.#terminal
+    let giveUp!: () => void
+    const givenUp = new Promise<'exit'>((resolve) => {
+      giveUp = () => resolve('exit')
+    })
     input.onInterrupt = () => {
+      // Something that ignores the abort (a model client, a store write) must not trap the user:
+      // as in exec and the demo, a Ctrl-C after the interrupt leaves at once.
+      if (controller.signal.aborted) return giveUp()
       controller.abort()
       this.#exitArmed = true
     }
+    const task = (async () => {
+      try {
+        const run = this.agent.run(text, { signal: controller.signal })
+        for await (const event of run) this.#show(event)
+        await run.done
+        await this.app.titleSession(this.agent.sessionId, text)
+      } catch (error) {
+        this.renderer.clear()
+        this.print(this.style.red(`✗ ${(error as Error).message}`))
+      }
+      return undefined
+    })()
     try {
-      const run = this.agent.run(text, { signal: controller.signal })
-      for await (const event of run) this.#show(event)
-      await run.done
-      await this.app.titleSession(this.agent.sessionId, text)
-    } catch (error) {
-      this.renderer.clear()
-      this.print(this.style.red(`✗ ${(error as Error).message}`))
+      return await Promise.race([task, givenUp])
     } finally {
       input.onInterrupt = undefined
       this.renderer.clear()
