@@ -15,7 +15,9 @@ describe('the REPL under tmux', () => {
   beforeAll(() => {
     ensureTmux()
     const env = offlineEnv()
-    const vars = ['PATH', 'HOME'].map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`).join(' ')
+    const vars = ['PATH', 'HOME', 'XDG_CONFIG_HOME']
+      .map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`)
+      .join(' ')
     const command = `cd ${JSON.stringify(REPO)} && env -i ${vars} LANG=C.UTF-8 TERM=xterm-256color node ${JSON.stringify(KODE)} --sessions-dir ${JSON.stringify(sessions)}`
     tmux = new TmuxSession('kode-repl-test', command)
   })
