@@ -48,6 +48,9 @@ export const projects: TestProjectInlineConfiguration[] = [
       root: root('./test/docs'),
       include: ['*.test.ts'],
       hookTimeout: 120_000,
+      testTimeout: 60_000,
+      // shell-blocks.test.ts runs `pnpm kode ...` from the docs: build the CLI once first.
+      globalSetup: ['../../examples/cli/test/process/global-setup.ts'],
     },
   },
   {

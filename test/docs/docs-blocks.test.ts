@@ -1,50 +1,99 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { join, relative, resolve } from 'node:path'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { dirname, join, relative } from 'node:path'
 import { beforeAll, describe, expect, test } from 'vitest'
+import { type Block, blocksOf, docFiles, repo } from './blocks.js'
+import { fragmentCheck } from './fragments.js'
 
-// Every ```ts block in docs/*.md and README.md is a complete module, type-checked here against
-// the packages' sources, so the docs cannot drift from the API. A block that is only a signature
-// listing is marked ```ts fragment and skipped; keep those rare.
+// The TypeScript in README.md and docs/*.md is type-checked here against the packages' sources,
+// in one tsc run, so the docs cannot drift from the API:
+// - ```ts: a complete module.
+// - ```ts plugin-test: a provider plugin's test module, importing the plugin from
+//   `../src/index.js`. That import is mapped to examples/custom-provider's factory (`cohere`),
+//   so the module is checked against a real plugin.
+// - ```ts fragment <package>: a signature listing, checked by fragmentCheck (names exported,
+//   parameters, option fields, return types).
+// Canaries (modules that must fail) show that the plugin mapping and the fragment checks bite.
 
-const repo = resolve(import.meta.dirname, '../..')
 const out = join(import.meta.dirname, 'test-output')
+const customProvider = join(repo, 'examples/custom-provider/src/index.js')
 
-interface Block {
-  /** `docs/agents.md:10`: where the block's fence is. */
+/** A file handed to tsc, and the block (or canary) its errors belong to. */
+interface Checked {
   where: string
   file: string
   code: string
+  /** Other files the module needs (the mapped plugin). */
+  extra?: { file: string; code: string }[]
 }
 
-function blocksOf(path: string): Block[] {
-  const lines = readFileSync(path, 'utf8').split('\n')
-  const blocks: Block[] = []
-  for (let i = 0; i < lines.length; i++) {
-    if (lines[i]!.trim() !== '```ts') continue
-    const start = i
-    const body: string[] = []
-    while (++i < lines.length && !lines[i]!.startsWith('```')) body.push(lines[i]!)
-    const where = `${relative(repo, path)}:${start + 1}`
-    const file = join(out, `${where.replace(/[/.:]/g, '_')}.ts`)
-    blocks.push({ where, file, code: `${body.join('\n')}\n` })
+const fileOf = (where: string) => join(out, where.replace(/[/.: ]/g, '_'))
+
+/** The plugin-test module at `<dir>/test/block.ts`, its `../src/index.js` a re-export of `cohere`. */
+function pluginTest(where: string, code: string): Checked {
+  const dir = fileOf(where)
+  const names = /import\s*\{([^}]*)\}\s*from\s*'\.\.\/src\/index\.js'/
+    .exec(code)?.[1]
+    ?.split(',')
+    .map((name) => name.trim())
+    .filter(Boolean)
+  const target = relative(join(dir, 'src'), customProvider)
+  const shim = (names ?? []).map((name) => `export { cohere as ${name} } from '${target}'\n`).join('')
+  return {
+    where,
+    file: join(dir, 'test/block.ts'),
+    code,
+    extra: [{ file: join(dir, 'src/index.ts'), code: shim || 'export {}\n' }],
   }
-  return blocks
 }
 
-const sources = [
-  join(repo, 'README.md'),
-  ...readdirSync(join(repo, 'docs'))
-    .filter((name) => name.endsWith('.md'))
-    .map((name) => join(repo, 'docs', name)),
-]
-const blocks = sources.flatMap(blocksOf)
+function checkedOf(block: Block): Checked | undefined {
+  if (block.lang !== 'ts') return undefined
+  const [kind, pkg] = block.tags
+  if (kind === undefined) return { where: block.where, file: `${fileOf(block.where)}.ts`, code: block.code }
+  if (kind === 'plugin-test') return pluginTest(block.where, block.code)
+  if (kind === 'fragment' && pkg !== undefined)
+    return { where: block.where, file: `${fileOf(block.where)}.ts`, code: fragmentCheck(block.code, pkg) }
+  // An unknown tag, or a fragment without its package: fail this block.
+  return {
+    where: block.where,
+    file: `${fileOf(block.where)}.ts`,
+    code: `const _: never = 'tag ${block.tags}'\n`,
+  }
+}
+
+const blocks = docFiles.flatMap(blocksOf).filter((block) => block.lang === 'ts')
+const checked = blocks.flatMap((block) => checkedOf(block) ?? [])
+
+/** Modules that must not type-check, one per kind of mistake the checks are meant to catch. */
+const canaries: Checked[] = [
+  ['fragment: a name the package does not export', 'notExportedAnywhere(value)'],
+  ['fragment: an option field the function does not take', 'createFileSessionStore({ dir, noSuchOption })'],
+  ['fragment: more parameters than the function has', 'deriveReplayEvents(history, extra, more)'],
+  ['fragment: a wrong return type', 'exportHtml(history): SessionStore'],
+].map(([where, code]) => ({
+  where: `canary ${where}`,
+  file: `${fileOf(`canary ${where}`)}.ts`,
+  code: fragmentCheck(`${code}\n`, '@kode/session'),
+}))
+canaries.push(
+  pluginTest(
+    'canary plugin-test: the mapped plugin is typed, not any',
+    "import { acme } from '../src/index.js'\nconst wrong: number = acme\nexport { wrong }\n",
+  ),
+)
+
 const errors = new Map<string, string[]>()
 
 beforeAll(async () => {
   rmSync(out, { recursive: true, force: true })
-  mkdirSync(out, { recursive: true })
-  for (const block of blocks) writeFileSync(block.file, block.code)
+  const all = [...checked, ...canaries]
+  for (const item of all) {
+    for (const { file, code } of [item, ...(item.extra ?? [])]) {
+      mkdirSync(dirname(file), { recursive: true })
+      writeFileSync(file, code)
+    }
+  }
   const base = JSON.parse(readFileSync(join(repo, 'tsconfig.base.json'), 'utf8'))
   // The blocks import TypeBox as a host app would; resolve it to the copy the packages use.
   const typebox = 'packages/protocol/node_modules/@sinclair/typebox'
@@ -56,7 +105,7 @@ beforeAll(async () => {
   const tsconfig = {
     extends: '../../../tsconfig.base.json',
     compilerOptions: { baseUrl: '../../..', paths },
-    files: blocks.map((block) => block.file),
+    files: all.map((item) => item.file),
   }
   writeFileSync(join(out, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2))
   const output = await new Promise<string>((done) => {
@@ -71,23 +120,33 @@ beforeAll(async () => {
     if (line.trim() === '') continue
     // An indented line continues the diagnostic before it.
     if (!/^\s/.test(line)) {
-      const block = blocks.find((b) => line.startsWith(relative(repo, b.file)) || line.startsWith(b.file))
-      key = block?.where ?? 'elsewhere'
+      const owner = all.find((item) =>
+        [item.file, ...(item.extra ?? []).map((e) => e.file)].some(
+          (file) => line.startsWith(relative(repo, file)) || line.startsWith(file),
+        ),
+      )
+      key = owner?.where ?? 'elsewhere'
     }
     errors.set(key, [...(errors.get(key) ?? []), line])
   }
 }, 120_000)
 
 describe('code blocks in the docs', () => {
-  test('there are blocks to check', () => {
+  test('there are blocks to check, of every kind', () => {
     expect(blocks.length).toBeGreaterThan(10)
+    expect(blocks.filter((b) => b.tags[0] === 'plugin-test').length).toBeGreaterThan(0)
+    expect(blocks.filter((b) => b.tags[0] === 'fragment').length).toBeGreaterThan(0)
   })
 
   test('the check found no error outside the blocks', () => {
     expect(errors.get('elsewhere') ?? []).toEqual([])
   })
 
-  test.each(blocks.map((block) => [block.where, block] as const))('%s type-checks', (_where, block) => {
-    expect(errors.get(block.where) ?? []).toEqual([])
+  test.each(checked.map((item) => [item.where, item] as const))('%s type-checks', (_where, item) => {
+    expect(errors.get(item.where) ?? []).toEqual([])
+  })
+
+  test.each(canaries.map((item) => [item.where] as const))('%s is caught', (where) => {
+    expect(errors.get(where) ?? []).not.toEqual([])
   })
 })

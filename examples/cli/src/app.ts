@@ -12,6 +12,7 @@ import {
   ProviderChoiceError,
   type ResolvedProvider,
   resolveProvider,
+  switchChoice,
 } from './provider.js'
 import { builtinTools } from './tools/index.js'
 import { openWorkspace, type Workspace } from './tools/workspace.js'
@@ -24,6 +25,8 @@ export interface App {
   readonly tools: Tool[]
   readonly system: string
   readonly config: KodeConfig
+  /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
+  readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
   /** Where `/export` and the demo write HTML: `exports/` beside the sessions directory. */
   readonly exportsDir: string
@@ -31,7 +34,10 @@ export interface App {
   model: ConnectedModel
   /** An agent on this session (a new one when absent). */
   agent(sessionId?: string): Agent
-  /** Connects another real model (throws without its key); the previous one stays open until `close`. */
+  /**
+   * Connects another real model over the one in use (see `switchChoice`: another api starts from
+   * its own endpoint and key); throws without its key. The previous one stays open until `close`.
+   */
   switchModel(choice: ProviderChoice): Promise<ConnectedModel>
   /** Names a new session after its first prompt. */
   titleSession(sessionId: string, prompt: string): Promise<void>
@@ -74,7 +80,10 @@ export async function openApp(init: AppInit): Promise<App> {
   const store = createFileSessionStore({ dir: sessionsDir })
   const tools = builtinTools(workspace)
   const system = systemPrompt(workspace.root)
-  const opened: ConnectedModel[] = [await connect(resolveProvider(choice, env), choice)]
+  const first = resolveProvider(choice, env)
+  const opened: ConnectedModel[] = [await connect(first, choice)]
+  // What `/model` builds on: the choice in use and its api.
+  let current = { choice, api: first.kind === 'real' ? first.api : undefined }
   const app: App = {
     cwd: workspace.root,
     workspace,
@@ -82,16 +91,18 @@ export async function openApp(init: AppInit): Promise<App> {
     tools,
     system,
     config,
+    thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     exportsDir: join(sessionsDir, '..', 'exports'),
     model: opened[0]!,
     agent: (sessionId) =>
       createAgent({ client: app.model.client, store, tools, system, ...(sessionId ? { sessionId } : {}) }),
     async switchModel(next) {
-      const merged = { ...choice, ...next, scripted: false }
+      const merged = switchChoice(current.choice, current.api, next)
       const resolved = resolveProvider(merged, env)
       if (resolved.kind === 'scripted') throw new ProviderChoiceError(`cannot switch: ${resolved.why}`)
       const model = await connect(resolved, merged)
+      current = { choice: merged, api: resolved.api }
       opened.push(model)
       app.model = model
       return model

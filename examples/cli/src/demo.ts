@@ -21,7 +21,7 @@ export async function runDemo(
   const { output, style } = terminal
   const say = (text: string) => output.write(`${text}\n`)
   const agent = app.agent()
-  const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.config.thinking })
+  const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.thinking })
   const display = new DisplayController(agent.sessionId, renderer)
   display.handle({
     type: 'welcome',
@@ -32,7 +32,11 @@ export async function runDemo(
     provider: app.model.client.provider,
   })
   say(
-    style.yellow(app.model.scripted ? scriptedNotice() : `Running the demo task against ${app.model.label}.`),
+    style.yellow(
+      app.model.offline
+        ? scriptedNotice(app.model.offline)
+        : `Running the demo task against ${app.model.label}.`,
+    ),
   )
   say('')
   say(style.bold(`› ${DEMO_PROMPT}`))

@@ -5,7 +5,7 @@ import { ConfigError } from './config.js'
 import { runDemo } from './demo.js'
 import { createStyle } from './display/style.js'
 import { runExec } from './exec.js'
-import { ProviderChoiceError } from './provider.js'
+import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
 import { findSession } from './sessions.js'
@@ -43,8 +43,11 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           out: (text: string) => void stdout.write(text),
           err: (text: string) => void stderr.write(text),
         }
-        if (app.model.scripted)
-          io.err('kode: no API key set; answering with the local scripted model (offline)\n')
+        const { offline } = app.model
+        if (offline)
+          io.err(
+            `kode: ${offline.why}; answering with the local scripted model (offline). To use a real model, ${realModelHint(offline)}.\n`,
+          )
         return await runExec(app, args.prompt!, { format: args.output, resume, signal }, io)
       }
       case 'demo':

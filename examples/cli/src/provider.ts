@@ -33,23 +33,78 @@ export interface ProviderChoice {
   scripted?: boolean
 }
 
-/** The model the CLI talks to. */
-export type ResolvedProvider =
-  | { kind: 'real'; api: string; model: string; baseUrl?: string; apiKey?: string; keyEnv: string }
-  /** No key (or `--scripted`): the local scripted model. `why` says which, for the notice. */
-  | { kind: 'scripted'; why: string }
+/** Why the CLI talks to the scripted model: `--scripted`, or no model chosen and no key set. */
+export interface Offline {
+  reason: 'scripted-flag' | 'no-key'
+  /** Says why, for the notices: `--scripted was given`, `no API key is set`. */
+  why: string
+}
 
-/** A wrong provider choice: an unknown api, or a model given without an api the CLI can pick. */
-export class ProviderChoiceError extends Error {
-  override readonly name = 'ProviderChoiceError'
+/** What to do to talk to a real model instead, e.g. `drop --scripted`. */
+export function realModelHint(offline: Offline): string {
+  switch (offline.reason) {
+    case 'scripted-flag':
+      return 'drop --scripted'
+    case 'no-key':
+      return 'set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass --base-url for a local server'
+    default: {
+      const unknown: never = offline.reason
+      return unknown
+    }
+  }
 }
 
 /**
- * Decides which model to talk to. An api without a key (and without a `baseUrl`, which may be a
- * local server that needs none) falls back to the scripted model, and says why.
+ * The choice `/model` switches to: `next` over `current`. Moving to another api drops the current
+ * `baseUrl` and `apiKeyEnv`: they belong to the old api's server, and kept they would send its key
+ * to the new api's host (a DeepSeek key to api.anthropic.com). `currentApi` is the api in use
+ * (none for the scripted model).
+ */
+export function switchChoice(
+  current: ProviderChoice,
+  currentApi: string | undefined,
+  next: ProviderChoice,
+): ProviderChoice {
+  const { baseUrl: _baseUrl, apiKeyEnv: _apiKeyEnv, ...apiNeutral } = current
+  const sameApi = next.api === undefined || next.api === currentApi
+  return { ...(sameApi ? current : apiNeutral), ...next, scripted: false }
+}
+
+/** The model the CLI talks to. */
+export type ResolvedProvider =
+  | { kind: 'real'; api: string; model: string; baseUrl?: string; apiKey?: string; keyEnv: string }
+  /** The local scripted model, and why. */
+  | ({ kind: 'scripted' } & Offline)
+
+/** A wrong provider choice: an unknown api, or a model given without an api the CLI can pick. */
+export class ProviderChoiceError extends Error {
+  override readonly name: string = 'ProviderChoiceError'
+}
+
+/** A model was chosen (`--api`, `--model`, a config file) but the variable holding its key is not set. */
+export class MissingKeyError extends ProviderChoiceError {
+  override readonly name = 'MissingKeyError'
+  /** The environment variable that is not set, e.g. `GEMINI_API_KEY`. */
+  readonly keyEnv: string
+
+  /** `chosen` names the model, e.g. `google gemini-2.5-pro`. */
+  constructor(keyEnv: string, chosen: string) {
+    super(
+      `${keyEnv} is not set, and ${chosen} needs it: set ${keyEnv}, or pass --scripted to run offline with the scripted model`,
+    )
+    this.keyEnv = keyEnv
+  }
+}
+
+/**
+ * Decides which model to talk to. A model chosen explicitly (an api, a model or a key variable,
+ * from flags or a config file) without its key is refused with {@link MissingKeyError}: silently
+ * answering from a script instead would look like the real model misbehaving. With nothing
+ * chosen and no key set, it falls back to the scripted model and says why. A `baseUrl` without
+ * a key is taken as a local server that needs none.
  */
 export function resolveProvider(choice: ProviderChoice, env: NodeJS.ProcessEnv): ResolvedProvider {
-  if (choice.scripted) return { kind: 'scripted', why: '--scripted was given' }
+  if (choice.scripted) return { kind: 'scripted', reason: 'scripted-flag', why: '--scripted was given' }
   const apis = availableApis()
   const keyEnvOf = (api: string) => choice.apiKeyEnv ?? API_KEY_ENV[api] ?? `${api.toUpperCase()}_API_KEY`
   const api =
@@ -61,8 +116,12 @@ export function resolveProvider(choice: ProviderChoice, env: NodeJS.ProcessEnv):
   }
   const keyEnv = keyEnvOf(api)
   const apiKey = env[keyEnv] || undefined
-  if (!apiKey && !choice.baseUrl) return { kind: 'scripted', why: `${keyEnv} is not set` }
   const model = choice.model ?? DEFAULT_MODEL[api]
+  if (!apiKey && !choice.baseUrl) {
+    const chosen = choice.api !== undefined || choice.model !== undefined || choice.apiKeyEnv !== undefined
+    if (chosen) throw new MissingKeyError(keyEnv, model ? `${api} ${model}` : api)
+    return { kind: 'scripted', reason: 'no-key', why: 'no API key is set' }
+  }
   if (!model) throw new ProviderChoiceError(`no default model for api "${api}": pass --model`)
   const resolved: ResolvedProvider = { kind: 'real', api, model, keyEnv }
   if (choice.baseUrl) resolved.baseUrl = choice.baseUrl
@@ -75,7 +134,8 @@ export interface ConnectedModel {
   client: LLMClient
   /** A line describing the model for the banner, e.g. `anthropic claude-sonnet-4-5`. */
   label: string
-  scripted: boolean
+  /** Set when this is the local scripted model: why. */
+  offline?: Offline
   close(): Promise<void>
 }
 
@@ -96,7 +156,7 @@ export async function connectModel(
     return {
       client,
       label: `scripted ${server.model} (offline)`,
-      scripted: true,
+      offline: { reason: resolved.reason, why: resolved.why },
       close: () => server.close(),
     }
   }
@@ -107,7 +167,7 @@ export async function connectModel(
     ...(resolved.baseUrl !== undefined ? { baseUrl: resolved.baseUrl } : {}),
   })
   const client = options.reasoning ? withReasoning(base, options.reasoning) : base
-  return { client, label: `${resolved.api} ${resolved.model}`, scripted: false, close: async () => {} }
+  return { client, label: `${resolved.api} ${resolved.model}`, close: async () => {} }
 }
 
 /**

@@ -5,6 +5,7 @@ import type { App } from '../app.js'
 import { DisplayController } from '../display/controller.js'
 import { CommandRenderer } from '../display/renderer.js'
 import type { Style } from '../display/style.js'
+import { type Offline, realModelHint } from '../provider.js'
 import { runSlashCommand } from './commands.js'
 import type { LineInput } from './line-input.js'
 
@@ -20,7 +21,8 @@ export interface ReplTerminal {
 /**
  * The interactive session: reads prompts, runs each as a task of the agent, and shows its events
  * through the display pipeline. Ctrl-C interrupts a running task; at the idle prompt a second
- * Ctrl-C in a row exits (so does Ctrl-D or /exit).
+ * Ctrl-C in a row exits (so does Ctrl-D or /exit), and so does one while an interrupted task has
+ * not stopped yet (`run` then resolves 130).
  */
 export class Repl {
   readonly app: App
@@ -38,7 +40,7 @@ export class Repl {
     this.renderer = new CommandRenderer(terminal.output, {
       style: terminal.style,
       live: terminal.live,
-      thinking: app.config.thinking ?? 'collapse',
+      thinking: app.thinking,
     })
     this.display = new DisplayController(this.agent.sessionId, this.renderer)
   }
@@ -63,7 +65,7 @@ export class Repl {
       model: this.app.model.client.model,
       provider: this.app.model.client.provider,
     })
-    if (this.app.model.scripted) this.print(this.style.yellow(scriptedNotice()))
+    if (this.app.model.offline) this.print(this.style.yellow(scriptedNotice(this.app.model.offline)))
     if (options.resumed) await this.switchTo(this.agent.sessionId)
     this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
     for (;;) {
@@ -82,7 +84,8 @@ export class Repl {
         if ((await runSlashCommand(this, text)) === 'exit') return 0
         continue
       }
-      await this.#runTask(text)
+      // A task that would not stop after an interrupt was left by a second Ctrl-C.
+      if ((await this.#runTask(text)) === 'exit') return 130
     }
   }
 
@@ -106,21 +109,35 @@ export class Repl {
     this.print(this.style.dim('── resumed ──'))
   }
 
-  async #runTask(text: string): Promise<void> {
+  /** Runs one task; resolves `exit` when a second Ctrl-C gave up on a task that did not stop. */
+  async #runTask(text: string): Promise<'exit' | undefined> {
     const controller = new AbortController()
     const { input } = this.#terminal
+    let giveUp!: () => void
+    const givenUp = new Promise<'exit'>((resolve) => {
+      giveUp = () => resolve('exit')
+    })
     input.onInterrupt = () => {
+      // Something that ignores the abort (a model client, a store write) must not trap the user:
+      // as in exec and the demo, a Ctrl-C after the interrupt leaves at once.
+      if (controller.signal.aborted) return giveUp()
       controller.abort()
       this.#exitArmed = true
     }
+    const task = (async () => {
+      try {
+        const run = this.agent.run(text, { signal: controller.signal })
+        for await (const event of run) this.#show(event)
+        await run.done
+        await this.app.titleSession(this.agent.sessionId, text)
+      } catch (error) {
+        this.renderer.clear()
+        this.print(this.style.red(`✗ ${(error as Error).message}`))
+      }
+      return undefined
+    })()
     try {
-      const run = this.agent.run(text, { signal: controller.signal })
-      for await (const event of run) this.#show(event)
-      await run.done
-      await this.app.titleSession(this.agent.sessionId, text)
-    } catch (error) {
-      this.renderer.clear()
-      this.print(this.style.red(`✗ ${(error as Error).message}`))
+      return await Promise.race([task, givenUp])
     } finally {
       input.onInterrupt = undefined
       this.renderer.clear()
@@ -132,11 +149,10 @@ export class Repl {
   }
 }
 
-/** What the REPL and the demo say when no real model is configured. */
-export function scriptedNotice(): string {
+/** What the REPL and the demo say when they talk to the scripted model: that, why, and how not to. */
+export function scriptedNotice(offline: Offline): string {
   return [
-    'Offline: no API key is set, so kode talks to a local scripted model (not a real LLM).',
-    'To use a real model, set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY,',
-    'or pass --api/--model/--base-url (see docs/cli.md).',
+    `Offline: ${offline.why}, so kode talks to a local scripted model (not a real LLM).`,
+    `To use a real model, ${realModelHint(offline)} (see docs/cli.md).`,
   ].join('\n')
 }

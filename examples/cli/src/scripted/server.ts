@@ -7,8 +7,16 @@ import { scriptedReply } from './script.js'
 /** The model id the scripted server answers as. */
 export const SCRIPTED_MODEL = 'kode-scripted'
 
-/** Catalog entry of the scripted model: a context window so the display can show context usage, no prices. */
-export const SCRIPTED_MODEL_INFO: ModelInfo = { contextWindow: 200_000, maxOutputTokens: 8192 }
+/**
+ * Catalog entry of the scripted model: a context window so the display can show context usage,
+ * and zero prices, since it costs nothing, so the usage lines show an honest `$0.0000` where a
+ * real model shows its cost.
+ */
+export const SCRIPTED_MODEL_INFO: ModelInfo = {
+  contextWindow: 200_000,
+  maxOutputTokens: 8192,
+  prices: { input: 0, output: 0 },
+}
 
 /** A running scripted model: point an `anthropic` client at `url`. */
 export interface ScriptedModel {

@@ -1,10 +1,42 @@
 import type { LLMClient, LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
-import { ProviderChoiceError, resolveProvider, withReasoning } from '../../src/provider.js'
+import {
+  MissingKeyError,
+  ProviderChoiceError,
+  realModelHint,
+  resolveProvider,
+  withReasoning,
+} from '../../src/provider.js'
 
 describe('resolveProvider', () => {
-  test('without a key it falls back to the scripted model and says why', () => {
-    expect(resolveProvider({}, {})).toEqual({ kind: 'scripted', why: 'ANTHROPIC_API_KEY is not set' })
+  test('with nothing chosen and no key it falls back to the scripted model and says why', () => {
+    const resolved = resolveProvider({ reasoning: 'low' }, {})
+    expect(resolved).toEqual({ kind: 'scripted', reason: 'no-key', why: 'no API key is set' })
+    expect(realModelHint({ reason: 'no-key', why: '' })).toContain('set ANTHROPIC_API_KEY, OPENAI_API_KEY')
+  })
+
+  test('an api chosen without its key is refused, naming the missing variable', () => {
+    const choose = () =>
+      resolveProvider({ api: 'google', model: 'gemini-2.5-pro' }, { ANTHROPIC_API_KEY: 'a' })
+    expect(choose).toThrow(MissingKeyError)
+    expect(choose).toThrow(/^GEMINI_API_KEY is not set, and google gemini-2.5-pro needs it/)
+  })
+
+  test('a model chosen without an api needs the key of the api it would go to', () => {
+    expect(() => resolveProvider({ model: 'claude-opus-4-1' }, {})).toThrow(/^ANTHROPIC_API_KEY is not set/)
+  })
+
+  test('a key variable chosen (apiKeyEnv) but not set is refused too', () => {
+    const error = (() => {
+      try {
+        resolveProvider({ apiKeyEnv: 'DEEPSEEK_API_KEY' }, {})
+      } catch (caught) {
+        return caught
+      }
+    })()
+    expect(error).toBeInstanceOf(MissingKeyError)
+    expect(error).toBeInstanceOf(ProviderChoiceError)
+    expect((error as MissingKeyError).keyEnv).toBe('DEEPSEEK_API_KEY')
   })
 
   test('picks the api whose key is set, with its default model', () => {
@@ -45,10 +77,10 @@ describe('resolveProvider', () => {
     })
   })
 
-  test('--scripted wins over a key', () => {
-    expect(resolveProvider({ scripted: true }, { ANTHROPIC_API_KEY: 'a' })).toMatchObject({
-      kind: 'scripted',
-    })
+  test('--scripted wins over a key and over a chosen api, and says so', () => {
+    const resolved = resolveProvider({ scripted: true, api: 'google' }, { ANTHROPIC_API_KEY: 'a' })
+    expect(resolved).toEqual({ kind: 'scripted', reason: 'scripted-flag', why: '--scripted was given' })
+    expect(realModelHint({ reason: 'scripted-flag', why: '' })).toBe('drop --scripted')
   })
 
   test('an unknown api is refused with the list of available ones', () => {

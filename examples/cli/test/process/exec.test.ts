@@ -1,3 +1,5 @@
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { checkEventOrder, type Event, validateEvent } from '@kode/protocol'
 import { createFileSessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
@@ -65,6 +67,52 @@ describe('kode exec', () => {
     const users = (await store.read(info!.id)).filter((e) => 'role' in e && e.role === 'user')
     expect(users).toHaveLength(2)
     await store.close()
+  })
+
+  test('offline with nothing chosen, it says why and how to use a real model', async () => {
+    const { code, stderr } = await runKode(['exec', '--sessions-dir', tempDir('kode-exec-'), 'hi'])
+    expect(code).toBe(0)
+    expect(stderr).toContain('kode: no API key is set; answering with the local scripted model (offline)')
+    expect(stderr).toContain('set ANTHROPIC_API_KEY')
+  })
+
+  test('--scripted says it was asked for, even with a key set', async () => {
+    const { code, stderr } = await runKode(
+      ['exec', '--scripted', '--sessions-dir', tempDir('kode-exec-'), 'hi'],
+      { ANTHROPIC_API_KEY: 'sk-ant-unused' },
+    )
+    expect(code).toBe(0)
+    expect(stderr).toContain('kode: --scripted was given; answering with the local scripted model')
+    expect(stderr).not.toContain('no API key')
+  })
+
+  test('an api chosen by flags without its key exits with status 2, naming the variable', async () => {
+    const sessions = tempDir('kode-exec-')
+    const { code, stdout, stderr } = await runKode([
+      'exec',
+      '--api',
+      'google',
+      '--model',
+      'gemini-2.5-pro',
+      '--sessions-dir',
+      sessions,
+      'hello',
+    ])
+    expect(code).toBe(2)
+    expect(stderr).toContain('kode: GEMINI_API_KEY is not set, and google gemini-2.5-pro needs it')
+    expect(stdout).toBe('')
+    expect(readdirSync(sessions)).toEqual([])
+  })
+
+  test('a provider chosen in a config file without its key exits with status 2, naming the variable', async () => {
+    const xdg = tempDir('kode-exec-config-')
+    mkdirSync(join(xdg, 'kode'))
+    writeFileSync(join(xdg, 'kode/config.json'), '{ "api": "openai-chat", "apiKeyEnv": "DEEPSEEK_API_KEY" }')
+    const { code, stderr } = await runKode(['exec', '--sessions-dir', tempDir('kode-exec-'), 'hello'], {
+      XDG_CONFIG_HOME: xdg,
+    })
+    expect(code).toBe(2)
+    expect(stderr).toContain('kode: DEEPSEEK_API_KEY is not set')
   })
 
   test('a usage error exits with status 2 and the usage', async () => {

@@ -1,3 +1,5 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { isMessage, validateHistoryEvent } from '@kode/protocol'
 import { createFileSessionStore, toProviderMessages } from '@kode/session'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -6,13 +8,16 @@ import { ensureTmux, TmuxSession } from './tmux.js'
 
 // The REPL in a real terminal: tmux runs it, the test types with send-keys and reads the screen.
 describe('the REPL under tmux', () => {
-  const sessions = tempDir('kode-repl-')
+  // `/export` writes to `exports/` beside the sessions directory: both inside a fresh one.
+  const sessions = join(tempDir('kode-repl-'), 'sessions')
   let tmux: TmuxSession
 
   beforeAll(() => {
     ensureTmux()
     const env = offlineEnv()
-    const vars = ['PATH', 'HOME'].map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`).join(' ')
+    const vars = ['PATH', 'HOME', 'XDG_CONFIG_HOME']
+      .map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`)
+      .join(' ')
     const command = `cd ${JSON.stringify(REPO)} && env -i ${vars} LANG=C.UTF-8 TERM=xterm-256color node ${JSON.stringify(KODE)} --sessions-dir ${JSON.stringify(sessions)}`
     tmux = new TmuxSession('kode-repl-test', command)
   })
@@ -33,7 +38,9 @@ describe('the REPL under tmux', () => {
     expect(screen).toMatch(/✓ read_file README\.md \(\d+(ms|\.\d+s)\) → 1\| # Kode/)
     expect(screen).toMatch(/✓ list_dir packages .*→ core\//)
     expect(screen).toContain('⎿ explore ✓ search_text')
-    expect(screen).toMatch(/↳ [\d.]+k? in · \d+ out · context [\d.]+% of 200k/)
+    // The scripted model is free, and its usage lines say so.
+    expect(screen).toMatch(/↳ [\d.]+k? in · \d+ out · \$0\.0000 · context [\d.]+% of 200k/)
+    expect(screen).toMatch(/■ Done · 4 turns · [\d.]+k tokens · \$0\.0000 · /)
     expect(screen).toContain('☑ Sum up the tour')
   })
 
@@ -45,14 +52,92 @@ describe('the REPL under tmux', () => {
     expect(tmux.screen()).toContain('■ Interrupted')
   })
 
-  test('a second Ctrl-C at the idle prompt exits', async () => {
+  // The session commands, on the session just run (and a fork of it).
+  describe('session commands', () => {
+    let id: string
+
+    /** What the screen shows after the last time `marker` appeared on it. */
+    const after = (marker: string) => {
+      const screen = tmux.screen()
+      const at = screen.lastIndexOf(marker)
+      return at === -1 ? '' : screen.slice(at + marker.length)
+    }
+    /** Types a command and waits until the screen below it shows `done`. */
+    const command = async (line: string, done: string) => {
+      tmux.send(line, 'Enter')
+      // Done once `done` shows below the command and the prompt is back under it.
+      const finished = () => {
+        const below = after(`› ${line}`)
+        return below.includes(done) && below.trimEnd().endsWith('›')
+      }
+      await tmux.waitFor(`${JSON.stringify(done)} after ${line}`, finished)
+      return after(`› ${line}`)
+    }
+
+    beforeAll(async () => {
+      const store = createFileSessionStore({ dir: sessions })
+      id = (await store.list()).find((s) => s.subAgent === undefined)!.id
+      await store.close()
+    })
+
+    test('/sessions lists the session, marked current, titled after its first prompt', async () => {
+      const shown = await command('/sessions', id)
+      expect(shown).toMatch(
+        new RegExp(`\\* ${id}  [\\d-]+ [\\d:]+ +\\d+ records  give me a tour of this repository`),
+      )
+    })
+
+    test('/export writes the session as an HTML file', async () => {
+      const shown = await command('/export', '.html')
+      const file = /Exported to (\S+\.html)/.exec(shown)?.[1]
+      expect(file).toBe(join(sessions, '..', 'exports', `${id}.html`))
+      expect(existsSync(file!)).toBe(true)
+      expect(readFileSync(file!, 'utf8')).toContain('A tour of this repository')
+    })
+
+    test('/fork copies the session into a new one and continues there', async () => {
+      const shown = await command('/fork', '── resumed ──')
+      const forkId = /Forked into (\S+)\./.exec(shown)?.[1]
+      expect(forkId).toBeDefined()
+      expect(forkId).not.toBe(id)
+      expect(shown).toContain(`── session ${forkId} · give me a tour of this repository (fork) ──`)
+      const store = createFileSessionStore({ dir: sessions })
+      expect(await store.info(forkId!)).toMatchObject({ parentSessionId: id, forkedFrom: { sessionId: id } })
+      await store.close()
+    })
+
+    test('/resume <prefix> switches back and replays the session on screen', async () => {
+      const prefix = id.slice(0, 8)
+      const shown = await command(`/resume ${prefix}`, '── resumed ──')
+      expect(shown).toContain(`── session ${id} · give me a tour of this repository ──`)
+      expect(shown).toContain('› give me a tour of this repository')
+      expect(shown).toMatch(/✓ read_file README\.md/)
+      expect(shown).toContain('A tour of this repository')
+      expect(shown).toContain('› now count please')
+      expect(shown).toContain('1, 2, 3,')
+      expect(shown).toContain('⏹ Interrupted by user')
+    })
+
+    test('/sessions now lists both, the resumed one current', async () => {
+      const shown = await command('/sessions', '(fork)')
+      expect(shown).toContain(`* ${id} `)
+      expect(shown).toMatch(/\n {2}\S+ .*give me a tour of this repository \(fork\)/)
+    })
+  })
+
+  test('Ctrl-C at the idle prompt asks for another, which exits', async () => {
+    tmux.send('C-c')
+    await tmux.waitForText('(Ctrl-C again to exit)')
     tmux.send('C-c')
     await tmux.waitFor('kode to exit', () => !tmux.running())
   })
 
   test('the session file is valid: it decodes, and the provider view answers every call', async () => {
     const store = createFileSessionStore({ dir: sessions })
-    const [info, ...others] = (await store.list()).filter((s) => s.subAgent === undefined)
+    // The session run here; the other top-level one is its fork.
+    const [info, ...others] = (await store.list()).filter(
+      (s) => s.subAgent === undefined && s.forkedFrom === undefined,
+    )
     expect(others).toEqual([])
     const history = await store.read(info!.id)
     for (const record of history) expect(validateHistoryEvent(record)).toBe(record)

@@ -8,9 +8,12 @@ import { fileURLToPath } from 'node:url'
 export const KODE = fileURLToPath(new URL('../../dist/kode.js', import.meta.url))
 export const REPO = fileURLToPath(new URL('../../../..', import.meta.url))
 
-/** The environment without any provider key, so every run is offline whatever the machine has. */
+/**
+ * The environment without any provider key, so every run is offline whatever the machine has,
+ * and without the user's config file (one naming a provider would make a keyless run an error).
+ */
 export function offlineEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' }
+  const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: tempDir('kode-xdg-') }
   for (const name of [
     'ANTHROPIC_API_KEY',
     'OPENAI_API_KEY',
