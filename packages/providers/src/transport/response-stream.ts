@@ -2,8 +2,9 @@ import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
 import type { EventMapper, WireAdapter, WireRequest } from '../adapter.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
-import { ProviderError } from './errors.js'
+import { excerpt, ProviderError } from './errors.js'
 import { type ErrorContext, errorFromResponse, errorFromThrown, transportError } from './failures.js'
+import { requestHeaders } from './headers.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
 import { SseDecoder, type SseEvent } from './sse.js'
@@ -43,6 +44,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private acc: Accumulator
   private wire: WireRequest | undefined
   private body: string | undefined
+  private headers: Record<string, string> | undefined
   private controller: AbortController | undefined
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   private decoder = new SseDecoder()
@@ -168,7 +170,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.mapper!(event, this.acc)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = `could not read an event (${messageOf(thrown)}): ${event.data.slice(0, 120)}`
+      const { apiKey } = this.setup.errors
+      const detail = `could not read an event (${messageOf(thrown)}): ${excerpt(event.data, 120, apiKey)}`
       throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false, cause: thrown })
     }
   }
@@ -189,6 +192,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.attempt++
     this.wire ??= await this.buildRequest()
     this.body ??= JSON.stringify(this.wire.body)
+    this.headers ??= requestHeaders(this.wire.headers, setup.headers, setup.errors)
     const controller = new AbortController()
     this.controller = controller
     if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
@@ -197,12 +201,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.watchdog.start()
     const init: RequestInit & { dispatcher?: unknown } = {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...this.wire.headers,
-        ...setup.headers,
-      },
+      headers: this.headers,
       body: this.body,
       signal: controller.signal,
     }
@@ -212,7 +211,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
     if (!response.body || isJsonResponse(response)) {
       const text = response.body ? await response.text() : ''
-      const detail = `expected an event stream, got: ${text.slice(0, 200)}`
+      const detail = `expected an event stream, got: ${excerpt(text, 200, setup.errors.apiKey)}`
       throw transportError(setup.errors, 'invalid_response', detail, { retryable: false })
     }
     this.reader = response.body.getReader()
