@@ -32,7 +32,10 @@ export interface ProviderErrorInit {
   retryable: boolean
   /** The provider's own message, with any API key removed. */
   providerMessage?: string
-  /** The provider's request id header, for support tickets. */
+  /**
+   * The provider's request id header, for support tickets; also set on failures inside a 200
+   * stream (in-stream errors, cuts, stalls), from the headers of that response.
+   */
   requestId?: string
   /** How long the provider asked us to wait (`retry-after-ms` / `Retry-After`). */
   retryAfterMs?: number
@@ -76,6 +79,16 @@ export class ProviderError extends Error {
       (value as Record<symbol, unknown>)[PROVIDER_ERROR] === true
     )
   }
+}
+
+/**
+ * Stamps the request id of the response an error happened in (a failure inside a 200 stream),
+ * unless the error already has one.
+ */
+export function withRequestId(error: ProviderError, requestId: string | undefined): ProviderError {
+  if (requestId !== undefined && error.requestId === undefined)
+    (error as { requestId?: string }).requestId = requestId
+  return error
 }
 
 /**

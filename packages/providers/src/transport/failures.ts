@@ -142,8 +142,19 @@ async function readBodyText(response: Response, ctx: ErrorContext): Promise<stri
   }
 }
 
-function requestIdOf(headers: Headers): string | undefined {
-  return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined
+/**
+ * Response headers that carry the provider's request id: OpenAI and most compatible servers,
+ * Anthropic, Azure OpenAI's gateway. Gemini sends none (its body has a `responseId`).
+ */
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'apim-request-id'] as const
+
+/** The provider's id of the request a response answers, for support tickets. */
+export function requestIdOf(headers: Headers): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const value = headers.get(name)
+    if (value) return value
+  }
+  return undefined
 }
 
 function describeThrown(thrown: unknown): string {

@@ -2,8 +2,14 @@ import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
 import type { EventMapper, WireAdapter, WireRequest } from '../adapter.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
-import { excerpt, ProviderError } from './errors.js'
-import { type ErrorContext, errorFromResponse, errorFromThrown, transportError } from './failures.js'
+import { excerpt, ProviderError, withRequestId } from './errors.js'
+import {
+  type ErrorContext,
+  errorFromResponse,
+  errorFromThrown,
+  requestIdOf,
+  transportError,
+} from './failures.js'
 import { requestHeaders } from './headers.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
@@ -47,6 +53,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private headers: Record<string, string> | undefined
   private controller: AbortController | undefined
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  /** The request id of the current attempt's response, stamped on errors raised while reading it. */
+  private requestId: string | undefined
   private decoder = new SseDecoder()
   private mapper: EventMapper | undefined
   private readonly watchdog: IdleWatchdog
@@ -209,6 +217,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     const response = await setup.fetch(setup.baseUrl + this.wire.path, init)
     this.watchdog.touch()
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
+    this.requestId = requestIdOf(response.headers)
     if (!response.body || isJsonResponse(response)) {
       const text = response.body ? await response.text() : ''
       const detail = `expected an event stream, got: ${excerpt(text, 200, setup.errors.apiKey)}`
@@ -240,9 +249,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       return false
     }
     const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
-    const error = this.idleFired
-      ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
-      : errorFromThrown(thrown, setup.errors)
+    const error = withRequestId(
+      this.idleFired
+        ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
+        : errorFromThrown(thrown, setup.errors),
+      this.requestId,
+    )
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
@@ -292,6 +304,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.watchdog.stop()
     this.controller?.abort()
     this.reader = undefined
+    this.requestId = undefined
     this.mapper = undefined
     this.decoder = new SseDecoder()
     this.acc = this.newAccumulator()
