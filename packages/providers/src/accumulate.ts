@@ -12,7 +12,7 @@ import {
   type ToolCallPart,
   type Usage,
 } from '@kode/protocol'
-import type { ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
+import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
 
 /** Who is answering; stamped on the final message. */
 export interface AccumulatorOptions {
@@ -180,9 +180,18 @@ export class Accumulator implements ResponseBuilder {
     return undefined
   }
 
-  /** The provider said the response is over: a terminal event, or why it stopped. */
-  get isComplete(): boolean {
-    return this.terminal || this.rawStop !== undefined
+  /** The provider said the response is over, the way its wire says it. */
+  isComplete(completesOn: Completion): boolean {
+    switch (completesOn) {
+      case 'terminal_event':
+        return this.terminal
+      case 'stop_reason':
+        return this.terminal || this.rawStop !== undefined
+      default: {
+        const unknown: never = completesOn
+        throw new TypeError(`unknown completion ${String(unknown)}`)
+      }
+    }
   }
 
   /**

@@ -16,7 +16,20 @@ export interface WireAdapter {
   buildRequest(request: LLMRequest): WireRequest | Promise<WireRequest>
   /** A fresh mapper for one response (each retry gets a new one). */
   createEventMapper(): EventMapper
+  /** What tells the transport a response is complete; default `stop_reason`. See {@link Completion}. */
+  readonly completesOn?: Completion
 }
+
+/**
+ * How a wire says a response is over. A stream that closes before then fails as `stream_cut`
+ * (retried only while nothing was delivered; the partial message travels on the error).
+ * - `terminal_event`: only the wire's terminal event, reported with `out.complete()` (Anthropic
+ *   `message_stop`, Chat Completions `data: [DONE]`, Responses `response.completed`). A stop
+ *   reason without it is not enough: the stream was cut between the two.
+ * - `stop_reason`: a stop reason (`out.stop`) is enough, for wires that have no terminal event
+ *   (Gemini); `out.complete()` still completes the response.
+ */
+export type Completion = 'terminal_event' | 'stop_reason'
 
 /** The HTTP request an adapter asks for; the transport POSTs `body` as JSON. */
 export interface WireRequest {
@@ -112,6 +125,6 @@ export interface ResponseBuilder {
   costUsd(usd: number): void
   /** The provider's stop value and its mapping (`undefined` for values Kode has no word for). */
   stop(raw: string, reason: StopReason | undefined): void
-  /** The wire's terminal event arrived (`[DONE]`, `message_stop`). */
+  /** The wire's terminal event arrived (`[DONE]`, `message_stop`); see {@link Completion}. */
   complete(): void
 }

@@ -6,6 +6,7 @@
 export type { Outcome } from './accumulate.js'
 export type {
   AdapterConfig,
+  Completion,
   EventMapper,
   ProviderFactory,
   ResponseBuilder,

@@ -1,6 +1,6 @@
 import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
-import type { EventMapper, WireAdapter, WireRequest } from '../adapter.js'
+import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
 import { excerpt, ProviderError, withRequestId } from './errors.js'
 import {
@@ -18,6 +18,8 @@ import { SseDecoder, type SseEvent } from './sse.js'
 /** Everything one response needs; built by the client per `stream()` call. */
 export interface ResponseStreamSetup {
   adapter: WireAdapter
+  /** The adapter's `completesOn`, resolved. */
+  completesOn: Completion
   request: LLMRequest
   options: StreamOptions
   /** Base URL without a trailing slash. */
@@ -186,7 +188,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
-    if (!this.acc.isComplete) {
+    if (!this.acc.isComplete(this.setup.completesOn)) {
       const detail = 'the stream ended before the response was complete'
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }

@@ -23,5 +23,7 @@ export const google: ProviderFactory = (config) => {
       return { path, headers, body: googleBody(request, await messages(request, config.readImageFile)) }
     },
     createEventMapper: () => createGoogleEventMapper(config.errors),
+    // Gemini's stream has no terminal event: the chunk with the finish reason is the last.
+    completesOn: 'stop_reason',
   }
 }
