@@ -199,6 +199,9 @@ describe('abort and cancel', () => {
     ['openai-chat', 'deepseek-tool-call'],
     ['anthropic', 'kode-redacted-thinking-tools'],
     ['anthropic', 'anthropic-clear-thinking.1'],
+    ['google', 'kode-thought-signatures'],
+    ['openai-responses', 'kode-reasoning-summaries-phase'],
+    ['openrouter', 'kode-encrypted-reasoning-tool'],
   ] as const
   for (const [api, name] of abortCases) {
     test(`abort after each stream item of ${api} ${name}: done is aborted and holds what was delivered`, async () => {
