@@ -85,7 +85,10 @@ export interface ClientConfig {
   /** Label for `AssistantMessage.provider` and error messages (`deepseek`, `azure`); default `api`. */
   provider?: string
   retry?: RetryOptions
-  /** A stream that sends nothing for this long fails with code `timeout`. Default 300,000 ms; 0 disables. */
+  /**
+   * A stream that sends nothing for this long while Kode waits for it fails with code `timeout`.
+   * Time the consumer spends between items does not count. Default 300,000 ms; 0 disables.
+   */
   idleTimeoutMs?: number
   /** An `undici` Dispatcher (keep-alive pool, proxy), passed to `fetch` as `init.dispatcher`. */
   dispatcher?: unknown

@@ -167,8 +167,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     for (;;) {
       const item = this.mapDecoded()
       if (item !== undefined) return item
+      // Watched only while the read is pending: a consumer that pauses between items is not a stall.
+      this.watchdog.resume()
       const chunk = await reader.read()
-      this.watchdog.touch()
+      this.watchdog.pause()
       if (chunk.done) return this.endOfBody()
       this.decoder.feed(chunk.value)
     }
