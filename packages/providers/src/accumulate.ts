@@ -4,6 +4,7 @@ import {
   computeCostUsd,
   type ImagePart,
   type ModelPrices,
+  type StopDetails,
   type StopReason,
   type StreamItem,
   type TextPart,
@@ -54,6 +55,7 @@ export class Accumulator implements ResponseBuilder {
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
+  private stopDetails: StopDetails | undefined
   private terminal = false
 
   constructor(private readonly options: AccumulatorOptions) {}
@@ -161,9 +163,10 @@ export class Accumulator implements ResponseBuilder {
     if (Number.isFinite(usd) && usd >= 0) this.providerCost = usd
   }
 
-  stop(raw: string, reason: StopReason | undefined): void {
+  stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void {
     this.rawStop = raw
     this.mappedStop = reason
+    this.stopDetails = details
   }
 
   complete(): void {
@@ -223,6 +226,7 @@ export class Accumulator implements ResponseBuilder {
     if (outcome === 'complete') {
       if (this.mappedStop !== undefined) message.stopReason = this.mappedStop
       if (this.rawStop !== undefined) message.rawStopReason = this.rawStop
+      if (this.stopDetails !== undefined) message.stopDetails = this.stopDetails
     } else {
       message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
     }

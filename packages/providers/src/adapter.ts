@@ -1,4 +1,4 @@
-import type { ImagePart, SignatureFormat, StopReason, Usage } from '@kode/protocol'
+import type { ImagePart, SignatureFormat, StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { ErrorContext } from './transport/failures.js'
 import type { SseEvent } from './transport/sse.js'
 import type { ClientConfig, LLMRequest, ModelInfo } from './types.js'
@@ -123,8 +123,11 @@ export interface ResponseBuilder {
   usage(usage: Usage): void
   /** The cost the provider reported (OpenRouter); wins over catalog prices. */
   costUsd(usd: number): void
-  /** The provider's stop value and its mapping (`undefined` for values Kode has no word for). */
-  stop(raw: string, reason: StopReason | undefined): void
+  /**
+   * The provider's stop value and its mapping (`undefined` for values Kode has no word for), and
+   * what the provider said beyond it (a refusal's category and explanation), kept on the message.
+   */
+  stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void
   /** The wire's terminal event arrived (`[DONE]`, `message_stop`); see {@link Completion}. */
   complete(): void
 }
