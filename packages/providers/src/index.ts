@@ -147,6 +147,8 @@ export type {
   LLMClient,
   LLMRequest,
   ModelInfo,
+  ReasoningControl,
+  ReasoningEffort,
   RetryInfo,
   StreamOptions,
 } from './types.js'

@@ -12,10 +12,23 @@ export interface LLMRequest {
   /** Upper bound of generated tokens (reasoning included where the provider counts it so). */
   maxOutputTokens?: number
   temperature?: number
-  /** Ask for reasoning: an effort level, or (Anthropic) a token budget. */
-  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high'; budgetTokens?: number }
+  /** Ask for reasoning: an effort level, or a token budget (Anthropic, Gemini 2.5, OpenRouter). */
+  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number }
   toolChoice?: 'auto' | 'none' | 'required' | { name: string }
 }
+
+/** How hard a model should think, lowest first. */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'
+
+/**
+ * How a model's reasoning is sized, for an api that has more than one way (Gemini: levels for
+ * Gemini 3, a token budget for Gemini 2.5).
+ */
+export type ReasoningControl =
+  /** The effort levels the model accepts (Gemini 3 `thinkingLevel`). */
+  | { type: 'levels'; levels: readonly ReasoningEffort[] }
+  /** A token budget within `min`..`max` (Gemini 2.5 `thinkingBudget`). */
+  | { type: 'budget'; min: number; max: number }
 
 /** What {@link StreamOptions.onRetry} is told before a retry. */
 export interface RetryInfo {
@@ -64,6 +77,8 @@ export interface ModelInfo {
   prices?: ModelPrices
   /** The model can reason (thinking / reasoning effort). */
   reasoning?: boolean
+  /** How the model's reasoning is sized, where its api has more than one way (Gemini). */
+  reasoningControl?: ReasoningControl
   /** The model accepts image input. */
   images?: boolean
 }
