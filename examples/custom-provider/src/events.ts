@@ -73,7 +73,9 @@ export function createCohereEventMapper(errors: ErrorContext): EventMapper {
         const usage = end.usage && cohereUsage(end.usage)
         if (usage) out.usage(usage)
         const raw = end.finish_reason ?? 'COMPLETE'
-        return out.stop(raw, cohereStopReason(raw))
+        out.stop(raw, cohereStopReason(raw))
+        // `message-end` is also the stream's terminal event (the factory declares `terminal_event`).
+        return out.complete()
       }
       default:
         return

@@ -25,6 +25,8 @@ export const cohere: ProviderFactory = (config) => {
       }
     },
     createEventMapper: () => createCohereEventMapper(config.errors),
+    // Every stream ends with `message-end`: a stream that closes before it was cut.
+    completesOn: 'terminal_event',
   }
 }
 

@@ -32,6 +32,7 @@ export {
   DeveloperMessage,
   Message,
   type MessageRole,
+  StopDetails,
   StopReason,
   SystemMessage,
   ToolResultMessage,

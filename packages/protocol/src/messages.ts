@@ -46,6 +46,21 @@ export const StopReason = Type.Union([
 ])
 export type StopReason = Static<typeof StopReason>
 
+/**
+ * What the provider said about why it stopped, beyond the stop value: Anthropic sends a refusal's
+ * category and an explanation meant for the user. Absent when the provider says nothing more.
+ */
+export const StopDetails = Type.Object(
+  {
+    /** The provider's category of the stop (`cyber` for an Anthropic refusal). */
+    category: Type.Optional(Type.String()),
+    /** A human-readable explanation, for the host to show. */
+    explanation: Type.Optional(Type.String()),
+  },
+  { $id: 'StopDetails' },
+)
+export type StopDetails = Static<typeof StopDetails>
+
 /** One model response: ordered parts plus the response's metadata. */
 export const AssistantMessage = message(
   'assistant',
@@ -54,6 +69,7 @@ export const AssistantMessage = message(
     usage: Type.Optional(Usage),
     stopReason: Type.Optional(StopReason),
     rawStopReason: Type.Optional(Type.String()),
+    stopDetails: Type.Optional(StopDetails),
     responseId: Type.Optional(Type.String()),
     model: Type.Optional(Type.String()),
     /** Provider label chosen by the host (defaults to the wire api name). */

@@ -127,6 +127,7 @@ export const assistantMessage: fc.Arbitrary<AssistantMessage> = partial<Assistan
       'aborted' as const,
     ),
     rawStopReason: str,
+    stopDetails: partial({ category: str, explanation: str }, []),
     responseId: str,
     model: str,
     provider: str,

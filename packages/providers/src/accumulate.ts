@@ -4,6 +4,7 @@ import {
   computeCostUsd,
   type ImagePart,
   type ModelPrices,
+  type StopDetails,
   type StopReason,
   type StreamItem,
   type TextPart,
@@ -12,7 +13,7 @@ import {
   type ToolCallPart,
   type Usage,
 } from '@kode/protocol'
-import type { ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
+import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
 
 /** Who is answering; stamped on the final message. */
 export interface AccumulatorOptions {
@@ -54,6 +55,7 @@ export class Accumulator implements ResponseBuilder {
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
+  private stopDetails: StopDetails | undefined
   private terminal = false
 
   constructor(private readonly options: AccumulatorOptions) {}
@@ -161,9 +163,10 @@ export class Accumulator implements ResponseBuilder {
     if (Number.isFinite(usd) && usd >= 0) this.providerCost = usd
   }
 
-  stop(raw: string, reason: StopReason | undefined): void {
+  stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void {
     this.rawStop = raw
     this.mappedStop = reason
+    this.stopDetails = details
   }
 
   complete(): void {
@@ -180,9 +183,18 @@ export class Accumulator implements ResponseBuilder {
     return undefined
   }
 
-  /** The provider said the response is over: a terminal event, or why it stopped. */
-  get isComplete(): boolean {
-    return this.terminal || this.rawStop !== undefined
+  /** The provider said the response is over, the way its wire says it. */
+  isComplete(completesOn: Completion): boolean {
+    switch (completesOn) {
+      case 'terminal_event':
+        return this.terminal
+      case 'stop_reason':
+        return this.terminal || this.rawStop !== undefined
+      default: {
+        const unknown: never = completesOn
+        throw new TypeError(`unknown completion ${String(unknown)}`)
+      }
+    }
   }
 
   /**
@@ -214,6 +226,7 @@ export class Accumulator implements ResponseBuilder {
     if (outcome === 'complete') {
       if (this.mappedStop !== undefined) message.stopReason = this.mappedStop
       if (this.rawStop !== undefined) message.rawStopReason = this.rawStop
+      if (this.stopDetails !== undefined) message.stopDetails = this.stopDetails
     } else {
       message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
     }

@@ -1,4 +1,4 @@
-import type { ImagePart, SignatureFormat, StopReason, Usage } from '@kode/protocol'
+import type { ImagePart, SignatureFormat, StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { ErrorContext } from './transport/failures.js'
 import type { SseEvent } from './transport/sse.js'
 import type { ClientConfig, LLMRequest, ModelInfo } from './types.js'
@@ -16,7 +16,20 @@ export interface WireAdapter {
   buildRequest(request: LLMRequest): WireRequest | Promise<WireRequest>
   /** A fresh mapper for one response (each retry gets a new one). */
   createEventMapper(): EventMapper
+  /** What tells the transport a response is complete; default `stop_reason`. See {@link Completion}. */
+  readonly completesOn?: Completion
 }
+
+/**
+ * How a wire says a response is over. A stream that closes before then fails as `stream_cut`
+ * (retried only while nothing was delivered; the partial message travels on the error).
+ * - `terminal_event`: only the wire's terminal event, reported with `out.complete()` (Anthropic
+ *   `message_stop`, Chat Completions `data: [DONE]`, Responses `response.completed`). A stop
+ *   reason without it is not enough: the stream was cut between the two.
+ * - `stop_reason`: a stop reason (`out.stop`) is enough, for wires that have no terminal event
+ *   (Gemini); `out.complete()` still completes the response.
+ */
+export type Completion = 'terminal_event' | 'stop_reason'
 
 /** The HTTP request an adapter asks for; the transport POSTs `body` as JSON. */
 export interface WireRequest {
@@ -110,8 +123,11 @@ export interface ResponseBuilder {
   usage(usage: Usage): void
   /** The cost the provider reported (OpenRouter); wins over catalog prices. */
   costUsd(usd: number): void
-  /** The provider's stop value and its mapping (`undefined` for values Kode has no word for). */
-  stop(raw: string, reason: StopReason | undefined): void
-  /** The wire's terminal event arrived (`[DONE]`, `message_stop`). */
+  /**
+   * The provider's stop value and its mapping (`undefined` for values Kode has no word for), and
+   * what the provider said beyond it (a refusal's category and explanation), kept on the message.
+   */
+  stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void
+  /** The wire's terminal event arrived (`[DONE]`, `message_stop`); see {@link Completion}. */
   complete(): void
 }

@@ -1,5 +1,5 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
-import type { ProviderFactory } from './adapter.js'
+import type { Completion, ProviderFactory } from './adapter.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { ProviderError } from './transport/errors.js'
@@ -37,6 +37,7 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const errors = { label: provider, apiKey: config.apiKey, now }
   const adapter = factory({ ...config, provider, modelInfo, errors, createId })
   const baseUrl = (config.baseUrl ?? adapter.defaultBaseUrl).replace(/\/+$/, '')
+  const completesOn = completionOf(adapter.completesOn, provider)
   const retry = resolveRetryPolicy(config.retry)
   const message = {
     api: config.api,
@@ -50,6 +51,7 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const stream = (request: LLMRequest, options: StreamOptions = {}): AsyncIterableIterator<StreamItem> =>
     new ResponseStream({
       adapter,
+      completesOn,
       request,
       options,
       baseUrl,
@@ -77,4 +79,14 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       })
     },
   }
+}
+
+/** The adapter's `completesOn`; a value no version of Kode knows is a config error, found early. */
+function completionOf(value: Completion | undefined, provider: string): Completion {
+  if (value === undefined || value === 'stop_reason' || value === 'terminal_event')
+    return value ?? 'stop_reason'
+  throw new ProviderError(`${provider}: the adapter's completesOn is ${JSON.stringify(value)}`, {
+    code: 'invalid_config',
+    retryable: false,
+  })
 }

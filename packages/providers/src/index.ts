@@ -6,6 +6,7 @@
 export type { Outcome } from './accumulate.js'
 export type {
   AdapterConfig,
+  Completion,
   EventMapper,
   ProviderFactory,
   ResponseBuilder,
@@ -146,6 +147,8 @@ export type {
   LLMClient,
   LLMRequest,
   ModelInfo,
+  ReasoningControl,
+  ReasoningEffort,
   RetryInfo,
   StreamOptions,
 } from './types.js'

@@ -12,10 +12,23 @@ export interface LLMRequest {
   /** Upper bound of generated tokens (reasoning included where the provider counts it so). */
   maxOutputTokens?: number
   temperature?: number
-  /** Ask for reasoning: an effort level, or (Anthropic) a token budget. */
-  reasoning?: { effort?: 'minimal' | 'low' | 'medium' | 'high'; budgetTokens?: number }
+  /** Ask for reasoning: an effort level, or a token budget (Anthropic, Gemini 2.5, OpenRouter). */
+  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number }
   toolChoice?: 'auto' | 'none' | 'required' | { name: string }
 }
+
+/** How hard a model should think, lowest first. */
+export type ReasoningEffort = 'minimal' | 'low' | 'medium' | 'high'
+
+/**
+ * How a model's reasoning is sized, for an api that has more than one way (Gemini: levels for
+ * Gemini 3, a token budget for Gemini 2.5).
+ */
+export type ReasoningControl =
+  /** The effort levels the model accepts (Gemini 3 `thinkingLevel`). */
+  | { type: 'levels'; levels: readonly ReasoningEffort[] }
+  /** A token budget within `min`..`max` (Gemini 2.5 `thinkingBudget`). */
+  | { type: 'budget'; min: number; max: number }
 
 /** What {@link StreamOptions.onRetry} is told before a retry. */
 export interface RetryInfo {
@@ -64,6 +77,8 @@ export interface ModelInfo {
   prices?: ModelPrices
   /** The model can reason (thinking / reasoning effort). */
   reasoning?: boolean
+  /** How the model's reasoning is sized, where its api has more than one way (Gemini). */
+  reasoningControl?: ReasoningControl
   /** The model accepts image input. */
   images?: boolean
 }
@@ -85,7 +100,10 @@ export interface ClientConfig {
   /** Label for `AssistantMessage.provider` and error messages (`deepseek`, `azure`); default `api`. */
   provider?: string
   retry?: RetryOptions
-  /** A stream that sends nothing for this long fails with code `timeout`. Default 300,000 ms; 0 disables. */
+  /**
+   * A stream that sends nothing for this long while Kode waits for it fails with code `timeout`.
+   * Time the consumer spends between items does not count. Default 300,000 ms; 0 disables.
+   */
   idleTimeoutMs?: number
   /** An `undici` Dispatcher (keep-alive pool, proxy), passed to `fetch` as `init.dispatcher`. */
   dispatcher?: unknown

@@ -157,13 +157,21 @@ describe('Accumulator', () => {
     expect(drain(acc)).toEqual([])
   })
 
-  test('complete is known from a stop reason or from the terminal event', () => {
+  test('on a wire without a terminal event, a stop reason or the terminal event completes', () => {
     const a = make()
-    expect(a.isComplete).toBe(false)
-    a.stop('end_turn', 'stop')
-    expect(a.isComplete).toBe(true)
+    expect(a.isComplete('stop_reason')).toBe(false)
+    a.stop('STOP', 'stop')
+    expect(a.isComplete('stop_reason')).toBe(true)
     const b = make()
     b.complete()
-    expect(b.isComplete).toBe(true)
+    expect(b.isComplete('stop_reason')).toBe(true)
+  })
+
+  test('on a wire with a terminal event, only the terminal event completes', () => {
+    const a = make()
+    a.stop('end_turn', 'stop')
+    expect(a.isComplete('terminal_event')).toBe(false)
+    a.complete()
+    expect(a.isComplete('terminal_event')).toBe(true)
   })
 })

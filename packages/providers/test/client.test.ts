@@ -32,6 +32,18 @@ describe('createClient', () => {
     expect(createClient({ api: 'openai-chat', model: 'local-model' }).modelInfo).toBeUndefined()
   })
 
+  test('an adapter completesOn no version of Kode knows is an invalid_config error at creation', () => {
+    registerProvider('odd-completion', () => ({
+      defaultBaseUrl: 'http://unused',
+      buildRequest: () => ({ path: '/', headers: {}, body: {} }),
+      createEventMapper: () => () => {},
+      completesOn: 'eventually' as never,
+    }))
+    expect(() => createClient({ api: 'odd-completion', model: 'm' })).toThrow(
+      expect.objectContaining({ code: 'invalid_config' }),
+    )
+  })
+
   test('provider defaults to the api and labels messages and errors', () => {
     const client = createClient({ api: 'openai-chat', model: 'm', provider: 'deepseek' })
     expect([client.api, client.provider, client.model]).toEqual(['openai-chat', 'deepseek', 'm'])
@@ -39,7 +51,8 @@ describe('createClient', () => {
 })
 
 test('registerProvider: a custom wire api from two mappings over the shared transport', async () => {
-  // A made-up wire: `data: {"say": "..."}` events, then `data: {"end": "finished"}`.
+  // A made-up wire: `data: {"say": "..."}` events, then `data: {"end": "finished"}`. It declares no
+  // `completesOn`, so the stop reason completes the response, as it did before adapters declared it.
   registerProvider('echo-wire', (config) => ({
     defaultBaseUrl: 'http://unused',
     buildRequest: (request) => ({
@@ -93,9 +106,12 @@ test('fetch and dispatcher are passed through; host headers override the adapter
   let seen: { url: string; init: RequestInit & { dispatcher?: unknown } } | undefined
   const fetch = async (url: string | URL | Request, init?: RequestInit) => {
     seen = { url: String(url), init: init as RequestInit & { dispatcher?: unknown } }
-    return new Response('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\n', {
-      headers: { 'content-type': 'text/event-stream' },
-    })
+    return new Response(
+      'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+      {
+        headers: { 'content-type': 'text/event-stream' },
+      },
+    )
   }
   const client = createClient({
     api: 'openai-chat',

@@ -154,6 +154,32 @@ describe('stalls', () => {
     expect(message.stopReason).toBe('stop')
   })
 
+  test('a consumer that pauses longer than idleTimeoutMs between items is not a stall', async () => {
+    // An in-memory body (no network, so nothing but the pause is slow) that errors when the
+    // request is aborted, as fetch's does: a false timeout would abort it mid-pause.
+    const bytes = frameChat(TEXT).map((frame) => new TextEncoder().encode(frame))
+    const fetch = async (_url: string | URL | Request, init?: RequestInit) => {
+      let next = 0
+      const body = new ReadableStream<Uint8Array>({
+        start(controller) {
+          init?.signal?.addEventListener('abort', () => controller.error(init.signal?.reason))
+        },
+        pull(controller) {
+          if (next < bytes.length) controller.enqueue(bytes[next++]!)
+          else controller.close()
+        },
+      })
+      return new Response(body, { headers: { 'content-type': 'text/event-stream' } })
+    }
+    const items: StreamItem[] = []
+    for await (const item of client({ fetch, idleTimeoutMs: 200, retry: { maxAttempts: 1 } }).stream(ask())) {
+      items.push(item)
+      // Busy with the first item for three idle timeouts while the rest of the body waits unread.
+      if (items.length === 1) await new Promise((resolve) => setTimeout(resolve, 600))
+    }
+    expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
+  })
+
   test('a stall after output keeps what arrived on the error', async () => {
     const frames = frameChat(TEXT)
     server().enqueue({ body: frames, stallAfterBytes: Buffer.byteLength(frames[0]!) })
@@ -199,6 +225,9 @@ describe('abort and cancel', () => {
     ['openai-chat', 'deepseek-tool-call'],
     ['anthropic', 'kode-redacted-thinking-tools'],
     ['anthropic', 'anthropic-clear-thinking.1'],
+    ['google', 'kode-thought-signatures'],
+    ['openai-responses', 'kode-reasoning-summaries-phase'],
+    ['openrouter', 'kode-encrypted-reasoning-tool'],
   ] as const
   for (const [api, name] of abortCases) {
     test(`abort after each stream item of ${api} ${name}: done is aborted and holds what was delivered`, async () => {

@@ -1,4 +1,4 @@
-import type { ModelInfo } from '../types.js'
+import type { ModelInfo, ReasoningControl } from '../types.js'
 
 /**
  * Built-in catalog, by wire api and model id: context window, max output, and USD prices per
@@ -11,7 +11,7 @@ type Row = readonly [
   contextWindow: number,
   maxOutputTokens: number,
   prices: readonly [input: number, output: number, cacheRead?: number, cacheWrite?: number] | undefined,
-  flags?: { reasoning?: boolean; images?: boolean },
+  flags?: { reasoning?: boolean; images?: boolean; control?: ReasoningControl },
 ]
 
 const OPENAI: readonly Row[] = [
@@ -106,13 +106,47 @@ const ANTHROPIC: readonly Row[] = [
   [['claude-3-haiku-20240307'], 200_000, 4_096, [0.25, 1.25, 0.03, 0.3], { images: true }],
 ]
 
-// Gemini prices are those of prompts up to 200k tokens (longer prompts cost more).
+// Gemini prices are those of prompts up to 200k tokens (longer prompts cost more). Gemini 3 sizes
+// reasoning by `thinkingLevel` (Pro: low and high; Flash: all four), Gemini 2.5 by a
+// `thinkingBudget` in a per-model range, and each rejects the other's field with a 400.
+const GEMINI_3_PRO: ReasoningControl = { type: 'levels', levels: ['low', 'high'] }
+const GEMINI_3_FLASH: ReasoningControl = { type: 'levels', levels: ['minimal', 'low', 'medium', 'high'] }
 const GOOGLE: readonly Row[] = [
-  [['gemini-3-pro-preview'], 1_048_576, 65_536, [2, 12, 0.2], { reasoning: true, images: true }],
-  [['gemini-3-flash-preview'], 1_048_576, 65_536, [0.5, 3, 0.05], { reasoning: true, images: true }],
-  [['gemini-2.5-pro'], 1_048_576, 65_536, [1.25, 10, 0.125], { reasoning: true, images: true }],
-  [['gemini-2.5-flash'], 1_048_576, 65_536, [0.3, 2.5, 0.03], { reasoning: true, images: true }],
-  [['gemini-2.5-flash-lite'], 1_048_576, 65_536, [0.1, 0.4, 0.01], { reasoning: true, images: true }],
+  [
+    ['gemini-3-pro-preview'],
+    1_048_576,
+    65_536,
+    [2, 12, 0.2],
+    { reasoning: true, images: true, control: GEMINI_3_PRO },
+  ],
+  [
+    ['gemini-3-flash-preview'],
+    1_048_576,
+    65_536,
+    [0.5, 3, 0.05],
+    { reasoning: true, images: true, control: GEMINI_3_FLASH },
+  ],
+  [
+    ['gemini-2.5-pro'],
+    1_048_576,
+    65_536,
+    [1.25, 10, 0.125],
+    { reasoning: true, images: true, control: { type: 'budget', min: 128, max: 32_768 } },
+  ],
+  [
+    ['gemini-2.5-flash'],
+    1_048_576,
+    65_536,
+    [0.3, 2.5, 0.03],
+    { reasoning: true, images: true, control: { type: 'budget', min: 0, max: 24_576 } },
+  ],
+  [
+    ['gemini-2.5-flash-lite'],
+    1_048_576,
+    65_536,
+    [0.1, 0.4, 0.01],
+    { reasoning: true, images: true, control: { type: 'budget', min: 512, max: 24_576 } },
+  ],
   [['gemini-2.0-flash'], 1_048_576, 8_192, [0.1, 0.4, 0.025], { images: true }],
 ]
 
@@ -151,5 +185,6 @@ export function rowInfo(row: Row): ModelInfo {
   }
   if (flags?.reasoning) info.reasoning = true
   if (flags?.images) info.images = true
+  if (flags?.control) info.reasoningControl = flags.control
   return info
 }

@@ -30,7 +30,7 @@ export type ConformanceCheck =
   | 'expectations'
   /** The same bytes sent one at a time give the same message. */
   | 'chunking'
-  /** The `unknownEvent` frame before every frame changes nothing. */
+  /** An unknown event before every frame changes nothing. */
   | 'unknown-event'
   /** Aborting after an item ends the stream with one aborted `done` holding what was delivered. */
   | 'abort'
@@ -57,7 +57,8 @@ export interface ConformanceOptions {
   config?: Partial<ClientConfig>
   /**
    * One SSE frame of an event type the wire does not define (e.g. `sseFrame('{"type":"x.new"}',
-   * { event: 'x.new' })`). Without it the `unknown-event` check is skipped.
+   * { event: 'x.new' })`). Default: one modelled on each case's frames (see `unknownFrameFor`);
+   * when a case has no JSON event to model it on, the check is reported in `notRun`.
    */
   unknownEvent?: string
   /** At most this many abort points per case, spread over its items. Default 8. */
@@ -74,10 +75,20 @@ export interface ConformanceFailure {
   message: string
 }
 
+/** A check the run left out, and why. */
+export interface ConformanceNotRun {
+  check: ConformanceCheck
+  /** The case, for per-case checks. */
+  case?: string
+  reason: string
+}
+
 /** What {@link runProviderConformance} found. */
 export interface ConformanceReport {
   /** How many checks passed. */
   passed: number
   /** Empty when the provider meets the contract. */
   failures: ConformanceFailure[]
+  /** Checks not run (listed in `skip`, opted out by a case, nothing to run them on). */
+  notRun: ConformanceNotRun[]
 }

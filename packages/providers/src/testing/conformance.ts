@@ -21,6 +21,7 @@ import {
   usageProblems,
 } from './contract.js'
 import { createSseTestServer, type ScriptedResponse, type SseTestServer } from './server.js'
+import { unknownFrameFor } from './unknown-event.js'
 
 const KEY = 'sk-conformance-0123456789abcdef'
 
@@ -53,7 +54,7 @@ export async function runProviderConformance(
 
 /** The state of one conformance run: the server, the clients it makes, the findings. */
 class Run {
-  readonly report: ConformanceReport = { passed: 0, failures: [] }
+  readonly report: ConformanceReport = { passed: 0, failures: [], notRun: [] }
   private readonly skip: ReadonlySet<ConformanceCheck>
   private readonly key: string
 
@@ -89,15 +90,19 @@ class Run {
         'one byte at a time',
       ),
     )
-    const unknown = this.options.unknownEvent
+    const unknown = this.options.unknownEvent ?? unknownFrameFor(c.frames)
     if (unknown !== undefined) {
       await this.check('unknown-event', c, async () => {
         const body = c.frames.flatMap((frame) => [unknown, frame])
         return sameMessage(await this.play(c, { body }), final, 'with unknown events')
       })
+    } else {
+      const reason = 'no frame of the case has JSON object data to model one on; give options.unknownEvent'
+      this.notRun('unknown-event', c, reason)
     }
     await this.check('abort', c, async () => this.abortProblems(c, base.items.length - 1))
     if (c.cutAtByte !== false) await this.check('cut-stream', c, async () => this.cutProblems(c))
+    else this.notRun('cut-stream', c, 'the case sets cutAtByte: false')
     return { message: final, items: base.items.length }
   }
 
@@ -115,6 +120,7 @@ class Run {
     )
     const cuttable = baselines.find((b) => b.case.cutAtByte !== false)
     if (cuttable) await this.check('stall', cuttable.case, async () => this.stallProblems(cuttable.case))
+    else this.notRun('stall', undefined, 'every case sets cutAtByte: false')
     // Last: a request the aborted fetch may still deliver must not meet another check's script.
     await this.check('abort-before-start', first.case, async () => {
       const aborted = AbortSignal.abort()
@@ -255,7 +261,7 @@ class Run {
     c: ConformanceCase | undefined,
     fn: () => Promise<string[]>,
   ): Promise<void> {
-    if (this.skip.has(check)) return
+    if (this.skip.has(check)) return this.notRun(check, c, 'listed in options.skip')
     let problems: string[]
     try {
       problems = await fn()
@@ -265,6 +271,11 @@ class Run {
     if (problems.length === 0) this.report.passed++
     for (const message of problems)
       this.report.failures.push(c ? { check, case: c.name, message } : { check, message })
+  }
+
+  /** Records a check that did not run, so a report never passes it silently. */
+  private notRun(check: ConformanceCheck, c: ConformanceCase | undefined, reason: string): void {
+    this.report.notRun.push(c ? { check, case: c.name, reason } : { check, reason })
   }
 
   /** Queues `response` and streams the case's request against it. */

@@ -10,6 +10,7 @@ export type {
   ConformanceCase,
   ConformanceCheck,
   ConformanceFailure,
+  ConformanceNotRun,
   ConformanceOptions,
   ConformanceReport,
 } from './conformance-types.js'
@@ -33,3 +34,4 @@ export {
   type SseTestServer,
   type SseTestServerOptions,
 } from './server.js'
+export { unknownFrameFor } from './unknown-event.js'

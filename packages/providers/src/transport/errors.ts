@@ -32,7 +32,10 @@ export interface ProviderErrorInit {
   retryable: boolean
   /** The provider's own message, with any API key removed. */
   providerMessage?: string
-  /** The provider's request id header, for support tickets. */
+  /**
+   * The provider's request id header, for support tickets; also set on failures inside a 200
+   * stream (in-stream errors, cuts, stalls), from the headers of that response.
+   */
   requestId?: string
   /** How long the provider asked us to wait (`retry-after-ms` / `Retry-After`). */
   retryAfterMs?: number
@@ -78,8 +81,83 @@ export class ProviderError extends Error {
   }
 }
 
-/** Replaces every occurrence of `secret` in `text`; keys shorter than 8 characters are not secrets. */
+/**
+ * Stamps the request id of the response an error happened in (a failure inside a 200 stream),
+ * unless the error already has one.
+ */
+export function withRequestId(error: ProviderError, requestId: string | undefined): ProviderError {
+  if (requestId !== undefined && error.requestId === undefined)
+    (error as { requestId?: string }).requestId = requestId
+  return error
+}
+
+/**
+ * Replaces every occurrence of `secret` in `text`, and of `secret` trimmed (HTTP trims header
+ * values, so errors quote a key without its surrounding whitespace). Keys shorter than 8
+ * characters are not secrets.
+ */
 export function redact(text: string, secret: string | undefined): string {
-  if (!secret || secret.length < 8 || !text.includes(secret)) return text
-  return text.split(secret).join('[redacted]')
+  if (!secret || secret.length < 8) return text
+  let out = text.includes(secret) ? text.split(secret).join('[redacted]') : text
+  const trimmed = secret.trim()
+  if (trimmed !== secret && trimmed.length >= 8 && out.includes(trimmed))
+    out = out.split(trimmed).join('[redacted]')
+  return out
+}
+
+/**
+ * At most `max` characters of `text`, with `secret` removed first: cutting first could split the
+ * key and leave a prefix of it that `redact` no longer recognises.
+ */
+export function excerpt(text: string, max: number, secret: string | undefined): string {
+  const clean = redact(text, secret)
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+}
+
+/**
+ * `value` safe to keep as an error's `cause`: an error whose message, stack or causes quote
+ * `secret` is replaced by a {@link RedactedError} copy (console.error prints the cause chain);
+ * a string is redacted; anything else is returned as it is.
+ */
+export function redactCause(value: unknown, secret: string | undefined): unknown {
+  return !secret || secret.length < 8 ? value : safeCause(value, secret, 0)
+}
+
+// Cause chains are short; a deeper (or cyclic) one is cut rather than walked forever.
+const MAX_CAUSE_DEPTH = 8
+
+function safeCause(value: unknown, secret: string, depth: number): unknown {
+  if (typeof value === 'string') return redact(value, secret)
+  if (!(value instanceof Error)) return value
+  if (depth >= MAX_CAUSE_DEPTH) return undefined
+  return quotes(value, secret, depth) ? new RedactedError(value, secret, depth) : value
+}
+
+/** Whether `error` or one of its causes mentions `secret` in its message, stack or code. */
+function quotes(error: Error, secret: string, depth: number): boolean {
+  if (depth >= MAX_CAUSE_DEPTH) return true
+  const code = (error as { code?: unknown }).code
+  for (const text of [error.message, error.stack, typeof code === 'string' ? code : undefined]) {
+    if (text !== undefined && redact(text, secret) !== text) return true
+  }
+  const cause = error.cause
+  if (cause instanceof Error) return quotes(cause, secret, depth + 1)
+  return typeof cause === 'string' && redact(cause, secret) !== cause
+}
+
+/**
+ * A copy of an error that quoted the API key: the same `name` and `code`, its message and stack
+ * with the key replaced by `[redacted]`, its causes made safe the same way.
+ */
+export class RedactedError extends Error {
+  readonly code?: unknown
+
+  constructor(original: Error, secret: string, depth: number) {
+    const cause = safeCause(original.cause, secret, depth + 1)
+    super(redact(original.message, secret), cause === undefined ? undefined : { cause })
+    this.name = original.name
+    const code = (original as { code?: unknown }).code
+    if (code !== undefined) this.code = typeof code === 'string' ? redact(code, secret) : code
+    this.stack = original.stack === undefined ? undefined : redact(original.stack, secret)
+  }
 }

@@ -1,4 +1,4 @@
-import { ProviderError, redact } from './errors.js'
+import { excerpt, ProviderError, redact, redactCause } from './errors.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
 
 /** What error messages need to know: who answered, and which secret must never appear. */
@@ -47,7 +47,7 @@ function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
  * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
  */
 export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ProviderError> {
-  const text = await readBodyText(response)
+  const text = await readBodyText(response, ctx)
   const fields = readErrorPayload(parseJsonOr(text))
   const providerMessage = redact(fields.message ?? (text.trim() || response.statusText), ctx.apiKey)
   const shouldRetry = response.headers.get('x-should-retry')
@@ -88,25 +88,35 @@ export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderE
   })
 }
 
-/** Wraps whatever a `fetch` or a body read threw: a `ProviderError` stays as it is. */
+/**
+ * Wraps whatever a `fetch` or a body read threw: a `ProviderError` stays as it is. The cause is
+ * kept, copied without the API key if it quotes it.
+ */
 export function errorFromThrown(thrown: unknown, ctx: ErrorContext): ProviderError {
   if (ProviderError.is(thrown)) return thrown
   const detail = redact(describeThrown(thrown), ctx.apiKey)
   return new ProviderError(`${ctx.label}: network error: ${detail}`, {
     code: 'network',
     retryable: true,
-    cause: thrown,
+    cause: redactCause(thrown, ctx.apiKey),
   })
 }
 
-/** A transport-level failure with one of Kode's own codes. */
+/**
+ * A transport-level failure with one of Kode's own codes. `detail` and `cause` are kept without
+ * the API key; quote long text with `excerpt` so the key is removed before the text is cut.
+ */
 export function transportError(
   ctx: ErrorContext,
   code: 'timeout' | 'stream_cut' | 'stream_spliced' | 'invalid_response' | 'invalid_request',
   detail: string,
   options: { retryable: boolean; cause?: unknown },
 ): ProviderError {
-  return new ProviderError(`${ctx.label}: ${redact(detail, ctx.apiKey)}`, { code, ...options })
+  const init = { code, retryable: options.retryable }
+  return new ProviderError(
+    `${ctx.label}: ${redact(detail, ctx.apiKey)}`,
+    options.cause === undefined ? init : { ...init, cause: redactCause(options.cause, ctx.apiKey) },
+  )
 }
 
 /** Parses one event's JSON data; bad JSON is an `invalid_response` error quoting the start of it. */
@@ -114,7 +124,7 @@ export function parseEventJson(data: string, ctx: ErrorContext): unknown {
   try {
     return JSON.parse(data)
   } catch (cause) {
-    const head = data.length > 120 ? `${data.slice(0, 120)}…` : data
+    const head = excerpt(data, 120, ctx.apiKey)
     throw transportError(ctx, 'invalid_response', `the stream sent an event that is not JSON: ${head}`, {
       retryable: true,
       cause,
@@ -122,17 +132,29 @@ export function parseEventJson(data: string, ctx: ErrorContext): unknown {
   }
 }
 
-async function readBodyText(response: Response): Promise<string> {
+/** The body, without the API key, cut to {@link MAX_ERROR_BODY} characters. */
+async function readBodyText(response: Response, ctx: ErrorContext): Promise<string> {
   try {
-    const text = await response.text()
+    const text = redact(await response.text(), ctx.apiKey)
     return text.length > MAX_ERROR_BODY ? text.slice(0, MAX_ERROR_BODY) : text
   } catch {
     return ''
   }
 }
 
-function requestIdOf(headers: Headers): string | undefined {
-  return headers.get('x-request-id') ?? headers.get('request-id') ?? undefined
+/**
+ * Response headers that carry the provider's request id: OpenAI and most compatible servers,
+ * Anthropic, Azure OpenAI's gateway. Gemini sends none (its body has a `responseId`).
+ */
+const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'apim-request-id'] as const
+
+/** The provider's id of the request a response answers, for support tickets. */
+export function requestIdOf(headers: Headers): string | undefined {
+  for (const name of REQUEST_ID_HEADERS) {
+    const value = headers.get(name)
+    if (value) return value
+  }
+  return undefined
 }
 
 function describeThrown(thrown: unknown): string {

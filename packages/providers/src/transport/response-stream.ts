@@ -1,9 +1,16 @@
 import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
-import type { EventMapper, WireAdapter, WireRequest } from '../adapter.js'
+import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
-import { ProviderError } from './errors.js'
-import { type ErrorContext, errorFromResponse, errorFromThrown, transportError } from './failures.js'
+import { excerpt, ProviderError, withRequestId } from './errors.js'
+import {
+  type ErrorContext,
+  errorFromResponse,
+  errorFromThrown,
+  requestIdOf,
+  transportError,
+} from './failures.js'
+import { requestHeaders } from './headers.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
 import { SseDecoder, type SseEvent } from './sse.js'
@@ -11,6 +18,8 @@ import { SseDecoder, type SseEvent } from './sse.js'
 /** Everything one response needs; built by the client per `stream()` call. */
 export interface ResponseStreamSetup {
   adapter: WireAdapter
+  /** The adapter's `completesOn`, resolved. */
+  completesOn: Completion
   request: LLMRequest
   options: StreamOptions
   /** Base URL without a trailing slash. */
@@ -43,8 +52,11 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private acc: Accumulator
   private wire: WireRequest | undefined
   private body: string | undefined
+  private headers: Record<string, string> | undefined
   private controller: AbortController | undefined
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
+  /** The request id of the current attempt's response, stamped on errors raised while reading it. */
+  private requestId: string | undefined
   private decoder = new SseDecoder()
   private mapper: EventMapper | undefined
   private readonly watchdog: IdleWatchdog
@@ -155,8 +167,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     for (;;) {
       const item = this.mapDecoded()
       if (item !== undefined) return item
+      // Watched only while the read is pending: a consumer that pauses between items is not a stall.
+      this.watchdog.resume()
       const chunk = await reader.read()
-      this.watchdog.touch()
+      this.watchdog.pause()
       if (chunk.done) return this.endOfBody()
       this.decoder.feed(chunk.value)
     }
@@ -168,14 +182,15 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.mapper!(event, this.acc)
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
-      const detail = `could not read an event (${messageOf(thrown)}): ${event.data.slice(0, 120)}`
+      const { apiKey } = this.setup.errors
+      const detail = `could not read an event (${messageOf(thrown)}): ${excerpt(event.data, 120, apiKey)}`
       throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false, cause: thrown })
     }
   }
 
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
-    if (!this.acc.isComplete) {
+    if (!this.acc.isComplete(this.setup.completesOn)) {
       const detail = 'the stream ended before the response was complete'
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }
@@ -189,6 +204,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.attempt++
     this.wire ??= await this.buildRequest()
     this.body ??= JSON.stringify(this.wire.body)
+    this.headers ??= requestHeaders(this.wire.headers, setup.headers, setup.errors)
     const controller = new AbortController()
     this.controller = controller
     if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
@@ -197,12 +213,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.watchdog.start()
     const init: RequestInit & { dispatcher?: unknown } = {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'text/event-stream',
-        ...this.wire.headers,
-        ...setup.headers,
-      },
+      headers: this.headers,
       body: this.body,
       signal: controller.signal,
     }
@@ -210,9 +221,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     const response = await setup.fetch(setup.baseUrl + this.wire.path, init)
     this.watchdog.touch()
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
+    this.requestId = requestIdOf(response.headers)
     if (!response.body || isJsonResponse(response)) {
       const text = response.body ? await response.text() : ''
-      const detail = `expected an event stream, got: ${text.slice(0, 200)}`
+      const detail = `expected an event stream, got: ${excerpt(text, 200, setup.errors.apiKey)}`
       throw transportError(setup.errors, 'invalid_response', detail, { retryable: false })
     }
     this.reader = response.body.getReader()
@@ -241,9 +253,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       return false
     }
     const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
-    const error = this.idleFired
-      ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
-      : errorFromThrown(thrown, setup.errors)
+    const error = withRequestId(
+      this.idleFired
+        ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
+        : errorFromThrown(thrown, setup.errors),
+      this.requestId,
+    )
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
@@ -293,6 +308,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.watchdog.stop()
     this.controller?.abort()
     this.reader = undefined
+    this.requestId = undefined
     this.mapper = undefined
     this.decoder = new SseDecoder()
     this.acc = this.newAccumulator()

@@ -113,6 +113,30 @@ describe('anthropic recorded streams', () => {
     expect(message.stopReason).toBeUndefined()
   })
 
+  test("a refusal's stop_details category and explanation are kept as stopDetails, not as an error", async () => {
+    const message = await claude('anthropic-refusal').complete(ask())
+    expect(message.stopDetails).toEqual({
+      category: 'cyber',
+      explanation:
+        "This request triggered restrictions on violative cyber content and was blocked under Anthropic's Usage Policy.",
+    })
+    expect(message).not.toHaveProperty('errorMessage')
+    expect(message).not.toHaveProperty('isApiError')
+  })
+
+  test('stop_details without a category or explanation leaves no stopDetails', async () => {
+    server().enqueue(
+      streamOf('anthropic', [
+        '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":1}}}',
+        '{"type":"message_delta","delta":{"stop_reason":"refusal","stop_details":{"type":"refusal","category":null}}}',
+        '{"type":"message_stop"}',
+      ]),
+    )
+    const message = await testClient(server(), { api: 'anthropic', model: 'm' }).complete(ask())
+    expect(message.rawStopReason).toBe('refusal')
+    expect(message).not.toHaveProperty('stopDetails')
+  })
+
   test('unknown content blocks (fallback) are skipped', async () => {
     const message = await claude('anthropic-fallback').complete(ask())
     expect(message.parts).toEqual([

@@ -1,6 +1,14 @@
 import type { Usage } from '@kode/protocol'
 import { type EventMapper, type ProviderFactory, parseEventJson, type ResponseBuilder } from '@kode/providers'
-import { type ConformanceCase, runProviderConformance, sseFrame } from '@kode/providers/testing'
+import {
+  type ConformanceCase,
+  frameChat,
+  frameGoogle,
+  frameTyped,
+  runProviderConformance,
+  sseFrame,
+  unknownFrameFor,
+} from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 
 // A tiny wire (`data: {"t": ...}` events) and adapters for it that break the contract on purpose:
@@ -122,15 +130,70 @@ describe('runProviderConformance', () => {
     ])
   })
 
-  test('skipped checks are not run', async () => {
+  test('without options.unknownEvent, a frame modelled on the cases still catches a throw on unknown events', async () => {
+    const report = await runProviderConformance(tiny('throws-on-unknown'), CASES, { api: 'tiny' })
+    expect(report.failures.map((f) => [f.check, f.case])).toEqual([
+      ['unknown-event', 'text'],
+      ['unknown-event', 'tool call, no output count'],
+    ])
+    expect(report.notRun).toEqual([])
+  })
+
+  test('skipped checks are not run, and the report says so', async () => {
     const report = await runProviderConformance(tiny('throws-on-unknown'), CASES, {
       unknownEvent: UNKNOWN,
       skip: ['unknown-event'],
     })
     expect(report.failures).toEqual([])
+    expect(report.notRun).toEqual([
+      { check: 'unknown-event', case: 'text', reason: 'listed in options.skip' },
+      { check: 'unknown-event', case: 'tool call, no output count', reason: 'listed in options.skip' },
+    ])
+  })
+
+  test('a case with no JSON event to model an unknown one on reports unknown-event as not run', async () => {
+    // A wire of plain-text events: `data: <text>`, ended by `data: .`.
+    const plain: ProviderFactory = (config) => ({
+      defaultBaseUrl: 'http://127.0.0.1:9',
+      buildRequest: () => ({ path: '/plain', headers: {}, body: { model: config.model } }),
+      createEventMapper: () => (event, out) => {
+        if (event.data === '.') out.stop('end', 'stop')
+        else out.text(event.data)
+      },
+    })
+    const report = await runProviderConformance(plain, [{ name: 'plain', frames: frames('Hello', '.') }], {
+      skip: ['chunking', 'abort', 'cut-stream', 'break', 'http-error', 'retry-after', 'stall'],
+    })
+    expect(report.failures).toEqual([])
+    expect(report.notRun).toContainEqual({
+      check: 'unknown-event',
+      case: 'plain',
+      reason: expect.stringContaining('give options.unknownEvent'),
+    })
   })
 
   test('at least one case is required', async () => {
     await expect(runProviderConformance(tiny(), [])).rejects.toThrow(TypeError)
+  })
+})
+
+describe('unknownFrameFor models an unknown event on the frames of a case', () => {
+  test('typed, named events (Anthropic, OpenAI Responses): a new type under a new event name', () => {
+    const frames = frameTyped(['{"type":"message_start"}', '{"type":"message_stop"}'])
+    expect(unknownFrameFor(frames)).toBe('event: kode_unknown\ndata: {"type":"kode_unknown"}\n\n')
+  })
+
+  test('untyped events (Chat Completions): a field no chunk has, no event name', () => {
+    const frames = frameChat(['{"id":"c","choices":[]}'])
+    expect(unknownFrameFor(frames)).toBe('data: {"kode_unknown":{}}\n\n')
+  })
+
+  test('CRLF framing (Gemini) is kept', () => {
+    const frames = frameGoogle(['{"candidates":[]}'])
+    expect(unknownFrameFor(frames)).toBe('data: {"kode_unknown":{}}\r\n\r\n')
+  })
+
+  test('nothing to model it on when no event carries a JSON object', () => {
+    expect(unknownFrameFor(frames('plain text', '[DONE]'))).toBeUndefined()
   })
 })

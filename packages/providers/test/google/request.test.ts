@@ -69,14 +69,76 @@ describe('google request', () => {
     })
   })
 
-  test('reasoning asks for thoughts with a budget, or with a thinking level for an effort', async () => {
-    const configOf = async (reasoning: LLMRequest['reasoning']) =>
-      (await bodyOf({ messages: [user('Hi')], reasoning })).generationConfig
-    expect(await configOf({ budgetTokens: 2048 })).toEqual({
-      thinkingConfig: { includeThoughts: true, thinkingBudget: 2048 },
+  describe('reasoning is sized the way the model takes it (catalog reasoningControl)', () => {
+    const thinkingOf = async (
+      model: string,
+      reasoning: LLMRequest['reasoning'],
+      config: Partial<ClientConfig> = {},
+    ) => {
+      const body = await bodyOf({ messages: [user('Hi')], reasoning }, { model, ...config })
+      return (body.generationConfig as { thinkingConfig: unknown }).thinkingConfig
+    }
+
+    test('Gemini 2.5 takes a thinkingBudget: an effort becomes its budget, never a thinkingLevel', async () => {
+      expect(await thinkingOf('gemini-2.5-pro', { effort: 'low' })).toEqual({
+        includeThoughts: true,
+        thinkingBudget: 4_096,
+      })
+      expect(await thinkingOf('gemini-2.5-pro', { budgetTokens: 2_048 })).toEqual({
+        includeThoughts: true,
+        thinkingBudget: 2_048,
+      })
     })
-    expect(await configOf({ effort: 'low' })).toEqual({
-      thinkingConfig: { includeThoughts: true, thinkingLevel: 'low' },
+
+    test("Gemini 2.5 budgets are kept within the model's range", async () => {
+      expect(await thinkingOf('gemini-2.5-pro', { budgetTokens: 50 })).toMatchObject({ thinkingBudget: 128 })
+      expect(await thinkingOf('gemini-2.5-flash', { effort: 'high' })).toMatchObject({
+        thinkingBudget: 24_576,
+      })
+      expect(await thinkingOf('gemini-2.5-flash-lite', { effort: 'minimal' })).toMatchObject({
+        thinkingBudget: 1_024,
+      })
+    })
+
+    test('Gemini 3 Flash takes every effort as its thinkingLevel', async () => {
+      for (const effort of ['minimal', 'low', 'medium', 'high'] as const) {
+        expect(await thinkingOf('gemini-3-flash-preview', { effort })).toEqual({
+          includeThoughts: true,
+          thinkingLevel: effort,
+        })
+      }
+    })
+
+    test('Gemini 3 Pro has only low and high: other efforts move up to the next level it has', async () => {
+      const levelOf = async (effort: 'minimal' | 'low' | 'medium' | 'high') =>
+        ((await thinkingOf('gemini-3-pro-preview', { effort })) as { thinkingLevel: string }).thinkingLevel
+      expect([
+        await levelOf('minimal'),
+        await levelOf('low'),
+        await levelOf('medium'),
+        await levelOf('high'),
+      ]).toEqual(['low', 'low', 'high', 'high'])
+    })
+
+    test('a model the catalog does not know: a budget as thinkingBudget, an effort as thinkingLevel', async () => {
+      expect(await thinkingOf('gemini-next', { effort: 'medium' })).toEqual({
+        includeThoughts: true,
+        thinkingLevel: 'medium',
+      })
+      expect(await thinkingOf('gemini-next', { budgetTokens: 1_000 })).toEqual({
+        includeThoughts: true,
+        thinkingBudget: 1_000,
+      })
+    })
+
+    test('a host catalog entry says how its model sizes reasoning', async () => {
+      const catalog = {
+        'gemini-2.5-custom': { reasoningControl: { type: 'budget', min: 0, max: 8_192 } },
+      } as const
+      expect(await thinkingOf('gemini-2.5-custom', { effort: 'medium' }, { catalog })).toEqual({
+        includeThoughts: true,
+        thinkingBudget: 8_192,
+      })
     })
   })
 

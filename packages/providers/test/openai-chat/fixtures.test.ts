@@ -234,3 +234,41 @@ describe('openai-chat finish reasons', () => {
     ])
   })
 })
+
+describe('openai-chat reasoning fields', () => {
+  const chunk = (delta: Record<string, string>, finish?: string) =>
+    JSON.stringify({ id: 'c', choices: [{ index: 0, delta, finish_reason: finish ?? null }] })
+
+  test.each([
+    ['reasoning_content', 'DeepSeek, vLLM, LM Studio'],
+    ['reasoning', 'OpenRouter, Groq, Ollama'],
+    ['reasoning_text', 'other gateways'],
+  ])('%s (%s) becomes thinking', async (field) => {
+    server().enqueue(
+      streamOf('openai-chat', [
+        chunk({ [field]: 'Think ' }),
+        chunk({ [field]: 'twice.' }),
+        chunk({ content: 'Done.' }, 'stop'),
+      ]),
+    )
+    const items = await collect(testClient(server(), { api: 'openai-chat', model: 'm' }).stream(ask()))
+    expect(items.slice(0, -1)).toEqual([
+      { type: 'thinking_delta', text: 'Think ', responseId: 'c' },
+      { type: 'thinking_delta', text: 'twice.', responseId: 'c' },
+      { type: 'text_delta', text: 'Done.', responseId: 'c' },
+    ])
+    const done = items.at(-1)!
+    expect(done.type === 'done' && done.message.parts).toEqual([
+      { type: 'thinking_text', text: 'Think twice.' },
+      { type: 'text', text: 'Done.' },
+    ])
+  })
+
+  test('a server that sends the same reasoning in two fields gets it once', async () => {
+    server().enqueue(
+      streamOf('openai-chat', [chunk({ reasoning_content: 'Once.', reasoning: 'Once.' }, 'stop')]),
+    )
+    const message = await testClient(server(), { api: 'openai-chat', model: 'm' }).complete(ask())
+    expect(message.parts).toEqual([{ type: 'thinking_text', text: 'Once.' }])
+  })
+})

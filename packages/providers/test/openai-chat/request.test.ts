@@ -148,6 +148,30 @@ describe('openai-chat request', () => {
     ])
   })
 
+  test('developer images folded into a tool result join the image message after the run', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('c1', 'shot'), call('c2', 'shot')]),
+      result('c1', 'one', [{ type: 'image_url', url: PNG_DATA_URL }]),
+      result('c2', 'two'),
+      developer('Note this.', { type: 'image_url', url: 'https://example.com/x.png' }),
+      user('Next'),
+    ]
+    expect((await messagesOf(messages)).slice(2)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: 'one' },
+      { role: 'tool', tool_call_id: 'c2', content: 'two\n\nNote this.' },
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Images returned by tool tool (c1):' },
+          { type: 'image_url', image_url: { url: PNG_DATA_URL } },
+          { type: 'image_url', image_url: { url: 'https://example.com/x.png' } },
+        ],
+      },
+      { role: 'user', content: 'Next' },
+    ])
+  })
+
   test('user images: URLs as given, files read through readImageFile as data URLs', async () => {
     const reads: string[] = []
     const readImageFile = async (path: string) => {

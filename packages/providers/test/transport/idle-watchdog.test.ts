@@ -31,3 +31,36 @@ test('a zero timeout disables it', () => {
   vi.advanceTimersByTime(60_000)
   expect(onIdle).not.toHaveBeenCalled()
 })
+
+test('while paused no idle time counts, however long the pause', () => {
+  const onIdle = vi.fn()
+  const dog = new IdleWatchdog(1_000, onIdle)
+  dog.start()
+  vi.advanceTimersByTime(500)
+  dog.pause()
+  vi.advanceTimersByTime(10_000)
+  expect(onIdle).not.toHaveBeenCalled()
+})
+
+test('after a pause, idle time counts from the resume', () => {
+  const onIdle = vi.fn()
+  const dog = new IdleWatchdog(1_000, onIdle)
+  dog.start()
+  dog.pause()
+  vi.advanceTimersByTime(5_000)
+  dog.resume()
+  vi.advanceTimersByTime(999)
+  expect(onIdle).not.toHaveBeenCalled()
+  vi.advanceTimersByTime(1)
+  expect(onIdle).toHaveBeenCalledTimes(1)
+})
+
+test('resume after stop does not restart it', () => {
+  const onIdle = vi.fn()
+  const dog = new IdleWatchdog(1_000, onIdle)
+  dog.start()
+  dog.stop()
+  dog.resume()
+  vi.advanceTimersByTime(5_000)
+  expect(onIdle).not.toHaveBeenCalled()
+})

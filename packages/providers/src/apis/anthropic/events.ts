@@ -1,4 +1,4 @@
-import type { StopReason, Usage } from '@kode/protocol'
+import type { StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper } from '../../adapter.js'
 import {
   type ErrorContext,
@@ -22,10 +22,21 @@ type AnthropicEvent =
   | { type: 'content_block_start'; index: number; content_block?: ContentBlock }
   | { type: 'content_block_delta'; index: number; delta?: BlockDelta }
   | { type: 'content_block_stop'; index: number }
-  | { type: 'message_delta'; delta?: { stop_reason?: string | null }; usage?: AnthropicUsage }
+  | {
+      type: 'message_delta'
+      delta?: { stop_reason?: string | null; stop_details?: AnthropicStopDetails | null }
+      usage?: AnthropicUsage
+    }
   | { type: 'message_stop' }
   | { type: 'ping' }
   | { type: 'error'; error?: unknown }
+
+/** Sent with some stop reasons (`refusal`): why, in the provider's words. */
+interface AnthropicStopDetails {
+  type?: string
+  category?: string | null
+  explanation?: string | null
+}
 
 type ContentBlock =
   | { type: 'text'; text?: string }
@@ -46,7 +57,8 @@ type BlockDelta =
  * tools, `fallback`) are ignored. A repeated `message_start` for the open message is ignored; one
  * for a different message while the first is open means an intermediary spliced a second
  * response into this one, which fails as `stream_spliced` rather than mixing two responses'
- * signed thinking. Usage from `message_start` is updated by each `message_delta`.
+ * signed thinking. Usage from `message_start` is updated by each `message_delta`, which also
+ * carries the stop reason and, for a refusal, `stop_details` (kept as the message's `stopDetails`).
  */
 export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
   let openMessage: string | undefined
@@ -81,7 +93,7 @@ export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
         return out.endBlock(data.index)
       case 'message_delta': {
         const stop = data.delta?.stop_reason
-        if (stop) out.stop(stop, anthropicStopReason(stop))
+        if (stop) out.stop(stop, anthropicStopReason(stop), stopDetailsOf(data.delta?.stop_details))
         if (data.usage) {
           usage = mergeUsage(usage, data.usage)
           out.usage(anthropicUsage(usage))
@@ -128,6 +140,15 @@ function isBlock<T extends { type: string }, K extends string>(
   type: K,
 ): value is Extract<T, { type: K }> {
   return value.type === type
+}
+
+/** `stop_details` -> the message's `stopDetails`: its category and explanation, when it has either. */
+function stopDetailsOf(details: AnthropicStopDetails | null | undefined): StopDetails | undefined {
+  if (!details || typeof details !== 'object') return undefined
+  const out: StopDetails = {}
+  if (typeof details.category === 'string') out.category = details.category
+  if (typeof details.explanation === 'string') out.explanation = details.explanation
+  return out.category === undefined && out.explanation === undefined ? undefined : out
 }
 
 /** `stop_reason` -> Kode's stop reason; `refusal`, `pause_turn` and unknown values have none. */

@@ -29,6 +29,8 @@ export const anthropic: ProviderFactory = (config) => {
       return { path: '/messages', headers, body }
     },
     createEventMapper: () => createAnthropicEventMapper(config.errors),
+    // Every Messages stream ends with `message_stop`; a close after `message_delta` is a cut.
+    completesOn: 'terminal_event',
   }
 }
 

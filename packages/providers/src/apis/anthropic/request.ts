@@ -10,6 +10,7 @@ import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
+import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
@@ -163,8 +164,6 @@ function toolUseId(id: string): string {
   return fitToolCallId(id, TOOL_CALL_ID_RULES.anthropic)
 }
 
-/** Thinking budgets per effort level. */
-const EFFORT_BUDGET = { minimal: 1_024, low: 4_096, medium: 10_000, high: 32_000 } as const
 const MIN_THINKING_BUDGET = 1_024
 
 /** Options of the request body beyond the messages. */
@@ -220,7 +219,7 @@ export function anthropicBody(
 
 function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): number | undefined {
   if (!reasoning) return undefined
-  const wanted = reasoning.budgetTokens ?? EFFORT_BUDGET[reasoning.effort ?? 'medium']
+  const wanted = reasoning.budgetTokens ?? EFFORT_BUDGET_TOKENS[reasoning.effort ?? 'medium']
   const budget = Math.min(wanted, maxTokens - 1)
   return budget >= MIN_THINKING_BUDGET ? budget : undefined
 }

@@ -20,8 +20,11 @@ export const google: ProviderFactory = (config) => {
   return {
     defaultBaseUrl: GOOGLE_BASE_URL,
     async buildRequest(request) {
-      return { path, headers, body: googleBody(request, await messages(request, config.readImageFile)) }
+      const mapped = await messages(request, config.readImageFile)
+      return { path, headers, body: googleBody(request, mapped, config.modelInfo?.reasoningControl) }
     },
     createEventMapper: () => createGoogleEventMapper(config.errors),
+    // Gemini's stream has no terminal event: the chunk with the finish reason is the last.
+    completesOn: 'stop_reason',
   }
 }

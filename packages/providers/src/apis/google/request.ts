@@ -6,10 +6,11 @@ import type {
   ToolResultMessage,
   UserMessage,
 } from '@kode/protocol'
-import type { LLMRequest } from '../../types.js'
+import type { LLMRequest, ReasoningControl } from '../../types.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { providerView } from '../shared/provider-view.js'
+import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { userAssistantTurns } from '../shared/turns.js'
@@ -158,10 +159,14 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
 
 /**
  * The `generateContent` request body. Tools are declared with `parametersJsonSchema` (full JSON
- * Schema, as TypeBox produces it). `reasoning.budgetTokens` becomes `thinkingBudget`, an effort
- * becomes `thinkingLevel`; either asks for thought summaries (`includeThoughts`).
+ * Schema, as TypeBox produces it). Reasoning asks for thought summaries (`includeThoughts`) and is
+ * sized the way the model takes it (`control`, from the catalog; see {@link thinkingConfig}).
  */
-export function googleBody(request: LLMRequest, mapped: { system: string[]; contents: GoogleContent[] }) {
+export function googleBody(
+  request: LLMRequest,
+  mapped: { system: string[]; contents: GoogleContent[] },
+  control?: ReasoningControl,
+) {
   const body: Record<string, unknown> = { contents: mapped.contents }
   if (mapped.system.length > 0) body.systemInstruction = { parts: mapped.system.map((text) => ({ text })) }
   if (request.tools && request.tools.length > 0) {
@@ -180,15 +185,45 @@ export function googleBody(request: LLMRequest, mapped: { system: string[]; cont
   const generation: Record<string, unknown> = {}
   if (request.maxOutputTokens !== undefined) generation.maxOutputTokens = request.maxOutputTokens
   if (request.temperature !== undefined) generation.temperature = request.temperature
-  const reasoning = request.reasoning
-  if (reasoning) {
-    const thinking: Record<string, unknown> = { includeThoughts: true }
-    if (reasoning.budgetTokens !== undefined) thinking.thinkingBudget = reasoning.budgetTokens
-    else if (reasoning.effort) thinking.thinkingLevel = reasoning.effort
-    generation.thinkingConfig = thinking
-  }
+  if (request.reasoning) generation.thinkingConfig = thinkingConfig(request.reasoning, control)
   if (Object.keys(generation).length > 0) body.generationConfig = generation
   return body
+}
+
+/**
+ * `thinkingConfig` for the model's way of sizing reasoning; the wrong field is a 400.
+ * - Levels (Gemini 3): an effort goes as `thinkingLevel`, moved up to a level the model has
+ *   (Gemini 3 Pro: `minimal` -> `low`, `medium` -> `high`). A budget goes as `thinkingBudget`,
+ *   which Gemini 3 still accepts.
+ * - Budget (Gemini 2.5): a budget, or an effort's budget (1,024 / 4,096 / 10,000 / 32,000
+ *   tokens), goes as `thinkingBudget`, clamped to the model's range.
+ * - Unknown (no catalog entry says): a budget as `thinkingBudget`, an effort as `thinkingLevel`.
+ */
+function thinkingConfig(
+  reasoning: NonNullable<LLMRequest['reasoning']>,
+  control: ReasoningControl | undefined,
+): Record<string, unknown> {
+  const thinking: Record<string, unknown> = { includeThoughts: true }
+  const { effort, budgetTokens } = reasoning
+  switch (control?.type) {
+    case undefined:
+      if (budgetTokens !== undefined) thinking.thinkingBudget = budgetTokens
+      else if (effort) thinking.thinkingLevel = effort
+      return thinking
+    case 'levels':
+      if (budgetTokens !== undefined) thinking.thinkingBudget = budgetTokens
+      else if (effort) thinking.thinkingLevel = nearestLevel(effort, control.levels)
+      return thinking
+    case 'budget': {
+      const wanted = budgetTokens ?? (effort ? EFFORT_BUDGET_TOKENS[effort] : undefined)
+      if (wanted !== undefined) thinking.thinkingBudget = Math.min(control.max, Math.max(control.min, wanted))
+      return thinking
+    }
+    default: {
+      const unknown: never = control
+      throw new TypeError(`unknown reasoning control ${JSON.stringify(unknown)}`)
+    }
+  }
 }
 
 function callingConfig(choice: NonNullable<LLMRequest['toolChoice']>) {

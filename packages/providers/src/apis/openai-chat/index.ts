@@ -1,4 +1,4 @@
-import type { AdapterConfig, EventMapper, ProviderFactory, WireAdapter } from '../../adapter.js'
+import type { AdapterConfig, Completion, EventMapper, ProviderFactory, WireAdapter } from '../../adapter.js'
 import type { ErrorContext } from '../../transport/failures.js'
 import type { LLMRequest } from '../../types.js'
 import { thinkingRenderer } from '../shared/thinking.js'
@@ -34,6 +34,11 @@ export interface ChatAdapterOptions {
   body?: (request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) => Record<string, unknown>
   /** The event mapper (default {@link createChatEventMapper}). */
   events?: (errors: ErrorContext) => EventMapper
+  /**
+   * Default `terminal_event`: the stream must end with `data: [DONE]`. `stop_reason` for a server
+   * that ends without it (a finish reason then completes the response).
+   */
+  completesOn?: Completion
 }
 
 /**
@@ -66,6 +71,7 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
       }
     },
     createEventMapper: () => events(config.errors),
+    completesOn: options.completesOn ?? 'terminal_event',
   }
 }
 

@@ -14,6 +14,7 @@ import { providerView, type ViewEntry } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
+import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
 export type ChatContentPart =
@@ -82,21 +83,16 @@ export function createChatMessageMapper(dialect: ChatDialect) {
     const files = await readImageFiles(request.messages, cached, readImageFile)
     const view = providerView(request)
     const out: ChatMessage[] = view.system.map((content) => ({ role: 'system', content }))
-    let images: ChatContentPart[] = []
-    const flushImages = () => {
-      if (images.length === 0) return
-      out.push({ role: 'user', content: images })
-      images = []
-    }
+    const images = new ToolImageRun<ChatContentPart>((content) => out.push({ role: 'user', content }))
     for (const entry of view.entries) {
-      if (entry.role !== 'tool') flushImages()
+      images.next(entry)
       switch (entry.role) {
         case 'user':
           out.push(userMessage(entry, files))
           break
         case 'tool': {
           const tool = tools.get(entry.message, (m) => convertTool(m, files, toolCallId))
-          if (tool.images.length > 0) images.push(...tool.images)
+          images.add(tool.images)
           out.push(
             entry.appended.length === 0
               ? tool.message
@@ -115,7 +111,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
         }
       }
     }
-    flushImages()
+    images.end()
     return out
 
     function userMessage(entry: Extract<ViewEntry, { role: 'user' }>, files: ImageFiles): ChatMessage {
@@ -151,26 +147,25 @@ function convertTool(
   toolCallId: (id: string) => string,
 ): ConvertedTool {
   const id = toolCallId(message.toolCallId)
-  const images: ChatContentPart[] = []
-  if (message.parts.length > 0) {
-    images.push({ type: 'text', text: `Images returned by tool ${message.toolName} (${id}):` })
-    for (const part of message.parts) images.push(contentPart(part, files))
-  }
+  const images = toolImageContent<ChatContentPart>(message, id, {
+    text: (text) => ({ type: 'text', text }),
+    image: (part) => contentPart(part, files),
+  })
   return { message: { role: 'tool', tool_call_id: id, content: message.outputText }, images }
 }
 
-/** A tool message with developer text appended; developer images join the pending image message. */
+/** A tool message with developer text appended; developer images join the run's image message. */
 function withAppendedText(
   tool: ConvertedTool,
   appended: readonly DeveloperMessage[],
   files: ImageFiles,
-  images: ChatContentPart[],
+  images: ToolImageRun<ChatContentPart>,
 ): ChatMessage {
   let content = tool.message.content
   for (const dev of appended) {
     for (const part of dev.parts) {
       if (part.type === 'text') content = content ? `${content}\n\n${part.text}` : part.text
-      else images.push(contentPart(part, files))
+      else images.add([contentPart(part, files)])
     }
   }
   return { ...tool.message, content }

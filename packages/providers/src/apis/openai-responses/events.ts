@@ -77,8 +77,8 @@ interface ItemState {
  * Function calls keep call id and item id. An item that arrives without deltas is mapped whole
  * from its `output_item.done`, and an item never streamed at all from `response.completed`.
  * `response.completed` means `stop`, or `tool_use` when the output holds function calls;
- * `response.incomplete` for `max_output_tokens` means `length`; `response.failed` and `error`
- * events become a `ProviderError`.
+ * `response.incomplete` for `max_output_tokens` means `length`; both are terminal events.
+ * `response.failed` and `error` events become a `ProviderError`.
  */
 export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   const items = new Map<number, ItemState>()
@@ -177,7 +177,9 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
           data.type === 'response.completed'
             ? 'completed'
             : (response.incomplete_details?.reason ?? 'incomplete')
-        return out.stop(raw, responsesStopReason(raw, calls))
+        out.stop(raw, responsesStopReason(raw, calls))
+        // Both are terminal: the response is over whatever its status.
+        return out.complete()
       }
       case 'response.failed':
         throw errorFromPayload(data.response?.error ?? { message: 'the response failed' }, errors)

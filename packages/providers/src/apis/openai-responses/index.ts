@@ -29,5 +29,6 @@ export const openaiResponses: ProviderFactory = (config) => {
       return { path: '/responses', headers, body: responsesBody(request, mapped, bodyOptions) }
     },
     createEventMapper: () => createResponsesEventMapper(config.errors),
+    completesOn: 'terminal_event',
   }
 }

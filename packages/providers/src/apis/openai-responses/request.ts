@@ -14,6 +14,7 @@ import { providerView, type ViewEntry } from '../shared/provider-view.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Responses input content (the subset Kode sends). */
 export type ResponsesContent =
@@ -72,25 +73,20 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
     const view = providerView(request)
     const input: ResponsesInputItem[] = []
     const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
-    let images: ResponsesContent[] = []
-    const flushImages = () => {
-      if (images.length === 0) return
-      input.push({ role: 'user', content: images })
-      images = []
-    }
+    const images = new ToolImageRun<ResponsesContent>((content) => input.push({ role: 'user', content }))
     for (const entry of view.entries) {
-      if (entry.role !== 'tool') flushImages()
+      images.next(entry)
       switch (entry.role) {
         case 'user':
           input.push({ role: 'user', content: withAppended(contentOf(entry.message), entry, contentOf) })
           break
         case 'tool': {
           const tool = tools.get(entry.message, (m) => convertTool(m, files))
-          images.push(...tool.images)
+          images.add(tool.images)
           let output = tool.item.output
           for (const part of entry.appended.flatMap(contentOf)) {
             if (part.type === 'input_text') output = output ? `${output}\n\n${part.text}` : part.text
-            else images.push(part)
+            else images.add([part])
           }
           input.push(output === tool.item.output ? tool.item : { ...tool.item, output })
           break
@@ -104,7 +100,7 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
         }
       }
     }
-    flushImages()
+    images.end()
     return { instructions: view.system, input }
   }
 }
@@ -129,11 +125,10 @@ function contentPart(part: UserContentPart, files: ImageFiles): ResponsesContent
 
 function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
   const callId = fitToolCallId(message.toolCallId, TOOL_CALL_ID_RULES['openai-responses'])
-  const images: ResponsesContent[] = []
-  if (message.parts.length > 0) {
-    images.push({ type: 'input_text', text: `Images returned by tool ${message.toolName} (${callId}):` })
-    for (const part of message.parts) images.push(contentPart(part, files))
-  }
+  const images = toolImageContent<ResponsesContent>(message, callId, {
+    text: (text) => ({ type: 'input_text', text }),
+    image: (part) => contentPart(part, files),
+  })
   return { item: { type: 'function_call_output', call_id: callId, output: message.outputText }, images }
 }
 

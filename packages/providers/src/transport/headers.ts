@@ -1,0 +1,37 @@
+import { type ErrorContext, transportError } from './failures.js'
+
+/**
+ * The headers of a request: the transport's own, the adapter's, then the host's. Each value is
+ * checked the way `fetch` will check it, so a value HTTP forbids (an API key holding a newline)
+ * fails here as a non-retryable `invalid_request` that names the header, before anything is sent.
+ * `fetch` itself would throw a TypeError quoting the value, which is the key.
+ */
+export function requestHeaders(
+  adapter: Record<string, string>,
+  host: Record<string, string> | undefined,
+  ctx: ErrorContext,
+): Record<string, string> {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    accept: 'text/event-stream',
+    ...adapter,
+    ...host,
+  }
+  try {
+    new Headers(headers)
+  } catch (thrown) {
+    const name = Object.keys(headers).find((key) => !isValidHeader(key, headers[key]!)) ?? 'a header'
+    const detail = `the request header ${JSON.stringify(name)} has a value HTTP does not allow (a line break or another forbidden character; check the API key)`
+    throw transportError(ctx, 'invalid_request', detail, { retryable: false, cause: thrown })
+  }
+  return headers
+}
+
+function isValidHeader(name: string, value: string): boolean {
+  try {
+    new Headers([[name, value]])
+    return true
+  } catch {
+    return false
+  }
+}

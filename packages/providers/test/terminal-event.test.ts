@@ -1,0 +1,120 @@
+import type { AssistantMessage, StreamItem } from '@kode/protocol'
+import type { ProviderError } from '@kode/providers'
+import { type FramedApi, frameChat, frameFor } from '@kode/providers/testing'
+import { describe, expect, test } from 'vitest'
+import { ask, fixture, testClient, useServer } from './helpers.js'
+
+// Issue 3: "A stream cut before its terminal event is an error, never silently accepted as
+// complete". Wires with a terminal event declare `completesOn: 'terminal_event'`; Gemini has none.
+
+const server = useServer()
+const MODELS: Record<FramedApi, string> = {
+  anthropic: 'claude-sonnet-4-5',
+  'openai-chat': 'gpt-4.1',
+  openrouter: 'anthropic/claude-sonnet-4.5',
+  'openai-responses': 'gpt-5.1',
+  google: 'gemini-2.5-pro',
+}
+
+async function run(api: FramedApi): Promise<{ items: StreamItem[]; error: ProviderError | undefined }> {
+  const items: StreamItem[] = []
+  const client = testClient(server(), { api, model: MODELS[api] })
+  try {
+    for await (const item of client.stream(ask())) items.push(item)
+    return { items, error: undefined }
+  } catch (error) {
+    return { items, error: error as ProviderError }
+  }
+}
+
+/** The frames of a fixture, framed as `api` does, without the last `drop` of them. */
+function framesWithout(api: FramedApi, dir: string, name: string, drop = 1): string[] {
+  const frames = frameFor(api, fixture(dir, name))
+  return frames.slice(0, frames.length - drop)
+}
+
+function expectCutAfterOutput(
+  outcome: { items: StreamItem[]; error: ProviderError | undefined },
+  partial: Partial<AssistantMessage>,
+) {
+  expect(outcome.items.length).toBeGreaterThan(0)
+  expect(outcome.items.some((i) => i.type === 'done')).toBe(false)
+  expect(outcome.error).toMatchObject({ code: 'stream_cut', partial: { stopReason: 'error', ...partial } })
+  // Output was delivered, so the transport did not retry.
+  expect(server().requests).toHaveLength(1)
+}
+
+describe('a clean close after the stop reason but before the terminal event is a stream_cut', () => {
+  test('anthropic: message_delta with end_turn arrived, message_stop did not', async () => {
+    const frames = framesWithout('anthropic', 'anthropic', 'anthropic-text')
+    expect(frames.at(-1)).toContain('"stop_reason":"end_turn"')
+    server().enqueue({ body: frames })
+    expectCutAfterOutput(await run('anthropic'), {
+      parts: [{ type: 'text', text: expect.stringMatching(/^Hello!/) }],
+    })
+  })
+
+  test('openai-chat: finish_reason arrived, data: [DONE] did not', async () => {
+    const payloads = fixture('openai-chat', 'kode-interleaved-reasoning')
+    server().enqueue({ body: frameChat(payloads, { done: false }) })
+    expectCutAfterOutput(await run('openai-chat'), {
+      parts: [
+        { type: 'text', text: 'Let me check. ' },
+        { type: 'thinking_text', text: expect.any(String) },
+        { type: 'text', text: expect.any(String) },
+      ],
+    })
+  })
+
+  test('openrouter: finish_reason and usage arrived, data: [DONE] did not', async () => {
+    server().enqueue({ body: frameChat(fixture('openrouter', 'kode-reasoning-details'), { done: false }) })
+    expectCutAfterOutput(await run('openrouter'), {})
+  })
+
+  test('openai-responses: the output item is done, response.completed did not come', async () => {
+    const frames = framesWithout('openai-responses', 'openai-responses', 'azure-text.1')
+    expect(frames.at(-1)).not.toContain('response.completed')
+    server().enqueue({ body: frames })
+    expectCutAfterOutput(await run('openai-responses'), { parts: [{ type: 'text', text: 'Hello' }] })
+  })
+})
+
+test('openai-responses: response.incomplete is terminal too', async () => {
+  server().enqueue({ body: frameFor('openai-responses', fixture('openai-responses', 'kode-unknown-values')) })
+  const { items, error } = await run('openai-responses')
+  expect(error).toBeUndefined()
+  expect(items.at(-1)).toMatchObject({ type: 'done', message: { rawStopReason: 'content_filter' } })
+})
+
+test('a cut after the stop reason but before any output is retried', async () => {
+  const finishOnly = frameChat(['{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'], {
+    done: false,
+  })
+  server().enqueue(
+    { body: finishOnly },
+    { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) },
+  )
+  const { items, error } = await run('openai-chat')
+  expect(error).toBeUndefined()
+  expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
+  expect(server().requests).toHaveLength(2)
+})
+
+describe('google has no terminal event', () => {
+  test('the chunk with the finish reason completes the response', async () => {
+    server().enqueue({ body: frameFor('google', fixture('google', 'google-text')) })
+    const { items, error } = await run('google')
+    expect(error).toBeUndefined()
+    expect(items.at(-1)).toMatchObject({
+      type: 'done',
+      message: { stopReason: 'stop', rawStopReason: 'STOP' },
+    })
+  })
+
+  test('a close before the finish reason is a stream_cut', async () => {
+    const frames = framesWithout('google', 'google', 'kode-thought-signatures')
+    expect(frames.join('')).not.toContain('finishReason')
+    server().enqueue({ body: frames })
+    expectCutAfterOutput(await run('google'), {})
+  })
+})
