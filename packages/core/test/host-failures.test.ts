@@ -100,7 +100,70 @@ describe('failures the host must handle are thrown, after a well-formed event se
   })
 })
 
+describe('the iterator always settles', () => {
+  test('return() while a next() is pending ends that next() too, and the task is interrupted cleanly', async () => {
+    const h = harness()
+    const started = gate()
+    const hang = defineTool({
+      name: 'hang',
+      description: 'Runs until interrupted',
+      parameters: Type.Object({}),
+      execute: () => {
+        started.open()
+        return new Promise<string>(() => {})
+      },
+    })
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'hang', {})] }))
+    const agent = h.createAgent({ tools: [hang] })
+    const run = agent.run('go')
+    await started.promise
+    const iterator = run[Symbol.asyncIterator]()
+    // Take what is buffered, up to the call: nothing more comes while the tool hangs.
+    for (let r = await iterator.next(); !r.done && r.value.type !== 'tool_call'; r = await iterator.next()) {}
+    const pending = iterator.next()
+    const returned = iterator.return!()
+    expect(await pending).toEqual({ done: true, value: undefined })
+    expect(await returned).toEqual({ done: true, value: undefined })
+    expect((await run.done).reason).toBe('aborted')
+    expect(agent.running).toBe(false)
+    expectValidHistory(await agent.history())
+  })
+})
+
 describe('misuse is refused at the call', () => {
+  test('iterating a run a second time is an already_iterated AgentError; the first iteration gets every event', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi'))
+    const agent = h.createAgent()
+    const run = agent.run('go')
+    const first = run[Symbol.asyncIterator]()
+    const error = (() => {
+      try {
+        run[Symbol.asyncIterator]()
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(AgentError.is(error) && error.code).toBe('already_iterated')
+    const events: Event[] = []
+    for (let r = await first.next(); !r.done; r = await first.next()) events.push(r.value)
+    expectOrdered(events)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: go',
+      'turn_start',
+      'assistant_text_start',
+      'text: Hi',
+      'assistant_text_end',
+      'response_complete: Hi',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Hi',
+    ])
+  })
+
   test('run while a task runs is an agent_busy AgentError', async () => {
     const h = harness()
     const hold = gate()
