@@ -45,6 +45,8 @@ export async function runSubAgent(
   const child: TaskRuntime = {
     sessionId,
     signal: parent.signal,
+    // A host failure that stops the parent stops the child as a failure too, not as an interrupt.
+    hostFailure: rt.hostFailure,
     settings,
     store: rt.store,
     journal: new Journal(rt.store, sessionId, formatter),
