@@ -115,7 +115,7 @@ describe('tool failures are error results the model sees, and the loop goes on',
     expect(h.server.requests).toHaveLength(2)
   })
 
-  test('malformed JSON arguments are never executed', async () => {
+  test('malformed JSON arguments in a finished response are never executed; the result says the JSON is invalid', async () => {
     let ran = false
     const tool = defineTool({
       name: 'read_file',
@@ -126,11 +126,22 @@ describe('tool failures are error results the model sees, and the loop goes on',
         return ''
       },
     })
-    const { lines } = await runCalls([tool], [call('c1', 'read_file', '{"path": nope}')])
+    const { lines, history } = await runCalls([tool], [call('c1', 'read_file', '{"path": nope}')])
     expect(ran).toBe(false)
-    // The client marks arguments that do not parse `incomplete`; the engine's own JSON check
-    // (for custom clients) is covered by the defineTool unit tests.
-    expect(lines[1]).toBe(`tool_result c1 error (last): ${INCOMPLETE_CALL_TEXT}`)
+    const parseError = (() => {
+      try {
+        JSON.parse('{"path": nope}')
+      } catch (error) {
+        return (error as Error).message
+      }
+    })()
+    const text = `Invalid arguments for tool "read_file": the arguments are not valid JSON (${parseError})`
+    expect(lines).toEqual(['tool_call c1 read_file {"path": nope}', `tool_result c1 error (last): ${text}`])
+    // Not cut off: the call closed in a response that finished normally.
+    expect(summarizeHistory(history).slice(1, 3)).toEqual([
+      'assistant tool_use: call c1 read_file {"path": nope}',
+      `tool c1 error: ${text}`,
+    ])
   })
 
   test('arguments that do not match the schema name the path and the problem', async () => {
