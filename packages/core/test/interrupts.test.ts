@@ -41,15 +41,46 @@ function script(request: RecordedRequest) {
   })
 }
 
-/** Runs `input`, aborting from inside the loop when the `abortAt`-th event (from 0) arrives. */
+/**
+ * Runs `input`, aborting from a synchronous listener when the `abortAt`-th event (from 0) is
+ * emitted, so the engine is interrupted exactly at that event, not wherever it has got to by the
+ * time an iterator behind it sees the event.
+ */
 async function runAborting(agent: Agent, input: string, abortAt: number) {
   const controller = new AbortController()
-  const run = agent.run(input, { signal: controller.signal })
-  const events: Event[] = []
-  for await (const event of run) {
-    if (events.push(event) - 1 === abortAt) controller.abort()
+  let index = 0
+  const listener = () => {
+    if (index++ === abortAt) controller.abort()
   }
-  return { events, outcome: await run.done }
+  agent.events.on('event', listener)
+  try {
+    return await collect(agent.run(input, { signal: controller.signal }))
+  } finally {
+    agent.events.off('event', listener)
+  }
+}
+
+/** Events a response emits while it streams (and `turn_start`, just before its request). */
+const STREAMING = new Set<Event['type']>([
+  'turn_start',
+  'thinking_start',
+  'thinking_delta',
+  'thinking_end',
+  'assistant_text_start',
+  'assistant_text_delta',
+  'assistant_text_end',
+  'tool_call_start',
+])
+
+/**
+ * Whether the `index`-th event of a run comes before its response has completed: a streaming
+ * event, except the end of the last open stream, which the response's end emits right before
+ * `response_complete` (the response is complete by then).
+ */
+function midStream(events: readonly Event[], index: number): boolean {
+  const { type } = events[index]!
+  const closing = type === 'thinking_end' || type === 'assistant_text_end'
+  return STREAMING.has(type) && !(closing && events[index + 1]?.type === 'response_complete')
 }
 
 /** How the history records the interrupt of the last task. */
@@ -72,14 +103,24 @@ describe.each(['memory', 'file'] as const)('interrupts (%s store)', (kind) => {
     expect(total).toBeGreaterThan(25)
 
     const kinds = new Set<string>()
+    let midStreamAborts = 0
     for (let i = 0; i < total; i++) {
       const agent = h.createAgent({ tools: [work] })
       const { events, outcome } = await runAborting(agent, 'go', i)
-      const where = `abort at event ${i} (${events[i]?.type})`
+      const where = `abort at event ${i} (${baseline.events[i]?.type})`
       // Checked here rather than by expectOrdered so a failure names the index.
       expect(checkEventOrder(events), where).toEqual([])
       const history = await agent.history()
       expectValidHistory(history)
+      if (midStream(baseline.events, i)) {
+        // Interrupted while the response streamed: it never completes.
+        midStreamAborts++
+        expect(outcome.reason, where).toBe('aborted')
+        expect(
+          events.slice(i + 1).filter((e) => e.type === 'response_complete'),
+          where,
+        ).toEqual([])
+      }
       if (outcome.reason === 'aborted') {
         expect(
           events.filter((e) => e.type === 'interrupt'),
@@ -96,6 +137,8 @@ describe.each(['memory', 'file'] as const)('interrupts (%s store)', (kind) => {
       expect(next.outcome, where).toMatchObject({ reason: 'completed', text: 'Welcome back.' })
       expectValidHistory(await agent.history())
     }
+    // Both responses, from their turn_start to their last delta, were interrupted while streaming.
+    expect(midStreamAborts).toBe(25)
     // The sweep hit an interrupt before any output, mid-response, and during the tools.
     expect([...kinds].sort()).toEqual(['aborted response', 'aborted tool result', 'interrupt record'])
   })
