@@ -177,6 +177,35 @@ describe('sub-agents', () => {
     ])
   })
 
+  test("the parent's accounting lists its sub-agents in call order, whichever ends first", async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You research.') {
+        const topic = String(messages[1]?.content)
+        // The first call's child ends last.
+        return chatStream(
+          { id: `r-${topic}`, steps: [say(`Report on ${topic}.`)] },
+          topic === 'slow' ? { chunkDelayMs: 20 } : {},
+        )
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({
+        id: 'r-parent-1',
+        steps: [call('c1', 'researcher', { prompt: 'slow' }), call('c2', 'researcher', { prompt: 'fast' })],
+      })
+    })
+    const agent = h.createAgent({ tools: [researcher] })
+    const { events, outcome } = await collect(agent.run('Research both'))
+    expectOrdered(events)
+    const finishes = events.filter((e) => e.type === 'task_finish').map((e) => e.taskResult)
+    expect(finishes).toEqual(['Report on fast.', 'Report on slow.', 'Done.'])
+    const childOf = (callId: string) =>
+      events.find((e) => e.type === 'task_start' && e.subAgentState?.parentToolCallId === callId)!.sessionId
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual([childOf('c1'), childOf('c2')])
+    expect(events.findLast((e) => e.type === 'task_metadata')).toMatchObject({ metadata: outcome.metadata })
+  })
+
   test('a parent interrupt cascades: children end interrupted with valid histories before the parent finishes', async () => {
     const h = harness()
     // As `route`, but each child's report streams one word and stalls, so both children are

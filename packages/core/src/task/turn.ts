@@ -12,7 +12,7 @@ import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import { callModel } from './model-call.js'
-import type { TaskRuntime } from './runtime.js'
+import type { TaskOutcome, TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {
@@ -195,7 +195,7 @@ async function runCalls(
   responseId: string | undefined,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const children: Promise<unknown>[] = []
+  const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
     rt,
     calls,
@@ -209,14 +209,16 @@ async function runCalls(
       responseId,
       progress,
       runSubAgent: (spec, input) => {
-        const parent = { rt, accounting: state.accounting, toolCallId: call.id, signal: callSignal }
-        const child = runSubAgent(parent, spec, input)
+        const child = runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
         children.push(child.catch(() => undefined))
         return child
       },
     }),
   })
   // An interrupt settles the parent's calls at once; the children still close their sessions.
-  await Promise.all(children)
+  // Their accounting joins the task's in the order they were started, not the order they ended.
+  for (const outcome of await Promise.all(children)) {
+    if (outcome) state.accounting.addSubAgent(outcome.metadata)
+  }
   return interrupted
 }
