@@ -25,7 +25,9 @@ test('over the Anthropic wire: thinking with its signature, a tool turn, and the
   const { events, outcome } = await collect(agent.run('What do the notes say?'))
 
   expectOrdered(events)
-  expect(summarize(events).slice(2, 14)).toEqual([
+  expect(summarize(events)).toEqual([
+    'task_start',
+    'user_message: What do the notes say?',
     'turn_start',
     'thinking_start',
     'thinking: I need the file first.',
@@ -38,6 +40,18 @@ test('over the Anthropic wire: thinking with its signature, a tool turn, and the
     'usage 50/30',
     expect.stringMatching(/^context_usage 80\/\d+$/),
     'tool_call toolu_1 read_file {"path":"notes.md"}',
+    'tool_result toolu_1 success (last): contents of notes.md',
+    'turn_end',
+    'turn_start',
+    'assistant_text_start',
+    'text: The notes say hi.',
+    'assistant_text_end',
+    'response_complete: The notes say hi.',
+    'usage 50/30',
+    expect.stringMatching(/^context_usage 80\/\d+$/),
+    'turn_end',
+    'task_metadata turns=2 subAgents=0',
+    'task_finish completed: The notes say hi.',
   ])
   expect(outcome).toMatchObject({ reason: 'completed', text: 'The notes say hi.' })
   const history = await agent.history()

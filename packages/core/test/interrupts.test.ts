@@ -220,8 +220,11 @@ describe('interrupts', () => {
     // The loop is left only once the task has ended: no waiting on `done` needed.
     expect(agent.running).toBe(false)
     expectOrdered(emitted)
-    const lines = summarize(emitted)
-    expect(lines.slice(lines.indexOf('assistant_text_start'))).toEqual([
+    // The loop runs behind the engine, so how much text streamed before the break varies.
+    expect(summarize(emitted)).toEqual([
+      'task_start',
+      'user_message: count',
+      'turn_start',
       'assistant_text_start',
       expect.stringMatching(/^text: One/),
       'assistant_text_end',
@@ -232,7 +235,11 @@ describe('interrupts', () => {
     ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history)[1]).toMatch(/^assistant aborted: text "One/)
+    expect(summarizeHistory(history)).toEqual([
+      'user: count',
+      expect.stringMatching(/^assistant aborted: text "One/),
+      'task_metadata turns=1 subAgents=0',
+    ])
     expect((await run.done).reason).toBe('aborted')
     expect((await collect(agent.run('again'))).outcome.reason).toBe('completed')
   })
@@ -268,26 +275,32 @@ describe('interrupts', () => {
     )
     const agent = h.createAgent()
     const controller = new AbortController()
-    const run = agent.run('q', { signal: controller.signal })
-    const events: Event[] = []
-    for await (const event of run) {
-      events.push(event)
-      if (event.type === 'assistant_text_delta') controller.abort()
-    }
+    // Interrupted from a listener, so exactly at the first text delta.
+    agent.events.on('assistant_text_delta', () => controller.abort())
+    const { events } = await collect(agent.run('q', { signal: controller.signal }))
     expectOrdered(events)
-    const lines = summarize(events)
-    expect(lines).not.toContain(expect.stringMatching(/^response_complete/))
-    expect(lines.slice(lines.indexOf('assistant_text_end'))).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: q',
+      'turn_start',
+      'thinking_start',
+      'thinking: Thinking hard about this.',
+      'thinking_end',
+      'assistant_text_start',
+      'text: Partial ',
       'assistant_text_end',
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      expect.stringMatching(/^task_finish aborted: Partial/),
+      'task_finish aborted: Partial ',
     ])
     const history = await agent.history()
+    expectValidHistory(history)
     expect(history[1]).toMatchObject({ role: 'assistant', stopReason: 'aborted', responseId: 'r1' })
-    expect(summarizeHistory(history)[1]).toMatch(
-      /^assistant aborted: thinking "Thinking hard about this." \| text "Partial/,
-    )
+    expect(summarizeHistory(history)).toEqual([
+      'user: q',
+      'assistant aborted: thinking "Thinking hard about this." | text "Partial "',
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })
