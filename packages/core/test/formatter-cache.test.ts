@@ -21,9 +21,9 @@ function counting(formatter: HistoryFormatter) {
       count(message)
       return formatter.isAction(message)
     },
-    formatResult: (result) => {
+    formatResult: (result, instructions) => {
       count(result)
-      return formatter.formatResult(result)
+      return formatter.formatResult(result, instructions)
     },
   }
   return { wrapped, byMessage, total: () => total }

@@ -23,6 +23,17 @@ function twoReadsThenAnswer(h: ReturnType<typeof harness>): void {
   )
 }
 
+/** The events of a turn whose response only streams `text`, up to its tool events. */
+const textResponse = (text: string) => [
+  'turn_start',
+  'assistant_text_start',
+  `text: ${text}`,
+  'assistant_text_end',
+  `response_complete: ${text}`,
+  'usage 100/20',
+  'context_usage 120/128000',
+]
+
 type ChatBody = {
   messages: { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string }[]
   tools?: unknown
@@ -37,15 +48,20 @@ describe('a ReAct task', () => {
     const { events, outcome } = await collect(agent.run('What do a.txt and b.txt say?'))
 
     expectOrdered(events)
-    const lines = summarize(events)
-    expect(lines.filter((line) => /^(tool_|response_complete|task_finish)/.test(line))).toEqual([
-      'response_complete: Thought: I need a.txt first.\nAction: read_file\nArgs: {"path": "a.txt"}',
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: What do a.txt and b.txt say?',
+      ...textResponse(act('I need a.txt first.', 'read_file', '{"path": "a.txt"}')),
       'tool_call call_m1_0 read_file {"path": "a.txt"}',
       'tool_result call_m1_0 success (last): contents of a.txt',
-      'response_complete: Thought: Now b.txt.\nAction: read_file\nArgs: {"path": "b.txt"}',
+      'turn_end',
+      ...textResponse(act('Now b.txt.', 'read_file', '{"path": "b.txt"}')),
       'tool_call call_m2_0 read_file {"path": "b.txt"}',
       'tool_result call_m2_0 success (last): contents of b.txt',
-      'response_complete: Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.',
+      'turn_end',
+      ...textResponse('Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.'),
+      'turn_end',
+      'task_metadata turns=3 subAgents=0',
       'task_finish completed: a.txt and b.txt both say hello.',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt and b.txt both say hello.' })
@@ -63,12 +79,11 @@ describe('a ReAct task', () => {
     ])
   })
 
-  test('the request offers no native tools and carries the format; past actions go back as tool calls with stable ids', async () => {
+  test("with history: 'tool_calls' the request still offers no native tools and carries the format; past actions go back as tool calls with stable ids", async () => {
     const h = harness()
     twoReadsThenAnswer(h)
-    await collect(
-      h.createAgent({ system: 'Be brief.', tools: [readFile], historyFormatter: reactFormatter() }).run('Go'),
-    )
+    const historyFormatter = reactFormatter({ history: 'tool_calls' })
+    await collect(h.createAgent({ system: 'Be brief.', tools: [readFile], historyFormatter }).run('Go'))
     const [first, second, third] = h.server.requests.map(bodyOf)
     expect(first!.tools).toBeUndefined()
     expect(first!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Args:') })
@@ -86,11 +101,12 @@ describe('a ReAct task', () => {
     expect(third!.messages.slice(0, second!.messages.length)).toEqual(second!.messages)
   })
 
-  test("with history: 'text' past actions go back as the model wrote them, results as observations", async () => {
+  test('by default past actions go back as the model wrote them, results as observations (the requests declare no tools)', async () => {
     const h = harness()
     twoReadsThenAnswer(h)
-    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter({ history: 'text' }) })
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
     await collect(agent.run('Go'))
+    expect(bodyOf(h.server.requests[2]).tools).toBeUndefined()
     expect(bodyOf(h.server.requests[2]).messages.slice(1)).toEqual([
       { role: 'user', content: 'Go' },
       { role: 'assistant', content: act('I need a.txt first.', 'read_file', '{"path": "a.txt"}') },
@@ -211,13 +227,17 @@ describe('an interrupted ReAct action', () => {
       'tool call_m1_0 aborted: The user interrupted the task before this tool call ran.',
     ])
 
-    // The history is valid input: the next task sends the call and its placeholder result.
+    // The history is valid input: the next task sends the action and its placeholder result.
     const next = await collect(agent.run('Forget it'))
     expect(next.outcome).toMatchObject({ reason: 'completed', text: 'Never mind then.' })
-    const messages = bodyOf(h.server.requests[1]).messages
-    expect(messages.slice(2, 4)).toMatchObject([
-      { role: 'assistant', tool_calls: [{ id: 'call_m1_0' }] },
-      { role: 'tool', tool_call_id: 'call_m1_0' },
+    expect(bodyOf(h.server.requests[1]).messages.slice(1)).toEqual([
+      { role: 'user', content: 'Go' },
+      { role: 'assistant', content: 'Thought: read it.\nAction: read_file\nArgs: {"pa' },
+      {
+        role: 'user',
+        content: 'Observation (aborted): The user interrupted the task before this tool call ran.',
+      },
+      { role: 'user', content: 'Forget it' },
     ])
   })
 

@@ -65,7 +65,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
-  const journal = new Journal(store, sessionId, formatter)
+  const journal = new Journal(store, sessionId, formatter, instructions)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
   let client = options.client

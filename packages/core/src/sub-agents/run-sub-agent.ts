@@ -48,7 +48,7 @@ export async function runSubAgent(
     hostFailure: rt.hostFailure,
     settings,
     store: rt.store,
-    journal: new Journal(rt.store, sessionId, formatter),
+    journal: new Journal(rt.store, sessionId, formatter, instructions),
     events: new TaskEvents(sessionId, settings.now, rt.sink),
     sink: rt.sink,
     tools,
