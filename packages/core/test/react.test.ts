@@ -118,6 +118,62 @@ describe('a ReAct task', () => {
     expect(summarizeHistory(await agent.history())[1]).toMatch(/\| call call_m1_0 read_file/)
   })
 
+  test('with real UUID message ids, the 43-character action ids are rewritten to fit openai-chat, stably', async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    const uuids = [
+      '0f8fad5b-d9cb-469f-a165-70867728950e',
+      '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+      'c9bf9e57-1685-4c89-bafb-ff5af830be8a',
+    ]
+    const agent = h.createAgent({
+      client: h.client({ createId: () => uuids.shift()! }),
+      tools: [readFile],
+      historyFormatter: reactFormatter({ history: 'tool_calls' }),
+    })
+    const { events, outcome } = await collect(agent.run('Go'))
+    expectOrdered(events)
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt and b.txt both say hello.' })
+
+    // The history keeps the derived ids as they are: `call_<message id>_<index>`, 43 characters.
+    const first = 'call_0f8fad5b-d9cb-469f-a165-70867728950e_0'
+    const second = 'call_7c9e6679-7425-40de-944b-e07fc1f90ae7_0'
+    expect(first).toHaveLength(43)
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant stop: text "${act('I need a.txt first.', 'read_file', '{"path": "a.txt"}')}" | call ${first} read_file {"path": "a.txt"}`,
+      `tool ${first} success: contents of a.txt`,
+      `assistant stop: text "${act('Now b.txt.', 'read_file', '{"path": "b.txt"}')}" | call ${second} read_file {"path": "b.txt"}`,
+      `tool ${second} success: contents of b.txt`,
+      'assistant stop: text "Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello."',
+      'task_metadata turns=3 subAgents=0',
+    ])
+    expect(summarize(events).filter((line) => line.startsWith('tool_call '))).toEqual([
+      `tool_call ${first} read_file {"path": "a.txt"}`,
+      `tool_call ${second} read_file {"path": "b.txt"}`,
+    ])
+
+    // On the wire every id fits OpenAI's 40 characters; a call and its result keep one id, the
+    // same in every request, and the two calls' ids stay distinct.
+    const ids = (body: ChatBody) =>
+      body.messages.flatMap((m) =>
+        m.tool_call_id ? [m.tool_call_id] : (m.tool_calls ?? []).map((c) => c.id),
+      )
+    const [, request2, request3] = h.server.requests.map(bodyOf)
+    const [a1, a2] = ids(request2!)
+    expect(a1).toBe(a2)
+    expect(a1!.length).toBeLessThanOrEqual(40)
+    expect(a1).not.toBe(first)
+    expect(a1!.startsWith('call_0f8fad5b-d9cb-469f')).toBe(true)
+    const [b1, b2, b3, b4] = ids(request3!)
+    expect([b1, b2]).toEqual([a1, a1])
+    expect(b3).toBe(b4)
+    expect(b3!.length).toBeLessThanOrEqual(40)
+    expect(b3).not.toBe(a1)
+  })
+
   test('replay and export show the actions like a native run', async () => {
     const h = harness()
     twoReadsThenAnswer(h)
