@@ -254,11 +254,25 @@ describe('an interrupted CodeAct action', () => {
     expectOrdered(events)
     expect(outcome.reason).toBe('aborted')
     expect(signalled).toBe(true)
+    const running = 'The user interrupted this tool call before it finished.'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      ...textResponse(block('while True: pass')),
+      'tool_call call_m1_0 code_execution {"code":"while True: pass","language":"python"}',
+      `tool_result call_m1_0 error (last): ${running}`,
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${block('while True: pass')}`,
+    ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(1, 3)).toEqual([
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
       `assistant stop: text "${block('while True: pass')}" | call call_m1_0 code_execution {"code":"while True: pass","language":"python"}`,
-      'tool call_m1_0 aborted: The user interrupted this tool call before it finished.',
+      `tool call_m1_0 aborted: ${running}`,
+      'task_metadata turns=1 subAgents=0',
     ])
     expect((await collect(agent.run('Next'))).outcome).toMatchObject({ reason: 'completed', text: 'stopped' })
   })
@@ -273,9 +287,25 @@ describe('an interrupted CodeAct action', () => {
     )
 
     expectOrdered(events)
-    expect(events.some((event) => event.type === 'tool_call')).toBe(false)
+    const cut = 'Thought: try.\n```python\nprint(1 +'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
+      'assistant_text_end',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${cut}`,
+    ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history)[1]).toBe('assistant aborted: text "Thought: try.\n```python\nprint(1 +"')
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })

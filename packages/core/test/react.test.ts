@@ -206,19 +206,52 @@ describe('a ReAct task', () => {
     const { events, outcome } = await collect(agent.run('Read a.txt'))
 
     expectOrdered(events)
-    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
-      expect.stringMatching(
-        /^tool_result call_m1_0 error \(last\): Invalid arguments for tool "read_file": the arguments are not valid JSON/,
-      ),
+    const parseError = (() => {
+      try {
+        JSON.parse('{"path": a.txt}')
+      } catch (error) {
+        return (error as Error).message
+      }
+    })()
+    const invalid = `Invalid arguments for tool "read_file": the arguments are not valid JSON (${parseError})`
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Read a.txt',
+      ...textResponse(act('Read it.', 'read_file', '{"path": a.txt}')),
+      'tool_call call_m1_0 read_file {"path": a.txt}',
+      `tool_result call_m1_0 error (last): ${invalid}`,
+      'turn_end',
+      ...textResponse(act('Try the other tool.', 'open_file', '{"path": "a.txt"}')),
+      'tool_call call_m2_0 open_file {"path": "a.txt"}',
       'tool_result call_m2_0 error (last): Unknown tool "open_file". Available tools: read_file.',
+      'turn_end',
+      ...textResponse(act('Properly now.', 'read_file', '{"path": "a.txt"}')),
+      'tool_call call_m3_0 read_file {"path": "a.txt"}',
       'tool_result call_m3_0 success (last): contents of a.txt',
+      'turn_end',
+      ...textResponse('Final Answer: It says hello.'),
+      'turn_end',
+      'task_metadata turns=4 subAgents=0',
+      'task_finish completed: It says hello.',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'It says hello.' })
     expect(bodyOf(h.server.requests[1]).messages.at(-1)).toEqual({
       role: 'user',
-      content: expect.stringMatching(/^Observation \(error\): Invalid arguments for tool "read_file"/),
+      content: `Observation (error): ${invalid}`,
     })
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Read a.txt',
+      `assistant stop: text "${act('Read it.', 'read_file', '{"path": a.txt}')}" | call call_m1_0 read_file {"path": a.txt}`,
+      `tool call_m1_0 error: ${invalid}`,
+      `assistant stop: text "${act('Try the other tool.', 'open_file', '{"path": "a.txt"}')}" | call call_m2_0 open_file {"path": "a.txt"}`,
+      'tool call_m2_0 error: Unknown tool "open_file". Available tools: read_file.',
+      `assistant stop: text "${act('Properly now.', 'read_file', '{"path": "a.txt"}')}" | call call_m3_0 read_file {"path": "a.txt"}`,
+      'tool call_m3_0 success: contents of a.txt',
+      'assistant stop: text "Final Answer: It says hello."',
+      'task_metadata turns=4 subAgents=0',
+    ])
   })
 
   test('a sub-agent talks to its model the way its parent does', async () => {
@@ -267,20 +300,29 @@ describe('an interrupted ReAct action', () => {
 
     expectOrdered(events)
     expect(outcome.reason).toBe('aborted')
-    expect(summarize(events).slice(-7)).toEqual([
+    const cut = 'Thought: read it.\nAction: read_file\nArgs: {"pa'
+    const pending = 'The user interrupted the task before this tool call ran.'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
       'assistant_text_end',
       'tool_call call_m1_0 read_file {"pa',
-      'tool_result call_m1_0 error (last): The user interrupted the task before this tool call ran.',
+      `tool_result call_m1_0 error (last): ${pending}`,
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      'task_finish aborted: Thought: read it.\nAction: read_file\nArgs: {"pa',
+      `task_finish aborted: ${cut}`,
     ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(1, 3)).toEqual([
-      'assistant aborted: text "Thought: read it.\nAction: read_file\nArgs: {"pa" | call call_m1_0 read_file {"pa (incomplete)',
-      'tool call_m1_0 aborted: The user interrupted the task before this tool call ran.',
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}" | call call_m1_0 read_file {"pa (incomplete)`,
+      `tool call_m1_0 aborted: ${pending}`,
+      'task_metadata turns=1 subAgents=0',
     ])
 
     // The history is valid input: the next task sends the action and its placeholder result.
@@ -304,9 +346,25 @@ describe('an interrupted ReAct action', () => {
     const { events } = await interruptAt(agent, 'Go', 'read_')
 
     expectOrdered(events)
-    expect(events.some((e) => e.type === 'tool_call')).toBe(false)
-    expect(summarizeHistory(await agent.history())[1]).toBe(
-      'assistant aborted: text "Thought: read it.\nAction: read_"',
-    )
+    const cut = 'Thought: read it.\nAction: read_'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
+      'assistant_text_end',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${cut}`,
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })
