@@ -5,10 +5,19 @@
 // what formatting the whole history every turn would cost.
 //
 // The session is synthetic and in memory (no model, no store): one user message, then 1,000
-// ReAct turns of an assistant message (its text and the call appended to it, as the engine
-// persists it) and a 1 KB tool result.
+// turns of an assistant message (its text and the call appended to it, as the engine persists
+// it) and a 1 KB tool result: ReAct turns (`Action: lookup`), or CodeAct turns (a python block
+// and its code_execution call) for the CodeAct variant. Each view gets the instructions its
+// formatter gives for the agent's tools, as the engine does.
 // Run: pnpm build && node bench/formatters.mjs
-import { createProviderView, nativeFormatter, reactFormatter } from '../packages/core/dist/index.js'
+import {
+  CODE_EXECUTION_TOOL,
+  CodeExecutionParameters,
+  codeActFormatter,
+  createProviderView,
+  nativeFormatter,
+  reactFormatter,
+} from '../packages/core/dist/index.js'
 import { ProviderView } from '../packages/session/dist/index.js'
 import { median, printTable } from './lib/report.mjs'
 
@@ -20,18 +29,32 @@ const OUTPUT = 'a line of the tool output, as long as a typical one\n'.repeat(20
 const EARLY = range(6, 15)
 const LATE = range(TURNS - 9, TURNS)
 
+/** The agent's tools as the formatters see them: the looked-up tool, or the code tool. */
+const LOOKUP = { name: 'lookup', description: 'Looks a topic up', parameters: { type: 'object' } }
+const CODE = { name: CODE_EXECUTION_TOOL, description: 'Runs Python 3.', parameters: CodeExecutionParameters }
+
 const variants = [
-  { name: 'ProviderView alone (no formatter)', view: () => new ProviderView() },
-  { name: 'native', formatter: nativeFormatter },
-  { name: "react (history: 'tool_calls')", formatter: () => reactFormatter() },
-  { name: "react (history: 'text')", formatter: () => reactFormatter({ history: 'text' }) },
+  { name: 'ProviderView alone (no formatter)', view: () => new ProviderView(), shape: 'react' },
+  { name: 'native', formatter: nativeFormatter, tools: [LOOKUP], shape: 'react' },
+  {
+    name: "react (history: 'tool_calls')",
+    formatter: () => reactFormatter({ history: 'tool_calls' }),
+    tools: [LOOKUP],
+    shape: 'react',
+  },
+  { name: 'react (default: text)', formatter: () => reactFormatter(), tools: [LOOKUP], shape: 'react' },
+  { name: 'codeact (default: text)', formatter: () => codeActFormatter(), tools: [CODE], shape: 'codeact' },
 ]
 
-const { opening, turns } = session()
+const sessions = { react: session('react'), codeact: session('codeact') }
 const newViews = variants.map((variant) => () => {
   if (variant.view) return { view: variant.view(), conversions: () => 0 }
-  const counted = counting(variant.formatter())
-  return { view: createProviderView(counted.formatter), conversions: counted.count }
+  const formatter = variant.formatter()
+  const counted = counting(formatter)
+  return {
+    view: createProviderView(counted.formatter, formatter.instructions(variant.tools)),
+    conversions: counted.count,
+  }
 })
 // Rounds run every variant in turn, starting with a different one each round, so the heap's
 // growth and the compiler's state weigh on all of them alike.
@@ -39,7 +62,7 @@ const cachedRuns = variants.map(() => [])
 for (let round = 0; round < WARMUP + ROUNDS; round++) {
   for (let k = 0; k < variants.length; k++) {
     const v = (round + k) % variants.length
-    const result = cachedSession(newViews[v])
+    const result = cachedSession(newViews[v], sessions[variants[v].shape])
     if (round >= WARMUP) cachedRuns[v].push(result)
   }
 }
@@ -49,7 +72,8 @@ for (const [v, variant] of variants.entries()) {
   const newView = newViews[v]
   const cached = cachedRuns[v]
   const perTurn = (turn) => median(cached.map((r) => r.micros[turn - 1]))
-  const uncached = (turns) => median(turns.map((turn) => uncachedTurn(newView, turn)))
+  const uncached = (turns) =>
+    median(turns.map((turn) => uncachedTurn(newView, sessions[variant.shape], turn)))
   const early = median(EARLY.map(perTurn))
   const late = median(LATE.map(perTurn))
   // The view's own work (its rules and the new messages array) is the floor's; the rest is formatting.
@@ -82,7 +106,7 @@ printTable(
 )
 
 /** One session grown turn by turn through one view: the µs of each turn's update. */
-function cachedSession(newView) {
+function cachedSession(newView, { opening, turns }) {
   const { view, conversions } = newView()
   const history = [...opening]
   view.update(history)
@@ -100,7 +124,7 @@ function cachedSession(newView) {
 }
 
 /** µs to build the messages at `turn` from nothing, median of ROUNDS fresh views. */
-function uncachedTurn(newView, turn) {
+function uncachedTurn(newView, { opening, turns }, turn) {
   const history = [...opening, ...turns.slice(0, turn).flat()]
   const times = []
   for (let round = 0; round < WARMUP + ROUNDS; round++) {
@@ -123,16 +147,16 @@ function counting(formatter) {
         count++
         return formatter.isAction(message)
       },
-      formatResult: (result) => {
+      formatResult: (result, instructions) => {
         count++
-        return formatter.formatResult(result)
+        return formatter.formatResult(result, instructions)
       },
     },
   }
 }
 
-/** The synthetic session: the opening records, then each turn's records. */
-function session() {
+/** The synthetic session of `shape` (`react` or `codeact`): the opening records, then each turn's records. */
+function session(shape) {
   let n = 0
   const record = () => ({ id: `rec-${++n}`, createdAt: 1_700_000_000_000 + n })
   const opening = [
@@ -146,15 +170,27 @@ function session() {
   const turns = []
   for (let turn = 1; turn <= TURNS; turn++) {
     const base = record()
-    const args = JSON.stringify({ query: `topic number ${turn}` })
     const callId = `call_${base.id}_0`
-    const text = `Thought: I have looked up ${turn - 1} topics; the next one is number ${turn}.\nAction: lookup\nArgs: ${args}`
+    const thought = `Thought: I have looked up ${turn - 1} topics; the next one is number ${turn}.`
+    const code = `print(lookup("topic number ${turn}"))`
+    const [text, toolName, args] =
+      shape === 'codeact'
+        ? [
+            `${thought}\n\`\`\`python\n${code}\n\`\`\``,
+            CODE_EXECUTION_TOOL,
+            JSON.stringify({ code, language: 'python' }),
+          ]
+        : [
+            `${thought}\nAction: lookup\nArgs: ${JSON.stringify({ query: `topic number ${turn}` })}`,
+            'lookup',
+            JSON.stringify({ query: `topic number ${turn}` }),
+          ]
     const assistant = {
       role: 'assistant',
       ...base,
       parts: [
         { type: 'text', text },
-        { type: 'tool_call', id: callId, name: 'lookup', argumentsJson: args },
+        { type: 'tool_call', id: callId, name: toolName, argumentsJson: args },
       ],
       stopReason: 'stop',
     }
@@ -162,7 +198,7 @@ function session() {
       role: 'tool',
       ...record(),
       toolCallId: callId,
-      toolName: 'lookup',
+      toolName,
       status: 'success',
       outputText: OUTPUT,
       parts: [],

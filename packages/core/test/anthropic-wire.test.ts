@@ -1,3 +1,4 @@
+import { reactFormatter } from '@kode/core'
 import { expect, test } from 'vitest'
 import { anthropicStream } from './helpers/anthropic-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
@@ -25,7 +26,9 @@ test('over the Anthropic wire: thinking with its signature, a tool turn, and the
   const { events, outcome } = await collect(agent.run('What do the notes say?'))
 
   expectOrdered(events)
-  expect(summarize(events).slice(2, 14)).toEqual([
+  expect(summarize(events)).toEqual([
+    'task_start',
+    'user_message: What do the notes say?',
     'turn_start',
     'thinking_start',
     'thinking: I need the file first.',
@@ -38,6 +41,18 @@ test('over the Anthropic wire: thinking with its signature, a tool turn, and the
     'usage 50/30',
     expect.stringMatching(/^context_usage 80\/\d+$/),
     'tool_call toolu_1 read_file {"path":"notes.md"}',
+    'tool_result toolu_1 success (last): contents of notes.md',
+    'turn_end',
+    'turn_start',
+    'assistant_text_start',
+    'text: The notes say hi.',
+    'assistant_text_end',
+    'response_complete: The notes say hi.',
+    'usage 50/30',
+    expect.stringMatching(/^context_usage 80\/\d+$/),
+    'turn_end',
+    'task_metadata turns=2 subAgents=0',
+    'task_finish completed: The notes say hi.',
   ])
   expect(outcome).toMatchObject({ reason: 'completed', text: 'The notes say hi.' })
   const history = await agent.history()
@@ -73,4 +88,65 @@ test('over the Anthropic wire: thinking with its signature, a tool turn, and the
       },
     ],
   })
+})
+
+test('a ReAct agent over the Anthropic wire sends past actions as text, so a request without tools holds no tool blocks', async () => {
+  const h = harness()
+  const action = 'Thought: I need the notes.\nAction: read_file\nArgs: {"path": "notes.md"}'
+  h.server.enqueue(
+    anthropicStream('msg_1', [{ text: action }]),
+    anthropicStream('msg_2', [{ text: 'Thought: I have them.\nFinal Answer: The notes say hi.' }]),
+  )
+  const agent = h.createAgent({
+    client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+    tools: [readFile],
+    historyFormatter: reactFormatter(),
+  })
+  const { events, outcome } = await collect(agent.run('What do the notes say?'))
+  expectOrdered(events)
+  const answer = 'Thought: I have them.\nFinal Answer: The notes say hi.'
+  expect(summarize(events)).toEqual([
+    'task_start',
+    'user_message: What do the notes say?',
+    'turn_start',
+    'assistant_text_start',
+    `text: ${action}`,
+    'assistant_text_end',
+    `response_complete: ${action}`,
+    'usage 50/30',
+    expect.stringMatching(/^context_usage 80\/\d+$/),
+    'tool_call call_m1_0 read_file {"path": "notes.md"}',
+    'tool_result call_m1_0 success (last): contents of notes.md',
+    'turn_end',
+    'turn_start',
+    'assistant_text_start',
+    `text: ${answer}`,
+    'assistant_text_end',
+    `response_complete: ${answer}`,
+    'usage 50/30',
+    expect.stringMatching(/^context_usage 80\/\d+$/),
+    'turn_end',
+    'task_metadata turns=2 subAgents=0',
+    'task_finish completed: The notes say hi.',
+  ])
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'The notes say hi.' })
+  const history = await agent.history()
+  expectValidHistory(history)
+  // The typed history holds the action as a call, as with native tools...
+  expect(summarizeHistory(history)).toEqual([
+    'user: What do the notes say?',
+    `assistant stop: text "${action}" | call call_m1_0 read_file {"path": "notes.md"}`,
+    'tool call_m1_0 success: contents of notes.md',
+    `assistant stop: text "${answer}"`,
+    'task_metadata turns=2 subAgents=0',
+  ])
+  // ...but the second request, which declares no tools, sends it as text and an observation.
+  const second = h.server.requests[1]!.body as { tools?: unknown; messages: unknown[] }
+  expect(second.tools).toBeUndefined()
+  expect(second.messages).toMatchObject([
+    { role: 'user', content: [{ type: 'text', text: 'What do the notes say?' }] },
+    { role: 'assistant', content: [{ type: 'text', text: action }] },
+    { role: 'user', content: [{ type: 'text', text: 'Observation: contents of notes.md' }] },
+  ])
+  expect(JSON.stringify(second)).not.toMatch(/"tool_use"|"tool_result"/)
 })

@@ -94,14 +94,27 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
     const agent = h.createAgent()
     const { events } = await collect(agent.run('Draw a dot'))
     expectOrdered(events)
-    expect(summarize(events).slice(3, 8)).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Draw a dot',
+      'turn_start',
       'assistant_text_start',
       'text: Here it is:',
       `assistant_image_delta ${url}`,
       'assistant_text_end',
       'response_complete: Here it is:',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Here it is:',
     ])
     const history = await agent.history()
+    expect(summarizeHistory(history)).toEqual([
+      'user: Draw a dot',
+      'assistant stop: text "Here it is:" | image_url',
+      'task_metadata turns=1 subAgents=0',
+    ])
     expect(history[1]).toMatchObject({
       parts: [
         { type: 'text', text: 'Here it is:' },
@@ -195,17 +208,34 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
     const { events, outcome } = await collect(agent.run('Read both'))
 
     expectOrdered(events)
-    expect(summarize(events).filter((l) => /^(turn|tool_call |tool_result|task_finish)/.test(l))).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Read both',
       'turn_start',
+      'tool_call_start c1 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
       'tool_call c1 read_file {"path":"1"}',
       'tool_result c1 success (last): contents of 1',
       'turn_end',
       'turn_start',
+      'tool_call_start c2 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
       'tool_call c2 read_file {"path":"2"}',
       'tool_result c2 success (last): contents of 2',
       'turn_end',
       'turn_start',
+      'assistant_text_start',
+      'text: Done.',
+      'assistant_text_end',
+      'response_complete: Done.',
+      'usage 100/20',
+      'context_usage 120/128000',
       'turn_end',
+      'task_metadata turns=3 subAgents=0',
       'task_finish completed: Done.',
     ])
     expect(summarizeHistory(await agent.history())).toEqual([
@@ -244,6 +274,20 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
     await collect(agent.run('first'))
     const { events } = await collect(agent.run('second'))
     expectOrdered(events)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: second',
+      'turn_start',
+      'assistant_text_start',
+      'text: Two.',
+      'assistant_text_end',
+      'response_complete: Two.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Two.',
+    ])
     expect(summarizeHistory(await agent.history())).toEqual([
       'system: S',
       'user: first',

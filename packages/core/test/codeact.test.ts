@@ -6,15 +6,21 @@ import {
   codeActFormatter,
   defineTool,
 } from '@kode/core'
-import type { Event } from '@kode/protocol'
+import { checkEventOrder, type Event } from '@kode/protocol'
+import { deriveReplayEvents, exportHtml, INCOMPLETE_CALL_TEXT } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
+import { chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
+
+type ChatBody = {
+  messages: { role: string; content?: unknown }[]
+  tools?: { function: { name: string } }[]
+}
 
 /** A stand-in interpreter: code mentioning `undefined_name` fails, other code "prints" itself. */
 const fakePython = defineTool({
@@ -29,30 +35,68 @@ const fakePython = defineTool({
 
 const block = (code: string) => `\`\`\`python\n${code}\n\`\`\``
 
+/** The events of a turn whose response only streams `text`, up to its tool events. */
+const textResponse = (text: string) => [
+  'turn_start',
+  'assistant_text_start',
+  `text: ${text}`,
+  'assistant_text_end',
+  `response_complete: ${text}`,
+  'usage 100/20',
+  'context_usage 120/128000',
+]
+
+/** Fails once, then fixes its code and answers 42. */
+function failThenFix(h: ReturnType<typeof harness>): void {
+  h.server.enqueue(
+    textReply('r1', `Thought: compute it.\n${block('print(undefined_name)')}`),
+    textReply('r2', `Thought: I used a wrong name.\n${block('print(6 * 7)')}`),
+    textReply('r3', 'Thought: done.\nFinal Answer: 42'),
+  )
+}
+
 describe('a CodeAct task', () => {
   test('each code block runs through the code tool; a failure is an observation the model fixes', async () => {
     const h = harness()
-    h.server.enqueue(
-      textReply('r1', `Thought: compute it.\n${block('print(undefined_name)')}`),
-      textReply('r2', `Thought: I used a wrong name.\n${block('print(6 * 7)')}`),
-      textReply('r3', 'Thought: done.\nFinal Answer: 42'),
-    )
+    failThenFix(h)
     const agent = h.createAgent({ tools: [fakePython], historyFormatter: codeActFormatter() })
     const { events, outcome } = await collect(agent.run('What is 6 times 7?'))
 
     expectOrdered(events)
-    expect(summarize(events).filter((line) => line.startsWith('tool_'))).toEqual([
+    const nameError = "NameError: name 'undefined_name' is not defined"
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: What is 6 times 7?',
+      ...textResponse(`Thought: compute it.\n${block('print(undefined_name)')}`),
       'tool_call call_m1_0 code_execution {"code":"print(undefined_name)","language":"python"}',
-      "tool_result call_m1_0 error (last): NameError: name 'undefined_name' is not defined",
+      `tool_result call_m1_0 error (last): ${nameError}`,
+      'turn_end',
+      ...textResponse(`Thought: I used a wrong name.\n${block('print(6 * 7)')}`),
       'tool_call call_m2_0 code_execution {"code":"print(6 * 7)","language":"python"}',
       'tool_result call_m2_0 success (last): python ran: print(6 * 7)',
+      'turn_end',
+      ...textResponse('Thought: done.\nFinal Answer: 42'),
+      'turn_end',
+      'task_metadata turns=3 subAgents=0',
+      'task_finish completed: 42',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: '42' })
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history)[1]).toBe(
+    expect(summarizeHistory(history)).toEqual([
+      'user: What is 6 times 7?',
       `assistant stop: text "Thought: compute it.\n${block('print(undefined_name)')}" | call call_m1_0 code_execution {"code":"print(undefined_name)","language":"python"}`,
-    )
+      `tool call_m1_0 error: ${nameError}`,
+      `assistant stop: text "Thought: I used a wrong name.\n${block('print(6 * 7)')}" | call call_m2_0 code_execution {"code":"print(6 * 7)","language":"python"}`,
+      'tool call_m2_0 success: python ran: print(6 * 7)',
+      'assistant stop: text "Thought: done.\nFinal Answer: 42"',
+      'task_metadata turns=3 subAgents=0',
+    ])
+    // The code tool is the agent's only tool: no native tools, so the observation goes back as text.
+    expect((h.server.requests[1]!.body as { messages: unknown[] }).messages.at(-1)).toEqual({
+      role: 'user',
+      content: `Observation (error): ${nameError}`,
+    })
     const body = h.server.requests[0]!.body as { tools?: unknown; messages: { content: string }[] }
     expect(body.tools).toBeUndefined()
     expect(body.messages[0]!.content).toContain('How the code runs: Runs Python 3.')
@@ -66,12 +110,114 @@ describe('a CodeAct task', () => {
     )
     const agent = h.createAgent({ tools: [fakePython, readFile], historyFormatter: codeActFormatter() })
     const { events } = await collect(agent.run('Run two blocks'))
-    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
+    expectOrdered(events)
+    const text = `${block('a = 1')}\nthen\n${block('b = 2')}`
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Run two blocks',
+      ...textResponse(text),
+      'tool_call call_m1_0 code_execution {"code":"a = 1","language":"python"}',
+      'tool_call call_m1_1 code_execution {"code":"b = 2","language":"python"}',
       'tool_result call_m1_0 success: python ran: a = 1',
       'tool_result call_m1_1 success (last): python ran: b = 2',
+      'turn_end',
+      ...textResponse('Final Answer: both ran'),
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: both ran',
     ])
-    const body = h.server.requests[0]!.body as { tools: { function: { name: string } }[] }
-    expect(body.tools.map((tool) => tool.function.name)).toEqual(['read_file'])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Run two blocks',
+      `assistant stop: text "${text}" | call call_m1_0 code_execution {"code":"a = 1","language":"python"} | call call_m1_1 code_execution {"code":"b = 2","language":"python"}`,
+      'tool call_m1_0 success: python ran: a = 1',
+      'tool call_m1_1 success: python ran: b = 2',
+      'assistant stop: text "Final Answer: both ran"',
+      'task_metadata turns=2 subAgents=0',
+    ])
+    const [first, second] = h.server.requests.map((r) => r.body as ChatBody)
+    expect(first!.tools!.map((tool) => tool.function.name)).toEqual(['read_file'])
+    // The requests declare a native tool, so past code calls go back as tool calls.
+    expect(second!.messages.slice(2)).toMatchObject([
+      { role: 'assistant', tool_calls: [{ id: 'call_m1_0' }, { id: 'call_m1_1' }] },
+      { role: 'tool', tool_call_id: 'call_m1_0', content: 'python ran: a = 1' },
+      { role: 'tool', tool_call_id: 'call_m1_1', content: 'python ran: b = 2' },
+    ])
+  })
+
+  test('a block cut off by length is never run: the model reads why, and the loop goes on', async () => {
+    const h = harness()
+    const cut = `Thought: add them up.\n\`\`\`python\nprint(sum(range(1, 1`
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [say(cut)], finish: 'length' }),
+      textReply('r2', `Thought: again, shorter.\n${block('print(5050)')}`),
+      textReply('r3', 'Final Answer: 5050'),
+    )
+    const agent = h.createAgent({ tools: [fakePython], historyFormatter: codeActFormatter() })
+    const { events, outcome } = await collect(agent.run('Sum 1 to 100'))
+
+    expectOrdered(events)
+    const cutCall = '{"code":"print(sum(range(1, 1","language":"python"}'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Sum 1 to 100',
+      ...textResponse(cut),
+      `tool_call call_m1_0 code_execution ${cutCall}`,
+      `tool_result call_m1_0 error (last): ${INCOMPLETE_CALL_TEXT}`,
+      'turn_end',
+      ...textResponse(`Thought: again, shorter.\n${block('print(5050)')}`),
+      'tool_call call_m2_0 code_execution {"code":"print(5050)","language":"python"}',
+      'tool_result call_m2_0 success (last): python ran: print(5050)',
+      'turn_end',
+      ...textResponse('Final Answer: 5050'),
+      'turn_end',
+      'task_metadata turns=3 subAgents=0',
+      'task_finish completed: 5050',
+    ])
+    expect(outcome).toMatchObject({ reason: 'completed', text: '5050' })
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Sum 1 to 100',
+      `assistant length: text "${cut}" | call call_m1_0 code_execution ${cutCall} (incomplete)`,
+      `tool call_m1_0 error: ${INCOMPLETE_CALL_TEXT}`,
+      `assistant stop: text "Thought: again, shorter.\n${block('print(5050)')}" | call call_m2_0 code_execution {"code":"print(5050)","language":"python"}`,
+      'tool call_m2_0 success: python ran: print(5050)',
+      'assistant stop: text "Final Answer: 5050"',
+      'task_metadata turns=3 subAgents=0',
+    ])
+    // The next request tells the model its cut block did not run.
+    expect((h.server.requests[1]!.body as ChatBody).messages.slice(1)).toEqual([
+      { role: 'user', content: 'Sum 1 to 100' },
+      { role: 'assistant', content: cut },
+      { role: 'user', content: `Observation (error): ${INCOMPLETE_CALL_TEXT}` },
+    ])
+  })
+
+  test('replay and export show the code actions like a native run', async () => {
+    const h = harness()
+    failThenFix(h)
+    const agent = h.createAgent({ tools: [fakePython], historyFormatter: codeActFormatter() })
+    const { events } = await collect(agent.run('What is 6 times 7?'))
+    const history = await agent.history()
+
+    // Replay derives the live run's events from the history (the turn's own streaming aside).
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(checkEventOrder(replay)).toEqual([])
+    const toolLines = (lines: string[]) => lines.filter((line) => /^tool_(call|result) /.test(line))
+    expect(toolLines(summarize(replay))).toEqual(toolLines(summarize(events)))
+    expect(toolLines(summarize(replay))).toEqual([
+      'tool_call call_m1_0 code_execution {"code":"print(undefined_name)","language":"python"}',
+      "tool_result call_m1_0 error (last): NameError: name 'undefined_name' is not defined",
+      'tool_call call_m2_0 code_execution {"code":"print(6 * 7)","language":"python"}',
+      'tool_result call_m2_0 success (last): python ran: print(6 * 7)',
+    ])
+    const html = exportHtml(history)
+    expect(html.match(/code_execution/g)?.length).toBeGreaterThanOrEqual(2)
+    expect(html).toContain('print(6 * 7)')
+    expect(html).toContain('python ran: print(6 * 7)')
+    expect(html).toContain('NameError')
   })
 
   test('an agent without the code tool is refused at creation', () => {
@@ -108,11 +254,25 @@ describe('an interrupted CodeAct action', () => {
     expectOrdered(events)
     expect(outcome.reason).toBe('aborted')
     expect(signalled).toBe(true)
+    const running = 'The user interrupted this tool call before it finished.'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      ...textResponse(block('while True: pass')),
+      'tool_call call_m1_0 code_execution {"code":"while True: pass","language":"python"}',
+      `tool_result call_m1_0 error (last): ${running}`,
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${block('while True: pass')}`,
+    ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(1, 3)).toEqual([
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
       `assistant stop: text "${block('while True: pass')}" | call call_m1_0 code_execution {"code":"while True: pass","language":"python"}`,
-      'tool call_m1_0 aborted: The user interrupted this tool call before it finished.',
+      `tool call_m1_0 aborted: ${running}`,
+      'task_metadata turns=1 subAgents=0',
     ])
     expect((await collect(agent.run('Next'))).outcome).toMatchObject({ reason: 'completed', text: 'stopped' })
   })
@@ -127,9 +287,25 @@ describe('an interrupted CodeAct action', () => {
     )
 
     expectOrdered(events)
-    expect(events.some((event) => event.type === 'tool_call')).toBe(false)
+    const cut = 'Thought: try.\n```python\nprint(1 +'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
+      'assistant_text_end',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${cut}`,
+    ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history)[1]).toBe('assistant aborted: text "Thought: try.\n```python\nprint(1 +"')
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })

@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize } from './helpers/summarize.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
@@ -44,12 +44,45 @@ describe('a custom formatter', () => {
     const { events, outcome } = await collect(agent.run('Read a and b'))
 
     expectOrdered(events)
-    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
+    const text =
+      'Reading both. <call name="read_file">{"path": "a"}</call> <call name="read_file">{"path": "b"}</call>'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Read a and b',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${text}`,
+      'assistant_text_end',
+      `response_complete: ${text}`,
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call call_m1_0 read_file {"path": "a"}',
+      'tool_call call_m1_1 read_file {"path": "b"}',
       'tool_result call_m1_0 success: contents of a',
       'tool_result call_m1_1 success (last): contents of b',
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: Both say hello.',
+      'assistant_text_end',
+      'response_complete: Both say hello.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: Both say hello.',
     ])
     expect(outcome.text).toBe('Both say hello.')
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Read a and b',
+      `assistant stop: text "${text}" | call call_m1_0 read_file {"path": "a"} | call call_m1_1 read_file {"path": "b"}`,
+      'tool call_m1_0 success: contents of a',
+      'tool call_m1_1 success: contents of b',
+      'assistant stop: text "Both say hello."',
+      'task_metadata turns=2 subAgents=0',
+    ])
     const first = h.server.requests[0]!.body as { tools?: unknown; messages: { content: string }[] }
     expect(first.tools).toBeUndefined()
     expect(first.messages[0]!.content).toMatch(/^Call a tool by writing <call name="TOOL">/)

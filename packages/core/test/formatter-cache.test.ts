@@ -1,4 +1,12 @@
-import { type HistoryFormatter, nativeFormatter, reactFormatter } from '@kode/core'
+import {
+  CODE_EXECUTION_TOOL,
+  CodeExecutionParameters,
+  codeActFormatter,
+  defineTool,
+  type HistoryFormatter,
+  nativeFormatter,
+  reactFormatter,
+} from '@kode/core'
 import type { Message } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -21,15 +29,23 @@ function counting(formatter: HistoryFormatter) {
       count(message)
       return formatter.isAction(message)
     },
-    formatResult: (result) => {
+    formatResult: (result, instructions) => {
       count(result)
-      return formatter.formatResult(result)
+      return formatter.formatResult(result, instructions)
     },
   }
   return { wrapped, byMessage, total: () => total }
 }
 
 const reading = (turn: number) => `Thought: step ${turn}\nAction: read_file\nArgs: {"path": "${turn}.txt"}`
+const coding = (turn: number) => `Thought: step ${turn}\n\`\`\`python\nprint(${turn})\n\`\`\``
+
+const python = defineTool({
+  name: CODE_EXECUTION_TOOL,
+  description: 'Runs Python 3.',
+  parameters: CodeExecutionParameters,
+  execute: ({ code }) => `ran ${code}`,
+})
 
 describe('incremental formatting', () => {
   test('each request converts only the messages that are new since the last one', async () => {
@@ -47,6 +63,25 @@ describe('incremental formatting', () => {
 
     // Per request: the previous response and its result; a task's first request converts its
     // first turn's predecessors (the previous task's answer) only.
+    const perRequest = atRequest.map((total, i) => total - (atRequest[i - 1] ?? 0))
+    expect(perRequest).toEqual([0, 2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 2])
+    expect(h.server.requests).toHaveLength(12)
+    expect([...counter.byMessage.values()].every((n) => n === 1)).toBe(true)
+  })
+
+  test('the CodeAct formatter converts only what is new too', async () => {
+    const h = harness()
+    const counter = counting(codeActFormatter())
+    const atRequest: number[] = []
+    h.server.handle(() => {
+      atRequest.push(counter.total())
+      const turn = atRequest.length
+      return textReply(`r${turn}`, turn % 6 === 0 ? 'Final Answer: done' : coding(turn))
+    })
+    const agent = h.createAgent({ tools: [python], historyFormatter: counter.wrapped })
+    await collect(agent.run('Run five programs'))
+    await collect(agent.run('And five more'))
+
     const perRequest = atRequest.map((total, i) => total - (atRequest[i - 1] ?? 0))
     expect(perRequest).toEqual([0, 2, 2, 2, 2, 2, 1, 2, 2, 2, 2, 2])
     expect(h.server.requests).toHaveLength(12)

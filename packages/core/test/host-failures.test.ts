@@ -1,13 +1,13 @@
-import { AgentError, createAgent, defineTool } from '@kode/core'
-import type { Event, HistoryEvent } from '@kode/protocol'
+import { AgentError, createAgent, defineSubAgent, defineTool } from '@kode/core'
+import { type Event, type HistoryEvent, isInterrupt } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { createMemorySessionStore, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
-import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize } from './helpers/summarize.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
@@ -78,7 +78,7 @@ describe('failures the host must handle are thrown, after a well-formed event se
     expect(summarize(events).slice(-3)).toEqual(['error: adapter bug', 'turn_end', 'task_finish error: '])
   })
 
-  test('a listener that throws interrupts the task cleanly, then the run fails with its error', async () => {
+  test('a listener that throws stops the task as a failure, not an interrupt, then the run fails with its error', async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }))
     const agent = h.createAgent({ tools: [readFile] })
@@ -88,19 +88,201 @@ describe('failures the host must handle are thrown, after a well-formed event se
     const run = agent.run('go')
     const { events, thrown } = await drain(run)
     expect((thrown as Error).message).toBe('listener bug')
+    await expect(run.done).rejects.toThrow('listener bug')
     expectOrdered(events)
-    expect(summarize(events).slice(-5)).toEqual([
-      'tool_result c1 error (last): The user interrupted this tool call before it finished.',
-      'interrupt',
+    const failure = 'An event listener threw: listener bug'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: go',
+      'turn_start',
+      'tool_call_start c1 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 read_file {"path":"a"}',
+      `tool_result c1 error (last): The task failed before this tool call finished: ${failure}`,
+      `error: ${failure}`,
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      'task_finish aborted: ',
+      'task_finish error: ',
     ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: go',
+      'assistant tool_use: call c1 read_file {"path":"a"}',
+      `tool c1 error: The task failed before this tool call finished: ${failure}`,
+      `error: ${failure}`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(agent.running).toBe(false)
+  })
+
+  test('a listener that throws while a response streams keeps its text as an error message, not an aborted one', async () => {
+    const h = harness()
+    h.server.enqueue(stalledChatStream({ id: 'r1', steps: [say('Drafting')] }))
+    const agent = h.createAgent()
+    agent.events.on('assistant_text_delta', () => {
+      throw new Error('render failed')
+    })
+    const run = agent.run('go')
+    const { events, thrown } = await drain(run)
+    expect((thrown as Error).message).toBe('render failed')
+    expectOrdered(events)
+    const failure = 'An event listener threw: render failed'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: go',
+      'turn_start',
+      'assistant_text_start',
+      'text: Drafting',
+      'assistant_text_end',
+      `error: ${failure}`,
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish error: Drafting',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: go',
+      'assistant error: text "Drafting"',
+      `error: ${failure}`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(history[1]).toMatchObject({ errorMessage: failure })
+    expect(history[1]).not.toHaveProperty('isApiError')
+  })
+  test('a listener that throws on a sub-agent event fails the child and the parent, neither as aborted', async () => {
+    const h = harness()
+    const researcher = defineSubAgent({
+      name: 'researcher',
+      description: 'Researches',
+      system: 'You research.',
+      tools: [readFile],
+    })
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: { content?: unknown }[] }).messages
+      if (messages[0]?.content === 'You research.')
+        return chatStream({ id: 'r-child', steps: [call('l1', 'read_file', { path: 'cats' })] })
+      return chatStream({ id: 'r-parent', steps: [call('c1', 'researcher', { prompt: 'cats' })] })
+    })
+    const agent = h.createAgent({ tools: [researcher] })
+    agent.events.on('tool_call', (event) => {
+      if (event.sessionId !== agent.sessionId) throw new Error('listener bug')
+    })
+    const { events, thrown } = await drain(agent.run('Research cats'))
+    expect((thrown as Error).message).toBe('listener bug')
+    expectOrdered(events)
+    const failed = 'The task failed before this tool call finished: An event listener threw: listener bug'
+    const child = events.find((e) => e.sessionId !== agent.sessionId)!.sessionId
+    expect(
+      summarize(
+        events.filter((e) => e.sessionId === child),
+        child,
+      ),
+    ).toEqual([
+      'task_start sub-agent researcher',
+      'user_message: cats',
+      'turn_start',
+      'tool_call_start l1 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call l1 read_file {"path":"cats"}',
+      `tool_result l1 error (last): ${failed}`,
+      'error: An event listener threw: listener bug',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish error: ',
+    ])
+    expect(summarize(events.filter((e) => e.sessionId === agent.sessionId))).toEqual([
+      'task_start',
+      'user_message: Research cats',
+      'turn_start',
+      'tool_call_start c1 researcher',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 researcher {"prompt":"cats"}',
+      `tool_result c1 error (last): ${failed}`,
+      'error: An event listener threw: listener bug',
+      'turn_end',
+      'task_metadata turns=1 subAgents=1',
+      'task_finish error: ',
+    ])
+    for (const id of [agent.sessionId, child]) {
+      const history = await h.store.read(id)
+      expectValidHistory(history)
+      expect(history.some(isInterrupt)).toBe(false)
+    }
+  })
+})
+
+describe('the iterator always settles', () => {
+  test('return() while a next() is pending ends that next() too, and the task is interrupted cleanly', async () => {
+    const h = harness()
+    const started = gate()
+    const hang = defineTool({
+      name: 'hang',
+      description: 'Runs until interrupted',
+      parameters: Type.Object({}),
+      execute: () => {
+        started.open()
+        return new Promise<string>(() => {})
+      },
+    })
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'hang', {})] }))
+    const agent = h.createAgent({ tools: [hang] })
+    const run = agent.run('go')
+    await started.promise
+    const iterator = run[Symbol.asyncIterator]()
+    // Take what is buffered, up to the call: nothing more comes while the tool hangs.
+    for (let r = await iterator.next(); !r.done && r.value.type !== 'tool_call'; r = await iterator.next()) {}
+    const pending = iterator.next()
+    const returned = iterator.return!()
+    expect(await pending).toEqual({ done: true, value: undefined })
+    expect(await returned).toEqual({ done: true, value: undefined })
+    expect((await run.done).reason).toBe('aborted')
+    expect(agent.running).toBe(false)
     expectValidHistory(await agent.history())
   })
 })
 
 describe('misuse is refused at the call', () => {
+  test('iterating a run a second time is an already_iterated AgentError; the first iteration gets every event', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi'))
+    const agent = h.createAgent()
+    const run = agent.run('go')
+    const first = run[Symbol.asyncIterator]()
+    const error = (() => {
+      try {
+        run[Symbol.asyncIterator]()
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(AgentError.is(error) && error.code).toBe('already_iterated')
+    const events: Event[] = []
+    for (let r = await first.next(); !r.done; r = await first.next()) events.push(r.value)
+    expectOrdered(events)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: go',
+      'turn_start',
+      'assistant_text_start',
+      'text: Hi',
+      'assistant_text_end',
+      'response_complete: Hi',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Hi',
+    ])
+  })
+
   test('run while a task runs is an agent_busy AgentError', async () => {
     const h = harness()
     const hold = gate()

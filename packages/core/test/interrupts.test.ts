@@ -41,15 +41,46 @@ function script(request: RecordedRequest) {
   })
 }
 
-/** Runs `input`, aborting from inside the loop when the `abortAt`-th event (from 0) arrives. */
+/**
+ * Runs `input`, aborting from a synchronous listener when the `abortAt`-th event (from 0) is
+ * emitted, so the engine is interrupted exactly at that event, not wherever it has got to by the
+ * time an iterator behind it sees the event.
+ */
 async function runAborting(agent: Agent, input: string, abortAt: number) {
   const controller = new AbortController()
-  const run = agent.run(input, { signal: controller.signal })
-  const events: Event[] = []
-  for await (const event of run) {
-    if (events.push(event) - 1 === abortAt) controller.abort()
+  let index = 0
+  const listener = () => {
+    if (index++ === abortAt) controller.abort()
   }
-  return { events, outcome: await run.done }
+  agent.events.on('event', listener)
+  try {
+    return await collect(agent.run(input, { signal: controller.signal }))
+  } finally {
+    agent.events.off('event', listener)
+  }
+}
+
+/** Events a response emits while it streams (and `turn_start`, just before its request). */
+const STREAMING = new Set<Event['type']>([
+  'turn_start',
+  'thinking_start',
+  'thinking_delta',
+  'thinking_end',
+  'assistant_text_start',
+  'assistant_text_delta',
+  'assistant_text_end',
+  'tool_call_start',
+])
+
+/**
+ * Whether the `index`-th event of a run comes before its response has completed: a streaming
+ * event, except the end of the last open stream, which the response's end emits right before
+ * `response_complete` (the response is complete by then).
+ */
+function midStream(events: readonly Event[], index: number): boolean {
+  const { type } = events[index]!
+  const closing = type === 'thinking_end' || type === 'assistant_text_end'
+  return STREAMING.has(type) && !(closing && events[index + 1]?.type === 'response_complete')
 }
 
 /** How the history records the interrupt of the last task. */
@@ -72,14 +103,24 @@ describe.each(['memory', 'file'] as const)('interrupts (%s store)', (kind) => {
     expect(total).toBeGreaterThan(25)
 
     const kinds = new Set<string>()
+    let midStreamAborts = 0
     for (let i = 0; i < total; i++) {
       const agent = h.createAgent({ tools: [work] })
       const { events, outcome } = await runAborting(agent, 'go', i)
-      const where = `abort at event ${i} (${events[i]?.type})`
+      const where = `abort at event ${i} (${baseline.events[i]?.type})`
       // Checked here rather than by expectOrdered so a failure names the index.
       expect(checkEventOrder(events), where).toEqual([])
       const history = await agent.history()
       expectValidHistory(history)
+      if (midStream(baseline.events, i)) {
+        // Interrupted while the response streamed: it never completes.
+        midStreamAborts++
+        expect(outcome.reason, where).toBe('aborted')
+        expect(
+          events.slice(i + 1).filter((e) => e.type === 'response_complete'),
+          where,
+        ).toEqual([])
+      }
       if (outcome.reason === 'aborted') {
         expect(
           events.filter((e) => e.type === 'interrupt'),
@@ -96,6 +137,8 @@ describe.each(['memory', 'file'] as const)('interrupts (%s store)', (kind) => {
       expect(next.outcome, where).toMatchObject({ reason: 'completed', text: 'Welcome back.' })
       expectValidHistory(await agent.history())
     }
+    // Both responses, from their turn_start to their last delta, were interrupted while streaming.
+    expect(midStreamAborts).toBe(25)
     // The sweep hit an interrupt before any output, mid-response, and during the tools.
     expect([...kinds].sort()).toEqual(['aborted response', 'aborted tool result', 'interrupt record'])
   })
@@ -177,8 +220,11 @@ describe('interrupts', () => {
     // The loop is left only once the task has ended: no waiting on `done` needed.
     expect(agent.running).toBe(false)
     expectOrdered(emitted)
-    const lines = summarize(emitted)
-    expect(lines.slice(lines.indexOf('assistant_text_start'))).toEqual([
+    // The loop runs behind the engine, so how much text streamed before the break varies.
+    expect(summarize(emitted)).toEqual([
+      'task_start',
+      'user_message: count',
+      'turn_start',
       'assistant_text_start',
       expect.stringMatching(/^text: One/),
       'assistant_text_end',
@@ -189,7 +235,11 @@ describe('interrupts', () => {
     ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history)[1]).toMatch(/^assistant aborted: text "One/)
+    expect(summarizeHistory(history)).toEqual([
+      'user: count',
+      expect.stringMatching(/^assistant aborted: text "One/),
+      'task_metadata turns=1 subAgents=0',
+    ])
     expect((await run.done).reason).toBe('aborted')
     expect((await collect(agent.run('again'))).outcome.reason).toBe('completed')
   })
@@ -225,26 +275,32 @@ describe('interrupts', () => {
     )
     const agent = h.createAgent()
     const controller = new AbortController()
-    const run = agent.run('q', { signal: controller.signal })
-    const events: Event[] = []
-    for await (const event of run) {
-      events.push(event)
-      if (event.type === 'assistant_text_delta') controller.abort()
-    }
+    // Interrupted from a listener, so exactly at the first text delta.
+    agent.events.on('assistant_text_delta', () => controller.abort())
+    const { events } = await collect(agent.run('q', { signal: controller.signal }))
     expectOrdered(events)
-    const lines = summarize(events)
-    expect(lines).not.toContain(expect.stringMatching(/^response_complete/))
-    expect(lines.slice(lines.indexOf('assistant_text_end'))).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: q',
+      'turn_start',
+      'thinking_start',
+      'thinking: Thinking hard about this.',
+      'thinking_end',
+      'assistant_text_start',
+      'text: Partial ',
       'assistant_text_end',
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      expect.stringMatching(/^task_finish aborted: Partial/),
+      'task_finish aborted: Partial ',
     ])
     const history = await agent.history()
+    expectValidHistory(history)
     expect(history[1]).toMatchObject({ role: 'assistant', stopReason: 'aborted', responseId: 'r1' })
-    expect(summarizeHistory(history)[1]).toMatch(
-      /^assistant aborted: thinking "Thinking hard about this." \| text "Partial/,
-    )
+    expect(summarizeHistory(history)).toEqual([
+      'user: q',
+      'assistant aborted: thinking "Thinking hard about this." | text "Partial "',
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })

@@ -23,6 +23,17 @@ function twoReadsThenAnswer(h: ReturnType<typeof harness>): void {
   )
 }
 
+/** The events of a turn whose response only streams `text`, up to its tool events. */
+const textResponse = (text: string) => [
+  'turn_start',
+  'assistant_text_start',
+  `text: ${text}`,
+  'assistant_text_end',
+  `response_complete: ${text}`,
+  'usage 100/20',
+  'context_usage 120/128000',
+]
+
 type ChatBody = {
   messages: { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string }[]
   tools?: unknown
@@ -37,15 +48,20 @@ describe('a ReAct task', () => {
     const { events, outcome } = await collect(agent.run('What do a.txt and b.txt say?'))
 
     expectOrdered(events)
-    const lines = summarize(events)
-    expect(lines.filter((line) => /^(tool_|response_complete|task_finish)/.test(line))).toEqual([
-      'response_complete: Thought: I need a.txt first.\nAction: read_file\nArgs: {"path": "a.txt"}',
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: What do a.txt and b.txt say?',
+      ...textResponse(act('I need a.txt first.', 'read_file', '{"path": "a.txt"}')),
       'tool_call call_m1_0 read_file {"path": "a.txt"}',
       'tool_result call_m1_0 success (last): contents of a.txt',
-      'response_complete: Thought: Now b.txt.\nAction: read_file\nArgs: {"path": "b.txt"}',
+      'turn_end',
+      ...textResponse(act('Now b.txt.', 'read_file', '{"path": "b.txt"}')),
       'tool_call call_m2_0 read_file {"path": "b.txt"}',
       'tool_result call_m2_0 success (last): contents of b.txt',
-      'response_complete: Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.',
+      'turn_end',
+      ...textResponse('Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.'),
+      'turn_end',
+      'task_metadata turns=3 subAgents=0',
       'task_finish completed: a.txt and b.txt both say hello.',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt and b.txt both say hello.' })
@@ -63,12 +79,11 @@ describe('a ReAct task', () => {
     ])
   })
 
-  test('the request offers no native tools and carries the format; past actions go back as tool calls with stable ids', async () => {
+  test("with history: 'tool_calls' the request still offers no native tools and carries the format; past actions go back as tool calls with stable ids", async () => {
     const h = harness()
     twoReadsThenAnswer(h)
-    await collect(
-      h.createAgent({ system: 'Be brief.', tools: [readFile], historyFormatter: reactFormatter() }).run('Go'),
-    )
+    const historyFormatter = reactFormatter({ history: 'tool_calls' })
+    await collect(h.createAgent({ system: 'Be brief.', tools: [readFile], historyFormatter }).run('Go'))
     const [first, second, third] = h.server.requests.map(bodyOf)
     expect(first!.tools).toBeUndefined()
     expect(first!.messages[0]).toMatchObject({ role: 'system', content: expect.stringContaining('Args:') })
@@ -86,11 +101,12 @@ describe('a ReAct task', () => {
     expect(third!.messages.slice(0, second!.messages.length)).toEqual(second!.messages)
   })
 
-  test("with history: 'text' past actions go back as the model wrote them, results as observations", async () => {
+  test('by default past actions go back as the model wrote them, results as observations (the requests declare no tools)', async () => {
     const h = harness()
     twoReadsThenAnswer(h)
-    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter({ history: 'text' }) })
+    const agent = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
     await collect(agent.run('Go'))
+    expect(bodyOf(h.server.requests[2]).tools).toBeUndefined()
     expect(bodyOf(h.server.requests[2]).messages.slice(1)).toEqual([
       { role: 'user', content: 'Go' },
       { role: 'assistant', content: act('I need a.txt first.', 'read_file', '{"path": "a.txt"}') },
@@ -100,6 +116,62 @@ describe('a ReAct task', () => {
     ])
     // The history itself is the same typed history as with tool calls.
     expect(summarizeHistory(await agent.history())[1]).toMatch(/\| call call_m1_0 read_file/)
+  })
+
+  test('with real UUID message ids, the 43-character action ids are rewritten to fit openai-chat, stably', async () => {
+    const h = harness()
+    twoReadsThenAnswer(h)
+    const uuids = [
+      '0f8fad5b-d9cb-469f-a165-70867728950e',
+      '7c9e6679-7425-40de-944b-e07fc1f90ae7',
+      'c9bf9e57-1685-4c89-bafb-ff5af830be8a',
+    ]
+    const agent = h.createAgent({
+      client: h.client({ createId: () => uuids.shift()! }),
+      tools: [readFile],
+      historyFormatter: reactFormatter({ history: 'tool_calls' }),
+    })
+    const { events, outcome } = await collect(agent.run('Go'))
+    expectOrdered(events)
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt and b.txt both say hello.' })
+
+    // The history keeps the derived ids as they are: `call_<message id>_<index>`, 43 characters.
+    const first = 'call_0f8fad5b-d9cb-469f-a165-70867728950e_0'
+    const second = 'call_7c9e6679-7425-40de-944b-e07fc1f90ae7_0'
+    expect(first).toHaveLength(43)
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant stop: text "${act('I need a.txt first.', 'read_file', '{"path": "a.txt"}')}" | call ${first} read_file {"path": "a.txt"}`,
+      `tool ${first} success: contents of a.txt`,
+      `assistant stop: text "${act('Now b.txt.', 'read_file', '{"path": "b.txt"}')}" | call ${second} read_file {"path": "b.txt"}`,
+      `tool ${second} success: contents of b.txt`,
+      'assistant stop: text "Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello."',
+      'task_metadata turns=3 subAgents=0',
+    ])
+    expect(summarize(events).filter((line) => line.startsWith('tool_call '))).toEqual([
+      `tool_call ${first} read_file {"path": "a.txt"}`,
+      `tool_call ${second} read_file {"path": "b.txt"}`,
+    ])
+
+    // On the wire every id fits OpenAI's 40 characters; a call and its result keep one id, the
+    // same in every request, and the two calls' ids stay distinct.
+    const ids = (body: ChatBody) =>
+      body.messages.flatMap((m) =>
+        m.tool_call_id ? [m.tool_call_id] : (m.tool_calls ?? []).map((c) => c.id),
+      )
+    const [, request2, request3] = h.server.requests.map(bodyOf)
+    const [a1, a2] = ids(request2!)
+    expect(a1).toBe(a2)
+    expect(a1!.length).toBeLessThanOrEqual(40)
+    expect(a1).not.toBe(first)
+    expect(a1!.startsWith('call_0f8fad5b-d9cb-469f')).toBe(true)
+    const [b1, b2, b3, b4] = ids(request3!)
+    expect([b1, b2]).toEqual([a1, a1])
+    expect(b3).toBe(b4)
+    expect(b3!.length).toBeLessThanOrEqual(40)
+    expect(b3).not.toBe(a1)
   })
 
   test('replay and export show the actions like a native run', async () => {
@@ -134,19 +206,52 @@ describe('a ReAct task', () => {
     const { events, outcome } = await collect(agent.run('Read a.txt'))
 
     expectOrdered(events)
-    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
-      expect.stringMatching(
-        /^tool_result call_m1_0 error \(last\): Invalid arguments for tool "read_file": the arguments are not valid JSON/,
-      ),
+    const parseError = (() => {
+      try {
+        JSON.parse('{"path": a.txt}')
+      } catch (error) {
+        return (error as Error).message
+      }
+    })()
+    const invalid = `Invalid arguments for tool "read_file": the arguments are not valid JSON (${parseError})`
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Read a.txt',
+      ...textResponse(act('Read it.', 'read_file', '{"path": a.txt}')),
+      'tool_call call_m1_0 read_file {"path": a.txt}',
+      `tool_result call_m1_0 error (last): ${invalid}`,
+      'turn_end',
+      ...textResponse(act('Try the other tool.', 'open_file', '{"path": "a.txt"}')),
+      'tool_call call_m2_0 open_file {"path": "a.txt"}',
       'tool_result call_m2_0 error (last): Unknown tool "open_file". Available tools: read_file.',
+      'turn_end',
+      ...textResponse(act('Properly now.', 'read_file', '{"path": "a.txt"}')),
+      'tool_call call_m3_0 read_file {"path": "a.txt"}',
       'tool_result call_m3_0 success (last): contents of a.txt',
+      'turn_end',
+      ...textResponse('Final Answer: It says hello.'),
+      'turn_end',
+      'task_metadata turns=4 subAgents=0',
+      'task_finish completed: It says hello.',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'It says hello.' })
     expect(bodyOf(h.server.requests[1]).messages.at(-1)).toEqual({
       role: 'user',
-      content: expect.stringMatching(/^Observation \(error\): Invalid arguments for tool "read_file"/),
+      content: `Observation (error): ${invalid}`,
     })
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Read a.txt',
+      `assistant stop: text "${act('Read it.', 'read_file', '{"path": a.txt}')}" | call call_m1_0 read_file {"path": a.txt}`,
+      `tool call_m1_0 error: ${invalid}`,
+      `assistant stop: text "${act('Try the other tool.', 'open_file', '{"path": "a.txt"}')}" | call call_m2_0 open_file {"path": "a.txt"}`,
+      'tool call_m2_0 error: Unknown tool "open_file". Available tools: read_file.',
+      `assistant stop: text "${act('Properly now.', 'read_file', '{"path": "a.txt"}')}" | call call_m3_0 read_file {"path": "a.txt"}`,
+      'tool call_m3_0 success: contents of a.txt',
+      'assistant stop: text "Final Answer: It says hello."',
+      'task_metadata turns=4 subAgents=0',
+    ])
   })
 
   test('a sub-agent talks to its model the way its parent does', async () => {
@@ -195,29 +300,42 @@ describe('an interrupted ReAct action', () => {
 
     expectOrdered(events)
     expect(outcome.reason).toBe('aborted')
-    expect(summarize(events).slice(-7)).toEqual([
+    const cut = 'Thought: read it.\nAction: read_file\nArgs: {"pa'
+    const pending = 'The user interrupted the task before this tool call ran.'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
       'assistant_text_end',
       'tool_call call_m1_0 read_file {"pa',
-      'tool_result call_m1_0 error (last): The user interrupted the task before this tool call ran.',
+      `tool_result call_m1_0 error (last): ${pending}`,
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      'task_finish aborted: Thought: read it.\nAction: read_file\nArgs: {"pa',
+      `task_finish aborted: ${cut}`,
     ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(1, 3)).toEqual([
-      'assistant aborted: text "Thought: read it.\nAction: read_file\nArgs: {"pa" | call call_m1_0 read_file {"pa (incomplete)',
-      'tool call_m1_0 aborted: The user interrupted the task before this tool call ran.',
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}" | call call_m1_0 read_file {"pa (incomplete)`,
+      `tool call_m1_0 aborted: ${pending}`,
+      'task_metadata turns=1 subAgents=0',
     ])
 
-    // The history is valid input: the next task sends the call and its placeholder result.
+    // The history is valid input: the next task sends the action and its placeholder result.
     const next = await collect(agent.run('Forget it'))
     expect(next.outcome).toMatchObject({ reason: 'completed', text: 'Never mind then.' })
-    const messages = bodyOf(h.server.requests[1]).messages
-    expect(messages.slice(2, 4)).toMatchObject([
-      { role: 'assistant', tool_calls: [{ id: 'call_m1_0' }] },
-      { role: 'tool', tool_call_id: 'call_m1_0' },
+    expect(bodyOf(h.server.requests[1]).messages.slice(1)).toEqual([
+      { role: 'user', content: 'Go' },
+      { role: 'assistant', content: 'Thought: read it.\nAction: read_file\nArgs: {"pa' },
+      {
+        role: 'user',
+        content: 'Observation (aborted): The user interrupted the task before this tool call ran.',
+      },
+      { role: 'user', content: 'Forget it' },
     ])
   })
 
@@ -228,9 +346,25 @@ describe('an interrupted ReAct action', () => {
     const { events } = await interruptAt(agent, 'Go', 'read_')
 
     expectOrdered(events)
-    expect(events.some((e) => e.type === 'tool_call')).toBe(false)
-    expect(summarizeHistory(await agent.history())[1]).toBe(
-      'assistant aborted: text "Thought: read it.\nAction: read_"',
-    )
+    const cut = 'Thought: read it.\nAction: read_'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${cut}`,
+      'assistant_text_end',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish aborted: ${cut}`,
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      `assistant aborted: text "${cut}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 })

@@ -47,6 +47,22 @@ describe('resume after a crash (file store)', () => {
     const agent = h.createAgent({ store, sessionId: 's1' })
     const { events, outcome } = await collect(agent.run('What happened?'))
     expectOrdered(events)
+    const answer = 'The job was interrupted; shall I retry?'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: What happened?',
+      'turn_start',
+      'assistant_text_start',
+      `text: ${answer}`,
+      'assistant_text_end',
+      `response_complete: ${answer}`,
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      `task_finish completed: ${answer}`,
+    ])
+    expect(events.every((e) => e.sessionId === 's1')).toBe(true)
     expect(outcome).toMatchObject({ reason: 'completed', sessionId: 's1' })
 
     // The provider view answers the dangling call, so the request is valid input.
@@ -85,7 +101,20 @@ describe('resume', () => {
     const resumed = h.createAgent({ sessionId: first.sessionId })
     const { events } = await collect(resumed.run('What did I say?'))
     expectOrdered(events)
-    expect(summarize(events).at(-1)).toBe('task_finish completed: You said hello.')
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: What did I say?',
+      'turn_start',
+      'assistant_text_start',
+      'text: You said hello.',
+      'assistant_text_end',
+      'response_complete: You said hello.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: You said hello.',
+    ])
     const request = h.server.requests[1]!.body as { messages: { role: string; content: unknown }[] }
     expect(request.messages.map((m) => `${m.role}: ${m.content}`)).toEqual([
       'system: Remember things.',
@@ -95,8 +124,14 @@ describe('resume', () => {
     ])
     const history = await resumed.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).filter((l) => l.startsWith('system'))).toEqual([
+    expect(summarizeHistory(history)).toEqual([
       'system: Remember things.',
+      'user: hello',
+      'assistant stop: text "Noted."',
+      'task_metadata turns=1 subAgents=0',
+      'user: What did I say?',
+      'assistant stop: text "You said hello."',
+      'task_metadata turns=1 subAgents=0',
     ])
   })
 
@@ -108,9 +143,15 @@ describe('resume', () => {
     await collect(h.createAgent({ sessionId: first.sessionId, system: 'New prompt.' }).run('two'))
     const request = h.server.requests[1]!.body as { messages: { role: string; content: unknown }[] }
     expect(request.messages[0]).toEqual({ role: 'system', content: 'New prompt.' })
-    expect(summarizeHistory(await first.history()).filter((l) => l.startsWith('system'))).toEqual([
+    expect(summarizeHistory(await first.history())).toEqual([
       'system: Old prompt.',
+      'user: one',
+      'assistant stop: text "A"',
+      'task_metadata turns=1 subAgents=0',
       'system: New prompt.',
+      'user: two',
+      'assistant stop: text "B"',
+      'task_metadata turns=1 subAgents=0',
     ])
   })
 

@@ -22,15 +22,28 @@ describe('steering', () => {
     const { events } = await collect(agent.run('Read a'))
 
     expectOrdered(events)
-    const lines = summarize(events)
-    const from = lines.indexOf('tool_call c1 read_file {"path":"a"}')
-    expect(lines.slice(from, from + 6)).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Read a',
+      'turn_start',
+      'tool_call_start c1 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
       'tool_call c1 read_file {"path":"a"}',
       'tool_result c1 success (last): contents of a',
       'turn_end',
       'user_message: Also look at b.',
       'turn_start',
       'assistant_text_start',
+      'text: Read a, and noted b.',
+      'assistant_text_end',
+      'response_complete: Read a, and noted b.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: Read a, and noted b.',
     ])
     const history = await agent.history()
     expectValidHistory(history)
@@ -65,18 +78,37 @@ describe('steering', () => {
     const { events, outcome } = await collect(agent.run('Answer'))
 
     expectOrdered(events)
-    expect(
-      summarize(events).filter((l) => /^(turn_|user_message|response_complete|task_finish)/.test(l)),
-    ).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
       'user_message: Answer',
       'turn_start',
+      'assistant_text_start',
+      'text: Here is the answer.',
+      'assistant_text_end',
       'response_complete: Here is the answer.',
+      'usage 100/20',
+      'context_usage 120/128000',
       'turn_end',
       'user_message: Say it in French too.',
       'turn_start',
+      'assistant_text_start',
+      'text: And in French: voici.',
+      'assistant_text_end',
       'response_complete: And in French: voici.',
+      'usage 100/20',
+      'context_usage 120/128000',
       'turn_end',
+      'task_metadata turns=2 subAgents=0',
       'task_finish completed: And in French: voici.',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Answer',
+      'assistant stop: text "Here is the answer."',
+      'user: Say it in French too.',
+      'assistant stop: text "And in French: voici."',
+      'task_metadata turns=2 subAgents=0',
     ])
     expect(outcome.metadata.main.turnCount).toBe(2)
   })
@@ -87,11 +119,27 @@ describe('steering', () => {
     const agent = h.createAgent()
     agent.steer('(and be brief)')
     const { events } = await collect(agent.run('Explain'))
-    expect(summarize(events).slice(0, 4)).toEqual([
+    expectOrdered(events)
+    expect(summarize(events)).toEqual([
       'task_start',
       'user_message: Explain',
       'user_message: (and be brief)',
       'turn_start',
+      'assistant_text_start',
+      'text: Both seen.',
+      'assistant_text_end',
+      'response_complete: Both seen.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Both seen.',
+    ])
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'user: Explain',
+      'user: (and be brief)',
+      'assistant stop: text "Both seen."',
+      'task_metadata turns=1 subAgents=0',
     ])
     expect(lastMessages(h.server.requests[0]!.body)).toEqual([
       { role: 'user', content: 'Explain' },
@@ -112,7 +160,23 @@ describe('limits and switches', () => {
 
     expectOrdered(events)
     const message = 'The task stopped after 2 turns (maxTurns) before the model finished.'
-    expect(summarize(events).slice(-5)).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Loop forever',
+      'turn_start',
+      'tool_call_start c1 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 read_file {"path":"1"}',
+      'tool_result c1 success (last): contents of 1',
+      'turn_end',
+      'turn_start',
+      'tool_call_start c2 read_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c2 read_file {"path":"2"}',
       'tool_result c2 success (last): contents of 2',
       'turn_end',
       `error: ${message}`,
@@ -122,7 +186,12 @@ describe('limits and switches', () => {
     expect(outcome).toMatchObject({ reason: 'max_turns', errorMessage: message })
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(-2)).toEqual([
+    expect(summarizeHistory(history)).toEqual([
+      'user: Loop forever',
+      'assistant tool_use: call c1 read_file {"path":"1"}',
+      'tool c1 success: contents of 1',
+      'assistant tool_use: call c2 read_file {"path":"2"}',
+      'tool c2 success: contents of 2',
       `error: ${message}`,
       'task_metadata turns=2 subAgents=0',
     ])

@@ -1,9 +1,9 @@
 import { defineSubAgent, defineTool } from '@kode/core'
-import { checkEventOrder, type Event } from '@kode/protocol'
+import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
-import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
+import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
@@ -177,37 +177,133 @@ describe('sub-agents', () => {
     ])
   })
 
+  test("the parent's accounting lists its sub-agents in call order, whichever ends first", async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You research.') {
+        const topic = String(messages[1]?.content)
+        // The first call's child ends last.
+        return chatStream(
+          { id: `r-${topic}`, steps: [say(`Report on ${topic}.`)] },
+          topic === 'slow' ? { chunkDelayMs: 20 } : {},
+        )
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({
+        id: 'r-parent-1',
+        steps: [call('c1', 'researcher', { prompt: 'slow' }), call('c2', 'researcher', { prompt: 'fast' })],
+      })
+    })
+    const agent = h.createAgent({ tools: [researcher] })
+    const { events, outcome } = await collect(agent.run('Research both'))
+    expectOrdered(events)
+    const finishes = events.filter((e) => e.type === 'task_finish').map((e) => e.taskResult)
+    expect(finishes).toEqual(['Report on fast.', 'Report on slow.', 'Done.'])
+    const childOf = (callId: string) =>
+      events.find((e) => e.type === 'task_start' && e.subAgentState?.parentToolCallId === callId)!.sessionId
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual([childOf('c1'), childOf('c2')])
+    expect(events.findLast((e) => e.type === 'task_metadata')).toMatchObject({ metadata: outcome.metadata })
+  })
+
   test('a parent interrupt cascades: children end interrupted with valid histories before the parent finishes', async () => {
     const h = harness()
-    h.server.handle(route)
+    // As `route`, but each child's report streams one word and stalls, so both children are
+    // mid-report when the parent is interrupted.
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You research.' && messages.at(-1)!.role === 'tool') {
+        return stalledChatStream({ id: `r-${String(messages[1]?.content)}-2`, steps: [say('Reporting')] })
+      }
+      return route(request)
+    })
     const agent = h.createAgent({ tools: [researcher] })
     const controller = new AbortController()
+    // Interrupt from a listener, at the engine's own pace, once both children are reporting.
+    const reporting = new Set<string>()
+    agent.events.on('assistant_text_delta', (event) => {
+      reporting.add(event.sessionId)
+      if (reporting.size === 2) controller.abort()
+    })
     const run = agent.run('Research cats and dogs', { signal: controller.signal })
-    const events: Event[] = []
-    for await (const event of run) {
-      events.push(event)
-      // Interrupt as soon as a child starts streaming its report.
-      if (event.type === 'assistant_text_delta' && event.sessionId !== 'id1') controller.abort()
-    }
-    expect(checkEventOrder(events)).toEqual([])
-    const finishes = events.filter((e) => e.type === 'task_finish')
+    const { events, outcome } = await collect(run)
+
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    const childOf = (callId: string) =>
+      events.find((e) => e.type === 'task_start' && e.subAgentState?.parentToolCallId === callId)!.sessionId
+    const children = { cats: childOf('c1'), dogs: childOf('c2') }
+    expect(new Set(events.map((e) => e.sessionId))).toEqual(new Set(['id1', children.cats, children.dogs]))
     // The children (in whichever order they stop) end before the parent does.
-    expect(finishes.map((e) => `${e.sessionId} ${e.reason}`).sort()).toEqual([
-      'id1 aborted',
-      'id3 aborted',
-      'id4 aborted',
-    ])
-    expect(finishes.at(-1)?.sessionId).toBe('id1')
-    for (const id of ['id1', 'id3', 'id4']) {
+    expect(events.findLast((e) => e.type === 'task_finish')?.sessionId).toBe('id1')
+
+    for (const [topic, id] of Object.entries(children)) {
+      expect(
+        summarize(
+          events.filter((e) => e.sessionId === id),
+          id,
+        ),
+        topic,
+      ).toEqual([
+        'task_start sub-agent researcher',
+        `user_message: ${topic}`,
+        'turn_start',
+        `tool_call_start l-${topic} lookup`,
+        'response_complete: ',
+        'usage 100/20',
+        'context_usage 120/128000',
+        `tool_call l-${topic} lookup {"topic":"${topic}"}`,
+        `tool_result l-${topic} success (last): facts about ${topic}`,
+        'turn_end',
+        'turn_start',
+        'assistant_text_start',
+        'text: Reporting',
+        'assistant_text_end',
+        'interrupt',
+        'turn_end',
+        'task_metadata turns=2 subAgents=0',
+        'task_finish aborted: Reporting',
+      ])
       const history = await h.store.read(id)
       expectValidHistory(history)
-      expect(summarizeHistory(history).at(-1)).toMatch(/^task_metadata/)
+      expect(summarizeHistory(history), topic).toEqual([
+        'system: You research.',
+        `user: ${topic}`,
+        `assistant tool_use: call l-${topic} lookup {"topic":"${topic}"}`,
+        `tool l-${topic} success: facts about ${topic}`,
+        'assistant aborted: text "Reporting"',
+        'task_metadata turns=2 subAgents=0',
+      ])
     }
-    expect(summarizeHistory(await agent.history()).slice(2, 4)).toEqual([
-      'tool c1 aborted: The user interrupted this tool call before it finished.',
-      'tool c2 aborted: The user interrupted this tool call before it finished.',
+
+    const interrupted = 'The user interrupted this tool call before it finished.'
+    expect(summarize(events.filter((e) => e.sessionId === 'id1'))).toEqual([
+      'task_start',
+      'user_message: Research cats and dogs',
+      'turn_start',
+      'tool_call_start c1 researcher',
+      'tool_call_start c2 researcher',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 researcher {"prompt":"cats","description":"Research cats"}',
+      'tool_call c2 researcher {"prompt":"dogs","description":"Research dogs"}',
+      `tool_result c1 error: ${interrupted}`,
+      `tool_result c2 error (last): ${interrupted}`,
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=2',
+      'task_finish aborted: ',
     ])
-    expect((await run.done).reason).toBe('aborted')
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Research cats and dogs',
+      'assistant tool_use: call c1 researcher {"prompt":"cats","description":"Research cats"} | call c2 researcher {"prompt":"dogs","description":"Research dogs"}',
+      `tool c1 aborted: ${interrupted}`,
+      `tool c2 aborted: ${interrupted}`,
+      'task_metadata turns=1 subAgents=2',
+    ])
   })
 
   test('a child that fails gives the parent an error result, and the parent goes on', async () => {
@@ -225,9 +321,60 @@ describe('sub-agents', () => {
     expectOrdered(events)
     const result = events.find((e) => e.type === 'tool_result' && e.sessionId === 'id1')
     expect(result).toMatchObject({ status: 'error', uiExtra: { type: 'session' } })
-    expect((result as { result: string }).result).toMatch(
-      /^The sub-agent researcher stopped early: .*bad request/,
-    )
+    const child = events.find((e) => e.sessionId !== 'id1')!.sessionId
+    expect(
+      summarize(
+        events.filter((e) => e.sessionId === child),
+        child,
+      ),
+    ).toEqual([
+      'task_start sub-agent researcher',
+      'user_message: cats',
+      'turn_start',
+      expect.stringMatching(/^error: .*bad request/),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish error: ',
+    ])
+    expect(summarize(events.filter((e) => e.sessionId === 'id1'))).toEqual([
+      'task_start',
+      'user_message: Research cats',
+      'turn_start',
+      'tool_call_start c1 researcher',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 researcher {"prompt":"cats"}',
+      expect.stringMatching(
+        /^tool_result c1 error \(last\): The sub-agent researcher stopped early: .*bad request/,
+      ),
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: It failed.',
+      'assistant_text_end',
+      'response_complete: It failed.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=1',
+      'task_finish completed: It failed.',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Research cats',
+      'assistant tool_use: call c1 researcher {"prompt":"cats"}',
+      expect.stringMatching(/^tool c1 error: The sub-agent researcher stopped early: .*bad request/),
+      'assistant stop: text "It failed."',
+      'task_metadata turns=2 subAgents=1',
+    ])
+    expect(summarizeHistory(await h.store.read(child))).toEqual([
+      'system: You research.',
+      'user: cats',
+      expect.stringMatching(/^error: .*bad request/),
+      'task_metadata turns=1 subAgents=0',
+    ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'It failed.' })
   })
 })

@@ -10,7 +10,10 @@ import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
 
-/** Runs one response with `calls`, then a plain answer; returns the events' summary lines for tools. */
+/**
+ * Runs one response with `calls`, then a plain answer (`Finished.`); returns the events' and the
+ * history's summary lines (all of them), checked for order and validity.
+ */
 async function runCalls(tools: Tool[], calls: ReturnType<typeof call>[], options = {}) {
   const h = harness()
   h.server.enqueue(chatStream({ id: 'r1', steps: calls }), textReply('r2', 'Finished.'))
@@ -19,8 +22,53 @@ async function runCalls(tools: Tool[], calls: ReturnType<typeof call>[], options
   expectOrdered(events)
   const history = await agent.history()
   expectValidHistory(history)
-  const lines = summarize(events).filter((l) => /^(tool_call |tool_progress|tool_result|todo_change)/.test(l))
-  return { events, outcome, history, lines, h }
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+  return { events, outcome, history, lines: summarize(events), historyLines: summarizeHistory(history), h }
+}
+
+/**
+ * The whole event sequence of a `runCalls` task: the response announcing `calls` (`id name`), the
+ * tool events `toolLines`, then the turn that answers `Finished.`.
+ */
+function taskLines(calls: readonly string[], toolLines: readonly unknown[]): unknown[] {
+  return [
+    'task_start',
+    'user_message: go',
+    'turn_start',
+    ...calls.map((c) => `tool_call_start ${c}`),
+    'response_complete: ',
+    'usage 100/20',
+    'context_usage 120/128000',
+    ...toolLines,
+    'turn_end',
+    'turn_start',
+    'assistant_text_start',
+    'text: Finished.',
+    'assistant_text_end',
+    'response_complete: Finished.',
+    'usage 100/20',
+    'context_usage 120/128000',
+    'turn_end',
+    'task_metadata turns=2 subAgents=0',
+    'task_finish completed: Finished.',
+  ]
+}
+
+/** The whole history of a `runCalls` task: the response's `calls`, their `results`, the answer. */
+function taskHistory(calls: string, results: readonly unknown[]): unknown[] {
+  return [
+    'user: go',
+    `assistant tool_use: ${calls}`,
+    ...results,
+    'assistant stop: text "Finished."',
+    'task_metadata turns=2 subAgents=0',
+  ]
+}
+
+/** The `count` tool events of a `runCalls` task, where starts and results may interleave. */
+function toolSection(lines: readonly string[], count: number): string[] {
+  const from = lines.indexOf('context_usage 120/128000') + 1
+  return lines.slice(from, from + count)
 }
 
 describe('tool calls of one response', () => {
@@ -36,23 +84,28 @@ describe('tool calls of one response', () => {
         return `${name} done`
       },
     })
-    const { lines, history, outcome } = await runCalls(
+    const { lines, historyLines } = await runCalls(
       [work],
       [call('c1', 'work', { name: 'slow', ms: 40 }), call('c2', 'work', { name: 'fast', ms: 0 })],
     )
     expect(finished).toEqual(['fast', 'slow'])
-    expect(lines).toEqual([
-      'tool_call c1 work {"name":"slow","ms":40}',
-      'tool_call c2 work {"name":"fast","ms":0}',
-      'tool_result c1 success: slow done',
-      'tool_result c2 success (last): fast done',
-    ])
-    expect(summarizeHistory(history).slice(1, 4)).toEqual([
-      'assistant tool_use: call c1 work {"name":"slow","ms":40} | call c2 work {"name":"fast","ms":0}',
-      'tool c1 success: slow done',
-      'tool c2 success: fast done',
-    ])
-    expect(outcome.reason).toBe('completed')
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 work', 'c2 work'],
+        [
+          'tool_call c1 work {"name":"slow","ms":40}',
+          'tool_call c2 work {"name":"fast","ms":0}',
+          'tool_result c1 success: slow done',
+          'tool_result c2 success (last): fast done',
+        ],
+      ),
+    )
+    expect(historyLines).toEqual(
+      taskHistory('call c1 work {"name":"slow","ms":40} | call c2 work {"name":"fast","ms":0}', [
+        'tool c1 success: slow done',
+        'tool c2 success: fast done',
+      ]),
+    )
   })
 
   test('toolConcurrency bounds how many run at once', async () => {
@@ -69,16 +122,33 @@ describe('tool calls of one response', () => {
         return 'ok'
       },
     })
-    const calls = [1, 2, 3, 4, 5].map((i) => call(`c${i}`, 'work', {}))
-    const { lines } = await runCalls([work], calls, { toolConcurrency: 2 })
+    const ids = ['c1', 'c2', 'c3', 'c4', 'c5']
+    const { lines, historyLines } = await runCalls(
+      [work],
+      ids.map((id) => call(id, 'work', {})),
+      { toolConcurrency: 2 },
+    )
     expect(most).toBe(2)
-    expect(lines.filter((l) => l.startsWith('tool_result')).map((l) => l.split(' ')[1])).toEqual([
-      'c1',
-      'c2',
-      'c3',
-      'c4',
-      'c5',
-    ])
+    // Starts and results interleave as calls finish (timing); each kind comes in call order.
+    const tools = toolSection(lines, 10)
+    expect(lines).toEqual(
+      taskLines(
+        ids.map((id) => `${id} work`),
+        tools,
+      ),
+    )
+    expect(tools.filter((l) => l.startsWith('tool_call '))).toEqual(
+      ids.map((id) => `tool_call ${id} work {}`),
+    )
+    expect(tools.filter((l) => l.startsWith('tool_result'))).toEqual(
+      ids.map((id) => `tool_result ${id} success${id === 'c5' ? ' (last)' : ''}: ok`),
+    )
+    expect(historyLines).toEqual(
+      taskHistory(
+        ids.map((id) => `call ${id} work {}`).join(' | '),
+        ids.map((id) => `tool ${id} success: ok`),
+      ),
+    )
   })
 
   test('a tool with concurrent: false waits for the running calls and runs alone', async () => {
@@ -96,26 +166,45 @@ describe('tool calls of one response', () => {
           return name
         },
       })
-    await runCalls(
+    const { lines, historyLines } = await runCalls(
       [tool('a', true), tool('alone', false), tool('b', true)],
       [call('c1', 'a', {}), call('c2', 'alone', {}), call('c3', 'b', {})],
     )
     expect(log).toEqual(['start a', 'end a', 'start alone', 'end alone', 'start b', 'end b'])
+    const tools = toolSection(lines, 6)
+    expect(lines).toEqual(taskLines(['c1 a', 'c2 alone', 'c3 b'], tools))
+    expect(tools.filter((l) => l.startsWith('tool_call '))).toEqual([
+      'tool_call c1 a {}',
+      'tool_call c2 alone {}',
+      'tool_call c3 b {}',
+    ])
+    expect(tools.filter((l) => l.startsWith('tool_result'))).toEqual([
+      'tool_result c1 success: a',
+      'tool_result c2 success: alone',
+      'tool_result c3 success (last): b',
+    ])
+    expect(historyLines).toEqual(
+      taskHistory('call c1 a {} | call c2 alone {} | call c3 b {}', [
+        'tool c1 success: a',
+        'tool c2 success: alone',
+        'tool c3 success: b',
+      ]),
+    )
   })
 })
 
 describe('tool failures are error results the model sees, and the loop goes on', () => {
   test('an unknown tool lists the available ones', async () => {
-    const { lines, outcome, h } = await runCalls([readFile], [call('c1', 'nope', {})])
-    expect(lines).toEqual([
-      'tool_call c1 nope {}',
-      'tool_result c1 error (last): Unknown tool "nope". Available tools: read_file.',
-    ])
-    expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+    const { lines, historyLines, h } = await runCalls([readFile], [call('c1', 'nope', {})])
+    const text = 'Unknown tool "nope". Available tools: read_file.'
+    expect(lines).toEqual(
+      taskLines(['c1 nope'], ['tool_call c1 nope {}', `tool_result c1 error (last): ${text}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 nope {}', [`tool c1 error: ${text}`]))
     expect(h.server.requests).toHaveLength(2)
   })
 
-  test('malformed JSON arguments are never executed', async () => {
+  test('malformed JSON arguments in a finished response are never executed; the result says the JSON is invalid', async () => {
     let ran = false
     const tool = defineTool({
       name: 'read_file',
@@ -126,18 +215,36 @@ describe('tool failures are error results the model sees, and the loop goes on',
         return ''
       },
     })
-    const { lines } = await runCalls([tool], [call('c1', 'read_file', '{"path": nope}')])
+    const { lines, historyLines } = await runCalls([tool], [call('c1', 'read_file', '{"path": nope}')])
     expect(ran).toBe(false)
-    // The client marks arguments that do not parse `incomplete`; the engine's own JSON check
-    // (for custom clients) is covered by the defineTool unit tests.
-    expect(lines[1]).toBe(`tool_result c1 error (last): ${INCOMPLETE_CALL_TEXT}`)
+    const parseError = (() => {
+      try {
+        JSON.parse('{"path": nope}')
+      } catch (error) {
+        return (error as Error).message
+      }
+    })()
+    const text = `Invalid arguments for tool "read_file": the arguments are not valid JSON (${parseError})`
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 read_file'],
+        ['tool_call c1 read_file {"path": nope}', `tool_result c1 error (last): ${text}`],
+      ),
+    )
+    // Not cut off (no `incomplete`): the call closed in a response that finished normally.
+    expect(historyLines).toEqual(taskHistory('call c1 read_file {"path": nope}', [`tool c1 error: ${text}`]))
   })
 
   test('arguments that do not match the schema name the path and the problem', async () => {
-    const { lines } = await runCalls([readFile], [call('c1', 'read_file', { path: 5 })])
-    expect(lines[1]).toBe(
-      'tool_result c1 error (last): Invalid arguments for tool "read_file": /path: Expected string',
+    const { lines, historyLines } = await runCalls([readFile], [call('c1', 'read_file', { path: 5 })])
+    const text = 'Invalid arguments for tool "read_file": /path: Expected string'
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 read_file'],
+        ['tool_call c1 read_file {"path":5}', `tool_result c1 error (last): ${text}`],
+      ),
     )
+    expect(historyLines).toEqual(taskHistory('call c1 read_file {"path":5}', [`tool c1 error: ${text}`]))
   })
 
   test('a tool that throws gives the error message, not a stack', async () => {
@@ -149,9 +256,11 @@ describe('tool failures are error results the model sees, and the loop goes on',
         throw new Error('disk on fire')
       },
     })
-    const { lines, history } = await runCalls([broken], [call('c1', 'broken', {})])
-    expect(lines[1]).toBe('tool_result c1 error (last): disk on fire')
-    expect(summarizeHistory(history)[2]).toBe('tool c1 error: disk on fire')
+    const { lines, historyLines } = await runCalls([broken], [call('c1', 'broken', {})])
+    expect(lines).toEqual(
+      taskLines(['c1 broken'], ['tool_call c1 broken {}', 'tool_result c1 error (last): disk on fire']),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 broken {}', ['tool c1 error: disk on fire']))
   })
 
   test('formatToolError decides the text of a thrown error', async () => {
@@ -161,10 +270,13 @@ describe('tool failures are error results the model sees, and the loop goes on',
       parameters: Type.Object({}),
       execute: async () => Promise.reject(new RangeError('too far')),
     })
-    const { lines } = await runCalls([broken], [call('c1', 'broken', {})], {
+    const { lines, historyLines } = await runCalls([broken], [call('c1', 'broken', {})], {
       formatToolError: (error: unknown, c: { name: string }) => `${c.name}: ${(error as Error).name}`,
     })
-    expect(lines[1]).toBe('tool_result c1 error (last): broken: RangeError')
+    expect(lines).toEqual(
+      taskLines(['c1 broken'], ['tool_call c1 broken {}', 'tool_result c1 error (last): broken: RangeError']),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 broken {}', ['tool c1 error: broken: RangeError']))
   })
 
   test('a call that outlives its timeout is an error, and its signal aborts', async () => {
@@ -179,11 +291,14 @@ describe('tool failures are error results the model sees, and the loop goes on',
         return new Promise<string>(() => {})
       },
     })
-    const { lines, outcome } = await runCalls([hang], [call('c1', 'hang', {})])
-    expect(lines[1]).toBe('tool_result c1 error (last): Tool "hang" timed out after 20 ms.')
+    const { lines, historyLines } = await runCalls([hang], [call('c1', 'hang', {})])
+    const text = 'Tool "hang" timed out after 20 ms.'
+    expect(lines).toEqual(
+      taskLines(['c1 hang'], ['tool_call c1 hang {}', `tool_result c1 error (last): ${text}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 hang {}', [`tool c1 error: ${text}`]))
     expect(signal?.aborted).toBe(true)
     expect((signal!.reason as DOMException).name).toBe('TimeoutError')
-    expect(outcome.reason).toBe('completed')
   })
 
   test('the agent-wide toolTimeoutMs applies to tools without their own', async () => {
@@ -193,8 +308,12 @@ describe('tool failures are error results the model sees, and the loop goes on',
       parameters: Type.Object({}),
       execute: () => new Promise<string>(() => {}),
     })
-    const { lines } = await runCalls([hang], [call('c1', 'hang', {})], { toolTimeoutMs: 15 })
-    expect(lines[1]).toBe('tool_result c1 error (last): Tool "hang" timed out after 15 ms.')
+    const { lines, historyLines } = await runCalls([hang], [call('c1', 'hang', {})], { toolTimeoutMs: 15 })
+    const text = 'Tool "hang" timed out after 15 ms.'
+    expect(lines).toEqual(
+      taskLines(['c1 hang'], ['tool_call c1 hang {}', `tool_result c1 error (last): ${text}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 hang {}', [`tool c1 error: ${text}`]))
   })
 
   test('a call whose arguments were cut off is never executed', async () => {
@@ -221,11 +340,39 @@ describe('tool failures are error results the model sees, and the loop goes on',
     const { events } = await collect(agent.run('go'))
     expectOrdered(events)
     expect(ran).toBe(false)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: go',
+      'turn_start',
+      'assistant_text_start',
+      'text: Reading.',
+      'assistant_text_end',
+      'tool_call_start c1 read_file',
+      'response_complete: Reading.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 read_file {"path": "a.t',
+      `tool_result c1 error (last): ${INCOMPLETE_CALL_TEXT}`,
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: Sorry.',
+      'assistant_text_end',
+      'response_complete: Sorry.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: Sorry.',
+    ])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(1, 3)).toEqual([
+    expect(summarizeHistory(history)).toEqual([
+      'user: go',
       'assistant length: text "Reading." | call c1 read_file {"path": "a.t (incomplete)',
       `tool c1 error: ${INCOMPLETE_CALL_TEXT}`,
+      'assistant stop: text "Sorry."',
+      'task_metadata turns=2 subAgents=0',
     ])
   })
 
@@ -237,9 +384,16 @@ describe('tool failures are error results the model sees, and the loop goes on',
       // biome-ignore lint/suspicious/noExplicitAny: deliberately wrong output
       execute: () => ({ outputText: 'x', parts: [{ type: 'text', text: 'no' } as any] }),
     })
-    const { lines } = await runCalls([bad], [call('c1', 'bad', {})])
-    expect(lines[1]).toMatch(
-      /^tool_result c1 error \(last\): Tool "bad" returned an invalid result: at \/parts\/0/,
+    const { lines, historyLines } = await runCalls([bad], [call('c1', 'bad', {})])
+    const text = 'Tool "bad" returned an invalid result: at /parts/0'
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 bad'],
+        ['tool_call c1 bad {}', expect.stringMatching(`^tool_result c1 error \\(last\\): ${text}`)],
+      ),
+    )
+    expect(historyLines).toEqual(
+      taskHistory('call c1 bad {}', [expect.stringMatching(`^tool c1 error: ${text}`)]),
     )
   })
 })
@@ -252,8 +406,14 @@ describe('tool results', () => {
       parameters: Type.Object({}),
       execute: () => `HEAD${'x'.repeat(5_000)}TAIL`,
     })
-    const { history } = await runCalls([loud], [call('c1', 'loud', {})], { toolOutputLimit: 300 })
+    const { history, lines, historyLines } = await runCalls([loud], [call('c1', 'loud', {})], {
+      toolOutputLimit: 300,
+    })
     const result = history[2] as { outputText: string }
+    expect(lines).toEqual(
+      taskLines(['c1 loud'], ['tool_call c1 loud {}', `tool_result c1 success (last): ${result.outputText}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 loud {}', [`tool c1 success: ${result.outputText}`]))
     expect(result.outputText.length).toBeLessThanOrEqual(300)
     expect(result.outputText.startsWith('HEADxxx')).toBe(true)
     expect(result.outputText.endsWith('xxxTAIL')).toBe(true)
@@ -276,12 +436,18 @@ describe('tool results', () => {
         sideEffects: ['todo_change'],
       }),
     })
-    const { lines, history, events } = await runCalls([plan], [call('c1', 'plan', {})])
-    expect(lines).toEqual([
-      'tool_call c1 plan {}',
-      'tool_result c1 success (last): Todo list updated.',
-      'todo_change write tests=completed, ship=in_progress',
-    ])
+    const { lines, history, historyLines, events } = await runCalls([plan], [call('c1', 'plan', {})])
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 plan'],
+        [
+          'tool_call c1 plan {}',
+          'tool_result c1 success (last): Todo list updated.',
+          'todo_change write tests=completed, ship=in_progress',
+        ],
+      ),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 plan {}', ['tool c1 success: Todo list updated.']))
     expect(history[2]).toMatchObject({
       status: 'success',
       parts: [{ type: 'image_url', url: 'data:image/png;base64,AAAA' }],
@@ -300,8 +466,11 @@ describe('tool results', () => {
       parameters: Type.Object({}),
       execute: () => ({ outputText: 'not found', status: 'error' }),
     })
-    const { lines } = await runCalls([soft], [call('c1', 'soft', {})])
-    expect(lines[1]).toBe('tool_result c1 error (last): not found')
+    const { lines, historyLines } = await runCalls([soft], [call('c1', 'soft', {})])
+    expect(lines).toEqual(
+      taskLines(['c1 soft'], ['tool_call c1 soft {}', 'tool_result c1 error (last): not found']),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 soft {}', ['tool c1 error: not found']))
   })
 
   test('progress reaches the host as tool_progress between the call and its result', async () => {
@@ -316,13 +485,19 @@ describe('tool results', () => {
         return 'done'
       },
     })
-    const { lines } = await runCalls([slow], [call('c1', 'slow', {})])
-    expect(lines).toEqual([
-      'tool_call c1 slow {}',
-      'tool_progress c1: halfway',
-      'tool_progress c1: almost',
-      'tool_result c1 success (last): done',
-    ])
+    const { lines, historyLines } = await runCalls([slow], [call('c1', 'slow', {})])
+    expect(lines).toEqual(
+      taskLines(
+        ['c1 slow'],
+        [
+          'tool_call c1 slow {}',
+          'tool_progress c1: halfway',
+          'tool_progress c1: almost',
+          'tool_result c1 success (last): done',
+        ],
+      ),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 slow {}', ['tool c1 success: done']))
   })
 
   test('the context names the call, the session and the response', async () => {

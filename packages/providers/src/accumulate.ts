@@ -246,14 +246,18 @@ export class Accumulator implements ResponseBuilder {
   }
 
   /**
-   * Gives a call its final id and arguments; announces it when the response completed. Arguments
-   * are complete when they parse as JSON, or are empty in a call the wire closed (no arguments).
+   * Gives a call its final id and arguments; announces it when the response completed. Empty
+   * arguments of a call the wire closed are `{}`. Arguments that do not parse are `incomplete`
+   * only when they were cut: the call never closed, or the response was cut (`length`, an abort, a
+   * failure). Malformed JSON in a call that closed in a finished response is the model's mistake:
+   * it is kept as written, for the tool to report to the model.
    */
   private settle(call: ToolCallState, completed: boolean): void {
     const part = call.part
     if (!part.id) part.id = `call_${this.options.createId()}`
+    const cut = !completed || !call.closed || this.mappedStop === 'length'
     if (call.closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
-    else if (!isJson(part.argumentsJson)) part.incomplete = true
+    else if (cut && !isJson(part.argumentsJson)) part.incomplete = true
     if (completed && !call.started && part.name) this.announce(call)
   }
 

@@ -113,8 +113,9 @@ export interface ResponseBuilder {
   toolCallArgs(key: number | string, json: string): void
   /**
    * Ends the current text or thinking part; with a key, also closes that tool call. A closed call
-   * with empty arguments gets `{}`; any call whose arguments do not parse as JSON at the end is
-   * marked `incomplete` (cut by `length`, an abort or a failure) and must not run.
+   * with empty arguments gets `{}`; a call whose arguments do not parse as JSON is marked
+   * `incomplete` (and must not run) when it was cut: not closed, or cut by `length`, an abort or a
+   * failure. Malformed arguments of a call closed in a finished response are kept as written.
    */
   endBlock(key?: number | string): void
   /** Closes every tool call (see `endBlock`). */

@@ -111,7 +111,7 @@ describe('Accumulator', () => {
     expect(drain(acc)).toEqual([{ type: 'tool_call_start', toolCallId: 'c1', toolName: 'read' }])
   })
 
-  test('a closed call with no arguments gets {}; unparseable arguments are incomplete', () => {
+  test('a closed call with no arguments gets {}; in an aborted response unparseable arguments are incomplete', () => {
     const acc = make()
     acc.toolCall(0, 'a', 'x')
     acc.endBlock(0)
@@ -123,6 +123,35 @@ describe('Accumulator', () => {
       { type: 'tool_call', id: 'a', name: 'x', argumentsJson: '{}' },
       { type: 'tool_call', id: 'b', name: 'y', argumentsJson: '{"k":', incomplete: true },
       { type: 'tool_call', id: 'c', name: 'z', argumentsJson: '', incomplete: true },
+    ])
+  })
+
+  test('malformed arguments of a call closed in a finished response are kept as written, not incomplete', () => {
+    const acc = make()
+    acc.toolCall(0, 'a', 'x')
+    acc.toolCallArgs(0, '{"path": nope}')
+    acc.endBlock(0)
+    acc.stop('tool_calls', 'tool_use')
+    expect(acc.finish('complete').parts).toEqual([
+      { type: 'tool_call', id: 'a', name: 'x', argumentsJson: '{"path": nope}' },
+    ])
+  })
+
+  test('unparseable arguments are incomplete in a finished response when the call never closed or the response hit length', () => {
+    const open = make()
+    open.toolCall(0, 'a', 'x')
+    open.toolCallArgs(0, '{"k":')
+    open.stop('stop', 'stop')
+    expect(open.finish('complete').parts).toEqual([
+      { type: 'tool_call', id: 'a', name: 'x', argumentsJson: '{"k":', incomplete: true },
+    ])
+    const length = make()
+    length.toolCall(0, 'b', 'y')
+    length.toolCallArgs(0, '{"k": "lor')
+    length.endBlock(0)
+    length.stop('max_tokens', 'length')
+    expect(length.finish('complete').parts).toEqual([
+      { type: 'tool_call', id: 'b', name: 'y', argumentsJson: '{"k": "lor', incomplete: true },
     ])
   })
 

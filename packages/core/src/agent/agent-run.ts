@@ -1,11 +1,13 @@
 import type { Event } from '@kode/protocol'
+import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../task/runtime.js'
 import { EventQueue } from './event-queue.js'
 
 /**
  * One task in progress: an async iterable of its events (sub-agents' included) and a promise of
- * how it ended. Iterate it once. Leaving the loop early (`break`, `return`, a throw) interrupts
- * the task and waits until it has persisted cleanly.
+ * how it ended. Iterate it once: a second iteration throws `AgentError` (`already_iterated`), since
+ * the two consumers would split the events between them. Leaving the loop early (`break`,
+ * `return`, a throw) interrupts the task and waits until it has persisted cleanly.
  */
 export interface AgentRun extends AsyncIterable<Event> {
   /** The session the task runs in. */
@@ -26,6 +28,7 @@ export class RunChannel implements AgentRun {
   readonly #interrupt: () => void
   #resolve!: (outcome: TaskOutcome) => void
   #reject!: (error: unknown) => void
+  #iterated = false
 
   constructor(sessionId: string, interrupt: () => void) {
     this.sessionId = sessionId
@@ -53,6 +56,13 @@ export class RunChannel implements AgentRun {
   }
 
   [Symbol.asyncIterator](): AsyncIterator<Event, undefined> {
+    if (this.#iterated) {
+      throw new AgentError(
+        'already_iterated',
+        `the run of session ${this.sessionId} is already being iterated`,
+      )
+    }
+    this.#iterated = true
     const queue = this.#queue
     return {
       next: () => queue.next(),

@@ -6,9 +6,10 @@ import { AgentError } from '../errors.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
-import { type TaskRuntime, toolSet } from '../task/runtime.js'
+import { type HostFailure, type TaskRuntime, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
+import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
 import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
 
@@ -64,7 +65,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
-  const journal = new Journal(store, sessionId, formatter)
+  const journal = new Journal(store, sessionId, formatter, instructions)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
   let client = options.client
@@ -81,20 +82,26 @@ export function createAgent(options: AgentOptions): Agent {
     else external?.addEventListener('abort', forward, { once: true })
     const channel = new RunChannel(sessionId, () => controller.abort())
     let listenerFailure: { error: unknown } | undefined
+    let hostFailure: HostFailure | undefined
     const sink = (event: Event) => {
       channel.push(event)
       try {
         events.emit('event', event)
         ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
       } catch (error) {
-        // A listener's bug: interrupt the task so it ends cleanly, then fail the run with it.
+        // A listener's bug: stop the task as a failure (not as an interrupt: the user did not
+        // interrupt), let it end cleanly, then fail the run with the listener's error.
         listenerFailure ??= { error }
-        controller.abort(error)
+        if (!controller.signal.aborted) {
+          hostFailure = { message: `An event listener threw: ${errorMessageOf(error)}` }
+          controller.abort(error)
+        }
       }
     }
     const rt: TaskRuntime = {
       sessionId,
       signal: controller.signal,
+      hostFailure: () => hostFailure,
       settings,
       store,
       journal,

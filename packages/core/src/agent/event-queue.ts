@@ -42,12 +42,15 @@ export class EventQueue<T> {
     else this.#failure = { error }
   }
 
-  /** The consumer left: drop what is buffered and accept nothing more. */
+  /** The consumer left: drop what is buffered, accept nothing more, and end a pending `next()`. */
   close(): void {
     this.#closed = true
     this.#buffer = []
     this.#head = 0
     this.#failure = undefined
+    // A `next()` still waiting (a consumer calling `return()` without awaiting it) is done, not left hanging.
+    this.#waiting?.resolve(DONE)
+    this.#waiting = undefined
   }
 
   next(): Promise<IteratorResult<T, undefined>> {

@@ -31,7 +31,11 @@ export interface CodeActFormatterOptions {
   toolName?: string
   /** The fence languages whose blocks run, lower case. Blocks in others are text. Default `['python']`. */
   languages?: readonly string[]
-  /** How past actions are sent, as for ReAct: `tool_calls` (the default) or `text`. */
+  /**
+   * How past code actions are sent: `auto` (the default) as tool calls when the requests declare
+   * native tools (the agent has tools besides the code tool) and as text when they declare none;
+   * or always `tool_calls` or `text`, as for ReAct.
+   */
   history?: ActionHistory
   /** Replaces the default system text, which explains the format. */
   instructions?: (context: CodeActContext) => string
@@ -75,7 +79,7 @@ export function codeActFormatter(options: CodeActFormatterOptions = {}): History
       owns: (name) => name === toolName,
       render: renderCodeCall,
     },
-    options.history ?? 'tool_calls',
+    options.history ?? 'auto',
   )
 }
 

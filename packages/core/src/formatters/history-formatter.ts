@@ -27,8 +27,10 @@ export interface ParsedAction {
  *
  * - **history → request**: `instructions` says which tools are offered natively and what system
  *   text goes with every request; `isAction`, `formatAction` and `formatResult` present the
- *   history's messages to the provider. The engine formats each message once and keeps the
- *   result, so every member must be a pure function of its arguments (messages never change).
+ *   history's messages to the provider (given those instructions, so a strategy can send past
+ *   actions differently when the requests declare no native tools). The engine formats each
+ *   message once and keeps the result, so every member must be a pure function of its arguments
+ *   (messages never change, and a session's instructions are fixed).
  * - **response → actions**: `parseActions` finds the actions a finished or interrupted response
  *   states in its text. The engine appends them to the response as `tool_call` parts (ids from
  *   {@link actionCallId}) before persisting it, and runs them like native tool calls.
@@ -66,10 +68,13 @@ export interface HistoryFormatter {
    * turn, sent as `formatAction` returns it (otherwise it is sent as it is).
    */
   isAction(message: AssistantMessage): boolean
-  /** Seed 004's `format_tool_call`: the messages an action turn is sent as. */
-  formatAction(message: AssistantMessage): Message | readonly Message[]
-  /** The messages a tool result (an observation) is sent as. */
-  formatResult(result: ToolResultMessage): Message | readonly Message[]
+  /**
+   * Seed 004's `format_tool_call`: the messages an action turn is sent as. `instructions` are what
+   * this formatter's `instructions` returned for the session's requests.
+   */
+  formatAction(message: AssistantMessage, instructions: FormatterInstructions): Message | readonly Message[]
+  /** The messages a tool result (an observation) is sent as; `instructions` as for `formatAction`. */
+  formatResult(result: ToolResultMessage, instructions: FormatterInstructions): Message | readonly Message[]
 }
 
 /**
@@ -81,16 +86,20 @@ export function actionCallId(messageId: string, index: number): string {
   return `call_${messageId}_${index}`
 }
 
-/** How one history message is sent, by `formatter` (the view's per-message format). */
+/**
+ * How one history message is sent, by `formatter` for requests carrying `instructions` (the view's
+ * per-message format).
+ */
 export function formatForProvider(
   formatter: HistoryFormatter,
   message: Message,
+  instructions: FormatterInstructions,
 ): Message | readonly Message[] {
   switch (message.role) {
     case 'assistant':
-      return formatter.isAction(message) ? formatter.formatAction(message) : message
+      return formatter.isAction(message) ? formatter.formatAction(message, instructions) : message
     case 'tool':
-      return formatter.formatResult(message)
+      return formatter.formatResult(message, instructions)
     case 'system':
     case 'developer':
     case 'user':

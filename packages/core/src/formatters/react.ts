@@ -6,10 +6,10 @@ import { type ActionHistory, textActionFormatter } from './text-actions.js'
 /** Options of {@link reactFormatter}. */
 export interface ReActFormatterOptions {
   /**
-   * How past actions are sent: `tool_calls` (the default) as the provider's tool calls and
-   * results, or `text` as written, with `Observation: ...` user messages (for providers that
-   * reject tool calls without tool definitions, such as Anthropic, and for servers without tool
-   * support).
+   * How past actions are sent: `text` as written, with `Observation: ...` user messages, or
+   * `tool_calls` as the provider's tool calls and results (seed 004's view; only for APIs that
+   * accept tool calls in a request that declares no tools: OpenAI does, Anthropic does not).
+   * Default `auto`, which is `text` for ReAct, since its requests declare no native tools.
    */
   history?: ActionHistory
   /** Replaces the default system text, which explains the format and lists the tools. */
@@ -39,7 +39,7 @@ export function reactFormatter(options: ReActFormatterOptions = {}): HistoryForm
       owns: () => true,
       render: (call) => `Action: ${call.name}\nArgs: ${call.argumentsJson}`,
     },
-    options.history ?? 'tool_calls',
+    options.history ?? 'auto',
   )
 }
 

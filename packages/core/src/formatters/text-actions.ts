@@ -18,9 +18,11 @@ import {
 /**
  * How a text strategy sends past actions: `tool_calls` as the provider's tool calls and tool
  * results (the history as persisted), `text` as the model wrote them, each result as a user
- * message `Observation: ...` (for models or servers that reject tool messages).
+ * message `Observation: ...` (for models or servers that reject tool messages), `auto` as tool
+ * calls when the requests declare native tools and as text when they declare none (Anthropic, for
+ * one, rejects tool calls in a request without tools).
  */
-export type ActionHistory = 'tool_calls' | 'text'
+export type ActionHistory = 'auto' | 'tool_calls' | 'text'
 
 /** What a text response says, as a text strategy reads it. */
 export interface TextReading {
@@ -51,7 +53,10 @@ export interface TextActionFormat {
 export function textActionFormatter(format: TextActionFormat, history: ActionHistory): HistoryFormatter {
   const read = (message: AssistantMessage) =>
     format.read(joinText(message.parts), message.stopReason === 'aborted' || message.stopReason === 'length')
-  const asText = (toolName: string) => format.owns(toolName) && (history === 'text' || !isToolName(toolName))
+  const callsAsText = (instructions: FormatterInstructions | undefined) =>
+    history === 'text' || (history === 'auto' && !(instructions?.tools && instructions.tools.length > 0))
+  const asText = (toolName: string, instructions: FormatterInstructions | undefined) =>
+    format.owns(toolName) && (callsAsText(instructions) || !isToolName(toolName))
   return {
     name: format.name,
     instructions: (tools) => format.instructions(tools),
@@ -59,11 +64,14 @@ export function textActionFormatter(format: TextActionFormat, history: ActionHis
     needsPendingPlaceholder: (action) => format.needsPendingPlaceholder(action),
     answerText: (message) => read(message).answer ?? joinText(message.parts),
     isAction: (message) => message.parts.some((part) => part.type === 'tool_call' && format.owns(part.name)),
-    formatAction: (message) =>
-      message.parts.some((part) => part.type === 'tool_call' && asText(part.name))
-        ? actionAsText(message, asText, format.render)
-        : message,
-    formatResult: (result) => (asText(result.toolName) ? observation(result) : result),
+    formatAction: (message, instructions) => {
+      const textual = (toolName: string) => asText(toolName, instructions)
+      return message.parts.some((part) => part.type === 'tool_call' && textual(part.name))
+        ? actionAsText(message, textual, format.render)
+        : message
+    },
+    formatResult: (result, instructions) =>
+      asText(result.toolName, instructions) ? observation(result) : result,
   }
 }
 

@@ -1,5 +1,4 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
-import type { TaskAccounting } from '../task/accounting.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
 import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
@@ -10,7 +9,6 @@ import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
 /** The parent side of a sub-agent run: the task and the tool call that spawn it. */
 export interface SubAgentParent {
   rt: TaskRuntime
-  accounting: TaskAccounting
   toolCallId: string
   /** The tool call's signal: the parent's interrupt (or the call's timeout) interrupts the child. */
   signal: AbortSignal
@@ -19,7 +17,8 @@ export interface SubAgentParent {
 /**
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
  * `subAgent`), with the parent's settings and event sink, so its events interleave on the
- * parent's stream with the child's `sessionId`. Its accounting joins the parent's `task_metadata`.
+ * parent's stream with the child's `sessionId`. Its outcome carries its accounting, which the
+ * parent's turn adds to its own `task_metadata`.
  * An unusable spec (or tools the child's formatter cannot work with) rejects with an `AgentError`,
  * which the calling tool reports as its error.
  */
@@ -45,9 +44,11 @@ export async function runSubAgent(
   const child: TaskRuntime = {
     sessionId,
     signal: parent.signal,
+    // A host failure that stops the parent stops the child as a failure too, not as an interrupt.
+    hostFailure: rt.hostFailure,
     settings,
     store: rt.store,
-    journal: new Journal(rt.store, sessionId, formatter),
+    journal: new Journal(rt.store, sessionId, formatter, instructions),
     events: new TaskEvents(sessionId, settings.now, rt.sink),
     sink: rt.sink,
     tools,
@@ -65,9 +66,7 @@ export async function runSubAgent(
     takeSteering: () => [],
   }
   try {
-    const outcome = await runTask(child, userParts(input))
-    parent.accounting.addSubAgent(outcome.metadata)
-    return outcome
+    return await runTask(child, userParts(input))
   } catch (error) {
     child.events.abandon(error)
     throw error

@@ -1,6 +1,6 @@
 import type { HistoryEvent, Message } from '@kode/protocol'
 import type { CreateSessionInit, ProviderView, SessionStore } from '@kode/session'
-import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { createProviderView } from '../formatters/provider-view.js'
 
 /**
@@ -16,10 +16,15 @@ export class Journal {
   readonly #view: ProviderView
   #opening: Promise<void> | undefined
 
-  constructor(store: SessionStore, sessionId: string, formatter: HistoryFormatter) {
+  constructor(
+    store: SessionStore,
+    sessionId: string,
+    formatter: HistoryFormatter,
+    instructions: FormatterInstructions,
+  ) {
     this.store = store
     this.sessionId = sessionId
-    this.#view = createProviderView(formatter)
+    this.#view = createProviderView(formatter, instructions)
   }
 
   /** The records persisted so far (the session's whole history once opened). */

@@ -7,8 +7,9 @@ import { userMessageFields } from './user-input.js'
 /**
  * One task: the user's input, then turns until a response calls no tools (and no steering message
  * is waiting), the user interrupts, the provider fails for good, or `maxTurns` is reached. Ends
- * with the task's accounting (`task_metadata`, persisted) and `task_finish`. Provider failures and
- * interrupts end the task normally; only a failure the host must handle (the store) is thrown.
+ * with the task's accounting (`task_metadata`, persisted) and `task_finish`. Provider failures,
+ * host failures (`rt.hostFailure()`) and interrupts end the task normally; only a failure that
+ * stops persisting (the store) is thrown.
  */
 export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
@@ -25,6 +26,13 @@ export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
+    const failure = rt.hostFailure()
+    if (failure) {
+      errorMessage = failure.message
+      await persistError(rt, errorMessage)
+      reason = 'error'
+      break
+    }
     if (signal.aborted) {
       // Interrupted between turns: no message carries it, so a record does.
       await journal.persist({ type: 'interrupt', id: settings.createId(), createdAt: settings.now() })
@@ -34,14 +42,7 @@ export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]
     }
     if (turns === settings.maxTurns) {
       errorMessage = `The task stopped after ${turns} turns (maxTurns) before the model finished.`
-      await journal.persist({
-        type: 'error',
-        id: settings.createId(),
-        createdAt: settings.now(),
-        message: errorMessage,
-        canRetry: false,
-      })
-      events.emit('error', { errorMessage, canRetry: false })
+      await persistError(rt, errorMessage)
       reason = 'max_turns'
       break
     }
@@ -74,6 +75,13 @@ export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]
   const outcome: TaskOutcome = { sessionId: rt.sessionId, reason, text: state.lastText, metadata }
   if (errorMessage !== undefined) outcome.errorMessage = errorMessage
   return outcome
+}
+
+/** An `error` record that ends the task between turns, and its `error` event. */
+async function persistError(rt: TaskRuntime, message: string): Promise<void> {
+  const { createId, now } = rt.settings
+  await rt.journal.persist({ type: 'error', id: createId(), createdAt: now(), message, canRetry: false })
+  rt.events.emit('error', { errorMessage: message, canRetry: false })
 }
 
 /** Persists the system prompt when it differs from the one the session last recorded. */

@@ -17,7 +17,10 @@ import type { EventSink, TaskEvents } from './task-events.js'
 export interface TaskOutcome {
   /** The session the task ran in. */
   sessionId: string
-  /** `completed`, `max_turns`, `error` (a provider failure) or `aborted` (the user interrupted). */
+  /**
+   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener)
+   * or `aborted` (the user interrupted).
+   */
   reason: TaskFinishReason
   /** The final assistant text (`task_finish.taskResult`). */
   text: string
@@ -46,10 +49,25 @@ export interface ToolSet {
   definitions: ToolDefinition[] | undefined
 }
 
+/** Why a task's signal aborted when it was not the user: the host failed (an event listener threw). */
+export interface HostFailure {
+  /** The text of the `error` record, the `error` event and the calls' `error` results. */
+  readonly message: string
+}
+
 /** Everything one running task works with. Sub-agent tasks get their own, sharing settings and sink. */
 export interface TaskRuntime {
   readonly sessionId: string
+  /**
+   * Aborts when the task must stop: the user interrupted, or the host failed (see `hostFailure`).
+   */
   readonly signal: AbortSignal
+  /**
+   * Set when `signal` aborted because the host failed rather than because the user interrupted:
+   * what stops then ends as an `error` (error results, an `error` record, reason `error`), never
+   * as `aborted`, which means the user interrupted and nothing else.
+   */
+  hostFailure(): HostFailure | undefined
   readonly settings: EngineSettings
   readonly store: SessionStore
   readonly journal: Journal

@@ -12,7 +12,7 @@ import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import { callModel } from './model-call.js'
-import type { TaskRuntime } from './runtime.js'
+import type { TaskOutcome, TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {
@@ -24,12 +24,24 @@ export interface TaskState {
 /** How a turn ended: the model called tools (go on), answered (stop), was interrupted, or failed. */
 export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | { failed: string }
 
+/** Why a turn failed: a provider error that retries did not cure, or a host failure. */
+interface TurnFailure {
+  message: string
+  /** What the response had produced, if anything. */
+  partial: AssistantMessage | undefined
+  /** The response failed at the API (`isApiError` on the kept text). */
+  apiError: boolean
+  status?: number
+  code?: string
+}
+
 /**
  * One turn: one model response and its tool calls, between `turn_start` and `turn_end`. The
  * response's message, with the actions the history formatter finds in its text appended as tool
  * calls, is persisted before `response_complete` announces it; an interrupted one is
  * persisted with `stopReason: 'aborted'` (or, with no output at all, an `interrupt` record), its
- * calls answered `aborted`, and `interrupt` is emitted before `turn_end`.
+ * calls answered `aborted`, and `interrupt` is emitted before `turn_end`. When the signal aborted
+ * because the host failed (`rt.hostFailure()`), the turn fails instead, as for a provider failure.
  */
 export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEnd> {
   rt.events.emit('turn_start', {})
@@ -41,11 +53,15 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
     case 'complete':
       end = await completed(rt, state, client, result.message)
       break
-    case 'aborted':
-      end = await interrupted(rt, state, result.partial)
+    case 'aborted': {
+      const failure = rt.hostFailure()
+      end = failure
+        ? await failed(rt, state, { message: failure.message, partial: result.partial, apiError: false })
+        : await interrupted(rt, state, result.partial)
       break
+    }
     case 'failed':
-      end = await failed(rt, state, result.error)
+      end = await failed(rt, state, providerFailure(result.error))
       break
     default: {
       const unknown: never = result
@@ -95,7 +111,10 @@ async function completed(
   }
   const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
-  if (!(await runCalls(rt, state, calls, responseId, rt.signal))) return 'tool_calls'
+  const userInterrupted = await runCalls(rt, state, calls, responseId, rt.signal)
+  const failure = rt.hostFailure()
+  if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
+  if (!userInterrupted) return 'tool_calls'
   events.emit('interrupt', {})
   return 'interrupted'
 }
@@ -122,22 +141,24 @@ async function interrupted(
 }
 
 /**
- * A provider failure that retries did not cure. The visible text the response had streamed is
- * kept as an assistant message marked `isApiError` (its thinking and tool calls are dropped: the
- * calls never ran and a cut signature cannot be sent back); then the `error` record.
+ * A failure that ends the task: a provider failure that retries did not cure, or a host failure.
+ * The visible text the response had streamed is kept as an assistant message with
+ * `stopReason: 'error'` (marked `isApiError` when the API failed; its thinking and tool calls are
+ * dropped: the calls never ran and a cut signature cannot be sent back); then the `error` record.
  */
-async function failed(rt: TaskRuntime, state: TaskState, error: ProviderError): Promise<TurnEnd> {
+async function failed(rt: TaskRuntime, state: TaskState, failure: TurnFailure): Promise<TurnEnd> {
   const { settings, journal } = rt
-  const partial = error.partial
+  const { partial } = failure
   const text = partial?.parts.filter((part) => part.type === 'text' && part.text !== '') ?? []
   if (partial && text.length > 0) {
+    const { isApiError: _apiError, ...rest } = partial
     const message: AssistantMessage = {
-      ...partial,
+      ...rest,
       parts: text,
       stopReason: 'error',
-      isApiError: true,
-      errorMessage: error.message,
+      errorMessage: failure.message,
     }
+    if (failure.apiError) message.isApiError = true
     await journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
@@ -146,14 +167,21 @@ async function failed(rt: TaskRuntime, state: TaskState, error: ProviderError): 
     type: 'error',
     id: settings.createId(),
     createdAt: settings.now(),
-    message: error.message,
+    message: failure.message,
     canRetry: false,
   }
-  if (error.status !== undefined) record.status = error.status
-  if (error.code !== undefined) record.code = error.code
+  if (failure.status !== undefined) record.status = failure.status
+  if (failure.code !== undefined) record.code = failure.code
   await journal.persist(record)
-  rt.events.emit('error', { errorMessage: error.message, canRetry: false })
-  return { failed: error.message }
+  rt.events.emit('error', { errorMessage: failure.message, canRetry: false })
+  return { failed: failure.message }
+}
+
+function providerFailure(error: ProviderError): TurnFailure {
+  const failure: TurnFailure = { message: error.message, partial: error.partial, apiError: true }
+  if (error.status !== undefined) failure.status = error.status
+  if (error.code !== undefined) failure.code = error.code
+  return failure
 }
 
 /**
@@ -167,7 +195,7 @@ async function runCalls(
   responseId: string | undefined,
   signal: AbortSignal,
 ): Promise<boolean> {
-  const children: Promise<unknown>[] = []
+  const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
     rt,
     calls,
@@ -181,14 +209,16 @@ async function runCalls(
       responseId,
       progress,
       runSubAgent: (spec, input) => {
-        const parent = { rt, accounting: state.accounting, toolCallId: call.id, signal: callSignal }
-        const child = runSubAgent(parent, spec, input)
+        const child = runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
         children.push(child.catch(() => undefined))
         return child
       },
     }),
   })
   // An interrupt settles the parent's calls at once; the children still close their sessions.
-  await Promise.all(children)
+  // Their accounting joins the task's in the order they were started, not the order they ended.
+  for (const outcome of await Promise.all(children)) {
+    if (outcome) state.accounting.addSubAgent(outcome.metadata)
+  }
   return interrupted
 }

@@ -3,7 +3,13 @@ import { INCOMPLETE_CALL_TEXT } from '@kode/session'
 import type { TaskRuntime, ToolSet } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { executeToolCall } from './execute-tool-call.js'
-import { abortedOutcome, errorOutcome, resultMessage, type ToolOutcome } from './tool-outcome.js'
+import {
+  abortedOutcome,
+  errorOutcome,
+  hostFailureOutcome,
+  resultMessage,
+  type ToolOutcome,
+} from './tool-outcome.js'
 
 /** The tool calls of one response, and how to build each call's context. */
 export interface ToolBatch {
@@ -21,8 +27,9 @@ export interface ToolBatch {
  * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
  * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
  * interrupt every call without a result gets an `aborted` one at once, without waiting for the
- * tool (a tool that ignores its signal cannot hold the task). Resolves `true` when any result
- * is `aborted` (the user interrupted the batch).
+ * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
+ * (`rt.hostFailure()`), those results are `error`s instead. Resolves `true` when any result is
+ * `aborted` (the user interrupted the batch).
  */
 export async function runToolBatch(batch: ToolBatch): Promise<boolean> {
   const { rt, calls, signal } = batch
@@ -30,7 +37,11 @@ export async function runToolBatch(batch: ToolBatch): Promise<boolean> {
   const started = calls.map(() => false)
   const gate = new Gate(rt.settings.toolConcurrency)
   const onAbort = () => {
-    for (let i = 0; i < slots.length; i++) slots[i]!.settle(abortedOutcome(started[i]!))
+    const failure = rt.hostFailure()
+    for (let i = 0; i < slots.length; i++) {
+      const outcome = failure ? hostFailureOutcome(started[i]!, failure.message) : abortedOutcome(started[i]!)
+      slots[i]!.settle(outcome)
+    }
     gate.wake()
   }
   if (signal.aborted) onAbort()

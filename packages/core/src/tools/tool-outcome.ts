@@ -13,6 +13,12 @@ export function errorOutcome(outputText: string): ToolOutcome {
   return { status: 'error', outputText, parts: [] }
 }
 
+/** A call the task stopped because the host failed (not the user): an `error`, never `aborted`. */
+export function hostFailureOutcome(started: boolean, message: string): ToolOutcome {
+  const when = started ? 'before this tool call finished' : 'before this tool call ran'
+  return errorOutcome(`The task failed ${when}: ${message}`)
+}
+
 export function abortedOutcome(started: boolean): ToolOutcome {
   return {
     status: 'aborted',

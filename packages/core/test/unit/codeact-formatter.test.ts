@@ -1,4 +1,4 @@
-import { AgentError, CODE_EXECUTION_TOOL, codeActFormatter } from '@kode/core'
+import { AgentError, CODE_EXECUTION_TOOL, codeActFormatter, type FormatterInstructions } from '@kode/core'
 import type { AssistantMessage, StopReason } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 
@@ -80,6 +80,42 @@ describe('the CodeAct request', () => {
 })
 
 describe('past CodeAct actions as text', () => {
+  const WITH_TOOLS: FormatterInstructions = {
+    system: 'the format',
+    tools: [{ name: 'todo_write', description: 'Writes todos', parameters: { type: 'object' } }],
+  }
+
+  test('by default, as tool calls when the requests declare native tools, as text when they declare none', () => {
+    const text = '```python\nprint(1)\n```'
+    const message: AssistantMessage = {
+      ...reply(text),
+      parts: [
+        { type: 'text', text },
+        { type: 'tool_call', id: 'call_m1_0', name: CODE_EXECUTION_TOOL, argumentsJson: '{}' },
+      ],
+    }
+    const result = {
+      role: 'tool' as const,
+      id: 'r1',
+      createdAt: 2,
+      toolCallId: 'call_m1_0',
+      toolName: CODE_EXECUTION_TOOL,
+      status: 'success' as const,
+      outputText: '1',
+      parts: [],
+    }
+    expect(codeact.formatAction(message, WITH_TOOLS)).toBe(message)
+    expect(codeact.formatResult(result, WITH_TOOLS)).toBe(result)
+    const noTools: FormatterInstructions = { system: 'the format' }
+    expect(codeact.formatAction(message, noTools)).toEqual({ ...message, parts: [{ type: 'text', text }] })
+    expect(codeact.formatResult(result, noTools)).toEqual({
+      role: 'user',
+      id: 'r1',
+      createdAt: 2,
+      parts: [{ type: 'text', text: 'Observation: 1' }],
+    })
+  })
+
   test('code calls are dropped and their results become observations; other calls stay native', () => {
     const asText = codeActFormatter({ history: 'text' })
     const text = '```python\nprint(1)\n```'
@@ -91,7 +127,7 @@ describe('past CodeAct actions as text', () => {
         { type: 'tool_call', id: 'native1', name: 'todo_write', argumentsJson: '{}' },
       ],
     }
-    expect(asText.formatAction(message)).toMatchObject({
+    expect(asText.formatAction(message, WITH_TOOLS)).toMatchObject({
       parts: [
         { type: 'text', text },
         { type: 'tool_call', id: 'native1' },
@@ -107,7 +143,9 @@ describe('past CodeAct actions as text', () => {
       outputText: 'ok',
       parts: [],
     }
-    expect(asText.formatResult(result)).toBe(result)
-    expect(asText.formatResult({ ...result, toolName: CODE_EXECUTION_TOOL })).toMatchObject({ role: 'user' })
+    expect(asText.formatResult(result, WITH_TOOLS)).toBe(result)
+    expect(asText.formatResult({ ...result, toolName: CODE_EXECUTION_TOOL }, WITH_TOOLS)).toMatchObject({
+      role: 'user',
+    })
   })
 })

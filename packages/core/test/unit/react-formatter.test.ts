@@ -1,4 +1,4 @@
-import { actionCallId, reactFormatter } from '@kode/core'
+import { actionCallId, type FormatterInstructions, reactFormatter } from '@kode/core'
 import type { AssistantMessage, StopReason, ToolResultMessage } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 
@@ -7,6 +7,8 @@ function reply(text: string, stopReason: StopReason = 'stop'): AssistantMessage 
 }
 
 const react = reactFormatter()
+/** What a ReAct agent's requests carry: no native tools. */
+const NO_TOOLS: FormatterInstructions = { system: 'the format' }
 
 describe('reading ReAct responses', () => {
   test('Thought, Action and Args make one action', () => {
@@ -116,24 +118,35 @@ describe('past ReAct actions in the provider view', () => {
     parts: [],
   }
 
-  test('by default they are sent as tool calls and results, as persisted', () => {
-    expect(react.isAction(action)).toBe(true)
-    expect(react.formatAction(action)).toBe(action)
-    expect(react.formatResult(result)).toBe(result)
+  test("with history: 'tool_calls' they are sent as tool calls and results, as persisted", () => {
+    const asCalls = reactFormatter({ history: 'tool_calls' })
+    expect(asCalls.isAction(action)).toBe(true)
+    expect(asCalls.formatAction(action, NO_TOOLS)).toBe(action)
+    expect(asCalls.formatResult(result, NO_TOOLS)).toBe(result)
   })
 
-  test('as text: the call is dropped (the text states it) and the result is an observation', () => {
-    const asText = reactFormatter({ history: 'text' })
-    expect(asText.formatAction(action)).toEqual({ ...action, parts: [{ type: 'text', text }] })
-    expect(asText.formatResult(result)).toEqual({
-      role: 'user',
-      id: 'r1',
-      createdAt: 2,
-      parts: [{ type: 'text', text: 'Observation: hello' }],
-    })
-    expect(asText.formatResult({ ...result, status: 'error', outputText: '' })).toMatchObject({
-      parts: [{ type: 'text', text: 'Observation (error): (no output)' }],
-    })
+  test('by default (no native tools in the requests) and as text: the call is dropped (the text states it) and the result is an observation', () => {
+    for (const asText of [react, reactFormatter({ history: 'text' })]) {
+      expect(asText.isAction(action)).toBe(true)
+      expect(asText.formatAction(action, NO_TOOLS)).toEqual({ ...action, parts: [{ type: 'text', text }] })
+      expect(asText.formatResult(result, NO_TOOLS)).toEqual({
+        role: 'user',
+        id: 'r1',
+        createdAt: 2,
+        parts: [{ type: 'text', text: 'Observation: hello' }],
+      })
+      expect(asText.formatResult({ ...result, status: 'error', outputText: '' }, NO_TOOLS)).toMatchObject({
+        parts: [{ type: 'text', text: 'Observation (error): (no output)' }],
+      })
+    }
+  })
+
+  test('by default, requests that declare native tools get the actions as tool calls', () => {
+    const withTools: FormatterInstructions = {
+      tools: [{ name: 'read_file', description: 'Reads a file', parameters: { type: 'object' } }],
+    }
+    expect(react.formatAction(action, withTools)).toBe(action)
+    expect(react.formatResult(result, withTools)).toBe(result)
   })
 
   test('an action whose name no provider accepts goes back as text even with tool-call history', () => {
@@ -156,13 +169,14 @@ describe('past ReAct actions in the provider view', () => {
       status: 'error',
       outputText: 'unknown tool',
     }
-    expect(react.formatAction(bad)).toEqual({ ...bad, parts: [{ type: 'text', text: badText }] })
-    expect(react.formatResult(badResult)).toMatchObject({
+    const asCalls = reactFormatter({ history: 'tool_calls' })
+    expect(asCalls.formatAction(bad, NO_TOOLS)).toEqual({ ...bad, parts: [{ type: 'text', text: badText }] })
+    expect(asCalls.formatResult(badResult, NO_TOOLS)).toMatchObject({
       role: 'user',
       parts: [{ type: 'text', text: 'Observation (error): unknown tool' }],
     })
     // A well-named call in the same session is still sent as a tool call.
-    expect(react.formatAction(action)).toBe(action)
+    expect(asCalls.formatAction(action, NO_TOOLS)).toBe(action)
   })
 
   test('as text: a call the text does not state (a native one) is written out', () => {
@@ -173,7 +187,7 @@ describe('past ReAct actions in the provider view', () => {
         { type: 'tool_call', id: 'call_xyz', name: 'read_file', argumentsJson: '{}' },
       ],
     }
-    expect(reactFormatter({ history: 'text' }).formatAction(native)).toMatchObject({
+    expect(reactFormatter({ history: 'text' }).formatAction(native, NO_TOOLS)).toMatchObject({
       parts: [
         { type: 'text', text: 'Let me look.' },
         { type: 'text', text: '\n\nAction: read_file\nArgs: {}' },
