@@ -1,17 +1,18 @@
-import {
-  type AssistantMessage,
-  type AssistantPart,
-  computeCostUsd,
-  type ImagePart,
-  type ModelPrices,
-  type StopReason,
-  type StreamItem,
-  type TextPart,
-  type ThinkingSignaturePart,
-  type ThinkingTextPart,
-  type ToolCallPart,
-  type Usage,
+import type {
+  AssistantMessage,
+  AssistantPart,
+  ImagePart,
+  ModelPrices,
+  StopReason,
+  StreamItem,
+  TextPart,
+  ThinkingSignaturePart,
+  ThinkingTextPart,
+  ToolCallPart,
+  Usage,
 } from '@kode/protocol'
+// The helpers entry, not the main one: it loads without TypeBox, which keeps importing this package cheap.
+import { computeCostUsd } from '@kode/protocol/helpers'
 import type { ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
 
 /** Who is answering; stamped on the final message. */
