@@ -47,7 +47,7 @@ export class Accumulator implements ResponseBuilder {
   private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
   private readonly calls = new Map<number | string, ToolCallState>()
   // A reusable FIFO: slots are overwritten rather than the array shrunk and regrown per item.
-  private readonly queue: StreamItem[] = []
+  private readonly queue: (StreamItem | undefined)[] = []
   private head = 0
   private size = 0
   private id: string | undefined
@@ -175,7 +175,12 @@ export class Accumulator implements ResponseBuilder {
 
   /** The next queued stream item, if any. */
   take(): StreamItem | undefined {
-    if (this.head < this.size) return this.queue[this.head++]
+    if (this.head < this.size) {
+      const item = this.queue[this.head]
+      // Not kept once handed out, so a delivered item can be collected young (see SseDecoder.next).
+      this.queue[this.head++] = undefined
+      return item
+    }
     this.head = 0
     this.size = 0
     return undefined
