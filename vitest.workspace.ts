@@ -5,6 +5,7 @@ const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 
 /** Tests import the packages' sources, so `pnpm test` needs no build first. */
 export const alias = {
+  '@kode/protocol/helpers': root('./packages/protocol/src/helpers.ts'),
   '@kode/protocol': root('./packages/protocol/src/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),

@@ -1,7 +1,8 @@
 import { defineConfig } from 'tsup'
 
 export default defineConfig({
-  entry: ['src/index.ts'],
+  // helpers: the plain functions alone, for importers that must not pay for TypeBox (see src/helpers.ts).
+  entry: { index: 'src/index.ts', helpers: 'src/helpers.ts' },
   format: ['esm', 'cjs'],
   dts: true,
   sourcemap: true,

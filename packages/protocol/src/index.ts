@@ -63,4 +63,5 @@ export {
   UserContentPart,
 } from './parts.js'
 export { StreamItem, type StreamItemType, ToolDefinition } from './stream-items.js'
-export { addUsage, computeCostUsd, ModelPrices, Usage } from './usage.js'
+export { ModelPrices, Usage } from './usage.js'
+export { addUsage, computeCostUsd } from './usage-arithmetic.js'

@@ -1,18 +1,19 @@
-import {
-  type AssistantMessage,
-  type AssistantPart,
-  computeCostUsd,
-  type ImagePart,
-  type ModelPrices,
-  type StopDetails,
-  type StopReason,
-  type StreamItem,
-  type TextPart,
-  type ThinkingSignaturePart,
-  type ThinkingTextPart,
-  type ToolCallPart,
-  type Usage,
+import type {
+  AssistantMessage,
+  AssistantPart,
+  ImagePart,
+  ModelPrices,
+  StopDetails,
+  StopReason,
+  StreamItem,
+  TextPart,
+  ThinkingSignaturePart,
+  ThinkingTextPart,
+  ToolCallPart,
+  Usage,
 } from '@kode/protocol'
+// The helpers entry, not the main one: it loads without TypeBox, which keeps importing this package cheap.
+import { computeCostUsd } from '@kode/protocol/helpers'
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
 
 /** Who is answering; stamped on the final message. */
@@ -47,7 +48,7 @@ export class Accumulator implements ResponseBuilder {
   private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
   private readonly calls = new Map<number | string, ToolCallState>()
   // A reusable FIFO: slots are overwritten rather than the array shrunk and regrown per item.
-  private readonly queue: StreamItem[] = []
+  private readonly queue: (StreamItem | undefined)[] = []
   private head = 0
   private size = 0
   private id: string | undefined
@@ -177,7 +178,12 @@ export class Accumulator implements ResponseBuilder {
 
   /** The next queued stream item, if any. */
   take(): StreamItem | undefined {
-    if (this.head < this.size) return this.queue[this.head++]
+    if (this.head < this.size) {
+      const item = this.queue[this.head]
+      // Not kept once handed out, so a delivered item can be collected young (see SseDecoder.next).
+      this.queue[this.head++] = undefined
+      return item
+    }
     this.head = 0
     this.size = 0
     return undefined

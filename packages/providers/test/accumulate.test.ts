@@ -32,6 +32,19 @@ describe('Accumulator', () => {
     ])
   })
 
+  test('an item handed out is no longer held by the queue', () => {
+    const acc = make()
+    acc.text('a')
+    acc.text('b')
+    const first = acc.take()
+    // White-box on purpose: what matters is what the queue still references.
+    const queue = (acc as unknown as { queue: unknown[] }).queue
+    expect(first).toMatchObject({ type: 'text_delta', text: 'a' })
+    expect(queue).not.toContain(first)
+    drain(acc)
+    expect(queue.filter((item) => item !== undefined)).toEqual([])
+  })
+
   test('empty deltas produce neither items nor parts', () => {
     const acc = make()
     acc.text('')

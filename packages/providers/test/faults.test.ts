@@ -263,6 +263,18 @@ describe('abort and cancel', () => {
     })
   }
 
+  test('a response read to its end leaves its request signal alone: there is nothing to cancel', async () => {
+    server().enqueue(ok())
+    let signal: AbortSignal | undefined
+    const fetch: typeof globalThis.fetch = (url, init) => {
+      signal = init?.signal ?? undefined
+      return globalThis.fetch(url, init)
+    }
+    const items = await collect(client({ fetch }).stream(ask()))
+    expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
+    expect(signal?.aborted).toBe(false)
+  })
+
   test('breaking out of the loop cancels the HTTP request', async () => {
     const many = Array.from(
       { length: 200 },

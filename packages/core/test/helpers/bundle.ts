@@ -27,6 +27,7 @@ export async function bundleForNode(entry: string): Promise<string> {
     silent: true,
     esbuildOptions(options) {
       options.alias = {
+        '@kode/protocol/helpers': source('protocol/src/helpers.ts'),
         '@kode/protocol': source('protocol/src/index.ts'),
         '@kode/providers': source('providers/src/index.ts'),
         '@kode/session': source('session/src/index.ts'),

@@ -195,6 +195,9 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }
     this.acc.finish('complete')
+    // The body was read to its end, so nothing is left to cancel: aborting anyway costs every
+    // response a DOMException and undici's abort handling.
+    this.controller = undefined
     this.end()
     return this.takeReady()
   }

@@ -12,7 +12,7 @@ export class SseDecoder {
   private readonly decoder = new TextDecoder()
   private readonly parser: EventSourceParser
   // A reusable FIFO, like the accumulator's: no shrinking and regrowing per event.
-  private readonly queue: SseEvent[] = []
+  private readonly queue: (SseEvent | undefined)[] = []
   private head = 0
   private size = 0
 
@@ -31,7 +31,13 @@ export class SseDecoder {
 
   /** The oldest event not taken yet. */
   next(): SseEvent | undefined {
-    if (this.head < this.size) return this.queue[this.head++]
+    if (this.head < this.size) {
+      const event = this.queue[this.head]
+      // Let go of what was handed out: an event's data is a slice of its whole network chunk, and
+      // stale slots kept old chunks alive through garbage collections (a larger heap, more GC work).
+      this.queue[this.head++] = undefined
+      return event
+    }
     this.head = 0
     this.size = 0
     return undefined

@@ -21,6 +21,23 @@ describe('StreamedArgs', () => {
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 
+  test('pieces that move between paths and back each continue their own value', () => {
+    const args = new StreamedArgs()
+    args.add([
+      { jsonPath: '$.a', stringValue: 'x' },
+      { jsonPath: '$.a', stringValue: 'y' },
+    ])
+    args.add([
+      { jsonPath: '$.b[0]', stringValue: 'p' },
+      { jsonPath: '$.a', stringValue: 'z' },
+    ])
+    args.add([
+      { jsonPath: '$.b[0]', stringValue: 'q' },
+      { jsonPath: '$.c.d', numberValue: 1 },
+    ])
+    expect(JSON.stringify(args.value)).toBe('{"a":"xyz","b":["pq"],"c":{"d":1}}')
+  })
+
   test('a piece with no value or no path is ignored', () => {
     const args = new StreamedArgs()
     args.add([{ jsonPath: '$.a' }, { stringValue: 'x' }, { jsonPath: '$.b', numberValue: 0 }])

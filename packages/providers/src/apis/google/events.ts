@@ -135,15 +135,18 @@ export function googleStopReason(finish: string, calledTools: boolean): StopReas
  * (Gemini sends `usageMetadata` without counts on early chunks).
  */
 export function googleUsage(usage: GoogleUsage): Usage | undefined {
-  const out: Usage = {}
   const input = count(usage.promptTokenCount)
   const candidates = count(usage.candidatesTokenCount)
   const thoughts = count(usage.thoughtsTokenCount)
   const cached = count(usage.cachedContentTokenCount)
+  // Checked before allocating: most streamed chunks carry usage metadata without counts.
+  if (input === undefined && candidates === undefined && thoughts === undefined && cached === undefined)
+    return undefined
+  const out: Usage = {}
   if (input !== undefined) out.inputTokens = input
   if (candidates !== undefined || thoughts !== undefined)
     out.outputTokens = (candidates ?? 0) + (thoughts ?? 0)
   if (cached !== undefined) out.cacheReadTokens = cached
   if (thoughts !== undefined) out.reasoningTokens = thoughts
-  return Object.keys(out).length > 0 ? out : undefined
+  return out
 }

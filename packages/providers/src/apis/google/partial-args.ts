@@ -21,10 +21,13 @@ type Container = Record<string, unknown> | unknown[]
  */
 export class StreamedArgs {
   readonly value: Record<string, unknown> = Object.create(null)
+  // A long string arrives as many pieces under one path in a row, so the last path is parsed once.
+  private lastPath: string | undefined
+  private lastSegments: Segment[] = []
 
   add(pieces: readonly PartialArg[]): void {
     for (const piece of pieces) {
-      const path = piece.jsonPath === undefined ? [] : parseJsonPath(piece.jsonPath)
+      const path = this.segments(piece.jsonPath)
       if (path.length === 0) continue
       const { container, key } = this.slot(path)
       const existing = (container as Record<Segment, unknown>)[key]
@@ -35,6 +38,16 @@ export class StreamedArgs {
       const value = pieceValue(piece)
       if (value !== undefined) (container as Record<Segment, unknown>)[key] = value
     }
+  }
+
+  /** The segments of `jsonPath` (read-only: the array is reused for the next piece). */
+  private segments(jsonPath: string | undefined): Segment[] {
+    if (jsonPath === undefined) return []
+    if (jsonPath !== this.lastPath) {
+      this.lastPath = jsonPath
+      this.lastSegments = parseJsonPath(jsonPath)
+    }
+    return this.lastSegments
   }
 
   /** The container that holds the last segment of `path`, created as needed. */

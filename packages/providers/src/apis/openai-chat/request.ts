@@ -1,12 +1,12 @@
-import {
-  type AssistantMessage,
-  type DeveloperMessage,
-  joinThinking,
-  type Message,
-  type ToolResultMessage,
-  type UserContentPart,
-  type UserMessage,
+import type {
+  AssistantMessage,
+  DeveloperMessage,
+  Message,
+  ToolResultMessage,
+  UserContentPart,
+  UserMessage,
 } from '@kode/protocol'
+import { joinThinking } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'

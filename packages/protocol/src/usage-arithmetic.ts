@@ -1,0 +1,40 @@
+import type { ModelPrices, Usage } from './usage.js'
+
+// Kept apart from the schemas in usage.ts so that the helpers entry loads without TypeBox.
+
+/**
+ * Cost in USD of one response. Cache reads and writes are priced separately and taken out of the
+ * inclusive `inputTokens`. Returns `undefined` when neither input nor output was reported.
+ */
+export function computeCostUsd(usage: Usage, prices: ModelPrices): number | undefined {
+  if (usage.inputTokens === undefined && usage.outputTokens === undefined) return undefined
+  const cacheRead = usage.cacheReadTokens ?? 0
+  const cacheWrite = usage.cacheWriteTokens ?? 0
+  const freshInput = Math.max(0, (usage.inputTokens ?? 0) - cacheRead - cacheWrite)
+  const micro =
+    freshInput * prices.input +
+    cacheRead * (prices.cacheRead ?? prices.input) +
+    cacheWrite * (prices.cacheWrite ?? prices.input) +
+    (usage.outputTokens ?? 0) * prices.output
+  return micro / 1_000_000
+}
+
+/** Sums usages field by field; a field stays absent only if it is absent in every input. */
+export function addUsage(a: Usage, b: Usage): Usage {
+  const out: Usage = {}
+  for (const key of USAGE_KEYS) {
+    const x = a[key]
+    const y = b[key]
+    if (x !== undefined || y !== undefined) out[key] = (x ?? 0) + (y ?? 0)
+  }
+  return out
+}
+
+const USAGE_KEYS = [
+  'inputTokens',
+  'outputTokens',
+  'totalTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+] as const satisfies readonly (keyof Usage)[]
