@@ -218,6 +218,52 @@ describe('one writer per session', () => {
     ])
   })
 
+  describe('a lock carrying our own pid', () => {
+    const lockFile = () => join(dir, 's', 'writer.lock')
+    /** This process's start on the monotonic clock, as the store records it in its locks. */
+    const ourStart = () => Number(process.hrtime.bigint()) / 1e6 - process.uptime() * 1000
+    async function lockedBy(lock: object) {
+      const store = openStore()
+      await store.create({ id: 's' })
+      await store.close()
+      writeFileSync(
+        lockFile(),
+        JSON.stringify({ pid: process.pid, hostname: hostname(), token: 'x', ...lock }),
+      )
+      return openStore()
+        .append('s', shortConversation())
+        .then(
+          () => 'taken',
+          (e: unknown) => e,
+        )
+    }
+
+    test('is stale when an earlier process took it (a restarted container reuses pids)', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now(), processStart: ourStart() - 60_000 })).toBe('taken')
+      expect(warnings).toEqual([
+        { type: 'stale_lock_removed', sessionId: 's', file: lockFile(), pid: process.pid },
+      ])
+    })
+
+    test('without a recorded process start, is stale when taken before this process started', async () => {
+      const before = Date.now() - process.uptime() * 1000 - 60_000
+      expect(await lockedBy({ acquiredAt: before })).toBe('taken')
+      expect(warnings.map((w) => w.type)).toEqual(['stale_lock_removed'])
+    })
+
+    test('is live when this process took it', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now(), processStart: ourStart() })).toBeInstanceOf(
+        SessionLockedError,
+      )
+      expect(warnings).toEqual([])
+    })
+
+    test('without a recorded process start, is live when taken since this process started', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now() })).toBeInstanceOf(SessionLockedError)
+      expect(warnings).toEqual([])
+    })
+  })
+
   test('a lock held on another host is never judged stale', async () => {
     const store = openStore()
     await store.create({ id: 's' })
