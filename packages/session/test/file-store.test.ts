@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
@@ -20,7 +21,8 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '@kode/session'
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
 import { HistoryBuilder, shortConversation } from './helpers/history.js'
 
 let dir: string
@@ -146,7 +148,61 @@ describe('torn and corrupt history', () => {
   })
 })
 
-describe('metadata written in the background', () => {
+describe('metadata: rewritten when it changes, not on every append', () => {
+  const metaFile = () => join(dir, 's', 'session.json')
+  const meta = () => JSON.parse(readFileSync(metaFile(), 'utf8'))
+
+  test('an append leaves the metadata file alone; a reader derives count and time from the history', async () => {
+    const writer = openStore({ now: () => 5_000 })
+    await writer.create({ id: 's', title: 't' })
+    const before = readFileSync(metaFile(), 'utf8')
+    const [a, b, c, d] = shortConversation()
+    await writer.append('s', [a!, b!])
+    await writer.append('s', [c!, d!])
+    expect(readFileSync(metaFile(), 'utf8')).toBe(before)
+    expect(await writer.info('s')).toMatchObject({ recordCount: 4, updatedAt: 5_000 })
+    expect(await openStore().info('s')).toMatchObject({
+      title: 't',
+      recordCount: 4,
+      updatedAt: statSync(historyFile('s')).mtimeMs,
+    })
+  })
+
+  test('once enough history has accumulated, an append rewrites it in the background', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    const h = new HistoryBuilder()
+    const big = () => h.user('x'.repeat(META_REWRITE_BYTES / 4))
+    await writer.append('s', [big(), big(), big()])
+    expect(meta()).toMatchObject({ recordCount: 0, byteLength: 0 })
+    await writer.append('s', [big(), big()])
+    await vi.waitFor(() => expect(meta()).toMatchObject({ recordCount: 5 }), { timeout: 10_000 })
+    expect(meta().byteLength).toBe(statSync(historyFile('s')).size)
+  })
+
+  test('close writes the final metadata', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.append('s', shortConversation())
+    await writer.close()
+    expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
+  })
+
+  test('a failed metadata write is reported, and the next append retries it', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    mkdirSync(`${metaFile()}.tmp`) // the temp file cannot be written
+    await expect(writer.update('s', { title: 'renamed' })).rejects.toThrow()
+    expect(warnings).toMatchObject([{ type: 'metadata_write_failed', sessionId: 's', file: metaFile() }])
+    rmSync(`${metaFile()}.tmp`, { recursive: true })
+    await writer.append('s', shortConversation())
+    await vi.waitFor(() => expect(meta()).toMatchObject({ title: 'renamed', recordCount: 4 }), {
+      timeout: 10_000,
+    })
+  })
+})
+
+describe('metadata behind the history', () => {
   test('another reader counts records the metadata does not account for yet', async () => {
     const writer = openStore()
     await writer.create({ id: 's' })
