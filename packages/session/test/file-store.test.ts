@@ -354,6 +354,57 @@ test('a history larger than the read chunk reads back exactly, multi-byte charac
   expect(await store.read('s')).toEqual(records)
 })
 
+describe('reading in decode pieces', () => {
+  // Records of 0.5-40 kB, some ASCII-only and some not, so pieces end at every kind of boundary.
+  function mixedRecords(count: number) {
+    const h = new HistoryBuilder()
+    return Array.from({ length: count }, (_, i) =>
+      h.user(`${i} ${(i % 3 === 0 ? 'é—🙂 naïve ' : 'ascii text ').repeat(50 + ((i * 7919) % 4_000))}`),
+    )
+  }
+
+  test('records of every size around the piece size read back exactly', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    const records = mixedRecords(300)
+    await store.append('s', records)
+    expect(await store.read('s')).toEqual(records)
+  })
+
+  test('no string decoded at once is larger than a piece (32 kB), unless it is one line', async () => {
+    // V8 puts strings above ~128 kB in its large-object space, which made reads ~7x costlier.
+    const store = openStore()
+    await store.create({ id: 's' })
+    const records = [...mixedRecords(300), new HistoryBuilder().user('x'.repeat(200_000))]
+    await store.append('s', records)
+    const decode = vi.spyOn(Buffer.prototype, 'toString')
+    let lengths: number[]
+    try {
+      await store.read('s')
+      lengths = decode.mock.calls.map(([, start, end]) => Number(end) - Number(start))
+    } finally {
+      decode.mockRestore()
+    }
+    const lineLengths = new Set(records.map((r) => Buffer.byteLength(encodeHistoryEvent(r))))
+    expect(lengths.filter((n) => n > 32 * 1024 && !lineLengths.has(n))).toEqual([])
+    expect(lengths.length).toBeLessThan(records.length)
+  })
+
+  test('a corrupt line past the first pieces is named by its line number', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', mixedRecords(300))
+    await store.close()
+    const lines = readFileSync(historyFile('s'), 'utf8').split('\n')
+    lines[250] = lines[250]!.replace('"role":"user"', '"role":"robot"')
+    writeFileSync(historyFile('s'), lines.join('\n'))
+    const error = await openStore()
+      .read('s')
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', line: 251 })
+  })
+})
+
 test('with fsync on, appends still read back', async () => {
   const store = openStore({ fsync: true })
   await store.create({ id: 's' })
