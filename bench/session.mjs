@@ -1,16 +1,85 @@
 // Session benchmarks: appending to the file store, loading + replaying a long session, and
 // exporting one as HTML. Each measurement runs in its own node process so its peak RSS is its own.
-// Run: pnpm --filter @kode/protocol --filter @kode/session build && node bench/session.mjs
+// Run: pnpm --filter @kode/protocol --filter @kode/session build && node bench/session.mjs [sections]
+// where sections are any of `append`, `append-cpu`, `load`, `steps`, `export` (default: all).
+import { isAscii } from 'node:buffer'
 import { spawnSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { PerformanceObserver } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
-import { realisticHistory } from './lib/history-fixture.mjs'
-import { printTable } from './lib/report.mjs'
+import { mixedSizeHistory, realisticHistory } from './lib/history-fixture.mjs'
+import { median, printTable } from './lib/report.mjs'
 
 const self = fileURLToPath(import.meta.url)
 const session = () => import('../packages/session/dist/index.js')
+const protocol = () => import('../packages/protocol/dist/index.js')
+/**
+ * Fresh-process runs per load measurement. The figures are those of the fastest run: on a shared
+ * machine the slower runs measure the other work on it (wall time there can be twice the CPU
+ * time), and the fastest is the closest to what the code itself costs.
+ */
+const RUNS = 5
+const fastest = (runs, time) => runs.reduce((best, run) => (time(run) < time(best) ? run : best))
+
+/** The fixtures of the load table: `realisticHistory` (pessimistic) and `mixedSizeHistory`. */
+const fixtures = {
+  uniform: (n) => realisticHistory(n),
+  'uniform-ascii': (n) => asciiOnly(realisticHistory(n)),
+  mixed: (n) => mixedSizeHistory(n),
+}
+const fixtureLabel = {
+  uniform: '~1.2 kB each, non-ASCII in most',
+  'uniform-ascii': '~1.2 kB each, ASCII only',
+  mixed: 'mixed sizes (p50 0.8 kB, p99 12 kB), non-ASCII in 1 of 20',
+}
+
+/** CPU (user + system, all threads), page faults, wall time and GC pause time since `start()`. */
+function meter() {
+  let gcMs = 0
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) gcMs += entry.duration
+  })
+  observer.observe({ entryTypes: ['gc'] })
+  const snap = () => {
+    const r = process.resourceUsage()
+    return {
+      wall: performance.now(),
+      cpu: (r.userCPUTime + r.systemCPUTime) / 1000,
+      faults: r.minorPageFault,
+    }
+  }
+  let last = snap()
+  let gcAtLast = 0
+  return {
+    /** Figures since the previous lap (or the start); GC entries arrive late, see `settle`. */
+    lap() {
+      const now = snap()
+      const lap = { wall: now.wall - last.wall, cpu: now.cpu - last.cpu, faults: now.faults - last.faults }
+      last = now
+      return lap
+    },
+    /** GC pause time so far (call after a tick, once the observer has been told). */
+    gcSince() {
+      const since = gcMs - gcAtLast
+      gcAtLast = gcMs
+      return since
+    },
+    stop: () => observer.disconnect(),
+  }
+}
+const tick = () => new Promise((resolve) => setTimeout(resolve, 20))
+
+/** Complete lines of `buffer` as strings, decoded as the store does (see history-file.ts). */
+function* lines(buffer, pieceBytes) {
+  for (let from = 0; from < buffer.length; ) {
+    let to = buffer.lastIndexOf(10, Math.min(buffer.length - 1, from + pieceBytes))
+    if (to < from) to = buffer.indexOf(10, from + pieceBytes)
+    yield* buffer.toString(isAscii(buffer.subarray(from, to)) ? 'latin1' : 'utf8', from, to).split('\n')
+    from = to + 1
+  }
+}
 
 /** Measurements, each run in a fresh process by `measure`. */
 const scenarios = {
@@ -30,47 +99,140 @@ const scenarios = {
     return { seconds, bytes }
   },
 
+  /**
+   * CPU per append when records come one at a time with other work between them, as the engine
+   * persists each record before announcing it: each append is timed from before it to after two
+   * turns of the event loop, so background work it started (a metadata write) is billed to it.
+   */
+  async appendCpu({ n, kind }) {
+    const { createFileSessionStore, createMemorySessionStore } = await session()
+    const history = realisticHistory(n)
+    const turn = () => new Promise((resolve) => setTimeout(resolve, 0))
+    const cpu = () => {
+      const { user, system } = process.cpuUsage()
+      return (user + system) / 1000
+    }
+    const perAppend = []
+    for (let round = 0; round < 4; round++) {
+      const dir = mkdtempSync(join(tmpdir(), 'kode-bench-'))
+      const store =
+        kind === 'memory' ? createMemorySessionStore() : createFileSessionStore({ dir, fsync: false })
+      await store.create({ id: 'bench' })
+      let total = 0
+      for (const record of history) {
+        await turn()
+        const start = cpu()
+        await store.append('bench', [record])
+        await turn()
+        await turn()
+        total += cpu() - start
+      }
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+      // The first round warms the JIT up.
+      if (round > 0) perAppend.push(total / n)
+    }
+    return { perAppendMs: median(perAppend) }
+  },
+
   /** Writes an `n`-record session into `dir` (in its own process, so it does not count below). */
-  async prepare({ n, dir, ascii }) {
+  async prepare({ n, dir, fixture }) {
     const { createFileSessionStore } = await session()
     const writer = createFileSessionStore({ dir, fsync: false })
     await writer.create({ id: 'bench' })
-    const history = ascii ? asciiOnly(realisticHistory(n)) : realisticHistory(n)
+    const history = fixtures[fixture](n)
     for (let i = 0; i < n; i += 1000) await writer.append('bench', history.slice(i, i + 1000))
     await writer.close()
     return {}
   },
 
-  /** Times reading a prepared session back and deriving its replay. */
+  /** Times reading a prepared session back and deriving its replay: wall, CPU, faults, GC. */
   async replay({ dir }) {
     const { createFileSessionStore, deriveReplayEvents } = await session()
     global.gc?.()
     const baseline = process.memoryUsage()
     const store = createFileSessionStore({ dir })
-    const start = process.hrtime.bigint()
+    const m = meter()
     const history = await store.read('bench')
-    const loaded = process.hrtime.bigint()
+    const read = m.lap()
     const events = deriveReplayEvents(history, { sessionId: 'bench' })
-    const done = process.hrtime.bigint()
+    const replay = m.lap()
+    await tick()
+    const gcMs = m.gcSince()
+    m.stop()
     global.gc?.()
     const retained = process.memoryUsage()
     await store.close()
     return {
-      readSeconds: Number(loaded - start) / 1e9,
-      replaySeconds: Number(done - loaded) / 1e9,
+      read,
+      replay,
+      gcMs,
       events: events.length,
       bytes: statSync(join(dir, 'bench', 'history.jsonl')).size,
       retainedHeap: retained.heapUsed - baseline.heapUsed,
     }
   },
 
-  /** The floor under `replay`: the same file read whole and JSON.parse'd line by line, no validation. */
+  /**
+   * The floor under `replay`: the file read in the store's 1 MiB chunks, decoded in its 32 kB
+   * pieces and JSON.parse'd line by line, results kept (as a load must), with no validation.
+   */
   async floor({ dir }) {
-    const start = process.hrtime.bigint()
-    const lines = readFileSync(join(dir, 'bench', 'history.jsonl'), 'utf8').split('\n')
-    lines.pop()
-    const parsed = lines.map((line) => JSON.parse(line))
-    return { seconds: Number(process.hrtime.bigint() - start) / 1e9, records: parsed.length }
+    const m = meter()
+    const parsed = []
+    const fd = openSync(join(dir, 'bench', 'history.jsonl'), 'r')
+    const buffer = Buffer.allocUnsafe(1 << 20)
+    let kept = 0
+    for (;;) {
+      if (kept === buffer.length) throw new Error('a line longer than the read buffer')
+      const read = readSync(fd, buffer, kept, buffer.length - kept, null)
+      if (read === 0) break
+      const end = buffer.lastIndexOf(10, kept + read - 1)
+      for (const line of lines(buffer.subarray(0, end + 1), 32 * 1024)) parsed.push(JSON.parse(line))
+      kept = buffer.copy(buffer, 0, end + 1, kept + read)
+    }
+    closeSync(fd)
+    const lap = m.lap()
+    m.stop()
+    return { ...lap, records: parsed.length }
+  },
+
+  /**
+   * One step of "where the load time goes", on the lines of a prepared file: `decode` or `parse`
+   * each line, `keep` the results or drop them, after a `warm` pass or not; or `utf8` decoding of
+   * the file in pieces of `pieceKiB`.
+   */
+  async step({ dir, op, keep, warm, pieceKiB }) {
+    const { decodeHistoryEvent } = await protocol()
+    const buffer = readFileSync(join(dir, 'bench', 'history.jsonl'))
+    if (op === 'utf8') {
+      const pieceBytes = pieceKiB * 1024
+      await tick()
+      const m = meter()
+      for (let from = 0; from < buffer.length; from += pieceBytes) {
+        buffer.toString('utf8', from, Math.min(buffer.length, from + pieceBytes))
+      }
+      const lap = m.lap()
+      await tick()
+      const gcMs = m.gcSince()
+      m.stop()
+      return { ...lap, gcMs, records: 0 }
+    }
+    const all = [...lines(buffer, 32 * 1024)].filter(Boolean)
+    const decode = op === 'parse' ? JSON.parse : decodeHistoryEvent
+    // Two passes, as the codec bench warms up.
+    if (warm) for (let round = 0; round < 2; round++) for (const line of all) decode(line)
+    global.gc?.()
+    await tick()
+    const kept = []
+    const m = meter()
+    if (keep) for (const line of all) kept.push(decode(line))
+    else for (const line of all) decode(line)
+    const lap = m.lap()
+    await tick()
+    const gcMs = m.gcSince()
+    m.stop()
+    return { ...lap, gcMs, records: all.length }
   },
 
   /** Renders an `n`-message session as HTML. */
@@ -103,6 +265,16 @@ function measure(name, params) {
 }
 
 async function main() {
+  const asked = process.argv.slice(2)
+  const wanted = (section) => asked.length === 0 || asked.includes(section)
+  if (wanted('append')) appendTable()
+  if (wanted('append-cpu')) appendCpuTable()
+  if (wanted('load')) loadTable()
+  if (wanted('steps')) stepsTable()
+  if (wanted('export')) exportTable()
+}
+
+function appendTable() {
   const rows = [['appends', 'records per append', 'fsync', 'records/s', 'MB/s', 'peak RSS']]
   for (const [n, batch, fsync] of [
     [100_000, 1, false],
@@ -120,45 +292,113 @@ async function main() {
     ])
   }
   printTable('append to the file store (realistic records, ~1.2 kB each)', rows)
+}
 
+function appendCpuTable() {
+  const cpuRows = [['store', 'CPU per append (ms)', 'above the memory store (ms)']]
+  const memory = measure('appendCpu', { n: 2000, kind: 'memory' }).perAppendMs
+  const file = measure('appendCpu', { n: 2000, kind: 'file' }).perAppendMs
+  cpuRows.push(
+    ['memory store', memory.toFixed(3), ''],
+    ['file store (fsync off)', file.toFixed(3), (file - memory).toFixed(3)],
+  )
+  printTable(
+    'CPU per append, one record at a time with work between appends (2,000 appends, median of 3 rounds)',
+    cpuRows,
+  )
+}
+
+function loadTable() {
   const replayRows = [
     [
       'records',
-      'text',
+      'records are',
       'file',
       'read records/s',
       'replay records/s',
       'load + replay records/s',
-      'floor: readFile + JSON.parse records/s',
+      'floor: read + JSON.parse, kept, records/s',
+      'GC pauses',
       'retained heap',
       'peak RSS',
     ],
   ]
-  for (const [n, ascii] of [
-    [25_000, false],
-    [50_000, false],
-    [100_000, false],
-    [100_000, true],
+  for (const [n, fixture] of [
+    [25_000, 'uniform'],
+    [50_000, 'uniform'],
+    [100_000, 'uniform'],
+    [100_000, 'uniform-ascii'],
+    [100_000, 'mixed'],
   ]) {
     const dir = mkdtempSync(join(tmpdir(), 'kode-bench-'))
-    measure('prepare', { n, dir, ascii })
-    const r = measure('replay', { dir })
-    const floor = measure('floor', { dir })
+    measure('prepare', { n, dir, fixture })
+    const runs = Array.from({ length: RUNS }, () => measure('replay', { dir }))
+    const floors = Array.from({ length: RUNS }, () => measure('floor', { dir }))
     rmSync(dir, { recursive: true, force: true })
+    const best = fastest(runs, (r) => r.read.wall + r.replay.wall)
     replayRows.push([
       fmt(n),
-      ascii ? 'ASCII only' : 'non-ASCII in each',
-      mb(r.bytes),
-      fmt(n / r.readSeconds),
-      fmt(n / r.replaySeconds),
-      fmt(n / (r.readSeconds + r.replaySeconds)),
-      fmt(n / floor.seconds),
-      mb(r.retainedHeap),
-      mb(r.peakRss),
+      fixtureLabel[fixture],
+      mb(best.bytes),
+      fmt(n / (best.read.wall / 1000)),
+      fmt(n / (best.replay.wall / 1000)),
+      fmt(n / ((best.read.wall + best.replay.wall) / 1000)),
+      fmt(n / (fastest(floors, (f) => f.wall).wall / 1000)),
+      `${Math.round(best.gcMs)} ms`,
+      mb(best.retainedHeap),
+      mb(median(runs.map((r) => r.peakRss))),
     ])
   }
-  printTable('load (store.read) + replay (deriveReplayEvents) of a file-store session', replayRows)
+  printTable(
+    `load (store.read) + replay (deriveReplayEvents) of a file-store session, fastest of ${RUNS} fresh processes`,
+    replayRows,
+  )
+}
 
+/** Where the load time goes: the steps of a load, each alone, on the 100k-record uniform file. */
+function stepsTable() {
+  const analysisDir = mkdtempSync(join(tmpdir(), 'kode-bench-'))
+  measure('prepare', { n: 100_000, dir: analysisDir, fixture: 'uniform' })
+  const stepRows = [
+    [
+      'step (100,000 records, 120 MB, non-ASCII in most)',
+      'records/s',
+      'wall ms',
+      'CPU ms (all threads)',
+      'page faults',
+      'GC pauses',
+    ],
+  ]
+  for (const [label, params] of [
+    [
+      'decodeHistoryEvent, results dropped, after warm-up (as the codec bench)',
+      { op: 'decode', keep: false, warm: true },
+    ],
+    [
+      'decodeHistoryEvent, results dropped, first pass (cold JIT)',
+      { op: 'decode', keep: false, warm: false },
+    ],
+    ['decodeHistoryEvent, results kept, first pass', { op: 'decode', keep: true, warm: false }],
+    ['JSON.parse, results kept, first pass', { op: 'parse', keep: true, warm: false }],
+    ['UTF-8 decoding of the file in 1 MiB pieces (the store before)', { op: 'utf8', pieceKiB: 1024 }],
+    ['UTF-8 decoding of the file in 32 KiB pieces (the store now)', { op: 'utf8', pieceKiB: 32 }],
+  ]) {
+    const runs = Array.from({ length: RUNS }, () => measure('step', { dir: analysisDir, ...params }))
+    const best = fastest(runs, (r) => r.wall)
+    stepRows.push([
+      label,
+      params.op === 'utf8' ? '' : fmt(100_000 / (best.wall / 1000)),
+      fmt(best.wall),
+      fmt(best.cpu),
+      fmt(best.faults),
+      `${Math.round(best.gcMs)} ms`,
+    ])
+  }
+  rmSync(analysisDir, { recursive: true, force: true })
+  printTable(`where the load time goes, fastest of ${RUNS} fresh processes`, stepRows)
+}
+
+function exportTable() {
   const exportRows = [['messages', 'seconds', 'messages/s', 'HTML', 'peak RSS']]
   const r = measure('export', { n: 10_000 })
   exportRows.push([fmt(10_000), r.seconds.toFixed(2), fmt(10_000 / r.seconds), mb(r.bytes), mb(r.peakRss)])

@@ -5,7 +5,11 @@ import { Usage } from './usage.js'
 
 /** Fields every message and history record carries. */
 const recordBase = {
-  /** A UUID by default (`crypto.randomUUID()`); any non-empty unique string is accepted. */
+  /**
+   * Opaque and meant to be unique within its session. Kode generates UUIDs (`crypto.randomUUID()`,
+   * unless a host injects `createId`), but any non-empty string is accepted so that imported
+   * histories keep their ids: never parse one or assume its shape.
+   */
   id: Type.String({ minLength: 1 }),
   /** Milliseconds since the Unix epoch. */
   createdAt: Type.Number(),

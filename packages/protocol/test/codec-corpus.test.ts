@@ -1,23 +1,31 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { decodeHistoryEvent, encodeHistoryEvent } from '@kode/protocol'
+import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
+import { expectedV1 } from './corpus-expected-v1.js'
 
-// Files written by each format version. A release must keep decoding every one of them; a
-// migration that changes a record's shape updates the expectations here, never the fixtures.
+// Files written by each format version. A release must keep decoding every one of them to the
+// expected values; a migration that changes a record's shape updates the expectations, never the
+// fixtures.
 const corpusRoot = join(import.meta.dirname, 'fixtures/history')
+const expectations: Record<string, Record<string, HistoryEvent[]>> = { v1: expectedV1 }
+
+const linesOf = (version: string, file: string) =>
+  readFileSync(join(corpusRoot, version, file), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+const decodeAll = (version: string) =>
+  readdirSync(join(corpusRoot, version)).flatMap((file) => linesOf(version, file).map(decodeHistoryEvent))
 
 for (const version of readdirSync(corpusRoot)) {
   describe(`history format ${version} corpus`, () => {
     for (const file of readdirSync(join(corpusRoot, version))) {
-      const lines = readFileSync(join(corpusRoot, version, file), 'utf8')
-        .split('\n')
-        .filter(Boolean)
+      const lines = linesOf(version, file)
 
-      test(`${file}: every line decodes`, () => {
-        const decoded = lines.map((line) => decodeHistoryEvent(line))
-        expect(decoded).toHaveLength(lines.length)
-        for (const event of decoded) expect(event).not.toHaveProperty('v')
+      test(`${file}: every line decodes to its expected value`, () => {
+        const expected = expectations[version]?.[file]
+        expect(expected, `no expected values for ${version}/${file}`).toBeDefined()
+        expect(lines.map((line) => decodeHistoryEvent(line))).toStrictEqual(expected)
       })
 
       test(`${file}: re-encoding reproduces every line byte for byte`, () => {
@@ -27,10 +35,47 @@ for (const version of readdirSync(corpusRoot)) {
   })
 }
 
-test('the v1 corpus covers every role and record type', () => {
-  const lines = readFileSync(join(corpusRoot, 'v1/session-mixed.jsonl'), 'utf8').split('\n').filter(Boolean)
-  const kinds = new Set(lines.map((l) => decodeHistoryEvent(l)).map((e) => ('role' in e ? e.role : e.type)))
-  expect([...kinds].sort()).toEqual(
-    ['assistant', 'developer', 'error', 'interrupt', 'system', 'task_metadata', 'tool', 'user'].sort(),
-  )
+test('every expectation has its corpus file', () => {
+  for (const [version, files] of Object.entries(expectations)) {
+    expect(readdirSync(join(corpusRoot, version)).sort()).toEqual(Object.keys(files).sort())
+  }
+})
+
+describe('the v1 corpus covers', () => {
+  const decoded = decodeAll('v1')
+
+  test('every role and record type', () => {
+    const kinds = new Set(decoded.map((e) => ('role' in e ? e.role : e.type)))
+    expect([...kinds].sort()).toEqual(
+      ['assistant', 'developer', 'error', 'interrupt', 'system', 'task_metadata', 'tool', 'user'].sort(),
+    )
+  })
+
+  test('every thinking signature format', () => {
+    const formats = new Set(
+      decoded.flatMap((e) =>
+        'role' in e && e.role === 'assistant'
+          ? e.parts.flatMap((p) => (p.type === 'thinking_signature' ? [p.format] : []))
+          : [],
+      ),
+    )
+    expect([...formats].sort()).toEqual(['anthropic', 'google', 'openai-responses', 'openrouter'])
+  })
+
+  test('every tool result status', () => {
+    const statuses = new Set(decoded.flatMap((e) => ('role' in e && e.role === 'tool' ? [e.status] : [])))
+    expect([...statuses].sort()).toEqual(['aborted', 'error', 'success'])
+  })
+
+  test('fields the schema does not name, on a message, a part, a nested object and a record', () => {
+    const [user, assistant, error] = linesOf('v1', 'openrouter-aborted-extras.jsonl')
+      .slice(3)
+      .map((line) => decodeHistoryEvent(line) as unknown as Record<string, unknown>)
+    expect(user).toMatchObject({ clientTag: 'tui-7', parts: [{ cacheControl: { type: 'ephemeral' } }] })
+    expect(assistant).toMatchObject({
+      routedVia: 'azure',
+      usage: { serverToolUse: { webSearchRequests: 0 } },
+    })
+    expect(error).toMatchObject({ retryAfterMs: 2000 })
+  })
 })

@@ -75,6 +75,13 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     expect(error.message).toBe('at /createdAt: expected a finite number (got "2026-01-01")')
   })
 
+  test('an empty id; any other string is a valid id, UUID or not (imported histories keep theirs)', () => {
+    expect(codecErrorOf(() => decodeHistoryEvent(line({ ...user, id: '' }))).path).toBe('/id')
+    for (const id of ['u1', 'msg_01XYZ', '0b5d3a2e-6f1c-4c4e-9d1a-1f0e7d1e0001']) {
+      expect(decodeHistoryEvent(line({ ...user, id })).id).toBe(id)
+    }
+  })
+
   test('a missing required field', () => {
     const { id: _id, ...noId } = user
     const error = codecErrorOf(() => decodeHistoryEvent(line(noId)))

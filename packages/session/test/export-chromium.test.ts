@@ -9,12 +9,33 @@ import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
 // The export of a hostile transcript, loaded in a real headless Chromium (Debian's `chromium`
 // package, installed here when missing): no script may run and the hostile text must show as
-// text. The page and a screenshot are kept under test-output/ (gitignored) for a human to look at.
+// text. The page's CSP alone would block scripts, so escaping is checked on a copy without the
+// CSP too, and a control page shows that a script that does get in is caught. The pages and a
+// screenshot are kept under test-output/ (gitignored) for a human to look at.
 
 const output = join(import.meta.dirname, '..', 'test-output')
 const page = join(output, 'hostile-transcript.html')
+/** The same export without its Content-Security-Policy, plus the visibility probe below. */
+const unprotected = join(output, 'hostile-transcript-no-csp.html')
 const screenshot = join(output, 'hostile-transcript.png')
 let profile: string
+let html: string
+
+const CSP_META = /<meta http-equiv="Content-Security-Policy"[^>]*>/
+/** What every hostile payload does when it runs; also what the control script does. */
+const PWNED = /<(html|body)[^>]*data-pwned/
+const CONTROL = `<script>document.body.setAttribute('data-pwned','control')</script>`
+/**
+ * Opens every collapsed block, then records the text a reader sees (`innerText` leaves out what is
+ * hidden: closed details, `display: none`) as base64 on the root element, and removes itself.
+ */
+const PROBE = `<script>
+for (const details of document.querySelectorAll('details')) details.open = true
+const seen = new TextEncoder().encode(document.body.innerText)
+document.documentElement.setAttribute('data-visible', btoa(String.fromCharCode(...seen)))
+document.currentScript.remove()
+</script>`
+const withScript = (markup: string, script: string) => markup.replace('</body>', `${script}</body>`)
 
 /** Finds chromium, installing Debian's package when it is missing; fails loudly if it cannot. */
 function ensureChromium(): string {
@@ -67,33 +88,79 @@ beforeAll(() => {
     .filter(Boolean)
     .map(decodeHistoryEvent)
   mkdirSync(output, { recursive: true })
-  writeFileSync(
-    page,
-    exportHtml(history, {
-      title: `</title><script>document.body.setAttribute('data-pwned','title')</script>`,
-    }),
-  )
+  html = exportHtml(history, {
+    title: `</title><script>document.body.setAttribute('data-pwned','title')</script>`,
+  })
+  expect(html).toMatch(CSP_META)
+  writeFileSync(page, html)
+  writeFileSync(unprotected, withScript(html.replace(CSP_META, ''), PROBE))
 }, 600_000)
+
+/** Loads a page and returns its DOM after its scripts ran. */
+const domOf = (file: string) => runChromium('--dump-dom', pathToFileURL(file).href)
+
+/** Writes `markup` to a scratch page and returns its DOM after its scripts ran. */
+function domOfMarkup(name: string, markup: string): string {
+  const file = join(output, name)
+  writeFileSync(file, markup)
+  return domOf(file)
+}
+
+/** Every hostile piece of markup that must be in the page as text. */
+const HOSTILE_TEXTS = [
+  "<script>document.body.setAttribute('data-pwned','user')</script>",
+  `<!-- --><img src=x onerror="document.body.setAttribute('data-pwned','developer')">`,
+  "</div></details><script>document.body.setAttribute('data-pwned','thinking')</script>",
+  "[link](javascript:document.body.setAttribute('data-pwned','link'))",
+  "</pre><script>document.body.setAttribute('data-pwned','args')</script>",
+  "</textarea></pre><script>document.body.setAttribute('data-pwned','output')</script>",
+  `<iframe src="javascript:document.body.setAttribute('data-pwned','iframe')"></iframe>`,
+  '<style>body{display:none}</style>visible',
+  `<svg onload="document.body.setAttribute('data-pwned','error')">`,
+  '$& $1 $$',
+]
 
 afterAll(() => {
   if (profile) rmSync(profile, { recursive: true, force: true })
 })
 
-describe('hostile transcript in headless Chromium', () => {
-  test('no script ran and the hostile text is visible as text', () => {
-    const dom = runChromium('--dump-dom', pathToFileURL(page).href)
+// Each test starts Chromium at least once: seconds each on a loaded machine.
+describe('hostile transcript in headless Chromium', { timeout: 120_000 }, () => {
+  test('control: a script that gets into the page marks it, unless the CSP blocks it', () => {
+    // Without this, "not pwned" below could pass because scripts never run in this setup.
+    expect(domOfMarkup('control-no-csp.html', withScript(html.replace(CSP_META, ''), CONTROL))).toMatch(PWNED)
+    expect(domOfMarkup('control-csp.html', withScript(html, CONTROL))).not.toMatch(PWNED)
+  })
+
+  test('no script ran, with the CSP', () => {
+    const dom = domOf(page)
     // Sanity: Chromium rendered our page.
     expect(dom).toContain('Plain final answer: 1 &lt; 2 &amp;&amp; 3 &gt; 2.')
     // Every hostile script would have marked the document; none did.
-    expect(dom).not.toMatch(/<(html|body)[^>]*data-pwned/)
-    // Nothing became an element: no script, iframe, form or handler attribute in the live DOM.
+    expect(dom).not.toMatch(PWNED)
+  })
+
+  test('no script ran and nothing became an element, without the CSP: escaping alone holds', () => {
+    const dom = domOf(unprotected)
+    expect(dom).toContain('Plain final answer: 1 &lt; 2 &amp;&amp; 3 &gt; 2.')
+    expect(dom).not.toMatch(PWNED)
+    // No script, iframe, form or svg element and no handler attribute in the live DOM (the probe
+    // removed itself). The one <style> is the page's own; the one <img> is the user's data image
+    // (an SVG shown as an image, whose own script cannot run).
     expect(dom).not.toMatch(/<(script|iframe|form|svg)\b/i)
+    expect(dom.match(/<style\b/gi)).toHaveLength(1)
+    expect(dom.match(/<img [^>]*>/gi)).toEqual([expect.stringMatching(/^<img alt="image" src="data:image\//)])
     expect(dom).not.toMatch(/<[a-z][^>]*\son[a-z]+=/i)
-    // The hostile markup is there as text.
-    expect(dom).toContain("&lt;script&gt;document.body.setAttribute('data-pwned','user')&lt;/script&gt;")
-    expect(dom).toContain('&lt;/textarea&gt;&lt;/pre&gt;&lt;script&gt;')
-    expect(dom).toContain('$&amp; $1 $$')
-    expect(dom).toContain('**bold** _em_ [link](javascript:')
+  })
+
+  test('with every collapsible block open, the hostile markup is visible as text', () => {
+    const dom = domOf(unprotected)
+    const encoded = /data-visible="([A-Za-z0-9+/=]*)"/.exec(dom)?.[1]
+    expect(encoded, 'the probe ran').toBeDefined()
+    const visible = Buffer.from(encoded!, 'base64').toString('utf8')
+    for (const text of HOSTILE_TEXTS) expect(visible).toContain(text)
+    // The blocks were closed: the thinking and the tool output only show once opened.
+    expect(html).not.toMatch(/<details[^>]*\sopen/)
   })
 
   test('a screenshot of the page is a real rendering', () => {

@@ -102,6 +102,29 @@ describe('content', () => {
   ]
   const page = exportHtml(history)
 
+  test('times are printed in UTC with a fixed format', () => {
+    expect(exportHtml([new HistoryBuilder(Date.UTC(2025, 10, 13, 8, 15, 2)).user('x')])).toContain(
+      '<time>2025-11-13 08:15:02 UTC</time>',
+    )
+  })
+
+  test('a time a Date cannot hold is shown as its number, and the rest still renders', () => {
+    const huge = new HistoryBuilder(8.64e15 + 1)
+    const page = exportHtml([huge.user('far future'), huge.assistant('still here')], {
+      info: { id: 's', createdAt: Number.MAX_VALUE, updatedAt: -1e300, recordCount: 2 },
+    })
+    expect(page).toContain('<time>8640000000000001 ms (not a valid date)</time>')
+    expect(page).toContain('1.7976931348623157e+308 ms (not a valid date)')
+    expect(page).toContain('-1e+300 ms (not a valid date)')
+    expect(page).toContain('still here')
+  })
+
+  test('a year past 9999 keeps the date whole', () => {
+    expect(exportHtml([new HistoryBuilder(Date.UTC(10000, 0, 1)).user('x')])).toContain(
+      '<time>+010000-01-01 00:00:00 UTC</time>',
+    )
+  })
+
   test('the title defaults to the first prompt line', () => {
     expect(page).toContain('<title>Fix the parser</title>')
   })

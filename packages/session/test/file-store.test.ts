@@ -6,6 +6,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
@@ -20,7 +21,8 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '@kode/session'
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
 import { HistoryBuilder, shortConversation } from './helpers/history.js'
 
 let dir: string
@@ -146,7 +148,61 @@ describe('torn and corrupt history', () => {
   })
 })
 
-describe('metadata written in the background', () => {
+describe('metadata: rewritten when it changes, not on every append', () => {
+  const metaFile = () => join(dir, 's', 'session.json')
+  const meta = () => JSON.parse(readFileSync(metaFile(), 'utf8'))
+
+  test('an append leaves the metadata file alone; a reader derives count and time from the history', async () => {
+    const writer = openStore({ now: () => 5_000 })
+    await writer.create({ id: 's', title: 't' })
+    const before = readFileSync(metaFile(), 'utf8')
+    const [a, b, c, d] = shortConversation()
+    await writer.append('s', [a!, b!])
+    await writer.append('s', [c!, d!])
+    expect(readFileSync(metaFile(), 'utf8')).toBe(before)
+    expect(await writer.info('s')).toMatchObject({ recordCount: 4, updatedAt: 5_000 })
+    expect(await openStore().info('s')).toMatchObject({
+      title: 't',
+      recordCount: 4,
+      updatedAt: statSync(historyFile('s')).mtimeMs,
+    })
+  })
+
+  test('once enough history has accumulated, an append rewrites it in the background', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    const h = new HistoryBuilder()
+    const big = () => h.user('x'.repeat(META_REWRITE_BYTES / 4))
+    await writer.append('s', [big(), big(), big()])
+    expect(meta()).toMatchObject({ recordCount: 0, byteLength: 0 })
+    await writer.append('s', [big(), big()])
+    await vi.waitFor(() => expect(meta()).toMatchObject({ recordCount: 5 }), { timeout: 10_000 })
+    expect(meta().byteLength).toBe(statSync(historyFile('s')).size)
+  })
+
+  test('close writes the final metadata', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.append('s', shortConversation())
+    await writer.close()
+    expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
+  })
+
+  test('a failed metadata write is reported, and the next append retries it', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    mkdirSync(`${metaFile()}.tmp`) // the temp file cannot be written
+    await expect(writer.update('s', { title: 'renamed' })).rejects.toThrow()
+    expect(warnings).toMatchObject([{ type: 'metadata_write_failed', sessionId: 's', file: metaFile() }])
+    rmSync(`${metaFile()}.tmp`, { recursive: true })
+    await writer.append('s', shortConversation())
+    await vi.waitFor(() => expect(meta()).toMatchObject({ title: 'renamed', recordCount: 4 }), {
+      timeout: 10_000,
+    })
+  })
+})
+
+describe('metadata behind the history', () => {
   test('another reader counts records the metadata does not account for yet', async () => {
     const writer = openStore()
     await writer.create({ id: 's' })
@@ -218,6 +274,52 @@ describe('one writer per session', () => {
     ])
   })
 
+  describe('a lock carrying our own pid', () => {
+    const lockFile = () => join(dir, 's', 'writer.lock')
+    /** This process's start on the monotonic clock, as the store records it in its locks. */
+    const ourStart = () => Number(process.hrtime.bigint()) / 1e6 - process.uptime() * 1000
+    async function lockedBy(lock: object) {
+      const store = openStore()
+      await store.create({ id: 's' })
+      await store.close()
+      writeFileSync(
+        lockFile(),
+        JSON.stringify({ pid: process.pid, hostname: hostname(), token: 'x', ...lock }),
+      )
+      return openStore()
+        .append('s', shortConversation())
+        .then(
+          () => 'taken',
+          (e: unknown) => e,
+        )
+    }
+
+    test('is stale when an earlier process took it (a restarted container reuses pids)', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now(), processStart: ourStart() - 60_000 })).toBe('taken')
+      expect(warnings).toEqual([
+        { type: 'stale_lock_removed', sessionId: 's', file: lockFile(), pid: process.pid },
+      ])
+    })
+
+    test('without a recorded process start, is stale when taken before this process started', async () => {
+      const before = Date.now() - process.uptime() * 1000 - 60_000
+      expect(await lockedBy({ acquiredAt: before })).toBe('taken')
+      expect(warnings.map((w) => w.type)).toEqual(['stale_lock_removed'])
+    })
+
+    test('is live when this process took it', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now(), processStart: ourStart() })).toBeInstanceOf(
+        SessionLockedError,
+      )
+      expect(warnings).toEqual([])
+    })
+
+    test('without a recorded process start, is live when taken since this process started', async () => {
+      expect(await lockedBy({ acquiredAt: Date.now() })).toBeInstanceOf(SessionLockedError)
+      expect(warnings).toEqual([])
+    })
+  })
+
   test('a lock held on another host is never judged stale', async () => {
     const store = openStore()
     await store.create({ id: 's' })
@@ -250,6 +352,57 @@ test('a history larger than the read chunk reads back exactly, multi-byte charac
   records.push(h.user(`long ${'é—🙂 x'.repeat(400_000)}`))
   for (const record of records) await store.append('s', [record])
   expect(await store.read('s')).toEqual(records)
+})
+
+describe('reading in decode pieces', () => {
+  // Records of 0.5-40 kB, some ASCII-only and some not, so pieces end at every kind of boundary.
+  function mixedRecords(count: number) {
+    const h = new HistoryBuilder()
+    return Array.from({ length: count }, (_, i) =>
+      h.user(`${i} ${(i % 3 === 0 ? 'é—🙂 naïve ' : 'ascii text ').repeat(50 + ((i * 7919) % 4_000))}`),
+    )
+  }
+
+  test('records of every size around the piece size read back exactly', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    const records = mixedRecords(300)
+    await store.append('s', records)
+    expect(await store.read('s')).toEqual(records)
+  })
+
+  test('no string decoded at once is larger than a piece (32 kB), unless it is one line', async () => {
+    // V8 puts strings above ~128 kB in its large-object space, which made reads ~7x costlier.
+    const store = openStore()
+    await store.create({ id: 's' })
+    const records = [...mixedRecords(300), new HistoryBuilder().user('x'.repeat(200_000))]
+    await store.append('s', records)
+    const decode = vi.spyOn(Buffer.prototype, 'toString')
+    let lengths: number[]
+    try {
+      await store.read('s')
+      lengths = decode.mock.calls.map(([, start, end]) => Number(end) - Number(start))
+    } finally {
+      decode.mockRestore()
+    }
+    const lineLengths = new Set(records.map((r) => Buffer.byteLength(encodeHistoryEvent(r))))
+    expect(lengths.filter((n) => n > 32 * 1024 && !lineLengths.has(n))).toEqual([])
+    expect(lengths.length).toBeLessThan(records.length)
+  })
+
+  test('a corrupt line past the first pieces is named by its line number', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', mixedRecords(300))
+    await store.close()
+    const lines = readFileSync(historyFile('s'), 'utf8').split('\n')
+    lines[250] = lines[250]!.replace('"role":"user"', '"role":"robot"')
+    writeFileSync(historyFile('s'), lines.join('\n'))
+    const error = await openStore()
+      .read('s')
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', line: 251 })
+  })
 })
 
 test('with fsync on, appends still read back', async () => {

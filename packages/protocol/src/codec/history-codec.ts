@@ -19,7 +19,13 @@ import { CodecError, kindOf } from './codec-error.js'
 import { migrateToCurrent } from './migrations.js'
 import { TaggedUnion } from './tagged-union.js'
 
-/** The format version written on every persisted history line. */
+/**
+ * The format version written on every persisted history line. The policy: a release that only
+ * adds optional fields to existing records keeps the version, since older releases read such lines
+ * and keep the new fields (see `validateHistoryEvent`). Any other change (a new record type, role,
+ * part type or enum value, a renamed, removed, retyped or newly required field) bumps it, adds a
+ * migration from the previous version, and older releases refuse the new lines.
+ */
 export const HISTORY_FORMAT_VERSION = 1
 
 const messages = new TaggedUnion<Message>('role', [
@@ -38,8 +44,9 @@ const records = new TaggedUnion<HistoryRecord>('type', [
 
 /**
  * Validates a value as a `HistoryEvent`, throwing a `CodecError` that names the first mismatch.
- * Unknown extra fields are kept as they are, so a record written by a newer release survives a
- * read-and-rewrite (fork, export) by an older one.
+ * Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
+ * version may have added optional fields, and they survive a read-and-rewrite (fork) by an older
+ * one.
  */
 export function validateHistoryEvent(value: unknown): HistoryEvent {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
@@ -79,6 +86,8 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
       detail: v === undefined ? 'missing' : `got ${JSON.stringify(v)}`,
     })
   }
+  // A newer version changed more than optional fields (see HISTORY_FORMAT_VERSION): guessing
+  // would misread it.
   if (v > HISTORY_FORMAT_VERSION) {
     throw new CodecError('/v', `a format version <= ${HISTORY_FORMAT_VERSION}`, {
       detail: `got ${v}: written by a newer Kode; upgrade to read it`,

@@ -1,19 +1,29 @@
+/** Turns a decoded record of one format version into a record of the next version. */
+export type Migration = (record: Record<string, unknown>) => Record<string, unknown>
+
 /**
- * Upgrades a decoded record from an older format version to the current one, one version at a
- * time. `MIGRATIONS[n]` turns a version-n record into a version-(n+1) record. Version 1 is the
- * first format, so there is nothing to migrate yet; the corpus in `test/fixtures/history/v1/`
+ * The history format's migrations: `HISTORY_MIGRATIONS[n - 1]` turns a version-n record into a
+ * version-(n + 1) record, so the current version is `HISTORY_MIGRATIONS.length + 1`. Version 1 is
+ * the first format, so there is nothing to migrate yet; the corpus in `test/fixtures/history/v1/`
  * pins what version 1 looks like so every later migration is tested against it.
  */
-const MIGRATIONS: readonly ((record: Record<string, unknown>) => Record<string, unknown>)[] = []
+export const HISTORY_MIGRATIONS: readonly Migration[] = []
 
+/**
+ * Upgrades a record from `fromVersion` to the latest version `migrations` lead to, one version at a
+ * time. The result is not validated here: the codec validates it against the current schemas.
+ * Throws a `RangeError` for a version the migrations do not cover (a caller bug: the codec checks
+ * versions before migrating).
+ */
 export function migrateToCurrent(
   record: Record<string, unknown>,
   fromVersion: number,
+  migrations: readonly Migration[] = HISTORY_MIGRATIONS,
 ): Record<string, unknown> {
-  let current = record
-  for (let version = fromVersion; version - 1 < MIGRATIONS.length; version++) {
-    const migrate = MIGRATIONS[version - 1]
-    if (migrate) current = migrate(current)
+  if (!Number.isInteger(fromVersion) || fromVersion < 1 || fromVersion > migrations.length + 1) {
+    throw new RangeError(`no migration path from history format version ${fromVersion}`)
   }
+  let current = record
+  for (let index = fromVersion - 1; index < migrations.length; index++) current = migrations[index]!(current)
   return current
 }

@@ -10,10 +10,17 @@ export function formatCost(usd: number): string {
   return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`
 }
 
-/** `2025-11-13 08:15:02 UTC`: fixed format and zone, so an export is the same wherever it runs. */
+/**
+ * `2025-11-13 08:15:02 UTC`: fixed format and zone, so an export is the same wherever it runs.
+ * The schemas allow any finite number, but a `Date` holds only ±8.64e15 ms: a time outside that
+ * is shown as its number rather than failing the whole export.
+ */
 export function formatTime(ms: number): string {
-  const iso = new Date(ms).toISOString()
-  return `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+  const date = new Date(ms)
+  if (Number.isNaN(date.getTime())) return `${ms} ms (not a valid date)`
+  // Years past 9999 are written `+010000-01-01T...`: split at the `T`, not at fixed offsets.
+  const [day, time] = date.toISOString().split('T') as [string, string]
+  return `${day} ${time.slice(0, 8)} UTC`
 }
 
 export function formatDuration(ms: number): string {

@@ -36,13 +36,17 @@ export interface ReplayOptions {
  * - Each assistant message is one turn: `turn_start`, an `assistant_image_delta` per image part,
  *   `response_complete` (text parts joined, thinking joined as `thinkingText`), and `usage` when it
  *   carries usage and is not an error response. Its tool calls are replayed as `tool_call` right
- *   before their result; calls that never got one are replayed at the end of the turn.
+ *   before their result; calls that never got one are replayed at the end of the turn. (Seed
+ *   000's `need_turn_start` starts a turn only after a user, developer or tool message or at the
+ *   start; histories the engine writes have nothing else before an assistant message, and for
+ *   any other history a turn per response is what `checkEventOrder` and the live engine need:
+ *   see docs/sessions.md.)
  * - `tool_result` per tool result (`aborted` is reported as `error`, then an `interrupt`), preceded
  *   by the replay of the sub-agent session it links, and followed by `todo_change` when the result
  *   carries a todo list with the `todo_change` side effect.
- * - An aborted assistant message ends its turn with an `interrupt`, unless its last tool result
- *   already reported one. `turn_end` closes the turn at the next user, developer or
- *   assistant message, at a task-metadata record, or at the end.
+ * - An aborted assistant message ends its turn with an `interrupt`, also when its last tool result
+ *   was aborted and so already followed by one. `turn_end` closes the turn at the next user,
+ *   developer or assistant message, at a task-metadata record, or at the end.
  * - Records: `error` becomes `error`, `interrupt` becomes `interrupt`, `task_metadata` becomes
  *   `task_metadata`.
  *
@@ -75,7 +79,6 @@ interface ReplayContext {
 class SessionReplay {
   private turnOpen = false
   private turnAborted = false
-  private lastType: ReplayEvent['type'] | undefined
   private lastTimestamp = 0
   /** Tool calls of the open turn whose `tool_call` event waits for their result. */
   private readonly pendingCalls = new Map<string, ToolCallEvent>()
@@ -92,7 +95,6 @@ class SessionReplay {
 
   private emit(event: ReplayEvent): void {
     this.context.out.push(event)
-    this.lastType = event.type
     this.lastTimestamp = Math.max(this.lastTimestamp, event.timestamp)
   }
 
@@ -273,9 +275,8 @@ class SessionReplay {
     // Calls that never got a result are still shown, at the end of their turn.
     for (const call of this.pendingCalls.values()) this.emit(call)
     this.pendingCalls.clear()
-    if (this.turnAborted && this.lastType !== 'interrupt') {
-      this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
-    }
+    // Even right after an aborted tool result's own interrupt: seed 000 asks for both.
+    if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
     this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
     this.turnOpen = false
     this.turnAborted = false

@@ -1,6 +1,7 @@
 // A separate process using the file store, driven by the process tests. Modes:
-//   loop <dir> <session> <bytes>  append records `rec-<i>` of about <bytes> each until killed,
-//                                 printing `ack <i>` once each append has resolved
+//   tear <dir> <session> <bytes>  append records `rec-0` .. `rec-4`, printing `ack <i>` once each
+//                                 append has resolved, then print `big` and append `rec-5` of
+//                                 about <bytes>: the parent kills it while that write is on disk
 //   hold <dir> <session>          append one record, print `ready`, close when stdin says `close`
 //   try  <dir> <session>          append one record; print `ok` or the error code and holder pid
 import { createInterface } from 'node:readline'
@@ -16,11 +17,15 @@ function record(id: string, size = 16): UserMessage {
 }
 
 switch (mode) {
-  case 'loop': {
-    for (let i = 0; ; i++) {
-      await store.append(sessionId, [record(`rec-${i}`, Number(bytes))])
+  case 'tear': {
+    for (let i = 0; i < 5; i++) {
+      await store.append(sessionId, [record(`rec-${i}`, 1024)])
       process.stdout.write(`ack ${i}\n`)
     }
+    process.stdout.write('big\n')
+    await store.append(sessionId, [record('rec-5', Number(bytes))])
+    process.stdout.write('ack 5\n')
+    break
   }
   case 'hold': {
     await store.append(sessionId, [record(`held-${process.pid}`)])

@@ -13,13 +13,49 @@ export interface HeldLock {
 interface LockContent extends LockHolder {
   /** Tells our lock from a later one by the same pid. */
   token: string
+  /**
+   * When the owner process started, in ms of the host's monotonic clock (see `observer`): tells
+   * the owner from a later process that got the same pid. Absent in older lock files.
+   */
+  processStart?: number
 }
+
+/** The process looking at a lock: who it is, and when it started. */
+interface Observer {
+  pid: number
+  hostname: string
+  /** Wall-clock ms (the locks' `acquiredAt` clock) at which this process started. */
+  startedAt: number
+  /** Monotonic ms at which this process started. */
+  processStart: number
+}
+
+/**
+ * Two readings of this process's start. The monotonic one is the same in every thread and does not
+ * move when the wall clock is set, so it identifies the process exactly; the wall-clock one is only
+ * for lock files written before the monotonic one was recorded.
+ */
+function observer(): Observer {
+  const uptimeMs = process.uptime() * 1000
+  return {
+    pid: process.pid,
+    hostname: hostname(),
+    startedAt: Date.now() - uptimeMs,
+    processStart: Number(process.hrtime.bigint()) / 1e6 - uptimeMs,
+  }
+}
+
+// Readings of one process's start differ by float rounding only; a restarted process starts at
+// least a process launch (tens of ms) after its predecessor.
+const SAME_START_MS = 1
 
 /**
  * Takes the writer lock of one session: a lock file created atomically (a complete temp file
  * hard-linked into place, which fails if the lock exists), holding the owner's pid and hostname.
  * A lock whose owner ran on this host and no longer runs (killed, crashed) is stale: it is removed,
- * `onStale` is told, and the lock is taken. A live owner, or one on another host, means refusal.
+ * `onStale` is told, and the lock is taken. That includes a lock carrying our own pid that an
+ * earlier process took (a container restarted with the same pid, typically 1). A live owner (another
+ * store in this process too), or one on another host, means refusal.
  */
 export async function acquireLock(
   file: string,
@@ -27,11 +63,13 @@ export async function acquireLock(
   now: number,
   onStale: (holder: LockHolder) => void,
 ): Promise<HeldLock> {
+  const self = observer()
   const content: LockContent = {
-    pid: process.pid,
-    hostname: hostname(),
+    pid: self.pid,
+    hostname: self.hostname,
     acquiredAt: now,
     token: randomUUID(),
+    processStart: self.processStart,
   }
   const temp = `${file}.${content.token}.tmp`
   try {
@@ -45,7 +83,7 @@ export async function acquireLock(
       if (await createFrom(temp, file, content)) return heldLock(file, content.token)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
-      if (holder === 'unreadable' || !isStale(holder)) {
+      if (holder === 'unreadable' || !isStale(holder, self)) {
         throw new SessionLockedError(
           sessionId,
           file,
@@ -92,12 +130,14 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
   try {
     const value = JSON.parse(text) as Partial<LockContent>
     if (typeof value.pid === 'number' && typeof value.hostname === 'string') {
-      return {
+      const holder: LockContent = {
         pid: value.pid,
         hostname: value.hostname,
         acquiredAt: typeof value.acquiredAt === 'number' ? value.acquiredAt : 0,
         token: typeof value.token === 'string' ? value.token : '',
       }
+      if (typeof value.processStart === 'number') holder.processStart = value.processStart
+      return holder
     }
   } catch {
     // fall through
@@ -105,9 +145,18 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
   return 'unreadable'
 }
 
-/** Stale: the owner ran on this host and its pid is gone. Another host's lock is never judged. */
-function isStale(holder: LockHolder): boolean {
-  if (holder.hostname !== hostname()) return false
+/**
+ * Stale: the owner ran on this host and is gone. Another host's lock is never judged. A lock with
+ * our own pid is ours only if it was taken after this process started: `process.kill` cannot tell,
+ * since our pid is always alive.
+ */
+function isStale(holder: LockContent, self: Observer): boolean {
+  if (holder.hostname !== self.hostname) return false
+  if (holder.pid === self.pid) {
+    return holder.processStart !== undefined
+      ? Math.abs(holder.processStart - self.processStart) > SAME_START_MS
+      : holder.acquiredAt < self.startedAt
+  }
   try {
     process.kill(holder.pid, 0)
     return false

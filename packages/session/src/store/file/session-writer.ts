@@ -26,15 +26,29 @@ export interface WriterContext {
 }
 
 /**
+ * History bytes appended since the metadata file was last written after which an append rewrites
+ * it. Readers in other processes count the lines past the metadata's `byteLength` (see
+ * `readInfo`), so this bounds their extra reading, while appends in between cost no metadata I/O.
+ */
+export const META_REWRITE_BYTES = 1 << 20
+
+/**
  * The one writer of a session in this process: holds the session's lock and an append handle,
- * applies appends in call order, and keeps the metadata file in step. History is the source of
- * truth; metadata is rewritten in the background and may trail it by one write.
+ * and applies appends in call order. History is the source of truth: `recordCount` and
+ * `updatedAt` can be derived from it, so an append does not rewrite the metadata file. That
+ * happens when the metadata changes (create, `update`), when a reopened session's metadata is
+ * behind its history, once `META_REWRITE_BYTES` of history have accumulated (in the background),
+ * and on close.
  */
 export class SessionWriter {
   private queue: Promise<unknown> = Promise.resolve()
   private readonly meta: CoalescingWriter
   /** Bytes of the history file that hold complete, acknowledged records. */
   private byteLength: number
+  /** The `byteLength` the metadata file on disk accounts for. */
+  private metaByteLength: number
+  /** Set while the last metadata write failed: the next append retries it. */
+  private metaFailed = false
   /** Set when a write failed part-way: the file may hold bytes past `byteLength`. */
   private needsRepair = false
   private closed = false
@@ -45,12 +59,21 @@ export class SessionWriter {
     private readonly lock: HeldLock,
     private state: SessionInfo,
     byteLength: number,
+    metaByteLength: number,
   ) {
     this.byteLength = byteLength
+    this.metaByteLength = metaByteLength
     this.meta = new CoalescingWriter(
-      () => writeMetaFile(ctx.paths.meta, `${ctx.paths.meta}.tmp`, metaOf(this.state, this.byteLength)),
-      (error) =>
-        ctx.warn({ type: 'metadata_write_failed', sessionId: ctx.sessionId, file: ctx.paths.meta, error }),
+      async () => {
+        const written = this.byteLength
+        await writeMetaFile(ctx.paths.meta, `${ctx.paths.meta}.tmp`, metaOf(this.state, written))
+        this.metaByteLength = written
+        this.metaFailed = false
+      },
+      (error) => {
+        this.metaFailed = true
+        ctx.warn({ type: 'metadata_write_failed', sessionId: ctx.sessionId, file: ctx.paths.meta, error })
+      },
     )
   }
 
@@ -118,7 +141,7 @@ export class SessionWriter {
           bytes: size - complete,
         })
       }
-      const writer = new SessionWriter(ctx, handle, lock, info, complete)
+      const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
       if (complete !== byteLength) {
         // The metadata missed appends (a crash between the history write and its update).
         const counted =
@@ -161,7 +184,9 @@ export class SessionWriter {
         recordCount: this.state.recordCount + lines.length,
         updatedAt: this.ctx.now(),
       }
-      this.meta.request()
+      if (this.metaFailed || this.byteLength - this.metaByteLength >= META_REWRITE_BYTES) {
+        this.meta.request()
+      }
     })
   }
 
