@@ -11,6 +11,26 @@ const withUnnamedFields = (record: object) => record as HistoryEvent
  * does not name (as a newer release of the same format version may add): they must survive.
  */
 export const expectedV1: Record<string, HistoryEvent[]> = {
+  'assistant-stop-details.jsonl': [
+    {
+      role: 'assistant',
+      id: '0b5d3a2e-6f1c-4c4e-9d1a-1f0e7d1e0101',
+      createdAt: 1763780100000,
+      parts: [],
+      usage: { inputTokens: 18, outputTokens: 5, totalTokens: 23, cacheReadTokens: 0, cacheWriteTokens: 0 },
+      rawStopReason: 'refusal',
+      stopDetails: {
+        category: 'cyber',
+        explanation:
+          "This request triggered restrictions on violative cyber content and was blocked under Anthropic's Usage Policy.",
+      },
+      responseId: 'msg_01RefusalStreamAbcdefghijk',
+      model: 'claude-sonnet-4-5',
+      provider: 'anthropic',
+      api: 'anthropic',
+      durationMs: 840,
+    },
+  ],
   'openrouter-aborted-extras.jsonl': [
     {
       role: 'user',
