@@ -37,7 +37,7 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const errors = { label: provider, apiKey: config.apiKey, now }
   const adapter = factory({ ...config, provider, modelInfo, errors, createId })
   const baseUrl = (config.baseUrl ?? adapter.defaultBaseUrl).replace(/\/+$/, '')
-  const completesOn = completionOf(adapter.completesOn, provider)
+  const completesOn = completionOf(config.completesOn ?? adapter.completesOn, provider)
   const retry = resolveRetryPolicy(config.retry)
   const message = {
     api: config.api,
@@ -81,11 +81,11 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   }
 }
 
-/** The adapter's `completesOn`; a value no version of Kode knows is a config error, found early. */
+/** The configured or adapter's `completesOn`; a value no version of Kode knows is a config error, found early. */
 function completionOf(value: Completion | undefined, provider: string): Completion {
   if (value === undefined || value === 'stop_reason' || value === 'terminal_event')
     return value ?? 'stop_reason'
-  throw new ProviderError(`${provider}: the adapter's completesOn is ${JSON.stringify(value)}`, {
+  throw new ProviderError(`${provider}: completesOn is ${JSON.stringify(value)}`, {
     code: 'invalid_config',
     retryable: false,
   })

@@ -1,4 +1,5 @@
 import type { AssistantMessage, Message, ModelPrices, StreamItem, ToolDefinition } from '@kode/protocol'
+import type { Completion } from './adapter.js'
 import type { ProviderError } from './transport/errors.js'
 import type { RetryOptions } from './transport/retry.js'
 
@@ -120,6 +121,13 @@ export interface ClientConfig {
    * (`false`). Default: `<thinking>\n…\n</thinking>`.
    */
   thinkingAsText?: ((text: string) => string) | false
+  /**
+   * What ends a response, overriding the adapter's own rule. `stop_reason` accepts a stream that
+   * closes after its finish reason without the wire's terminal event, for OpenAI-compatible
+   * servers that never send `data: [DONE]`. Default: the adapter's (`terminal_event` for the
+   * built-in anthropic, openai-chat, openrouter and openai-responses; `stop_reason` for google).
+   */
+  completesOn?: Completion
   /** openai-chat: request `stream_options.include_usage`. Default true; turn off for servers that reject it. */
   includeUsage?: boolean
   /** openai-chat: the field carrying `maxOutputTokens`. Default `max_completion_tokens`. */

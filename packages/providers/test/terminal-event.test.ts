@@ -118,3 +118,26 @@ describe('google has no terminal event', () => {
     expectCutAfterOutput(await run('google'), {})
   })
 })
+
+describe('completesOn in the client config', () => {
+  test("'stop_reason' accepts an OpenAI-compatible server that never sends data: [DONE]", async () => {
+    server().enqueue({
+      body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning'), { done: false }),
+    })
+    const client = testClient(server(), {
+      api: 'openai-chat',
+      model: 'local-model',
+      completesOn: 'stop_reason',
+    })
+    const items: StreamItem[] = []
+    for await (const item of client.stream(ask())) items.push(item)
+    expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
+    expect(server().requests).toHaveLength(1)
+  })
+
+  test('a value no version of Kode knows is an invalid_config error when the client is made', () => {
+    expect(() =>
+      testClient(server(), { api: 'openai-chat', model: 'm', completesOn: 'eventually' as 'stop_reason' }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_config' }))
+  })
+})
