@@ -56,9 +56,15 @@ export function matchPrefix(prefix: string, ids: readonly string[], what: string
 export function sessionLines(sessions: readonly SessionInfo[], current?: string): string[] {
   return sessions.map((info) => {
     const mark = info.id === current ? '*' : ' '
-    const when = new Date(info.updatedAt).toISOString().slice(0, 16).replace('T', ' ')
+    const when = formatWhen(info.updatedAt)
     return `${mark} ${info.id}  ${when}  ${String(info.recordCount).padStart(4)} records  ${info.title ?? ''}`
   })
+}
+
+/** `YYYY-MM-DD HH:MM` (UTC), or the raw number for a time a Date cannot hold (never throws). */
+function formatWhen(ms: number): string {
+  const date = new Date(ms)
+  return Number.isNaN(date.getTime()) ? String(ms) : date.toISOString().slice(0, 16).replace('T', ' ')
 }
 
 /** The user prompts of a history, with the record ids `/fork` takes. */

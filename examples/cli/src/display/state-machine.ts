@@ -35,6 +35,7 @@ export class DisplayStateMachine {
   #tools = new Map<string, RunningTool>()
   #usage: UsageEvent | undefined
   #metadata: TaskMetadataSummary | undefined
+  #lastType: string | undefined
 
   constructor(sessionId: string, role: SessionRole) {
     this.sessionId = sessionId
@@ -59,6 +60,11 @@ export class DisplayStateMachine {
     const out: RenderCommand[] = []
     // A usage line waits for the context figure that follows it; anything else flushes it.
     if (this.#usage && event.type !== 'context_usage') out.push(...this.#flushUsage(undefined))
+    // Replay follows seed 000: an aborted tool result and its aborted turn each end with an
+    // interrupt, back to back. The user interrupted once, so the notice shows once.
+    const repeated = event.type === 'interrupt' && this.#lastType === 'interrupt'
+    this.#lastType = event.type
+    if (repeated) return out
     if (this.#role.kind === 'main') this.#main(event, origin, out)
     else this.#subAgent(event, this.#role, out)
     return out

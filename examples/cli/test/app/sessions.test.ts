@@ -38,6 +38,12 @@ describe('sessions', () => {
     expect(sessionLines(await store.list(), 's1')).toEqual(['* s1  1970-01-01 00:00     0 records  First'])
   })
 
+  test('sessionLines prints a time a Date cannot hold as its number instead of throwing', async () => {
+    const store = createMemorySessionStore({ now: () => 9e15 })
+    await store.create({ id: 's1', title: 'Far' })
+    expect(sessionLines(await store.list())).toEqual(['  s1  9000000000000000     0 records  Far'])
+  })
+
   test('promptLines lists the user prompts with their ids', () => {
     expect(promptLines([user('u1', 'hello'), { type: 'interrupt', id: 'i', createdAt: 0 }])).toEqual([
       'u1  hello',

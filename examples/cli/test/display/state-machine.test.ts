@@ -226,6 +226,14 @@ describe('main session', () => {
     expect(m.state).toBe('IDLE')
   })
 
+  test('back-to-back interrupts (a replayed aborted tool result, then its aborted turn) show one notice', () => {
+    const m = main()
+    expect(m.handle(ev('interrupt', {}), 'replay')).toEqual([{ type: 'interrupt', sessionId: 'main' }])
+    expect(m.handle(ev('interrupt', {}), 'replay')).toEqual([])
+    m.handle(ev('turn_start', {}), 'replay')
+    expect(m.handle(ev('interrupt', {}), 'replay')).toEqual([{ type: 'interrupt', sessionId: 'main' }])
+  })
+
   test('user_message is shown only in a replay', () => {
     expect(main().handle(ev('user_message', { content: 'hi' }))).toEqual([])
     expect(main().handle(ev('user_message', { content: 'hi' }), 'replay')).toEqual([
