@@ -12,7 +12,7 @@ import { describe, expect, test } from 'vitest'
 import { chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
@@ -34,17 +34,6 @@ const fakePython = defineTool({
 })
 
 const block = (code: string) => `\`\`\`python\n${code}\n\`\`\``
-
-/** The events of a turn whose response only streams `text`, up to its tool events. */
-const textResponse = (text: string) => [
-  'turn_start',
-  'assistant_text_start',
-  `text: ${text}`,
-  'assistant_text_end',
-  `response_complete: ${text}`,
-  'usage 100/20',
-  'context_usage 120/128000',
-]
 
 /** Fails once, then fixes its code and answers 42. */
 function failThenFix(h: ReturnType<typeof harness>): void {

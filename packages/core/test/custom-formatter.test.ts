@@ -4,7 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
@@ -49,25 +49,13 @@ describe('a custom formatter', () => {
     expect(summarize(events)).toEqual([
       'task_start',
       'user_message: Read a and b',
-      'turn_start',
-      'assistant_text_start',
-      `text: ${text}`,
-      'assistant_text_end',
-      `response_complete: ${text}`,
-      'usage 100/20',
-      'context_usage 120/128000',
+      ...textResponse(text),
       'tool_call call_m1_0 read_file {"path": "a"}',
       'tool_call call_m1_1 read_file {"path": "b"}',
       'tool_result call_m1_0 success: contents of a',
       'tool_result call_m1_1 success (last): contents of b',
       'turn_end',
-      'turn_start',
-      'assistant_text_start',
-      'text: Both say hello.',
-      'assistant_text_end',
-      'response_complete: Both say hello.',
-      'usage 100/20',
-      'context_usage 120/128000',
+      ...textResponse('Both say hello.'),
       'turn_end',
       'task_metadata turns=2 subAgents=0',
       'task_finish completed: Both say hello.',

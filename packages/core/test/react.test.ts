@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
@@ -22,17 +22,6 @@ function twoReadsThenAnswer(h: ReturnType<typeof harness>): void {
     textReply('r3', 'Thought: I have both.\nFinal Answer: a.txt and b.txt both say hello.'),
   )
 }
-
-/** The events of a turn whose response only streams `text`, up to its tool events. */
-const textResponse = (text: string) => [
-  'turn_start',
-  'assistant_text_start',
-  `text: ${text}`,
-  'assistant_text_end',
-  `response_complete: ${text}`,
-  'usage 100/20',
-  'context_usage 120/128000',
-]
 
 type ChatBody = {
   messages: { role: string; content?: unknown; tool_calls?: { id: string }[]; tool_call_id?: string }[]

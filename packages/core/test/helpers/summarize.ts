@@ -65,6 +65,20 @@ function describeEvent(event: Event): string {
   }
 }
 
+/**
+ * The summarized events of a turn whose scripted response only streams `text` (usage 100/20 in a
+ * 128k window), up to its tool events.
+ */
+export const textResponse = (text: string): string[] => [
+  'turn_start',
+  'assistant_text_start',
+  `text: ${text}`,
+  'assistant_text_end',
+  `response_complete: ${text}`,
+  'usage 100/20',
+  'context_usage 120/128000',
+]
+
 /** One line per history record with its key fields. */
 export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
   return history.map((record) => {
