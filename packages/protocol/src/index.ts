@@ -11,6 +11,8 @@ export {
   validateHistoryEvent,
 } from './codec/history-codec.js'
 export * from './events/index.js'
+// The plain functions, listed once in the helpers entry (`@kode/protocol/helpers`).
+export * from './helpers.js'
 export {
   ErrorRecord,
   HistoryEvent,
@@ -19,14 +21,6 @@ export {
   isMessage,
   TaskMetadataRecord,
 } from './history.js'
-export {
-  isInterrupt,
-  isRole,
-  joinText,
-  joinThinking,
-  toolCallsOf,
-  toolResultEventStatus,
-} from './message-helpers.js'
 export {
   AssistantMessage,
   DeveloperMessage,
@@ -64,4 +58,3 @@ export {
 } from './parts.js'
 export { StreamItem, type StreamItemType, ToolDefinition } from './stream-items.js'
 export { ModelPrices, Usage } from './usage.js'
-export { addUsage, computeCostUsd } from './usage-arithmetic.js'
