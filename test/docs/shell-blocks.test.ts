@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
+import { offlineEnv } from '../../examples/cli/test/process/run-kode.js'
 import { blocksOf, repo } from './blocks.js'
 
 // The shell commands of docs/cli.md and docs/getting-started.md. Each one is run here (offline,
@@ -50,21 +50,13 @@ const commands = pages.flatMap((page) =>
     ),
 )
 
-/** The environment of a new user without keys; config and sessions in a fresh directory. */
-function offlineEnv(): NodeJS.ProcessEnv {
-  const home = mkdtempSync(join(tmpdir(), 'kode-docs-sh-'))
+/** The environment of a new user without keys (as the CLI's process tests run it), with a config putting sessions in a fresh directory. */
+function docsEnv(): NodeJS.ProcessEnv {
+  const env = offlineEnv()
+  const home = env.XDG_CONFIG_HOME!
   mkdirSync(join(home, 'kode'))
   // Sessions go to the temporary directory, not into the repository's .kode/.
   writeFileSync(join(home, 'kode/config.json'), JSON.stringify({ sessionsDir: join(home, 'sessions') }))
-  const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: home, NO_COLOR: '1' }
-  for (const name of [
-    'ANTHROPIC_API_KEY',
-    'OPENAI_API_KEY',
-    'GEMINI_API_KEY',
-    'OPENROUTER_API_KEY',
-    'FORCE_COLOR',
-  ])
-    delete env[name]
   return env
 }
 
@@ -84,7 +76,7 @@ describe('shell commands in the docs', () => {
   })
 
   test.each(Object.entries(RUN))('%s runs offline', async (command, expected) => {
-    const env = offlineEnv()
+    const env = docsEnv()
     const result = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
       execFile('sh', ['-c', command], { cwd: repo, env }, (error, stdout, stderr) =>
         resolve({ code: error ? Number(error.code ?? 1) : 0, stdout, stderr }),

@@ -3,6 +3,7 @@ import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { API_KEY_ENV } from '../../src/provider.js'
 
 /** The built binary and the repository root (the workspace the demo tours). */
 export const KODE = fileURLToPath(new URL('../../dist/kode.js', import.meta.url))
@@ -14,14 +15,7 @@ export const REPO = fileURLToPath(new URL('../../../..', import.meta.url))
  */
 export function offlineEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1', XDG_CONFIG_HOME: tempDir('kode-xdg-') }
-  for (const name of [
-    'ANTHROPIC_API_KEY',
-    'OPENAI_API_KEY',
-    'GEMINI_API_KEY',
-    'OPENROUTER_API_KEY',
-    'FORCE_COLOR',
-  ])
-    delete env[name]
+  for (const name of [...Object.values(API_KEY_ENV), 'FORCE_COLOR']) delete env[name]
   return env
 }
 
