@@ -13,7 +13,8 @@ export class Journal {
   readonly store: SessionStore
   readonly sessionId: string
   #history: HistoryEvent[] = []
-  readonly #view: ProviderView
+  readonly #formatter: HistoryFormatter
+  #view: ProviderView
   #opening: Promise<void> | undefined
 
   constructor(
@@ -24,7 +25,16 @@ export class Journal {
   ) {
     this.store = store
     this.sessionId = sessionId
+    this.#formatter = formatter
     this.#view = createProviderView(formatter, instructions)
+  }
+
+  /**
+   * The requests' instructions changed (the agent's tools did): messages are formatted afresh for
+   * them, once, on the next call, since a formatter may present past actions differently.
+   */
+  setInstructions(instructions: FormatterInstructions): void {
+    this.#view = createProviderView(this.#formatter, instructions)
   }
 
   /** The records persisted so far (the session's whole history once opened). */
