@@ -31,16 +31,19 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     tail = (tail + text).slice(-STDERR_TAIL)
     options.onStderr?.(text)
   })
+  // Noted once spawned: the transport forgets the child when it closes, and the SDK client may
+  // close it on its own (a failed handshake) before we reap.
   let pid: number | undefined
+  const start = transport.start.bind(transport)
+  transport.start = async () => {
+    await start()
+    pid = transport.pid ?? undefined
+  }
   return {
     transport,
-    pid: () => {
-      pid ??= transport.pid ?? undefined
-      return pid
-    },
+    pid: () => pid,
     stderrTail: () => tail.trim(),
     async reap() {
-      pid ??= transport.pid ?? undefined
       await transport.close()
       if (pid !== undefined) await waitForExit(pid)
     },
@@ -49,12 +52,14 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
 
 /**
  * Waits until process `pid` is gone. The transport's close sends SIGKILL last without waiting for
- * it to land; this makes `close()` mean "the process no longer exists" (SIGKILL again if needed).
+ * it to land, and does nothing when the SDK already closed it; this makes `close()` mean "the
+ * process no longer exists": SIGTERM after 2 s, SIGKILL after 3 s, as the transport does.
  */
 async function waitForExit(pid: number): Promise<void> {
-  for (let attempt = 0; attempt < 200; attempt++) {
+  for (let waited = 0; waited < 5_000; waited += 10) {
     if (!isAlive(pid)) return
-    if (attempt === 100) signal(pid, 'SIGKILL')
+    if (waited === 2_000) signal(pid, 'SIGTERM')
+    if (waited === 3_000) signal(pid, 'SIGKILL')
     await new Promise((resolve) => setTimeout(resolve, 10))
   }
 }
