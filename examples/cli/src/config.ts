@@ -4,6 +4,29 @@ import { join } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 
+const StringMap = Type.Record(Type.String(), Type.String())
+
+/**
+ * An MCP server, in the shape Claude Desktop and Cursor use: a command to start (stdio), or a url
+ * (streamable HTTP, falling back to HTTP+SSE).
+ */
+export const McpServerConfig = Type.Union([
+  Type.Object(
+    {
+      command: Type.String({ minLength: 1 }),
+      args: Type.Optional(Type.Array(Type.String())),
+      env: Type.Optional(StringMap),
+      cwd: Type.Optional(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { url: Type.String({ minLength: 1 }), headers: Type.Optional(StringMap) },
+    { additionalProperties: false },
+  ),
+])
+export type McpServerConfig = Static<typeof McpServerConfig>
+
 /** The config file's schema. Every field is optional; flags override the file. */
 export const KodeConfig = Type.Object(
   {
@@ -28,6 +51,13 @@ export const KodeConfig = Type.Object(
     ),
     /** Thinking, once it ends: collapsed to a header line (default) or shown whole. */
     thinking: Type.Optional(Type.Union([Type.Literal('collapse'), Type.Literal('expand')])),
+    /**
+     * MCP servers whose tools the agent gets, by name. Read from the user's file only: a project's
+     * file must not start programs on the machine of whoever runs kode in it.
+     */
+    mcpServers: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), McpServerConfig),
+    ),
   },
   { additionalProperties: false },
 )
@@ -43,20 +73,30 @@ export function configPaths(cwd: string, home = homedir(), xdgConfigHome?: strin
   return [join(xdgConfigHome || join(home, '.config'), 'kode', 'config.json'), join(cwd, 'kode.config.json')]
 }
 
-/** Reads the config files that exist and merges them, later files winning field by field. */
-export async function loadConfig(paths: readonly string[]): Promise<{ config: KodeConfig; files: string[] }> {
+/**
+ * Reads the config files that exist and merges them, later files winning field by field.
+ * `mcpServers` is taken from the first (the user's) file only; `ignored` names the files whose
+ * `mcpServers` were not used.
+ */
+export async function loadConfig(
+  paths: readonly string[],
+): Promise<{ config: KodeConfig; files: string[]; ignored: string[] }> {
   let config: KodeConfig = {}
   const files: string[] = []
-  for (const path of paths) {
+  const ignored: string[] = []
+  for (const [index, path] of paths.entries()) {
     const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
       if (error.code === 'ENOENT') return undefined
       throw new ConfigError(`cannot read ${path}: ${error.message}`, { cause: error })
     })
     if (text === undefined) continue
-    config = { ...config, ...parseConfig(text, path) }
+    const { mcpServers, ...rest } = parseConfig(text, path)
+    config = { ...config, ...rest }
+    if (mcpServers !== undefined && index === 0) config.mcpServers = mcpServers
+    else if (mcpServers !== undefined) ignored.push(path)
     files.push(path)
   }
-  return { config, files }
+  return { config, files, ignored }
 }
 
 /** Parses and checks one config file's text. */

@@ -34,6 +34,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
   })
   try {
+    for (const notice of app.notices) stderr.write(`kode: ${notice}\n`)
     // `--resume` takes an id or an unambiguous prefix of one.
     const resume = args.resume !== undefined ? await findSession(app.store, args.resume) : undefined
     switch (args.command) {

@@ -41,11 +41,37 @@ describe('config', () => {
     expect(await loadConfig([user!, project!])).toEqual({
       config: { api: 'anthropic', model: 'claude-sonnet-4-5', thinking: 'expand' },
       files: [user, project],
+      ignored: [],
     })
   })
 
+  test('mcpServers are read from the user file only: a project file must not start programs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kode-config-'))
+    const [user, project] = configPaths(join(dir, 'project'), join(dir, 'home'))
+    mkdirSync(join(dir, 'home/.config/kode'), { recursive: true })
+    mkdirSync(join(dir, 'project'))
+    const mine = { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }
+    writeFileSync(user!, JSON.stringify({ mcpServers: mine }))
+    writeFileSync(project!, JSON.stringify({ mcpServers: { web: { url: 'https://mcp.example.com/mcp' } } }))
+    expect(await loadConfig([user!, project!])).toEqual({
+      config: { mcpServers: mine },
+      files: [user, project],
+      ignored: [project],
+    })
+  })
+
+  test('an MCP server is a command or a url, not both', () => {
+    expect(() => parseConfig('{"mcpServers":{"x":{"command":"a","url":"http://b"}}}', 'c.json')).toThrow(
+      /at \/mcpServers\/x/,
+    )
+  })
+
   test('missing files are skipped', async () => {
-    expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({ config: {}, files: [] })
+    expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({
+      config: {},
+      files: [],
+      ignored: [],
+    })
   })
 
   test('XDG_CONFIG_HOME moves the user file', () => {

@@ -22,6 +22,8 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     workspace: undefined as never,
     store,
     tools,
+    builtinTools: tools,
+    notices: [],
     system: '',
     config: {},
     thinking: 'collapse',
