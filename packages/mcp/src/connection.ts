@@ -32,6 +32,8 @@ export class McpConnection {
   readonly #validator = new AjvJsonSchemaValidator()
   #tools: readonly Tool[] = []
   #info: readonly McpToolInfo[] = []
+  /** The last `tools/list` answer, as JSON: what tells a real change from an announced one. */
+  #listing: string | undefined
   readonly #toolListeners = new Set<(tools: readonly Tool[]) => void>()
   readonly #closeListeners = new Set<(error: McpConnectionError | undefined) => void>()
   #refreshing: Promise<readonly Tool[]> | undefined
@@ -156,19 +158,34 @@ export class McpConnection {
   async #load(signal: AbortSignal | undefined): Promise<void> {
     const listed: ListedTool[] = []
     let cursor: string | undefined
+    const cursors = new Set<string>()
     do {
       const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
         timeout: MAX_TIMER_MS,
         ...(signal ? { signal } : {}),
       })
       listed.push(...(page.tools as ListedTool[]))
-      cursor = page.nextCursor
+      // A cursor seen before would page forever: a broken server's list ends there.
+      cursor = page.nextCursor !== undefined && !cursors.has(page.nextCursor) ? page.nextCursor : undefined
+      if (cursor !== undefined) cursors.add(cursor)
     } while (cursor !== undefined)
-    const before = this.#tools
+    // A server may announce a change that changes nothing (the reference server does, after
+    // initialize): keep the tools, and do not make agents re-read an identical list.
+    const listing = JSON.stringify(listed)
+    if (listing === this.#listing) return
+    this.#listing = listing
     this.#build(listed)
-    if (before.length > 0 || this.#tools.length > 0) {
-      for (const listener of [...this.#toolListeners]) listener(this.#tools)
+    // Every listener hears of the change even if one throws (an agent refusing a clashing name);
+    // the first error is then the refresh's.
+    let failure: { error: unknown } | undefined
+    for (const listener of [...this.#toolListeners]) {
+      try {
+        listener(this.#tools)
+      } catch (error) {
+        failure ??= { error }
+      }
     }
+    if (failure) throw failure.error
   }
 
   #build(listed: readonly ListedTool[]): void {
