@@ -4,7 +4,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
-import type { McpServerOptions, McpToolInfo } from './options.js'
+import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { defaultPrefix, kodeToolName } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
@@ -160,8 +160,10 @@ export class McpConnection {
     let cursor: string | undefined
     const cursors = new Set<string>()
     do {
+      // A server that stops answering must not leave a refresh (and calls waiting on it) pending.
+      const timeout = this.#options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
       const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: MAX_TIMER_MS,
+        timeout,
         ...(signal ? { signal } : {}),
       })
       listed.push(...(page.tools as ListedTool[]))
@@ -229,7 +231,7 @@ export class McpConnection {
         })
         // A list change the call caused was announced before its result: let the new list be read
         // first, so the next turn already offers it.
-        await this.#refreshing?.catch(() => undefined)
+        if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
         return result as CallResult
       },
       describeFailure: (error, toolName) => this.#describeFailure(error, toolName),
@@ -279,4 +281,17 @@ export class McpConnection {
 
 function describe(tool: ListedTool): { description?: string } {
   return tool.description === undefined ? {} : { description: tool.description }
+}
+
+/** Waits for `promise` to settle, or for `signal` to abort, whichever comes first; never rejects. */
+function untilSettledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    if (signal.aborted) return resolve()
+    signal.addEventListener('abort', done, { once: true })
+    promise.then(done, done)
+  })
 }

@@ -35,7 +35,8 @@ export interface McpCommonOptions {
   needsApproval?: McpApproval
   /**
    * Time for the whole connection (start, `initialize`, first `tools/list`) before it fails with
-   * an `McpConnectionError` (`initialize_timeout`). Default 60,000 ms.
+   * an `McpConnectionError` (`initialize_timeout`), and for each later `tools/list`. Default
+   * 60,000 ms.
    */
   connectTimeoutMs?: number
   /** A tool call's time limit, overriding the agent's `toolTimeoutMs` for this server's tools. */
