@@ -71,7 +71,7 @@ export const projects: TestProjectInlineConfiguration[] = [
       root: root('./test/packaging'),
       include: ['*.test.ts'],
       testTimeout: 120_000,
-      hookTimeout: 300_000,
+      hookTimeout: 600_000,
     },
   },
 ]

@@ -70,7 +70,7 @@ beforeAll(async () => {
     ),
   )
   await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
-}, 240_000)
+}, 600_000)
 
 afterAll(() => {
   if (host) rmSync(host, { recursive: true, force: true })

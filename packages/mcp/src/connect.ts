@@ -1,5 +1,5 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
-import { McpConnection } from './connection.js'
+import { type McpConnection, ServerConnection } from './connection.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { httpKinds, httpTransport, suggestsSse } from './http.js'
 import { createLink, type Link, MAX_TIMER_MS } from './link.js'
@@ -30,7 +30,7 @@ export async function connectMcpServer(options: McpServerOptions): Promise<McpCo
   let link: Link | undefined
   try {
     link = await handshake(options, signal)
-    return await McpConnection.open(options, link, signal)
+    return await ServerConnection.open(options, link, signal)
   } catch (error) {
     await link?.shutdown()
     if (McpConnectionError.is(error)) throw error

@@ -20,7 +20,48 @@ export interface McpServerInfo {
  * A connected MCP server: its tools as Kode tools, kept current, and `close()`. Made by
  * `connectMcpServer`.
  */
-export class McpConnection {
+export interface McpConnection {
+  /** The `name` given in the options. */
+  readonly name: string
+  /** `stdio`, `streamable-http` or `sse`: how the server is spoken to. */
+  readonly transport: 'stdio' | 'streamable-http' | 'sse'
+  /** The server's name, version and instructions from `initialize`. */
+  readonly server: McpServerInfo
+  /** The server's tools as Kode tools, named `${toolPrefix}${tool}`; replaced when the server's list changes. */
+  readonly tools: readonly Tool[]
+  /** What the server said of each tool in `tools`, in the same order. */
+  readonly toolInfo: readonly McpToolInfo[]
+  /** The server child's process id (stdio servers), for a host's bookkeeping. */
+  readonly pid: number | undefined
+  /** Whether calls can still reach the server: false after `close()` or once the server is gone. */
+  readonly connected: boolean
+  /**
+   * Reads the tool list again (done by itself when the server announces a change). Resolves with
+   * the new tools; rejects if the server does not answer within `connectTimeoutMs`, keeping the
+   * old ones.
+   */
+  refresh(options?: { signal?: AbortSignal }): Promise<readonly Tool[]>
+  /**
+   * Calls `listener` with the new tools whenever the list changes; returns the unsubscribe
+   * function. Typical use: `mcp.onToolsChanged(() => agent.setTools([...mine, ...mcp.tools]))`,
+   * which an agent applies from its next model call on.
+   */
+  onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void
+  /**
+   * Calls `listener` once when the connection ends: with an `McpConnectionError` (`closed`) if the
+   * server went away, with `undefined` after `close()`. Returns the unsubscribe function.
+   */
+  onClose(listener: (error: McpConnectionError | undefined) => void): () => void
+  /**
+   * Ends the connection: calls in flight fail, an HTTP session is ended, a child process is
+   * stopped (stdin closed, then SIGTERM, then SIGKILL) and the promise resolves once it is gone.
+   * Safe to call more than once, and after the server went away.
+   */
+  close(): Promise<void>
+}
+
+/** The one implementation of `McpConnection`, over a link that finished `initialize`. */
+export class ServerConnection implements McpConnection {
   /** The `name` given in the options. */
   readonly name: string
   /** `stdio`, `streamable-http` or `sse`: how the server is spoken to. */
@@ -56,8 +97,8 @@ export class McpConnection {
   }
 
   /** Wraps a link that finished `initialize`: reads the tool list and starts following changes. */
-  static async open(options: McpServerOptions, link: Link, signal: AbortSignal): Promise<McpConnection> {
-    const connection = new McpConnection(options, link)
+  static async open(options: McpServerOptions, link: Link, signal: AbortSignal): Promise<ServerConnection> {
+    const connection = new ServerConnection(options, link)
     const { client } = link
     client.onclose = () => connection.#serverClosed()
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
