@@ -62,11 +62,8 @@ export interface McpConnection {
 
 /** The one implementation of `McpConnection`, over a link that finished `initialize`. */
 export class ServerConnection implements McpConnection {
-  /** The `name` given in the options. */
   readonly name: string
-  /** `stdio`, `streamable-http` or `sse`: how the server is spoken to. */
   readonly transport: 'stdio' | 'streamable-http' | 'sse'
-  /** The server's name, version and instructions from `initialize`. */
   readonly server: McpServerInfo
   readonly #options: McpServerOptions
   readonly #link: Link
@@ -120,30 +117,22 @@ export class ServerConnection implements McpConnection {
     return connection
   }
 
-  /** The server's tools as Kode tools, named `${toolPrefix}${tool}`; replaced when the server's list changes. */
   get tools(): readonly Tool[] {
     return this.#tools
   }
 
-  /** What the server said of each tool in `tools`, in the same order. */
   get toolInfo(): readonly McpToolInfo[] {
     return this.#info
   }
 
-  /** The server child's process id (stdio servers), for a host's bookkeeping. */
   get pid(): number | undefined {
     return this.#link.stdio?.pid()
   }
 
-  /** Whether calls can still reach the server: false after `close()` or once the server is gone. */
   get connected(): boolean {
     return this.#ended === undefined
   }
 
-  /**
-   * Reads the tool list again (done by itself when the server announces a change). Resolves with
-   * the new tools; rejects if the server does not answer, keeping the old ones.
-   */
   refresh(options: { signal?: AbortSignal } = {}): Promise<readonly Tool[]> {
     if (this.#refreshing) {
       // A change announced during a read may not be in it: read once more afterwards.
@@ -164,30 +153,16 @@ export class ServerConnection implements McpConnection {
     return this.#refreshing
   }
 
-  /**
-   * Calls `listener` with the new tools whenever the list changes; returns the unsubscribe
-   * function. Typical use: `mcp.onToolsChanged(() => agent.setTools([...mine, ...mcp.tools]))`,
-   * which an agent applies from its next model call on.
-   */
   onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void {
     this.#toolListeners.add(listener)
     return () => this.#toolListeners.delete(listener)
   }
 
-  /**
-   * Calls `listener` once when the connection ends: with an `McpConnectionError` (`closed`) if the
-   * server went away, with `undefined` after `close()`. Returns the unsubscribe function.
-   */
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void {
     this.#closeListeners.add(listener)
     return () => this.#closeListeners.delete(listener)
   }
 
-  /**
-   * Ends the connection: calls in flight fail, an HTTP session is ended, a child process is
-   * stopped (stdin closed, then SIGTERM, then SIGKILL) and the promise resolves once it is gone.
-   * Safe to call more than once, and after the server went away.
-   */
   close(): Promise<void> {
     this.#closing ??= (async () => {
       this.#end(undefined)
