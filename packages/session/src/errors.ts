@@ -12,6 +12,7 @@ export type SessionErrorCode =
   | 'empty_session'
   | 'message_not_found'
   | 'store_closed'
+  | 'symlink_refused'
 
 /**
  * A session store or session helper refused an operation. `code` says why; `sessionId` names the

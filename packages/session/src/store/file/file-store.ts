@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Dirent } from 'node:fs'
-import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
+import { type FileHandle, mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, sessionNotFound, storeClosed } from '../../errors.js'
@@ -18,6 +18,7 @@ import type { SessionStore, StoreWarning } from '../session-store.js'
 import { countLines, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import { infoOf, readMetaFile } from './meta-file.js'
+import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
 
 /** Options of `createFileSessionStore`. */
@@ -107,6 +108,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async read(sessionId: string) {
       check(sessionId)
       const paths = sessionPaths(root, sessionId)
+      await assertNotLink(paths.dir, sessionId)
       if (!(await ownWriter(sessionId)) && !(await readMetaFile(paths.meta, sessionId))) {
         throw sessionNotFound(sessionId)
       }
@@ -189,12 +191,13 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
  * counted from the file, and the file's modification time stands in for `updatedAt`.
  */
 async function readInfo(paths: SessionPaths, sessionId: string): Promise<SessionInfo | undefined> {
+  await assertNotLink(paths.dir, sessionId)
   const meta = await readMetaFile(paths.meta, sessionId)
   if (!meta) return undefined
   const { info, byteLength } = infoOf(meta)
   let handle: FileHandle
   try {
-    handle = await open(paths.history, 'r')
+    handle = await openNoFollow(paths.history, READ, sessionId)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return info
     throw error
