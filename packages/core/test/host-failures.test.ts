@@ -18,9 +18,16 @@ function failingStore(failFrom: number): SessionStore {
   let appends = 0
   return {
     ...store,
-    async append(sessionId: string, events: readonly HistoryEvent[]) {
-      if (++appends >= failFrom) throw new Error('disk full')
-      return store.append(sessionId, events)
+    async acquire(sessionId: string) {
+      const lease = await store.acquire(sessionId)
+      return {
+        sessionId,
+        release: () => lease.release(),
+        async append(events: readonly HistoryEvent[]) {
+          if (++appends >= failFrom) throw new Error('disk full')
+          return lease.append(events)
+        },
+      }
     },
   }
 }

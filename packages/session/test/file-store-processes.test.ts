@@ -150,6 +150,17 @@ describe('two processes writing one session', () => {
     await store.close()
   })
 
+  test('a lease held here refuses another process, and releasing it lets that process in', async () => {
+    const store = reader([])
+    const lease = await store.acquire('s')
+    const refused = start('try', dir, 's')
+    expect(await refused.line(() => true)).toBe(`session_locked ${process.pid}`)
+    await lease.release()
+    const next = start('try', dir, 's')
+    expect(await next.line(() => true)).toBe('ok')
+    await store.close()
+  })
+
   test('a session whose writer was killed is taken over by the next process', async () => {
     const holder = start('hold', dir, 's')
     await holder.line((line) => line === 'ready')
