@@ -104,6 +104,16 @@ describe('symbolic links inside the store are refused, never written through', (
     expect(existsSync(join(outside, 'new'))).toBe(false)
   })
 
+  test('a link planted as the writer lock is not read through: the session is refused as locked', async () => {
+    const target = join(outside, 'lock.json')
+    writeFileSync(target, JSON.stringify({ pid: 1, hostname: 'elsewhere', acquiredAt: 1, token: 't' }))
+    symlinkSync(target, join(dir, 's', 'writer.lock'))
+    const store = openStore()
+    const error = await store.append('s', [record('r3')]).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
+    expect(readFileSync(target, 'utf8')).toContain('elsewhere')
+  })
+
   test('a symlinked session.json: reading its metadata is refused', async () => {
     const target = join(outside, 'meta.json')
     writeFileSync(target, readFileSync(join(dir, 's', 'session.json')))

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '../../errors.js'
+import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
 export interface HeldLock {
@@ -119,9 +120,17 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    // Never through a link planted as the lock: such a lock is unreadable, so refused.
+    const handle = await open(file, READ)
+    try {
+      text = await handle.readFile('utf8')
+    } finally {
+      await handle.close()
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return 'missing'
+    if (code === 'ELOOP' || code === 'EMLINK') return 'unreadable'
     throw error
   }
   try {
