@@ -122,7 +122,8 @@ describe('installed from tarballs into a host project', () => {
         run(bin('tsc'), [...options, '--module', module, '--moduleResolution', resolution, ...files], host),
       ).resolves.toBeTypeOf('string')
     }
-  })
+    // Three full type checks of every package with skipLibCheck off: minutes on a loaded machine.
+  }, 300_000)
 
   test('library code reads no process.env and registers nothing on import', () => {
     for (const p of packages) {

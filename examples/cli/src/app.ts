@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path'
 import { type Agent, createAgent, type Tool } from '@kode/core'
 import { createFileSessionStore, type SessionStore } from '@kode/session'
 import type { CliArgs } from './args.js'
-import { configPaths, type KodeConfig, loadConfig } from './config.js'
+import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
 import { connectServers, type McpServers } from './mcp.js'
 import {
@@ -29,10 +29,13 @@ export interface App {
   readonly builtinTools: readonly Tool[]
   /** The configured MCP servers (connected or not); absent when none are configured. */
   readonly mcp?: McpServers
-  /** What the user should know before starting (a server that did not connect, ignored settings). */
-  readonly notices: readonly string[]
   readonly system: string
   readonly config: KodeConfig
+  /**
+   * What to tell the user at start: settings of an untrusted project's config that were ignored,
+   * MCP servers that did not connect.
+   */
+  readonly notices: readonly string[]
   /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
   readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
@@ -75,7 +78,11 @@ export function systemPrompt(cwd: string): string {
 /** Reads the config, picks the model and opens the workspace and the session store. */
 export async function openApp(init: AppInit): Promise<App> {
   const { args, env, cwd } = init
-  const { config, ignored } = await loadConfig(configPaths(cwd, env.HOME || homedir(), env.XDG_CONFIG_HOME))
+  const { config, notices } = await loadCliConfig(cwd, {
+    home: env.HOME || homedir(),
+    xdgConfigHome: env.XDG_CONFIG_HOME,
+    trustFlag: args.trustProject,
+  })
   const choice: ProviderChoice = {
     ...config,
     ...definedOnly({ api: args.api, model: args.model, baseUrl: args.baseUrl, reasoning: args.reasoning }),
@@ -92,10 +99,8 @@ export async function openApp(init: AppInit): Promise<App> {
   const opened: ConnectedModel[] = [await connect(first, choice)]
   const mcp = config.mcpServers ? await connectServers(config.mcpServers, workspace.root) : undefined
   const tools = () => [...builtin, ...(mcp?.tools() ?? [])]
-  const notices = [
-    ...ignored.map(
-      (file) => `mcpServers in ${file} ignored: MCP servers are read from your user config only`,
-    ),
+  const startNotices = [
+    ...notices,
     ...(mcp?.servers ?? []).flatMap((s) =>
       s.error ? [`MCP server ${s.name} not connected: ${s.error}`] : [],
     ),
@@ -111,7 +116,7 @@ export async function openApp(init: AppInit): Promise<App> {
     },
     builtinTools: builtin,
     ...(mcp ? { mcp } : {}),
-    notices,
+    notices: startNotices,
     system,
     config,
     thinking: args.thinking ?? config.thinking ?? 'collapse',

@@ -41,22 +41,6 @@ describe('config', () => {
     expect(await loadConfig([user!, project!])).toEqual({
       config: { api: 'anthropic', model: 'claude-sonnet-4-5', thinking: 'expand' },
       files: [user, project],
-      ignored: [],
-    })
-  })
-
-  test('mcpServers are read from the user file only: a project file must not start programs', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'kode-config-'))
-    const [user, project] = configPaths(join(dir, 'project'), join(dir, 'home'))
-    mkdirSync(join(dir, 'home/.config/kode'), { recursive: true })
-    mkdirSync(join(dir, 'project'))
-    const mine = { fs: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '.'] } }
-    writeFileSync(user!, JSON.stringify({ mcpServers: mine }))
-    writeFileSync(project!, JSON.stringify({ mcpServers: { web: { url: 'https://mcp.example.com/mcp' } } }))
-    expect(await loadConfig([user!, project!])).toEqual({
-      config: { mcpServers: mine },
-      files: [user, project],
-      ignored: [project],
     })
   })
 
@@ -67,11 +51,7 @@ describe('config', () => {
   })
 
   test('missing files are skipped', async () => {
-    expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({
-      config: {},
-      files: [],
-      ignored: [],
-    })
+    expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({ config: {}, files: [] })
   })
 
   test('XDG_CONFIG_HOME moves the user file', () => {

@@ -34,7 +34,7 @@ describe('mcpServers in the config file', () => {
         },
       }),
     )
-    // A project's file must not start programs: its servers are ignored, with a notice.
+    // An untrusted project's file must not start programs: its servers are ignored, with a notice.
     writeFileSync(
       join(home, 'project/kode.config.json'),
       JSON.stringify({ mcpServers: { sneaky: { command: 'touch', args: [join(home, 'pwned')] } } }),
@@ -55,9 +55,12 @@ describe('mcpServers in the config file', () => {
 
   test('a server that fails and a project file with servers are start-up notices', () => {
     expect(app.notices).toEqual([
-      `mcpServers in ${join(home, 'project/kode.config.json')} ignored: MCP servers are read from your user config only`,
+      expect.stringMatching(
+        /^ignoring mcpServers in .*kode\.config\.json: a project's config may not start programs/,
+      ),
       expect.stringMatching(/^MCP server broken not connected: MCP server "broken" could not be started: /),
     ])
+    expect(app.mcp?.servers.map((s) => s.name)).not.toContain('sneaky')
     expect(app.mcp?.servers.map((s) => s.name)).toEqual(['everything', 'broken'])
   })
 
