@@ -1,7 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
-import { usageOf } from '../shared/counts.js'
+import { inclusiveOutput, usageOf } from '../shared/counts.js'
 
 /** An output item as the Responses stream and the final response carry it. */
 export interface ResponsesOutputItem {
@@ -31,6 +31,7 @@ export interface ResponsesResponse {
 export interface ResponsesUsage {
   input_tokens?: number
   output_tokens?: number
+  total_tokens?: number
   input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null
   output_tokens_details?: { reasoning_tokens?: number } | null
 }
@@ -222,14 +223,18 @@ function textItemOf(item: ResponsesOutputItem): TextItem {
   return text
 }
 
-/** Responses usage -> Kode usage; both conventions are inclusive already. */
+/**
+ * Responses usage -> Kode usage; inclusive already, except on servers whose total shows the output
+ * count leaves reasoning out (see `inclusiveOutput`).
+ */
 export function responsesUsage(usage: ResponsesUsage): Usage {
+  const reasoning = usage.output_tokens_details?.reasoning_tokens
   return usageOf(
     usage.input_tokens,
-    usage.output_tokens,
+    inclusiveOutput(usage.input_tokens, usage.output_tokens, reasoning, usage.total_tokens),
     usage.input_tokens_details?.cached_tokens,
     usage.input_tokens_details?.cache_write_tokens,
-    usage.output_tokens_details?.reasoning_tokens,
+    reasoning,
   )
 }
 
