@@ -49,6 +49,7 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  ServerToolPart,
   SignatureFormat,
   TextPart,
   ThinkingSignaturePart,

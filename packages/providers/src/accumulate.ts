@@ -152,6 +152,11 @@ export class Accumulator implements ResponseBuilder {
     if (call) call.closed = true
   }
 
+  serverTool(format: string, block: { type: string }): void {
+    this.parts.push({ type: 'server_tool', format, block })
+    this.open = undefined
+  }
+
   closeToolCalls(): void {
     for (const call of this.calls.values()) call.closed = true
   }
@@ -187,6 +192,11 @@ export class Accumulator implements ResponseBuilder {
     this.head = 0
     this.size = 0
     return undefined
+  }
+
+  /** Nothing came back: no part and no stop reason (a wire Kode misread, or a server's hiccup). */
+  isEmpty(): boolean {
+    return this.parts.length === 0 && this.rawStop === undefined
   }
 
   /** The provider said the response is over, the way its wire says it. */

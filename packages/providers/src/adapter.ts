@@ -118,6 +118,11 @@ export interface ResponseBuilder {
    * failure. Malformed arguments of a call closed in a finished response are kept as written.
    */
   endBlock(key?: number | string): void
+  /**
+   * A tool the provider ran itself (Anthropic `server_tool_use`, `web_search_tool_result`, ...):
+   * kept whole as a `server_tool` part in stream order, never announced or executed as a call.
+   */
+  serverTool(format: string, block: { type: string }): void
   /** Closes every tool call (see `endBlock`). */
   closeToolCalls(): void
   /** Usage so far, already in Kode's convention (inclusive input); replaces what was set before. */

@@ -220,6 +220,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       const detail = 'the stream ended before the response was complete'
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }
+    if (this.acc.isEmpty()) {
+      const detail = 'the response ended with no content and no stop reason'
+      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false })
+    }
     this.acc.finish('complete')
     // The body was read to its end, so nothing is left to cancel: aborting anyway costs every
     // response a DOMException and undici's abort handling.
