@@ -63,8 +63,8 @@ export class Accumulator implements ResponseBuilder {
 
   // -- ResponseBuilder: what adapters call --------------------------------------------------
 
-  responseId(id: string | null | undefined): void {
-    if (this.id === undefined && id) this.id = id
+  responseId(id: string | null | undefined, options?: { final?: boolean }): void {
+    if (id && (this.id === undefined || options?.final)) this.id = id
   }
 
   text(delta: string, item?: TextItem): void {
