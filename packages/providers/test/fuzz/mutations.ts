@@ -17,7 +17,7 @@ type Path = (string | number)[]
 /** Every path to a value inside `value`, the root included. */
 function pathsOf(value: Json, path: Path = [], out: Path[] = []): Path[] {
   out.push(path)
-  if (Array.isArray(value)) value.forEach((v, i) => pathsOf(v, [...path, i], out))
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) pathsOf(value[i], [...path, i], out)
   else if (value && typeof value === 'object')
     for (const key of Object.keys(value)) pathsOf((value as Record<string, Json>)[key], [...path, key], out)
   return out
