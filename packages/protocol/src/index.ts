@@ -49,6 +49,7 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  type ServerToolBlock,
   ServerToolPart,
   SignatureFormat,
   TextPart,

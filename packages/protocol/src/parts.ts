@@ -91,6 +91,12 @@ export const ToolCallPart = Type.Object(
 )
 export type ToolCallPart = Static<typeof ToolCallPart>
 
+/** A provider's block: its `type` and whatever else it holds, every field kept. */
+export interface ServerToolBlock {
+  type: string
+  [field: string]: unknown
+}
+
 /**
  * A tool the provider ran on its own side, kept as the provider's block: Anthropic's
  * `server_tool_use` and its results (`web_search_tool_result`, `web_fetch_tool_result`,
@@ -108,7 +114,7 @@ export const ServerToolPart = Type.Object(
      * The block as the provider sent it (streamed input assembled): its own `type` (e.g.
      * `server_tool_use`), ids, `name`, `input` or `content`. Every field is kept.
      */
-    block: Type.Object({ type: Type.String({ minLength: 1 }) }),
+    block: Type.Unsafe<ServerToolBlock>(Type.Object({ type: Type.String({ minLength: 1 }) })),
   },
   { $id: 'ServerToolPart' },
 )

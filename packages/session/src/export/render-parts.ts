@@ -49,8 +49,8 @@ export function renderServerTool(part: ServerToolPart): SafeHtml {
   const name = typeof block.name === 'string' ? block.name : undefined
   const isCall = 'input' in block || name !== undefined
   const summary = isCall
-    ? html`Server tool <code>${name ?? block.type}</code>`
-    : html`Server tool result <code>${block.type}</code>`
+    ? html`Server tool <code>${name ?? part.block.type}</code>`
+    : html`Server tool result <code>${part.block.type}</code>`
   const shown = isCall ? block.input : 'content' in block ? block.content : block
   let json = safeJson(shown)
   if (json.length > MAX_SERVER_TOOL_JSON) json = `${json.slice(0, MAX_SERVER_TOOL_JSON)}…`
