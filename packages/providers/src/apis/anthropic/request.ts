@@ -50,7 +50,7 @@ export interface AnthropicMessageOptions {
 }
 
 /**
- * Messages -> Anthropic `system` and `messages`, per seed 000: developer messages folded into the
+ * Messages -> Anthropic `system` and `messages`: developer messages folded into the
  * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
  * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
  * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and

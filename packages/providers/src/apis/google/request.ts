@@ -42,7 +42,7 @@ export interface GoogleMessageOptions {
 }
 
 /**
- * Messages -> Gemini `systemInstruction` pieces and `contents`, per seed 000: developer messages
+ * Messages -> Gemini `systemInstruction` pieces and `contents`: developer messages
  * folded into the preceding user turn, tool results as `functionResponse` parts (`{ output }`, or
  * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
  * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that

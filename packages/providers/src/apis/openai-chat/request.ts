@@ -64,7 +64,7 @@ interface ConvertedTool {
 }
 
 /**
- * Messages -> Chat Completions `messages`, per seed 000: developer messages folded into the
+ * Messages -> Chat Completions `messages`: developer messages folded into the
  * preceding user or tool message, tool text from `outputText`, tool and developer images after
  * the run of tool messages (tool messages carry text only), missing tool results synthesised.
  * Conversions are cached per message object for the life of the client.

@@ -50,7 +50,7 @@ interface ConvertedTool {
 }
 
 /**
- * Messages -> Responses `instructions` pieces and `input` items, per seed 000: developer messages
+ * Messages -> Responses `instructions` pieces and `input` items: developer messages
  * folded into the preceding user message or tool output, tool text from `outputText`, tool images
  * in a user message after the run of outputs, missing tool results synthesised. Assistant
  * messages are replayed as ordered reasoning / message / function_call items: this model's
