@@ -9,6 +9,7 @@ export {
   isRole,
   joinText,
   joinThinking,
+  serverToolsOf,
   toolCallsOf,
   toolResultEventStatus,
 } from './message-helpers.js'

@@ -5,6 +5,8 @@ export type Block =
   | { thinking: string; signature: string }
   | { text: string }
   | { toolUse: { id: string; name: string; input: unknown } }
+  /** A server-tool block (`server_tool_use` with its input streamed, or a result sent whole). */
+  | { server: { type: string } & Record<string, unknown> }
 
 /**
  * A scripted Anthropic Messages stream: `message_start`, each block as start / deltas / stop
@@ -13,6 +15,7 @@ export type Block =
  */
 export function anthropicStream(id: string, blocks: readonly Block[]): ScriptedResponse {
   const steps = blocks.map((block): ScriptStep => {
+    if ('server' in block) return { serverBlock: block.server }
     if (!('toolUse' in block)) return block
     const { id: callId, name, input } = block.toolUse
     return { toolCall: { id: callId, name, arguments: input } }

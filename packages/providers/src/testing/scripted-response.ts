@@ -10,6 +10,11 @@ export type ScriptStep =
   | { image: string }
   /** A tool call; `arguments` is an object (sent as JSON) or JSON text as the model would write it. */
   | { toolCall: { id: string; name: string; arguments: unknown } }
+  /**
+   * Anthropic only: a server-tool block as the API sends it (`server_tool_use` with an `input`,
+   * streamed as one JSON delta; a `*_tool_result` block without one, sent whole).
+   */
+  | { serverBlock: { type: string } & Record<string, unknown> }
 
 /** A model response for {@link scriptedResponse}. */
 export interface ResponseScript {
@@ -111,6 +116,10 @@ function anthropicEvents(
       start({ type: 'tool_use', id, name, input: {} })
       for (const piece of halves(argumentsJson(step.toolCall.arguments)))
         delta({ type: 'input_json_delta', partial_json: piece })
+    } else if ('serverBlock' in step) {
+      const { input, ...block } = step.serverBlock
+      start(input === undefined ? block : { ...block, input: {} })
+      if (input !== undefined) delta({ type: 'input_json_delta', partial_json: JSON.stringify(input) })
     } else throw new TypeError('scriptedResponse: anthropic responses carry no images')
     events.push({ type: 'content_block_stop', index })
   })
@@ -145,6 +154,8 @@ function chatPayloads(
     else if ('text' in step) for (const word of words(step.text)) payloads.push(chunk({ content: word }))
     else if ('image' in step)
       payloads.push(chunk({ images: [{ type: 'image_url', image_url: { url: step.image } }] }))
+    else if ('serverBlock' in step)
+      throw new TypeError('scriptedResponse: server-tool blocks are Anthropic only')
     else {
       const { id: callId, name } = step.toolCall
       const index = callIndex++
