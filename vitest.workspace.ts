@@ -7,6 +7,7 @@ const root = (path: string) => fileURLToPath(new URL(path, import.meta.url))
 export const alias = {
   '@kode/protocol/helpers': root('./packages/protocol/src/helpers.ts'),
   '@kode/protocol': root('./packages/protocol/src/index.ts'),
+  '@kode/providers/adapter': root('./packages/providers/src/adapter/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),

@@ -16,9 +16,9 @@ import {
   codeActFormatter,
   createProviderView,
   nativeFormatter,
+  ProviderView,
   reactFormatter,
 } from '../packages/core/dist/index.js'
-import { ProviderView } from '../packages/session/dist/index.js'
 import { median, printTable } from './lib/report.mjs'
 
 const TURNS = 1000

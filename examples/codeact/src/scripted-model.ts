@@ -1,4 +1,4 @@
-import { frameChat, type RecordedRequest, type ScriptedResponse } from '@kode/providers/testing'
+import { type RecordedRequest, type ScriptedResponse, scriptedResponse } from '@kode/providers/testing'
 
 /** The task the scripted model solves. */
 export const SCRIPTED_TASK = 'What is the sum of the integers from 1 to 100? Compute it.'
@@ -31,15 +31,11 @@ function js(code: string): string {
   return `\`\`\`javascript\n${code}\n\`\`\``
 }
 
-/** A streamed text response: a content delta per line, then the finish and usage chunks. */
+/** A streamed text response on the Chat Completions wire, then the finish and usage chunks. */
 function reply(id: string, text: string): ScriptedResponse {
-  const chunk = (choice: unknown, usage?: unknown) =>
-    JSON.stringify({ id, object: 'chat.completion.chunk', choices: choice ? [choice] : [], usage })
-  const lines = text.split(/(?<=\n)/)
-  const payloads = [
-    ...lines.map((line) => chunk({ index: 0, delta: { content: line }, finish_reason: null })),
-    chunk({ index: 0, delta: {}, finish_reason: 'stop' }),
-    chunk(undefined, { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 }),
-  ]
-  return { body: frameChat(payloads) }
+  return scriptedResponse('openai-chat', {
+    id,
+    steps: [{ text }],
+    usage: { inputTokens: 200, outputTokens: 40 },
+  })
 }

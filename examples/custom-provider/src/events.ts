@@ -1,5 +1,10 @@
 import type { StopReason, Usage } from '@kode/protocol'
-import { type ErrorContext, type EventMapper, errorFromPayload, parseEventJson } from '@kode/providers'
+import {
+  type ErrorContext,
+  type EventMapper,
+  errorFromPayload,
+  parseEventJson,
+} from '@kode/providers/adapter'
 
 /** The Cohere v2 stream events this plugin reads; the rest (citations, debug) are ignored. */
 type CohereEvent =

@@ -1,9 +1,24 @@
-import { bearerAuth, type ProviderFactory, registerProvider, thinkingRenderer } from '@kode/providers'
+import { registerProvider } from '@kode/providers'
+import { bearerAuth, type ProviderFactory, thinkingRenderer } from '@kode/providers/adapter'
 import { createCohereEventMapper } from './events.js'
 import { cohereBody, createCohereMessageMapper } from './request.js'
 
 export { cohereStopReason, cohereUsage, createCohereEventMapper } from './events.js'
 export { type CohereContent, type CohereMessage, cohereBody, createCohereMessageMapper } from './request.js'
+
+/** Options of the Cohere plugin, under `apiOptions.cohere` in the client config. */
+export interface CohereOptions {
+  /** Cohere's `safety_mode`; unset, Cohere's default applies. */
+  safetyMode?: 'CONTEXTUAL' | 'STRICT' | 'OFF'
+}
+
+// Declares the plugin's options in the typed per-api map, so hosts get them checked:
+// createClient({ api: 'cohere', model, apiOptions: { cohere: { safetyMode: 'STRICT' } } }).
+declare module '@kode/providers' {
+  interface ApiOptions {
+    cohere: CohereOptions
+  }
+}
 
 /** Default root of the Cohere API; the plugin POSTs to `${baseUrl}/chat`. */
 export const COHERE_BASE_URL = 'https://api.cohere.com/v2'
@@ -14,6 +29,7 @@ export const COHERE_BASE_URL = 'https://api.cohere.com/v2'
  */
 export const cohere: ProviderFactory = (config) => {
   const messages = createCohereMessageMapper(thinkingRenderer(config.thinkingAsText))
+  const options = config.apiOptions?.cohere ?? {}
   return {
     defaultBaseUrl: COHERE_BASE_URL,
     async buildRequest(request) {
@@ -21,7 +37,7 @@ export const cohere: ProviderFactory = (config) => {
       return {
         path: '/chat',
         headers: bearerAuth(config.apiKey),
-        body: cohereBody(request, config.model, mapped),
+        body: cohereBody(request, config.model, mapped, options),
       }
     },
     createEventMapper: () => createCohereEventMapper(config.errors),

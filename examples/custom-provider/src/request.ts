@@ -10,10 +10,9 @@ import {
   imageUrlOf,
   type LLMRequest,
   MessageCache,
-  providerView,
-  readImageFiles,
+  prepareMessages,
   sendableArguments,
-} from '@kode/providers'
+} from '@kode/providers/adapter'
 
 /** Cohere v2 chat content and messages (the subset this plugin sends). */
 export type CohereContent = { type: 'text'; text: string } | { type: 'image_url'; image_url: { url: string } }
@@ -29,9 +28,10 @@ export type CohereMessage =
   | { role: 'tool'; tool_call_id: string; content: string }
 
 /**
- * Messages -> Cohere `messages`. `providerView` has already applied the rules every wire shares:
- * system prompt pieces, developer messages folded into the user or tool message before them,
- * empty assistant messages dropped, missing tool results synthesised. What is left is the table
+ * Messages -> Cohere `messages`. `prepareMessages` has already applied the rules every wire shares
+ * (system prompt pieces, developer messages folded into the user or tool message before them,
+ * empty assistant messages dropped, missing tool results synthesised, orphan results dropped) and
+ * read the image files. What is left is the table
  * of this wire: user content, assistant text and tool calls, tool results as text. Reasoning goes
  * back as text rendered by `thinkingAsText` (Cohere has no signed reasoning to return).
  */
@@ -44,9 +44,8 @@ export function createCohereMessageMapper(thinkingAsText: ((text: string) => str
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<CohereMessage[]> {
-    const files = await readImageFiles(request.messages, cached, readImageFile)
-    const view = providerView(request)
-    const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
+    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, view.files))
     const out: CohereMessage[] = view.system.map((content) => ({ role: 'system', content }))
     for (const entry of view.entries) {
       switch (entry.role) {
@@ -114,9 +113,15 @@ function convertAssistant(
   return out
 }
 
-/** The `/v2/chat` request body. */
-export function cohereBody(request: LLMRequest, model: string, messages: CohereMessage[]) {
+/** The `/v2/chat` request body; `safetyMode` is the plugin's own option (see `CohereOptions`). */
+export function cohereBody(
+  request: LLMRequest,
+  model: string,
+  messages: CohereMessage[],
+  options: { safetyMode?: string } = {},
+) {
   const body: Record<string, unknown> = { model, messages, stream: true }
+  if (options.safetyMode !== undefined) body.safety_mode = options.safetyMode
   if (request.maxOutputTokens !== undefined) body.max_tokens = request.maxOutputTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.reasoning?.budgetTokens !== undefined)

@@ -111,4 +111,24 @@ describe('cohere plugin', () => {
       await server.close()
     }
   })
+
+  test("the plugin's own typed option, apiOptions.cohere, reaches the request body", async () => {
+    registerCohere('cohere-options')
+    const server = await createSseTestServer()
+    try {
+      server.enqueue({ body: framesOf('cohere-text') })
+      const client = createClient({
+        api: 'cohere-options',
+        model: 'command-a-03-2025',
+        baseUrl: server.url,
+        apiOptions: { cohere: { safetyMode: 'STRICT' } },
+      })
+      await client.complete({
+        messages: [{ role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Hi' }] }],
+      })
+      expect(server.requests[0]!.body).toMatchObject({ safety_mode: 'STRICT' })
+    } finally {
+      await server.close()
+    }
+  })
 })

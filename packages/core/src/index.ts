@@ -23,7 +23,12 @@ export {
   type ParsedAction,
 } from './formatters/history-formatter.js'
 export { nativeFormatter } from './formatters/native.js'
-export { createProviderView } from './formatters/provider-view.js'
+export {
+  createProviderView,
+  type ProviderMessageFormat,
+  ProviderView,
+  type ProviderViewOptions,
+} from './formatters/provider-view.js'
 export { type ReActFormatterOptions, reactFormatter, reactInstructions } from './formatters/react.js'
 export type { ActionHistory } from './formatters/text-actions.js'
 export {

@@ -7,7 +7,8 @@ import {
   defineTool,
 } from '@kode/core'
 import { checkEventOrder, type Event } from '@kode/protocol'
-import { deriveReplayEvents, exportHtml, INCOMPLETE_CALL_TEXT } from '@kode/session'
+import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
+import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'

@@ -1,5 +1,5 @@
 import { defineTool, type Tool } from '@kode/core'
-import { INCOMPLETE_CALL_TEXT } from '@kode/session'
+import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'

@@ -1,5 +1,6 @@
 /**
- * @kode/protocol/helpers: the package's plain functions, without its schemas or codec. Importing
+ * @kode/protocol/helpers: the package's plain functions, without its schemas or codec, including
+ * the one rule that turns a history into the messages of a model call (`toProviderMessages`). Importing
  * it loads no TypeBox and builds no schema, so a package that needs only these functions at run
  * time (as @kode/providers does) keeps its own import cheap. The main entry exports them too.
  */
@@ -12,4 +13,10 @@ export {
   toolCallsOf,
   toolResultEventStatus,
 } from './message-helpers.js'
+export {
+  INCOMPLETE_CALL_TEXT,
+  MISSING_RESULT_TEXT,
+  startsMessageGroup,
+  toProviderMessages,
+} from './provider-messages.js'
 export { addUsage, computeCostUsd } from './usage-arithmetic.js'

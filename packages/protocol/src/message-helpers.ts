@@ -2,7 +2,7 @@ import type { HistoryEvent } from './history.js'
 import type { AssistantMessage, Message, ToolResultMessage } from './messages.js'
 import type { Part, ServerToolPart, ToolCallPart } from './parts.js'
 
-/** Concatenates the `text` parts in order (the seed's assistant "content"). */
+/** Concatenates the `text` parts in order (an assistant message's content). */
 export function joinText(parts: readonly Part[]): string {
   let out = ''
   for (const part of parts) if (part.type === 'text') out += part.text
@@ -35,7 +35,7 @@ export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
 }
 
 /**
- * Seed 000's interrupt derivation: an assistant message with `stopReason: 'aborted'`, a tool result
+ * Where the user interrupted: an assistant message with `stopReason: 'aborted'`, a tool result
  * with `status: 'aborted'`, or an explicit interrupt record each mean the user interrupted there.
  */
 export function isInterrupt(event: HistoryEvent): boolean {

@@ -82,7 +82,7 @@ export const AssistantMessage = message(
     api: Type.Optional(Type.String()),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),
     durationMs: Type.Optional(Type.Number({ minimum: 0 })),
-    /** Seed 002's `is_api_error_message`: the response failed at the API; see `errorMessage`. */
+    /** The response failed at the API; see `errorMessage`. */
     isApiError: Type.Optional(Type.Boolean()),
     errorMessage: Type.Optional(Type.String()),
   },

@@ -57,7 +57,7 @@ export const TaskMetadata = Type.Object(
 )
 export type TaskMetadata = Static<typeof TaskMetadata>
 
-/** A task's accounting with its sub-agents' (the seed's `TaskMetadataItem`). */
+/** A task's accounting with its sub-agents'. */
 export const TaskMetadataSummary = Type.Object(
   {
     main: TaskMetadata,

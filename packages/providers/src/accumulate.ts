@@ -14,7 +14,7 @@ import type {
 } from '@kode/protocol'
 // The helpers entry, not the main one: it loads without TypeBox, which keeps importing this package cheap.
 import { computeCostUsd } from '@kode/protocol/helpers'
-import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter.js'
+import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
 
 /** Who is answering; stamped on the final message. */
 export interface AccumulatorOptions {

@@ -1,5 +1,5 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
-import type { Completion, ProviderFactory } from './adapter.js'
+import { ADAPTER_SPEC_VERSION, type Completion, type ProviderFactory } from './adapter/spec.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { ProviderError } from './transport/errors.js'
@@ -37,6 +37,12 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const modelInfo = lookupModel(config.api, config.model, config.catalog)
   const errors = { label: provider, apiKey: config.apiKey, now }
   const adapter = factory({ ...config, provider, modelInfo, errors, createId })
+  if (adapter.specVersion !== undefined && adapter.specVersion !== ADAPTER_SPEC_VERSION) {
+    throw new ProviderError(
+      `${provider}: the adapter implements spec version ${adapter.specVersion}; this Kode implements ${ADAPTER_SPEC_VERSION}`,
+      { code: 'invalid_config', retryable: false },
+    )
+  }
   const baseUrl = (config.baseUrl ?? adapter.defaultBaseUrl).replace(/\/+$/, '')
   const completesOn = completionOf(config.completesOn ?? adapter.completesOn, provider)
   const retry = resolveRetryPolicy(config.retry)

@@ -1,4 +1,4 @@
-import type { ProviderFactory } from './adapter.js'
+import type { ProviderFactory } from './adapter/spec.js'
 import { anthropic } from './apis/anthropic/index.js'
 import { google } from './apis/google/index.js'
 import { openaiChat } from './apis/openai-chat/index.js'

@@ -1,5 +1,6 @@
 import type { AssistantMessage, Message, ModelPrices, StreamItem, ToolDefinition } from '@kode/protocol'
-import type { Completion } from './adapter.js'
+import type { Completion } from './adapter/spec.js'
+import type { ApiOptionsMap } from './api-options.js'
 import type { ProviderError } from './transport/errors.js'
 import type { RetryOptions } from './transport/retry.js'
 
@@ -140,22 +141,21 @@ export interface ClientConfig {
    * built-in anthropic, openai-chat, openrouter and openai-responses; `stop_reason` for google).
    */
   completesOn?: Completion
-  /** openai-chat: request `stream_options.include_usage`. Default true; turn off for servers that reject it. */
+  /**
+   * Options of each wire api, under the api's name; each adapter reads its own entry (see
+   * `ApiOptions`): `{ 'openai-chat': { includeUsage: false }, anthropic: { cacheControl: false } }`.
+   */
+  apiOptions?: ApiOptionsMap
+  /** @deprecated Use `apiOptions['openai-chat' | 'openrouter'].includeUsage`; read when that is unset. */
   includeUsage?: boolean
-  /** openai-chat: the field carrying `maxOutputTokens`. Default `max_completion_tokens`. */
+  /** @deprecated Use `apiOptions['openai-chat' | 'openrouter'].maxTokensField`; read when that is unset. */
   maxTokensField?: 'max_completion_tokens' | 'max_tokens'
-  /**
-   * openai-chat: the assistant-message field this model's own reasoning is sent back in
-   * (DeepSeek requires `reasoning_content` in tool loops), or `false` to omit it. Default `reasoning_content`.
-   */
+  /** @deprecated Use `apiOptions['openai-chat'].reasoningField`; read when that is unset. */
   reasoningField?: string | false
-  /** anthropic: prompt-caching breakpoints (system, tools, last user turn). Default true. */
+  /** @deprecated Use `apiOptions.anthropic.cacheControl`; read when that is unset. */
   cacheControl?: boolean | { ttl: '5m' | '1h' }
-  /** openai-responses: let OpenAI store the response (`store`). Default false: history is sent every turn. */
+  /** @deprecated Use `apiOptions['openai-responses'].store`; read when that is unset. */
   store?: boolean
-  /**
-   * openai-responses: the `include` list. Default `['reasoning.encrypted_content']`, which lets
-   * reasoning go back without `store`; `[]` sends none (for servers that reject it).
-   */
+  /** @deprecated Use `apiOptions['openai-responses'].include`; read when that is unset. */
   include?: readonly string[]
 }

@@ -1,4 +1,5 @@
-import { createClient, ProviderError, parseEventJson, registerProvider } from '@kode/providers'
+import { createClient, ProviderError, registerProvider } from '@kode/providers'
+import { parseEventJson } from '@kode/providers/adapter'
 import { sseFrame } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { ask, collect, deterministic, useServer } from './helpers.js'

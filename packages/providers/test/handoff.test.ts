@@ -1,5 +1,6 @@
 import type { AssistantMessage, Message, ToolResultMessage } from '@kode/protocol'
-import { type ClientConfig, fitToolCallId, type LLMRequest, TOOL_CALL_ID_RULES } from '@kode/providers'
+import type { ClientConfig, LLMRequest } from '@kode/providers'
+import { fitToolCallId, TOOL_CALL_ID_RULES } from '@kode/providers/adapter'
 import type { FramedApi } from '@kode/providers/testing'
 import { expect, test } from 'vitest'
 import { streamOf, testClient, useServer } from './helpers.js'

@@ -6,7 +6,7 @@ import type { HistoryFormatter, ParsedAction } from './history-formatter.js'
 import { answerAfter, type LabelLine, scanLabels } from './labels.js'
 import { type ActionHistory, type TextReading, textActionFormatter } from './text-actions.js'
 
-/** The name of the pseudo tool CodeAct's code blocks call (seed 004's `code_execution`). */
+/** The name of the pseudo tool CodeAct's code blocks call, `code_execution`. */
 export const CODE_EXECUTION_TOOL = 'code_execution'
 
 /** The arguments of a code block's call: its code and its fence's language. Give them to your code tool. */

@@ -22,7 +22,7 @@ export interface ParsedAction {
 }
 
 /**
- * A strategy for how an agent talks to its model (seed 004's history formatter). The engine uses
+ * A strategy for how an agent talks to its model (a history formatter). The engine uses
  * it at two seams:
  *
  * - **history → request**: `instructions` says which tools are offered natively and what system
@@ -56,7 +56,7 @@ export interface HistoryFormatter {
    */
   parseActions(message: AssistantMessage): readonly ParsedAction[]
   /**
-   * Seed 004's `should_add_pending_placeholder`: whether an action of an interrupted response is
+   * Whether an action of an interrupted response is
    * recorded as a tool call (answered at once by an `aborted` placeholder result, so the history
    * stays valid input) or left as text only.
    */
@@ -64,12 +64,12 @@ export interface HistoryFormatter {
   /** The answer a response gives the user: `TaskOutcome.text` when it is the task's last. */
   answerText(message: AssistantMessage): string
   /**
-   * Seed 004's `should_format_as_tool_call`: whether a history assistant message is an action
+   * Whether a history assistant message is an action
    * turn, sent as `formatAction` returns it (otherwise it is sent as it is).
    */
   isAction(message: AssistantMessage): boolean
   /**
-   * Seed 004's `format_tool_call`: the messages an action turn is sent as. `instructions` are what
+   * The messages an action turn is sent as. `instructions` are what
    * this formatter's `instructions` returned for the session's requests.
    */
   formatAction(message: AssistantMessage, instructions: FormatterInstructions): Message | readonly Message[]

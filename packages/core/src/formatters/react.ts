@@ -7,7 +7,7 @@ import { type ActionHistory, textActionFormatter } from './text-actions.js'
 export interface ReActFormatterOptions {
   /**
    * How past actions are sent: `text` as written, with `Observation: ...` user messages, or
-   * `tool_calls` as the provider's tool calls and results (seed 004's view; only for APIs that
+   * `tool_calls` as the provider's tool calls and results (the view a native-tools agent sends; only for APIs that
    * accept tool calls in a request that declares no tools: OpenAI does, Anthropic does not).
    * Default `auto`, which is `text` for ReAct, since its requests declare no native tools.
    */

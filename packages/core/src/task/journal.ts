@@ -1,14 +1,13 @@
 import type { HistoryEvent, Message } from '@kode/protocol'
 import {
   type CreateSessionInit,
-  type ProviderView,
   SessionError,
   type SessionErrorCode,
   type SessionLease,
   type SessionStore,
 } from '@kode/session'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
-import { createProviderView } from '../formatters/provider-view.js'
+import { createProviderView, type ProviderView } from '../formatters/provider-view.js'
 
 /**
  * One session's history as the engine writes it: every record is appended to the store (and the

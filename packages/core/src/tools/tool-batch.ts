@@ -1,5 +1,5 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
-import { INCOMPLETE_CALL_TEXT } from '@kode/session'
+import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import type { TaskRuntime, ToolSet } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { executeToolCall } from './execute-tool-call.js'

@@ -7,7 +7,7 @@ import {
   toolCallsOf,
   validateEvent,
 } from '@kode/protocol'
-import { toProviderMessages } from '@kode/session'
+import { toProviderMessages } from '@kode/protocol/helpers'
 import { expect } from 'vitest'
 
 /** Every event is valid by the protocol's schema, and the sequence passes seed 001's ordering rules. */

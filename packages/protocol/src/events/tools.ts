@@ -10,7 +10,7 @@ export const ToolCallEvent = responseEvent('tool_call', {
 })
 export type ToolCallEvent = Static<typeof ToolCallEvent>
 
-/** Progress reported by a running tool (seed 002's progress messages). */
+/** Progress reported by a running tool. */
 export const ToolProgressEvent = responseEvent('tool_progress', {
   toolCallId: Type.String(),
   toolName: Type.String(),

@@ -70,7 +70,7 @@ function newState(): SessionState {
 }
 
 /**
- * Checks seed 001's ordering invariants over a complete event sequence, per `sessionId`, and
+ * Checks the protocol's event-ordering invariants over a complete event sequence, per `sessionId`, and
  * returns every violation (an empty array means the sequence is valid). Hosts can run it in their
  * own tests; every engine run and every replay derivation in Kode's tests passes it.
  *

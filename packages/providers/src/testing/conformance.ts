@@ -1,5 +1,5 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
-import type { ProviderFactory } from '../adapter.js'
+import type { ProviderFactory } from '../adapter/spec.js'
 import { clientFor } from '../client.js'
 import { ProviderError } from '../transport/errors.js'
 import type { ClientConfig, LLMRequest, RetryInfo, StreamOptions } from '../types.js'

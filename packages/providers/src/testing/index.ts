@@ -1,7 +1,8 @@
 /**
  * @kode/providers/testing: helpers for testing code that talks to LLM providers without the
- * internet: a local scripted SSE server, SSE framing per wire api, seeded chunking, fixture
- * reading, and the provider conformance kit.
+ * internet: a local scripted SSE server, scripted model responses in each api's wire format
+ * (`scriptedResponse`), SSE framing per wire api, seeded chunking, fixture reading, and the
+ * provider conformance kit.
  */
 
 export { type ChunkOptions, seededRandom, splitBytes } from './chunking.js'
@@ -25,6 +26,12 @@ export {
   sseComment,
   sseFrame,
 } from './framing.js'
+export {
+  type ResponseScript,
+  type ScriptedApi,
+  type ScriptStep,
+  scriptedResponse,
+} from './scripted-response.js'
 export {
   createSseTestServer,
   type RecordedRequest,

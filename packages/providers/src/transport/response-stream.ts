@@ -1,6 +1,6 @@
 import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
-import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter.js'
+import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter/spec.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
 import { looksLikePage } from './body.js'
 import { ResponseDeadline } from './deadline.js'

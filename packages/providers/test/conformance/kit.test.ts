@@ -1,5 +1,6 @@
 import type { Usage } from '@kode/protocol'
-import { type EventMapper, type ProviderFactory, parseEventJson, type ResponseBuilder } from '@kode/providers'
+import type { ProviderFactory } from '@kode/providers'
+import { type EventMapper, parseEventJson, type ResponseBuilder } from '@kode/providers/adapter'
 import {
   type ConformanceCase,
   frameChat,

@@ -1,5 +1,5 @@
-import { parseJsonPath, StreamedArgs } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
+import { parseJsonPath, StreamedArgs } from '../../src/apis/google/partial-args.js'
 
 describe('parseJsonPath', () => {
   test('reads dotted keys, array indexes and quoted keys', () => {

@@ -1,5 +1,5 @@
-import { googleUsage } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
+import { googleUsage } from '../../src/apis/google/events.js'
 
 describe('googleUsage', () => {
   test('metadata without counts (early Gemini chunks) is no usage, not an empty one', () => {

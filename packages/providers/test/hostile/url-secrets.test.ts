@@ -1,6 +1,7 @@
 import { inspect } from 'node:util'
-import { ProviderError, type RetryInfo, redact } from '@kode/providers'
+import { ProviderError, type RetryInfo } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
+import { redact } from '../../src/transport/errors.js'
 import { ask, testClient, useServer } from '../helpers.js'
 
 const server = useServer()

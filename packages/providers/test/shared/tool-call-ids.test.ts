@@ -1,4 +1,4 @@
-import { fitToolCallId, TOOL_CALL_ID_RULES } from '@kode/providers'
+import { fitToolCallId, TOOL_CALL_ID_RULES } from '@kode/providers/adapter'
 import { describe, expect, test } from 'vitest'
 
 const anthropic = TOOL_CALL_ID_RULES.anthropic

@@ -1,12 +1,8 @@
 import { inspect } from 'node:util'
-import {
-  type ClientConfig,
-  errorFromResponse,
-  errorFromThrown,
-  ProviderError,
-  parseEventJson,
-} from '@kode/providers'
+import { type ClientConfig, ProviderError } from '@kode/providers'
+import { parseEventJson } from '@kode/providers/adapter'
 import { describe, expect, test } from 'vitest'
+import { errorFromResponse, errorFromThrown } from '../../src/transport/failures.js'
 import { ask, testClient, useServer } from '../helpers.js'
 
 // "Nothing the runtime persists or prints contains an API key": console.error prints an error's

@@ -1,5 +1,8 @@
-import { errorFromPayload, errorFromResponse, errorFromThrown, ProviderError, redact } from '@kode/providers'
+import { ProviderError } from '@kode/providers'
+import { errorFromPayload } from '@kode/providers/adapter'
 import { describe, expect, test } from 'vitest'
+import { redact } from '../../src/transport/errors.js'
+import { errorFromResponse, errorFromThrown } from '../../src/transport/failures.js'
 
 const ctx = { label: 'acme', apiKey: 'sk-test-0123456789abcdef', now: () => 0 }
 

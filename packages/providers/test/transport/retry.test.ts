@@ -1,6 +1,6 @@
-import { parseRetryAfter, resolveRetryPolicy, retryAllowed, retryDelayMs } from '@kode/providers'
+import { resolveRetryPolicy, retryAllowed, retryDelayMs } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
-import { sleep } from '../../src/transport/retry.js'
+import { parseRetryAfter, sleep } from '../../src/transport/retry.js'
 
 const policy = resolveRetryPolicy({ baseDelayMs: 100, maxDelayMs: 1_000, maxRetryAfterMs: 5_000 })
 

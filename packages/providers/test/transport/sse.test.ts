@@ -1,5 +1,6 @@
-import { SseDecoder, type SseEvent } from '@kode/providers'
+import type { SseEvent } from '@kode/providers/adapter'
 import { expect, test } from 'vitest'
+import { SseDecoder } from '../../src/transport/sse.js'
 
 const bytes = (text: string) => new TextEncoder().encode(text)
 

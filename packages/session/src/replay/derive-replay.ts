@@ -29,19 +29,17 @@ export interface ReplayOptions {
 }
 
 /**
- * Derives the protocol events a UI replays for a persisted history (seed 000, "Replay
- * derivation"); the result passes `checkEventOrder`:
+ * Derives the protocol events a UI replays for a persisted history, the same events the engine
+ * emitted live; the result passes `checkEventOrder`:
  *
  * - `user_message` per user message (text joined, images when present); `developer_message` per
  *   developer message; system messages are not replayed.
  * - Each assistant message is one turn: `turn_start`, an `assistant_image_delta` per image part,
  *   `response_complete` (text parts joined, thinking joined as `thinkingText`), and `usage` when it
  *   carries usage and is not an error response. Its tool calls are replayed as `tool_call` right
- *   before their result; calls that never got one are replayed at the end of the turn. (Seed
- *   000's `need_turn_start` starts a turn only after a user, developer or tool message or at the
- *   start; histories the engine writes have nothing else before an assistant message, and for
- *   any other history a turn per response is what `checkEventOrder` and the live engine need:
- *   see docs/sessions.md.)
+ *   before their result; calls that never got one are replayed at the end of the turn. (A
+ *   turn per response holds for any history, including ones another tool wrote, since that is
+ *   what `checkEventOrder` and the live engine need: see docs/sessions.md.)
  * - `tool_result` per tool result (`aborted` is reported as `error`, then an `interrupt`), preceded
  *   by the replay of the sub-agent session it links, and followed by `todo_change` when the result
  *   carries a todo list with the `todo_change` side effect.
@@ -278,7 +276,7 @@ class SessionReplay {
     // Calls that never got a result are still shown, at the end of their turn.
     for (const call of this.pendingCalls.values()) this.emit(call)
     this.pendingCalls.clear()
-    // Even right after an aborted tool result's own interrupt: seed 000 asks for both.
+    // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
     if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
     this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
     this.turnOpen = false

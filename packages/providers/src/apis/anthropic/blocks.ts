@@ -1,4 +1,4 @@
-import type { ResponseBuilder } from '../../adapter.js'
+import type { ResponseBuilder } from '../../adapter/spec.js'
 
 /** A content block as the Messages API sends it; every field may be missing or of another type. */
 export type ContentBlock = { type?: unknown } & Record<string, unknown>

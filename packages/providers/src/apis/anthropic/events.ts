@@ -1,5 +1,5 @@
 import type { StopDetails, StopReason, Usage } from '@kode/protocol'
-import type { EventMapper } from '../../adapter.js'
+import type { EventMapper } from '../../adapter/spec.js'
 import {
   type ErrorContext,
   errorFromPayload,

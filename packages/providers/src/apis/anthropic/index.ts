@@ -1,4 +1,4 @@
-import type { ProviderFactory } from '../../adapter.js'
+import type { ProviderFactory } from '../../adapter/spec.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createAnthropicEventMapper } from './events.js'
 import { anthropicBody, type CacheControl, createAnthropicMessageMapper } from './request.js'
@@ -18,7 +18,7 @@ export const anthropic: ProviderFactory = (config) => {
   const bodyOptions = {
     model: config.model,
     defaultMaxTokens: config.modelInfo?.maxOutputTokens ?? 4_096,
-    cacheControl: cacheControlOf(config.cacheControl),
+    cacheControl: cacheControlOf(config.apiOptions?.anthropic?.cacheControl ?? config.cacheControl),
   }
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION }
   if (config.apiKey) headers['x-api-key'] = config.apiKey

@@ -7,9 +7,9 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
-import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
+import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { providerView } from '../shared/provider-view.js'
+import { prepareMessages } from '../shared/prepare-messages.js'
 import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
@@ -50,7 +50,7 @@ export interface AnthropicMessageOptions {
 }
 
 /**
- * Messages -> Anthropic `system` and `messages`, per seed 000: developer messages folded into the
+ * Messages -> Anthropic `system` and `messages`: developer messages folded into the
  * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
  * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
  * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and
@@ -66,8 +66,8 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
-    const files = await readImageFiles(request.messages, cached, readImageFile)
-    const view = providerView(request)
+    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const files = view.files
     const turns = userAssistantTurns<AnthropicBlock>(view, {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
       tool: (m) => [tools.get(m, (t) => convertTool(t, files))],

@@ -1,4 +1,4 @@
-import type { ProviderFactory } from '../../adapter.js'
+import type { ProviderFactory } from '../../adapter/spec.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createGoogleEventMapper } from './events.js'
 import { createGoogleMessageMapper, googleBody } from './request.js'

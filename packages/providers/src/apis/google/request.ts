@@ -7,9 +7,9 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest, ReasoningControl } from '../../types.js'
-import { type ImageFiles, imageUrlOf, parseDataUrl, readImageFiles } from '../shared/images.js'
+import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { providerView } from '../shared/provider-view.js'
+import { prepareMessages } from '../shared/prepare-messages.js'
 import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
@@ -42,7 +42,7 @@ export interface GoogleMessageOptions {
 }
 
 /**
- * Messages -> Gemini `systemInstruction` pieces and `contents`, per seed 000: developer messages
+ * Messages -> Gemini `systemInstruction` pieces and `contents`: developer messages
  * folded into the preceding user turn, tool results as `functionResponse` parts (`{ output }`, or
  * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
  * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that
@@ -59,8 +59,8 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; contents: GoogleContent[] }> {
-    const files = await readImageFiles(request.messages, cached, readImageFile)
-    const view = providerView(request)
+    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const files = view.files
     const turns = userAssistantTurns<GooglePart>(view, {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
       tool: (m) => tools.get(m, (t) => convertTool(t, files)),

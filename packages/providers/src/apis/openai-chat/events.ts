@@ -1,5 +1,5 @@
 import type { StopReason, Usage } from '@kode/protocol'
-import type { EventMapper, ResponseBuilder } from '../../adapter.js'
+import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { inclusiveOutput, usageOf } from '../shared/counts.js'
 

@@ -1,6 +1,14 @@
-import type { AdapterConfig, Completion, EventMapper, ProviderFactory, WireAdapter } from '../../adapter.js'
+import type {
+  AdapterConfig,
+  Completion,
+  EventMapper,
+  ProviderFactory,
+  WireAdapter,
+} from '../../adapter/spec.js'
+import type { ChatApiOptions } from '../../api-options.js'
 import type { ErrorContext } from '../../transport/failures.js'
 import type { LLMRequest } from '../../types.js'
+import { bearerAuth } from '../shared/auth.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { type ToolCallIdRule, toolCallIdFitter } from '../shared/tool-call-ids.js'
 import { createChatEventMapper } from './events.js'
@@ -16,14 +24,11 @@ import {
 /** Default root of the OpenAI API. */
 export const OPENAI_BASE_URL = 'https://api.openai.com/v1'
 
-/** `Authorization: Bearer <key>` when there is a key (local servers often need none). */
-export function bearerAuth(apiKey: string | undefined): Record<string, string> {
-  return apiKey ? { authorization: `Bearer ${apiKey}` } : {}
-}
-
 /** What a Chat Completions dialect changes; see {@link chatAdapter}. */
 export interface ChatAdapterOptions {
   defaultBaseUrl: string
+  /** The host's options for this api (`config.apiOptions[api]`). */
+  apiOptions: ChatApiOptions | undefined
   /** How an assistant message's reasoning goes back. */
   replayReasoning: ChatDialect['replayReasoning']
   /** The max-tokens field when the host sets none. */
@@ -55,8 +60,8 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
   })
   const bodyOptions: ChatBodyOptions = {
     model: config.model,
-    includeUsage: config.includeUsage ?? true,
-    maxTokensField: config.maxTokensField ?? options.maxTokensField,
+    includeUsage: options.apiOptions?.includeUsage ?? config.includeUsage ?? true,
+    maxTokensField: options.apiOptions?.maxTokensField ?? config.maxTokensField ?? options.maxTokensField,
   }
   const body = options.body ?? chatBody
   const events = options.events ?? createChatEventMapper
@@ -79,9 +84,14 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
  * `openai-chat`: Chat Completions, for OpenAI and every compatible server (vLLM, Ollama,
  * LM Studio, DeepSeek, Groq, xAI, Azure). POSTs to `${baseUrl}/chat/completions`.
  */
-export const openaiChat: ProviderFactory = (config) =>
-  chatAdapter(config, {
+export const openaiChat: ProviderFactory = (config) => {
+  const apiOptions = config.apiOptions?.['openai-chat']
+  return chatAdapter(config, {
     defaultBaseUrl: OPENAI_BASE_URL,
-    replayReasoning: chatReasoningReplay(config.reasoningField ?? 'reasoning_content'),
+    apiOptions,
+    replayReasoning: chatReasoningReplay(
+      apiOptions?.reasoningField ?? config.reasoningField ?? 'reasoning_content',
+    ),
     maxTokensField: 'max_completion_tokens',
   })
+}

@@ -8,9 +8,9 @@ import type {
 } from '@kode/protocol'
 import { joinThinking } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
-import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js'
+import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { providerView, type ViewEntry } from '../shared/provider-view.js'
+import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
@@ -64,7 +64,7 @@ interface ConvertedTool {
 }
 
 /**
- * Messages -> Chat Completions `messages`, per seed 000: developer messages folded into the
+ * Messages -> Chat Completions `messages`: developer messages folded into the
  * preceding user or tool message, tool text from `outputText`, tool and developer images after
  * the run of tool messages (tool messages carry text only), missing tool results synthesised.
  * Conversions are cached per message object for the life of the client.
@@ -80,8 +80,8 @@ export function createChatMessageMapper(dialect: ChatDialect) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<ChatMessage[]> {
-    const files = await readImageFiles(request.messages, cached, readImageFile)
-    const view = providerView(request)
+    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const files = view.files
     const out: ChatMessage[] = view.system.map((content) => ({ role: 'system', content }))
     const images = new ToolImageRun<ChatContentPart>((content) => out.push({ role: 'user', content }))
     for (const entry of view.entries) {

@@ -1,5 +1,6 @@
-import type { ProviderFactory } from '../../adapter.js'
-import { bearerAuth, OPENAI_BASE_URL } from '../openai-chat/index.js'
+import type { ProviderFactory } from '../../adapter/spec.js'
+import { OPENAI_BASE_URL } from '../openai-chat/index.js'
+import { bearerAuth } from '../shared/auth.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createResponsesEventMapper } from './events.js'
 import { createResponsesMessageMapper, type ResponsesBodyOptions, responsesBody } from './request.js'
@@ -16,10 +17,11 @@ export const openaiResponses: ProviderFactory = (config) => {
     speaker: { api: config.api, provider: config.provider, model: config.model },
     thinkingAsText: thinkingRenderer(config.thinkingAsText),
   })
+  const apiOptions = config.apiOptions?.['openai-responses']
   const bodyOptions: ResponsesBodyOptions = {
     model: config.model,
-    store: config.store ?? false,
-    include: config.include ?? RESPONSES_DEFAULT_INCLUDE,
+    store: apiOptions?.store ?? config.store ?? false,
+    include: apiOptions?.include ?? config.include ?? RESPONSES_DEFAULT_INCLUDE,
   }
   const headers = bearerAuth(config.apiKey)
   return {

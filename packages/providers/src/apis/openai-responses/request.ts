@@ -8,9 +8,9 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
-import { type ImageFiles, imageUrlOf, readImageFiles } from '../shared/images.js'
+import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { providerView, type ViewEntry } from '../shared/provider-view.js'
+import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
@@ -50,7 +50,7 @@ interface ConvertedTool {
 }
 
 /**
- * Messages -> Responses `instructions` pieces and `input` items, per seed 000: developer messages
+ * Messages -> Responses `instructions` pieces and `input` items: developer messages
  * folded into the preceding user message or tool output, tool text from `outputText`, tool images
  * in a user message after the run of outputs, missing tool results synthesised. Assistant
  * messages are replayed as ordered reasoning / message / function_call items: this model's
@@ -69,8 +69,8 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ instructions: string[]; input: ResponsesInputItem[] }> {
-    const files = await readImageFiles(request.messages, cached, readImageFile)
-    const view = providerView(request)
+    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const files = view.files
     const input: ResponsesInputItem[] = []
     const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
     const images = new ToolImageRun<ResponsesContent>((content) => input.push({ role: 'user', content }))

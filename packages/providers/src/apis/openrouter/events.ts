@@ -1,4 +1,4 @@
-import type { EventMapper } from '../../adapter.js'
+import type { EventMapper } from '../../adapter/spec.js'
 import type { ErrorContext } from '../../transport/failures.js'
 import { parseEventJson } from '../../transport/failures.js'
 import { type ChatChunk, type ChatDelta, mapChatChunk } from '../openai-chat/events.js'

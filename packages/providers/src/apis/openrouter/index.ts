@@ -1,4 +1,4 @@
-import type { ProviderFactory } from '../../adapter.js'
+import type { ProviderFactory } from '../../adapter/spec.js'
 import { chatAdapter } from '../openai-chat/index.js'
 import { TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
 import { createOpenRouterEventMapper } from './events.js'
@@ -15,6 +15,7 @@ export const OPENROUTER_BASE_URL = 'https://openrouter.ai/api/v1'
 export const openrouter: ProviderFactory = (config) =>
   chatAdapter(config, {
     defaultBaseUrl: OPENROUTER_BASE_URL,
+    apiOptions: config.apiOptions?.openrouter,
     replayReasoning: openrouterReasoningReplay(config.model),
     maxTokensField: 'max_tokens',
     toolCallIds: TOOL_CALL_ID_RULES.openrouter,

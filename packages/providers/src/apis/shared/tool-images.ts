@@ -1,5 +1,5 @@
 import type { ImagePart, ToolResultMessage } from '@kode/protocol'
-import type { ViewEntry } from './provider-view.js'
+import type { ViewEntry } from './prepare-messages.js'
 
 /**
  * A tool result's images for a wire whose tool messages carry text only (Chat Completions,

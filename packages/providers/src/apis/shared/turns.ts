@@ -1,5 +1,5 @@
 import type { AssistantMessage, DeveloperMessage, ToolResultMessage, UserMessage } from '@kode/protocol'
-import type { ProviderView } from './provider-view.js'
+import type { ViewEntry } from './prepare-messages.js'
 
 /** One turn of a wire whose conversation alternates between the user and the model. */
 export interface Turn<P> {
@@ -20,7 +20,10 @@ export interface TurnConverters<P> {
  * consecutive user content (results, then the next user message) merges into one turn, and a
  * message that converts to nothing leaves no turn.
  */
-export function userAssistantTurns<P>(view: ProviderView, convert: TurnConverters<P>): Turn<P>[] {
+export function userAssistantTurns<P>(
+  view: { entries: readonly ViewEntry[] },
+  convert: TurnConverters<P>,
+): Turn<P>[] {
   const turns: Turn<P>[] = []
   const push = (role: Turn<P>['role'], parts: P[]) => {
     if (parts.length === 0) return

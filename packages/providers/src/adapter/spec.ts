@@ -1,7 +1,14 @@
 import type { ImagePart, SignatureFormat, StopDetails, StopReason, Usage } from '@kode/protocol'
-import type { ErrorContext } from './transport/failures.js'
-import type { SseEvent } from './transport/sse.js'
-import type { ClientConfig, LLMRequest, ModelInfo } from './types.js'
+import type { ErrorContext } from '../transport/failures.js'
+import type { SseEvent } from '../transport/sse.js'
+import type { ClientConfig, LLMRequest, ModelInfo } from '../types.js'
+
+/**
+ * The version of this provider-authoring spec. It changes only when an adapter written for an
+ * earlier version would no longer work; an adapter may state the version it implements in
+ * {@link WireAdapter.specVersion}.
+ */
+export const ADAPTER_SPEC_VERSION = 1
 
 /**
  * The provider-authoring spec. An adapter is two mappings: `buildRequest` (messages -> the HTTP
@@ -10,6 +17,11 @@ import type { ClientConfig, LLMRequest, ModelInfo } from './types.js'
  * the stream items and the final `AssistantMessage`.
  */
 export interface WireAdapter {
+  /**
+   * The spec version the adapter implements ({@link ADAPTER_SPEC_VERSION} when it was written).
+   * Optional; a client refuses an adapter stating a version it does not implement.
+   */
+  readonly specVersion?: number
   /** API root used when the host gives no `baseUrl`, e.g. `https://api.openai.com/v1`. */
   readonly defaultBaseUrl: string
   /** Messages -> request. Pure apart from reading image files; may cache per message object. */
