@@ -91,7 +91,9 @@ describe('a server that never sends its terminal event', () => {
     frameChat(['{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'], { done: false })
 
   test('the error names the missing data: [DONE] and the completesOn fix', async () => {
-    server().enqueue({ body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning'), { done: false }) })
+    server().enqueue({
+      body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning'), { done: false }),
+    })
     const { error } = await run('openai-chat')
     expect(error).toMatchObject({ code: 'stream_cut', retryable: false })
     expect(error?.message).toContain('data: [DONE]')
@@ -99,7 +101,10 @@ describe('a server that never sends its terminal event', () => {
   })
 
   test('is not retried, even before any output: the same request would fail the same way', async () => {
-    server().enqueue({ body: finishOnly() }, { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) })
+    server().enqueue(
+      { body: finishOnly() },
+      { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) },
+    )
     const { items, error } = await run('openai-chat')
     expect(items).toEqual([])
     expect(error).toMatchObject({ code: 'stream_cut', retryable: false })

@@ -22,7 +22,7 @@ export interface ProviderViewOptions {
    * (so synthetic results are formatted too); the formatted messages are kept, so a long session
    * formats each message once. Default: every message is sent as it is.
    */
-  format?: ProviderMessageFormat
+  format?: ProviderMessageFormat | undefined
 }
 
 /** An assistant message and the results that answer its calls, until a non-tool message ends it. */

@@ -19,7 +19,7 @@ export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [eve
 /** Per-run options. */
 export interface RunOptions {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 /** An agent bound to one session. Runs one task at a time. */

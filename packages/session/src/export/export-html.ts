@@ -11,16 +11,16 @@ import { TRANSCRIPT_CSS } from './styles.js'
 /** Options of `exportHtml`. */
 export interface ExportHtmlOptions {
   /** The page title; by default the session's title, else its first prompt. */
-  title?: string
+  title?: string | undefined
   /** The session's metadata, shown in the header (id, dates, model, parent). */
-  info?: SessionInfo
+  info?: SessionInfo | undefined
   /** Sub-agent sessions to nest under the tool calls that ran them (see `loadSubSessions`). */
-  subSessions?: SubSessionHistories
+  subSessions?: SubSessionHistories | undefined
   /**
    * Embeds an `image_file` part: return a `data:image/...;base64,` URL, or `undefined` to show
    * the file's path instead. Only `data:image/` URLs are ever embedded.
    */
-  resolveImage?: ImageResolver
+  resolveImage?: ImageResolver | undefined
 }
 
 // No network and no script: only inline styles and inline (data:) images may load.
