@@ -67,21 +67,57 @@ export interface LockHolder {
 
 /**
  * Another live writer (another process, or another store instance in this one) holds the
- * session. Only one writer may append to, update or delete a session at a time.
+ * session. Only one writer may append to, update or delete a session at a time. The message
+ * says who holds it and what to do; `sameProcess` is true when the holder is another store in
+ * this very process (release it with `agent.close()` or `store.close()`, or share one store).
  */
 export class SessionLockedError extends SessionError {
   override readonly name: string = 'SessionLockedError'
   readonly lockFile: string
   readonly holder: LockHolder | undefined
+  readonly sameProcess: boolean
 
-  constructor(sessionId: string, lockFile: string, holder: LockHolder | undefined) {
-    const who = holder ? `process ${holder.pid} on ${holder.hostname}` : 'an unknown process'
-    super('session_locked', `session ${sessionId} is being written by ${who} (lock file ${lockFile})`, {
-      sessionId,
-    })
+  constructor(
+    sessionId: string,
+    lockFile: string,
+    holder: LockHolder | undefined,
+    options: { sameProcess?: boolean | undefined } = {},
+  ) {
+    const sameProcess = options.sameProcess === true
+    super('session_locked', lockedMessage(sessionId, lockFile, holder, sameProcess), { sessionId })
     this.lockFile = lockFile
     this.holder = holder
+    this.sameProcess = sameProcess
   }
+}
+
+function lockedMessage(
+  sessionId: string,
+  lockFile: string,
+  holder: LockHolder | undefined,
+  sameProcess: boolean,
+): string {
+  const session = `session ${sessionId}`
+  if (sameProcess) {
+    return (
+      `${session} is already being written by another store in this process (pid ${holder?.pid}); ` +
+      'a session has one writer at a time. Use one store for all the agents of a session, or ' +
+      'release the session first: `await agent.close()` on the agent that wrote it, or ' +
+      '`await store.close()` on its store.'
+    )
+  }
+  if (!holder) {
+    return (
+      `${session} is locked by a writer whose lock file cannot be read (${lockFile}). If no ` +
+      'process is writing this session (one that crashed while taking the lock), delete that file.'
+    )
+  }
+  return (
+    `${session} is being written by process ${holder.pid} on ${holder.hostname} (lock file ` +
+    `${lockFile}); a session has one writer at a time. Wait for that process to finish or ` +
+    'stop it. A lock whose process no longer runs on this host is removed on the next attempt; ' +
+    'one from another host must be deleted by hand once its process is gone.'
+  )
 }
 
 /** The `session_not_found` error every store and helper throws. */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -158,5 +158,21 @@ describe('two processes writing one session', () => {
 
     const next = start('try', dir, 's')
     expect(await next.line(() => true)).toBe('ok')
+  })
+})
+
+describe('a process that exits without closing its store', () => {
+  test.each(['drain', 'exit'])('leaves no writer.lock behind (%s), and its record is kept', async (how) => {
+    const leaver = start('leave', dir, 's', how)
+    await leaver.line((line) => line === 'appended')
+    expect(await leaver.exited).toBe(0)
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+    const warnings: StoreWarning[] = []
+    const store = reader(warnings)
+    await store.append('s', [{ role: 'user', id: 'next', createdAt: 1, parts: [] }])
+    expect((await store.read('s')).map((e) => e.id)).toEqual([`left-${leaver.process.pid}`, 'next'])
+    // Nothing stale had to be removed: the lock was gone.
+    expect(warnings).toEqual([])
+    await store.close()
   })
 })

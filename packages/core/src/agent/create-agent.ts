@@ -48,6 +48,14 @@ export interface Agent {
   setClient(client: LLMClient): void
   /** The session's history as persisted (empty before the first run of a new session). */
   history(): Promise<HistoryEvent[]>
+  /**
+   * Ends the agent: interrupts a running task and waits until it has persisted, then releases
+   * the session's writer in the store (`store.release`), so another store or process can write
+   * the session and no lock file is left behind. The store stays open, since it may serve other
+   * agents: close a store you made for this agent alone with `store.close()`. A later `run`
+   * throws `AgentError` (`agent_closed`); `history()` still reads. Calling it again does nothing.
+   */
+  close(): Promise<void>
 }
 
 /**
@@ -70,8 +78,11 @@ export function createAgent(options: AgentOptions): Agent {
   const steering: UserContentPart[][] = []
   let client = options.client
   let running = false
+  let current: RunChannel | undefined
+  let closing: Promise<void> | undefined
 
   const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const parts = validateUserInput(input)
     running = true
@@ -81,6 +92,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (external?.aborted) forward()
     else external?.addEventListener('abort', forward, { once: true })
     const channel = new RunChannel(sessionId, () => controller.abort())
+    current = channel
     let listenerFailure: { error: unknown } | undefined
     let hostFailure: HostFailure | undefined
     const sink = (event: Event) => {
@@ -118,6 +130,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const settle = () => {
       running = false
+      current = undefined
       external?.removeEventListener('abort', forward)
     }
     runTask(rt, parts).then(
@@ -159,6 +172,18 @@ export function createAgent(options: AgentOptions): Agent {
         if (SessionError.is(error) && error.code === 'session_not_found') return []
         throw error
       }
+    },
+    close() {
+      closing ??= (async () => {
+        const task = current
+        if (task) {
+          task.interrupt()
+          // How the task ended is the run's to report; close only waits for it to be persisted.
+          await task.done.catch(() => undefined)
+        }
+        await store.release?.(sessionId)
+      })()
+      return closing
     },
   }
 }

@@ -86,6 +86,11 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
       assertSessionId(sessionId)
       sessions.delete(sessionId)
     },
+    async release(sessionId: string) {
+      // Nothing to let go of: a memory store has no writer per session.
+      open()
+      assertSessionId(sessionId)
+    },
     async close() {
       closed = true
     },

@@ -25,6 +25,13 @@ export interface SessionStore {
   list(): Promise<SessionInfo[]>
   /** Removes a session and its history. Deleting a session that does not exist does nothing. */
   delete(sessionId: string): Promise<void>
+  /**
+   * Finishes pending writes of one session and lets go of its writer (the file store's lock and
+   * file handle), so another store or process may write the session; `agent.close()` calls it.
+   * The store stays open, and a later append takes the writer again. Releasing a session this
+   * store is not writing does nothing. Optional: a store without per-session writers may omit it.
+   */
+  release?(sessionId: string): Promise<void>
   /** Finishes pending writes and releases locks and file handles. The store is unusable after. */
   close(): Promise<void>
 }

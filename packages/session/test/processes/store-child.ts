@@ -4,6 +4,9 @@
 //                                 about <bytes>: the parent kills it while that write is on disk
 //   hold <dir> <session>          append one record, print `ready`, close when stdin says `close`
 //   try  <dir> <session>          append one record; print `ok` or the error code and holder pid
+//   leave <dir> <session> <how>   append one record and print `appended`, then exit without
+//                                 closing the store: `drain` (the event loop empties) or `exit`
+//                                 (process.exit)
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
 import { createFileSessionStore, SessionError, SessionLockedError } from '@kode/session'
@@ -49,6 +52,12 @@ switch (mode) {
       const holder = error instanceof SessionLockedError ? ` ${error.holder?.pid}` : ''
       process.stdout.write(`${SessionError.is(error) ? error.code : String(error)}${holder}\n`)
     }
+    break
+  }
+  case 'leave': {
+    await store.append(sessionId, [record(`left-${process.pid}`)])
+    process.stdout.write('appended\n')
+    if (bytes === 'exit') process.exit(0)
     break
   }
   default:

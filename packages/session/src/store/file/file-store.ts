@@ -45,6 +45,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const fsync = options.fsync ?? true
   const warn = options.onWarning ?? (() => {})
   const writers = new Map<string, Promise<SessionWriter>>()
+  /** Writers being released: a new writer of the session waits for the old one to let go. */
+  const releasing = new Map<string, Promise<void>>()
+  const exitHook = new ExitHook()
   let closed = false
 
   const context = (sessionId: string): WriterContext => ({
@@ -61,13 +64,29 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   /** Remembers a writer being opened, forgetting it if opening fails so a later call retries. */
   const track = (sessionId: string, opening: Promise<SessionWriter>) => {
     writers.set(sessionId, opening)
-    opening.catch(() => {
-      if (writers.get(sessionId) === opening) writers.delete(sessionId)
-    })
+    opening.then(
+      (writer) => exitHook.add(writer),
+      () => {
+        if (writers.get(sessionId) === opening) writers.delete(sessionId)
+      },
+    )
     return opening
   }
+  const afterRelease = (sessionId: string) => releasing.get(sessionId) ?? Promise.resolve()
   const writerOf = (sessionId: string) =>
-    writers.get(sessionId) ?? track(sessionId, SessionWriter.open(context(sessionId)))
+    writers.get(sessionId) ??
+    track(
+      sessionId,
+      afterRelease(sessionId).then(() => SessionWriter.open(context(sessionId))),
+    )
+  /** Closes a writer and forgets it. */
+  const closeWriter = async (writer: SessionWriter) => {
+    try {
+      await writer.close()
+    } finally {
+      exitHook.delete(writer)
+    }
+  }
   /** This store's own writer of the session, if it has one open. */
   const ownWriter = async (sessionId: string) => {
     const opening = writers.get(sessionId)
@@ -90,7 +109,10 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         throw new SessionError('session_exists', `session ${sessionId} already exists`, { sessionId })
       }
       await mkdir(root, { recursive: true })
-      const writer = await track(sessionId, SessionWriter.create(context(sessionId), init))
+      const writer = await track(
+        sessionId,
+        afterRelease(sessionId).then(() => SessionWriter.create(context(sessionId), init)),
+      )
       return writer.info()
     },
 
@@ -156,6 +178,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       }
       const lock = await writer.closeForDelete()
       writers.delete(sessionId)
+      exitHook.delete(writer)
       // Renamed away first, so the session disappears at once even if removing its files is slow.
       const trash = join(root, `.deleted-${sessionId}-${randomUUID()}`)
       try {
@@ -167,13 +190,28 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       await rm(trash, { recursive: true, force: true })
     },
 
+    async release(sessionId: string) {
+      check(sessionId)
+      const opening = writers.get(sessionId)
+      if (!opening) return afterRelease(sessionId)
+      writers.delete(sessionId)
+      const done = opening.then(closeWriter, () => {})
+      const settled = done.catch(() => {})
+      releasing.set(sessionId, settled)
+      try {
+        await done
+      } finally {
+        if (releasing.get(sessionId) === settled) releasing.delete(sessionId)
+      }
+    },
+
     async close() {
       if (closed) return
       closed = true
       const results = await Promise.allSettled(
         [...writers.values()].map(async (opening) => {
           const writer = await opening.catch(() => undefined)
-          await writer?.close()
+          if (writer) await closeWriter(writer)
         }),
       )
       writers.clear()
@@ -210,5 +248,27 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
     return { ...info, recordCount, updatedAt: Math.max(info.updatedAt, mtimeMs) }
   } finally {
     await handle.close()
+  }
+}
+
+/**
+ * Removes the lock files of the writers still open when the process exits (a host that never
+ * closed its store or agent), so a clean exit leaves no `writer.lock` behind. Listens to the
+ * process's `exit` only while this store has a writer open.
+ */
+class ExitHook {
+  private readonly open = new Set<SessionWriter>()
+  private readonly onExit = () => {
+    for (const writer of this.open) writer.releaseLockOnExit()
+  }
+
+  add(writer: SessionWriter): void {
+    if (this.open.size === 0) process.on('exit', this.onExit)
+    this.open.add(writer)
+  }
+
+  delete(writer: SessionWriter): void {
+    if (!this.open.delete(writer)) return
+    if (this.open.size === 0) process.off('exit', this.onExit)
   }
 }

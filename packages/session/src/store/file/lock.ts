@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { readFileSync, unlinkSync } from 'node:fs'
 import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { type LockHolder, SessionError, SessionLockedError } from '../../errors.js'
@@ -8,6 +9,8 @@ export interface HeldLock {
   readonly file: string
   /** Removes the lock file if it is still ours. */
   release(): Promise<void>
+  /** The same, synchronously: for a process that is exiting and can no longer wait. */
+  releaseSync(): void
 }
 
 interface LockContent extends LockHolder {
@@ -88,6 +91,7 @@ export async function acquireLock(
           sessionId,
           file,
           holder === 'unreadable' ? undefined : publicHolder(holder),
+          { sameProcess: holder !== 'unreadable' && isThisProcess(holder, self) },
         )
       }
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
@@ -192,6 +196,11 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
   return false
 }
 
+/** The holder is this very process (another store in it), not an earlier one with our pid. */
+function isThisProcess(holder: LockContent, self: Observer): boolean {
+  return holder.hostname === self.hostname && holder.pid === self.pid && !isStale(holder, self)
+}
+
 /** The holder as callers see it: without our internal token. */
 function publicHolder({ pid, hostname, acquiredAt }: LockContent): LockHolder {
   return { pid, hostname, acquiredAt }
@@ -206,6 +215,15 @@ function heldLock(file: string, token: string): HeldLock {
       released = true
       const holder = await readHolder(file).catch(() => 'unreadable' as const)
       if (typeof holder === 'object' && holder.token === token) await unlink(file).catch(() => {})
+    },
+    releaseSync() {
+      if (released) return
+      released = true
+      try {
+        if ((JSON.parse(readFileSync(file, 'utf8')) as Partial<LockContent>).token === token) unlinkSync(file)
+      } catch {
+        // Gone, unreadable or not removable: nothing more can be done while exiting.
+      }
     },
   }
 }

@@ -213,6 +213,15 @@ export class SessionWriter {
   }
 
   /**
+   * Removes the lock file at once, for a process that exits without closing its store. Every
+   * acknowledged append is already on disk; the metadata may trail the history, which readers
+   * reconcile (see `readInfo`).
+   */
+  releaseLockOnExit(): void {
+    this.lock.releaseSync()
+  }
+
+  /**
    * Waits for queued appends and closes the file but keeps the lock, so the caller can remove the
    * session directory (lock file included) without another writer slipping in. Returns the lock
    * for the caller to release if the removal fails.
