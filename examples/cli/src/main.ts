@@ -35,6 +35,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     cwd: process.cwd(),
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
   })
+  for (const notice of app.notices) stderr.write(`kode: ${notice}\n`)
   try {
     // `--resume` takes an id or an unambiguous prefix of one.
     const resume = args.resume !== undefined ? await resumable(app, args.resume) : undefined

@@ -16,20 +16,34 @@ const harness = useHarness('file')
 const lockOf = (sessionId: string) => join(harness().dir!, sessionId, 'writer.lock')
 
 describe('agent.close()', () => {
-  test("releases the session's writer: a second store in the same process can then continue it", async () => {
+  test('interrupts the running task that holds the session; then another store can continue it', async () => {
     const h = harness()
-    h.server.enqueue(textReply('r1', 'Hello.'), textReply('r2', 'Hello again.'))
-    const first = h.createAgent({ sessionId: 's1' })
-    await collect(first.run('Hi'))
+    const started = gate()
+    const wait = defineTool({
+      name: 'wait',
+      description: 'Waits until interrupted',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) =>
+        new Promise<string>((_resolve, reject) => {
+          started.open()
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true })
+        }),
+    })
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'wait', {})] }),
+      textReply('r2', 'Hello again.'),
+    )
+    const first = h.createAgent({ sessionId: 's1', tools: [wait] })
+    first.run('Wait')
+    await started.promise
     expect(existsSync(lockOf('s1'))).toBe(true)
 
-    // Before close, the second store is refused, and the error says what to do.
+    // While the task runs, a second store is refused, and the error says what to do.
     const other = h.reopenStore()
     const refused = await collect(h.createAgent({ store: other, sessionId: 's1' }).run('Again')).catch(
       (e: unknown) => e,
     )
     expect(refused).toBeInstanceOf(SessionLockedError)
-    expect((refused as Error).message).toContain('await agent.close()')
 
     await first.close()
     expect(existsSync(lockOf('s1'))).toBe(false)
@@ -37,7 +51,7 @@ describe('agent.close()', () => {
     const { outcome } = await collect(second.run('Again'))
     expect(outcome.reason).toBe('completed')
     expect(summarizeHistory(await second.history()).filter((line) => line.startsWith('user'))).toEqual([
-      'user: Hi',
+      'user: Wait',
       'user: Again',
     ])
     await second.close()
@@ -84,7 +98,7 @@ describe('agent.close()', () => {
     expect(existsSync(lockOf('s1'))).toBe(false)
   })
 
-  test("a sub-agent's session is released as soon as its task ends", async () => {
+  test("a sub-agent's session, like the agent's, is free once its task ends", async () => {
     const h = harness()
     const helper = defineSubAgent({ name: 'helper', description: 'Helps', system: 'You help.' })
     h.server.handle((request: RecordedRequest): ScriptedResponse => {
@@ -100,9 +114,9 @@ describe('agent.close()', () => {
     expect((await collect(agent.run('Get help'))).outcome.reason).toBe('completed')
     const sessions = readdirSync(h.dir!).filter((name) => name !== 's1')
     expect(sessions).toHaveLength(1)
+    // Every writer was given back when its task ended: nothing is left locked.
     expect(existsSync(lockOf(sessions[0]!))).toBe(false)
-    expect(existsSync(lockOf('s1'))).toBe(true)
-    await agent.close()
     expect(existsSync(lockOf('s1'))).toBe(false)
+    await agent.close()
   })
 })

@@ -12,6 +12,7 @@ export type SessionErrorCode =
   | 'empty_session'
   | 'message_not_found'
   | 'store_closed'
+  | 'symlink_refused'
 
 /**
  * A session store or session helper refused an operation. `code` says why; `sessionId` names the
@@ -65,59 +66,68 @@ export interface LockHolder {
   acquiredAt: number
 }
 
+/** Who holds a session that a writer was refused, as far as this process can tell. */
+export type LockOwner =
+  /** Another writer of the same store in this process (an agent's running task, a held lease). */
+  | 'this-store'
+  /** Another store in this process that has not been closed. */
+  | 'this-process'
+  /** Another process on this host. */
+  | 'other-process'
+  /** A process on another host sharing the directory. */
+  | 'other-host'
+  /** A lock file that could not be read. */
+  | 'unknown'
+
 /**
- * Another live writer (another process, or another store instance in this one) holds the
- * session. Only one writer may append to, update or delete a session at a time. The message
- * says who holds it and what to do; `sameProcess` is true when the holder is another store in
- * this very process (release it with `agent.close()` or `store.close()`, or share one store).
+ * Another live writer holds the session: only one writer may append to, update or delete a session
+ * at a time, in one process or across processes. The message says who holds it and what to do;
+ * `owner` says the same for code. `lockFile` is the lock file (stores without files have none).
  */
 export class SessionLockedError extends SessionError {
   override readonly name: string = 'SessionLockedError'
-  readonly lockFile: string
+  readonly lockFile: string | undefined
   readonly holder: LockHolder | undefined
-  readonly sameProcess: boolean
+  readonly owner: LockOwner
 
   constructor(
     sessionId: string,
-    lockFile: string,
+    lockFile: string | undefined,
     holder: LockHolder | undefined,
-    options: { sameProcess?: boolean | undefined } = {},
+    owner: LockOwner,
   ) {
-    const sameProcess = options.sameProcess === true
-    super('session_locked', lockedMessage(sessionId, lockFile, holder, sameProcess), { sessionId })
+    super('session_locked', lockedMessage(sessionId, lockFile, holder, owner), { sessionId })
     this.lockFile = lockFile
     this.holder = holder
-    this.sameProcess = sameProcess
+    this.owner = owner
   }
 }
 
 function lockedMessage(
   sessionId: string,
-  lockFile: string,
+  lockFile: string | undefined,
   holder: LockHolder | undefined,
-  sameProcess: boolean,
+  owner: LockOwner,
 ): string {
-  const session = `session ${sessionId}`
-  if (sameProcess) {
-    return (
-      `${session} is already being written by another store in this process (pid ${holder?.pid}); ` +
-      'a session has one writer at a time. Use one store for all the agents of a session, or ' +
-      'release the session first: `await agent.close()` on the agent that wrote it, or ' +
-      '`await store.close()` on its store.'
-    )
+  const file = lockFile ? ` (lock file ${lockFile})` : ''
+  const who = holder ? `process ${holder.pid} on ${holder.hostname}` : 'another process'
+  const head = `session ${sessionId} is being written by`
+  switch (owner) {
+    case 'this-store':
+      return `${head} another writer of this store (an agent running a task on it, or a lease not released yet): wait for that task to end, or use another session id (forkSession copies one)`
+    case 'this-process':
+      return `${head} another session store in this process${file}: close that store (store.close()) or share one store, so only one writes the session`
+    case 'other-process':
+      return `${head} ${who}${file}: wait for it to finish or stop it; once it no longer runs, its lock is removed by the next writer`
+    case 'other-host':
+      return `${head} ${who}${file}: this host cannot tell whether it still runs; if it does not, delete the lock file`
+    case 'unknown':
+      return `${head} ${who}${file}, whose lock cannot be read: if no Kode process writes this session, delete the lock file`
+    default: {
+      const never: never = owner
+      return never
+    }
   }
-  if (!holder) {
-    return (
-      `${session} is locked by a writer whose lock file cannot be read (${lockFile}). If no ` +
-      'process is writing this session (one that crashed while taking the lock), delete that file.'
-    )
-  }
-  return (
-    `${session} is being written by process ${holder.pid} on ${holder.hostname} (lock file ` +
-    `${lockFile}); a session has one writer at a time. Wait for that process to finish or ` +
-    'stop it. A lock whose process no longer runs on this host is removed on the next attempt; ' +
-    'one from another host must be deleted by hand once its process is gone.'
-  )
 }
 
 /** The `session_not_found` error every store and helper throws. */

@@ -1,7 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import {
   appendFileSync,
-  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -251,62 +250,6 @@ describe('one writer per session', () => {
       })
     }
     expect(await second.read('s')).toEqual([])
-  })
-
-  test("the refusal says it is this process's other store, and how to let go of it", async () => {
-    const first = openStore()
-    await first.create({ id: 's' })
-    const error = await openStore()
-      .append('s', shortConversation())
-      .catch((e: unknown) => e)
-    expect(error).toMatchObject({ code: 'session_locked', sameProcess: true })
-    expect((error as Error).message).toContain('another store in this process')
-    expect((error as Error).message).toContain('await agent.close()')
-    expect((error as Error).message).toContain('await store.close()')
-  })
-
-  test("another process's refusal names it and says what to do", async () => {
-    const store = openStore()
-    await store.create({ id: 's' })
-    await store.close()
-    const lock = { pid: 1, hostname: `not-${hostname()}`, acquiredAt: 1, token: 'other' }
-    writeFileSync(join(dir, 's', 'writer.lock'), JSON.stringify(lock))
-    const error = await openStore()
-      .append('s', shortConversation())
-      .catch((e: unknown) => e)
-    expect(error).toMatchObject({ code: 'session_locked', sameProcess: false })
-    expect((error as Error).message).toMatch(/process 1 on not-.*; a session has one writer at a time/)
-    expect((error as Error).message).toContain('deleted by hand once its process is gone')
-  })
-
-  test('release lets go of one session: another store may write it, and this one still works', async () => {
-    const first = openStore()
-    await first.create({ id: 's' })
-    await first.create({ id: 't' })
-    await first.append('s', shortConversation())
-    await first.release!('s')
-    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
-    expect(existsSync(join(dir, 't', 'writer.lock'))).toBe(true)
-    const second = openStore()
-    await second.append('s', [new HistoryBuilder().user('from the second')])
-    await second.release!('s')
-    // The first store takes the writer again on its next append.
-    await first.append('s', [new HistoryBuilder().user('back to the first')])
-    expect((await first.read('s')).length).toBe(shortConversation().length + 2)
-    await first.release!('never-written')
-    await first.close()
-    await second.close()
-  })
-
-  test('an append right after release waits for the writer to be let go', async () => {
-    const store = openStore()
-    await store.create({ id: 's' })
-    const releasing = store.release!('s')
-    await store.append('s', shortConversation())
-    await releasing
-    expect(await store.read('s')).toEqual(shortConversation())
-    await store.close()
-    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
   })
 
   test('the session is free again once the holder closes', async () => {

@@ -49,9 +49,9 @@ export interface Agent {
   /** The session's history as persisted (empty before the first run of a new session). */
   history(): Promise<HistoryEvent[]>
   /**
-   * Ends the agent: interrupts a running task and waits until it has persisted, then releases
-   * the session's writer in the store (`store.release`), so another store or process can write
-   * the session and no lock file is left behind. The store stays open, since it may serve other
+   * Ends the agent: interrupts a running task and resolves once it has persisted and given the
+   * session's writer back (its lease released; the file store's lock file removed), so another
+   * store or process can write the session. The store stays open, since it may serve other
    * agents: close a store you made for this agent alone with `store.close()`. A later `run`
    * throws `AgentError` (`agent_closed`); `history()` still reads. Calling it again does nothing.
    */
@@ -181,7 +181,6 @@ export function createAgent(options: AgentOptions): Agent {
           // How the task ended is the run's to report; close only waits for it to be persisted.
           await task.done.catch(() => undefined)
         }
-        await store.release?.(sessionId)
       })()
       return closing
     },

@@ -70,9 +70,5 @@ export async function runSubAgent(
   } catch (error) {
     child.events.abandon(error)
     throw error
-  } finally {
-    // The child's session is complete once its task ends: let go of its writer (and lock file).
-    // Failing to let go is not the parent task's failure: the lock goes when the process exits.
-    await rt.store.release?.(sessionId).catch(() => undefined)
   }
 }

@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto'
-import { readFileSync, unlinkSync } from 'node:fs'
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { type LockHolder, SessionError, SessionLockedError } from '../../errors.js'
+import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '../../errors.js'
+import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
 export interface HeldLock {
   readonly file: string
   /** Removes the lock file if it is still ours. */
   release(): Promise<void>
-  /** The same, synchronously: for a process that is exiting and can no longer wait. */
-  releaseSync(): void
 }
 
 interface LockContent extends LockHolder {
@@ -86,17 +84,13 @@ export async function acquireLock(
       if (await createFrom(temp, file, content)) return heldLock(file, content.token)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
-      if (holder === 'unreadable' || !isStale(holder, self)) {
-        throw new SessionLockedError(
-          sessionId,
-          file,
-          holder === 'unreadable' ? undefined : publicHolder(holder),
-          { sameProcess: holder !== 'unreadable' && isThisProcess(holder, self) },
-        )
+      if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
+      if (!isStale(holder, self)) {
+        throw new SessionLockedError(sessionId, file, publicHolder(holder), ownerOf(holder, self))
       }
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
     }
-    throw new SessionLockedError(sessionId, file, undefined)
+    throw new SessionLockedError(sessionId, file, undefined, 'unknown')
   } finally {
     await unlink(temp).catch(() => {})
   }
@@ -126,9 +120,17 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    // Never through a link planted as the lock: such a lock is unreadable, so refused.
+    const handle = await open(file, READ)
+    try {
+      text = await handle.readFile('utf8')
+    } finally {
+      await handle.close()
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return 'missing'
+    if (code === 'ELOOP' || code === 'EMLINK') return 'unreadable'
     throw error
   }
   try {
@@ -196,9 +198,10 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
   return false
 }
 
-/** The holder is this very process (another store in it), not an earlier one with our pid. */
-function isThisProcess(holder: LockContent, self: Observer): boolean {
-  return holder.hostname === self.hostname && holder.pid === self.pid && !isStale(holder, self)
+/** Where a live holder runs, relative to us. */
+function ownerOf(holder: LockContent, self: Observer): LockOwner {
+  if (holder.hostname !== self.hostname) return 'other-host'
+  return holder.pid === self.pid ? 'this-process' : 'other-process'
 }
 
 /** The holder as callers see it: without our internal token. */
@@ -215,15 +218,6 @@ function heldLock(file: string, token: string): HeldLock {
       released = true
       const holder = await readHolder(file).catch(() => 'unreadable' as const)
       if (typeof holder === 'object' && holder.token === token) await unlink(file).catch(() => {})
-    },
-    releaseSync() {
-      if (released) return
-      released = true
-      try {
-        if ((JSON.parse(readFileSync(file, 'utf8')) as Partial<LockContent>).token === token) unlinkSync(file)
-      } catch {
-        // Gone, unreadable or not removable: nothing more can be done while exiting.
-      }
     },
   }
 }
