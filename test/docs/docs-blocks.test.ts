@@ -14,6 +14,13 @@ import { fragmentCheck } from './fragments.js'
 // - ```ts fragment <package>: a signature listing, checked by fragmentCheck (names exported,
 //   parameters, option fields, return types).
 // Canaries (modules that must fail) show that the plugin mapping and the fragment checks bite.
+//
+// The blocks are checked under the strictest settings a host app may use (those of
+// @tsconfig/strictest that concern types: exactOptionalPropertyTypes, no property access from an
+// index signature, no implicit returns, no unreachable code...), so a snippet copied into such an
+// app compiles as it is. The unused-name checks are left out: a snippet binds a value to show its
+// type. The packages' own sources are type-checked by `pnpm typecheck` under the repository's
+// settings; errors the strictest settings find in them here are not the docs' and are ignored.
 
 const out = join(import.meta.dirname, 'test-output')
 const customProvider = join(repo, 'examples/custom-provider/src/index.js')
@@ -65,6 +72,66 @@ function checkedOf(block: Block): Checked | undefined {
 const blocks = docFiles.flatMap(blocksOf).filter((block) => block.lang === 'ts')
 const checked = blocks.flatMap((block) => checkedOf(block) ?? [])
 
+/**
+ * Not a block, but the promise the blocks rely on: every optional field of the public option
+ * types takes `undefined`, so `{ apiKey: process.env['KEY'] }` compiles with
+ * exactOptionalPropertyTypes on.
+ */
+const OPTION_TYPES = {
+  '@kode/core': ['AgentOptions', 'RunOptions', 'ReActFormatterOptions', 'CodeActFormatterOptions'],
+  '@kode/providers': ['ClientConfig', 'LLMRequest', 'StreamOptions', 'RetryOptions', 'ChatAdapterOptions'],
+  '@kode/session': [
+    'ExportHtmlOptions',
+    'ForkOptions',
+    'ProviderViewOptions',
+    'ReplayOptions',
+    'CreateSessionInit',
+    'FileSessionStoreOptions',
+  ],
+}
+const optionsWhere = 'public option types: every optional field accepts undefined'
+checked.push({
+  where: optionsWhere,
+  file: `${fileOf(optionsWhere)}.ts`,
+  code: `${Object.entries(OPTION_TYPES)
+    .map(([pkg, names]) => `import type { ${names.join(', ')} } from '${pkg}'\n`)
+    .join('')}
+type OptionalKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? K : never }[keyof T]
+/** \`true\` when an object giving \`undefined\` to every optional field of T is a T. */
+type AcceptsUndefined<T> = { [K in OptionalKeys<T>]: undefined } extends Pick<T, OptionalKeys<T>> ? true : false
+${Object.values(OPTION_TYPES)
+  .flat()
+  .map((name) => `export const ${name[0]!.toLowerCase()}${name.slice(1)}: AcceptsUndefined<${name}> = true\n`)
+  .join('')}`,
+})
+
+/** @tsconfig/strictest's type checks, on top of the base config's `strict` and `noUncheckedIndexedAccess`. */
+const STRICTEST = {
+  strict: true,
+  exactOptionalPropertyTypes: true,
+  noUncheckedIndexedAccess: true,
+  noPropertyAccessFromIndexSignature: true,
+  noImplicitReturns: true,
+  noImplicitOverride: true,
+  noFallthroughCasesInSwitch: true,
+  allowUnreachableCode: false,
+  allowUnusedLabels: false,
+  useUnknownInCatchVariables: true,
+  isolatedModules: true,
+  checkJs: true,
+}
+
+/** A canary that must fail under the strictest settings only: an optional option set to a `T | undefined`. */
+const strictCanary: Checked = {
+  where: 'canary strictest: exactOptionalPropertyTypes is on',
+  file: `${fileOf('canary strictest')}.ts`,
+  code: 'interface Exact {\n  a?: string\n}\nconst maybe: string | undefined = undefined\nexport const exact: Exact = { a: maybe }\n',
+}
+
+/** Files of the packages and examples themselves (not the blocks): see the note at the top. */
+const isSource = (line: string) =>
+  /^(\.\.\/)*(packages|examples)\//.test(line) && !line.includes('test-output')
+
 /** Modules that must not type-check, one per kind of mistake the checks are meant to catch. */
 const canaries: Checked[] = [
   ['fragment: a name the package does not export', 'notExportedAnywhere(value)'],
@@ -77,6 +144,7 @@ const canaries: Checked[] = [
   code: fragmentCheck(`${code}\n`, '@kode/session'),
 }))
 canaries.push(
+  strictCanary,
   pluginTest(
     'canary plugin-test: the mapped plugin is typed, not any',
     "import { acme } from '../src/index.js'\nconst wrong: number = acme\nexport { wrong }\n",
@@ -104,7 +172,7 @@ beforeAll(async () => {
   }
   const tsconfig = {
     extends: '../../../tsconfig.base.json',
-    compilerOptions: { baseUrl: '../../..', paths },
+    compilerOptions: { baseUrl: '../../..', paths, ...STRICTEST },
     files: all.map((item) => item.file),
   }
   writeFileSync(join(out, 'tsconfig.json'), JSON.stringify(tsconfig, null, 2))
@@ -125,7 +193,7 @@ beforeAll(async () => {
           (file) => line.startsWith(relative(repo, file)) || line.startsWith(file),
         ),
       )
-      key = owner?.where ?? 'elsewhere'
+      key = owner?.where ?? (isSource(line) ? 'sources' : 'elsewhere')
     }
     errors.set(key, [...(errors.get(key) ?? []), line])
   }

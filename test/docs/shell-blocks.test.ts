@@ -34,8 +34,10 @@ const NOT_RUN: Record<string, string> = {
     'the interactive REPL; examples/cli/test/process/repl.test.ts runs it in a terminal under tmux',
   'npm install -g pnpm@10 && pnpm install --frozen-lockfile && pnpm demo':
     'installs pnpm globally from the npm registry; it is the README demo-command, which .ci/run runs from a clean clone',
-  'npm install @kode/core @kode/providers @kode/session @sinclair/typebox':
-    'needs the npm registry; test/packaging installs these packages from their packed tarballs into a fresh host',
+  'pnpm pack:all':
+    'builds every package with its declarations (minutes); test/packaging runs scripts/pack.mjs, which it runs, and installs its tarballs',
+  'npm install /path/to/kode/dist/packs/kode-{protocol,providers,session,core}-0.1.0.tgz @sinclair/typebox':
+    "a path in the reader's clone; test/packaging installs the tarballs scripts/pack.mjs makes the same way, with the command the script prints",
 }
 
 const commands = pages.flatMap((page) =>

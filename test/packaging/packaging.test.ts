@@ -1,11 +1,13 @@
-import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join, resolve } from 'node:path'
+import { join, relative, resolve } from 'node:path'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 
-// Installs the packages the way a host app will: packed tarballs into a project outside the
-// workspace, imported from ESM and CJS, with types resolving under node16 and bundler resolution.
+// Installs the packages the way the docs tell a host app to: `scripts/pack.mjs` (`pnpm pack:all`)
+// builds and packs them, and the `npm install` it prints installs the tarballs into a project
+// outside the workspace; they are imported from ESM and CJS, with types resolving under node16 and
+// bundler resolution and the strictest settings. The CLI's tarball installs the `kode` command.
 
 const repo = resolve(import.meta.dirname, '../..')
 const bin = (name: string) => join(repo, 'node_modules/.bin', name)
@@ -41,35 +43,57 @@ const specifiers = packages.flatMap((p) =>
 )
 
 let host: string
+let tarballs: string
+/** The CLI installed from its tarball, as `npm install -g` would, into a private prefix. */
+let cliPrefix: string
+const REPOSITORY = 'https://git.example.test/kode/kode.git'
 
 beforeAll(async () => {
-  await run('pnpm', [...packages.flatMap((p) => ['--filter', p.name]), 'build'], repo)
   host = mkdtempSync(join(tmpdir(), 'kode-host-'))
-  const tarballs = join(host, 'tarballs')
-  mkdirSync(tarballs)
-  for (const p of packages) await run('pnpm', ['pack', '--pack-destination', tarballs], p.dir)
-  const files = readdirSync(tarballs)
-  const fileOf = (name: string) => {
-    const file = files.find((f) => f.startsWith(`${name.replace('@', '').replace('/', '-')}-`))
-    if (!file) throw new Error(`no tarball for ${name}`)
-    return `file:./tarballs/${file}`
-  }
-  const deps = Object.fromEntries(packages.map((p) => [p.name, fileOf(p.name)]))
+  tarballs = join(host, 'tarballs')
+  // The one script the docs give a user: builds and packs every package and the CLI.
+  const printed = await run('node', ['scripts/pack.mjs', '--out', tarballs, '--repository', REPOSITORY], repo)
+  const install = /npm install (\S+\.tgz(?: \S+\.tgz)*) @sinclair\/typebox/.exec(printed)
+  if (!install) throw new Error(`scripts/pack.mjs printed no install command:\n${printed}`)
   writeFileSync(
     join(host, 'package.json'),
+    // A Node host: Node's own types, no DOM lib, so nothing of ours may lean on browser globals.
     JSON.stringify(
-      // A Node host: Node's own types, no DOM lib, so nothing of ours may lean on browser globals.
-      {
-        name: 'kode-host',
-        private: true,
-        dependencies: { ...deps, '@types/node': '^20.19.0' },
-        overrides: deps,
-      },
+      { name: 'kode-host', private: true, dependencies: { '@types/node': '^20.19.0' } },
       null,
       2,
     ),
   )
-  await run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], host)
+  // Exactly the install the script prints (no overrides): the tarballs must resolve each other.
+  await run(
+    'npm',
+    [
+      'install',
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      ...install[1]!.split(' '),
+      '@sinclair/typebox',
+    ],
+    host,
+  )
+  cliPrefix = join(host, 'global')
+  const cli = readdirSync(tarballs).find((f) => f.startsWith('kode-cli-'))
+  if (!cli) throw new Error('scripts/pack.mjs made no kode-cli tarball')
+  await run(
+    'npm',
+    [
+      'install',
+      '-g',
+      '--prefix',
+      cliPrefix,
+      '--no-audit',
+      '--no-fund',
+      '--loglevel=error',
+      join(tarballs, cli),
+    ],
+    host,
+  )
 }, 600_000)
 
 afterAll(() => {
@@ -106,6 +130,12 @@ describe('installed from tarballs into a host project', () => {
     const options = [
       '--noEmit',
       '--strict',
+      // The strictest settings a host may use (@tsconfig/strictest's type checks), on our .d.ts too.
+      '--exactOptionalPropertyTypes',
+      '--noUncheckedIndexedAccess',
+      '--noPropertyAccessFromIndexSignature',
+      '--noImplicitReturns',
+      '--noImplicitOverride',
       '--skipLibCheck',
       'false',
       '--types',
@@ -136,6 +166,99 @@ describe('installed from tarballs into a host project', () => {
       expect(manifest.sideEffects, p.name).toBe(false)
       expect(manifest.engines.node, p.name).toBe('>=20.18.1')
     }
+  })
+})
+
+describe('the tarballs', () => {
+  const license = readFileSync(join(repo, 'LICENSE'), 'utf8')
+  const entries = (file: string) => execFileSync('tar', ['-tzf', file], { encoding: 'utf8' }).split('\n')
+  const manifestIn = (file: string) =>
+    JSON.parse(execFileSync('tar', ['-xzOf', file, 'package/package.json'], { encoding: 'utf8' }))
+
+  test('the repository has the Apache-2.0 LICENSE its packages declare, and each package a copy', () => {
+    expect(license).toContain('Apache License\n                           Version 2.0, January 2004')
+    expect(license).toContain('END OF TERMS AND CONDITIONS')
+    for (const dir of [...packages.map((p) => p.dir), join(repo, 'examples/cli')])
+      expect(readFileSync(join(dir, 'LICENSE'), 'utf8'), dir).toBe(license)
+  })
+
+  test.each([...packages.map((p) => [p.name, relative(repo, p.dir)]), ['kode-cli', 'examples/cli']])(
+    '%s carries its README, the LICENSE, repository and homepage',
+    (name, dir) => {
+      const file = join(
+        tarballs,
+        readdirSync(tarballs).find((f) => f.startsWith(`${name.replace('@', '').replace('/', '-')}-`))!,
+      )
+      expect(entries(file)).toEqual(expect.arrayContaining(['package/README.md', 'package/LICENSE']))
+      const manifest = manifestIn(file)
+      expect(manifest).toMatchObject({
+        name,
+        license: 'Apache-2.0',
+        repository: { type: 'git', url: `git+${REPOSITORY}`, directory: dir },
+        homepage: 'https://git.example.test/kode/kode#readme',
+      })
+      // workspace: ranges are resolved, so npm can install the tarball.
+      expect(JSON.stringify(manifest.dependencies ?? {})).not.toContain('workspace:')
+    },
+  )
+
+  test('the working tree is left as it was: the fields exist only in the tarballs', () => {
+    for (const p of packages)
+      expect(JSON.parse(readFileSync(join(p.dir, 'package.json'), 'utf8')).repository).toBeUndefined()
+  })
+})
+
+describe('the kode CLI installed from its tarball', () => {
+  const kode = () => join(cliPrefix, 'bin', 'kode')
+
+  test('kode -v prints the version of its package', async () => {
+    const { version } = JSON.parse(readFileSync(join(repo, 'examples/cli/package.json'), 'utf8'))
+    expect(await run(kode(), ['-v'], host)).toBe(`kode ${version}\n`)
+  })
+
+  test('kode exec --output stream-json prints NDJSON only', async () => {
+    const env: NodeJS.ProcessEnv = { ...process.env, XDG_CONFIG_HOME: join(host, 'xdg') }
+    for (const key of ['ANTHROPIC_API_KEY', 'OPENAI_API_KEY', 'GEMINI_API_KEY', 'OPENROUTER_API_KEY'])
+      delete env[key]
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile(
+        kode(),
+        ['exec', '--output', 'stream-json', '--sessions-dir', join(host, 'sessions'), 'hello'],
+        { cwd: host, env },
+        (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out)),
+      ),
+    )
+    const lines = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string })
+    expect(lines.at(-1)?.type).toBe('end')
+  })
+})
+
+describe('one provider registry per process', () => {
+  test('a provider registered through the CommonJS build is found by the ESM build, and back', async () => {
+    writeFileSync(
+      join(host, 'registry.mjs'),
+      `import { createRequire } from 'node:module'
+import * as esm from '@kode/providers'
+const cjs = createRequire(import.meta.url)('@kode/providers')
+if (cjs.createClient === esm.createClient) throw new Error('expected two builds')
+const factory = () => ({ buildRequest: () => ({ path: '/', headers: {}, body: {} }), createEventMapper: () => () => {} })
+cjs.registerProvider('from-cjs', factory)
+esm.registerProvider('from-esm', factory)
+console.log(JSON.stringify({
+  esm: esm.availableApis().filter((a) => a.startsWith('from-')),
+  cjs: cjs.availableApis().filter((a) => a.startsWith('from-')),
+  client: esm.createClient({ api: 'from-cjs', model: 'm', baseUrl: 'http://127.0.0.1:9' }).api,
+}))
+`,
+    )
+    expect(JSON.parse(await run('node', ['registry.mjs'], host))).toEqual({
+      esm: ['from-cjs', 'from-esm'],
+      cjs: ['from-cjs', 'from-esm'],
+      client: 'from-cjs',
+    })
   })
 })
 

@@ -73,6 +73,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   ] as const) {
     if (value !== undefined) args[key] = value
   }
+  if (args.baseUrl !== undefined && !isWebUrl(args.baseUrl))
+    throw new UsageError(`--base-url must be an http:// or https:// URL (got "${args.baseUrl}")`)
   if (values.reasoning !== undefined)
     args.reasoning = oneOf('--reasoning', values.reasoning, ['minimal', 'low', 'medium', 'high'] as const)
   if (values.thinking !== undefined)
@@ -116,4 +118,13 @@ function parse(argv: readonly string[]) {
 function oneOf<const T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T
   throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}")`)
+}
+
+function isWebUrl(value: string): boolean {
+  try {
+    const { protocol } = new URL(value)
+    return protocol === 'http:' || protocol === 'https:'
+  } catch {
+    return false
+  }
 }

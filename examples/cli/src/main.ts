@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+// Bundled into dist/kode.js at build time: `kode -v` is always the version of this package.
+import manifest from '../package.json' with { type: 'json' }
 import { openApp } from './app.js'
 import { parseCliArgs, USAGE, UsageError } from './args.js'
 import { ConfigError } from './config.js'
@@ -10,7 +12,7 @@ import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
 import { findSession } from './sessions.js'
 
-const VERSION = '0.0.0'
+const VERSION: string = manifest.version
 
 /** Runs the `kode` command line; resolves with the exit status. */
 async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
@@ -36,7 +38,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
   for (const notice of app.notices) stderr.write(`kode: ${notice}\n`)
   try {
     // `--resume` takes an id or an unambiguous prefix of one.
-    const resume = args.resume !== undefined ? await findSession(app.store, args.resume) : undefined
+    const resume = args.resume !== undefined ? await resumable(app, args.resume) : undefined
     switch (args.command) {
       case 'exec': {
         const signal = interruptSignal()
@@ -69,6 +71,20 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     }
   } finally {
     await app.close()
+  }
+}
+
+/** The session `--resume` names; none, or several, is a usage error (exit status 2). */
+async function resumable(
+  app: { store: Parameters<typeof findSession>[0] },
+  idOrPrefix: string,
+): Promise<string> {
+  try {
+    return await findSession(app.store, idOrPrefix)
+  } catch (error) {
+    // No such session, or a prefix of several: the command line's mistake. I/O errors are not.
+    if ((error as NodeJS.ErrnoException).code !== undefined) throw error
+    throw new UsageError(`--resume: ${(error as Error).message}`)
   }
 }
 

@@ -10,6 +10,7 @@ import {
   type SessionStore,
 } from '@kode/session'
 import { clip } from './display/format.js'
+import { truncateToWidth, visibleWidth } from './display/style.js'
 
 /** Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the path. */
 export async function exportSession(store: SessionStore, sessionId: string, file: string): Promise<string> {
@@ -52,12 +53,19 @@ export function matchPrefix(prefix: string, ids: readonly string[], what: string
   throw new Error(`${prefix} matches ${matches.length} ${what}s; give more of the id`)
 }
 
-/** One line per session: id, last change, records, title. */
-export function sessionLines(sessions: readonly SessionInfo[], current?: string): string[] {
+/**
+ * One line per session: id, last change, records, title, at most `columns` wide (terminal
+ * columns: wide characters count two). The title is cut to fit, and the rest too if it must.
+ */
+export function sessionLines(sessions: readonly SessionInfo[], current?: string, columns = 120): string[] {
   return sessions.map((info) => {
     const mark = info.id === current ? '*' : ' '
     const when = formatWhen(info.updatedAt)
-    return `${mark} ${info.id}  ${when}  ${String(info.recordCount).padStart(4)} records  ${info.title ?? ''}`
+    const head = `${mark} ${info.id}  ${when}  ${String(info.recordCount).padStart(4)} records`
+    const title = (info.title ?? '').replace(/\s+/g, ' ').trim()
+    const room = columns - visibleWidth(head) - 2
+    if (title === '' || room < 2) return truncateToWidth(head, columns)
+    return `${head}  ${truncateToWidth(title, room)}`
   })
 }
 

@@ -4,6 +4,8 @@ const AGENT_ERROR = Symbol.for('kode.AgentError')
 export type AgentErrorCode =
   /** `run` was called while a task of the same agent was still running. */
   | 'agent_busy'
+  /** `run` was called after `close()`. */
+  | 'agent_closed'
   /** A run's events were iterated a second time: a run has one consumer. */
   | 'already_iterated'
   /** A `createAgent` option is unusable (a non-positive limit, two tools with one name). */

@@ -14,27 +14,37 @@ const BUILTIN: Readonly<Record<string, ProviderFactory>> = {
   'openai-responses': openaiResponses,
 }
 
-// The one piece of module state the package allows: apis the host registered.
-const registered = new Map<string, ProviderFactory>()
+// The one piece of process state the package allows: apis the host registered. It hangs off
+// `globalThis` under a `Symbol.for` key, so every copy of this package in the process (the ESM and
+// the CommonJS build, or two installs) shares one registry, as the error markers do.
+const REGISTRY = Symbol.for('kode.providerRegistry')
+
+function registered(): Map<string, ProviderFactory> {
+  const holder = globalThis as { [REGISTRY]?: Map<string, ProviderFactory> }
+  holder[REGISTRY] ??= new Map()
+  return holder[REGISTRY]
+}
 
 /**
  * Makes `createClient({ api })` use `factory` for `api`. Registering a built-in name replaces the
- * built-in adapter for this process. See docs/writing-a-provider.md.
+ * built-in adapter for this process. The registry is one per process: a provider registered
+ * through the CommonJS build is seen by the ESM build and the other way round. See
+ * docs/writing-a-provider.md.
  */
 export function registerProvider(api: string, factory: ProviderFactory): void {
   if (typeof api !== 'string' || api === '')
     throw new TypeError('registerProvider: api must be a non-empty string')
   if (typeof factory !== 'function')
     throw new TypeError(`registerProvider(${api}): factory must be a function`)
-  registered.set(api, factory)
+  registered().set(api, factory)
 }
 
 /** The factory for `api`: the registered one, else the built-in one. */
 export function resolveProvider(api: string): ProviderFactory | undefined {
-  return registered.get(api) ?? (Object.hasOwn(BUILTIN, api) ? BUILTIN[api] : undefined)
+  return registered().get(api) ?? (Object.hasOwn(BUILTIN, api) ? BUILTIN[api] : undefined)
 }
 
 /** Every api `createClient` accepts now: built-in and registered. */
 export function availableApis(): string[] {
-  return [...new Set([...Object.keys(BUILTIN), ...registered.keys()])]
+  return [...new Set([...Object.keys(BUILTIN), ...registered().keys()])]
 }

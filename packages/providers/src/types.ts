@@ -9,14 +9,14 @@ export interface LLMRequest {
   /** The typed history. System messages may appear; developer messages are folded into the preceding user or tool message. */
   messages: readonly Message[]
   /** System prompt, sent before the text of any system messages. */
-  system?: string
-  tools?: readonly ToolDefinition[]
+  system?: string | undefined
+  tools?: readonly ToolDefinition[] | undefined
   /** Upper bound of generated tokens (reasoning included where the provider counts it so). */
-  maxOutputTokens?: number
-  temperature?: number
+  maxOutputTokens?: number | undefined
+  temperature?: number | undefined
   /** Ask for reasoning: an effort level, or a token budget (Anthropic, Gemini 2.5, OpenRouter). */
-  reasoning?: { effort?: ReasoningEffort; budgetTokens?: number }
-  toolChoice?: 'auto' | 'none' | 'required' | { name: string }
+  reasoning?: { effort?: ReasoningEffort | undefined; budgetTokens?: number | undefined } | undefined
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string } | undefined
 }
 
 /** How hard a model should think, lowest first. */
@@ -45,9 +45,9 @@ export interface RetryInfo {
 /** Per-call options of {@link LLMClient.stream} and {@link LLMClient.complete}. */
 export interface StreamOptions {
   /** Aborting ends the stream with a `done` whose message has `stopReason: 'aborted'`. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
   /** Called before each transport retry, so the engine can emit `error` events with canRetry: true. */
-  onRetry?: (info: RetryInfo) => void
+  onRetry?: ((info: RetryInfo) => void) | undefined
 }
 
 /** A model behind one wire api. */
@@ -92,70 +92,70 @@ export interface ClientConfig {
   /** The model id as the provider names it. */
   model: string
   /** Sent as the api's auth header. Never printed, persisted or put into errors. */
-  apiKey?: string
+  apiKey?: string | undefined
   /** Replaces the api root, e.g. `http://localhost:11434/v1` (`/chat/completions` is appended). */
-  baseUrl?: string
+  baseUrl?: string | undefined
   /** The fetch to use; global `fetch` by default. */
-  fetch?: typeof fetch
+  fetch?: typeof fetch | undefined
   /** Extra request headers; they override the adapter's own (Azure: `{ 'api-key': key }`). */
-  headers?: Record<string, string>
+  headers?: Record<string, string> | undefined
   /** Label for `AssistantMessage.provider` and error messages (`deepseek`, `azure`); default `api`. */
-  provider?: string
-  retry?: RetryOptions
+  provider?: string | undefined
+  retry?: RetryOptions | undefined
   /**
    * A stream that sends nothing for this long while Kode waits for it fails with code `timeout`.
    * Time the consumer spends between items does not count. Default 300,000 ms; 0 disables.
    */
-  idleTimeoutMs?: number
+  idleTimeoutMs?: number | undefined
   /**
    * The longest one attempt may take, from sending the request to the last byte of the response,
    * however steadily bytes arrive (keep-alive comments forever end too). Fails with code `timeout`,
    * not retried. Default 1,800,000 ms (30 minutes); 0 disables.
    */
-  responseTimeoutMs?: number
+  responseTimeoutMs?: number | undefined
   /**
    * Follow a redirect to another origin, sending it the auth headers and the prompt. Default false:
    * such a redirect fails with code `redirect`. Redirects within the origin are always followed
    * (the same POST, at most 5).
    */
-  followCrossOriginRedirects?: boolean
+  followCrossOriginRedirects?: boolean | undefined
   /** An `undici` Dispatcher (keep-alive pool, proxy), passed to `fetch` as `init.dispatcher`. */
   dispatcher?: unknown
   /** Reads `image_file` parts. Without it, a request with an image file fails with `invalid_request`. */
-  readImageFile?: (path: string) => Promise<Uint8Array>
+  readImageFile?: ((path: string) => Promise<Uint8Array>) | undefined
   /** Extra or overriding catalog entries, by model id. */
-  catalog?: Readonly<Record<string, ModelInfo>>
+  catalog?: Readonly<Record<string, ModelInfo>> | undefined
   /** Clock in ms since the epoch, for `createdAt` and `durationMs`. Default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
   /** Ids of the messages produced (and of tool calls that came without one). Default `crypto.randomUUID`. */
-  createId?: () => string
+  createId?: (() => string) | undefined
   /**
    * How thinking from another model or api is sent: as text made by this function, or dropped
    * (`false`). Default: `<thinking>\n…\n</thinking>`.
    */
-  thinkingAsText?: ((text: string) => string) | false
+  thinkingAsText?: ((text: string) => string) | false | undefined
   /**
    * What ends a response, overriding the adapter's own rule. `stop_reason` accepts a stream that
    * closes after its finish reason without the wire's terminal event, for OpenAI-compatible
    * servers that never send `data: [DONE]`. Default: the adapter's (`terminal_event` for the
    * built-in anthropic, openai-chat, openrouter and openai-responses; `stop_reason` for google).
    */
-  completesOn?: Completion
+  completesOn?: Completion | undefined
   /**
    * Options of each wire api, under the api's name; each adapter reads its own entry (see
    * `ApiOptions`): `{ 'openai-chat': { includeUsage: false }, anthropic: { cacheControl: false } }`.
    */
-  apiOptions?: ApiOptionsMap
+  apiOptions?: ApiOptionsMap | undefined
   /** @deprecated Use `apiOptions['openai-chat' | 'openrouter'].includeUsage`; read when that is unset. */
-  includeUsage?: boolean
+  includeUsage?: boolean | undefined
   /** @deprecated Use `apiOptions['openai-chat' | 'openrouter'].maxTokensField`; read when that is unset. */
-  maxTokensField?: 'max_completion_tokens' | 'max_tokens'
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens' | undefined
   /** @deprecated Use `apiOptions['openai-chat'].reasoningField`; read when that is unset. */
-  reasoningField?: string | false
+  reasoningField?: string | false | undefined
   /** @deprecated Use `apiOptions.anthropic.cacheControl`; read when that is unset. */
-  cacheControl?: boolean | { ttl: '5m' | '1h' }
+  cacheControl?: boolean | { ttl: '5m' | '1h' } | undefined
   /** @deprecated Use `apiOptions['openai-responses'].store`; read when that is unset. */
-  store?: boolean
+  store?: boolean | undefined
   /** @deprecated Use `apiOptions['openai-responses'].include`; read when that is unset. */
-  include?: readonly string[]
+  include?: readonly string[] | undefined
 }

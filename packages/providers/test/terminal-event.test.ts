@@ -86,18 +86,42 @@ test('openai-responses: response.incomplete is terminal too', async () => {
   expect(items.at(-1)).toMatchObject({ type: 'done', message: { rawStopReason: 'content_filter' } })
 })
 
-test('a cut after the stop reason but before any output is retried', async () => {
-  const finishOnly = frameChat(['{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'], {
-    done: false,
+describe('a server that never sends its terminal event', () => {
+  const finishOnly = () =>
+    frameChat(['{"id":"c","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}'], { done: false })
+
+  test('the error names the missing data: [DONE] and the completesOn fix', async () => {
+    server().enqueue({
+      body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning'), { done: false }),
+    })
+    const { error } = await run('openai-chat')
+    expect(error).toMatchObject({ code: 'stream_cut', retryable: false })
+    expect(error?.message).toContain('data: [DONE]')
+    expect(error?.message).toContain("completesOn: 'stop_reason'")
   })
-  server().enqueue(
-    { body: finishOnly },
-    { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) },
-  )
-  const { items, error } = await run('openai-chat')
-  expect(error).toBeUndefined()
-  expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
-  expect(server().requests).toHaveLength(2)
+
+  test('is not retried, even before any output: the same request would fail the same way', async () => {
+    server().enqueue(
+      { body: finishOnly() },
+      { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) },
+    )
+    const { items, error } = await run('openai-chat')
+    expect(items).toEqual([])
+    expect(error).toMatchObject({ code: 'stream_cut', retryable: false })
+    expect(error?.message).toContain("completesOn: 'stop_reason'")
+    expect(server().requests).toHaveLength(1)
+  })
+
+  test('a cut before the finish reason is still retried', async () => {
+    server().enqueue(
+      { body: frameChat([], { done: false }) },
+      { body: frameChat(fixture('openai-chat', 'kode-interleaved-reasoning')) },
+    )
+    const { items, error } = await run('openai-chat')
+    expect(error).toBeUndefined()
+    expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
+    expect(server().requests).toHaveLength(2)
+  })
 })
 
 describe('google has no terminal event', () => {

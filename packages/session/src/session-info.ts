@@ -44,13 +44,13 @@ export type SessionInfo = Static<typeof SessionInfo>
 /** What `SessionStore.create` accepts; every field is optional. */
 export interface CreateSessionInit {
   /** The new session's id; generated (a UUID by default) when absent. */
-  id?: string
-  title?: string
-  parentSessionId?: string
-  subAgent?: SubAgentLink
-  forkedFrom?: ForkOrigin
-  model?: string
-  provider?: string
+  id?: string | undefined
+  title?: string | undefined
+  parentSessionId?: string | undefined
+  subAgent?: SubAgentLink | undefined
+  forkedFrom?: ForkOrigin | undefined
+  model?: string | undefined
+  provider?: string | undefined
 }
 
 /** What `SessionStore.update` may change. A field set to `undefined` is left as it is. */
@@ -63,9 +63,9 @@ export interface SessionPatch {
 /** The clock and id source a store uses; injectable so tests are deterministic. */
 export interface StoreClock {
   /** Epoch milliseconds; default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
   /** A new session id; default `crypto.randomUUID()`. */
-  createId?: () => string
+  createId?: (() => string) | undefined
 }
 
 /** Builds the metadata of a new, empty session. Absent fields stay absent (never `undefined`). */

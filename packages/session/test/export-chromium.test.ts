@@ -163,6 +163,63 @@ describe('hostile transcript in headless Chromium', { timeout: 120_000 }, () => 
     expect(html).not.toMatch(/<details[^>]*\sopen/)
   })
 
+  test("the assistant's markdown renders as elements, and the markup inside it stays text", () => {
+    const dom = domOf(unprotected)
+    expect(dom).toContain('<strong>bold</strong> <em>em</em>')
+    expect(dom).not.toMatch(/href="javascript/i)
+  })
+
+  test('a markdown answer full of hostile markup renders safely', () => {
+    const markdown = [
+      '## Result',
+      '',
+      '- **fixed** `parse()`',
+      '- see [docs](https://kode.test/docs)',
+      '',
+      '| a | b |',
+      '| - | - |',
+      '| 1 | 2 |',
+      '',
+      `<div onmouseover="document.body.setAttribute('data-pwned','md-block')">block</div>`,
+      '',
+      `inline <img src=x onerror="document.body.setAttribute('data-pwned','md-img')"> and [js](javascript:document.body.setAttribute('data-pwned','md-link'))`,
+      '',
+      `![pixel](https://tracker.test/p.png) <script>document.body.setAttribute('data-pwned','md-script')</script>`,
+      '',
+      '```html',
+      `<script>document.body.setAttribute('data-pwned','md-fence')</script>`,
+      '```',
+    ].join('\n')
+    const answer = decodeHistoryEvent(
+      JSON.stringify({
+        v: 1,
+        id: 'md1',
+        createdAt: 1763000000000,
+        role: 'assistant',
+        parts: [{ type: 'text', text: markdown }],
+      }),
+    )
+    const page = withScript(exportHtml([answer]).replace(CSP_META, ''), PROBE)
+    const dom = domOfMarkup('markdown-no-csp.html', page)
+    expect(dom).not.toMatch(PWNED)
+    expect(dom).toContain('<h2>Result</h2>')
+    expect(dom).toContain('<li><strong>fixed</strong> <code>parse()</code></li>')
+    expect(dom).toContain('<a href="https://kode.test/docs" rel="noopener noreferrer">docs</a>')
+    expect(dom).toContain('<td>1</td>')
+    expect(dom).not.toMatch(/<(script|iframe|form|svg|img)\b/i)
+    expect(dom).not.toMatch(/<[a-z][^>]*\son[a-z]+=/i)
+    const encoded = /data-visible="([A-Za-z0-9+/=]*)"/.exec(dom)?.[1]
+    const visible = Buffer.from(encoded!, 'base64').toString('utf8')
+    for (const text of [
+      `<div onmouseover="document.body.setAttribute('data-pwned','md-block')">block</div>`,
+      `<img src=x onerror="document.body.setAttribute('data-pwned','md-img')">`,
+      `[js](javascript:document.body.setAttribute('data-pwned','md-link'))`,
+      `<script>document.body.setAttribute('data-pwned','md-fence')</script>`,
+      'image (not loaded): pixel',
+    ])
+      expect(visible).toContain(text)
+  })
+
   test('a screenshot of the page is a real rendering', () => {
     runChromium(`--screenshot=${screenshot}`, '--window-size=1200,2000', pathToFileURL(page).href)
     const png = readFileSync(screenshot)

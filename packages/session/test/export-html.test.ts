@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { decodeHistoryEvent, type HistoryEvent, type TaskMetadata } from '@kode/protocol'
 import { exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from './helpers/generate-session.js'
@@ -49,15 +49,19 @@ describe('self-contained and safe', () => {
     for (const text of texts) expect(page).not.toContain(text)
   })
 
-  test('every shown text appears escaped, as text', () => {
+  test('every text shown as it is appears escaped, as text', () => {
+    // The assistant's text and markdown notes are rendered as markdown: see the next describe.
     const shown = hostile.flatMap((event): string[] => {
       if (!('role' in event)) return event.type === 'error' ? [event.message] : []
-      if (event.role === 'tool') {
-        const extra = event.uiExtra
-        return [event.toolName, event.outputText, ...(extra?.type === 'markdown' ? [extra.markdown] : [])]
-      }
+      if (event.role === 'tool') return [event.toolName, event.outputText]
       return event.parts.flatMap((part) =>
-        'text' in part ? [part.text] : part.type === 'tool_call' ? [part.name] : [],
+        part.type === 'text' && event.role === 'assistant'
+          ? []
+          : 'text' in part
+            ? [part.text]
+            : part.type === 'tool_call'
+              ? [part.name]
+              : [],
       )
     })
     expect(shown.length).toBeGreaterThan(10)
@@ -69,9 +73,11 @@ describe('self-contained and safe', () => {
     expect(page).toContain('x=&quot; $&amp; done')
   })
 
-  test('markdown is shown as text, not rendered', () => {
-    expect(page).toContain('**bold** _em_ [link](javascript:')
-    expect(page).not.toMatch(/<(strong|em)>/)
+  test("the assistant's markdown is rendered, and the HTML and script link in it stay text", () => {
+    expect(page).toContain('<p><strong>bold</strong> <em>em</em> [link](javascript:document.body')
+    expect(page).toContain('&lt;img src=x onerror=&quot;document.body')
+    expect(page).toContain('&lt;iframe src=&quot;javascript:')
+    expect(page).not.toMatch(/href="javascript/i)
   })
 
   test('the same input gives the same page', () => {
@@ -162,6 +168,114 @@ describe('content', () => {
     expect(exportHtml([b.result('ghost', 'grep', 'orphan output')])).toContain(
       '<span class="tool-name">grep</span></summary><div class="body"><p class="label">Result</p><pre>orphan output</pre>',
     )
+  })
+})
+
+describe('markdown', () => {
+  const b = new HistoryBuilder()
+  const render = (text: string) => exportHtml([b.assistant(text)])
+
+  test('headings, lists, emphasis, code, tables and quotes become markup', () => {
+    const page = render(
+      '## Plan\n\n- read `a.ts`\n- **fix** it\n\n| a | b |\n| - | - |\n| 1 | 2 |\n\n> note\n\n```ts\nconst x = 1 < 2\n```',
+    )
+    expect(page).toContain('<h2>Plan</h2>')
+    expect(page).toContain('<li>read <code>a.ts</code></li>\n<li><strong>fix</strong> it</li>')
+    expect(page).toContain('<td>1</td>')
+    expect(page).toContain('<blockquote>\n<p>note</p>\n</blockquote>')
+    expect(page).toContain('<pre><code class="language-ts">const x = 1 &lt; 2\n</code></pre>')
+  })
+
+  test('HTML in the markdown, inline or as a block, is shown as text', () => {
+    const page = render('<div onclick="x()">hi</div>\n\ntext <b onmouseover="y()">bold</b>')
+    expect(page).toContain('&lt;div onclick=&quot;x()&quot;&gt;hi&lt;/div&gt;')
+    expect(page).toContain('text &lt;b onmouseover=&quot;y()&quot;&gt;bold&lt;/b&gt;')
+    expect(page).not.toMatch(/<(div|b) on/)
+  })
+
+  test('only web and mail links become links; any other scheme stays literal', () => {
+    const page = render(
+      '[web](https://x.test/a) [mail](mailto:a@x.test) [js](javascript:alert(1)) [vb](vbscript:x) [file](file:///etc/passwd) [data](data:text/html;base64,PHNjcmlwdD4=) [rel](../secrets)',
+    )
+    expect(page).toContain('<a href="https://x.test/a" rel="noopener noreferrer">web</a>')
+    expect(page).toContain('<a href="mailto:a@x.test" rel="noopener noreferrer">mail</a>')
+    for (const literal of [
+      '[js](javascript:alert(1))',
+      '[vb](vbscript:x)',
+      '[file](file:///etc/passwd)',
+      '[rel](../secrets)',
+    ])
+      expect(page).toContain(literal)
+    expect(page.match(/<a /g)).toHaveLength(2)
+  })
+
+  test('an image loads only from inline data; a web image is linked, never loaded', () => {
+    const png = 'data:image/png;base64,iVBORw0KGgo='
+    const page = render(`![chart](${png}) ![pixel](https://tracker.test/p.png)`)
+    expect(page).toContain(`<img alt="chart" src="${png}">`)
+    expect(page).toContain(
+      'image (not loaded): <a href="https://tracker.test/p.png" rel="noopener noreferrer">pixel</a>',
+    )
+    expect(page).not.toMatch(/src="https?:/)
+  })
+
+  test("a tool's markdown note is rendered too; prompts and thinking stay as typed", () => {
+    const page = exportHtml([
+      b.user('**not bold**'),
+      b.assistant([{ type: 'thinking_text', text: '*not em*' }]),
+      b.result('c', 'notes', 'ok', { uiExtra: { type: 'markdown', markdown: '**noted**' } }),
+    ])
+    expect(page).toContain('<div class="text">**not bold**</div>')
+    expect(page).toContain('<div class="text">*not em*</div>')
+    expect(page).toContain('<strong>noted</strong>')
+  })
+})
+
+describe('cost and outcome', () => {
+  const b = new HistoryBuilder()
+  const metadata = (main: TaskMetadata): HistoryEvent => ({
+    ...b.taskMetadata(0),
+    metadata: { main, subAgents: [] },
+  })
+
+  test('a model without prices shows its cost as unknown, not $0.0000', () => {
+    const page = exportHtml([
+      b.user('hi'),
+      b.assistant('hello', { usage: { inputTokens: 10, outputTokens: 2 }, model: 'local-llm' }),
+      metadata({ usage: { inputTokens: 10, outputTokens: 2 }, turnCount: 1 }),
+    ])
+    expect(page).toContain('local-llm · 10 in · 2 out · cost unknown')
+    expect(page).toContain('Task finished · 1 turn · 10 in · 2 out · cost unknown')
+    expect(page).toContain('Total: 1 response · 10 in · 2 out · cost unknown')
+    expect(page).not.toContain('$0.0000')
+  })
+
+  test('a total over priced and unpriced responses says what it lacks', () => {
+    const page = exportHtml([
+      b.assistant('a', { usage: { inputTokens: 10 }, costUsd: 0.5 }),
+      b.assistant('b', { usage: { inputTokens: 10 } }),
+    ])
+    expect(page).toContain('Total: 2 responses · 20 in · $0.5000 + unknown (1 of 2 responses unpriced)')
+  })
+
+  test('a free model still shows $0.0000', () => {
+    expect(exportHtml([b.assistant('a', { usage: { inputTokens: 1 }, costUsd: 0 })])).toContain(
+      'Total: 1 response · 1 in · $0.0000',
+    )
+  })
+
+  test("an interrupted task's closing line says interrupted; the next task's says finished", () => {
+    const page = exportHtml([
+      b.user('count'),
+      b.assistant('1, 2,', { stopReason: 'aborted', usage: { inputTokens: 5 }, costUsd: 0.1 }),
+      b.interrupt(),
+      metadata({ turnCount: 1, costUsd: 0.1 }),
+      b.user('again'),
+      b.assistant('done', { usage: { inputTokens: 5 }, costUsd: 0.1 }),
+      metadata({ turnCount: 1, costUsd: 0.1 }),
+    ])
+    expect(page).toContain('<div class="notice task interrupted">Task interrupted · 1 turn · $0.1000</div>')
+    expect(page).toContain('<div class="notice task finished">Task finished · 1 turn · $0.1000</div>')
   })
 })
 

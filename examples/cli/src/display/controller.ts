@@ -21,6 +21,14 @@ export class DisplayController {
   #colors = 0
   /** Sub-agent names learned from a replay, before their sessions' events arrive. */
   #replayNames = new Map<string, string>()
+  /** Sub-agent sessions still running, by the parent's tool call that spawned them. */
+  #runningChildren = new Map<string, string>()
+  /**
+   * A parent's tool results that arrived while the sub-agent they ran was still winding down (an
+   * interrupt ends the parent's call first): shown after the sub-agent's last line, so the lines
+   * read child first, then the call that ran it, then the parent's interrupt.
+   */
+  #heldResults = new Map<string, { event: Event; origin: EventOrigin }>()
 
   constructor(mainSessionId: string, target: RenderTarget) {
     this.#mainSessionId = mainSessionId
@@ -37,6 +45,8 @@ export class DisplayController {
     this.#mainSessionId = sessionId
     this.#machines.clear()
     this.#replayNames.clear()
+    this.#runningChildren.clear()
+    this.#heldResults.clear()
   }
 
   /** The machine of a session, if it has seen events. */
@@ -54,12 +64,43 @@ export class DisplayController {
       this.#replay(event.events)
       return
     }
+    if (event.type === 'tool_result' && this.#runningChildren.has(event.toolCallId)) {
+      this.#heldResults.set(event.toolCallId, { event, origin })
+      return
+    }
+    // Anything else the parent says (its interrupt, its next turn) comes after what it held.
+    if (event.type !== 'task_start' || !event.subAgentState) this.#releaseHeldOf(event.sessionId)
     const machine = this.#machineOf(event.sessionId)
     if (event.type === 'task_start' && event.subAgentState && event.sessionId !== this.#mainSessionId) {
-      const { name, description } = event.subAgentState
+      const { name, description, parentToolCallId } = event.subAgentState
       machine.setRole(this.#subAgentRole(machine, name, description))
+      if (parentToolCallId !== undefined) this.#runningChildren.set(parentToolCallId, event.sessionId)
     }
     for (const command of machine.handle(event, origin)) this.#target.render(command)
+    if (event.type === 'task_finish') this.#childFinished(event.sessionId)
+  }
+
+  /** A sub-agent's task ended: the parent's result of the call that ran it may show now. */
+  #childFinished(sessionId: string): void {
+    for (const [callId, child] of this.#runningChildren) {
+      if (child !== sessionId) continue
+      this.#runningChildren.delete(callId)
+      const held = this.#heldResults.get(callId)
+      if (held) {
+        this.#heldResults.delete(callId)
+        this.handle(held.event, held.origin)
+      }
+    }
+  }
+
+  /** Shows the results `sessionId` held back, before its next event. */
+  #releaseHeldOf(sessionId: string): void {
+    for (const [callId, held] of this.#heldResults) {
+      if (held.event.sessionId !== sessionId) continue
+      this.#heldResults.delete(callId)
+      this.#runningChildren.delete(callId)
+      this.handle(held.event, held.origin)
+    }
   }
 
   #replay(events: readonly ReplayEvent[]): void {

@@ -24,7 +24,8 @@ const COMMANDS: Record<string, SlashCommand> = {
     async run(repl) {
       const sessions = await topLevelSessions(repl.app.store)
       if (sessions.length === 0) repl.print('No stored sessions yet.')
-      for (const line of sessionLines(sessions.slice(0, 30), repl.agent.sessionId)) repl.print(line)
+      const columns = Math.min(120, repl.columns)
+      for (const line of sessionLines(sessions.slice(0, 30), repl.agent.sessionId, columns)) repl.print(line)
       return undefined
     },
   },
@@ -39,7 +40,7 @@ const COMMANDS: Record<string, SlashCommand> = {
   },
   history: {
     usage: '/history',
-    help: "this session's prompts with their record ids (for /fork)",
+    help: "this session's prompts with their record ids (for /fork before <id>)",
     async run(repl) {
       const lines = promptLines(await repl.agent.history())
       if (lines.length === 0) repl.print('No prompts in this session yet.')
@@ -48,19 +49,33 @@ const COMMANDS: Record<string, SlashCommand> = {
     },
   },
   fork: {
-    usage: '/fork [messageId]',
-    help: 'copy this session (up to and including a record) into a new one and continue there',
-    async run(repl, [prefix]) {
+    usage: '/fork [before] [id]',
+    help:
+      'copy this session into a new one and continue there: all of it; up to and including record <id>; ' +
+      'or with before, everything before <id> (fork before a prompt from /history to ask it anew)',
+    async run(repl, args) {
+      const before = args[0] === 'before'
+      const prefix = before ? args[1] : args[0]
+      if (before && !prefix) throw new Error('usage: /fork before <id> (the ids of prompts: /history)')
       const history = await repl.agent.history()
-      const at = prefix
-        ? matchPrefix(
-            prefix,
-            history.map((event) => event.id),
-            'record',
-          )
-        : undefined
+      const ids = history.map((event) => event.id)
+      const matched = prefix ? matchPrefix(prefix, ids, 'record') : undefined
+      let at = matched
+      if (before && matched !== undefined) {
+        const index = ids.indexOf(matched)
+        if (index === 0) throw new Error('nothing comes before the first record: start a new session instead')
+        at = ids[index - 1]
+      }
       const fork = await forkSession(repl.app.store, repl.agent.sessionId, at)
-      repl.print(`Forked into ${fork.id}.`)
+      repl.print(`Forked into ${fork.id}${before ? `, before ${matched}` : ''}.`)
+      const last = history[at === undefined ? history.length - 1 : ids.indexOf(at)]
+      if (!before && last && 'role' in last && last.role === 'user') {
+        repl.print(
+          repl.style.dim(
+            `The fork ends on that prompt, unanswered: your next message follows it. /fork before ${last.id} leaves it out.`,
+          ),
+        )
+      }
       await repl.switchTo(fork.id)
       return undefined
     },
@@ -101,6 +116,7 @@ const COMMANDS: Record<string, SlashCommand> = {
     help: 'this list',
     async run(repl) {
       for (const command of Object.values(COMMANDS)) repl.print(`${command.usage.padEnd(24)}${command.help}`)
+      repl.print(repl.style.dim('Ids may be shortened to an unambiguous prefix.'))
       return undefined
     },
   },

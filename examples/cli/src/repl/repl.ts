@@ -49,6 +49,11 @@ export class Repl {
     return this.#terminal.style
   }
 
+  /** The terminal's width in columns. */
+  get columns(): number {
+    return this.#terminal.output.columns
+  }
+
   /** Writes a line of the REPL's own (not from the agent). */
   print(text: string): void {
     this.#terminal.input.print(text)
@@ -91,7 +96,11 @@ export class Repl {
 
   /** Makes `sessionId` the current session and replays its history. */
   async switchTo(sessionId: string): Promise<void> {
-    if (sessionId !== this.agent.sessionId) this.agent = this.app.agent(sessionId)
+    if (sessionId !== this.agent.sessionId) {
+      // Let go of the session we leave, so nothing holds its writer while we are elsewhere.
+      await this.agent.close()
+      this.agent = this.app.agent(sessionId)
+    }
     this.display.setMainSession(sessionId)
     const info = await this.app.store.info(sessionId)
     if (!info) return

@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { createMemorySessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
+import { visibleWidth } from '../../src/display/style.js'
 import { exportSession, findSession, matchPrefix, promptLines, sessionLines } from '../../src/sessions.js'
 import { tempDir } from '../process/run-kode.js'
 
@@ -36,6 +37,23 @@ describe('sessions', () => {
     const store = createMemorySessionStore({ now: () => 0 })
     await store.create({ id: 's1', title: 'First' })
     expect(sessionLines(await store.list(), 's1')).toEqual(['* s1  1970-01-01 00:00     0 records  First'])
+  })
+
+  test('sessionLines rows fit 120 columns: a long or wide title is cut, an id of 128 characters too', async () => {
+    const store = createMemorySessionStore({ now: () => 0 })
+    const uuid = '0b6f3c1e-8d2a-4e57-9c1f-2a7b5d9e4f10'
+    await store.create({ id: uuid, title: `Refactor ${'the session store '.repeat(10)}` })
+    await store.create({ id: 'wide', title: '日本語のタイトル'.repeat(10) })
+    await store.create({ id: 'x'.repeat(128), title: 'long id' })
+    const lines = sessionLines(await store.list(), uuid)
+    for (const line of lines) expect(visibleWidth(line), line).toBeLessThanOrEqual(120)
+    expect(lines.find((l) => l.includes(uuid))).toMatch(
+      /^\* 0b6f3c1e-.* {5}0 records {2}Refactor the session store .*…$/,
+    )
+    expect(lines.find((l) => l.includes('wide'))).toMatch(/日本語.*…$/)
+    expect(sessionLines(await store.list(), undefined, 80).every((line) => visibleWidth(line) <= 80)).toBe(
+      true,
+    )
   })
 
   test('sessionLines prints a time a Date cannot hold as its number instead of throwing', async () => {

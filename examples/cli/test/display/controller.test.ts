@@ -167,3 +167,60 @@ describe('DisplayController', () => {
     expect(commands.filter((c) => c.type === 'text_line')).toHaveLength(1)
   })
 })
+
+describe('an interrupt while a sub-agent runs', () => {
+  // The order the engine emits: the parent's call of the sub-agent ends first, then the
+  // sub-agent winds down, then the parent's own interrupt.
+  const events: Event[] = [
+    ev('task_start', {}),
+    ev('tool_call', { toolCallId: 'c1', toolName: 'explore', arguments: '{"prompt":"p"}' }),
+    ev('task_start', {
+      sessionId: 's1',
+      subAgentState: { name: 'explore', parentSessionId: 'main', parentToolCallId: 'c1' },
+    }),
+    ev('tool_call', { sessionId: 's1', toolCallId: 'k1', toolName: 'search_text', arguments: '{}' }),
+    ev('tool_result', {
+      toolCallId: 'c1',
+      toolName: 'explore',
+      result: 'stopped',
+      status: 'error',
+      isLastInTurn: true,
+    }),
+    ev('tool_result', {
+      sessionId: 's1',
+      toolCallId: 'k1',
+      toolName: 'search_text',
+      result: 'stopped',
+      status: 'error',
+      isLastInTurn: true,
+    }),
+    ev('interrupt', { sessionId: 's1' }),
+    ev('task_finish', { sessionId: 's1', taskResult: '', hasStructuredOutput: false, reason: 'aborted' }),
+    ev('interrupt', {}),
+    ev('task_finish', { taskResult: '', hasStructuredOutput: false, reason: 'aborted' }),
+  ]
+
+  test("the sub-agent's lines come first, then the call that ran it, then the parent's interrupt", () => {
+    const { display, commands } = controller()
+    for (const event of events) display.handle(event)
+    const lines = commands.flatMap((c) =>
+      c.type === 'sub_agent_status'
+        ? [`sub ${c.text}`]
+        : c.type === 'tool_done'
+          ? [`main ${c.toolName} ${c.status}`]
+          : c.type === 'interrupt'
+            ? [`main interrupt`]
+            : [],
+    )
+    expect(lines.at(-1)).toBe('main interrupt')
+    const explore = lines.indexOf('main explore error')
+    expect(explore).toBeGreaterThan(0)
+    expect(lines.slice(0, explore).filter((l) => l.startsWith('sub '))).toEqual([
+      'sub started',
+      expect.stringContaining('search_text'),
+      'sub interrupted',
+      expect.stringContaining('aborted'),
+    ])
+    expect(lines.slice(explore + 1)).toEqual(['main interrupt'])
+  })
+})

@@ -41,6 +41,11 @@ export class RunChannel implements AgentRun {
     this.done.catch(() => undefined)
   }
 
+  /** Interrupts the task, as the user would (`agent.close()` uses it). */
+  interrupt(): void {
+    this.#interrupt()
+  }
+
   push(event: Event): void {
     this.#queue.push(event)
   }

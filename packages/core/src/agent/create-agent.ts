@@ -21,7 +21,7 @@ export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [eve
 /** Per-run options. */
 export interface RunOptions {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -56,6 +56,14 @@ export interface Agent {
   setTools(tools: readonly Tool[]): void
   /** The session's history as persisted (empty before the first run of a new session). */
   history(): Promise<HistoryEvent[]>
+  /**
+   * Ends the agent: interrupts a running task and resolves once it has persisted and given the
+   * session's writer back (its lease released; the file store's lock file removed), so another
+   * store or process can write the session. The store stays open, since it may serve other
+   * agents: close a store you made for this agent alone with `store.close()`. A later `run`
+   * throws `AgentError` (`agent_closed`); `history()` still reads. Calling it again does nothing.
+   */
+  close(): Promise<void>
 }
 
 /**
@@ -75,8 +83,11 @@ export function createAgent(options: AgentOptions): Agent {
   const steering: UserContentPart[][] = []
   let client = options.client
   let running = false
+  let current: RunChannel | undefined
+  let closing: Promise<void> | undefined
 
   const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const parts = validateUserInput(input)
     running = true
@@ -86,6 +97,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (external?.aborted) forward()
     else external?.addEventListener('abort', forward, { once: true })
     const channel = new RunChannel(sessionId, () => controller.abort())
+    current = channel
     let listenerFailure: { error: unknown } | undefined
     let hostFailure: HostFailure | undefined
     const sink = (event: Event) => {
@@ -127,6 +139,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     const settle = () => {
       running = false
+      current = undefined
       external?.removeEventListener('abort', forward)
     }
     runTask(rt, parts).then(
@@ -172,6 +185,17 @@ export function createAgent(options: AgentOptions): Agent {
         if (SessionError.is(error) && error.code === 'session_not_found') return []
         throw error
       }
+    },
+    close() {
+      closing ??= (async () => {
+        const task = current
+        if (task) {
+          task.interrupt()
+          // How the task ended is the run's to report; close only waits for it to be persisted.
+          await task.done.catch(() => undefined)
+        }
+      })()
+      return closing
     },
   }
 }

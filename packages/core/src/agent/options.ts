@@ -14,39 +14,39 @@ export interface AgentOptions {
   /** Where the session's history is persisted as it happens. */
   store: SessionStore
   /** The tools offered to the model (`defineTool`, `defineSubAgent`). Names must be unique. */
-  tools?: readonly Tool[]
+  tools?: readonly Tool[] | undefined
   /**
    * The system prompt. Persisted as a system message when it differs from the one the session
    * last recorded; a resumed session without one keeps its recorded prompt.
    */
-  system?: string
+  system?: string | undefined
   /**
    * How the history is presented to the model and actions are read from its answers:
    * `nativeFormatter()` (the default: provider tool calls), `reactFormatter()`,
    * `codeActFormatter()`, or your own (see docs/history-formatters.md).
    */
-  historyFormatter?: HistoryFormatter
+  historyFormatter?: HistoryFormatter | undefined
   /** Continue this session (created when the store has no session by this id). Default: a new one. */
-  sessionId?: string
+  sessionId?: string | undefined
   /** Turns per task before the task stops with reason `max_turns`. Default 50. */
-  maxTurns?: number
+  maxTurns?: number | undefined
   /** Tool calls of one response that run at once. Default 4. */
-  toolConcurrency?: number
+  toolConcurrency?: number | undefined
   /** A tool call's time limit, unless the tool sets its own. Default 600,000 ms; `Infinity`: none. */
-  toolTimeoutMs?: number
+  toolTimeoutMs?: number | undefined
   /** The longest tool output text the model sees, in characters (head and tail kept). Default 30,000. */
-  toolOutputLimit?: number
+  toolOutputLimit?: number | undefined
   /**
    * Retries of a response that failed after it had started streaming (the client's own retries
    * cover failures before any output). Default: 4 attempts in all, backoff from 1 s.
    */
-  retry?: RetryOptions
+  retry?: RetryOptions | undefined
   /** Clock in epoch milliseconds, for event timestamps and record times. Default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
   /** Ids of new sessions and records. Default `crypto.randomUUID()`. */
-  createId?: () => string
+  createId?: (() => string) | undefined
   /** The text of the `error` result for a tool that threw. Default: the error's message. */
-  formatToolError?: (error: unknown, call: ToolCallPart) => string
+  formatToolError?: ((error: unknown, call: ToolCallPart) => string) | undefined
 }
 
 /** Defaults of the `createAgent` limits. */

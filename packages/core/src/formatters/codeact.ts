@@ -28,17 +28,17 @@ export interface CodeActContext {
 /** Options of {@link codeActFormatter}. */
 export interface CodeActFormatterOptions {
   /** The tool that runs the code blocks; the agent must have it. Default {@link CODE_EXECUTION_TOOL}. */
-  toolName?: string
+  toolName?: string | undefined
   /** The fence languages whose blocks run, lower case. Blocks in others are text. Default `['python']`. */
-  languages?: readonly string[]
+  languages?: readonly string[] | undefined
   /**
    * How past code actions are sent: `auto` (the default) as tool calls when the requests declare
    * native tools (the agent has tools besides the code tool) and as text when they declare none;
    * or always `tool_calls` or `text`, as for ReAct.
    */
-  history?: ActionHistory
+  history?: ActionHistory | undefined
   /** Replaces the default system text, which explains the format. */
-  instructions?: (context: CodeActContext) => string
+  instructions?: ((context: CodeActContext) => string) | undefined
 }
 
 /**

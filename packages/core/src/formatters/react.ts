@@ -11,9 +11,9 @@ export interface ReActFormatterOptions {
    * accept tool calls in a request that declares no tools: OpenAI does, Anthropic does not).
    * Default `auto`, which is `text` for ReAct, since its requests declare no native tools.
    */
-  history?: ActionHistory
+  history?: ActionHistory | undefined
   /** Replaces the default system text, which explains the format and lists the tools. */
-  instructions?: (tools: readonly ToolDefinition[]) => string
+  instructions?: ((tools: readonly ToolDefinition[]) => string) | undefined
 }
 
 /**

@@ -46,6 +46,13 @@ export interface ResponseStreamSetup {
 
 const DONE: IteratorResult<StreamItem> = Object.freeze({ done: true, value: undefined })
 
+/** The `stream_cut` message for a stream that closed after its finish reason without the terminal event. */
+const NO_TERMINAL_EVENT =
+  'the stream ended after its finish reason without the terminal event this api requires ' +
+  '(`data: [DONE]` on OpenAI-compatible servers). A server that never sends it fails this way ' +
+  "every time, so the request was not retried: create the client with `completesOn: 'stop_reason'` " +
+  'to accept a stream that ends after its finish reason.'
+
 /**
  * One response as an async iterator: fetch, status check, SSE decoding, event mapping, retries
  * and abort, around one {@link Accumulator}. It is a hand-written iterator rather than an async
@@ -217,6 +224,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.watchdog.stop()
     this.deadline.stop()
     if (!this.acc.isComplete(this.setup.completesOn)) {
+      // A clean close right after the finish reason is almost always a server that never sends
+      // the terminal event: every retry would fail the same way, so say how to accept it instead.
+      if (this.acc.isComplete('stop_reason'))
+        throw transportError(this.setup.errors, 'stream_cut', NO_TERMINAL_EVENT, { retryable: false })
       const detail = 'the stream ended before the response was complete'
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
     }

@@ -1,15 +1,15 @@
 /** How the transport retries a request that failed before any output reached the caller. */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 4; 1 disables retries. */
-  maxAttempts?: number
+  maxAttempts?: number | undefined
   /** Backoff before the first retry; doubles each retry, with jitter. Default 1,000 ms. */
-  baseDelayMs?: number
+  baseDelayMs?: number | undefined
   /** Upper bound of one backoff delay. Default 30,000 ms. */
-  maxDelayMs?: number
+  maxDelayMs?: number | undefined
   /** Upper bound on a delay the provider asks for with `retry-after-ms` / `Retry-After`. Default 60,000 ms. */
-  maxRetryAfterMs?: number
+  maxRetryAfterMs?: number | undefined
   /** No retry starts once this much time has passed since the first attempt (delay included). Default 180,000 ms. */
-  budgetMs?: number
+  budgetMs?: number | undefined
 }
 
 export type RetryPolicy = Required<RetryOptions>

@@ -3,6 +3,7 @@ import { firstPrompt } from '../first-prompt.js'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import type { SessionInfo } from '../session-info.js'
 import { formatTime } from './format.js'
+import { createMarkdownRenderer } from './markdown.js'
 import type { ImageResolver } from './render-parts.js'
 import { renderTranscript } from './render-transcript.js'
 import { html, SafeHtml } from './safe-html.js'
@@ -11,16 +12,16 @@ import { TRANSCRIPT_CSS } from './styles.js'
 /** Options of `exportHtml`. */
 export interface ExportHtmlOptions {
   /** The page title; by default the session's title, else its first prompt. */
-  title?: string
+  title?: string | undefined
   /** The session's metadata, shown in the header (id, dates, model, parent). */
-  info?: SessionInfo
+  info?: SessionInfo | undefined
   /** Sub-agent sessions to nest under the tool calls that ran them (see `loadSubSessions`). */
-  subSessions?: SubSessionHistories
+  subSessions?: SubSessionHistories | undefined
   /**
    * Embeds an `image_file` part: return a `data:image/...;base64,` URL, or `undefined` to show
    * the file's path instead. Only `data:image/` URLs are ever embedded.
    */
-  resolveImage?: ImageResolver
+  resolveImage?: ImageResolver | undefined
 }
 
 // No network and no script: only inline styles and inline (data:) images may load.
@@ -34,9 +35,12 @@ const STYLE = new SafeHtml(TRANSCRIPT_CSS)
  * Renders a history as one self-contained HTML file: user, developer and assistant messages,
  * thinking and tool calls as collapsible `<details>` (failed, interrupted and missing results
  * marked), images, usage and cost per response and in total, and linked sub-agent sessions
- * nested under the tool calls that ran them. Every piece of text is escaped and shown as text
- * (markdown is not rendered); the page runs no script and a Content-Security-Policy forbids any
- * network request. The output depends only on its inputs.
+ * nested under the tool calls that ran them. The assistant's text and tools' markdown notes are
+ * rendered as markdown, safely: HTML in them shows as text, script links are refused and no
+ * image loads from the network. Prompts, thinking, arguments and outputs are shown as text.
+ * Cost reads `cost unknown` where the model's prices are not known, and a task the user
+ * interrupted ends with `Task interrupted`. The page runs no script and a Content-Security-Policy
+ * forbids any network request. The output depends only on its inputs.
  */
 export function exportHtml(history: readonly HistoryEvent[], options: ExportHtmlOptions = {}): string {
   const { info } = options
@@ -44,6 +48,7 @@ export function exportHtml(history: readonly HistoryEvent[], options: ExportHtml
   const { markup, totals } = renderTranscript(history, {
     subSessions: options.subSessions ?? new Map(),
     resolveImage: options.resolveImage,
+    markdown: createMarkdownRenderer(),
     seen,
   })
   const title = options.title ?? (info?.title || firstPrompt(history) || DEFAULT_TITLE)

@@ -5,8 +5,12 @@ export function formatCount(n: number): string {
   return String(Math.round(n)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
 }
 
-/** USD with enough digits for sub-cent responses. */
-export function formatCost(usd: number): string {
+/**
+ * USD with enough digits for sub-cent responses; `cost unknown` when there is no cost (a model
+ * whose prices the catalog does not know), which is not the same as `$0.0000`.
+ */
+export function formatCost(usd: number | undefined): string {
+  if (usd === undefined) return 'cost unknown'
   return `$${usd < 1 ? usd.toFixed(4) : usd.toFixed(2)}`
 }
 
@@ -41,16 +45,23 @@ export function formatUsage(usage: Usage): string {
   return parts.join(' · ')
 }
 
-/** Usage and cost summed over responses; `responses` counts those that reported either. */
+/**
+ * Usage and cost summed over responses; `responses` counts those that reported either, `priced`
+ * those that had a cost.
+ */
 export class Totals {
   usage: Usage = {}
   costUsd = 0
   responses = 0
+  priced = 0
 
   add(usage: Usage | undefined, costUsd: number | undefined): void {
     if (usage === undefined && costUsd === undefined) return
     if (usage) this.usage = addUsage(this.usage, usage)
-    if (costUsd !== undefined) this.costUsd += costUsd
+    if (costUsd !== undefined) {
+      this.costUsd += costUsd
+      this.priced++
+    }
     this.responses++
   }
 
@@ -58,14 +69,23 @@ export class Totals {
     this.usage = addUsage(this.usage, other.usage)
     this.costUsd += other.costUsd
     this.responses += other.responses
+    this.priced += other.priced
   }
 
-  /** `3 responses · 36,000 in · 1,200 out · $0.1234`. */
+  /**
+   * `3 responses · 36,000 in · 1,200 out · $0.1234`; the cost reads `cost unknown` when no
+   * response had one, and `$0.1234 + unknown (1 of 3 responses unpriced)` when some did not.
+   */
   describe(): string {
     const usage = formatUsage(this.usage)
     const parts = [`${this.responses} ${this.responses === 1 ? 'response' : 'responses'}`]
     if (usage) parts.push(usage)
-    parts.push(formatCost(this.costUsd))
+    if (this.priced === 0) parts.push(formatCost(undefined))
+    else if (this.priced === this.responses) parts.push(formatCost(this.costUsd))
+    else
+      parts.push(
+        `${formatCost(this.costUsd)} + unknown (${this.responses - this.priced} of ${this.responses} responses unpriced)`,
+      )
     return parts.join(' · ')
   }
 }

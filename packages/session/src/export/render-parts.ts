@@ -8,7 +8,12 @@ export type ImageResolver = (part: ImageFilePart) => string | undefined
 const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=\s]*$/i
 const WEB_URL = /^https?:\/\//i
 
-/** Preformatted-wrapping text; never interpreted as markup or markdown. */
+/** Whether `url` is an inline image (`data:image/...;base64,...`), the only kind ever loaded. */
+export function isDataImage(url: string): boolean {
+  return DATA_IMAGE.test(url)
+}
+
+/** Preformatted-wrapping text; never interpreted as markup or markdown (prompts, thinking). */
 export function renderText(text: string): SafeHtml {
   return html`<div class="text">${text}</div>`
 }

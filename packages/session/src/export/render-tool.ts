@@ -1,4 +1,5 @@
 import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
+import type { MarkdownRenderer } from './markdown.js'
 import { type ImageResolver, renderDetails, renderImage } from './render-parts.js'
 import { html, type SafeHtml } from './safe-html.js'
 
@@ -7,6 +8,7 @@ const PREVIEW_CHARS = 100
 /** What a tool block needs besides the call and its result. */
 export interface ToolRenderContext {
   resolveImage: ImageResolver | undefined
+  markdown: MarkdownRenderer
   /** The nested transcript of a linked sub-agent session, if it is available. */
   subSession(sessionId: string): SafeHtml | undefined
 }
@@ -38,12 +40,12 @@ function renderResult(result: ToolResultMessage, context: ToolRenderContext): Sa
   const nested = sessionId !== undefined ? context.subSession(sessionId) : undefined
   return html`<p class="label">Result</p><pre>${result.outputText}</pre>${result.parts.map((part) =>
     renderImage(part, context.resolveImage),
-  )}${result.uiExtra ? renderUiExtra(result.uiExtra) : ''}${
+  )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}${
     nested ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, nested) : ''
   }`
 }
 
-function renderUiExtra(extra: ToolResultUiExtra): SafeHtml | string {
+function renderUiExtra(extra: ToolResultUiExtra, markdown: MarkdownRenderer): SafeHtml | string {
   switch (extra.type) {
     case 'diff':
       return html`<p class="label">Diff${extra.path ? html` of <code>${extra.path}</code>` : ''}</p><pre>${extra.diff}</pre>`
@@ -52,7 +54,7 @@ function renderUiExtra(extra: ToolResultUiExtra): SafeHtml | string {
         (todo) => html`<li>[${todo.status}] ${todo.content}</li>`,
       )}</ul>`
     case 'markdown':
-      return html`<p class="label">Notes</p><pre>${extra.markdown}</pre>`
+      return html`<p class="label">Notes</p>${markdown(extra.markdown)}`
     case 'json':
       return html`<p class="label">Data</p><pre>${JSON.stringify(extra.value, null, 2) ?? 'undefined'}</pre>`
     case 'session':

@@ -1,6 +1,14 @@
-import { type AssistantMessage, type HistoryEvent, joinText, type ToolResultMessage } from '@kode/protocol'
+import {
+  type AssistantMessage,
+  type DeveloperMessage,
+  type HistoryEvent,
+  joinText,
+  type ToolResultMessage,
+  type UserMessage,
+} from '@kode/protocol'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
+import type { MarkdownRenderer } from './markdown.js'
 import {
   type ImageResolver,
   renderDetails,
@@ -15,6 +23,8 @@ import { html, type SafeHtml } from './safe-html.js'
 export interface TranscriptContext {
   subSessions: SubSessionHistories
   resolveImage: ImageResolver | undefined
+  /** Renders the assistant's text and tools' markdown notes. */
+  markdown: MarkdownRenderer
   /** Sessions already rendered, so a link cycle cannot recurse forever. */
   seen: Set<string>
 }
@@ -42,6 +52,7 @@ export function renderTranscript(
   const shown = new Set<ToolResultMessage>()
   const tools: ToolRenderContext = {
     resolveImage: context.resolveImage,
+    markdown: context.markdown,
     subSession(sessionId) {
       const child = context.subSessions.get(sessionId)
       if (!child || context.seen.has(sessionId)) return undefined
@@ -53,26 +64,31 @@ export function renderTranscript(
   }
 
   const blocks: SafeHtml[] = []
+  // How the task in progress ended so far: its closing notice says interrupted or failed.
+  let ending: 'finished' | 'interrupted' | 'failed' = 'finished'
   for (const event of history) {
     if (!('role' in event)) {
       switch (event.type) {
         case 'error':
+          if (!event.canRetry && ending === 'finished') ending = 'failed'
           blocks.push(
             html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retryable)' : ''}</div>`,
           )
           break
         case 'interrupt':
+          ending = 'interrupted'
           blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
           break
         case 'task_metadata': {
           const main = event.metadata.main
-          const parts = ['Task finished']
+          const parts = [`Task ${ending}`]
           if (main.turnCount !== undefined)
             parts.push(`${main.turnCount} turn${main.turnCount === 1 ? '' : 's'}`)
           if (main.usage) parts.push(formatUsage(main.usage))
-          if (main.costUsd !== undefined) parts.push(formatCost(main.costUsd))
+          if (main.usage || main.costUsd !== undefined) parts.push(formatCost(main.costUsd))
           if (main.durationMs !== undefined) parts.push(formatDuration(main.durationMs))
-          blocks.push(html`<div class="notice task">${parts.join(' · ')}</div>`)
+          blocks.push(html`<div class="notice task ${ending}">${parts.join(' · ')}</div>`)
+          ending = 'finished'
           break
         }
         default: {
@@ -87,20 +103,19 @@ export function renderTranscript(
         blocks.push(renderDetails('system', 'System prompt', renderText(joinText(event.parts))))
         break
       case 'user':
+        ending = 'finished'
+        blocks.push(renderPrompt(event, context))
+        break
       case 'developer':
-        blocks.push(
-          html`<section class="msg ${event.role}"><header>${event.role === 'user' ? 'User' : 'Developer'}<time>${formatTime(
-            event.createdAt,
-          )}</time></header>${event.parts.map((part) =>
-            part.type === 'text' ? renderText(part.text) : renderImage(part, context.resolveImage),
-          )}</section>`,
-        )
+        blocks.push(renderPrompt(event, context))
         break
       case 'assistant':
+        if (event.stopReason === 'aborted') ending = 'interrupted'
         totals.add(event.usage, event.costUsd)
         blocks.push(renderAssistant(event, results, shown, tools))
         break
       case 'tool':
+        if (event.status === 'aborted') ending = 'interrupted'
         if (!shown.has(event)) {
           shown.add(event)
           blocks.push(renderToolCall(undefined, event, tools))
@@ -113,6 +128,15 @@ export function renderTranscript(
     }
   }
   return { markup: html`${blocks}`, totals }
+}
+
+/** A user or developer message, shown as it was typed (never as markdown). */
+function renderPrompt(message: UserMessage | DeveloperMessage, context: TranscriptContext): SafeHtml {
+  return html`<section class="msg ${message.role}"><header>${message.role === 'user' ? 'User' : 'Developer'}<time>${formatTime(
+    message.createdAt,
+  )}</time></header>${message.parts.map((part) =>
+    part.type === 'text' ? renderText(part.text) : renderImage(part, context.resolveImage),
+  )}</section>`
 }
 
 function renderAssistant(
@@ -135,7 +159,7 @@ function renderAssistant(
     flushThinking()
     switch (part.type) {
       case 'text':
-        body.push(renderText(part.text))
+        body.push(tools.markdown(part.text))
         break
       case 'image_url':
       case 'image_file':
@@ -162,7 +186,7 @@ function renderAssistant(
   const aborted = message.stopReason === 'aborted'
   const failed = message.isApiError === true || message.stopReason === 'error'
   const facts = [message.model, message.usage && formatUsage(message.usage)]
-  if (message.costUsd !== undefined) facts.push(formatCost(message.costUsd))
+  if (message.usage || message.costUsd !== undefined) facts.push(formatCost(message.costUsd))
   if (message.durationMs !== undefined) facts.push(formatDuration(message.durationMs))
   const summary = facts.filter(Boolean).join(' · ')
   const classes = `msg assistant${aborted ? ' aborted' : ''}${failed ? ' failed' : ''}`

@@ -45,6 +45,22 @@ details.tool.error, details.tool.aborted, details.tool.missing { border-color: v
 .notice.error { color: var(--error); background: var(--error-bg); }
 .notice.interrupt { color: var(--warn); border: 1px dashed var(--warn); }
 .notice.task { color: var(--muted); border: 1px solid var(--border); }
+.notice.task.interrupted { color: var(--warn); border-color: var(--warn); }
+.notice.task.failed { color: var(--error); border-color: var(--error); }
+.markdown { overflow-wrap: anywhere; margin: 6px 0; }
+.markdown > :first-child { margin-top: 0; }
+.markdown > :last-child { margin-bottom: 0; }
+.markdown p, .markdown ul, .markdown ol, .markdown blockquote, .markdown table { margin: 6px 0; }
+.markdown h1, .markdown h2, .markdown h3, .markdown h4, .markdown h5, .markdown h6 { font-size: 1.05em; margin: 12px 0 4px; }
+.markdown h1, .markdown h2 { font-size: 1.15em; }
+.markdown ul, .markdown ol { padding-left: 24px; }
+.markdown blockquote { padding-left: 12px; border-left: 3px solid var(--border); color: var(--muted); }
+.markdown code { font: 0.9em ui-monospace, SFMono-Regular, Menlo, monospace; background: var(--panel); border-radius: 4px; padding: 0 3px; }
+.markdown pre code { background: none; padding: 0; font-size: inherit; }
+.markdown table { border-collapse: collapse; display: block; overflow-x: auto; }
+.markdown th, .markdown td { border: 1px solid var(--border); padding: 3px 8px; }
+.markdown a { color: var(--accent); }
+.markdown img { max-width: 100%; }
 .sub-session { background: var(--bg); }
 .sub-session > .body { border-left: 3px solid var(--accent); }
 figure { margin: 8px 0; }

@@ -20,12 +20,12 @@ export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
 /** Options of `deriveReplayEvents`. */
 export interface ReplayOptions {
   /** The session id every derived event carries (default `''`). */
-  sessionId?: string
+  sessionId?: string | undefined
   /**
    * Sub-agent sessions to replay inline: a tool result linking a child session
    * (`uiExtra: { type: 'session', sessionId }`) is preceded by that session's own replay.
    */
-  subSessions?: SubSessionHistories
+  subSessions?: SubSessionHistories | undefined
 }
 
 /**

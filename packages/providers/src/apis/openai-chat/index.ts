@@ -34,16 +34,18 @@ export interface ChatAdapterOptions {
   /** The max-tokens field when the host sets none. */
   maxTokensField: ChatBodyOptions['maxTokensField']
   /** What the server accepts as a tool-call id (default: OpenAI's, at most 40 characters). */
-  toolCallIds?: ToolCallIdRule
+  toolCallIds?: ToolCallIdRule | undefined
   /** The request body from the mapped messages (default {@link chatBody}). */
-  body?: (request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) => Record<string, unknown>
+  body?:
+    | ((request: LLMRequest, messages: ChatMessage[], options: ChatBodyOptions) => Record<string, unknown>)
+    | undefined
   /** The event mapper (default {@link createChatEventMapper}). */
-  events?: (errors: ErrorContext) => EventMapper
+  events?: ((errors: ErrorContext) => EventMapper) | undefined
   /**
    * Default `terminal_event`: the stream must end with `data: [DONE]`. `stop_reason` for a server
    * that ends without it (a finish reason then completes the response).
    */
-  completesOn?: Completion
+  completesOn?: Completion | undefined
 }
 
 /**

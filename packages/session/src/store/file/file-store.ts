@@ -27,12 +27,12 @@ export interface FileSessionStoreOptions extends StoreClock {
   /** The directory holding one sub-directory per session; created when missing. */
   dir: string
   /** Told about data that was ignored or repaired (torn lines, stale locks, failed metadata writes). */
-  onWarning?: (warning: StoreWarning) => void
+  onWarning?: ((warning: StoreWarning) => void) | undefined
   /**
    * Sync every append to disk before it resolves (default `true`). With `false`, an append that
    * resolved survives the process being killed but not a power loss or kernel crash.
    */
-  fsync?: boolean
+  fsync?: boolean | undefined
 }
 
 /**

@@ -1,0 +1,40 @@
+import MarkdownIt from 'markdown-it'
+import { isDataImage } from './render-parts.js'
+import { escapeHtml, SafeHtml } from './safe-html.js'
+
+const WEB_OR_MAIL = /^(https?:\/\/|mailto:)/i
+
+/** Renders a model's markdown as safe markup. */
+export type MarkdownRenderer = (text: string) => SafeHtml
+
+/**
+ * A markdown renderer for transcripts (CommonMark plus tables and strikethrough, by markdown-it).
+ * Nothing in the text ever becomes markup of its own: `html: false` escapes raw HTML, so
+ * `<script>` or `<img onerror>` show as text. Only `http(s):` and `mailto:` links become links
+ * (with `rel="noopener noreferrer"`), so `javascript:` and every other scheme stay literal text;
+ * images load only from inline `data:image/` URLs and any other image shows as a link to it, so
+ * the page makes no network request.
+ *
+ * Made per export, not at import: the package keeps no module state and costs nothing to import.
+ */
+export function createMarkdownRenderer(): MarkdownRenderer {
+  const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: true })
+  // Stricter than markdown-it's own check: a transcript is a file on its own, so only web and
+  // mail links (and inline images) mean anything; any other target stays literal text.
+  md.validateLink = (url) => WEB_OR_MAIL.test(url.trim()) || isDataImage(url.trim())
+  const rules = md.renderer.rules
+  const renderLinkOpen =
+    rules.link_open ?? ((tokens, i, options, _env, self) => self.renderToken(tokens, i, options))
+  rules.link_open = (tokens, i, options, env, self) => {
+    tokens[i]!.attrSet('rel', 'noopener noreferrer')
+    return renderLinkOpen(tokens, i, options, env, self)
+  }
+  rules.image = (tokens, i) => {
+    const token = tokens[i]!
+    const src = token.attrGet('src') ?? ''
+    const alt = token.children?.map((child) => child.content).join('') ?? token.content
+    if (isDataImage(src)) return `<img alt="${escapeHtml(alt)}" src="${escapeHtml(src)}">`
+    return `<span class="image-ref">image (not loaded): <a href="${escapeHtml(src)}" rel="noopener noreferrer">${escapeHtml(alt || src)}</a></span>`
+  }
+  return (text) => new SafeHtml(`<div class="markdown">${md.render(text)}</div>`)
+}
