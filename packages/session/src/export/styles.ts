@@ -45,6 +45,7 @@ details.tool.error, details.tool.aborted, details.tool.missing { border-color: v
 .notice.error { color: var(--error); background: var(--error-bg); }
 .notice.interrupt { color: var(--warn); border: 1px dashed var(--warn); }
 .notice.task { color: var(--muted); border: 1px solid var(--border); }
+.notice.compaction { color: var(--muted); border: 1px dashed var(--border); }
 .sub-session { background: var(--bg); }
 .sub-session > .body { border-left: 3px solid var(--accent); }
 figure { margin: 8px 0; }
