@@ -120,7 +120,13 @@ export {
 export { catalogModels, lookupModel } from './catalog/lookup.js'
 export { createClient } from './client.js'
 export { availableApis, registerProvider } from './registry.js'
-export { ProviderError, type ProviderErrorInit, redact, type TransportErrorCode } from './transport/errors.js'
+export {
+  ProviderError,
+  type ProviderErrorInit,
+  type ProviderErrorKind,
+  redact,
+  type TransportErrorCode,
+} from './transport/errors.js'
 export {
   type ErrorContext,
   type ErrorPayloadFields,
@@ -131,6 +137,7 @@ export {
   readErrorPayload,
   transportError,
 } from './transport/failures.js'
+export { isContextOverflow } from './transport/overflow.js'
 export {
   isRetryableCode,
   isRetryableStatus,
