@@ -1,5 +1,6 @@
-import type { HistoryEvent, Message } from '@kode/protocol'
+import type { CompactionRecord, HistoryEvent, Message } from '@kode/protocol'
 import type { CreateSessionInit, ProviderView, SessionStore } from '@kode/session'
+import { type CompactedHistory, compactedHistory } from '../compaction/compacted-history.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { createProviderView } from '../formatters/provider-view.js'
 
@@ -8,12 +9,17 @@ import { createProviderView } from '../formatters/provider-view.js'
  * append awaited) before it joins the in-memory copy, so the engine only announces what is durable.
  * The provider view is kept incrementally, as the agent's history formatter presents it: each
  * message is formatted once, so building the next request costs the same at turn 50 as at turn 1.
+ * After a `compaction` record the view is built from the compacted history (see
+ * `compactedHistory`), with a fresh formatter cache, and grows incrementally again from there.
  */
 export class Journal {
   readonly store: SessionStore
   readonly sessionId: string
   #history: HistoryEvent[] = []
-  readonly #view: ProviderView
+  readonly #newView: () => ProviderView
+  #view: ProviderView
+  /** What the model sees: `#history` itself until the session is compacted. */
+  #model: CompactedHistory = { records: this.#history, compaction: undefined, freshFrom: 0 }
   #opening: Promise<void> | undefined
 
   constructor(
@@ -24,7 +30,8 @@ export class Journal {
   ) {
     this.store = store
     this.sessionId = sessionId
-    this.#view = createProviderView(formatter, instructions)
+    this.#newView = () => createProviderView(formatter, instructions)
+    this.#view = this.#newView()
   }
 
   /** The records persisted so far (the session's whole history once opened). */
@@ -46,18 +53,47 @@ export class Journal {
 
   async #open(init: CreateSessionInit): Promise<void> {
     const info = await this.store.info(this.sessionId)
-    if (info) this.#history = await this.store.read(this.sessionId)
-    else await this.store.create({ ...init, id: this.sessionId })
+    if (info) {
+      this.#history = await this.store.read(this.sessionId)
+      this.#compacted()
+    } else await this.store.create({ ...init, id: this.sessionId })
   }
 
   /** Appends one record durably, then remembers it. */
   async persist(record: HistoryEvent): Promise<void> {
     await this.store.append(this.sessionId, [record])
     this.#history.push(record)
+    if (!('role' in record) && record.type === 'compaction') this.#compacted()
+    else if (this.#model.records !== this.#history) this.#model.records.push(record)
+  }
+
+  /**
+   * The records the model sees: the whole history, or after a compaction the latest system prompt,
+   * the summary, the kept records and what came after (see `compactedHistory`).
+   */
+  get modelRecords(): readonly HistoryEvent[] {
+    return this.#model.records
+  }
+
+  /** Index in `modelRecords` of the first record written after the latest compaction (0 without one). */
+  get freshFrom(): number {
+    return this.#model.freshFrom
+  }
+
+  /** The latest compaction, if the session has one. */
+  get compaction(): CompactionRecord | undefined {
+    return this.#model.compaction
   }
 
   /** The messages of the next model call (see `ProviderView` for how dangling calls are answered). */
   providerMessages(): Message[] {
-    return this.#view.update(this.#history)
+    return this.#view.update(this.#model.records)
+  }
+
+  #compacted(): void {
+    const model = compactedHistory(this.#history)
+    // Uncompacted, the model sees the history itself (no copy to keep in step).
+    this.#model = model.compaction ? model : { records: this.#history, compaction: undefined, freshFrom: 0 }
+    this.#view = this.#newView()
   }
 }
