@@ -71,10 +71,13 @@ function contextOf(
 
 /** The provider's overflow error, reworded to name the sizes. */
 function tooLarge(error: ProviderError, budget: ContextBudget, afterCompaction: boolean): ProviderError {
-  const window = budget.contextWindow === undefined ? 'unknown' : `${budget.contextWindow}`
+  const window =
+    budget.contextWindow === undefined
+      ? 'the window is unknown'
+      : `the window is ${budget.contextWindow} tokens`
   const message =
     `The request does not fit the model's context window${afterCompaction ? ' even after compaction' : ''}: ` +
-    `about ${budget.inputTokens} input tokens + ${budget.outputReserve} reserved for output, window ${window} tokens. ` +
+    `about ${budget.inputTokens} input tokens + ${budget.outputReserve} reserved for output; ${window}. ` +
     error.message
   const failure = new ProviderError(message, {
     retryable: false,

@@ -1,20 +1,18 @@
 import { compactedHistory } from '@kode/core'
-import { checkEventOrder, type HistoryEvent } from '@kode/protocol'
+import { checkEventOrder } from '@kode/protocol'
 import { deriveReplayEvents } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { collect, useHarness } from '../helpers/harness.js'
 import {
   bodyTokens,
   chatMessages,
+  compactionsOf,
   isSummaryRequest,
   readChunk,
   TINY,
   TINY_INPUT_LIMIT,
   toolLoopModel,
 } from '../helpers/small-window.js'
-
-const compactions = (history: readonly HistoryEvent[]) =>
-  history.filter((record) => !('role' in record) && record.type === 'compaction')
 
 describe('a 200-turn tool loop with a 4,000-token window', { timeout: 60_000 }, () => {
   const h = useHarness('file')
@@ -37,7 +35,7 @@ describe('a 200-turn tool loop with a 4,000-token window', { timeout: 60_000 }, 
     for (const request of requests) expect(bodyTokens(request)).toBeLessThanOrEqual(TINY_INPUT_LIMIT)
 
     const history = await agent.history()
-    const records = compactions(history)
+    const records = compactionsOf(history)
     expect(records.length).toBeGreaterThanOrEqual(5)
     expect(requests.filter(isSummaryRequest)).toHaveLength(records.length)
     // The whole history stays on disk: every call and its result.

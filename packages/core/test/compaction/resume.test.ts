@@ -1,14 +1,17 @@
 import { appendFileSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { createAgent, SUMMARY_PREFIX } from '@kode/core'
-import type { HistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 import { textReply } from '../helpers/chat-wire.js'
 import { collect, counter, NOW, useHarness } from '../helpers/harness.js'
-import { chatMessages, isSummaryRequest, readChunk, TINY, toolLoopModel } from '../helpers/small-window.js'
-
-const compactions = (history: readonly HistoryEvent[]) =>
-  history.filter((record) => !('role' in record) && record.type === 'compaction')
+import {
+  chatMessages,
+  compactionsOf,
+  isSummaryRequest,
+  readChunk,
+  TINY,
+  toolLoopModel,
+} from '../helpers/small-window.js'
 
 describe('resuming a compacted session', { timeout: 60_000 }, () => {
   const h = useHarness('file')
@@ -22,8 +25,8 @@ describe('resuming a compacted session', { timeout: 60_000 }, () => {
     })
     await first.run('Read the whole log').done
     const history = await first.history()
-    const record = compactions(history).at(-1)
-    if (!record || record.type !== 'compaction') throw new Error('expected a compaction')
+    const record = compactionsOf(history).at(-1)
+    if (!record) throw new Error('expected a compaction')
     const kept = history.slice(history.findIndex((r) => r.id === record.firstKeptId))
 
     // Another process: a new store over the same directory, a new agent on the session.
@@ -79,7 +82,7 @@ describe('crash safety', { timeout: 60_000 }, () => {
     }
     expect((await run.done).reason).toBe('aborted')
     expect(events.find((e) => e.type === 'compaction_end')).toMatchObject({ compacted: false })
-    expect(compactions(await first.history())).toEqual([])
+    expect(compactionsOf(await first.history())).toEqual([])
     void release
 
     // What a crash in the middle of writing a compaction record leaves: half a line.
@@ -104,7 +107,7 @@ describe('crash safety', { timeout: 60_000 }, () => {
     expect(resumed.outcome.reason).toBe('completed')
     expect(resumed.events[0]).toMatchObject({ type: 'task_start' })
     const history = await second.history()
-    const records = compactions(history)
+    const records = compactionsOf(history)
     expect(records.length).toBeGreaterThanOrEqual(1)
     expect(records.every((r) => r.id !== 'torn')).toBe(true)
     expect(h().server.requests.filter(isSummaryRequest).length).toBe(records.length)

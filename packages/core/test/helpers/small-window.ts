@@ -1,4 +1,5 @@
 import { COMPACTION_PROMPT, defineTool } from '@kode/core'
+import type { CompactionRecord, HistoryEvent } from '@kode/protocol'
 import type { ModelInfo } from '@kode/providers'
 import type { RecordedRequest, ResponseHandler, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
@@ -57,4 +58,11 @@ export function toolLoopModel(turns: number): ResponseHandler & { mainCalls(): n
     return chatStream({ id: `r-${main}`, steps: [say('done')], usage })
   }
   return Object.assign(handler, { mainCalls: () => main })
+}
+
+/** The compaction records of a history. */
+export function compactionsOf(history: readonly HistoryEvent[]): CompactionRecord[] {
+  return history.filter(
+    (record): record is CompactionRecord => !('role' in record) && record.type === 'compaction',
+  )
 }
