@@ -7,7 +7,7 @@ const at = { createdAt: NOW }
 const signature = {
   type: 'thinking_signature' as const,
   signature: 'sig-abc',
-  format: 'anthropic',
+  format: 'anthropic' as const,
   model: 'claude-sonnet-4-5',
 }
 
@@ -65,7 +65,10 @@ describe('agent.compact()', () => {
       sessionId: 'long',
       compaction: {
         keepRecent: 1,
-        summarize: async (input) => (inputs.push(input), 'Looked at an image twice.'),
+        summarize: async (input) => {
+          inputs.push(input)
+          return 'Looked at an image twice.'
+        },
       },
     })
     const events: Event[] = []
