@@ -50,6 +50,8 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  type ServerToolBlock,
+  ServerToolPart,
   SignatureFormat,
   TextPart,
   ThinkingSignaturePart,

@@ -202,6 +202,7 @@ export function createAgent(options: AgentOptions): Agent {
           budget,
         )
       } finally {
+        await journal.close().catch(() => {})
         running = false
       }
     },

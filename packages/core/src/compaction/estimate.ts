@@ -72,6 +72,10 @@ export class TokenEstimator {
         case 'image_file':
           tokens += IMAGE_TOKENS
           break
+        // A provider-run tool (web search, code execution) goes back with its results.
+        case 'server_tool':
+          tokens += this.#count(JSON.stringify(part.block))
+          break
         // Signatures are opaque to the model's tokenizer on most apis; they cost bytes, not context.
         case 'thinking_signature':
           break

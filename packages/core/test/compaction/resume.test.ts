@@ -92,7 +92,7 @@ describe('crash safety', { timeout: 60_000 }, () => {
       first.sessionId,
       readdirSync(join(dir, first.sessionId)).find((f) => f.endsWith('.jsonl'))!,
     )
-    appendFileSync(file, '{"v":2,"type":"compaction","id":"torn","createdAt":1,"summary":"half a sum')
+    appendFileSync(file, '{"v":3,"type":"compaction","id":"torn","createdAt":1,"summary":"half a sum')
 
     await h().store.close()
     const second = createAgent({
