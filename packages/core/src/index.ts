@@ -4,8 +4,24 @@
  * goes and emits typed protocol events through an async iterable and an emitter.
  */
 export type { AgentRun } from './agent/agent-run.js'
-export { type Agent, type AgentEventMap, createAgent, type RunOptions } from './agent/create-agent.js'
+export {
+  type Agent,
+  type AgentEventMap,
+  type CompactOptions,
+  createAgent,
+  type RunOptions,
+} from './agent/create-agent.js'
 export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
+export type { CompactionResult } from './compaction/compact.js'
+export { type CompactedHistory, compactedHistory, SUMMARY_PREFIX } from './compaction/compacted-history.js'
+export { estimateTokens, IMAGE_TOKENS, type TokenCounter } from './compaction/estimate.js'
+export {
+  COMPACTION_DEFAULTS,
+  type CompactionOptions,
+  type SummarizeInput,
+  type Summarizer,
+} from './compaction/options.js'
+export { COMPACTION_PROMPT, IMAGE_NOTE } from './compaction/summary-request.js'
 export { createEndEvent } from './end-event.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
 export {

@@ -9,6 +9,7 @@ import {
   UserMessage,
 } from './messages.js'
 import { TaskMetadataSummary } from './metadata.js'
+import { Usage } from './usage.js'
 
 function record<T extends string, P extends Record<string, TSchema>>(type: T, props: P, $id: string) {
   return Type.Object({ type: Type.Literal(type), ...recordBase, ...props }, { $id })
@@ -43,7 +44,35 @@ export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>
 export const InterruptRecord = record('interrupt', {}, 'InterruptRecord')
 export type InterruptRecord = Static<typeof InterruptRecord>
 
-export const HistoryRecord = Type.Union([ErrorRecord, TaskMetadataRecord, InterruptRecord])
+/**
+ * The session's older part was summarised to fit the model's context window. Written once, whole,
+ * after the summary exists; the records it summarises stay in the history (replay and export show
+ * them), but from this record on the provider view is the latest system prompt, the summary (as a
+ * user message), then the records from `firstKeptId` on.
+ */
+export const CompactionRecord = record(
+  'compaction',
+  {
+    /** The summary of everything before `firstKeptId` (an earlier summary included). */
+    summary: Type.String(),
+    /** The id of the first record kept verbatim; the summary replaces everything before it. */
+    firstKeptId: Type.String(),
+    /** The estimated input tokens of the next request before compaction. */
+    tokensBefore: Type.Integer({ minimum: 0 }),
+    /** The same estimate after compaction (summary and kept records). */
+    tokensAfter: Type.Integer({ minimum: 0 }),
+    /** What started it: the budget threshold, a provider's context-overflow error, or the host. */
+    reason: Type.Union([Type.Literal('threshold'), Type.Literal('overflow'), Type.Literal('manual')]),
+    /** Usage of the summary request, when a model wrote the summary. */
+    usage: Type.Optional(Usage),
+    costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+    model: Type.Optional(Type.String()),
+  },
+  'CompactionRecord',
+)
+export type CompactionRecord = Static<typeof CompactionRecord>
+
+export const HistoryRecord = Type.Union([ErrorRecord, TaskMetadataRecord, InterruptRecord, CompactionRecord])
 export type HistoryRecord = Static<typeof HistoryRecord>
 
 /** What a session persists, in order: messages (on `role`) and records (on `type`). */
@@ -56,6 +85,7 @@ export const HistoryEvent = Type.Union([
   ErrorRecord,
   TaskMetadataRecord,
   InterruptRecord,
+  CompactionRecord,
 ])
 export type HistoryEvent = Static<typeof HistoryEvent>
 

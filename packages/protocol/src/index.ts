@@ -14,6 +14,7 @@ export * from './events/index.js'
 // The plain functions, listed once in the helpers entry (`@kode/protocol/helpers`).
 export * from './helpers.js'
 export {
+  CompactionRecord,
   ErrorRecord,
   HistoryEvent,
   HistoryRecord,

@@ -1,5 +1,6 @@
 import type {
   AssistantMessage,
+  CompactionRecord,
   DeveloperMessage,
   ErrorRecord,
   HistoryEvent,
@@ -208,6 +209,22 @@ export const interruptRecord: fc.Arbitrary<InterruptRecord> = rec({
   ...base,
 })
 
+export const compactionRecord: fc.Arbitrary<CompactionRecord> = partial<CompactionRecord>(
+  {
+    type: fc.constant('compaction' as const),
+    ...base,
+    summary: str,
+    firstKeptId: fc.uuid(),
+    tokensBefore: fc.nat(),
+    tokensAfter: fc.nat(),
+    reason: fc.constantFrom('threshold' as const, 'overflow' as const, 'manual' as const),
+    usage,
+    costUsd: fc.double({ min: 0, max: 10, noNaN: true }),
+    model: str,
+  },
+  ['type', 'id', 'createdAt', 'summary', 'firstKeptId', 'tokensBefore', 'tokensAfter', 'reason'],
+)
+
 export const historyEvent: fc.Arbitrary<HistoryEvent> = fc.oneof(
   systemMessage,
   developerMessage,
@@ -217,4 +234,5 @@ export const historyEvent: fc.Arbitrary<HistoryEvent> = fc.oneof(
   errorRecord,
   taskMetadataRecord,
   interruptRecord,
+  compactionRecord,
 )

@@ -20,7 +20,13 @@ export { openrouter } from './apis/openrouter/index.js'
 export { catalogModels, lookupModel } from './catalog/lookup.js'
 export { createClient } from './client.js'
 export { availableApis, registerProvider } from './registry.js'
-export { ProviderError, type ProviderErrorInit, type TransportErrorCode } from './transport/errors.js'
+export {
+  ProviderError,
+  type ProviderErrorInit,
+  type ProviderErrorKind,
+  type TransportErrorCode,
+} from './transport/errors.js'
+export { isContextOverflow } from './transport/overflow.js'
 export {
   type RetryOptions,
   type RetryPolicy,

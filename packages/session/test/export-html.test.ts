@@ -279,6 +279,25 @@ describe('cost and outcome', () => {
   })
 })
 
+describe('compaction', () => {
+  test('the whole history is shown, with a compaction marker holding the summary where it happened', () => {
+    const b = new HistoryBuilder()
+    const old = b.user('the old request')
+    const kept = b.user('the kept request')
+    const page = exportHtml([
+      old,
+      b.assistant('old answer'),
+      kept,
+      b.compaction('Summary <of> the old part', kept.id),
+    ])
+    expect(page).toContain('the old request')
+    expect(page).toContain('old answer')
+    expect(page).toContain('Context compacted (threshold): about 9000 → 1200 tokens')
+    expect(page).toContain('Summary &lt;of&gt; the old part')
+    expect(page.indexOf('the kept request')).toBeLessThan(page.indexOf('Context compacted'))
+  })
+})
+
 describe('images', () => {
   const b = new HistoryBuilder()
   const png = 'data:image/png;base64,iVBORw0KGgo='

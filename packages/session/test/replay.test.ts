@@ -386,6 +386,44 @@ describe('turns', () => {
   })
 })
 
+describe('compaction', () => {
+  test('a compaction record closes the turn and becomes compaction_start then compaction_end; the summarised records are replayed in full', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const kept = h.calls(['list_dir'])
+    const keptResult = h.result(callIds(kept)[0]!, 'list_dir', 'a b')
+    const compaction = h.compaction('The user asked to read a file; it said "file text".', kept.id)
+    const events = replay([user, ask, result, kept, keptResult, compaction])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start response_complete tool_call tool_result turn_end compaction_start compaction_end',
+    )
+    expect(events.slice(-2)).toEqual([
+      {
+        type: 'compaction_start',
+        sessionId: 'main',
+        timestamp: compaction.createdAt,
+        reason: 'threshold',
+        tokensBefore: 9_000,
+      },
+      {
+        type: 'compaction_end',
+        sessionId: 'main',
+        timestamp: compaction.createdAt,
+        reason: 'threshold',
+        compacted: true,
+        tokensBefore: 9_000,
+        tokensAfter: 1_200,
+        summary: compaction.summary,
+        firstKeptId: kept.id,
+      },
+    ])
+    expect(checkEventOrder(events)).toEqual([])
+    for (const event of events) validateEvent(event)
+  })
+})
+
 describe('sub-agent sessions', () => {
   function parentAndChild() {
     const h = new HistoryBuilder()

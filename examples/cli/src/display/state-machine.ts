@@ -206,6 +206,22 @@ export class DisplayStateMachine {
         this.#closeStreams()
         out.push({ type: 'interrupt', sessionId })
         return
+      case 'compaction_start':
+        out.push({
+          type: 'notice',
+          sessionId,
+          text: `Compacting the context (about ${event.tokensBefore} tokens)…`,
+        })
+        return
+      case 'compaction_end':
+        out.push({
+          type: 'notice',
+          sessionId,
+          text: event.compacted
+            ? `Context compacted: about ${event.tokensBefore} → ${event.tokensAfter ?? 0} tokens`
+            : `Context not compacted${event.errorMessage ? `: ${event.errorMessage}` : ''}`,
+        })
+        return
       case 'turn_end':
       case 'end':
       case 'replay_history':

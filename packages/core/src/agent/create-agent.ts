@@ -1,7 +1,10 @@
 import type { Event, EventOf, EventType, HistoryEvent, UserContentPart } from '@kode/protocol'
-import type { LLMClient } from '@kode/providers'
+import type { LLMClient, LLMRequest } from '@kode/providers'
 import { assertSessionId, SessionError } from '@kode/session'
 import { EventEmitter } from 'eventemitter3'
+import { measureBudget } from '../compaction/budget.js'
+import { type CompactionResult, compact } from '../compaction/compact.js'
+import { resolveCompaction } from '../compaction/options.js'
 import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
@@ -22,6 +25,12 @@ export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [eve
 export interface RunOptions {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
   signal?: AbortSignal | undefined
+}
+
+/** Options of {@link Agent.compact}. */
+export interface CompactOptions {
+  /** Aborting it stops the summary; nothing is persisted then. */
+  signal?: AbortSignal
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -64,6 +73,14 @@ export interface Agent {
    * throws `AgentError` (`agent_closed`); `history()` still reads. Calling it again does nothing.
    */
   close(): Promise<void>
+  /**
+   * Compacts the session now, between tasks: the older part is summarised and a `compaction`
+   * record persisted (events `compaction_start` / `compaction_end` on the emitter), with the
+   * agent's `compaction` options (their defaults when compaction is off). Resolves with what
+   * happened; a failed or interrupted summary changes nothing. Throws `AgentError` (`agent_busy`)
+   * while a task runs, and what the store throws.
+   */
+  compact(options?: CompactOptions): Promise<CompactionResult>
 }
 
 /**
@@ -177,6 +194,44 @@ export function createAgent(options: AgentOptions): Agent {
     setTools(next) {
       ;({ tooling, instructions } = prepareTools(next, formatter))
       journal.setInstructions(instructions)
+    },
+    async compact(compactOptions = {}) {
+      if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
+      if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+      running = true
+      try {
+        await journal.open({ model: client.model, provider: client.provider })
+        const signal = compactOptions.signal ?? new AbortController().signal
+        const sink = (event: Event) => {
+          events.emit('event', event)
+          ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
+        }
+        const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
+        if (instructions.system !== undefined) request.system = instructions.system
+        const budget = measureBudget(
+          request,
+          journal.modelRecords,
+          journal.freshFrom,
+          client,
+          settings.estimator,
+        )
+        return await compact(
+          {
+            journal,
+            events: new TaskEvents(sessionId, settings.now, sink),
+            settings,
+            compaction: settings.compaction ?? resolveCompaction(undefined)!,
+            client,
+            signal,
+            instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
+          },
+          'manual',
+          budget,
+        )
+      } finally {
+        await journal.close().catch(() => {})
+        running = false
+      }
     },
     async history() {
       try {

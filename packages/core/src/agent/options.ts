@@ -1,6 +1,8 @@
 import type { ToolCallPart } from '@kode/protocol'
 import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/providers'
 import type { SessionStore } from '@kode/session'
+import { estimateTokens, type TokenCounter, TokenEstimator } from '../compaction/estimate.js'
+import { type CompactionOptions, resolveCompaction } from '../compaction/options.js'
 import { AgentError } from '../errors.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
 import type { EngineSettings } from '../task/runtime.js'
@@ -47,6 +49,17 @@ export interface AgentOptions {
   createId?: (() => string) | undefined
   /** The text of the `error` result for a tool that threw. Default: the error's message. */
   formatToolError?: ((error: unknown, call: ToolCallPart) => string) | undefined
+  /**
+   * Long sessions: before each model call the request's input is checked against the model's
+   * context window, and older turns are summarised when it passes `threshold` (see "Long
+   * sessions" in docs/agents.md). On by default; `false` turns it off.
+   */
+  compaction?: CompactionOptions | false | undefined
+  /**
+   * Counts the tokens of a text for the context budget. Default `estimateTokens` (4 characters a
+   * token); pass the model's tokenizer for exact figures.
+   */
+  countTokens?: TokenCounter | undefined
 }
 
 /** Defaults of the `createAgent` limits. */
@@ -71,6 +84,8 @@ export function resolveSettings(options: AgentOptions): EngineSettings {
     now: options.now ?? Date.now,
     createId: options.createId ?? (() => globalThis.crypto.randomUUID()),
     formatToolError: options.formatToolError ?? errorMessageOf,
+    estimator: new TokenEstimator(options.countTokens ?? estimateTokens),
+    compaction: resolveCompaction(options.compaction),
   }
 }
 

@@ -1,4 +1,4 @@
-import type { HistoryEvent, Message } from '@kode/protocol'
+import type { CompactionRecord, HistoryEvent, Message } from '@kode/protocol'
 import {
   type CreateSessionInit,
   SessionError,
@@ -6,6 +6,7 @@ import {
   type SessionLease,
   type SessionStore,
 } from '@kode/session'
+import { type CompactedHistory, compactedHistory } from '../compaction/compacted-history.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { createProviderView, type ProviderView } from '../formatters/provider-view.js'
 
@@ -17,6 +18,8 @@ import { createProviderView, type ProviderView } from '../formatters/provider-vi
  * the writer is given back, and a session another writer extended meanwhile is read again.
  * The provider view is kept incrementally, as the agent's history formatter presents it: each
  * message is formatted once, so building the next request costs the same at turn 50 as at turn 1.
+ * After a `compaction` record the view is built from the compacted history (see
+ * `compactedHistory`), with a fresh formatter cache, and grows incrementally again from there.
  */
 export class Journal {
   readonly store: SessionStore
@@ -25,7 +28,10 @@ export class Journal {
   #loaded = false
   #lease: SessionLease | undefined
   readonly #formatter: HistoryFormatter
+  #instructions: FormatterInstructions
   #view: ProviderView
+  /** What the model sees: `#history` itself until the session is compacted. */
+  #model: CompactedHistory = { records: this.#history, compaction: undefined, freshFrom: 0 }
 
   constructor(
     store: SessionStore,
@@ -36,7 +42,8 @@ export class Journal {
     this.store = store
     this.sessionId = sessionId
     this.#formatter = formatter
-    this.#view = createProviderView(formatter, instructions)
+    this.#instructions = instructions
+    this.#view = this.#newView()
   }
 
   /**
@@ -44,7 +51,12 @@ export class Journal {
    * them, once, on the next call, since a formatter may present past actions differently.
    */
   setInstructions(instructions: FormatterInstructions): void {
-    this.#view = createProviderView(this.#formatter, instructions)
+    this.#instructions = instructions
+    this.#view = this.#newView()
+  }
+
+  #newView(): ProviderView {
+    return createProviderView(this.#formatter, this.#instructions)
   }
 
   /** The records persisted so far (the session's whole history once opened). */
@@ -65,6 +77,7 @@ export class Journal {
       if (!this.#loaded || info?.recordCount !== this.#history.length) {
         this.#history = await this.store.read(this.sessionId)
         this.#loaded = true
+        this.#compacted()
       }
     } catch (error) {
       await lease.release().catch(() => {})
@@ -100,11 +113,38 @@ export class Journal {
     if (!this.#lease) throw new Error(`the journal of session ${this.sessionId} is not open`)
     await this.#lease.append([record])
     this.#history.push(record)
+    if (!('role' in record) && record.type === 'compaction') this.#compacted()
+    else if (this.#model.records !== this.#history) this.#model.records.push(record)
+  }
+
+  /**
+   * The records the model sees: the whole history, or after a compaction the latest system prompt,
+   * the summary, the kept records and what came after (see `compactedHistory`).
+   */
+  get modelRecords(): readonly HistoryEvent[] {
+    return this.#model.records
+  }
+
+  /** Index in `modelRecords` of the first record written after the latest compaction (0 without one). */
+  get freshFrom(): number {
+    return this.#model.freshFrom
+  }
+
+  /** The latest compaction, if the session has one. */
+  get compaction(): CompactionRecord | undefined {
+    return this.#model.compaction
   }
 
   /** The messages of the next model call (see `ProviderView` for how dangling calls are answered). */
   providerMessages(): Message[] {
-    return this.#view.update(this.#history)
+    return this.#view.update(this.#model.records)
+  }
+
+  #compacted(): void {
+    const model = compactedHistory(this.#history)
+    // Uncompacted, the model sees the history itself (no copy to keep in step).
+    this.#model = model.compaction ? model : { records: this.#history, compaction: undefined, freshFrom: 0 }
+    this.#view = this.#newView()
   }
 }
 

@@ -8,6 +8,8 @@ import type {
 } from '@kode/protocol'
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
+import type { TokenEstimator } from '../compaction/estimate.js'
+import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
@@ -40,6 +42,10 @@ export interface EngineSettings {
   now: () => number
   createId: () => string
   formatToolError: (error: unknown, call: ToolCallPart) => string
+  /** Counts tokens for the context budget (the host's counter or the default estimate). */
+  estimator: TokenEstimator
+  /** When and how sessions are compacted; `undefined`: never. */
+  compaction: CompactionSettings | undefined
 }
 
 /** An agent's tools, indexed once. */

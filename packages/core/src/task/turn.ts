@@ -8,11 +8,11 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
+import { callModelWithinBudget } from '../compaction/budgeted-call.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
-import { callModel } from './model-call.js'
 import type { TaskOutcome, TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
@@ -48,7 +48,7 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
-  const result = await callModel(rt, client, nextRequest(rt))
+  const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting)
   let end: TurnEnd
   switch (result.kind) {
     case 'complete':

@@ -6,8 +6,10 @@ import type { HistoryEvent } from '../history.js'
  * a clear error) only the lines that do.
  * - 1: the first format.
  * - 2: adds the `server_tool` part of assistant messages.
+ * - 3: adds the `compaction` record.
  */
 export function formatVersionOf(event: HistoryEvent): number {
+  if (!('role' in event) && event.type === 'compaction') return 3
   if ('role' in event && event.role === 'assistant') {
     for (const part of event.parts) if (part.type === 'server_tool') return 2
   }

@@ -1,5 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import {
+  CompactionRecord,
   type ErrorRecord,
   ErrorRecord as ErrorRecordSchema,
   type HistoryEvent,
@@ -29,7 +30,7 @@ import { TaggedUnion } from './tagged-union.js'
  * stamped with the oldest version that can hold it (`formatVersionOf`), so only the lines that use
  * something new are refused by an older release.
  */
-export const HISTORY_FORMAT_VERSION = 2
+export const HISTORY_FORMAT_VERSION = 3
 
 const messages = new TaggedUnion<Message>('role', [
   SystemMessage,
@@ -43,6 +44,7 @@ const records = new TaggedUnion<HistoryRecord>('type', [
   ErrorRecordSchema,
   TaskMetadataRecord,
   InterruptRecord,
+  CompactionRecord,
 ] as TObject[])
 
 /**

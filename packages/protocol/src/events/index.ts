@@ -1,6 +1,7 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { event } from './base.js'
 import { DeveloperMessageEvent, TodoChangeEvent, UserMessageEvent } from './chat.js'
+import { CompactionEndEvent, CompactionStartEvent } from './compaction.js'
 import { TaskFinishEvent, TaskStartEvent, TurnEndEvent, TurnStartEvent } from './lifecycle.js'
 import { ContextUsageEvent, TaskMetadataEvent, UsageEvent } from './metadata.js'
 import {
@@ -19,6 +20,7 @@ import { ToolCallEvent, ToolProgressEvent, ToolResultEvent } from './tools.js'
 
 export * from './base.js'
 export * from './chat.js'
+export * from './compaction.js'
 export * from './lifecycle.js'
 export * from './metadata.js'
 export * from './streaming.js'
@@ -42,6 +44,8 @@ export const ReplayEvent = Type.Union([
   TodoChangeEvent,
   ErrorEvent,
   InterruptEvent,
+  CompactionStartEvent,
+  CompactionEndEvent,
 ])
 export type ReplayEvent = Static<typeof ReplayEvent>
 
@@ -83,6 +87,8 @@ export const Event = Type.Union([
   InterruptEvent,
   EndEvent,
   ReplayHistoryEvent,
+  CompactionStartEvent,
+  CompactionEndEvent,
 ])
 export type Event = Static<typeof Event>
 export type EventType = Event['type']

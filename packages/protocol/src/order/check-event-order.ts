@@ -220,6 +220,8 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
       case 'todo_change':
       case 'welcome':
       case 'replay_history':
+      case 'compaction_start':
+      case 'compaction_end':
         break
       default: {
         const unreachable: never = event

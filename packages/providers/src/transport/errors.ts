@@ -27,6 +27,13 @@ export type TransportErrorCode =
   /** The client configuration is unusable (an unknown `api`). */
   | 'invalid_config'
 
+/**
+ * What a provider error means, where the engine acts on it. `context_overflow`: the request is
+ * larger than the model's context window (each api's wording is recognised); sending it again
+ * fails the same way, a shorter one may succeed.
+ */
+export type ProviderErrorKind = 'context_overflow'
+
 /** Fields of a {@link ProviderError}; all optional but `retryable`. */
 export interface ProviderErrorInit {
   /** HTTP status, when the error came with one. */
@@ -35,6 +42,8 @@ export interface ProviderErrorInit {
   code?: string
   /** Whether sending the same request again may succeed. */
   retryable: boolean
+  /** What the error means, when the transport recognised it. */
+  kind?: ProviderErrorKind
   /** The provider's own message, with any API key removed. */
   providerMessage?: string
   /**
@@ -59,6 +68,8 @@ export class ProviderError extends Error {
   readonly status?: number
   readonly code?: string
   readonly retryable: boolean
+  /** What the error means, when recognised (see {@link ProviderErrorKind}). */
+  readonly kind?: ProviderErrorKind
   readonly providerMessage?: string
   readonly requestId?: string
   readonly retryAfterMs?: number
@@ -71,6 +82,7 @@ export class ProviderError extends Error {
     this.retryable = init.retryable
     if (init.status !== undefined) this.status = init.status
     if (init.code !== undefined) this.code = init.code
+    if (init.kind !== undefined) this.kind = init.kind
     if (init.providerMessage !== undefined) this.providerMessage = init.providerMessage
     if (init.requestId !== undefined) this.requestId = init.requestId
     if (init.retryAfterMs !== undefined) this.retryAfterMs = init.retryAfterMs

@@ -1,5 +1,6 @@
 import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
 import { excerpt, ProviderError, redact, redactCause } from './errors.js'
+import { isContextOverflow } from './overflow.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
 
 /** What error messages need to know: who answered, and which secret must never appear. */
@@ -65,6 +66,7 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
     {
       status: response.status,
       retryable,
+      ...(isContextOverflow(response.status, fields) ? { kind: 'context_overflow' as const } : {}),
       providerMessage,
       ...(fields.code !== undefined ? { code: fields.code } : {}),
       ...(requestId !== undefined ? { requestId } : {}),
@@ -85,6 +87,7 @@ export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderE
   const code = fields.code !== undefined ? ` ${fields.code}` : ''
   return new ProviderError(`${ctx.label} reported an error in the stream${code}: ${providerMessage}`, {
     retryable,
+    ...(isContextOverflow(fields.status, fields) ? { kind: 'context_overflow' as const } : {}),
     providerMessage,
     ...(fields.code !== undefined ? { code: fields.code } : {}),
     ...(fields.status !== undefined ? { status: fields.status } : {}),

@@ -91,6 +91,14 @@ export function renderTranscript(
           ending = 'finished'
           break
         }
+        case 'compaction': {
+          totals.add(event.usage, event.costUsd)
+          const title = `Context compacted (${event.reason}): about ${event.tokensBefore} → ${event.tokensAfter} tokens; the model saw this summary instead of everything above`
+          blocks.push(
+            html`<div class="notice compaction">${renderDetails('compaction-summary', title, renderText(event.summary))}</div>`,
+          )
+          break
+        }
         default: {
           const unknown: never = event
           void unknown

@@ -61,6 +61,7 @@ details.tool.error, details.tool.aborted, details.tool.missing { border-color: v
 .markdown th, .markdown td { border: 1px solid var(--border); padding: 3px 8px; }
 .markdown a { color: var(--accent); }
 .markdown img { max-width: 100%; }
+.notice.compaction { color: var(--muted); border: 1px dashed var(--border); }
 .sub-session { background: var(--bg); }
 .sub-session > .body { border-left: 3px solid var(--accent); }
 figure { margin: 8px 0; }

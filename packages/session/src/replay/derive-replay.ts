@@ -47,7 +47,9 @@ export interface ReplayOptions {
  *   was aborted and so already followed by one. `turn_end` closes the turn at the next user,
  *   developer or assistant message, at a task-metadata record, or at the end.
  * - Records: `error` becomes `error`, `interrupt` becomes `interrupt`, `task_metadata` becomes
- *   `task_metadata`.
+ *   `task_metadata`; `compaction` closes the open turn and becomes `compaction_start` then
+ *   `compaction_end` (`compacted: true`, with its summary and token counts). The records it
+ *   summarised are replayed in full before it: replay always shows the whole history.
  *
  * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
  * assistant message); a turn's closing events carry the time of its latest record.
@@ -153,6 +155,24 @@ class SessionReplay {
         this.closeTurn()
         this.emit({ type: 'task_metadata', sessionId, timestamp, metadata: event.metadata })
         return
+      case 'compaction': {
+        // A marker between turns: the records it summarised were replayed above, as they happened.
+        this.closeTurn()
+        const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
+        this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
+        this.emit({
+          type: 'compaction_end',
+          sessionId,
+          timestamp,
+          reason,
+          compacted: true,
+          tokensBefore,
+          tokensAfter,
+          summary,
+          firstKeptId,
+        })
+        return
+      }
       default: {
         const unknown: never = event
         void unknown

@@ -1,6 +1,7 @@
 import type {
   AssistantMessage,
   AssistantPart,
+  CompactionRecord,
   DeveloperMessage,
   ErrorRecord,
   HistoryEvent,
@@ -82,6 +83,21 @@ export class HistoryBuilder {
 
   interrupt(): InterruptRecord {
     return { type: 'interrupt', ...this.base() }
+  }
+
+  /** A compaction record keeping the records from `firstKeptId` on. */
+  compaction(summary: string, firstKeptId: string): CompactionRecord {
+    return {
+      type: 'compaction',
+      ...this.base(),
+      summary,
+      firstKeptId,
+      tokensBefore: 9_000,
+      tokensAfter: 1_200,
+      reason: 'threshold',
+      usage: { inputTokens: 8_000, outputTokens: 400 },
+      costUsd: 0.01,
+    }
   }
 
   taskMetadata(turnCount: number): TaskMetadataRecord {

@@ -1,0 +1,93 @@
+import { type LLMClient, type LLMRequest, ProviderError } from '@kode/providers'
+import type { TaskAccounting } from '../task/accounting.js'
+import { callModel, type ModelResult } from '../task/model-call.js'
+import type { TaskRuntime } from '../task/runtime.js'
+import { type ContextBudget, measureBudget } from './budget.js'
+import { type CompactionContext, compact } from './compact.js'
+import type { CompactionSettings } from './options.js'
+
+/**
+ * The turn's model call with the context budget kept: before the call, when the request's
+ * estimated input passes the threshold, the session is compacted first; when the provider still
+ * answers that the request is larger than the context window, the session is compacted once and
+ * the call sent once more. An overflow that remains (or with compaction off) fails the call with
+ * an error naming the sizes. `request` builds the request from the session as it is then.
+ */
+export async function callModelWithinBudget(
+  rt: TaskRuntime,
+  client: LLMClient,
+  request: () => LLMRequest,
+  accounting: TaskAccounting,
+): Promise<ModelResult> {
+  const compaction = rt.settings.compaction
+  let sent = request()
+  if (compaction) {
+    const budget = budgetOf(rt, client, sent)
+    if (budget.inputLimit !== undefined && budget.inputTokens > compaction.threshold * budget.inputLimit) {
+      const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'threshold', budget)
+      if (done.compacted) sent = request()
+    }
+  }
+  const result = await callModel(rt, client, sent)
+  if (!isOverflow(result)) return result
+  const before = budgetOf(rt, client, sent)
+  if (!compaction || rt.signal.aborted)
+    return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
+  if (!done.compacted) return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  sent = request()
+  const retried = await callModel(rt, client, sent)
+  if (!isOverflow(retried)) return retried
+  return { kind: 'failed', error: tooLarge(retried.error, budgetOf(rt, client, sent), true) }
+}
+
+function isOverflow(result: ModelResult): result is Extract<ModelResult, { kind: 'failed' }> {
+  return result.kind === 'failed' && result.error.kind === 'context_overflow'
+}
+
+function budgetOf(rt: TaskRuntime, client: LLMClient, request: LLMRequest): ContextBudget {
+  const { journal, settings } = rt
+  return measureBudget(request, journal.modelRecords, journal.freshFrom, client, settings.estimator)
+}
+
+function contextOf(
+  rt: TaskRuntime,
+  compaction: CompactionSettings,
+  client: LLMClient,
+  request: LLMRequest,
+  accounting: TaskAccounting,
+): CompactionContext {
+  return {
+    journal: rt.journal,
+    events: rt.events,
+    settings: rt.settings,
+    compaction,
+    client,
+    signal: rt.signal,
+    instructionTokens: rt.settings.estimator.instructions(request.system, request.tools),
+    accounting,
+  }
+}
+
+/** The provider's overflow error, reworded to name the sizes. */
+function tooLarge(error: ProviderError, budget: ContextBudget, afterCompaction: boolean): ProviderError {
+  const window =
+    budget.contextWindow === undefined
+      ? 'the window is unknown'
+      : `the window is ${budget.contextWindow} tokens`
+  const message =
+    `The request does not fit the model's context window${afterCompaction ? ' even after compaction' : ''}: ` +
+    `about ${budget.inputTokens} input tokens + ${budget.outputReserve} reserved for output; ${window}. ` +
+    error.message
+  const failure = new ProviderError(message, {
+    retryable: false,
+    kind: 'context_overflow',
+    cause: error,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.code === undefined ? {} : { code: error.code }),
+    ...(error.providerMessage === undefined ? {} : { providerMessage: error.providerMessage }),
+    ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
+  })
+  if (error.partial) failure.partial = error.partial
+  return failure
+}

@@ -1,0 +1,163 @@
+import { type CompactionReason, type CompactionRecord, joinText } from '@kode/protocol'
+import { type LLMClient, ProviderError } from '@kode/providers'
+import type { TaskAccounting } from '../task/accounting.js'
+import type { Journal } from '../task/journal.js'
+import type { EngineSettings } from '../task/runtime.js'
+import type { TaskEvents } from '../task/task-events.js'
+import { errorMessageOf } from '../tools/execute-tool-call.js'
+import type { ContextBudget } from './budget.js'
+import { summaryMessage } from './compacted-history.js'
+import type { CompactionSettings } from './options.js'
+import { planCompaction } from './plan.js'
+import { COMPACTION_PROMPT, summaryRequest, transcriptOf } from './summary-request.js'
+
+/** How a compaction ended: a record was persisted, or why not. */
+export type CompactionResult =
+  | { compacted: true; record: CompactionRecord }
+  | {
+      compacted: false
+      /** Nothing could be summarised, the summary failed, or the user interrupted it. */
+      reason: 'nothing_to_compact' | 'failed' | 'aborted'
+      errorMessage?: string
+    }
+
+/** What a compaction works with: the session's journal and events, the model, the task's accounting. */
+export interface CompactionContext {
+  journal: Journal
+  events: TaskEvents
+  settings: EngineSettings
+  compaction: CompactionSettings
+  client: LLMClient
+  signal: AbortSignal
+  /** Tokens every request carries besides its messages (system text, tool definitions). */
+  instructionTokens: number
+  accounting?: TaskAccounting
+}
+
+/** Share of the usable window the kept part may take, leaving room for the summary and new work. */
+const KEEP_SHARE = 0.4
+/** Share of the window the summary may take. */
+const SUMMARY_SHARE = 0.15
+
+/**
+ * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
+ * part summarised, then persists the `compaction` record in one append. Nothing is written before
+ * the summary exists, so an interrupted or crashed compaction leaves the history as it was and the
+ * next call compacts again. Only a store failure is thrown.
+ */
+export async function compact(
+  ctx: CompactionContext,
+  reason: CompactionReason,
+  budget: ContextBudget,
+): Promise<CompactionResult> {
+  const { journal, events } = ctx
+  const tokensBefore = budget.inputTokens
+  events.emit('compaction_start', { reason, tokensBefore })
+  const result = await summarise(ctx, reason, budget)
+  if (result.compacted) {
+    const { record } = result
+    await journal.persist(record)
+    events.emit('compaction_end', {
+      reason,
+      compacted: true,
+      tokensBefore,
+      tokensAfter: record.tokensAfter,
+      summary: record.summary,
+      firstKeptId: record.firstKeptId,
+    })
+  } else {
+    const { errorMessage } = result
+    events.emit('compaction_end', {
+      reason,
+      compacted: false,
+      tokensBefore,
+      ...(errorMessage === undefined ? {} : { errorMessage }),
+    })
+  }
+  return result
+}
+
+async function summarise(
+  ctx: CompactionContext,
+  reason: CompactionReason,
+  budget: ContextBudget,
+): Promise<CompactionResult> {
+  const { journal, settings, client, signal } = ctx
+  const estimator = settings.estimator
+  const records = journal.modelRecords
+  const previous = journal.compaction
+  const bodyFrom = previous ? records.findIndex((record) => record.id === previous.id) + 1 : 0
+  const keepTokens =
+    budget.inputLimit === undefined ? Number.POSITIVE_INFINITY : budget.inputLimit * KEEP_SHARE
+  const plan = planCompaction(records, bodyFrom, ctx.compaction.keepRecent, keepTokens, estimator)
+  if (!plan) return { compacted: false, reason: 'nothing_to_compact' }
+
+  const window = budget.contextWindow
+  const modelMax = client.modelInfo?.maxOutputTokens
+  const summaryTokens =
+    window === undefined
+      ? modelMax
+      : Math.min(modelMax ?? window, Math.max(256, Math.floor(window * SUMMARY_SHARE)))
+  const room =
+    window === undefined
+      ? Number.POSITIVE_INFINITY
+      : window -
+        (summaryTokens ?? 0) -
+        estimator.text(COMPACTION_PROMPT) -
+        (previous ? estimator.text(previous.summary) : 0) -
+        64
+  const transcript = transcriptOf(plan.summarised, Math.max(0, room), estimator)
+  const previousSummary = previous?.summary
+
+  let summary: string
+  const fields: Pick<CompactionRecord, 'usage' | 'costUsd' | 'model'> = {}
+  try {
+    const summarize = ctx.compaction.summarize
+    if (summarize) {
+      summary = await summarize({
+        transcript,
+        previousSummary,
+        messages: plan.summarised,
+        prompt: COMPACTION_PROMPT,
+        signal,
+      })
+    } else {
+      const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
+        signal,
+      })
+      if (message.stopReason === 'aborted' || signal.aborted) return { compacted: false, reason: 'aborted' }
+      ctx.accounting?.addResponse(message)
+      if (message.usage) fields.usage = message.usage
+      if (message.costUsd !== undefined) fields.costUsd = message.costUsd
+      if (message.model !== undefined) fields.model = message.model
+      summary = joinText(message.parts)
+    }
+  } catch (error) {
+    if (signal.aborted) return { compacted: false, reason: 'aborted' }
+    const detail = ProviderError.is(error) ? error.message : errorMessageOf(error)
+    return { compacted: false, reason: 'failed', errorMessage: `The summary failed: ${detail}` }
+  }
+  if (signal.aborted) return { compacted: false, reason: 'aborted' }
+  if (typeof summary !== 'string' || summary.trim() === '')
+    return { compacted: false, reason: 'failed', errorMessage: 'The summary came back empty.' }
+
+  const record: CompactionRecord = {
+    type: 'compaction',
+    id: settings.createId(),
+    createdAt: settings.now(),
+    summary,
+    firstKeptId: '',
+    tokensBefore: budget.inputTokens,
+    tokensAfter: 0,
+    reason,
+    ...fields,
+  }
+  record.firstKeptId = plan.firstKept?.id ?? record.id
+  const system = records.find((r) => 'role' in r && r.role === 'system')
+  record.tokensAfter =
+    ctx.instructionTokens +
+    estimator.message(summaryMessage(record)) +
+    plan.keptTokens +
+    (system && 'role' in system ? estimator.message(system) : 0)
+  return { compacted: true, record }
+}

@@ -1,0 +1,69 @@
+import type { Message } from '@kode/protocol'
+import { AgentError } from '../errors.js'
+
+/** What a host's summariser gets (see {@link CompactionOptions.summarize}). */
+export interface SummarizeInput {
+  /** The summarised messages as a transcript: thinking left out, images replaced by a note, long text cut. */
+  transcript: string
+  /** The summary of the compaction before this one, which the new summary must fold in. */
+  previousSummary: string | undefined
+  /** The summarised messages themselves, oldest first. */
+  messages: readonly Message[]
+  /** The engine's own summary instructions (`COMPACTION_PROMPT`). */
+  prompt: string
+  /** Aborts when the user interrupts the task (or `agent.compact`). */
+  signal: AbortSignal
+}
+
+/** Writes the summary that replaces the older part of a session. */
+export type Summarizer = (input: SummarizeInput) => Promise<string>
+
+/** `createAgent({ compaction })`: when and how a long session is compacted. */
+export interface CompactionOptions {
+  /**
+   * Compact before a model call whose estimated input passes this fraction of the usable window
+   * (the context window minus the output reserve). Between 0 and 1; default 0.8.
+   */
+  threshold?: number
+  /**
+   * Turns (a response and its tool results) kept verbatim after the summary; fewer when they do
+   * not fit in 40% of the usable window. Default 4; 0 summarises everything.
+   */
+  keepRecent?: number
+  /**
+   * Writes the summary instead of the agent's model (a cheaper model, a fixed text in tests).
+   * Default: a request to the agent's client with `COMPACTION_PROMPT`, whose usage and cost are
+   * counted in the task's accounting and on the `compaction` record.
+   */
+  summarize?: Summarizer
+}
+
+/** Compaction settings with defaults filled in. */
+export interface CompactionSettings {
+  threshold: number
+  keepRecent: number
+  summarize: Summarizer | undefined
+}
+
+/** Defaults of {@link CompactionOptions}. */
+export const COMPACTION_DEFAULTS = Object.freeze({ threshold: 0.8, keepRecent: 4 })
+
+/**
+ * Checks the options and fills in defaults; `false` turns compaction off (a context-overflow error
+ * then ends the task). Throws `AgentError` (`invalid_options`).
+ */
+export function resolveCompaction(
+  options: CompactionOptions | false | undefined,
+): CompactionSettings | undefined {
+  if (options === false) return undefined
+  const threshold = options?.threshold ?? COMPACTION_DEFAULTS.threshold
+  if (!(threshold > 0 && threshold <= 1))
+    throw new AgentError('invalid_options', `compaction.threshold must be in (0, 1] (got ${threshold})`)
+  const keepRecent = options?.keepRecent ?? COMPACTION_DEFAULTS.keepRecent
+  if (!(Number.isInteger(keepRecent) && keepRecent >= 0))
+    throw new AgentError(
+      'invalid_options',
+      `compaction.keepRecent must be a whole number >= 0 (got ${keepRecent})`,
+    )
+  return { threshold, keepRecent, summarize: options?.summarize }
+}
