@@ -9,6 +9,7 @@ export const alias = {
   '@kode/protocol': root('./packages/protocol/src/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),
+  '@kode/session-postgres': root('./packages/session-postgres/src/index.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
 }
@@ -28,6 +29,18 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('packages/providers', 'providers'),
   project('packages/session', 'session'),
   project('packages/core', 'core'),
+  {
+    resolve: { alias },
+    test: {
+      name: 'session-postgres',
+      root: root('./packages/session-postgres'),
+      include: ['test/**/*.test.ts'],
+      // One real Postgres for the run: started before the first test, stopped after the last.
+      globalSetup: ['test/global-setup.ts'],
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
+    },
+  },
   project('bench', 'bench'),
   project('examples/custom-provider', 'custom-provider'),
   project('examples/codeact', 'codeact'),
