@@ -127,6 +127,22 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     return new SessionLeasedError(sessionId, holder, where, row.lease_expires_at ?? undefined)
   }
 
+  /**
+   * Runs a write guarded by "no live lease" and returns its row. When it matched nothing, says
+   * why; a lease released in between is no reason, so the write is tried again.
+   */
+  const guarded = async (
+    sessionId: string,
+    write: () => Promise<{ rows: Record<string, unknown>[] }>,
+  ): Promise<Record<string, unknown>> => {
+    for (;;) {
+      const { rows } = await write()
+      if (rows[0]) return rows[0]
+      const refused = await refusal(sessionId)
+      if (refused) throw refused
+    }
+  }
+
   const context: LeaseContext = {
     pool,
     sql,
@@ -160,25 +176,15 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     async append(sessionId: string, events: readonly HistoryEvent[]) {
       await open(sessionId)
       const lines = encode(sessionId, events)
-      await queue.run(sessionId, async () => {
-        const { rows } = await pool.query(sql.append, [sessionId, lines, lines.length, now()])
-        if (rows.length === 0) {
-          throw (
-            (await refusal(sessionId)) ?? new Error(`append to ${sessionId} was refused for no known reason`)
-          )
-        }
-      })
+      await queue.run(sessionId, () =>
+        guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
+      )
     },
     async acquire(sessionId: string): Promise<SessionLease> {
       await open(sessionId)
       const params = [sessionId, owner, process.pid, host, leaseMs]
-      const { rows } = await pool.query(sql.acquire, params)
-      if (!rows[0]) {
-        throw (
-          (await refusal(sessionId)) ?? new Error(`acquire of ${sessionId} was refused for no known reason`)
-        )
-      }
-      const lease = new PostgresLease(context, sessionId, Number(rows[0].lease_epoch))
+      const row = await guarded(sessionId, () => pool.query(sql.acquire, params))
+      const lease = new PostgresLease(context, sessionId, Number(row.lease_epoch))
       held.add(lease)
       return lease
     },
@@ -208,12 +214,12 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     },
     async delete(sessionId: string) {
       await open(sessionId)
-      await queue.run(sessionId, async () => {
-        const { rows } = await pool.query(sql.delete, [sessionId])
-        if (rows.length > 0) return
-        const refused = await refusal(sessionId)
-        if (refused && refused.code !== 'session_not_found') throw refused
-      })
+      await queue.run(sessionId, () =>
+        guarded(sessionId, () => pool.query(sql.delete, [sessionId])).catch((error: unknown) => {
+          // Deleting a session that does not exist does nothing.
+          if (!SessionError.is(error) || error.code !== 'session_not_found') throw error
+        }),
+      )
     },
     async close() {
       if (closed) return
