@@ -104,7 +104,7 @@ describe('leases across hosts', () => {
     expect((await store.read('s')).map((e) => e.id)).toEqual(['plain'])
   })
 
-  test('a live lease renews itself by the database's clock while its writer runs', async () => {
+  test("a live lease renews itself by the database's clock while its writer runs", async () => {
     const a = open({ leaseMs: 150 })
     await a.create({ id: 's' })
     const lease = await a.acquire('s')
