@@ -10,6 +10,7 @@ export const alias = {
   '@kode/providers/adapter': root('./packages/providers/src/adapter/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),
+  '@kode/session-postgres': root('./packages/session-postgres/src/index.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
   '@kode/mcp': root('./packages/mcp/src/index.ts'),
@@ -38,6 +39,18 @@ export const projects: TestProjectInlineConfiguration[] = [
       include: ['test/**/*.test.ts'],
       // The tests start real MCP servers as child processes.
       testTimeout: 60_000,
+    },
+  },
+  {
+    resolve: { alias },
+    test: {
+      name: 'session-postgres',
+      root: root('./packages/session-postgres'),
+      include: ['test/**/*.test.ts'],
+      // One real Postgres for the run: started before the first test, stopped after the last.
+      globalSetup: ['test/global-setup.ts'],
+      hookTimeout: 60_000,
+      testTimeout: 30_000,
     },
   },
   project('bench', 'bench'),

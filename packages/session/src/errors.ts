@@ -6,7 +6,11 @@ export type SessionErrorCode =
   | 'session_not_found'
   | 'session_exists'
   | 'session_locked'
+  /** A lease's writer was taken over (its lease expired and another writer acquired the session). */
+  | 'session_lease_lost'
   | 'invalid_record'
+  /** A record is larger than the store accepts (a database store's per-record limit). */
+  | 'record_too_large'
   | 'corrupt_history'
   | 'corrupt_metadata'
   | 'empty_session'

@@ -80,57 +80,7 @@ describe('two concurrent create() for one session id', () => {
   })
 })
 
-describe.each([
-  ['file', () => fileStore()],
-  ['memory', () => track(createMemorySessionStore())],
-])('leases (%s store)', (_name, open) => {
-  test('one lease at a time; other writers of the store are refused with a message that says what to do', async () => {
-    const store = open()
-    await store.create({ id: 's' })
-    const lease = await store.acquire('s')
-    const [, error] = await race(Promise.resolve(lease), store.acquire('s'))
-    expect(error).toBeInstanceOf(SessionLockedError)
-    expect((error as Error).message).toBe(
-      'session s is being written by another writer of this store (an agent running a task on it, or a lease not released yet): wait for that task to end, or use another session id (forkSession copies one)',
-    )
-    for (const attempt of [store.append('s', [record('plain')]), store.delete('s')]) {
-      expect(
-        await attempt.then(
-          () => 'resolved',
-          (e: SessionError) => e.code,
-        ),
-      ).toBe('session_locked')
-    }
-    expect(await store.create({ id: 's' }).catch((e: SessionError) => e.code)).toBe('session_exists')
-    await lease.append([record('leased')])
-    // Metadata is not history: it may change while a task runs.
-    await store.update('s', { title: 'titled' })
-    await lease.release()
-    await lease.release()
-    expect(await lease.append([record('late')]).catch((e: SessionError) => e.code)).toBe('store_closed')
-    const next = await store.acquire('s')
-    await next.append([record('next')])
-    await next.release()
-    await store.append('s', [record('plain')])
-    expect((await store.read('s')).map((e) => e.id)).toEqual(['leased', 'next', 'plain'])
-    expect(await store.info('s')).toMatchObject({ title: 'titled', recordCount: 3 })
-  })
-
-  test('of two concurrent acquire() calls exactly one wins', async () => {
-    const store = open()
-    await store.create({ id: 's' })
-    const [lease, error] = await race(store.acquire('s'), store.acquire('s'))
-    expect(SessionError.is(error) && error.code).toBe('session_locked')
-    await lease.release()
-  })
-
-  test('acquire of a missing session is session_not_found and holds nothing', async () => {
-    const store = open()
-    expect(await store.acquire('nope').catch((e: SessionError) => e.code)).toBe('session_not_found')
-    await store.create({ id: 'nope' })
-    await (await store.acquire('nope')).release()
-  })
-})
+// The lease rules every store shares are in the store contract (contract/session-store-contract.ts).
 
 describe('a released lease gives the session to other stores and processes', () => {
   test('the lock file goes with the release; another store takes the session', async () => {

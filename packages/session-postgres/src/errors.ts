@@ -1,0 +1,53 @@
+import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '@kode/session'
+
+/**
+ * Another writer holds the session's lease in the shared database. `expiresAt` is when the lease
+ * runs out by the database's clock unless its holder renews it; a holder that died stops renewing,
+ * so the session frees itself without anyone deleting anything.
+ */
+export class SessionLeasedError extends SessionLockedError {
+  override readonly name: string = 'SessionLeasedError'
+  readonly expiresAt: Date | undefined
+
+  constructor(
+    sessionId: string,
+    holder: LockHolder | undefined,
+    owner: LockOwner,
+    expiresAt: Date | undefined,
+  ) {
+    super(sessionId, undefined, holder, owner)
+    this.expiresAt = expiresAt
+    const who = holder ? `process ${holder.pid} on ${holder.hostname}` : 'another writer'
+    const until = expiresAt ? ` (its lease runs until ${expiresAt.toISOString()} unless renewed)` : ''
+    this.message = `session ${sessionId} is being written by ${who}${until}: wait for its task to end; if that process died, its lease expires by itself and the next writer takes the session over`
+  }
+}
+
+/**
+ * A lease's writer was taken over: the lease expired (its process paused, or lost the database
+ * for longer than `leaseMs`) and another writer acquired the session, bumping its fencing epoch.
+ * Nothing of the refused append was written. Stop the task: the session has a new writer.
+ */
+export class SessionLeaseLostError extends SessionError {
+  override readonly name: string = 'SessionLeaseLostError'
+  /** The epoch this lease held; the session's current epoch is higher. */
+  readonly epoch: number
+
+  constructor(sessionId: string, epoch: number) {
+    super(
+      'session_lease_lost',
+      `the lease on session ${sessionId} (epoch ${epoch}) was taken over by another writer, so nothing of this append was written: this writer paused or lost the database for longer than the lease; stop this task, the session goes on with its new writer`,
+      { sessionId },
+    )
+    this.epoch = epoch
+  }
+}
+
+/** A record's encoded size is over the store's `maxRecordBytes`. */
+export function recordTooLarge(sessionId: string, index: number, count: number, bytes: number, max: number) {
+  return new SessionError(
+    'record_too_large',
+    `record ${index} of ${count} appended to ${sessionId} is ${bytes} bytes encoded, over this store's limit of ${max} bytes (maxRecordBytes): nothing was written; keep large payloads such as images out of the history, or raise the limit`,
+    { sessionId },
+  )
+}

@@ -1,0 +1,12 @@
+/**
+ * @kode/session-postgres: a `SessionStore` in a shared Postgres, for hosts that run on several
+ * machines. One writer per session across hosts by a lease with a fencing epoch.
+ */
+export { SessionLeasedError, SessionLeaseLostError } from './errors.js'
+export {
+  createPostgresSessionStore,
+  DEFAULT_LEASE_MS,
+  DEFAULT_MAX_RECORD_BYTES,
+  type PostgresSessionStoreOptions,
+} from './postgres-store.js'
+export { schemaStatements } from './schema.js'

@@ -1,0 +1,75 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { SessionError, type SessionLease } from '@kode/session'
+import type { Pool } from 'pg'
+import type { KeyedQueue } from './serial.js'
+import type { Statements } from './statements.js'
+
+/** What a lease needs from its store. */
+export interface LeaseContext {
+  pool: Pool
+  sql: Statements
+  queue: KeyedQueue
+  /** This store's identity in `lease_owner`. */
+  owner: string
+  leaseMs: number
+  /** Writes a batch under the lease's epoch (one statement); throws `session_lease_lost`. */
+  append(sessionId: string, events: readonly HistoryEvent[], epoch: number): Promise<void>
+  /** Forgets the lease in the store's list of held leases. */
+  forget(lease: PostgresLease): void
+}
+
+/**
+ * A writer's hold on a session: the fencing `epoch` it was granted, renewed in the background
+ * every third of the lease so a live writer keeps it. A writer that stops (paused, partitioned,
+ * killed) stops renewing; once the lease expired, another writer may take it and bump the epoch,
+ * after which every append of this lease is refused.
+ */
+export class PostgresLease implements SessionLease {
+  readonly sessionId: string
+  readonly epoch: number
+  readonly #context: LeaseContext
+  readonly #timer: ReturnType<typeof setInterval>
+  #released: Promise<void> | undefined
+
+  constructor(context: LeaseContext, sessionId: string, epoch: number) {
+    this.#context = context
+    this.sessionId = sessionId
+    this.epoch = epoch
+    this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(context.leaseMs / 3)))
+    // A lease must not keep a host process alive on its own.
+    this.#timer.unref?.()
+  }
+
+  append(events: readonly HistoryEvent[]): Promise<void> {
+    if (this.#released) {
+      return Promise.reject(
+        new SessionError('store_closed', `the lease on session ${this.sessionId} was released`, {
+          sessionId: this.sessionId,
+        }),
+      )
+    }
+    return this.#context.append(this.sessionId, events, this.epoch)
+  }
+
+  release(): Promise<void> {
+    this.#released ??= this.#release()
+    return this.#released
+  }
+
+  async #release(): Promise<void> {
+    clearInterval(this.#timer)
+    const { pool, sql, queue, owner } = this.#context
+    try {
+      // After this lease's appends, so none of them is refused by its own release.
+      await queue.run(this.sessionId, () => pool.query(sql.release, [this.sessionId, this.epoch, owner]))
+    } finally {
+      this.#context.forget(this)
+    }
+  }
+
+  async #renew(): Promise<void> {
+    const { pool, sql, owner, leaseMs } = this.#context
+    // A failed renewal is not reported here: the next append checks the epoch and says so.
+    await pool.query(sql.renew, [this.sessionId, this.epoch, owner, leaseMs]).catch(() => {})
+  }
+}

@@ -1,0 +1,232 @@
+import { hostname } from 'node:os'
+import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import {
+  assertSessionId,
+  type CreateSessionInit,
+  type LockHolder,
+  type LockOwner,
+  SessionError,
+  type SessionLease,
+  SessionLockedError,
+  type SessionPatch,
+  type SessionStore,
+  type StoreClock,
+} from '@kode/session'
+import pg from 'pg'
+import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+import { type LeaseContext, PostgresLease } from './lease.js'
+import { infoOf, metaOf, type SessionRow } from './rows.js'
+import { assertSchemaName, ensureSchema } from './schema.js'
+import { KeyedQueue } from './serial.js'
+import { statements } from './statements.js'
+
+/** Default `leaseMs`: how long a writer that stopped renewing keeps the session from others. */
+export const DEFAULT_LEASE_MS = 30_000
+/** Default `maxRecordBytes`: the largest encoded history record the store accepts. */
+export const DEFAULT_MAX_RECORD_BYTES = 8 * 1024 * 1024
+
+/** Options of `createPostgresSessionStore`. Pass `pool` or `connectionString`. */
+export interface PostgresSessionStoreOptions extends StoreClock {
+  /** A `pg` pool the host owns (shared with its other Postgres users); the store never ends it. */
+  pool?: pg.Pool
+  /** Where to connect when no `pool` is given; the store then owns its pool and ends it on `close()`. */
+  connectionString?: string
+  /** The Postgres schema holding the store's tables, created on first use. Default `kode`. */
+  schema?: string
+  /**
+   * How long a writer's lease lasts without renewal, in milliseconds (default 30 000). A live
+   * lease renews itself every third of this; a writer that died frees its sessions after this long.
+   */
+  leaseMs?: number
+  /** The largest encoded record accepted, in bytes (default 8 MiB); larger ones fail `record_too_large`. */
+  maxRecordBytes?: number
+}
+
+/**
+ * A `SessionStore` in a shared Postgres, so any of several host processes can serve any session.
+ * One writer per session across hosts: `acquire` takes a lease with a fencing epoch (bumped by the
+ * database's clock), and every append is one statement that checks it, so a writer that lost its
+ * lease gets `session_lease_lost` and writes nothing. Each append is durable once it resolves.
+ */
+export function createPostgresSessionStore(options: PostgresSessionStoreOptions): SessionStore {
+  if ((options.pool === undefined) === (options.connectionString === undefined)) {
+    throw new TypeError('createPostgresSessionStore needs exactly one of `pool` and `connectionString`')
+  }
+  const schema = options.schema ?? 'kode'
+  assertSchemaName(schema)
+  const leaseMs = options.leaseMs ?? DEFAULT_LEASE_MS
+  if (!Number.isInteger(leaseMs) || leaseMs < 10)
+    throw new TypeError('leaseMs must be an integer of at least 10')
+  const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES
+  const now = options.now ?? Date.now
+  const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
+  const ownPool = options.pool === undefined
+  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString })
+  const sql = statements(schema)
+  const queue = new KeyedQueue()
+  const owner = globalThis.crypto.randomUUID()
+  const host = hostname()
+  const held = new Set<PostgresLease>()
+  let ready: Promise<void> | undefined
+  let closed = false
+
+  /** Refuses once closed, validates the id, and creates the schema on first use. */
+  const open = async (sessionId?: unknown) => {
+    if (closed) throw new SessionError('store_closed', 'the session store is closed')
+    if (sessionId !== undefined) assertSessionId(sessionId)
+    ready ??= ensureSchema(pool, schema).catch((error: unknown) => {
+      ready = undefined
+      throw error
+    })
+    await ready
+  }
+  const notFound = (sessionId: string) =>
+    new SessionError('session_not_found', `no session ${sessionId}`, { sessionId })
+
+  const encode = (sessionId: string, events: readonly HistoryEvent[]): string[] =>
+    events.map((event, i) => {
+      let line: string
+      try {
+        line = encodeHistoryEvent(event)
+      } catch (cause) {
+        const detail = cause instanceof Error ? cause.message : String(cause)
+        throw new SessionError(
+          'invalid_record',
+          `record ${i} of ${events.length} appended to ${sessionId} is not a valid HistoryEvent: ${detail}`,
+          { sessionId, cause },
+        )
+      }
+      const bytes = Buffer.byteLength(line)
+      if (bytes > maxRecordBytes) throw recordTooLarge(sessionId, i, events.length, bytes, maxRecordBytes)
+      return line
+    })
+
+  /** Why a write guarded by "no live lease" was refused: the session is missing or held. */
+  const refusal = async (sessionId: string): Promise<SessionError | undefined> => {
+    const { rows } = await pool.query(sql.holder, [sessionId])
+    const row = rows[0] as
+      | {
+          lease_owner: string | null
+          lease_holder: LockHolder | null
+          lease_expires_at: Date | null
+          free: boolean
+        }
+      | undefined
+    if (!row) return notFound(sessionId)
+    if (row.free) return undefined
+    if (row.lease_owner === owner)
+      return new SessionLockedError(sessionId, undefined, undefined, 'this-store')
+    const holder = row.lease_holder ?? undefined
+    const where: LockOwner = !holder
+      ? 'unknown'
+      : holder.hostname !== host
+        ? 'other-host'
+        : holder.pid === process.pid
+          ? 'this-process'
+          : 'other-process'
+    return new SessionLeasedError(sessionId, holder, where, row.lease_expires_at ?? undefined)
+  }
+
+  /**
+   * Runs a write guarded by "no live lease" and returns its row. When it matched nothing, says
+   * why; a lease released in between is no reason, so the write is tried again.
+   */
+  const guarded = async (
+    sessionId: string,
+    write: () => Promise<{ rows: Record<string, unknown>[] }>,
+  ): Promise<Record<string, unknown>> => {
+    for (;;) {
+      const { rows } = await write()
+      if (rows[0]) return rows[0]
+      const refused = await refusal(sessionId)
+      if (refused) throw refused
+    }
+  }
+
+  const context: LeaseContext = {
+    pool,
+    sql,
+    queue,
+    owner,
+    leaseMs,
+    async append(sessionId, events, epoch) {
+      await open(sessionId)
+      const lines = encode(sessionId, events)
+      await queue.run(sessionId, async () => {
+        const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
+        const { rows } = await pool.query(sql.leasedAppend, params)
+        if (rows.length === 0) {
+          const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
+          throw missing ? notFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
+        }
+      })
+    },
+    forget: (lease) => held.delete(lease),
+  }
+
+  return {
+    async create(init: CreateSessionInit = {}) {
+      const id = init.id ?? createId()
+      await open(id)
+      const { rows } = await pool.query(sql.create, [id, JSON.stringify(metaOf(init)), now()])
+      if (!rows[0])
+        throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
+      return infoOf(rows[0] as SessionRow)
+    },
+    async append(sessionId: string, events: readonly HistoryEvent[]) {
+      await open(sessionId)
+      const lines = encode(sessionId, events)
+      await queue.run(sessionId, () =>
+        guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
+      )
+    },
+    async acquire(sessionId: string): Promise<SessionLease> {
+      await open(sessionId)
+      const params = [sessionId, owner, process.pid, host, leaseMs]
+      const row = await guarded(sessionId, () => pool.query(sql.acquire, params))
+      const lease = new PostgresLease(context, sessionId, Number(row.lease_epoch))
+      held.add(lease)
+      return lease
+    },
+    async read(sessionId: string) {
+      await open(sessionId)
+      const { rows } = await pool.query(sql.read, [sessionId])
+      if (rows.length === 0 && (await pool.query(sql.info, [sessionId])).rows.length === 0) {
+        throw notFound(sessionId)
+      }
+      return rows.map((row: { record: string }) => decodeHistoryEvent(row.record))
+    },
+    async info(sessionId: string) {
+      await open(sessionId)
+      const { rows } = await pool.query(sql.info, [sessionId])
+      return rows[0] ? infoOf(rows[0] as SessionRow) : undefined
+    },
+    async update(sessionId: string, patch: SessionPatch) {
+      await open(sessionId)
+      const { rows } = await pool.query(sql.update, [sessionId, JSON.stringify(metaOf(patch))])
+      if (!rows[0]) throw notFound(sessionId)
+      return infoOf(rows[0] as SessionRow)
+    },
+    async list() {
+      await open()
+      const { rows } = await pool.query(sql.list)
+      return (rows as SessionRow[]).map(infoOf)
+    },
+    async delete(sessionId: string) {
+      await open(sessionId)
+      await queue.run(sessionId, () =>
+        guarded(sessionId, () => pool.query(sql.delete, [sessionId])).catch((error: unknown) => {
+          // Deleting a session that does not exist does nothing.
+          if (!SessionError.is(error) || error.code !== 'session_not_found') throw error
+        }),
+      )
+    },
+    async close() {
+      if (closed) return
+      closed = true
+      await queue.idle()
+      await Promise.allSettled([...held].map((lease) => lease.release()))
+      if (ownPool) await pool.end()
+    },
+  }
+}

@@ -1,0 +1,36 @@
+import type { CreateSessionInit, SessionInfo, SessionPatch } from '@kode/session'
+
+/** A row of the `sessions` table as `pg` returns it (bigint columns arrive as strings). */
+export interface SessionRow {
+  id: string
+  meta: Meta
+  created_at: string
+  updated_at: string
+  record_count: number
+}
+
+/** The metadata fields kept in the `meta` column. */
+type Meta = Pick<SessionInfo, 'title' | 'parentSessionId' | 'forkedFrom' | 'subAgent' | 'model' | 'provider'>
+
+const META_KEYS = ['title', 'parentSessionId', 'forkedFrom', 'subAgent', 'model', 'provider'] as const
+
+/** The `meta` column of a new session: only the fields given (never `undefined`). */
+export function metaOf(init: CreateSessionInit | SessionPatch): Meta {
+  const meta: Record<string, unknown> = {}
+  for (const key of META_KEYS) {
+    const value = (init as Record<string, unknown>)[key]
+    if (value !== undefined) meta[key] = value
+  }
+  return meta as Meta
+}
+
+/** A fresh `SessionInfo` from a row; the caller owns it. */
+export function infoOf(row: SessionRow): SessionInfo {
+  return {
+    id: row.id,
+    ...metaOf(row.meta),
+    createdAt: Number(row.created_at),
+    updatedAt: Number(row.updated_at),
+    recordCount: row.record_count,
+  }
+}

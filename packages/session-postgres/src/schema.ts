@@ -1,0 +1,63 @@
+import type { Pool } from 'pg'
+
+// Lower-case identifiers only, so the quoted name is the name Postgres shows and no quoting trick
+// can reach outside the store's own schema.
+const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
+
+/** Throws a `TypeError` unless `schema` is a plain Postgres identifier (`[a-z_][a-z0-9_]*`, 63 at most). */
+export function assertSchemaName(schema: string): void {
+  if (!SCHEMA_NAME.test(schema)) {
+    throw new TypeError(
+      `invalid schema name ${JSON.stringify(schema)}: use 1-63 characters from a-z 0-9 _, not starting with a digit`,
+    )
+  }
+}
+
+/**
+ * The tables the store needs, idempotent. `sessions` holds one row per session (its metadata, the
+ * record count and the writer's lease); `records` one row per history record, in append order.
+ */
+export function schemaStatements(schema: string): string[] {
+  const s = `"${schema}"`
+  return [
+    `create schema if not exists ${s}`,
+    `create table if not exists ${s}.sessions (
+      id text primary key,
+      meta jsonb not null default '{}',
+      created_at bigint not null,
+      updated_at bigint not null,
+      record_count integer not null default 0,
+      lease_epoch bigint not null default 0,
+      lease_owner text,
+      lease_holder jsonb,
+      lease_expires_at timestamptz
+    )`,
+    // list() reads sessions newest updated first.
+    `create index if not exists sessions_by_update on ${s}.sessions (updated_at desc, created_at desc, id)`,
+    `create table if not exists ${s}.records (
+      session_id text not null references ${s}.sessions (id) on delete cascade,
+      seq integer not null,
+      record text not null,
+      primary key (session_id, seq)
+    )`,
+  ]
+}
+
+/**
+ * Creates the schema on first use. Hosts starting together serialise on an advisory lock, since
+ * two concurrent `create table if not exists` can both try to create the table and one fail.
+ */
+export async function ensureSchema(pool: Pool, schema: string): Promise<void> {
+  const client = await pool.connect()
+  try {
+    await client.query('begin')
+    await client.query('select pg_advisory_xact_lock(hashtext($1))', [`kode-session-schema:${schema}`])
+    for (const statement of schemaStatements(schema)) await client.query(statement)
+    await client.query('commit')
+  } catch (error) {
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release()
+  }
+}

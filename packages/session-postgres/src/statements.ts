@@ -1,0 +1,62 @@
+/**
+ * The store's SQL for one schema. Every write that touches the history is a single statement, so
+ * Postgres applies it whole or not at all: the records, the record count and the update time move
+ * together, and the lease check happens in the same statement as the write it guards.
+ */
+export function statements(schema: string) {
+  const s = `"${schema}"`
+  const expiry = `clock_timestamp() + $LEASE::integer * interval '1 millisecond'`
+  const free = `(lease_owner is null or lease_expires_at <= clock_timestamp())`
+  const insertRecords = `ins as (
+      insert into ${s}.records (session_id, seq, record)
+      select $1, (w.base + r.ord)::integer, r.record
+      from w, unnest($2::text[]) with ordinality as r (record, ord)
+    )`
+  return {
+    create: `insert into ${s}.sessions (id, meta, created_at, updated_at)
+      values ($1, $2::jsonb, $3, $3) on conflict (id) do nothing returning *`,
+    info: `select * from ${s}.sessions where id = $1`,
+    list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
+    read: `select record from ${s}.records where session_id = $1 order by seq`,
+    update: `update ${s}.sessions set meta = meta || $2::jsonb where id = $1 returning *`,
+    /** A plain append: only while no live lease is held; bumps the epoch so an expired holder is fenced off. */
+    append: `with w as (
+      update ${s}.sessions
+      set record_count = record_count + $3::integer,
+          updated_at = case when $3::integer > 0 then $4::bigint else updated_at end,
+          lease_epoch = lease_epoch + 1, lease_owner = null, lease_holder = null, lease_expires_at = null
+      where id = $1 and ${free}
+      returning record_count - $3::integer as base
+    ), ${insertRecords}
+    select base from w`,
+    /** An append through a lease: only while the lease's epoch is current; renews the lease. */
+    leasedAppend: `with w as (
+      update ${s}.sessions
+      set record_count = record_count + $3::integer,
+          updated_at = case when $3::integer > 0 then $4::bigint else updated_at end,
+          lease_expires_at = ${expiry.replace('$LEASE', '$7')}
+      where id = $1 and lease_epoch = $5 and lease_owner = $6
+      returning record_count - $3::integer as base
+    ), ${insertRecords}
+    select base from w`,
+    /** Takes the lease when it is free or expired, bumping the fencing epoch by the database's clock. */
+    acquire: `update ${s}.sessions
+      set lease_epoch = lease_epoch + 1, lease_owner = $2,
+          lease_holder = jsonb_build_object('pid', $3::integer, 'hostname', $4::text,
+            'acquiredAt', floor(extract(epoch from clock_timestamp()) * 1000)),
+          lease_expires_at = ${expiry.replace('$LEASE', '$5')}
+      where id = $1 and ${free}
+      returning lease_epoch`,
+    renew: `update ${s}.sessions set lease_expires_at = ${expiry.replace('$LEASE', '$4')}
+      where id = $1 and lease_epoch = $2 and lease_owner = $3 returning lease_epoch`,
+    release: `update ${s}.sessions set lease_owner = null, lease_holder = null, lease_expires_at = null
+      where id = $1 and lease_epoch = $2 and lease_owner = $3`,
+    /** Who holds the session, when its lease is live. */
+    holder: `select lease_owner, lease_holder, lease_expires_at, ${free} as free
+      from ${s}.sessions where id = $1`,
+    delete: `delete from ${s}.sessions where id = $1 and ${free} returning id`,
+  }
+}
+
+/** The SQL of one store. */
+export type Statements = ReturnType<typeof statements>

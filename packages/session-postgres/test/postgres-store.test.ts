@@ -1,0 +1,183 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { SessionError, SessionLockedError, type SessionStore } from '@kode/session'
+import {
+  createPostgresSessionStore,
+  type PostgresSessionStoreOptions,
+  SessionLeasedError,
+  SessionLeaseLostError,
+} from '@kode/session-postgres'
+import pg from 'pg'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
+
+// What the Postgres store adds to the shared contract: leases across stores (hosts) with a
+// fencing epoch, the per-record size limit, the schema it creates, and who owns the pool.
+
+let schema: string
+let admin: pg.Pool
+const stores: SessionStore[] = []
+const open = (options: Partial<PostgresSessionStoreOptions> = {}) => {
+  const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, ...options })
+  stores.push(store)
+  return store
+}
+const record = (id: string, text = ''): HistoryEvent => ({
+  role: 'user',
+  id,
+  createdAt: 1,
+  parts: text ? [{ type: 'text', text }] : [],
+})
+/** Ends a lease by the database's clock, as if its writer had stopped renewing it long ago. */
+const expire = (sessionId: string) =>
+  admin.query(`update "${schema}".sessions set lease_expires_at = now() - interval '1 hour' where id = $1`, [
+    sessionId,
+  ])
+
+beforeEach(() => {
+  schema = freshSchema()
+  admin = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
+})
+afterEach(async () => {
+  await Promise.allSettled(stores.splice(0).map((s) => s.close()))
+  await admin.end()
+  await dropSchema(schema)
+})
+
+describe('leases across hosts', () => {
+  test('another store holding the lease refuses writers with who holds it and until when', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    const lease = await a.acquire('s')
+    for (const attempt of [b.acquire('s'), b.append('s', [record('x')]), b.delete('s')]) {
+      const error = await attempt.catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionLeasedError)
+      expect(error).toBeInstanceOf(SessionLockedError)
+      expect(error).toMatchObject({
+        code: 'session_locked',
+        owner: 'this-process',
+        holder: { pid: process.pid },
+      })
+      expect((error as SessionLeasedError).expiresAt).toBeInstanceOf(Date)
+      expect((error as Error).message).toMatch(
+        /^session s is being written by process \d+ on .+ \(its lease runs until .+ unless renewed\): wait for its task to end; if that process died, its lease expires by itself and the next writer takes the session over$/,
+      )
+    }
+    await lease.release()
+    await b.append('s', [record('b')])
+    expect((await a.read('s')).map((e) => e.id)).toEqual(['b'])
+  })
+
+  test('a lease taken over after it expired writes nothing: its whole batch is refused with session_lease_lost', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    const first = await a.acquire('s')
+    await first.append([record('a1')])
+    await expire('s')
+    const second = await b.acquire('s')
+    const error = await first.append([record('a2'), record('a3')]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionLeaseLostError)
+    expect(error).toMatchObject({ code: 'session_lease_lost', sessionId: 's' })
+    expect(SessionError.is(error)).toBe(true)
+    await second.append([record('b1')])
+    expect((await b.read('s')).map((e) => e.id)).toEqual(['a1', 'b1'])
+    expect(await b.info('s')).toMatchObject({ recordCount: 2 })
+    // Releasing the lost lease does not free the new writer's session.
+    await first.release()
+    expect(await a.append('s', [record('x')]).catch((e: SessionError) => e.code)).toBe('session_locked')
+    await second.release()
+  })
+
+  test('each acquire bumps the epoch; a plain append fences off an expired lease too', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const epochs: number[] = []
+    for (let i = 0; i < 3; i++) {
+      const lease = await store.acquire('s')
+      epochs.push((lease as unknown as { epoch: number }).epoch)
+      await lease.release()
+    }
+    expect(epochs).toEqual([epochs[0], epochs[0]! + 1, epochs[0]! + 2])
+    const stale = await open().acquire('s')
+    await expire('s')
+    await store.append('s', [record('plain')])
+    expect(await stale.append([record('late')]).catch((e: SessionError) => e.code)).toBe('session_lease_lost')
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['plain'])
+  })
+
+  test("a live lease renews itself by the database's clock while its writer runs", async () => {
+    const a = open({ leaseMs: 150 })
+    await a.create({ id: 's' })
+    const lease = await a.acquire('s')
+    const { rows } = await admin.query(`select lease_expires_at from "${schema}".sessions`)
+    const first = rows[0].lease_expires_at as Date
+    // Wait for a renewal by the database's clock (polling, not a fixed sleep).
+    for (;;) {
+      const again = await admin.query(`select lease_expires_at from "${schema}".sessions`)
+      if ((again.rows[0].lease_expires_at as Date).getTime() > first.getTime()) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    await lease.append([record('kept')])
+    await lease.release()
+  })
+
+  test('close() releases the leases the store holds', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.acquire('s')
+    await a.close()
+    await (await b.acquire('s')).release()
+  })
+})
+
+describe('limits and validation', () => {
+  test('a record over maxRecordBytes fails the whole append with record_too_large', async () => {
+    const store = open({ maxRecordBytes: 1000 })
+    await store.create({ id: 's' })
+    await store.append('s', [record('fits', 'x'.repeat(800))])
+    const error = await store
+      .append('s', [record('ok'), record('big', 'x'.repeat(1000))])
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'record_too_large', sessionId: 's' })
+    expect((error as Error).message).toMatch(
+      /^record 1 of 2 appended to s is \d+ bytes encoded, over this store's limit of 1000 bytes \(maxRecordBytes\): nothing was written/,
+    )
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['fits'])
+  })
+
+  test('options are checked when the store is made', () => {
+    const url = postgresUrl()
+    expect(() => createPostgresSessionStore({})).toThrow('exactly one of `pool` and `connectionString`')
+    const pool = new pg.Pool({ connectionString: url })
+    expect(() => createPostgresSessionStore({ pool, connectionString: url })).toThrow(TypeError)
+    expect(() => createPostgresSessionStore({ pool, schema: 'x"; drop table y; --' })).toThrow(
+      'invalid schema name',
+    )
+    expect(() => createPostgresSessionStore({ pool, leaseMs: 0 })).toThrow('leaseMs')
+    return pool.end()
+  })
+})
+
+describe('schema and pool', () => {
+  test('the schema, its tables and the index for list() are created on first use', async () => {
+    const store = open()
+    const exists = async () =>
+      (await admin.query('select 1 from information_schema.schemata where schema_name = $1', [schema]))
+        .rowCount
+    expect(await exists()).toBe(0)
+    await store.list()
+    expect(await exists()).toBe(1)
+    const { rows } = await admin.query('select indexname from pg_indexes where schemaname = $1 order by 1', [
+      schema,
+    ])
+    expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
+  })
+
+  test('a pool the host passes in is used and never ended by the store', async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
+    const store = createPostgresSessionStore({ pool, schema })
+    await store.create({ id: 's' })
+    await store.close()
+    expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }])
+    await pool.end()
+  })
+})

@@ -1,0 +1,252 @@
+import { CodecError, type HistoryEvent } from '@kode/protocol'
+import { SessionError, SessionLockedError, type SessionStore, type StoreClock } from '@kode/session'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { HistoryBuilder, shortConversation } from '../helpers/history.js'
+
+// The behaviour every SessionStore shares. Each store's tests call `describeSessionStoreContract`
+// with a harness, so a new store (a database, a remote service) proves the same contract.
+
+/** How the contract suite opens one store implementation over fresh backing data. */
+export interface StoreHarness {
+  /** A store over the same backing data every time it is called (after the previous one closed). */
+  open(clock?: StoreClock): SessionStore
+  /** Removes the backing data; called after the store closed. */
+  cleanup(): void | Promise<void>
+}
+
+/** A clock that ticks one second per call, and ids `s1`, `s2`, ... */
+export function fakeClock(): Required<StoreClock> {
+  let t = 1_000_000
+  let n = 0
+  return { now: () => (t += 1000), createId: () => `s${++n}` }
+}
+
+/** The `SessionError` code a promise rejects with, or `undefined` when it resolves. */
+export async function codeOf(promise: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await promise
+    return undefined
+  } catch (error) {
+    return SessionError.is(error) ? error.code : `not a SessionError: ${String(error)}`
+  }
+}
+
+const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, parts: [] })
+
+/** Registers the shared SessionStore tests for one implementation. */
+export function describeSessionStoreContract(name: string, makeHarness: () => StoreHarness): void {
+  describe(`${name} store: the SessionStore contract`, () => {
+    let harness: StoreHarness
+    let store: SessionStore
+    beforeEach(() => {
+      harness = makeHarness()
+      store = harness.open(fakeClock())
+    })
+    afterEach(async () => {
+      await store.close()
+      await harness.cleanup()
+    })
+
+    test('create generates an id and stamps both times with the clock', async () => {
+      const info = await store.create({ title: 'first' })
+      expect(info).toEqual({
+        id: 's1',
+        title: 'first',
+        createdAt: 1_001_000,
+        updatedAt: 1_001_000,
+        recordCount: 0,
+      })
+    })
+
+    test('create keeps a given id and the sub-agent link', async () => {
+      const info = await store.create({
+        id: 'child-1',
+        parentSessionId: 'parent',
+        subAgent: { name: 'explore', parentToolCallId: 'call-9' },
+        model: 'm',
+        provider: 'p',
+      })
+      expect(info).toMatchObject({
+        id: 'child-1',
+        parentSessionId: 'parent',
+        subAgent: { name: 'explore', parentToolCallId: 'call-9' },
+        model: 'm',
+        provider: 'p',
+      })
+      expect(await store.info('child-1')).toEqual(info)
+    })
+
+    test('create refuses an id that is taken', async () => {
+      await store.create({ id: 'a' })
+      expect(await codeOf(store.create({ id: 'a' }))).toBe('session_exists')
+    })
+
+    test('read returns what was appended, in order, across appends', async () => {
+      const { id } = await store.create()
+      const history = shortConversation()
+      await store.append(id, history.slice(0, 1))
+      await store.append(id, history.slice(1))
+      expect(await store.read(id)).toEqual(history)
+    })
+
+    test('append counts records and moves updatedAt', async () => {
+      const { id, createdAt } = await store.create()
+      await store.append(id, shortConversation())
+      expect(await store.info(id)).toMatchObject({ recordCount: 4, createdAt, updatedAt: createdAt + 1000 })
+    })
+
+    test('appends issued without waiting land in call order', async () => {
+      const { id } = await store.create()
+      const h = new HistoryBuilder()
+      const records = Array.from({ length: 40 }, (_, i) => h.user(`message ${i}`))
+      await Promise.all(records.map((record) => store.append(id, [record])))
+      expect((await store.read(id)).map((e) => e.id)).toEqual(records.map((r) => r.id))
+    })
+
+    test('an invalid record fails the whole append and nothing of it is written', async () => {
+      const { id } = await store.create()
+      const h = new HistoryBuilder()
+      const bad = { ...h.user('x'), parts: [{ type: 'text' }] } as unknown as HistoryEvent
+      const error = await store.append(id, [h.user('kept out'), bad]).catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('invalid_record')
+      expect((error as Error).message).toContain('record 1 of 2')
+      expect(CodecError.is((error as Error).cause)).toBe(true)
+      expect(await store.read(id)).toEqual([])
+      expect((await store.info(id))?.recordCount).toBe(0)
+    })
+
+    test('append and read of a missing session fail with session_not_found', async () => {
+      expect(await codeOf(store.append('nope', shortConversation()))).toBe('session_not_found')
+      expect(await codeOf(store.append('nope', []))).toBe('session_not_found')
+      expect(await codeOf(store.read('nope'))).toBe('session_not_found')
+      expect(await codeOf(store.update('nope', { title: 't' }))).toBe('session_not_found')
+    })
+
+    test('info of a missing session is undefined', async () => {
+      expect(await store.info('nope')).toBeUndefined()
+    })
+
+    test('update changes title, model and provider but not updatedAt', async () => {
+      const created = await store.create({ title: 'old', model: 'a' })
+      const updated = await store.update(created.id, { title: 'new', provider: 'p' })
+      expect(updated).toEqual({ ...created, title: 'new', model: 'a', provider: 'p' })
+      expect(await store.info(created.id)).toEqual(updated)
+    })
+
+    test('list returns every session, newest updated first', async () => {
+      const a = await store.create()
+      const b = await store.create()
+      const c = await store.create({ parentSessionId: 'x', subAgent: { name: 'sub' } })
+      await store.append(a.id, shortConversation())
+      expect((await store.list()).map((s) => s.id)).toEqual([a.id, c.id, b.id])
+    })
+
+    test('delete removes the session; deleting a missing one does nothing', async () => {
+      const { id } = await store.create()
+      await store.append(id, shortConversation())
+      await store.delete(id)
+      expect(await store.info(id)).toBeUndefined()
+      expect(await store.list()).toEqual([])
+      await expect(store.delete(id)).resolves.toBeUndefined()
+      await expect(store.create({ id })).resolves.toMatchObject({ id, recordCount: 0 })
+    })
+
+    test('returned info is a copy the caller cannot change the store through', async () => {
+      const info = await store.create({ subAgent: { name: 'a' } })
+      info.subAgent!.name = 'changed'
+      info.recordCount = 99
+      expect(await store.info(info.id)).toMatchObject({ subAgent: { name: 'a' }, recordCount: 0 })
+    })
+
+    test.each([
+      '../escape',
+      '/etc/passwd',
+      'a/b',
+      'a\\b',
+      '.',
+      '..',
+      '.hidden',
+      '-rf',
+      '',
+      'C:evil',
+      'x'.repeat(129),
+    ])('session id %j is refused by every method', async (bad) => {
+      for (const attempt of [
+        store.create({ id: bad }),
+        store.append(bad, []),
+        store.read(bad),
+        store.info(bad),
+        store.update(bad, {}),
+        store.delete(bad),
+      ]) {
+        expect(await codeOf(attempt)).toBe('invalid_session_id')
+      }
+    })
+
+    test('a closed store refuses every operation', async () => {
+      const { id } = await store.create()
+      await store.close()
+      for (const attempt of [
+        store.create(),
+        store.append(id, []),
+        store.read(id),
+        store.info(id),
+        store.list(),
+      ]) {
+        expect(await codeOf(attempt)).toBe('store_closed')
+      }
+    })
+
+    test('one lease at a time; other writers of the store are refused with a message that says what to do', async () => {
+      await store.create({ id: 's' })
+      const lease = await store.acquire('s')
+      const error = await store.acquire('s').catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionLockedError)
+      expect((error as Error).message).toBe(
+        'session s is being written by another writer of this store (an agent running a task on it, or a lease not released yet): wait for that task to end, or use another session id (forkSession copies one)',
+      )
+      expect(await codeOf(store.append('s', [record('plain')]))).toBe('session_locked')
+      expect(await codeOf(store.delete('s'))).toBe('session_locked')
+      expect(await codeOf(store.create({ id: 's' }))).toBe('session_exists')
+      await lease.append([record('leased')])
+      // Metadata is not history: it may change while a task runs.
+      await store.update('s', { title: 'titled' })
+      await lease.release()
+      await lease.release()
+      expect(await codeOf(lease.append([record('late')]))).toBe('store_closed')
+      const next = await store.acquire('s')
+      await next.append([record('next')])
+      await next.release()
+      await store.append('s', [record('plain')])
+      expect((await store.read('s')).map((e) => e.id)).toEqual(['leased', 'next', 'plain'])
+      expect(await store.info('s')).toMatchObject({ title: 'titled', recordCount: 3 })
+    })
+
+    test('of two concurrent acquire() calls exactly one wins', async () => {
+      await store.create({ id: 's' })
+      const results = await Promise.allSettled([store.acquire('s'), store.acquire('s')])
+      const won = results.filter((r) => r.status === 'fulfilled')
+      const lost = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected')
+      expect(won).toHaveLength(1)
+      expect(lost.map((r) => SessionError.is(r.reason) && r.reason.code)).toEqual(['session_locked'])
+      await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<SessionStore['acquire']>>>).value.release()
+    })
+
+    test('acquire of a missing session is session_not_found and holds nothing', async () => {
+      expect(await codeOf(store.acquire('nope'))).toBe('session_not_found')
+      await store.create({ id: 'nope' })
+      await (await store.acquire('nope')).release()
+    })
+
+    test('appends through a lease land in call order', async () => {
+      const { id } = await store.create()
+      const lease = await store.acquire(id)
+      const h = new HistoryBuilder()
+      const records = Array.from({ length: 20 }, (_, i) => h.user(`message ${i}`))
+      await Promise.all(records.map((r) => lease.append([r])))
+      await lease.release()
+      expect((await store.read(id)).map((e) => e.id)).toEqual(records.map((r) => r.id))
+      expect((await store.info(id))?.recordCount).toBe(20)
+    })
+  })
+}
