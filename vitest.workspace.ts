@@ -9,6 +9,7 @@ export const alias = {
   '@kode/protocol': root('./packages/protocol/src/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),
+  '@kode/session/file': root('./packages/session/src/file.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
 }

@@ -1,7 +1,9 @@
 /**
- * @kode/session: where sessions live (a file store by default, an in-memory one for tests), and
+ * @kode/session: where sessions live (the `SessionStore` contract and an in-memory store), and
  * everything derived from a session's history: the provider view for the next model call, the
- * replay as protocol events, forks, and a self-contained HTML transcript.
+ * replay as protocol events, forks, and a self-contained HTML transcript. This entry imports
+ * nothing from Node, so it runs in browsers, workers, Bun and Deno; the file store is on
+ * `@kode/session/file`.
  */
 export {
   CorruptHistoryError,
@@ -32,6 +34,5 @@ export {
   type StoreClock,
   SubAgentLink,
 } from './session-info.js'
-export { createFileSessionStore, type FileSessionStoreOptions } from './store/file/file-store.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
 export type { SessionStore, StoreWarning } from './store/session-store.js'

@@ -2,13 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { CodecError, type HistoryEvent } from '@kode/protocol'
-import {
-  createFileSessionStore,
-  createMemorySessionStore,
-  SessionError,
-  type SessionStore,
-  type StoreClock,
-} from '@kode/session'
+import { createMemorySessionStore, SessionError, type SessionStore, type StoreClock } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { HistoryBuilder, shortConversation } from './helpers/history.js'
 
