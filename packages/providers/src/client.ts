@@ -56,7 +56,10 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       options,
       baseUrl,
       headers: config.headers,
-      fetch: config.fetch ?? globalThis.fetch,
+      // Called bare, not as a method of the options: a browser's fetch throws "Illegal
+      // invocation" when its `this` is anything but the window. Looked up per call, so a fetch
+      // a host installs later is the one used.
+      fetch: config.fetch ?? ((input, init) => globalThis.fetch(input, init)),
       dispatcher: config.dispatcher,
       retry,
       idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
