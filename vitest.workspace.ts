@@ -56,6 +56,15 @@ export const projects: TestProjectInlineConfiguration[] = [
     },
   },
   {
+    resolve: { alias },
+    test: {
+      name: 'runtimes',
+      root: root('./test/runtimes'),
+      include: ['*.test.ts'],
+      testTimeout: 60_000,
+    },
+  },
+  {
     test: {
       name: 'packaging',
       root: root('./test/packaging'),
