@@ -58,6 +58,17 @@ export const projects: TestProjectInlineConfiguration[] = [
   {
     resolve: { alias },
     test: {
+      name: 'web',
+      root: root('./examples/web'),
+      include: ['test/**/*.test.ts'],
+      // The tests serve the built page: build it once first.
+      globalSetup: ['test/global-setup.ts'],
+      testTimeout: 60_000,
+    },
+  },
+  {
+    resolve: { alias },
+    test: {
       name: 'runtimes',
       root: root('./test/runtimes'),
       include: ['*.test.ts'],
