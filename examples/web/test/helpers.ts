@@ -1,9 +1,10 @@
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { fileURLToPath } from 'node:url'
+import type { Tool } from '@kode/core'
 import type { LLMClient } from '@kode/providers'
 import { createMemorySessionStore, type SessionStore } from '@kode/session'
-import { connectModel } from '../src/model.js'
+import { builtinTools, connectModel, openWorkspace } from '../src/model.js'
 import { createWebApp, type WebApp } from '../src/server/app.js'
 
 export const publicDir = fileURLToPath(new URL('../dist/public', import.meta.url))
@@ -20,7 +21,9 @@ export interface Running {
  * Starts the example's app on an ephemeral port with the CLI's scripted model (or `client`) and
  * a memory store (or `store`, to share one across a "restart").
  */
-export async function startApp(options: { client?: LLMClient; store?: SessionStore; delayMs?: number } = {}) {
+export async function startApp(
+  options: { client?: LLMClient; store?: SessionStore; delayMs?: number; tools?: Tool[] } = {},
+) {
   const model = options.client
     ? undefined
     : await connectModel(
@@ -31,7 +34,7 @@ export async function startApp(options: { client?: LLMClient; store?: SessionSto
   const app = createWebApp({
     client: options.client ?? model!.client,
     store,
-    tools: [],
+    tools: options.tools ?? [],
     publicDir,
     modelLabel: 'test model',
   })
@@ -111,4 +114,9 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 1
     if (Date.now() - start > ms) throw new Error('condition not met in time')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
+}
+
+/** The CLI's tools over this repository, for the scripted tour (files, a todo list, a sub-agent). */
+export async function repoTools(): Promise<Tool[]> {
+  return builtinTools(await openWorkspace(fileURLToPath(new URL('../../..', import.meta.url))))
 }

@@ -113,6 +113,16 @@ export class Transcript {
         tool.dataset.status = event.status
         tool.querySelector('.status')!.textContent = event.status === 'success' ? '✓' : '✗'
         tool.querySelector('.result')!.textContent = event.result
+        // A replayed sub-agent carries no link to its call until this result names its session.
+        if (event.uiExtra?.type === 'session') {
+          const sub = this.#lanes.get(event.uiExtra.sessionId)?.root.parentElement
+          if (sub && sub !== this.#root && !tool.contains(sub)) {
+            tool.insertBefore(sub, tool.querySelector('.result'))
+            const label = sub.querySelector('summary')
+            if (label?.textContent === '⇢ sub-agent') label.textContent = `⇢ ${event.toolName}`
+            ;(tool as HTMLDetailsElement).open = true
+          }
+        }
         return
       }
       case 'todo_change': {
@@ -167,6 +177,8 @@ export class Transcript {
     } else {
       const state = event.type === 'task_start' ? event.subAgentState : undefined
       const host = (state?.parentToolCallId && this.#tools.get(state.parentToolCallId)) || this.#root
+      // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
+      if (host !== this.#root) (host as HTMLDetailsElement).open = true
       const details = host.appendChild(this.#doc.createElement('details'))
       details.className = 'subagent'
       details.open = true
