@@ -2,11 +2,11 @@ import { defineConfig } from 'tsup'
 
 // Two bundles, both from the @kode/* sources (esbuild resolves them through the tsconfig
 // `paths`), so `pnpm start` needs no prior build of the packages:
-// - dist/server/server.js: the Node server;
+// - dist/server/server.js: the Node server (and catch-up.js, the benchmark);
 // - dist/public/: the page, plain TypeScript bundled for the browser, with its HTML and CSS.
 export default defineConfig([
   {
-    entry: { server: 'src/main.ts' },
+    entry: { server: 'src/main.ts', 'catch-up': 'bench/catch-up.ts' },
     outDir: 'dist/server',
     format: ['esm'],
     platform: 'node',

@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { Tool } from '@kode/core'
 import type { LLMClient } from '@kode/providers'
 import { createMemorySessionStore, type SessionStore } from '@kode/session'
-import { builtinTools, connectModel, openWorkspace } from '../src/model.js'
+import { connectModel } from '../src/model.js'
 import { createWebApp, type WebApp } from '../src/server/app.js'
 
 export const publicDir = fileURLToPath(new URL('../dist/public', import.meta.url))
@@ -114,9 +114,4 @@ export async function eventually(check: () => boolean | Promise<boolean>, ms = 1
     if (Date.now() - start > ms) throw new Error('condition not met in time')
     await new Promise((resolve) => setTimeout(resolve, 20))
   }
-}
-
-/** The CLI's tools over this repository, for the scripted tour (files, a todo list, a sub-agent). */
-export async function repoTools(): Promise<Tool[]> {
-  return builtinTools(await openWorkspace(fileURLToPath(new URL('../../..', import.meta.url))))
 }
