@@ -4,7 +4,7 @@ import { type Agent, createAgent, type Tool } from '@kode/core'
 import type { SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import type { CliArgs } from './args.js'
-import { configPaths, type KodeConfig, loadConfig } from './config.js'
+import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
 import {
   type ConnectedModel,
@@ -26,6 +26,8 @@ export interface App {
   readonly tools: Tool[]
   readonly system: string
   readonly config: KodeConfig
+  /** What to tell the user at start: settings of an untrusted project's config that were ignored. */
+  readonly notices: readonly string[]
   /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
   readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
@@ -68,7 +70,11 @@ export function systemPrompt(cwd: string): string {
 /** Reads the config, picks the model and opens the workspace and the session store. */
 export async function openApp(init: AppInit): Promise<App> {
   const { args, env, cwd } = init
-  const { config } = await loadConfig(configPaths(cwd, env.HOME || homedir(), env.XDG_CONFIG_HOME))
+  const { config, notices } = await loadCliConfig(cwd, {
+    home: env.HOME || homedir(),
+    xdgConfigHome: env.XDG_CONFIG_HOME,
+    trustFlag: args.trustProject,
+  })
   const choice: ProviderChoice = {
     ...config,
     ...definedOnly({ api: args.api, model: args.model, baseUrl: args.baseUrl, reasoning: args.reasoning }),
@@ -92,6 +98,7 @@ export async function openApp(init: AppInit): Promise<App> {
     tools,
     system,
     config,
+    notices,
     thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     exportsDir: join(sessionsDir, '..', 'exports'),

@@ -8,6 +8,7 @@
 export {
   CorruptHistoryError,
   type LockHolder,
+  type LockOwner,
   SessionError,
   type SessionErrorCode,
   SessionLockedError,
@@ -35,4 +36,4 @@ export {
   SubAgentLink,
 } from './session-info.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
-export type { SessionStore, StoreWarning } from './store/session-store.js'
+export type { SessionLease, SessionStore, StoreWarning } from './store/session-store.js'

@@ -12,8 +12,21 @@ import { userMessageFields } from './user-input.js'
  * stops persisting (the store) is thrown.
  */
 export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
+  // The session's writer is held for the task, so no other writer interleaves with its turns.
+  await rt.journal.open(rt.sessionInit)
+  let outcome: TaskOutcome
+  try {
+    outcome = await runOpenTask(rt, input)
+  } catch (error) {
+    await rt.journal.close().catch(() => {})
+    throw error
+  }
+  await rt.journal.close()
+  return outcome
+}
+
+async function runOpenTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
-  await journal.open(rt.sessionInit)
   events.emit('task_start', { subAgentState: rt.subAgentState })
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
