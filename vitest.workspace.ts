@@ -45,6 +45,9 @@ export const projects: TestProjectInlineConfiguration[] = [
     },
   },
   {
+    // shell-blocks.test.ts imports the CLI's sources, which import the packages: resolve them to
+    // their sources too, so the test needs no build of the packages (a clean clone has none).
+    resolve: { alias },
     test: {
       name: 'docs',
       root: root('./test/docs'),
