@@ -58,6 +58,9 @@ describe('GET /sessions/:id/events', () => {
       const rest = await readStream(events, count(reference.length - cut - 1), reference[cut]!.id)
       expect(rest).toEqual(reference.slice(cut + 1))
     }
+    // The same through the query, for clients that cannot set headers.
+    const query = await readStream(`${events}?lastEventId=${reference[5]!.id}`, count(reference.length - 6))
+    expect(query).toEqual(reference.slice(6))
     // Caught up: only keep-alives would follow; the stream sends no event within a short read.
     const none = await Promise.race([
       readStream(events, count(1), reference.at(-1)!.id),
