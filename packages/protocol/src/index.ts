@@ -49,6 +49,8 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  type ServerToolBlock,
+  ServerToolPart,
   SignatureFormat,
   TextPart,
   ThinkingSignaturePart,
