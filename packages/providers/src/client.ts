@@ -57,10 +57,7 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       options,
       baseUrl,
       headers: config.headers,
-      // Called bare, not as a method of the options: a browser's fetch throws "Illegal
-      // invocation" when its `this` is anything but the window. Looked up per call, so a fetch
-      // a host installs later is the one used.
-      fetch: config.fetch ?? ((input, init) => globalThis.fetch(input, init)),
+      fetch: bareFetch(config.fetch),
       dispatcher: config.dispatcher,
       retry,
       idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
@@ -95,4 +92,14 @@ function completionOf(value: Completion | undefined, provider: string): Completi
     code: 'invalid_config',
     retryable: false,
   })
+}
+
+/**
+ * The fetch the transport calls, always called bare: a browser's fetch throws "Illegal
+ * invocation" when called as a method of another object, so a host's `fetch: window.fetch` and
+ * the global default both go through a plain function. The global one is looked up per call, so
+ * a fetch a host installs later is the one used.
+ */
+function bareFetch(host: typeof fetch | undefined): typeof fetch {
+  return host ? (input, init) => host(input, init) : (input, init) => globalThis.fetch(input, init)
 }

@@ -146,3 +146,19 @@ test("the default fetch is the global one, called as a browser's fetch must be (
   }
   expect([undefined, globalThis]).toContain(receiver)
 })
+
+test("a host's fetch is called bare too, so `fetch: window.fetch` works in a browser", async () => {
+  let receiver: unknown = 'not called'
+  const hostFetch = function (this: unknown) {
+    receiver = this
+    return Promise.resolve(
+      new Response('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', {
+        headers: { 'content-type': 'text/event-stream' },
+      }),
+    )
+  } as typeof fetch
+  await createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-0123456789', fetch: hostFetch }).complete(
+    ask(),
+  )
+  expect([undefined, globalThis]).toContain(receiver)
+})
