@@ -10,6 +10,7 @@ export const alias = {
   '@kode/providers/adapter': root('./packages/providers/src/adapter/index.ts'),
   '@kode/providers/testing': root('./packages/providers/src/testing/index.ts'),
   '@kode/providers': root('./packages/providers/src/index.ts'),
+  '@kode/session/file': root('./packages/session/src/file.ts'),
   '@kode/session-postgres': root('./packages/session-postgres/src/index.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
@@ -69,6 +70,9 @@ export const projects: TestProjectInlineConfiguration[] = [
     },
   },
   {
+    // shell-blocks.test.ts imports the CLI's sources, which import the packages: resolve them to
+    // their sources too, so the test needs no build of the packages (a clean clone has none).
+    resolve: { alias },
     test: {
       name: 'docs',
       root: root('./test/docs'),
@@ -77,6 +81,26 @@ export const projects: TestProjectInlineConfiguration[] = [
       testTimeout: 60_000,
       // shell-blocks.test.ts runs `pnpm kode ...` from the docs: build the CLI once first.
       globalSetup: ['../../examples/cli/test/process/global-setup.ts'],
+    },
+  },
+  {
+    resolve: { alias },
+    test: {
+      name: 'web',
+      root: root('./examples/web'),
+      include: ['test/**/*.test.ts'],
+      // The tests serve the built page: build it once first.
+      globalSetup: ['test/global-setup.ts'],
+      testTimeout: 60_000,
+    },
+  },
+  {
+    resolve: { alias },
+    test: {
+      name: 'runtimes',
+      root: root('./test/runtimes'),
+      include: ['*.test.ts'],
+      testTimeout: 60_000,
     },
   },
   {

@@ -17,7 +17,8 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { createAgent, defineTool } from '../packages/core/dist/index.js'
 import { createClient } from '../packages/providers/dist/index.js'
-import { createFileSessionStore, createMemorySessionStore } from '../packages/session/dist/index.js'
+import { createFileSessionStore } from '../packages/session/dist/file.js'
+import { createMemorySessionStore } from '../packages/session/dist/index.js'
 import { median, printTable } from './lib/report.mjs'
 
 // TypeBox is a dependency of the packages, not of the workspace root: take core's.

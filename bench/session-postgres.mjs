@@ -12,7 +12,7 @@ import { printTable } from './lib/report.mjs'
 
 const APPENDS = 500
 const WARMUP = 50
-const { createFileSessionStore } = await import('../packages/session/dist/index.js')
+const { createFileSessionStore } = await import('../packages/session/dist/file.js')
 const { createPostgresSessionStore } = await import('../packages/session-postgres/dist/index.js')
 const requireFromStore = createRequire(new URL('../packages/session-postgres/package.json', import.meta.url))
 

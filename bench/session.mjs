@@ -13,7 +13,10 @@ import { mixedSizeHistory, realisticHistory } from './lib/history-fixture.mjs'
 import { median, printTable } from './lib/report.mjs'
 
 const self = fileURLToPath(import.meta.url)
-const session = () => import('../packages/session/dist/index.js')
+const session = async () => ({
+  ...(await import('../packages/session/dist/index.js')),
+  ...(await import('../packages/session/dist/file.js')),
+})
 const protocol = () => import('../packages/protocol/dist/index.js')
 /**
  * Fresh-process runs per load measurement. The figures are those of the fastest run: on a shared

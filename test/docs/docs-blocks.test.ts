@@ -134,14 +134,23 @@ const isSource = (line: string) =>
 
 /** Modules that must not type-check, one per kind of mistake the checks are meant to catch. */
 const canaries: Checked[] = [
-  ['fragment: a name the package does not export', 'notExportedAnywhere(value)'],
-  ['fragment: an option field the function does not take', 'createFileSessionStore({ dir, noSuchOption })'],
-  ['fragment: more parameters than the function has', 'deriveReplayEvents(history, extra, more)'],
-  ['fragment: a wrong return type', 'exportHtml(history): SessionStore'],
-].map(([where, code]) => ({
+  ['fragment: a name the package does not export', 'notExportedAnywhere(value)', '@kode/session'],
+  [
+    'fragment: an option field the function does not take',
+    'createFileSessionStore({ dir, noSuchOption })',
+    '@kode/session/file',
+  ],
+  [
+    'fragment: more parameters than the function has',
+    'deriveReplayEvents(history, extra, more)',
+    '@kode/session',
+  ],
+  ['fragment: a wrong return type', 'exportHtml(history): SessionStore', '@kode/session'],
+  ['fragment: a name on another entry', 'createFileSessionStore({ dir })', '@kode/session'],
+].map(([where, code, pkg]) => ({
   where: `canary ${where}`,
   file: `${fileOf(`canary ${where}`)}.ts`,
-  code: fragmentCheck(`${code}\n`, '@kode/session'),
+  code: fragmentCheck(`${code}\n`, pkg!),
 }))
 canaries.push(
   strictCanary,

@@ -63,7 +63,7 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       options,
       baseUrl,
       headers: config.headers,
-      fetch: config.fetch ?? globalThis.fetch,
+      fetch: bareFetch(config.fetch),
       dispatcher: config.dispatcher,
       retry,
       idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
@@ -98,4 +98,14 @@ function completionOf(value: Completion | undefined, provider: string): Completi
     code: 'invalid_config',
     retryable: false,
   })
+}
+
+/**
+ * The fetch the transport calls, always called bare: a browser's fetch throws "Illegal
+ * invocation" when called as a method of another object, so a host's `fetch: window.fetch` and
+ * the global default both go through a plain function. The global one is looked up per call, so
+ * a fetch a host installs later is the one used.
+ */
+function bareFetch(host: typeof fetch | undefined): typeof fetch {
+  return host ? (input, init) => host(input, init) : (input, init) => globalThis.fetch(input, init)
 }

@@ -127,3 +127,39 @@ test('fetch and dispatcher are passed through; host headers override the adapter
   expect(seen?.init.dispatcher).toBe(dispatcher)
   expect((seen!.init.headers as Record<string, string>).authorization).toBe('Bearer other')
 })
+
+test("the default fetch is the global one, called as a browser's fetch must be (never as a method)", async () => {
+  const original = globalThis.fetch
+  let receiver: unknown = 'not called'
+  // A browser's fetch throws "Illegal invocation" unless `this` is the window (or undefined).
+  globalThis.fetch = function (this: unknown) {
+    receiver = this
+    return Promise.resolve(
+      new Response('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', {
+        headers: { 'content-type': 'text/event-stream' },
+      }),
+    )
+  } as typeof fetch
+  try {
+    await createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-0123456789' }).complete(ask())
+  } finally {
+    globalThis.fetch = original
+  }
+  expect([undefined, globalThis]).toContain(receiver)
+})
+
+test("a host's fetch is called bare too, so `fetch: window.fetch` works in a browser", async () => {
+  let receiver: unknown = 'not called'
+  const hostFetch = function (this: unknown) {
+    receiver = this
+    return Promise.resolve(
+      new Response('data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n', {
+        headers: { 'content-type': 'text/event-stream' },
+      }),
+    )
+  } as typeof fetch
+  await createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-0123456789', fetch: hostFetch }).complete(
+    ask(),
+  )
+  expect([undefined, globalThis]).toContain(receiver)
+})

@@ -1,8 +1,9 @@
 /**
- * @kode/session: where sessions live (a file store by default, an in-memory one for tests), and
+ * @kode/session: where sessions live (the `SessionStore` contract and an in-memory store), and
  * everything derived from a session's history: the replay as protocol events, forks, and a
- * self-contained HTML transcript. (The messages a model call sends for a history come from
- * `toProviderMessages` in `@kode/protocol/helpers`.)
+ * self-contained HTML transcript. This entry imports nothing from Node, so it runs in browsers,
+ * workers, Bun and Deno; the file store is on `@kode/session/file`. (The messages a model call
+ * sends for a history come from `toProviderMessages` in `@kode/protocol/helpers`.)
  */
 export {
   CorruptHistoryError,
@@ -26,6 +27,5 @@ export {
   type StoreClock,
   SubAgentLink,
 } from './session-info.js'
-export { createFileSessionStore, type FileSessionStoreOptions } from './store/file/file-store.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
 export type { SessionLease, SessionStore, StoreWarning } from './store/session-store.js'

@@ -12,13 +12,8 @@ import { open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import {
-  createFileSessionStore,
-  SessionError,
-  type SessionErrorCode,
-  type SessionStore,
-  type StoreWarning,
-} from '@kode/session'
+import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarning } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 
 // The file store's directory is shared with whatever else runs as the user: links planted in it,

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
-import { createFileSessionStore, type SessionStore, type StoreWarning } from '@kode/session'
+import type { SessionStore, StoreWarning } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from './helpers/bundle.js'
 

@@ -14,13 +14,12 @@ import { join } from 'node:path'
 import { encodeHistoryEvent } from '@kode/protocol'
 import {
   CorruptHistoryError,
-  createFileSessionStore,
-  type FileSessionStoreOptions,
   SessionError,
   SessionLockedError,
   type SessionStore,
   type StoreWarning,
 } from '@kode/session'
+import { createFileSessionStore, type FileSessionStoreOptions } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
 import { HistoryBuilder, shortConversation } from './helpers/history.js'

@@ -1,13 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import {
-  createFileSessionStore,
-  createMemorySessionStore,
-  forkSession,
-  SessionError,
-  type SessionStore,
-} from '@kode/session'
+import { createMemorySessionStore, forkSession, SessionError, type SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { beforeEach, describe, expect, test } from 'vitest'
 import { HistoryBuilder, shortConversation } from './helpers/history.js'
 

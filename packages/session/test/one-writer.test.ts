@@ -2,13 +2,8 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import {
-  createFileSessionStore,
-  createMemorySessionStore,
-  SessionError,
-  SessionLockedError,
-  type SessionStore,
-} from '@kode/session'
+import { createMemorySessionStore, SessionError, SessionLockedError, type SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 
 // One writer per session, always: within one store (leases), between stores of one process and

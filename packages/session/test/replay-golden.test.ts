@@ -8,7 +8,8 @@ import {
   encodeHistoryEvent,
   type HistoryEvent,
 } from '@kode/protocol'
-import { createFileSessionStore, deriveReplayEvents, replaySession } from '@kode/session'
+import { deriveReplayEvents, replaySession } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { beforeAll, describe, expect, test } from 'vitest'
 import { generateSession } from './helpers/generate-session.js'
 

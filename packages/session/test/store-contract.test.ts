@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { createFileSessionStore, createMemorySessionStore } from '@kode/session'
+import { createMemorySessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { describeSessionStoreContract } from './contract/session-store-contract.js'
 
 // The file and memory stores run the shared contract; other stores run it from their own tests.

@@ -1,7 +1,7 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { checkEventOrder, type Event, validateEvent } from '@kode/protocol'
-import { createFileSessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { describe, expect, test } from 'vitest'
 import { DEMO_PROMPT } from '../../src/scripted/script.js'
 import { runKode, tempDir } from './run-kode.js'

@@ -5,7 +5,8 @@ import { type Agent, type AgentOptions, type AgentRun, createAgent, type TaskOut
 import type { Event } from '@kode/protocol'
 import { type ClientConfig, createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
-import { createFileSessionStore, createMemorySessionStore, type SessionStore } from '@kode/session'
+import { createMemorySessionStore, type SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach } from 'vitest'
 
 /** The fixed clock of every test: events, records and messages all say 1,000. */

@@ -4,7 +4,7 @@
 // returns. The test kills the process there, like a crash in the middle of a tool.
 import { createAgent, defineTool } from '@kode/core'
 import { createClient } from '@kode/providers'
-import { createFileSessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { Type } from '@sinclair/typebox'
 
 const [dir, baseUrl, sessionId] = process.argv.slice(2)

@@ -6,7 +6,8 @@ import { connectMcpServer, type McpConnection, type McpServerOptions } from '@ko
 import type { Event, HistoryEvent, ToolResultMessage } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
-import { createFileSessionStore, type SessionStore } from '@kode/session'
+import type { SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach } from 'vitest'
 
 /** One test's world: a scripted model on 127.0.0.1, a file store in a temp dir, MCP connections closed after. */

@@ -1,9 +1,8 @@
 import { mkdtempSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { basename, join, resolve } from 'node:path'
+import { basename, join } from 'node:path'
 import { build } from 'tsup'
-
-const repo = resolve(import.meta.dirname, '../../../..')
+import { alias } from '../../../../vitest.workspace.js'
 
 /**
  * Bundles a TypeScript entry (and the workspace sources it imports) into one `.mjs` file that a
@@ -24,12 +23,19 @@ export async function bundleForNode(entry: string): Promise<string> {
     dts: false,
     sourcemap: false,
     silent: true,
-    esbuildOptions(options) {
-      options.alias = {
-        '@kode/protocol': join(repo, 'packages/protocol/src/index.ts'),
-        '@kode/session': join(repo, 'packages/session/src/index.ts'),
-      }
-    },
+    // The workspace's own aliases, matched exactly: esbuild's `alias` also maps subpaths by
+    // prefix, which would send `@kode/session/file` into `session/src/index.ts/file`.
+    esbuildPlugins: [
+      {
+        name: 'kode-sources',
+        setup(build) {
+          build.onResolve({ filter: /^@kode\// }, ({ path }) => {
+            const file = alias[path as keyof typeof alias]
+            return file ? { path: file } : undefined
+          })
+        },
+      },
+    ],
   })
   return join(outDir, `${name}.mjs`)
 }

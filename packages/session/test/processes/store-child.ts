@@ -9,7 +9,8 @@
 //                                 `failed <code>`, then `closed` or `close_failed <code>`
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
-import { createFileSessionStore, SessionError, SessionLockedError } from '@kode/session'
+import { SessionError, SessionLockedError } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 
 const [mode, dir, sessionId, bytes] = process.argv.slice(2)
 if (!mode || !dir || !sessionId) throw new Error('usage: store-child <mode> <dir> <session> [bytes]')

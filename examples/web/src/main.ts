@@ -1,0 +1,48 @@
+import { createServer } from 'node:http'
+import { dirname, join, resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { createFileSessionStore } from '@kode/session/file'
+import { builtinTools, connectModel, openWorkspace, resolveProvider, systemPrompt } from './model.js'
+import { createWebApp } from './server/app.js'
+
+// `pnpm start`: PORT (default 3000), HOST (default 127.0.0.1: the tools read this directory, so
+// the server is local unless you choose otherwise), KODE_SESSIONS_DIR (default .kode/sessions),
+// and the CLI's model variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...; none: the offline model).
+const env = process.env
+const port = Number(env.PORT ?? 3000)
+const host = env.HOST ?? '127.0.0.1'
+const cwd = process.cwd()
+const sessionsDir = resolve(cwd, env.KODE_SESSIONS_DIR ?? '.kode/sessions')
+
+const model = await connectModel(resolveProvider({}, env), {
+  chunkDelayMs: Number(env.KODE_SCRIPTED_DELAY_MS ?? 15),
+})
+const workspace = await openWorkspace(cwd)
+const store = createFileSessionStore({ dir: sessionsDir })
+const app = createWebApp({
+  client: model.client,
+  store,
+  tools: builtinTools(workspace),
+  system: systemPrompt(workspace.root),
+  publicDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'public'),
+  modelLabel: model.label,
+})
+const server = createServer(app.handle)
+server.listen(port, host, () => {
+  console.log(`kode web on http://${host}:${port}  model: ${model.label}  sessions: ${sessionsDir}`)
+  if (model.offline)
+    console.log(`offline: ${model.offline.why}; set ANTHROPIC_API_KEY (or another key) for a real model`)
+})
+
+let closing = false
+const shutdown = async () => {
+  if (closing) return
+  closing = true
+  server.close()
+  await app.close()
+  await store.close()
+  await model.close()
+  process.exit(0)
+}
+process.on('SIGINT', shutdown)
+process.on('SIGTERM', shutdown)

@@ -1,0 +1,130 @@
+import { type StreamEvent, Transcript } from './transcript.js'
+
+// The page: a session list, a transcript fed by the session's SSE stream, a prompt and a Stop
+// button. The session in view is in the URL (`?session=<id>`), so a reload opens it again; the
+// server sends everything the stream holds, and EventSource resumes with Last-Event-ID after a
+// dropped connection.
+
+const $ = <T extends HTMLElement>(id: string) => document.getElementById(id) as T
+const transcriptEl = $('transcript')
+const statusEl = $('status')
+const input = $<HTMLTextAreaElement>('input')
+const stop = $<HTMLButtonElement>('stop')
+const send = $<HTMLButtonElement>('send')
+
+let source: EventSource | undefined
+let sessionId = new URLSearchParams(location.search).get('session') ?? undefined
+let running = false
+
+interface SessionRow {
+  id: string
+  title?: string
+  updatedAt: number
+}
+
+function setRunning(value: boolean): void {
+  running = value
+  stop.disabled = !value
+  send.disabled = value
+  statusEl.dataset.state = value ? 'running' : 'idle'
+  statusEl.textContent = value ? 'working…' : ''
+}
+
+async function refreshSessions(): Promise<void> {
+  const response = await fetch('/sessions')
+  const { model, sessions } = (await response.json()) as { model: string; sessions: SessionRow[] }
+  $('model').textContent = model
+  const list = $('sessions')
+  list.replaceChildren(
+    ...sessions.map((row) => {
+      const li = document.createElement('li')
+      const a = li.appendChild(document.createElement('a'))
+      a.href = `?session=${encodeURIComponent(row.id)}`
+      a.textContent = row.title ?? row.id
+      a.title = `${row.id} · ${new Date(row.updatedAt).toLocaleString()}`
+      a.dataset.sessionId = row.id
+      if (row.id === sessionId) a.setAttribute('aria-current', 'true')
+      a.addEventListener('click', (event) => {
+        event.preventDefault()
+        open(row.id)
+      })
+      return li
+    }),
+  )
+}
+
+/** Shows session `id`: its whole stream from the start, then what comes live. */
+function open(id: string): void {
+  source?.close()
+  sessionId = id
+  history.replaceState(null, '', `?session=${encodeURIComponent(id)}`)
+  $('title').textContent = id
+  const transcript = new Transcript(transcriptEl, id)
+  transcript.reset()
+  setRunning(false)
+  source = new EventSource(`/sessions/${encodeURIComponent(id)}/events`)
+  source.onmessage = (message) => {
+    const event = JSON.parse(message.data) as StreamEvent
+    transcript.apply(event)
+    if (event.sessionId === id) {
+      if (event.type === 'task_start') setRunning(true)
+      if (event.type === 'task_finish') {
+        setRunning(false)
+        void refreshSessions()
+      }
+    }
+    transcriptEl.dataset.lastEventId = message.lastEventId
+    transcriptEl.scrollTop = transcriptEl.scrollHeight
+  }
+  // The server could not place our Last-Event-ID (it restarted, or a new task began): start over.
+  source.addEventListener('reset', () => transcript.reset())
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('#sessions a')) {
+    a.toggleAttribute('aria-current', a.dataset.sessionId === id)
+  }
+}
+
+async function post(path: string, body?: unknown): Promise<Response> {
+  return fetch(path, {
+    method: 'POST',
+    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    body: body === undefined ? null : JSON.stringify(body),
+  })
+}
+
+$('prompt').addEventListener('submit', async (event) => {
+  event.preventDefault()
+  const text = input.value.trim()
+  if (!text || running) return
+  if (!sessionId) {
+    const { id } = (await (await post('/sessions')).json()) as { id: string }
+    open(id)
+  }
+  input.value = ''
+  setRunning(true)
+  const response = await post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text })
+  if (!response.ok) {
+    setRunning(false)
+    statusEl.textContent = ((await response.json()) as { error: string }).error
+  }
+  void refreshSessions()
+})
+
+input.addEventListener('keydown', (event) => {
+  if (event.key === 'Enter' && !event.shiftKey) {
+    event.preventDefault()
+    $<HTMLFormElement>('prompt').requestSubmit()
+  }
+})
+
+stop.addEventListener('click', () => {
+  if (sessionId) void post(`/sessions/${encodeURIComponent(sessionId)}/interrupt`)
+})
+
+$('new-session').addEventListener('click', async () => {
+  const { id } = (await (await post('/sessions')).json()) as { id: string }
+  open(id)
+  input.focus()
+})
+
+if (sessionId) open(sessionId)
+void refreshSessions()

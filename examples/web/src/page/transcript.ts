@@ -1,0 +1,235 @@
+import type { Event, ReplayEvent, TodoItem, Usage } from '@kode/protocol'
+import { renderMarkdown } from './markdown.js'
+
+/** What a session's stream carries: live events and replayed ones render the same way. */
+export type StreamEvent = Event | ReplayEvent
+
+/** The blocks one agent (the main one or a sub-agent) is writing into. */
+interface Lane {
+  root: HTMLElement
+  text?: { el: HTMLElement; source: string }
+  thinking?: { el: HTMLElement; source: string }
+  /** Responses whose text or thinking arrived as deltas; a replay sends only `response_complete`. */
+  streamed: Set<string>
+}
+
+/**
+ * Renders a session's events into `root` with the CLI's display rules: the user's prompt,
+ * thinking (collapsed), text as markdown, each tool call with its arguments and result,
+ * sub-agents nested under the call that started them, usage per response and per task,
+ * interrupts and errors. Everything from the stream is set as text (`textContent`) or through
+ * the safe markdown renderer; nothing from the stream is ever parsed as HTML.
+ */
+export class Transcript {
+  readonly #root: HTMLElement
+  readonly #doc: Document
+  #mainSessionId: string
+  #lanes = new Map<string, Lane>()
+  #tools = new Map<string, HTMLElement>()
+
+  constructor(root: HTMLElement, mainSessionId: string) {
+    this.#root = root
+    this.#doc = root.ownerDocument
+    this.#mainSessionId = mainSessionId
+  }
+
+  /** Forgets everything shown (the stream will send the whole session again). */
+  reset(): void {
+    this.#root.replaceChildren()
+    this.#lanes.clear()
+    this.#tools.clear()
+  }
+
+  apply(event: StreamEvent): void {
+    const lane = this.#lane(event)
+    switch (event.type) {
+      case 'user_message':
+        this.#block(lane, 'user').textContent = event.content
+        return
+      case 'thinking_start': {
+        const details = this.#block(lane, 'thinking', 'details')
+        details.appendChild(this.#doc.createElement('summary')).textContent = 'Thinking'
+        lane.thinking = { el: details.appendChild(this.#doc.createElement('div')), source: '' }
+        return
+      }
+      case 'thinking_delta':
+        lane.streamed.add(event.responseId ?? '')
+        if (!lane.thinking) this.apply({ ...event, type: 'thinking_start' })
+        lane.thinking!.source += event.content
+        lane.thinking!.el.replaceChildren(renderMarkdown(lane.thinking!.source, this.#doc))
+        return
+      case 'thinking_end':
+        lane.thinking = undefined
+        return
+      case 'assistant_text_start':
+        lane.text = { el: this.#block(lane, 'text'), source: '' }
+        return
+      case 'assistant_text_delta':
+        lane.streamed.add(event.responseId ?? '')
+        if (!lane.text) lane.text = { el: this.#block(lane, 'text'), source: '' }
+        lane.text.source += event.content
+        lane.text.el.replaceChildren(renderMarkdown(lane.text.source, this.#doc))
+        return
+      case 'assistant_text_end':
+        lane.text = undefined
+        return
+      case 'assistant_image_delta': {
+        const url = event.url ?? ''
+        if (!/^(https?:|data:image\/)/i.test(url)) return
+        const img = this.#block(lane, 'image', 'img') as HTMLImageElement
+        img.src = url
+        img.alt = 'image from the model'
+        return
+      }
+      case 'response_complete':
+        // Live, the deltas showed it already. Replayed, this is the response's only text.
+        if (lane.streamed.has(event.responseId ?? '')) return
+        if (event.thinkingText) {
+          this.apply({ ...event, type: 'thinking_start' })
+          this.apply({ ...event, type: 'thinking_delta', content: event.thinkingText })
+          lane.thinking = undefined
+        }
+        if (event.content) {
+          const text = this.#block(lane, 'text')
+          text.replaceChildren(renderMarkdown(event.content, this.#doc))
+        }
+        lane.streamed.delete(event.responseId ?? '')
+        return
+      case 'tool_call_start':
+        this.#tool(lane, event.toolCallId, event.toolName)
+        return
+      case 'tool_call': {
+        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        tool.querySelector('.args')!.textContent = event.arguments
+        return
+      }
+      case 'tool_progress': {
+        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        tool.querySelector('.progress')!.textContent = event.message
+        return
+      }
+      case 'tool_result': {
+        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        tool.dataset.status = event.status
+        tool.querySelector('.status')!.textContent = event.status === 'success' ? '✓' : '✗'
+        tool.querySelector('.result')!.textContent = event.result
+        // A replayed sub-agent carries no link to its call until this result names its session.
+        if (event.uiExtra?.type === 'session') {
+          const sub = this.#lanes.get(event.uiExtra.sessionId)?.root.parentElement
+          if (sub && sub !== this.#root && !tool.contains(sub)) {
+            tool.insertBefore(sub, tool.querySelector('.result'))
+            const label = sub.querySelector('summary')
+            if (label?.textContent === '⇢ sub-agent') label.textContent = `⇢ ${event.toolName}`
+            ;(tool as HTMLDetailsElement).open = true
+          }
+        }
+        return
+      }
+      case 'todo_change': {
+        const list = this.#block(lane, 'todos', 'ul')
+        for (const todo of event.todos) this.#todo(list, todo)
+        return
+      }
+      case 'usage':
+        this.#block(lane, 'usage').textContent = usageLine(event.usage, event.costUsd)
+        return
+      case 'task_metadata': {
+        if (event.sessionId !== this.#mainSessionId) return
+        const { main, subAgents } = event.metadata
+        const cost = [main, ...subAgents].reduce((sum, m) => sum + (m.costUsd ?? 0), 0)
+        const line = `task: ${main.turnCount ?? 0} turns${subAgents.length ? `, ${subAgents.length} sub-agent(s)` : ''}`
+        this.#block(lane, 'task-usage').textContent =
+          `${line} · ${main.usage ? usageLine(main.usage, cost) : ''}`
+        return
+      }
+      case 'interrupt':
+        this.#block(lane, 'notice').textContent = '⏹ Interrupted'
+        return
+      case 'error':
+        this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
+        return
+      case 'compaction_end':
+        // The older part of the session was summarised for the model; the page keeps showing it all.
+        if (event.compacted) this.#block(lane, 'notice').textContent = '⇣ Context compacted'
+        return
+      case 'developer_message':
+      case 'task_start':
+      case 'task_finish':
+      case 'turn_start':
+      case 'turn_end':
+      case 'context_usage':
+      case 'compaction_start':
+      case 'welcome':
+      case 'end':
+      case 'replay_history':
+        return
+      default: {
+        // Compile time: every known type is handled. Run time: a type from a newer server is
+        // skipped, as the protocol asks of consumers.
+        const _unknown: never = event
+        return
+      }
+    }
+  }
+
+  /** The lane of the event's session: a sub-agent's lives inside the tool call that started it. */
+  #lane(event: StreamEvent): Lane {
+    const sessionId = event.sessionId
+    let lane = this.#lanes.get(sessionId)
+    if (lane) return lane
+    if (sessionId === this.#mainSessionId || sessionId === '') {
+      lane = { root: this.#root, streamed: new Set() }
+    } else {
+      const state = event.type === 'task_start' ? event.subAgentState : undefined
+      const host = (state?.parentToolCallId && this.#tools.get(state.parentToolCallId)) || this.#root
+      // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
+      if (host !== this.#root) (host as HTMLDetailsElement).open = true
+      const details = host.appendChild(this.#doc.createElement('details'))
+      details.className = 'subagent'
+      details.open = true
+      details.dataset.sessionId = sessionId
+      const label = state ? `${state.name}${state.description ? `: ${state.description}` : ''}` : 'sub-agent'
+      details.appendChild(this.#doc.createElement('summary')).textContent = `⇢ ${label}`
+      lane = { root: details.appendChild(this.#doc.createElement('div')), streamed: new Set() }
+    }
+    this.#lanes.set(sessionId, lane)
+    return lane
+  }
+
+  #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'img' = 'div'): HTMLElement {
+    const el = lane.root.appendChild(this.#doc.createElement(tag))
+    el.className = kind
+    return el
+  }
+
+  #tool(lane: Lane, toolCallId: string, toolName: string): HTMLElement {
+    let tool = this.#tools.get(toolCallId)
+    if (tool) return tool
+    tool = this.#block(lane, 'tool', 'details')
+    tool.dataset.toolCallId = toolCallId
+    const summary = tool.appendChild(this.#doc.createElement('summary'))
+    summary.appendChild(this.#doc.createElement('span')).className = 'status'
+    const name = summary.appendChild(this.#doc.createElement('span'))
+    name.className = 'name'
+    name.textContent = toolName
+    summary.appendChild(this.#doc.createElement('code')).className = 'args'
+    tool.appendChild(this.#doc.createElement('div')).className = 'progress'
+    tool.appendChild(this.#doc.createElement('pre')).className = 'result'
+    this.#tools.set(toolCallId, tool)
+    return tool
+  }
+
+  #todo(list: HTMLElement, todo: TodoItem): void {
+    const item = list.appendChild(this.#doc.createElement('li'))
+    item.dataset.status = todo.status
+    const mark = todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'
+    item.textContent = `${mark} ${todo.content}`
+  }
+}
+
+function usageLine(usage: Usage, costUsd: number | undefined): string {
+  const parts = [`${usage.inputTokens ?? 0} in`, `${usage.outputTokens ?? 0} out`]
+  if (usage.cacheReadTokens) parts.push(`${usage.cacheReadTokens} cached`)
+  if (costUsd !== undefined) parts.push(`$${costUsd.toFixed(4)}`)
+  return parts.join(' · ')
+}

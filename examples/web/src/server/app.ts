@@ -1,0 +1,188 @@
+import { readFile } from 'node:fs/promises'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { join } from 'node:path'
+import { isValidSessionId, type SessionStore } from '@kode/session'
+import { type AgentSetup, SessionHub, TaskStateError } from './session-hub.js'
+import { controlFrame, eventFrame, openEventStream } from './sse.js'
+
+/** Options of {@link createWebApp}. */
+export interface WebAppOptions extends AgentSetup {
+  /** The built page: `index.html`, `app.js`, `styles.css`. */
+  publicDir: string
+  /** A line describing the model, shown by the page (`scripted kode-scripted (offline)`). */
+  modelLabel: string
+  /** Interval of SSE keep-alive comments, so idle streams survive proxies. Default 15 s. */
+  keepAliveMs?: number
+}
+
+/** The HTTP side of the example: a request handler and what to close on shutdown. */
+export interface WebApp {
+  handle(req: IncomingMessage, res: ServerResponse): void
+  hub: SessionHub
+  close(): Promise<void>
+}
+
+/** The largest request body taken: a prompt, not an upload. */
+const MAX_BODY_BYTES = 256 * 1024
+
+/** What the page may load and connect to: itself only. Nothing inline, nothing from elsewhere. */
+const SECURITY_HEADERS = {
+  'content-security-policy':
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+}
+
+const STATIC: Record<string, [file: string, type: string]> = {
+  '/': ['index.html', 'text/html; charset=utf-8'],
+  '/app.js': ['app.js', 'text/javascript; charset=utf-8'],
+  '/styles.css': ['styles.css', 'text/css; charset=utf-8'],
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message)
+  }
+}
+
+/**
+ * The routes:
+ * - `GET /sessions`: the top-level sessions, newest first;
+ * - `POST /sessions`: a fresh session id (the session is created by its first message);
+ * - `POST /sessions/:id/messages` `{ text }`: starts a task (409 while one runs);
+ * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
+ * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
+ * - `GET /`, `/app.js`, `/styles.css`: the page.
+ */
+export function createWebApp(options: WebAppOptions): WebApp {
+  const hub = new SessionHub(options)
+  const keepAliveMs = options.keepAliveMs ?? 15_000
+  const streams = new Set<ServerResponse>()
+
+  const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const url = new URL(req.url ?? '/', 'http://localhost')
+    const parts = url.pathname.split('/').filter(Boolean)
+    const method = req.method ?? 'GET'
+    if (parts[0] !== 'sessions') {
+      const asset = STATIC[url.pathname]
+      if (!asset || method !== 'GET') throw new HttpError(404, 'not found')
+      const body = await readFile(join(options.publicDir, asset[0]))
+      res.writeHead(200, { 'content-type': asset[1], 'cache-control': 'no-cache', ...SECURITY_HEADERS })
+      res.end(body)
+      return
+    }
+    if (parts.length === 1) {
+      if (method === 'GET') return json(res, 200, await listSessions(options.store, options.modelLabel))
+      if (method === 'POST') return json(res, 201, { id: crypto.randomUUID() })
+      throw new HttpError(405, 'method not allowed')
+    }
+    const sessionId = parts[1]!
+    if (!isValidSessionId(sessionId)) throw new HttpError(400, 'invalid session id')
+    const action = parts.slice(2).join('/')
+    if (action === 'events' && method === 'GET') return streamEvents(req, res, sessionId, url)
+    if (action === 'messages' && method === 'POST') {
+      const body = await readJson(req)
+      const text = (body as { text?: unknown } | null)?.text
+      if (typeof text !== 'string' || text.trim() === '')
+        throw new HttpError(400, 'text must be a non-empty string')
+      await hub.start(sessionId, text)
+      return json(res, 202, { sessionId })
+    }
+    if (action === 'interrupt' && method === 'POST') {
+      await hub.interrupt(sessionId)
+      res.writeHead(204).end()
+      return
+    }
+    throw new HttpError(404, 'not found')
+  }
+
+  const streamEvents = async (req: IncomingMessage, res: ServerResponse, sessionId: string, url: URL) => {
+    // EventSource sends Last-Event-ID when it reconnects; other clients may use the query.
+    const header = req.headers['last-event-id']
+    const lastEventId =
+      (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined
+    openEventStream(res)
+    streams.add(res)
+    const unsubscribe = await hub.subscribe(
+      sessionId,
+      lastEventId,
+      (backlog, resume) => {
+        if (resume.reset) res.write(controlFrame('reset', { reason: 'unknown Last-Event-ID' }))
+        // One write for the whole backlog: a reconnect costs one syscall, not one per event.
+        res.write(backlog.map(eventFrame).join(''))
+      },
+      (event) => res.write(eventFrame(event)),
+    )
+    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs)
+    const stop = () => {
+      clearInterval(keepAlive)
+      unsubscribe()
+      streams.delete(res)
+    }
+    res.on('close', stop)
+    if (res.destroyed) stop()
+  }
+
+  return {
+    hub,
+    handle(req, res) {
+      route(req, res).catch((error: unknown) => {
+        const status = error instanceof HttpError ? error.status : error instanceof TaskStateError ? 409 : 500
+        if (status === 500) console.error(error)
+        const message = status === 500 ? 'internal error' : (error as Error).message
+        if (res.headersSent) res.end()
+        else json(res, status, { error: message })
+      })
+    },
+    async close() {
+      await hub.close()
+      for (const res of streams) res.end()
+    },
+  }
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' })
+  res.end(JSON.stringify(body))
+}
+
+async function readJson(req: IncomingMessage): Promise<unknown> {
+  const chunks: Buffer[] = []
+  let size = 0
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length
+    if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`)
+    chunks.push(chunk)
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
+  } catch {
+    throw new HttpError(400, 'the body is not JSON')
+  }
+}
+
+/** One row of the page's session list. */
+export interface SessionRow {
+  id: string
+  title?: string
+  updatedAt: number
+  recordCount: number
+}
+
+async function listSessions(
+  store: SessionStore,
+  model: string,
+): Promise<{ model: string; sessions: SessionRow[] }> {
+  const sessions = (await store.list())
+    .filter((info) => info.subAgent === undefined)
+    .map((info) => ({
+      id: info.id,
+      updatedAt: info.updatedAt,
+      recordCount: info.recordCount,
+      ...(info.title !== undefined ? { title: info.title } : {}),
+    }))
+  return { model, sessions }
+}

