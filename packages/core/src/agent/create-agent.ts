@@ -4,6 +4,7 @@ import { assertSessionId, SessionError } from '@kode/session'
 import { EventEmitter } from 'eventemitter3'
 import { AgentError } from '../errors.js'
 import { nativeFormatter } from '../formatters/native.js'
+import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
 import { type HostFailure, type TaskRuntime, toolSet } from '../task/runtime.js'
@@ -20,6 +21,8 @@ export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [eve
 export interface RunOptions {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
   signal?: AbortSignal
+  /** This run's model settings, over the agent's field by field. */
+  modelSettings?: ModelSettings
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -59,6 +62,7 @@ export function createAgent(options: AgentOptions): Agent {
   const settings = resolveSettings(options)
   const tools = options.tools ?? []
   checkToolNames(tools)
+  checkModelSettings(options.modelSettings)
   const tooling = toolSet(tools)
   const formatter = options.historyFormatter ?? nativeFormatter()
   const instructions = formatter.instructions(tooling.definitions ?? [])
@@ -74,6 +78,7 @@ export function createAgent(options: AgentOptions): Agent {
   const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const parts = validateUserInput(input)
+    checkModelSettings(runOptions.modelSettings)
     running = true
     const controller = new AbortController()
     const external = runOptions.signal
@@ -113,6 +118,7 @@ export function createAgent(options: AgentOptions): Agent {
       system,
       subAgentState: undefined,
       sessionInit: { model: client.model, provider: client.provider },
+      modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
       client: () => client,
       takeSteering: () => steering.splice(0),
     }

@@ -3,6 +3,7 @@ import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/pro
 import type { SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import type { ModelSettings } from '../settings/model-settings.js'
 import type { EngineSettings } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
@@ -26,6 +27,11 @@ export interface AgentOptions {
    * `codeActFormatter()`, or your own (see docs/history-formatters.md).
    */
   historyFormatter?: HistoryFormatter
+  /**
+   * How the model is asked to answer (token limit, temperature, reasoning, tool choice,
+   * provider-specific fields); a run's `modelSettings` override these field by field.
+   */
+  modelSettings?: ModelSettings
   /** Continue this session (created when the store has no session by this id). Default: a new one. */
   sessionId?: string
   /** Turns per task before the task stops with reason `max_turns`. Default 50. */

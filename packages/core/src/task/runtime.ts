@@ -9,6 +9,7 @@ import type {
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
+import type { ModelSettings } from '../settings/model-settings.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
@@ -83,6 +84,8 @@ export interface TaskRuntime {
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */
   readonly sessionInit: CreateSessionInit
+  /** The model settings of this task (the agent's, overridden by the run's). */
+  readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */
   client(): LLMClient
   /** Takes the user messages the host queued with `steer` (empty for sub-agents). */

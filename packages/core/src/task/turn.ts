@@ -7,6 +7,7 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
+import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { runToolBatch } from '../tools/tool-batch.js'
 import type { TaskAccounting } from './accounting.js'
@@ -72,12 +73,12 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   return end
 }
 
-/** The history as the formatter presents it, with the formatter's tools and system text. */
+/** The history as the formatter presents it, with the formatter's tools and system text, and the task's model settings. */
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
   if (system !== undefined) request.system = system
-  return request
+  return withModelSettings(request, rt.modelSettings)
 }
 
 async function completed(
