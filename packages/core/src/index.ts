@@ -4,7 +4,13 @@
  * goes and emits typed protocol events through an async iterable and an emitter.
  */
 export type { AgentRun } from './agent/agent-run.js'
-export { type Agent, type AgentEventMap, createAgent, type RunOptions } from './agent/create-agent.js'
+export {
+  type Agent,
+  type AgentEventMap,
+  type ContinueOptions,
+  createAgent,
+  type RunOptions,
+} from './agent/create-agent.js'
 export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
 export { createEndEvent } from './end-event.js'
 export { AgentError, type AgentErrorCode } from './errors.js'
@@ -35,9 +41,12 @@ export {
 export type { SubAgentOutcome, SubAgentSpec } from './sub-agents/sub-agent-spec.js'
 export type { TaskOutcome } from './task/runtime.js'
 export type { UserInput } from './task/user-input.js'
+export type { ApprovalDecision, PendingApproval } from './tools/approval.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {
+  type ApprovalContext,
   defineTool,
+  type NeedsApproval,
   type Tool,
   type ToolContext,
   type ToolOutput,

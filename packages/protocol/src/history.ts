@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from './control-records.js'
 import {
   AssistantMessage,
   DeveloperMessage,
@@ -43,7 +44,14 @@ export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>
 export const InterruptRecord = record('interrupt', {}, 'InterruptRecord')
 export type InterruptRecord = Static<typeof InterruptRecord>
 
-export const HistoryRecord = Type.Union([ErrorRecord, TaskMetadataRecord, InterruptRecord])
+export const HistoryRecord = Type.Union([
+  ErrorRecord,
+  TaskMetadataRecord,
+  InterruptRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
+])
 export type HistoryRecord = Static<typeof HistoryRecord>
 
 /** What a session persists, in order: messages (on `role`) and records (on `type`). */
@@ -56,6 +64,9 @@ export const HistoryEvent = Type.Union([
   ErrorRecord,
   TaskMetadataRecord,
   InterruptRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
 ])
 export type HistoryEvent = Static<typeof HistoryEvent>
 
@@ -64,4 +75,4 @@ export function isMessage(event: HistoryEvent): event is Message {
   return 'role' in event
 }
 
-export { Message }
+export { ApprovalDecisionRecord, ApprovalRequestRecord, Message, ToolProgressRecord }

@@ -3,6 +3,7 @@ import {
   decodeEvent,
   decodeHistoryEvent,
   encodeHistoryEvent,
+  HISTORY_FORMAT_VERSION,
   type HistoryEvent,
   validateEvent,
 } from '@kode/protocol'
@@ -19,7 +20,7 @@ function codecErrorOf(fn: () => unknown): CodecError {
   throw new Error('expected a CodecError, nothing was thrown')
 }
 
-const line = (record: Record<string, unknown>) => JSON.stringify({ v: 1, ...record })
+const line = (record: Record<string, unknown>) => JSON.stringify({ v: HISTORY_FORMAT_VERSION, ...record })
 const user = { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'hi' }] }
 
 describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
@@ -53,7 +54,7 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     const error = codecErrorOf(() => decodeHistoryEvent(line({ type: 'checkpoint', id: 'x', createdAt: 1 })))
     expect(error.path).toBe('/type')
     expect(error.message).toBe(
-      'at /type: expected type to be one of "error" | "task_metadata" | "interrupt" (got "checkpoint")',
+      'at /type: expected type to be one of "error" | "task_metadata" | "interrupt" | "approval_request" | "approval_decision" | "tool_progress" (got "checkpoint")',
     )
   })
 
@@ -163,7 +164,7 @@ describe('encodeHistoryEvent', () => {
   test('writes the version first and no newline', () => {
     const encoded = encodeHistoryEvent(user as HistoryEvent)
     expect(encoded).toBe(
-      '{"v":1,"role":"user","id":"u1","createdAt":1,"parts":[{"type":"text","text":"hi"}]}',
+      '{"v":2,"role":"user","id":"u1","createdAt":1,"parts":[{"type":"text","text":"hi"}]}',
     )
   })
 })

@@ -6,10 +6,11 @@ import { AgentError } from '../errors.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
-import { runTask } from '../task/run-task.js'
+import { runTask, type TaskStart } from '../task/run-task.js'
 import { type HostFailure, type TaskRuntime, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
+import type { ApprovalDecision } from '../tools/approval.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
 import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
@@ -23,6 +24,12 @@ export interface RunOptions {
   signal?: AbortSignal
   /** This run's model settings, over the agent's field by field. */
   modelSettings?: ModelSettings
+}
+
+/** What `agent.continue` takes; `signal` and `modelSettings` may also come as the second argument. */
+export interface ContinueOptions extends RunOptions {
+  /** One decision per call awaiting approval. */
+  approvals?: readonly ApprovalDecision[]
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -41,6 +48,17 @@ export interface Agent {
    * task runs, and a `CodecError` for input the history cannot hold.
    */
   run(input: UserInput, options?: RunOptions): AgentRun
+  /**
+   * Carries the session's paused task on: with `approvals`, a decision for every call that awaits
+   * one (`TaskOutcome.pendingApprovals`), recorded in the history; approved calls run once, denied
+   * ones get an `error` result (`denied by the user: <reason>`), and the loop goes on. Without
+   * pending approvals, it carries on a task whose process stopped before it finished (the history
+   * is the checkpoint). Works from any process on the same store. Throws `AgentError`
+   * (`agent_busy`) while a task runs; decisions that do not fit the history (`unknown_approval`,
+   * `approval_already_decided`, `approvals_missing`) or a session with nothing to carry on
+   * (`nothing_to_continue`) reject the run's `done` and its iteration, before any event.
+   */
+  continue(options?: ContinueOptions, runOptions?: RunOptions): AgentRun
   /**
    * Queues a user message for the running task, delivered at the next turn boundary (after the
    * tool results, before the next model call); if the model has just answered, it starts another
@@ -75,10 +93,7 @@ export function createAgent(options: AgentOptions): Agent {
   let client = options.client
   let running = false
 
-  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
-    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
-    const parts = validateUserInput(input)
-    checkModelSettings(runOptions.modelSettings)
+  const start = (task: TaskStart, runOptions: RunOptions): AgentRun => {
     running = true
     const controller = new AbortController()
     const external = runOptions.signal
@@ -126,7 +141,7 @@ export function createAgent(options: AgentOptions): Agent {
       running = false
       external?.removeEventListener('abort', forward)
     }
-    runTask(rt, parts).then(
+    runTask(rt, task).then(
       (outcome) => {
         settle()
         if (listenerFailure) channel.fail(listenerFailure.error)
@@ -142,6 +157,20 @@ export function createAgent(options: AgentOptions): Agent {
     return channel
   }
 
+  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    const parts = validateUserInput(input)
+    checkModelSettings(runOptions.modelSettings)
+    return start({ kind: 'input', parts }, runOptions)
+  }
+
+  const carryOn = (options: ContinueOptions = {}, runOptions: RunOptions = {}): AgentRun => {
+    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    const merged: RunOptions = { ...options, ...runOptions }
+    checkModelSettings(merged.modelSettings)
+    return start({ kind: 'continue', approvals: options.approvals }, merged)
+  }
+
   return {
     sessionId,
     get client() {
@@ -152,6 +181,7 @@ export function createAgent(options: AgentOptions): Agent {
       return running
     },
     run,
+    continue: carryOn,
     steer(input) {
       steering.push(validateUserInput(input))
     },

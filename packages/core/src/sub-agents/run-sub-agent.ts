@@ -68,7 +68,7 @@ export async function runSubAgent(
     takeSteering: () => [],
   }
   try {
-    return await runTask(child, userParts(input))
+    return await runTask(child, { kind: 'input', parts: userParts(input) })
   } catch (error) {
     child.events.abandon(error)
     throw error

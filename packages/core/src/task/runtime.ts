@@ -10,6 +10,7 @@ import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { ModelSettings } from '../settings/model-settings.js'
+import type { PendingApproval } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
@@ -19,8 +20,8 @@ export interface TaskOutcome {
   /** The session the task ran in. */
   sessionId: string
   /**
-   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener)
-   * or `aborted` (the user interrupted).
+   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener),
+   * `aborted` (the user interrupted) or `awaiting_approval` (calls wait for the user's decision).
    */
   reason: TaskFinishReason
   /** The final assistant text (`task_finish.taskResult`). */
@@ -29,6 +30,8 @@ export interface TaskOutcome {
   metadata: TaskMetadataSummary
   /** What stopped the task when `reason` is `error` or `max_turns`. */
   errorMessage?: string
+  /** The calls awaiting the user's decision when `reason` is `awaiting_approval` (see `agent.continue`). */
+  pendingApprovals?: PendingApproval[]
 }
 
 /** The limits and sources every task of an agent (and of its sub-agents) shares. */

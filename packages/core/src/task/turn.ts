@@ -9,7 +9,9 @@ import {
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
 import { runToolBatch } from '../tools/tool-batch.js'
+import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import { callModel } from './model-call.js'
@@ -22,8 +24,11 @@ export interface TaskState {
   lastText: string
 }
 
-/** How a turn ended: the model called tools (go on), answered (stop), was interrupted, or failed. */
-export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | { failed: string }
+/**
+ * How a turn ended: the model called tools (go on), answered (stop), was interrupted, failed, or
+ * some of its calls wait for the user's approval (the task pauses).
+ */
+export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | 'awaiting_approval' | { failed: string }
 
 /** Why a turn failed: a provider error that retries did not cure, or a host failure. */
 interface TurnFailure {
@@ -112,12 +117,23 @@ async function completed(
   }
   const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
-  const userInterrupted = await runCalls(rt, state, calls, responseId, rt.signal)
+  const waiting = await callsNeedingApproval(rt, calls)
+  const waitingCalls = calls.filter((call) => waiting.has(call.id))
+  await requestApprovals(rt, waitingCalls, responseId)
+  const runNow = calls.filter((call) => !waiting.has(call.id))
+  let userInterrupted = runNow.length > 0 && (await runCalls(rt, state, runNow, responseId, rt.signal))
+  // Interrupted (or failed) before the user could decide: the waiting calls are answered like
+  // any call that did not run, so nothing stays pending.
+  if ((userInterrupted || rt.signal.aborted) && waitingCalls.length > 0) {
+    userInterrupted = (await runCalls(rt, state, waitingCalls, responseId, rt.signal)) || userInterrupted
+  }
   const failure = rt.hostFailure()
   if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
-  if (!userInterrupted) return 'tool_calls'
-  events.emit('interrupt', {})
-  return 'interrupted'
+  if (userInterrupted) {
+    events.emit('interrupt', {})
+    return 'interrupted'
+  }
+  return waitingCalls.length > 0 ? 'awaiting_approval' : 'tool_calls'
 }
 
 async function interrupted(
@@ -189,12 +205,13 @@ function providerFailure(error: ProviderError): TurnFailure {
  * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
  * when the user interrupted them.
  */
-async function runCalls(
+export async function runCalls(
   rt: TaskRuntime,
   state: TaskState,
   calls: readonly ToolCallPart[],
   responseId: string | undefined,
   signal: AbortSignal,
+  decided?: ReadonlyMap<string, ToolOutcome>,
 ): Promise<boolean> {
   const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
@@ -202,6 +219,7 @@ async function runCalls(
     calls,
     responseId,
     signal,
+    ...(decided ? { decided } : {}),
     context: (call, callSignal, progress) => ({
       signal: callSignal,
       toolCallId: call.id,

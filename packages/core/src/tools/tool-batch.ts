@@ -19,6 +19,8 @@ export interface ToolBatch {
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
   context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
+  /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
+  decided?: ReadonlyMap<string, ToolOutcome>
 }
 
 /**
@@ -74,7 +76,8 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
-    const plan = planCall(call, rt.tools)
+    const decided = batch.decided?.get(call.id)
+    const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, rt.tools)
     const exclusive = plan.tool !== undefined && !plan.tool.concurrent
     while (!stopped() && !gate.admits(exclusive)) await gate.changed()
     if (stopped()) return

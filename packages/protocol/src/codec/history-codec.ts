@@ -1,4 +1,5 @@
 import type { TObject } from '@sinclair/typebox'
+import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from '../control-records.js'
 import {
   type ErrorRecord,
   ErrorRecord as ErrorRecordSchema,
@@ -26,7 +27,7 @@ import { TaggedUnion } from './tagged-union.js'
  * part type or enum value, a renamed, removed, retyped or newly required field) bumps it, adds a
  * migration from the previous version, and older releases refuse the new lines.
  */
-export const HISTORY_FORMAT_VERSION = 1
+export const HISTORY_FORMAT_VERSION = 2
 
 const messages = new TaggedUnion<Message>('role', [
   SystemMessage,
@@ -40,6 +41,9 @@ const records = new TaggedUnion<HistoryRecord>('type', [
   ErrorRecordSchema,
   TaskMetadataRecord,
   InterruptRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
 ] as TObject[])
 
 /**

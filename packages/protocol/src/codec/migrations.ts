@@ -3,11 +3,14 @@ export type Migration = (record: Record<string, unknown>) => Record<string, unkn
 
 /**
  * The history format's migrations: `HISTORY_MIGRATIONS[n - 1]` turns a version-n record into a
- * version-(n + 1) record, so the current version is `HISTORY_MIGRATIONS.length + 1`. Version 1 is
- * the first format, so there is nothing to migrate yet; the corpus in `test/fixtures/history/v1/`
+ * version-(n + 1) record, so the current version is `HISTORY_MIGRATIONS.length + 1`. The corpus in `test/fixtures/history/v1/`
  * pins what version 1 looks like so every later migration is tested against it.
  */
-export const HISTORY_MIGRATIONS: readonly Migration[] = []
+export const HISTORY_MIGRATIONS: readonly Migration[] = [
+  // 1 -> 2 added record types (approval_request, approval_decision, tool_progress): every
+  // version-1 record is a valid version-2 record as it is.
+  (record) => record,
+]
 
 /**
  * Upgrades a record from `fromVersion` to the latest version `migrations` lead to, one version at a
