@@ -32,6 +32,7 @@ export { nativeFormatter } from './formatters/native.js'
 export { createProviderView } from './formatters/provider-view.js'
 export { type ReActFormatterOptions, reactFormatter, reactInstructions } from './formatters/react.js'
 export type { ActionHistory } from './formatters/text-actions.js'
+export type { AgentHooks, HookContext, ToolCallDecision } from './hooks/hooks.js'
 export type { ModelSettings } from './settings/model-settings.js'
 export {
   type DefaultSubAgentParameters,

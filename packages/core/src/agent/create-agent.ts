@@ -103,19 +103,22 @@ export function createAgent(options: AgentOptions): Agent {
     const channel = new RunChannel(sessionId, () => controller.abort())
     let listenerFailure: { error: unknown } | undefined
     let hostFailure: HostFailure | undefined
+    // A host's bug (a throwing listener or hook): stop the task as a failure (not as an
+    // interrupt: the user did not interrupt), let it end cleanly, then fail the run with the error.
+    const failHost = (error: unknown, message: string) => {
+      listenerFailure ??= { error }
+      if (!controller.signal.aborted) {
+        hostFailure = { message }
+        controller.abort(error)
+      }
+    }
     const sink = (event: Event) => {
       channel.push(event)
       try {
         events.emit('event', event)
         ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
       } catch (error) {
-        // A listener's bug: stop the task as a failure (not as an interrupt: the user did not
-        // interrupt), let it end cleanly, then fail the run with the listener's error.
-        listenerFailure ??= { error }
-        if (!controller.signal.aborted) {
-          hostFailure = { message: `An event listener threw: ${errorMessageOf(error)}` }
-          controller.abort(error)
-        }
+        failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
       }
     }
     const rt: TaskRuntime = {
@@ -133,6 +136,8 @@ export function createAgent(options: AgentOptions): Agent {
       system,
       subAgentState: undefined,
       sessionInit: { model: client.model, provider: client.provider },
+      hooks: options.hooks ?? {},
+      failHost,
       modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
       client: () => client,
       takeSteering: () => steering.splice(0),

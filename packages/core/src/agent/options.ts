@@ -3,6 +3,7 @@ import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/pro
 import type { SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import type { AgentHooks } from '../hooks/hooks.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { EngineSettings } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
@@ -32,6 +33,8 @@ export interface AgentOptions {
    * provider-specific fields); a run's `modelSettings` override these field by field.
    */
   modelSettings?: ModelSettings
+  /** Lifecycle hooks: `beforeModelCall`, `beforeToolCall`, `afterToolCall` (see docs/agents.md). */
+  hooks?: AgentHooks
   /** Continue this session (created when the store has no session by this id). Default: a new one. */
   sessionId?: string
   /** Turns per task before the task stops with reason `max_turns`. Default 50. */

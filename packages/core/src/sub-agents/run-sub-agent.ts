@@ -63,6 +63,8 @@ export async function runSubAgent(
       model: client.model,
       provider: client.provider,
     },
+    hooks: rt.hooks,
+    failHost: rt.failHost,
     modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
     client: () => client,
     takeSteering: () => [],

@@ -9,6 +9,7 @@ import type {
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
+import type { AgentHooks } from '../hooks/hooks.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { PendingApproval } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
@@ -87,6 +88,13 @@ export interface TaskRuntime {
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */
   readonly sessionInit: CreateSessionInit
+  /** The agent's lifecycle hooks (`{}` when none). */
+  readonly hooks: AgentHooks
+  /**
+   * Fails the task because the host failed (a throwing hook): sets `hostFailure` to `message`
+   * and aborts `signal`; the run then rejects with `error`, as for a throwing listener.
+   */
+  failHost(error: unknown, message: string): void
   /** The model settings of this task (the agent's, overridden by the run's). */
   readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */

@@ -10,6 +10,7 @@ import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
+import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { runToolBatch } from '../tools/tool-batch.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
@@ -53,7 +54,14 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
-  const result = await callModel(rt, client, nextRequest(rt))
+  const request = await hookedRequest(rt, nextRequest(rt))
+  if (request === undefined) {
+    const failure = rt.hostFailure()!
+    const end = await failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
+    rt.events.emit('turn_end', {})
+    return end
+  }
+  const result = await callModel(rt, client, request)
   let end: TurnEnd
   switch (result.kind) {
     case 'complete':
@@ -84,6 +92,18 @@ function nextRequest(rt: TaskRuntime): LLMRequest {
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
   if (system !== undefined) request.system = system
   return withModelSettings(request, rt.modelSettings)
+}
+
+/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails). */
+async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
+  const hook = rt.hooks.beforeModelCall
+  if (!hook) return request
+  try {
+    return (await hook(request, { sessionId: rt.sessionId, signal: rt.signal })) ?? request
+  } catch (error) {
+    rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
+    return undefined
+  }
 }
 
 async function completed(

@@ -1,5 +1,6 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/session'
+import { runHookedCall } from '../hooks/tool-hooks.js'
 import type { TaskRuntime, ToolSet } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { executeToolCall } from './execute-tool-call.js'
@@ -95,15 +96,17 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
       if (!slot.settled)
         events.emit('tool_progress', { responseId, toolCallId: call.id, toolName: call.name, message })
     }
-    void executeToolCall({
-      tool,
-      call,
-      args: plan.args,
-      taskSignal: signal,
-      timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
-      formatToolError: settings.formatToolError,
-      context: (callSignal) => batch.context(call, callSignal, progress),
-    }).then((outcome) => {
+    const execute = (args: unknown) =>
+      executeToolCall({
+        tool,
+        call,
+        args,
+        taskSignal: signal,
+        timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
+        formatToolError: settings.formatToolError,
+        context: (callSignal) => batch.context(call, callSignal, progress),
+      })
+    void runHookedCall(rt, call, tool, plan.args, execute).then((outcome) => {
       slot.settle(outcome)
       gate.leave(exclusive)
     })
