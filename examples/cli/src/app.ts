@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path'
 import { type Agent, createAgent, type Tool } from '@kode/core'
 import { createFileSessionStore, type SessionStore } from '@kode/session'
 import type { CliArgs } from './args.js'
-import { configPaths, type KodeConfig, loadConfig } from './config.js'
+import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
 import {
   type ConnectedModel,
@@ -25,6 +25,8 @@ export interface App {
   readonly tools: Tool[]
   readonly system: string
   readonly config: KodeConfig
+  /** What to tell the user at start: settings of an untrusted project's config that were ignored. */
+  readonly notices: readonly string[]
   /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
   readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
@@ -67,7 +69,11 @@ export function systemPrompt(cwd: string): string {
 /** Reads the config, picks the model and opens the workspace and the session store. */
 export async function openApp(init: AppInit): Promise<App> {
   const { args, env, cwd } = init
-  const { config } = await loadConfig(configPaths(cwd, env.HOME || homedir(), env.XDG_CONFIG_HOME))
+  const { config, notices } = await loadCliConfig(cwd, {
+    home: env.HOME || homedir(),
+    xdgConfigHome: env.XDG_CONFIG_HOME,
+    trustFlag: args.trustProject,
+  })
   const choice: ProviderChoice = {
     ...config,
     ...definedOnly({ api: args.api, model: args.model, baseUrl: args.baseUrl, reasoning: args.reasoning }),
@@ -91,6 +97,7 @@ export async function openApp(init: AppInit): Promise<App> {
     tools,
     system,
     config,
+    notices,
     thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     exportsDir: join(sessionsDir, '..', 'exports'),

@@ -13,6 +13,8 @@ export interface CliArgs {
   sessionsDir?: string
   /** Use the scripted offline model whatever keys are set. */
   scripted: boolean
+  /** Let `./kode.config.json` decide where keys go (`baseUrl`, `apiKeyEnv`) for this run. */
+  trustProject: boolean
   /** `exec` output: the final answer (`text`) or one protocol event per line (`stream-json`). */
   output: 'text' | 'stream-json'
   reasoning?: 'minimal' | 'low' | 'medium' | 'high'
@@ -40,6 +42,7 @@ Options:
   --output <format>       exec: text (default) or stream-json (one event per line)
   --reasoning <effort>    ask for reasoning: minimal, low, medium, high
   --thinking <mode>       collapse (default) or expand finished thinking
+  --trust-project         let ./kode.config.json set baseUrl and apiKeyEnv (where keys go)
   -h, --help              this help
   -v, --version           the version
 
@@ -58,6 +61,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   const args: CliArgs = {
     command: 'repl',
     scripted: values.scripted ?? false,
+    trustProject: values['trust-project'] ?? false,
     output: oneOf('--output', values.output ?? 'text', ['text', 'stream-json'] as const),
   }
   for (const [key, value] of [
@@ -99,6 +103,7 @@ function parse(argv: readonly string[]) {
       resume: { type: 'string' },
       'sessions-dir': { type: 'string' },
       scripted: { type: 'boolean' },
+      'trust-project': { type: 'boolean' },
       output: { type: 'string' },
       reasoning: { type: 'string' },
       thinking: { type: 'string' },

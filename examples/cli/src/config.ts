@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { type ProjectTrust, trustProjectConfig } from './project-trust.js'
 
 /** The config file's schema. Every field is optional; flags override the file. */
 export const KodeConfig = Type.Object(
@@ -28,6 +29,11 @@ export const KodeConfig = Type.Object(
     ),
     /** Thinking, once it ends: collapsed to a header line (default) or shown whole. */
     thinking: Type.Optional(Type.Union([Type.Literal('collapse'), Type.Literal('expand')])),
+    /**
+     * Project directories whose `kode.config.json` may decide where API keys go (`baseUrl`,
+     * `apiKeyEnv`, a `sessionsDir` outside the project). Read from the user's config file only.
+     */
+    trustedProjects: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
   },
   { additionalProperties: false },
 )
@@ -43,17 +49,61 @@ export function configPaths(cwd: string, home = homedir(), xdgConfigHome?: strin
   return [join(xdgConfigHome || join(home, '.config'), 'kode', 'config.json'), join(cwd, 'kode.config.json')]
 }
 
-/** Reads the config files that exist and merges them, later files winning field by field. */
+/** The config the CLI runs with, and what it said about the files. */
+export interface LoadedConfig {
+  config: KodeConfig
+  /** The files read, in order. */
+  files: string[]
+  /** Settings of the project's file that were ignored, and why (printed at start). */
+  notices: string[]
+}
+
+/**
+ * Reads the user's config file, then the project's (`kode.config.json` in `cwd`). The project's
+ * file is the working directory's: anyone who can put a file in a repository writes it. Until the
+ * user trusts the project (`trust.flag`, `--trust-project`, or its directory in the user file's
+ * `trustedProjects`), it may not change where API keys go: see `trustProjectConfig`.
+ */
+export async function loadCliConfig(
+  cwd: string,
+  options: { home?: string; xdgConfigHome?: string | undefined; trustFlag?: boolean } = {},
+): Promise<LoadedConfig> {
+  const [userPath, projectPath] = configPaths(cwd, options.home, options.xdgConfigHome)
+  const files: string[] = []
+  const user = await readConfigFile(userPath!)
+  if (user) files.push(userPath!)
+  const project = await readConfigFile(projectPath!)
+  if (!project) return { config: user ?? {}, files, notices: [] }
+  files.push(projectPath!)
+  const trust: ProjectTrust = {
+    flag: options.trustFlag ?? false,
+    trustedProjects: user?.trustedProjects ?? [],
+  }
+  const { config, notices } = await trustProjectConfig(user ?? {}, project, {
+    cwd,
+    file: projectPath!,
+    userFile: userPath!,
+    trust,
+  })
+  return { config, files, notices }
+}
+
+async function readConfigFile(path: string): Promise<KodeConfig | undefined> {
+  const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return undefined
+    throw new ConfigError(`cannot read ${path}: ${error.message}`, { cause: error })
+  })
+  return text === undefined ? undefined : parseConfig(text, path)
+}
+
+/** Reads the config files that exist and merges them, later files winning field by field (no trust rules). */
 export async function loadConfig(paths: readonly string[]): Promise<{ config: KodeConfig; files: string[] }> {
   let config: KodeConfig = {}
   const files: string[] = []
   for (const path of paths) {
-    const text = await readFile(path, 'utf8').catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') return undefined
-      throw new ConfigError(`cannot read ${path}: ${error.message}`, { cause: error })
-    })
-    if (text === undefined) continue
-    config = { ...config, ...parseConfig(text, path) }
+    const read = await readConfigFile(path)
+    if (read === undefined) continue
+    config = { ...config, ...read }
     files.push(path)
   }
   return { config, files }

@@ -33,6 +33,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     cwd: process.cwd(),
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
   })
+  for (const notice of app.notices) stderr.write(`kode: ${notice}\n`)
   try {
     // `--resume` takes an id or an unambiguous prefix of one.
     const resume = args.resume !== undefined ? await findSession(app.store, args.resume) : undefined

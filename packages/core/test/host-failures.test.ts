@@ -18,9 +18,16 @@ function failingStore(failFrom: number): SessionStore {
   let appends = 0
   return {
     ...store,
-    async append(sessionId: string, events: readonly HistoryEvent[]) {
-      if (++appends >= failFrom) throw new Error('disk full')
-      return store.append(sessionId, events)
+    async acquire(sessionId: string) {
+      const lease = await store.acquire(sessionId)
+      return {
+        sessionId,
+        release: () => lease.release(),
+        async append(events: readonly HistoryEvent[]) {
+          if (++appends >= failFrom) throw new Error('disk full')
+          return lease.append(events)
+        },
+      }
     },
   }
 }
@@ -318,6 +325,12 @@ describe('misuse is refused at the call', () => {
     expect(() => agent.steer([{ type: 'image_file', path: '', mimeType: 'image/png' }])).toThrow(
       /at \/parts\/0\/path/,
     )
+    // What is checked is what would be written: a part whose toJSON turns invalid, or a cycle.
+    const sneaky = { type: 'text' as const, text: 'fine', toJSON: () => ({ type: 'text', text: 1 }) }
+    expect(() => agent.run([sneaky])).toThrow(/at \/parts\/0\/text/)
+    const cyclic: Record<string, unknown> = { type: 'text', text: 'loop' }
+    cyclic.self = cyclic
+    expect(() => agent.run([cyclic as never])).toThrow(/a value JSON can represent/)
     expect(agent.running).toBe(false)
     expect(await agent.history()).toEqual([])
     expect(h.server.requests).toHaveLength(0)

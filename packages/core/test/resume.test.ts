@@ -19,6 +19,36 @@ afterAll(() => rmSync(resolve(child, '..'), { recursive: true, force: true }))
 describe('resume after a crash (file store)', () => {
   const harness = useHarness('file')
 
+  test('while another process runs a task on the session, an agent here is refused and writes nothing', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
+    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise((done) => proc.on('exit', done))
+    for await (const line of createInterface({ input: proc.stdout! })) if (line === 'tool-started') break
+
+    const agent = h.createAgent({ sessionId: 's1' })
+    const error = await agent.run('Me too').done.catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'session_locked', owner: 'other-process', holder: { pid: proc.pid } })
+    expect((error as Error).message).toContain('wait for it to finish or stop it')
+    expect(h.server.requests).toHaveLength(1)
+
+    proc.kill('SIGKILL')
+    await exited
+    // Its writer gone, the session is taken over (the provider view answers the dangling call).
+    h.server.enqueue(textReply('r2', 'Done.'))
+    expect((await collect(agent.run('Again'))).outcome).toMatchObject({ reason: 'completed' })
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'system: You run jobs.',
+      'user: Start the job',
+      'assistant tool_use: call c1 job {}',
+      'user: Again',
+      'assistant stop: text "Done."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+
   test('a process killed mid-tool loses only the result in flight; a new agent on the session continues', async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))

@@ -12,6 +12,7 @@ export type SessionErrorCode =
   | 'empty_session'
   | 'message_not_found'
   | 'store_closed'
+  | 'symlink_refused'
 
 /**
  * A session store or session helper refused an operation. `code` says why; `sessionId` names the
@@ -65,22 +66,67 @@ export interface LockHolder {
   acquiredAt: number
 }
 
+/** Who holds a session that a writer was refused, as far as this process can tell. */
+export type LockOwner =
+  /** Another writer of the same store in this process (an agent's running task, a held lease). */
+  | 'this-store'
+  /** Another store in this process that has not been closed. */
+  | 'this-process'
+  /** Another process on this host. */
+  | 'other-process'
+  /** A process on another host sharing the directory. */
+  | 'other-host'
+  /** A lock file that could not be read. */
+  | 'unknown'
+
 /**
- * Another live writer (another process, or another store instance in this one) holds the
- * session. Only one writer may append to, update or delete a session at a time.
+ * Another live writer holds the session: only one writer may append to, update or delete a session
+ * at a time, in one process or across processes. The message says who holds it and what to do;
+ * `owner` says the same for code. `lockFile` is the lock file (stores without files have none).
  */
 export class SessionLockedError extends SessionError {
   override readonly name: string = 'SessionLockedError'
-  readonly lockFile: string
+  readonly lockFile: string | undefined
   readonly holder: LockHolder | undefined
+  readonly owner: LockOwner
 
-  constructor(sessionId: string, lockFile: string, holder: LockHolder | undefined) {
-    const who = holder ? `process ${holder.pid} on ${holder.hostname}` : 'an unknown process'
-    super('session_locked', `session ${sessionId} is being written by ${who} (lock file ${lockFile})`, {
-      sessionId,
-    })
+  constructor(
+    sessionId: string,
+    lockFile: string | undefined,
+    holder: LockHolder | undefined,
+    owner: LockOwner,
+  ) {
+    super('session_locked', lockedMessage(sessionId, lockFile, holder, owner), { sessionId })
     this.lockFile = lockFile
     this.holder = holder
+    this.owner = owner
+  }
+}
+
+function lockedMessage(
+  sessionId: string,
+  lockFile: string | undefined,
+  holder: LockHolder | undefined,
+  owner: LockOwner,
+): string {
+  const file = lockFile ? ` (lock file ${lockFile})` : ''
+  const who = holder ? `process ${holder.pid} on ${holder.hostname}` : 'another process'
+  const head = `session ${sessionId} is being written by`
+  switch (owner) {
+    case 'this-store':
+      return `${head} another writer of this store (an agent running a task on it, or a lease not released yet): wait for that task to end, or use another session id (forkSession copies one)`
+    case 'this-process':
+      return `${head} another session store in this process${file}: close that store (store.close()) or share one store, so only one writes the session`
+    case 'other-process':
+      return `${head} ${who}${file}: wait for it to finish or stop it; once it no longer runs, its lock is removed by the next writer`
+    case 'other-host':
+      return `${head} ${who}${file}: this host cannot tell whether it still runs; if it does not, delete the lock file`
+    case 'unknown':
+      return `${head} ${who}${file}, whose lock cannot be read: if no Kode process writes this session, delete the lock file`
+    default: {
+      const never: never = owner
+      return never
+    }
   }
 }
 

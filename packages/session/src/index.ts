@@ -6,6 +6,7 @@
 export {
   CorruptHistoryError,
   type LockHolder,
+  type LockOwner,
   SessionError,
   type SessionErrorCode,
   SessionLockedError,
@@ -34,4 +35,4 @@ export {
 } from './session-info.js'
 export { createFileSessionStore, type FileSessionStoreOptions } from './store/file/file-store.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
-export type { SessionStore, StoreWarning } from './store/session-store.js'
+export type { SessionLease, SessionStore, StoreWarning } from './store/session-store.js'

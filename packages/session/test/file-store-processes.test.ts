@@ -1,5 +1,5 @@
-import { type ChildProcess, spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -150,6 +150,17 @@ describe('two processes writing one session', () => {
     await store.close()
   })
 
+  test('a lease held here refuses another process, and releasing it lets that process in', async () => {
+    const store = reader([])
+    const lease = await store.acquire('s')
+    const refused = start('try', dir, 's')
+    expect(await refused.line(() => true)).toBe(`session_locked ${process.pid}`)
+    await lease.release()
+    const next = start('try', dir, 's')
+    expect(await next.line(() => true)).toBe('ok')
+    await store.close()
+  })
+
   test('a session whose writer was killed is taken over by the next process', async () => {
     const holder = start('hold', dir, 's')
     await holder.line((line) => line === 'ready')
@@ -159,4 +170,58 @@ describe('two processes writing one session', () => {
     const next = start('try', dir, 's')
     expect(await next.line(() => true)).toBe('ok')
   })
+})
+
+/** Mounts a small tmpfs (root only): a real disk that fills up. Undefined where it cannot. */
+function mountSmallDisk(bytes: number): { path: string; unmount: () => void } | undefined {
+  if (process.getuid?.() !== 0) return undefined
+  const path = mkdtempSync(join(tmpdir(), 'kode-full-disk-'))
+  const mounted = spawnSync('mount', ['-t', 'tmpfs', '-o', `size=${bytes}`, 'tmpfs', path])
+  if (mounted.status !== 0) {
+    rmSync(path, { recursive: true, force: true })
+    return undefined
+  }
+  return {
+    path,
+    unmount: () => {
+      spawnSync('umount', [path])
+      rmSync(path, { recursive: true, force: true })
+    },
+  }
+}
+
+const smallDisk = mountSmallDisk(256 * 1024)
+afterAll(() => smallDisk?.unmount())
+
+describe('a disk that fills up under a writer process', () => {
+  // Needs root to mount a tmpfs (CI runs as root); the in-process failure tests in
+  // file-store-hostile.test.ts cover the same path everywhere.
+  test.runIf(smallDisk !== undefined)(
+    'a new process reads exactly the acknowledged records, and no temp file is left (real ENOSPC on a tmpfs)',
+    async () => {
+      const disk = smallDisk!.path
+      const setup = createFileSessionStore({ dir: disk })
+      await setup.create({ id: 'full' })
+      await setup.close()
+      const writer = start('fill', disk, 'full', String(7000))
+      await writer.line((line) => line === 'closed' || line.startsWith('close_failed'))
+      expect(await writer.exited).toBe(0)
+      const acked = writer.lines.filter((l) => l.startsWith('acked ')).length * 3
+      expect(acked).toBeGreaterThan(0)
+      expect(writer.lines).toContain('failed ENOSPC')
+
+      expect(readdirSync(join(disk, 'full')).sort()).toEqual(['history.jsonl', 'session.json'])
+      const history = readFileSync(join(disk, 'full', 'history.jsonl'), 'utf8')
+      expect(history.endsWith('\n')).toBe(true)
+      const warnings: StoreWarning[] = []
+      const store = createFileSessionStore({ dir: disk, onWarning: (w) => warnings.push(w) })
+      const ids = (await store.read('full')).map((e) => e.id)
+      expect(ids).toHaveLength(acked)
+      expect(ids.at(-1)).toBe(`fill-${acked / 3 - 1}-2`)
+      expect(await store.info('full')).toMatchObject({ recordCount: acked })
+      expect(warnings).toEqual([])
+      await store.close()
+    },
+    60_000,
+  )
 })

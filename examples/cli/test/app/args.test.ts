@@ -3,7 +3,12 @@ import { parseCliArgs, UsageError } from '../../src/args.js'
 
 describe('parseCliArgs', () => {
   test('no command is the REPL', () => {
-    expect(parseCliArgs([])).toEqual({ command: 'repl', scripted: false, output: 'text' })
+    expect(parseCliArgs([])).toEqual({
+      command: 'repl',
+      scripted: false,
+      trustProject: false,
+      output: 'text',
+    })
   })
 
   test('exec takes the rest as the prompt', () => {

@@ -24,6 +24,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     tools,
     system: '',
     config: {},
+    notices: [],
     thinking: 'collapse',
     sessionsDir: '',
     exportsDir: '',

@@ -21,8 +21,21 @@ export type TaskStart =
  * stops persisting (the store) is thrown.
  */
 export async function runTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
+  // The session's writer is held for the task, so no other writer interleaves with its turns.
+  await rt.journal.open(rt.sessionInit)
+  let outcome: TaskOutcome
+  try {
+    outcome = await runOpenTask(rt, start)
+  } catch (error) {
+    await rt.journal.close().catch(() => {})
+    throw error
+  }
+  await rt.journal.close()
+  return outcome
+}
+
+async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
-  await journal.open(rt.sessionInit)
   // Decisions that do not fit the history are the host's mistake: refused before the task starts.
   const continuation =
     start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined

@@ -1,9 +1,11 @@
 import {
+  decodeHistoryEvent,
+  encodeHistoryEvent,
+  type HistoryEvent,
   type ImagePart,
   joinText,
   type UserContentPart,
   type UserMessage,
-  validateHistoryEvent,
 } from '@kode/protocol'
 
 /** What `run` and `steer` accept: text, or text and images as parts. */
@@ -16,12 +18,12 @@ export function userParts(input: UserInput): UserContentPart[] {
 
 /**
  * Checks an input before anything runs, so bad input fails at the call with a `CodecError` naming
- * the offending part, instead of failing the task later when it is persisted.
+ * the offending part, instead of failing the task later when it is persisted. Returns the parts as
+ * they will be persisted (their JSON, after any `toJSON`), so what runs is what is written.
  */
 export function validateUserInput(input: UserInput): UserContentPart[] {
-  const parts = userParts(input)
-  validateHistoryEvent({ role: 'user', id: 'input', createdAt: 0, parts })
-  return parts
+  const message = { role: 'user', id: 'input', createdAt: 0, parts: userParts(input) } as HistoryEvent
+  return (decodeHistoryEvent(encodeHistoryEvent(message)) as UserMessage).parts
 }
 
 /** The `user_message` event's fields for a user message: its text and its images. */

@@ -24,6 +24,16 @@ export interface ToolExecution {
  * whatever the tool returns later is ignored). An interrupt is the batch's to settle.
  */
 export async function executeToolCall(run: ToolExecution): Promise<ToolOutcome> {
+  try {
+    return await executeGuarded(run)
+  } catch (error) {
+    // A bug of the engine or the host (the call's context threw): still an outcome, never a rejection
+    // nobody awaits.
+    return errorOutcome(`The tool call failed before it ran: ${errorMessageOf(error)}`)
+  }
+}
+
+async function executeGuarded(run: ToolExecution): Promise<ToolOutcome> {
   const { tool, taskSignal, timeoutMs } = run
   const controller = new AbortController()
   const forward = () => controller.abort(taskSignal.reason)
@@ -50,12 +60,45 @@ async function invoke(run: ToolExecution, signal: AbortSignal): Promise<ToolOutc
   try {
     return outcomeOf(await run.tool.execute(run.args, run.context(signal)), run.tool.name)
   } catch (error) {
-    return errorOutcome(run.formatToolError(error, run.call))
+    return errorOutcome(describeToolError(run, error))
   }
 }
 
-/** The default `formatToolError`: the error's message, never its stack. */
+/**
+ * The text of a tool's failure. A tool may throw anything (a value whose `toString` or `message`
+ * getter throws, a null-prototype object, a Symbol, `undefined`), and a host's `formatToolError`
+ * may itself throw: whatever happens, the call still ends with an `error` result.
+ */
+function describeToolError(run: ToolExecution, error: unknown): string {
+  try {
+    const text = run.formatToolError(error, run.call)
+    if (typeof text === 'string') return text
+  } catch {
+    // Falls through to the default wording.
+  }
+  return errorMessageOf(error)
+}
+
+/** The default `formatToolError`: the error's message, never its stack; never throws. */
 export function errorMessageOf(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name
-  return typeof error === 'string' ? error : String(error)
+  try {
+    if (typeof error === 'string') return error
+    if (error instanceof Error) {
+      const { message, name } = error
+      if (typeof message === 'string' && message !== '') return message
+      return typeof name === 'string' && name !== '' ? name : 'Error'
+    }
+    return String(error)
+  } catch {
+    return `The tool threw ${thrownKind(error)} that cannot be shown as text.`
+  }
+}
+
+function thrownKind(value: unknown): string {
+  try {
+    if (typeof value !== 'object' || value === null) return `a ${typeof value}`
+    return Object.getPrototypeOf(value) === null ? 'an object without a prototype' : 'an object'
+  } catch {
+    return 'a value'
+  }
 }

@@ -1,4 +1,10 @@
-import { CodecError, type ToolCallPart, type ToolResultMessage, validateHistoryEvent } from '@kode/protocol'
+import {
+  CodecError,
+  decodeHistoryEvent,
+  encodeHistoryEvent,
+  type ToolCallPart,
+  type ToolResultMessage,
+} from '@kode/protocol'
 import { capOutput } from './output-limit.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
@@ -32,6 +38,15 @@ export function abortedOutcome(started: boolean): ToolOutcome {
  * a bug in the tool, reported to the model as an `error` result rather than thrown.
  */
 export function outcomeOf(value: unknown, toolName: string): ToolOutcome {
+  try {
+    return readOutcome(value, toolName)
+  } catch {
+    // A getter of the returned object threw.
+    return errorOutcome(`Tool "${toolName}" returned an object that could not be read.`)
+  }
+}
+
+function readOutcome(value: unknown, toolName: string): ToolOutcome {
   if (value === undefined || value === null) return { status: 'success', outputText: '', parts: [] }
   if (typeof value === 'string') return { status: 'success', outputText: value, parts: [] }
   if (typeof value !== 'object' || typeof (value as { outputText?: unknown }).outputText !== 'string') {
@@ -70,12 +85,13 @@ export function resultMessage(
     outputText: capOutput(outcome.outputText, outputLimit),
   }
   try {
-    validateHistoryEvent(message)
-    return message
+    // Exactly what the store will write (after toJSON), so the event, the in-memory history and
+    // the file agree, and a value JSON cannot hold fails here rather than the task.
+    return decodeHistoryEvent(encodeHistoryEvent(message)) as ToolResultMessage
   } catch (error) {
     if (!CodecError.is(error)) throw error
-    // A tool returned something the history cannot hold (a text part, a bad UI extra): the model
-    // is told, and nothing invalid reaches the store.
+    // A tool returned something the history cannot hold (a text part, a bad or cyclic UI extra, a
+    // BigInt): the model is told, and nothing invalid reaches the store.
     const text = `Tool "${call.name}" returned an invalid result: ${error.message}`
     return {
       role: 'tool',

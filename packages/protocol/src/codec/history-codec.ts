@@ -61,12 +61,54 @@ export function validateHistoryEvent(value: unknown): HistoryEvent {
   throw new CodecError('', 'an object', { detail: `got ${kindOf(value)}` })
 }
 
-/** Encodes one history event as one JSON line (no trailing newline), stamped with the format version. */
+/**
+ * Encodes one history event as one JSON line (no trailing newline), stamped with the format version.
+ * What is validated is the JSON that is written, read back: a `toJSON` method or a getter anywhere
+ * in the value cannot put into the file what validation did not see. A value JSON cannot hold (a
+ * cycle, a `BigInt`, a throwing `toJSON` or getter) is a `CodecError` too; nothing else is thrown.
+ */
 export function encodeHistoryEvent(event: HistoryEvent): string {
-  validateHistoryEvent(event)
-  if ('v' in event) throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
-  const json = JSON.stringify(event)
+  const json = stringify(event)
+  const written = parseWritten(json)
+  validateHistoryEvent(written)
+  if (Object.hasOwn(written, 'v')) {
+    throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
+  }
+  // `{}` cannot be a valid record, so the object has a first field to put the version before.
   return `{"v":${HISTORY_FORMAT_VERSION},${json.slice(1)}`
+}
+
+/** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */
+function stringify(value: unknown): string {
+  let json: string | undefined
+  try {
+    json = JSON.stringify(value)
+  } catch (cause) {
+    throw new CodecError('', 'a value JSON can represent', { cause, detail: describeThrown(cause) })
+  }
+  if (json === undefined) {
+    throw new CodecError('', 'a value JSON can represent', { detail: `got ${kindOf(value)}` })
+  }
+  return json
+}
+
+/** The value a reader of `json` will see (what `stringify` produced always parses). */
+function parseWritten(json: string): object {
+  const written: unknown = JSON.parse(json)
+  if (typeof written !== 'object' || written === null || Array.isArray(written)) {
+    throw new CodecError('', 'an object', { detail: `its JSON is ${kindOf(written)}` })
+  }
+  return written
+}
+
+/** A thrown value's message, without trusting it (it may itself be hostile). */
+function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error && typeof error.message === 'string') return error.message
+    return `threw ${kindOf(error)}`
+  } catch {
+    return 'threw a value that cannot be described'
+  }
 }
 
 /**

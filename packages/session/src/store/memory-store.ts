@@ -13,7 +13,8 @@ import {
   sortNewestFirst,
 } from '../session-info.js'
 import { encodeRecords } from './encode-records.js'
-import type { SessionStore } from './session-store.js'
+import { LeaseRegistry } from './leases.js'
+import type { SessionLease, SessionStore } from './session-store.js'
 
 /** Options of `createMemorySessionStore`. */
 export type MemorySessionStoreOptions = StoreClock
@@ -31,6 +32,7 @@ interface MemorySession {
 export function createMemorySessionStore(options: MemorySessionStoreOptions = {}): SessionStore {
   const { now, createId } = resolveClock(options)
   const sessions = new Map<string, MemorySession>()
+  const leases = new LeaseRegistry()
   let closed = false
 
   const open = () => {
@@ -42,6 +44,13 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     const session = sessions.get(sessionId)
     if (!session) throw sessionNotFound(sessionId)
     return session
+  }
+
+  const write = (session: MemorySession, events: readonly HistoryEvent[]) => {
+    if (events.length === 0) return
+    const lines = encodeRecords(session.info.id, events)
+    for (const line of lines) session.lines.push(line)
+    session.info = { ...session.info, recordCount: session.lines.length, updatedAt: now() }
   }
 
   return {
@@ -58,10 +67,22 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     },
     async append(sessionId: string, events: readonly HistoryEvent[]) {
       const session = get(sessionId)
-      if (events.length === 0) return
-      const lines = encodeRecords(sessionId, events)
-      for (const line of lines) session.lines.push(line)
-      session.info = { ...session.info, recordCount: session.lines.length, updatedAt: now() }
+      leases.assertFree(sessionId)
+      write(session, events)
+    },
+    async acquire(sessionId: string): Promise<SessionLease> {
+      get(sessionId)
+      const token = leases.take(sessionId)
+      return {
+        sessionId,
+        async append(events) {
+          leases.assertCurrent(sessionId, token)
+          write(get(sessionId), events)
+        },
+        async release() {
+          leases.give(sessionId, token)
+        },
+      }
     },
     async read(sessionId: string) {
       return get(sessionId).lines.map(decodeHistoryEvent)
@@ -84,10 +105,12 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     async delete(sessionId: string) {
       open()
       assertSessionId(sessionId)
+      leases.assertFree(sessionId)
       sessions.delete(sessionId)
     },
     async close() {
       closed = true
+      leases.clear()
     },
   }
 }

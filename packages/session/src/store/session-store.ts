@@ -12,9 +12,18 @@ export interface SessionStore {
   /**
    * Appends records in order. Every record is validated first: if one is invalid nothing is
    * written (`invalid_record`). Appends to one session are applied in call order, and each is
-   * durable once its promise resolves.
+   * durable once its promise resolves; one that fails leaves the history as it was. Refused with
+   * `session_locked` while a lease on the session is held (see `acquire`).
    */
   append(sessionId: string, events: readonly HistoryEvent[]): Promise<void>
+  /**
+   * Takes the session's writer for one caller until `release()`: meanwhile every other writer is
+   * refused with `session_locked` (`SessionLockedError`): another `acquire`, a plain `append` or
+   * `delete` through this store, and any writer in another store or process. Of two concurrent
+   * callers exactly one wins. The engine holds a lease for each task, so two agents cannot
+   * interleave their turns in one session. Fails with `session_not_found` for a missing session.
+   */
+  acquire(sessionId: string): Promise<SessionLease>
   /** The session's whole history, in append order. Fails with `session_not_found`. */
   read(sessionId: string): Promise<HistoryEvent[]>
   /** The session's metadata, or `undefined` when there is no such session. */
@@ -23,10 +32,25 @@ export interface SessionStore {
   update(sessionId: string, patch: SessionPatch): Promise<SessionInfo>
   /** Every session (sub-agent sessions included), newest updated first. */
   list(): Promise<SessionInfo[]>
-  /** Removes a session and its history. Deleting a session that does not exist does nothing. */
+  /**
+   * Removes a session and its history. Deleting a session that does not exist does nothing.
+   * Refused with `session_locked` while a lease on the session is held.
+   */
   delete(sessionId: string): Promise<void>
   /** Finishes pending writes and releases locks and file handles. The store is unusable after. */
   close(): Promise<void>
+}
+
+/** One caller's hold on a session's writer (see `SessionStore.acquire`). */
+export interface SessionLease {
+  readonly sessionId: string
+  /** Appends like `SessionStore.append`; fails with `store_closed` once the lease is released. */
+  append(events: readonly HistoryEvent[]): Promise<void>
+  /**
+   * Waits for this lease's appends and gives the session's writer back, to this store and to other
+   * processes (the file store removes its lock file). Releasing twice does nothing.
+   */
+  release(): Promise<void>
 }
 
 /**

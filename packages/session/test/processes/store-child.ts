@@ -4,6 +4,9 @@
 //                                 about <bytes>: the parent kills it while that write is on disk
 //   hold <dir> <session>          append one record, print `ready`, close when stdin says `close`
 //   try  <dir> <session>          append one record; print `ok` or the error code and holder pid
+//   fill <dir> <session> <bytes>  append batches of three records of about <bytes> each until an
+//                                 append fails; print `acked <records>` after each, then
+//                                 `failed <code>`, then `closed` or `close_failed <code>`
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
 import { createFileSessionStore, SessionError, SessionLockedError } from '@kode/session'
@@ -48,6 +51,27 @@ switch (mode) {
     } catch (error) {
       const holder = error instanceof SessionLockedError ? ` ${error.holder?.pid}` : ''
       process.stdout.write(`${SessionError.is(error) ? error.code : String(error)}${holder}\n`)
+    }
+    break
+  }
+  case 'fill': {
+    let acked = 0
+    for (let batch = 0; ; batch++) {
+      const records = [0, 1, 2].map((i) => record(`fill-${batch}-${i}`, Number(bytes)))
+      try {
+        await store.append(sessionId, records)
+      } catch (error) {
+        process.stdout.write(`failed ${(error as NodeJS.ErrnoException).code}\n`)
+        break
+      }
+      acked += records.length
+      process.stdout.write(`acked ${acked}\n`)
+    }
+    try {
+      await store.close()
+      process.stdout.write('closed\n')
+    } catch (error) {
+      process.stdout.write(`close_failed ${(error as NodeJS.ErrnoException).code}\n`)
     }
     break
   }

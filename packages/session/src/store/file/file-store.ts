@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import type { Dirent } from 'node:fs'
-import { type FileHandle, mkdir, open, readdir, rename, rm } from 'node:fs/promises'
+import { type FileHandle, mkdir, readdir, rename, rm } from 'node:fs/promises'
 import { join, resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import { SessionError, sessionNotFound, storeClosed } from '../../errors.js'
+import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
 import {
   type CreateSessionInit,
@@ -14,10 +14,12 @@ import {
   sortNewestFirst,
 } from '../../session-info.js'
 import { encodeRecords } from '../encode-records.js'
-import type { SessionStore, StoreWarning } from '../session-store.js'
+import { LeaseRegistry } from '../leases.js'
+import type { SessionLease, SessionStore, StoreWarning } from '../session-store.js'
 import { countLines, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import { infoOf, readMetaFile } from './meta-file.js'
+import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
 
 /** Options of `createFileSessionStore`. */
@@ -45,6 +47,11 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const fsync = options.fsync ?? true
   const warn = options.onWarning ?? (() => {})
   const writers = new Map<string, Promise<SessionWriter>>()
+  /** Sessions whose writer is still being opened or created (not yet in `writers` for good). */
+  const opening = new Set<string>()
+  /** Writers being closed after their lease was released; a new writer waits for its lock. */
+  const closing = new Map<string, Promise<void>>()
+  const leases = new LeaseRegistry()
   let closed = false
 
   const context = (sessionId: string): WriterContext => ({
@@ -58,20 +65,49 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     if (closed) throw storeClosed()
     assertSessionId(sessionId)
   }
-  /** Remembers a writer being opened, forgetting it if opening fails so a later call retries. */
-  const track = (sessionId: string, opening: Promise<SessionWriter>) => {
-    writers.set(sessionId, opening)
-    opening.catch(() => {
-      if (writers.get(sessionId) === opening) writers.delete(sessionId)
-    })
-    return opening
+  /**
+   * Remembers a writer being opened (synchronously, so a concurrent call finds it), forgetting it
+   * if opening fails so a later call retries.
+   */
+  const track = (sessionId: string, start: () => Promise<SessionWriter>) => {
+    const settling = closing.get(sessionId)
+    const promise = settling ? settling.catch(() => {}).then(start) : start()
+    writers.set(sessionId, promise)
+    opening.add(sessionId)
+    promise.then(
+      () => {
+        if (writers.get(sessionId) === promise) opening.delete(sessionId)
+      },
+      () => {
+        if (writers.get(sessionId) !== promise) return
+        writers.delete(sessionId)
+        opening.delete(sessionId)
+      },
+    )
+    return promise
   }
   const writerOf = (sessionId: string) =>
-    writers.get(sessionId) ?? track(sessionId, SessionWriter.open(context(sessionId)))
+    writers.get(sessionId) ?? track(sessionId, () => SessionWriter.open(context(sessionId)))
   /** This store's own writer of the session, if it has one open. */
   const ownWriter = async (sessionId: string) => {
-    const opening = writers.get(sessionId)
-    return opening ? opening.catch(() => undefined) : undefined
+    const writer = writers.get(sessionId)
+    return writer ? writer.catch(() => undefined) : undefined
+  }
+  /** Closes the session's writer (its lock file goes), so other stores and processes may write. */
+  const letGo = (sessionId: string) => {
+    const writer = writers.get(sessionId)
+    if (!writer) return Promise.resolve()
+    writers.delete(sessionId)
+    const done = writer.then(
+      (w) => w.close(),
+      () => {},
+    )
+    closing.set(sessionId, done)
+    const forget = () => {
+      if (closing.get(sessionId) === done) closing.delete(sessionId)
+    }
+    done.then(forget, forget)
+    return done
   }
 
   const info = async (sessionId: string) => {
@@ -86,16 +122,45 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async create(init: CreateSessionInit = {}) {
       const sessionId = init.id ?? createId()
       check(sessionId)
+      // Another call of this store is opening or creating the session right now: it wins.
+      if (opening.has(sessionId)) {
+        throw new SessionLockedError(sessionId, undefined, undefined, 'this-store')
+      }
       if (writers.has(sessionId)) {
         throw new SessionError('session_exists', `session ${sessionId} already exists`, { sessionId })
       }
-      await mkdir(root, { recursive: true })
-      const writer = await track(sessionId, SessionWriter.create(context(sessionId), init))
+      const writer = await track(sessionId, async () => {
+        await mkdir(root, { recursive: true })
+        return SessionWriter.create(context(sessionId), init)
+      })
       return writer.info()
+    },
+
+    async acquire(sessionId: string): Promise<SessionLease> {
+      check(sessionId)
+      const token = leases.take(sessionId)
+      try {
+        await writerOf(sessionId)
+      } catch (error) {
+        leases.give(sessionId, token)
+        throw error
+      }
+      return {
+        sessionId,
+        async append(events) {
+          leases.assertCurrent(sessionId, token)
+          const lines = encodeRecords(sessionId, events)
+          if (lines.length > 0) await (await writerOf(sessionId)).append(lines)
+        },
+        async release() {
+          if (leases.give(sessionId, token) && !closed) await letGo(sessionId)
+        },
+      }
     },
 
     async append(sessionId: string, events: readonly HistoryEvent[]) {
       check(sessionId)
+      leases.assertFree(sessionId)
       const lines = encodeRecords(sessionId, events)
       if (lines.length === 0) {
         if (!(await info(sessionId))) throw sessionNotFound(sessionId)
@@ -107,6 +172,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async read(sessionId: string) {
       check(sessionId)
       const paths = sessionPaths(root, sessionId)
+      await assertNotLink(paths.dir, sessionId)
       if (!(await ownWriter(sessionId)) && !(await readMetaFile(paths.meta, sessionId))) {
         throw sessionNotFound(sessionId)
       }
@@ -147,6 +213,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
 
     async delete(sessionId: string) {
       check(sessionId)
+      leases.assertFree(sessionId)
       let writer: SessionWriter
       try {
         writer = await writerOf(sessionId)
@@ -170,12 +237,14 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async close() {
       if (closed) return
       closed = true
-      const results = await Promise.allSettled(
-        [...writers.values()].map(async (opening) => {
+      leases.clear()
+      const results = await Promise.allSettled([
+        ...[...writers.values()].map(async (opening) => {
           const writer = await opening.catch(() => undefined)
           await writer?.close()
         }),
-      )
+        ...closing.values(),
+      ])
       writers.clear()
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
       if (failed) throw failed.reason
@@ -189,12 +258,13 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
  * counted from the file, and the file's modification time stands in for `updatedAt`.
  */
 async function readInfo(paths: SessionPaths, sessionId: string): Promise<SessionInfo | undefined> {
+  await assertNotLink(paths.dir, sessionId)
   const meta = await readMetaFile(paths.meta, sessionId)
   if (!meta) return undefined
   const { info, byteLength } = infoOf(meta)
   let handle: FileHandle
   try {
-    handle = await open(paths.history, 'r')
+    handle = await openNoFollow(paths.history, READ, sessionId)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return info
     throw error

@@ -1,7 +1,8 @@
 import { isAscii } from 'node:buffer'
-import { type FileHandle, open } from 'node:fs/promises'
+import type { FileHandle } from 'node:fs/promises'
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { CorruptHistoryError } from '../../errors.js'
+import { openNoFollow, READ } from './no-follow.js'
 
 // Large enough that per-read overhead vanishes, small enough that a huge file is never one string.
 const CHUNK_BYTES = 1 << 20
@@ -20,14 +21,14 @@ export interface HistoryFileContents {
 
 /**
  * Reads and decodes a history file chunk by chunk, so memory tracks the decoded history and not
- * the file size twice over. A last line without its newline is a write cut short by a crash: it is
+ * the file size twice over. A file that is a symbolic link is refused (`symlink_refused`). A last line without its newline is a write cut short by a crash: it is
  * returned as `torn` and not decoded. Any other undecodable line throws `CorruptHistoryError`
  * naming the file and the 1-based line number. Returns no events for a missing file.
  */
 export async function readHistoryFile(file: string, sessionId: string): Promise<HistoryFileContents> {
   let handle: FileHandle
   try {
-    handle = await open(file, 'r')
+    handle = await openNoFollow(file, READ, sessionId)
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { events: [] }
     throw error

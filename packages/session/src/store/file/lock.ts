@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
-import { link, readFile, rename, unlink, writeFile } from 'node:fs/promises'
+import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { type LockHolder, SessionError, SessionLockedError } from '../../errors.js'
+import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '../../errors.js'
+import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
 export interface HeldLock {
@@ -83,16 +84,13 @@ export async function acquireLock(
       if (await createFrom(temp, file, content)) return heldLock(file, content.token)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
-      if (holder === 'unreadable' || !isStale(holder, self)) {
-        throw new SessionLockedError(
-          sessionId,
-          file,
-          holder === 'unreadable' ? undefined : publicHolder(holder),
-        )
+      if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
+      if (!isStale(holder, self)) {
+        throw new SessionLockedError(sessionId, file, publicHolder(holder), ownerOf(holder, self))
       }
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
     }
-    throw new SessionLockedError(sessionId, file, undefined)
+    throw new SessionLockedError(sessionId, file, undefined, 'unknown')
   } finally {
     await unlink(temp).catch(() => {})
   }
@@ -122,9 +120,17 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    // Never through a link planted as the lock: such a lock is unreadable, so refused.
+    const handle = await open(file, READ)
+    try {
+      text = await handle.readFile('utf8')
+    } finally {
+      await handle.close()
+    }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'missing'
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return 'missing'
+    if (code === 'ELOOP' || code === 'EMLINK') return 'unreadable'
     throw error
   }
   try {
@@ -190,6 +196,12 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
   await link(aside, file).catch(() => {})
   await unlink(aside).catch(() => {})
   return false
+}
+
+/** Where a live holder runs, relative to us. */
+function ownerOf(holder: LockContent, self: Observer): LockOwner {
+  if (holder.hostname !== self.hostname) return 'other-host'
+  return holder.pid === self.pid ? 'this-process' : 'other-process'
 }
 
 /** The holder as callers see it: without our internal token. */

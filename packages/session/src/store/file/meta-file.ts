@@ -1,8 +1,9 @@
-import { readFile, rename, writeFile } from 'node:fs/promises'
+import { rename, unlink } from 'node:fs/promises'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { SessionError } from '../../errors.js'
 import { SessionInfo } from '../../session-info.js'
+import { CREATE_NEW, openNoFollow, READ } from './no-follow.js'
 
 /** The metadata file's format version. */
 export const META_FORMAT_VERSION = 1
@@ -25,7 +26,12 @@ export type SessionMeta = Static<typeof SessionMeta>
 export async function readMetaFile(file: string, sessionId: string): Promise<SessionMeta | undefined> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    const handle = await openNoFollow(file, READ, sessionId)
+    try {
+      text = await handle.readFile('utf8')
+    } finally {
+      await handle.close()
+    }
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
     throw error
@@ -50,10 +56,39 @@ export async function readMetaFile(file: string, sessionId: string): Promise<Ses
   return value
 }
 
-/** Replaces a metadata file atomically: readers see the old file or the new one, never a mix. */
-export async function writeMetaFile(file: string, temp: string, meta: SessionMeta): Promise<void> {
-  await writeFile(temp, `${JSON.stringify(meta, null, 2)}\n`)
-  await rename(temp, file)
+/**
+ * Replaces a metadata file atomically: readers see the old file or the new one, never a mix. The
+ * temp file is created anew (never written through a link left in its place) and removed when the
+ * write fails (a full disk), so no `session.json.tmp` is left behind.
+ */
+export async function writeMetaFile(
+  file: string,
+  temp: string,
+  meta: SessionMeta,
+  sessionId: string,
+): Promise<void> {
+  await removeTemp(temp)
+  try {
+    const handle = await openNoFollow(temp, CREATE_NEW, sessionId)
+    try {
+      await handle.writeFile(`${JSON.stringify(meta, null, 2)}\n`)
+    } finally {
+      await handle.close()
+    }
+    await rename(temp, file)
+  } catch (error) {
+    await removeTemp(temp).catch(() => {})
+    throw error
+  }
+}
+
+/** Removes a temp file left by an earlier write (or a crash); a link is removed, not followed. */
+export async function removeTemp(temp: string): Promise<void> {
+  try {
+    await unlink(temp)
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+  }
 }
 
 /** Splits a metadata record into the public info and the byte count it accounts for. */

@@ -14,7 +14,8 @@ import { CoalescingWriter } from './coalescing-writer.js'
 import { completeLength, countLines } from './history-file.js'
 import type { SessionPaths } from './layout.js'
 import { acquireLock, type HeldLock } from './lock.js'
-import { infoOf, metaOf, readMetaFile, writeMetaFile } from './meta-file.js'
+import { infoOf, metaOf, readMetaFile, removeTemp, writeMetaFile } from './meta-file.js'
+import { APPEND, assertNotLink, openNoFollow } from './no-follow.js'
 
 /** What a writer needs from its store. */
 export interface WriterContext {
@@ -66,7 +67,7 @@ export class SessionWriter {
     this.meta = new CoalescingWriter(
       async () => {
         const written = this.byteLength
-        await writeMetaFile(ctx.paths.meta, `${ctx.paths.meta}.tmp`, metaOf(this.state, written))
+        await writeMetaFile(ctx.paths.meta, metaTemp(ctx), metaOf(this.state, written), ctx.sessionId)
         this.metaByteLength = written
         this.metaFailed = false
       },
@@ -79,6 +80,7 @@ export class SessionWriter {
 
   /** Opens an existing session for writing. Fails with `session_not_found` or `session_locked`. */
   static async open(ctx: WriterContext): Promise<SessionWriter> {
+    await assertNotLink(ctx.paths.dir, ctx.sessionId)
     const lock = await takeLock(ctx)
     try {
       const meta = await readMetaFile(ctx.paths.meta, ctx.sessionId)
@@ -99,6 +101,7 @@ export class SessionWriter {
       // An existing directory without metadata is a create that crashed half-way: take it over.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
+    await assertNotLink(ctx.paths.dir, ctx.sessionId)
     const lock = await takeLock(ctx)
     try {
       if (await readMetaFile(ctx.paths.meta, ctx.sessionId)) {
@@ -127,8 +130,10 @@ export class SessionWriter {
     info: SessionInfo,
     byteLength: number,
   ): Promise<SessionWriter> {
-    const handle = await open(ctx.paths.history, 'a+')
+    const handle = await openNoFollow(ctx.paths.history, APPEND, ctx.sessionId)
     try {
+      // A temp file left by a metadata write that a crash interrupted; we hold the lock now.
+      await removeTemp(metaTemp(ctx))
       const { size, mtimeMs } = await handle.stat()
       const complete = await completeLength(handle, size)
       if (complete < size) {
@@ -175,7 +180,10 @@ export class SessionWriter {
         }
         if (this.ctx.fsync) await this.handle.datasync()
       } catch (error) {
+        // A full disk (or any failed write) may have left part of the batch on disk: cut it off
+        // now, so no reader (in this process or another) ever sees records of a failed append.
         this.needsRepair = true
+        await this.repair().catch(() => {})
         throw error
       }
       this.byteLength += data.length
@@ -203,6 +211,7 @@ export class SessionWriter {
   close(): Promise<void> {
     return this.shutdown(async () => {
       try {
+        if (this.needsRepair) await this.repair()
         await this.meta.settle()
         await this.meta.flush()
       } finally {
@@ -255,9 +264,16 @@ export class SessionWriter {
   /** Drops bytes a failed write left past the last acknowledged record. */
   private async repair(): Promise<void> {
     const { size } = await this.handle.stat()
-    if (size > this.byteLength) await this.handle.truncate(this.byteLength)
+    if (size > this.byteLength) {
+      await this.handle.truncate(this.byteLength)
+      if (this.ctx.fsync) await this.handle.datasync()
+    }
     this.needsRepair = false
   }
+}
+
+function metaTemp(ctx: WriterContext): string {
+  return `${ctx.paths.meta}.tmp`
 }
 
 function takeLock(ctx: WriterContext): Promise<HeldLock> {

@@ -1,0 +1,87 @@
+import { realpath } from 'node:fs/promises'
+import { isAbsolute, relative, resolve } from 'node:path'
+import type { KodeConfig } from './config.js'
+
+/** Whether the user trusts the project in the working directory. */
+export interface ProjectTrust {
+  /** `--trust-project` was given. */
+  flag: boolean
+  /** Directories the user's config file trusts (a directory trusts everything below it). */
+  trustedProjects: readonly string[]
+}
+
+/**
+ * Fields of a project's config that decide where API keys (or other secrets) go: the server a key
+ * is sent to, and which environment variable is sent as the key.
+ */
+const KEY_ROUTING = ['baseUrl', 'apiKeyEnv'] as const
+
+/**
+ * Merges a project's config over the user's, as editors treat an untrusted workspace: an untrusted
+ * project may pick the api and model (keys then go to that api's own host only) and display
+ * settings, but not `baseUrl` or `apiKeyEnv`, nor a `sessionsDir` outside the project (session
+ * files hold what the tools read). When it picks another api than the user's, the user's
+ * `baseUrl` and `apiKeyEnv` are dropped too, as `/model` does: they belong to the other api's
+ * server. `trustedProjects` is the user's to set, never a project's. Every ignored setting is
+ * named in a notice.
+ */
+export async function trustProjectConfig(
+  user: KodeConfig,
+  project: KodeConfig,
+  where: { cwd: string; file: string; userFile: string; trust: ProjectTrust },
+): Promise<{ config: KodeConfig; notices: string[] }> {
+  const { trustedProjects: claimed, ...settings } = project
+  const notices: string[] = []
+  if (claimed !== undefined) {
+    notices.push(
+      `${where.file}: trustedProjects is ignored here; only your own config (${where.userFile}) trusts projects`,
+    )
+  }
+  const { trustedProjects: _userTrust, ...userSettings } = user
+  if (where.trust.flag || (await isTrusted(where.cwd, where.trust.trustedProjects))) {
+    return { config: { ...userSettings, ...settings }, notices }
+  }
+  const ignored: string[] = []
+  const kept: KodeConfig = { ...settings }
+  for (const field of KEY_ROUTING) {
+    if (kept[field] !== undefined) {
+      ignored.push(field)
+      delete kept[field]
+    }
+  }
+  if (kept.sessionsDir !== undefined && !inside(where.cwd, resolve(where.cwd, kept.sessionsDir))) {
+    ignored.push('sessionsDir (outside the project)')
+    delete kept.sessionsDir
+  }
+  const base: KodeConfig = { ...userSettings }
+  if (kept.api !== undefined && kept.api !== user.api) {
+    delete base.baseUrl
+    delete base.apiKeyEnv
+  }
+  if (ignored.length > 0) {
+    notices.push(
+      `ignoring ${ignored.join(', ')} in ${where.file}: a project's config may not change where API keys go until you trust it. ` +
+        `To trust it, pass --trust-project, or add ${JSON.stringify(where.cwd)} to "trustedProjects" in ${where.userFile}.`,
+    )
+  }
+  return { config: { ...base, ...kept }, notices }
+}
+
+async function isTrusted(cwd: string, trusted: readonly string[]): Promise<boolean> {
+  const here = await canonical(cwd)
+  for (const entry of trusted) {
+    // Only absolute entries: a relative one would mean a different directory wherever kode runs.
+    if (isAbsolute(entry) && inside(await canonical(entry), here)) return true
+  }
+  return false
+}
+
+/** Resolves links, so a trusted directory is recognised by any path to it (and only by those). */
+async function canonical(path: string): Promise<string> {
+  return realpath(path).catch(() => resolve(path))
+}
+
+function inside(parent: string, child: string): boolean {
+  const path = relative(parent, child)
+  return path === '' || (!path.startsWith('..') && !isAbsolute(path))
+}

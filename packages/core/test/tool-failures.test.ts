@@ -1,0 +1,154 @@
+import { defineTool, type Tool } from '@kode/core'
+import { Type } from '@sinclair/typebox'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectValidHistory } from './helpers/history-checks.js'
+import { summarizeHistory } from './helpers/summarize.js'
+
+// Tools are the host's code, and the host's dependencies' code: they throw and return whatever
+// they like. Whatever it is, the call ends with an `error` result the model reads, the task goes
+// on, and the process never sees an unhandled rejection.
+
+const harness = useHarness('file')
+
+const rejections: unknown[] = []
+const onRejection = (reason: unknown) => rejections.push(reason)
+beforeEach(() => {
+  rejections.length = 0
+  process.on('unhandledRejection', onRejection)
+})
+afterEach(async () => {
+  // Give a stray rejection a chance to surface before checking.
+  await new Promise((resolve) => setTimeout(resolve, 10))
+  process.off('unhandledRejection', onRejection)
+  expect(rejections, 'unhandled rejections').toEqual([])
+})
+
+const throwing = (name: string, thrown: () => unknown): Tool =>
+  defineTool({
+    name,
+    description: 'Throws',
+    parameters: Type.Object({}),
+    execute: async () => {
+      throw thrown()
+    },
+  })
+
+const returning = (name: string, value: () => unknown): Tool =>
+  defineTool({
+    name,
+    description: 'Returns',
+    parameters: Type.Object({}),
+    execute: async () => value() as string,
+  })
+
+/** Runs one response calling every tool once, then `Finished.`; returns the history as persisted. */
+async function runAll(tools: Tool[]) {
+  const h = harness()
+  const calls = tools.map((tool, i) => call(`c${i + 1}`, tool.name, {}))
+  h.server.enqueue(chatStream({ id: 'r1', steps: calls }), textReply('r2', 'Finished.'))
+  const agent = h.createAgent({ tools })
+  const { outcome } = await collect(agent.run('go'))
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+  // Read back by another store over the same files, as a restarted process would.
+  const reopened = h.reopenStore()
+  const history = await reopened.read(agent.sessionId)
+  expectValidHistory(history)
+  expect(history).toEqual(await agent.history())
+  return summarizeHistory(history).filter((line) => line.startsWith('tool '))
+}
+
+describe('any thrown value becomes an error result', () => {
+  test('odd thrown values: null prototype, throwing toString, throwing message getter, Symbol, undefined', async () => {
+    const messageThrows = () => {
+      const error = new Error('hidden')
+      Object.defineProperty(error, 'message', {
+        get() {
+          throw new Error('message getter')
+        },
+      })
+      return error
+    }
+    const lines = await runAll([
+      throwing('null_proto', () => Object.create(null)),
+      throwing('to_string', () => ({
+        toString() {
+          throw new Error('toString')
+        },
+      })),
+      throwing('message_getter', messageThrows),
+      throwing('symbol', () => Symbol('sym')),
+      throwing('nothing', () => undefined),
+      throwing('number', () => 42),
+    ])
+    expect(lines).toEqual([
+      'tool c1 error: The tool threw an object without a prototype that cannot be shown as text.',
+      'tool c2 error: The tool threw an object that cannot be shown as text.',
+      'tool c3 error: The tool threw an object that cannot be shown as text.',
+      'tool c4 error: Symbol(sym)',
+      'tool c5 error: undefined',
+      'tool c6 error: 42',
+    ])
+  })
+
+  test('a formatToolError that throws falls back to the default text', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'broken', {})] }),
+      textReply('r2', 'Finished.'),
+    )
+    const agent = h.createAgent({
+      tools: [throwing('broken', () => new Error('disk on fire'))],
+      formatToolError: () => {
+        throw Object.create(null)
+      },
+    })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed' })
+    expect(summarizeHistory(await agent.history())).toContain('tool c1 error: disk on fire')
+  })
+
+  test('a returned object whose getter throws is an error result', async () => {
+    const lines = await runAll([
+      returning('getter', () => ({
+        get outputText() {
+          throw new Error('getter')
+        },
+      })),
+    ])
+    expect(lines).toEqual(['tool c1 error: Tool "getter" returned an object that could not be read.'])
+  })
+})
+
+describe('a result the history cannot hold becomes an error result; its siblings are persisted', () => {
+  test('cyclic uiExtra and a BigInt, between two good results', async () => {
+    const cyclic = () => {
+      const value: Record<string, unknown> = { name: 'loop' }
+      value.self = value
+      return { outputText: 'made a loop', uiExtra: { type: 'json', value } }
+    }
+    const lines = await runAll([
+      returning('first', () => 'one'),
+      returning('cyclic', cyclic),
+      returning('bigint', () => ({ outputText: 'big', uiExtra: { type: 'json', value: 10n } })),
+      returning('last', () => ({ outputText: 'two', uiExtra: { type: 'markdown', markdown: '**ok**' } })),
+    ])
+    expect(lines[0]).toBe('tool c1 success: one')
+    expect(lines[1]).toMatch(/^tool c2 error: Tool "cyclic" returned an invalid result: .*circular/i)
+    expect(lines[2]).toMatch(/^tool c3 error: Tool "bigint" returned an invalid result: .*BigInt/)
+    expect(lines[3]).toBe('tool c4 success: two')
+  })
+
+  test('a uiExtra whose toJSON turns into something invalid is refused, not written', async () => {
+    const lines = await runAll([
+      returning('sneaky', () => ({
+        outputText: 'fine',
+        uiExtra: { type: 'markdown', markdown: 'ok', toJSON: () => ({ type: 'markdown', markdown: 5 }) },
+      })),
+    ])
+    expect(lines).toEqual([
+      'tool c1 error: Tool "sneaky" returned an invalid result: at /uiExtra/markdown: expected a string (got 5)',
+    ])
+  })
+})

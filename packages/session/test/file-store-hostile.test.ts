@@ -1,0 +1,207 @@
+import {
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { open } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { HistoryEvent } from '@kode/protocol'
+import {
+  createFileSessionStore,
+  SessionError,
+  type SessionErrorCode,
+  type SessionStore,
+  type StoreWarning,
+} from '@kode/session'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+
+// The file store's directory is shared with whatever else runs as the user: links planted in it,
+// and disks that fill up mid-write.
+
+let dir: string
+let outside: string
+let warnings: StoreWarning[]
+const stores: SessionStore[] = []
+
+function openStore(): SessionStore {
+  const store = createFileSessionStore({ dir, fsync: false, onWarning: (w) => warnings.push(w) })
+  stores.push(store)
+  return store
+}
+const record = (id: string, text = 'x'): HistoryEvent => ({
+  role: 'user',
+  id,
+  createdAt: 1,
+  parts: [{ type: 'text', text }],
+})
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kode-hostile-store-'))
+  outside = mkdtempSync(join(tmpdir(), 'kode-outside-'))
+  warnings = []
+  const store = createFileSessionStore({ dir, fsync: false })
+  await store.create({ id: 's' })
+  await store.append('s', [record('r1'), record('r2')])
+  await store.close()
+})
+afterEach(async () => {
+  vi.restoreAllMocks()
+  await Promise.allSettled(stores.splice(0).map((s) => s.close()))
+  rmSync(dir, { recursive: true, force: true })
+  rmSync(outside, { recursive: true, force: true })
+})
+
+async function codeOf(promise: Promise<unknown>): Promise<SessionErrorCode | string> {
+  try {
+    await promise
+  } catch (error) {
+    return SessionError.is(error) ? error.code : String((error as NodeJS.ErrnoException).code ?? error)
+  }
+  return 'resolved'
+}
+
+describe('symbolic links inside the store are refused, never written through', () => {
+  test('a symlinked history.jsonl: append and read are refused and the target is untouched', async () => {
+    const target = join(outside, 'precious.txt')
+    writeFileSync(target, 'precious\n')
+    rmSync(join(dir, 's', 'history.jsonl'))
+    symlinkSync(target, join(dir, 's', 'history.jsonl'))
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('symlink_refused')
+    expect(await codeOf(store.read('s'))).toBe('symlink_refused')
+    expect(await codeOf(store.info('s'))).toBe('symlink_refused')
+    expect(readFileSync(target, 'utf8')).toBe('precious\n')
+    // The refusal left no lock behind: the writer gave the session up.
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+  })
+
+  test('a symlinked session directory: nothing is read, locked or written there', async () => {
+    // The real session moves outside; a link takes its place.
+    renameSync(join(dir, 's'), join(outside, 's'))
+    symlinkSync(join(outside, 's'), join(dir, 's'), 'dir')
+    const before = readdirSync(join(outside, 's')).sort()
+    const history = readFileSync(join(outside, 's', 'history.jsonl'), 'utf8')
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('symlink_refused')
+    expect(await codeOf(store.read('s'))).toBe('symlink_refused')
+    expect(await codeOf(store.update('s', { title: 't' }))).toBe('symlink_refused')
+    expect(await codeOf(store.delete('s'))).toBe('symlink_refused')
+    expect(await store.list()).toEqual([])
+    expect(readdirSync(join(outside, 's')).sort()).toEqual(before)
+    expect(readFileSync(join(outside, 's', 'history.jsonl'), 'utf8')).toBe(history)
+  })
+
+  test('a session directory that is a link to a directory that does not exist yet is not created through', async () => {
+    symlinkSync(join(outside, 'new'), join(dir, 'n'), 'dir')
+    const store = openStore()
+    expect(await codeOf(store.create({ id: 'n' }))).toBe('symlink_refused')
+    expect(existsSync(join(outside, 'new'))).toBe(false)
+  })
+
+  test('a link planted as the writer lock is not read through: the session is refused as locked', async () => {
+    const target = join(outside, 'lock.json')
+    writeFileSync(target, JSON.stringify({ pid: 1, hostname: 'elsewhere', acquiredAt: 1, token: 't' }))
+    symlinkSync(target, join(dir, 's', 'writer.lock'))
+    const store = openStore()
+    const error = await store.append('s', [record('r3')]).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
+    expect(readFileSync(target, 'utf8')).toContain('elsewhere')
+  })
+
+  test('a symlinked session.json: reading its metadata is refused', async () => {
+    const target = join(outside, 'meta.json')
+    writeFileSync(target, readFileSync(join(dir, 's', 'session.json')))
+    rmSync(join(dir, 's', 'session.json'))
+    symlinkSync(target, join(dir, 's', 'session.json'))
+    const store = openStore()
+    expect(await codeOf(store.info('s'))).toBe('symlink_refused')
+    expect(await store.list()).toEqual([])
+    expect(warnings.map((w) => w.type)).toEqual(['unreadable_session'])
+  })
+
+  test('a link planted as session.json.tmp is removed, not written through', async () => {
+    const target = join(outside, 'victim.txt')
+    writeFileSync(target, 'victim\n')
+    symlinkSync(target, join(dir, 's', 'session.json.tmp'))
+    const store = openStore()
+    await store.update('s', { title: 'renamed' })
+    await store.close()
+    expect(readFileSync(target, 'utf8')).toBe('victim\n')
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    expect(JSON.parse(readFileSync(join(dir, 's', 'session.json'), 'utf8'))).toMatchObject({
+      title: 'renamed',
+    })
+  })
+})
+
+/**
+ * Makes the next history write stop half-way and fail with ENOSPC, as a full disk does: the kernel
+ * writes what fits, and the next write fails.
+ */
+async function failNextWriteHalfWay(): Promise<void> {
+  const probe = await open(join(outside, 'probe'), 'w')
+  const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> }
+  await probe.close()
+  const original = proto.write
+  let calls = 0
+  vi.spyOn(proto, 'write').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+    const [buffer, offset] = args as [Buffer, number]
+    calls++
+    if (calls === 1) return original.call(this, buffer, offset, Math.floor((buffer.length - offset) / 2) + 1)
+    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 })
+  })
+}
+
+describe('a full disk mid-append', () => {
+  test('leaves the file exactly as before the append, for this store and for a new one', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    const history = join(dir, 's', 'history.jsonl')
+    const before = readFileSync(history)
+    await failNextWriteHalfWay()
+    // Three lines, cut in the middle of the second: the first one is whole on disk for a moment.
+    const batch = [
+      record('f1', 'a'.repeat(100)),
+      record('f2', 'b'.repeat(100)),
+      record('f3', 'c'.repeat(100)),
+    ]
+    expect(await codeOf(store.append('s', batch))).toBe('ENOSPC')
+    vi.restoreAllMocks()
+    expect(readFileSync(history)).toEqual(before)
+
+    const reader = openStore()
+    expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
+    expect(await reader.info('s')).toMatchObject({ recordCount: 3 })
+
+    // The writer carries on where the last acknowledged record ended.
+    await store.append('s', [record('r4')])
+    await store.close()
+    expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3', 'r4'])
+    expect(await reader.info('s')).toMatchObject({ recordCount: 4 })
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+  })
+
+  test('a metadata write that fails leaves no session.json.tmp behind', async () => {
+    const store = openStore()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    const original = proto.writeFile
+    vi.spyOn(proto, 'writeFile').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      await original.call(this, String(args[0]).slice(0, 10))
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    expect(await codeOf(store.update('s', { title: 'full' }))).toBe('ENOSPC')
+    expect(await codeOf(store.close())).toBe('ENOSPC')
+    vi.restoreAllMocks()
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    const reader = openStore()
+    expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+  })
+})
