@@ -92,9 +92,35 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     }
     const tool = plan.tool
     gate.enter(exclusive)
+    const siblingToolCallIds = calls.filter((other) => other.id !== call.id).map((other) => other.id)
+    // Progress is persisted (a `tool_progress` record) before it is announced, and before the
+    // call's result; once the call has a result, it is ignored.
     const progress = (message: string) => {
-      if (!slot.settled)
-        events.emit('tool_progress', { responseId, toolCallId: call.id, toolName: call.name, message })
+      if (slot.settled) return
+      const record = {
+        type: 'tool_progress' as const,
+        id: settings.createId(),
+        createdAt: settings.now(),
+        toolCallId: call.id,
+        toolName: call.name,
+        message,
+        siblingToolCallIds,
+        ...(responseId !== undefined ? { responseId } : {}),
+      }
+      slot.progress = slot.progress
+        .then(() => rt.journal.persist(record))
+        .then(() =>
+          events.emit('tool_progress', {
+            responseId,
+            toolCallId: call.id,
+            toolName: call.name,
+            message,
+            siblingToolCallIds,
+          }),
+        )
+        .catch((error: unknown) => {
+          slot.progressFailure ??= { error }
+        })
     }
     const execute = (args: unknown) =>
       executeToolCall({
@@ -120,6 +146,9 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const outcome = await slots[i]!.promise
+    await slots[i]!.progress
+    const progressFailure = slots[i]!.progressFailure
+    if (progressFailure) throw progressFailure.error
     if (!started[i]) {
       // Interrupted before it started: announce it so its result answers a call.
       started[i] = true
@@ -182,6 +211,9 @@ function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
 /** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
 class Slot {
   settled = false
+  /** The call's progress records, persisted in order; its result waits for them. */
+  progress: Promise<void> = Promise.resolve()
+  progressFailure: { error: unknown } | undefined
   readonly promise: Promise<ToolOutcome>
   #resolve!: (outcome: ToolOutcome) => void
 
