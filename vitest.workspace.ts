@@ -11,6 +11,7 @@ export const alias = {
   '@kode/providers': root('./packages/providers/src/index.ts'),
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
+  '@kode/mcp': root('./packages/mcp/src/index.ts'),
 }
 
 const project = (dir: string, name: string) => ({
@@ -28,6 +29,16 @@ export const projects: TestProjectInlineConfiguration[] = [
   project('packages/providers', 'providers'),
   project('packages/session', 'session'),
   project('packages/core', 'core'),
+  {
+    resolve: { alias },
+    test: {
+      name: 'mcp',
+      root: root('./packages/mcp'),
+      include: ['test/**/*.test.ts'],
+      // The tests start real MCP servers as child processes.
+      testTimeout: 60_000,
+    },
+  },
   project('bench', 'bench'),
   project('examples/custom-provider', 'custom-provider'),
   project('examples/codeact', 'codeact'),
@@ -60,7 +71,7 @@ export const projects: TestProjectInlineConfiguration[] = [
       root: root('./test/packaging'),
       include: ['*.test.ts'],
       testTimeout: 120_000,
-      hookTimeout: 300_000,
+      hookTimeout: 600_000,
     },
   },
 ]

@@ -5,6 +5,7 @@ import { createFileSessionStore, type SessionStore } from '@kode/session'
 import type { CliArgs } from './args.js'
 import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
+import { connectServers, type McpServers } from './mcp.js'
 import {
   type ConnectedModel,
   connectModel,
@@ -22,10 +23,18 @@ export interface App {
   readonly cwd: string
   readonly workspace: Workspace
   readonly store: SessionStore
-  readonly tools: Tool[]
+  /** The tools agents get: the built-in ones, then the MCP servers' (current: their lists may change). */
+  readonly tools: readonly Tool[]
+  /** The built-in tools alone. */
+  readonly builtinTools: readonly Tool[]
+  /** The configured MCP servers (connected or not); absent when none are configured. */
+  readonly mcp?: McpServers
   readonly system: string
   readonly config: KodeConfig
-  /** What to tell the user at start: settings of an untrusted project's config that were ignored. */
+  /**
+   * What to tell the user at start: settings of an untrusted project's config that were ignored,
+   * MCP servers that did not connect.
+   */
   readonly notices: readonly string[]
   /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
   readonly thinking: 'collapse' | 'expand'
@@ -84,26 +93,47 @@ export async function openApp(init: AppInit): Promise<App> {
   const workspace = await openWorkspace(cwd)
   const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
   const store = createFileSessionStore({ dir: sessionsDir })
-  const tools = builtinTools(workspace)
+  const builtin = builtinTools(workspace)
   const system = systemPrompt(workspace.root)
   const first = resolveProvider(choice, env)
   const opened: ConnectedModel[] = [await connect(first, choice)]
+  const mcp = config.mcpServers ? await connectServers(config.mcpServers, workspace.root) : undefined
+  const tools = () => [...builtin, ...(mcp?.tools() ?? [])]
+  const startNotices = [
+    ...notices,
+    ...(mcp?.servers ?? []).flatMap((s) =>
+      s.error ? [`MCP server ${s.name} not connected: ${s.error}`] : [],
+    ),
+  ]
   // What `/model` builds on: the choice in use and its api.
   let current = { choice, api: first.kind === 'real' ? first.api : undefined }
   const app: App = {
     cwd: workspace.root,
     workspace,
     store,
-    tools,
+    get tools() {
+      return tools()
+    },
+    builtinTools: builtin,
+    ...(mcp ? { mcp } : {}),
+    notices: startNotices,
     system,
     config,
-    notices,
     thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     exportsDir: join(sessionsDir, '..', 'exports'),
     model: opened[0]!,
-    agent: (sessionId) =>
-      createAgent({ client: app.model.client, store, tools, system, ...(sessionId ? { sessionId } : {}) }),
+    agent: (sessionId) => {
+      const agent = createAgent({
+        client: app.model.client,
+        store,
+        tools: tools(),
+        system,
+        ...(sessionId ? { sessionId } : {}),
+      })
+      mcp?.follow(agent, tools)
+      return agent
+    },
     async switchModel(next) {
       const merged = switchChoice(current.choice, current.api, next)
       const resolved = resolveProvider(merged, env)
@@ -120,7 +150,7 @@ export async function openApp(init: AppInit): Promise<App> {
     },
     async close() {
       await store.close()
-      await Promise.all(opened.map((model) => model.close()))
+      await Promise.all([...opened.map((model) => model.close()), mcp?.close()])
     },
   }
   return app

@@ -5,6 +5,29 @@ import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { type ProjectTrust, trustProjectConfig } from './project-trust.js'
 
+const StringMap = Type.Record(Type.String(), Type.String())
+
+/**
+ * An MCP server, in the shape Claude Desktop and Cursor use: a command to start (stdio), or a url
+ * (streamable HTTP, falling back to HTTP+SSE).
+ */
+export const McpServerConfig = Type.Union([
+  Type.Object(
+    {
+      command: Type.String({ minLength: 1 }),
+      args: Type.Optional(Type.Array(Type.String())),
+      env: Type.Optional(StringMap),
+      cwd: Type.Optional(Type.String({ minLength: 1 })),
+    },
+    { additionalProperties: false },
+  ),
+  Type.Object(
+    { url: Type.String({ minLength: 1 }), headers: Type.Optional(StringMap) },
+    { additionalProperties: false },
+  ),
+])
+export type McpServerConfig = Static<typeof McpServerConfig>
+
 /** The config file's schema. Every field is optional; flags override the file. */
 export const KodeConfig = Type.Object(
   {
@@ -34,6 +57,13 @@ export const KodeConfig = Type.Object(
      * `apiKeyEnv`, a `sessionsDir` outside the project). Read from the user's config file only.
      */
     trustedProjects: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    /**
+     * MCP servers whose tools the agent gets, by name. A project's file may add servers only once
+     * the user trusts the project: a server is a program started on the user's machine.
+     */
+    mcpServers: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), McpServerConfig),
+    ),
   },
   { additionalProperties: false },
 )

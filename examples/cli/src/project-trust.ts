@@ -22,15 +22,16 @@ const KEY_ROUTING = ['baseUrl', 'apiKeyEnv'] as const
  * settings, but not `baseUrl` or `apiKeyEnv`, nor a `sessionsDir` outside the project (session
  * files hold what the tools read). When it picks another api than the user's, the user's
  * `baseUrl` and `apiKeyEnv` are dropped too, as `/model` does: they belong to the other api's
- * server. `trustedProjects` is the user's to set, never a project's. Every ignored setting is
- * named in a notice.
+ * server. Nor may it add `mcpServers` (programs kode would start); a trusted project's servers
+ * join the user's. `trustedProjects` is the user's to set, never a project's. Every ignored
+ * setting is named in a notice.
  */
 export async function trustProjectConfig(
   user: KodeConfig,
   project: KodeConfig,
   where: { cwd: string; file: string; userFile: string; trust: ProjectTrust },
 ): Promise<{ config: KodeConfig; notices: string[] }> {
-  const { trustedProjects: claimed, ...settings } = project
+  const { trustedProjects: claimed, mcpServers: projectServers, ...settings } = project
   const notices: string[] = []
   if (claimed !== undefined) {
     notices.push(
@@ -39,9 +40,18 @@ export async function trustProjectConfig(
   }
   const { trustedProjects: _userTrust, ...userSettings } = user
   if (where.trust.flag || (await isTrusted(where.cwd, where.trust.trustedProjects))) {
-    return { config: { ...userSettings, ...settings }, notices }
+    // A trusted project's servers join the user's; one of the same name replaces the user's.
+    const mcpServers = projectServers ? { ...user.mcpServers, ...projectServers } : user.mcpServers
+    return { config: { ...userSettings, ...settings, ...(mcpServers ? { mcpServers } : {}) }, notices }
   }
   const ignored: string[] = []
+  // An MCP server is a program kode starts: an untrusted repository must not run one.
+  if (projectServers !== undefined) {
+    notices.push(
+      `ignoring mcpServers in ${where.file}: a project's config may not start programs until you trust it. ` +
+        `To trust it, pass --trust-project, or add ${JSON.stringify(where.cwd)} to "trustedProjects" in ${where.userFile}.`,
+    )
+  }
   const kept: KodeConfig = { ...settings }
   for (const field of KEY_ROUTING) {
     if (kept[field] !== undefined) {

@@ -1,4 +1,5 @@
 import { reactFormatter } from '@kode/core'
+import { deriveReplayEvents } from '@kode/session'
 import { expect, test } from 'vitest'
 import { anthropicStream } from './helpers/anthropic-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
@@ -149,4 +150,39 @@ test('a ReAct agent over the Anthropic wire sends past actions as text, so a req
     { role: 'user', content: [{ type: 'text', text: 'Observation: contents of notes.md' }] },
   ])
   expect(JSON.stringify(second)).not.toMatch(/"tool_use"|"tool_result"/)
+})
+
+test('over the Anthropic wire: server-tool blocks are never executed, announced with the response, kept and replayed alike', async () => {
+  const h = harness()
+  const search = { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'kode' } }
+  const found = {
+    type: 'web_search_tool_result',
+    tool_use_id: 'srvtoolu_1',
+    content: [{ type: 'web_search_result', title: 'Kode', url: 'https://example.org/kode' }],
+  }
+  h.server.enqueue(anthropicStream('msg_1', [{ server: search }, { server: found }, { text: 'Found it.' }]))
+  const agent = h.createAgent({
+    client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+    tools: [readFile],
+  })
+  const { events, outcome } = await collect(agent.run('Search for kode'))
+
+  expectOrdered(events)
+  expect(events.some((e) => e.type === 'tool_call' || e.type === 'tool_call_start')).toBe(false)
+  const serverTools = [
+    { type: 'server_tool', format: 'anthropic', block: search },
+    { type: 'server_tool', format: 'anthropic', block: found },
+  ]
+  const complete = events.find((e) => e.type === 'response_complete')
+  expect(complete).toMatchObject({ content: 'Found it.', serverTools })
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Found it.' })
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(history.find((e) => 'role' in e && e.role === 'assistant')).toMatchObject({
+    parts: [...serverTools, { type: 'text', text: 'Found it.' }],
+  })
+  const replayed = deriveReplayEvents(history, { sessionId: agent.sessionId })
+  const { timestamp: _live, ...live } = complete!
+  const { timestamp: _replayed, ...again } = replayed.find((e) => e.type === 'response_complete')!
+  expect(again).toEqual(live)
 })

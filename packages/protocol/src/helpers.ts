@@ -8,6 +8,7 @@ export {
   isRole,
   joinText,
   joinThinking,
+  serverToolsOf,
   toolCallsOf,
   toolResultEventStatus,
 } from './message-helpers.js'

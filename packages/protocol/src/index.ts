@@ -54,6 +54,8 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  type ServerToolBlock,
+  ServerToolPart,
   SignatureFormat,
   TextPart,
   ThinkingSignaturePart,

@@ -1,6 +1,6 @@
 import type { HistoryEvent } from './history.js'
 import type { AssistantMessage, Message, ToolResultMessage } from './messages.js'
-import type { Part, ToolCallPart } from './parts.js'
+import type { Part, ServerToolPart, ToolCallPart } from './parts.js'
 
 /** Concatenates the `text` parts in order (the seed's assistant "content"). */
 export function joinText(parts: readonly Part[]): string {
@@ -13,6 +13,17 @@ export function joinText(parts: readonly Part[]): string {
 export function joinThinking(parts: readonly Part[]): string | undefined {
   let out: string | undefined
   for (const part of parts) if (part.type === 'thinking_text') out = (out ?? '') + part.text
+  return out
+}
+
+/** The `server_tool` parts, in order; `undefined` when there are none. */
+export function serverToolsOf(parts: readonly Part[]): ServerToolPart[] | undefined {
+  let out: ServerToolPart[] | undefined
+  for (const part of parts) {
+    if (part.type !== 'server_tool') continue
+    out ??= []
+    out.push(part)
+  }
   return out
 }
 

@@ -91,6 +91,35 @@ export const ToolCallPart = Type.Object(
 )
 export type ToolCallPart = Static<typeof ToolCallPart>
 
+/** A provider's block: its `type` and whatever else it holds, every field kept. */
+export interface ServerToolBlock {
+  type: string
+  [field: string]: unknown
+}
+
+/**
+ * A tool the provider ran on its own side, kept as the provider's block: Anthropic's
+ * `server_tool_use` and its results (`web_search_tool_result`, `web_fetch_tool_result`,
+ * `code_execution_tool_result`, `bash_code_execution_tool_result`,
+ * `text_editor_code_execution_tool_result`, `tool_search_tool_result`), `mcp_tool_use` /
+ * `mcp_tool_result` and `container_upload`. Kode never executes one and never treats it as a
+ * `tool_call`; it goes back to the same wire format unchanged, and other formats leave it out.
+ */
+export const ServerToolPart = Type.Object(
+  {
+    type: Type.Literal('server_tool'),
+    /** The wire format the block belongs to and is sent back to (`anthropic`). */
+    format: Type.String({ minLength: 1 }),
+    /**
+     * The block as the provider sent it (streamed input assembled): its own `type` (e.g.
+     * `server_tool_use`), ids, `name`, `input` or `content`. Every field is kept.
+     */
+    block: Type.Unsafe<ServerToolBlock>(Type.Object({ type: Type.String({ minLength: 1 }) })),
+  },
+  { $id: 'ServerToolPart' },
+)
+export type ServerToolPart = Static<typeof ServerToolPart>
+
 export const ImagePart = Type.Union([ImageUrlPart, ImageFilePart])
 export type ImagePart = Static<typeof ImagePart>
 
@@ -102,6 +131,7 @@ export const Part = Type.Union([
   ThinkingTextPart,
   ThinkingSignaturePart,
   ToolCallPart,
+  ServerToolPart,
 ])
 export type Part = Static<typeof Part>
 
@@ -117,5 +147,6 @@ export const AssistantPart = Type.Union([
   ThinkingTextPart,
   ThinkingSignaturePart,
   ToolCallPart,
+  ServerToolPart,
 ])
 export type AssistantPart = Static<typeof AssistantPart>

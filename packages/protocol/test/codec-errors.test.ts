@@ -3,7 +3,6 @@ import {
   decodeEvent,
   decodeHistoryEvent,
   encodeHistoryEvent,
-  HISTORY_FORMAT_VERSION,
   type HistoryEvent,
   validateEvent,
 } from '@kode/protocol'
@@ -20,7 +19,7 @@ function codecErrorOf(fn: () => unknown): CodecError {
   throw new Error('expected a CodecError, nothing was thrown')
 }
 
-const line = (record: Record<string, unknown>) => JSON.stringify({ v: HISTORY_FORMAT_VERSION, ...record })
+const line = (record: Record<string, unknown>) => JSON.stringify({ v: 1, ...record })
 const user = { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'hi' }] }
 
 describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
@@ -164,7 +163,7 @@ describe('encodeHistoryEvent', () => {
   test('writes the version first and no newline', () => {
     const encoded = encodeHistoryEvent(user as HistoryEvent)
     expect(encoded).toBe(
-      '{"v":2,"role":"user","id":"u1","createdAt":1,"parts":[{"type":"text","text":"hi"}]}',
+      '{"v":1,"role":"user","id":"u1","createdAt":1,"parts":[{"type":"text","text":"hi"}]}',
     )
   })
 })

@@ -41,6 +41,10 @@ interface ToolCallState {
  * The one accumulator. Adapters report deltas through {@link ResponseBuilder}; it queues the
  * stream items for the caller and keeps the parts of the final message in stream order. Part
  * objects are extended in place, so a delta costs its item and a string append.
+ *
+ * Adapters pass on what the server sent, and a broken or hostile server sends any type anywhere:
+ * every value is checked here, once for all adapters, so the final message always fits the
+ * history schema. A value of the wrong type counts as not sent.
  */
 export class Accumulator implements ResponseBuilder {
   private readonly parts: AssistantPart[] = []
@@ -63,12 +67,13 @@ export class Accumulator implements ResponseBuilder {
 
   // -- ResponseBuilder: what adapters call --------------------------------------------------
 
-  responseId(id: string | null | undefined): void {
-    if (this.id === undefined && id) this.id = id
+  responseId(id: string | null | undefined, options?: { final?: boolean }): void {
+    if (isText(id) && (this.id === undefined || options?.final)) this.id = id
   }
 
   text(delta: string, item?: TextItem): void {
-    if (!delta) return
+    if (!isText(delta)) return
+    if (item && !(optionalString(item.itemId) && optionalString(item.phase))) item = undefined
     const open = this.open
     if (open?.type === 'text' && open.itemId === item?.itemId && open.phase === item?.phase)
       open.text += delta
@@ -82,7 +87,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   thinking(delta: string): void {
-    if (!delta) return
+    if (!isText(delta)) return
     const open = this.open
     if (open?.type === 'thinking_text') open.text += delta
     else this.openPart({ type: 'thinking_text', text: delta })
@@ -90,6 +95,8 @@ export class Accumulator implements ResponseBuilder {
   }
 
   signature(signature: string, options: SignatureOptions): void {
+    if (!isText(signature)) return
+    if (!optionalString(options.itemId)) options = { ...options, itemId: undefined }
     const open = this.open
     if (
       open?.type === 'thinking_signature' &&
@@ -113,6 +120,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   image(part: ImagePart): void {
+    if (!isImage(part)) return
     this.parts.push(part)
     this.open = undefined
     this.emit(
@@ -128,6 +136,9 @@ export class Accumulator implements ResponseBuilder {
     name: string | null | undefined,
     itemId?: string,
   ): void {
+    if (!isText(id)) id = undefined
+    if (!isText(name)) name = undefined
+    if (!isText(itemId)) itemId = undefined
     let call = this.calls.get(key)
     if (call && id && call.part.id && id !== call.part.id) call = undefined
     if (!call) {
@@ -140,7 +151,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   toolCallArgs(key: number | string, json: string): void {
-    if (!json) return
+    if (!isText(json)) return
     const call = this.calls.get(key) ?? this.startCall(key)
     call.part.argumentsJson += json
   }
@@ -150,6 +161,12 @@ export class Accumulator implements ResponseBuilder {
     if (key === undefined) return
     const call = this.calls.get(key)
     if (call) call.closed = true
+  }
+
+  serverTool(format: string, block: { type: string }): void {
+    if (!isText(format) || typeof block !== 'object' || block === null || !isText(block.type)) return
+    this.parts.push({ type: 'server_tool', format, block })
+    this.open = undefined
   }
 
   closeToolCalls(): void {
@@ -165,6 +182,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void {
+    if (typeof raw !== 'string') return
     this.rawStop = raw
     this.mappedStop = reason
     this.stopDetails = details
@@ -187,6 +205,11 @@ export class Accumulator implements ResponseBuilder {
     this.head = 0
     this.size = 0
     return undefined
+  }
+
+  /** Nothing came back: no part and no stop reason (a wire Kode misread, or a server's hiccup). */
+  isEmpty(): boolean {
+    return this.parts.length === 0 && this.rawStop === undefined
   }
 
   /** The provider said the response is over, the way its wire says it. */
@@ -314,4 +337,25 @@ function isJson(text: string): boolean {
   } catch {
     return false
   }
+}
+
+/** A non-empty string: what every id, name and delta must be to count. */
+function isText(value: unknown): value is string {
+  return typeof value === 'string' && value !== ''
+}
+
+function optionalString(value: unknown): boolean {
+  return value === undefined || typeof value === 'string'
+}
+
+// The history schema's rules for images (see ImageUrlPart, ImageFilePart).
+function isImage(part: ImagePart): boolean {
+  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/.test(part.url)
+  return (
+    part.type === 'image_file' &&
+    typeof part.path === 'string' &&
+    part.path !== '' &&
+    typeof part.mimeType === 'string' &&
+    part.mimeType.startsWith('image/')
+  )
 }

@@ -83,8 +83,11 @@ export interface TextItem {
  * three parts. Empty deltas are ignored.
  */
 export interface ResponseBuilder {
-  /** The provider's response id; the first non-empty one wins. */
-  responseId(id: string | null | undefined): void
+  /**
+   * The provider's response id; the first non-empty one wins, unless `final` says this is the id
+   * the response ended with (a proxy that gives each event its own id): that one is kept.
+   */
+  responseId(id: string | null | undefined, options?: { final?: boolean }): void
   /**
    * Answer text. With `item`, the part records the item id and phase, and a delta of another item
    * starts a new part (each item goes back as its own message).
@@ -118,6 +121,11 @@ export interface ResponseBuilder {
    * failure. Malformed arguments of a call closed in a finished response are kept as written.
    */
   endBlock(key?: number | string): void
+  /**
+   * A tool the provider ran itself (Anthropic `server_tool_use`, `web_search_tool_result`, ...):
+   * kept whole as a `server_tool` part in stream order, never announced or executed as a call.
+   */
+  serverTool(format: string, block: { type: string }): void
   /** Closes every tool call (see `endBlock`). */
   closeToolCalls(): void
   /** Usage so far, already in Kode's convention (inclusive input); replaces what was set before. */

@@ -8,6 +8,7 @@ import { resolveRetryPolicy } from './transport/retry.js'
 import type { ClientConfig, LLMClient, LLMRequest, StreamOptions } from './types.js'
 
 const DEFAULT_IDLE_TIMEOUT_MS = 300_000
+const DEFAULT_RESPONSE_TIMEOUT_MS = 1_800_000
 
 /**
  * A client for one model behind one wire api. `api` picks the adapter (built-in or registered);
@@ -60,6 +61,8 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       dispatcher: config.dispatcher,
       retry,
       idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
+      responseTimeoutMs: config.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS,
+      followCrossOriginRedirects: config.followCrossOriginRedirects ?? false,
       errors,
       message,
     })

@@ -112,6 +112,18 @@ export interface ClientConfig {
    * Time the consumer spends between items does not count. Default 300,000 ms; 0 disables.
    */
   idleTimeoutMs?: number
+  /**
+   * The longest one attempt may take, from sending the request to the last byte of the response,
+   * however steadily bytes arrive (keep-alive comments forever end too). Fails with code `timeout`,
+   * not retried. Default 1,800,000 ms (30 minutes); 0 disables.
+   */
+  responseTimeoutMs?: number
+  /**
+   * Follow a redirect to another origin, sending it the auth headers and the prompt. Default false:
+   * such a redirect fails with code `redirect`. Redirects within the origin are always followed
+   * (the same POST, at most 5).
+   */
+  followCrossOriginRedirects?: boolean
   /** An `undici` Dispatcher (keep-alive pool, proxy), passed to `fetch` as `init.dispatcher`. */
   dispatcher?: unknown
   /** Reads `image_file` parts. Without it, a request with an image file fails with `invalid_request`. */

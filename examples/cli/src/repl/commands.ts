@@ -1,5 +1,6 @@
 import { join } from 'node:path'
 import { forkSession } from '@kode/session'
+import { toolLines } from '../mcp.js'
 import {
   exportSession,
   findSession,
@@ -84,6 +85,14 @@ const COMMANDS: Record<string, SlashCommand> = {
       const model = await repl.app.switchModel({ api: match[1]!, model: match[2]! })
       repl.agent.setClient(model.client)
       repl.print(`Now talking to ${model.label}.`)
+      return undefined
+    },
+  },
+  tools: {
+    usage: '/tools',
+    help: "the tools the agent has: built-in ones and each MCP server's",
+    async run(repl) {
+      for (const line of toolLines(repl.app.builtinTools, repl.app.mcp)) repl.print(line)
       return undefined
     },
   },

@@ -44,6 +44,12 @@ describe('config', () => {
     })
   })
 
+  test('an MCP server is a command or a url, not both', () => {
+    expect(() => parseConfig('{"mcpServers":{"x":{"command":"a","url":"http://b"}}}', 'c.json')).toThrow(
+      /at \/mcpServers\/x/,
+    )
+  })
+
   test('missing files are skipped', async () => {
     expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({ config: {}, files: [] })
   })

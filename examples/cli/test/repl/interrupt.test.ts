@@ -22,6 +22,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     workspace: undefined as never,
     store,
     tools,
+    builtinTools: tools,
     system: '',
     config: {},
     notices: [],

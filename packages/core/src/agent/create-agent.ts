@@ -3,14 +3,16 @@ import type { LLMClient } from '@kode/providers'
 import { assertSessionId, SessionError } from '@kode/session'
 import { EventEmitter } from 'eventemitter3'
 import { AgentError } from '../errors.js'
+import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
-import { type HostFailure, type TaskRuntime, toolSet } from '../task/runtime.js'
+import { type HostFailure, type TaskRuntime, type ToolSet, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
 import type { ApprovalDecision } from '../tools/approval.js'
+import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
 import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
@@ -67,6 +69,12 @@ export interface Agent {
   steer(input: UserInput): void
   /** Uses another client (model or provider) from the next model call on. */
   setClient(client: LLMClient): void
+  /**
+   * Offers other tools from the next model call on (a running task picks them up between turns),
+   * for tool sets that change while the agent lives, such as an MCP server's. Throws `AgentError`
+   * (`invalid_options`) for what `createAgent` would refuse (two tools with one name...).
+   */
+  setTools(tools: readonly Tool[]): void
   /** The session's history as persisted (empty before the first run of a new session). */
   history(): Promise<HistoryEvent[]>
 }
@@ -78,12 +86,9 @@ export interface Agent {
  */
 export function createAgent(options: AgentOptions): Agent {
   const settings = resolveSettings(options)
-  const tools = options.tools ?? []
-  checkToolNames(tools)
   checkModelSettings(options.modelSettings)
-  const tooling = toolSet(tools)
   const formatter = options.historyFormatter ?? nativeFormatter()
-  const instructions = formatter.instructions(tooling.definitions ?? [])
+  let { tooling, instructions } = prepareTools(options.tools ?? [], formatter)
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
@@ -130,9 +135,13 @@ export function createAgent(options: AgentOptions): Agent {
       journal,
       events: new TaskEvents(sessionId, settings.now, sink),
       sink,
-      tools: tooling,
+      get tools() {
+        return tooling
+      },
       formatter,
-      instructions,
+      get instructions() {
+        return instructions
+      },
       system,
       subAgentState: undefined,
       sessionInit: { model: client.model, provider: client.provider },
@@ -193,6 +202,10 @@ export function createAgent(options: AgentOptions): Agent {
     setClient(next) {
       client = next
     },
+    setTools(next) {
+      ;({ tooling, instructions } = prepareTools(next, formatter))
+      journal.setInstructions(instructions)
+    },
     async history() {
       try {
         return await store.read(sessionId)
@@ -202,4 +215,14 @@ export function createAgent(options: AgentOptions): Agent {
       }
     },
   }
+}
+
+/** Checks tools as `createAgent` does and builds what the model is offered with them. */
+function prepareTools(
+  tools: readonly Tool[],
+  formatter: HistoryFormatter,
+): { tooling: ToolSet; instructions: FormatterInstructions } {
+  checkToolNames(tools)
+  const tooling = toolSet(tools)
+  return { tooling, instructions: formatter.instructions(tooling.definitions ?? []) }
 }

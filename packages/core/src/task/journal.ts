@@ -25,7 +25,8 @@ export class Journal {
   #history: HistoryEvent[] = []
   #loaded = false
   #lease: SessionLease | undefined
-  readonly #view: ProviderView
+  readonly #formatter: HistoryFormatter
+  #view: ProviderView
 
   constructor(
     store: SessionStore,
@@ -35,7 +36,16 @@ export class Journal {
   ) {
     this.store = store
     this.sessionId = sessionId
+    this.#formatter = formatter
     this.#view = createProviderView(formatter, instructions)
+  }
+
+  /**
+   * The requests' instructions changed (the agent's tools did): messages are formatted afresh for
+   * them, once, on the next call, since a formatter may present past actions differently.
+   */
+  setInstructions(instructions: FormatterInstructions): void {
+    this.#view = createProviderView(this.#formatter, instructions)
   }
 
   /** The records persisted so far (the session's whole history once opened). */

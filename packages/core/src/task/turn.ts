@@ -3,6 +3,7 @@ import {
   type ErrorRecord,
   joinText,
   joinThinking,
+  serverToolsOf,
   type ToolCallPart,
   toolCallsOf,
 } from '@kode/protocol'
@@ -122,6 +123,7 @@ async function completed(
     responseId,
     content: joinText(message.parts),
     thinkingText: joinThinking(message.parts),
+    serverTools: serverToolsOf(message.parts),
   })
   if (usage) {
     events.emit('usage', { responseId, usage, costUsd: message.costUsd })

@@ -12,9 +12,11 @@ const MAX_REPORTED_ERRORS = 5
  * A parser for one tool's arguments: JSON text in, typed and validated arguments out. The schema
  * is compiled on the first call and reused (falling back to interpretation where a Content Security
  * Policy forbids compiling). Empty text means no arguments (`{}`), as several providers send it.
+ * `validate`, when given, checks the parsed value instead of the schema.
  */
 export function createArgumentParser<P extends TSchema>(
   schema: P,
+  validate?: (args: unknown) => ParsedArguments<Static<P>>,
 ): (json: string) => ParsedArguments<Static<P>> {
   let check: ((value: unknown) => boolean) | undefined
   return (json) => {
@@ -24,6 +26,7 @@ export function createArgumentParser<P extends TSchema>(
     } catch (error) {
       return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
     }
+    if (validate) return validate(value)
     check ??= compile(schema)
     if (check(value)) return { ok: true, args: value as Static<P> }
     return { ok: false, error: describeMismatches(schema, value) }

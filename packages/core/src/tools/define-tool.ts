@@ -74,6 +74,12 @@ export interface ToolSpec<P extends TSchema> {
   /** A TypeBox schema (which is JSON Schema) of the arguments object. */
   parameters: P
   /**
+   * Replaces the check of the parsed arguments against `parameters`, for a schema TypeBox cannot
+   * check (plain JSON Schema from elsewhere, wrapped in `Type.Unsafe`). Returns the arguments
+   * `execute` gets, or an error the model reads (`path: message`, as the built-in check words it).
+   */
+  validate?: (args: unknown) => ParsedArguments<Static<P>>
+  /**
    * Runs the call with arguments already validated against `parameters`. Throwing (or rejecting)
    * makes an `error` result whose text is the error's message.
    */
@@ -128,7 +134,7 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
       `tool ${spec.name}: timeoutMs must be a positive number of milliseconds`,
     )
   }
-  const parseArguments = createArgumentParser(spec.parameters)
+  const parseArguments = createArgumentParser(spec.parameters, spec.validate)
   const execute = spec.execute
   return Object.freeze({
     name: spec.name,

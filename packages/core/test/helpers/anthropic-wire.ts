@@ -5,6 +5,8 @@ export type Block =
   | { thinking: string; signature: string }
   | { text: string }
   | { toolUse: { id: string; name: string; input: unknown } }
+  /** A server-tool block (`server_tool_use` with its input streamed, or a result sent whole). */
+  | { server: { type: string } & Record<string, unknown> }
 
 /**
  * A scripted Anthropic Messages stream: `message_start`, each block as start / deltas / stop
@@ -38,6 +40,15 @@ export function anthropicStream(id: string, blocks: readonly Block[]): ScriptedR
     } else if ('text' in block) {
       events.push({ type: 'content_block_start', index, content_block: { type: 'text', text: '' } })
       for (const word of words(block.text)) delta({ type: 'text_delta', text: word })
+    } else if ('server' in block) {
+      const { input, ...start } = block.server
+      const streamed = input !== undefined
+      events.push({
+        type: 'content_block_start',
+        index,
+        content_block: streamed ? { ...start, input: {} } : start,
+      })
+      if (streamed) delta({ type: 'input_json_delta', partial_json: JSON.stringify(input) })
     } else {
       const { id: toolId, name, input } = block.toolUse
       events.push({

@@ -35,6 +35,26 @@ describe('defineTool', () => {
     expect(!parsed.ok && parsed.error).toMatch(/^the arguments are not valid JSON \(/)
   })
 
+  test('a custom validate replaces the schema check for a plain JSON Schema', () => {
+    const seen: unknown[] = []
+    const plain = defineTool({
+      name: 'plain',
+      description: '',
+      parameters: Type.Unsafe<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } } }),
+      validate: (args) => {
+        seen.push(args)
+        return typeof (args as { n?: unknown }).n === 'number'
+          ? { ok: true, args: args as { n: number } }
+          : { ok: false, error: '/n: must be number' }
+      },
+      execute: ({ n }) => String(n),
+    })
+    expect(plain.parseArguments('{"n":1}')).toEqual({ ok: true, args: { n: 1 } })
+    expect(plain.parseArguments('{"n":"x"}')).toEqual({ ok: false, error: '/n: must be number' })
+    expect(plain.parseArguments('{"n":')).toMatchObject({ ok: false })
+    expect(seen).toEqual([{ n: 1 }, { n: 'x' }])
+  })
+
   test('defaults: concurrent, no own timeout', () => {
     expect([echo.concurrent, echo.timeoutMs]).toEqual([true, undefined])
   })

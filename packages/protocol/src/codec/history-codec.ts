@@ -17,6 +17,7 @@ import {
   UserMessage,
 } from '../messages.js'
 import { CodecError, kindOf } from './codec-error.js'
+import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
 import { TaggedUnion } from './tagged-union.js'
 
@@ -25,9 +26,11 @@ import { TaggedUnion } from './tagged-union.js'
  * adds optional fields to existing records keeps the version, since older releases read such lines
  * and keep the new fields (see `validateHistoryEvent`). Any other change (a new record type, role,
  * part type or enum value, a renamed, removed, retyped or newly required field) bumps it, adds a
- * migration from the previous version, and older releases refuse the new lines.
+ * migration from the previous version, and older releases refuse the new lines. Each line is
+ * stamped with the oldest version that can hold it (`formatVersionOf`), so only the lines that use
+ * something new are refused by an older release.
  */
-export const HISTORY_FORMAT_VERSION = 2
+export const HISTORY_FORMAT_VERSION = 3
 
 const messages = new TaggedUnion<Message>('role', [
   SystemMessage,
@@ -70,12 +73,12 @@ export function validateHistoryEvent(value: unknown): HistoryEvent {
 export function encodeHistoryEvent(event: HistoryEvent): string {
   const json = stringify(event)
   const written = parseWritten(json)
-  validateHistoryEvent(written)
+  const valid = validateHistoryEvent(written)
   if (Object.hasOwn(written, 'v')) {
     throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
   }
   // `{}` cannot be a valid record, so the object has a first field to put the version before.
-  return `{"v":${HISTORY_FORMAT_VERSION},${json.slice(1)}`
+  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
 }
 
 /** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */

@@ -3,12 +3,13 @@ export type Migration = (record: Record<string, unknown>) => Record<string, unkn
 
 /**
  * The history format's migrations: `HISTORY_MIGRATIONS[n - 1]` turns a version-n record into a
- * version-(n + 1) record, so the current version is `HISTORY_MIGRATIONS.length + 1`. The corpus in `test/fixtures/history/v1/`
- * pins what version 1 looks like so every later migration is tested against it.
+ * version-(n + 1) record, so the current version is `HISTORY_MIGRATIONS.length + 1`. The corpus in
+ * `test/fixtures/history/v1/` pins what version 1 looks like so every migration is tested against it.
  */
 export const HISTORY_MIGRATIONS: readonly Migration[] = [
-  // 1 -> 2 added record types (approval_request, approval_decision, tool_progress): every
-  // version-1 record is a valid version-2 record as it is.
+  // 1 -> 2: version 2 only added the `server_tool` part; every version-1 record is a version-2 record.
+  (record) => record,
+  // 2 -> 3: version 3 only added record types (approval_request, approval_decision, tool_progress).
   (record) => record,
 ]
 

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { ServerToolPart } from '../parts.js'
 import { responseEvent } from './base.js'
 
 // Streaming boundaries are explicit: a consumer never infers them.
@@ -39,5 +40,7 @@ export type ToolCallStartEvent = Static<typeof ToolCallStartEvent>
 export const ResponseCompleteEvent = responseEvent('response_complete', {
   content: Type.String(),
   thinkingText: Type.Optional(Type.String()),
+  /** Tools the provider ran on its side during the response (web search, code execution), in order. */
+  serverTools: Type.Optional(Type.Array(ServerToolPart)),
 })
 export type ResponseCompleteEvent = Static<typeof ResponseCompleteEvent>

@@ -9,7 +9,7 @@ const PROVIDER_ERROR = Symbol.for('kode.ProviderError')
 export type TransportErrorCode =
   /** The connection failed or was reset. */
   | 'network'
-  /** No bytes arrived for `idleTimeoutMs`. */
+  /** No bytes arrived for `idleTimeoutMs`, or the response outlasted `responseTimeoutMs`. */
   | 'timeout'
   /** The stream ended before the provider's terminal event. */
   | 'stream_cut'
@@ -17,6 +17,11 @@ export type TransportErrorCode =
   | 'stream_spliced'
   /** The provider sent something that is not the wire format (bad JSON, not an event stream). */
   | 'invalid_response'
+  /**
+   * The server redirected to another origin (or a browser hid where to): not followed, so the key
+   * and prompt stay where the host sent them. See `ClientConfig.followCrossOriginRedirects`.
+   */
+  | 'redirect'
   /** The request could not be built (an image file without a reader, an unreadable file). */
   | 'invalid_request'
   /** The client configuration is unusable (an unknown `api`). */
@@ -92,17 +97,38 @@ export function withRequestId(error: ProviderError, requestId: string | undefine
 }
 
 /**
- * Replaces every occurrence of `secret` in `text`, and of `secret` trimmed (HTTP trims header
- * values, so errors quote a key without its surrounding whitespace). Keys shorter than 8
- * characters are not secrets.
+ * `text` safe to keep in an error: every occurrence of `secret` (and of `secret` trimmed: HTTP
+ * trims header values, so errors quote a key without its surrounding whitespace) becomes
+ * `[redacted]`, and so do the credentials of any URL in it (`https://user:pass@host` ->
+ * `https://[redacted]@host`) and the values of key-bearing query parameters (see
+ * {@link redactUrlSecrets}). Keys shorter than 8 characters are not secrets.
  */
 export function redact(text: string, secret: string | undefined): string {
-  if (!secret || secret.length < 8) return text
-  let out = text.includes(secret) ? text.split(secret).join('[redacted]') : text
+  let out = redactUrlSecrets(text)
+  if (!secret || secret.length < 8) return out
+  if (out.includes(secret)) out = out.split(secret).join('[redacted]')
   const trimmed = secret.trim()
   if (trimmed !== secret && trimmed.length >= 8 && out.includes(trimmed))
     out = out.split(trimmed).join('[redacted]')
   return out
+}
+
+// `scheme://userinfo@`: the userinfo is everything up to the `@` that has no `/`, `?`, `#` or space.
+const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi
+// A query parameter whose name ends in key, token, secret, password, sig(nature), auth or
+// credential(s) (`key=`, `api_key=`, `apikey=`, `access_token=`, `subscription-key=`, `sig=`).
+const KEY_PARAMS =
+  /([?&;](?:[\w.~-]*?[-_.])?(?:key|apikey|token|secret|password|passwd|sig|signature|auth|credentials?)=)[^&#\s"'<>]+/gi
+
+/**
+ * Removes what a URL can carry as a secret from any text: the `user:password@` of every URL and
+ * the value of every query parameter named like a key (`key`, `api_key`, `apikey`, `access_token`,
+ * `subscription-key`, `sig`, ...; any name ending in `key`, `token`, `secret`, `password`, `sig`,
+ * `signature`, `auth` or `credential`).
+ */
+export function redactUrlSecrets(text: string): string {
+  if (!text.includes('://') && !text.includes('=')) return text
+  return text.replace(URL_CREDENTIALS, '$1[redacted]@').replace(KEY_PARAMS, '$1[redacted]')
 }
 
 /**
@@ -116,17 +142,17 @@ export function excerpt(text: string, max: number, secret: string | undefined): 
 
 /**
  * `value` safe to keep as an error's `cause`: an error whose message, stack or causes quote
- * `secret` is replaced by a {@link RedactedError} copy (console.error prints the cause chain);
+ * `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError} copy (console.error prints the cause chain);
  * a string is redacted; anything else is returned as it is.
  */
 export function redactCause(value: unknown, secret: string | undefined): unknown {
-  return !secret || secret.length < 8 ? value : safeCause(value, secret, 0)
+  return safeCause(value, secret, 0)
 }
 
 // Cause chains are short; a deeper (or cyclic) one is cut rather than walked forever.
 const MAX_CAUSE_DEPTH = 8
 
-function safeCause(value: unknown, secret: string, depth: number): unknown {
+function safeCause(value: unknown, secret: string | undefined, depth: number): unknown {
   if (typeof value === 'string') return redact(value, secret)
   if (!(value instanceof Error)) return value
   if (depth >= MAX_CAUSE_DEPTH) return undefined
@@ -134,7 +160,7 @@ function safeCause(value: unknown, secret: string, depth: number): unknown {
 }
 
 /** Whether `error` or one of its causes mentions `secret` in its message, stack or code. */
-function quotes(error: Error, secret: string, depth: number): boolean {
+function quotes(error: Error, secret: string | undefined, depth: number): boolean {
   if (depth >= MAX_CAUSE_DEPTH) return true
   const code = (error as { code?: unknown }).code
   for (const text of [error.message, error.stack, typeof code === 'string' ? code : undefined]) {
@@ -152,7 +178,7 @@ function quotes(error: Error, secret: string, depth: number): boolean {
 export class RedactedError extends Error {
   readonly code?: unknown
 
-  constructor(original: Error, secret: string, depth: number) {
+  constructor(original: Error, secret: string | undefined, depth: number) {
     const cause = safeCause(original.cause, secret, depth + 1)
     super(redact(original.message, secret), cause === undefined ? undefined : { cause })
     this.name = original.name

@@ -1,3 +1,4 @@
+import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
 import { excerpt, ProviderError, redact, redactCause } from './errors.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
 
@@ -18,8 +19,6 @@ export interface ErrorPayloadFields {
   /** A numeric code some providers put in the body (OpenRouter, Google). */
   status?: number
 }
-
-const MAX_ERROR_BODY = 64 * 1024
 
 /**
  * Reads the common error body shapes: `{ error: { message, type, code } }` (OpenAI and
@@ -47,9 +46,13 @@ function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
  * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
  */
 export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ProviderError> {
-  const text = await readBodyText(response, ctx)
-  const fields = readErrorPayload(parseJsonOr(text))
-  const providerMessage = redact(fields.message ?? (text.trim() || response.statusText), ctx.apiKey)
+  const { text, truncated } = await readQuotedBody(response, ctx.apiKey)
+  // A cut body is no JSON and not the provider's message as a whole: quoted, marked as cut.
+  const payload = parseJsonOr(text)
+  const fields = truncated && typeof payload === 'string' ? {} : readErrorPayload(payload)
+  const quoted =
+    fields.message ?? (truncated ? `${text.trim()}… (cut at ${MAX_QUOTED_BODY_BYTES} bytes)` : text.trim())
+  const providerMessage = redact(quoted || response.statusText, ctx.apiKey)
   const shouldRetry = response.headers.get('x-should-retry')
   const retryable =
     shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
@@ -108,7 +111,7 @@ export function errorFromThrown(thrown: unknown, ctx: ErrorContext): ProviderErr
  */
 export function transportError(
   ctx: ErrorContext,
-  code: 'timeout' | 'stream_cut' | 'stream_spliced' | 'invalid_response' | 'invalid_request',
+  code: 'timeout' | 'stream_cut' | 'stream_spliced' | 'invalid_response' | 'invalid_request' | 'redirect',
   detail: string,
   options: { retryable: boolean; cause?: unknown },
 ): ProviderError {
@@ -129,16 +132,6 @@ export function parseEventJson(data: string, ctx: ErrorContext): unknown {
       retryable: true,
       cause,
     })
-  }
-}
-
-/** The body, without the API key, cut to {@link MAX_ERROR_BODY} characters. */
-async function readBodyText(response: Response, ctx: ErrorContext): Promise<string> {
-  try {
-    const text = redact(await response.text(), ctx.apiKey)
-    return text.length > MAX_ERROR_BODY ? text.slice(0, MAX_ERROR_BODY) : text
-  } catch {
-    return ''
   }
 }
 
@@ -187,4 +180,39 @@ function firstString(...values: unknown[]): string | undefined {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
+
+/**
+ * Whether a 200 may be an event stream: `text/event-stream`, or a type that does not say otherwise
+ * (none, `text/plain`: some compatible servers send that). JSON, HTML and XML never are.
+ */
+export function isEventStreamLike(response: Response): boolean {
+  const type = response.headers.get('content-type')?.toLowerCase() ?? ''
+  return !/json|html|xml/.test(type)
+}
+
+/**
+ * The `invalid_response` (not retried) for a 200 that is not an event stream, saying what arrived:
+ * its type, its size (or that it was larger than what was read) and how it starts.
+ */
+export async function notAStream(response: Response, errors: ErrorContext): Promise<ProviderError> {
+  const { text, truncated } = await readQuotedBody(response, errors.apiKey)
+  const type = response.headers.get('content-type') ?? 'no content type'
+  const size = truncated
+    ? `more than ${MAX_QUOTED_BODY_BYTES} bytes`
+    : `${new TextEncoder().encode(text).length} bytes`
+  const detail = `expected an event stream, got ${type} (${size}): ${excerpt(text, 200, errors.apiKey)}`
+  return transportError(errors, 'invalid_response', detail, { retryable: false })
+}
+
+/**
+ * The start of a body to quote, at most {@link MAX_QUOTED_BODY_BYTES}, without the API key. It
+ * reads a little past the cap and redacts before cutting, so a key across the cut leaves no prefix.
+ */
+async function readQuotedBody(response: Response, apiKey: string | undefined): Promise<BodyHead> {
+  const head = await readBodyHead(response, MAX_QUOTED_BODY_BYTES + 4096)
+  const text = redact(head.text, apiKey)
+  return text.length > MAX_QUOTED_BODY_BYTES
+    ? { text: text.slice(0, MAX_QUOTED_BODY_BYTES), truncated: true }
+    : { text, truncated: head.truncated }
 }

@@ -2,16 +2,21 @@ import type { StreamItem } from '@kode/protocol'
 import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
 import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
+import { looksLikePage } from './body.js'
+import { ResponseDeadline } from './deadline.js'
 import { excerpt, ProviderError, withRequestId } from './errors.js'
 import {
   type ErrorContext,
   errorFromResponse,
   errorFromThrown,
+  isEventStreamLike,
+  notAStream,
   requestIdOf,
   transportError,
 } from './failures.js'
 import { requestHeaders } from './headers.js'
 import { IdleWatchdog } from './idle-watchdog.js'
+import { fetchFollowingRedirects } from './redirects.js'
 import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
 import { SseDecoder, type SseEvent } from './sse.js'
 
@@ -30,6 +35,10 @@ export interface ResponseStreamSetup {
   dispatcher: unknown
   retry: RetryPolicy
   idleTimeoutMs: number
+  /** Longest one attempt may take, request to last byte; 0 or `Infinity`: no limit. */
+  responseTimeoutMs: number
+  /** Follow redirects to another origin (see `ClientConfig.followCrossOriginRedirects`). */
+  followCrossOriginRedirects: boolean
   errors: ErrorContext
   /** Stamps of the final message, minus the start time (taken when the stream starts). */
   message: Omit<AccumulatorOptions, 'startedAt'>
@@ -61,6 +70,9 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private mapper: EventMapper | undefined
   private readonly watchdog: IdleWatchdog
   private idleFired = false
+  private readonly deadline: ResponseDeadline
+  /** The first bytes of the attempt's body were checked for an HTML page. */
+  private sniffed = false
   private attempt = 0
   private delivered = false
   private finished = false
@@ -72,6 +84,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.setup = setup
     this.startedAt = setup.message.now()
     this.acc = this.newAccumulator()
+    this.deadline = new ResponseDeadline(setup.responseTimeoutMs)
     this.watchdog = new IdleWatchdog(setup.idleTimeoutMs, () => {
       this.idleFired = true
       this.controller?.abort()
@@ -172,6 +185,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       const chunk = await reader.read()
       this.watchdog.pause()
       if (chunk.done) return this.endOfBody()
+      if (!this.sniffed) this.sniff(chunk.value)
       this.decoder.feed(chunk.value)
     }
   }
@@ -188,11 +202,27 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     }
   }
 
+  /** A 200 whose body is a web page is not a stream that was cut: `invalid_response`, not retried. */
+  private sniff(bytes: Uint8Array): void {
+    const page = looksLikePage(bytes)
+    if (page === undefined) return
+    this.sniffed = true
+    if (!page) return
+    const head = new TextDecoder().decode(bytes.subarray(0, 200)).trim()
+    const detail = `expected an event stream, got a page: ${excerpt(head, 120, this.setup.errors.apiKey)}`
+    throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false })
+  }
+
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
+    this.deadline.stop()
     if (!this.acc.isComplete(this.setup.completesOn)) {
       const detail = 'the stream ended before the response was complete'
       throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
+    }
+    if (this.acc.isEmpty()) {
+      const detail = 'the response ended with no content and no stop reason'
+      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false })
     }
     this.acc.finish('complete')
     // The body was read to its end, so nothing is left to cancel: aborting anyway costs every
@@ -213,7 +243,9 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
     if (setup.options.signal?.aborted) controller.abort()
     this.idleFired = false
+    this.sniffed = false
     this.watchdog.start()
+    this.deadline.start(() => controller.abort())
     const init: RequestInit & { dispatcher?: unknown } = {
       method: 'POST',
       headers: this.headers,
@@ -221,15 +253,15 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       signal: controller.signal,
     }
     if (setup.dispatcher !== undefined) init.dispatcher = setup.dispatcher
-    const response = await setup.fetch(setup.baseUrl + this.wire.path, init)
+    const response = await fetchFollowingRedirects(setup.baseUrl + this.wire.path, init, {
+      fetch: setup.fetch,
+      crossOrigin: setup.followCrossOriginRedirects,
+      errors: setup.errors,
+    })
     this.watchdog.touch()
     if (!response.ok) throw await errorFromResponse(response, setup.errors)
     this.requestId = requestIdOf(response.headers)
-    if (!response.body || isJsonResponse(response)) {
-      const text = response.body ? await response.text() : ''
-      const detail = `expected an event stream, got: ${excerpt(text, 200, setup.errors.apiKey)}`
-      throw transportError(setup.errors, 'invalid_response', detail, { retryable: false })
-    }
+    if (!response.body || !isEventStreamLike(response)) throw await notAStream(response, setup.errors)
     this.reader = response.body.getReader()
     this.mapper = setup.adapter.createEventMapper()
   }
@@ -256,13 +288,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.endAborted()
       return false
     }
-    const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
-    const error = withRequestId(
-      this.idleFired
-        ? transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
-        : errorFromThrown(thrown, setup.errors),
-      this.requestId,
-    )
+    const error = withRequestId(this.errorOf(thrown), this.requestId)
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
@@ -289,6 +315,20 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     return false
   }
 
+  /** What a failure of this attempt means: a timeout of ours, or what was thrown. */
+  private errorOf(thrown: unknown): ProviderError {
+    const { setup } = this
+    if (this.deadline.fired) {
+      const detail = `the response took longer than responseTimeoutMs (${setup.responseTimeoutMs} ms)`
+      return transportError(setup.errors, 'timeout', detail, { retryable: false, cause: thrown })
+    }
+    if (this.idleFired) {
+      const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
+      return transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
+    }
+    return errorFromThrown(thrown, setup.errors)
+  }
+
   private endAborted(): void {
     this.acc.finish('aborted')
     this.end()
@@ -303,6 +343,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private end(): void {
     this.finished = true
     this.watchdog.stop()
+    this.deadline.stop()
     this.controller?.abort()
     this.reader = undefined
     this.setup.options.signal?.removeEventListener('abort', this.onAbort)
@@ -310,6 +351,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   private resetAttempt(): void {
     this.watchdog.stop()
+    this.deadline.stop()
     this.controller?.abort()
     this.reader = undefined
     this.requestId = undefined
@@ -325,10 +367,6 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
 function messageOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown)
-}
-
-function isJsonResponse(response: Response): boolean {
-  return response.headers.get('content-type')?.includes('application/json') ?? false
 }
 
 /** The request with the host's provider-specific fields over the adapter's (see `LLMRequest.providerOptions`). */

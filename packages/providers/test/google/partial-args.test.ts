@@ -14,10 +14,12 @@ describe('parseJsonPath', () => {
 })
 
 describe('StreamedArgs', () => {
-  test('a __proto__ key is an ordinary key, not a prototype change', () => {
+  test('a path through __proto__ is refused, not followed', () => {
     const args = new StreamedArgs()
-    args.add([{ jsonPath: '$.__proto__.polluted', boolValue: true }])
-    expect(JSON.stringify(args.value)).toBe('{"__proto__":{"polluted":true}}')
+    expect(() => args.add([{ jsonPath: '$.__proto__.polluted', boolValue: true }])).toThrow(
+      /unsafe partialArgs path/,
+    )
+    expect(JSON.stringify(args.value)).toBe('{}')
     expect(({} as Record<string, unknown>).polluted).toBeUndefined()
   })
 

@@ -125,7 +125,7 @@ describe('openai-responses recorded streams', () => {
         totalTokens: 124,
       },
       stopReason: 'stop',
-      responseId: 'capture-id-1',
+      responseId: 'capture-id-69',
     })
   })
 

@@ -1,4 +1,4 @@
-import type { ImageFilePart, ImagePart } from '@kode/protocol'
+import type { ImageFilePart, ImagePart, ServerToolPart } from '@kode/protocol'
 import { html, type SafeHtml } from './safe-html.js'
 
 /** Turns an image file into a `data:` URL for embedding; `undefined` leaves it as a reference. */
@@ -35,4 +35,32 @@ export function renderImage(part: ImagePart, resolveImage: ImageResolver | undef
     return html`<figure><img alt="${part.path}" src="${embedded}"><figcaption>${part.path}</figcaption></figure>`
   }
   return html`<p class="image-ref">image file: ${part.path} (${part.mimeType})</p>`
+}
+
+// A search result or a file listing can be long; the transcript shows the start of it.
+const MAX_SERVER_TOOL_JSON = 4_000
+
+/**
+ * A tool the provider ran on its own side (web search, code execution, MCP), shown as what it is:
+ * the call with its name and input, or the result with its type, the block as JSON, collapsed.
+ */
+export function renderServerTool(part: ServerToolPart): SafeHtml {
+  const block = part.block as Record<string, unknown>
+  const name = typeof block.name === 'string' ? block.name : undefined
+  const isCall = 'input' in block || name !== undefined
+  const summary = isCall
+    ? html`Server tool <code>${name ?? part.block.type}</code>`
+    : html`Server tool result <code>${part.block.type}</code>`
+  const shown = isCall ? block.input : 'content' in block ? block.content : block
+  let json = safeJson(shown)
+  if (json.length > MAX_SERVER_TOOL_JSON) json = `${json.slice(0, MAX_SERVER_TOOL_JSON)}…`
+  return renderDetails('server-tool', summary, html`<pre>${json}</pre>`)
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value, null, 2) ?? String(value)
+  } catch {
+    return String(value)
+  }
 }

@@ -1,7 +1,13 @@
 import { type AssistantMessage, type HistoryEvent, joinText, type ToolResultMessage } from '@kode/protocol'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
-import { type ImageResolver, renderDetails, renderImage, renderText } from './render-parts.js'
+import {
+  type ImageResolver,
+  renderDetails,
+  renderImage,
+  renderServerTool,
+  renderText,
+} from './render-parts.js'
 import { renderToolCall, type ToolRenderContext } from './render-tool.js'
 import { html, type SafeHtml } from './safe-html.js'
 
@@ -157,6 +163,9 @@ function renderAssistant(
         break
       }
       case 'thinking_signature':
+        break
+      case 'server_tool':
+        body.push(renderServerTool(part))
         break
       default: {
         const unknown: never = part

@@ -6,6 +6,7 @@ import {
   joinThinking,
   type ReplayEvent,
   type ResponseCompleteEvent,
+  serverToolsOf,
   type ToolCallEvent,
   type ToolResultEvent,
   type ToolResultMessage,
@@ -230,6 +231,8 @@ class SessionReplay {
         : { type: 'response_complete', sessionId, timestamp, responseId, content: joinText(parts) }
     const thinkingText = joinThinking(parts)
     if (thinkingText !== undefined) complete.thinkingText = thinkingText
+    const serverTools = serverToolsOf(parts)
+    if (serverTools !== undefined) complete.serverTools = serverTools
     this.emit(complete)
     if (message.usage && !message.isApiError && message.stopReason !== 'error') {
       const usage: UsageEvent =

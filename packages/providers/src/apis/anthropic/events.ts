@@ -7,6 +7,7 @@ import {
   transportError,
 } from '../../transport/failures.js'
 import { count } from '../shared/counts.js'
+import { AnthropicBlocks } from './blocks.js'
 
 /** Anthropic's usage fields: `input_tokens` excludes cache reads and writes. */
 export interface AnthropicUsage {
@@ -18,8 +19,8 @@ export interface AnthropicUsage {
 
 /** The events of a Messages stream, as far as Kode reads them. */
 type AnthropicEvent =
-  | { type: 'message_start'; message?: { id?: string; usage?: AnthropicUsage } }
-  | { type: 'content_block_start'; index: number; content_block?: ContentBlock }
+  | { type: 'message_start'; message?: StartMessage }
+  | { type: 'content_block_start'; index: number; content_block?: unknown }
   | { type: 'content_block_delta'; index: number; delta?: BlockDelta }
   | { type: 'content_block_stop'; index: number }
   | {
@@ -31,19 +32,24 @@ type AnthropicEvent =
   | { type: 'ping' }
   | { type: 'error'; error?: unknown }
 
+/**
+ * `message_start`'s message. Usually empty, but it may already hold whole content blocks and a
+ * stop reason (programmatic tool calling), followed directly by `message_stop`.
+ */
+interface StartMessage {
+  id?: string
+  usage?: AnthropicUsage
+  content?: unknown
+  stop_reason?: string | null
+  stop_details?: AnthropicStopDetails | null
+}
+
 /** Sent with some stop reasons (`refusal`): why, in the provider's words. */
 interface AnthropicStopDetails {
   type?: string
   category?: string | null
   explanation?: string | null
 }
-
-type ContentBlock =
-  | { type: 'text'; text?: string }
-  | { type: 'thinking'; thinking?: string }
-  | { type: 'redacted_thinking'; data?: string }
-  | { type: 'tool_use'; id?: string; name?: string; input?: unknown }
-  | { type: string }
 
 type BlockDelta =
   | { type: 'text_delta'; text?: string }
@@ -53,21 +59,26 @@ type BlockDelta =
   | { type: string }
 
 /**
- * The Messages stream, event by event. `ping`, unknown events and unknown block types (server
- * tools, `fallback`) are ignored. A repeated `message_start` for the open message is ignored; one
- * for a different message while the first is open means an intermediary spliced a second
- * response into this one, which fails as `stream_spliced` rather than mixing two responses'
- * signed thinking. Usage from `message_start` is updated by each `message_delta`, which also
- * carries the stop reason and, for a refusal, `stop_details` (kept as the message's `stopDetails`).
+ * The Messages stream, event by event. Content may arrive whole in `message_start`, whole in
+ * `content_block_start`, or in deltas, for every block type (see {@link AnthropicBlocks}). Blocks
+ * of tools Anthropic runs itself (web search, code execution, MCP, ...) are kept as `server_tool`
+ * parts, never as tool calls. `ping`, unknown events and other block types (`fallback`) are
+ * ignored. A repeated `message_start` for the open message is ignored; one for a different message
+ * while the first is open means an intermediary spliced a second response into this one, which
+ * fails as `stream_spliced` rather than mixing two responses' signed thinking. Usage from
+ * `message_start` is updated by each `message_delta`, which also carries the stop reason and, for a
+ * refusal, `stop_details` (kept as the message's `stopDetails`).
  */
 export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
   let openMessage: string | undefined
   let usage: AnthropicUsage = {}
+  const blocks = new AnthropicBlocks()
   return (event, out) => {
     const data = parseEventJson(event.data, errors) as AnthropicEvent
     switch (data.type) {
       case 'message_start': {
-        const id = data.message?.id
+        const message = data.message
+        const id = message?.id
         if (openMessage !== undefined) {
           if (id === openMessage) return
           throw transportError(
@@ -79,21 +90,24 @@ export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
             },
           )
         }
-        openMessage = id ?? ''
-        out.responseId(id)
-        usage = mergeUsage(usage, data.message?.usage)
+        openMessage = typeof id === 'string' ? id : ''
+        out.responseId(typeof id === 'string' ? id : undefined)
+        usage = mergeUsage(usage, message?.usage)
         out.usage(anthropicUsage(usage))
+        const content = message?.content
+        if (Array.isArray(content))
+          for (let i = 0; i < content.length; i++) blocks.start(out, i, content[i], true)
+        stop(message?.stop_reason, message?.stop_details, out)
         return
       }
       case 'content_block_start':
-        return startBlock(data.index, data.content_block, out)
+        return blocks.start(out, data.index, data.content_block, false)
       case 'content_block_delta':
-        return blockDelta(data.index, data.delta, out)
+        return blockDelta(blocks, data.index, data.delta, out)
       case 'content_block_stop':
-        return out.endBlock(data.index)
+        return blocks.stop(out, data.index)
       case 'message_delta': {
-        const stop = data.delta?.stop_reason
-        if (stop) out.stop(stop, anthropicStopReason(stop), stopDetailsOf(data.delta?.stop_details))
+        stop(data.delta?.stop_reason, data.delta?.stop_details, out)
         if (data.usage) {
           usage = mergeUsage(usage, data.usage)
           out.usage(anthropicUsage(usage))
@@ -111,28 +125,33 @@ export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
   }
 }
 
-function startBlock(index: number, block: ContentBlock | undefined, out: Parameters<EventMapper>[1]): void {
-  if (!block) return
-  if (isBlock(block, 'text')) out.text(block.text ?? '')
-  else if (isBlock(block, 'thinking')) out.thinking(block.thinking ?? '')
-  else if (isBlock(block, 'redacted_thinking')) {
-    if (block.data) out.signature(block.data, { format: 'anthropic', redacted: true })
-  } else if (isBlock(block, 'tool_use')) {
-    out.toolCall(index, block.id, block.name)
-    // Deltas normally carry the input; a proxy may send it whole in the start block instead.
-    const input = block.input
-    if (input && typeof input === 'object' && Object.keys(input).length > 0)
-      out.toolCallArgs(index, JSON.stringify(input))
-  }
+function stop(
+  reason: unknown,
+  details: AnthropicStopDetails | null | undefined,
+  out: Parameters<EventMapper>[1],
+): void {
+  if (typeof reason === 'string' && reason)
+    out.stop(reason, anthropicStopReason(reason), stopDetailsOf(details))
 }
 
-function blockDelta(index: number, delta: BlockDelta | undefined, out: Parameters<EventMapper>[1]): void {
+function blockDelta(
+  blocks: AnthropicBlocks,
+  index: number,
+  delta: BlockDelta | undefined,
+  out: Parameters<EventMapper>[1],
+): void {
   if (!delta) return
-  if (isBlock(delta, 'text_delta')) out.text(delta.text ?? '')
-  else if (isBlock(delta, 'thinking_delta')) out.thinking(delta.thinking ?? '')
+  if (isBlock(delta, 'text_delta')) out.text(text(delta.text))
+  else if (isBlock(delta, 'thinking_delta')) out.thinking(text(delta.thinking))
   else if (isBlock(delta, 'signature_delta')) {
-    if (delta.signature) out.signature(delta.signature, { format: 'anthropic' })
-  } else if (isBlock(delta, 'input_json_delta')) out.toolCallArgs(index, delta.partial_json ?? '')
+    if (typeof delta.signature === 'string' && delta.signature)
+      out.signature(delta.signature, { format: 'anthropic' })
+  } else if (isBlock(delta, 'input_json_delta')) blocks.inputJson(out, index, text(delta.partial_json))
+}
+
+/** A delta's text; a field of another type (a hostile or broken server) counts as none. */
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : ''
 }
 
 function isBlock<T extends { type: string }, K extends string>(

@@ -150,6 +150,10 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
       case 'image_file':
         // Assistant turns cannot carry images on this wire.
         break
+      case 'server_tool':
+        // Anthropic's own server-tool blocks go back exactly as they came; another wire's are left out.
+        if (part.format === 'anthropic') blocks.push(part.block as AnthropicBlock)
+        break
       default: {
         const unknown: never = part
         throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)

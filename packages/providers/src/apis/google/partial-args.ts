@@ -14,10 +14,23 @@ type Segment = string | number
 type Container = Record<string, unknown> | unknown[]
 
 /**
+ * A `partialArgs` path Kode will not follow: it names a prototype (`__proto__`, `constructor`,
+ * `prototype`), indexes past the end of an array, or puts a named key on an array. The event
+ * mapper's caller reports it as an `invalid_response`.
+ */
+export class UnsafeArgumentPathError extends Error {
+  override readonly name = 'UnsafeArgumentPathError'
+}
+
+/** Keys that reach a prototype when assigned by name; refused whatever the container. */
+const PROTOTYPE_KEYS = new Set(['__proto__', 'constructor', 'prototype'])
+
+/**
  * The arguments of one streamed call, built from its `partialArgs` pieces: each piece sets the
  * value at its JSON path (creating the objects and arrays on the way), and a string piece for a
- * path that already holds a string continues it. Containers have no prototype, so a key such as
- * `__proto__` is an ordinary key.
+ * path that already holds a string continues it. The server chooses the keys, so every step is
+ * checked before it is taken (see {@link UnsafeArgumentPathError}): objects have no prototype,
+ * arrays take only an index up to their length, and prototype keys are refused.
  */
 export class StreamedArgs {
   readonly value: Record<string, unknown> = Object.create(null)
@@ -30,6 +43,7 @@ export class StreamedArgs {
       const path = this.segments(piece.jsonPath)
       if (path.length === 0) continue
       const { container, key } = this.slot(path)
+      checkStep(container, key, piece.jsonPath!)
       const existing = (container as Record<Segment, unknown>)[key]
       if (typeof piece.stringValue === 'string' && typeof existing === 'string') {
         ;(container as Record<Segment, unknown>)[key] = existing + piece.stringValue
@@ -55,6 +69,7 @@ export class StreamedArgs {
     let container: Container = this.value
     for (let i = 0; i < path.length - 1; i++) {
       const segment = path[i]!
+      checkStep(container, segment, this.lastPath!)
       const record = container as Record<Segment, unknown>
       let next = record[segment]
       if (typeof next !== 'object' || next === null) {
@@ -65,6 +80,15 @@ export class StreamedArgs {
     }
     return { container, key: path[path.length - 1]! }
   }
+}
+
+/** Refuses a step that could reach a prototype or grow an array by more than one slot. */
+function checkStep(container: Container, key: Segment, path: string): void {
+  const safe = Array.isArray(container)
+    ? typeof key === 'number' && key <= container.length
+    : typeof key === 'number' || !PROTOTYPE_KEYS.has(key)
+  if (!safe)
+    throw new UnsafeArgumentPathError(`unsafe partialArgs path ${JSON.stringify(path.slice(0, 200))}`)
 }
 
 /** `$.a.b[0]['c.d']` -> `['a', 'b', 0, 'c.d']`; `[]` for `$` or a path it cannot read. */

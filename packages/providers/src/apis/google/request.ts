@@ -148,6 +148,9 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
       case 'image_file':
         // Assistant image files are not read back; the model saw them when it made them.
         break
+      case 'server_tool':
+        // Another provider's server-side tool activity: Gemini has no place for it.
+        break
       default: {
         const unknown: never = part
         throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)

@@ -1,7 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
-import { usageOf } from '../shared/counts.js'
+import { inclusiveOutput, usageOf } from '../shared/counts.js'
 
 /** The fields of a `chat.completion.chunk` Kode reads; every one may be missing or null. */
 export interface ChatChunk {
@@ -39,6 +39,8 @@ interface ChatToolCallDelta {
 export interface ChatUsage {
   prompt_tokens?: number
   completion_tokens?: number
+  /** With it, whether `completion_tokens` includes reasoning is read from the arithmetic. */
+  total_tokens?: number
   prompt_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null
   completion_tokens_details?: { reasoning_tokens?: number } | null
   /** DeepSeek reports cache hits here (and also in `prompt_tokens_details`). */
@@ -119,13 +121,17 @@ export function chatStopReason(finish: string): StopReason | undefined {
   }
 }
 
-/** Chat usage -> Kode usage. Prompt and completion counts are already inclusive. */
+/**
+ * Chat usage -> Kode usage. Prompt counts include cache reads; completion counts include reasoning,
+ * except on servers whose total shows they do not (see `inclusiveOutput`).
+ */
 export function chatUsage(usage: ChatUsage): Usage {
+  const reasoning = usage.completion_tokens_details?.reasoning_tokens
   return usageOf(
     usage.prompt_tokens,
-    usage.completion_tokens,
+    inclusiveOutput(usage.prompt_tokens, usage.completion_tokens, reasoning, usage.total_tokens),
     usage.prompt_tokens_details?.cached_tokens ?? usage.prompt_cache_hit_tokens,
     usage.prompt_tokens_details?.cache_write_tokens,
-    usage.completion_tokens_details?.reasoning_tokens,
+    reasoning,
   )
 }

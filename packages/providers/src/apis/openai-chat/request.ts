@@ -198,7 +198,8 @@ function convertAssistant(
       case 'thinking_signature':
       case 'image_url':
       case 'image_file':
-        // Chat Completions has no place for signatures or images in assistant messages.
+      case 'server_tool':
+        // Chat Completions has no place for signatures, images or server-tool blocks in assistant messages.
         break
       default: {
         const unknown: never = part

@@ -1,7 +1,7 @@
 import type { StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
-import { usageOf } from '../shared/counts.js'
+import { inclusiveOutput, usageOf } from '../shared/counts.js'
 
 /** An output item as the Responses stream and the final response carry it. */
 export interface ResponsesOutputItem {
@@ -31,6 +31,7 @@ export interface ResponsesResponse {
 export interface ResponsesUsage {
   input_tokens?: number
   output_tokens?: number
+  total_tokens?: number
   input_tokens_details?: { cached_tokens?: number; cache_write_tokens?: number } | null
   output_tokens_details?: { reasoning_tokens?: number } | null
 }
@@ -83,6 +84,9 @@ interface ItemState {
 export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   const items = new Map<number, ItemState>()
   let calls = false
+  // What was already mapped, for `response.completed` output whose index a proxy renumbered.
+  const seenIds = new Set<string>()
+  let streamedText = ''
 
   const stateOf = (index: number): ItemState => {
     let state = items.get(index)
@@ -96,6 +100,8 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   const start = (index: number, item: ResponsesOutputItem, out: ResponseBuilder): ItemState => {
     const state = stateOf(index)
     state.started = true
+    if (typeof item.id === 'string') seenIds.add(item.id)
+    if (typeof item.call_id === 'string') seenIds.add(item.call_id)
     out.endBlock()
     if (item.type === 'message') state.text = textItemOf(item)
     else if (item.type === 'function_call') {
@@ -142,6 +148,7 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         return
       case 'response.output_text.delta':
       case 'response.refusal.delta':
+        if (typeof data.delta === 'string') streamedText += data.delta
         return out.text(data.delta ?? '', delta(data.output_index).text)
       case 'response.reasoning_summary_part.added':
         // Each summary is its own thinking part, and goes back as its own summary entry.
@@ -168,9 +175,13 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
       case 'response.completed':
       case 'response.incomplete': {
         const response = data.response ?? {}
-        out.responseId(response.id)
+        // The id the response ended with: a proxy (GitHub Copilot) gives each event its own.
+        out.responseId(response.id, { final: true })
         const output = response.output ?? []
-        for (let i = 0; i < output.length; i++) if (!items.has(i)) finish(i, output[i]!, out)
+        for (let i = 0; i < output.length; i++) {
+          const item = output[i]!
+          if (!items.has(i) && !mappedBefore(item, seenIds, streamedText)) finish(i, item, out)
+        }
         if (response.usage) out.usage(responsesUsage(response.usage))
         if (data.type === 'response.completed') out.closeToolCalls()
         const raw =
@@ -189,6 +200,20 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         return
     }
   }
+}
+
+/**
+ * Whether a `response.completed` output item at an index no event used was mapped anyway, under
+ * another index: the same item or call id, or message text that already streamed. Mapping it
+ * again would send the same text twice.
+ */
+function mappedBefore(item: ResponsesOutputItem, seenIds: Set<string>, streamedText: string): boolean {
+  if (typeof item.id === 'string' && seenIds.has(item.id)) return true
+  if (typeof item.call_id === 'string' && seenIds.has(item.call_id)) return true
+  if (item.type !== 'message') return false
+  let text = ''
+  for (const part of item.content ?? []) text += part.text ?? part.refusal ?? ''
+  return text !== '' && streamedText.includes(text)
 }
 
 /** An item that streamed no deltas, reported whole from its final form. */
@@ -222,14 +247,18 @@ function textItemOf(item: ResponsesOutputItem): TextItem {
   return text
 }
 
-/** Responses usage -> Kode usage; both conventions are inclusive already. */
+/**
+ * Responses usage -> Kode usage; inclusive already, except on servers whose total shows the output
+ * count leaves reasoning out (see `inclusiveOutput`).
+ */
 export function responsesUsage(usage: ResponsesUsage): Usage {
+  const reasoning = usage.output_tokens_details?.reasoning_tokens
   return usageOf(
     usage.input_tokens,
-    usage.output_tokens,
+    inclusiveOutput(usage.input_tokens, usage.output_tokens, reasoning, usage.total_tokens),
     usage.input_tokens_details?.cached_tokens,
     usage.input_tokens_details?.cache_write_tokens,
-    usage.output_tokens_details?.reasoning_tokens,
+    reasoning,
   )
 }
 

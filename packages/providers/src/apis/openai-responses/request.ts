@@ -185,6 +185,9 @@ function convertAssistant(message: AssistantMessage, options: ResponsesMessageOp
       case 'image_file':
         // Assistant messages carry no images on this wire.
         break
+      case 'server_tool':
+        // Another provider's server-side tool activity: this wire has no place for it.
+        break
       default: {
         const unknown: never = part
         throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)

@@ -67,9 +67,11 @@ function mergeDetail(details: ReasoningDetail[], piece: ReasoningDetail): void {
     const value = piece[key]
     if (typeof value === 'string') known[key] = (known[key] ?? '') + value
   }
+  // The server picks these keys: defined as own properties, so `__proto__` is data, not a prototype.
   for (const [key, value] of Object.entries(piece)) {
     if (key === 'text' || key === 'summary' || key === 'data') continue
-    if (value !== null && value !== undefined && (known[key] === undefined || known[key] === null))
-      known[key] = value
+    const current = Object.hasOwn(known, key) ? known[key] : undefined
+    if (value !== null && value !== undefined && (current === undefined || current === null))
+      Object.defineProperty(known, key, { value, enumerable: true, writable: true, configurable: true })
   }
 }

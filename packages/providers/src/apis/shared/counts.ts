@@ -30,3 +30,21 @@ export function usageOf(
   }
   return out
 }
+
+/**
+ * The completion count in Kode's convention (reasoning included). Most servers include reasoning
+ * in their completion count (`total = prompt + completion`); some (xAI) leave it out and add it to
+ * the total only (`total = prompt + completion + reasoning`). The numbers say which: when the
+ * total is exactly the exclusive sum, reasoning is added. Without a total the inclusive
+ * convention is assumed.
+ */
+export function inclusiveOutput(
+  input: unknown,
+  output: unknown,
+  reasoning: unknown,
+  total: unknown,
+): unknown {
+  const [i, o, r, t] = [count(input), count(output), count(reasoning), count(total)]
+  if (i === undefined || o === undefined || r === undefined || r === 0 || t === undefined) return output
+  return t === i + o + r ? o + r : output
+}

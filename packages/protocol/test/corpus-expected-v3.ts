@@ -1,11 +1,11 @@
 import type { HistoryEvent } from '@kode/protocol'
 
 /**
- * What each file of the version-2 corpus (`fixtures/history/v2/`) decodes to: the records version
- * 2 added (approval requests and decisions, tool progress) and the user message's mode fields.
+ * What each file of the version-3 corpus (`fixtures/history/v3/`) decodes to: the records version
+ * 3 added (approval requests and decisions, tool progress) and the user message's mode fields.
  * Pinned values, reviewed when written.
  */
-export const expectedV2: Record<string, HistoryEvent[]> = {
+export const expectedV3: Record<string, HistoryEvent[]> = {
   'approvals-progress-mode.jsonl': [
     {
       role: 'user',

@@ -1,0 +1,58 @@
+import { AgentError, defineTool, type Tool } from '@kode/core'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { expectValidHistory } from './helpers/history-checks.js'
+
+const harness = useHarness()
+
+const named = (name: string, execute: () => string = () => `${name} ran`): Tool =>
+  defineTool({ name, description: `The ${name} tool`, parameters: Type.Object({}), execute })
+
+/** The tool names the model was offered in request `index`. */
+function offered(requests: readonly { body: unknown }[], index: number): string[] {
+  const body = requests[index]?.body as { tools?: { function: { name: string } }[] }
+  return (body.tools ?? []).map((tool) => tool.function.name)
+}
+
+describe('setTools', () => {
+  test('tools set while a task runs are offered from the next turn on', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'first', {})] }),
+      chatStream({ id: 'r2', steps: [call('c2', 'second', {})] }),
+      textReply('r3', 'Done.'),
+    )
+    let agent: ReturnType<typeof h.createAgent> | undefined
+    const second = named('second')
+    const first = named('first', () => {
+      agent?.setTools([second])
+      return 'first ran'
+    })
+    agent = h.createAgent({ tools: [first] })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
+    expect([0, 1, 2].map((i) => offered(h.server.requests, i))).toEqual([['first'], ['second'], ['second']])
+    const history = await agent.history()
+    expectValidHistory(history)
+    const results = history.flatMap((r) => ('role' in r && r.role === 'tool' ? [r.outputText] : []))
+    expect(results).toEqual(['first ran', 'second ran'])
+  })
+
+  test('two tools with one name are refused and the tools in use stay', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const agent = h.createAgent({ tools: [named('a')] })
+    const error = (() => {
+      try {
+        agent.setTools([named('b'), named('b')])
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(AgentError.is(error) && error.code).toBe('invalid_options')
+    await collect(agent.run('go'))
+    expect(offered(h.server.requests, 0)).toEqual(['a'])
+  })
+})

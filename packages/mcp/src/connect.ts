@@ -1,0 +1,139 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { type McpConnection, ServerConnection } from './connection.js'
+import { McpConnectionError, messageOf } from './errors.js'
+import { httpKinds, httpTransport, suggestsSse } from './http.js'
+import { createLink, type Link, MAX_TIMER_MS } from './link.js'
+import { MCP_DEFAULTS, type McpHttpServerOptions, type McpServerOptions } from './options.js'
+import { type StdioServer, stdioServer } from './stdio.js'
+
+/**
+ * Connects to an MCP server and reads its tools: a local one started as a child process
+ * (`command`) or a remote one (`url`, streamable HTTP with a fallback to HTTP+SSE). Resolves once
+ * the server answered `initialize` and `tools/list`; rejects with an `McpConnectionError` (the
+ * server could not start, did not answer in time, exited...), having stopped whatever it started.
+ *
+ * ```ts
+ * const fs = await connectMcpServer({ name: 'fs', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', dir] })
+ * const agent = createAgent({ client, store, tools: fs.tools })
+ * fs.onToolsChanged((tools) => agent.setTools(tools))
+ * // ...
+ * await fs.close()
+ * ```
+ */
+export async function connectMcpServer(options: McpServerOptions): Promise<McpConnection> {
+  checkOptions(options)
+  const { name } = options
+  const timeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
+  const timeout = new AbortController()
+  const timer = setTimeout(() => timeout.abort(), timeoutMs)
+  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
+  let link: Link | undefined
+  try {
+    link = await handshake(options, signal)
+    return await ServerConnection.open(options, link, signal)
+  } catch (error) {
+    await link?.shutdown()
+    if (McpConnectionError.is(error)) throw error
+    if (options.signal?.aborted) {
+      throw new McpConnectionError('aborted', name, `connecting to MCP server "${name}" was aborted`, {
+        cause: error,
+      })
+    }
+    if (timeout.signal.aborted) {
+      throw new McpConnectionError(
+        'initialize_timeout',
+        name,
+        `MCP server "${name}" did not get ready within ${timeoutMs} ms (no answer to initialize or tools/list)`,
+        { cause: error },
+      )
+    }
+    throw error
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+function checkOptions(options: McpServerOptions): void {
+  const name = (options as { name?: unknown }).name
+  if (typeof name !== 'string' || name.trim() === '') {
+    throw new McpConnectionError('invalid_options', String(name), 'an MCP server needs a non-empty name')
+  }
+  const hasCommand = typeof options.command === 'string' && options.command !== ''
+  const hasUrl = options.url !== undefined
+  if (hasCommand === hasUrl) {
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}" needs either a command (stdio) or a url (HTTP), not ${hasUrl ? 'both' : 'neither'}`,
+    )
+  }
+  if (options.needsApproval !== undefined && options.needsApproval !== false) {
+    // This @kode/core has no tool approval yet: refusing beats running calls unapproved.
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}": needsApproval needs tool approval in @kode/core, which this version lacks`,
+    )
+  }
+  if (hasUrl && !URL.canParse(String(options.url))) {
+    throw new McpConnectionError('invalid_options', name, `MCP server "${name}" has an invalid url`)
+  }
+}
+
+/** Starts the transport and runs `initialize`, trying the HTTP transports in turn. */
+async function handshake(options: McpServerOptions, signal: AbortSignal): Promise<Link> {
+  if (options.command !== undefined) {
+    const stdio = stdioServer(options)
+    const link = createLink(stdio.transport, 'stdio', stdio, options)
+    try {
+      await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
+      return link
+    } catch (error) {
+      await link.shutdown()
+      throw signal.aborted ? error : handshakeError(options.name, error, stdio)
+    }
+  }
+  const http = options as McpHttpServerOptions
+  const kinds = httpKinds(http)
+  for (const [i, kind] of kinds.entries()) {
+    const link = createLink(httpTransport(http, kind), kind, undefined, options)
+    try {
+      await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
+      return link
+    } catch (error) {
+      await link.shutdown()
+      if (i < kinds.length - 1 && suggestsSse(error) && !signal.aborted) continue
+      throw signal.aborted ? error : handshakeError(options.name, error, undefined)
+    }
+  }
+  throw new McpConnectionError('invalid_options', options.name, 'no transport to try')
+}
+
+/** A failed handshake as a typed error, quoting what a dead child said on stderr. */
+function handshakeError(name: string, error: unknown, stdio: StdioServer | undefined): McpConnectionError {
+  if (McpConnectionError.is(error)) return error
+  const code = (error as { code?: unknown } | undefined)?.code
+  if (stdio && (code === 'ENOENT' || code === 'EACCES' || stdio.pid() === undefined)) {
+    return new McpConnectionError(
+      'spawn_failed',
+      name,
+      `MCP server "${name}" could not be started: ${messageOf(error)}`,
+      { cause: error },
+    )
+  }
+  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+    const said = stdio?.stderrTail()
+    return new McpConnectionError(
+      'closed',
+      name,
+      `MCP server "${name}" closed the connection before answering initialize${said ? `; its stderr ends: ${said}` : ''}`,
+      { cause: error },
+    )
+  }
+  return new McpConnectionError(
+    'connect_failed',
+    name,
+    `MCP server "${name}" could not be reached: ${messageOf(error)}`,
+    { cause: error },
+  )
+}

@@ -1,0 +1,313 @@
+import type { Tool } from '@kode/core'
+import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { McpConnectionError, messageOf } from './errors.js'
+import { type Link, MAX_TIMER_MS } from './link.js'
+import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
+import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
+import { defaultPrefix, kodeToolName } from './tool-names.js'
+import type { CallResult } from './tool-result.js'
+
+/** What a server said about itself in `initialize`. */
+export interface McpServerInfo {
+  readonly name: string
+  readonly version: string
+  /** How to use the server, for the model's system prompt if the host wants it. */
+  readonly instructions: string | undefined
+}
+
+/**
+ * A connected MCP server: its tools as Kode tools, kept current, and `close()`. Made by
+ * `connectMcpServer`.
+ */
+export interface McpConnection {
+  /** The `name` given in the options. */
+  readonly name: string
+  /** `stdio`, `streamable-http` or `sse`: how the server is spoken to. */
+  readonly transport: 'stdio' | 'streamable-http' | 'sse'
+  /** The server's name, version and instructions from `initialize`. */
+  readonly server: McpServerInfo
+  /** The server's tools as Kode tools, named `${toolPrefix}${tool}`; replaced when the server's list changes. */
+  readonly tools: readonly Tool[]
+  /** What the server said of each tool in `tools`, in the same order. */
+  readonly toolInfo: readonly McpToolInfo[]
+  /** The server child's process id (stdio servers), for a host's bookkeeping. */
+  readonly pid: number | undefined
+  /** Whether calls can still reach the server: false after `close()` or once the server is gone. */
+  readonly connected: boolean
+  /**
+   * Reads the tool list again (done by itself when the server announces a change). Resolves with
+   * the new tools; rejects if the server does not answer within `connectTimeoutMs`, keeping the
+   * old ones.
+   */
+  refresh(options?: { signal?: AbortSignal }): Promise<readonly Tool[]>
+  /**
+   * Calls `listener` with the new tools whenever the list changes; returns the unsubscribe
+   * function. Typical use: `mcp.onToolsChanged(() => agent.setTools([...mine, ...mcp.tools]))`,
+   * which an agent applies from its next model call on.
+   */
+  onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void
+  /**
+   * Calls `listener` once when the connection ends: with an `McpConnectionError` (`closed`) if the
+   * server went away, with `undefined` after `close()`. Returns the unsubscribe function.
+   */
+  onClose(listener: (error: McpConnectionError | undefined) => void): () => void
+  /**
+   * Ends the connection: calls in flight fail, an HTTP session is ended, a child process is
+   * stopped (stdin closed, then SIGTERM, then SIGKILL) and the promise resolves once it is gone.
+   * Safe to call more than once, and after the server went away.
+   */
+  close(): Promise<void>
+}
+
+/** The one implementation of `McpConnection`, over a link that finished `initialize`. */
+export class ServerConnection implements McpConnection {
+  readonly name: string
+  readonly transport: 'stdio' | 'streamable-http' | 'sse'
+  readonly server: McpServerInfo
+  readonly #options: McpServerOptions
+  readonly #link: Link
+  readonly #validator = new AjvJsonSchemaValidator()
+  #tools: readonly Tool[] = []
+  #info: readonly McpToolInfo[] = []
+  /** The last `tools/list` answer, as JSON: what tells a real change from an announced one. */
+  #listing: string | undefined
+  readonly #toolListeners = new Set<(tools: readonly Tool[]) => void>()
+  readonly #closeListeners = new Set<(error: McpConnectionError | undefined) => void>()
+  #refreshing: Promise<readonly Tool[]> | undefined
+  #refreshAgain = false
+  /** Set once the connection is over: by `close()` (`undefined` error) or by the server. */
+  #ended: { error: McpConnectionError | undefined } | undefined
+  #closing: Promise<void> | undefined
+
+  private constructor(options: McpServerOptions, link: Link) {
+    this.name = options.name
+    this.transport = link.kind
+    this.#options = options
+    this.#link = link
+    const version = link.client.getServerVersion()
+    this.server = {
+      name: version?.name ?? '',
+      version: version?.version ?? '',
+      instructions: link.client.getInstructions(),
+    }
+  }
+
+  /** Wraps a link that finished `initialize`: reads the tool list and starts following changes. */
+  static async open(options: McpServerOptions, link: Link, signal: AbortSignal): Promise<ServerConnection> {
+    const connection = new ServerConnection(options, link)
+    const { client } = link
+    client.onclose = () => connection.#serverClosed()
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      // Between turns the agent picks up what listeners hand it (agent.setTools); a failed
+      // refresh keeps the list it had.
+      connection.refresh().catch(() => undefined)
+    })
+    try {
+      await connection.#load(signal)
+    } catch (error) {
+      if (signal.aborted) throw error
+      throw new McpConnectionError(
+        'list_failed',
+        options.name,
+        `MCP server "${options.name}" did not list its tools: ${messageOf(error)}`,
+        { cause: error },
+      )
+    }
+    return connection
+  }
+
+  get tools(): readonly Tool[] {
+    return this.#tools
+  }
+
+  get toolInfo(): readonly McpToolInfo[] {
+    return this.#info
+  }
+
+  get pid(): number | undefined {
+    return this.#link.stdio?.pid()
+  }
+
+  get connected(): boolean {
+    return this.#ended === undefined
+  }
+
+  refresh(options: { signal?: AbortSignal } = {}): Promise<readonly Tool[]> {
+    if (this.#refreshing) {
+      // A change announced during a read may not be in it: read once more afterwards.
+      this.#refreshAgain = true
+      return this.#refreshing
+    }
+    this.#refreshing = (async () => {
+      try {
+        do {
+          this.#refreshAgain = false
+          await this.#load(options.signal)
+        } while (this.#refreshAgain)
+        return this.#tools
+      } finally {
+        this.#refreshing = undefined
+      }
+    })()
+    return this.#refreshing
+  }
+
+  onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void {
+    this.#toolListeners.add(listener)
+    return () => this.#toolListeners.delete(listener)
+  }
+
+  onClose(listener: (error: McpConnectionError | undefined) => void): () => void {
+    this.#closeListeners.add(listener)
+    return () => this.#closeListeners.delete(listener)
+  }
+
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      this.#end(undefined)
+      await this.#link.shutdown()
+    })()
+    return this.#closing
+  }
+
+  async #load(signal: AbortSignal | undefined): Promise<void> {
+    const listed: ListedTool[] = []
+    let cursor: string | undefined
+    const cursors = new Set<string>()
+    do {
+      // A server that stops answering must not leave a refresh (and calls waiting on it) pending.
+      const timeout = this.#options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
+      const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
+        timeout,
+        ...(signal ? { signal } : {}),
+      })
+      listed.push(...(page.tools as ListedTool[]))
+      // A cursor seen before would page forever: a broken server's list ends there.
+      cursor = page.nextCursor !== undefined && !cursors.has(page.nextCursor) ? page.nextCursor : undefined
+      if (cursor !== undefined) cursors.add(cursor)
+    } while (cursor !== undefined)
+    // A server may announce a change that changes nothing (the reference server does, after
+    // initialize): keep the tools, and do not make agents re-read an identical list.
+    const listing = JSON.stringify(listed)
+    if (listing === this.#listing) return
+    this.#listing = listing
+    this.#build(listed)
+    // Every listener hears of the change even if one throws (an agent refusing a clashing name);
+    // the first error is then the refresh's.
+    let failure: { error: unknown } | undefined
+    for (const listener of [...this.#toolListeners]) {
+      try {
+        listener(this.#tools)
+      } catch (error) {
+        failure ??= { error }
+      }
+    }
+    if (failure) throw failure.error
+  }
+
+  #build(listed: readonly ListedTool[]): void {
+    const options = this.#options
+    const prefix = options.toolPrefix ?? defaultPrefix(options.name)
+    const taken = new Set<string>()
+    const tools: Tool[] = []
+    const info: McpToolInfo[] = []
+    for (const tool of listed) {
+      // A tool that only runs as an MCP task (a later protocol feature) cannot be called plainly.
+      if (tool.execution?.taskSupport === 'required') continue
+      if (options.filter && !options.filter({ name: tool.name, ...describe(tool) })) continue
+      const name = kodeToolName(prefix, tool.name, taken)
+      taken.add(name)
+      const toolInfo: McpToolInfo = {
+        serverToolName: tool.name,
+        name,
+        ...(tool.title === undefined ? {} : { title: tool.title }),
+        ...(tool.annotations === undefined ? {} : { annotations: tool.annotations }),
+      }
+      info.push(toolInfo)
+      tools.push(
+        toKodeTool(tool, toolInfo, this.#caller(), {
+          timeoutMs: options.toolTimeoutMs,
+          validator: this.#validator,
+        }),
+      )
+    }
+    this.#tools = tools
+    this.#info = info
+  }
+
+  #caller(): ToolCaller {
+    return {
+      call: async (name, args, { signal, onProgress }) => {
+        if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
+        const result = await this.#link.client.callTool({ name, arguments: args }, undefined, {
+          signal,
+          timeout: MAX_TIMER_MS,
+          onprogress: (progress) => onProgress(describeProgress(progress)),
+        })
+        // A list change the call caused was announced before its result: let the new list be read
+        // first, so the next turn already offers it.
+        if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
+        return result as CallResult
+      },
+      describeFailure: (error, toolName) => this.#describeFailure(error, toolName),
+    }
+  }
+
+  #describeFailure(error: unknown, toolName: string): string {
+    const server = `MCP server "${this.name}"`
+    if (this.#ended) {
+      if (this.#ended.error) return `${toolName} failed: ${this.#ended.error.message}`
+      return `${toolName} failed: the connection to ${server} was closed`
+    }
+    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+      return `${toolName} failed: ${server} closed the connection during the call`
+    }
+    return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
+  }
+
+  /** The transport closed without `close()`: the server exited or dropped the connection. */
+  #serverClosed(): void {
+    if (this.#ended) return
+    const said = this.#link.stdio?.stderrTail()
+    const what = this.transport === 'stdio' ? 'exited' : 'closed the connection'
+    this.#end(
+      new McpConnectionError(
+        'closed',
+        this.name,
+        `MCP server "${this.name}" ${what}${said ? `; its stderr ends: ${said}` : ''}`,
+      ),
+    )
+    // Reap what is left (an HTTP session, a child that closed stdout but lives on).
+    void this.#link.shutdown()
+  }
+
+  #end(error: McpConnectionError | undefined): void {
+    if (this.#ended) return
+    this.#ended = { error }
+    for (const listener of [...this.#closeListeners]) {
+      try {
+        listener(error)
+      } catch {
+        // A listener's bug must not keep the connection from closing.
+      }
+    }
+  }
+}
+
+function describe(tool: ListedTool): { description?: string } {
+  return tool.description === undefined ? {} : { description: tool.description }
+}
+
+/** Waits for `promise` to settle, or for `signal` to abort, whichever comes first; never rejects. */
+function untilSettledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      signal.removeEventListener('abort', done)
+      resolve()
+    }
+    if (signal.aborted) return resolve()
+    signal.addEventListener('abort', done, { once: true })
+    promise.then(done, done)
+  })
+}

@@ -1,0 +1,52 @@
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
+import {
+  StreamableHTTPClientTransport,
+  StreamableHTTPError,
+} from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { McpHttpServerOptions } from './options.js'
+
+/** The HTTP transports, in the order `auto` tries them. */
+export type HttpTransportKind = 'streamable-http' | 'sse'
+
+/** The kinds to try for `options.transport`. */
+export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
+  const choice = options.transport ?? 'auto'
+  return choice === 'auto' ? ['streamable-http', 'sse'] : [choice]
+}
+
+/** A fresh transport of `kind` to the server. */
+export function httpTransport(options: McpHttpServerOptions, kind: HttpTransportKind): Transport {
+  const url = new URL(options.url)
+  const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
+  const fetchOption = options.fetch ? { fetch: options.fetch } : {}
+  switch (kind) {
+    case 'streamable-http':
+      return new StreamableHTTPClientTransport(url, { requestInit, ...fetchOption })
+    case 'sse':
+      return new SSEClientTransport(url, { requestInit, ...fetchOption })
+    default: {
+      const unknown: never = kind
+      throw new Error(`unknown transport ${String(unknown)}`)
+    }
+  }
+}
+
+/**
+ * Whether a failed streamable-HTTP handshake means "this is an older HTTP+SSE server": it answered
+ * the `initialize` POST with 400, 404 or 405, as the specification's backwards-compatibility rule says.
+ */
+export function suggestsSse(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && [400, 404, 405].includes(error.code ?? 0)
+}
+
+/** Ends a streamable-HTTP session politely (HTTP DELETE), giving up after `ms`: close must not hang. */
+export async function terminateSession(transport: Transport, ms: number): Promise<void> {
+  if (!(transport instanceof StreamableHTTPClientTransport) || transport.sessionId === undefined) return
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, ms)
+  })
+  await Promise.race([transport.terminateSession().catch(() => undefined), deadline])
+  clearTimeout(timer)
+}

@@ -1,0 +1,76 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js'
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { terminateSession } from './http.js'
+import type { McpServerOptions } from './options.js'
+import type { StdioServer } from './stdio.js'
+
+/** How Kode introduces itself in `initialize`. */
+const CLIENT_INFO = { name: 'kode', version: '0.1.0' }
+
+/** A handshake in progress or done: the client, and how to shut down what it started. */
+export interface Link {
+  client: Client
+  transport: Transport
+  kind: 'stdio' | 'streamable-http' | 'sse'
+  stdio: StdioServer | undefined
+  /** Closes the client and transport; for stdio, resolves once the child is gone. */
+  shutdown(): Promise<void>
+}
+
+/** The longest delay `setTimeout` honours: our own deadline and the agent's govern, not the SDK's. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
+export function createLink(
+  inner: Transport,
+  kind: Link['kind'],
+  stdio: StdioServer | undefined,
+  options: McpServerOptions,
+): Link {
+  const transport = options.onMessage ? tap(inner, options.onMessage) : inner
+  const client = new Client(CLIENT_INFO, { capabilities: {} })
+  let shutting: Promise<void> | undefined
+  return {
+    client,
+    transport,
+    kind,
+    stdio,
+    shutdown() {
+      shutting ??= (async () => {
+        if (kind === 'streamable-http') await terminateSession(inner, 1_000)
+        await client.close().catch(() => undefined)
+        if (stdio) await stdio.reap()
+      })()
+      return shutting
+    },
+  }
+}
+
+/** Passes every message through `onMessage` on its way (a listener's throw is its own problem, not the call's). */
+function tap(inner: Transport, onMessage: NonNullable<McpServerOptions['onMessage']>): Transport {
+  const see = (direction: 'send' | 'receive', message: unknown) => {
+    try {
+      onMessage(direction, message)
+    } catch {
+      // A logging hook must not break the connection.
+    }
+  }
+  const outer: Transport = {
+    start: () => inner.start(),
+    send: (message, options) => {
+      see('send', message)
+      return inner.send(message, options)
+    },
+    close: () => inner.close(),
+    get sessionId() {
+      return inner.sessionId
+    },
+    setProtocolVersion: (version) => inner.setProtocolVersion?.(version),
+  }
+  inner.onmessage = (message, extra) => {
+    see('receive', message)
+    outer.onmessage?.(message, extra)
+  }
+  inner.onclose = () => outer.onclose?.()
+  inner.onerror = (error) => outer.onerror?.(error)
+  return outer
+}

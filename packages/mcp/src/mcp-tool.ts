@@ -1,0 +1,108 @@
+import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
+import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { Type } from '@sinclair/typebox'
+import type { McpToolInfo } from './options.js'
+import { type CallResult, toToolOutput } from './tool-result.js'
+
+/** A tool as `tools/list` describes it (the fields we use). */
+export interface ListedTool {
+  name: string
+  title?: string
+  description?: string
+  inputSchema: Record<string, unknown>
+  annotations?: Record<string, unknown>
+  execution?: { taskSupport?: string }
+}
+
+/** How a Kode tool reaches its server: one `tools/call`, and what to say when that fails. */
+export interface ToolCaller {
+  /** Sends `tools/call`; `signal` aborting sends `notifications/cancelled`. */
+  call(
+    name: string,
+    args: Record<string, unknown>,
+    options: { signal: AbortSignal; onProgress: (message: string) => void },
+  ): Promise<CallResult>
+  /** The text of the `error` result for a call that failed (the server exited, ...). */
+  describeFailure(error: unknown, toolName: string): string
+}
+
+/**
+ * A server's tool as a Kode tool: its JSON Schema offered to the model as it is and checked with
+ * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call`.
+ */
+export function toKodeTool(
+  listed: ListedTool,
+  info: McpToolInfo,
+  caller: ToolCaller,
+  options: { timeoutMs: number | undefined; validator: AjvJsonSchemaValidator },
+): Tool {
+  const schema = objectSchema(listed.inputSchema)
+  const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
+    try {
+      const result = await caller.call(listed.name, args, {
+        signal: ctx.signal,
+        onProgress: (message) => ctx.progress(message),
+      })
+      return toToolOutput(result)
+    } catch (error) {
+      return { status: 'error', outputText: caller.describeFailure(error, info.name) }
+    }
+  }
+  return defineTool({
+    name: info.name,
+    description: listed.description ?? listed.title ?? '',
+    parameters: Type.Unsafe<Record<string, unknown>>(schema),
+    validate: createValidator(schema, options.validator),
+    execute,
+    ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
+  })
+}
+
+/** Tool arguments are an object; a server that sends no (or another) schema gets an open object. */
+function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (schema && typeof schema === 'object' && schema.type === 'object') return schema
+  return { type: 'object', properties: {} }
+}
+
+/**
+ * Checks arguments against the server's schema, compiled on first use. A schema Ajv cannot
+ * compile (a dialect it does not know) only checks that the arguments are an object: the server
+ * still validates what it receives.
+ */
+function createValidator(
+  schema: Record<string, unknown>,
+  validator: AjvJsonSchemaValidator,
+): (args: unknown) => ParsedArguments<Record<string, unknown>> {
+  let check: ((args: unknown) => ParsedArguments<Record<string, unknown>>) | undefined
+  return (args) => {
+    check ??= compile(schema, validator)
+    return check(args)
+  }
+}
+
+function compile(
+  schema: Record<string, unknown>,
+  validator: AjvJsonSchemaValidator,
+): (args: unknown) => ParsedArguments<Record<string, unknown>> {
+  try {
+    const validate = validator.getValidator<Record<string, unknown>>(schema as never)
+    return (args) => {
+      const result = validate(args)
+      return result.valid
+        ? { ok: true, args: args as Record<string, unknown> }
+        : { ok: false, error: result.errorMessage ?? 'the arguments do not match the schema' }
+    }
+  } catch {
+    return (args) =>
+      typeof args === 'object' && args !== null && !Array.isArray(args)
+        ? { ok: true, args: args as Record<string, unknown> }
+        : { ok: false, error: '/: must be an object' }
+  }
+}
+
+/** A progress notification as one line: `3/5 Copying files`, `3`, `40%`... */
+export function describeProgress(progress: { progress: number; total?: number; message?: string }): string {
+  const amount =
+    progress.total === undefined ? `${progress.progress}` : `${progress.progress}/${progress.total}`
+  return progress.message ? `${amount} ${progress.message}` : amount
+}

@@ -1,0 +1,82 @@
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
+import type { McpStdioServerOptions } from './options.js'
+
+/** The most of a child's stderr kept for error messages. */
+const STDERR_TAIL = 4_000
+
+/** A server child process behind the SDK's stdio transport, with what we need to report on and reap it. */
+export interface StdioServer {
+  readonly transport: StdioClientTransport
+  /** The child's pid once started. */
+  pid(): number | undefined
+  /** The end of what the child wrote to stderr, trimmed; `''` for nothing. */
+  stderrTail(): string
+  /** Stops the child (stdin closed, then SIGTERM, then SIGKILL) and resolves once it is gone. */
+  reap(): Promise<void>
+}
+
+/** Prepares (does not start) the child: started by the client's `connect`. */
+export function stdioServer(options: McpStdioServerOptions): StdioServer {
+  const transport = new StdioClientTransport({
+    command: options.command,
+    args: [...(options.args ?? [])],
+    ...(options.env === undefined ? {} : { env: { ...options.env } }),
+    ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+    // Piped, never inherited: a server's logs must not land in the host's terminal unasked.
+    stderr: 'pipe',
+  })
+  let tail = ''
+  transport.stderr?.on('data', (chunk: Buffer | string) => {
+    const text = chunk.toString()
+    tail = (tail + text).slice(-STDERR_TAIL)
+    options.onStderr?.(text)
+  })
+  // Noted once spawned: the transport forgets the child when it closes, and the SDK client may
+  // close it on its own (a failed handshake) before we reap.
+  let pid: number | undefined
+  const start = transport.start.bind(transport)
+  transport.start = async () => {
+    await start()
+    pid = transport.pid ?? undefined
+  }
+  return {
+    transport,
+    pid: () => pid,
+    stderrTail: () => tail.trim(),
+    async reap() {
+      await transport.close()
+      if (pid !== undefined) await waitForExit(pid)
+    },
+  }
+}
+
+/**
+ * Waits until process `pid` is gone. The transport's close sends SIGKILL last without waiting for
+ * it to land, and does nothing when the SDK already closed it; this makes `close()` mean "the
+ * process no longer exists": SIGTERM after 2 s, SIGKILL after 3 s, as the transport does.
+ */
+async function waitForExit(pid: number): Promise<void> {
+  for (let waited = 0; waited < 5_000; waited += 10) {
+    if (!isAlive(pid)) return
+    if (waited === 2_000) signal(pid, 'SIGTERM')
+    if (waited === 3_000) signal(pid, 'SIGKILL')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name)
+  } catch {
+    // Already gone.
+  }
+}

@@ -1,0 +1,82 @@
+import type { ToolOutput } from '@kode/core'
+import type { ImagePart } from '@kode/protocol'
+
+/** One content block of a `tools/call` result, as far as we read it; unknown types are tolerated. */
+type Content =
+  | { type: 'text'; text: string }
+  | { type: 'image'; data: string; mimeType: string }
+  | { type: 'audio'; data: string; mimeType: string }
+  | { type: 'resource_link'; uri: string; name?: string; description?: string }
+  | { type: 'resource'; resource: { uri: string; mimeType?: string; text?: string; blob?: string } }
+  | { type: string; [key: string]: unknown }
+
+/** A `tools/call` result: current (`content`) or the 2024-10-07 form (`toolResult`). */
+export interface CallResult {
+  content?: readonly Content[]
+  structuredContent?: unknown
+  isError?: boolean
+  toolResult?: unknown
+  [key: string]: unknown
+}
+
+/**
+ * Maps a `tools/call` result to a Kode tool output: text blocks joined (one per line) into
+ * `outputText`, images as image parts (data URLs), what the model cannot take (audio, binary
+ * resources, unknown blocks) as a one-line note, `isError` as an `error` result, structured content
+ * kept in `uiExtra` (and as the text when the server sent no text).
+ */
+export function toToolOutput(result: CallResult): ToolOutput {
+  const texts: string[] = []
+  const parts: ImagePart[] = []
+  if (!Array.isArray(result.content) && 'toolResult' in result) texts.push(stringify(result.toolResult))
+  for (const block of result.content ?? []) {
+    const text = describeBlock(block, parts)
+    if (text !== undefined) texts.push(text)
+  }
+  const output: ToolOutput = { outputText: texts.join('\n') }
+  if (result.structuredContent !== undefined) {
+    output.uiExtra = { type: 'json', value: result.structuredContent }
+    if (texts.length === 0) output.outputText = stringify(result.structuredContent)
+  }
+  if (parts.length > 0) output.parts = parts
+  if (result.isError === true) output.status = 'error'
+  return output
+}
+
+/** The text a block adds (`undefined` for none); an image is pushed to `parts` instead. */
+function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
+  switch (block.type) {
+    case 'text':
+      return typeof block.text === 'string' ? block.text : undefined
+    case 'image': {
+      const { data, mimeType } = block as { data: unknown; mimeType: unknown }
+      if (typeof data !== 'string' || typeof mimeType !== 'string')
+        return '[an image the server sent malformed]'
+      parts.push({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
+      return undefined
+    }
+    case 'audio':
+      return `[audio (${String((block as { mimeType?: unknown }).mimeType)}) omitted]`
+    case 'resource_link': {
+      const { uri, name } = block as { uri?: unknown; name?: unknown }
+      return `[resource ${typeof name === 'string' ? `${name}: ` : ''}${String(uri)}]`
+    }
+    case 'resource': {
+      const resource = (block as { resource?: { uri?: unknown; text?: unknown; mimeType?: unknown } })
+        .resource
+      if (typeof resource?.text === 'string') return `[resource ${String(resource.uri)}]\n${resource.text}`
+      return `[binary resource ${String(resource?.uri)} (${String(resource?.mimeType ?? 'unknown type')}) omitted]`
+    }
+    default:
+      return `[${String(block.type)} content omitted]`
+  }
+}
+
+function stringify(value: unknown): string {
+  if (typeof value === 'string') return value
+  try {
+    return JSON.stringify(value) ?? String(value)
+  } catch {
+    return String(value)
+  }
+}

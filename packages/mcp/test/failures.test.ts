@@ -1,0 +1,180 @@
+import { fileURLToPath } from 'node:url'
+import { connectMcpServer, McpConnectionError } from '@kode/mcp'
+import { describe, expect, test } from 'vitest'
+import { collect, toolResults, useHarness } from './support/harness.js'
+import { call, response, say } from './support/model.js'
+import { EVERYTHING, everythingStdio, isAlive } from './support/servers.js'
+
+const harness = useHarness()
+const STUBBORN = fileURLToPath(new URL('./support/stubborn.cjs', import.meta.url))
+
+/** A process that starts and then never says a word: a hung server. It writes its pid to stderr. */
+const HUNG = ['-e', 'process.stderr.write(String(process.pid)); process.stdin.resume()']
+
+async function failure(promise: Promise<unknown>): Promise<McpConnectionError> {
+  const error = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  )
+  if (!McpConnectionError.is(error)) throw new Error(`expected an McpConnectionError, got ${String(error)}`)
+  return error
+}
+
+describe('connection failures are typed errors, and leave no process behind', () => {
+  test('a command that does not exist', async () => {
+    const error = await failure(connectMcpServer({ name: 'ghost', command: '/nonexistent/mcp-server' }))
+    expect([error.code, error.serverName]).toEqual(['spawn_failed', 'ghost'])
+    expect(error.message).toMatch(/^MCP server "ghost" could not be started: .*ENOENT/)
+  })
+
+  test('a server that never answers initialize', async () => {
+    let pid = ''
+    const error = await failure(
+      connectMcpServer({
+        name: 'hung',
+        command: process.execPath,
+        args: HUNG,
+        connectTimeoutMs: 500,
+        onStderr: (text) => {
+          pid += text
+        },
+      }),
+    )
+    expect(error.code).toBe('initialize_timeout')
+    expect(error.message).toBe(
+      'MCP server "hung" did not get ready within 500 ms (no answer to initialize or tools/list)',
+    )
+    expect(isAlive(Number(pid))).toBe(false)
+  })
+
+  test('a server that exits before answering quotes its stderr', async () => {
+    const error = await failure(
+      connectMcpServer({
+        name: 'broken',
+        command: process.execPath,
+        args: ['-e', 'console.error("fatal: missing API token"); process.exit(3)'],
+      }),
+    )
+    expect(error.code).toBe('closed')
+    expect(error.message).toBe(
+      'MCP server "broken" closed the connection before answering initialize; its stderr ends: fatal: missing API token',
+    )
+  })
+
+  test('aborting the attempt stops the server it started', async () => {
+    let pid = ''
+    const controller = new AbortController()
+    const attempt = connectMcpServer({
+      name: 'hung',
+      command: process.execPath,
+      args: HUNG,
+      signal: controller.signal,
+      onStderr: (text) => {
+        pid += text
+        controller.abort()
+      },
+    })
+    const error = await failure(attempt)
+    expect(error.code).toBe('aborted')
+    expect(isAlive(Number(pid))).toBe(false)
+  })
+
+  test('options naming no server, or two, are refused', async () => {
+    const neither = await failure(connectMcpServer({ name: 'x' } as never))
+    expect([neither.code, neither.message]).toEqual([
+      'invalid_options',
+      'MCP server "x" needs either a command (stdio) or a url (HTTP), not neither',
+    ])
+    const unnamed = await failure(connectMcpServer({ name: '', command: 'node' }))
+    expect(unnamed.code).toBe('invalid_options')
+    // Calls are never run unapproved because approval is missing from the engine.
+    const approval = await failure(connectMcpServer({ name: 'x', command: 'node', needsApproval: true }))
+    expect(approval.message).toMatch(/needsApproval needs tool approval in @kode\/core/)
+  })
+})
+
+describe('failures during calls are error results, never a hung task', () => {
+  test('a server that crashes mid-call: the call and later calls are error results', async () => {
+    const h = harness()
+    const everything = await h.connect(everythingStdio())
+    const closes: unknown[] = []
+    everything.onClose((error) => closes.push(error))
+    h.model.enqueue(
+      response('r1', call('c1', 'everything__trigger-long-running-operation', { duration: 60, steps: 600 })),
+      response('r2', call('c2', 'everything__echo', { message: 'anyone?' })),
+      response('r3', say('It crashed.')),
+    )
+    const agent = h.agent({ tools: everything.tools })
+    agent.events.once('tool_progress', () => process.kill(everything.pid!, 'SIGKILL'))
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'It crashed.' })
+    const results = toolResults(await agent.history())
+    // The server's last words on stderr are quoted: often the reason it died.
+    const said = '; its stderr ends: Starting default (STDIO) server...'
+    expect(results.c1).toMatchObject({
+      status: 'error',
+      outputText: `everything__trigger-long-running-operation failed: MCP server "everything" exited${said}`,
+    })
+    expect(results.c2).toMatchObject({
+      status: 'error',
+      outputText: `everything__echo failed: MCP server "everything" exited${said}`,
+    })
+    expect(everything.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+  })
+
+  test('a call that outlives its time limit is an error result and is cancelled on the server', async () => {
+    const h = harness()
+    const sent: { method?: string; id?: number; params?: unknown }[] = []
+    const everything = await h.connect({
+      ...everythingStdio(),
+      toolTimeoutMs: 300,
+      onMessage: (direction, message) => direction === 'send' && sent.push(message as never),
+    })
+    h.model.enqueue(
+      response('r1', call('c1', 'everything__trigger-long-running-operation', { duration: 60, steps: 2 })),
+      response('r2', say('Too slow.')),
+    )
+    const agent = h.agent({ tools: everything.tools })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome.reason).toBe('completed')
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'error',
+      outputText: 'Tool "everything__trigger-long-running-operation" timed out after 300 ms.',
+    })
+    const request = sent.find((m) => m.method === 'tools/call')!
+    expect(sent).toContainEqual(
+      expect.objectContaining({
+        method: 'notifications/cancelled',
+        params: expect.objectContaining({ requestId: request.id }),
+      }),
+    )
+  })
+
+  test('close() during a call ends the call and reaps even a server that ignores SIGTERM', async () => {
+    const h = harness()
+    const everything = await h.connect({
+      name: 'stubborn',
+      command: process.execPath,
+      args: ['--require', STUBBORN, EVERYTHING],
+    })
+    const pid = everything.pid!
+    h.model.enqueue(
+      response('r1', call('c1', 'stubborn__trigger-long-running-operation', { duration: 60, steps: 600 })),
+      response('r2', say('Closed.')),
+    )
+    const agent = h.agent({ tools: everything.tools })
+    const closing: Promise<void>[] = []
+    agent.events.once('tool_progress', () => closing.push(everything.close()))
+    const { outcome } = await collect(agent.run('go'))
+    await closing[0]
+    expect(isAlive(pid)).toBe(false)
+    expect(outcome.reason).toBe('completed')
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'error',
+      outputText:
+        'stubborn__trigger-long-running-operation failed: the connection to MCP server "stubborn" was closed',
+    })
+  })
+})

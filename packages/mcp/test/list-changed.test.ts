@@ -1,0 +1,73 @@
+import { describe, expect, test } from 'vitest'
+import { collect, offeredTools, toolResults, useHarness } from './support/harness.js'
+import { call, response, say } from './support/model.js'
+import { CHANGING } from './support/servers.js'
+
+const harness = useHarness()
+
+describe('tools/list_changed', () => {
+  test('a tool the server adds during a task is offered from the next turn on', async () => {
+    const h = harness()
+    const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })
+    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+    h.model.enqueue(
+      response('r1', call('c1', 'dyn__add_tool')),
+      response('r2', call('c2', 'dyn__added_1')),
+      response('r3', say('Done.')),
+    )
+    const agent = h.agent({ tools: dyn.tools })
+    const changes: string[][] = []
+    dyn.onToolsChanged((tools) => {
+      changes.push(tools.map((t) => t.name))
+      agent.setTools(tools)
+    })
+    const { outcome } = await collect(agent.run('grow'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
+    expect(changes).toEqual([['dyn__add_tool', 'dyn__hang_lists', 'dyn__added_1']])
+    expect([0, 1].map((i) => offeredTools(h.model, i))).toEqual([
+      ['dyn__add_tool', 'dyn__hang_lists'],
+      ['dyn__add_tool', 'dyn__hang_lists', 'dyn__added_1'],
+    ])
+    const results = toolResults(await agent.history())
+    expect([results.c1?.outputText, results.c2?.outputText]).toEqual(['added added_1', 'added_1 ran'])
+  })
+
+  test('refresh() reads the list again; a filter keeps tools out', async () => {
+    const h = harness()
+    const dyn = await h.connect({
+      name: 'dyn',
+      command: process.execPath,
+      args: [CHANGING],
+      toolPrefix: '',
+      filter: (tool) => tool.name !== 'added_2',
+    })
+    const add = dyn.tools[0]!
+    const ctx = { signal: new AbortController().signal, progress: () => {} } as never
+    await add.execute({}, ctx)
+    await add.execute({}, ctx)
+    expect((await dyn.refresh()).map((t) => t.name)).toEqual(['add_tool', 'hang_lists', 'added_1'])
+    expect(dyn.toolInfo.map((t) => t.serverToolName)).toEqual(['add_tool', 'hang_lists', 'added_1'])
+  })
+
+  test('a server that stops answering tools/list: the call still returns, the old tools stay', async () => {
+    const h = harness()
+    const dyn = await h.connect({
+      name: 'dyn',
+      command: process.execPath,
+      args: [CHANGING],
+      connectTimeoutMs: 5_000,
+    })
+    h.model.enqueue(response('r1', call('c1', 'dyn__hang_lists')), response('r2', say('Still here.')))
+    const agent = h.agent({ tools: dyn.tools })
+    dyn.onToolsChanged((tools) => agent.setTools(tools))
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Still here.' })
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'success',
+      outputText: 'lists hang from now on',
+    })
+    expect(offeredTools(h.model, 1)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+    await expect(dyn.refresh()).rejects.toThrow(/timed out/i)
+    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+  })
+})

@@ -1,0 +1,58 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
+
+const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
+
+/** The reference "everything" server's entry (a devDependency; nothing is downloaded). */
+export const EVERYTHING = here('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js')
+/** The reference filesystem server's entry. */
+export const FILESYSTEM = here('../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js')
+/** A small server on the official SDK whose tool list changes on request. */
+export const CHANGING = here('../fixtures/changing-server.mjs')
+const LOOPBACK = here('./loopback.cjs')
+
+/** The options that start the everything server over stdio. */
+export function everythingStdio(name = 'everything') {
+  return { name, command: process.execPath, args: [EVERYTHING, 'stdio'] }
+}
+
+/** A reference server listening over HTTP on 127.0.0.1, and how to stop it. */
+export interface HttpServer {
+  /** `http://127.0.0.1:<port>` */
+  readonly origin: string
+  readonly child: ChildProcess
+  stop(): Promise<void>
+}
+
+/** Starts the everything server in `mode` (`streamableHttp` serves /mcp, `sse` serves /sse) on a free port. */
+export function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<HttpServer> {
+  const child = spawn(process.execPath, ['--require', LOOPBACK, EVERYTHING, mode], {
+    env: { PATH: process.env.PATH ?? '', PORT: '0' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return
+    const gone = new Promise((resolve) => child.once('exit', resolve))
+    child.kill('SIGKILL')
+    await gone
+  }
+  return new Promise((resolve, reject) => {
+    let said = ''
+    child.stderr?.on('data', (chunk: Buffer) => {
+      said += chunk.toString()
+      const port = /KODE_TEST_PORT=(\d+)/.exec(said)?.[1]
+      if (port) resolve({ origin: `http://127.0.0.1:${port}`, child, stop })
+    })
+    child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening: ${said}`)))
+  })
+}
+
+/** Whether process `pid` exists. */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}

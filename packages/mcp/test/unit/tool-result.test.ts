@@ -1,0 +1,60 @@
+import { describe, expect, test } from 'vitest'
+import { toToolOutput } from '../../src/tool-result.js'
+
+describe('a tools/call result as a Kode tool output', () => {
+  test('text blocks are joined one per line; images become data-URL parts', () => {
+    expect(
+      toToolOutput({
+        content: [
+          { type: 'text', text: 'first' },
+          { type: 'image', data: 'AAAA', mimeType: 'image/png' },
+          { type: 'text', text: 'second' },
+        ],
+      }),
+    ).toEqual({
+      outputText: 'first\nsecond',
+      parts: [{ type: 'image_url', url: 'data:image/png;base64,AAAA' }],
+    })
+  })
+
+  test('isError makes an error result', () => {
+    expect(toToolOutput({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toEqual({
+      outputText: 'no such file',
+      status: 'error',
+    })
+  })
+
+  test('structured content is kept in uiExtra, and is the text when the server sent none', () => {
+    expect(toToolOutput({ content: [], structuredContent: { n: 1 } })).toEqual({
+      outputText: '{"n":1}',
+      uiExtra: { type: 'json', value: { n: 1 } },
+    })
+    expect(
+      toToolOutput({ content: [{ type: 'text', text: 'one' }], structuredContent: { n: 1 } }).outputText,
+    ).toBe('one')
+  })
+
+  test('what the model cannot take is a one-line note; unknown blocks are tolerated', () => {
+    const output = toToolOutput({
+      content: [
+        { type: 'audio', data: 'AAAA', mimeType: 'audio/wav' },
+        { type: 'resource_link', uri: 'file:///a.txt', name: 'a.txt' },
+        { type: 'resource', resource: { uri: 'file:///b.txt', text: 'bee' } },
+        { type: 'resource', resource: { uri: 'file:///c.bin', blob: 'AAAA', mimeType: 'application/zip' } },
+        { type: 'hologram', frames: 3 },
+      ],
+    })
+    expect(output.outputText.split('\n')).toEqual([
+      '[audio (audio/wav) omitted]',
+      '[resource a.txt: file:///a.txt]',
+      '[resource file:///b.txt]',
+      'bee',
+      '[binary resource file:///c.bin (application/zip) omitted]',
+      '[hologram content omitted]',
+    ])
+  })
+
+  test('the 2024-10-07 toolResult form is read as text', () => {
+    expect(toToolOutput({ toolResult: { ok: true } })).toEqual({ outputText: '{"ok":true}' })
+  })
+})

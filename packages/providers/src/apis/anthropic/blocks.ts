@@ -1,0 +1,105 @@
+import type { ResponseBuilder } from '../../adapter.js'
+
+/** A content block as the Messages API sends it; every field may be missing or of another type. */
+export type ContentBlock = { type?: unknown } & Record<string, unknown>
+
+/**
+ * Blocks of tools Anthropic runs itself: the call (`server_tool_use`, `mcp_tool_use`) and every
+ * result (`web_search_tool_result`, `web_fetch_tool_result`, `code_execution_tool_result`,
+ * `bash_code_execution_tool_result`, `text_editor_code_execution_tool_result`,
+ * `tool_search_tool_result`, `mcp_tool_result`, and result types added later), plus
+ * `container_upload`. They are kept whole as `server_tool` parts, never run as client calls.
+ */
+export function isServerBlock(type: string): boolean {
+  return (
+    type === 'server_tool_use' ||
+    type === 'mcp_tool_use' ||
+    type === 'container_upload' ||
+    type.endsWith('_tool_result')
+  )
+}
+
+/** Server calls whose `input` may stream as `input_json_delta` like a client call's. */
+function streamsInput(type: string): boolean {
+  return type === 'server_tool_use' || type === 'mcp_tool_use'
+}
+
+/** A server block being streamed: its start, and the input JSON so far. */
+export interface OpenServerBlock {
+  block: ContentBlock
+  json: string
+}
+
+/**
+ * Content blocks as they arrive: whole (in `message_start`, or complete in `content_block_start`)
+ * or started and filled by deltas. Keyed by the block's index. Client `tool_use` blocks go to the
+ * builder's tool calls; server blocks are held until their stop, then kept whole.
+ */
+export class AnthropicBlocks {
+  private readonly open = new Map<number, OpenServerBlock>()
+
+  /** A block from `content_block_start` (`whole`: false) or `message_start` content (`whole`: true). */
+  start(out: ResponseBuilder, index: number, block: unknown, whole: boolean): void {
+    if (!isRecord(block) || typeof block.type !== 'string') return
+    switch (block.type) {
+      case 'text':
+        if (typeof block.text === 'string') out.text(block.text)
+        break
+      case 'thinking':
+        if (typeof block.thinking === 'string') out.thinking(block.thinking)
+        if (typeof block.signature === 'string' && block.signature)
+          out.signature(block.signature, { format: 'anthropic' })
+        break
+      case 'redacted_thinking':
+        if (typeof block.data === 'string' && block.data)
+          out.signature(block.data, { format: 'anthropic', redacted: true })
+        break
+      case 'tool_use': {
+        out.toolCall(index, str(block.id), str(block.name))
+        // Deltas normally carry the input; it may also come whole (a proxy, `message_start` content).
+        const input = block.input
+        if (isRecord(input) && Object.keys(input).length > 0) out.toolCallArgs(index, JSON.stringify(input))
+        break
+      }
+      default:
+        if (isServerBlock(block.type)) this.open.set(index, { block, json: '' })
+        break
+    }
+    if (whole) this.stop(out, index)
+  }
+
+  /** `input_json_delta` for the block at `index`: a server call's input, else a client call's arguments. */
+  inputJson(out: ResponseBuilder, index: number, json: string): void {
+    const server = this.open.get(index)
+    if (server) server.json += json
+    else out.toolCallArgs(index, json)
+  }
+
+  /** `content_block_stop`: the block is whole; a server block is kept now. */
+  stop(out: ResponseBuilder, index: number): void {
+    const server = this.open.get(index)
+    if (server) {
+      this.open.delete(index)
+      out.serverTool('anthropic', withInput(server))
+    }
+    out.endBlock(index)
+  }
+}
+
+/** The server block with its streamed input parsed into `input` (a start-block `input` is a placeholder). */
+function withInput({ block, json }: OpenServerBlock): { type: string } {
+  const type = block.type as string
+  if (!streamsInput(type) || json.trim() === '') return block as { type: string }
+  // Throws on malformed JSON: the caller reports it as an invalid response.
+  const whole: { type: string; input?: unknown } = { ...block, type }
+  whole.input = JSON.parse(json) as unknown
+  return whole
+}
+
+function str(value: unknown): string | undefined {
+  return typeof value === 'string' ? value : undefined
+}
+
+function isRecord(value: unknown): value is ContentBlock {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}

@@ -1,0 +1,62 @@
+import type { ErrorContext } from './failures.js'
+import { transportError } from './failures.js'
+
+/** How many redirects one request may follow before it fails. */
+export const MAX_REDIRECTS = 5
+
+/** What {@link fetchFollowingRedirects} needs besides the request. */
+export interface RedirectPolicy {
+  fetch: typeof fetch
+  /** Follow a redirect to another origin (with the API key and the prompt). Default: refuse. */
+  crossOrigin: boolean
+  errors: ErrorContext
+}
+
+/**
+ * POSTs `init` to `url`, following redirects itself instead of leaving them to `fetch`: `fetch`
+ * would carry the auth headers and the prompt to whatever origin a `Location` names, and turn a
+ * POST into a GET on a 301/302/303. A redirect within the origin is followed with the same
+ * request; one to another origin fails with code `redirect` (not retried) unless the host opted in.
+ * A browser's `fetch` hides where a redirect goes (an opaque redirect): that fails as `redirect` too.
+ */
+export async function fetchFollowingRedirects(
+  url: string,
+  init: RequestInit,
+  policy: RedirectPolicy,
+): Promise<Response> {
+  let current = url
+  for (let hops = 0; ; hops++) {
+    const response = await policy.fetch(current, { ...init, redirect: 'manual' })
+    if (response.type === 'opaqueredirect')
+      throw refused(policy, 'the server redirected the request elsewhere')
+    if (!isRedirect(response.status)) return response
+    await response.body?.cancel().catch(() => undefined)
+    const location = response.headers.get('location')
+    if (!location) return response
+    const next = resolve(location, current)
+    if (!next) throw refused(policy, `the server redirected to an unreadable location ${location}`)
+    if (next.origin !== new URL(current).origin && !policy.crossOrigin)
+      throw refused(
+        policy,
+        `the server redirected (${response.status}) to another origin: ${next.href}; the API key and prompt were not sent there (set followCrossOriginRedirects to allow it)`,
+      )
+    if (hops + 1 > MAX_REDIRECTS) throw refused(policy, `more than ${MAX_REDIRECTS} redirects`)
+    current = next.href
+  }
+}
+
+function isRedirect(status: number): boolean {
+  return status === 301 || status === 302 || status === 303 || status === 307 || status === 308
+}
+
+function resolve(location: string, base: string): URL | undefined {
+  try {
+    return new URL(location, base)
+  } catch {
+    return undefined
+  }
+}
+
+function refused(policy: RedirectPolicy, detail: string) {
+  return transportError(policy.errors, 'redirect', detail, { retryable: false })
+}

@@ -1,0 +1,79 @@
+import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
+
+const server = useServer()
+let elsewhere: SseTestServer
+beforeEach(async () => {
+  elsewhere = await createSseTestServer()
+})
+afterEach(async () => {
+  await elsewhere.close()
+})
+
+const KEY = 'sk-test-key-0123456789'
+const text = () => streamOf('anthropic', fixture('anthropic', 'anthropic-text'))
+
+describe('redirects', () => {
+  test('a redirect within the origin is followed with the same POST, key and body', async () => {
+    server().enqueue({ status: 307, headers: { location: '/v2/messages' } }, text())
+    const message = await testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' }).complete(
+      ask(),
+    )
+    expect(message.stopReason).toBe('stop')
+    const [first, second] = server().requests
+    expect(second).toMatchObject({ method: 'POST', url: '/v2/messages', rawBody: first!.rawBody })
+    expect(second!.headers['x-api-key']).toBe(KEY)
+  })
+
+  test.each([301, 302, 303, 307, 308])(
+    'a %i to another origin is refused: the key and prompt never reach it, and it is not retried',
+    async (status) => {
+      server().enqueue({ status, headers: { location: `${elsewhere.url}/messages` } })
+      const client = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' })
+      const error = await client.complete(ask('my secret prompt')).catch((e: unknown) => e)
+      expect(error).toMatchObject({ name: 'ProviderError', code: 'redirect', retryable: false })
+      expect((error as Error).message).toContain(elsewhere.url)
+      expect(elsewhere.requests).toHaveLength(0)
+      expect(server().requests).toHaveLength(1)
+    },
+  )
+
+  test('google: x-goog-api-key is not carried to another origin either', async () => {
+    server().enqueue({ status: 302, headers: { location: `${elsewhere.url}/steal` } })
+    const client = testClient(server(), { api: 'google', model: 'gemini-2.5-flash' })
+    await expect(client.complete(ask())).rejects.toMatchObject({ code: 'redirect' })
+    expect(elsewhere.requests).toHaveLength(0)
+  })
+
+  test('with followCrossOriginRedirects the host opts in: the request goes there', async () => {
+    server().enqueue({ status: 308, headers: { location: `${elsewhere.url}/messages` } })
+    elsewhere.enqueue(text())
+    const client = testClient(server(), {
+      api: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      followCrossOriginRedirects: true,
+    })
+    expect((await client.complete(ask())).stopReason).toBe('stop')
+    expect(elsewhere.requests[0]).toMatchObject({ method: 'POST', url: '/messages' })
+    expect(elsewhere.requests[0]!.headers['x-api-key']).toBe(KEY)
+  })
+
+  test('a redirect loop ends after 5 hops with a typed error', async () => {
+    server().handle(() => ({ status: 307, headers: { location: '/loop' } }))
+    const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })
+    await expect(client.complete(ask())).rejects.toMatchObject({ code: 'redirect', retryable: false })
+    expect(server().requests).toHaveLength(6)
+  })
+
+  test('the refused location is quoted without credentials or keys', async () => {
+    const target = elsewhere.url.replace('http://', 'http://admin:pa55word-secret@')
+    server().enqueue({ status: 302, headers: { location: `${target}/x?api_key=AIzaSyD-leak-9876&alt=sse` } })
+    const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })
+    const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+    expect(error).toMatchObject({ code: 'redirect' })
+    expect(String(error)).not.toContain('pa55word')
+    expect(String(error)).not.toContain('AIzaSyD-leak')
+    expect(String(error)).toContain('api_key=[redacted]')
+  })
+})
