@@ -40,7 +40,7 @@ export async function runDemo(
   )
   say('')
   say(style.bold(`› ${DEMO_PROMPT}`))
-  const run = agent.run(DEMO_PROMPT, { signal })
+  const run = agent.run(DEMO_PROMPT, { signal, modelSettings: app.model.modelSettings })
   for await (const event of run) display.handle(event)
   renderer.clear()
   const outcome = await run.done

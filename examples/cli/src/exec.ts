@@ -25,7 +25,7 @@ export async function runExec(
 ): Promise<number> {
   const agent = app.agent(options.resume)
   const json = options.format === 'stream-json'
-  const run = agent.run(prompt, { signal: options.signal })
+  const run = agent.run(prompt, { signal: options.signal, modelSettings: app.model.modelSettings })
   for await (const event of run) {
     if (json) io.out(`${encodeEvent(event)}\n`)
     else if (event.type === 'error' && event.sessionId === agent.sessionId)

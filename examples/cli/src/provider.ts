@@ -1,4 +1,5 @@
-import { availableApis, createClient, type LLMClient, type LLMRequest } from '@kode/providers'
+import type { ModelSettings } from '@kode/core'
+import { availableApis, createClient, type LLMClient } from '@kode/providers'
 import { SCRIPTED_MODEL_INFO, type ScriptedModel, startScriptedModel } from './scripted/server.js'
 
 /** The environment variable each built-in api's key is read from. */
@@ -132,6 +133,8 @@ export function resolveProvider(choice: ProviderChoice, env: NodeJS.ProcessEnv):
 /** A client for the chosen model, and what to close when done (the scripted server). */
 export interface ConnectedModel {
   client: LLMClient
+  /** How every run asks this model to answer (`--reasoning`, or the config's `reasoning`). */
+  modelSettings: ModelSettings
   /** A line describing the model for the banner, e.g. `anthropic claude-sonnet-4-5`. */
   label: string
   /** Set when this is the local scripted model: why. */
@@ -155,47 +158,18 @@ export async function connectModel(
     })
     return {
       client,
+      modelSettings: {},
       label: `scripted ${server.model} (offline)`,
       offline: { reason: resolved.reason, why: resolved.why },
       close: () => server.close(),
     }
   }
-  const base = createClient({
+  const client = createClient({
     api: resolved.api,
     model: resolved.model,
     ...(resolved.apiKey !== undefined ? { apiKey: resolved.apiKey } : {}),
     ...(resolved.baseUrl !== undefined ? { baseUrl: resolved.baseUrl } : {}),
   })
-  const client = options.reasoning ? withReasoning(base, options.reasoning) : base
-  return { client, label: `${resolved.api} ${resolved.model}`, close: async () => {} }
-}
-
-/**
- * A client that asks for reasoning on every request. The agent builds requests itself, so the
- * CLI adds `reasoning` here, at the client, through the public `LLMClient` interface.
- */
-export function withReasoning(
-  client: LLMClient,
-  effort: NonNullable<LLMRequest['reasoning']>['effort'],
-): LLMClient {
-  const add = (request: LLMRequest): LLMRequest => ({
-    ...request,
-    reasoning: { ...request.reasoning, effort },
-  })
-  return {
-    get api() {
-      return client.api
-    },
-    get provider() {
-      return client.provider
-    },
-    get model() {
-      return client.model
-    },
-    get modelInfo() {
-      return client.modelInfo
-    },
-    stream: (request, options) => client.stream(add(request), options),
-    complete: (request, options) => client.complete(add(request), options),
-  }
+  const modelSettings: ModelSettings = options.reasoning ? { reasoning: { effort: options.reasoning } } : {}
+  return { client, modelSettings, label: `${resolved.api} ${resolved.model}`, close: async () => {} }
 }

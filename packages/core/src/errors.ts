@@ -12,6 +12,14 @@ export type AgentErrorCode =
   | 'invalid_options'
   /** A `defineTool` / `defineSubAgent` definition is unusable (a name providers reject). */
   | 'invalid_tool'
+  /** `continue` named a tool call that awaits no approval in this session. */
+  | 'unknown_approval'
+  /** `continue` decided a call twice, or one that was already decided. */
+  | 'approval_already_decided'
+  /** `continue` left calls that await approval without a decision. */
+  | 'approvals_missing'
+  /** `continue` found no unfinished task and no pending approval in the session. */
+  | 'nothing_to_continue'
 
 /**
  * A mistake in how the host uses the engine. Failures of the model or of tools are never thrown:

@@ -8,6 +8,7 @@ export {
   type Agent,
   type AgentEventMap,
   type CompactOptions,
+  type ContinueOptions,
   createAgent,
   type RunOptions,
 } from './agent/create-agent.js'
@@ -47,6 +48,8 @@ export {
 } from './formatters/provider-view.js'
 export { type ReActFormatterOptions, reactFormatter, reactInstructions } from './formatters/react.js'
 export type { ActionHistory } from './formatters/text-actions.js'
+export type { AgentHooks, HookContext, ToolCallDecision } from './hooks/hooks.js'
+export type { ModelSettings } from './settings/model-settings.js'
 export {
   type DefaultSubAgentParameters,
   defineSubAgent,
@@ -55,9 +58,12 @@ export {
 export type { SubAgentOutcome, SubAgentSpec } from './sub-agents/sub-agent-spec.js'
 export type { TaskOutcome } from './task/runtime.js'
 export type { UserInput } from './task/user-input.js'
+export type { ApprovalDecision, PendingApproval } from './tools/approval.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {
+  type ApprovalContext,
   defineTool,
+  type NeedsApproval,
   type Tool,
   type ToolContext,
   type ToolOutput,

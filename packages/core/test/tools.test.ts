@@ -1,5 +1,6 @@
 import { defineTool, type Tool } from '@kode/core'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
+import { deriveReplayEvents } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
@@ -473,11 +474,12 @@ describe('tool results', () => {
     expect(historyLines).toEqual(taskHistory('call c1 soft {}', ['tool c1 error: not found']))
   })
 
-  test('progress reaches the host as tool_progress between the call and its result', async () => {
+  test('progress is persisted with its call and sibling ids, reaches the host between the call and its result, and replays', async () => {
     const slow = defineTool({
       name: 'slow',
       description: 'Reports progress',
       parameters: Type.Object({}),
+      concurrent: false,
       execute: async (_args, ctx) => {
         ctx.progress('halfway')
         await delay(1)
@@ -485,19 +487,37 @@ describe('tool results', () => {
         return 'done'
       },
     })
-    const { lines, historyLines } = await runCalls([slow], [call('c1', 'slow', {})])
-    expect(lines).toEqual(
-      taskLines(
-        ['c1 slow'],
-        [
-          'tool_call c1 slow {}',
-          'tool_progress c1: halfway',
-          'tool_progress c1: almost',
-          'tool_result c1 success (last): done',
-        ],
-      ),
+    const { lines, historyLines, history } = await runCalls(
+      [slow],
+      [call('c1', 'slow', {}), call('c2', 'slow', {})],
     )
-    expect(historyLines).toEqual(taskHistory('call c1 slow {}', ['tool c1 success: done']))
+    // Each call's events and records in order (the two calls' may interleave).
+    const of = (id: string, list: string[]) =>
+      list.filter((line) => line.split(' ')[1]?.replace(':', '') === id)
+    const other = { c1: 'c2', c2: 'c1' } as const
+    for (const id of ['c1', 'c2'] as const) {
+      const last = id === 'c2' ? ' (last)' : ''
+      expect(of(id, lines)).toEqual([
+        `tool_call_start ${id} slow`,
+        `tool_call ${id} slow {}`,
+        `tool_progress ${id}: halfway (siblings ${other[id]})`,
+        `tool_progress ${id}: almost (siblings ${other[id]})`,
+        `tool_result ${id} success${last}: done`,
+      ])
+      expect(of(id, historyLines.slice(2))).toEqual([
+        `tool_progress ${id}: halfway (siblings ${other[id]})`,
+        `tool_progress ${id}: almost (siblings ${other[id]})`,
+        `tool ${id} success: done`,
+      ])
+      const replayed = summarize(deriveReplayEvents(history, { sessionId: 'id1' }))
+      expect(of(id, replayed)).toEqual([
+        `tool_progress ${id}: halfway (siblings ${other[id]})`,
+        `tool_progress ${id}: almost (siblings ${other[id]})`,
+        `tool_call ${id} slow {}`,
+        `tool_result ${id} success${last}: done`,
+      ])
+    }
+    expect(historyLines.length).toBe(taskHistory('', []).length + 6)
   })
 
   test('the context names the call, the session and the response', async () => {

@@ -1,4 +1,5 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from './control-records.js'
 import {
   AssistantMessage,
   DeveloperMessage,
@@ -72,7 +73,15 @@ export const CompactionRecord = record(
 )
 export type CompactionRecord = Static<typeof CompactionRecord>
 
-export const HistoryRecord = Type.Union([ErrorRecord, TaskMetadataRecord, InterruptRecord, CompactionRecord])
+export const HistoryRecord = Type.Union([
+  ErrorRecord,
+  TaskMetadataRecord,
+  InterruptRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
+  CompactionRecord,
+])
 export type HistoryRecord = Static<typeof HistoryRecord>
 
 /** What a session persists, in order: messages (on `role`) and records (on `type`). */
@@ -86,6 +95,9 @@ export const HistoryEvent = Type.Union([
   TaskMetadataRecord,
   InterruptRecord,
   CompactionRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
 ])
 export type HistoryEvent = Static<typeof HistoryEvent>
 
@@ -94,4 +106,4 @@ export function isMessage(event: HistoryEvent): event is Message {
   return 'role' in event
 }
 
-export { Message }
+export { ApprovalDecisionRecord, ApprovalRequestRecord, Message, ToolProgressRecord }

@@ -10,6 +10,11 @@ export {
   HISTORY_FORMAT_VERSION,
   validateHistoryEvent,
 } from './codec/history-codec.js'
+export {
+  ApprovalDecisionRecord,
+  ApprovalRequestRecord,
+  ToolProgressRecord,
+} from './control-records.js'
 export * from './events/index.js'
 // The plain functions, listed once in the helpers entry (`@kode/protocol/helpers`).
 export * from './helpers.js'

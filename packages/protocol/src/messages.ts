@@ -34,7 +34,20 @@ export const DeveloperMessage = message(
 )
 export type DeveloperMessage = Static<typeof DeveloperMessage>
 
-export const UserMessage = message('user', { parts: Type.Array(UserContentPart) }, 'UserMessage')
+/**
+ * The user's input. `mode` marks it as a request of a host-defined mode (the specification's
+ * "Koding mode": `koding`), with optional `modeContext`; providers see them as a line before the
+ * text (see docs/protocol.md).
+ */
+export const UserMessage = message(
+  'user',
+  {
+    parts: Type.Array(UserContentPart),
+    mode: Type.Optional(Type.String({ minLength: 1 })),
+    modeContext: Type.Optional(Type.String()),
+  },
+  'UserMessage',
+)
 export type UserMessage = Static<typeof UserMessage>
 
 /**

@@ -277,3 +277,34 @@ describe('each invariant has a failing case', () => {
     })
   })
 })
+
+describe('tool approval', () => {
+  const request = { type: 'tool_approval_request', toolCallId: 'c1', toolName: 'rm', arguments: '{}' }
+  const decision = { type: 'tool_approval_decision', toolCallId: 'c1', toolName: 'rm', approved: true }
+  const callAndResult = (status: 'success' | 'error') => [
+    { type: 'tool_call', toolCallId: 'c1', toolName: 'rm', arguments: '{}' },
+    { type: 'tool_result', toolCallId: 'c1', toolName: 'rm', result: 'x', status, isLastInTurn: true },
+  ]
+
+  test('a request, then the decision, then the call runs: valid', () => {
+    expect(rules(seq(...taskOpen, request, decision, ...callAndResult('success'), ...taskClose))).toEqual([])
+  })
+
+  test('a task may finish with the call still awaiting its decision', () => {
+    expect(rules(seq(...taskOpen, request, ...taskClose))).toEqual([])
+  })
+
+  test('an interrupt may answer a call that awaits approval (not as a success)', () => {
+    expect(rules(seq(...taskOpen, request, ...callAndResult('error'), ...taskClose))).toEqual([])
+  })
+
+  test('a call that succeeds before its decision ran without approval', () => {
+    expect(rules(seq(...taskOpen, request, ...callAndResult('success'), ...taskClose))).toEqual([
+      'tool_ran_without_approval',
+    ])
+  })
+
+  test('a second request for the same call', () => {
+    expect(rules(seq(...taskOpen, request, request, ...taskClose))).toEqual(['approval_requested_twice'])
+  })
+})

@@ -3,12 +3,13 @@ import { join } from 'node:path'
 import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 import { expectedV1 } from './corpus-expected-v1.js'
+import { expectedV3 } from './corpus-expected-v3.js'
 
 // Files written by each format version. A release must keep decoding every one of them to the
 // expected values; a migration that changes a record's shape updates the expectations, never the
 // fixtures.
 const corpusRoot = join(import.meta.dirname, 'fixtures/history')
-const expectations: Record<string, Record<string, HistoryEvent[]>> = { v1: expectedV1 }
+const expectations: Record<string, Record<string, HistoryEvent[]>> = { v1: expectedV1, v3: expectedV3 }
 
 const linesOf = (version: string, file: string) =>
   readFileSync(join(corpusRoot, version, file), 'utf8')

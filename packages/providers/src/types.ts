@@ -17,6 +17,12 @@ export interface LLMRequest {
   /** Ask for reasoning: an effort level, or a token budget (Anthropic, Gemini 2.5, OpenRouter). */
   reasoning?: { effort?: ReasoningEffort | undefined; budgetTokens?: number | undefined } | undefined
   toolChoice?: 'auto' | 'none' | 'required' | { name: string } | undefined
+  /**
+   * Provider-specific request-body fields, keyed by api (`{ anthropic: { top_k: 40 } }`). The
+   * fields under the client's api are set on the top level of the body the adapter built, over
+   * its own; the other apis' entries are ignored, so one request can carry options for several.
+   */
+  providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }
 
 /** How hard a model should think, lowest first. */

@@ -45,6 +45,7 @@ const FINISHED: Record<TaskFinishReason, string> = {
   aborted: 'Interrupted',
   error: 'Failed',
   max_turns: 'Stopped at the turn limit',
+  awaiting_approval: 'Waiting for your approval',
 }
 
 /**

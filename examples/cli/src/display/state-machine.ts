@@ -165,6 +165,20 @@ export class DisplayStateMachine {
       case 'tool_progress':
         out.push({ type: 'tool_progress', sessionId, toolCallId: event.toolCallId, message: event.message })
         return
+      case 'tool_approval_request':
+        out.push({
+          type: 'notice',
+          sessionId,
+          text: `${event.toolName} ${argumentSummary(event.arguments)} needs your approval`,
+        })
+        return
+      case 'tool_approval_decision':
+        out.push({
+          type: 'notice',
+          sessionId,
+          text: `${event.toolName}: ${event.approved ? 'approved' : 'denied'}${event.reason ? ` (${event.reason})` : ''}`,
+        })
+        return
       case 'tool_result': {
         const running = this.#tools.get(event.toolCallId)
         this.#tools.delete(event.toolCallId)

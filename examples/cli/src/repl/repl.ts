@@ -135,7 +135,10 @@ export class Repl {
     }
     const task = (async () => {
       try {
-        const run = this.agent.run(text, { signal: controller.signal })
+        const run = this.agent.run(text, {
+          signal: controller.signal,
+          modelSettings: this.app.model.modelSettings,
+        })
         for await (const event of run) this.#show(event)
         await run.done
         await this.app.titleSession(this.agent.sessionId, text)

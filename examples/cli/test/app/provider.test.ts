@@ -1,12 +1,12 @@
-import type { LLMClient, LLMRequest } from '@kode/providers'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { createSseTestServer, frameChat } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
-import {
-  MissingKeyError,
-  ProviderChoiceError,
-  realModelHint,
-  resolveProvider,
-  withReasoning,
-} from '../../src/provider.js'
+import { openApp } from '../../src/app.js'
+import { parseCliArgs } from '../../src/args.js'
+import { runExec } from '../../src/exec.js'
+import { MissingKeyError, ProviderChoiceError, realModelHint, resolveProvider } from '../../src/provider.js'
+import { tempDir } from '../process/run-kode.js'
 
 describe('resolveProvider', () => {
   test('with nothing chosen and no key it falls back to the scripted model and says why', () => {
@@ -89,26 +89,40 @@ describe('resolveProvider', () => {
   })
 })
 
-describe('withReasoning', () => {
-  test('adds the effort to every request and keeps the client', async () => {
-    const seen: LLMRequest[] = []
-    const client = {
-      api: 'x',
-      provider: 'x',
-      model: 'm',
-      modelInfo: undefined,
-      stream: (request: LLMRequest) => {
-        seen.push(request)
-        return (async function* () {})()
-      },
-      complete: async (request: LLMRequest) => {
-        seen.push(request)
-        return undefined as never
-      },
-    } satisfies LLMClient
-    const wrapped = withReasoning(client, 'low')
-    await wrapped.complete({ messages: [] })
-    expect(seen[0]?.reasoning).toEqual({ effort: 'low' })
-    expect(wrapped.model).toBe('m')
+describe('--reasoning', () => {
+  test("reaches the request body as the runs' model settings", async () => {
+    const server = await createSseTestServer()
+    const home = tempDir('kode-reasoning-')
+    try {
+      mkdirSync(join(home, 'kode'))
+      writeFileSync(
+        join(home, 'kode/config.json'),
+        JSON.stringify({ api: 'openai-chat', model: 'gpt-4o', baseUrl: server.url }),
+      )
+      const args = parseCliArgs(['--reasoning', 'high', '--sessions-dir', join(home, 'sessions')])
+      const env = { HOME: home, XDG_CONFIG_HOME: home, OPENAI_API_KEY: 'sk-test' }
+      const app = await openApp({ args, env, cwd: home })
+      const payloads = [
+        { id: 'r1', choices: [{ index: 0, delta: { content: 'Hi.' }, finish_reason: null }] },
+        { id: 'r1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
+      ]
+      server.enqueue({ body: frameChat(payloads.map((p) => JSON.stringify(p))) })
+      const out: string[] = []
+      const signal = new AbortController().signal
+      const code = await runExec(
+        app,
+        'Hello',
+        { format: 'text', signal },
+        {
+          out: (text) => out.push(text),
+          err: (text) => out.push(text),
+        },
+      )
+      await app.close()
+      expect({ code, out }).toEqual({ code: 0, out: ['Hi.\n'] })
+      expect(server.requests[0]!.body).toMatchObject({ model: 'gpt-4o', reasoning_effort: 'high' })
+    } finally {
+      await server.close()
+    }
   })
 })

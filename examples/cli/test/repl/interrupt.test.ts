@@ -29,7 +29,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     thinking: 'collapse',
     sessionsDir: '',
     exportsDir: '',
-    model: { client, label: 'test', close: async () => {} },
+    model: { client, modelSettings: {}, label: 'test', close: async () => {} },
     agent: (sessionId) => createAgent({ client, store, tools, ...(sessionId ? { sessionId } : {}) }),
     switchModel: () => Promise.reject(new Error('not in this test')),
     titleSession: async () => {},

@@ -148,6 +148,13 @@ export class Transcript {
       case 'error':
         this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
         return
+      case 'tool_approval_request':
+        this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
+        return
+      case 'tool_approval_decision':
+        this.#block(lane, 'notice').textContent =
+          `${event.approved ? '✓ approved' : '✗ denied'}: ${event.toolName}${event.reason ? ` (${event.reason})` : ''}`
+        return
       case 'compaction_end':
         // The older part of the session was summarised for the model; the page keeps showing it all.
         if (event.compacted) this.#block(lane, 'notice').textContent = '⇣ Context compacted'

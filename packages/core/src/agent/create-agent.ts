@@ -8,11 +8,13 @@ import { resolveCompaction } from '../compaction/options.js'
 import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
+import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
-import { runTask } from '../task/run-task.js'
+import { runTask, type TaskStart } from '../task/run-task.js'
 import { type HostFailure, type TaskRuntime, type ToolSet, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
+import type { ApprovalDecision } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
@@ -25,12 +27,20 @@ export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [eve
 export interface RunOptions {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
   signal?: AbortSignal | undefined
+  /** This run's model settings, over the agent's field by field. */
+  modelSettings?: ModelSettings | undefined
 }
 
 /** Options of {@link Agent.compact}. */
 export interface CompactOptions {
   /** Aborting it stops the summary; nothing is persisted then. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
+}
+
+/** What `agent.continue` takes; `signal` and `modelSettings` may also come as the second argument. */
+export interface ContinueOptions extends RunOptions {
+  /** One decision per call awaiting approval. */
+  approvals?: readonly ApprovalDecision[]
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -49,6 +59,17 @@ export interface Agent {
    * task runs, and a `CodecError` for input the history cannot hold.
    */
   run(input: UserInput, options?: RunOptions): AgentRun
+  /**
+   * Carries the session's paused task on: with `approvals`, a decision for every call that awaits
+   * one (`TaskOutcome.pendingApprovals`), recorded in the history; approved calls run once, denied
+   * ones get an `error` result (`denied by the user: <reason>`), and the loop goes on. Without
+   * pending approvals, it carries on a task whose process stopped before it finished (the history
+   * is the checkpoint). Works from any process on the same store. Throws `AgentError`
+   * (`agent_busy`) while a task runs; decisions that do not fit the history (`unknown_approval`,
+   * `approval_already_decided`, `approvals_missing`) or a session with nothing to carry on
+   * (`nothing_to_continue`) reject the run's `done` and its iteration, before any event.
+   */
+  continue(options?: ContinueOptions, runOptions?: RunOptions): AgentRun
   /**
    * Queues a user message for the running task, delivered at the next turn boundary (after the
    * tool results, before the next model call); if the model has just answered, it starts another
@@ -90,6 +111,7 @@ export interface Agent {
  */
 export function createAgent(options: AgentOptions): Agent {
   const settings = resolveSettings(options)
+  checkModelSettings(options.modelSettings)
   const formatter = options.historyFormatter ?? nativeFormatter()
   let { tooling, instructions } = prepareTools(options.tools ?? [], formatter)
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
@@ -103,10 +125,7 @@ export function createAgent(options: AgentOptions): Agent {
   let current: RunChannel | undefined
   let closing: Promise<void> | undefined
 
-  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
-    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
-    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
-    const parts = validateUserInput(input)
+  const start = (task: TaskStart, runOptions: RunOptions): AgentRun => {
     running = true
     const controller = new AbortController()
     const external = runOptions.signal
@@ -117,19 +136,22 @@ export function createAgent(options: AgentOptions): Agent {
     current = channel
     let listenerFailure: { error: unknown } | undefined
     let hostFailure: HostFailure | undefined
+    // A host's bug (a throwing listener or hook): stop the task as a failure (not as an
+    // interrupt: the user did not interrupt), let it end cleanly, then fail the run with the error.
+    const failHost = (error: unknown, message: string) => {
+      listenerFailure ??= { error }
+      if (!controller.signal.aborted) {
+        hostFailure = { message }
+        controller.abort(error)
+      }
+    }
     const sink = (event: Event) => {
       channel.push(event)
       try {
         events.emit('event', event)
         ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
       } catch (error) {
-        // A listener's bug: stop the task as a failure (not as an interrupt: the user did not
-        // interrupt), let it end cleanly, then fail the run with the listener's error.
-        listenerFailure ??= { error }
-        if (!controller.signal.aborted) {
-          hostFailure = { message: `An event listener threw: ${errorMessageOf(error)}` }
-          controller.abort(error)
-        }
+        failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
       }
     }
     const rt: TaskRuntime = {
@@ -151,6 +173,9 @@ export function createAgent(options: AgentOptions): Agent {
       system,
       subAgentState: undefined,
       sessionInit: { model: client.model, provider: client.provider },
+      hooks: options.hooks ?? {},
+      failHost,
+      modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
       client: () => client,
       takeSteering: () => steering.splice(0),
     }
@@ -159,7 +184,7 @@ export function createAgent(options: AgentOptions): Agent {
       current = undefined
       external?.removeEventListener('abort', forward)
     }
-    runTask(rt, parts).then(
+    runTask(rt, task).then(
       (outcome) => {
         settle()
         if (listenerFailure) channel.fail(listenerFailure.error)
@@ -175,6 +200,22 @@ export function createAgent(options: AgentOptions): Agent {
     return channel
   }
 
+  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
+    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    const parts = validateUserInput(input)
+    checkModelSettings(runOptions.modelSettings)
+    return start({ kind: 'input', parts }, runOptions)
+  }
+
+  const carryOn = (options: ContinueOptions = {}, runOptions: RunOptions = {}): AgentRun => {
+    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
+    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    const merged: RunOptions = { ...options, ...runOptions }
+    checkModelSettings(merged.modelSettings)
+    return start({ kind: 'continue', approvals: options.approvals }, merged)
+  }
+
   return {
     sessionId,
     get client() {
@@ -185,6 +226,7 @@ export function createAgent(options: AgentOptions): Agent {
       return running
     },
     run,
+    continue: carryOn,
     steer(input) {
       steering.push(validateUserInput(input))
     },

@@ -5,6 +5,8 @@ import { estimateTokens, type TokenCounter, TokenEstimator } from '../compaction
 import { type CompactionOptions, resolveCompaction } from '../compaction/options.js'
 import { AgentError } from '../errors.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import type { AgentHooks } from '../hooks/hooks.js'
+import type { ModelSettings } from '../settings/model-settings.js'
 import type { EngineSettings } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
@@ -28,6 +30,13 @@ export interface AgentOptions {
    * `codeActFormatter()`, or your own (see docs/history-formatters.md).
    */
   historyFormatter?: HistoryFormatter | undefined
+  /**
+   * How the model is asked to answer (token limit, temperature, reasoning, tool choice,
+   * provider-specific fields); a run's `modelSettings` override these field by field.
+   */
+  modelSettings?: ModelSettings | undefined
+  /** Lifecycle hooks: `beforeModelCall`, `beforeToolCall`, `afterToolCall` (see docs/agents.md). */
+  hooks?: AgentHooks | undefined
   /** Continue this session (created when the store has no session by this id). Default: a new one. */
   sessionId?: string | undefined
   /** Turns per task before the task stops with reason `max_turns`. Default 50. */

@@ -11,13 +11,15 @@ import type { CompactionSettings } from './options.js'
  * estimated input passes the threshold, the session is compacted first; when the provider still
  * answers that the request is larger than the context window, the session is compacted once and
  * the call sent once more. An overflow that remains (or with compaction off) fails the call with
- * an error naming the sizes. `request` builds the request from the session as it is then.
+ * an error naming the sizes. `request` builds the request from the session as it is then; `send`
+ * makes the call (by default `callModel`; the turn passes one that runs the host's hooks first).
  */
 export async function callModelWithinBudget(
   rt: TaskRuntime,
   client: LLMClient,
   request: () => LLMRequest,
   accounting: TaskAccounting,
+  send: (request: LLMRequest) => Promise<ModelResult> = (sent) => callModel(rt, client, sent),
 ): Promise<ModelResult> {
   const compaction = rt.settings.compaction
   let sent = request()
@@ -28,7 +30,7 @@ export async function callModelWithinBudget(
       if (done.compacted) sent = request()
     }
   }
-  const result = await callModel(rt, client, sent)
+  const result = await send(sent)
   if (!isOverflow(result)) return result
   const before = budgetOf(rt, client, sent)
   if (!compaction || rt.signal.aborted)
@@ -36,7 +38,7 @@ export async function callModelWithinBudget(
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
   if (!done.compacted) return { kind: 'failed', error: tooLarge(result.error, before, false) }
   sent = request()
-  const retried = await callModel(rt, client, sent)
+  const retried = await send(sent)
   if (!isOverflow(retried)) return retried
   return { kind: 'failed', error: tooLarge(retried.error, budgetOf(rt, client, sent), true) }
 }

@@ -62,6 +62,7 @@ export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
         client: definition.client,
         maxTurns: definition.maxTurns,
         historyFormatter: definition.historyFormatter,
+        modelSettings: definition.modelSettings,
       }
       const label = labelOf(args)
       if (label !== undefined) spec.label = label

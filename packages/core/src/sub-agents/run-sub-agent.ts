@@ -1,4 +1,5 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
 import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
@@ -62,11 +63,14 @@ export async function runSubAgent(
       model: client.model,
       provider: client.provider,
     },
+    hooks: rt.hooks,
+    failHost: rt.failHost,
+    modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
     client: () => client,
     takeSteering: () => [],
   }
   try {
-    return await runTask(child, userParts(input))
+    return await runTask(child, { kind: 'input', parts: userParts(input) })
   } catch (error) {
     child.events.abandon(error)
     throw error

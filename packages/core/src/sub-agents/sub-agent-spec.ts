@@ -1,6 +1,7 @@
 import type { LLMClient } from '@kode/providers'
 import { checkToolNames, positiveInteger } from '../agent/options.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import { checkModelSettings, type ModelSettings } from '../settings/model-settings.js'
 import type { TaskOutcome } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
 
@@ -20,6 +21,11 @@ export interface SubAgentSpec {
   maxTurns?: number
   /** How the child talks to its model; default: the parent's history formatter. */
   historyFormatter?: HistoryFormatter
+  /**
+   * The child's model settings, over the ones it inherits field by field. Default: the parent
+   * task's settings without `toolChoice` (which names the parent's tools).
+   */
+  modelSettings?: ModelSettings
 }
 
 /** How a sub-agent's task ended: its session, reason, final text and accounting. */
@@ -29,7 +35,8 @@ export type SubAgentOutcome = TaskOutcome
  * Refuses a spec no child could run: a turn limit that is not a positive integer, or two tools
  * with one name. Throws `AgentError` (`invalid_options`).
  */
-export function checkSubAgentSpec(spec: Pick<SubAgentSpec, 'tools' | 'maxTurns'>): void {
+export function checkSubAgentSpec(spec: Pick<SubAgentSpec, 'tools' | 'maxTurns' | 'modelSettings'>): void {
   if (spec.maxTurns !== undefined) positiveInteger('maxTurns', spec.maxTurns)
+  checkModelSettings(spec.modelSettings)
   checkToolNames(spec.tools ?? [])
 }

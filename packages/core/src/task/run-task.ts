@@ -1,22 +1,31 @@
 import { joinText, type TaskFinishReason, type UserContentPart, type UserMessage } from '@kode/protocol'
+import type { ApprovalDecision } from '../tools/approval.js'
+import { pendingCalls, publicPending } from '../tools/approval.js'
 import { TaskAccounting } from './accounting.js'
+import { carryOn, denySuperseded, planContinuation } from './continuation.js'
 import type { TaskOutcome, TaskRuntime } from './runtime.js'
 import { runTurn, type TaskState } from './turn.js'
 import { userMessageFields } from './user-input.js'
 
+/** How a task begins: with the user's input, or carrying a paused or unfinished task on. */
+export type TaskStart =
+  | { kind: 'input'; parts: readonly UserContentPart[] }
+  | { kind: 'continue'; approvals: readonly ApprovalDecision[] | undefined }
+
 /**
- * One task: the user's input, then turns until a response calls no tools (and no steering message
+ * One task: the user's input (or the continuation of a task that paused for approval or whose
+ * process died), then turns until a response calls no tools (and no steering message
  * is waiting), the user interrupts, the provider fails for good, or `maxTurns` is reached. Ends
  * with the task's accounting (`task_metadata`, persisted) and `task_finish`. Provider failures,
  * host failures (`rt.hostFailure()`) and interrupts end the task normally; only a failure that
  * stops persisting (the store) is thrown.
  */
-export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
+export async function runTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
   // The session's writer is held for the task, so no other writer interleaves with its turns.
   await rt.journal.open(rt.sessionInit)
   let outcome: TaskOutcome
   try {
-    outcome = await runOpenTask(rt, input)
+    outcome = await runOpenTask(rt, start)
   } catch (error) {
     await rt.journal.close().catch(() => {})
     throw error
@@ -25,20 +34,31 @@ export async function runTask(rt: TaskRuntime, input: readonly UserContentPart[]
   return outcome
 }
 
-async function runOpenTask(rt: TaskRuntime, input: readonly UserContentPart[]): Promise<TaskOutcome> {
+async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
+  // Decisions that do not fit the history are the host's mistake: refused before the task starts.
+  const continuation =
+    start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined
   events.emit('task_start', { subAgentState: rt.subAgentState })
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
     lastText: '',
   }
   await persistSystemPrompt(rt)
-  await deliverUserMessage(rt, input)
-  await deliverSteering(rt)
+  let interrupted = false
+  if (start.kind === 'input') {
+    await denySuperseded(rt, state)
+    await deliverUserMessage(rt, start.parts)
+  } else if (continuation) interrupted = await carryOn(rt, state, continuation)
+  if (!interrupted) await deliverSteering(rt)
 
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
+    if (interrupted) {
+      reason = 'aborted'
+      break
+    }
     const failure = rt.hostFailure()
     if (failure) {
       errorMessage = failure.message
@@ -64,6 +84,10 @@ async function runOpenTask(rt: TaskRuntime, input: readonly UserContentPart[]): 
       reason = 'aborted'
       break
     }
+    if (end === 'awaiting_approval') {
+      reason = 'awaiting_approval'
+      break
+    }
     if (typeof end === 'object') {
       errorMessage = end.failed
       reason = 'error'
@@ -87,6 +111,7 @@ async function runOpenTask(rt: TaskRuntime, input: readonly UserContentPart[]): 
   events.emit('task_finish', { taskResult: state.lastText, hasStructuredOutput: false, reason })
   const outcome: TaskOutcome = { sessionId: rt.sessionId, reason, text: state.lastText, metadata }
   if (errorMessage !== undefined) outcome.errorMessage = errorMessage
+  if (reason === 'awaiting_approval') outcome.pendingApprovals = publicPending(pendingCalls(journal.history))
   return outcome
 }
 

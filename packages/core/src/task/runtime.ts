@@ -11,6 +11,9 @@ import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { TokenEstimator } from '../compaction/estimate.js'
 import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
+import type { AgentHooks } from '../hooks/hooks.js'
+import type { ModelSettings } from '../settings/model-settings.js'
+import type { PendingApproval } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
@@ -20,8 +23,8 @@ export interface TaskOutcome {
   /** The session the task ran in. */
   sessionId: string
   /**
-   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener)
-   * or `aborted` (the user interrupted).
+   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener),
+   * `aborted` (the user interrupted) or `awaiting_approval` (calls wait for the user's decision).
    */
   reason: TaskFinishReason
   /** The final assistant text (`task_finish.taskResult`). */
@@ -30,6 +33,8 @@ export interface TaskOutcome {
   metadata: TaskMetadataSummary
   /** What stopped the task when `reason` is `error` or `max_turns`. */
   errorMessage?: string
+  /** The calls awaiting the user's decision when `reason` is `awaiting_approval` (see `agent.continue`). */
+  pendingApprovals?: PendingApproval[]
 }
 
 /** The limits and sources every task of an agent (and of its sub-agents) shares. */
@@ -89,6 +94,15 @@ export interface TaskRuntime {
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */
   readonly sessionInit: CreateSessionInit
+  /** The agent's lifecycle hooks (`{}` when none). */
+  readonly hooks: AgentHooks
+  /**
+   * Fails the task because the host failed (a throwing hook): sets `hostFailure` to `message`
+   * and aborts `signal`; the run then rejects with `error`, as for a throwing listener.
+   */
+  failHost(error: unknown, message: string): void
+  /** The model settings of this task (the agent's, overridden by the run's). */
+  readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */
   client(): LLMClient
   /** Takes the user messages the host queued with `steer` (empty for sub-agents). */

@@ -9,10 +9,15 @@ import {
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { callModelWithinBudget } from '../compaction/budgeted-call.js'
+import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
+import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { runToolBatch } from '../tools/tool-batch.js'
+import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
+import { callModel, type ModelResult } from './model-call.js'
 import type { TaskOutcome, TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
@@ -22,8 +27,11 @@ export interface TaskState {
   lastText: string
 }
 
-/** How a turn ended: the model called tools (go on), answered (stop), was interrupted, or failed. */
-export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | { failed: string }
+/**
+ * How a turn ended: the model called tools (go on), answered (stop), was interrupted, failed, or
+ * some of its calls wait for the user's approval (the task pauses).
+ */
+export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | 'awaiting_approval' | { failed: string }
 
 /** Why a turn failed: a provider error that retries did not cure, or a host failure. */
 interface TurnFailure {
@@ -48,7 +56,13 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
-  const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting)
+  // A beforeModelCall hook that throws aborts the task's signal as a host failure; the call then
+  // reads as aborted and ends below as that failure.
+  const send = async (request: LLMRequest): Promise<ModelResult> => {
+    const hooked = await hookedRequest(rt, request)
+    return hooked === undefined ? { kind: 'aborted', partial: undefined } : callModel(rt, client, hooked)
+  }
+  const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting, send)
   let end: TurnEnd
   switch (result.kind) {
     case 'complete':
@@ -73,12 +87,24 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   return end
 }
 
-/** The history as the formatter presents it, with the formatter's tools and system text. */
+/** The history as the formatter presents it, with the formatter's tools and system text, and the task's model settings. */
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
   if (system !== undefined) request.system = system
-  return request
+  return withModelSettings(request, rt.modelSettings)
+}
+
+/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails). */
+async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
+  const hook = rt.hooks.beforeModelCall
+  if (!hook) return request
+  try {
+    return (await hook(request, { sessionId: rt.sessionId, signal: rt.signal })) ?? request
+  } catch (error) {
+    rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
+    return undefined
+  }
 }
 
 async function completed(
@@ -113,12 +139,23 @@ async function completed(
   }
   const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
-  const userInterrupted = await runCalls(rt, state, calls, responseId, rt.signal)
+  const waiting = await callsNeedingApproval(rt, calls)
+  const waitingCalls = calls.filter((call) => waiting.has(call.id))
+  await requestApprovals(rt, waitingCalls, responseId)
+  const runNow = calls.filter((call) => !waiting.has(call.id))
+  let userInterrupted = runNow.length > 0 && (await runCalls(rt, state, runNow, responseId, rt.signal))
+  // Interrupted (or failed) before the user could decide: the waiting calls are answered like
+  // any call that did not run, so nothing stays pending.
+  if ((userInterrupted || rt.signal.aborted) && waitingCalls.length > 0) {
+    userInterrupted = (await runCalls(rt, state, waitingCalls, responseId, rt.signal)) || userInterrupted
+  }
   const failure = rt.hostFailure()
   if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
-  if (!userInterrupted) return 'tool_calls'
-  events.emit('interrupt', {})
-  return 'interrupted'
+  if (userInterrupted) {
+    events.emit('interrupt', {})
+    return 'interrupted'
+  }
+  return waitingCalls.length > 0 ? 'awaiting_approval' : 'tool_calls'
 }
 
 async function interrupted(
@@ -190,12 +227,13 @@ function providerFailure(error: ProviderError): TurnFailure {
  * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
  * when the user interrupted them.
  */
-async function runCalls(
+export async function runCalls(
   rt: TaskRuntime,
   state: TaskState,
   calls: readonly ToolCallPart[],
   responseId: string | undefined,
   signal: AbortSignal,
+  decided?: ReadonlyMap<string, ToolOutcome>,
 ): Promise<boolean> {
   const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
@@ -203,6 +241,7 @@ async function runCalls(
     calls,
     responseId,
     signal,
+    ...(decided ? { decided } : {}),
     context: (call, callSignal, progress) => ({
       signal: callSignal,
       toolCallId: call.id,

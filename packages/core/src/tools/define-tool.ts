@@ -30,6 +30,22 @@ export interface ToolContext {
   runSubAgent(spec: SubAgentSpec, input: string | readonly UserContentPart[]): Promise<SubAgentOutcome>
 }
 
+/** What a `needsApproval` function sees of the call. */
+export interface ApprovalContext {
+  readonly toolCallId: string
+  readonly toolName: string
+  readonly sessionId: string
+  /** Aborted when the user interrupts the task. */
+  readonly signal: AbortSignal
+}
+
+/**
+ * Whether a call waits for the user's approval: always (`true`), or as the function decides from
+ * the validated arguments (a function that throws counts as `true`: a check that failed never
+ * lets a call through).
+ */
+export type NeedsApproval<A> = boolean | ((args: A, ctx: ApprovalContext) => boolean | Promise<boolean>)
+
 /** A structured tool result. Only `outputText` is required. */
 export interface ToolOutput {
   /** What the model reads. Capped by the agent's `toolOutputLimit` (head and tail kept). */
@@ -72,6 +88,11 @@ export interface ToolSpec<P extends TSchema> {
   concurrent?: boolean
   /** Overrides the agent's `toolTimeoutMs` for this tool; `Infinity` means no timeout. */
   timeoutMs?: number
+  /**
+   * Whether a call waits for the user's approval before it runs (see "Tool approval" in
+   * docs/agents.md). Default `false`.
+   */
+  needsApproval?: NeedsApproval<Static<P>>
 }
 
 /** A tool ready for `createAgent`: the spec plus its compiled argument parser. */
@@ -81,6 +102,8 @@ export interface Tool<P extends TSchema = TSchema> {
   readonly parameters: P
   readonly concurrent: boolean
   readonly timeoutMs: number | undefined
+  /** Whether a call with these (validated) arguments waits for approval; `false` for most tools. */
+  needsApproval(args: Static<P>, ctx: ApprovalContext): boolean | Promise<boolean>
   execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
   /** Parses and validates `argumentsJson` (the schema is compiled once, on first use). */
   parseArguments(argumentsJson: string): ParsedArguments<Static<P>>
@@ -119,7 +142,16 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
     parameters: spec.parameters,
     concurrent: spec.concurrent ?? true,
     timeoutMs: spec.timeoutMs,
+    needsApproval: approvalCheck(spec.needsApproval),
     execute,
     parseArguments,
   })
+}
+
+function approvalCheck<A>(
+  needsApproval: NeedsApproval<A> | undefined,
+): (args: A, ctx: ApprovalContext) => boolean | Promise<boolean> {
+  if (typeof needsApproval === 'function') return needsApproval
+  const always = needsApproval === true
+  return () => always
 }

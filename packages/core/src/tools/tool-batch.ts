@@ -1,5 +1,6 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
+import { runHookedCall } from '../hooks/tool-hooks.js'
 import type { TaskRuntime, ToolSet } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { executeToolCall } from './execute-tool-call.js'
@@ -19,6 +20,8 @@ export interface ToolBatch {
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
   context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
+  /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
+  decided?: ReadonlyMap<string, ToolOutcome>
 }
 
 /**
@@ -74,7 +77,8 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
-    const plan = planCall(call, rt.tools)
+    const decided = batch.decided?.get(call.id)
+    const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, rt.tools)
     const exclusive = plan.tool !== undefined && !plan.tool.concurrent
     while (!stopped() && !gate.admits(exclusive)) await gate.changed()
     if (stopped()) return
@@ -88,19 +92,47 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     }
     const tool = plan.tool
     gate.enter(exclusive)
+    const siblingToolCallIds = calls.filter((other) => other.id !== call.id).map((other) => other.id)
+    // Progress is persisted (a `tool_progress` record) before it is announced, and before the
+    // call's result; once the call has a result, it is ignored.
     const progress = (message: string) => {
-      if (!slot.settled)
-        events.emit('tool_progress', { responseId, toolCallId: call.id, toolName: call.name, message })
+      if (slot.settled) return
+      const record = {
+        type: 'tool_progress' as const,
+        id: settings.createId(),
+        createdAt: settings.now(),
+        toolCallId: call.id,
+        toolName: call.name,
+        message,
+        siblingToolCallIds,
+        ...(responseId !== undefined ? { responseId } : {}),
+      }
+      slot.progress = slot.progress
+        .then(() => rt.journal.persist(record))
+        .then(() =>
+          events.emit('tool_progress', {
+            responseId,
+            toolCallId: call.id,
+            toolName: call.name,
+            message,
+            siblingToolCallIds,
+          }),
+        )
+        .catch((error: unknown) => {
+          slot.progressFailure ??= { error }
+        })
     }
-    void executeToolCall({
-      tool,
-      call,
-      args: plan.args,
-      taskSignal: signal,
-      timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
-      formatToolError: settings.formatToolError,
-      context: (callSignal) => batch.context(call, callSignal, progress),
-    }).then((outcome) => {
+    const execute = (args: unknown) =>
+      executeToolCall({
+        tool,
+        call,
+        args,
+        taskSignal: signal,
+        timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
+        formatToolError: settings.formatToolError,
+        context: (callSignal) => batch.context(call, callSignal, progress),
+      })
+    void runHookedCall(rt, call, tool, plan.args, execute).then((outcome) => {
       slot.settle(outcome)
       gate.leave(exclusive)
     })
@@ -114,6 +146,9 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const outcome = await slots[i]!.promise
+    await slots[i]!.progress
+    const progressFailure = slots[i]!.progressFailure
+    if (progressFailure) throw progressFailure.error
     if (!started[i]) {
       // Interrupted before it started: announce it so its result answers a call.
       started[i] = true
@@ -176,6 +211,9 @@ function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
 /** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
 class Slot {
   settled = false
+  /** The call's progress records, persisted in order; its result waits for them. */
+  progress: Promise<void> = Promise.resolve()
+  progressFailure: { error: unknown } | undefined
   readonly promise: Promise<ToolOutcome>
   #resolve!: (outcome: ToolOutcome) => void
 

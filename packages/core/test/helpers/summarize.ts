@@ -49,7 +49,11 @@ function describeEvent(event: Event): string {
     case 'tool_call':
       return `tool_call ${event.toolCallId} ${event.toolName} ${event.arguments}`
     case 'tool_progress':
-      return `tool_progress ${event.toolCallId}: ${event.message}`
+      return `tool_progress ${event.toolCallId}: ${event.message}${event.siblingToolCallIds ? ` (siblings ${event.siblingToolCallIds.join(',') || '-'})` : ''}`
+    case 'tool_approval_request':
+      return `tool_approval_request ${event.toolCallId} ${event.toolName} ${event.arguments}`
+    case 'tool_approval_decision':
+      return `tool_approval_decision ${event.toolCallId} ${event.approved ? 'approved' : 'denied'}${event.reason ? `: ${event.reason}` : ''}`
     case 'tool_result':
       return `tool_result ${event.toolCallId} ${event.status}${event.isLastInTurn ? ' (last)' : ''}: ${event.result}`
     case 'todo_change':
@@ -90,6 +94,12 @@ export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
           return `task_metadata turns=${record.metadata.main.turnCount} subAgents=${record.metadata.subAgents.length}`
         case 'interrupt':
           return 'interrupt'
+        case 'approval_request':
+          return `approval_request ${record.toolCallId} ${record.toolName} ${record.arguments}`
+        case 'approval_decision':
+          return `approval_decision ${record.toolCallId} ${record.approved ? 'approved' : 'denied'}${record.reason ? `: ${record.reason}` : ''}`
+        case 'tool_progress':
+          return `tool_progress ${record.toolCallId}: ${record.message} (siblings ${record.siblingToolCallIds.join(',') || '-'})`
         default:
           return 'unknown record'
       }

@@ -6,10 +6,18 @@ import type { HistoryEvent } from '../history.js'
  * a clear error) only the lines that do.
  * - 1: the first format.
  * - 2: adds the `server_tool` part of assistant messages.
- * - 3: adds the `compaction` record.
+ * - 3: adds the `compaction`, `approval_request`, `approval_decision` and `tool_progress` records.
  */
 export function formatVersionOf(event: HistoryEvent): number {
-  if (!('role' in event) && event.type === 'compaction') return 3
+  if (!('role' in event)) {
+    if (
+      event.type === 'compaction' ||
+      event.type === 'approval_request' ||
+      event.type === 'approval_decision' ||
+      event.type === 'tool_progress'
+    )
+      return 3
+  }
   if ('role' in event && event.role === 'assistant') {
     for (const part of event.parts) if (part.type === 'server_tool') return 2
   }

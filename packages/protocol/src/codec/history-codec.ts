@@ -1,4 +1,5 @@
 import type { TObject } from '@sinclair/typebox'
+import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from '../control-records.js'
 import {
   CompactionRecord,
   type ErrorRecord,
@@ -45,6 +46,9 @@ const records = new TaggedUnion<HistoryRecord>('type', [
   TaskMetadataRecord,
   InterruptRecord,
   CompactionRecord,
+  ApprovalRequestRecord,
+  ApprovalDecisionRecord,
+  ToolProgressRecord,
 ] as TObject[])
 
 /**

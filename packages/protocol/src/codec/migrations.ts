@@ -9,7 +9,8 @@ export type Migration = (record: Record<string, unknown>) => Record<string, unkn
 export const HISTORY_MIGRATIONS: readonly Migration[] = [
   // 1 -> 2: version 2 only added the `server_tool` part; every version-1 record is a version-2 record.
   (record) => record,
-  // 2 -> 3: version 3 only added the `compaction` record; every version-2 record is a version-3 record.
+  // 2 -> 3: version 3 only added record types (compaction, approval_request, approval_decision,
+  // tool_progress); every version-2 record is a version-3 record.
   (record) => record,
 ]
 

@@ -16,7 +16,13 @@ import {
   ToolCallStartEvent,
 } from './streaming.js'
 import { EndEvent, ErrorEvent, InterruptEvent, WelcomeEvent } from './system.js'
-import { ToolCallEvent, ToolProgressEvent, ToolResultEvent } from './tools.js'
+import {
+  ToolApprovalDecisionEvent,
+  ToolApprovalRequestEvent,
+  ToolCallEvent,
+  ToolProgressEvent,
+  ToolResultEvent,
+} from './tools.js'
 
 export * from './base.js'
 export * from './chat.js'
@@ -38,6 +44,9 @@ export const ReplayEvent = Type.Union([
   ResponseCompleteEvent,
   AssistantImageDeltaEvent,
   ToolCallEvent,
+  ToolProgressEvent,
+  ToolApprovalRequestEvent,
+  ToolApprovalDecisionEvent,
   ToolResultEvent,
   UsageEvent,
   TaskMetadataEvent,
@@ -75,6 +84,8 @@ export const Event = Type.Union([
   ResponseCompleteEvent,
   ToolCallEvent,
   ToolProgressEvent,
+  ToolApprovalRequestEvent,
+  ToolApprovalDecisionEvent,
   ToolResultEvent,
   UsageEvent,
   TaskMetadataEvent,

@@ -12,6 +12,8 @@ export const TaskFinishReason = Type.Union([
   Type.Literal('max_turns'),
   Type.Literal('error'),
   Type.Literal('aborted'),
+  /** Tool calls wait for the user's approval; `agent.continue` carries the task on. */
+  Type.Literal('awaiting_approval'),
 ])
 export type TaskFinishReason = Static<typeof TaskFinishReason>
 

@@ -27,6 +27,8 @@ export type OrderRule =
   | 'tool_result_without_call'
   | 'tool_result_twice'
   | 'tool_call_without_result'
+  | 'tool_ran_without_approval'
+  | 'approval_requested_twice'
   | 'end_not_last'
 
 export interface OrderViolation {
@@ -51,6 +53,8 @@ interface SessionState {
   /** tool call id -> index of its `tool_call`, until its result arrives. */
   pendingToolCalls: Map<string, number>
   resolvedToolCalls: Set<string>
+  /** Calls whose approval was requested and not yet decided. */
+  awaitingApproval: Set<string>
 }
 
 function newState(): SessionState {
@@ -66,6 +70,7 @@ function newState(): SessionState {
     completedResponseIds: new Set(),
     pendingToolCalls: new Map(),
     resolvedToolCalls: new Set(),
+    awaitingApproval: new Set(),
   }
 }
 
@@ -80,7 +85,8 @@ function newState(): SessionState {
  * same turn, and one for every turn that streamed output and ended without an interrupt or error;
  * turns and tasks open before they close and close by the end; each `tool_result` answers exactly
  * one earlier `tool_call` of its session, and every call has its result when the task finishes;
- * `end` comes last.
+ * a call whose approval was requested is not requested twice and has no successful `tool_result`
+ * before its `tool_approval_decision` (an interrupt may still answer it); `end` comes last.
  */
 export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
   const violations: OrderViolation[] = []
@@ -164,7 +170,21 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
       case 'tool_call':
         s.pendingToolCalls.set(event.toolCallId, index)
         break
+      case 'tool_approval_request':
+        if (s.awaitingApproval.has(event.toolCallId))
+          fail('approval_requested_twice', `a second tool_approval_request for ${event.toolCallId}`)
+        s.awaitingApproval.add(event.toolCallId)
+        break
+      case 'tool_approval_decision':
+        s.awaitingApproval.delete(event.toolCallId)
+        break
       case 'tool_result':
+        if (event.status === 'success' && s.awaitingApproval.has(event.toolCallId)) {
+          fail(
+            'tool_ran_without_approval',
+            `tool call ${event.toolCallId} succeeded before its approval decision`,
+          )
+        }
         if (s.pendingToolCalls.has(event.toolCallId)) {
           s.pendingToolCalls.delete(event.toolCallId)
           s.resolvedToolCalls.add(event.toolCallId)

@@ -279,7 +279,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   private async buildRequest(): Promise<WireRequest> {
     try {
-      return await this.setup.adapter.buildRequest(this.setup.request)
+      const wire = await this.setup.adapter.buildRequest(this.setup.request)
+      return withProviderOptions(wire, this.setup.request.providerOptions?.[this.setup.message.api])
     } catch (thrown) {
       if (ProviderError.is(thrown)) throw thrown
       const detail = `could not build the request: ${messageOf(thrown)}`
@@ -377,4 +378,14 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
 function messageOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown)
+}
+
+/** The request with the host's provider-specific fields over the adapter's (see `LLMRequest.providerOptions`). */
+function withProviderOptions(
+  wire: WireRequest,
+  options: Readonly<Record<string, unknown>> | undefined,
+): WireRequest {
+  if (options === undefined) return wire
+  if (typeof wire.body !== 'object' || wire.body === null || Array.isArray(wire.body)) return wire
+  return { ...wire, body: { ...wire.body, ...options } }
 }

@@ -99,6 +99,21 @@ export function renderTranscript(
           )
           break
         }
+        case 'approval_request':
+          blocks.push(
+            html`<div class="notice approval">Approval requested for ${event.toolName} <code>${event.arguments}</code></div>`,
+          )
+          break
+        case 'approval_decision':
+          blocks.push(
+            html`<div class="notice approval">${event.approved ? 'Approved' : 'Denied'} by the user: ${event.toolName}${
+              event.reason !== undefined ? ` (${event.reason})` : ''
+            }</div>`,
+          )
+          break
+        case 'tool_progress':
+          blocks.push(html`<div class="notice progress">${event.toolName}: ${event.message}</div>`)
+          break
         default: {
           const unknown: never = event
           void unknown

@@ -83,6 +83,8 @@ class SessionReplay {
   private lastTimestamp = 0
   /** Tool calls of the open turn whose `tool_call` event waits for their result. */
   private readonly pendingCalls = new Map<string, ToolCallEvent>()
+  /** Calls whose approval was requested and not decided yet, with the request's response id. */
+  private readonly awaitingApproval = new Map<string, string | undefined>()
 
   constructor(
     private readonly sessionId: string,
@@ -170,6 +172,50 @@ class SessionReplay {
           tokensAfter,
           summary,
           firstKeptId,
+        })
+        return
+      }
+      case 'approval_request': {
+        const { toolCallId, toolName, responseId } = event
+        this.awaitingApproval.set(toolCallId, responseId)
+        this.emit({
+          type: 'tool_approval_request',
+          sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          arguments: event.arguments,
+        })
+        return
+      }
+      case 'approval_decision': {
+        const { toolCallId, toolName, approved, reason } = event
+        const responseId = this.awaitingApproval.get(toolCallId)
+        this.awaitingApproval.delete(toolCallId)
+        this.emit({
+          type: 'tool_approval_decision',
+          sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          approved,
+          ...(reason !== undefined ? { reason } : {}),
+        })
+        return
+      }
+      case 'tool_progress': {
+        const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
+        this.emit({
+          type: 'tool_progress',
+          sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          message,
+          siblingToolCallIds,
         })
         return
       }
@@ -293,9 +339,13 @@ class SessionReplay {
   private closeTurn(): void {
     if (!this.turnOpen) return
     const timestamp = this.lastTimestamp
-    // Calls that never got a result are still shown, at the end of their turn.
-    for (const call of this.pendingCalls.values()) this.emit(call)
-    this.pendingCalls.clear()
+    // Calls that never got a result are still shown, at the end of their turn; a call that awaits
+    // approval runs later (its result follows the decision, in a later task).
+    for (const [id, call] of this.pendingCalls) {
+      if (this.awaitingApproval.has(id)) continue
+      this.emit(call)
+      this.pendingCalls.delete(id)
+    }
     // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
     if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
     this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })

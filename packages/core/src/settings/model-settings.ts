@@ -1,0 +1,97 @@
+import type { LLMRequest, ReasoningEffort } from '@kode/providers'
+import { AgentError } from '../errors.js'
+
+/**
+ * How the model is asked to answer, per agent (`createAgent({ modelSettings })`) and per run
+ * (`run(input, { modelSettings })`, which overrides the agent's field by field). Every field
+ * reaches the request body of every built-in api; an unset field leaves the provider's default.
+ */
+export interface ModelSettings {
+  /** Upper bound of generated tokens per response (reasoning included where the provider counts it so). */
+  maxOutputTokens?: number
+  /** Sampling temperature (0 and up). Anthropic ignores it while extended thinking is on. */
+  temperature?: number
+  /**
+   * Ask for reasoning: an effort level, or a token budget. Apis that size reasoning the other
+   * way convert (see docs/providers.md).
+   */
+  reasoning?: { effort: ReasoningEffort } | { budgetTokens: number }
+  /**
+   * Whether the model must, may or must not call tools, or which one it must call. Sub-agents do
+   * not inherit it: it names the parent's tools, and a child forced to call tools never answers.
+   */
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string }
+  /**
+   * Provider-specific request-body fields keyed by api (`{ anthropic: { top_k: 40 } }`): set on
+   * the body's top level for a client of that api, ignored by the others. A run's entry for an
+   * api replaces the agent's entry for it.
+   */
+  providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+}
+
+/** `override`'s fields over `base`'s, field by field (providerOptions api by api). */
+export function mergeModelSettings(
+  base: ModelSettings | undefined,
+  override: ModelSettings | undefined,
+): ModelSettings {
+  if (!override) return { ...base }
+  if (!base) return { ...override }
+  const merged: ModelSettings = { ...base }
+  for (const [key, value] of Object.entries(override)) {
+    if (value !== undefined) (merged as Record<string, unknown>)[key] = value
+  }
+  if (base.providerOptions && override.providerOptions) {
+    merged.providerOptions = { ...base.providerOptions, ...override.providerOptions }
+  }
+  return merged
+}
+
+/** What a sub-agent inherits from its parent's settings: everything but `toolChoice`. */
+export function inheritedModelSettings(parent: ModelSettings): ModelSettings {
+  const { toolChoice: _toolChoice, ...rest } = parent
+  return rest
+}
+
+/** Checks settings before anything runs; throws `AgentError` (`invalid_options`) naming the field. */
+export function checkModelSettings(settings: ModelSettings | undefined, where = 'modelSettings'): void {
+  if (!settings) return
+  const { maxOutputTokens, temperature, reasoning, toolChoice, providerOptions } = settings
+  const fail = (message: string): never => {
+    throw new AgentError('invalid_options', `${where}.${message}`)
+  }
+  if (maxOutputTokens !== undefined && !(Number.isInteger(maxOutputTokens) && maxOutputTokens > 0))
+    fail(`maxOutputTokens must be a positive integer (got ${maxOutputTokens})`)
+  if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0))
+    fail(`temperature must be a number of 0 or more (got ${temperature})`)
+  if (reasoning !== undefined) {
+    if ('budgetTokens' in reasoning) {
+      const budget = reasoning.budgetTokens
+      if (!(Number.isInteger(budget) && budget > 0))
+        fail(`reasoning.budgetTokens must be a positive integer (got ${budget})`)
+    } else if (!['minimal', 'low', 'medium', 'high'].includes((reasoning as { effort: string }).effort)) {
+      fail(`reasoning needs an effort (minimal, low, medium, high) or a budgetTokens`)
+    }
+  }
+  if (toolChoice !== undefined && typeof toolChoice !== 'string') {
+    if (typeof toolChoice?.name !== 'string') fail('toolChoice must be auto, none, required or { name }')
+  } else if (toolChoice !== undefined && !['auto', 'none', 'required'].includes(toolChoice)) {
+    fail(`toolChoice must be auto, none, required or { name } (got ${JSON.stringify(toolChoice)})`)
+  }
+  if (providerOptions !== undefined) {
+    for (const [api, fields] of Object.entries(providerOptions)) {
+      if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
+        fail(`providerOptions.${api} must be an object of request-body fields`)
+    }
+  }
+}
+
+/** The request with the settings' fields set. */
+export function withModelSettings(request: LLMRequest, settings: ModelSettings): LLMRequest {
+  const out: LLMRequest = { ...request }
+  if (settings.maxOutputTokens !== undefined) out.maxOutputTokens = settings.maxOutputTokens
+  if (settings.temperature !== undefined) out.temperature = settings.temperature
+  if (settings.reasoning !== undefined) out.reasoning = { ...settings.reasoning }
+  if (settings.toolChoice !== undefined) out.toolChoice = settings.toolChoice
+  if (settings.providerOptions !== undefined) out.providerOptions = settings.providerOptions
+  return out
+}

@@ -1,0 +1,188 @@
+import type { HistoryEvent, ToolCallPart } from '@kode/protocol'
+import { AgentError } from '../errors.js'
+import type { TaskRuntime } from '../task/runtime.js'
+import { errorOutcome, type ToolOutcome } from './tool-outcome.js'
+
+/** A tool call that waits for the user's approval (`TaskOutcome.pendingApprovals`). */
+export interface PendingApproval {
+  toolCallId: string
+  toolName: string
+  /** The call's arguments as the model wrote them (JSON text). */
+  arguments: string
+}
+
+/** The user's decision on one pending call, as `agent.continue` takes it. */
+export interface ApprovalDecision {
+  toolCallId: string
+  approved: boolean
+  /** Why; a denied call's result tells the model `denied by the user: <reason>`. */
+  reason?: string
+}
+
+/** The reason recorded for calls a new user message leaves undecided. */
+export const SUPERSEDED_REASON = 'the user sent a new message instead'
+
+/**
+ * Splits a response's calls into those that run now and those that wait for approval. Only a call
+ * that could run asks: an unknown tool or invalid arguments are answered as errors at once.
+ */
+export async function callsNeedingApproval(
+  rt: TaskRuntime,
+  calls: readonly ToolCallPart[],
+): Promise<Set<string>> {
+  const waiting = new Set<string>()
+  for (const call of calls) {
+    const tool = rt.tools.byName.get(call.name)
+    if (!tool || call.incomplete) continue
+    const parsed = tool.parseArguments(call.argumentsJson)
+    if (!parsed.ok) continue
+    const ctx = { toolCallId: call.id, toolName: call.name, sessionId: rt.sessionId, signal: rt.signal }
+    let asks: boolean
+    try {
+      asks = (await tool.needsApproval(parsed.args, ctx)) !== false
+    } catch {
+      // A check that failed never lets a call through.
+      asks = true
+    }
+    if (asks) waiting.add(call.id)
+  }
+  return waiting
+}
+
+/** Persists each call's `approval_request` record and emits `tool_approval_request`. */
+export async function requestApprovals(
+  rt: TaskRuntime,
+  calls: readonly ToolCallPart[],
+  responseId: string | undefined,
+): Promise<void> {
+  const { createId, now } = rt.settings
+  for (const call of calls) {
+    await rt.journal.persist({
+      type: 'approval_request',
+      id: createId(),
+      createdAt: now(),
+      toolCallId: call.id,
+      toolName: call.name,
+      arguments: call.argumentsJson,
+      ...(responseId !== undefined ? { responseId } : {}),
+    })
+    rt.events.emit('tool_approval_request', {
+      responseId,
+      toolCallId: call.id,
+      toolName: call.name,
+      arguments: call.argumentsJson,
+    })
+  }
+}
+
+/** A pending call with what the engine needs to run it: its part and its response id. */
+export interface PendingCall extends PendingApproval {
+  call: ToolCallPart
+  responseId: string | undefined
+}
+
+/**
+ * The calls of a history that await a decision: an `approval_request` with neither an
+ * `approval_decision` nor a tool result after it.
+ */
+export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
+  const parts = new Map<string, ToolCallPart>()
+  const pending = new Map<string, PendingCall>()
+  for (const record of history) {
+    if ('role' in record) {
+      if (record.role === 'assistant') {
+        for (const part of record.parts) if (part.type === 'tool_call') parts.set(part.id, part)
+      } else if (record.role === 'tool') pending.delete(record.toolCallId)
+      continue
+    }
+    if (record.type === 'approval_request') {
+      const call = parts.get(record.toolCallId) ?? {
+        type: 'tool_call',
+        id: record.toolCallId,
+        name: record.toolName,
+        argumentsJson: record.arguments,
+      }
+      pending.set(record.toolCallId, {
+        toolCallId: record.toolCallId,
+        toolName: record.toolName,
+        arguments: record.arguments,
+        call,
+        responseId: record.responseId,
+      })
+    } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
+  }
+  return [...pending.values()]
+}
+
+/** The public view of pending calls. */
+export function publicPending(pending: readonly PendingCall[]): PendingApproval[] {
+  return pending.map(({ toolCallId, toolName, arguments: args }) => ({
+    toolCallId,
+    toolName,
+    arguments: args,
+  }))
+}
+
+/**
+ * Checks `approvals` against what is pending; throws `AgentError`: a call decided twice (in this
+ * list, or already decided in the history), an id that awaits nothing, or a pending call left out.
+ */
+export function checkDecisions(
+  history: readonly HistoryEvent[],
+  pending: readonly PendingCall[],
+  approvals: readonly ApprovalDecision[],
+): void {
+  const open = new Set(pending.map((p) => p.toolCallId))
+  const requested = new Set<string>()
+  for (const record of history)
+    if (!('role' in record) && record.type === 'approval_request') requested.add(record.toolCallId)
+  const seen = new Set<string>()
+  for (const approval of approvals) {
+    const id = approval?.toolCallId
+    if (typeof id !== 'string' || typeof approval.approved !== 'boolean') {
+      throw new AgentError('invalid_options', 'each approval needs a toolCallId and approved: true or false')
+    }
+    if (seen.has(id) || (requested.has(id) && !open.has(id))) {
+      throw new AgentError('approval_already_decided', `tool call ${id} was already decided`)
+    }
+    if (!open.has(id)) throw new AgentError('unknown_approval', `tool call ${id} awaits no approval`)
+    seen.add(id)
+  }
+  const missing = [...open].filter((id) => !seen.has(id))
+  if (missing.length > 0) {
+    throw new AgentError('approvals_missing', `no decision for the tool calls ${missing.join(', ')}`)
+  }
+}
+
+/** Persists each decision (`approval_decision`) and emits `tool_approval_decision`. */
+export async function recordDecisions(
+  rt: TaskRuntime,
+  pending: readonly PendingCall[],
+  decide: (call: PendingCall) => ApprovalDecision,
+): Promise<void> {
+  const { createId, now } = rt.settings
+  for (const entry of pending) {
+    const { approved, reason } = decide(entry)
+    await rt.journal.persist({
+      type: 'approval_decision',
+      id: createId(),
+      createdAt: now(),
+      toolCallId: entry.toolCallId,
+      toolName: entry.toolName,
+      approved,
+      ...(reason !== undefined ? { reason } : {}),
+    })
+    rt.events.emit('tool_approval_decision', {
+      responseId: entry.responseId,
+      toolCallId: entry.toolCallId,
+      toolName: entry.toolName,
+      approved,
+      ...(reason !== undefined ? { reason } : {}),
+    })
+  }
+}
+
+/** The `error` result a denied call gets: what the model reads. */
+export function deniedOutcome(reason: string | undefined): ToolOutcome {
+  return errorOutcome(reason ? `denied by the user: ${reason}` : 'denied by the user')
+}

@@ -1,0 +1,411 @@
+import { AgentError, defineTool } from '@kode/core'
+import { checkEventOrder, type Event } from '@kode/protocol'
+import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+/** A tool that always asks, counting its executions. */
+function writeTool() {
+  const written: string[] = []
+  const tool = defineTool({
+    name: 'write_file',
+    description: 'Writes a file',
+    parameters: Type.Object({ path: Type.String(), text: Type.String() }),
+    needsApproval: true,
+    execute: ({ path }) => {
+      written.push(path)
+      return `wrote ${path}`
+    },
+  })
+  return { tool, written }
+}
+
+/** The model writes a.txt and reads b.txt in one response, then answers. */
+function script(h: Harness, final = 'Done.') {
+  h.server.enqueue(
+    chatStream({
+      id: 'r1',
+      steps: [
+        say('On it.'),
+        call('c1', 'write_file', { path: 'a.txt', text: 'hi' }),
+        call('c2', 'read_file', { path: 'b.txt' }),
+      ],
+    }),
+  )
+  h.server.enqueue(textReply('r2', final))
+}
+
+const AWAITING = [
+  'task_start',
+  'user_message: Write a, read b',
+  ...textResponse('On it.').slice(0, -3),
+  'tool_call_start c1 write_file',
+  'tool_call_start c2 read_file',
+  'response_complete: On it.',
+  'usage 100/20',
+  'context_usage 120/128000',
+  'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+  'tool_call c2 read_file {"path":"b.txt"}',
+  'tool_result c2 success (last): contents of b.txt',
+  'turn_end',
+  'task_metadata turns=1 subAgents=0',
+  'task_finish awaiting_approval: On it.',
+]
+
+describe.each(['memory', 'file'] as const)('tool approval (%s store)', (kind) => {
+  const harness = useHarness(kind)
+
+  test('pauses at a call that needs approval, runs the others, and continues once approved', async () => {
+    const h = harness()
+    script(h)
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({ tools: [tool, readFile] })
+    const first = await collect(agent.run('Write a, read b'))
+    expectOrdered(first.events)
+    expect(summarize(first.events)).toEqual(AWAITING)
+    expect(first.outcome).toMatchObject({
+      reason: 'awaiting_approval',
+      pendingApprovals: [
+        { toolCallId: 'c1', toolName: 'write_file', arguments: '{"path":"a.txt","text":"hi"}' },
+      ],
+    })
+    expect(written).toEqual([])
+
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expectOrdered(second.events)
+    expect(summarize(second.events)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_approval_decision c1 approved',
+      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_result c1 success (last): wrote a.txt',
+      'turn_end',
+      ...textResponse('Done.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Done.',
+    ])
+    expect(second.outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Write a, read b',
+      'assistant tool_use: text "On it." | call c1 write_file {"path":"a.txt","text":"hi"} | call c2 read_file {"path":"b.txt"}',
+      'approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool c2 success: contents of b.txt',
+      'task_metadata turns=1 subAgents=0',
+      'approval_decision c1 approved',
+      'tool c1 success: wrote a.txt',
+      'assistant stop: text "Done."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(history[2]).toEqual({
+      type: 'approval_request',
+      id: 'id3',
+      createdAt: 1000,
+      toolCallId: 'c1',
+      toolName: 'write_file',
+      arguments: '{"path":"a.txt","text":"hi"}',
+      responseId: 'r1',
+    })
+    // The model sees both results, in the order they were persisted.
+    const messages = (h.server.requests[1]!.body as { messages: { role: string; content: unknown }[] })
+      .messages
+    expect(messages.slice(-2)).toEqual([
+      { role: 'tool', tool_call_id: 'c2', content: 'contents of b.txt' },
+      { role: 'tool', tool_call_id: 'c1', content: 'wrote a.txt' },
+    ])
+  })
+})
+
+describe('tool approval', () => {
+  const harness = useHarness('file')
+
+  async function paused(h: Harness, final?: string) {
+    script(h, final)
+    const write = writeTool()
+    const agent = h.createAgent({ tools: [write.tool, readFile] })
+    const { outcome } = await collect(agent.run('Write a, read b'))
+    expect(outcome.reason).toBe('awaiting_approval')
+    return { agent, ...write }
+  }
+
+  test('a denied call is never run: the model reads "denied by the user: <reason>"', async () => {
+    const h = harness()
+    const { agent, written } = await paused(h, 'Understood.')
+    const { events } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: false, reason: 'not that file' }] }),
+    )
+    expectOrdered(events)
+    expect(summarize(events).slice(0, 6)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_approval_decision c1 denied: not that file',
+      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_result c1 error (last): denied by the user: not that file',
+      'turn_end',
+    ])
+    expect(written).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(5, 7)).toEqual([
+      'approval_decision c1 denied: not that file',
+      'tool c1 error: denied by the user: not that file',
+    ])
+  })
+
+  test('deciding twice, an unknown id or a missing decision is an AgentError and runs nothing', async () => {
+    const h = harness()
+    const { agent, written } = await paused(h)
+    const refused = async (approvals: { toolCallId: string; approved: boolean }[]) => {
+      const run = agent.continue({ approvals })
+      const error = await run.done.then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(AgentError.is(error)).toBe(true)
+      // The iterator fails with the same error before any event.
+      const seen: Event[] = []
+      await expect(
+        (async () => {
+          for await (const event of run) seen.push(event)
+        })(),
+      ).rejects.toBe(error)
+      expect(seen).toEqual([])
+      return (error as AgentError).code
+    }
+    expect(await refused([{ toolCallId: 'nope', approved: true }])).toBe('unknown_approval')
+    expect(await refused([])).toBe('approvals_missing')
+    expect(
+      await refused([
+        { toolCallId: 'c1', approved: true },
+        { toolCallId: 'c1', approved: false },
+      ]),
+    ).toBe('approval_already_decided')
+    expect(await refused([{ toolCallId: 'c2', approved: true }])).toBe('unknown_approval')
+    const before = await agent.history()
+    expect(summarizeHistory(before).at(-1)).toBe('task_metadata turns=1 subAgents=0')
+
+    await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expect(await refused([{ toolCallId: 'c1', approved: true }])).toBe('approval_already_decided')
+    expect(written).toEqual(['a.txt'])
+  })
+
+  test('a new process on the same store finds the pending approval and runs it exactly once', async () => {
+    const h = harness()
+    const { agent, written } = await paused(h)
+    // Another process: the first one is gone; a new store over the same directory, a new agent.
+    await h.store.close()
+    const store = h.reopenStore()
+    const again = writeTool()
+    const later = h.createAgent({ store, sessionId: agent.sessionId, tools: [again.tool, readFile] })
+    const { events, outcome } = await collect(
+      later.continue({ approvals: [{ toolCallId: 'c1', approved: true, reason: 'looks fine' }] }),
+    )
+    expectOrdered(events)
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    expect(again.written).toEqual(['a.txt'])
+    const history = await later.history()
+    expectValidHistory(history)
+    expect(history.filter((r) => 'role' in r && r.role === 'tool').length).toBe(2)
+  })
+
+  test('a new user message denies the pending calls first', async () => {
+    const h = harness()
+    const { agent, written } = await paused(h)
+    h.server.enqueue(textReply('r3', 'Fine, nothing written.'))
+    const { events } = await collect(agent.run('Never mind'))
+    expectOrdered(events)
+    expect(summarize(events).slice(0, 5)).toEqual([
+      'task_start',
+      'tool_approval_decision c1 denied: the user sent a new message instead',
+      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_result c1 error (last): denied by the user: the user sent a new message instead',
+      'user_message: Never mind',
+    ])
+    expect(written).toEqual([])
+    expectValidHistory(await agent.history())
+  })
+
+  test('an interrupt while a call awaits approval answers it aborted, leaving nothing pending', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt', text: 'hi' }), call('c2', 'slow', {})],
+      }),
+    )
+    const { tool, written } = writeTool()
+    const controller = new AbortController()
+    const slow = defineTool({
+      name: 'slow',
+      description: 'Waits',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) =>
+        new Promise<string>((resolve) => {
+          ctx.signal.addEventListener('abort', () => resolve('stopped'))
+          controller.abort()
+        }),
+    })
+    const agent = h.createAgent({ tools: [tool, slow] })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    expect(outcome.pendingApprovals).toBeUndefined()
+    expect(summarize(events).slice(-9)).toEqual([
+      'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_call c2 slow {}',
+      'tool_result c2 error (last): The user interrupted this tool call before it finished.',
+      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_result c1 error (last): The user interrupted the task before this tool call ran.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish aborted: ',
+    ])
+    expect(written).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    const late = await agent
+      .continue({ approvals: [{ toolCallId: 'c1', approved: true }] })
+      .done.catch((e: unknown) => e)
+    expect(AgentError.is(late) && late.code).toBe('approval_already_decided')
+  })
+
+  test('an interrupt during an approved call aborts it like any call', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'deploy', {})] }))
+    const controller = new AbortController()
+    const deploy = defineTool({
+      name: 'deploy',
+      description: 'Deploys',
+      parameters: Type.Object({}),
+      needsApproval: true,
+      execute: (_args, ctx) =>
+        new Promise<string>((resolve) => {
+          ctx.signal.addEventListener('abort', () => resolve('stopped'))
+          controller.abort()
+        }),
+    })
+    const agent = h.createAgent({ tools: [deploy] })
+    await collect(agent.run('Deploy'))
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }, { signal: controller.signal }),
+    )
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_approval_decision c1 approved',
+      'tool_call c1 deploy {}',
+      'tool_result c1 error (last): The user interrupted this tool call before it finished.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=0 subAgents=0',
+      'task_finish aborted: ',
+    ])
+    expectValidHistory(await agent.history())
+  })
+
+  test('a fork at the pending approval can be decided apart from its source', async () => {
+    const h = harness()
+    const { agent, written } = await paused(h)
+    h.server.enqueue(textReply('r3', 'Denied on the fork.'))
+    const fork = await forkSession(h.store, agent.sessionId)
+    const forked = h.createAgent({ sessionId: fork.id, tools: [writeTool().tool, readFile] })
+    const onFork = await collect(forked.continue({ approvals: [{ toolCallId: 'c1', approved: false }] }))
+    expect(onFork.outcome.reason).toBe('completed')
+    // The source still waits for its own decision.
+    const source = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expect(source.outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+    expect(summarizeHistory(await forked.history()).slice(5, 7)).toEqual([
+      'approval_decision c1 denied',
+      'tool c1 error: denied by the user',
+    ])
+  })
+
+  test('replay and export show the requests and the decisions', async () => {
+    const h = harness()
+    const { agent } = await paused(h)
+    await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true, reason: 'ok by me' }] }))
+    const history = await agent.history()
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(checkEventOrder(replay)).toEqual([])
+    const lines = summarize(replay)
+    expect(lines).toContain('tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}')
+    expect(lines.indexOf('tool_approval_decision c1 approved: ok by me')).toBeLessThan(
+      lines.indexOf('tool_call c1 write_file {"path":"a.txt","text":"hi"}'),
+    )
+    const html = exportHtml(history)
+    expect(html).toContain('Approval requested for write_file')
+    expect(html).toContain('Approved by the user: write_file (ok by me)')
+  })
+
+  test('needsApproval as a function asks only for the arguments it names', async () => {
+    const h = harness()
+    const ran: string[] = []
+    const bash = defineTool({
+      name: 'bash',
+      description: 'Runs a command',
+      parameters: Type.Object({ command: Type.String() }),
+      needsApproval: ({ command }, ctx) => ctx.toolName === 'bash' && command.startsWith('rm'),
+      execute: ({ command }) => {
+        ran.push(command)
+        return 'ok'
+      },
+    })
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'bash', { command: 'ls' }), call('c2', 'bash', { command: 'rm -rf x' })],
+      }),
+    )
+    const agent = h.createAgent({ tools: [bash] })
+    const { outcome } = await collect(agent.run('Clean up'))
+    expect(outcome.pendingApprovals).toEqual([
+      { toolCallId: 'c2', toolName: 'bash', arguments: '{"command":"rm -rf x"}' },
+    ])
+    expect(ran).toEqual(['ls'])
+  })
+
+  test('continue carries on a task whose process died, answering the calls it left', async () => {
+    const h = harness()
+    // What a process that died mid-task left: the input and a response whose call never finished.
+    await h.store.create({ id: 'dead' })
+    await h.store.append('dead', [
+      { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Read b' }] },
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'c9', name: 'read_file', argumentsJson: '{"path":"b.txt"}' }],
+        stopReason: 'tool_use',
+        responseId: 'r0',
+      },
+    ])
+    h.server.enqueue(textReply('r1', 'It may not have been read.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [readFile] })
+    const { events, outcome } = await collect(agent.continue())
+    expectOrdered(events)
+    expect(outcome.reason).toBe('completed')
+    expect(summarize(events).slice(0, 5)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_call c9 read_file {"path":"b.txt"}',
+      'tool_result c9 error (last): The task stopped before this tool call finished (its process ended); it may or may not have run.',
+      'turn_end',
+    ])
+    expectValidHistory(await agent.history())
+    const finished = await agent.continue().done.catch((e: unknown) => e)
+    expect(AgentError.is(finished) && finished.code).toBe('nothing_to_continue')
+  })
+})

@@ -1,0 +1,133 @@
+import { defineTool } from '@kode/core'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, delay, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+
+const harness = useHarness()
+
+function writeTool() {
+  const written: string[] = []
+  const tool = defineTool({
+    name: 'write_file',
+    description: 'Writes a file',
+    parameters: Type.Object({ path: Type.String() }),
+    execute: ({ path }) => {
+      written.push(path)
+      return `wrote ${path}`
+    },
+  })
+  return { tool, written }
+}
+
+describe('hooks', () => {
+  test('beforeModelCall is awaited and may replace the request; it sees the session and the signal', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const seen: unknown[] = []
+    const agent = h.createAgent({
+      system: 'Be brief.',
+      hooks: {
+        async beforeModelCall(request, ctx) {
+          await delay(1)
+          seen.push({ sessionId: ctx.sessionId, aborted: ctx.signal.aborted, system: request.system })
+          return { ...request, system: `${request.system ?? ''} Today is Monday.`, temperature: 0 }
+        },
+      },
+    })
+    await collect(agent.run('Hello'))
+    expect(seen).toEqual([{ sessionId: agent.sessionId, aborted: false, system: undefined }])
+    expect(h.server.requests[0]!.body).toMatchObject({
+      messages: [
+        { role: 'system', content: ' Today is Monday.' },
+        { role: 'system', content: 'Be brief.' },
+        { role: 'user', content: 'Hello' },
+      ],
+      temperature: 0,
+    })
+  })
+
+  test('beforeToolCall denies, rewrites (validated again) or allows; afterToolCall replaces the result', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [
+          call('c1', 'write_file', { path: '/etc/passwd' }),
+          call('c2', 'write_file', { path: 'notes.txt' }),
+          call('c3', 'write_file', { path: 'BIG.TXT' }),
+          call('c4', 'write_file', { path: 'x' }),
+        ],
+      }),
+    )
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({
+      tools: [tool],
+      toolConcurrency: 1,
+      hooks: {
+        beforeToolCall(call) {
+          const { path } = JSON.parse(call.argumentsJson) as { path: string }
+          if (path.startsWith('/')) return { deny: 'absolute paths are not allowed' }
+          if (path === 'BIG.TXT') return { arguments: { path: path.toLowerCase() } }
+          if (path === 'x') return { arguments: { path: 42 } }
+          return { allow: true }
+        },
+        afterToolCall: async (call, result) =>
+          call.id === 'c2' ? { ...result, outputText: `${result.outputText} (checked)` } : undefined,
+      },
+    })
+    const { events, outcome } = await collect(agent.run('Write'))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['notes.txt', 'big.txt'])
+    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
+      'tool_result c1 error: The call was refused: absolute paths are not allowed',
+      'tool_result c2 success: wrote notes.txt (checked)',
+      'tool_result c3 success: wrote big.txt',
+      'tool_result c4 error (last): Invalid arguments for tool "write_file" (as rewritten by a hook): /path: Expected string',
+    ])
+    expectValidHistory(await agent.history())
+  })
+
+  test.each(['beforeModelCall', 'beforeToolCall', 'afterToolCall'] as const)(
+    'a throwing %s fails the task as a throwing listener does',
+    async (hook) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+      const { tool } = writeTool()
+      const boom = new Error('boom')
+      const agent = h.createAgent({
+        tools: [tool],
+        hooks: {
+          [hook]: () => {
+            throw boom
+          },
+        },
+      })
+      const run = agent.run('Write')
+      const events: string[] = []
+      const thrown = await (async () => {
+        for await (const event of run) events.push(...summarize([event]))
+      })().catch((error: unknown) => error)
+      expect(thrown).toBe(boom)
+      await expect(run.done).rejects.toBe(boom)
+      const message = `The ${hook} hook threw: boom`
+      const tail = [
+        `error: ${message}`,
+        'turn_end',
+        'task_metadata turns=1 subAgents=0',
+        'task_finish error: ',
+      ]
+      const result = `tool_result c1 error (last): The task failed before this tool call finished: ${message}`
+      expect(events.slice(hook === 'beforeModelCall' ? -4 : -5)).toEqual(
+        hook === 'beforeModelCall' ? tail : [result, ...tail],
+      )
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history)).toContain(`error: ${message}`)
+    },
+  )
+})

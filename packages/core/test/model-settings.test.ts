@@ -1,0 +1,179 @@
+import { AgentError, defineSubAgent } from '@kode/core'
+import { describe, expect, test } from 'vitest'
+import { APIS, textReplyFor } from './helpers/any-wire.js'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+import { readFile } from './helpers/tools.js'
+
+/** The fields the agent's settings add to each api's body. */
+const AGENT_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>> = {
+  'openai-chat': {
+    max_completion_tokens: 1000,
+    temperature: 0.5,
+    tool_choice: { type: 'function', function: { name: 'read_file' } },
+  },
+  openrouter: {
+    max_tokens: 1000,
+    temperature: 0.5,
+    tool_choice: { type: 'function', function: { name: 'read_file' } },
+  },
+  anthropic: { max_tokens: 1000, temperature: 0.5, tool_choice: { type: 'tool', name: 'read_file' } },
+  google: {
+    toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['read_file'] } },
+    generationConfig: { maxOutputTokens: 1000, temperature: 0.5 },
+  },
+  'openai-responses': {
+    max_output_tokens: 1000,
+    temperature: 0.5,
+    tool_choice: { type: 'function', name: 'read_file' },
+  },
+}
+
+/**
+ * The same with a run's settings over them: a larger limit, reasoning, `auto` tool choice and a
+ * provider-specific field (the temperature is the agent's; Anthropic drops it while thinking).
+ */
+const RUN_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>> = {
+  'openai-chat': {
+    max_completion_tokens: 8000,
+    temperature: 0.5,
+    reasoning_effort: 'low',
+    tool_choice: 'auto',
+    seed: 7,
+  },
+  openrouter: {
+    max_tokens: 8000,
+    temperature: 0.5,
+    reasoning: { effort: 'low' },
+    tool_choice: 'auto',
+    seed: 7,
+  },
+  anthropic: {
+    max_tokens: 8000,
+    thinking: { type: 'enabled', budget_tokens: 4096 },
+    tool_choice: { type: 'auto' },
+    seed: 7,
+  },
+  google: {
+    toolConfig: { functionCallingConfig: { mode: 'AUTO' } },
+    generationConfig: {
+      maxOutputTokens: 8000,
+      temperature: 0.5,
+      thinkingConfig: { includeThoughts: true, thinkingBudget: 4096 },
+    },
+    seed: 7,
+  },
+  'openai-responses': {
+    max_output_tokens: 8000,
+    temperature: 0.5,
+    reasoning: { effort: 'low', summary: 'auto' },
+    tool_choice: 'auto',
+    seed: 7,
+  },
+}
+
+describe('model settings', () => {
+  const harness = useHarness()
+
+  test.each(APIS)(
+    '$api: the agent settings and a run override reach the exact request body',
+    async ({ api, model }) => {
+      const h = harness()
+      for (const id of ['r1', 'r2', 'r3']) h.server.enqueue(textReplyFor(api, id, 'Done.'))
+      const client = h.client({ api, model })
+      // The same input with no settings: the body the settings are added to.
+      await collect(h.createAgent({ client, tools: [readFile] }).run('Hi'))
+      const modelSettings = { maxOutputTokens: 1000, temperature: 0.5, toolChoice: { name: 'read_file' } }
+      await collect(h.createAgent({ client, tools: [readFile], modelSettings }).run('Hi'))
+      const later = h.createAgent({ client, tools: [readFile], modelSettings })
+      const { outcome } = await collect(
+        later.run('Hi', {
+          modelSettings: {
+            maxOutputTokens: 8000,
+            reasoning: { effort: 'low' },
+            toolChoice: 'auto',
+            providerOptions: { [api]: { seed: 7 }, 'some-other-api': { ignored: true } },
+          },
+        }),
+      )
+      expect(outcome.reason).toBe('completed')
+      const [plain, withAgent, withRun] = h.server.requests.map((r) => r.body as Record<string, unknown>)
+      expect(withAgent).toEqual({ ...plain, ...AGENT_FIELDS[api] })
+      expect(withRun).toEqual({ ...plain, ...RUN_FIELDS[api] })
+    },
+  )
+
+  test('a budget reaches the apis that size reasoning by tokens', async () => {
+    const h = harness()
+    h.server.enqueue(textReplyFor('anthropic', 'r1', 'Done.'))
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      modelSettings: { maxOutputTokens: 9000, reasoning: { budgetTokens: 2048 } },
+    })
+    await collect(agent.run('Hi'))
+    expect(h.server.requests[0]!.body).toMatchObject({
+      max_tokens: 9000,
+      thinking: { type: 'enabled', budget_tokens: 2048 },
+    })
+  })
+
+  test('sub-agents inherit the settings but the tool choice; their spec overrides', async () => {
+    const h = harness()
+    const child = defineSubAgent({ name: 'helper', description: 'Helps', tools: [readFile] })
+    const tuned = defineSubAgent({
+      name: 'tuned',
+      description: 'Helps, coldly',
+      modelSettings: { temperature: 0 },
+    })
+    h.server.enqueue(chatStream({ id: 'p1', steps: [call('c1', 'helper', { prompt: 'one' })] }))
+    h.server.enqueue(textReply('h1', 'Helped.'))
+    h.server.enqueue(chatStream({ id: 'p2', steps: [call('c2', 'tuned', { prompt: 'two' })] }))
+    h.server.enqueue(textReply('t1', 'Tuned.'))
+    h.server.enqueue(textReply('p3', 'All done.'))
+    const agent = h.createAgent({
+      tools: [child, tuned],
+      modelSettings: { maxOutputTokens: 500, temperature: 0.7, toolChoice: 'required' },
+    })
+    const { outcome } = await collect(agent.run('Go', { modelSettings: { toolChoice: 'auto' } }))
+    expect(outcome.reason).toBe('completed')
+    const fields = h.server.requests.map((r) => {
+      const { max_completion_tokens, temperature, tool_choice } = r.body as Record<string, unknown>
+      return { max_completion_tokens, temperature, tool_choice }
+    })
+    expect(fields).toEqual([
+      { max_completion_tokens: 500, temperature: 0.7, tool_choice: 'auto' },
+      { max_completion_tokens: 500, temperature: 0.7, tool_choice: undefined },
+      { max_completion_tokens: 500, temperature: 0.7, tool_choice: 'auto' },
+      { max_completion_tokens: 500, temperature: 0, tool_choice: undefined },
+      { max_completion_tokens: 500, temperature: 0.7, tool_choice: 'auto' },
+    ])
+  })
+
+  test('unusable settings are refused before anything runs, naming the field', async () => {
+    const h = harness()
+    const refused = (make: () => unknown) => {
+      try {
+        make()
+      } catch (error) {
+        expect(AgentError.is(error)).toBe(true)
+        return `${(error as AgentError).code}: ${(error as Error).message}`
+      }
+      return 'accepted'
+    }
+    expect(refused(() => h.createAgent({ modelSettings: { maxOutputTokens: 0 } }))).toBe(
+      'invalid_options: modelSettings.maxOutputTokens must be a positive integer (got 0)',
+    )
+    expect(refused(() => h.createAgent({ modelSettings: { temperature: -1 } }))).toBe(
+      'invalid_options: modelSettings.temperature must be a number of 0 or more (got -1)',
+    )
+    const agent = h.createAgent()
+    expect(refused(() => agent.run('Hi', { modelSettings: { reasoning: { budgetTokens: 1.5 } } }))).toBe(
+      'invalid_options: modelSettings.reasoning.budgetTokens must be a positive integer (got 1.5)',
+    )
+    expect(refused(() => agent.run('Hi', { modelSettings: { toolChoice: 'always' as 'auto' } }))).toBe(
+      'invalid_options: modelSettings.toolChoice must be auto, none, required or { name } (got "always")',
+    )
+    expect(agent.running).toBe(false)
+    expect(h.server.requests).toEqual([])
+  })
+})

@@ -1,0 +1,57 @@
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { recordBase } from './messages.js'
+
+function record<T extends string, P extends Record<string, TSchema>>(type: T, props: P, $id: string) {
+  return Type.Object({ type: Type.Literal(type), ...recordBase, ...props }, { $id })
+}
+
+/**
+ * A tool call that waits for the user's approval. It stays pending until an
+ * `approval_decision` for the same call follows (or a tool result answers it, after an
+ * interrupt), so a process that reads the history finds what awaits a decision.
+ */
+export const ApprovalRequestRecord = record(
+  'approval_request',
+  {
+    toolCallId: Type.String(),
+    toolName: Type.String(),
+    /** The call's arguments as the model wrote them (JSON text). */
+    arguments: Type.String(),
+    /** The provider's id of the response that asked for the call. */
+    responseId: Type.Optional(Type.String()),
+  },
+  'ApprovalRequestRecord',
+)
+export type ApprovalRequestRecord = Static<typeof ApprovalRequestRecord>
+
+/** The user's decision on a call that waited for approval: what was approved or denied, and why. */
+export const ApprovalDecisionRecord = record(
+  'approval_decision',
+  {
+    toolCallId: Type.String(),
+    toolName: Type.String(),
+    approved: Type.Boolean(),
+    /** Why, as the host passed it (the denied call's result tells the model). */
+    reason: Type.Optional(Type.String()),
+  },
+  'ApprovalDecisionRecord',
+)
+export type ApprovalDecisionRecord = Static<typeof ApprovalDecisionRecord>
+
+/**
+ * Progress a running tool reported (the specification's progress message): its text, the call it
+ * belongs to and the other calls of the same response, which were running beside it.
+ */
+export const ToolProgressRecord = record(
+  'tool_progress',
+  {
+    toolCallId: Type.String(),
+    toolName: Type.String(),
+    message: Type.String(),
+    /** The ids of the other tool calls of the same response. */
+    siblingToolCallIds: Type.Array(Type.String()),
+    responseId: Type.Optional(Type.String()),
+  },
+  'ToolProgressRecord',
+)
+export type ToolProgressRecord = Static<typeof ToolProgressRecord>

@@ -1,0 +1,93 @@
+import type { HistoryEvent } from '@kode/protocol'
+
+/**
+ * What each file of the version-3 corpus (`fixtures/history/v3/`) decodes to: the records version
+ * 3 added (approval requests and decisions, tool progress) and the user message's mode fields.
+ * Pinned values, reviewed when written.
+ */
+export const expectedV3: Record<string, HistoryEvent[]> = {
+  'approvals-progress-mode.jsonl': [
+    {
+      role: 'user',
+      id: 'u1',
+      createdAt: 1763000000000,
+      parts: [
+        {
+          type: 'text',
+          text: 'Delete the build folder',
+        },
+      ],
+      mode: 'koding',
+      modeContext: 'Add notes to KODING.md',
+    },
+    {
+      role: 'assistant',
+      id: 'a1',
+      createdAt: 1763000001000,
+      parts: [
+        {
+          type: 'tool_call',
+          id: 'call_1',
+          name: 'bash',
+          argumentsJson: '{"command":"rm -rf build"}',
+        },
+        {
+          type: 'tool_call',
+          id: 'call_2',
+          name: 'read_file',
+          argumentsJson: '{"path":"README.md"}',
+        },
+      ],
+      stopReason: 'tool_use',
+      responseId: 'resp_1',
+    },
+    {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: 1763000001100,
+      toolCallId: 'call_1',
+      toolName: 'bash',
+      arguments: '{"command":"rm -rf build"}',
+      responseId: 'resp_1',
+    },
+    {
+      type: 'tool_progress',
+      id: 'p1',
+      createdAt: 1763000001200,
+      toolCallId: 'call_2',
+      toolName: 'read_file',
+      message: 'reading',
+      siblingToolCallIds: ['call_1'],
+      responseId: 'resp_1',
+    },
+    {
+      role: 'tool',
+      id: 't2',
+      createdAt: 1763000001300,
+      toolCallId: 'call_2',
+      toolName: 'read_file',
+      status: 'success',
+      outputText: '# Readme',
+      parts: [],
+    },
+    {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: 1763000002000,
+      toolCallId: 'call_1',
+      toolName: 'bash',
+      approved: false,
+      reason: 'not now',
+    },
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: 1763000002100,
+      toolCallId: 'call_1',
+      toolName: 'bash',
+      status: 'error',
+      outputText: 'denied by the user: not now',
+      parts: [],
+    },
+  ],
+}
