@@ -53,7 +53,7 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     const error = codecErrorOf(() => decodeHistoryEvent(line({ type: 'checkpoint', id: 'x', createdAt: 1 })))
     expect(error.path).toBe('/type')
     expect(error.message).toBe(
-      'at /type: expected type to be one of "error" | "task_metadata" | "interrupt" | "approval_request" | "approval_decision" | "tool_progress" | "compaction" (got "checkpoint")',
+      'at /type: expected type to be one of "error" | "task_metadata" | "interrupt" | "compaction" | "approval_request" | "approval_decision" | "tool_progress" (got "checkpoint")',
     )
   })
 
