@@ -78,16 +78,17 @@ const checked = blocks.flatMap((block) => checkedOf(block) ?? [])
  * exactOptionalPropertyTypes on.
  */
 const OPTION_TYPES = {
-  '@kode/core': ['AgentOptions', 'RunOptions', 'ReActFormatterOptions', 'CodeActFormatterOptions'],
-  '@kode/providers': ['ClientConfig', 'LLMRequest', 'StreamOptions', 'RetryOptions', 'ChatAdapterOptions'],
-  '@kode/session': [
-    'ExportHtmlOptions',
-    'ForkOptions',
-    'ProviderViewOptions',
-    'ReplayOptions',
-    'CreateSessionInit',
-    'FileSessionStoreOptions',
+  '@kode/core': [
+    'AgentOptions',
+    'RunOptions',
+    'ContinueOptions',
+    'CompactOptions',
+    'ReActFormatterOptions',
+    'CodeActFormatterOptions',
   ],
+  '@kode/providers': ['ClientConfig', 'LLMRequest', 'StreamOptions', 'RetryOptions', 'ChatApiOptions'],
+  '@kode/session': ['ExportHtmlOptions', 'ForkOptions', 'ReplayOptions', 'CreateSessionInit'],
+  '@kode/session/file': ['FileSessionStoreOptions'],
 }
 const optionsWhere = 'public option types: every optional field accepts undefined'
 checked.push({

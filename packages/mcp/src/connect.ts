@@ -67,14 +67,6 @@ function checkOptions(options: McpServerOptions): void {
       `MCP server "${name}" needs either a command (stdio) or a url (HTTP), not ${hasUrl ? 'both' : 'neither'}`,
     )
   }
-  if (options.needsApproval !== undefined && options.needsApproval !== false) {
-    // This @kode/core has no tool approval yet: refusing beats running calls unapproved.
-    throw new McpConnectionError(
-      'invalid_options',
-      name,
-      `MCP server "${name}": needsApproval needs tool approval in @kode/core, which this version lacks`,
-    )
-  }
   if (hasUrl && !URL.canParse(String(options.url))) {
     throw new McpConnectionError('invalid_options', name, `MCP server "${name}" has an invalid url`)
   }

@@ -1,6 +1,7 @@
 import type { Tool } from '@kode/core'
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { approvalFor } from './approval.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
@@ -229,6 +230,7 @@ export class ServerConnection implements McpConnection {
         toKodeTool(tool, toolInfo, this.#caller(), {
           timeoutMs: options.toolTimeoutMs,
           validator: this.#validator,
+          needsApproval: approvalFor(options.needsApproval, toolInfo),
         }),
       )
     }

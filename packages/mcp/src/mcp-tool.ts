@@ -1,6 +1,7 @@
 import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
 import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { Type } from '@sinclair/typebox'
+import type { ToolApproval } from './approval.js'
 import type { McpToolInfo } from './options.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
 
@@ -34,7 +35,7 @@ export function toKodeTool(
   listed: ListedTool,
   info: McpToolInfo,
   caller: ToolCaller,
-  options: { timeoutMs: number | undefined; validator: AjvJsonSchemaValidator },
+  options: { timeoutMs: number | undefined; validator: AjvJsonSchemaValidator; needsApproval: ToolApproval },
 ): Tool {
   const schema = objectSchema(listed.inputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
@@ -54,6 +55,8 @@ export function toKodeTool(
     parameters: Type.Unsafe<Record<string, unknown>>(schema),
     validate: createValidator(schema, options.validator),
     execute,
+    // The engine asks the user first (event tool_approval_request; agent.continue decides).
+    needsApproval: options.needsApproval,
     ...(options.timeoutMs === undefined ? {} : { timeoutMs: options.timeoutMs }),
   })
 }

@@ -186,3 +186,48 @@ function resultShape(event: Event) {
   const { toolCallId, toolName, result, uiExtra, status } = event
   return { toolCallId, toolName, result, uiExtra, status }
 }
+
+describe('approval', () => {
+  test('a tool named in needsApproval waits for the user; approved it runs once, denied the model reads why', async () => {
+    const h = harness()
+    const everything = await h.connect({ ...everythingStdio(), needsApproval: ['echo'] })
+    h.model.enqueue(
+      response(
+        'r1',
+        call('c1', 'everything__echo', { message: 'hi' }),
+        call('c2', 'everything__get-sum', { a: 1, b: 2 }),
+      ),
+      response('r2', call('c3', 'everything__echo', { message: 'again' })),
+      response('r3', say('Done.')),
+    )
+    const agent = h.agent({ tools: everything.tools })
+    const first = await collect(agent.run('echo and add'))
+    // The call that needs no approval ran; the echo waits.
+    expect(first.outcome).toMatchObject({
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'c1', toolName: 'everything__echo' }],
+    })
+    expect(first.events.filter((e) => e.type === 'tool_approval_request')).toHaveLength(1)
+    expect(toolResults(await agent.history()).c2).toMatchObject({
+      status: 'success',
+      outputText: expect.stringContaining('3'),
+    })
+    expect(toolResults(await agent.history()).c1).toBeUndefined()
+
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expect(second.outcome).toMatchObject({
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'c3' }],
+    })
+    expect(toolResults(await agent.history()).c1).toMatchObject({ status: 'success', outputText: 'Echo: hi' })
+
+    const third = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c3', approved: false, reason: 'not now' }] }),
+    )
+    expect(third.outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
+    expect(toolResults(await agent.history()).c3).toMatchObject({
+      status: 'error',
+      outputText: expect.stringContaining('denied by the user: not now'),
+    })
+  })
+})

@@ -87,9 +87,6 @@ describe('connection failures are typed errors, and leave no process behind', ()
     ])
     const unnamed = await failure(connectMcpServer({ name: '', command: 'node' }))
     expect(unnamed.code).toBe('invalid_options')
-    // Calls are never run unapproved because approval is missing from the engine.
-    const approval = await failure(connectMcpServer({ name: 'x', command: 'node', needsApproval: true }))
-    expect(approval.message).toMatch(/needsApproval needs tool approval in @kode\/core/)
   })
 })
 

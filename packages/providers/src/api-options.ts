@@ -1,32 +1,32 @@
 /** Options of the Chat Completions apis (`openai-chat`, and `openrouter` where noted). */
 export interface ChatApiOptions {
   /** Request `stream_options.include_usage`. Default true; turn off for servers that reject it. */
-  includeUsage?: boolean
+  includeUsage?: boolean | undefined
   /** The field carrying `maxOutputTokens`. Default `max_completion_tokens` (openrouter: `max_tokens`). */
-  maxTokensField?: 'max_completion_tokens' | 'max_tokens'
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens' | undefined
   /**
    * openai-chat only: the assistant-message field this model's own reasoning is sent back in
    * (DeepSeek requires `reasoning_content` in tool loops), or `false` to omit it. Default
    * `reasoning_content`.
    */
-  reasoningField?: string | false
+  reasoningField?: string | false | undefined
 }
 
 /** Options of the `anthropic` api. */
 export interface AnthropicApiOptions {
   /** Prompt-caching breakpoints (system, tools, last user turn). Default true; `{ ttl: '1h' }` for the longer cache. */
-  cacheControl?: boolean | { ttl: '5m' | '1h' }
+  cacheControl?: boolean | { ttl: '5m' | '1h' } | undefined
 }
 
 /** Options of the `openai-responses` api. */
 export interface ResponsesApiOptions {
   /** Let OpenAI store the response (`store`). Default false: the history is sent every turn. */
-  store?: boolean
+  store?: boolean | undefined
   /**
    * The `include` list. Default `['reasoning.encrypted_content']`, which lets reasoning go back
    * without `store`; `[]` sends none (for servers that reject it).
    */
-  include?: readonly string[]
+  include?: readonly string[] | undefined
 }
 
 /**

@@ -40,7 +40,7 @@ export interface CompactOptions {
 /** What `agent.continue` takes; `signal` and `modelSettings` may also come as the second argument. */
 export interface ContinueOptions extends RunOptions {
   /** One decision per call awaiting approval. */
-  approvals?: readonly ApprovalDecision[]
+  approvals?: readonly ApprovalDecision[] | undefined
 }
 
 /** An agent bound to one session. Runs one task at a time. */

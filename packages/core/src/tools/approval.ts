@@ -16,7 +16,7 @@ export interface ApprovalDecision {
   toolCallId: string
   approved: boolean
   /** Why; a denied call's result tells the model `denied by the user: <reason>`. */
-  reason?: string
+  reason?: string | undefined
 }
 
 /** The reason recorded for calls a new user message leaves undecided. */
