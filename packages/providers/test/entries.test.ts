@@ -29,6 +29,7 @@ test('the main entry is the client api: clients, the registry, the catalog, erro
     'catalogModels',
     'createClient',
     'google',
+    'isContextOverflow',
     'lookupModel',
     'openaiChat',
     'openaiResponses',
