@@ -95,12 +95,15 @@ $('prompt').addEventListener('submit', async (event) => {
   event.preventDefault()
   const text = input.value.trim()
   if (!text || running) return
+  // Busy from the click on, not from the first event: no second submit slips in while the
+  // session is created, and the status never reads idle for a prompt already sent.
+  setRunning(true)
   if (!sessionId) {
     const { id } = (await (await post('/sessions')).json()) as { id: string }
     open(id)
+    setRunning(true)
   }
   input.value = ''
-  setRunning(true)
   const response = await post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text })
   if (!response.ok) {
     setRunning(false)
