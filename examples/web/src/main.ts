@@ -3,6 +3,7 @@ import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { createFileSessionStore } from '@kode/session/file'
 import { builtinTools, connectModel, openWorkspace, resolveProvider, systemPrompt } from './model.js'
+import { saveNoteTool } from './note-tool.js'
 import { createWebApp } from './server/app.js'
 
 // `pnpm start`: PORT (default 3000), HOST (default 127.0.0.1: the tools read this directory, so
@@ -22,7 +23,8 @@ const store = createFileSessionStore({ dir: sessionsDir })
 const app = createWebApp({
   client: model.client,
   store,
-  tools: builtinTools(workspace),
+  // The CLI's read-only tools, and one that writes and so asks the page for approval.
+  tools: [...builtinTools(workspace), saveNoteTool(resolve(cwd, '.kode/notes.md'))],
   system: systemPrompt(workspace.root),
   publicDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'public'),
   modelLabel: model.label,

@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defineTool } from '@kode/core'
 import { createClient } from '@kode/providers'
@@ -8,6 +9,7 @@ import { Type } from '@sinclair/typebox'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { launchChromium } from '../../../test/runtimes/chromium.js'
+import { saveNoteTool } from '../src/note-tool.js'
 import { FIXTURE_SESSION, writeFixtureSession } from './fixture-session.js'
 import { type Running, startApp } from './helpers.js'
 
@@ -137,6 +139,37 @@ describe('the page', () => {
     expect(after.match(/1, 2, 3/g)).toHaveLength(1)
     expect(await page.locator('#transcript > .user').count()).toBe(1)
     expect(await page.locator('#transcript > .notice').count()).toBe(1)
+  })
+
+  test('Approve on a pending tool call, after a reload, continues the task; the decision stays shown', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const { url } = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(url)
+    await send(page, 'save a note: buy milk')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    expect(await page.locator('#transcript .approval').textContent()).toBe(
+      '⚠ save_note waits for approval: {"text":"save a note: buy milk"}ApproveDeny',
+    )
+    // The pending request comes back from the replay, its buttons live.
+    await page.reload()
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await page.click('#transcript .approval button.approve')
+    await page.waitForSelector('#transcript .tool[data-status="success"]')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript')?.textContent?.includes('The note tool answered'),
+    )
+    await idle(page)
+    expect(await page.locator('#transcript .tool .result').textContent()).toBe(`saved the note to ${file}`)
+    expect(await page.locator('#transcript > .notice').innerText()).toBe('✓ approved: save_note')
+    expect(readFileSync(file, 'utf8')).toBe('- save a note: buy milk\n')
+    for (const button of await page.locator('#transcript .approval button').all())
+      expect(await button.isDisabled()).toBe(true)
+    // Decided: after another reload the buttons stay disabled.
+    await page.reload()
+    await page.waitForSelector('#transcript .tool[data-status="success"]')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
   })
 
   test('an old session opens from the list, replayed from the store, its sub-agent under its call', async () => {

@@ -1,5 +1,9 @@
+import { mkdtemp, readFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
 import { afterEach, describe, expect, test } from 'vitest'
+import { saveNoteTool } from '../src/note-tool.js'
 import { eventually, type Frame, type Running, readStream, startApp, typeOf } from './helpers.js'
 
 // The HTTP contract of the example server, with the CLI's scripted model: "count" streams
@@ -163,5 +167,145 @@ describe('tasks over HTTP', () => {
       [other, 'second question'],
       [SESSION, 'first question'],
     ])
+  })
+})
+
+describe('POST /sessions/:id/approvals', () => {
+  const finishes = (n: number) => (frames: Frame[]) =>
+    frames.filter((f) => typeOf(f) === 'task_finish').length >= n
+  const data = (frames: Frame[], type: string) =>
+    frames.filter((f) => typeOf(f) === type).map((f) => JSON.parse(f.data))
+
+  /** A server whose scripted model calls `save_note` (which needs approval) when asked for a note. */
+  const startWithNotes = async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'kode-web-notes-'))
+    const file = join(dir, 'notes.md')
+    const app = await start({ tools: [saveNoteTool(file)] })
+    return { ...app, file, events: `${app.url}/sessions/${SESSION}/events` }
+  }
+
+  /** Asks for a note and waits until the task ends awaiting approval; returns the pending call id. */
+  const askForNote = async ({ url, app, events }: Awaited<ReturnType<typeof startWithNotes>>) => {
+    expect(
+      (await post(`${url}/sessions/${SESSION}/messages`, { text: 'save a note: buy milk' })).status,
+    ).toBe(202)
+    await app.hub.idle(SESSION)
+    const frames = await readStream(events, finishes(1))
+    expect(data(frames, 'task_finish').at(-1)).toMatchObject({ reason: 'awaiting_approval' })
+    const [request] = data(frames, 'tool_approval_request')
+    expect(request).toMatchObject({ toolName: 'save_note', arguments: '{"text":"save a note: buy milk"}' })
+    return request.toolCallId as string
+  }
+
+  test('an approval continues the task on the same stream: the tool runs once and the model reads its result', async () => {
+    const server = await startWithNotes()
+    const { url, app, events, file, store } = server
+    const toolCallId = await askForNote(server)
+    // A reader connected across the continuation sees the continued task follow on, new ids only.
+    // The backlog is sent as the reader subscribes, so its first frame means it is subscribed.
+    let connected = false
+    const whole = readStream(events, (frames) => {
+      connected = true
+      return finishes(2)(frames)
+    })
+    await eventually(() => connected)
+    const response = await post(`${url}/sessions/${SESSION}/approvals`, {
+      approvals: [{ toolCallId, approved: true }],
+    })
+    expect(response.status).toBe(202)
+    const frames = await whole
+    expect(new Set(frames.map((f) => f.id)).size).toBe(frames.length)
+    const firstFinish = frames.findIndex((f) => typeOf(f) === 'task_finish')
+    const continued = frames.slice(firstFinish + 1)
+    expect(continued.map(typeOf)).toEqual(
+      expect.arrayContaining(['task_start', 'tool_approval_decision', 'tool_result']),
+    )
+    expect(data(continued, 'tool_approval_decision')).toEqual([
+      expect.objectContaining({ toolCallId, toolName: 'save_note', approved: true }),
+    ])
+    expect(data(continued, 'tool_result')).toEqual([
+      expect.objectContaining({ toolCallId, status: 'success' }),
+    ])
+    expect(data(continued, 'task_finish')).toEqual([expect.objectContaining({ reason: 'completed' })])
+    expect(await readFile(file, 'utf8')).toBe('- save a note: buy milk\n')
+
+    await app.hub.idle(SESSION)
+    const history = await store.read(SESSION)
+    expect(history).toContainEqual(
+      expect.objectContaining({ type: 'approval_decision', toolCallId, approved: true }),
+    )
+    expect(history).toContainEqual(expect.objectContaining({ role: 'tool', toolCallId, status: 'success' }))
+    const answer = history.filter((r) => 'role' in r && r.role === 'assistant').at(-1)
+    expect(JSON.stringify(answer)).toContain(`The note tool answered: saved the note to ${file}`)
+    // Decided already: a second decision is refused and nothing runs again.
+    const again = await post(`${url}/sessions/${SESSION}/approvals`, {
+      approvals: [{ toolCallId, approved: true }],
+    })
+    expect(again.status).toBe(409)
+    expect(await readFile(file, 'utf8')).toBe('- save a note: buy milk\n')
+  })
+
+  test('a denial gives the model "denied by the user" with the reason, and the tool never runs', async () => {
+    const server = await startWithNotes()
+    const { url, app, events, file, store } = server
+    const toolCallId = await askForNote(server)
+    const response = await post(`${url}/sessions/${SESSION}/approvals`, {
+      approvals: [{ toolCallId, approved: false, reason: 'not today' }],
+    })
+    expect(response.status).toBe(202)
+    await app.hub.idle(SESSION)
+    const frames = await readStream(events, finishes(1))
+    expect(data(frames, 'tool_result')).toEqual([
+      expect.objectContaining({ toolCallId, status: 'error', result: 'denied by the user: not today' }),
+    ])
+    expect(data(frames, 'task_finish')).toEqual([expect.objectContaining({ reason: 'completed' })])
+    const history = await store.read(SESSION)
+    expect(history).toContainEqual(
+      expect.objectContaining({
+        type: 'approval_decision',
+        toolCallId,
+        approved: false,
+        reason: 'not today',
+      }),
+    )
+    const answer = history.filter((r) => 'role' in r && r.role === 'assistant').at(-1)
+    expect(JSON.stringify(answer)).toContain('The note tool answered: denied by the user: not today')
+    await expect(readFile(file, 'utf8')).rejects.toMatchObject({ code: 'ENOENT' })
+  })
+
+  test('a malformed body is 400; decisions that do not fit, or a running task, are 409', async () => {
+    const server = await startWithNotes()
+    const { url } = server
+    const approvals = `${url}/sessions/${SESSION}/approvals`
+    for (const body of [
+      {},
+      { approvals: [] },
+      { approvals: [{ toolCallId: 'x' }] },
+      { approvals: [{ toolCallId: 1, approved: true }] },
+      { approvals: [{ toolCallId: 'x', approved: 'yes' }] },
+      { approvals: [{ toolCallId: 'x', approved: false, reason: 3 }] },
+    ]) {
+      const response = await post(approvals, body)
+      expect(response.status, JSON.stringify(body)).toBe(400)
+    }
+    expect((await fetch(approvals, { method: 'POST', body: '{' })).status).toBe(400)
+    // Nothing awaits approval in a fresh session.
+    const nothing = await post(approvals, { approvals: [{ toolCallId: 'x', approved: true }] })
+    expect(nothing.status).toBe(409)
+    expect(((await nothing.json()) as { error: string }).error).toMatch(/do not fit what awaits approval/)
+
+    const toolCallId = await askForNote(server)
+    const unknown = await post(approvals, { approvals: [{ toolCallId: 'not-pending', approved: true }] })
+    expect(unknown.status).toBe(409)
+    // While a task runs.
+    const other = '0b7c4c3e-1111-4aaa-8bbb-000000000003'
+    expect((await post(`${url}/sessions/${other}/messages`, { text: 'count' })).status).toBe(202)
+    const busy = await post(`${url}/sessions/${other}/approvals`, {
+      approvals: [{ toolCallId, approved: true }],
+    })
+    expect(busy.status).toBe(409)
+    expect(await busy.json()).toEqual({ error: 'a task is already running in this session' })
+    // The refused requests changed nothing: the pending call can still be decided.
+    expect((await post(approvals, { approvals: [{ toolCallId, approved: false }] })).status).toBe(202)
   })
 })

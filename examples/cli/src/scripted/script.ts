@@ -26,12 +26,15 @@ const DEFINITION_PATTERN = '^export function createAgent\\('
  * - A prompt asking for a tour (the demo): four turns with parallel tool calls on real files, a
  *   todo list, the sub-agent, and a markdown summary built from what the tools returned.
  * - A prompt asking to count: starts counting, then hangs, so Ctrl-C has something to interrupt.
+ * - A prompt asking to save a note, when a `save_note` tool is offered (the web example's, which
+ *   needs the user's approval): calls it, then says what came back (saved, or denied).
  * - Anything else: a short note of what this model can do.
  */
 export function scriptedReply(request: ScriptedRequest): ScriptedReply {
   if (!request.tools.includes('explore') && /\bexplore\b/.test(request.system)) return exploreTurn(request)
   if (/\btour\b/i.test(request.prompt)) return tourTurn(request)
   if (/\bcount\b/i.test(request.prompt)) return countingReply()
+  if (request.tools.includes('save_note') && /\bnote\b/i.test(request.prompt)) return noteTurn(request)
   return { blocks: [{ text: HELP }] }
 }
 
@@ -186,4 +189,17 @@ function countingReply(): ScriptedReply {
     ],
     stallAfter: 1,
   }
+}
+
+function noteTurn(request: ScriptedRequest): ScriptedReply {
+  const result = request.results.get('save_note')?.at(-1)
+  if (result === undefined) {
+    return {
+      blocks: [
+        { text: 'Saving that as a note. The tool asks for your approval first.' },
+        { toolUse: { id: `toolu_note_${request.turn}`, name: 'save_note', input: { text: request.prompt } } },
+      ],
+    }
+  }
+  return { blocks: [{ text: `The note tool answered: ${result}` }] }
 }

@@ -1,7 +1,7 @@
-import { type StreamEvent, Transcript } from './transcript.js'
+import { type Decision, type StreamEvent, Transcript } from './transcript.js'
 
-// The page: a session list, a transcript fed by the session's SSE stream, a prompt and a Stop
-// button. The session in view is in the URL (`?session=<id>`), so a reload opens it again; the
+// The page: a session list, a transcript fed by the session's SSE stream (with Approve / Deny on
+// tool calls that wait for the user), a prompt and a Stop button. The session in view is in the URL (`?session=<id>`), so a reload opens it again; the
 // server sends everything the stream holds, and EventSource resumes with Last-Event-ID after a
 // dropped connection.
 
@@ -59,7 +59,11 @@ function open(id: string): void {
   sessionId = id
   history.replaceState(null, '', `?session=${encodeURIComponent(id)}`)
   $('title').textContent = id
-  const transcript = new Transcript(transcriptEl, id)
+  const transcript: Transcript = new Transcript(
+    transcriptEl,
+    id,
+    (approvals: Decision[]) => void decide(id, approvals, transcript),
+  )
   transcript.reset()
   setRunning(false)
   source = new EventSource(`/sessions/${encodeURIComponent(id)}/events`)
@@ -80,6 +84,17 @@ function open(id: string): void {
   source.addEventListener('reset', () => transcript.reset())
   for (const a of document.querySelectorAll<HTMLAnchorElement>('#sessions a')) {
     a.toggleAttribute('aria-current', a.dataset.sessionId === id)
+  }
+}
+
+/** Sends the user's decisions on pending tool calls; the continued task arrives on the stream. */
+async function decide(id: string, approvals: Decision[], transcript: Transcript): Promise<void> {
+  setRunning(true)
+  const response = await post(`/sessions/${encodeURIComponent(id)}/approvals`, { approvals })
+  if (!response.ok) {
+    setRunning(false)
+    statusEl.textContent = ((await response.json()) as { error: string }).error
+    transcript.decisionsFailed()
   }
 }
 

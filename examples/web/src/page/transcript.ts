@@ -4,6 +4,18 @@ import { renderMarkdown } from './markdown.js'
 /** What a session's stream carries: live events and replayed ones render the same way. */
 export type StreamEvent = Event | ReplayEvent
 
+/** One decision the page sends to `POST /sessions/:id/approvals`. */
+export interface Decision {
+  toolCallId: string
+  approved: boolean
+}
+
+/** A main-session call waiting for the user: its block, and the user's choice once clicked. */
+interface PendingApproval {
+  el: HTMLElement
+  choice?: boolean
+}
+
 /** The blocks one agent (the main one or a sub-agent) is writing into. */
 interface Lane {
   root: HTMLElement
@@ -26,11 +38,28 @@ export class Transcript {
   #mainSessionId: string
   #lanes = new Map<string, Lane>()
   #tools = new Map<string, HTMLElement>()
+  #approvals = new Map<string, PendingApproval>()
+  #taskRunning = false
+  readonly #decide: ((decisions: Decision[]) => void) | undefined
 
-  constructor(root: HTMLElement, mainSessionId: string) {
+  /**
+   * `decide` receives the user's decisions once every pending call of the main session has one
+   * and its task has ended (the engine takes them together); without it, requests are notices.
+   */
+  constructor(root: HTMLElement, mainSessionId: string, decide?: (decisions: Decision[]) => void) {
     this.#root = root
     this.#doc = root.ownerDocument
     this.#mainSessionId = mainSessionId
+    this.#decide = decide
+  }
+
+  /** Lets the user choose again: the decisions sent were refused (the reason is shown elsewhere). */
+  decisionsFailed(): void {
+    for (const pending of this.#approvals.values()) {
+      pending.choice = undefined
+      for (const button of pending.el.querySelectorAll('button')) button.disabled = false
+      pending.el.querySelector('.choice')!.textContent = ''
+    }
   }
 
   /** Forgets everything shown (the stream will send the whole session again). */
@@ -38,6 +67,8 @@ export class Transcript {
     this.#root.replaceChildren()
     this.#lanes.clear()
     this.#tools.clear()
+    this.#approvals.clear()
+    this.#taskRunning = false
   }
 
   apply(event: StreamEvent): void {
@@ -149,19 +180,36 @@ export class Transcript {
         this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
         return
       case 'tool_approval_request':
-        this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
+        // A sub-agent's request cannot be continued from here (the engine does not support it yet).
+        if (!this.#decide || event.sessionId !== this.#mainSessionId) {
+          this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
+          return
+        }
+        this.#approvalRequest(lane, event.toolCallId, event.toolName, event.arguments)
         return
-      case 'tool_approval_decision':
+      case 'tool_approval_decision': {
+        const pending = this.#approvals.get(event.toolCallId)
+        this.#approvals.delete(event.toolCallId)
+        if (pending) for (const button of pending.el.querySelectorAll('button')) button.disabled = true
+        pending?.el.querySelector('.choice')?.replaceChildren()
         this.#block(lane, 'notice').textContent =
           `${event.approved ? '✓ approved' : '✗ denied'}: ${event.toolName}${event.reason ? ` (${event.reason})` : ''}`
         return
+      }
       case 'compaction_end':
         // The older part of the session was summarised for the model; the page keeps showing it all.
         if (event.compacted) this.#block(lane, 'notice').textContent = '⇣ Context compacted'
         return
-      case 'developer_message':
       case 'task_start':
+        if (event.sessionId === this.#mainSessionId) this.#taskRunning = true
+        return
       case 'task_finish':
+        if (event.sessionId === this.#mainSessionId) {
+          this.#taskRunning = false
+          this.#sendDecisions()
+        }
+        return
+      case 'developer_message':
       case 'turn_start':
       case 'turn_end':
       case 'context_usage':
@@ -201,6 +249,42 @@ export class Transcript {
     }
     this.#lanes.set(sessionId, lane)
     return lane
+  }
+
+  /** A request with Approve / Deny buttons; all of it built as elements and text. */
+  #approvalRequest(lane: Lane, toolCallId: string, toolName: string, args: string): void {
+    const el = this.#block(lane, 'approval')
+    el.dataset.toolCallId = toolCallId
+    const label = el.appendChild(this.#doc.createElement('span'))
+    label.textContent = `⚠ ${toolName} waits for approval: `
+    el.appendChild(this.#doc.createElement('code')).textContent = args
+    const pending: PendingApproval = { el }
+    for (const [text, approved] of [
+      ['Approve', true],
+      ['Deny', false],
+    ] as const) {
+      const button = el.appendChild(this.#doc.createElement('button'))
+      button.type = 'button'
+      button.className = approved ? 'approve' : 'deny'
+      button.textContent = text
+      button.addEventListener('click', () => {
+        if (pending.choice !== undefined) return
+        pending.choice = approved
+        for (const b of el.querySelectorAll('button')) b.disabled = true
+        el.querySelector('.choice')!.textContent = approved ? 'approving…' : 'denying…'
+        this.#sendDecisions()
+      })
+    }
+    el.appendChild(this.#doc.createElement('span')).className = 'choice'
+    this.#approvals.set(toolCallId, pending)
+  }
+
+  /** Sends the decisions once every pending call has one and the task that asked has ended. */
+  #sendDecisions(): void {
+    if (this.#taskRunning || this.#approvals.size === 0) return
+    const pending = [...this.#approvals]
+    if (pending.some(([, p]) => p.choice === undefined)) return
+    this.#decide?.(pending.map(([toolCallId, p]) => ({ toolCallId, approved: p.choice! })))
   }
 
   #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'img' = 'div'): HTMLElement {

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
+import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
 import { type AgentSetup, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
@@ -53,6 +54,9 @@ class HttpError extends Error {
  * - `GET /sessions`: the top-level sessions, newest first;
  * - `POST /sessions`: a fresh session id (the session is created by its first message);
  * - `POST /sessions/:id/messages` `{ text }`: starts a task (409 while one runs);
+ * - `POST /sessions/:id/approvals` `{ approvals: [{ toolCallId, approved, reason? }] }`: decides the
+ *   pending tool approvals and continues the task on the same stream (409 while a task runs or
+ *   when the decisions do not fit what is pending);
  * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
  * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
  * - `GET /`, `/app.js`, `/styles.css`: the page.
@@ -89,6 +93,10 @@ export function createWebApp(options: WebAppOptions): WebApp {
       if (typeof text !== 'string' || text.trim() === '')
         throw new HttpError(400, 'text must be a non-empty string')
       await hub.start(sessionId, text)
+      return json(res, 202, { sessionId })
+    }
+    if (action === 'approvals' && method === 'POST') {
+      await hub.continue(sessionId, parseApprovals(await readJson(req)))
       return json(res, 202, { sessionId })
     }
     if (action === 'interrupt' && method === 'POST') {
@@ -142,6 +150,22 @@ export function createWebApp(options: WebAppOptions): WebApp {
       for (const res of streams) res.end()
     },
   }
+}
+
+/** The body of `POST /sessions/:id/approvals`, checked field by field: one decision per call. */
+function parseApprovals(body: unknown): ApprovalDecision[] {
+  const approvals = (body as { approvals?: unknown } | null)?.approvals
+  if (!Array.isArray(approvals) || approvals.length === 0)
+    throw new HttpError(400, 'approvals must be a non-empty array')
+  return approvals.map((item: unknown, i) => {
+    const { toolCallId, approved, reason } = (item ?? {}) as Record<string, unknown>
+    if (typeof toolCallId !== 'string' || toolCallId === '')
+      throw new HttpError(400, `approvals[${i}].toolCallId must be a non-empty string`)
+    if (typeof approved !== 'boolean') throw new HttpError(400, `approvals[${i}].approved must be a boolean`)
+    if (reason !== undefined && typeof reason !== 'string')
+      throw new HttpError(400, `approvals[${i}].reason must be a string`)
+    return { toolCallId, approved, ...(reason !== undefined && reason !== '' ? { reason } : {}) }
+  })
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {

@@ -1,5 +1,13 @@
-import { type Agent, createAgent, type Tool } from '@kode/core'
-import type { HistoryEvent } from '@kode/protocol'
+import {
+  type Agent,
+  AgentError,
+  type AgentErrorCode,
+  type AgentRun,
+  type ApprovalDecision,
+  createAgent,
+  type Tool,
+} from '@kode/core'
+import type { Event, HistoryEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { deriveReplayEvents, loadSubSessions, SessionError, type SessionStore } from '@kode/session'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
@@ -18,10 +26,29 @@ export type Subscriber = (event: SentEvent) => void
 /** Why a task could not start or be interrupted. */
 export class TaskStateError extends Error {
   override readonly name = 'TaskStateError'
-  constructor(readonly code: 'task_running' | 'no_task_running') {
-    super(code === 'task_running' ? 'a task is already running in this session' : 'no task is running')
+  constructor(
+    readonly code: 'task_running' | 'no_task_running' | 'nothing_pending',
+    cause?: unknown,
+  ) {
+    super(
+      code === 'task_running'
+        ? 'a task is already running in this session'
+        : code === 'no_task_running'
+          ? 'no task is running'
+          : // The engine's message says which call did not fit.
+            `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
+      { cause },
+    )
   }
 }
+
+/** The engine's refusals of a continuation whose decisions do not fit the session's state. */
+const REFUSALS: ReadonlySet<AgentErrorCode> = new Set<AgentErrorCode>([
+  'unknown_approval',
+  'approval_already_decided',
+  'approvals_missing',
+  'nothing_to_continue',
+])
 
 interface HeldSession {
   log: EventLog
@@ -65,6 +92,28 @@ export class SessionHub {
 
   /** Starts a task with `text` as the user's input; fails with `task_running` if one runs. */
   async start(sessionId: string, text: string): Promise<void> {
+    await this.#launch(sessionId, (agent, signal) => agent.run(text, { signal }), text)
+  }
+
+  /**
+   * Continues the session's task with decisions on its pending tool approvals; fails with
+   * `task_running` if a task runs, and with `nothing_pending` when the decisions do not fit what
+   * awaits approval (nothing pending, an unknown or already decided call, a pending call left out).
+   */
+  async continue(sessionId: string, approvals: ApprovalDecision[]): Promise<void> {
+    await this.#launch(sessionId, (agent, signal) => agent.continue({ approvals }, { signal }))
+  }
+
+  /**
+   * Runs a task and sends its events to the session's log. Resolves once the task has produced
+   * its first event: the engine refuses a continuation before any event, so that refusal reaches
+   * the request that asked for it instead of the server log.
+   */
+  async #launch(
+    sessionId: string,
+    begin: (agent: Agent, signal: AbortSignal) => AgentRun,
+    titleFrom?: string,
+  ): Promise<void> {
     const held = await this.#held(sessionId)
     if (held.running) throw new TaskStateError('task_running')
     const abort = new AbortController()
@@ -73,17 +122,30 @@ export class SessionHub {
     try {
       // The new log starts from the history as it is now, so it holds everything a client
       // opening the session needs; clients already reading it have the same, and carry on.
-      held.log = new EventLog(this.#newGeneration(), await this.#replay(sessionId))
+      const log = new EventLog(this.#newGeneration(), await this.#replay(sessionId))
       held.agent ??= createAgent({ ...this.#setup, sessionId })
-      const run = held.agent.run(text, { signal: abort.signal })
-      const log = held.log
+      const run = begin(held.agent, abort.signal)
+      const events = run[Symbol.asyncIterator]()
+      let first: IteratorResult<Event>
+      try {
+        first = await events.next()
+      } catch (error) {
+        // Nothing ran and nothing was persisted: the session stays as it was.
+        await run.done.catch(() => {})
+        if (AgentError.is(error) && error.code === 'agent_busy') throw new TaskStateError('task_running')
+        if (AgentError.is(error) && REFUSALS.has(error.code))
+          throw new TaskStateError('nothing_pending', error)
+        throw error
+      }
+      held.log = log
+      const send = (event: Event) => {
+        const sent = log.push(event)
+        for (const subscriber of held.subscribers) subscriber(sent)
+      }
       const pump = async () => {
-        for await (const event of run) {
-          const sent = log.push(event)
-          for (const subscriber of held.subscribers) subscriber(sent)
-        }
+        for (let next = first; !next.done; next = await events.next()) send(next.value)
         await run.done
-        await this.#title(sessionId, text)
+        if (titleFrom !== undefined) await this.#title(sessionId, titleFrom)
       }
       held.running.done = pump()
         // The run's events already told clients how it ended; what is left is a host failure
