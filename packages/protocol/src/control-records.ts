@@ -1,9 +1,5 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
-import { recordBase } from './messages.js'
-
-function record<T extends string, P extends Record<string, TSchema>>(type: T, props: P, $id: string) {
-  return Type.Object({ type: Type.Literal(type), ...recordBase, ...props }, { $id })
-}
+import { type Static, Type } from '@sinclair/typebox'
+import { record } from './messages.js'
 
 /**
  * A tool call that waits for the user's approval. It stays pending until an

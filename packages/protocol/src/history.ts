@@ -1,20 +1,16 @@
-import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { type Static, Type } from '@sinclair/typebox'
 import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from './control-records.js'
 import {
   AssistantMessage,
   DeveloperMessage,
   Message,
-  recordBase,
+  record,
   SystemMessage,
   ToolResultMessage,
   UserMessage,
 } from './messages.js'
 import { TaskMetadataSummary } from './metadata.js'
 import { Usage } from './usage.js'
-
-function record<T extends string, P extends Record<string, TSchema>>(type: T, props: P, $id: string) {
-  return Type.Object({ type: Type.Literal(type), ...recordBase, ...props }, { $id })
-}
 
 /** A stream or API error that ended a response or task, kept so replay can show it. */
 export const ErrorRecord = record(

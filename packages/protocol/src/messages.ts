@@ -19,6 +19,11 @@ function message<R extends string, P extends Record<string, TSchema>>(role: R, p
   return Type.Object({ role: Type.Literal(role), ...recordBase, ...props }, { $id })
 }
 
+/** A history record's schema: `type` as its discriminator, the fields every record carries, `props`. */
+function record<T extends string, P extends Record<string, TSchema>>(type: T, props: P, $id: string) {
+  return Type.Object({ type: Type.Literal(type), ...recordBase, ...props }, { $id })
+}
+
 /** The system prompt in effect. Persisted for resume; not replayed to the UI. */
 export const SystemMessage = message('system', { parts: Type.Array(TextPart) }, 'SystemMessage')
 export type SystemMessage = Static<typeof SystemMessage>
@@ -140,4 +145,4 @@ export const Message = Type.Union([
 export type Message = Static<typeof Message>
 export type MessageRole = Message['role']
 
-export { recordBase }
+export { record, recordBase }
