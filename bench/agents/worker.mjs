@@ -10,7 +10,8 @@
 import { Unavailable } from '../providers/clients/unavailable.mjs'
 import { reportAndExit } from '../providers/protocol.mjs'
 import { CLIENTS } from './clients/index.mjs'
-import { allKeys, FINAL_TEXT, keyOf, runTool, TURNS } from './task.mjs'
+import { keyOf, runTool } from './task.mjs'
+import { mismatch } from './verify.mjs'
 
 const [client, origin, warm] = process.argv.slice(2)
 
@@ -24,29 +25,13 @@ globalThis.fetch = function tappedFetch(input, init) {
 
 const cpuMs = (usage) => (usage.user + usage.system) / 1000
 
-/** What is wrong with the task's outcome, or undefined when it is right. */
-function mismatch(result, ran) {
-  const counts = new Map()
-  for (const key of ran) counts.set(key, (counts.get(key) ?? 0) + 1)
-  const keys = allKeys()
-  const missing = keys.filter((key) => !counts.has(key))
-  if (missing.length > 0) return `${missing.length} tool calls never ran (first ${missing[0]})`
-  const twice = [...counts].filter(([, n]) => n > 1)
-  if (twice.length > 0) return `${twice.length} tool calls ran more than once (first ${twice[0][0]})`
-  if (counts.size !== keys.length) return `${counts.size - keys.length} unexpected tool calls`
-  if (result.finalText !== FINAL_TEXT)
-    return `final text: ${JSON.stringify(String(result.finalText).slice(0, 120))}`
-  if (turnStarts.length !== TURNS) return `${turnStarts.length} model calls, expected ${TURNS}`
-  return undefined
-}
-
 try {
   let ran = []
   const { prepare } = await CLIENTS[client].load()
   const run = await prepare({ origin, record: (key) => ran.push(key), runTool, keyOf, maxTurns: TURNS + 5 })
   await (await bareFetch(`${origin}/warmup`)).text()
   if (warm === 'warm') {
-    const wrong = mismatch(await run(), ran)
+    const wrong = mismatch(await run(), ran, turnStarts.length)
     if (wrong) reportAndExit({ wrong: `warm-up task: ${wrong}` })
     ran = []
     turnStarts.length = 0
@@ -69,7 +54,7 @@ try {
     maxRssKb,
     perTurnMs,
     events: result.events,
-    wrong: mismatch(result, ran),
+    wrong: mismatch(result, ran, perTurnMs.length),
   })
 } catch (error) {
   if (error instanceof Unavailable) reportAndExit({ unavailable: error.message })

@@ -1,6 +1,5 @@
 // Kode: `createAgent` with a memory session store and the openai-chat client, imported by package
 // name (the workspace links resolve to the built dist of packages/*: build them first).
-import { createRequire } from 'node:module'
 import { Unavailable } from '../../providers/clients/unavailable.mjs'
 import { PROMPT, SYSTEM, TOOLS } from '../task.mjs'
 
@@ -21,8 +20,7 @@ async function load() {
 /** Prepares the task: resolves to the function that runs it. */
 export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
   const { core, providers, session } = await load()
-  // TypeBox is a dependency of the packages, not of the bench: take core's.
-  const { Type } = createRequire(import.meta.resolve('@kode/core'))('@sinclair/typebox')
+  const { Type } = await import('@sinclair/typebox')
   const tools = TOOLS.map((tool) => {
     const [field] = Object.keys(tool.parameters.properties)
     return core.defineTool({
