@@ -10,7 +10,7 @@
 import { Unavailable } from '../providers/clients/unavailable.mjs'
 import { reportAndExit } from '../providers/protocol.mjs'
 import { CLIENTS } from './clients/index.mjs'
-import { keyOf, runTool } from './task.mjs'
+import { keyOf, runTool, TURNS } from './task.mjs'
 import { mismatch } from './verify.mjs'
 
 const [client, origin, warm] = process.argv.slice(2)
