@@ -117,11 +117,20 @@ function printTargets(cells, aa) {
   console.log(
     `- CPU within ${TARGETS.cpuRatio}x of the floor: ${verdict(cpuRatio <= TARGETS.cpuRatio)} (${ratio(cpuRatio)}${noise})`,
   )
-  const libraries = [...cells].filter(([client, cell]) => client !== 'floor' && medians(cell))
+  const libraries = [...cells].filter(
+    ([client, cell]) => client !== 'floor' && client !== 'kode-providers' && medians(cell),
+  )
   const lowest = libraries.reduce((a, b) => (medians(b[1]).maxRssKb < medians(a[1]).maxRssKb ? b : a))
   console.log(
     `- lowest peak RSS of the libraries: ${verdict(lowest[0] === 'kode')} (${mb(m.maxRssKb)} MB; lowest ${CLIENTS[lowest[0]].label}, ${mb(medians(lowest[1]).maxRssKb)} MB)`,
   )
+  const providersLoop = cells.get('kode-providers')
+  if (providersLoop && medians(providersLoop)) {
+    const split = ratioToFloor(providersLoop, cells.get('floor'), 'cpuMs')
+    console.log(
+      `- of that, the providers layer (the floor loop through @kode/providers): ${ratio(split)}; the engine over it: ${ratio(ratioToFloor(kode, providersLoop, 'cpuMs'))}`,
+    )
+  }
   const first = perTurn(kode, 2, 6)
   const last = perTurn(kode, TURNS - 5, TURNS - 1)
   console.log(`- per-turn CPU, turns 45-49 over turns 2-6: ${ratio(last / first)}`)
