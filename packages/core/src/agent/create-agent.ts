@@ -11,14 +11,15 @@ import { nativeFormatter } from '../formatters/native.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
-import { type HostFailure, type TaskRuntime, type ToolSet, toolSet } from '../task/runtime.js'
+import type { HostFailure, TaskRuntime } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
 import type { ApprovalDecision } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
+import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
-import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
+import { type AgentOptions, resolveSettings } from './options.js'
 
 /** The emitter's channels: `event` for every event, and one per event type. */
 export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }

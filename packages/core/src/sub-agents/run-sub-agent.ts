@@ -1,11 +1,13 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import type { TaskOutcome } from '../outcome.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
-import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
+import type { TaskRuntime } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { userParts } from '../task/user-input.js'
-import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
+import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
+import { toolSet } from '../tools/tool-set.js'
 
 /** The parent side of a sub-agent run: the task and the tool call that spawn it. */
 export interface SubAgentParent {

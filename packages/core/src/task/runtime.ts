@@ -1,11 +1,4 @@
-import type {
-  SubAgentState,
-  TaskFinishReason,
-  TaskMetadataSummary,
-  ToolCallPart,
-  ToolDefinition,
-  UserContentPart,
-} from '@kode/protocol'
+import type { SubAgentState, ToolCallPart, UserContentPart } from '@kode/protocol'
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { TokenEstimator } from '../compaction/estimate.js'
@@ -13,29 +6,9 @@ import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { AgentHooks } from '../hooks/hooks.js'
 import type { ModelSettings } from '../settings/model-settings.js'
-import type { PendingApproval } from '../tools/approval.js'
-import type { Tool } from '../tools/define-tool.js'
+import type { ToolSet } from '../tools/tool-set.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
-
-/** How a task ended, as `run(...).done` resolves it. */
-export interface TaskOutcome {
-  /** The session the task ran in. */
-  sessionId: string
-  /**
-   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener),
-   * `aborted` (the user interrupted) or `awaiting_approval` (calls wait for the user's decision).
-   */
-  reason: TaskFinishReason
-  /** The final assistant text (`task_finish.taskResult`). */
-  text: string
-  /** The task's accounting, with the sub-agents it ran (`task_metadata.metadata`). */
-  metadata: TaskMetadataSummary
-  /** What stopped the task when `reason` is `error` or `max_turns`. */
-  errorMessage?: string
-  /** The calls awaiting the user's decision when `reason` is `awaiting_approval` (see `agent.continue`). */
-  pendingApprovals?: PendingApproval[]
-}
 
 /** The limits and sources every task of an agent (and of its sub-agents) shares. */
 export interface EngineSettings {
@@ -51,13 +24,6 @@ export interface EngineSettings {
   estimator: TokenEstimator
   /** When and how sessions are compacted; `undefined`: never. */
   compaction: CompactionSettings | undefined
-}
-
-/** An agent's tools, indexed once. */
-export interface ToolSet {
-  byName: ReadonlyMap<string, Tool>
-  /** What the model is offered; `undefined` when there are no tools. */
-  definitions: ToolDefinition[] | undefined
 }
 
 /** Why a task's signal aborted when it was not the user: the host failed (an event listener threw). */
@@ -107,16 +73,4 @@ export interface TaskRuntime {
   client(): LLMClient
   /** Takes the user messages the host queued with `steer` (empty for sub-agents). */
   takeSteering(): (readonly UserContentPart[])[]
-}
-
-/** Indexes tools by name and builds what the model is offered. */
-export function toolSet(tools: readonly Tool[]): ToolSet {
-  const byName = new Map<string, Tool>()
-  for (const tool of tools) byName.set(tool.name, tool)
-  const definitions = tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-  }))
-  return { byName, definitions: definitions.length > 0 ? definitions : undefined }
 }

@@ -9,6 +9,7 @@ import {
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { callModelWithinBudget } from '../compaction/budgeted-call.js'
+import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
@@ -18,7 +19,7 @@ import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import { callModel, type ModelResult } from './model-call.js'
-import type { TaskOutcome, TaskRuntime } from './runtime.js'
+import type { TaskRuntime } from './runtime.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {

@@ -1,7 +1,7 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
-import type { TaskRuntime, ToolSet } from '../task/runtime.js'
+import type { TaskRuntime } from '../task/runtime.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { executeToolCall } from './execute-tool-call.js'
 import {
@@ -11,6 +11,7 @@ import {
   resultMessage,
   type ToolOutcome,
 } from './tool-outcome.js'
+import type { ToolSet } from './tool-set.js'
 
 /** The tool calls of one response, and how to build each call's context. */
 export interface ToolBatch {
