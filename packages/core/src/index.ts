@@ -56,8 +56,8 @@ export {
   defineSubAgent,
   type SubAgentDefinition,
 } from './sub-agents/define-sub-agent.js'
+export type { ApprovalDecision } from './task/approval.js'
 export type { UserInput } from './task/user-input.js'
-export type { ApprovalDecision } from './tools/approval.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {
   type ApprovalContext,

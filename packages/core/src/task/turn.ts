@@ -12,14 +12,14 @@ import { callModelWithinBudget } from '../compaction/budgeted-call.js'
 import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
-import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
-import { runToolBatch } from '../tools/tool-batch.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
+import { callsNeedingApproval, requestApprovals } from './approval.js'
 import { callModel, type ModelResult } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
+import { runToolBatch } from './tool-batch.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {

@@ -1,8 +1,8 @@
 import type { HistoryEvent, ToolCallPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
-import type { TaskRuntime } from '../task/runtime.js'
-import { errorOutcome, type ToolOutcome } from './tool-outcome.js'
+import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
 export interface ApprovalDecision {
