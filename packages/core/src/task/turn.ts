@@ -10,7 +10,6 @@ import {
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
@@ -251,7 +250,7 @@ export async function runCalls(
       responseId,
       progress,
       runSubAgent: (spec, input) => {
-        const child = runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
+        const child = rt.runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
         children.push(child.catch(() => undefined))
         return child
       },
