@@ -78,7 +78,7 @@ export function printResults({ options, cells, warnings, load }) {
       ratio(isFloor ? 1 : ratioToFloor(cell, floorCell, 'wallMs')),
       mb(m.maxRssKb),
       signed(floor ? (m.maxRssKb - floor.maxRssKb) / 1024 : undefined),
-      isFloor ? '' : median(cell.runs.map((run) => run.events)),
+      cell.runs[0].events === undefined ? '' : median(cell.runs.map((run) => run.events)),
     ])
     turnRows.push([
       label,

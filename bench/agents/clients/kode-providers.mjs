@@ -44,7 +44,7 @@ export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
           .filter((part) => part.type === 'text')
           .map((part) => part.text)
           .join('')
-        return { finalText, events: 0 }
+        return { finalText }
       }
       const results = await Promise.all(calls.map((call) => tools[call.name](JSON.parse(call.argumentsJson))))
       for (const [i, call] of calls.entries()) {
