@@ -1,4 +1,5 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import { outputSpec } from '../output/output-spec.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
@@ -66,6 +67,7 @@ export async function runSubAgent(
     hooks: rt.hooks,
     failHost: rt.failHost,
     modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
+    output: spec.output ? outputSpec(spec.output) : undefined,
     client: () => client,
     takeSteering: () => [],
   }

@@ -12,26 +12,37 @@ import type { TokenEstimator } from '../compaction/estimate.js'
 import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { AgentHooks } from '../hooks/hooks.js'
+import type { OutputSpec } from '../output/output-spec.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { PendingApproval } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import type { Journal } from './journal.js'
 import type { EventSink, TaskEvents } from './task-events.js'
 
-/** How a task ended, as `run(...).done` resolves it. */
-export interface TaskOutcome {
+/**
+ * How a task ended, as `run(...).done` resolves it. `O` is the type of the structured output
+ * (`Static<typeof schema>` for `run(input, { output: schema })`).
+ */
+export interface TaskOutcome<O = unknown> {
   /** The session the task ran in. */
   sessionId: string
   /**
    * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener),
-   * `aborted` (the user interrupted) or `awaiting_approval` (calls wait for the user's decision).
+   * `aborted` (the user interrupted), `awaiting_approval` (calls wait for the user's decision) or
+   * `structured_output_invalid` (the answer did not validate against `output`, even after one
+   * corrective turn).
    */
   reason: TaskFinishReason
   /** The final assistant text (`task_finish.taskResult`). */
   text: string
   /** The task's accounting, with the sub-agents it ran (`task_metadata.metadata`). */
   metadata: TaskMetadataSummary
-  /** What stopped the task when `reason` is `error` or `max_turns`. */
+  /**
+   * The final answer as a value valid against the run's `output` schema: set when `reason` is
+   * `completed` and a schema was given, never otherwise.
+   */
+  output?: O
+  /** What stopped the task when `reason` is `error`, `max_turns` or `structured_output_invalid`. */
   errorMessage?: string
   /** The calls awaiting the user's decision when `reason` is `awaiting_approval` (see `agent.continue`). */
   pendingApprovals?: PendingApproval[]
@@ -101,6 +112,8 @@ export interface TaskRuntime {
    * and aborts `signal`; the run then rejects with `error`, as for a throwing listener.
    */
   failHost(error: unknown, message: string): void
+  /** The structured output the task's final answer must be (`run(input, { output })`), if any. */
+  readonly output: OutputSpec | undefined
   /** The model settings of this task (the agent's, overridden by the run's). */
   readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */

@@ -253,7 +253,6 @@ export function chatBody(request: LLMRequest, messages: ChatMessage[], options: 
   return body
 }
 
-
 function chatToolChoice(choice: NonNullable<LLMRequest['toolChoice']>) {
   return typeof choice === 'string' ? choice : { type: 'function', function: { name: choice.name } }
 }
