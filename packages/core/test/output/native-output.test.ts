@@ -113,4 +113,37 @@ describe('structured output on each api', () => {
       expectTypeOf(outcome.output).toEqualTypeOf<{ city: string; celsius: number } | undefined>()
     },
   )
+
+  test.each(APIS)(
+    '$api: an answer that does not validate is corrected once, with the native setting on the corrective call too',
+    async ({ api, model }) => {
+      const h = harness()
+      h.server.enqueue(answerFor(api, 'r1', { city: 'Oslo' }))
+      h.server.enqueue(answerFor(api, 'r2', ANSWER))
+      const agent = h.createAgent({ client: h.client({ api, model }) })
+      const { events, outcome } = await collect(agent.run('Weather in Oslo?', { output: Weather }))
+
+      expectOrdered(events)
+      expect(summarizeHistory(await agent.history())).toEqual([
+        'user: Weather in Oslo?',
+        'assistant stop: text "{"city":"Oslo"}"',
+        'user: Your final answer does not match the required JSON schema:\n- /celsius: Expected required property\n- /celsius: Expected number\nAnswer again with only a JSON object that is valid against the schema.',
+        `assistant stop: text "${JSON.stringify(ANSWER)}"`,
+        'task_metadata turns=2 subAgents=0',
+      ])
+      const [first, second] = h.server.requests.map((r) => r.body as Record<string, unknown>)
+      for (const [field, value] of Object.entries(OUTPUT_FIELDS[api])) {
+        expect(first![field]).toEqual(value)
+        expect(second![field]).toEqual(value)
+      }
+      // The first answer goes back to the model as its own text, before the correction.
+      expect(JSON.stringify(second)).toContain(JSON.stringify(JSON.stringify({ city: 'Oslo' })).slice(1, -1))
+      expect(events.at(-1)).toMatchObject({
+        type: 'task_finish',
+        reason: 'completed',
+        hasStructuredOutput: true,
+      })
+      expect(outcome).toMatchObject({ reason: 'completed', output: ANSWER })
+    },
+  )
 })
