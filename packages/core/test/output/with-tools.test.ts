@@ -1,4 +1,4 @@
-import { defineSubAgent } from '@kode/core'
+import { defineSubAgent, defineTool } from '@kode/core'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
@@ -153,5 +153,35 @@ describe('structured output with tools', () => {
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({ result: VALID, status: 'success' })
     expect(outcome).toMatchObject({ reason: 'completed', text: 'a.txt has 3 words.' })
     expect('output' in outcome).toBe(false)
+  })
+
+  test('a structured run paused for approval ends with the output when continue passes it again', async () => {
+    const h = harness()
+    const save = defineTool({
+      name: 'save',
+      description: 'Saves the summary',
+      parameters: Type.Object({ file: Type.String() }),
+      needsApproval: true,
+      execute: ({ file }) => `saved ${file}`,
+    })
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(textReply('r2', VALID))
+    const agent = h.createAgent({ tools: [save] })
+    const paused = await collect(agent.run('Summarise and save a.txt', { output: Summary }))
+    expect(paused.outcome.reason).toBe('awaiting_approval')
+    expect('output' in paused.outcome).toBe(false)
+    expect(paused.events.at(-1)).toMatchObject({ hasStructuredOutput: false })
+
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }], output: Summary }),
+    )
+    expectOrdered(events)
+    expect(h.server.requests[1]!.body).toHaveProperty('response_format.json_schema.name', 'File_summary')
+    expect(events.at(-1)).toMatchObject({
+      type: 'task_finish',
+      reason: 'completed',
+      hasStructuredOutput: true,
+    })
+    expect(outcome).toMatchObject({ reason: 'completed', output: { file: 'a.txt', words: 3 } })
   })
 })
