@@ -38,11 +38,24 @@ export async function* followSession(
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.
   const subscription = context.listener.subscribe(sessionId)
+  /** A read; one cut short by the store closing (its pool ended) ends the follow quietly. */
+  const query = async (text: string, values: unknown[]) => {
+    try {
+      return await pool.query(text, values)
+    } catch (error) {
+      if (context.closed()) return undefined
+      throw error
+    }
+  }
   try {
     while (!signal?.aborted && !context.closed()) {
-      const { rows } = await pool.query(sql.follow, [sessionId, next, PAGE])
+      const page = await query(sql.follow, [sessionId, next, PAGE])
+      if (!page) return
+      const { rows } = page
       if (rows.length === 0) {
-        if ((await pool.query(sql.info, [sessionId])).rows.length === 0) throw context.notFound(sessionId)
+        const info = await query(sql.info, [sessionId])
+        if (!info) return
+        if (info.rows.length === 0) throw context.notFound(sessionId)
         await subscription.changed(signal)
         continue
       }

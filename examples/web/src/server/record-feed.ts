@@ -89,6 +89,7 @@ export class RecordFeed {
         }
         return
       } catch (error) {
+        if (signal.aborted) return
         // A session not created yet (its first task may run on another host), or a store that
         // failed: follow again from the same position in a moment.
         if (!(SessionError.is(error) && error.code === 'session_not_found')) {
