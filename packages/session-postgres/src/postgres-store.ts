@@ -91,7 +91,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   const now = options.now ?? Date.now
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
-  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString })
+  const pool = options.pool ?? ownedPool(options.connectionString)
   const sql = statements(schema)
   const queue = new KeyedQueue()
   const owner = globalThis.crypto.randomUUID()
@@ -268,4 +268,17 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       if (ownPool) await pool.end()
     },
   }
+}
+
+/**
+ * The store's own pool, for a `connectionString`. An idle pooled connection that the server ends
+ * (a restart, `pg_terminate_backend`, a proxy's idle timeout) is emitted as the pool's `'error'`,
+ * which would crash the process with no listener; pg has already dropped that client, and the next
+ * query opens a fresh one, so there is nothing to do. A pool the host passes in is the host's to
+ * watch.
+ */
+function ownedPool(connectionString: string | undefined): pg.Pool {
+  const pool = new pg.Pool({ connectionString })
+  pool.on('error', () => {})
+  return pool
 }

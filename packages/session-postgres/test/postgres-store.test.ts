@@ -173,6 +173,25 @@ describe('schema and pool', () => {
     expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
   })
 
+  test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
+    const application = `victim_${schema}`
+    const store = createPostgresSessionStore({
+      connectionString: `${postgresUrl()}${postgresUrl().includes('?') ? '&' : '?'}application_name=${application}`,
+      schema,
+    })
+    stores.push(store)
+    await store.create({ id: 's' })
+    const killed = await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [application],
+    )
+    expect(killed.rowCount).toBeGreaterThan(0)
+    // Let the ended connection's error reach the pool before the store is used again.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await store.append('s', [record('after')])
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['after'])
+  })
+
   test('a pool the host passes in is used and never ended by the store', async () => {
     const pool = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
     const store = createPostgresSessionStore({ pool, schema })
