@@ -225,7 +225,8 @@ function providerFailure(error: ProviderError): TurnFailure {
 
 /**
  * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
- * when the user interrupted them.
+ * when the user interrupted them. `resumed` names the calls that run again after their process
+ * died (`ctx.resumed`).
  */
 export async function runCalls(
   rt: TaskRuntime,
@@ -234,6 +235,7 @@ export async function runCalls(
   responseId: string | undefined,
   signal: AbortSignal,
   decided?: ReadonlyMap<string, ToolOutcome>,
+  resumed?: ReadonlySet<string>,
 ): Promise<boolean> {
   const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
@@ -248,6 +250,7 @@ export async function runCalls(
       toolName: call.name,
       sessionId: rt.sessionId,
       responseId,
+      resumed: resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
         const child = runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
