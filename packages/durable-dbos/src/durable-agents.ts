@@ -20,19 +20,19 @@ export interface DurableAgentsOptions {
    */
   store: SessionStore
   /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
-  name?: string
+  name?: string | undefined
   /** A DBOS queue (registered by the host) to start tasks on, for concurrency limits. Default: none. */
-  queueName?: string
+  queueName?: string | undefined
   /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
-  lockRetryMs?: number
+  lockRetryMs?: number | undefined
   /**
    * The reaper leaves a pending workflow alone until it has not changed for this long, in ms
    * (default 10 000), so a task that has just started and not yet taken its session is never
    * taken from a live worker.
    */
-  staleAfterMs?: number
+  staleAfterMs?: number | undefined
   /** The clock the reaper compares workflow times with. Default `Date.now`. */
-  now?: () => number
+  now?: (() => number) | undefined
 }
 
 /** How a task was started. */
@@ -48,13 +48,13 @@ export interface StartOptions {
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
    * and returns that task: a request retried by the host cannot start a task twice.
    */
-  workflowId?: string
+  workflowId?: string | undefined
 }
 
 /** What `continue` takes. */
 export interface DurableContinueOptions extends StartOptions {
   /** Decisions for calls awaiting approval, as `agent.continue({ approvals })` takes them. */
-  approvals?: ApprovalDecision[]
+  approvals?: ApprovalDecision[] | undefined
 }
 
 /** A task's state, from DBOS. */
@@ -85,14 +85,17 @@ export interface DurableAgents {
    * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
    * default 1 000); rejects with what the workflow threw.
    */
-  result(workflowId: string, options?: { pollingIntervalMs?: number }): Promise<TaskOutcome>
+  result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
   /**
    * One sweep of the reaper: resumes the pending tasks whose worker died (their session has no
    * live writer). Resolves with the resumed workflow ids.
    */
   reap(): Promise<string[]>
   /** Sweeps every `intervalMs` (default 5 000) until `stop()`; a failed sweep is reported to `onError`. */
-  startReaper(options?: { intervalMs?: number; onError?: (error: unknown) => void }): {
+  startReaper(options?: {
+    intervalMs?: number | undefined
+    onError?: ((error: unknown) => void) | undefined
+  }): {
     stop(): Promise<void>
   }
 }
