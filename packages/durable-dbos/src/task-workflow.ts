@@ -58,6 +58,11 @@ export async function executeTask(
       )
     }
     try {
+      // The workflow created the session before the agent existed: record the model the agent
+      // would have created it for.
+      if ((await store.info(sessionId))?.model === undefined) {
+        await store.update(sessionId, { model: agent.client.model, provider: agent.client.provider })
+      }
       const run =
         plan.kind === 'run'
           ? agent.run(plan.input)

@@ -87,6 +87,12 @@ describe('durable tasks on DBOS', () => {
     const outcome = await durable.result(workflowId, FAST)
     expect(outcome).toMatchObject({ sessionId: 'greet', reason: 'completed', text: 'Hello there.' })
     expect(await lines('greet')).toEqual(['user: Say hello', 'assistant: Hello there.', 'task_metadata'])
+    // Created by the workflow, the session still names the model, as the agent would have.
+    expect(await store.info('greet')).toMatchObject({
+      model: 'gpt-4o',
+      provider: 'openai-chat',
+      recordCount: 3,
+    })
     const status = await durable.status(workflowId)
     expect(status).toMatchObject({
       workflowId,
