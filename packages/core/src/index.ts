@@ -10,6 +10,7 @@ export {
   type CompactOptions,
   type ContinueOptions,
   createAgent,
+  type RunInputOptions,
   type RunOptions,
 } from './agent/create-agent.js'
 export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
@@ -57,7 +58,7 @@ export {
 } from './sub-agents/define-sub-agent.js'
 export type { SubAgentOutcome, SubAgentSpec } from './sub-agents/sub-agent-spec.js'
 export type { TaskOutcome } from './task/runtime.js'
-export type { UserInput } from './task/user-input.js'
+export type { UserInput, UserMode } from './task/user-input.js'
 export type { ApprovalDecision, PendingApproval } from './tools/approval.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {

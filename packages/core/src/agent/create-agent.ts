@@ -13,7 +13,7 @@ import { Journal } from '../task/journal.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import { type HostFailure, type TaskRuntime, type ToolSet, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
-import { type UserInput, validateUserInput } from '../task/user-input.js'
+import { type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
 import type { ApprovalDecision } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
@@ -29,6 +29,18 @@ export interface RunOptions {
   signal?: AbortSignal | undefined
   /** This run's model settings, over the agent's field by field. */
   modelSettings?: ModelSettings | undefined
+}
+
+/** Options of {@link Agent.run}: the run's options, and the user message's mode. */
+export interface RunInputOptions extends RunOptions {
+  /**
+   * Marks the user message as a request of a host-defined mode (the CLI's `koding`): persisted on
+   * the message, on its `user_message` event and in replay, and shown to the model as a tagged
+   * block before the text (see "User message modes" in docs/agents.md). A non-empty string.
+   */
+  mode?: string | undefined
+  /** Context for the mode (what the mode should know), sent inside the mode's block. Needs `mode`. */
+  modeContext?: string | undefined
 }
 
 /** Options of {@link Agent.compact}. */
@@ -58,7 +70,7 @@ export interface Agent {
    * once, whether or not the run is iterated. Throws `AgentError` (`agent_busy`) while another
    * task runs, and a `CodecError` for input the history cannot hold.
    */
-  run(input: UserInput, options?: RunOptions): AgentRun
+  run(input: UserInput, options?: RunInputOptions): AgentRun
   /**
    * Carries the session's paused task on: with `approvals`, a decision for every call that awaits
    * one (`TaskOutcome.pendingApprovals`), recorded in the history; approved calls run once, denied
@@ -200,12 +212,12 @@ export function createAgent(options: AgentOptions): Agent {
     return channel
   }
 
-  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+  const run = (input: UserInput, runOptions: RunInputOptions = {}): AgentRun => {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
-    const parts = validateUserInput(input)
+    const { parts, mode } = validateUserMessage(input, runOptions)
     checkModelSettings(runOptions.modelSettings)
-    return start({ kind: 'input', parts }, runOptions)
+    return start({ kind: 'input', parts, mode }, runOptions)
   }
 
   const carryOn = (options: ContinueOptions = {}, runOptions: RunOptions = {}): AgentRun => {

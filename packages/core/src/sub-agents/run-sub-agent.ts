@@ -1,10 +1,11 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { Journal } from '../task/journal.js'
-import { runTask } from '../task/run-task.js'
+import { runTask, type TaskStart } from '../task/run-task.js'
 import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { userParts } from '../task/user-input.js'
+import type { ApprovalDecision } from '../tools/approval.js'
 import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
 
 /** The parent side of a sub-agent run: the task and the tool call that spawn it. */
@@ -29,9 +30,38 @@ export async function runSubAgent(
   input: string | readonly UserContentPart[],
 ): Promise<TaskOutcome> {
   checkSubAgentSpec(spec)
+  const child = childRuntime(parent, spec, parent.rt.settings.createId())
+  return runChild(child, { kind: 'input', parts: userParts(input) })
+}
+
+/**
+ * Carries on a sub-agent that paused for approval, in its own session, with the user's decisions
+ * on its pending calls (the parent's `agent.continue` routes them here when its call runs again).
+ * Decisions that do not fit the child's history reject with an `AgentError`.
+ */
+export async function continueSubAgent(
+  parent: SubAgentParent,
+  spec: SubAgentSpec,
+  sessionId: string,
+  approvals: readonly ApprovalDecision[],
+): Promise<TaskOutcome> {
+  checkSubAgentSpec(spec)
+  return runChild(childRuntime(parent, spec, sessionId), { kind: 'continue', approvals })
+}
+
+async function runChild(child: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
+  try {
+    return await runTask(child, start)
+  } catch (error) {
+    child.events.abandon(error)
+    throw error
+  }
+}
+
+/** The child's runtime in `sessionId`: the parent's settings and sink, the spec's model and tools. */
+function childRuntime(parent: SubAgentParent, spec: SubAgentSpec, sessionId: string): TaskRuntime {
   const { rt } = parent
   const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
-  const sessionId = settings.createId()
   const client = spec.client ?? rt.client()
   const formatter = spec.historyFormatter ?? rt.formatter
   const tools = toolSet(spec.tools ?? [])
@@ -42,7 +72,7 @@ export async function runSubAgent(
     parentToolCallId: parent.toolCallId,
   }
   if (spec.label !== undefined) subAgentState.description = spec.label
-  const child: TaskRuntime = {
+  return {
     sessionId,
     signal: parent.signal,
     // A host failure that stops the parent stops the child as a failure too, not as an interrupt.
@@ -68,11 +98,5 @@ export async function runSubAgent(
     modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
     client: () => client,
     takeSteering: () => [],
-  }
-  try {
-    return await runTask(child, { kind: 'input', parts: userParts(input) })
-  } catch (error) {
-    child.events.abandon(error)
-    throw error
   }
 }

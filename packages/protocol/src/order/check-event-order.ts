@@ -84,7 +84,8 @@ function newState(): SessionState {
  * at most one `response_complete` per turn and per response id, none after an `interrupt` in the
  * same turn, and one for every turn that streamed output and ended without an interrupt or error;
  * turns and tasks open before they close and close by the end; each `tool_result` answers exactly
- * one earlier `tool_call` of its session, and every call has its result when the task finishes;
+ * one earlier `tool_call` of its session, and every call has its result when the task finishes
+ * (unless it finishes `awaiting_approval`: a call whose sub-agent waits is answered later);
  * a call whose approval was requested is not requested twice and has no successful `tool_result`
  * before its `tool_approval_decision` (an interrupt may still answer it); `end` comes last.
  */
@@ -225,9 +226,12 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         break
       case 'task_finish':
         if (!s.taskOpen) fail('task_finish_without_start', 'task_finish without task_start')
-        for (const id of s.pendingToolCalls.keys()) {
-          fail('tool_call_without_result', `tool_call ${id} has no tool_result when the task finished`)
-        }
+        // A task that pauses for approval may leave a call running a sub-agent that waits: it is
+        // started again, and answered, when the task continues.
+        if (event.reason !== 'awaiting_approval')
+          for (const id of s.pendingToolCalls.keys()) {
+            fail('tool_call_without_result', `tool_call ${id} has no tool_result when the task finished`)
+          }
         s.pendingToolCalls.clear()
         s.taskOpen = false
         break
