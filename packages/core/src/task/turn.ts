@@ -8,23 +8,22 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
-import { callModelWithinBudget } from '../compaction/budgeted-call.js'
+import type { PendingApproval, TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { continueSubAgent, runSubAgent } from '../sub-agents/run-sub-agent.js'
-import {
-  type ApprovalDecision,
-  callsNeedingApproval,
-  type PendingApproval,
-  recordSubAgentApprovals,
-  requestApprovals,
-} from '../tools/approval.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
-import { runToolBatch } from '../tools/tool-batch.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
+import {
+  type ApprovalDecision,
+  callsNeedingApproval,
+  recordSubAgentApprovals,
+  requestApprovals,
+} from './approval.js'
+import { callModelWithinBudget } from './budgeted-call.js'
 import { callModel, type ModelResult } from './model-call.js'
-import type { TaskOutcome, TaskRuntime } from './runtime.js'
+import type { TaskRuntime } from './runtime.js'
+import { runToolBatch } from './tool-batch.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {
@@ -288,11 +287,7 @@ export async function runCalls(
       progress,
       runSubAgent: (spec, input) => {
         const parent = { rt, toolCallId: call.id, signal: callSignal }
-        const resume = resumes.get(call.id)?.shift()
-        const started = resume
-          ? continueSubAgent(parent, spec, resume.sessionId, resume.approvals)
-          : runSubAgent(parent, spec, input)
-        const child = started.then((outcome) => {
+        const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
           if (outcome.reason === 'awaiting_approval') {
             const list = paused.get(call.id) ?? []
             list.push({ sessionId: outcome.sessionId, pending: outcome.pendingApprovals ?? [] })

@@ -1,20 +1,8 @@
 import type { HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
-import type { TaskRuntime } from '../task/runtime.js'
-import { errorOutcome, type ToolOutcome } from './tool-outcome.js'
-
-/** A tool call that waits for the user's approval (`TaskOutcome.pendingApprovals`). */
-export interface PendingApproval {
-  toolCallId: string
-  toolName: string
-  /** The call's arguments as the model wrote them (JSON text). */
-  arguments: string
-  /**
-   * The session the call waits in when it is a sub-agent's (the tool's `needsApproval` asked in a
-   * child session); absent for the task's own calls. Decide it on the parent all the same.
-   */
-  sessionId?: string
-}
+import type { PendingApproval } from '../outcome.js'
+import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
 export interface ApprovalDecision {
