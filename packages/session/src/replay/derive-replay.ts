@@ -92,6 +92,8 @@ class SessionReplay {
   private readonly awaitingApproval = new Map<string, string | undefined>()
   /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
   private readonly suspendedCalls = new Set<string>()
+  /** Calls whose `tool_call` was replayed ahead of their result (before their progress). */
+  private readonly announced = new Set<string>()
   /** Ids of the calls the history has a result for. */
   private answered = new Set<string>()
 
@@ -226,6 +228,12 @@ class SessionReplay {
       }
       case 'tool_progress': {
         const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
+        // Progress comes from a running call: its `tool_call` is replayed first.
+        const call = this.pendingCalls.get(toolCallId)
+        if (call && !this.announced.has(toolCallId)) {
+          this.announced.add(toolCallId)
+          this.emit(call)
+        }
         this.emit({
           type: 'tool_progress',
           sessionId,
@@ -310,7 +318,7 @@ class SessionReplay {
     const call = this.pendingCalls.get(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
-      this.emit(call)
+      if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
     if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
     const responseId = call?.responseId
@@ -375,7 +383,7 @@ class SessionReplay {
     // approval runs later (its result follows the decision, in a later task).
     for (const [id, call] of this.pendingCalls) {
       if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
-      this.emit(call)
+      if (!this.announced.delete(id)) this.emit(call)
       this.pendingCalls.delete(id)
     }
     // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
