@@ -10,6 +10,7 @@ export {
   type CompactOptions,
   type ContinueOptions,
   createAgent,
+  type OutputOf,
   type RunInputOptions,
   type RunOptions,
 } from './agent/create-agent.js'

@@ -153,6 +153,7 @@ describe('limits and validation', () => {
       'invalid schema name',
     )
     expect(() => createPostgresSessionStore({ pool, leaseMs: 0 })).toThrow('leaseMs')
+    expect(() => createPostgresSessionStore({ pool, followPollMs: 0 })).toThrow('followPollMs')
     return pool.end()
   })
 })
@@ -178,6 +179,36 @@ describe('schema and pool', () => {
     await store.create({ id: 's' })
     await store.close()
     expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }])
+    await pool.end()
+  })
+
+  test('followers share one LISTEN connection of the pool, given back when the last one ends', async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 3 })
+    const store = createPostgresSessionStore({ pool, schema })
+    stores.push(store)
+    await store.create({ id: 'a' })
+    await store.create({ id: 'b' })
+    const listening = async () =>
+      (await admin.query('select pid from pg_stat_activity where query = $1', [`listen "${schema}_records"`]))
+        .rowCount
+    const abort = new AbortController()
+    const seen: string[] = []
+    const follow = async (id: string) => {
+      for await (const { record } of store.follow(id, { signal: abort.signal }))
+        seen.push(`${id}:${record.id}`)
+    }
+    const following = [follow('a'), follow('b')]
+    await store.append('a', [record('1')])
+    await store.append('b', [record('2')])
+    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(seen.sort()).toEqual(['a:1', 'b:2'])
+    expect(await listening()).toBe(1)
+    abort.abort()
+    await Promise.all(following)
+    while ((await listening()) !== 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    // The pool is whole again: its connections all serve queries.
+    await Promise.all([1, 2, 3].map(() => pool.query('select pg_sleep(0.01)')))
+    await store.close()
     await pool.end()
   })
 })
