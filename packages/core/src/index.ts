@@ -11,6 +11,7 @@ export {
   type ContinueOptions,
   createAgent,
   type OutputOf,
+  type RunInputOptions,
   type RunOptions,
 } from './agent/create-agent.js'
 export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'
@@ -58,7 +59,7 @@ export {
   type SubAgentDefinition,
 } from './sub-agents/define-sub-agent.js'
 export type { ApprovalDecision } from './task/approval.js'
-export type { UserInput } from './task/user-input.js'
+export type { UserInput, UserMode } from './task/user-input.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {
   type ApprovalContext,

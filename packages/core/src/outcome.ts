@@ -6,6 +6,11 @@ export interface PendingApproval {
   toolName: string
   /** The call's arguments as the model wrote them (JSON text). */
   arguments: string
+  /**
+   * The session the call waits in when it is a sub-agent's (the tool's `needsApproval` asked in a
+   * child session); absent for the task's own calls. Decide it on the parent all the same.
+   */
+  sessionId?: string
 }
 
 /**

@@ -40,6 +40,31 @@ function script(h: Harness, final = 'Done.') {
   h.server.enqueue(textReply('r2', final))
 }
 
+/** The history of the paused task of `script`. */
+const PAUSED_HISTORY = [
+  'user: Write a, read b',
+  'assistant tool_use: text "On it." | call c1 write_file {"path":"a.txt","text":"hi"} | call c2 read_file {"path":"b.txt"}',
+  'approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+  'tool c2 success: contents of b.txt',
+  'task_metadata turns=1 subAgents=0',
+]
+
+/** The events of continuing the paused task of `script` with `decision` on c1, answered `final`. */
+function continuedEvents(decision: string, result: string, final: string): string[] {
+  return [
+    'task_start',
+    'turn_start',
+    `tool_approval_decision c1 ${decision}`,
+    'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+    `tool_result c1 ${result.startsWith('wrote') ? 'success' : 'error'} (last): ${result}`,
+    'turn_end',
+    ...textResponse(final),
+    'turn_end',
+    'task_metadata turns=1 subAgents=0',
+    `task_finish completed: ${final}`,
+  ]
+}
+
 const AWAITING = [
   'task_start',
   'user_message: Write a, read b',
@@ -143,20 +168,18 @@ describe('tool approval', () => {
       agent.continue({ approvals: [{ toolCallId: 'c1', approved: false, reason: 'not that file' }] }),
     )
     expectOrdered(events)
-    expect(summarize(events).slice(0, 6)).toEqual([
-      'task_start',
-      'turn_start',
-      'tool_approval_decision c1 denied: not that file',
-      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
-      'tool_result c1 error (last): denied by the user: not that file',
-      'turn_end',
-    ])
+    expect(summarize(events)).toEqual(
+      continuedEvents('denied: not that file', 'denied by the user: not that file', 'Understood.'),
+    )
     expect(written).toEqual([])
     const history = await agent.history()
     expectValidHistory(history)
-    expect(summarizeHistory(history).slice(5, 7)).toEqual([
+    expect(summarizeHistory(history)).toEqual([
+      ...PAUSED_HISTORY,
       'approval_decision c1 denied: not that file',
       'tool c1 error: denied by the user: not that file',
+      'assistant stop: text "Understood."',
+      'task_metadata turns=1 subAgents=0',
     ])
   })
 
@@ -190,7 +213,7 @@ describe('tool approval', () => {
     ).toBe('approval_already_decided')
     expect(await refused([{ toolCallId: 'c2', approved: true }])).toBe('unknown_approval')
     const before = await agent.history()
-    expect(summarizeHistory(before).at(-1)).toBe('task_metadata turns=1 subAgents=0')
+    expect(summarizeHistory(before)).toEqual(PAUSED_HISTORY)
 
     await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
     expect(await refused([{ toolCallId: 'c1', approved: true }])).toBe('approval_already_decided')
@@ -209,29 +232,48 @@ describe('tool approval', () => {
       later.continue({ approvals: [{ toolCallId: 'c1', approved: true, reason: 'looks fine' }] }),
     )
     expectOrdered(events)
+    expect(summarize(events)).toEqual(continuedEvents('approved: looks fine', 'wrote a.txt', 'Done.'))
     expect(outcome.reason).toBe('completed')
     expect(written).toEqual([])
     expect(again.written).toEqual(['a.txt'])
     const history = await later.history()
     expectValidHistory(history)
-    expect(history.filter((r) => 'role' in r && r.role === 'tool').length).toBe(2)
+    expect(summarizeHistory(history)).toEqual([
+      ...PAUSED_HISTORY,
+      'approval_decision c1 approved: looks fine',
+      'tool c1 success: wrote a.txt',
+      'assistant stop: text "Done."',
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 
   test('a new user message denies the pending calls first', async () => {
     const h = harness()
-    const { agent, written } = await paused(h)
-    h.server.enqueue(textReply('r3', 'Fine, nothing written.'))
+    const { agent, written } = await paused(h, 'Fine, nothing written.')
     const { events } = await collect(agent.run('Never mind'))
     expectOrdered(events)
-    expect(summarize(events).slice(0, 5)).toEqual([
+    expect(summarize(events)).toEqual([
       'task_start',
       'tool_approval_decision c1 denied: the user sent a new message instead',
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_result c1 error (last): denied by the user: the user sent a new message instead',
       'user_message: Never mind',
+      ...textResponse('Fine, nothing written.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Fine, nothing written.',
     ])
     expect(written).toEqual([])
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      ...PAUSED_HISTORY,
+      'approval_decision c1 denied: the user sent a new message instead',
+      'tool c1 error: denied by the user: the user sent a new message instead',
+      'user: Never mind',
+      'assistant stop: text "Fine, nothing written."',
+      'task_metadata turns=1 subAgents=0',
+    ])
   })
 
   test('an interrupt while a call awaits approval answers it aborted, leaving nothing pending', async () => {
@@ -259,7 +301,15 @@ describe('tool approval', () => {
     expectOrdered(events)
     expect(outcome.reason).toBe('aborted')
     expect(outcome.pendingApprovals).toBeUndefined()
-    expect(summarize(events).slice(-9)).toEqual([
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Go',
+      'turn_start',
+      'tool_call_start c1 write_file',
+      'tool_call_start c2 slow',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
       'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_call c2 slow {}',
       'tool_result c2 error (last): The user interrupted this tool call before it finished.',
@@ -273,6 +323,14 @@ describe('tool approval', () => {
     expect(written).toEqual([])
     const history = await agent.history()
     expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Go',
+      'assistant tool_use: call c1 write_file {"path":"a.txt","text":"hi"} | call c2 slow {}',
+      'approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool c2 aborted: The user interrupted this tool call before it finished.',
+      'tool c1 aborted: The user interrupted the task before this tool call ran.',
+      'task_metadata turns=1 subAgents=0',
+    ])
     const late = await agent
       .continue({ approvals: [{ toolCallId: 'c1', approved: true }] })
       .done.catch((e: unknown) => e)
@@ -312,24 +370,49 @@ describe('tool approval', () => {
       'task_metadata turns=0 subAgents=0',
       'task_finish aborted: ',
     ])
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Deploy',
+      'assistant tool_use: call c1 deploy {}',
+      'approval_request c1 deploy {}',
+      'task_metadata turns=1 subAgents=0',
+      'approval_decision c1 approved',
+      'tool c1 aborted: The user interrupted this tool call before it finished.',
+      'task_metadata turns=0 subAgents=0',
+    ])
   })
 
   test('a fork at the pending approval can be decided apart from its source', async () => {
     const h = harness()
-    const { agent, written } = await paused(h)
-    h.server.enqueue(textReply('r3', 'Denied on the fork.'))
+    // The fork carries on first: it gets the scripted answer, the source the next one.
+    const { agent, written } = await paused(h, 'Denied on the fork.')
+    h.server.enqueue(textReply('r3', 'Done.'))
     const fork = await forkSession(h.store, agent.sessionId)
     const forked = h.createAgent({ sessionId: fork.id, tools: [writeTool().tool, readFile] })
     const onFork = await collect(forked.continue({ approvals: [{ toolCallId: 'c1', approved: false }] }))
+    expectOrdered(onFork.events)
+    expect(summarize(onFork.events)).toEqual(
+      continuedEvents('denied', 'denied by the user', 'Denied on the fork.'),
+    )
     expect(onFork.outcome.reason).toBe('completed')
     // The source still waits for its own decision.
     const source = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
     expect(source.outcome.reason).toBe('completed')
     expect(written).toEqual(['a.txt'])
-    expect(summarizeHistory(await forked.history()).slice(5, 7)).toEqual([
+    expect(summarizeHistory(await forked.history())).toEqual([
+      ...PAUSED_HISTORY,
       'approval_decision c1 denied',
       'tool c1 error: denied by the user',
+      'assistant stop: text "Denied on the fork."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(summarizeHistory(await agent.history())).toEqual([
+      ...PAUSED_HISTORY,
+      'approval_decision c1 approved',
+      'tool c1 success: wrote a.txt',
+      'assistant stop: text "Done."',
+      'task_metadata turns=1 subAgents=0',
     ])
   })
 
@@ -340,11 +423,26 @@ describe('tool approval', () => {
     const history = await agent.history()
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(checkEventOrder(replay)).toEqual([])
-    const lines = summarize(replay)
-    expect(lines).toContain('tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}')
-    expect(lines.indexOf('tool_approval_decision c1 approved: ok by me')).toBeLessThan(
-      lines.indexOf('tool_call c1 write_file {"path":"a.txt","text":"hi"}'),
-    )
+    expect(summarize(replay)).toEqual([
+      'user_message: Write a, read b',
+      'turn_start',
+      'response_complete: On it.',
+      'usage 100/20',
+      'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_call c2 read_file {"path":"b.txt"}',
+      'tool_result c2 success (last): contents of b.txt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      // The approved call runs in the next task, after its decision.
+      'tool_approval_decision c1 approved: ok by me',
+      'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_result c1 success (last): wrote a.txt',
+      'turn_start',
+      'response_complete: Done.',
+      'usage 100/20',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+    ])
     const html = exportHtml(history)
     expect(html).toContain('Approval requested for write_file')
     expect(html).toContain('Approved by the user: write_file (ok by me)')
@@ -397,14 +495,28 @@ describe('tool approval', () => {
     const { events, outcome } = await collect(agent.continue())
     expectOrdered(events)
     expect(outcome.reason).toBe('completed')
-    expect(summarize(events).slice(0, 5)).toEqual([
+    const stopped =
+      'The task stopped before this tool call finished (its process ended); it may or may not have run.'
+    expect(summarize(events)).toEqual([
       'task_start',
       'turn_start',
       'tool_call c9 read_file {"path":"b.txt"}',
-      'tool_result c9 error (last): The task stopped before this tool call finished (its process ended); it may or may not have run.',
+      `tool_result c9 error (last): ${stopped}`,
       'turn_end',
+      ...textResponse('It may not have been read.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: It may not have been read.',
     ])
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Read b',
+      'assistant tool_use: call c9 read_file {"path":"b.txt"}',
+      `tool c9 error: ${stopped}`,
+      'assistant stop: text "It may not have been read."',
+      'task_metadata turns=1 subAgents=0',
+    ])
     const finished = await agent.continue().done.catch((e: unknown) => e)
     expect(AgentError.is(finished) && finished.code).toBe('nothing_to_continue')
   })

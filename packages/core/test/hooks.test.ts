@@ -1,10 +1,11 @@
 import { defineTool } from '@kode/core'
+import type { Event } from '@kode/protocol'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, delay, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 
 const harness = useHarness()
 
@@ -37,7 +38,26 @@ describe('hooks', () => {
         },
       },
     })
-    await collect(agent.run('Hello'))
+    const { events, outcome } = await collect(agent.run('Hello'))
+    expectOrdered(events)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Hello',
+      ...textResponse('Hi.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Hi.',
+    ])
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expectValidHistory(history)
+    // The hook changed what was sent, not what is persisted.
+    expect(summarizeHistory(history)).toEqual([
+      'system: Be brief.',
+      'user: Hello',
+      'assistant stop: text "Hi."',
+      'task_metadata turns=1 subAgents=0',
+    ])
     expect(seen).toEqual([{ sessionId: agent.sessionId, aborted: false, system: undefined }])
     expect(h.server.requests[0]!.body).toMatchObject({
       messages: [
@@ -83,13 +103,45 @@ describe('hooks', () => {
     expectOrdered(events)
     expect(outcome.reason).toBe('completed')
     expect(written).toEqual(['notes.txt', 'big.txt'])
-    expect(summarize(events).filter((line) => line.startsWith('tool_result'))).toEqual([
+    // One call at a time: each next call starts as soon as the one before it has its outcome,
+    // and results are emitted in call order.
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Write',
+      'turn_start',
+      'tool_call_start c1 write_file',
+      'tool_call_start c2 write_file',
+      'tool_call_start c3 write_file',
+      'tool_call_start c4 write_file',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call c1 write_file {"path":"/etc/passwd"}',
+      'tool_call c2 write_file {"path":"notes.txt"}',
       'tool_result c1 error: The call was refused: absolute paths are not allowed',
+      'tool_call c3 write_file {"path":"BIG.TXT"}',
       'tool_result c2 success: wrote notes.txt (checked)',
+      'tool_call c4 write_file {"path":"x"}',
       'tool_result c3 success: wrote big.txt',
       'tool_result c4 error (last): Invalid arguments for tool "write_file" (as rewritten by a hook): /path: Expected string',
+      'turn_end',
+      ...textResponse('Done.'),
+      'turn_end',
+      'task_metadata turns=2 subAgents=0',
+      'task_finish completed: Done.',
     ])
-    expectValidHistory(await agent.history())
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Write',
+      'assistant tool_use: call c1 write_file {"path":"/etc/passwd"} | call c2 write_file {"path":"notes.txt"} | call c3 write_file {"path":"BIG.TXT"} | call c4 write_file {"path":"x"}',
+      'tool c1 error: The call was refused: absolute paths are not allowed',
+      'tool c2 success: wrote notes.txt (checked)',
+      'tool c3 success: wrote big.txt',
+      'tool c4 error: Invalid arguments for tool "write_file" (as rewritten by a hook): /path: Expected string',
+      'assistant stop: text "Done."',
+      'task_metadata turns=2 subAgents=0',
+    ])
   })
 
   test.each(['beforeModelCall', 'beforeToolCall', 'afterToolCall'] as const)(
@@ -108,26 +160,50 @@ describe('hooks', () => {
         },
       })
       const run = agent.run('Write')
+      const raw: Event[] = []
       const events: string[] = []
       const thrown = await (async () => {
-        for await (const event of run) events.push(...summarize([event]))
+        for await (const event of run) raw.push(event)
       })().catch((error: unknown) => error)
+      expectOrdered(raw)
+      events.push(...summarize(raw))
       expect(thrown).toBe(boom)
       await expect(run.done).rejects.toBe(boom)
       const message = `The ${hook} hook threw: boom`
+      const start = ['task_start', 'user_message: Write', 'turn_start']
       const tail = [
         `error: ${message}`,
         'turn_end',
         'task_metadata turns=1 subAgents=0',
         'task_finish error: ',
       ]
-      const result = `tool_result c1 error (last): The task failed before this tool call finished: ${message}`
-      expect(events.slice(hook === 'beforeModelCall' ? -4 : -5)).toEqual(
-        hook === 'beforeModelCall' ? tail : [result, ...tail],
+      expect(events).toEqual(
+        hook === 'beforeModelCall'
+          ? [...start, ...tail]
+          : [
+              ...start,
+              'tool_call_start c1 write_file',
+              'response_complete: ',
+              'usage 100/20',
+              'context_usage 120/128000',
+              'tool_call c1 write_file {"path":"a"}',
+              `tool_result c1 error (last): The task failed before this tool call finished: ${message}`,
+              ...tail,
+            ],
       )
       const history = await agent.history()
       expectValidHistory(history)
-      expect(summarizeHistory(history)).toContain(`error: ${message}`)
+      const end = [`error: ${message}`, 'task_metadata turns=1 subAgents=0']
+      expect(summarizeHistory(history)).toEqual(
+        hook === 'beforeModelCall'
+          ? ['user: Write', ...end]
+          : [
+              'user: Write',
+              'assistant tool_use: call c1 write_file {"path":"a"}',
+              `tool c1 error: The task failed before this tool call finished: ${message}`,
+              ...end,
+            ],
+      )
     },
   )
 })

@@ -509,11 +509,13 @@ describe('tool results', () => {
         `tool_progress ${id}: almost (siblings ${other[id]})`,
         `tool ${id} success: done`,
       ])
-      const replayed = summarize(deriveReplayEvents(history, { sessionId: 'id1' }))
-      expect(of(id, replayed)).toEqual([
+      // Replay announces the call before its progress, as it was live.
+      const replay = deriveReplayEvents(history, { sessionId: 'id1' })
+      expectOrdered(replay)
+      expect(of(id, summarize(replay))).toEqual([
+        `tool_call ${id} slow {}`,
         `tool_progress ${id}: halfway (siblings ${other[id]})`,
         `tool_progress ${id}: almost (siblings ${other[id]})`,
-        `tool_call ${id} slow {}`,
         `tool_result ${id} success${last}: done`,
       ])
     }

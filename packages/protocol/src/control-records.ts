@@ -1,10 +1,24 @@
 import { type Static, Type } from '@sinclair/typebox'
 import { record } from './messages.js'
 
+/** The call of this session that runs the sub-agent a pending call waits in (directly or deeper). */
+export const SubAgentCall = Type.Object(
+  {
+    /** The id of this session's tool call that ran the sub-agent. */
+    toolCallId: Type.String(),
+    /** The sub-agent's session, which that call started. */
+    sessionId: Type.String(),
+  },
+  { $id: 'SubAgentCall' },
+)
+export type SubAgentCall = Static<typeof SubAgentCall>
+
 /**
  * A tool call that waits for the user's approval. It stays pending until an
  * `approval_decision` for the same call follows (or a tool result answers it, after an
- * interrupt), so a process that reads the history finds what awaits a decision.
+ * interrupt), so a process that reads the history finds what awaits a decision. A call of a
+ * sub-agent is recorded in its own session and, with `sessionId` and `subAgentCall`, in the
+ * session of every parent above it, so the parent's history alone says what its task awaits.
  */
 export const ApprovalRequestRecord = record(
   'approval_request',
@@ -13,8 +27,15 @@ export const ApprovalRequestRecord = record(
     toolName: Type.String(),
     /** The call's arguments as the model wrote them (JSON text). */
     arguments: Type.String(),
-    /** The provider's id of the response that asked for the call. */
+    /**
+     * The provider's id of the response that asked for the call (for a sub-agent's call, the
+     * response of this session that ran the sub-agent).
+     */
     responseId: Type.Optional(Type.String()),
+    /** The session the call waits in, when it is a sub-agent's (absent: this session's own call). */
+    sessionId: Type.Optional(Type.String()),
+    /** For a sub-agent's call: this session's call that runs that sub-agent. */
+    subAgentCall: Type.Optional(SubAgentCall),
   },
   'ApprovalRequestRecord',
 )
@@ -29,6 +50,8 @@ export const ApprovalDecisionRecord = record(
     approved: Type.Boolean(),
     /** Why, as the host passed it (the denied call's result tells the model). */
     reason: Type.Optional(Type.String()),
+    /** The session the call waits in, when it is a sub-agent's (absent: this session's own call). */
+    sessionId: Type.Optional(Type.String()),
   },
   'ApprovalDecisionRecord',
 )

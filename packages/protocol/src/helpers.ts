@@ -16,6 +16,7 @@ export {
 export {
   INCOMPLETE_CALL_TEXT,
   MISSING_RESULT_TEXT,
+  modeBlock,
   startsMessageGroup,
   toProviderMessages,
 } from './provider-messages.js'

@@ -13,6 +13,7 @@ export {
 export {
   ApprovalDecisionRecord,
   ApprovalRequestRecord,
+  SubAgentCall,
   ToolProgressRecord,
 } from './control-records.js'
 export * from './events/index.js'

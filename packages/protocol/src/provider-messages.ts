@@ -6,6 +6,7 @@ import type {
   Message,
   SystemMessage,
   ToolResultMessage,
+  UserMessage,
 } from './messages.js'
 import type { ToolCallPart } from './parts.js'
 
@@ -44,8 +45,12 @@ interface ToolGroup {
  *   message before it are still unanswered waits until the results are all there, so the results
  *   stay together after their calls. (Each wire then appends a developer message to the user or
  *   tool message before it.)
+ * - a user message sent in a mode (`mode`, `modeContext`) is sent as a copy without those fields
+ *   whose first part is the text block {@link modeBlock} (the mode's name and context), before the
+ *   message's own parts.
  *
- * The messages are the history's own objects (synthetic results aside), in a new array. Applying
+ * The messages are the history's own objects (synthetic results and moded user messages aside),
+ * in a new array. Applying
  * the rule to its own output changes nothing. The rule is local: wherever `history[k]` is a user,
  * assistant or system message (see {@link startsMessageGroup}), the messages of `history` are those
  * of `history.slice(0, k)` followed by those of `history.slice(k)`, with only the latest system
@@ -89,7 +94,7 @@ export function toProviderMessages(history: readonly HistoryEvent[]): Message[] 
         break
       case 'user':
         closeGroup()
-        out.push(event)
+        out.push(event.mode === undefined ? event : withModeBlock(event))
         break
       default: {
         const unknown: never = event
@@ -108,6 +113,23 @@ export function toProviderMessages(history: readonly HistoryEvent[]): Message[] 
  */
 export function startsMessageGroup(event: HistoryEvent): boolean {
   return 'role' in event && (event.role === 'user' || event.role === 'assistant' || event.role === 'system')
+}
+
+/**
+ * The text block a user message's mode is sent as, before the message's own text:
+ * `<user-mode name="koding">` and the mode context on its own lines, then `</user-mode>`; with no
+ * context, `<user-mode name="koding" />`. The name is escaped as an XML attribute; the context is
+ * sent as it is.
+ */
+export function modeBlock(mode: string, modeContext?: string): string {
+  const name = mode.replaceAll('&', '&amp;').replaceAll('"', '&quot;').replaceAll('<', '&lt;')
+  if (modeContext === undefined || modeContext === '') return `<user-mode name="${name}" />`
+  return `<user-mode name="${name}">\n${modeContext}\n</user-mode>`
+}
+
+function withModeBlock(message: UserMessage): UserMessage {
+  const { mode, modeContext, ...rest } = message
+  return { ...rest, parts: [{ type: 'text', text: modeBlock(mode!, modeContext) }, ...message.parts] }
 }
 
 function hasUnanswered(group: ToolGroup): boolean {

@@ -308,3 +308,40 @@ describe('tool approval', () => {
     expect(rules(seq(...taskOpen, request, request, ...taskClose))).toEqual(['approval_requested_twice'])
   })
 })
+
+describe('sub-agent approval, progress and compaction', () => {
+  const call = { type: 'tool_call', toolCallId: 'p1', toolName: 'writer', arguments: '{}' }
+  const result = {
+    type: 'tool_result',
+    toolCallId: 'p1',
+    toolName: 'writer',
+    result: 'x',
+    status: 'success',
+    isLastInTurn: true,
+  }
+  const finish = (reason: string) => [
+    { type: 'turn_end' },
+    { type: 'task_finish', taskResult: '', hasStructuredOutput: false, reason },
+  ]
+  const progress = { type: 'tool_progress', toolCallId: 'p1', toolName: 'writer', message: 'half way' }
+  const start = { type: 'compaction_start', reason: 'threshold', tokensBefore: 10 }
+  const end = { type: 'compaction_end', reason: 'threshold', compacted: true, tokensBefore: 10 }
+
+  test('a task that ends awaiting approval may leave the call whose sub-agent waits without a result', () => {
+    expect(rules(seq(...taskOpen, call, ...finish('awaiting_approval')))).toEqual([])
+    expect(rules(seq(...taskOpen, call, ...finish('completed')))).toEqual(['tool_call_without_result'])
+  })
+
+  test('progress belongs between its call and its result', () => {
+    expect(rules(seq(...taskOpen, call, progress, result, ...taskClose))).toEqual([])
+    expect(rules(seq(...taskOpen, progress, call, result, ...taskClose))).toEqual(['progress_outside_call'])
+    expect(rules(seq(...taskOpen, call, result, progress, ...taskClose))).toEqual(['progress_outside_call'])
+  })
+
+  test('compaction_start and compaction_end pair up', () => {
+    expect(rules(seq(start, end, ...taskOpen, start, end, ...taskClose))).toEqual([])
+    expect(rules(seq(start, start, end))).toEqual(['compaction_start_nested'])
+    expect(rules(seq(end))).toEqual(['compaction_end_without_start'])
+    expect(rules(seq(start))).toEqual(['compaction_not_ended'])
+  })
+})

@@ -1,5 +1,10 @@
-import { type Message, validateHistoryEvent } from '@kode/protocol'
-import { INCOMPLETE_CALL_TEXT, MISSING_RESULT_TEXT, toProviderMessages } from '@kode/protocol/helpers'
+import { decodeHistoryEvent, encodeHistoryEvent, type Message, validateHistoryEvent } from '@kode/protocol'
+import {
+  INCOMPLETE_CALL_TEXT,
+  MISSING_RESULT_TEXT,
+  modeBlock,
+  toProviderMessages,
+} from '@kode/protocol/helpers'
 import { describe, expect, test } from 'vitest'
 import { callIds, HistoryBuilder, shortConversation } from '../../session/test/helpers/history.js'
 
@@ -125,5 +130,43 @@ describe('provider view rules', () => {
     const current = h.system('new prompt')
     const answer = h.assistant('ok')
     expect(ids(toProviderMessages([old, user, current, answer]))).toEqual([current.id, user.id, answer.id])
+  })
+})
+
+describe('user message modes in provider input', () => {
+  const moded = {
+    role: 'user' as const,
+    id: 'u1',
+    createdAt: 1,
+    parts: [{ type: 'text' as const, text: 'Delete the build folder' }],
+    mode: 'koding',
+    modeContext: 'Add notes to KODING.md',
+  }
+
+  test('the mode and its context are sent as a tagged text block before the text, without the mode fields', () => {
+    const [sent] = toProviderMessages([moded])
+    expect(sent).toEqual({
+      role: 'user',
+      id: 'u1',
+      createdAt: 1,
+      parts: [
+        { type: 'text', text: '<user-mode name="koding">\nAdd notes to KODING.md\n</user-mode>' },
+        { type: 'text', text: 'Delete the build folder' },
+      ],
+    })
+    // The rule applied to its own output changes nothing.
+    expect(toProviderMessages([sent!])).toEqual([sent])
+    expect(moded.parts).toHaveLength(1)
+  })
+
+  test('a mode without context is an empty tag; the name is escaped as an attribute', () => {
+    expect(modeBlock('plan')).toBe('<user-mode name="plan" />')
+    expect(modeBlock('a"<b&', '')).toBe('<user-mode name="a&quot;&lt;b&amp;" />')
+  })
+
+  test('a user message with a mode is stamped with the oldest format version (optional fields keep it)', () => {
+    const line = encodeHistoryEvent(moded)
+    expect(line.startsWith('{"v":1,')).toBe(true)
+    expect(decodeHistoryEvent(line)).toEqual(moded)
   })
 })

@@ -17,7 +17,7 @@ import { Journal } from '../task/journal.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
-import { type UserInput, validateUserInput } from '../task/user-input.js'
+import { type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
@@ -46,6 +46,18 @@ export interface RunOptions<S extends TSchema | undefined = TSchema | undefined>
 
 /** The type `run` resolves `output` with: `Static<S>` for a schema, `undefined` without. */
 export type OutputOf<S> = S extends TSchema ? Static<S> : undefined
+
+/** Options of {@link Agent.run}: the run's options, and the user message's mode. */
+export interface RunInputOptions<S extends TSchema | undefined = TSchema | undefined> extends RunOptions<S> {
+  /**
+   * Marks the user message as a request of a host-defined mode (the CLI's `koding`): persisted on
+   * the message, on its `user_message` event and in replay, and shown to the model as a tagged
+   * block before the text (see "User message modes" in docs/agents.md). A non-empty string.
+   */
+  mode?: string | undefined
+  /** Context for the mode (what the mode should know), sent inside the mode's block. Needs `mode`. */
+  modeContext?: string | undefined
+}
 
 /** Options of {@link Agent.compact}. */
 export interface CompactOptions {
@@ -76,7 +88,7 @@ export interface Agent {
    */
   run<S extends TSchema | undefined = undefined>(
     input: UserInput,
-    options?: RunOptions<S>,
+    options?: RunInputOptions<S>,
   ): AgentRun<OutputOf<S>>
   /**
    * Carries the session's paused task on: with `approvals`, a decision for every call that awaits
@@ -216,14 +228,14 @@ export function createAgent(options: AgentOptions): Agent {
   // The outcome's `output` is the schema's value: validated before it is set (see FinalAnswer).
   const run = <S extends TSchema | undefined = undefined>(
     input: UserInput,
-    runOptions: RunOptions<S> = {},
+    runOptions: RunInputOptions<S> = {},
   ): AgentRun<OutputOf<S>> => {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
-    const parts = validateUserInput(input)
+    const { parts, mode } = validateUserMessage(input, runOptions)
     checkModelSettings(runOptions.modelSettings)
     if (runOptions.output !== undefined) outputSpec(runOptions.output)
-    return start({ kind: 'input', parts }, runOptions) as AgentRun<OutputOf<S>>
+    return start({ kind: 'input', parts, mode }, runOptions) as AgentRun<OutputOf<S>>
   }
 
   const carryOn = <S extends TSchema | undefined = undefined>(

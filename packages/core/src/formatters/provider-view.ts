@@ -119,8 +119,9 @@ export class ProviderView {
   }
 
   /**
-   * What `message` is sent as, formatted at most once. A `synthetic` result (one the rules added)
-   * is a new object on every conversion, so it is remembered by its id, which is stable.
+   * What `message` is sent as, formatted at most once. A `synthetic` message (a result the rules
+   * added, or a moded user message's copy) is a new object on every conversion, so it is
+   * remembered by its id, which is stable.
    */
   #sent(message: Message, synthetic: boolean): readonly Message[] {
     const format = this.#format

@@ -16,7 +16,9 @@ export interface HookScope {
 /**
  * Runs one valid call through the agent's tool hooks: `beforeToolCall` may deny it or rewrite
  * its arguments (validated again), `afterToolCall` may replace its result. A hook that throws
- * fails the task (`rt.failHost`) and the call gets an `error` result.
+ * fails the task (`rt.failHost`) and the call gets an `error` result. A call that ended
+ * `suspended()` (its sub-agent waits for approval) has no result yet, so `afterToolCall` waits
+ * for the call's run when the task continues.
  */
 export async function runHookedCall(
   rt: HookScope,
@@ -24,6 +26,7 @@ export async function runHookedCall(
   tool: Tool,
   args: unknown,
   run: (args: unknown) => Promise<ToolOutcome>,
+  suspended: () => boolean = () => false,
 ): Promise<ToolOutcome> {
   const { beforeToolCall, afterToolCall } = rt.hooks
   const ctx = { sessionId: rt.sessionId, signal: rt.signal }
@@ -47,7 +50,7 @@ export async function runHookedCall(
     }
   }
   const outcome = await run(callArgs)
-  if (!afterToolCall || outcome.status === 'aborted') return outcome
+  if (!afterToolCall || outcome.status === 'aborted' || suspended()) return outcome
   try {
     const replaced = await afterToolCall(call, toolOutputOf(outcome), ctx)
     return replaced === undefined ? outcome : outcomeOf(replaced, call.name)

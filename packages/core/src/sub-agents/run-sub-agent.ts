@@ -2,8 +2,8 @@ import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import type { TaskOutcome } from '../outcome.js'
 import { outputSpec } from '../output/output-spec.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
-import { runTask } from '../task/run-task.js'
-import { createTaskRuntime, type SubAgentParent } from '../task/runtime.js'
+import { runTask, type TaskStart } from '../task/run-task.js'
+import { createTaskRuntime, type SubAgentParent, type SubAgentResume } from '../task/runtime.js'
 import { userParts } from '../task/user-input.js'
 import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
 import { toolSet } from '../tools/tool-set.js'
@@ -15,16 +15,22 @@ import { toolSet } from '../tools/tool-set.js'
  * parent's turn adds to its own `task_metadata`.
  * An unusable spec (or tools the child's formatter cannot work with) rejects with an `AgentError`,
  * which the calling tool reports as its error.
+ *
+ * With `resume`, it carries on a sub-agent that paused for approval, in its own session, with the
+ * user's decisions on its pending calls (the parent's `agent.continue` routes them here when the
+ * parent's call runs again); decisions that do not fit the child's history reject with an
+ * `AgentError`.
  */
 export async function runSubAgent(
   parent: SubAgentParent,
   spec: SubAgentSpec,
   input: string | readonly UserContentPart[],
+  resume?: SubAgentResume,
 ): Promise<TaskOutcome> {
   checkSubAgentSpec(spec)
   const { rt } = parent
   const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
-  const sessionId = settings.createId()
+  const sessionId = resume?.sessionId ?? settings.createId()
   const client = spec.client ?? rt.client()
   const formatter = spec.historyFormatter ?? rt.formatter
   const tools = toolSet(spec.tools ?? [])
@@ -51,7 +57,10 @@ export async function runSubAgent(
     subAgentState,
   })
   try {
-    return await runTask(child, { kind: 'input', parts: userParts(input) })
+    const start: TaskStart = resume
+      ? { kind: 'continue', approvals: resume.approvals }
+      : { kind: 'input', parts: userParts(input) }
+    return await runTask(child, start)
   } catch (error) {
     child.events.abandon(error)
     throw error

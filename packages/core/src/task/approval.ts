@@ -1,4 +1,4 @@
-import type { HistoryEvent, ToolCallPart } from '@kode/protocol'
+import type { HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
@@ -68,15 +68,48 @@ export async function requestApprovals(
   }
 }
 
-/** A pending call with what the engine needs to run it: its part and its response id. */
+/**
+ * Records, in the parent's history, the calls a sub-agent paused for: each with the session it
+ * waits in and the parent's call that ran the sub-agent, so the parent's history alone says what
+ * its task awaits. No event: the sub-agent emitted `tool_approval_request` with its session id.
+ */
+export async function recordSubAgentApprovals(
+  rt: TaskRuntime,
+  subAgentCall: SubAgentCall,
+  pending: readonly PendingApproval[],
+  responseId: string | undefined,
+): Promise<void> {
+  const { createId, now } = rt.settings
+  for (const entry of pending) {
+    await rt.journal.persist({
+      type: 'approval_request',
+      id: createId(),
+      createdAt: now(),
+      toolCallId: entry.toolCallId,
+      toolName: entry.toolName,
+      arguments: entry.arguments,
+      ...(responseId !== undefined ? { responseId } : {}),
+      sessionId: entry.sessionId ?? subAgentCall.sessionId,
+      subAgentCall,
+    })
+  }
+}
+
+/**
+ * A pending call with what the engine needs to carry it on: the part to run (for a sub-agent's
+ * call, the parent's call that ran the sub-agent) and its response id.
+ */
 export interface PendingCall extends PendingApproval {
   call: ToolCallPart
   responseId: string | undefined
+  /** For a sub-agent's call: the parent's call that continues the sub-agent. */
+  subAgentCall?: SubAgentCall
 }
 
 /**
  * The calls of a history that await a decision: an `approval_request` with neither an
- * `approval_decision` nor a tool result after it.
+ * `approval_decision` nor a tool result after it (for a sub-agent's call, a result of the
+ * parent's call that ran the sub-agent).
  */
 export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
   const parts = new Map<string, ToolCallPart>()
@@ -85,23 +118,32 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
     if ('role' in record) {
       if (record.role === 'assistant') {
         for (const part of record.parts) if (part.type === 'tool_call') parts.set(part.id, part)
-      } else if (record.role === 'tool') pending.delete(record.toolCallId)
+      } else if (record.role === 'tool') {
+        pending.delete(record.toolCallId)
+        for (const [id, entry] of pending)
+          if (entry.subAgentCall?.toolCallId === record.toolCallId) pending.delete(id)
+      }
       continue
     }
     if (record.type === 'approval_request') {
-      const call = parts.get(record.toolCallId) ?? {
+      const { subAgentCall } = record
+      const callId = subAgentCall?.toolCallId ?? record.toolCallId
+      const call = parts.get(callId) ?? {
         type: 'tool_call',
         id: record.toolCallId,
         name: record.toolName,
         argumentsJson: record.arguments,
       }
-      pending.set(record.toolCallId, {
+      const entry: PendingCall = {
         toolCallId: record.toolCallId,
         toolName: record.toolName,
         arguments: record.arguments,
         call,
         responseId: record.responseId,
-      })
+      }
+      if (record.sessionId !== undefined) entry.sessionId = record.sessionId
+      if (subAgentCall !== undefined) entry.subAgentCall = subAgentCall
+      pending.set(record.toolCallId, entry)
     } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
   }
   return [...pending.values()]
@@ -109,11 +151,11 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
 
 /** The public view of pending calls. */
 export function publicPending(pending: readonly PendingCall[]): PendingApproval[] {
-  return pending.map(({ toolCallId, toolName, arguments: args }) => ({
-    toolCallId,
-    toolName,
-    arguments: args,
-  }))
+  return pending.map(({ toolCallId, toolName, arguments: args, sessionId }) =>
+    sessionId === undefined
+      ? { toolCallId, toolName, arguments: args }
+      : { toolCallId, toolName, arguments: args, sessionId },
+  )
 }
 
 /**
@@ -147,15 +189,21 @@ export function checkDecisions(
   }
 }
 
-/** Persists each decision (`approval_decision`) and emits `tool_approval_decision`. */
+/**
+ * Persists each decision (`approval_decision`) and emits `tool_approval_decision`. A sub-agent's
+ * call is announced by the sub-agent as it carries on; with `announceSubAgents` (the sub-agent
+ * will not carry on) it is announced here, with the sub-agent's session id.
+ */
 export async function recordDecisions(
   rt: TaskRuntime,
   pending: readonly PendingCall[],
   decide: (call: PendingCall) => ApprovalDecision,
+  announceSubAgents = false,
 ): Promise<void> {
   const { createId, now } = rt.settings
   for (const entry of pending) {
     const { approved, reason } = decide(entry)
+    const { sessionId } = entry
     await rt.journal.persist({
       type: 'approval_decision',
       id: createId(),
@@ -164,7 +212,22 @@ export async function recordDecisions(
       toolName: entry.toolName,
       approved,
       ...(reason !== undefined ? { reason } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
     })
+    if (sessionId !== undefined) {
+      if (announceSubAgents) {
+        rt.sink({
+          type: 'tool_approval_decision',
+          sessionId,
+          timestamp: now(),
+          toolCallId: entry.toolCallId,
+          toolName: entry.toolName,
+          approved,
+          ...(reason !== undefined ? { reason } : {}),
+        })
+      }
+      continue
+    }
     rt.events.emit('tool_approval_decision', {
       responseId: entry.responseId,
       toolCallId: entry.toolCallId,

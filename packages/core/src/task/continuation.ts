@@ -12,7 +12,11 @@ import {
   SUPERSEDED_REASON,
 } from './approval.js'
 import type { TaskRuntime } from './runtime.js'
-import { runCalls, type TaskState } from './turn.js'
+import { type CallsEnd, type ChildResume, runCalls, type TaskState } from './turn.js'
+
+/** The result of a call whose sub-agent waited for approval when the user sent a new message. */
+export const SUPERSEDED_SUB_AGENT_TEXT =
+  "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
 
 /** The text of a call a task left unanswered when its process stopped. */
 export const STOPPED_CALL_TEXT =
@@ -60,28 +64,33 @@ export function planContinuation(
 
 /**
  * Carries a paused or unfinished task on, inside one turn: records the decisions, runs each
- * approved call once and answers the denied ones (`denied by the user: <reason>`), or settles
- * the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`, the
- * others get an `error` result. True when the user interrupted.
+ * approved call once and answers the denied ones (`denied by the user: <reason>`), runs again
+ * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), or
+ * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`,
+ * the others get an `error` result. Says whether the user interrupted, or a sub-agent paused
+ * again.
  */
-export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuation): Promise<boolean> {
+export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuation): Promise<CallsEnd> {
   const { events } = rt
   let calls: ToolCallPart[]
   let responseId: string | undefined
   const decided = new Map<string, ToolOutcome>()
   const resumed = new Set<string>()
+  const resume = new Map<string, ChildResume[]>()
   if (plan.kind === 'approvals') {
     const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
     events.emit('turn_start', {})
     await recordDecisions(rt, plan.pending, decide)
     for (const entry of plan.pending) {
       const decision = decide(entry)
-      if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
+      const via = entry.subAgentCall
+      if (via) routeDecision(resume, via.toolCallId, via.sessionId, decision)
+      else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
     }
-    calls = plan.pending.map((entry) => entry.call)
+    calls = uniqueCalls(plan.pending)
     responseId = plan.pending[0]?.responseId
   } else {
-    if (plan.dangling.length === 0) return false
+    if (plan.dangling.length === 0) return 'done'
     events.emit('turn_start', {})
     calls = plan.dangling
     responseId = plan.responseId
@@ -91,10 +100,34 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
   }
-  const interrupted = await runCalls(rt, state, calls, responseId, rt.signal, decided, resumed)
-  if (interrupted) events.emit('interrupt', {})
+  const end = await runCalls(rt, state, calls, responseId, rt.signal, { decided, resume, resumed })
+  if (end === 'interrupted') events.emit('interrupt', {})
   events.emit('turn_end', {})
-  return interrupted
+  return end
+}
+
+/** Adds a decision to what the sub-agent in `sessionId`, run by call `callId`, carries on with. */
+function routeDecision(
+  resume: Map<string, ChildResume[]>,
+  callId: string,
+  sessionId: string,
+  decision: ApprovalDecision,
+): void {
+  const list = resume.get(callId) ?? []
+  let child = list.find((entry) => entry.sessionId === sessionId)
+  if (!child) {
+    child = { sessionId, approvals: [] }
+    list.push(child)
+  }
+  child.approvals.push(decision)
+  resume.set(callId, list)
+}
+
+/** The calls to run for pending entries, once each (a sub-agent's calls share their parent's call). */
+function uniqueCalls(pending: readonly PendingCall[]): ToolCallPart[] {
+  const calls = new Map<string, ToolCallPart>()
+  for (const entry of pending) if (!calls.has(entry.call.id)) calls.set(entry.call.id, entry.call)
+  return [...calls.values()]
 }
 
 /**
@@ -121,18 +154,26 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
 
 /**
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
- * history stays valid input and none of them ever runs.
+ * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
+ * `error` result; the sub-agent's own session keeps its pending calls.
  */
 export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise<void> {
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
-  await recordDecisions(rt, pending, (entry) => ({
-    toolCallId: entry.toolCallId,
-    approved: false,
-    reason: SUPERSEDED_REASON,
-  }))
-  const decided = new Map(pending.map((entry) => [entry.toolCallId, deniedOutcome(SUPERSEDED_REASON)]))
-  const calls = pending.map((entry) => entry.call)
+  await recordDecisions(
+    rt,
+    pending,
+    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
+    true,
+  )
+  const decided = new Map<string, ToolOutcome>()
+  for (const entry of pending) {
+    const outcome = entry.subAgentCall
+      ? errorOutcome(SUPERSEDED_SUB_AGENT_TEXT)
+      : deniedOutcome(SUPERSEDED_REASON)
+    decided.set(entry.call.id, outcome)
+  }
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
-  await runCalls(rt, state, calls, pending[0]?.responseId, new AbortController().signal, decided)
+  const signal = new AbortController().signal
+  await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided })
 }

@@ -12,12 +12,12 @@ import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
 import { carryOn, denySuperseded, planContinuation } from './continuation.js'
 import type { TaskRuntime } from './runtime.js'
-import { runTurn, type TaskState } from './turn.js'
-import { userMessageFields } from './user-input.js'
+import { type CallsEnd, runTurn, type TaskState } from './turn.js'
+import { type UserMode, userMessageFields } from './user-input.js'
 
 /** How a task begins: with the user's input, or carrying a paused or unfinished task on. */
 export type TaskStart =
-  | { kind: 'input'; parts: readonly UserContentPart[] }
+  | { kind: 'input'; parts: readonly UserContentPart[]; mode?: UserMode | undefined }
   | { kind: 'continue'; approvals: readonly ApprovalDecision[] | undefined }
 
 /**
@@ -53,12 +53,13 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     lastText: '',
   }
   await persistSystemPrompt(rt)
-  let interrupted = false
+  let carried: CallsEnd = 'done'
   if (start.kind === 'input') {
     await denySuperseded(rt, state)
-    await deliverUserMessage(rt, start.parts)
-  } else if (continuation) interrupted = await carryOn(rt, state, continuation)
-  if (!interrupted) await deliverSteering(rt)
+    await deliverUserMessage(rt, start.parts, start.mode)
+  } else if (continuation) carried = await carryOn(rt, state, continuation)
+  const interrupted = carried === 'interrupted'
+  if (carried === 'done') await deliverSteering(rt)
 
   const answer = rt.output ? new FinalAnswer(rt.output) : undefined
   let reason: TaskFinishReason
@@ -66,6 +67,11 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   for (let turns = 0; ; turns++) {
     if (interrupted) {
       reason = 'aborted'
+      break
+    }
+    if (carried === 'suspended') {
+      // A sub-agent that carried on paused again for approval.
+      reason = 'awaiting_approval'
       break
     }
     const failure = rt.hostFailure()
@@ -166,12 +172,17 @@ async function persistSystemPrompt(rt: TaskRuntime): Promise<void> {
   })
 }
 
-async function deliverUserMessage(rt: TaskRuntime, parts: readonly UserContentPart[]): Promise<void> {
+async function deliverUserMessage(
+  rt: TaskRuntime,
+  parts: readonly UserContentPart[],
+  mode?: UserMode,
+): Promise<void> {
   const message: UserMessage = {
     role: 'user',
     id: rt.settings.createId(),
     createdAt: rt.settings.now(),
     parts: [...parts],
+    ...mode,
   }
   await rt.journal.persist(message)
   rt.events.emit('user_message', userMessageFields(message))

@@ -10,6 +10,7 @@ import type { OutputSpec } from '../output/output-spec.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolSet } from '../tools/tool-set.js'
+import type { ApprovalDecision } from './approval.js'
 import { Journal } from './journal.js'
 import { type EventSink, TaskEvents } from './task-events.js'
 
@@ -43,11 +44,23 @@ export interface SubAgentParent {
   signal: AbortSignal
 }
 
-/** Runs a sub-agent's task for a tool call (`ToolContext.runSubAgent`) and resolves with its outcome. */
+/** A sub-agent that paused for approval, to carry on instead of starting a new one. */
+export interface SubAgentResume {
+  /** The sub-agent's session. */
+  sessionId: string
+  /** The user's decisions on its pending calls. */
+  approvals: readonly ApprovalDecision[]
+}
+
+/**
+ * Runs a sub-agent's task for a tool call (`ToolContext.runSubAgent`) and resolves with its
+ * outcome; with `resume`, carries on that paused sub-agent's session instead.
+ */
 export type SubAgentRunner = (
   parent: SubAgentParent,
   spec: SubAgentSpec,
   input: string | readonly UserContentPart[],
+  resume?: SubAgentResume,
 ) => Promise<TaskOutcome>
 
 /**

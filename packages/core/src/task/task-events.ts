@@ -19,6 +19,8 @@ export class TaskEvents {
   taskOpen = false
   readonly #now: () => number
   readonly #sink: EventSink
+  /** The open compaction's `compaction_start`, until its `compaction_end`. */
+  #compaction: EventOf<'compaction_start'> | undefined
   /** Tool calls announced by `tool_call` and not yet answered by `tool_result`. */
   readonly #pendingCalls = new Map<string, EventOf<'tool_call'>>()
 
@@ -51,13 +53,19 @@ export class TaskEvents {
 
   /**
    * Ends the sequence of a task that failed with an exception (a store write failed, a bug): no
-   * record is persisted any more, but open streams close, announced tool calls get an `error`
+   * record is persisted any more, but open streams and an open compaction close (`compacted: false`),
+   * announced tool calls get an `error`
    * result, and `error`, `turn_end` and `task_finish` (reason `error`) follow, so every consumer
    * sees a well-formed sequence before the run throws.
    */
   abandon(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error)
     this.closeStreams(undefined)
+    const compaction = this.#compaction
+    if (compaction) {
+      const { reason, tokensBefore } = compaction
+      this.emit('compaction_end', { reason, compacted: false, tokensBefore, errorMessage: message })
+    }
     for (const call of [...this.#pendingCalls.values()]) {
       this.emit('tool_result', {
         responseId: call.responseId,
@@ -102,6 +110,12 @@ export class TaskEvents {
         return
       case 'tool_call':
         this.#pendingCalls.set(event.toolCallId, event)
+        return
+      case 'compaction_start':
+        this.#compaction = event
+        return
+      case 'compaction_end':
+        this.#compaction = undefined
         return
       case 'tool_result':
         this.#pendingCalls.delete(event.toolCallId)

@@ -23,6 +23,17 @@ export interface ToolBatch {
   context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
   decided?: ReadonlyMap<string, ToolOutcome>
+  /**
+   * Whether a call that returned is suspended instead (a sub-agent it ran waits for approval):
+   * it gets no result now, and runs again when the task continues.
+   */
+  suspended?: (toolCallId: string) => boolean
+}
+
+/** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
+export interface BatchEnd {
+  interrupted: boolean
+  suspended: ToolCallPart[]
 }
 
 /**
@@ -32,10 +43,11 @@ export interface ToolBatch {
  * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
  * interrupt every call without a result gets an `aborted` one at once, without waiting for the
  * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
- * (`rt.hostFailure()`), those results are `error`s instead. Resolves `true` when any result is
- * `aborted` (the user interrupted the batch).
+ * (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see
+ * `ToolBatch.suspended`) gets no result. Resolves with whether any result is `aborted` (the user
+ * interrupted the batch) and the suspended calls.
  */
-export async function runToolBatch(batch: ToolBatch): Promise<boolean> {
+export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const { rt, calls, signal } = batch
   const slots = calls.map(() => new Slot())
   const started = calls.map(() => false)
@@ -133,23 +145,28 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
-    void runHookedCall(rt, call, tool, plan.args, execute).then((outcome) => {
-      slot.settle(outcome)
+    const suspended = () => batch.suspended?.(call.id) === true
+    void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
+      slot.settle(outcome, suspended())
       gate.leave(exclusive)
     })
   }
 }
 
-async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<boolean> {
+async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<BatchEnd> {
   const { rt, calls, responseId } = batch
   const { events, settings, journal } = rt
-  let interrupted = false
+  const end: BatchEnd = { interrupted: false, suspended: [] }
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const outcome = await slots[i]!.promise
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
     if (progressFailure) throw progressFailure.error
+    if (slots[i]!.suspended) {
+      end.suspended.push(call)
+      continue
+    }
     if (!started[i]) {
       // Interrupted before it started: announce it so its result answers a call.
       started[i] = true
@@ -160,7 +177,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       createdAt: settings.now(),
     })
     await journal.persist(message)
-    if (message.status === 'aborted') interrupted = true
+    if (message.status === 'aborted') end.interrupted = true
     events.emit('tool_result', {
       responseId,
       toolCallId: call.id,
@@ -175,7 +192,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       events.emit('todo_change', { todos: message.uiExtra.todos })
     }
   }
-  return interrupted
+  return end
 }
 
 /** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */
@@ -212,6 +229,8 @@ function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
 /** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
 class Slot {
   settled = false
+  /** Settled by a call that is suspended: it gets no result now. */
+  suspended = false
   /** The call's progress records, persisted in order; its result waits for them. */
   progress: Promise<void> = Promise.resolve()
   progressFailure: { error: unknown } | undefined
@@ -224,9 +243,10 @@ class Slot {
     })
   }
 
-  settle(outcome: ToolOutcome): void {
+  settle(outcome: ToolOutcome, suspended = false): void {
     if (this.settled) return
     this.settled = true
+    this.suspended = suspended
     this.#resolve(outcome)
   }
 }

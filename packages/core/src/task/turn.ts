@@ -8,13 +8,18 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
-import type { TaskOutcome } from '../outcome.js'
+import type { PendingApproval, TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
-import { callsNeedingApproval, requestApprovals } from './approval.js'
+import {
+  type ApprovalDecision,
+  callsNeedingApproval,
+  recordSubAgentApprovals,
+  requestApprovals,
+} from './approval.js'
 import { callModelWithinBudget } from './budgeted-call.js'
 import { callModel, type ModelResult } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
@@ -147,11 +152,13 @@ async function completed(
   const waitingCalls = calls.filter((call) => waiting.has(call.id))
   await requestApprovals(rt, waitingCalls, responseId)
   const runNow = calls.filter((call) => !waiting.has(call.id))
-  let userInterrupted = runNow.length > 0 && (await runCalls(rt, state, runNow, responseId, rt.signal))
+  const ran = runNow.length > 0 ? await runCalls(rt, state, runNow, responseId, rt.signal) : 'done'
+  let userInterrupted = ran === 'interrupted'
   // Interrupted (or failed) before the user could decide: the waiting calls are answered like
   // any call that did not run, so nothing stays pending.
   if ((userInterrupted || rt.signal.aborted) && waitingCalls.length > 0) {
-    userInterrupted = (await runCalls(rt, state, waitingCalls, responseId, rt.signal)) || userInterrupted
+    userInterrupted =
+      (await runCalls(rt, state, waitingCalls, responseId, rt.signal)) === 'interrupted' || userInterrupted
   }
   const failure = rt.hostFailure()
   if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
@@ -159,7 +166,7 @@ async function completed(
     events.emit('interrupt', {})
     return 'interrupted'
   }
-  return waitingCalls.length > 0 ? 'awaiting_approval' : 'tool_calls'
+  return waitingCalls.length > 0 || ran === 'suspended' ? 'awaiting_approval' : 'tool_calls'
 }
 
 async function interrupted(
@@ -227,10 +234,36 @@ function providerFailure(error: ProviderError): TurnFailure {
   return failure
 }
 
+/** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
+export interface ChildResume {
+  sessionId: string
+  approvals: ApprovalDecision[]
+}
+
+/** What a batch of calls knows before it runs. */
+export interface CallsOptions {
+  /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
+  decided?: ReadonlyMap<string, ToolOutcome>
+  /**
+   * Calls that run again to carry on the sub-agents they paused for approval, by call id: their
+   * `runSubAgent` calls continue these sessions, in order, instead of starting new ones.
+   */
+  resume?: ReadonlyMap<string, readonly ChildResume[]>
+  /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
+  resumed?: ReadonlySet<string>
+}
+
 /**
- * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
- * when the user interrupted them. `resumed` names the calls that run again after their process
- * died (`ctx.resumed`).
+ * How a batch of calls ended: all answered, interrupted by the user, or some calls suspended
+ * because a sub-agent they ran waits for approval (recorded in this session's history).
+ */
+export type CallsEnd = 'done' | 'interrupted' | 'suspended'
+
+/**
+ * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. A call
+ * whose sub-agent ends `awaiting_approval` is suspended: it gets no result, and the sub-agent's
+ * pending calls are recorded here (`approval_request` with the sub-agent's session), so this
+ * task pauses too and `agent.continue` routes the decisions back through the same call.
  */
 export async function runCalls(
   rt: TaskRuntime,
@@ -238,26 +271,37 @@ export async function runCalls(
   calls: readonly ToolCallPart[],
   responseId: string | undefined,
   signal: AbortSignal,
-  decided?: ReadonlyMap<string, ToolOutcome>,
-  resumed?: ReadonlySet<string>,
-): Promise<boolean> {
+  options: CallsOptions = {},
+): Promise<CallsEnd> {
   const children: Promise<TaskOutcome | undefined>[] = []
-  const interrupted = await runToolBatch({
+  const resumes = new Map<string, ChildResume[]>()
+  for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
+  const paused = new Map<string, { sessionId: string; pending: PendingApproval[] }[]>()
+  const end = await runToolBatch({
     rt,
     calls,
     responseId,
     signal,
-    ...(decided ? { decided } : {}),
+    ...(options.decided ? { decided: options.decided } : {}),
+    suspended: (toolCallId) => paused.has(toolCallId),
     context: (call, callSignal, progress) => ({
       signal: callSignal,
       toolCallId: call.id,
       toolName: call.name,
       sessionId: rt.sessionId,
       responseId,
-      resumed: resumed?.has(call.id) ?? false,
+      resumed: options.resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
-        const child = rt.runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
+        const parent = { rt, toolCallId: call.id, signal: callSignal }
+        const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
+          if (outcome.reason === 'awaiting_approval') {
+            const list = paused.get(call.id) ?? []
+            list.push({ sessionId: outcome.sessionId, pending: outcome.pendingApprovals ?? [] })
+            paused.set(call.id, list)
+          }
+          return outcome
+        })
         children.push(child.catch(() => undefined))
         return child
       },
@@ -268,5 +312,12 @@ export async function runCalls(
   for (const outcome of await Promise.all(children)) {
     if (outcome) state.accounting.addSubAgent(outcome.metadata)
   }
-  return interrupted
+  for (const call of end.suspended) {
+    for (const child of paused.get(call.id) ?? []) {
+      const subAgentCall = { toolCallId: call.id, sessionId: child.sessionId }
+      await recordSubAgentApprovals(rt, subAgentCall, child.pending, responseId)
+    }
+  }
+  if (end.interrupted) return 'interrupted'
+  return end.suspended.length > 0 ? 'suspended' : 'done'
 }

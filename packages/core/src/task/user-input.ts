@@ -7,9 +7,20 @@ import {
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
+import { AgentError } from '../errors.js'
+import type { EventFields } from './task-events.js'
 
 /** What `run` and `steer` accept: text, or text and images as parts. */
 export type UserInput = string | readonly UserContentPart[]
+
+/**
+ * The mode a user message is sent in (the specification's "Koding mode"): a host-defined name
+ * and optional context, persisted on the message and shown to the model before its text.
+ */
+export interface UserMode {
+  mode: string
+  modeContext?: string
+}
 
 /** The parts of a user input. */
 export function userParts(input: UserInput): UserContentPart[] {
@@ -22,14 +33,36 @@ export function userParts(input: UserInput): UserContentPart[] {
  * they will be persisted (their JSON, after any `toJSON`), so what runs is what is written.
  */
 export function validateUserInput(input: UserInput): UserContentPart[] {
-  const message = { role: 'user', id: 'input', createdAt: 0, parts: userParts(input) } as HistoryEvent
-  return (decodeHistoryEvent(encodeHistoryEvent(message)) as UserMessage).parts
+  return validateUserMessage(input, undefined).parts
 }
 
-/** The `user_message` event's fields for a user message: its text and its images. */
-export function userMessageFields(message: UserMessage): { content: string; images?: ImagePart[] } {
+/**
+ * The same, with the run's `mode` and `modeContext`: a `CodecError` for an empty or non-string
+ * mode, an `AgentError` (`invalid_options`) for a `modeContext` without a `mode`.
+ */
+export function validateUserMessage(
+  input: UserInput,
+  options: { mode?: string | undefined; modeContext?: string | undefined } | undefined,
+): { parts: UserContentPart[]; mode?: UserMode } {
+  const { mode, modeContext } = options ?? {}
+  if (mode === undefined && modeContext !== undefined) {
+    throw new AgentError('invalid_options', 'modeContext needs a mode')
+  }
+  const fields = mode === undefined ? {} : modeContext === undefined ? { mode } : { mode, modeContext }
+  const message = { role: 'user', id: 'input', createdAt: 0, parts: userParts(input), ...fields }
+  const written = decodeHistoryEvent(encodeHistoryEvent(message as HistoryEvent)) as UserMessage
+  if (written.mode === undefined) return { parts: written.parts }
+  const userMode: UserMode = { mode: written.mode }
+  if (written.modeContext !== undefined) userMode.modeContext = written.modeContext
+  return { parts: written.parts, mode: userMode }
+}
+
+/** The `user_message` event's fields for a user message: its text, its images and its mode. */
+export function userMessageFields(message: UserMessage): EventFields<'user_message'> {
   const images = message.parts.filter((part): part is ImagePart => part.type !== 'text')
-  return images.length > 0
-    ? { content: joinText(message.parts), images }
-    : { content: joinText(message.parts) }
+  const fields: EventFields<'user_message'> = { content: joinText(message.parts) }
+  if (images.length > 0) fields.images = images
+  if (message.mode !== undefined) fields.mode = message.mode
+  if (message.modeContext !== undefined) fields.modeContext = message.modeContext
+  return fields
 }

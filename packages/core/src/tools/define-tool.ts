@@ -33,7 +33,10 @@ export interface ToolContext {
   /**
    * Runs a child agent in its own session (a sub-agent) and resolves with its outcome. Its events
    * appear on the parent's stream with the child's `sessionId`; interrupting the parent interrupts
-   * it. `defineSubAgent` is this, packaged as a tool.
+   * it. `defineSubAgent` is this, packaged as a tool. A child that ends `awaiting_approval`
+   * suspends this call (what the tool returns then is not used) and pauses the parent; when the
+   * parent continues, the tool runs again with the same arguments and this carries on the paused
+   * children, in the order they were started, with the user's decisions.
    */
   runSubAgent(spec: SubAgentSpec, input: string | readonly UserContentPart[]): Promise<SubAgentOutcome>
 }

@@ -37,7 +37,7 @@ function describeEvent(event: Event): string {
     case 'task_finish':
       return `task_finish ${event.reason}: ${event.taskResult}`
     case 'user_message':
-      return `user_message: ${event.content}${event.images ? ` (+${event.images.length} images)` : ''}`
+      return `user_message${modeOf(event)}: ${event.content}${event.images ? ` (+${event.images.length} images)` : ''}`
     case 'tool_call_start':
       return `tool_call_start ${event.toolCallId} ${event.toolName}`
     case 'response_complete':
@@ -94,10 +94,14 @@ export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
           return `task_metadata turns=${record.metadata.main.turnCount} subAgents=${record.metadata.subAgents.length}`
         case 'interrupt':
           return 'interrupt'
-        case 'approval_request':
-          return `approval_request ${record.toolCallId} ${record.toolName} ${record.arguments}`
+        case 'approval_request': {
+          const via = record.subAgentCall
+            ? ` in ${record.sessionId} via ${record.subAgentCall.toolCallId}/${record.subAgentCall.sessionId}`
+            : ''
+          return `approval_request ${record.toolCallId} ${record.toolName} ${record.arguments}${via}`
+        }
         case 'approval_decision':
-          return `approval_decision ${record.toolCallId} ${record.approved ? 'approved' : 'denied'}${record.reason ? `: ${record.reason}` : ''}`
+          return `approval_decision ${record.toolCallId}${record.sessionId ? ` in ${record.sessionId}` : ''} ${record.approved ? 'approved' : 'denied'}${record.reason ? `: ${record.reason}` : ''}`
         case 'tool_progress':
           return `tool_progress ${record.toolCallId}: ${record.message} (siblings ${record.siblingToolCallIds.join(',') || '-'})`
         default:
@@ -108,7 +112,7 @@ export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
       case 'system':
       case 'developer':
       case 'user':
-        return `${record.role}: ${record.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('')}`
+        return `${record.role}${record.role === 'user' ? modeOf(record) : ''}: ${record.parts.map((p) => (p.type === 'text' ? p.text : `[${p.type}]`)).join('')}`
       case 'assistant': {
         const parts = record.parts.map((part) => {
           switch (part.type) {
@@ -131,4 +135,10 @@ export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
         return 'unknown message'
     }
   })
+}
+
+/** ` [mode <name>: <context>]` for a user message or event sent in a mode, else nothing. */
+function modeOf(source: { mode?: string | undefined; modeContext?: string | undefined }): string {
+  if (source.mode === undefined) return ''
+  return ` [mode ${source.mode}${source.modeContext !== undefined ? `: ${source.modeContext}` : ''}]`
 }

@@ -29,6 +29,10 @@ export type OrderRule =
   | 'tool_call_without_result'
   | 'tool_ran_without_approval'
   | 'approval_requested_twice'
+  | 'progress_outside_call'
+  | 'compaction_start_nested'
+  | 'compaction_end_without_start'
+  | 'compaction_not_ended'
   | 'end_not_last'
 
 export interface OrderViolation {
@@ -55,6 +59,7 @@ interface SessionState {
   resolvedToolCalls: Set<string>
   /** Calls whose approval was requested and not yet decided. */
   awaitingApproval: Set<string>
+  compactionOpen: boolean
 }
 
 function newState(): SessionState {
@@ -71,6 +76,7 @@ function newState(): SessionState {
     pendingToolCalls: new Map(),
     resolvedToolCalls: new Set(),
     awaitingApproval: new Set(),
+    compactionOpen: false,
   }
 }
 
@@ -84,9 +90,12 @@ function newState(): SessionState {
  * at most one `response_complete` per turn and per response id, none after an `interrupt` in the
  * same turn, and one for every turn that streamed output and ended without an interrupt or error;
  * turns and tasks open before they close and close by the end; each `tool_result` answers exactly
- * one earlier `tool_call` of its session, and every call has its result when the task finishes;
+ * one earlier `tool_call` of its session, and every call has its result when the task finishes
+ * (unless it finishes `awaiting_approval`: a call whose sub-agent waits is answered later);
  * a call whose approval was requested is not requested twice and has no successful `tool_result`
- * before its `tool_approval_decision` (an interrupt may still answer it); `end` comes last.
+ * before its `tool_approval_decision` (an interrupt may still answer it); `tool_progress` comes
+ * between its call's `tool_call` and `tool_result`; `compaction_start` and `compaction_end` pair
+ * up without nesting; `end` comes last.
  */
 export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
   const violations: OrderViolation[] = []
@@ -225,13 +234,28 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         break
       case 'task_finish':
         if (!s.taskOpen) fail('task_finish_without_start', 'task_finish without task_start')
-        for (const id of s.pendingToolCalls.keys()) {
-          fail('tool_call_without_result', `tool_call ${id} has no tool_result when the task finished`)
-        }
+        // A task that pauses for approval may leave a call running a sub-agent that waits: it is
+        // started again, and answered, when the task continues.
+        if (event.reason !== 'awaiting_approval')
+          for (const id of s.pendingToolCalls.keys()) {
+            fail('tool_call_without_result', `tool_call ${id} has no tool_result when the task finished`)
+          }
         s.pendingToolCalls.clear()
         s.taskOpen = false
         break
       case 'tool_progress':
+        if (!s.pendingToolCalls.has(event.toolCallId)) {
+          fail('progress_outside_call', `tool_progress for ${event.toolCallId} outside its running call`)
+        }
+        break
+      case 'compaction_start':
+        if (s.compactionOpen) fail('compaction_start_nested', 'compaction_start while a compaction is open')
+        s.compactionOpen = true
+        break
+      case 'compaction_end':
+        if (!s.compactionOpen) fail('compaction_end_without_start', 'compaction_end without compaction_start')
+        s.compactionOpen = false
+        break
       case 'usage':
       case 'task_metadata':
       case 'context_usage':
@@ -240,8 +264,6 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
       case 'todo_change':
       case 'welcome':
       case 'replay_history':
-      case 'compaction_start':
-      case 'compaction_end':
         break
       default: {
         const unreachable: never = event
@@ -258,6 +280,7 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
     if (s.textOpen) fail('text_not_ended', 'assistant text stream never ended')
     if (s.turnOpen) fail('turn_not_ended', 'a turn never ended')
     if (s.taskOpen) fail('task_not_finished', 'a task never finished')
+    if (s.compactionOpen) fail('compaction_not_ended', 'a compaction never ended')
   }
   return violations
 }

@@ -101,14 +101,16 @@ export function renderTranscript(
         }
         case 'approval_request':
           blocks.push(
-            html`<div class="notice approval">Approval requested for ${event.toolName} <code>${event.arguments}</code></div>`,
+            html`<div class="notice approval">Approval requested for ${event.toolName} <code>${event.arguments}</code>${
+              event.sessionId !== undefined ? html` in sub-agent session <code>${event.sessionId}</code>` : ''
+            }</div>`,
           )
           break
         case 'approval_decision':
           blocks.push(
             html`<div class="notice approval">${event.approved ? 'Approved' : 'Denied'} by the user: ${event.toolName}${
               event.reason !== undefined ? ` (${event.reason})` : ''
-            }</div>`,
+            }${event.sessionId !== undefined ? html` in sub-agent session <code>${event.sessionId}</code>` : ''}</div>`,
           )
           break
         case 'tool_progress':
@@ -153,11 +155,18 @@ export function renderTranscript(
   return { markup: html`${blocks}`, totals }
 }
 
-/** A user or developer message, shown as it was typed (never as markdown). */
+/**
+ * A user or developer message, shown as it was typed (never as markdown). A user message sent in
+ * a mode shows the mode as a badge in its header and the mode's context above the text.
+ */
 function renderPrompt(message: UserMessage | DeveloperMessage, context: TranscriptContext): SafeHtml {
-  return html`<section class="msg ${message.role}"><header>${message.role === 'user' ? 'User' : 'Developer'}<time>${formatTime(
-    message.createdAt,
-  )}</time></header>${message.parts.map((part) =>
+  const mode = message.role === 'user' ? message.mode : undefined
+  const modeContext = message.role === 'user' ? message.modeContext : undefined
+  return html`<section class="msg ${message.role}"><header>${message.role === 'user' ? 'User' : 'Developer'}${
+    mode !== undefined ? html` <span class="badge mode">${mode} mode</span>` : ''
+  }<time>${formatTime(message.createdAt)}</time></header>${
+    modeContext ? html`<div class="mode-context">${renderText(modeContext)}</div>` : ''
+  }${message.parts.map((part) =>
     part.type === 'text' ? renderText(part.text) : renderImage(part, context.resolveImage),
   )}</section>`
 }

@@ -38,6 +38,8 @@ details > .body { padding: 4px 10px 8px; background: var(--bg); border-top: 1px 
 .tool-name { font-weight: 600; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .badge { font-size: 0.75em; font-weight: 600; border-radius: 10px; padding: 0 8px; border: 1px solid currentColor; }
 .badge.error, .badge.aborted, .badge.missing { color: var(--error); }
+.badge.mode { color: var(--accent); }
+.mode-context { color: var(--muted); border-left: 3px solid var(--border); padding-left: 8px; margin-bottom: 6px; }
 details.tool.error, details.tool.aborted, details.tool.missing { border-color: var(--error); }
 .label { font-size: 0.8em; font-weight: 600; color: var(--muted); margin: 8px 0 0; }
 .usage { font-size: 0.8em; color: var(--muted); margin-top: 6px; }

@@ -32,7 +32,7 @@ export interface ReplayOptions {
  * Derives the protocol events a UI replays for a persisted history, the same events the engine
  * emitted live; the result passes `checkEventOrder`:
  *
- * - `user_message` per user message (text joined, images when present); `developer_message` per
+ * - `user_message` per user message (text joined, images, `mode` and `modeContext` when present); `developer_message` per
  *   developer message; system messages are not replayed.
  * - Each assistant message is one turn: `turn_start`, an `assistant_image_delta` per image part,
  *   `response_complete` (text parts joined, thinking joined as `thinkingText`), and `usage` when it
@@ -50,6 +50,11 @@ export interface ReplayOptions {
  *   `task_metadata`; `compaction` closes the open turn and becomes `compaction_start` then
  *   `compaction_end` (`compacted: true`, with its summary and token counts). The records it
  *   summarised are replayed in full before it: replay always shows the whole history.
+ * - `approval_request` and `approval_decision` become `tool_approval_request` and
+ *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the
+ *   sub-agent's session id, as it did live, unless the sub-agent's replay shows it inline (its
+ *   session is among `subSessions` and the parent's call has its result); the parent's call that
+ *   waits for it is replayed with its result, in a later task.
  *
  * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
  * assistant message); a turn's closing events carry the time of its latest record.
@@ -85,6 +90,12 @@ class SessionReplay {
   private readonly pendingCalls = new Map<string, ToolCallEvent>()
   /** Calls whose approval was requested and not decided yet, with the request's response id. */
   private readonly awaitingApproval = new Map<string, string | undefined>()
+  /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
+  private readonly suspendedCalls = new Set<string>()
+  /** Calls whose `tool_call` was replayed ahead of their result (before their progress). */
+  private readonly announced = new Set<string>()
+  /** Ids of the calls the history has a result for. */
+  private answered = new Set<string>()
 
   constructor(
     private readonly sessionId: string,
@@ -92,6 +103,8 @@ class SessionReplay {
   ) {}
 
   run(history: readonly HistoryEvent[]): void {
+    for (const record of history)
+      if ('role' in record && record.role === 'tool') this.answered.add(record.toolCallId)
     for (let i = 0; i < history.length; i++) this.take(history, i)
     this.closeTurn()
   }
@@ -113,12 +126,15 @@ class SessionReplay {
           this.closeTurn()
           const images = event.parts.filter((part) => part.type !== 'text')
           const content = joinText(event.parts)
+          const { mode, modeContext } = event
           this.emit({
             type: 'user_message',
             sessionId,
             timestamp,
             content,
             ...(images.length ? { images } : {}),
+            ...(mode !== undefined ? { mode } : {}),
+            ...(modeContext !== undefined ? { modeContext } : {}),
           })
           return
         }
@@ -176,11 +192,15 @@ class SessionReplay {
         return
       }
       case 'approval_request': {
-        const { toolCallId, toolName, responseId } = event
+        const { toolCallId, toolName, responseId, subAgentCall } = event
+        if (subAgentCall) {
+          this.suspendedCalls.add(subAgentCall.toolCallId)
+          if (this.replaysInline(subAgentCall)) return
+        }
         this.awaitingApproval.set(toolCallId, responseId)
         this.emit({
           type: 'tool_approval_request',
-          sessionId,
+          sessionId: event.sessionId ?? sessionId,
           timestamp,
           ...(responseId !== undefined ? { responseId } : {}),
           toolCallId,
@@ -191,11 +211,12 @@ class SessionReplay {
       }
       case 'approval_decision': {
         const { toolCallId, toolName, approved, reason } = event
+        if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
         const responseId = this.awaitingApproval.get(toolCallId)
         this.awaitingApproval.delete(toolCallId)
         this.emit({
           type: 'tool_approval_decision',
-          sessionId,
+          sessionId: event.sessionId ?? sessionId,
           timestamp,
           ...(responseId !== undefined ? { responseId } : {}),
           toolCallId,
@@ -207,6 +228,12 @@ class SessionReplay {
       }
       case 'tool_progress': {
         const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
+        // Progress comes from a running call: its `tool_call` is replayed first.
+        const call = this.pendingCalls.get(toolCallId)
+        if (call && !this.announced.has(toolCallId)) {
+          this.announced.add(toolCallId)
+          this.emit(call)
+        }
         this.emit({
           type: 'tool_progress',
           sessionId,
@@ -291,7 +318,7 @@ class SessionReplay {
     const call = this.pendingCalls.get(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
-      this.emit(call)
+      if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
     if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
     const responseId = call?.responseId
@@ -329,6 +356,19 @@ class SessionReplay {
     if (result.status === 'aborted') this.emit({ type: 'interrupt', sessionId, timestamp })
   }
 
+  /**
+   * Whether a sub-agent's pending call, recorded in this session too, is shown by the sub-agent's
+   * own replay (its session is given and the call that ran it has a result here), so it is not
+   * shown twice. Otherwise it is replayed here, with the sub-agent's session id, as it was live.
+   */
+  private replaysInline(via: { toolCallId: string; sessionId: string }): boolean {
+    return (
+      this.answered.has(via.toolCallId) &&
+      this.context.subSessions.has(via.sessionId) &&
+      !this.context.seen.has(via.sessionId)
+    )
+  }
+
   private subSession(childId: string): void {
     const history = this.context.subSessions.get(childId)
     if (!history || this.context.seen.has(childId)) return
@@ -342,8 +382,8 @@ class SessionReplay {
     // Calls that never got a result are still shown, at the end of their turn; a call that awaits
     // approval runs later (its result follows the decision, in a later task).
     for (const [id, call] of this.pendingCalls) {
-      if (this.awaitingApproval.has(id)) continue
-      this.emit(call)
+      if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
+      if (!this.announced.delete(id)) this.emit(call)
       this.pendingCalls.delete(id)
     }
     // Even right after an aborted tool result's own interrupt: the turn was interrupted too.

@@ -1,0 +1,435 @@
+import { defineSubAgent, defineTool } from '@kode/core'
+import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { deriveReplayEvents, replaySession } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
+
+type Messages = { role: string; content?: unknown }[]
+
+/** A writer sub-agent whose write_file tool needs approval; counts the files it really wrote. */
+function writerAgent() {
+  const written: string[] = []
+  const writeFile = defineTool({
+    name: 'write_file',
+    description: 'Writes a file',
+    parameters: Type.Object({ path: Type.String() }),
+    needsApproval: true,
+    execute: ({ path }) => {
+      written.push(path)
+      return `wrote ${path}`
+    },
+  })
+  const writer = defineSubAgent({
+    name: 'writer',
+    description: 'Writes files',
+    system: 'You write.',
+    tools: [writeFile],
+  })
+  return { writer, written }
+}
+
+/**
+ * Parent: asks the writer for a.txt, then reports what the writer said. Writer: calls write_file,
+ * then reports the tool's result.
+ */
+function route(request: RecordedRequest): ScriptedResponse {
+  const messages = (request.body as { messages: Messages }).messages
+  const last = messages.at(-1)!
+  if (messages[0]?.content === 'You write.') {
+    if (last.role === 'tool') return textReply('r-child-2', `Writer: ${String(last.content)}`)
+    return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+  }
+  if (last.role === 'tool') return textReply('r-parent-2', `Parent: ${String(last.content)}`)
+  if (last.content === 'Never mind') return textReply('r-parent-3', 'Fine.')
+  return chatStream({ id: 'r-parent-1', steps: [call('p1', 'writer', { prompt: 'Write a.txt' })] })
+}
+
+const PAUSED = [
+  'task_start',
+  'user_message: Please write a.txt',
+  'turn_start',
+  'tool_call_start p1 writer',
+  'response_complete: ',
+  'usage 100/20',
+  'context_usage 120/128000',
+  'tool_call p1 writer {"prompt":"Write a.txt"}',
+  '[id3] task_start sub-agent writer',
+  '[id3] user_message: Write a.txt',
+  '[id3] turn_start',
+  '[id3] tool_call_start w1 write_file',
+  '[id3] response_complete: ',
+  '[id3] usage 100/20',
+  '[id3] context_usage 120/128000',
+  '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
+  '[id3] turn_end',
+  '[id3] task_metadata turns=1 subAgents=0',
+  '[id3] task_finish awaiting_approval: ',
+  'turn_end',
+  'task_metadata turns=1 subAgents=1',
+  'task_finish awaiting_approval: ',
+]
+
+const PARENT_PAUSED_HISTORY = [
+  'user: Please write a.txt',
+  'assistant tool_use: call p1 writer {"prompt":"Write a.txt"}',
+  'approval_request w1 write_file {"path":"a.txt"} in id3 via p1/id3',
+  'task_metadata turns=1 subAgents=1',
+]
+
+const CHILD_PAUSED_HISTORY = [
+  'system: You write.',
+  'user: Write a.txt',
+  'assistant tool_use: call w1 write_file {"path":"a.txt"}',
+  'approval_request w1 write_file {"path":"a.txt"}',
+  'task_metadata turns=1 subAgents=0',
+]
+
+/** The continued run's events, with the writer's result text. */
+function continued(decision: string, toolResult: string): string[] {
+  return [
+    'task_start',
+    'turn_start',
+    'tool_call p1 writer {"prompt":"Write a.txt"}',
+    '[id3] task_start sub-agent writer',
+    '[id3] turn_start',
+    `[id3] tool_approval_decision w1 ${decision}`,
+    '[id3] tool_call w1 write_file {"path":"a.txt"}',
+    `[id3] tool_result w1 ${toolResult.startsWith('wrote') ? 'success' : 'error'} (last): ${toolResult}`,
+    '[id3] turn_end',
+    '[id3] turn_start',
+    '[id3] assistant_text_start',
+    `[id3] text: Writer: ${toolResult}`,
+    '[id3] assistant_text_end',
+    `[id3] response_complete: Writer: ${toolResult}`,
+    '[id3] usage 100/20',
+    '[id3] context_usage 120/128000',
+    '[id3] turn_end',
+    '[id3] task_metadata turns=1 subAgents=0',
+    `[id3] task_finish completed: Writer: ${toolResult}`,
+    `tool_result p1 success (last): Writer: ${toolResult}`,
+    'turn_end',
+    'turn_start',
+    'assistant_text_start',
+    `text: Parent: Writer: ${toolResult}`,
+    'assistant_text_end',
+    `response_complete: Parent: Writer: ${toolResult}`,
+    'usage 100/20',
+    'context_usage 120/128000',
+    'turn_end',
+    'task_metadata turns=1 subAgents=1',
+    `task_finish completed: Parent: Writer: ${toolResult}`,
+  ]
+}
+
+async function pausedParent(h: Harness) {
+  h.server.handle(route)
+  const { writer, written } = writerAgent()
+  const agent = h.createAgent({ tools: [writer] })
+  const first = await collect(agent.run('Please write a.txt'))
+  expectOrdered(first.events)
+  expect(summarize(first.events)).toEqual(PAUSED)
+  expect(first.outcome).toMatchObject({
+    reason: 'awaiting_approval',
+    pendingApprovals: [
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"a.txt"}', sessionId: 'id3' },
+    ],
+  })
+  expect(summarizeHistory(await agent.history())).toEqual(PARENT_PAUSED_HISTORY)
+  expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
+  expect(written).toEqual([])
+  return { agent, written }
+}
+
+describe.each(['memory', 'file'] as const)('sub-agent approval (%s store)', (kind) => {
+  const harness = useHarness(kind)
+
+  test("a sub-agent's call waits on the parent; approving it on the parent carries the sub-agent and the parent on", async () => {
+    const h = harness()
+    const { agent, written } = await pausedParent(h)
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    expectOrdered(second.events)
+    expect(summarize(second.events)).toEqual(continued('approved', 'wrote a.txt'))
+    expect(second.outcome).toMatchObject({ reason: 'completed', text: 'Parent: Writer: wrote a.txt' })
+    expect(second.outcome.pendingApprovals).toBeUndefined()
+    expect(written).toEqual(['a.txt'])
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    expect(summarizeHistory(parent)).toEqual([
+      ...PARENT_PAUSED_HISTORY,
+      'approval_decision w1 in id3 approved',
+      'tool p1 success: Writer: wrote a.txt',
+      'assistant stop: text "Parent: Writer: wrote a.txt"',
+      'task_metadata turns=1 subAgents=1',
+    ])
+    const child = await h.store.read('id3')
+    expectValidHistory(child)
+    expect(summarizeHistory(child)).toEqual([
+      ...CHILD_PAUSED_HISTORY,
+      'approval_decision w1 approved',
+      'tool w1 success: wrote a.txt',
+      'assistant stop: text "Writer: wrote a.txt"',
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+})
+
+describe('sub-agent approval', () => {
+  const harness = useHarness('file')
+
+  test('a denied call of a sub-agent is never run; the sub-agent reads the denial and the parent its answer', async () => {
+    const h = harness()
+    const { agent, written } = await pausedParent(h)
+    const second = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: false, reason: 'not now' }] }),
+    )
+    expectOrdered(second.events)
+    const denial = 'denied by the user: not now'
+    expect(summarize(second.events)).toEqual(continued('denied: not now', denial))
+    expect(written).toEqual([])
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    expect(summarizeHistory(parent).slice(4)).toEqual([
+      'approval_decision w1 in id3 denied: not now',
+      `tool p1 success: Writer: ${denial}`,
+      `assistant stop: text "Parent: Writer: ${denial}"`,
+      'task_metadata turns=1 subAgents=1',
+    ])
+    expect(summarizeHistory(await h.store.read('id3')).slice(5)).toEqual([
+      'approval_decision w1 denied: not now',
+      `tool w1 error: ${denial}`,
+      `assistant stop: text "Writer: ${denial}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+
+  test("a new user message answers the parent's waiting call; the sub-agent's session keeps its pending call", async () => {
+    const h = harness()
+    const { agent, written } = await pausedParent(h)
+    const { events, outcome } = await collect(agent.run('Never mind'))
+    expectOrdered(events)
+    const waited =
+      "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
+    expect(summarize(events)).toEqual([
+      'task_start',
+      '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
+      'tool_call p1 writer {"prompt":"Write a.txt"}',
+      `tool_result p1 error (last): ${waited}`,
+      'user_message: Never mind',
+      ...textResponse('Fine.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Fine.',
+    ])
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    expect(summarizeHistory(parent)).toEqual([
+      ...PARENT_PAUSED_HISTORY,
+      'approval_decision w1 in id3 denied: the user sent a new message instead',
+      `tool p1 error: ${waited}`,
+      'user: Never mind',
+      'assistant stop: text "Fine."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
+  })
+
+  test('another process continues the parent: the decision reaches the sub-agent through the store', async () => {
+    const h = harness()
+    const { agent } = await pausedParent(h)
+    await agent.close()
+    const { writer, written } = writerAgent()
+    const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [writer] })
+    expect((await later.history()).length).toBe(4)
+    const { events, outcome } = await collect(
+      later.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }),
+    )
+    expectOrdered(events)
+    expect(summarize(events)).toEqual(continued('approved', 'wrote a.txt'))
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+    expectValidHistory(await later.history())
+    expectValidHistory(await h.store.read('id3'))
+  })
+
+  test('replay of the paused parent shows the request with the sub-agent session id, and once continued the sub-agent inline', async () => {
+    const h = harness()
+    const { agent } = await pausedParent(h)
+    const paused = deriveReplayEvents(await agent.history(), { sessionId: agent.sessionId })
+    expectOrdered(paused)
+    expect(summarize(paused, agent.sessionId)).toEqual([
+      'user_message: Please write a.txt',
+      'turn_start',
+      'response_complete: ',
+      'usage 100/20',
+      '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
+      'turn_end',
+      'task_metadata turns=1 subAgents=1',
+    ])
+    await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    const done = await replaySession(h.store, agent.sessionId)
+    expectOrdered(done)
+    // The sub-agent's request is shown once, by its own replay, inline before the parent's result.
+    expect(summarize(done, agent.sessionId)).toEqual([
+      'user_message: Please write a.txt',
+      'turn_start',
+      'response_complete: ',
+      'usage 100/20',
+      'turn_end',
+      'task_metadata turns=1 subAgents=1',
+      'tool_call p1 writer {"prompt":"Write a.txt"}',
+      '[id3] user_message: Write a.txt',
+      '[id3] turn_start',
+      '[id3] response_complete: ',
+      '[id3] usage 100/20',
+      '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
+      '[id3] turn_end',
+      '[id3] task_metadata turns=1 subAgents=0',
+      '[id3] tool_approval_decision w1 approved',
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      '[id3] tool_result w1 success (last): wrote a.txt',
+      '[id3] turn_start',
+      '[id3] response_complete: Writer: wrote a.txt',
+      '[id3] usage 100/20',
+      '[id3] turn_end',
+      '[id3] task_metadata turns=1 subAgents=0',
+      'tool_result p1 success (last): Writer: wrote a.txt',
+      'turn_start',
+      'response_complete: Parent: Writer: wrote a.txt',
+      'usage 100/20',
+      'turn_end',
+      'task_metadata turns=1 subAgents=1',
+    ])
+  })
+
+  test('a call two sub-agents deep is decided on the top parent and routed down through both', async () => {
+    const h = harness()
+    const { writer, written } = writerAgent()
+    const manager = defineSubAgent({
+      name: 'manager',
+      description: 'Manages writers',
+      system: 'You manage.',
+      tools: [writer],
+    })
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      const last = messages.at(-1)!
+      if (messages[0]?.content === 'You manage.') {
+        if (last.role === 'tool') return textReply('r-manager-2', `Manager: ${String(last.content)}`)
+        return chatStream({ id: 'r-manager-1', steps: [call('m1', 'writer', { prompt: 'Write a.txt' })] })
+      }
+      if (messages[0]?.content === 'You write.' || last.role === 'tool') return route(request)
+      return chatStream({ id: 'r-parent-1', steps: [call('p1', 'manager', { prompt: 'Get a.txt written' })] })
+    })
+    const agent = h.createAgent({ tools: [manager] })
+    const first = await collect(agent.run('Please write a.txt'))
+    expectOrdered(first.events)
+    expect(summarize(first.events)).toEqual([
+      'task_start',
+      'user_message: Please write a.txt',
+      'turn_start',
+      'tool_call_start p1 manager',
+      'response_complete: ',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'tool_call p1 manager {"prompt":"Get a.txt written"}',
+      '[id3] task_start sub-agent manager',
+      '[id3] user_message: Get a.txt written',
+      '[id3] turn_start',
+      '[id3] tool_call_start m1 writer',
+      '[id3] response_complete: ',
+      '[id3] usage 100/20',
+      '[id3] context_usage 120/128000',
+      '[id3] tool_call m1 writer {"prompt":"Write a.txt"}',
+      '[id6] task_start sub-agent writer',
+      '[id6] user_message: Write a.txt',
+      '[id6] turn_start',
+      '[id6] tool_call_start w1 write_file',
+      '[id6] response_complete: ',
+      '[id6] usage 100/20',
+      '[id6] context_usage 120/128000',
+      '[id6] tool_approval_request w1 write_file {"path":"a.txt"}',
+      '[id6] turn_end',
+      '[id6] task_metadata turns=1 subAgents=0',
+      '[id6] task_finish awaiting_approval: ',
+      '[id3] turn_end',
+      '[id3] task_metadata turns=1 subAgents=1',
+      '[id3] task_finish awaiting_approval: ',
+      'turn_end',
+      'task_metadata turns=1 subAgents=2',
+      'task_finish awaiting_approval: ',
+    ])
+    expect(first.outcome.pendingApprovals).toEqual([
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"a.txt"}', sessionId: 'id6' },
+    ])
+    // Each level records the call where it waits (id6) and its own call that leads there.
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'user: Please write a.txt',
+      'assistant tool_use: call p1 manager {"prompt":"Get a.txt written"}',
+      'approval_request w1 write_file {"path":"a.txt"} in id6 via p1/id3',
+      'task_metadata turns=1 subAgents=2',
+    ])
+    expect(summarizeHistory(await h.store.read('id3'))).toEqual([
+      'system: You manage.',
+      'user: Get a.txt written',
+      'assistant tool_use: call m1 writer {"prompt":"Write a.txt"}',
+      'approval_request w1 write_file {"path":"a.txt"} in id6 via m1/id6',
+      'task_metadata turns=1 subAgents=1',
+    ])
+
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    expectOrdered(second.events)
+    const answer = (prefix: string, text: string) =>
+      textResponse(text)
+        .concat('turn_end')
+        .map((line) => prefix + line)
+    // Only the writer announces the decision; each level runs its call again and carries on.
+    expect(summarize(second.events)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_call p1 manager {"prompt":"Get a.txt written"}',
+      '[id3] task_start sub-agent manager',
+      '[id3] turn_start',
+      '[id3] tool_call m1 writer {"prompt":"Write a.txt"}',
+      '[id6] task_start sub-agent writer',
+      '[id6] turn_start',
+      '[id6] tool_approval_decision w1 approved',
+      '[id6] tool_call w1 write_file {"path":"a.txt"}',
+      '[id6] tool_result w1 success (last): wrote a.txt',
+      '[id6] turn_end',
+      ...answer('[id6] ', 'Writer: wrote a.txt'),
+      '[id6] task_metadata turns=1 subAgents=0',
+      '[id6] task_finish completed: Writer: wrote a.txt',
+      '[id3] tool_result m1 success (last): Writer: wrote a.txt',
+      '[id3] turn_end',
+      ...answer('[id3] ', 'Manager: Writer: wrote a.txt'),
+      '[id3] task_metadata turns=1 subAgents=1',
+      '[id3] task_finish completed: Manager: Writer: wrote a.txt',
+      'tool_result p1 success (last): Manager: Writer: wrote a.txt',
+      'turn_end',
+      ...answer('', 'Parent: Manager: Writer: wrote a.txt'),
+      'task_metadata turns=1 subAgents=2',
+      'task_finish completed: Parent: Manager: Writer: wrote a.txt',
+    ])
+    expect(second.outcome.text).toBe('Parent: Manager: Writer: wrote a.txt')
+    expect(written).toEqual(['a.txt'])
+    for (const id of [agent.sessionId, 'id3', 'id6']) expectValidHistory(await h.store.read(id))
+    expect(summarizeHistory(await agent.history()).slice(4)).toEqual([
+      'approval_decision w1 in id6 approved',
+      'tool p1 success: Manager: Writer: wrote a.txt',
+      'assistant stop: text "Parent: Manager: Writer: wrote a.txt"',
+      'task_metadata turns=1 subAgents=2',
+    ])
+    expect(summarizeHistory(await h.store.read('id3')).slice(5)).toEqual([
+      'approval_decision w1 in id6 approved',
+      'tool m1 success: Writer: wrote a.txt',
+      'assistant stop: text "Manager: Writer: wrote a.txt"',
+      'task_metadata turns=1 subAgents=1',
+    ])
+  })
+})
