@@ -42,6 +42,7 @@ export type {
   ModelInfo,
   ReasoningControl,
   ReasoningEffort,
+  ResponseFormat,
   RetryInfo,
   StreamOptions,
 } from './types.js'
