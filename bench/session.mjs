@@ -1,7 +1,8 @@
 // Session benchmarks: appending to the file store, loading + replaying a long session, and
 // exporting one as HTML. Each measurement runs in its own node process so its peak RSS is its own.
 // Run: pnpm --filter @kode/protocol --filter @kode/session build && node bench/session.mjs [sections]
-// where sections are any of `append`, `append-cpu`, `load`, `steps`, `export` (default: all).
+// where sections are any of `append`, `append-cpu`, `load`, `steps`, `export` (default: all),
+// and `--rounds=N` sets the load table's interleaved rounds (default 5).
 import { isAscii } from 'node:buffer'
 import { spawnSync } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readFileSync, readSync, rmSync, statSync } from 'node:fs'
@@ -19,9 +20,9 @@ const session = async () => ({
 })
 const protocol = () => import('../packages/protocol/dist/index.js')
 /**
- * Fresh-process runs per load measurement. The figures are those of the fastest run: on a shared
- * machine the slower runs measure the other work on it (wall time there can be twice the CPU
- * time), and the fastest is the closest to what the code itself costs.
+ * Fresh-process runs per step of the steps table. The figures are those of the fastest run: on a
+ * shared machine the slower runs measure the other work on it (wall time there can be twice the
+ * CPU time), and the fastest is the closest to what the code itself costs.
  */
 const RUNS = 5
 const fastest = (runs, time) => runs.reduce((best, run) => (time(run) < time(best) ? run : best))
@@ -201,6 +202,42 @@ const scenarios = {
   },
 
   /**
+   * What a streaming read would cost: the floor's read, each line decoded (validated) and handed
+   * to replay in batches of 1,000 records, only the replay events kept. An estimate, not a store
+   * API: a tool result that ends a batch is replayed as the last of its turn.
+   */
+  async streamed({ dir }) {
+    const { decodeHistoryEvent } = await protocol()
+    const { deriveReplayEvents } = await session()
+    const m = meter()
+    const events = []
+    let batch = []
+    const flush = () => {
+      for (const event of deriveReplayEvents(batch, { sessionId: 'bench' })) events.push(event)
+      batch = []
+    }
+    const fd = openSync(join(dir, 'bench', 'history.jsonl'), 'r')
+    const buffer = Buffer.allocUnsafe(1 << 20)
+    let kept = 0
+    for (;;) {
+      if (kept === buffer.length) throw new Error('a line longer than the read buffer')
+      const read = readSync(fd, buffer, kept, buffer.length - kept, null)
+      if (read === 0) break
+      const end = buffer.lastIndexOf(10, kept + read - 1)
+      for (const line of lines(buffer.subarray(0, end + 1), 32 * 1024)) {
+        batch.push(decodeHistoryEvent(line))
+        if (batch.length === 1000) flush()
+      }
+      kept = buffer.copy(buffer, 0, end + 1, kept + read)
+    }
+    closeSync(fd)
+    flush()
+    const lap = m.lap()
+    m.stop()
+    return { ...lap, events: events.length }
+  },
+
+  /**
    * One step of "where the load time goes", on the lines of a prepared file: `decode` or `parse`
    * each line, `keep` the results or drop them, after a `warm` pass or not; or `utf8` decoding of
    * the file in pieces of `pieceKiB`.
@@ -268,7 +305,7 @@ function measure(name, params) {
 }
 
 async function main() {
-  const asked = process.argv.slice(2)
+  const asked = process.argv.slice(2).filter((arg) => !arg.startsWith('--'))
   const wanted = (section) => asked.length === 0 || asked.includes(section)
   if (wanted('append')) appendTable()
   if (wanted('append-cpu')) appendCpuTable()
@@ -312,6 +349,7 @@ function appendCpuTable() {
 }
 
 function loadTable() {
+  const rounds = roundsOption()
   const replayRows = [
     [
       'records',
@@ -321,6 +359,9 @@ function loadTable() {
       'replay records/s',
       'load + replay records/s',
       'floor: read + JSON.parse, kept, records/s',
+      'load + replay vs floor',
+      'streamed: decode + replay, records/s',
+      'streamed vs floor',
       'GC pauses',
       'retained heap',
       'peak RSS',
@@ -335,25 +376,37 @@ function loadTable() {
   ]) {
     const dir = mkdtempSync(join(tmpdir(), 'kode-bench-'))
     measure('prepare', { n, dir, fixture })
-    const runs = Array.from({ length: RUNS }, () => measure('replay', { dir }))
-    const floors = Array.from({ length: RUNS }, () => measure('floor', { dir }))
+    // Interleaved: each round runs the three in a rotated order, and a ratio compares runs of
+    // the same round, so the machine's drift moves both sides alike.
+    const runs = []
+    for (let round = 0; round < rounds; round++) {
+      const order = ['replay', 'floor', 'streamed']
+      for (let i = 0; i < round % 3; i++) order.push(order.shift())
+      const got = {}
+      for (const name of order) got[name] = measure(name, { dir })
+      runs.push(got)
+    }
     rmSync(dir, { recursive: true, force: true })
-    const best = fastest(runs, (r) => r.read.wall + r.replay.wall)
+    const loadCpu = (r) => r.replay.read.cpu + r.replay.replay.cpu
+    const perSecond = (cpuMs) => fmt(n / (cpuMs / 1000))
     replayRows.push([
       fmt(n),
       fixtureLabel[fixture],
-      mb(best.bytes),
-      fmt(n / (best.read.wall / 1000)),
-      fmt(n / (best.replay.wall / 1000)),
-      fmt(n / ((best.read.wall + best.replay.wall) / 1000)),
-      fmt(n / (fastest(floors, (f) => f.wall).wall / 1000)),
-      `${Math.round(best.gcMs)} ms`,
-      mb(best.retainedHeap),
-      mb(median(runs.map((r) => r.peakRss))),
+      mb(runs[0].replay.bytes),
+      perSecond(median(runs.map((r) => r.replay.read.cpu))),
+      perSecond(median(runs.map((r) => r.replay.replay.cpu))),
+      perSecond(median(runs.map(loadCpu))),
+      perSecond(median(runs.map((r) => r.floor.cpu))),
+      `${median(runs.map((r) => r.floor.cpu / loadCpu(r))).toFixed(2)}x`,
+      perSecond(median(runs.map((r) => r.streamed.cpu))),
+      `${median(runs.map((r) => r.floor.cpu / r.streamed.cpu)).toFixed(2)}x`,
+      `${Math.round(median(runs.map((r) => r.replay.gcMs)))} ms`,
+      mb(runs[0].replay.retainedHeap),
+      mb(median(runs.map((r) => r.replay.peakRss))),
     ])
   }
   printTable(
-    `load (store.read) + replay (deriveReplayEvents) of a file-store session, fastest of ${RUNS} fresh processes`,
+    `load (store.read) + replay (deriveReplayEvents) of a file-store session: CPU time (user + system, all threads), median of ${rounds} interleaved rounds of fresh processes`,
     replayRows,
   )
 }
@@ -406,6 +459,15 @@ function exportTable() {
   const r = measure('export', { n: 10_000 })
   exportRows.push([fmt(10_000), r.seconds.toFixed(2), fmt(10_000 / r.seconds), mb(r.bytes), mb(r.peakRss)])
   printTable('exportHtml', exportRows)
+}
+
+/** `--rounds=N`: interleaved rounds of the load table (default 5). */
+function roundsOption() {
+  const arg = process.argv.find((a) => a.startsWith('--rounds='))
+  const rounds = arg === undefined ? 5 : Number(arg.slice('--rounds='.length))
+  if (!Number.isInteger(rounds) || rounds < 1)
+    throw new Error(`--rounds takes a positive integer, got ${arg}`)
+  return rounds
 }
 
 /** The same history with every non-ASCII character replaced, to measure the ASCII read path. */

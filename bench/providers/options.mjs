@@ -13,6 +13,7 @@ export const USAGE = `Usage: node bench/providers/run.mjs [options]
   --clients a,b        subset of: ${CLIENT_NAMES.join(', ')} (the floor always runs)
   --wires a,b          subset of: ${WIRE_NAMES.join(', ')}
   --scenarios a,b      subset of: ${SCENARIOS.join(', ')}
+  --cold-parser        skip the HTTP parser warm-up before each measured run
   --json FILE          also write every run's figures to FILE
 `
 
@@ -44,6 +45,7 @@ export function parseOptions(argv) {
       wires: { type: 'string' },
       scenarios: { type: 'string' },
       json: { type: 'string' },
+      'cold-parser': { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   })
@@ -57,5 +59,6 @@ export function parseOptions(argv) {
     wires: list(values.wires, WIRE_NAMES, 'wire'),
     scenarios: list(values.scenarios, SCENARIOS, 'scenario'),
     json: values.json,
+    coldParser: values['cold-parser'],
   }
 }

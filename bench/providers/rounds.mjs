@@ -32,7 +32,13 @@ export async function measureCells(options, origin, log) {
     const key = `${scenario} ${wire} ${client}`
     const cell = cells.get(key)
     if (cell.status !== 'ok' || unavailable.has(client)) return
-    const report = await measure('./worker.mjs', [client, wire, scenario, origin])
+    const report = await measure('./worker.mjs', [
+      client,
+      wire,
+      scenario,
+      origin,
+      options.coldParser ? 'cold' : 'warm',
+    ])
     sequence++
     if (report.unavailable) {
       unavailable.set(client, report.unavailable)

@@ -18,7 +18,7 @@ if (options.help) {
 // Progress goes to stderr, so stdout holds only the tables.
 const log = (line) => process.stderr.write(`${line}\n`)
 
-const warning = options.clients.includes('kode') ? kodeBuildWarning() : undefined
+const warning = options.clients.some((c) => c.startsWith('kode')) ? kodeBuildWarning() : undefined
 if (warning) log(`warning: ${warning}`)
 
 const started = performance.now()

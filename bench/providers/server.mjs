@@ -3,6 +3,7 @@
 import { once } from 'node:events'
 import { createServer } from 'node:http'
 import { SCENARIOS } from './scenarios.mjs'
+import { warmUpBody } from './warm-up.mjs'
 import { renderStream, WIRE_NAMES, wireForPath } from './wires/index.mjs'
 
 function drainedOrClosed(res) {
@@ -24,7 +25,8 @@ export const CHUNK_SIZE = 16 * 1024
  * Starts the server on 127.0.0.1. A request is routed by its path: the first segment names the
  * scenario (`/text/...`, `/tool/...`) and the endpoint names the wire (`.../chat/completions`,
  * `.../messages`, `...:streamGenerateContent`, `.../responses`), so each client's `baseUrl` is
- * `<origin>/<scenario>/<version>`. `GET /warmup` answers `ok` (workers load `fetch` with it).
+ * `<origin>/<scenario>/<version>`. `GET /warmup` answers `ok` (workers load `fetch` with it);
+ * `GET /warmup/parser` streams a large body that warms the HTTP parser (see warm-up.mjs).
  * Resolves to the server's origin and a `close` function.
  */
 export async function startBenchServer({ port = 0, chunkSize = CHUNK_SIZE } = {}) {
@@ -32,6 +34,8 @@ export async function startBenchServer({ port = 0, chunkSize = CHUNK_SIZE } = {}
   for (const wire of WIRE_NAMES) {
     for (const scenario of SCENARIOS) bodies.set(`${scenario} ${wire}`, renderStream(wire, scenario))
   }
+
+  const warmUp = warmUpBody()
 
   const server = createServer(async (req, res) => {
     // Read the whole request first, as a real API does before it answers.
@@ -42,7 +46,7 @@ export async function startBenchServer({ port = 0, chunkSize = CHUNK_SIZE } = {}
       return
     }
     const scenario = pathname.split('/')[1]
-    const body = bodies.get(`${scenario} ${wireForPath(pathname)}`)
+    const body = pathname === '/warmup/parser' ? warmUp : bodies.get(`${scenario} ${wireForPath(pathname)}`)
     if (!body) {
       res.writeHead(404, { 'content-type': 'application/json' })
       res.end(JSON.stringify({ error: { message: `no bench stream at ${req.method} ${pathname}` } }))

@@ -1,19 +1,22 @@
-// One measured run, in a fresh process: node worker.mjs <client> <wire> <scenario> <origin>
+// One measured run, in a fresh process: node worker.mjs <client> <wire> <scenario> <origin> [warm|cold]
 //
 // Loading the client's library and building its client object happen before the measurement;
-// so does one tiny request, which loads Node's fetch (undici) the same way for every client.
+// so does one large response (one tiny one with `cold`), which loads Node's fetch (undici) the
+// same way for every client and, unless `cold`, warms its HTTP parser (see warm-up.mjs).
 // Measured: CPU time (user + system) and wall time from just before the request to the end of
 // the stream, and the process's peak RSS.
 import { CLIENTS } from './clients/index.mjs'
 import { Unavailable } from './clients/unavailable.mjs'
 import { reportAndExit } from './protocol.mjs'
+import { warmHttpParser } from './warm-up.mjs'
 
-const [client, wire, scenario, origin] = process.argv.slice(2)
+const [client, wire, scenario, origin, parser = 'warm'] = process.argv.slice(2)
 
 try {
   const { prepare } = await CLIENTS[client].load()
   const run = await prepare({ wire, origin, scenario })
-  await (await fetch(`${origin}/warmup`)).text()
+  if (parser === 'cold') await (await fetch(`${origin}/warmup`)).text()
+  else await warmHttpParser(origin)
 
   const cpuBefore = process.cpuUsage()
   const start = performance.now()

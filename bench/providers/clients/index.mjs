@@ -4,6 +4,7 @@
 export const CLIENTS = {
   floor: { label: 'floor: fetch + eventsource-parser', load: () => import('./floor.mjs') },
   kode: { label: '@kode/providers', load: () => import('./kode.mjs') },
+  'kode-batches': { label: '@kode/providers, readBatches', load: () => import('./kode-batches.mjs') },
   'ai-sdk': { label: 'AI SDK streamText', load: () => import('./ai-sdk.mjs') },
   'pi-ai': { label: 'pi-ai stream', load: () => import('./pi-ai.mjs') },
 }

@@ -4,8 +4,17 @@ import { TOOL } from '../scenarios.mjs'
 import { apiRoot } from './api-root.mjs'
 import { Unavailable } from './unavailable.mjs'
 
-/** Prepares one @kode/providers request: resolves to the function that runs it. */
-export async function prepare({ wire, origin, scenario }) {
+/** Prepares one @kode/providers request, read item by item: resolves to the function that runs it. */
+export function prepare(setup) {
+  return prepareKode(setup, false)
+}
+
+/**
+ * Prepares one @kode/providers request: resolves to the function that runs it. With `batches`
+ * the stream is read with `readBatches` (the same items, one async-iterator turn per batch of
+ * items ready together), else with `for await` item by item.
+ */
+export async function prepareKode({ wire, origin, scenario }, batches) {
   let providers
   try {
     providers = await import('@kode/providers')
@@ -27,8 +36,14 @@ export async function prepare({ wire, origin, scenario }) {
   }
   return async () => {
     let message
-    for await (const item of client.stream(request)) {
-      if (item.type === 'done') message = item.message
+    if (batches) {
+      for await (const batch of providers.readBatches(client.stream(request))) {
+        for (const item of batch) if (item.type === 'done') message = item.message
+      }
+    } else {
+      for await (const item of client.stream(request)) {
+        if (item.type === 'done') message = item.message
+      }
     }
     if (!message) throw new Error('the stream ended without a done item')
     if (message.stopReason === 'error') {

@@ -34,6 +34,7 @@ test('the main entry is the client api: clients, the registry, the catalog, erro
     'openaiChat',
     'openaiResponses',
     'openrouter',
+    'readBatches',
     'registerProvider',
     'resolveRetryPolicy',
     'retryAllowed',

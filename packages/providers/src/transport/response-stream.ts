@@ -85,6 +85,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private finished = false
   private failure: ProviderError | undefined
   private inflight: Promise<IteratorResult<StreamItem>> | undefined
+  /** What `takeSync` caught, handled by the next `next()` as if that call had thrown it. */
+  private deferred: { error: unknown } | undefined
   private readonly onAbort = () => this.controller?.abort()
 
   constructor(setup: ResponseStreamSetup) {
@@ -104,6 +106,11 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   next(): Promise<IteratorResult<StreamItem>> {
     if (this.inflight) return this.inflight.then(() => this.next())
+    const deferred = this.deferred
+    if (deferred) {
+      this.deferred = undefined
+      return this.track(this.pull(deferred))
+    }
     let item: StreamItem | undefined
     try {
       // The fast path: an item already queued, or one mapped from an event already decoded.
@@ -114,6 +121,21 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (item !== undefined) return Promise.resolve({ done: false, value: item })
     if (this.finished) return this.settled()
     return this.track(this.pull())
+  }
+
+  /**
+   * The next item if one is ready without waiting for the network: queued, or mapped from an
+   * event already decoded. `undefined` otherwise, also while a `next()` is pending; a failure is
+   * kept for the next `next()`, which handles it as its own. See `readBatches`.
+   */
+  takeSync(): StreamItem | undefined {
+    if (this.inflight || this.deferred) return undefined
+    try {
+      return this.takeReady() ?? this.mapDecoded()
+    } catch (thrown) {
+      this.deferred = { error: thrown }
+      return undefined
+    }
   }
 
   /** Called by `break` / `return` in a for-await loop: cancels the HTTP request. */

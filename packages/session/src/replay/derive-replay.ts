@@ -380,11 +380,14 @@ class SessionReplay {
     if (!this.turnOpen) return
     const timestamp = this.lastTimestamp
     // Calls that never got a result are still shown, at the end of their turn; a call that awaits
-    // approval runs later (its result follows the decision, in a later task).
-    for (const [id, call] of this.pendingCalls) {
-      if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
-      if (!this.announced.delete(id)) this.emit(call)
-      this.pendingCalls.delete(id)
+    // approval runs later (its result follows the decision, in a later task). Usually there are
+    // none, and a turn then costs no iterator.
+    if (this.pendingCalls.size > 0) {
+      for (const [id, call] of this.pendingCalls) {
+        if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
+        if (!this.announced.delete(id)) this.emit(call)
+        this.pendingCalls.delete(id)
+      }
     }
     // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
     if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
