@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { createSseTestServer, frameChat } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { openApp } from '../../src/app.js'
+import { denyAll } from '../../src/approvals/decide.js'
 import { parseCliArgs } from '../../src/args.js'
 import { runExec } from '../../src/exec.js'
 import { MissingKeyError, ProviderChoiceError, realModelHint, resolveProvider } from '../../src/provider.js'
@@ -112,7 +113,7 @@ describe('--reasoning', () => {
       const code = await runExec(
         app,
         'Hello',
-        { format: 'text', signal },
+        { format: 'text', signal, decide: denyAll(() => {}) },
         {
           out: (text) => out.push(text),
           err: (text) => out.push(text),
