@@ -30,6 +30,7 @@ export type OrderRule =
   | 'tool_ran_without_approval'
   | 'approval_requested_twice'
   | 'end_not_last'
+  | 'budget_outside_turn'
 
 export interface OrderViolation {
   /** Index of the event that broke the rule (the sequence length for rules checked at the end). */
@@ -231,10 +232,14 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         s.pendingToolCalls.clear()
         s.taskOpen = false
         break
+      case 'context_usage':
+        // The budget before a call belongs to the turn that makes the call.
+        if (event.estimated && !s.turnOpen)
+          fail('budget_outside_turn', 'context_usage with estimated (a budget before a call) outside a turn')
+        break
       case 'tool_progress':
       case 'usage':
       case 'task_metadata':
-      case 'context_usage':
       case 'user_message':
       case 'developer_message':
       case 'todo_change':
