@@ -29,3 +29,22 @@ test('the packages’ sources (and so their published types) use no project-hist
   }
   expect(found).toEqual([])
 })
+
+test('the user pages (README.md, docs/*.md) use no project-history names; design history lives in docs/design/', () => {
+  const pages = [
+    'README.md',
+    ...readdirSync(join(repo, 'docs'))
+      .filter((name) => name.endsWith('.md'))
+      .map((name) => `docs/${name}`),
+  ]
+  const found: string[] = []
+  for (const page of pages) {
+    readFileSync(join(repo, page), 'utf8')
+      .split('\n')
+      .forEach((line, i) => {
+        if (HISTORY.test(line) || /\bthe seeds?\b|\bseed (document|spec)s?\b/i.test(line))
+          found.push(`${page}:${i + 1}: ${line.trim()}`)
+      })
+  }
+  expect(found).toEqual([])
+})

@@ -49,16 +49,15 @@ export {
 export { type ReActFormatterOptions, reactFormatter, reactInstructions } from './formatters/react.js'
 export type { ActionHistory } from './formatters/text-actions.js'
 export type { AgentHooks, HookContext, ToolCallDecision } from './hooks/hooks.js'
+export type { PendingApproval, TaskOutcome } from './outcome.js'
 export type { ModelSettings } from './settings/model-settings.js'
 export {
   type DefaultSubAgentParameters,
   defineSubAgent,
   type SubAgentDefinition,
 } from './sub-agents/define-sub-agent.js'
-export type { SubAgentOutcome, SubAgentSpec } from './sub-agents/sub-agent-spec.js'
-export type { TaskOutcome } from './task/runtime.js'
+export type { ApprovalDecision } from './task/approval.js'
 export type { UserInput } from './task/user-input.js'
-export type { ApprovalDecision, PendingApproval } from './tools/approval.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {
   type ApprovalContext,
@@ -71,4 +70,5 @@ export {
   type ToolSpec,
 } from './tools/define-tool.js'
 export { capOutput } from './tools/output-limit.js'
+export type { SubAgentOutcome, SubAgentSpec } from './tools/sub-agent-spec.js'
 export { INTERRUPTED_PENDING_TEXT, INTERRUPTED_RUNNING_TEXT } from './tools/tool-outcome.js'

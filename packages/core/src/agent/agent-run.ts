@@ -1,6 +1,6 @@
 import type { Event } from '@kode/protocol'
 import { AgentError } from '../errors.js'
-import type { TaskOutcome } from '../task/runtime.js'
+import type { TaskOutcome } from '../outcome.js'
 import { EventQueue } from './event-queue.js'
 
 /**

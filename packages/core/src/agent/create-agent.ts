@@ -9,16 +9,18 @@ import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
+import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import type { ApprovalDecision } from '../task/approval.js'
 import { Journal } from '../task/journal.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
-import { type HostFailure, type TaskRuntime, type ToolSet, toolSet } from '../task/runtime.js'
+import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput } from '../task/user-input.js'
-import type { ApprovalDecision } from '../tools/approval.js'
 import type { Tool } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
+import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
-import { type AgentOptions, checkToolNames, resolveSettings } from './options.js'
+import { type AgentOptions, resolveSettings } from './options.js'
 
 /** The emitter's channels: `event` for every event, and one per event type. */
 export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }
@@ -117,6 +119,7 @@ export function createAgent(options: AgentOptions): Agent {
   if (options.sessionId !== undefined) assertSessionId(options.sessionId)
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
+  const hooks = options.hooks ?? {}
   const journal = new Journal(store, sessionId, formatter, instructions)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
@@ -154,31 +157,20 @@ export function createAgent(options: AgentOptions): Agent {
         failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
       }
     }
-    const rt: TaskRuntime = {
+    const scope = { store, sink, hooks, hostFailure: () => hostFailure, failHost, runSubAgent }
+    const rt = createTaskRuntime(scope, {
       sessionId,
       signal: controller.signal,
-      hostFailure: () => hostFailure,
       settings,
-      store,
-      journal,
-      events: new TaskEvents(sessionId, settings.now, sink),
-      sink,
-      get tools() {
-        return tooling
-      },
       formatter,
-      get instructions() {
-        return instructions
-      },
-      system,
-      subAgentState: undefined,
-      sessionInit: { model: client.model, provider: client.provider },
-      hooks: options.hooks ?? {},
-      failHost,
-      modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
+      tools: () => tooling,
+      instructions: () => instructions,
       client: () => client,
+      system,
+      modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
+      journal,
       takeSteering: () => steering.splice(0),
-    }
+    })
     const settle = () => {
       running = false
       current = undefined

@@ -3,9 +3,9 @@ import { type LLMClient, type RetryOptions, resolveRetryPolicy } from '@kode/pro
 import type { SessionStore } from '@kode/session'
 import { estimateTokens, type TokenCounter, TokenEstimator } from '../compaction/estimate.js'
 import { type CompactionOptions, resolveCompaction } from '../compaction/options.js'
-import { AgentError } from '../errors.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
 import type { AgentHooks } from '../hooks/hooks.js'
+import { positive, positiveInteger } from '../settings/limits.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { EngineSettings } from '../task/runtime.js'
 import type { Tool } from '../tools/define-tool.js'
@@ -96,24 +96,4 @@ export function resolveSettings(options: AgentOptions): EngineSettings {
     estimator: new TokenEstimator(options.countTokens ?? estimateTokens),
     compaction: resolveCompaction(options.compaction),
   }
-}
-
-/** Refuses two tools with one name: the model could not tell them apart. */
-export function checkToolNames(tools: readonly Tool[]): void {
-  const seen = new Set<string>()
-  for (const tool of tools) {
-    if (seen.has(tool.name)) throw new AgentError('invalid_options', `two tools are named ${tool.name}`)
-    seen.add(tool.name)
-  }
-}
-
-/** Returns `value` if it is a positive integer; throws `AgentError` (`invalid_options`) naming it otherwise. */
-export function positiveInteger(name: string, value: number): number {
-  if (Number.isInteger(value) && value > 0) return value
-  throw new AgentError('invalid_options', `${name} must be a positive integer (got ${value})`)
-}
-
-function positive(name: string, value: number): number {
-  if (value > 0) return value
-  throw new AgentError('invalid_options', `${name} must be a positive number (got ${value})`)
 }

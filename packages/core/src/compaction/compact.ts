@@ -1,12 +1,16 @@
-import { type CompactionReason, type CompactionRecord, joinText } from '@kode/protocol'
+import {
+  type AssistantMessage,
+  type CompactionReason,
+  type CompactionRecord,
+  type EventOf,
+  type HistoryEvent,
+  joinText,
+} from '@kode/protocol'
 import { type LLMClient, ProviderError } from '@kode/providers'
-import type { TaskAccounting } from '../task/accounting.js'
-import type { Journal } from '../task/journal.js'
-import type { EngineSettings } from '../task/runtime.js'
-import type { TaskEvents } from '../task/task-events.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ContextBudget } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
+import type { TokenEstimator } from './estimate.js'
 import type { CompactionSettings } from './options.js'
 import { planCompaction } from './plan.js'
 import { COMPACTION_PROMPT, summaryRequest, transcriptOf } from './summary-request.js'
@@ -21,17 +25,38 @@ export type CompactionResult =
       errorMessage?: string
     }
 
+/** The session a compaction summarises and appends its record to (the engine's journal is one). */
+export interface CompactionJournal {
+  /** The records the model sees now (after the latest compaction, if any). */
+  readonly modelRecords: readonly HistoryEvent[]
+  /** The latest compaction record, if the session was compacted. */
+  readonly compaction: CompactionRecord | undefined
+  persist(record: CompactionRecord): Promise<void>
+}
+
+type CompactionEventType = 'compaction_start' | 'compaction_end'
+
+/** Where a compaction announces itself (the task's events are one). */
+export interface CompactionEvents {
+  emit<T extends CompactionEventType>(
+    type: T,
+    fields: Omit<EventOf<T>, 'type' | 'sessionId' | 'timestamp'>,
+  ): void
+}
+
 /** What a compaction works with: the session's journal and events, the model, the task's accounting. */
 export interface CompactionContext {
-  journal: Journal
-  events: TaskEvents
-  settings: EngineSettings
+  journal: CompactionJournal
+  events: CompactionEvents
+  /** The agent's settings it uses: the token counter, ids and the clock. */
+  settings: { readonly estimator: TokenEstimator; createId(): string; now(): number }
   compaction: CompactionSettings
   client: LLMClient
   signal: AbortSignal
   /** Tokens every request carries besides its messages (system text, tool definitions). */
   instructionTokens: number
-  accounting?: TaskAccounting
+  /** The task's accounting, which the summary's response joins. */
+  accounting?: { addResponse(message: AssistantMessage): void }
 }
 
 /** Share of the usable window the kept part may take, leaving room for the summary and new work. */

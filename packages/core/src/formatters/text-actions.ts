@@ -7,7 +7,7 @@ import {
   type ToolResultMessage,
   type UserMessage,
 } from '@kode/protocol'
-import { isToolName } from '../tools/define-tool.js'
+import { isToolName } from '../tool-name.js'
 import {
   actionCallId,
   type FormatterInstructions,

@@ -1,8 +1,17 @@
 import type { ToolCallPart } from '@kode/protocol'
-import type { TaskRuntime } from '../task/runtime.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { errorOutcome, hostFailureOutcome, outcomeOf, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { AgentHooks } from './hooks.js'
+
+/** What running the tool hooks needs of the task (the task runtime is one). */
+export interface HookScope {
+  readonly hooks: AgentHooks
+  readonly sessionId: string
+  readonly signal: AbortSignal
+  /** Fails the task because the host failed: a hook threw. */
+  failHost(error: unknown, message: string): void
+}
 
 /**
  * Runs one valid call through the agent's tool hooks: `beforeToolCall` may deny it or rewrite
@@ -10,7 +19,7 @@ import { errorOutcome, hostFailureOutcome, outcomeOf, type ToolOutcome } from '.
  * fails the task (`rt.failHost`) and the call gets an `error` result.
  */
 export async function runHookedCall(
-  rt: TaskRuntime,
+  rt: HookScope,
   call: ToolCallPart,
   tool: Tool,
   args: unknown,
@@ -47,7 +56,7 @@ export async function runHookedCall(
   }
 }
 
-function hookFailed(rt: TaskRuntime, hook: string, error: unknown): ToolOutcome {
+function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {
   const message = `The ${hook} hook threw: ${errorMessageOf(error)}`
   rt.failHost(error, message)
   return hostFailureOutcome(true, message)

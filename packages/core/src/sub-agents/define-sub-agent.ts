@@ -7,9 +7,9 @@ import {
   type TString,
   Type,
 } from '@sinclair/typebox'
-import type { TaskOutcome } from '../task/runtime.js'
+import type { TaskOutcome } from '../outcome.js'
 import { defineTool, type Tool, type ToolOutput } from '../tools/define-tool.js'
-import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
+import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
 
 /** The arguments a sub-agent tool takes unless its definition says otherwise. */
 export type DefaultSubAgentParameters = TObject<{ prompt: TString; description: TOptional<TString> }>

@@ -1,19 +1,11 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import type { TaskOutcome } from '../outcome.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
-import { Journal } from '../task/journal.js'
 import { runTask } from '../task/run-task.js'
-import { type TaskOutcome, type TaskRuntime, toolSet } from '../task/runtime.js'
-import { TaskEvents } from '../task/task-events.js'
+import { createTaskRuntime, type SubAgentParent } from '../task/runtime.js'
 import { userParts } from '../task/user-input.js'
-import { checkSubAgentSpec, type SubAgentSpec } from './sub-agent-spec.js'
-
-/** The parent side of a sub-agent run: the task and the tool call that spawn it. */
-export interface SubAgentParent {
-  rt: TaskRuntime
-  toolCallId: string
-  /** The tool call's signal: the parent's interrupt (or the call's timeout) interrupts the child. */
-  signal: AbortSignal
-}
+import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
+import { toolSet } from '../tools/tool-set.js'
 
 /**
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
@@ -42,33 +34,20 @@ export async function runSubAgent(
     parentToolCallId: parent.toolCallId,
   }
   if (spec.label !== undefined) subAgentState.description = spec.label
-  const child: TaskRuntime = {
+  // The child runs in the parent's scope: a host failure that stops the parent stops the child as
+  // a failure too, not as an interrupt.
+  const child = createTaskRuntime(rt, {
     sessionId,
     signal: parent.signal,
-    // A host failure that stops the parent stops the child as a failure too, not as an interrupt.
-    hostFailure: rt.hostFailure,
     settings,
-    store: rt.store,
-    journal: new Journal(rt.store, sessionId, formatter, instructions),
-    events: new TaskEvents(sessionId, settings.now, rt.sink),
-    sink: rt.sink,
-    tools,
     formatter,
-    instructions,
-    system: spec.system,
-    subAgentState,
-    sessionInit: {
-      parentSessionId: rt.sessionId,
-      subAgent: { name: spec.name, parentToolCallId: parent.toolCallId },
-      model: client.model,
-      provider: client.provider,
-    },
-    hooks: rt.hooks,
-    failHost: rt.failHost,
-    modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
+    tools: () => tools,
+    instructions: () => instructions,
     client: () => client,
-    takeSteering: () => [],
-  }
+    system: spec.system,
+    modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
+    subAgentState,
+  })
   try {
     return await runTask(child, { kind: 'input', parts: userParts(input) })
   } catch (error) {

@@ -1,5 +1,6 @@
 import { type HistoryEvent, type ToolCallPart, toolCallsOf } from '@kode/protocol'
 import { AgentError } from '../errors.js'
+import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import {
   type ApprovalDecision,
   checkDecisions,
@@ -8,8 +9,7 @@ import {
   pendingCalls,
   recordDecisions,
   SUPERSEDED_REASON,
-} from '../tools/approval.js'
-import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+} from './approval.js'
 import type { TaskRuntime } from './runtime.js'
 import { runCalls, type TaskState } from './turn.js'
 

@@ -1,9 +1,10 @@
 import { joinText, type TaskFinishReason, type UserContentPart, type UserMessage } from '@kode/protocol'
-import type { ApprovalDecision } from '../tools/approval.js'
-import { pendingCalls, publicPending } from '../tools/approval.js'
+import type { TaskOutcome } from '../outcome.js'
 import { TaskAccounting } from './accounting.js'
+import type { ApprovalDecision } from './approval.js'
+import { pendingCalls, publicPending } from './approval.js'
 import { carryOn, denySuperseded, planContinuation } from './continuation.js'
-import type { TaskOutcome, TaskRuntime } from './runtime.js'
+import type { TaskRuntime } from './runtime.js'
 import { runTurn, type TaskState } from './turn.js'
 import { userMessageFields } from './user-input.js'
 

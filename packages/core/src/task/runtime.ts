@@ -1,41 +1,16 @@
-import type {
-  SubAgentState,
-  TaskFinishReason,
-  TaskMetadataSummary,
-  ToolCallPart,
-  ToolDefinition,
-  UserContentPart,
-} from '@kode/protocol'
+import type { SubAgentState, ToolCallPart, UserContentPart } from '@kode/protocol'
 import type { LLMClient, RetryPolicy } from '@kode/providers'
 import type { CreateSessionInit, SessionStore } from '@kode/session'
 import type { TokenEstimator } from '../compaction/estimate.js'
 import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { AgentHooks } from '../hooks/hooks.js'
+import type { TaskOutcome } from '../outcome.js'
 import type { ModelSettings } from '../settings/model-settings.js'
-import type { PendingApproval } from '../tools/approval.js'
-import type { Tool } from '../tools/define-tool.js'
-import type { Journal } from './journal.js'
-import type { EventSink, TaskEvents } from './task-events.js'
-
-/** How a task ended, as `run(...).done` resolves it. */
-export interface TaskOutcome {
-  /** The session the task ran in. */
-  sessionId: string
-  /**
-   * `completed`, `max_turns`, `error` (a provider failure, or the host's: a throwing event listener),
-   * `aborted` (the user interrupted) or `awaiting_approval` (calls wait for the user's decision).
-   */
-  reason: TaskFinishReason
-  /** The final assistant text (`task_finish.taskResult`). */
-  text: string
-  /** The task's accounting, with the sub-agents it ran (`task_metadata.metadata`). */
-  metadata: TaskMetadataSummary
-  /** What stopped the task when `reason` is `error` or `max_turns`. */
-  errorMessage?: string
-  /** The calls awaiting the user's decision when `reason` is `awaiting_approval` (see `agent.continue`). */
-  pendingApprovals?: PendingApproval[]
-}
+import type { SubAgentSpec } from '../tools/sub-agent-spec.js'
+import type { ToolSet } from '../tools/tool-set.js'
+import { Journal } from './journal.js'
+import { type EventSink, TaskEvents } from './task-events.js'
 
 /** The limits and sources every task of an agent (and of its sub-agents) shares. */
 export interface EngineSettings {
@@ -53,38 +28,65 @@ export interface EngineSettings {
   compaction: CompactionSettings | undefined
 }
 
-/** An agent's tools, indexed once. */
-export interface ToolSet {
-  byName: ReadonlyMap<string, Tool>
-  /** What the model is offered; `undefined` when there are no tools. */
-  definitions: ToolDefinition[] | undefined
-}
-
 /** Why a task's signal aborted when it was not the user: the host failed (an event listener threw). */
 export interface HostFailure {
   /** The text of the `error` record, the `error` event and the calls' `error` results. */
   readonly message: string
 }
 
-/** Everything one running task works with. Sub-agent tasks get their own, sharing settings and sink. */
-export interface TaskRuntime {
-  readonly sessionId: string
-  /**
-   * Aborts when the task must stop: the user interrupted, or the host failed (see `hostFailure`).
-   */
-  readonly signal: AbortSignal
+/** The parent side of a sub-agent run: the task and the tool call that spawn it. */
+export interface SubAgentParent {
+  rt: TaskRuntime
+  toolCallId: string
+  /** The tool call's signal: the parent's interrupt (or the call's timeout) interrupts the child. */
+  signal: AbortSignal
+}
+
+/** Runs a sub-agent's task for a tool call (`ToolContext.runSubAgent`) and resolves with its outcome. */
+export type SubAgentRunner = (
+  parent: SubAgentParent,
+  spec: SubAgentSpec,
+  input: string | readonly UserContentPart[],
+) => Promise<TaskOutcome>
+
+/**
+ * What a task shares with the sub-agents it starts: the run's store, event sink and hooks, its
+ * host-failure state, and how a child task is started.
+ */
+export interface RunScope {
+  readonly store: SessionStore
+  /** The run's raw sink, for sub-agents' events. */
+  readonly sink: EventSink
+  /** The agent's lifecycle hooks (`{}` when none). */
+  readonly hooks: AgentHooks
   /**
    * Set when `signal` aborted because the host failed rather than because the user interrupted:
    * what stops then ends as an `error` (error results, an `error` record, reason `error`), never
    * as `aborted`, which means the user interrupted and nothing else.
    */
   hostFailure(): HostFailure | undefined
+  /**
+   * Fails the task because the host failed (a throwing hook): sets `hostFailure` to `message`
+   * and aborts `signal`; the run then rejects with `error`, as for a throwing listener.
+   */
+  failHost(error: unknown, message: string): void
+  /**
+   * Starts a sub-agent's task. The agent injects it: a child task is built above the task layer
+   * (see `sub-agents/`), which the task layer does not import.
+   */
+  readonly runSubAgent: SubAgentRunner
+}
+
+/** Everything one running task works with. Sub-agent tasks get their own, in the parent's scope. */
+export interface TaskRuntime extends RunScope {
+  readonly sessionId: string
+  /**
+   * Aborts when the task must stop: the user interrupted, or the host failed (see `hostFailure`).
+   */
+  readonly signal: AbortSignal
   readonly settings: EngineSettings
-  readonly store: SessionStore
   readonly journal: Journal
   readonly events: TaskEvents
-  /** The run's raw sink, for sub-agents' events. */
-  readonly sink: EventSink
   readonly tools: ToolSet
   /** How the history is presented to the model and actions are read from its responses. */
   readonly formatter: HistoryFormatter
@@ -94,13 +96,6 @@ export interface TaskRuntime {
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */
   readonly sessionInit: CreateSessionInit
-  /** The agent's lifecycle hooks (`{}` when none). */
-  readonly hooks: AgentHooks
-  /**
-   * Fails the task because the host failed (a throwing hook): sets `hostFailure` to `message`
-   * and aborts `signal`; the run then rejects with `error`, as for a throwing listener.
-   */
-  failHost(error: unknown, message: string): void
   /** The model settings of this task (the agent's, overridden by the run's). */
   readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */
@@ -109,14 +104,72 @@ export interface TaskRuntime {
   takeSteering(): (readonly UserContentPart[])[]
 }
 
-/** Indexes tools by name and builds what the model is offered. */
-export function toolSet(tools: readonly Tool[]): ToolSet {
-  const byName = new Map<string, Tool>()
-  for (const tool of tools) byName.set(tool.name, tool)
-  const definitions = tools.map((tool) => ({
-    name: tool.name,
-    description: tool.description,
-    parameters: tool.parameters,
-  }))
-  return { byName, definitions: definitions.length > 0 ? definitions : undefined }
+/** What is a task's own, as {@link createTaskRuntime} takes it. */
+export interface TaskSetup {
+  sessionId: string
+  signal: AbortSignal
+  settings: EngineSettings
+  formatter: HistoryFormatter
+  /** The tools offered, read at each use: an agent's tools may change between turns. */
+  tools(): ToolSet
+  /** What the formatter adds to every request, read at each use (it follows the tools). */
+  instructions(): FormatterInstructions
+  client(): LLMClient
+  system: string | undefined
+  modelSettings: ModelSettings
+  /** A sub-agent's task: links its session to the parent's. Default: a top-level task. */
+  subAgentState?: SubAgentState
+  /** The session's journal, when the agent keeps one across tasks. Default: a new one. */
+  journal?: Journal
+  /** The host's queued messages. Default: none. */
+  takeSteering?(): (readonly UserContentPart[])[]
+}
+
+/**
+ * Builds a task's runtime: a top-level task in the run's scope, or a sub-agent's task in its
+ * parent's (a child task is a task). The session is created, if the store lacks it, for the
+ * model the task starts with, and linked to the parent's session for a sub-agent.
+ */
+export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntime {
+  const { sessionId, settings, formatter, subAgentState } = setup
+  const { store, sink } = scope
+  const client = setup.client()
+  const model = { model: client.model, provider: client.provider }
+  const sessionInit: CreateSessionInit = subAgentState
+    ? {
+        parentSessionId: subAgentState.parentSessionId,
+        subAgent: { name: subAgentState.name, parentToolCallId: subAgentState.parentToolCallId },
+        ...model,
+      }
+    : model
+  return {
+    store,
+    sink,
+    hooks: scope.hooks,
+    hostFailure: scope.hostFailure,
+    failHost: scope.failHost,
+    runSubAgent: scope.runSubAgent,
+    sessionId,
+    signal: setup.signal,
+    settings,
+    journal: setup.journal ?? new Journal(store, sessionId, formatter, setup.instructions()),
+    events: new TaskEvents(sessionId, settings.now, sink),
+    get tools() {
+      return setup.tools()
+    },
+    formatter,
+    get instructions() {
+      return setup.instructions()
+    },
+    system: setup.system,
+    subAgentState,
+    sessionInit,
+    modelSettings: setup.modelSettings,
+    client: setup.client,
+    takeSteering: setup.takeSteering ?? noSteering,
+  }
+}
+
+function noSteering(): (readonly UserContentPart[])[] {
+  return []
 }

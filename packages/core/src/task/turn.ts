@@ -8,17 +8,17 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
-import { callModelWithinBudget } from '../compaction/budgeted-call.js'
+import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { runSubAgent } from '../sub-agents/run-sub-agent.js'
-import { callsNeedingApproval, requestApprovals } from '../tools/approval.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
-import { runToolBatch } from '../tools/tool-batch.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
+import { callsNeedingApproval, requestApprovals } from './approval.js'
+import { callModelWithinBudget } from './budgeted-call.js'
 import { callModel, type ModelResult } from './model-call.js'
-import type { TaskOutcome, TaskRuntime } from './runtime.js'
+import type { TaskRuntime } from './runtime.js'
+import { runToolBatch } from './tool-batch.js'
 
 /** What a task carries from turn to turn. */
 export interface TaskState {
@@ -250,7 +250,7 @@ export async function runCalls(
       responseId,
       progress,
       runSubAgent: (spec, input) => {
-        const child = runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
+        const child = rt.runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)
         children.push(child.catch(() => undefined))
         return child
       },

@@ -7,8 +7,9 @@ import type {
 } from '@kode/protocol'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
-import type { SubAgentOutcome, SubAgentSpec } from '../sub-agents/sub-agent-spec.js'
+import { isToolName } from '../tool-name.js'
 import { createArgumentParser, type ParsedArguments } from './arguments.js'
+import type { SubAgentOutcome, SubAgentSpec } from './sub-agent-spec.js'
 
 /** What a running tool call can see and do. */
 export interface ToolContext {
@@ -107,13 +108,6 @@ export interface Tool<P extends TSchema = TSchema> {
   execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
   /** Parses and validates `argumentsJson` (the schema is compiled once, on first use). */
   parseArguments(argumentsJson: string): ParsedArguments<Static<P>>
-}
-
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/
-
-/** Whether every provider accepts `name` as a tool's name: 1-64 characters from `A-Z a-z 0-9 _ -`. */
-export function isToolName(name: string): boolean {
-  return TOOL_NAME.test(name)
 }
 
 /**

@@ -26,12 +26,8 @@ export {
   sseComment,
   sseFrame,
 } from './framing.js'
-export {
-  type ResponseScript,
-  type ScriptedApi,
-  type ScriptStep,
-  scriptedResponse,
-} from './scripted-response.js'
+export type { ResponseScript, ScriptStep } from './script.js'
+export { type ScriptedApi, scriptedResponse } from './scripted-response.js'
 export {
   createSseTestServer,
   type RecordedRequest,

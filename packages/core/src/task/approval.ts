@@ -1,15 +1,8 @@
 import type { HistoryEvent, ToolCallPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
-import type { TaskRuntime } from '../task/runtime.js'
-import { errorOutcome, type ToolOutcome } from './tool-outcome.js'
-
-/** A tool call that waits for the user's approval (`TaskOutcome.pendingApprovals`). */
-export interface PendingApproval {
-  toolCallId: string
-  toolName: string
-  /** The call's arguments as the model wrote them (JSON text). */
-  arguments: string
-}
+import type { PendingApproval } from '../outcome.js'
+import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
 export interface ApprovalDecision {

@@ -1,10 +1,10 @@
 import { type LLMClient, type LLMRequest, ProviderError } from '@kode/providers'
-import type { TaskAccounting } from '../task/accounting.js'
-import { callModel, type ModelResult } from '../task/model-call.js'
-import type { TaskRuntime } from '../task/runtime.js'
-import { type ContextBudget, measureBudget } from './budget.js'
-import { type CompactionContext, compact } from './compact.js'
-import type { CompactionSettings } from './options.js'
+import { type ContextBudget, measureBudget } from '../compaction/budget.js'
+import { type CompactionContext, compact } from '../compaction/compact.js'
+import type { CompactionSettings } from '../compaction/options.js'
+import type { TaskAccounting } from './accounting.js'
+import { callModel, type ModelResult } from './model-call.js'
+import type { TaskRuntime } from './runtime.js'
 
 /**
  * The turn's model call with the context budget kept: before the call the request's budget is

@@ -1,9 +1,10 @@
 import type { LLMClient } from '@kode/providers'
-import { checkToolNames, positiveInteger } from '../agent/options.js'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
+import type { TaskOutcome } from '../outcome.js'
+import { positiveInteger } from '../settings/limits.js'
 import { checkModelSettings, type ModelSettings } from '../settings/model-settings.js'
-import type { TaskOutcome } from '../task/runtime.js'
-import type { Tool } from '../tools/define-tool.js'
+import type { Tool } from './define-tool.js'
+import { checkToolNames } from './tool-set.js'
 
 /** A child agent to run in its own session (see `ToolContext.runSubAgent` and `defineSubAgent`). */
 export interface SubAgentSpec {

@@ -1,16 +1,17 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
-import type { TaskRuntime, ToolSet } from '../task/runtime.js'
-import type { Tool, ToolContext } from './define-tool.js'
-import { executeToolCall } from './execute-tool-call.js'
+import type { Tool, ToolContext } from '../tools/define-tool.js'
+import { executeToolCall } from '../tools/execute-tool-call.js'
 import {
   abortedOutcome,
   errorOutcome,
   hostFailureOutcome,
   resultMessage,
   type ToolOutcome,
-} from './tool-outcome.js'
+} from '../tools/tool-outcome.js'
+import type { ToolSet } from '../tools/tool-set.js'
+import type { TaskRuntime } from './runtime.js'
 
 /** The tool calls of one response, and how to build each call's context. */
 export interface ToolBatch {
