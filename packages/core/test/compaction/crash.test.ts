@@ -55,8 +55,7 @@ describe('a process killed while it compacts', { timeout: 60_000 }, () => {
     await Promise.all([asked, started])
     proc.kill('SIGKILL')
     await exited
-    expect(lines).toContain('event compaction_start')
-    expect(lines).not.toContain('event compaction_end')
+    expect(lines.at(-1)).toBe('event compaction_start')
 
     // Another process: the session loads, valid, with every turn the first one persisted and no
     // trace of the cut summary.
