@@ -71,6 +71,13 @@ describe('a 200-turn tool loop with a 4,000-token window', { timeout: 60_000 }, 
           events[i + 1]?.type === 'compaction_start' ? {} : { type: 'context_usage', estimated: true },
         )
     })
+    // The summaries' usage counts in the task's, and each record keeps its own.
+    const metadata = events.find((e) => e.type === 'task_metadata')
+    expect(metadata?.type === 'task_metadata' && metadata.metadata.main.usage).toMatchObject({
+      inputTokens: requests.reduce((sum, request) => sum + bodyTokens(request), 0),
+      outputTokens: 20 * requests.length,
+    })
+    for (const record of records) expect(record.usage).toMatchObject({ outputTokens: 20 })
     expect(checkEventOrder(events)).toEqual([])
     const starts = events.filter((e) => e.type === 'compaction_start')
     const ends = events.filter((e) => e.type === 'compaction_end')
