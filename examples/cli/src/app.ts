@@ -68,12 +68,19 @@ export interface AppInit {
   scriptedDelayMs?: number
 }
 
-/** The system prompt of the main agent. */
-export function systemPrompt(cwd: string): string {
+/**
+ * The system prompt of the main agent; `changes: false` for an agent without the tools that
+ * change files and run commands.
+ */
+export function systemPrompt(cwd: string, { changes = true }: { changes?: boolean } = {}): string {
   return [
     `You are kode, a coding assistant working in ${cwd}.`,
     'Use the tools to look at files instead of guessing their contents; paths are relative to that directory.',
-    'Change files with edit_file (or write_file for new files) and run commands with bash; the user approves each call, and a denied call says why.',
+    ...(changes
+      ? [
+          'Change files with edit_file (or write_file for new files) and run commands with bash; the user approves each call, and a denied call says why.',
+        ]
+      : []),
     'Keep a todo list with todo_write for work of three or more steps.',
     'Hand open-ended searches of the codebase to the explore sub-agent.',
     'Answer in concise markdown.',

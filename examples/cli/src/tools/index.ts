@@ -15,7 +15,13 @@ import { writeFileTool } from './write-file.js'
  * bash) ask for the user's approval; explore gets the read-only ones only.
  */
 export function builtinTools(workspace: Workspace, options: BashOptions): Tool[] {
-  const readOnly = [readFileTool(workspace), listDirTool(workspace), searchTextTool(workspace)]
   const changing = [writeFileTool(workspace), editFileTool(workspace), bashTool(workspace, options)]
-  return [...readOnly, ...changing, todoWriteTool(), exploreSubAgent(readOnly)]
+  const [read, list, search, ...rest] = readOnlyBuiltinTools(workspace)
+  return [read!, list!, search!, ...changing, ...rest]
+}
+
+/** The built-in tools that change nothing: read_file, list_dir, search_text, todo_write, explore. */
+export function readOnlyBuiltinTools(workspace: Workspace): Tool[] {
+  const readOnly = [readFileTool(workspace), listDirTool(workspace), searchTextTool(workspace)]
+  return [...readOnly, todoWriteTool(), exploreSubAgent(readOnly)]
 }

@@ -35,8 +35,8 @@ describe('a process killed while it compacts', { timeout: 60_000 }, () => {
     const asked = new Promise<void>((done) => {
       summaryAsked = done
     })
-    h().server.handle((request: RecordedRequest) => {
-      if (!isSummaryRequest(request)) return loop(request)
+    h().server.handle((request: RecordedRequest, index: number) => {
+      if (!isSummaryRequest(request)) return loop(request, index)
       summaryAsked()
       return stalledChatStream({ id: 'sum-cut', steps: [say('Summary: the first chun')] })
     })

@@ -57,7 +57,7 @@ describe('a 200-turn tool loop with a 4,000-token window', { timeout: 60_000 }, 
 
     // Before every call the budget was reported, after any compaction it caused, and it was
     // within the limit each time.
-    const budgets = events.filter((e) => e.type === 'context_usage' && e.estimated)
+    const budgets = events.flatMap((e) => (e.type === 'context_usage' && e.estimated ? [e] : []))
     expect(budgets).toHaveLength(201)
     for (const budget of budgets) {
       expect(budget).toMatchObject({ contextWindow: 4_000, outputReserve: 500, inputLimit: TINY_INPUT_LIMIT })
