@@ -141,7 +141,7 @@ describe.each(['memory', 'file'] as const)('interrupts (%s store)', (kind) => {
     expect(midStreamAborts).toBe(25)
     // The sweep hit an interrupt before any output, mid-response, and during the tools.
     expect([...kinds].sort()).toEqual(['aborted response', 'aborted tool result', 'interrupt record'])
-  })
+  }, 60_000) // one task per event index: minutes on a loaded machine, not a speed check
 })
 
 describe('interrupts', () => {

@@ -150,7 +150,7 @@ describe('stalls', () => {
 
   test('a stall before any output is retried like any transient failure', async () => {
     server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 10 }), ok())
-    const message = await client({ idleTimeoutMs: 50 }).complete(ask())
+    const message = await client({ idleTimeoutMs: 1_000 }).complete(ask())
     expect(message.stopReason).toBe('stop')
   })
 
@@ -183,7 +183,7 @@ describe('stalls', () => {
   test('a stall after output keeps what arrived on the error', async () => {
     const frames = frameChat(TEXT)
     server().enqueue({ body: frames, stallAfterBytes: Buffer.byteLength(frames[0]!) })
-    const error = await caught(collect(client({ idleTimeoutMs: 50 }).stream(ask())))
+    const error = await caught(collect(client({ idleTimeoutMs: 500 }).stream(ask())))
     expect(error).toMatchObject({
       code: 'timeout',
       partial: { parts: [{ type: 'text', text: 'Let me check. ' }] },

@@ -52,7 +52,7 @@ describe.each(CASES)('%s %s / %s', (api, dir, name) => {
       // Everything here settles in microtasks; let the test runner's own messages through.
       if (cut % 100 === 0) await new Promise((resolve) => setImmediate(resolve))
     }
-  })
+  }, 60_000) // one full client run per byte: seconds on a loaded machine, not a speed check
 
   test('any set of cuts gives the same message', async () => {
     const expected = await run(api, bytes, [])
@@ -65,5 +65,5 @@ describe.each(CASES)('%s %s / %s', (api, dir, name) => {
       ),
       { numRuns: 150 },
     )
-  })
+  }, 60_000)
 })
