@@ -89,8 +89,10 @@ export const projects: TestProjectInlineConfiguration[] = [
       name: 'web',
       root: root('./examples/web'),
       include: ['test/**/*.test.ts'],
-      // The tests serve the built page: build it once first.
-      globalSetup: ['test/global-setup.ts'],
+      // The tests serve the built page: build it once first. The cross-host tests share a real
+      // Postgres, started as for the session-postgres tests.
+      globalSetup: ['test/global-setup.ts', '../../packages/session-postgres/test/global-setup.ts'],
+      hookTimeout: 60_000,
       testTimeout: 60_000,
     },
   },

@@ -1,10 +1,10 @@
-// Whether the @kode/providers build the benchmark would import is missing or older than its
+// Whether the build of a Kode package the benchmark would import is missing or older than its
 // sources: figures for a stale build would be figures for other code.
 import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 
-const PACKAGE = fileURLToPath(new URL('../../packages/providers/', import.meta.url))
+const PACKAGES = fileURLToPath(new URL('../../packages/', import.meta.url))
 
 function newestMtime(dir) {
   let newest = 0
@@ -14,14 +14,17 @@ function newestMtime(dir) {
   return newest
 }
 
-/** A warning when packages/providers has sources but no build, or a build older than them. */
-export function kodeBuildWarning() {
-  const src = join(PACKAGE, 'src')
+/**
+ * A warning when packages/<name> (default `providers`) has sources but no build, or a build older
+ * than them.
+ */
+export function kodeBuildWarning(name = 'providers') {
+  const src = join(PACKAGES, name, 'src')
   if (!existsSync(src)) return undefined
-  const dist = join(PACKAGE, 'dist/index.js')
-  const rebuild = 'run `pnpm --filter @kode/providers... build` first'
-  if (!existsSync(dist)) return `@kode/providers has sources but no build; ${rebuild}`
+  const dist = join(PACKAGES, name, 'dist/index.js')
+  const rebuild = `run \`pnpm --filter @kode/${name}... build\` first`
+  if (!existsSync(dist)) return `@kode/${name} has sources but no build; ${rebuild}`
   if (newestMtime(src) > statSync(dist).mtimeMs)
-    return `@kode/providers' build is older than its sources; ${rebuild}`
+    return `@kode/${name}'s build is older than its sources; ${rebuild}`
   return undefined
 }

@@ -3,9 +3,12 @@ import { once } from 'node:events'
 import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 
-/** Starts the bench server in its own process; resolves to its origin and a `stop` function. */
-export async function startServerProcess() {
-  const script = fileURLToPath(new URL('./server-process.mjs', import.meta.url))
+/**
+ * Starts a bench server (by default the providers' one) in its own process; resolves to its
+ * origin and a `stop` function. The script prints `ready <origin>` and exits when stdin closes.
+ */
+export async function startServerProcess(scriptUrl = new URL('./server-process.mjs', import.meta.url)) {
+  const script = fileURLToPath(scriptUrl)
   const child = spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] })
   const [line] = await once(createInterface({ input: child.stdout }), 'line')
   if (!line.startsWith('ready ')) throw new Error(`bench server said: ${line}`)

@@ -1,14 +1,19 @@
 import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { dirname, join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import type { SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
+import { createPostgresSessionStore } from '@kode/session-postgres'
 import { connectModel, openWorkspace, readOnlyBuiltinTools, resolveProvider, systemPrompt } from './model.js'
 import { saveNoteTool } from './note-tool.js'
 import { createWebApp } from './server/app.js'
 
 // `pnpm start`: PORT (default 3000), HOST (default 127.0.0.1: the tools read this directory, so
 // the server is local unless you choose otherwise), KODE_SESSIONS_DIR (default .kode/sessions),
-// and the CLI's model variables (ANTHROPIC_API_KEY, OPENAI_API_KEY, ...; none: the offline model).
+// KODE_POSTGRES_URL (sessions in a Postgres several servers share, instead of files) with
+// KODE_POSTGRES_SCHEMA (default kode), and the CLI's model variables (ANTHROPIC_API_KEY,
+// OPENAI_API_KEY, ...; none: the offline model).
 const env = process.env
 const port = Number(env.PORT ?? 3000)
 const host = env.HOST ?? '127.0.0.1'
@@ -19,7 +24,15 @@ const model = await connectModel(resolveProvider({}, env), {
   chunkDelayMs: Number(env.KODE_SCRIPTED_DELAY_MS ?? 15),
 })
 const workspace = await openWorkspace(cwd)
-const store = createFileSessionStore({ dir: sessionsDir })
+// With Postgres, any of several servers serves any session, and a page follows a task that
+// runs on another server.
+const store: SessionStore = env.KODE_POSTGRES_URL
+  ? createPostgresSessionStore({
+      connectionString: env.KODE_POSTGRES_URL,
+      schema: env.KODE_POSTGRES_SCHEMA ?? 'kode',
+    })
+  : createFileSessionStore({ dir: sessionsDir })
+const where = env.KODE_POSTGRES_URL ? `postgres schema ${env.KODE_POSTGRES_SCHEMA ?? 'kode'}` : sessionsDir
 const app = createWebApp({
   client: model.client,
   store,
@@ -31,7 +44,9 @@ const app = createWebApp({
 })
 const server = createServer(app.handle)
 server.listen(port, host, () => {
-  console.log(`kode web on http://${host}:${port}  model: ${model.label}  sessions: ${sessionsDir}`)
+  // PORT=0 takes any free port: print the one it got.
+  const { port: bound } = server.address() as AddressInfo
+  console.log(`kode web on http://${host}:${bound}  model: ${model.label}  sessions: ${where}`)
   if (model.offline)
     console.log(`offline: ${model.offline.why}; set ANTHROPIC_API_KEY (or another key) for a real model`)
 })

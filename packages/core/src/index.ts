@@ -10,6 +10,7 @@ export {
   type CompactOptions,
   type ContinueOptions,
   createAgent,
+  type OutputOf,
   type RunOptions,
 } from './agent/create-agent.js'
 export { AGENT_DEFAULTS, type AgentOptions } from './agent/options.js'

@@ -17,7 +17,18 @@ const imports = sourceImports(join(packageDir, 'src'))
  * is a task, so `sub-agents` builds on `task`, and the agent (which wires `runSubAgent` into a
  * task's scope) sits on top.
  */
-const LAYERS = ['.', 'settings', 'formatters', 'tools', 'hooks', 'compaction', 'task', 'sub-agents', 'agent']
+const LAYERS = [
+  '.',
+  'settings',
+  'output',
+  'formatters',
+  'tools',
+  'hooks',
+  'compaction',
+  'task',
+  'sub-agents',
+  'agent',
+]
 
 describe('core imports in one direction', () => {
   test('no folder imports a folder above it in the layer order', () => {

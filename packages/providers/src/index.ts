@@ -41,6 +41,7 @@ export type {
   ModelInfo,
   ReasoningControl,
   ReasoningEffort,
+  ResponseFormat,
   RetryInfo,
   StreamOptions,
 } from './types.js'

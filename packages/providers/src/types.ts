@@ -18,11 +18,39 @@ export interface LLMRequest {
   reasoning?: { effort?: ReasoningEffort | undefined; budgetTokens?: number | undefined } | undefined
   toolChoice?: 'auto' | 'none' | 'required' | { name: string } | undefined
   /**
+   * Ask for the final answer as JSON valid against a schema, with the api's native mechanism
+   * (see {@link ResponseFormat}). The answer arrives as the response's text on every api.
+   */
+  responseFormat?: ResponseFormat | undefined
+  /**
    * Provider-specific request-body fields, keyed by api (`{ anthropic: { top_k: 40 } }`). The
    * fields under the client's api are set on the top level of the body the adapter built, over
    * its own; the other apis' entries are ignored, so one request can carry options for several.
    */
   providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
+}
+
+/**
+ * Structured output: the answer is a JSON document valid against `schema`. Each built-in api uses
+ * its native mechanism: `openai-chat` and `openrouter` `response_format` (`json_schema`),
+ * `openai-responses` `text.format`, `google` `responseMimeType` with `responseJsonSchema`, and
+ * `anthropic` a tool named `structured_output` whose input is the answer (its input streams back
+ * as text deltas and the final message holds it as text, never as a tool call).
+ */
+export interface ResponseFormat {
+  type: 'json_schema'
+  /** The schema's name (letters, digits, `_` and `-`, at most 64), which OpenAI requires. */
+  name: string
+  /** JSON Schema of the answer (a TypeBox schema is one). */
+  schema: Readonly<Record<string, unknown>>
+  /**
+   * OpenAI strict mode (`strict: true`): the model is constrained to the schema, which must then
+   * close every object (`additionalProperties: false`) and require every property. Ignored by
+   * the other apis.
+   */
+  strict?: boolean | undefined
+  /** What the answer is, for the model. */
+  description?: string | undefined
 }
 
 /** How hard a model should think, lowest first. */

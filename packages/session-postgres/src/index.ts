@@ -5,8 +5,10 @@
 export { SessionLeasedError, SessionLeaseLostError } from './errors.js'
 export {
   createPostgresSessionStore,
+  DEFAULT_FOLLOW_POLL_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_RECORD_BYTES,
+  type PostgresSessionStore,
   type PostgresSessionStoreOptions,
 } from './postgres-store.js'
 export { schemaStatements } from './schema.js'

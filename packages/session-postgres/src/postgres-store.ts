@@ -3,6 +3,8 @@ import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode
 import {
   assertSessionId,
   type CreateSessionInit,
+  type FollowedRecord,
+  type FollowOptions,
   type LockHolder,
   type LockOwner,
   SessionError,
@@ -14,16 +16,20 @@ import {
 } from '@kode/session'
 import pg from 'pg'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+import { followSession } from './follow.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
+import { FeedListener } from './listener.js'
 import { infoOf, metaOf, type SessionRow } from './rows.js'
 import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
-import { statements } from './statements.js'
+import { feedChannel, statements } from './statements.js'
 
 /** Default `leaseMs`: how long a writer that stopped renewing keeps the session from others. */
 export const DEFAULT_LEASE_MS = 30_000
 /** Default `maxRecordBytes`: the largest encoded history record the store accepts. */
 export const DEFAULT_MAX_RECORD_BYTES = 8 * 1024 * 1024
+/** Default `followPollMs`: how often a follower reads again when no notification came. */
+export const DEFAULT_FOLLOW_POLL_MS = 30_000
 
 /** Options of `createPostgresSessionStore`. Pass `pool` or `connectionString`. */
 export interface PostgresSessionStoreOptions extends StoreClock {
@@ -40,6 +46,27 @@ export interface PostgresSessionStoreOptions extends StoreClock {
   leaseMs?: number
   /** The largest encoded record accepted, in bytes (default 8 MiB); larger ones fail `record_too_large`. */
   maxRecordBytes?: number
+  /**
+   * How often a follower with nothing new reads again although no notification came, in
+   * milliseconds (default 30 000): a safety net only, since every committed append notifies. While
+   * the notification connection is down, followers read every second until it is back.
+   */
+  followPollMs?: number
+}
+
+/**
+ * The Postgres store: the whole `SessionStore` contract, and `follow`, which sees the appends of
+ * every host sharing the database.
+ */
+export interface PostgresSessionStore extends SessionStore {
+  /**
+   * Follows a session's history across hosts (see `SessionStore.follow`): the stored records from
+   * `from` on, then every record any host appends, as it is committed. Postgres `LISTEN/NOTIFY`
+   * wakes the follower; the records themselves are read from the table, so none is skipped or
+   * repeated, also when a notification or the notification connection is lost. Following holds one
+   * connection of the pool for the store (shared by all its followers) while anything follows.
+   */
+  follow(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
 }
 
 /**
@@ -48,7 +75,7 @@ export interface PostgresSessionStoreOptions extends StoreClock {
  * database's clock), and every append is one statement that checks it, so a writer that lost its
  * lease gets `session_lease_lost` and writes nothing. Each append is durable once it resolves.
  */
-export function createPostgresSessionStore(options: PostgresSessionStoreOptions): SessionStore {
+export function createPostgresSessionStore(options: PostgresSessionStoreOptions): PostgresSessionStore {
   if ((options.pool === undefined) === (options.connectionString === undefined)) {
     throw new TypeError('createPostgresSessionStore needs exactly one of `pool` and `connectionString`')
   }
@@ -58,15 +85,19 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (!Number.isInteger(leaseMs) || leaseMs < 10)
     throw new TypeError('leaseMs must be an integer of at least 10')
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES
+  const followPollMs = options.followPollMs ?? DEFAULT_FOLLOW_POLL_MS
+  if (!Number.isInteger(followPollMs) || followPollMs < 1)
+    throw new TypeError('followPollMs must be a positive integer')
   const now = options.now ?? Date.now
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
-  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString })
+  const pool = options.pool ?? ownedPool(options.connectionString)
   const sql = statements(schema)
   const queue = new KeyedQueue()
   const owner = globalThis.crypto.randomUUID()
   const host = hostname()
   const held = new Set<PostgresLease>()
+  const listener = new FeedListener(pool, feedChannel(schema), followPollMs)
   let ready: Promise<void> | undefined
   let closed = false
 
@@ -221,12 +252,33 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         }),
       )
     },
+    follow(sessionId: string, followOptions?: FollowOptions) {
+      return followSession(
+        { pool, sql, listener, open, closed: () => closed, notFound },
+        sessionId,
+        followOptions,
+      )
+    },
     async close() {
       if (closed) return
       closed = true
+      listener.close()
       await queue.idle()
       await Promise.allSettled([...held].map((lease) => lease.release()))
       if (ownPool) await pool.end()
     },
   }
+}
+
+/**
+ * The store's own pool, for a `connectionString`. An idle pooled connection that the server ends
+ * (a restart, `pg_terminate_backend`, a proxy's idle timeout) is emitted as the pool's `'error'`,
+ * which would crash the process with no listener; pg has already dropped that client, and the next
+ * query opens a fresh one, so there is nothing to do. A pool the host passes in is the host's to
+ * watch.
+ */
+function ownedPool(connectionString: string | undefined): pg.Pool {
+  const pool = new pg.Pool({ connectionString })
+  pool.on('error', () => {})
+  return pool
 }

@@ -5,6 +5,9 @@
  */
 export function statements(schema: string) {
   const s = `"${schema}"`
+  const channel = `'${feedChannel(schema)}'`
+  // After the commit, the followers of the session (on every host) learn its new record count.
+  const notify = `pg_notify(${channel}, json_build_object('session', $1::text, 'count', base + $3::integer)::text)`
   const expiry = `clock_timestamp() + $LEASE::integer * interval '1 millisecond'`
   const free = `(lease_owner is null or lease_expires_at <= clock_timestamp())`
   const insertRecords = `ins as (
@@ -18,6 +21,8 @@ export function statements(schema: string) {
     info: `select * from ${s}.sessions where id = $1`,
     list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
     read: `select record from ${s}.records where session_id = $1 order by seq`,
+    /** Records after the first $2, at most $3 of them. */
+    follow: `select seq, record from ${s}.records where session_id = $1 and seq > $2 order by seq limit $3`,
     update: `update ${s}.sessions set meta = meta || $2::jsonb where id = $1 returning *`,
     /** A plain append: only while no live lease is held; bumps the epoch so an expired holder is fenced off. */
     append: `with w as (
@@ -28,7 +33,7 @@ export function statements(schema: string) {
       where id = $1 and ${free}
       returning record_count - $3::integer as base
     ), ${insertRecords}
-    select base from w`,
+    select base, ${notify} from w`,
     /** An append through a lease: only while the lease's epoch is current; renews the lease. */
     leasedAppend: `with w as (
       update ${s}.sessions
@@ -38,7 +43,7 @@ export function statements(schema: string) {
       where id = $1 and lease_epoch = $5 and lease_owner = $6
       returning record_count - $3::integer as base
     ), ${insertRecords}
-    select base from w`,
+    select base, ${notify} from w`,
     /** Takes the lease when it is free or expired, bumping the fencing epoch by the database's clock. */
     acquire: `update ${s}.sessions
       set lease_epoch = lease_epoch + 1, lease_owner = $2,
@@ -54,9 +59,22 @@ export function statements(schema: string) {
     /** Who holds the session, when its lease is live. */
     holder: `select lease_owner, lease_holder, lease_expires_at, ${free} as free
       from ${s}.sessions where id = $1`,
-    delete: `delete from ${s}.sessions where id = $1 and ${free} returning id`,
+    delete: `with d as (delete from ${s}.sessions where id = $1 and ${free} returning id)
+      select id, pg_notify(${channel}, json_build_object('session', id, 'deleted', true)::text) from d`,
   }
 }
 
 /** The SQL of one store. */
 export type Statements = ReturnType<typeof statements>
+
+/**
+ * The channel a store's appends notify: `<schema>_records`, or for a schema name too long for a
+ * channel name (63 bytes), one derived from it.
+ */
+export function feedChannel(schema: string): string {
+  const name = `${schema}_records`
+  if (name.length <= 63) return name
+  let hash = 0
+  for (const char of schema) hash = (Math.imul(hash, 31) + char.charCodeAt(0)) >>> 0
+  return `${schema.slice(0, 45)}_records_${hash.toString(36)}`
+}

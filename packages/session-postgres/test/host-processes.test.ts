@@ -1,11 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from './helpers/bundle.js'
+import { type Child, startChild } from './helpers/children.js'
 import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
 
 // Real host processes sharing one Postgres: a writer killed with SIGKILL mid-append, a writer
@@ -39,44 +39,9 @@ const openStore = (leaseMs = 5_000) => {
   return store
 }
 
-interface Child {
-  process: ChildProcess
-  lines: string[]
-  /** Resolves with the first line (seen or coming) that matches. */
-  line(match: (line: string) => boolean): Promise<string>
-  exited: Promise<number | null>
-}
+const start = (...args: string[]): Child => startChild(child, running, ...args)
 
-function start(...args: string[]): Child {
-  const proc = spawn(process.execPath, [child, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
-  running.push(proc)
-  const lines: string[] = []
-  const waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = []
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line)
-    for (const waiter of waiters.filter((w) => w.match(line))) {
-      waiters.splice(waiters.indexOf(waiter), 1)
-      waiter.resolve(line)
-    }
-  })
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
-  return {
-    process: proc,
-    lines,
-    exited,
-    line: (match) =>
-      new Promise((resolve, reject) => {
-        const seen = lines.find(match)
-        if (seen !== undefined) return resolve(seen)
-        waiters.push({ match, resolve })
-        void exited.then(() =>
-          reject(new Error(`child exited without the line; it printed ${lines.join(' | ')}`)),
-        )
-      }),
-  }
-}
-
-const go = (c: Child) => c.process.stdin!.write('go\n')
+const go = (c: Child) => c.send('go')
 /** The batch numbers a child printed `ack` for. */
 const acked = (c: Child) => c.lines.filter((l) => l.startsWith('ack ')).map((l) => Number(l.slice(4)))
 

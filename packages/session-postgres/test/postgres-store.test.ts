@@ -153,6 +153,7 @@ describe('limits and validation', () => {
       'invalid schema name',
     )
     expect(() => createPostgresSessionStore({ pool, leaseMs: 0 })).toThrow('leaseMs')
+    expect(() => createPostgresSessionStore({ pool, followPollMs: 0 })).toThrow('followPollMs')
     return pool.end()
   })
 })
@@ -172,12 +173,61 @@ describe('schema and pool', () => {
     expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
   })
 
+  test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
+    const application = `victim_${schema}`
+    const store = createPostgresSessionStore({
+      connectionString: `${postgresUrl()}${postgresUrl().includes('?') ? '&' : '?'}application_name=${application}`,
+      schema,
+    })
+    stores.push(store)
+    await store.create({ id: 's' })
+    const killed = await admin.query(
+      'select pg_terminate_backend(pid) from pg_stat_activity where application_name = $1',
+      [application],
+    )
+    expect(killed.rowCount).toBeGreaterThan(0)
+    // Let the ended connection's error reach the pool before the store is used again.
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await store.append('s', [record('after')])
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['after'])
+  })
+
   test('a pool the host passes in is used and never ended by the store', async () => {
     const pool = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
     const store = createPostgresSessionStore({ pool, schema })
     await store.create({ id: 's' })
     await store.close()
     expect((await pool.query('select 1 as one')).rows).toEqual([{ one: 1 }])
+    await pool.end()
+  })
+
+  test('followers share one LISTEN connection of the pool, given back when the last one ends', async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 3 })
+    const store = createPostgresSessionStore({ pool, schema })
+    stores.push(store)
+    await store.create({ id: 'a' })
+    await store.create({ id: 'b' })
+    const listening = async () =>
+      (await admin.query('select pid from pg_stat_activity where query = $1', [`listen "${schema}_records"`]))
+        .rowCount
+    const abort = new AbortController()
+    const seen: string[] = []
+    const follow = async (id: string) => {
+      for await (const { record } of store.follow(id, { signal: abort.signal }))
+        seen.push(`${id}:${record.id}`)
+    }
+    const following = [follow('a'), follow('b')]
+    await store.append('a', [record('1')])
+    await store.append('b', [record('2')])
+    while (seen.length < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(seen.sort()).toEqual(['a:1', 'b:2'])
+    expect(await listening()).toBe(1)
+    abort.abort()
+    await Promise.all(following)
+    while ((await listening()) !== 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    // The pool is whole again: its connections all serve queries.
+    await Promise.all([1, 2, 3].map(() => pool.query('select pg_sleep(0.01)')))
+    await store.close()
     await pool.end()
   })
 })

@@ -4,10 +4,14 @@ import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
 
 // The same contract the file and memory stores pass, against a real Postgres.
 
-describeSessionStoreContract('postgres', () => {
-  const schema = freshSchema()
-  return {
-    open: (clock) => createPostgresSessionStore({ connectionString: postgresUrl(), schema, ...clock }),
-    cleanup: () => dropSchema(schema),
-  }
-})
+describeSessionStoreContract(
+  'postgres',
+  () => {
+    const schema = freshSchema()
+    return {
+      open: (clock) => createPostgresSessionStore({ connectionString: postgresUrl(), schema, ...clock }),
+      cleanup: () => dropSchema(schema),
+    }
+  },
+  { follows: true },
+)

@@ -28,4 +28,10 @@ export {
   SubAgentLink,
 } from './session-info.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
-export type { SessionLease, SessionStore, StoreWarning } from './store/session-store.js'
+export type {
+  FollowedRecord,
+  FollowOptions,
+  SessionLease,
+  SessionStore,
+  StoreWarning,
+} from './store/session-store.js'

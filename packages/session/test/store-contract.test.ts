@@ -7,15 +7,23 @@ import { describeSessionStoreContract } from './contract/session-store-contract.
 
 // The file and memory stores run the shared contract; other stores run it from their own tests.
 
-describeSessionStoreContract('memory', () => ({
-  open: (clock) => createMemorySessionStore(clock),
-  cleanup() {},
-}))
+describeSessionStoreContract(
+  'memory',
+  () => ({
+    open: (clock) => createMemorySessionStore(clock),
+    cleanup() {},
+  }),
+  { follows: true },
+)
 
-describeSessionStoreContract('file', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'kode-store-'))
-  return {
-    open: (clock) => createFileSessionStore({ dir, fsync: false, ...clock }),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  }
-})
+describeSessionStoreContract(
+  'file',
+  () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kode-store-'))
+    return {
+      open: (clock) => createFileSessionStore({ dir, fsync: false, ...clock }),
+      cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    }
+  },
+  { follows: false },
+)

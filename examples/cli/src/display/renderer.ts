@@ -46,6 +46,7 @@ const FINISHED: Record<TaskFinishReason, string> = {
   error: 'Failed',
   max_turns: 'Stopped at the turn limit',
   awaiting_approval: 'Waiting for your approval',
+  structured_output_invalid: 'Failed: the answer did not match the output schema',
 }
 
 /**

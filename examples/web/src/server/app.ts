@@ -122,7 +122,15 @@ export function createWebApp(options: WebAppOptions): WebApp {
         // One write for the whole backlog: a reconnect costs one syscall, not one per event.
         res.write(backlog.map(eventFrame).join(''))
       },
-      (event) => res.write(eventFrame(event)),
+      {
+        event: (event) => res.write(eventFrame(event)),
+        // The log started over (another host's history changed what was shown): the client
+        // drops what it rendered, as after an unknown Last-Event-ID.
+        reset: (log) => {
+          res.write(controlFrame('reset', { reason: 'the replay started over' }))
+          res.write(log.map(eventFrame).join(''))
+        },
+      },
     )
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs)
     const stop = () => {

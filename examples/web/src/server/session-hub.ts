@@ -7,10 +7,12 @@ import {
   createAgent,
   type Tool,
 } from '@kode/core'
-import type { Event, HistoryEvent } from '@kode/protocol'
+import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { deriveReplayEvents, loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
+import { growingReplay, RecordFeed } from './record-feed.js'
 
 /** What a task runs with; the hub creates one agent per session from it. */
 export interface AgentSetup {
@@ -21,7 +23,12 @@ export interface AgentSetup {
 }
 
 /** Someone reading a session's stream. */
-export type Subscriber = (event: SentEvent) => void
+export interface Subscriber {
+  /** The next event of the log. */
+  event(event: SentEvent): void
+  /** The log started over (what was shown is not a prefix of it any more): here is all of it. */
+  reset(log: readonly SentEvent[]): void
+}
 
 /** Why a task could not start or be interrupted. */
 export class TaskStateError extends Error {
@@ -55,12 +62,19 @@ interface HeldSession {
   subscribers: Set<Subscriber>
   agent?: Agent
   running?: { abort: AbortController; done: Promise<void> }
+  /** Follows the store for what other hosts append, when the store can follow. */
+  feed?: RecordFeed
+  /** Records this server's current task appended to the session. */
+  localRecords: number
 }
 
 /**
  * The sessions this server holds: for each, the event log of its current or last task and who
  * reads it. A session it does not hold is loaded from the store as a replay, so a client of a
- * restarted server (or of another host sharing the store) loses nothing that was persisted.
+ * restarted server (or of another host sharing the store) loses nothing that was persisted. With
+ * a store that follows (`store.follow`: the Postgres store across hosts), what other hosts append
+ * is replayed into the log as it is committed, so a page on this server watches a task that runs
+ * on another.
  */
 export class SessionHub {
   readonly #setup: AgentSetup
@@ -119,11 +133,23 @@ export class SessionHub {
     const abort = new AbortController()
     // Claimed before any await, so a second request arriving meanwhile is refused.
     held.running = { abort, done: Promise.resolve() }
+    // This task's events are the log now; the feed takes over again after them.
+    const covered = held.feed?.pause()
+    held.localRecords = 0
+    let start = 0
     try {
       // The new log starts from the history as it is now, so it holds everything a client
       // opening the session needs; clients already reading it have the same, and carry on.
-      const log = new EventLog(this.#newGeneration(), await this.#replay(sessionId))
-      held.agent ??= createAgent({ ...this.#setup, sessionId })
+      const replay = await this.#replay(sessionId)
+      start = replay.records
+      const log = new EventLog(this.#newGeneration(), replay.events)
+      held.agent ??= createAgent({
+        ...this.#setup,
+        store: countAppends(this.#setup.store, sessionId, (n) => {
+          held.localRecords += n
+        }),
+        sessionId,
+      })
       const run = begin(held.agent, abort.signal)
       const events = run[Symbol.asyncIterator]()
       let first: IteratorResult<Event>
@@ -138,10 +164,7 @@ export class SessionHub {
         throw error
       }
       held.log = log
-      const send = (event: Event) => {
-        const sent = log.push(event)
-        for (const subscriber of held.subscribers) subscriber(sent)
-      }
+      const send = (event: Event) => this.#send(held, log, event)
       const pump = async () => {
         for (let next = first; !next.done; next = await events.next()) send(next.value)
         await run.done
@@ -153,11 +176,18 @@ export class SessionHub {
         .catch((error: unknown) => console.error(`session ${sessionId}: the task failed:`, error))
         .finally(() => {
           held.running = undefined
+          held.feed?.resume(start + held.localRecords)
         })
     } catch (error) {
       held.running = undefined
+      if (covered !== undefined) held.feed?.resume(covered)
       throw error
     }
+  }
+
+  #send(held: HeldSession, log: EventLog, event: Event | ReplayEvent): void {
+    const sent = log.push(event)
+    for (const subscriber of held.subscribers) subscriber.event(sent)
   }
 
   /** Interrupts the running task; resolves once it has ended and is persisted. */
@@ -177,17 +207,36 @@ export class SessionHub {
   /** Interrupts every running task and waits for them to end. */
   async close(): Promise<void> {
     const held = await Promise.all(this.#sessions.values())
-    for (const session of held) session.running?.abort.abort()
+    for (const session of held) {
+      session.feed?.close()
+      session.running?.abort.abort()
+    }
     await Promise.allSettled(held.map((session) => session.running?.done))
   }
 
   #held(sessionId: string): Promise<HeldSession> {
     let held = this.#sessions.get(sessionId)
     if (!held) {
-      held = this.#replay(sessionId).then((replay) => ({
-        log: new EventLog(this.#newGeneration(), replay),
-        subscribers: new Set<Subscriber>(),
-      }))
+      held = this.#replay(sessionId).then((replay) => {
+        const session: HeldSession = {
+          log: new EventLog(this.#newGeneration(), replay.events),
+          subscribers: new Set<Subscriber>(),
+          localRecords: 0,
+        }
+        if (this.#setup.store.follow) {
+          session.feed = new RecordFeed(this.#setup.store, sessionId, replay.history, {
+            append: (events) => {
+              for (const event of events) this.#send(session, session.log, event)
+            },
+            reset: (events) => {
+              session.log = new EventLog(this.#newGeneration(), events)
+              const all = session.log.since(0)
+              for (const subscriber of session.subscribers) subscriber.reset(all)
+            },
+          })
+        }
+        return session
+      })
       // A failed load is not cached: the next request tries again.
       held.catch(() => this.#sessions.delete(sessionId))
       this.#sessions.set(sessionId, held)
@@ -195,11 +244,18 @@ export class SessionHub {
     return held
   }
 
+  /**
+   * The session's replay and how many records it covers. With a store that follows, a turn that
+   * ends the history is left open (see `growingReplay`): another host may still be writing it.
+   */
   async #replay(sessionId: string) {
     const history = await this.#read(sessionId)
     const subSessions = await loadSubSessions(this.#setup.store, history)
     subSessions.delete(sessionId)
-    return deriveReplayEvents(history, { sessionId, subSessions })
+    const events = this.#setup.store.follow
+      ? growingReplay(history, sessionId, subSessions)
+      : deriveReplayEvents(history, { sessionId, subSessions })
+    return { events, history, records: history.length }
   }
 
   /** The session's history; a session that does not exist yet is empty (its first task creates it). */

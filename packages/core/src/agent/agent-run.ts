@@ -9,7 +9,7 @@ import { EventQueue } from './event-queue.js'
  * the two consumers would split the events between them. Leaving the loop early (`break`,
  * `return`, a throw) interrupts the task and waits until it has persisted cleanly.
  */
-export interface AgentRun extends AsyncIterable<Event> {
+export interface AgentRun<O = unknown> extends AsyncIterable<Event> {
   /** The session the task runs in. */
   readonly sessionId: string
   /**
@@ -17,7 +17,7 @@ export interface AgentRun extends AsyncIterable<Event> {
    * interrupts (see `TaskOutcome.reason`). Rejects only with what the host must handle: a session
    * store failure, a throwing event listener, a bug in a custom client.
    */
-  readonly done: Promise<TaskOutcome>
+  readonly done: Promise<TaskOutcome<O>>
 }
 
 /** The engine's side of a run. */

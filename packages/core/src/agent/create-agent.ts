@@ -1,6 +1,7 @@
 import type { Event, EventOf, EventType, HistoryEvent, UserContentPart } from '@kode/protocol'
 import type { LLMClient, LLMRequest } from '@kode/providers'
 import { assertSessionId, SessionError } from '@kode/session'
+import type { Static, TSchema } from '@sinclair/typebox'
 import { EventEmitter } from 'eventemitter3'
 import { measureBudget } from '../compaction/budget.js'
 import { type CompactionResult, compact } from '../compaction/compact.js'
@@ -8,6 +9,7 @@ import { resolveCompaction } from '../compaction/options.js'
 import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
+import { outputSpec } from '../output/output-spec.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import type { ApprovalDecision } from '../task/approval.js'
@@ -25,13 +27,25 @@ import { type AgentOptions, resolveSettings } from './options.js'
 /** The emitter's channels: `event` for every event, and one per event type. */
 export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }
 
-/** Per-run options. */
-export interface RunOptions {
+/** Per-run options. `S` is the type of the `output` schema, when one is given. */
+export interface RunOptions<S extends TSchema | undefined = TSchema | undefined> {
   /** Aborting it interrupts the task (see "Interrupts" in docs/agents.md). */
   signal?: AbortSignal | undefined
   /** This run's model settings, over the agent's field by field. */
   modelSettings?: ModelSettings | undefined
+  /**
+   * Structured final output: a TypeBox object schema the final answer must satisfy. Each api's
+   * native mechanism asks for it (see "Structured output" in docs/agents.md); the answer is
+   * validated, given one corrective turn when it does not validate, and resolved as
+   * `(await run.done).output`, typed `Static<typeof schema>`. An answer that still does not
+   * validate ends the task with reason `structured_output_invalid`. Not kept across runs: pass it
+   * again to `continue` a task paused for approval.
+   */
+  output?: S
 }
+
+/** The type `run` resolves `output` with: `Static<S>` for a schema, `undefined` without. */
+export type OutputOf<S> = S extends TSchema ? Static<S> : undefined
 
 /** Options of {@link Agent.compact}. */
 export interface CompactOptions {
@@ -40,7 +54,7 @@ export interface CompactOptions {
 }
 
 /** What `agent.continue` takes; `signal` and `modelSettings` may also come as the second argument. */
-export interface ContinueOptions extends RunOptions {
+export interface ContinueOptions<S extends TSchema | undefined = TSchema | undefined> extends RunOptions<S> {
   /** One decision per call awaiting approval. */
   approvals?: readonly ApprovalDecision[] | undefined
 }
@@ -60,7 +74,10 @@ export interface Agent {
    * once, whether or not the run is iterated. Throws `AgentError` (`agent_busy`) while another
    * task runs, and a `CodecError` for input the history cannot hold.
    */
-  run(input: UserInput, options?: RunOptions): AgentRun
+  run<S extends TSchema | undefined = undefined>(
+    input: UserInput,
+    options?: RunOptions<S>,
+  ): AgentRun<OutputOf<S>>
   /**
    * Carries the session's paused task on: with `approvals`, a decision for every call that awaits
    * one (`TaskOutcome.pendingApprovals`), recorded in the history; approved calls run once, denied
@@ -71,7 +88,10 @@ export interface Agent {
    * `approval_already_decided`, `approvals_missing`) or a session with nothing to carry on
    * (`nothing_to_continue`) reject the run's `done` and its iteration, before any event.
    */
-  continue(options?: ContinueOptions, runOptions?: RunOptions): AgentRun
+  continue<S extends TSchema | undefined = undefined>(
+    options?: ContinueOptions<S>,
+    runOptions?: RunOptions<S>,
+  ): AgentRun<OutputOf<S>>
   /**
    * Queues a user message for the running task, delivered at the next turn boundary (after the
    * tool results, before the next model call); if the model has just answered, it starts another
@@ -165,6 +185,7 @@ export function createAgent(options: AgentOptions): Agent {
       formatter,
       tools: () => tooling,
       instructions: () => instructions,
+      output: runOptions.output ? outputSpec(runOptions.output) : undefined,
       client: () => client,
       system,
       modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
@@ -192,20 +213,29 @@ export function createAgent(options: AgentOptions): Agent {
     return channel
   }
 
-  const run = (input: UserInput, runOptions: RunOptions = {}): AgentRun => {
+  // The outcome's `output` is the schema's value: validated before it is set (see FinalAnswer).
+  const run = <S extends TSchema | undefined = undefined>(
+    input: UserInput,
+    runOptions: RunOptions<S> = {},
+  ): AgentRun<OutputOf<S>> => {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const parts = validateUserInput(input)
     checkModelSettings(runOptions.modelSettings)
-    return start({ kind: 'input', parts }, runOptions)
+    if (runOptions.output !== undefined) outputSpec(runOptions.output)
+    return start({ kind: 'input', parts }, runOptions) as AgentRun<OutputOf<S>>
   }
 
-  const carryOn = (options: ContinueOptions = {}, runOptions: RunOptions = {}): AgentRun => {
+  const carryOn = <S extends TSchema | undefined = undefined>(
+    options: ContinueOptions<S> = {},
+    runOptions: RunOptions<S> = {},
+  ): AgentRun<OutputOf<S>> => {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const merged: RunOptions = { ...options, ...runOptions }
     checkModelSettings(merged.modelSettings)
-    return start({ kind: 'continue', approvals: options.approvals }, merged)
+    if (merged.output !== undefined) outputSpec(merged.output)
+    return start({ kind: 'continue', approvals: options.approvals }, merged) as AgentRun<OutputOf<S>>
   }
 
   return {

@@ -37,7 +37,7 @@ export interface SubAgentDefinition<P extends TSchema> extends Omit<SubAgentSpec
 
 /**
  * Defines a sub-agent: a tool that runs a child agent in its own session (linked to the parent's)
- * and returns the child's final text as its result, with `uiExtra` `{ type: 'session', sessionId }`
+ * and returns the child's final text (with `output`, its validated answer as JSON) as its result, with `uiExtra` `{ type: 'session', sessionId }`
  * and the child's accounting as `taskMetadata`. Sibling sub-agents run concurrently; their events
  * interleave on the parent's stream, told apart by `sessionId`. Throws `AgentError` for a name
  * providers would reject (`invalid_tool`), a non-positive `maxTurns` or duplicate tool names
@@ -63,6 +63,7 @@ export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
         maxTurns: definition.maxTurns,
         historyFormatter: definition.historyFormatter,
         modelSettings: definition.modelSettings,
+        output: definition.output,
       }
       const label = labelOf(args)
       if (label !== undefined) spec.label = label
@@ -78,7 +79,11 @@ function subAgentResult(name: string, outcome: TaskOutcome): ToolOutput {
     uiExtra: { type: 'session', sessionId: outcome.sessionId } as const,
     taskMetadata: outcome.metadata.main,
   }
-  if (outcome.reason === 'completed') return { outputText: outcome.text, ...shared }
+  if (outcome.reason === 'completed') {
+    // A structured answer goes to the parent's model as the validated value alone.
+    const text = outcome.output === undefined ? outcome.text : JSON.stringify(outcome.output)
+    return { outputText: text, ...shared }
+  }
   const why =
     outcome.reason === 'aborted'
       ? `The sub-agent ${name} was interrupted.`

@@ -1,5 +1,6 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import type { TaskOutcome } from '../outcome.js'
+import { outputSpec } from '../output/output-spec.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { runTask } from '../task/run-task.js'
 import { createTaskRuntime, type SubAgentParent } from '../task/runtime.js'
@@ -43,6 +44,7 @@ export async function runSubAgent(
     formatter,
     tools: () => tools,
     instructions: () => instructions,
+    output: spec.output ? outputSpec(spec.output) : undefined,
     client: () => client,
     system: spec.system,
     modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),

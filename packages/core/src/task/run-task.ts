@@ -1,5 +1,12 @@
-import { joinText, type TaskFinishReason, type UserContentPart, type UserMessage } from '@kode/protocol'
+import {
+  type ErrorRecord,
+  joinText,
+  type TaskFinishReason,
+  type UserContentPart,
+  type UserMessage,
+} from '@kode/protocol'
 import type { TaskOutcome } from '../outcome.js'
+import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
@@ -53,6 +60,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   } else if (continuation) interrupted = await carryOn(rt, state, continuation)
   if (!interrupted) await deliverSteering(rt)
 
+  const answer = rt.output ? new FinalAnswer(rt.output) : undefined
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
@@ -96,6 +104,17 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     }
     const steered = !signal.aborted && (await deliverSteering(rt))
     if (end === 'final' && !steered) {
+      const verdict = answer?.judge(state.lastText, journal.history)
+      if (verdict?.kind === 'correct') {
+        await deliverUserMessage(rt, [{ type: 'text', text: verdict.text }])
+        continue
+      }
+      if (verdict?.kind === 'invalid') {
+        errorMessage = verdict.message
+        await persistError(rt, errorMessage, 'structured_output_invalid')
+        reason = 'structured_output_invalid'
+        break
+      }
       reason = 'completed'
       break
     }
@@ -109,17 +128,21 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     metadata,
   })
   events.emit('task_metadata', { metadata })
-  events.emit('task_finish', { taskResult: state.lastText, hasStructuredOutput: false, reason })
+  const hasStructuredOutput = answer?.accepted === true
+  events.emit('task_finish', { taskResult: state.lastText, hasStructuredOutput, reason })
   const outcome: TaskOutcome = { sessionId: rt.sessionId, reason, text: state.lastText, metadata }
+  if (hasStructuredOutput) outcome.output = answer!.value
   if (errorMessage !== undefined) outcome.errorMessage = errorMessage
   if (reason === 'awaiting_approval') outcome.pendingApprovals = publicPending(pendingCalls(journal.history))
   return outcome
 }
 
 /** An `error` record that ends the task between turns, and its `error` event. */
-async function persistError(rt: TaskRuntime, message: string): Promise<void> {
+async function persistError(rt: TaskRuntime, message: string, code?: string): Promise<void> {
   const { createId, now } = rt.settings
-  await rt.journal.persist({ type: 'error', id: createId(), createdAt: now(), message, canRetry: false })
+  const record: ErrorRecord = { type: 'error', id: createId(), createdAt: now(), message, canRetry: false }
+  if (code !== undefined) record.code = code
+  await rt.journal.persist(record)
   rt.events.emit('error', { errorMessage: message, canRetry: false })
 }
 

@@ -6,6 +6,7 @@ import type { CompactionSettings } from '../compaction/options.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import type { AgentHooks } from '../hooks/hooks.js'
 import type { TaskOutcome } from '../outcome.js'
+import type { OutputSpec } from '../output/output-spec.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolSet } from '../tools/tool-set.js'
@@ -96,6 +97,8 @@ export interface TaskRuntime extends RunScope {
   readonly subAgentState: SubAgentState | undefined
   /** How the session is created when the store does not have it yet. */
   readonly sessionInit: CreateSessionInit
+  /** The structured output the task's final answer must be (`run(input, { output })`), if any. */
+  readonly output: OutputSpec | undefined
   /** The model settings of this task (the agent's, overridden by the run's). */
   readonly modelSettings: ModelSettings
   /** The client of the next model call (the agent's may change between turns). */
@@ -123,6 +126,8 @@ export interface TaskSetup {
   journal?: Journal
   /** The host's queued messages. Default: none. */
   takeSteering?(): (readonly UserContentPart[])[]
+  /** The structured output the final answer must be. Default: none (free text). */
+  output?: OutputSpec | undefined
 }
 
 /**
@@ -167,6 +172,7 @@ export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntim
     modelSettings: setup.modelSettings,
     client: setup.client,
     takeSteering: setup.takeSteering ?? noSteering,
+    output: setup.output,
   }
 }
 

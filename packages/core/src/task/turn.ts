@@ -87,11 +87,15 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   return end
 }
 
-/** The history as the formatter presents it, with the formatter's tools and system text, and the task's model settings. */
+/**
+ * The history as the formatter presents it, with the formatter's tools and system text, the
+ * structured output asked for, and the task's model settings.
+ */
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
   if (system !== undefined) request.system = system
+  if (rt.output) request.responseFormat = rt.output.format
   return withModelSettings(request, rt.modelSettings)
 }
 

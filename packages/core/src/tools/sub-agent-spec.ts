@@ -1,6 +1,8 @@
 import type { LLMClient } from '@kode/providers'
+import type { TSchema } from '@sinclair/typebox'
 import type { HistoryFormatter } from '../formatters/history-formatter.js'
 import type { TaskOutcome } from '../outcome.js'
+import { outputSpec } from '../output/output-spec.js'
 import { positiveInteger } from '../settings/limits.js'
 import { checkModelSettings, type ModelSettings } from '../settings/model-settings.js'
 import type { Tool } from './define-tool.js'
@@ -27,6 +29,12 @@ export interface SubAgentSpec {
    * task's settings without `toolChoice` (which names the parent's tools).
    */
   modelSettings?: ModelSettings
+  /**
+   * The child's structured final output (a TypeBox object schema), as `run(input, { output })`:
+   * its answer, the tool result the parent's model reads, is JSON valid against it, and the
+   * child's outcome carries the value as `output`.
+   */
+  output?: TSchema
 }
 
 /** How a sub-agent's task ended: its session, reason, final text and accounting. */
@@ -36,8 +44,11 @@ export type SubAgentOutcome = TaskOutcome
  * Refuses a spec no child could run: a turn limit that is not a positive integer, or two tools
  * with one name. Throws `AgentError` (`invalid_options`).
  */
-export function checkSubAgentSpec(spec: Pick<SubAgentSpec, 'tools' | 'maxTurns' | 'modelSettings'>): void {
+export function checkSubAgentSpec(
+  spec: Pick<SubAgentSpec, 'tools' | 'maxTurns' | 'modelSettings' | 'output'>,
+): void {
   if (spec.maxTurns !== undefined) positiveInteger('maxTurns', spec.maxTurns)
+  if (spec.output !== undefined) outputSpec(spec.output)
   checkModelSettings(spec.modelSettings)
   checkToolNames(spec.tools ?? [])
 }

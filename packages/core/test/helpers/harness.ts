@@ -105,7 +105,7 @@ export async function collectInterrupting(
 }
 
 /** Every event of a run and how it ended. */
-export async function collect(run: AgentRun): Promise<{ events: Event[]; outcome: TaskOutcome }> {
+export async function collect<O>(run: AgentRun<O>): Promise<{ events: Event[]; outcome: TaskOutcome<O> }> {
   const events: Event[] = []
   for await (const event of run) events.push(event)
   return { events, outcome: await run.done }

@@ -14,10 +14,15 @@ export const TaskFinishReason = Type.Union([
   Type.Literal('aborted'),
   /** Tool calls wait for the user's approval; `agent.continue` carries the task on. */
   Type.Literal('awaiting_approval'),
+  /** A structured output was asked for and the answer did not validate, even after one corrective turn. */
+  Type.Literal('structured_output_invalid'),
 ])
 export type TaskFinishReason = Static<typeof TaskFinishReason>
 
-/** A task ended. `taskResult` is the final assistant text. */
+/**
+ * A task ended. `taskResult` is the final assistant text; `hasStructuredOutput` is true when the
+ * run asked for a structured output and the answer validated against its schema.
+ */
 export const TaskFinishEvent = event('task_finish', {
   taskResult: Type.String(),
   hasStructuredOutput: Type.Boolean(),

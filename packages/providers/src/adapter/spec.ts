@@ -26,8 +26,11 @@ export interface WireAdapter {
   readonly defaultBaseUrl: string
   /** Messages -> request. Pure apart from reading image files; may cache per message object. */
   buildRequest(request: LLMRequest): WireRequest | Promise<WireRequest>
-  /** A fresh mapper for one response (each retry gets a new one). */
-  createEventMapper(): EventMapper
+  /**
+   * A fresh mapper for one response (each retry gets a new one). `request` is the call's, for a
+   * mapping that depends on what was asked (the `anthropic` structured-output tool).
+   */
+  createEventMapper(request?: LLMRequest): EventMapper
   /** What tells the transport a response is complete; default `stop_reason`. See {@link Completion}. */
   readonly completesOn?: Completion
 }

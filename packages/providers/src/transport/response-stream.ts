@@ -274,7 +274,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.requestId = requestIdOf(response.headers)
     if (!response.body || !isEventStreamLike(response)) throw await notAStream(response, setup.errors)
     this.reader = response.body.getReader()
-    this.mapper = setup.adapter.createEventMapper()
+    this.mapper = setup.adapter.createEventMapper(setup.request)
   }
 
   private async buildRequest(): Promise<WireRequest> {

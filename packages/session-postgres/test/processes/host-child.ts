@@ -7,6 +7,12 @@
 //   create <url> <schema> <session> <name>
 //       create the session (print `created` or `exists`), acquire it (retrying while another holds
 //       it), append one batch of three records `<name>-0-0..2`, release, print `done`
+//   batches <url> <schema> <session> <leaseMs> <name>
+//       acquire the session; for each line `<n>` on stdin append n more batches of three records
+//       `<name>-<i>-0..2`, printing `ack <i>` after each; on `end` release, print `released`, exit
+//   follow <url> <schema> <session> <from>
+//       follow the session from position <from>, printing `rec <index> <id>` for each record; on
+//       `stop` on stdin abort the follow; print `ended <records seen>` once it ended, and exit
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
 import { SessionError } from '@kode/session'
@@ -27,6 +33,8 @@ const batch = (name: string, i: number): UserMessage[] =>
 const lines = createInterface({ input: process.stdin })
 say('ready')
 await new Promise<void>((resolve) => lines.once('line', () => resolve()))
+/** The next line on stdin. */
+const nextLine = () => new Promise<string>((resolve) => lines.once('line', resolve))
 
 switch (mode) {
   case 'write':
@@ -58,8 +66,51 @@ switch (mode) {
     process.exit(0)
     break
   }
+  case 'batches':
+    await batches(rest[0]!, rest[1]!)
+    break
+  case 'follow':
+    await follow(Number(rest[0]))
+    break
   default:
     throw new Error(`unknown mode ${mode}`)
+}
+
+/** Appends batches under one lease as the test asks for them. */
+async function batches(leaseMs: string, name: string): Promise<void> {
+  const store = createPostgresSessionStore({
+    connectionString: url!,
+    schema: schema!,
+    leaseMs: Number(leaseMs),
+  })
+  const lease = await store.acquire(sessionId!)
+  say('leased')
+  let i = 0
+  for (let line = await nextLine(); line !== 'end'; line = await nextLine()) {
+    for (const stop = i + Number(line); i < stop; i++) {
+      await lease.append(batch(name, i))
+      say(`ack ${i}`)
+    }
+  }
+  await lease.release()
+  await store.close()
+  say('released')
+  process.exit(0)
+}
+
+/** Follows the session until told to stop. */
+async function follow(from: number): Promise<void> {
+  const store = createPostgresSessionStore({ connectionString: url!, schema: schema! })
+  const abort = new AbortController()
+  void nextLine().then(() => abort.abort())
+  let seen = 0
+  for await (const { index, record } of store.follow(sessionId!, { from, signal: abort.signal })) {
+    say(`rec ${index} ${(record as UserMessage).id}`)
+    seen++
+  }
+  say(`ended ${seen}`)
+  await store.close()
+  process.exit(0)
 }
 
 /** Appends batches under one lease until an append is refused (or the process is killed). */

@@ -14,7 +14,8 @@ import {
 } from '../session-info.js'
 import { encodeRecords } from './encode-records.js'
 import { LeaseRegistry } from './leases.js'
-import type { SessionLease, SessionStore } from './session-store.js'
+import type { FollowedRecord, FollowOptions, SessionLease, SessionStore } from './session-store.js'
+import { followStart, Wakers } from './wakers.js'
 
 /** Options of `createMemorySessionStore`. */
 export type MemorySessionStoreOptions = StoreClock
@@ -33,6 +34,7 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
   const { now, createId } = resolveClock(options)
   const sessions = new Map<string, MemorySession>()
   const leases = new LeaseRegistry()
+  const wakers = new Wakers()
   let closed = false
 
   const open = () => {
@@ -51,6 +53,20 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     const lines = encodeRecords(session.info.id, events)
     for (const line of lines) session.lines.push(line)
     session.info = { ...session.info, recordCount: session.lines.length, updatedAt: now() }
+    wakers.wake(session.info.id)
+  }
+
+  /** Follows appends made through this store (see `SessionStore.follow`). */
+  async function* follow(sessionId: string, options: FollowOptions = {}): AsyncGenerator<FollowedRecord> {
+    const { signal } = options
+    let index = followStart(options.from)
+    const session = get(sessionId)
+    while (!closed && !signal?.aborted) {
+      if (sessions.get(sessionId) !== session) throw sessionNotFound(sessionId)
+      const line = session.lines[index]
+      if (line !== undefined) yield { index: index++, record: decodeHistoryEvent(line) }
+      else await wakers.next(sessionId, signal)
+    }
   }
 
   return {
@@ -107,10 +123,13 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
       assertSessionId(sessionId)
       leases.assertFree(sessionId)
       sessions.delete(sessionId)
+      wakers.wake(sessionId)
     },
+    follow,
     async close() {
       closed = true
       leases.clear()
+      wakers.wakeAll()
     },
   }
 }

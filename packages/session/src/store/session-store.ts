@@ -37,8 +37,35 @@ export interface SessionStore {
    * Refused with `session_locked` while a lease on the session is held.
    */
   delete(sessionId: string): Promise<void>
+  /**
+   * Follows a session's history: yields its records from position `from` (default 0) in append
+   * order, then each record appended later, as it is committed, until `signal` aborts, the loop
+   * breaks, or the store closes; then the iteration simply ends. Every record comes exactly once
+   * and in order, with its position, so a follower that stopped resumes with
+   * `from: last.index + 1`. Fails with `session_not_found` for a missing session (also when the
+   * session is deleted while followed).
+   *
+   * Optional: the memory store follows appends made through itself; the Postgres store
+   * (`@kode/session-postgres`) follows appends from every host sharing the database; the file
+   * store does not follow (read it again, or put sessions in Postgres to follow across hosts).
+   */
+  follow?(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
   /** Finishes pending writes and releases locks and file handles. The store is unusable after. */
   close(): Promise<void>
+}
+
+/** Options of `SessionStore.follow`. */
+export interface FollowOptions {
+  /** The position of the first record wanted: the number of records already seen. Default 0. */
+  from?: number
+  /** Ends the iteration (without an error) when aborted. */
+  signal?: AbortSignal
+}
+
+/** One record of a followed history and its position in it (0 for the first record). */
+export interface FollowedRecord {
+  readonly index: number
+  readonly record: HistoryEvent
 }
 
 /** One caller's hold on a session's writer (see `SessionStore.acquire`). */

@@ -2,6 +2,7 @@ import { CodecError, type HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, type SessionStore, type StoreClock } from '@kode/session'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { HistoryBuilder, shortConversation } from '../helpers/history.js'
+import { describeFollowContract } from './follow-contract.js'
 
 // The behaviour every SessionStore shares. Each store's tests call `describeSessionStoreContract`
 // with a harness, so a new store (a database, a remote service) proves the same contract.
@@ -33,8 +34,15 @@ export async function codeOf(promise: Promise<unknown>): Promise<string | undefi
 
 const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, parts: [] })
 
-/** Registers the shared SessionStore tests for one implementation. */
-export function describeSessionStoreContract(name: string, makeHarness: () => StoreHarness): void {
+/**
+ * Registers the shared SessionStore tests for one implementation. `follows`: whether the store
+ * implements `follow` (a store that does not must leave it undefined).
+ */
+export function describeSessionStoreContract(
+  name: string,
+  makeHarness: () => StoreHarness,
+  { follows }: { follows: boolean },
+): void {
   describe(`${name} store: the SessionStore contract`, () => {
     let harness: StoreHarness
     let store: SessionStore
@@ -248,5 +256,11 @@ export function describeSessionStoreContract(name: string, makeHarness: () => St
       expect((await store.read(id)).map((e) => e.id)).toEqual(records.map((r) => r.id))
       expect((await store.info(id))?.recordCount).toBe(20)
     })
+
+    if (follows) describeFollowContract(() => store)
+    else
+      test('follow is left undefined by a store that does not follow', () => {
+        expect(store.follow).toBeUndefined()
+      })
   })
 }

@@ -33,10 +33,25 @@ export interface OpenServerBlock {
 /**
  * Content blocks as they arrive: whole (in `message_start`, or complete in `content_block_start`)
  * or started and filled by deltas. Keyed by the block's index. Client `tool_use` blocks go to the
- * builder's tool calls; server blocks are held until their stop, then kept whole.
+ * builder's tool calls, except the structured-output tool's, whose input is answer text; server
+ * blocks are held until their stop, then kept whole.
  */
 export class AnthropicBlocks {
   private readonly open = new Map<number, OpenServerBlock>()
+  /** The blocks calling the structured-output tool, whose input is answer text. */
+  private readonly answers = new Set<number>()
+  private clientCalls = 0
+  private readonly outputTool: string | undefined
+
+  /** `outputTool`: the structured-output tool's name, when the request asked for one. */
+  constructor(outputTool?: string) {
+    this.outputTool = outputTool
+  }
+
+  /** The response called the structured-output tool and no other tool. */
+  get answeredOnly(): boolean {
+    return this.answers.size > 0 && this.clientCalls === 0
+  }
 
   /** A block from `content_block_start` (`whole`: false) or `message_start` content (`whole`: true). */
   start(out: ResponseBuilder, index: number, block: unknown, whole: boolean): void {
@@ -55,6 +70,13 @@ export class AnthropicBlocks {
           out.signature(block.data, { format: 'anthropic', redacted: true })
         break
       case 'tool_use': {
+        if (this.outputTool !== undefined && block.name === this.outputTool) {
+          this.answers.add(index)
+          const input = block.input
+          if (isRecord(input) && Object.keys(input).length > 0) out.text(JSON.stringify(input))
+          break
+        }
+        this.clientCalls++
         out.toolCall(index, str(block.id), str(block.name))
         // Deltas normally carry the input; it may also come whole (a proxy, `message_start` content).
         const input = block.input
@@ -72,6 +94,7 @@ export class AnthropicBlocks {
   inputJson(out: ResponseBuilder, index: number, json: string): void {
     const server = this.open.get(index)
     if (server) server.json += json
+    else if (this.answers.has(index)) out.text(json)
     else out.toolCallArgs(index, json)
   }
 

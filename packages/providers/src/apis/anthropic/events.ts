@@ -67,12 +67,14 @@ type BlockDelta =
  * while the first is open means an intermediary spliced a second response into this one, which
  * fails as `stream_spliced` rather than mixing two responses' signed thinking. Usage from
  * `message_start` is updated by each `message_delta`, which also carries the stop reason and, for a
- * refusal, `stop_details` (kept as the message's `stopDetails`).
+ * refusal, `stop_details` (kept as the message's `stopDetails`). With `outputTool` (a structured
+ * output was asked), that tool's input is the answer: it arrives as text, and a response that
+ * called no other tool stops as `stop`.
  */
-export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
+export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: string): EventMapper {
   let openMessage: string | undefined
   let usage: AnthropicUsage = {}
-  const blocks = new AnthropicBlocks()
+  const blocks = new AnthropicBlocks(outputTool)
   return (event, out) => {
     const data = parseEventJson(event.data, errors) as AnthropicEvent
     switch (data.type) {
@@ -97,7 +99,7 @@ export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
         const content = message?.content
         if (Array.isArray(content))
           for (let i = 0; i < content.length; i++) blocks.start(out, i, content[i], true)
-        stop(message?.stop_reason, message?.stop_details, out)
+        stop(message?.stop_reason, message?.stop_details, out, blocks.answeredOnly)
         return
       }
       case 'content_block_start':
@@ -107,7 +109,7 @@ export function createAnthropicEventMapper(errors: ErrorContext): EventMapper {
       case 'content_block_stop':
         return blocks.stop(out, data.index)
       case 'message_delta': {
-        stop(data.delta?.stop_reason, data.delta?.stop_details, out)
+        stop(data.delta?.stop_reason, data.delta?.stop_details, out, blocks.answeredOnly)
         if (data.usage) {
           usage = mergeUsage(usage, data.usage)
           out.usage(anthropicUsage(usage))
@@ -129,9 +131,12 @@ function stop(
   reason: unknown,
   details: AnthropicStopDetails | null | undefined,
   out: Parameters<EventMapper>[1],
+  answeredOnly: boolean,
 ): void {
-  if (typeof reason === 'string' && reason)
-    out.stop(reason, anthropicStopReason(reason), stopDetailsOf(details))
+  if (typeof reason !== 'string' || !reason) return
+  // The answer tool's call is the answer, not a call to run: the response stopped.
+  const mapped = answeredOnly && reason === 'tool_use' ? 'stop' : anthropicStopReason(reason)
+  out.stop(reason, mapped, stopDetailsOf(details))
 }
 
 function blockDelta(

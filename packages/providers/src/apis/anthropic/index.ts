@@ -1,6 +1,7 @@
 import type { ProviderFactory } from '../../adapter/spec.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createAnthropicEventMapper } from './events.js'
+import { STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
 import { anthropicBody, type CacheControl, createAnthropicMessageMapper } from './request.js'
 
 /** Default root of the Anthropic API. */
@@ -28,7 +29,8 @@ export const anthropic: ProviderFactory = (config) => {
       const body = anthropicBody(request, await messages(request, config.readImageFile), bodyOptions)
       return { path: '/messages', headers, body }
     },
-    createEventMapper: () => createAnthropicEventMapper(config.errors),
+    createEventMapper: (request) =>
+      createAnthropicEventMapper(config.errors, request?.responseFormat ? STRUCTURED_OUTPUT_TOOL : undefined),
     // Every Messages stream ends with `message_stop`; a close after `message_delta` is a cut.
     completesOn: 'terminal_event',
   }

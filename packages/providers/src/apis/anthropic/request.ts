@@ -15,6 +15,7 @@ import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
 import { userAssistantTurns } from '../shared/turns.js'
+import { outputToolChoice, outputToolDeclaration, STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
 export type CacheControl = { type: 'ephemeral'; ttl?: '5m' | '1h' }
@@ -181,7 +182,8 @@ export interface AnthropicBodyOptions {
 /**
  * The Messages request body. Reasoning becomes `thinking` with a budget (`budgetTokens`, else by
  * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off. Prompt
- * caching marks the system prompt, the last tool and the last user turn.
+ * caching marks the system prompt, the last tool and the last user turn. A structured-output
+ * request adds the answer tool after the host's tools (see `outputToolChoice` for how it is chosen).
  */
 export function anthropicBody(
   request: LLMRequest,
@@ -205,17 +207,25 @@ export function anthropicBody(
       }
     body.system = system
   }
-  if (request.tools && request.tools.length > 0) {
-    const tools: Record<string, unknown>[] = request.tools.map((tool) => ({
-      name: tool.name,
-      description: tool.description,
-      input_schema: tool.parameters,
-    }))
+  const format = request.responseFormat
+  const tools: Record<string, unknown>[] = (request.tools ?? []).map((tool) => ({
+    name: tool.name,
+    description: tool.description,
+    input_schema: tool.parameters,
+  }))
+  const otherTools = tools.length > 0
+  if (format) {
+    if (request.tools?.some((tool) => tool.name === STRUCTURED_OUTPUT_TOOL))
+      throw new TypeError(`a tool is named ${STRUCTURED_OUTPUT_TOOL}, the name structured output uses`)
+    tools.push(outputToolDeclaration(format))
+  }
+  if (tools.length > 0) {
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
-  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
   const budget = thinkingBudget(request.reasoning, maxTokens)
+  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
+  else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
   else if (request.temperature !== undefined) body.temperature = request.temperature
   return body

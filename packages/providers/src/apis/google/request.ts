@@ -189,6 +189,10 @@ export function googleBody(
   if (request.maxOutputTokens !== undefined) generation.maxOutputTokens = request.maxOutputTokens
   if (request.temperature !== undefined) generation.temperature = request.temperature
   if (request.reasoning) generation.thinkingConfig = thinkingConfig(request.reasoning, control)
+  if (request.responseFormat) {
+    generation.responseMimeType = 'application/json'
+    generation.responseJsonSchema = request.responseFormat.schema
+  }
   if (Object.keys(generation).length > 0) body.generationConfig = generation
   return body
 }

@@ -9,6 +9,7 @@ import type {
 import { joinThinking } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
+import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
@@ -247,6 +248,8 @@ export function chatBody(request: LLMRequest, messages: ChatMessage[], options: 
     }))
   }
   if (request.toolChoice !== undefined) body.tool_choice = chatToolChoice(request.toolChoice)
+  const format = request.responseFormat
+  if (format) body.response_format = { type: 'json_schema', json_schema: jsonSchemaFormat(format) }
   return body
 }
 

@@ -9,6 +9,7 @@ import type {
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
+import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
@@ -253,5 +254,7 @@ export function responsesBody(
     const choice = request.toolChoice
     body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name }
   }
+  const format = request.responseFormat
+  if (format) body.text = { format: { type: 'json_schema', ...jsonSchemaFormat(format) } }
   return body
 }

@@ -1,0 +1,148 @@
+import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
+import { deriveReplayEvents, loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+
+/** How long the feed waits before following again after the store refused or failed. */
+const RETRY_MS = 1_000
+
+/**
+ * The replay a log shows for a history that may still grow: the derived events without a
+ * trailing `turn_end`, which the derivation adds only because the history ends there (the turn
+ * may go on with the next record another host writes).
+ */
+export function growingReplay(history: readonly HistoryEvent[], sessionId: string, subSessions = new Map()) {
+  const events = deriveReplayEvents(history, { sessionId, subSessions })
+  if (events.at(-1)?.type === 'turn_end') events.pop()
+  return events
+}
+
+/** What a feed tells its session's event log. */
+export interface FeedTarget {
+  /** Events for records another host (or another agent of this store) appended. */
+  append(events: readonly ReplayEvent[]): void
+  /** The replay changed in a way that is not an extension of what was sent: start over with it. */
+  reset(events: readonly ReplayEvent[]): void
+}
+
+/**
+ * Follows a session in the store (`store.follow`) and turns the records this server did not write
+ * into events for the session's log: each burst of records is replayed with the whole history,
+ * and the events past those already shown are appended. While a task of this server runs, its own
+ * events are the log, so the feed only keeps count; once it ended, the feed knows how many records
+ * that log covers and carries on after them.
+ */
+export class RecordFeed {
+  readonly #store: SessionStore
+  readonly #sessionId: string
+  readonly #target: FeedTarget
+  readonly #abort = new AbortController()
+  readonly #history: HistoryEvent[]
+  #subSessions = new Map<string, HistoryEvent[]>()
+  /** How many records of the history the log already shows; Infinity while a local task runs. */
+  #covered: number
+  /** The events (as JSON) the log shows for the first `#covered` records, once known. */
+  #shown: string[] | undefined
+  /** Changes whenever a local task starts or ends, so a replay computed meanwhile is dropped. */
+  #epoch = 0
+  #links = 0
+  #work: Promise<void> = Promise.resolve()
+  #scheduled = false
+
+  constructor(store: SessionStore, sessionId: string, history: readonly HistoryEvent[], target: FeedTarget) {
+    this.#store = store
+    this.#sessionId = sessionId
+    this.#target = target
+    this.#history = [...history]
+    this.#covered = history.length
+    void this.#follow()
+  }
+
+  /** A task of this server starts: its events are the log from now on. Returns the count covered so far. */
+  pause(): number {
+    const covered = this.#covered
+    this.#covered = Number.POSITIVE_INFINITY
+    this.#shown = undefined
+    this.#epoch++
+    return covered
+  }
+
+  /** The log now shows the session's first `covered` records: show what comes after them. */
+  resume(covered: number): void {
+    this.#covered = covered
+    this.#shown = undefined
+    this.#epoch++
+    this.#schedule()
+  }
+
+  close(): void {
+    this.#abort.abort()
+  }
+
+  async #follow(): Promise<void> {
+    const follow = this.#store.follow?.bind(this.#store)
+    if (!follow) return
+    const signal = this.#abort.signal
+    while (!signal.aborted) {
+      try {
+        for await (const { record } of follow(this.#sessionId, { from: this.#history.length, signal })) {
+          this.#history.push(record)
+          this.#schedule()
+        }
+        return
+      } catch (error) {
+        if (signal.aborted) return
+        // A session not created yet (its first task may run on another host), or a store that
+        // failed: follow again from the same position in a moment.
+        if (!(SessionError.is(error) && error.code === 'session_not_found')) {
+          console.error(`session ${this.#sessionId}: following the store failed, retrying:`, error)
+        }
+        if (SessionError.is(error) && error.code === 'store_closed') return
+        await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
+      }
+    }
+  }
+
+  /** Replays once per burst of records (a page of them arrives in one go). */
+  #schedule(): void {
+    if (this.#scheduled) return
+    this.#scheduled = true
+    setImmediate(() => {
+      this.#scheduled = false
+      this.#work = this.#work
+        .then(() => this.#flush())
+        .catch((error: unknown) => {
+          console.error(`session ${this.#sessionId}: replaying followed records failed:`, error)
+        })
+    })
+  }
+
+  async #flush(): Promise<void> {
+    const history = this.#history.slice()
+    const covered = this.#covered
+    const epoch = this.#epoch
+    if (history.length < covered || this.#abort.signal.aborted) return
+    const shown = this.#shown ?? (await this.#replay(history.slice(0, covered))).map((e) => JSON.stringify(e))
+    const events = history.length > covered ? await this.#replay(history) : undefined
+    // A local task started or ended meanwhile: its log covers other records now.
+    if (this.#epoch !== epoch) return
+    this.#shown = shown
+    if (!events) return
+    const json = events.map((e) => JSON.stringify(e))
+    const extension = shown.length <= json.length && shown.every((line, i) => line === json[i])
+    if (extension) this.#target.append(events.slice(shown.length))
+    else this.#target.reset(events)
+    this.#shown = json
+    this.#covered = history.length
+  }
+
+  async #replay(history: readonly HistoryEvent[]): Promise<ReplayEvent[]> {
+    const links = history.filter((r) => 'role' in r && r.role === 'tool' && r.uiExtra?.type === 'session')
+    if (links.length !== this.#links) {
+      // A sub-agent's session is finished before the result linking it is written, so sessions
+      // are loaded again only when a new link appears.
+      this.#subSessions = await loadSubSessions(this.#store, history)
+      this.#subSessions.delete(this.#sessionId)
+      this.#links = links.length
+    }
+    return growingReplay(history, this.#sessionId, this.#subSessions)
+  }
+}

@@ -1,0 +1,69 @@
+import { type AssistantMessage, joinText } from '@kode/protocol'
+import type { Static, TSchema } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+
+/** What the final answer's text held: a value valid against the schema, or why not. */
+export type AnswerCheck<S extends TSchema = TSchema> =
+  | { ok: true; value: Static<S> }
+  | { ok: false; problems: string[] }
+
+/** The most validation errors a corrective message or an error reason lists. */
+const MAX_PROBLEMS = 10
+
+/**
+ * Reads the final answer as JSON and validates it against `schema` (TypeBox's `Value`, which
+ * needs no code generation, so it runs under a strict Content Security Policy too). The text
+ * tried is the answer (`answerText`), then, if it is not JSON, a fenced ```json block in it, then
+ * the message's last text part (an answer after a preamble).
+ */
+export function checkAnswer<S extends TSchema>(
+  schema: S,
+  answerText: string,
+  message: AssistantMessage | undefined,
+): AnswerCheck<S> {
+  const parsed = parseAnswer(answerText, message)
+  if (!parsed.ok) return { ok: false, problems: [parsed.problem] }
+  const value = parsed.value
+  if (Value.Check(schema, value)) return { ok: true, value }
+  const problems: string[] = []
+  for (const error of Value.Errors(schema, value)) {
+    if (problems.length === MAX_PROBLEMS) break
+    problems.push(`${error.path === '' ? '(root)' : error.path}: ${error.message}`)
+  }
+  return { ok: false, problems }
+}
+
+function parseAnswer(
+  answerText: string,
+  message: AssistantMessage | undefined,
+): { ok: true; value: unknown } | { ok: false; problem: string } {
+  const candidates = [answerText]
+  const fenced = /```(?:json)?\s*\n([\s\S]*?)\n\s*```/.exec(answerText)
+  if (fenced) candidates.push(fenced[1]!)
+  const parts = message?.parts.filter((part) => part.type === 'text') ?? []
+  if (parts.length > 1) candidates.push(joinText([parts[parts.length - 1]!]))
+  for (const text of candidates) {
+    if (text.trim() === '') continue
+    try {
+      return { ok: true, value: JSON.parse(text) as unknown }
+    } catch {}
+  }
+  return {
+    ok: false,
+    problem: answerText.trim() === '' ? 'the answer is empty, not a JSON object' : 'the answer is not JSON',
+  }
+}
+
+/** The user message of the one corrective turn: what was wrong, and what to send instead. */
+export function correctionText(problems: readonly string[]): string {
+  return [
+    'Your final answer does not match the required JSON schema:',
+    ...problems.map((problem) => `- ${problem}`),
+    'Answer again with only a JSON object that is valid against the schema.',
+  ].join('\n')
+}
+
+/** The error reason of a task whose answer did not validate after the corrective turn. */
+export function invalidAnswerMessage(problems: readonly string[]): string {
+  return `The final answer is not valid against the output schema after a corrective turn: ${problems.join('; ')}`
+}

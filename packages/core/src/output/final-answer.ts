@@ -1,0 +1,58 @@
+import type { AssistantMessage, HistoryEvent } from '@kode/protocol'
+import { checkAnswer, correctionText, invalidAnswerMessage } from './check-answer.js'
+import type { OutputSpec } from './output-spec.js'
+
+/** What to do with a task's final answer when a structured output was asked for. */
+export type AnswerVerdict =
+  /** It is valid: the task completes with it. */
+  | { kind: 'accepted' }
+  /** It is not, for the first time: send this user message and let the model answer again. */
+  | { kind: 'correct'; text: string }
+  /** It is not, after the corrective turn: the task ends with this reason. */
+  | { kind: 'invalid'; message: string }
+
+/**
+ * The structured final answer of one task: judges each final answer against the schema, allows
+ * one corrective turn, and holds the value once one validates. Never holds an unvalidated value.
+ */
+export class FinalAnswer {
+  readonly spec: OutputSpec
+  #corrected = false
+  #accepted = false
+  #value: unknown
+
+  constructor(spec: OutputSpec) {
+    this.spec = spec
+  }
+
+  /** Whether an answer validated (`task_finish.hasStructuredOutput`). */
+  get accepted(): boolean {
+    return this.#accepted
+  }
+
+  /** The validated answer; `undefined` until one validates. */
+  get value(): unknown {
+    return this.#value
+  }
+
+  /** Judges the task's final answer: its text, and the last assistant message of `history`. */
+  judge(answerText: string, history: readonly HistoryEvent[]): AnswerVerdict {
+    const check = checkAnswer(this.spec.schema, answerText, lastAssistant(history))
+    if (check.ok) {
+      this.#accepted = true
+      this.#value = check.value
+      return { kind: 'accepted' }
+    }
+    if (this.#corrected) return { kind: 'invalid', message: invalidAnswerMessage(check.problems) }
+    this.#corrected = true
+    return { kind: 'correct', text: correctionText(check.problems) }
+  }
+}
+
+function lastAssistant(history: readonly HistoryEvent[]): AssistantMessage | undefined {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const record = history[i]!
+    if ('role' in record && record.role === 'assistant') return record
+  }
+  return undefined
+}

@@ -1,0 +1,74 @@
+import type { ResponseFormat } from '@kode/providers'
+import type { TSchema } from '@sinclair/typebox'
+import { AgentError } from '../errors.js'
+
+/** A run's structured output, checked and ready: what the provider is asked for, and the schema to validate. */
+export interface OutputSpec {
+  /** The TypeBox schema the answer must satisfy. */
+  readonly schema: TSchema
+  /** What every model call of the task asks for (`LLMRequest.responseFormat`). */
+  readonly format: ResponseFormat
+}
+
+/**
+ * Checks `run(input, { output })`'s schema and builds the request's response format. The schema
+ * must describe an object (`Type.Object`, or a union or reference of objects: every api's native
+ * mechanism needs one at the root); throws `AgentError` (`invalid_options`) otherwise. The name is
+ * the schema's `$id` or `title` made to fit OpenAI's rule, else `output`. Strict mode is asked for
+ * only when the schema satisfies OpenAI's strict rules (see {@link isStrictCompatible}).
+ */
+export function outputSpec(schema: TSchema): OutputSpec {
+  if (typeof schema !== 'object' || schema === null || Array.isArray(schema))
+    throw new AgentError('invalid_options', 'output must be a TypeBox schema')
+  if (schema.type !== 'object')
+    throw new AgentError(
+      'invalid_options',
+      `output must describe an object (Type.Object); got ${JSON.stringify(schema.type ?? 'a schema without a type')}`,
+    )
+  const format: ResponseFormat = {
+    type: 'json_schema',
+    name: schemaName(schema),
+    schema: schema as Readonly<Record<string, unknown>>,
+    strict: isStrictCompatible(schema),
+  }
+  if (typeof schema.description === 'string') format.description = schema.description
+  return { schema, format }
+}
+
+/** `$id` or `title`, reduced to what OpenAI accepts (`[a-zA-Z0-9_-]{1,64}`); default `output`. */
+function schemaName(schema: TSchema): string {
+  const raw =
+    typeof schema.$id === 'string' ? schema.$id : typeof schema.title === 'string' ? schema.title : ''
+  const name = raw
+    .replace(/[^a-zA-Z0-9_-]+/g, '_')
+    .replace(/^_+|_+$/g, '')
+    .slice(0, 64)
+  return name === '' ? 'output' : name
+}
+
+/**
+ * Whether OpenAI's strict mode accepts the schema's shape: every object closes its properties
+ * (`additionalProperties: false`) and requires all of them, at every depth (properties, array
+ * items, `anyOf`, `$defs`). Keywords strict mode may not support are the API's to refuse.
+ */
+export function isStrictCompatible(schema: unknown): boolean {
+  if (typeof schema !== 'object' || schema === null) return true
+  if (Array.isArray(schema)) return schema.every(isStrictCompatible)
+  const node = schema as Record<string, unknown>
+  if (node.type === 'object' || node.properties !== undefined) {
+    if (node.additionalProperties !== false) return false
+    const properties = (node.properties ?? {}) as Record<string, unknown>
+    const required = Array.isArray(node.required) ? node.required : []
+    if (!Object.keys(properties).every((key) => required.includes(key))) return false
+    if (!Object.values(properties).every(isStrictCompatible)) return false
+  }
+  for (const key of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems'] as const) {
+    if (node[key] !== undefined && !isStrictCompatible(node[key])) return false
+  }
+  for (const key of ['$defs', 'definitions'] as const) {
+    const defs = node[key]
+    if (typeof defs === 'object' && defs !== null && !Object.values(defs).every(isStrictCompatible))
+      return false
+  }
+  return true
+}

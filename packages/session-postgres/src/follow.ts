@@ -1,0 +1,72 @@
+import { decodeHistoryEvent } from '@kode/protocol'
+import type { FollowedRecord, FollowOptions } from '@kode/session'
+import type { Pool } from 'pg'
+import type { FeedListener } from './listener.js'
+import type { Statements } from './statements.js'
+
+/** How many records one read of a followed history fetches at most. */
+const PAGE = 500
+
+/** What `follow` needs from its store. */
+export interface FollowContext {
+  pool: Pool
+  sql: Statements
+  listener: FeedListener
+  /** Refuses once the store is closed, checks the id, creates the schema on first use. */
+  open(sessionId: string): Promise<void>
+  closed(): boolean
+  notFound(sessionId: string): Error
+}
+
+/**
+ * Follows a session's history across hosts: reads the records after the last one seen, and when
+ * there are none, waits for a notification of a committed append (or a lost notification
+ * connection, or the poll interval) and reads again from the same position. Positions come from
+ * the records themselves, so the switch from the stored history to the live tail can neither skip
+ * nor repeat one, and a missed notification only delays a record until the next read.
+ */
+export async function* followSession(
+  context: FollowContext,
+  sessionId: string,
+  options: FollowOptions = {},
+): AsyncGenerator<FollowedRecord> {
+  const { signal } = options
+  let next = options.from ?? 0
+  if (!Number.isSafeInteger(next) || next < 0)
+    throw new TypeError(`follow: from must be a non-negative integer, got ${String(options.from)}`)
+  await context.open(sessionId)
+  const { pool, sql } = context
+  // Subscribed before the first read: whatever is committed after that read wakes this follower.
+  const subscription = context.listener.subscribe(sessionId)
+  /** A read; one cut short by the store closing (its pool ended) ends the follow quietly. */
+  const query = async (text: string, values: unknown[]) => {
+    try {
+      return await pool.query(text, values)
+    } catch (error) {
+      if (context.closed()) return undefined
+      throw error
+    }
+  }
+  try {
+    while (!signal?.aborted && !context.closed()) {
+      const page = await query(sql.follow, [sessionId, next, PAGE])
+      if (!page) return
+      const { rows } = page
+      if (rows.length === 0) {
+        const info = await query(sql.info, [sessionId])
+        if (!info) return
+        if (info.rows.length === 0) throw context.notFound(sessionId)
+        await subscription.changed(signal)
+        continue
+      }
+      for (const row of rows as { seq: number; record: string }[]) {
+        if (signal?.aborted || context.closed()) return
+        // seq counts from 1: the record at position `next` has seq next + 1.
+        yield { index: row.seq - 1, record: decodeHistoryEvent(row.record) }
+        next = row.seq
+      }
+    }
+  } finally {
+    subscription.close()
+  }
+}

@@ -1,0 +1,154 @@
+import type { Pool, PoolClient } from 'pg'
+
+/** A follower's view of the notifications for its session. */
+export interface Subscription {
+  /**
+   * Resolves once the session may have changed since the last call: a notification for it came,
+   * the notification connection was lost (records may have been missed meanwhile), `pollMs`
+   * passed, `signal` aborted, or the listener closed. Connects the listener first when needed.
+   */
+  changed(signal: AbortSignal | undefined): Promise<void>
+  /** Stops listening for this follower. */
+  close(): void
+}
+
+interface Follower {
+  sessionId: string
+  /** Something happened since the follower last looked. */
+  dirty: boolean
+  wake?: () => void
+}
+
+/** The notification a committed append or delete sends: which session, and its record count. */
+export interface FeedNotice {
+  session: string
+  count?: number
+  deleted?: true
+}
+
+/**
+ * One `LISTEN` connection per store, shared by all its followers: a committed append notifies the
+ * store's channel with the session id and its new record count, and the listener wakes that
+ * session's followers, which then read from their last position. The connection is taken from the
+ * pool while anything follows and given back when nothing does. When it is lost, every follower
+ * is woken (it reads what it missed) and the next wait connects again, polling meanwhile.
+ */
+export class FeedListener {
+  readonly #pool: Pool
+  readonly #channel: string
+  readonly #pollMs: number
+  readonly #followers = new Set<Follower>()
+  #client: PoolClient | undefined
+  #connecting: Promise<void> | undefined
+  #closed = false
+
+  constructor(pool: Pool, channel: string, pollMs: number) {
+    this.#pool = pool
+    this.#channel = channel
+    this.#pollMs = pollMs
+  }
+
+  subscribe(sessionId: string): Subscription {
+    const follower: Follower = { sessionId, dirty: false }
+    this.#followers.add(follower)
+    return {
+      changed: (signal) => this.#changed(follower, signal),
+      close: () => {
+        this.#followers.delete(follower)
+        follower.wake?.()
+        if (this.#followers.size === 0) this.#disconnect()
+      },
+    }
+  }
+
+  /** Wakes every follower for good (the store closed) and gives the connection back. */
+  close(): void {
+    this.#closed = true
+    for (const follower of this.#followers) follower.wake?.()
+    this.#disconnect()
+  }
+
+  /** Makes sure the connection listens, so a notification after this resolves is not missed. */
+  async listening(): Promise<boolean> {
+    if (this.#client) return true
+    this.#connecting ??= this.#connect().finally(() => {
+      this.#connecting = undefined
+    })
+    await this.#connecting.catch(() => {})
+    return this.#client !== undefined
+  }
+
+  async #changed(follower: Follower, signal: AbortSignal | undefined): Promise<void> {
+    if (!follower.dirty) {
+      // Without the connection nothing would wake this follower: poll soon instead.
+      const listening = await this.listening()
+      const wait = listening ? this.#pollMs : Math.min(this.#pollMs, 1_000)
+      if (!follower.dirty && !this.#closed && !signal?.aborted) {
+        await new Promise<void>((resolve) => {
+          const done = () => {
+            clearTimeout(timer)
+            signal?.removeEventListener('abort', done)
+            follower.wake = undefined
+            resolve()
+          }
+          const timer = setTimeout(done, wait)
+          signal?.addEventListener('abort', done, { once: true })
+          follower.wake = done
+        })
+      }
+    }
+    follower.dirty = false
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed || this.#followers.size === 0) return
+    const client = await this.#pool.connect()
+    const lost = (error?: unknown) => {
+      if (this.#client !== client) return
+      this.#client = undefined
+      client.release(error instanceof Error ? error : true)
+      this.#wakeAll()
+    }
+    client.on('error', lost)
+    client.on('end', () => lost(new Error('the notification connection ended')))
+    client.on('notification', (message) => {
+      if (message.channel !== this.#channel || !message.payload) return
+      let notice: FeedNotice
+      try {
+        notice = JSON.parse(message.payload) as FeedNotice
+      } catch {
+        return
+      }
+      for (const follower of this.#followers) {
+        if (follower.sessionId !== notice.session) continue
+        follower.dirty = true
+        follower.wake?.()
+      }
+    })
+    try {
+      await client.query(`listen "${this.#channel}"`)
+    } catch (error) {
+      client.release(error instanceof Error ? error : true)
+      throw error
+    }
+    this.#client = client
+    // Appends committed while the connection was being set up were not heard: look again.
+    this.#wakeAll()
+    if (this.#closed || this.#followers.size === 0) this.#disconnect()
+  }
+
+  #wakeAll(): void {
+    for (const follower of this.#followers) {
+      follower.dirty = true
+      follower.wake?.()
+    }
+  }
+
+  #disconnect(): void {
+    const client = this.#client
+    if (!client) return
+    this.#client = undefined
+    // Destroyed rather than returned: a pooled connection must not stay subscribed.
+    client.release(true)
+  }
+}
