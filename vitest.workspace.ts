@@ -15,6 +15,7 @@ export const alias = {
   '@kode/session': root('./packages/session/src/index.ts'),
   '@kode/core': root('./packages/core/src/index.ts'),
   '@kode/mcp': root('./packages/mcp/src/index.ts'),
+  '@kode/durable-dbos': root('./packages/durable-dbos/src/index.ts'),
 }
 
 const project = (dir: string, name: string) => ({
@@ -52,6 +53,18 @@ export const projects: TestProjectInlineConfiguration[] = [
       globalSetup: ['test/global-setup.ts'],
       hookTimeout: 60_000,
       testTimeout: 30_000,
+    },
+  },
+  {
+    resolve: { alias },
+    test: {
+      name: 'durable-dbos',
+      root: root('./packages/durable-dbos'),
+      include: ['test/**/*.test.ts'],
+      // The same real Postgres as session-postgres's tests, started the same way.
+      globalSetup: ['../session-postgres/test/global-setup.ts'],
+      hookTimeout: 60_000,
+      testTimeout: 60_000,
     },
   },
   project('bench', 'bench'),

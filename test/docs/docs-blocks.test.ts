@@ -89,6 +89,7 @@ const OPTION_TYPES = {
   '@kode/providers': ['ClientConfig', 'LLMRequest', 'StreamOptions', 'RetryOptions', 'ChatApiOptions'],
   '@kode/session': ['ExportHtmlOptions', 'ForkOptions', 'ReplayOptions', 'CreateSessionInit'],
   '@kode/session/file': ['FileSessionStoreOptions'],
+  '@kode/durable-dbos': ['DurableAgentsOptions', 'StartOptions', 'DurableContinueOptions'],
 }
 const optionsWhere = 'public option types: every optional field accepts undefined'
 checked.push({
@@ -179,6 +180,8 @@ beforeAll(async () => {
     ...base.compilerOptions.paths,
     '@sinclair/typebox': [typebox],
     '@sinclair/typebox/*': [`${typebox}/*`],
+    // DBOS is the host's (a peer dependency): resolve it to the copy @kode/durable-dbos uses.
+    '@dbos-inc/dbos-sdk': ['packages/durable-dbos/node_modules/@dbos-inc/dbos-sdk'],
   }
   const tsconfig = {
     extends: '../../../tsconfig.base.json',

@@ -9,6 +9,7 @@ function context(): ToolContext {
     toolName: 'code_execution',
     sessionId: 's1',
     responseId: undefined,
+    resumed: false,
     progress: () => undefined,
     runSubAgent: () => Promise.reject(new Error('not in this test')),
   }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defineTool } from '@kode/core'
 import { createClient } from '@kode/providers'
-import { createSseTestServer, frameChat, type SseTestServer } from '@kode/providers/testing'
+import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { createMemorySessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import type { Browser, Page } from 'playwright-core'
@@ -260,40 +260,29 @@ const HOSTILE_ID = `call_"><img src=x onerror="window.__pwned='id'">`
 
 /** A model whose every string is an attack: text, thinking, a tool call's id and arguments. */
 async function hostileModel(): Promise<SseTestServer> {
-  const chunk = (delta: unknown, finish: string | null = null) =>
-    JSON.stringify({
-      id: 'chatcmpl-x',
-      object: 'chat.completion.chunk',
-      choices: [{ index: 0, delta, finish_reason: finish }],
-    })
-  const args = JSON.stringify({
+  const args = {
     text: `<img src=x onerror="window.__pwned='tool'"><script>window.__pwned='tool'</script>`,
+  }
+  const call = scriptedResponse('openai-chat', {
+    id: 'chatcmpl-x',
+    steps: [
+      { thinking: `<script>window.__pwned = "thinking"</script>` },
+      { text: '<script>window.__pwned = "text"</script> ' },
+      { toolCall: { id: HOSTILE_ID, name: 'echo', arguments: args } },
+    ],
   })
-  const call = frameChat([
-    chunk({ role: 'assistant', reasoning_content: `<script>window.__pwned = "thinking"</script>` }),
-    chunk({ content: '<script>window.__pwned = "text"</script> ' }),
-    chunk({
-      tool_calls: [
-        { index: 0, id: HOSTILE_ID, type: 'function', function: { name: 'echo', arguments: args } },
-      ],
-    }),
-    chunk({}, 'tool_calls'),
-  ])
-  const answer = frameChat([
-    chunk({
-      role: 'assistant',
-      content: '[click me](javascript:window.__pwned="link") and [ok](https://example.com/ok) ',
-    }),
-    chunk({
-      content:
-        '<a href="javascript:window.__pwned=1">raw</a> <iframe src="javascript:1"></iframe> <svg onload="window.__pwned=2">',
-    }),
-    chunk({}, 'stop'),
-  ])
+  const answer = scriptedResponse('openai-chat', {
+    id: 'chatcmpl-x',
+    steps: [
+      {
+        text:
+          '[click me](javascript:window.__pwned="link") and [ok](https://example.com/ok) ' +
+          '<a href="javascript:window.__pwned=1">raw</a> <iframe src="javascript:1"></iframe> <svg onload="window.__pwned=2">',
+      },
+    ],
+  })
   return createSseTestServer({
-    handler: (request) => ({
-      body: JSON.stringify(request.body).includes('"role":"tool"') ? answer : call,
-    }),
+    handler: (request) => (JSON.stringify(request.body).includes('"role":"tool"') ? answer : call),
   })
 }
 

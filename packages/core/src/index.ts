@@ -64,6 +64,7 @@ export {
   type ApprovalContext,
   defineTool,
   type NeedsApproval,
+  type OnResume,
   type Tool,
   type ToolContext,
   type ToolOutput,

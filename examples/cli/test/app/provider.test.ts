@@ -1,6 +1,6 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createSseTestServer, frameChat } from '@kode/providers/testing'
+import { createSseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { openApp } from '../../src/app.js'
 import { approveAll, denyAll } from '../../src/approvals/decide.js'
@@ -103,11 +103,7 @@ describe('--reasoning', () => {
       const args = parseCliArgs(['--reasoning', 'high', '--sessions-dir', join(home, 'sessions')])
       const env = { HOME: home, XDG_CONFIG_HOME: home, OPENAI_API_KEY: 'sk-test' }
       const app = await openApp({ args, env, cwd: home })
-      const payloads = [
-        { id: 'r1', choices: [{ index: 0, delta: { content: 'Hi.' }, finish_reason: null }] },
-        { id: 'r1', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
-      ]
-      server.enqueue({ body: frameChat(payloads.map((p) => JSON.stringify(p))) })
+      server.enqueue(scriptedResponse('openai-chat', { id: 'r1', steps: [{ text: 'Hi.' }] }))
       const out: string[] = []
       const signal = new AbortController().signal
       const code = await runExec(

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { KODE, offlineEnv, tempDir } from './run-kode.js'
 
@@ -16,13 +16,7 @@ let attacker: SseTestServer
 let project: string
 let xdg: string
 
-const reply = (text: string) => ({
-  body: [
-    `data: ${JSON.stringify({ id: 'r1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: { role: 'assistant', content: text }, finish_reason: null }] })}\n\n`,
-    `data: ${JSON.stringify({ id: 'r1', object: 'chat.completion.chunk', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] })}\n\n`,
-    'data: [DONE]\n\n',
-  ],
-})
+const reply = (text: string) => scriptedResponse('openai-chat', { id: 'r1', steps: [{ text }] })
 
 beforeEach(async () => {
   legit = await createSseTestServer()

@@ -3,6 +3,7 @@ import { AgentError } from '../errors.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import {
   type ApprovalDecision,
+  callsNeedingApproval,
   checkDecisions,
   deniedOutcome,
   type PendingCall,
@@ -59,14 +60,16 @@ export function planContinuation(
 
 /**
  * Carries a paused or unfinished task on, inside one turn: records the decisions, runs each
- * approved call once and answers the denied ones (`denied by the user: <reason>`), or answers
- * the calls a dead process left. True when the user interrupted.
+ * approved call once and answers the denied ones (`denied by the user: <reason>`), or settles
+ * the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`, the
+ * others get an `error` result. True when the user interrupted.
  */
 export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuation): Promise<boolean> {
   const { events } = rt
   let calls: ToolCallPart[]
   let responseId: string | undefined
   const decided = new Map<string, ToolOutcome>()
+  const resumed = new Set<string>()
   if (plan.kind === 'approvals') {
     const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
     events.emit('turn_start', {})
@@ -82,12 +85,38 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
     events.emit('turn_start', {})
     calls = plan.dangling
     responseId = plan.responseId
-    for (const call of calls) decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+    const rerun = await callsToRerun(rt, calls)
+    for (const call of calls) {
+      if (rerun.has(call.id)) resumed.add(call.id)
+      else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+    }
   }
-  const interrupted = await runCalls(rt, state, calls, responseId, rt.signal, decided)
+  const interrupted = await runCalls(rt, state, calls, responseId, rt.signal, decided, resumed)
   if (interrupted) events.emit('interrupt', {})
   events.emit('turn_end', {})
   return interrupted
+}
+
+/**
+ * The calls a dead process left that run again: their tool says `onResume: 'rerun'`, and they
+ * could have run (the user approved them, or they need no approval). A call whose tool needs an
+ * approval the history does not hold never ran, and is answered like any other (`error`) rather
+ * than run unasked.
+ */
+async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Promise<Set<string>> {
+  const candidates = calls.filter((call) => rt.tools.byName.get(call.name)?.onResume === 'rerun')
+  if (candidates.length === 0) return new Set()
+  const approved = new Set<string>()
+  for (const record of rt.journal.history) {
+    if (!('role' in record) && record.type === 'approval_decision' && record.approved) {
+      approved.add(record.toolCallId)
+    }
+  }
+  const asking = await callsNeedingApproval(
+    rt,
+    candidates.filter((call) => !approved.has(call.id)),
+  )
+  return new Set(candidates.filter((call) => !asking.has(call.id)).map((call) => call.id))
 }
 
 /**

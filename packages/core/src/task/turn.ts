@@ -229,7 +229,8 @@ function providerFailure(error: ProviderError): TurnFailure {
 
 /**
  * Runs a response's calls; sub-agents they start are awaited, so none outlives its turn. True
- * when the user interrupted them.
+ * when the user interrupted them. `resumed` names the calls that run again after their process
+ * died (`ctx.resumed`).
  */
 export async function runCalls(
   rt: TaskRuntime,
@@ -238,6 +239,7 @@ export async function runCalls(
   responseId: string | undefined,
   signal: AbortSignal,
   decided?: ReadonlyMap<string, ToolOutcome>,
+  resumed?: ReadonlySet<string>,
 ): Promise<boolean> {
   const children: Promise<TaskOutcome | undefined>[] = []
   const interrupted = await runToolBatch({
@@ -252,6 +254,7 @@ export async function runCalls(
       toolName: call.name,
       sessionId: rt.sessionId,
       responseId,
+      resumed: resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
         const child = rt.runSubAgent({ rt, toolCallId: call.id, signal: callSignal }, spec, input)

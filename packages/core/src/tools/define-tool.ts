@@ -21,6 +21,13 @@ export interface ToolContext {
   readonly sessionId: string
   /** The provider's id of the response that asked for the call, when it sent one. */
   readonly responseId: string | undefined
+  /**
+   * True when the call runs again because the process that first ran it died before its result
+   * was recorded (a tool with `onResume: 'rerun'`, continued with `agent.continue`). The first run
+   * may have done some or all of its work: `toolCallId`, the same in both runs, is the key to make
+   * the work idempotent.
+   */
+  readonly resumed: boolean
   /** Reports progress to the host as a `tool_progress` event; ignored once the call has a result. */
   progress(message: string): void
   /**
@@ -63,6 +70,14 @@ export interface ToolOutput {
   taskMetadata?: TaskMetadata
 }
 
+/**
+ * What happens to a call that was running when its process died, once the task is continued
+ * (`agent.continue`): `error` answers it with an error result that says it may or may not have
+ * run; `rerun` runs it again with the same `toolCallId` (`ctx.resumed` is true), for idempotent
+ * tools.
+ */
+export type OnResume = 'error' | 'rerun'
+
 /** What `execute` may return: text, or a structured result. */
 export type ToolReturn = string | ToolOutput
 
@@ -94,6 +109,12 @@ export interface ToolSpec<P extends TSchema> {
    * docs/agents.md). Default `false`.
    */
   needsApproval?: NeedsApproval<Static<P>>
+  /**
+   * A call that was running when the process died, on `agent.continue`: `error` (default) answers
+   * it with an error result the model reads; `rerun` runs it again with the same `toolCallId`, for
+   * tools that are idempotent or use the id as an idempotency key.
+   */
+  onResume?: OnResume
 }
 
 /** A tool ready for `createAgent`: the spec plus its compiled argument parser. */
@@ -103,6 +124,8 @@ export interface Tool<P extends TSchema = TSchema> {
   readonly parameters: P
   readonly concurrent: boolean
   readonly timeoutMs: number | undefined
+  /** What a call left running by a process that died gets when the task is continued. */
+  readonly onResume: OnResume
   /** Whether a call with these (validated) arguments waits for approval; `false` for most tools. */
   needsApproval(args: Static<P>, ctx: ApprovalContext): boolean | Promise<boolean>
   execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
@@ -128,6 +151,9 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
       `tool ${spec.name}: timeoutMs must be a positive number of milliseconds`,
     )
   }
+  if (spec.onResume !== undefined && spec.onResume !== 'error' && spec.onResume !== 'rerun') {
+    throw new AgentError('invalid_tool', `tool ${spec.name}: onResume must be 'error' or 'rerun'`)
+  }
   const parseArguments = createArgumentParser(spec.parameters, spec.validate)
   const execute = spec.execute
   return Object.freeze({
@@ -136,6 +162,7 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
     parameters: spec.parameters,
     concurrent: spec.concurrent ?? true,
     timeoutMs: spec.timeoutMs,
+    onResume: spec.onResume ?? 'error',
     needsApproval: approvalCheck(spec.needsApproval),
     execute,
     parseArguments,

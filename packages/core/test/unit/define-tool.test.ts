@@ -17,6 +17,23 @@ describe('defineTool', () => {
     })
   })
 
+  test("onResume defaults to 'error' and refuses any other value than 'error' or 'rerun'", () => {
+    expect(echo.onResume).toBe('error')
+    const spec = { name: 'pay', description: '', parameters: Type.Object({}), execute: () => '' }
+    expect(defineTool({ ...spec, onResume: 'rerun' }).onResume).toBe('rerun')
+    const bad = (() => {
+      try {
+        defineTool({ ...spec, onResume: 'retry' as 'rerun' })
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(AgentError.is(bad) && [bad.code, bad.message]).toEqual([
+      'invalid_tool',
+      "tool pay: onResume must be 'error' or 'rerun'",
+    ])
+  })
+
   test('empty argument text means an empty object', () => {
     const none = defineTool({ name: 'none', description: '', parameters: Type.Object({}), execute: () => '' })
     expect(none.parseArguments('  ')).toEqual({ ok: true, args: {} })

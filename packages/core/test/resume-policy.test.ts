@@ -1,0 +1,200 @@
+import { defineTool, type ToolContext } from '@kode/core'
+import type { HistoryEvent } from '@kode/protocol'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
+
+// A call that was running when its process died (kill -9, a lost machine) has no result in the
+// history. `agent.continue()` settles it by its tool's `onResume` policy.
+
+const STOPPED =
+  'The task stopped before this tool call finished (its process ended); it may or may not have run.'
+
+/** An idempotent payment tool: charges once per idempotency key, counting its runs. */
+function chargeTool(options: { needsApproval?: boolean } = {}) {
+  const runs: Pick<ToolContext, 'toolCallId' | 'resumed'>[] = []
+  const charged = new Set<string>()
+  const tool = defineTool({
+    name: 'charge',
+    description: 'Charges a card',
+    parameters: Type.Object({ cents: Type.Integer() }),
+    onResume: 'rerun',
+    needsApproval: options.needsApproval ?? false,
+    execute: ({ cents }, ctx) => {
+      runs.push({ toolCallId: ctx.toolCallId, resumed: ctx.resumed })
+      if (charged.has(ctx.toolCallId)) return `already charged ${cents} cents (${ctx.toolCallId})`
+      charged.add(ctx.toolCallId)
+      return `charged ${cents} cents`
+    },
+  })
+  return { tool, runs, charged }
+}
+
+/**
+ * What a process killed during its tool calls left: the input, then a response calling `charge`
+ * (c1) and `read_file` (c2), c1's progress, and no result for either.
+ */
+const DEAD: HistoryEvent[] = [
+  { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Pay and read' }] },
+  {
+    role: 'assistant',
+    id: 'a1',
+    createdAt: 2,
+    parts: [
+      { type: 'tool_call', id: 'c1', name: 'charge', argumentsJson: '{"cents":500}' },
+      { type: 'tool_call', id: 'c2', name: 'read_file', argumentsJson: '{"path":"b.txt"}' },
+    ],
+    stopReason: 'tool_use',
+    responseId: 'r0',
+  },
+  {
+    type: 'tool_progress',
+    id: 'p1',
+    createdAt: 3,
+    toolCallId: 'c1',
+    toolName: 'charge',
+    message: 'contacting the bank',
+    siblingToolCallIds: ['c2'],
+    responseId: 'r0',
+  },
+]
+
+async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD): Promise<void> {
+  await h.store.create({ id: 'dead' })
+  await h.store.append('dead', records)
+}
+
+/** The tool messages of the model request that follows the continued calls. */
+function toolMessagesSent(h: Harness): unknown[] {
+  const body = h.server.requests.at(-1)?.body as { messages: { role: string }[] }
+  return body.messages.filter((message) => message.role === 'tool')
+}
+
+describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
+  const harness = useHarness(kind)
+
+  test("'rerun' runs the call again with the same id and resumed; 'error' (the default) answers it", async () => {
+    const h = harness()
+    await deadSession(h)
+    const { tool, runs } = chargeTool()
+    h.server.enqueue(textReply('r1', 'Paid; b.txt may need another read.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events, outcome } = await collect(agent.continue())
+    expectOrdered(events)
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_call c1 charge {"cents":500}',
+      'tool_call c2 read_file {"path":"b.txt"}',
+      'tool_result c1 success: charged 500 cents',
+      `tool_result c2 error (last): ${STOPPED}`,
+      'turn_end',
+      ...textResponse('Paid; b.txt may need another read.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Paid; b.txt may need another read.',
+    ])
+    expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
+    expect(outcome.reason).toBe('completed')
+
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Pay and read',
+      'assistant tool_use: call c1 charge {"cents":500} | call c2 read_file {"path":"b.txt"}',
+      'tool_progress c1: contacting the bank (siblings c2)',
+      'tool c1 success: charged 500 cents',
+      `tool c2 error: ${STOPPED}`,
+      'assistant stop: text "Paid; b.txt may need another read."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(toolMessagesSent(h)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: 'charged 500 cents' },
+      { role: 'tool', tool_call_id: 'c2', content: STOPPED },
+    ])
+  })
+
+  test('a rerun tool that keys its work on toolCallId does it once across the two runs', async () => {
+    const h = harness()
+    await deadSession(h)
+    const { tool, runs, charged } = chargeTool()
+    // The first process had charged before it died: the key is already spent.
+    charged.add('c1')
+    h.server.enqueue(textReply('r1', 'Paid.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events } = await collect(agent.continue())
+    expect(summarize(events)).toContain('tool_result c1 success: already charged 500 cents (c1)')
+    expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
+    expect(charged).toEqual(new Set(['c1']))
+  })
+
+  test('a call of a task that did not die runs once, with resumed false', async () => {
+    const h = harness()
+    const { tool, runs } = chargeTool()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'charge', { cents: 500 })] }))
+    h.server.enqueue(textReply('r2', 'Paid.'))
+    const agent = h.createAgent({ tools: [tool] })
+    const { outcome } = await collect(agent.run('Pay'))
+    expect(outcome.reason).toBe('completed')
+    expect(runs).toEqual([{ toolCallId: 'c1', resumed: false }])
+  })
+
+  test('a rerun call that needs an approval the history lacks is answered, never run unasked', async () => {
+    const h = harness()
+    // The process died after the response was persisted and before it asked for approval.
+    await deadSession(h, DEAD.slice(0, 2))
+    const { tool, runs } = chargeTool({ needsApproval: true })
+    h.server.enqueue(textReply('r1', 'Not paid.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events } = await collect(agent.continue())
+    expect(summarize(events).slice(0, 7)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_call c1 charge {"cents":500}',
+      'tool_call c2 read_file {"path":"b.txt"}',
+      `tool_result c1 error: ${STOPPED}`,
+      `tool_result c2 error (last): ${STOPPED}`,
+      'turn_end',
+    ])
+    expect(runs).toEqual([])
+    expectValidHistory(await agent.history())
+  })
+
+  test('a rerun call the user had approved runs again without asking twice', async () => {
+    const h = harness()
+    await deadSession(h, [
+      ...DEAD.slice(0, 2),
+      {
+        type: 'approval_request',
+        id: 'q1',
+        createdAt: 3,
+        toolCallId: 'c1',
+        toolName: 'charge',
+        arguments: '{"cents":500}',
+        responseId: 'r0',
+      },
+      {
+        type: 'approval_decision',
+        id: 'd1',
+        createdAt: 4,
+        toolCallId: 'c1',
+        toolName: 'charge',
+        approved: true,
+      },
+    ])
+    const { tool, runs } = chargeTool({ needsApproval: true })
+    h.server.enqueue(textReply('r1', 'Paid.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events, outcome } = await collect(agent.continue())
+    const lines = summarize(events)
+    expect(lines.filter((line) => line.startsWith('tool_approval'))).toEqual([])
+    expect(lines).toContain('tool_result c1 success: charged 500 cents')
+    expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
+    expect(outcome.reason).toBe('completed')
+    expectValidHistory(await agent.history())
+  })
+})

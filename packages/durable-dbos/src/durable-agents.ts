@@ -1,0 +1,211 @@
+import { DBOS } from '@dbos-inc/dbos-sdk'
+import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
+import { assertSessionId, type SessionStore } from '@kode/session'
+import { DurableTaskError } from './errors.js'
+import { reapOnce } from './reaper.js'
+import type { DurableTask } from './task-plan.js'
+import { type AgentFactory, executeTask } from './task-workflow.js'
+
+/** Options of `createDurableAgents`. */
+export interface DurableAgentsOptions {
+  /**
+   * Builds the agent of a task: `createAgent({ ...yours, store: context.store, sessionId:
+   * context.sessionId })`. Called on the worker that runs the task, again on the one that carries
+   * it on after a crash; attach event listeners here.
+   */
+  agentFactory: AgentFactory
+  /**
+   * Where the sessions live: a store every worker shares, with a writer lease that frees itself
+   * when its holder dies (`createPostgresSessionStore`).
+   */
+  store: SessionStore
+  /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
+  name?: string | undefined
+  /** A DBOS queue (registered by the host) to start tasks on, for concurrency limits. Default: none. */
+  queueName?: string | undefined
+  /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
+  lockRetryMs?: number | undefined
+  /**
+   * The reaper leaves a pending workflow alone until it has not changed for this long, in ms
+   * (default 10 000), so a task that has just started and not yet taken its session is never
+   * taken from a live worker.
+   */
+  staleAfterMs?: number | undefined
+  /** The clock the reaper compares workflow times with. Default `Date.now`. */
+  now?: (() => number) | undefined
+}
+
+/** How a task was started. */
+export interface DurableTaskHandle {
+  /** The DBOS workflow id: `status`, `result`, and DBOS's own tools take it. */
+  workflowId: string
+  sessionId: string
+}
+
+/** Options of `start` and `continue`. */
+export interface StartOptions {
+  /**
+   * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
+   * and returns that task: a request retried by the host cannot start a task twice.
+   */
+  workflowId?: string | undefined
+}
+
+/** What `continue` takes. */
+export interface DurableContinueOptions extends StartOptions {
+  /** Decisions for calls awaiting approval, as `agent.continue({ approvals })` takes them. */
+  approvals?: ApprovalDecision[] | undefined
+}
+
+/** A task's state, from DBOS. */
+export interface DurableTaskStatus {
+  workflowId: string
+  sessionId: string
+  /** DBOS's status: `ENQUEUED`, `PENDING` (running, or its worker died), `SUCCESS`, `ERROR`, `CANCELLED`, ... */
+  status: string
+  /** The executor running (or last running) it. */
+  executorId: string | undefined
+  /** The task's outcome once `status` is `SUCCESS`. */
+  outcome: TaskOutcome | undefined
+  /** What the workflow threw once `status` is `ERROR`. */
+  error: unknown
+  createdAt: number
+  updatedAt: number | undefined
+}
+
+/** Durable tasks on DBOS (see `createDurableAgents`). */
+export interface DurableAgents {
+  /** Starts a task with the user's input on a session (created when new); resolves once it is recorded. */
+  start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
+  /** Carries the session's task on (approvals, or a task that stopped), as a durable task. */
+  continue(sessionId: string, options?: DurableContinueOptions): Promise<DurableTaskHandle>
+  /** The task's state, or `undefined` for an id no task of these has. */
+  status(workflowId: string): Promise<DurableTaskStatus | undefined>
+  /**
+   * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
+   * default 1 000); rejects with what the workflow threw.
+   */
+  result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
+  /**
+   * One sweep of the reaper: resumes the pending tasks whose worker died (their session has no
+   * live writer). Resolves with the resumed workflow ids.
+   */
+  reap(): Promise<string[]>
+  /** Sweeps every `intervalMs` (default 5 000) until `stop()`; a failed sweep is reported to `onError`. */
+  startReaper(options?: {
+    intervalMs?: number | undefined
+    onError?: ((error: unknown) => void) | undefined
+  }): {
+    stop(): Promise<void>
+  }
+}
+
+/**
+ * Runs Kode tasks as DBOS Transact workflows, so a task survives the death of the worker running
+ * it: DBOS records that the task exists and who runs it; the session history, written record by
+ * record, is the only checkpoint of what it did (model calls are not journaled a second time).
+ * Registers the workflow with DBOS: call it before the host's `DBOS.launch()`.
+ */
+export function createDurableAgents(options: DurableAgentsOptions): DurableAgents {
+  const { store, agentFactory } = options
+  if (typeof agentFactory !== 'function') {
+    throw new DurableTaskError('invalid_options', 'createDurableAgents needs an agentFactory function')
+  }
+  const name = options.name ?? 'kode.task'
+  const lockRetryMs = positive(options.lockRetryMs ?? 250, 'lockRetryMs')
+  const staleAfterMs = positive(options.staleAfterMs ?? 10_000, 'staleAfterMs')
+  const now = options.now ?? Date.now
+  /** Workflows this process is running: never reaped by its own reaper. */
+  const local = new Set<string>()
+
+  const workflow = DBOS.registerWorkflow(
+    async (task: DurableTask): Promise<TaskOutcome> => {
+      const workflowId = DBOS.workflowID!
+      local.add(workflowId)
+      try {
+        return await executeTask({ store, agentFactory, lockRetryMs }, task, workflowId)
+      } finally {
+        local.delete(workflowId)
+      }
+    },
+    { name },
+  )
+
+  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
+    assertSessionId(task.sessionId)
+    const workflowId = startOptions.workflowId ?? globalThis.crypto.randomUUID()
+    const handle = await DBOS.startWorkflow(workflow, {
+      workflowID: workflowId,
+      ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
+    })(task)
+    return { workflowId: handle.workflowID, sessionId: task.sessionId }
+  }
+
+  const own = async (workflowId: string) => {
+    const status = await DBOS.getWorkflowStatus(workflowId)
+    return status && status.workflowName === name ? status : undefined
+  }
+
+  return {
+    start: (sessionId, input, startOptions = {}) => begin({ kind: 'run', sessionId, input }, startOptions),
+    continue(sessionId, continueOptions = {}) {
+      const { approvals, ...startOptions } = continueOptions
+      const task: DurableTask = { kind: 'continue', sessionId }
+      if (approvals !== undefined) task.approvals = approvals
+      return begin(task, startOptions)
+    },
+    async status(workflowId) {
+      const status = await own(workflowId)
+      if (!status) return undefined
+      const task = status.input?.[0] as DurableTask | undefined
+      return {
+        workflowId,
+        sessionId: task?.sessionId ?? '',
+        status: status.status,
+        executorId: status.executorId,
+        outcome: status.status === 'SUCCESS' ? (status.output as TaskOutcome) : undefined,
+        error: status.error,
+        createdAt: status.createdAt,
+        updatedAt: status.updatedAt,
+      }
+    },
+    async result(workflowId, resultOptions = {}) {
+      if (!(await own(workflowId))) {
+        throw new DurableTaskError('unknown_task', `no task of workflow ${name} has the id ${workflowId}`)
+      }
+      const pollingIntervalMs = positive(resultOptions.pollingIntervalMs ?? 1_000, 'pollingIntervalMs')
+      return (await DBOS.retrieveWorkflow<TaskOutcome>(workflowId).getResult({
+        pollingIntervalMs,
+      })) as TaskOutcome
+    },
+    reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now }),
+    startReaper(reaperOptions = {}) {
+      const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
+      const onError = reaperOptions.onError ?? (() => {})
+      let sweep: Promise<unknown> | undefined
+      const timer = setInterval(() => {
+        // A sweep slower than the interval is not stacked with the next.
+        sweep ??= reapOnce({ store, workflowName: name, local, staleAfterMs, now })
+          .catch(onError)
+          .finally(() => {
+            sweep = undefined
+          })
+      }, intervalMs)
+      // The reaper must not keep a host process alive on its own.
+      timer.unref?.()
+      return {
+        async stop() {
+          clearInterval(timer)
+          await sweep
+        },
+      }
+    },
+  }
+}
+
+function positive(value: number, option: string): number {
+  if (!(Number.isFinite(value) && value > 0)) {
+    throw new DurableTaskError('invalid_options', `${option} must be a positive number of milliseconds`)
+  }
+  return value
+}

@@ -1,0 +1,185 @@
+import { DBOS } from '@dbos-inc/dbos-sdk'
+import { createAgent, defineTool } from '@kode/core'
+import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
+import { createClient } from '@kode/providers'
+import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import type { SessionStore } from '@kode/session'
+import { createPostgresSessionStore } from '@kode/session-postgres'
+import { Type } from '@sinclair/typebox'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
+import { callTools, reply } from './helpers/model.js'
+
+// Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
+// worker dies. The crash and takeover run with real worker processes (worker-kill.test.ts).
+
+let server: SseTestServer
+let store: SessionStore
+let durable: DurableAgents
+let strays: DurableAgents
+const schema = freshSchema()
+const dbosSchema = freshDbosSchema()
+const written: string[] = []
+/** Polls for results often, so the tests do not wait out DBOS's default second. */
+const FAST = { pollingIntervalMs: 50 }
+
+const writeNote = defineTool({
+  name: 'write_note',
+  description: 'Writes a note',
+  parameters: Type.Object({ text: Type.String() }),
+  needsApproval: true,
+  execute: ({ text }) => {
+    written.push(text)
+    return 'noted'
+  },
+})
+
+beforeAll(async () => {
+  server = await createSseTestServer()
+  store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, leaseMs: 2_000 })
+  const client = createClient({ api: 'openai-chat', model: 'gpt-4o', apiKey: 'sk-test', baseUrl: server.url })
+  await launchDbos({
+    schema: dbosSchema,
+    executorId: 'in-process',
+    register: () => {
+      durable = createDurableAgents({
+        store,
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId, tools: [writeNote] }),
+      })
+      strays = createDurableAgents({
+        name: 'kode.stray',
+        store,
+        agentFactory: ({ store }) => createAgent({ client, store, sessionId: 'somewhere-else' }),
+      })
+    },
+  })
+}, 60_000)
+
+afterAll(async () => {
+  await DBOS.shutdown()
+  await store.close()
+  await server.close()
+  await dropSchema(schema)
+  await dropSchema(dbosSchema)
+})
+
+/** The history as `role: text` / record-type lines. */
+async function lines(sessionId: string): Promise<string[]> {
+  return (await store.read(sessionId)).map((record) => {
+    if (!('role' in record)) return record.type
+    if (record.role === 'tool') return `tool ${record.toolCallId} ${record.status}: ${record.outputText}`
+    const parts = record.parts.map((part) =>
+      part.type === 'text'
+        ? part.text
+        : part.type === 'tool_call'
+          ? `call ${part.id} ${part.name}`
+          : part.type,
+    )
+    return `${record.role}: ${parts.join(' | ')}`
+  })
+}
+
+describe('durable tasks on DBOS', () => {
+  test('a task runs as a workflow whose only step is its start: the history is the checkpoint', async () => {
+    server.enqueue(reply('r1', 'Hello there.'))
+    const { workflowId, sessionId } = await durable.start('greet', 'Say hello')
+    expect(sessionId).toBe('greet')
+    const outcome = await durable.result(workflowId, FAST)
+    expect(outcome).toMatchObject({ sessionId: 'greet', reason: 'completed', text: 'Hello there.' })
+    expect(await lines('greet')).toEqual(['user: Say hello', 'assistant: Hello there.', 'task_metadata'])
+    // Created by the workflow, the session still names the model, as the agent would have.
+    expect(await store.info('greet')).toMatchObject({
+      model: 'gpt-4o',
+      provider: 'openai-chat',
+      recordCount: 3,
+    })
+    const status = await durable.status(workflowId)
+    expect(status).toMatchObject({
+      workflowId,
+      sessionId: 'greet',
+      status: 'SUCCESS',
+      executorId: 'in-process',
+      outcome: { reason: 'completed', text: 'Hello there.' },
+    })
+    // No model call and no tool call journaled as a DBOS step: they live in the history only.
+    const steps = await DBOS.listWorkflowSteps(workflowId)
+    expect(steps?.map((step) => step.name)).toEqual(['kode.task.begin'])
+  })
+
+  test('starting again with the same workflow id starts nothing new', async () => {
+    server.enqueue(reply('r2', 'Once.'))
+    const first = await durable.start('once', 'Answer once', { workflowId: 'task-once' })
+    await durable.result(first.workflowId, FAST)
+    const requests = server.requests.length
+    const again = await durable.start('once', 'Answer once', { workflowId: 'task-once' })
+    expect(again.workflowId).toBe('task-once')
+    expect((await durable.result('task-once', FAST)).text).toBe('Once.')
+    expect(server.requests.length).toBe(requests)
+    expect(await lines('once')).toEqual(['user: Answer once', 'assistant: Once.', 'task_metadata'])
+  })
+
+  test('a task paused for approval is continued as another durable task with the decisions', async () => {
+    server.enqueue(callTools('r3', [{ id: 'c1', name: 'write_note', args: { text: 'milk' } }]))
+    server.enqueue(reply('r4', 'Noted milk.'))
+    const paused = await durable.start('notes', 'Note milk')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'c1', toolName: 'write_note', arguments: '{"text":"milk"}' }],
+    })
+    const continued = await durable.continue('notes', { approvals: [{ toolCallId: 'c1', approved: true }] })
+    expect(await durable.result(continued.workflowId, FAST)).toMatchObject({
+      reason: 'completed',
+      text: 'Noted milk.',
+    })
+    expect(written).toEqual(['milk'])
+    expect(await lines('notes')).toEqual([
+      'user: Note milk',
+      'assistant: call c1 write_note',
+      'approval_request',
+      'task_metadata',
+      'approval_decision',
+      'tool c1 success: noted',
+      'assistant: Noted milk.',
+      'task_metadata',
+    ])
+  })
+
+  test('an agent bound to another session fails the task with wrong_session, writing nothing', async () => {
+    const { workflowId } = await strays.start('stray', 'Hello')
+    const error = await strays.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(Error)
+    expect((error as Error).message).toBe(
+      'agentFactory returned an agent of session somewhere-else for a task of session stray',
+    )
+    expect((await strays.status(workflowId))?.status).toBe('ERROR')
+    expect(await store.read('stray')).toEqual([])
+  })
+
+  test('status and result know only their own tasks', async () => {
+    expect(await durable.status('no-such-task')).toBeUndefined()
+    server.enqueue(reply('r5', 'Hi.'))
+    const { workflowId } = await durable.start('greet-2', 'Hi')
+    await durable.result(workflowId, FAST)
+    expect(await strays.status(workflowId)).toBeUndefined()
+    const error = await strays.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && error.code).toBe('unknown_task')
+  })
+
+  test('options that cannot work are refused up front', () => {
+    const bad = (() => {
+      try {
+        createDurableAgents({ store, agentFactory: () => never(), lockRetryMs: 0 })
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(DurableTaskError.is(bad) && [bad.code, bad.message]).toEqual([
+      'invalid_options',
+      'lockRetryMs must be a positive number of milliseconds',
+    ])
+  })
+})
+
+function never(): never {
+  throw new Error('not called')
+}

@@ -1,0 +1,37 @@
+import { randomUUID } from 'node:crypto'
+import { DBOS } from '@dbos-inc/dbos-sdk'
+import { dropSchema, freshSchema, postgresUrl } from '../../../session-postgres/test/helpers/postgres.js'
+
+export { dropSchema, freshSchema, postgresUrl }
+
+// What session-postgres's global setup (this project's too) provides.
+declare module 'vitest' {
+  export interface ProvidedContext {
+    postgresUrl: string
+  }
+}
+
+/** The DBOS system schema of one test file: its own, dropped afterwards. */
+export const freshDbosSchema = (): string => `dbos_test_${randomUUID().replaceAll('-', '').slice(0, 16)}`
+
+/**
+ * Launches DBOS in this process against the test database, after `register` has registered the
+ * workflows (as a host does: registration first, then `DBOS.launch`).
+ */
+export async function launchDbos(options: {
+  schema: string
+  executorId: string
+  register: () => void
+}): Promise<void> {
+  DBOS.setConfig({
+    name: 'kode-test',
+    systemDatabaseUrl: postgresUrl(),
+    systemDatabaseSchemaName: options.schema,
+    // Pinned, as every worker of one deployment must be (see docs/scale-out.md).
+    applicationVersion: 'kode-test-1',
+    executorID: options.executorId,
+    logLevel: 'error',
+  })
+  options.register()
+  await DBOS.launch()
+}

@@ -1,0 +1,102 @@
+// A worker process of the durable-task scenario: DBOS launched with its own executor id, Kode
+// tasks on the shared Postgres, the model at a scripted SSE server.
+//   worker <config-json> start <sessionId>
+//       start a task ("Pay the invoice") and print `started <workflowId>`; its tools log their run
+//       and then never finish (the test kills this worker during them)
+//   worker <config-json> reap
+//       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
+//       `finished <outcome JSON>` once it is done (its tools finish)
+// Every tool run appends `<tool> <toolCallId> resumed=<bool> <worker>` to the tool log first.
+import { appendFileSync } from 'node:fs'
+import { DBOS } from '@dbos-inc/dbos-sdk'
+import { createAgent, defineTool } from '@kode/core'
+import { createDurableAgents } from '@kode/durable-dbos'
+import { createClient } from '@kode/providers'
+import { createPostgresSessionStore } from '@kode/session-postgres'
+import { Type } from '@sinclair/typebox'
+
+interface WorkerConfig {
+  postgresUrl: string
+  schema: string
+  dbosSchema: string
+  executorId: string
+  modelUrl: string
+  toolLog: string
+}
+
+const [json, mode, sessionId] = process.argv.slice(2)
+const config = JSON.parse(json!) as WorkerConfig
+const say = (line: string) => process.stdout.write(`${line}\n`)
+const hang = mode === 'start'
+
+/** A tool that logs each run, then never finishes on the worker to be killed. */
+function tool(name: string, onResume: 'error' | 'rerun', result: string) {
+  return defineTool({
+    name,
+    description: `The ${name} tool`,
+    parameters: Type.Object({}),
+    onResume,
+    execute: async (_args, ctx) => {
+      appendFileSync(
+        config.toolLog,
+        `${name} ${ctx.toolCallId} resumed=${ctx.resumed} ${config.executorId}\n`,
+      )
+      if (hang && name !== 'lookup') await new Promise(() => {})
+      return result
+    },
+  })
+}
+const tools = [
+  tool('lookup', 'error', 'invoice 42: 500 cents'),
+  // Idempotent by its call id (a payment API's idempotency key): safe to run again.
+  tool('charge', 'rerun', 'charged 500 cents'),
+  // Not idempotent (an email): answered as "may or may not have run" instead.
+  tool('notify', 'error', 'notified'),
+]
+
+const store = createPostgresSessionStore({
+  connectionString: config.postgresUrl,
+  schema: config.schema,
+  leaseMs: 1_000,
+})
+const client = createClient({
+  api: 'openai-chat',
+  model: 'gpt-4o',
+  apiKey: 'sk-test',
+  baseUrl: config.modelUrl,
+})
+DBOS.setConfig({
+  name: 'kode-worker-test',
+  systemDatabaseUrl: config.postgresUrl,
+  systemDatabaseSchemaName: config.dbosSchema,
+  applicationVersion: 'kode-worker-test-1',
+  executorID: config.executorId,
+  logLevel: 'error',
+})
+const durable = createDurableAgents({
+  store,
+  agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId, tools }),
+  staleAfterMs: 500,
+})
+await DBOS.launch()
+
+switch (mode) {
+  case 'start': {
+    const { workflowId } = await durable.start(sessionId!, 'Pay the invoice')
+    say(`started ${workflowId}`)
+    break
+  }
+  case 'reap': {
+    for (;;) {
+      const resumed = await durable.reap()
+      for (const workflowId of resumed) {
+        say(`resumed ${workflowId}`)
+        const outcome = await durable.result(workflowId, { pollingIntervalMs: 100 })
+        say(`finished ${JSON.stringify(outcome)}`)
+      }
+      await new Promise((resolve) => setTimeout(resolve, 200))
+    }
+  }
+  default:
+    throw new Error(`unknown mode ${mode}`)
+}

@@ -1,0 +1,123 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { describe, expect, test } from 'vitest'
+import { type DurableTask, finishedOutcome, planTask } from '../src/task-plan.js'
+
+// How an execution of a task's workflow decides what to do from the history: `base` is the
+// session's record count when the task first ran.
+
+const metadata = {
+  main: { turnCount: 1, toolCallCount: 0, usage: {}, costUsd: 0, durationMs: 1 },
+  subAgents: [],
+} as never
+const earlier: HistoryEvent[] = [
+  { role: 'user', id: 'u0', createdAt: 1, parts: [{ type: 'text', text: 'Before' }] },
+  { role: 'assistant', id: 'a0', createdAt: 1, parts: [{ type: 'text', text: 'Earlier answer' }] },
+  { type: 'task_metadata', id: 'm0', createdAt: 1, metadata },
+]
+const input: HistoryEvent = { role: 'user', id: 'u1', createdAt: 2, parts: [{ type: 'text', text: 'Go' }] }
+const calling: HistoryEvent = {
+  role: 'assistant',
+  id: 'a1',
+  createdAt: 3,
+  parts: [{ type: 'tool_call', id: 'c1', name: 'write', argumentsJson: '{}' }],
+  stopReason: 'tool_use',
+}
+const run = { kind: 'run', sessionId: 's', input: 'Go' } as const
+
+describe('planTask', () => {
+  test('a task whose input is not in the history yet runs from its input', () => {
+    expect(planTask(run, earlier, 3)).toEqual({ kind: 'run', input: 'Go' })
+    // A system prompt written before the worker died is not the input.
+    const system: HistoryEvent = {
+      role: 'system',
+      id: 's1',
+      createdAt: 2,
+      parts: [{ type: 'text', text: 'Be brief' }],
+    }
+    expect(planTask(run, [...earlier, system], 3)).toEqual({ kind: 'run', input: 'Go' })
+  })
+
+  test('a task whose input is in the history carries on', () => {
+    expect(planTask(run, [...earlier, input, calling], 3)).toEqual({ kind: 'continue', approvals: undefined })
+  })
+
+  test('a task that finished before its workflow recorded it is reported from its records', () => {
+    const done: HistoryEvent[] = [
+      ...earlier,
+      input,
+      {
+        role: 'assistant',
+        id: 'a2',
+        createdAt: 4,
+        parts: [{ type: 'text', text: 'Done.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm1', createdAt: 5, metadata },
+    ]
+    expect(planTask(run, done, 3)).toEqual({
+      kind: 'finished',
+      outcome: { sessionId: 's', reason: 'completed', text: 'Done.', metadata },
+    })
+  })
+
+  test('decisions an earlier execution recorded are not given twice', () => {
+    const task: DurableTask = {
+      kind: 'continue',
+      sessionId: 's',
+      approvals: [
+        { toolCallId: 'c1', approved: true },
+        { toolCallId: 'c2', approved: false },
+      ],
+    }
+    const decided: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: 6,
+      toolCallId: 'c1',
+      toolName: 'write',
+      approved: true,
+    }
+    expect(planTask(task, [...earlier, input, calling], 6)).toEqual({
+      kind: 'continue',
+      approvals: task.approvals,
+    })
+    expect(planTask(task, [...earlier, input, calling, decided], 5)).toEqual({
+      kind: 'continue',
+      approvals: [{ toolCallId: 'c2', approved: false }],
+    })
+  })
+})
+
+describe('finishedOutcome', () => {
+  test('an error record, an interrupt and a pending approval each say how the task ended', () => {
+    const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata } as const
+    expect(
+      finishedOutcome('s', [
+        input,
+        { type: 'error', id: 'e', createdAt: 4, message: 'boom', canRetry: false },
+        end,
+      ]),
+    ).toEqual({
+      sessionId: 's',
+      reason: 'error',
+      text: '',
+      errorMessage: 'boom',
+      metadata,
+    })
+    expect(finishedOutcome('s', [input, { type: 'interrupt', id: 'i', createdAt: 4 }, end]).reason).toBe(
+      'aborted',
+    )
+    const request: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q',
+      createdAt: 4,
+      toolCallId: 'c1',
+      toolName: 'write',
+      arguments: '{}',
+    }
+    expect(finishedOutcome('s', [input, calling, request, end])).toMatchObject({
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'c1', toolName: 'write', arguments: '{}' }],
+    })
+  })
+})

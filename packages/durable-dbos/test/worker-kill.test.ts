@@ -1,0 +1,188 @@
+import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { createInterface } from 'node:readline'
+import { DBOSClient } from '@dbos-inc/dbos-sdk'
+import { toolCallsOf } from '@kode/protocol'
+import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { createPostgresSessionStore } from '@kode/session-postgres'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { bundleForNode } from './helpers/bundle.js'
+import { dropSchema, freshDbosSchema, freshSchema, postgresUrl } from './helpers/dbos.js'
+import { callTools, reply } from './helpers/model.js'
+
+// Real worker processes on one Postgres: worker A runs a task and is killed with SIGKILL while two
+// of its tool calls run; worker B's reaper finds the task (A's session lease expired) and carries
+// it on from the history. No completed model call or tool runs again; the call of the idempotent
+// tool (`onResume: 'rerun'`) runs again with the same call id, the other is answered.
+
+const STOPPED =
+  'The task stopped before this tool call finished (its process ended); it may or may not have run.'
+
+let worker: string
+let server: SseTestServer
+let dir: string
+const running: ChildProcess[] = []
+const schema = freshSchema()
+const dbosSchema = freshDbosSchema()
+
+beforeAll(async () => {
+  worker = await bundleForNode(resolve(import.meta.dirname, 'processes/worker.ts'))
+  server = await createSseTestServer()
+  dir = mkdtempSync(join(tmpdir(), 'kode-durable-'))
+}, 60_000)
+
+afterAll(async () => {
+  for (const proc of running.splice(0)) proc.kill('SIGKILL')
+  await server.close()
+  rmSync(resolve(worker, '..'), { recursive: true, force: true })
+  rmSync(dir, { recursive: true, force: true })
+  await dropSchema(schema)
+  await dropSchema(dbosSchema)
+})
+
+interface Worker {
+  process: ChildProcess
+  /** Resolves with the first line (seen or coming) that starts with `prefix`. */
+  line(prefix: string): Promise<string>
+  exited: Promise<number | null>
+}
+
+function startWorker(executorId: string, ...args: string[]): Worker {
+  const config = {
+    postgresUrl: postgresUrl(),
+    schema,
+    dbosSchema,
+    executorId,
+    modelUrl: server.url,
+    toolLog: join(dir, 'tools.log'),
+  }
+  const proc = spawn(process.execPath, [worker, JSON.stringify(config), ...args], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  running.push(proc)
+  const lines: string[] = []
+  const waiters: { prefix: string; resolve: (line: string) => void }[] = []
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
+    lines.push(line)
+    for (const waiter of waiters.filter((w) => line.startsWith(w.prefix))) {
+      waiters.splice(waiters.indexOf(waiter), 1)
+      waiter.resolve(line)
+    }
+  })
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
+  return {
+    process: proc,
+    exited,
+    line: (prefix) =>
+      new Promise((resolve, reject) => {
+        const seen = lines.find((line) => line.startsWith(prefix))
+        if (seen !== undefined) return resolve(seen)
+        waiters.push({ prefix, resolve })
+        void exited.then(() =>
+          reject(new Error(`worker exited without "${prefix}"; it printed ${lines.join(' | ')}`)),
+        )
+      }),
+  }
+}
+
+/** The tool log's lines. */
+const toolRuns = () => {
+  const file = join(dir, 'tools.log')
+  return existsSync(file) ? readFileSync(file, 'utf8').trim().split('\n') : []
+}
+
+/** Resolves once `check` holds (polled; no fixed sleep). */
+async function until(check: () => boolean): Promise<void> {
+  while (!check()) await new Promise((resolve) => setTimeout(resolve, 25))
+}
+
+describe('a durable task whose worker is killed', () => {
+  test('is finished by another worker without repeating a completed model call or tool', async () => {
+    server.enqueue(callTools('r1', [{ id: 'l1', name: 'lookup', args: {} }]))
+    server.enqueue(
+      callTools('r2', [
+        { id: 'c1', name: 'charge', args: {} },
+        { id: 'n1', name: 'notify', args: {} },
+      ]),
+    )
+    server.enqueue(reply('r3', 'Paid; the customer may not have been told.'))
+
+    const a = startWorker('worker-a', 'start', 'invoice')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    // Both calls of the second response are running on A: kill it there.
+    await until(() => toolRuns().length === 3)
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    const b = startWorker('worker-b', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({
+      sessionId: 'invoice',
+      reason: 'completed',
+      text: 'Paid; the customer may not have been told.',
+    })
+
+    // Each model response was asked for once: A made r1 and r2, B only r3.
+    expect(server.requests.length).toBe(3)
+    const toolMessages = (server.requests[2]!.body as { messages: { role: string }[] }).messages.filter(
+      (m) => m.role === 'tool',
+    )
+    expect(toolMessages).toEqual([
+      { role: 'tool', tool_call_id: 'l1', content: 'invoice 42: 500 cents' },
+      { role: 'tool', tool_call_id: 'c1', content: 'charged 500 cents' },
+      { role: 'tool', tool_call_id: 'n1', content: STOPPED },
+    ])
+    // The completed lookup ran once; charge ran again on B with the same call id; notify did not.
+    expect(toolRuns()).toEqual([
+      'lookup l1 resumed=false worker-a',
+      expect.stringMatching(/^(charge c1|notify n1) resumed=false worker-a$/),
+      expect.stringMatching(/^(charge c1|notify n1) resumed=false worker-a$/),
+      'charge c1 resumed=true worker-b',
+    ])
+
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    const history = await store.read('invoice')
+    await store.close()
+    const ids = history.map((record) => record.id)
+    expect(new Set(ids).size).toBe(ids.length)
+    expect(
+      history.map((record) => {
+        if (!('role' in record)) return record.type
+        if (record.role === 'assistant')
+          return `assistant ${
+            toolCallsOf(record)
+              .map((c) => c.id)
+              .join(',') || 'text'
+          }`
+        if (record.role === 'tool') return `tool ${record.toolCallId} ${record.status}`
+        return record.role
+      }),
+    ).toEqual([
+      'user',
+      'assistant l1',
+      'tool l1 success',
+      'assistant c1,n1',
+      'tool c1 success',
+      'tool n1 error',
+      'assistant text',
+      'task_metadata',
+    ])
+
+    // DBOS: the workflow finished on B, and it journaled nothing but its start.
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: postgresUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'SUCCESS', executorId: 'worker-b' })
+      expect((await dbos.listWorkflowSteps(workflowId))?.map((step) => step.name)).toEqual([
+        'kode.task.begin',
+      ])
+    } finally {
+      await dbos.destroy()
+    }
+  })
+})
