@@ -140,22 +140,15 @@ describe('--reasoning', () => {
       ])
       const env = { HOME: home, XDG_CONFIG_HOME: home }
       const app = await openApp({ args, env, cwd: home })
-      const call = {
-        index: 0,
-        id: 'call_1',
-        type: 'function',
-        function: { name: 'write_file', arguments: '{"path":"a.txt","content":"A\\n"}' },
-      }
-      const toolCall = [
-        { id: 'r1', choices: [{ index: 0, delta: { tool_calls: [call] }, finish_reason: null }] },
-        { id: 'r1', choices: [{ index: 0, delta: {}, finish_reason: 'tool_calls' }] },
-      ]
-      const answer = [
-        { id: 'r2', choices: [{ index: 0, delta: { content: 'Written.' }, finish_reason: null }] },
-        { id: 'r2', choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] },
-      ]
-      for (const payloads of [toolCall, answer])
-        server.enqueue({ body: frameChat(payloads.map((p) => JSON.stringify(p))) })
+      server.enqueue(
+        scriptedResponse('openai-chat', {
+          id: 'r1',
+          steps: [
+            { toolCall: { id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'A\n' } } },
+          ],
+        }),
+        scriptedResponse('openai-chat', { id: 'r2', steps: [{ text: 'Written.' }] }),
+      )
       const out: string[] = []
       const code = await runExec(
         app,
