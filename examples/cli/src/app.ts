@@ -8,6 +8,7 @@ import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
 import { connectServers, type McpServers } from './mcp.js'
 import {
+  API_KEY_ENV,
   type ConnectedModel,
   connectModel,
   type ProviderChoice,
@@ -40,6 +41,8 @@ export interface App {
   /** Finished thinking: collapsed to a header line or shown whole (`--thinking`, else the config). */
   readonly thinking: 'collapse' | 'expand'
   readonly sessionsDir: string
+  /** `--yes`: calls of tools that ask for approval (write_file, edit_file, bash) run without asking. */
+  readonly yes: boolean
   /** Where `/export` and the demo write HTML: `exports/` beside the sessions directory. */
   readonly exportsDir: string
   /** The model talked to now (`/model` replaces it). */
@@ -65,11 +68,19 @@ export interface AppInit {
   scriptedDelayMs?: number
 }
 
-/** The system prompt of the main agent. */
-export function systemPrompt(cwd: string): string {
+/**
+ * The system prompt of the main agent; `changes: false` for an agent without the tools that
+ * change files and run commands.
+ */
+export function systemPrompt(cwd: string, { changes = true }: { changes?: boolean } = {}): string {
   return [
     `You are kode, a coding assistant working in ${cwd}.`,
     'Use the tools to look at files instead of guessing their contents; paths are relative to that directory.',
+    ...(changes
+      ? [
+          'Change files with edit_file (or write_file for new files) and run commands with bash; the user approves each call, and a denied call says why.',
+        ]
+      : []),
     'Keep a todo list with todo_write for work of three or more steps.',
     'Hand open-ended searches of the codebase to the explore sub-agent.',
     'Answer in concise markdown.',
@@ -94,7 +105,7 @@ export async function openApp(init: AppInit): Promise<App> {
   const workspace = await openWorkspace(cwd)
   const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
   const store = createFileSessionStore({ dir: sessionsDir })
-  const builtin = builtinTools(workspace)
+  const builtin = builtinTools(workspace, { env: withoutKeys(env, config.apiKeyEnv) })
   const system = systemPrompt(workspace.root)
   const first = resolveProvider(choice, env)
   const opened: ConnectedModel[] = [await connect(first, choice)]
@@ -122,6 +133,7 @@ export async function openApp(init: AppInit): Promise<App> {
     config,
     thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
+    yes: args.yes,
     exportsDir: join(sessionsDir, '..', 'exports'),
     model: opened[0]!,
     agent: (sessionId) => {
@@ -159,4 +171,13 @@ export async function openApp(init: AppInit): Promise<App> {
 
 function definedOnly<T extends object>(value: T): Partial<T> {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>
+}
+
+/**
+ * The environment `bash` commands get: the CLI's own without the API key variables, so a command
+ * (or a model that asks to run `env`) never sees, prints or persists a key.
+ */
+export function withoutKeys(env: NodeJS.ProcessEnv, apiKeyEnv: string | undefined): NodeJS.ProcessEnv {
+  const keys = new Set([...Object.values(API_KEY_ENV), ...(apiKeyEnv === undefined ? [] : [apiKeyEnv])])
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !keys.has(name)))
 }

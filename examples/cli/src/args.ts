@@ -15,6 +15,8 @@ export interface CliArgs {
   scripted: boolean
   /** Let `./kode.config.json` decide where keys go (`baseUrl`, `apiKeyEnv`) for this run. */
   trustProject: boolean
+  /** Approve every call of the tools that ask (write_file, edit_file, bash) without asking. */
+  yes: boolean
   /** `exec` output: the final answer (`text`) or one protocol event per line (`stream-json`). */
   output: 'text' | 'stream-json'
   reasoning?: 'minimal' | 'low' | 'medium' | 'high'
@@ -42,6 +44,7 @@ Options:
   --output <format>       exec: text (default) or stream-json (one event per line)
   --reasoning <effort>    ask for reasoning: minimal, low, medium, high
   --thinking <mode>       collapse (default) or expand finished thinking
+  -y, --yes               run write_file, edit_file and bash without asking for approval
   --trust-project         let ./kode.config.json set baseUrl and apiKeyEnv (where keys go)
   -h, --help              this help
   -v, --version           the version
@@ -62,6 +65,7 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     command: 'repl',
     scripted: values.scripted ?? false,
     trustProject: values['trust-project'] ?? false,
+    yes: values.yes ?? false,
     output: oneOf('--output', values.output ?? 'text', ['text', 'stream-json'] as const),
   }
   for (const [key, value] of [
@@ -106,6 +110,7 @@ function parse(argv: readonly string[]) {
       'sessions-dir': { type: 'string' },
       scripted: { type: 'boolean' },
       'trust-project': { type: 'boolean' },
+      yes: { type: 'boolean', short: 'y' },
       output: { type: 'string' },
       reasoning: { type: 'string' },
       thinking: { type: 'string' },

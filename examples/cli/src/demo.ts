@@ -1,5 +1,7 @@
 import { join } from 'node:path'
 import type { App } from './app.js'
+import type { DecideApprovals } from './approvals/decide.js'
+import { runWithApprovals } from './approvals/run-with-approvals.js'
 import { DisplayController } from './display/controller.js'
 import { CommandRenderer, type TerminalOutput } from './display/renderer.js'
 import type { Style } from './display/style.js'
@@ -17,6 +19,7 @@ export async function runDemo(
   app: App,
   terminal: { output: TerminalOutput; style: Style; live: boolean },
   signal: AbortSignal,
+  decide: DecideApprovals,
 ): Promise<number> {
   const { output, style } = terminal
   const say = (text: string) => output.write(`${text}\n`)
@@ -40,10 +43,19 @@ export async function runDemo(
   )
   say('')
   say(style.bold(`› ${DEMO_PROMPT}`))
-  const run = agent.run(DEMO_PROMPT, { signal, modelSettings: app.model.modelSettings })
-  for await (const event of run) display.handle(event)
+  const modelSettings = app.model.modelSettings
+  const run = agent.run(DEMO_PROMPT, { signal, modelSettings })
+  const outcome = await runWithApprovals(agent, run, {
+    signal,
+    modelSettings,
+    // The live area is cleared before a question, so it is not drawn over.
+    decide: (pending, abort) => {
+      renderer.clear()
+      return decide(pending, abort)
+    },
+    onEvent: (event) => display.handle(event),
+  })
   renderer.clear()
-  const outcome = await run.done
   await app.titleSession(agent.sessionId, DEMO_PROMPT)
   const file = await exportSession(
     app.store,

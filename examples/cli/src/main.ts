@@ -2,6 +2,7 @@
 // Bundled into dist/kode.js at build time: `kode -v` is always the version of this package.
 import manifest from '../package.json' with { type: 'json' }
 import { openApp } from './app.js'
+import { terminalApprovals } from './approvals/terminal.js'
 import { parseCliArgs, USAGE, UsageError } from './args.js'
 import { ConfigError } from './config.js'
 import { runDemo } from './demo.js'
@@ -51,10 +52,24 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           io.err(
             `kode: ${offline.why}; answering with the local scripted model (offline). To use a real model, ${realModelHint(offline)}.\n`,
           )
-        return await runExec(app, args.prompt!, { format: args.output, resume, signal }, io)
+        // Questions go to stderr: stdout carries only the answer (or the events).
+        const decide = terminalApprovals(app.yes, {
+          input: stdin,
+          output: stderr,
+          notify: (line) => io.err(`kode: ${line}\n`),
+          bold: style.bold,
+        })
+        return await runExec(app, args.prompt!, { format: args.output, resume, signal, decide }, io)
       }
-      case 'demo':
-        return await runDemo(app, { output: terminal, style, live }, interruptSignal())
+      case 'demo': {
+        const decide = terminalApprovals(app.yes, {
+          input: stdin,
+          output: stdout,
+          notify: (line) => void stderr.write(`kode: ${line}\n`),
+          bold: style.bold,
+        })
+        return await runDemo(app, { output: terminal, style, live }, interruptSignal(), decide)
+      }
       case 'repl': {
         const input = new LineInput(stdin, stdout, style.bold('› '))
         // Without a terminal (piped input) Ctrl-C arrives as a signal rather than a keystroke.

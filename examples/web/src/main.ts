@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url'
 import type { SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { createPostgresSessionStore } from '@kode/session-postgres'
-import { builtinTools, connectModel, openWorkspace, resolveProvider, systemPrompt } from './model.js'
+import { connectModel, openWorkspace, readOnlyBuiltinTools, resolveProvider, systemPrompt } from './model.js'
 import { saveNoteTool } from './note-tool.js'
 import { createWebApp } from './server/app.js'
 
@@ -37,8 +37,8 @@ const app = createWebApp({
   client: model.client,
   store,
   // The CLI's read-only tools, and one that writes and so asks the page for approval.
-  tools: [...builtinTools(workspace), saveNoteTool(resolve(cwd, '.kode/notes.md'))],
-  system: systemPrompt(workspace.root),
+  tools: [...readOnlyBuiltinTools(workspace), saveNoteTool(resolve(cwd, '.kode/notes.md'))],
+  system: systemPrompt(workspace.root, { changes: false }),
   publicDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'public'),
   modelLabel: model.label,
 })

@@ -104,6 +104,12 @@ describe('valid sequences have no violations', () => {
     expect(checkEventOrder(events)).toEqual([])
   })
 
+  test('the budget before a call inside its turn, the measured figure anywhere', () => {
+    const budget = { type: 'context_usage', contextPercent: 1, contextTokens: 2, estimated: true }
+    const measured = { type: 'context_usage', contextPercent: 2 }
+    expect(rules(seq(...taskOpen, budget, ...fullResponse, measured, ...taskClose, measured))).toEqual([])
+  })
+
   test('an unknown event type from a newer producer is tolerated', () => {
     expect(checkEventOrder(seq(...taskOpen, { type: 'future_thing' }, ...taskClose))).toEqual([])
   })
@@ -252,6 +258,7 @@ describe('each invariant has a failing case', () => {
         { type: 'welcome', workDir: '/' },
       ],
     ],
+    ['budget_outside_turn', [{ type: 'context_usage', contextPercent: 1, estimated: true }]],
   ]
 
   test('every rule is covered by a case below', () => {

@@ -303,7 +303,7 @@ function tail(text: string, width: number): string {
 const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g
 
 /** A copy of `value` whose strings hold no control characters (escape sequences included). */
-function withoutControls<T>(value: T): T {
+export function withoutControls<T>(value: T): T {
   if (typeof value === 'string') return value.replace(CONTROLS, '') as T
   if (Array.isArray(value)) return value.map(withoutControls) as T
   if (typeof value === 'object' && value !== null) {

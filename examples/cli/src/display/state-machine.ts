@@ -59,7 +59,9 @@ export class DisplayStateMachine {
   handle(event: Event, origin: EventOrigin = 'live'): RenderCommand[] {
     const out: RenderCommand[] = []
     // A usage line waits for the context figure that follows it; anything else flushes it.
-    if (this.#usage && event.type !== 'context_usage') out.push(...this.#flushUsage(undefined))
+    // A response's usage waits for its measured context figure (not for the estimate before a call).
+    const measuredContext = event.type === 'context_usage' && !event.estimated
+    if (this.#usage && !measuredContext) out.push(...this.#flushUsage(undefined))
     // Replay follows seed 000: an aborted tool result and its aborted turn each end with an
     // interrupt, back to back. The user interrupted once, so the notice shows once.
     const repeated = event.type === 'interrupt' && this.#lastType === 'interrupt'
@@ -202,6 +204,8 @@ export class DisplayStateMachine {
         this.#usage = event
         return
       case 'context_usage':
+        // The usage line shows what the response measured; the estimate before a call adds nothing to it.
+        if (event.estimated) return
         out.push(...this.#flushUsage({ percent: event.contextPercent, window: event.contextWindow }))
         return
       case 'task_metadata':

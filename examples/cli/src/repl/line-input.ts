@@ -61,6 +61,24 @@ export class LineInput {
     })
   }
 
+  /**
+   * Like {@link LineInput.read}, but only a line typed from now on answers: lines typed ahead
+   * while a task ran stay queued for the next prompt (they were meant as prompts, not answers).
+   */
+  async readNew(): Promise<InputEvent> {
+    const ahead = this.#queue.splice(0)
+    try {
+      return await this.read()
+    } finally {
+      this.#queue.unshift(...ahead)
+    }
+  }
+
+  /** Whether input comes from a terminal (a user who can be asked), not a pipe. */
+  get isTerminal(): boolean {
+    return this.#terminal
+  }
+
   /** Ctrl-C (from the keyboard in raw mode, or SIGINT otherwise). */
   interrupt(): void {
     if (!this.#waiting) {

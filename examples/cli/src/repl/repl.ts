@@ -2,6 +2,8 @@ import type { Agent } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { replaySession } from '@kode/session'
 import type { App } from '../app.js'
+import { approveAll, askEach, type DecideApprovals, denyAll } from '../approvals/decide.js'
+import { runWithApprovals } from '../approvals/run-with-approvals.js'
 import { DisplayController } from '../display/controller.js'
 import { CommandRenderer } from '../display/renderer.js'
 import type { Style } from '../display/style.js'
@@ -32,6 +34,8 @@ export class Repl {
   agent: Agent
   /** Set by a Ctrl-C (an interrupt or a first one at the prompt): the next one at the prompt exits. */
   #exitArmed = false
+  /** How calls that need approval are decided (one for the REPL: "always" answers last the session). */
+  readonly #decide: DecideApprovals
 
   constructor(app: App, terminal: ReplTerminal, sessionId?: string) {
     this.app = app
@@ -43,6 +47,17 @@ export class Repl {
       thinking: app.thinking,
     })
     this.display = new DisplayController(this.agent.sessionId, this.renderer)
+    this.#decide = app.yes
+      ? approveAll()
+      : terminal.input.isTerminal
+        ? askEach({
+            print: (lines) => this.print(lines.map((line) => this.style.bold(line)).join('\n')),
+            ask: async () => {
+              const event = await terminal.input.readNew()
+              return event.kind === 'line' ? event.text : undefined
+            },
+          })
+        : denyAll((line) => this.print(this.style.yellow(line)))
   }
 
   get style(): Style {
@@ -135,13 +150,24 @@ export class Repl {
     }
     const task = (async () => {
       try {
-        const run = this.agent.run(text, {
-          signal: controller.signal,
-          modelSettings: this.app.model.modelSettings,
+        const { signal } = controller
+        const modelSettings = this.app.model.modelSettings
+        const run = this.agent.run(text, { signal, modelSettings })
+        const outcome = await runWithApprovals(this.agent, run, {
+          signal,
+          modelSettings,
+          decide: (pending, abort) => {
+            // The spinners and the live area make way for the question.
+            this.renderer.clear()
+            return this.#decide(pending, abort)
+          },
+          onEvent: (event) => this.#show(event),
         })
-        for await (const event of run) this.#show(event)
-        await run.done
         await this.app.titleSession(this.agent.sessionId, text)
+        if (outcome.reason === 'awaiting_approval' && !signal.aborted)
+          this.print(
+            this.style.dim('Not decided: the calls stay pending, and your next message denies them.'),
+          )
       } catch (error) {
         this.renderer.clear()
         this.print(this.style.red(`✗ ${(error as Error).message}`))

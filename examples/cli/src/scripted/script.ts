@@ -28,6 +28,8 @@ const DEFINITION_PATTERN = '^export function createAgent\\('
  * - A prompt asking to count: starts counting, then hangs, so Ctrl-C has something to interrupt.
  * - A prompt asking to save a note, when a `save_note` tool is offered (the web example's, which
  *   needs the user's approval): calls it, then says what came back (saved, or denied).
+ * - A prompt asking to ``write <path>`` or to ``run `<command>` ``: calls `write_file` or `bash`
+ *   (which ask for the user's approval), then says what came back (done, refused, or denied).
  * - Anything else: a short note of what this model can do.
  */
 export function scriptedReply(request: ScriptedRequest): ScriptedReply {
@@ -35,6 +37,11 @@ export function scriptedReply(request: ScriptedRequest): ScriptedReply {
   if (/\btour\b/i.test(request.prompt)) return tourTurn(request)
   if (/\bcount\b/i.test(request.prompt)) return countingReply()
   if (request.tools.includes('save_note') && /\bnote\b/i.test(request.prompt)) return noteTurn(request)
+  const write = /\bwrite (\S+)/i.exec(request.prompt)
+  if (write && request.tools.includes('write_file'))
+    return changeTurn(request, 'write_file', { path: write[1]!, content: 'Hello from kode.\n' })
+  const command = /\brun `([^`]+)`/i.exec(request.prompt)
+  if (command && request.tools.includes('bash')) return changeTurn(request, 'bash', { command: command[1]! })
   return { blocks: [{ text: HELP }] }
 }
 
@@ -42,6 +49,7 @@ const HELP =
   "I am Kode's **scripted offline model**: I answer from a script, not from a real LLM.\n\n" +
   '- Ask me for *a tour of this repository* to watch tools, a sub-agent and a todo list at work.\n' +
   '- Ask me to *count* to try interrupting a response with Ctrl-C.\n\n' +
+  '- Ask me to *write notes.txt* or to *run `ls`* to see a call wait for your approval.\n\n' +
   'Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OPENROUTER_API_KEY`) to talk to a real model.'
 
 function tourTurn(request: ScriptedRequest): ScriptedReply {
@@ -202,4 +210,18 @@ function noteTurn(request: ScriptedRequest): ScriptedReply {
     }
   }
   return { blocks: [{ text: `The note tool answered: ${result}` }] }
+}
+
+/** One call of a tool that asks for approval, then what it answered. */
+function changeTurn(request: ScriptedRequest, name: string, input: Record<string, string>): ScriptedReply {
+  const result = request.results.get(name)?.at(-1)
+  if (result === undefined) {
+    return {
+      blocks: [
+        { text: `Calling ${name}; it asks for your approval first.` },
+        { toolUse: { id: `toolu_${name}_${request.turn}`, name, input } },
+      ],
+    }
+  }
+  return { blocks: [{ text: `${name} answered: ${result}` }] }
 }

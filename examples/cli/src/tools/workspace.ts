@@ -1,5 +1,5 @@
-import { realpath } from 'node:fs/promises'
-import { isAbsolute, relative, resolve, sep } from 'node:path'
+import { lstat, realpath } from 'node:fs/promises'
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path'
 
 /** The directory the built-in tools may read; every path they take is resolved inside it. */
 export interface Workspace {
@@ -10,6 +10,13 @@ export interface Workspace {
    * symlinks followed. Throws a {@link WorkspaceError} for a path that escapes the root.
    */
   resolve(path: string): Promise<string>
+  /**
+   * Resolves `path` for writing: an existing file as {@link Workspace.resolve} does (a symlink is
+   * followed only when it leads to a file inside the root); a new one below its nearest existing
+   * directory, which must itself lie inside the root once its symlinks are followed. Throws a
+   * {@link WorkspaceError} for a path that escapes, a directory, or a dangling symlink.
+   */
+  resolveWritable(path: string): Promise<string>
   /** `absolute` as the tools show it: relative to the root, `.` for the root itself. */
   display(absolute: string): string
 }
@@ -34,21 +41,64 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
     const rel = relative(root, path)
     return rel === '' || (!isAbsolute(rel) && rel !== '..' && !rel.startsWith(`..${sep}`))
   }
+  const lexicalOf = (path: string) => {
+    const lexical = resolve(root, path)
+    if (!inside(lexical)) throw new WorkspaceError(`${path} is outside the working directory ${root}`)
+    return lexical
+  }
+  const resolveExisting = async (path: string) => {
+    // A symlink inside the root may still point out of it: judge where it really leads.
+    const real = await realpath(lexicalOf(path)).catch((error: NodeJS.ErrnoException) => {
+      if (error.code === 'ENOENT') throw new WorkspaceError(`${path} does not exist`, { cause: error })
+      throw error
+    })
+    if (!inside(real)) throw new WorkspaceError(`${path} leads outside the working directory ${root}`)
+    return real
+  }
+  const display = (absolute: string) => relative(root, absolute).split(sep).join('/') || '.'
   return {
     root,
-    async resolve(path) {
-      const lexical = resolve(root, path)
-      if (!inside(lexical)) throw new WorkspaceError(`${path} is outside the working directory ${root}`)
-      // A symlink inside the root may still point out of it: judge where it really leads.
-      const real = await realpath(lexical).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') throw new WorkspaceError(`${path} does not exist`, { cause: error })
+    resolve: resolveExisting,
+    async resolveWritable(path) {
+      const lexical = lexicalOf(path)
+      const link = await lstat(lexical).catch((error: NodeJS.ErrnoException) => {
+        if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return undefined
         throw error
       })
-      if (!inside(real)) throw new WorkspaceError(`${path} leads outside the working directory ${root}`)
-      return real
+      if (link) {
+        if (link.isSymbolicLink()) {
+          // Writing through a dangling link would create its target, wherever that is.
+          await realpath(lexical).catch((error: NodeJS.ErrnoException) => {
+            if (error.code === 'ENOENT')
+              throw new WorkspaceError(`${path} is a symlink to a file that does not exist`, { cause: error })
+            throw error
+          })
+        }
+        const real = await resolveExisting(path)
+        if ((await lstat(real)).isDirectory()) throw new WorkspaceError(`${path} is a directory`)
+        return real
+      }
+      // A new file: its nearest existing ancestor (symlinks followed) decides where it lands.
+      let existing = dirname(lexical)
+      const rest = [relative(existing, lexical)]
+      for (;;) {
+        const found = await lstat(existing).then(
+          () => true,
+          (error: NodeJS.ErrnoException) => {
+            if (error.code === 'ENOENT' || error.code === 'ENOTDIR') return false
+            throw error
+          },
+        )
+        if (found) break
+        rest.unshift(relative(dirname(existing), existing))
+        existing = dirname(existing)
+      }
+      const realDir = await realpath(existing)
+      if (!inside(realDir)) throw new WorkspaceError(`${path} leads outside the working directory ${root}`)
+      if (!(await lstat(realDir)).isDirectory())
+        throw new WorkspaceError(`${display(existing)} is not a directory`)
+      return join(realDir, ...rest)
     },
-    display(absolute) {
-      return relative(root, absolute).split(sep).join('/') || '.'
-    },
+    display,
   }
 }

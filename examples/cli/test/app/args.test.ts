@@ -7,8 +7,14 @@ describe('parseCliArgs', () => {
       command: 'repl',
       scripted: false,
       trustProject: false,
+      yes: false,
       output: 'text',
     })
+  })
+
+  test('-y and --yes approve every call of the tools that ask', () => {
+    expect(parseCliArgs(['exec', '-y', 'go'])).toMatchObject({ command: 'exec', yes: true })
+    expect(parseCliArgs(['--yes'])).toMatchObject({ command: 'repl', yes: true })
   })
 
   test('exec takes the rest as the prompt', () => {

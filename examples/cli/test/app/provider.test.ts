@@ -1,8 +1,9 @@
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { openApp } from '../../src/app.js'
+import { approveAll, denyAll } from '../../src/approvals/decide.js'
 import { parseCliArgs } from '../../src/args.js'
 import { runExec } from '../../src/exec.js'
 import { MissingKeyError, ProviderChoiceError, realModelHint, resolveProvider } from '../../src/provider.js'
@@ -108,7 +109,7 @@ describe('--reasoning', () => {
       const code = await runExec(
         app,
         'Hello',
-        { format: 'text', signal },
+        { format: 'text', signal, decide: denyAll(() => {}) },
         {
           out: (text) => out.push(text),
           err: (text) => out.push(text),
@@ -117,6 +118,51 @@ describe('--reasoning', () => {
       await app.close()
       expect({ code, out }).toEqual({ code: 0, out: ['Hi.\n'] })
       expect(server.requests[0]!.body).toMatchObject({ model: 'gpt-4o', reasoning_effort: 'high' })
+    } finally {
+      await server.close()
+    }
+  })
+
+  test('also reaches the requests of a task carried on after an approval', async () => {
+    const server = await createSseTestServer()
+    const home = tempDir('kode-reasoning-')
+    try {
+      const args = parseCliArgs([
+        '--api',
+        'openai-chat',
+        '--base-url',
+        server.url,
+        '--reasoning',
+        'low',
+        '--yes',
+        '--sessions-dir',
+        join(home, '.kode/sessions'),
+      ])
+      const env = { HOME: home, XDG_CONFIG_HOME: home }
+      const app = await openApp({ args, env, cwd: home })
+      server.enqueue(
+        scriptedResponse('openai-chat', {
+          id: 'r1',
+          steps: [
+            { toolCall: { id: 'call_1', name: 'write_file', arguments: { path: 'a.txt', content: 'A\n' } } },
+          ],
+        }),
+        scriptedResponse('openai-chat', { id: 'r2', steps: [{ text: 'Written.' }] }),
+      )
+      const out: string[] = []
+      const code = await runExec(
+        app,
+        'Write a.txt',
+        { format: 'text', signal: new AbortController().signal, decide: approveAll() },
+        { out: (text) => out.push(text), err: (text) => out.push(text) },
+      )
+      await app.close()
+      expect({ code, out }).toEqual({ code: 0, out: ['Written.\n'] })
+      expect(readFileSync(join(home, 'a.txt'), 'utf8')).toBe('A\n')
+      expect(server.requests.map((r) => (r.body as { reasoning_effort?: string }).reasoning_effort)).toEqual([
+        'low',
+        'low',
+      ])
     } finally {
       await server.close()
     }

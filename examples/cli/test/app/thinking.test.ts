@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { PassThrough } from 'node:stream'
 import { afterEach, describe, expect, test } from 'vitest'
 import { type App, openApp } from '../../src/app.js'
+import { denyAll } from '../../src/approvals/decide.js'
 import { parseCliArgs } from '../../src/args.js'
 import { runDemo } from '../../src/demo.js'
 import { createStyle } from '../../src/display/style.js'
@@ -76,6 +77,7 @@ describe('--thinking', () => {
       app,
       { output, style: createStyle(false), live: false },
       new AbortController().signal,
+      denyAll(() => {}),
     )
     expect(code).toBe(0)
     // The body of the scripted model's first thinking block, below its header.

@@ -173,6 +173,21 @@ describe('main session', () => {
     ])
   })
 
+  test('the estimate before a model call draws nothing and does not take the place of the measured figure', () => {
+    const m = main()
+    const estimate = { contextPercent: 5, contextTokens: 10_000, contextWindow: 200000, estimated: true }
+    expect(m.handle(ev('context_usage', estimate))).toEqual([])
+    expect(m.handle(ev('usage', { usage: { inputTokens: 10, outputTokens: 5 } }))).toEqual([])
+    expect(m.handle(ev('context_usage', { contextPercent: 7.5, contextWindow: 200000 }))).toEqual([
+      {
+        type: 'usage',
+        sessionId: 'main',
+        usage: { inputTokens: 10, outputTokens: 5 },
+        context: { percent: 7.5, window: 200000 },
+      },
+    ])
+  })
+
   test('usage waits for context_usage and becomes one line with it', () => {
     const m = main()
     expect(m.handle(ev('usage', { usage: { inputTokens: 10, outputTokens: 5 }, costUsd: 0.01 }))).toEqual([])

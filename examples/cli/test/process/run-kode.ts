@@ -24,12 +24,16 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), prefix))
 }
 
-/** Runs `kode` with `args` in the repository, offline unless `env` adds a key; resolves with its exit code and output. */
+/**
+ * Runs `kode` with `args` in the repository (or `cwd`), offline unless `env` adds a key, its
+ * stdin not a terminal; resolves with its exit code and output.
+ */
 export function runKode(
   args: string[],
   env: NodeJS.ProcessEnv = {},
+  cwd = REPO,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
-  const options = { cwd: REPO, env: { ...offlineEnv(), ...env }, maxBuffer: 64 * 1024 * 1024 }
+  const options = { cwd, env: { ...offlineEnv(), ...env }, maxBuffer: 64 * 1024 * 1024 }
   return new Promise((resolve) => {
     execFile('node', [KODE, ...args], options, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0

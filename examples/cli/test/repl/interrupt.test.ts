@@ -28,6 +28,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     notices: [],
     thinking: 'collapse',
     sessionsDir: '',
+    yes: false,
     exportsDir: '',
     model: { client, modelSettings: {}, label: 'test', close: async () => {} },
     agent: (sessionId) => createAgent({ client, store, tools, ...(sessionId ? { sessionId } : {}) }),

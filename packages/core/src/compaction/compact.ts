@@ -136,16 +136,22 @@ async function summarise(
 
   let summary: string
   const fields: Pick<CompactionRecord, 'usage' | 'costUsd' | 'model'> = {}
+  // Interrupted before it began (a listener of compaction_start, a signal given aborted): no summary.
+  if (signal.aborted) return { compacted: false, reason: 'aborted' }
   try {
     const summarize = ctx.compaction.summarize
     if (summarize) {
-      summary = await summarize({
-        transcript,
-        previousSummary,
-        messages: plan.summarised,
-        prompt: COMPACTION_PROMPT,
+      // A host's summarizer that ignores its signal must not hold the task: the interrupt wins.
+      summary = await untilAborted(
+        summarize({
+          transcript,
+          previousSummary,
+          messages: plan.summarised,
+          prompt: COMPACTION_PROMPT,
+          signal,
+        }),
         signal,
-      })
+      )
     } else {
       const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
         signal,
@@ -185,4 +191,22 @@ async function summarise(
     plan.keptTokens +
     (system && 'role' in system ? estimator.message(system) : 0)
   return { compacted: true, record }
+}
+
+/** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
 }

@@ -7,8 +7,9 @@ import { callModel, type ModelResult } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
 
 /**
- * The turn's model call with the context budget kept: before the call, when the request's
- * estimated input passes the threshold, the session is compacted first; when the provider still
+ * The turn's model call with the context budget kept: before the call the request's budget is
+ * measured and reported (`context_usage` with `estimated: true`, after a compaction it caused);
+ * when the request's estimated input passes the threshold, the session is compacted first; when the provider still
  * answers that the request is larger than the context window, the session is compacted once and
  * the call sent once more. An overflow that remains (or with compaction off) fails the call with
  * an error naming the sizes. `request` builds the request from the session as it is then; `send`
@@ -23,13 +24,19 @@ export async function callModelWithinBudget(
 ): Promise<ModelResult> {
   const compaction = rt.settings.compaction
   let sent = request()
-  if (compaction) {
-    const budget = budgetOf(rt, client, sent)
-    if (budget.inputLimit !== undefined && budget.inputTokens > compaction.threshold * budget.inputLimit) {
-      const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'threshold', budget)
-      if (done.compacted) sent = request()
+  let budget = budgetOf(rt, client, sent)
+  if (
+    compaction &&
+    budget.inputLimit !== undefined &&
+    budget.inputTokens > compaction.threshold * budget.inputLimit
+  ) {
+    const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'threshold', budget)
+    if (done.compacted) {
+      sent = request()
+      budget = budgetOf(rt, client, sent)
     }
   }
+  reportBudget(rt, budget)
   const result = await send(sent)
   if (!isOverflow(result)) return result
   const before = budgetOf(rt, client, sent)
@@ -38,9 +45,25 @@ export async function callModelWithinBudget(
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
   if (!done.compacted) return { kind: 'failed', error: tooLarge(result.error, before, false) }
   sent = request()
+  const retryBudget = budgetOf(rt, client, sent)
+  reportBudget(rt, retryBudget)
   const retried = await send(sent)
   if (!isOverflow(retried)) return retried
-  return { kind: 'failed', error: tooLarge(retried.error, budgetOf(rt, client, sent), true) }
+  return { kind: 'failed', error: tooLarge(retried.error, retryBudget, true) }
+}
+
+/** `context_usage` before the call (`estimated: true`), when the model's window is known. */
+function reportBudget(rt: TaskRuntime, budget: ContextBudget): void {
+  const { contextWindow, inputLimit, inputTokens, outputReserve } = budget
+  if (!contextWindow || inputLimit === undefined) return
+  rt.events.emit('context_usage', {
+    contextPercent: (inputTokens / contextWindow) * 100,
+    contextTokens: inputTokens,
+    contextWindow,
+    estimated: true,
+    outputReserve,
+    inputLimit,
+  })
 }
 
 function isOverflow(result: ModelResult): result is Extract<ModelResult, { kind: 'failed' }> {

@@ -1,6 +1,8 @@
 import { compactedHistory, IMAGE_NOTE, type SummarizeInput } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
+import { anthropicStream } from '../helpers/anthropic-wire.js'
+import { say, stalledChatStream } from '../helpers/chat-wire.js'
 import { NOW, useHarness } from '../helpers/harness.js'
 
 const at = { createdAt: NOW }
@@ -89,6 +91,83 @@ describe('agent.compact()', () => {
     expect(view.map((r) => r.id)).toEqual(['s', history.at(-1)!.id, 'a3', 't3'])
     // The kept response is the persisted one, thinking and signature included.
     expect(view[2]).toEqual(session()[6])
+  })
+
+  test('the kept response goes to the provider with its thinking signature; the summarised ones are gone', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', session())
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      sessionId: 'long',
+      compaction: { keepRecent: 1, summarize: async () => 'Looked at an image twice.' },
+    })
+    await agent.compact()
+    h.server.enqueue(anthropicStream('msg_1', [{ text: 'Done.' }]))
+    expect((await agent.run('Go on').done).reason).toBe('completed')
+    const { messages } = h.server.requests[0]!.body as { messages: { role: string; content: unknown }[] }
+    // The summary, then the kept turn exactly as persisted (a signature the API checks), then the input.
+    expect(messages[0]).toMatchObject({ role: 'user' })
+    expect(JSON.stringify(messages[0])).toContain('Looked at an image twice.')
+    expect(messages[1]).toEqual({
+      role: 'assistant',
+      content: [
+        { type: 'thinking', thinking: 'think 3', signature: 'sig-abc' },
+        { type: 'tool_use', id: 'c3', name: 'look', input: {} },
+      ],
+    })
+    const body = h.server.requests[0]!.rawBody
+    expect(body).not.toContain('think 1')
+    expect(body).not.toContain('base64')
+  })
+
+  test('an interrupted summary persists nothing, even from a summarizer that ignores its signal', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', session())
+    let started!: () => void
+    const summarizing = new Promise<void>((done) => {
+      started = done
+    })
+    let calls = 0
+    const agent = h.createAgent({
+      sessionId: 'long',
+      compaction: {
+        keepRecent: 1,
+        // Never answers, and never looks at its signal.
+        summarize: () => {
+          calls++
+          started()
+          return new Promise<string>(() => {})
+        },
+      },
+    })
+    const events: Event[] = []
+    agent.events.on('event', (event) => events.push(event))
+    const controller = new AbortController()
+    const compacting = agent.compact({ signal: controller.signal })
+    await summarizing
+    controller.abort()
+    await expect(compacting).resolves.toMatchObject({ compacted: false, reason: 'aborted' })
+    expect(events.map((e) => e.type)).toEqual(['compaction_start', 'compaction_end'])
+    expect(await agent.history()).toEqual(session())
+
+    // A signal aborted before the summary began: the summarizer is not even called.
+    const before = new AbortController()
+    agent.events.on('compaction_start', () => before.abort())
+    await expect(agent.compact({ signal: before.signal })).resolves.toMatchObject({ reason: 'aborted' })
+    expect(calls).toBe(1)
+    expect(await agent.history()).toEqual(session())
+  })
+
+  test('a compaction while a task runs is refused', async () => {
+    const h = harness()
+    const agent = h.createAgent()
+    h.server.enqueue(stalledChatStream({ id: 'r1', steps: [say('Working')] }))
+    const run = agent.run('Go on')
+    await expect(agent.compact()).rejects.toMatchObject({ code: 'agent_busy' })
+    await agent.close()
+    expect((await run.done).reason).toBe('aborted')
   })
 
   test('a session with nothing to summarise is left as it is', async () => {

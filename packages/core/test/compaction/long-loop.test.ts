@@ -55,6 +55,29 @@ describe('a 200-turn tool loop with a 4,000-token window', { timeout: 60_000 }, 
       })
     }
 
+    // Before every call the budget was reported, after any compaction it caused, and it was
+    // within the limit each time.
+    const budgets = events.flatMap((e) => (e.type === 'context_usage' && e.estimated ? [e] : []))
+    expect(budgets).toHaveLength(201)
+    for (const budget of budgets) {
+      expect(budget).toMatchObject({ contextWindow: 4_000, outputReserve: 500, inputLimit: TINY_INPUT_LIMIT })
+      expect(budget.contextTokens).toBeLessThanOrEqual(TINY_INPUT_LIMIT)
+    }
+    events.forEach((event, i) => {
+      if (event.type === 'compaction_end')
+        expect(events[i + 1]).toMatchObject({ type: 'context_usage', estimated: true })
+      if (event.type === 'turn_start')
+        expect(events[i + 1]).toMatchObject(
+          events[i + 1]?.type === 'compaction_start' ? {} : { type: 'context_usage', estimated: true },
+        )
+    })
+    // The summaries' usage counts in the task's, and each record keeps its own.
+    const metadata = events.find((e) => e.type === 'task_metadata')
+    expect(metadata?.type === 'task_metadata' && metadata.metadata.main.usage).toMatchObject({
+      inputTokens: requests.reduce((sum, request) => sum + bodyTokens(request), 0),
+      outputTokens: 20 * requests.length,
+    })
+    for (const record of records) expect(record.usage).toMatchObject({ outputTokens: 20 })
     expect(checkEventOrder(events)).toEqual([])
     const starts = events.filter((e) => e.type === 'compaction_start')
     const ends = events.filter((e) => e.type === 'compaction_end')

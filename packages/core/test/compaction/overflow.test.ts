@@ -126,6 +126,17 @@ describe("a provider's context-overflow error", () => {
     expect(summaries).toHaveLength(1)
     expect(summaries[0]).toContain('Result of read_chunk (success): chunk 1')
     expect(events.filter((e) => e.type === 'compaction_start')).toMatchObject([{ reason: 'overflow' }])
+    // The budget is reported before the first call and again before the retry, after the
+    // compaction (for a model whose window the catalog knows: not openrouter's here).
+    const kinds = events
+      .filter((e) => e.type.startsWith('compaction_') || (e.type === 'context_usage' && e.estimated))
+      .map((e) => e.type)
+    const compacting = ['compaction_start', 'compaction_end']
+    expect(kinds).toEqual(
+      agent.client.modelInfo?.contextWindow === undefined
+        ? compacting
+        : ['context_usage', ...compacting, 'context_usage'],
+    )
     const history = await agent.history()
     const records = history.filter((r) => !('role' in r) && r.type === 'compaction')
     expect(records).toMatchObject([{ reason: 'overflow', firstKeptId: 'a3' }])

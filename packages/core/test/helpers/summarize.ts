@@ -2,13 +2,20 @@ import type { Event, HistoryEvent } from '@kode/protocol'
 
 /**
  * One line per event with its key fields, runs of deltas of one stream merged into one line (the
- * split of deltas is the wire's business), events of other sessions prefixed `[sessionId]`.
+ * split of deltas is the wire's business), events of other sessions prefixed `[sessionId]`. The
+ * budget reported before each model call (`context_usage` with `estimated`) is left out unless
+ * `withBudget`: its figures depend on the whole request, and `context-budget.test.ts` asserts them.
  */
-export function summarize(events: readonly Event[], mainSessionId?: string): string[] {
+export function summarize(
+  events: readonly Event[],
+  mainSessionId?: string,
+  options: { withBudget?: boolean } = {},
+): string[] {
   const main = mainSessionId ?? events[0]?.sessionId
   const lines: string[] = []
   let last: { type: string; sessionId: string; index: number } | undefined
   for (const event of events) {
+    if (event.type === 'context_usage' && event.estimated && !options.withBudget) continue
     const prefix = event.sessionId === main ? '' : `[${event.sessionId}] `
     if (event.type === 'thinking_delta' || event.type === 'assistant_text_delta') {
       if (
@@ -45,7 +52,9 @@ function describeEvent(event: Event): string {
     case 'usage':
       return `usage ${event.usage.inputTokens}/${event.usage.outputTokens}`
     case 'context_usage':
-      return `context_usage ${event.contextTokens}/${event.contextWindow}`
+      return event.estimated
+        ? `context_usage estimated ${event.contextTokens}/${event.inputLimit} of ${event.contextWindow}`
+        : `context_usage ${event.contextTokens}/${event.contextWindow}`
     case 'tool_call':
       return `tool_call ${event.toolCallId} ${event.toolName} ${event.arguments}`
     case 'tool_progress':

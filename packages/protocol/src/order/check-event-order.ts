@@ -34,6 +34,7 @@ export type OrderRule =
   | 'compaction_end_without_start'
   | 'compaction_not_ended'
   | 'end_not_last'
+  | 'budget_outside_turn'
 
 export interface OrderViolation {
   /** Index of the event that broke the rule (the sequence length for rules checked at the end). */
@@ -243,6 +244,11 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         s.pendingToolCalls.clear()
         s.taskOpen = false
         break
+      case 'context_usage':
+        // The budget before a call belongs to the turn that makes the call.
+        if (event.estimated && !s.turnOpen)
+          fail('budget_outside_turn', 'context_usage with estimated (a budget before a call) outside a turn')
+        break
       case 'tool_progress':
         if (!s.pendingToolCalls.has(event.toolCallId)) {
           fail('progress_outside_call', `tool_progress for ${event.toolCallId} outside its running call`)
@@ -258,7 +264,6 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         break
       case 'usage':
       case 'task_metadata':
-      case 'context_usage':
       case 'user_message':
       case 'developer_message':
       case 'todo_change':

@@ -1,0 +1,63 @@
+import type { PendingApproval } from '@kode/core'
+import { withoutControls } from '../display/renderer.js'
+
+const PREVIEW_LINES = 12
+const MAX_LINE_CHARS = 160
+
+/**
+ * What the approval prompt shows of a call, one string a line: the command of `bash`, the path
+ * and the first lines of `write_file`, the path and the replaced lines of `edit_file`, the
+ * arguments of any other tool. Control characters are removed: the model wrote these.
+ */
+export function describeCall(call: PendingApproval): string[] {
+  const args = parseObject(call.arguments)
+  const text = (key: string) => (typeof args?.[key] === 'string' ? (args[key] as string) : undefined)
+  const lines = (() => {
+    switch (call.toolName) {
+      case 'bash': {
+        const command = text('command')
+        if (command === undefined) break
+        const timeout = typeof args?.timeoutSeconds === 'number' ? ` (timeout ${args.timeoutSeconds}s)` : ''
+        return [`bash${timeout}:`, ...preview(command, '  $ ')]
+      }
+      case 'write_file': {
+        const path = text('path')
+        const content = text('content')
+        if (path === undefined || content === undefined) break
+        const count = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0)
+        return [`write_file ${path} (${count} lines):`, ...preview(content, '  │ ')]
+      }
+      case 'edit_file': {
+        const path = text('path')
+        const oldText = text('oldText')
+        const newText = text('newText')
+        if (path === undefined || oldText === undefined || newText === undefined) break
+        const all = args?.replaceAll === true ? ' (every occurrence)' : ''
+        return [`edit_file ${path}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
+      }
+    }
+    return [`${call.toolName}:`, ...preview(call.arguments, '  ')]
+  })()
+  return lines.map((line) => withoutControls(line))
+}
+
+function preview(text: string, prefix: string): string[] {
+  const lines = text.replace(/\n$/, '').split('\n')
+  const shown = lines.slice(0, PREVIEW_LINES).map((line) => {
+    const cut = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS - 1)}…` : line
+    return `${prefix}${cut}`
+  })
+  if (lines.length > PREVIEW_LINES) shown.push(`${prefix}… ${lines.length - PREVIEW_LINES} more lines`)
+  return shown
+}
+
+function parseObject(json: string): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(json)
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+      ? (value as Record<string, unknown>)
+      : undefined
+  } catch {
+    return undefined
+  }
+}

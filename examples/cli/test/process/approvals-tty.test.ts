@@ -1,0 +1,73 @@
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { APPROVAL_QUESTION } from '../../src/approvals/decide.js'
+import { KODE, offlineEnv, tempDir } from './run-kode.js'
+import { ensureTmux, TmuxSession } from './tmux.js'
+
+/** A shell command that runs `kode <args>` in `dir` on a real terminal, then says how it exited. */
+function kodeIn(dir: string, args: string): string {
+  const env = offlineEnv()
+  const vars = ['PATH', 'HOME', 'XDG_CONFIG_HOME']
+    .map((name) => `${name}=${JSON.stringify(env[name] ?? '')}`)
+    .join(' ')
+  // The shell stays a while after kode exits, so the screen can still be read.
+  return `cd ${JSON.stringify(dir)} && env -i ${vars} LANG=C.UTF-8 TERM=xterm-256color node ${JSON.stringify(KODE)} ${args}; echo "EXIT=$?"; sleep 60`
+}
+
+// Approval asked on a real terminal (tmux gives kode a pty): the user types the answer.
+describe('asking for approval on a terminal', () => {
+  let tmux: TmuxSession | undefined
+  let dir: string
+
+  beforeAll(() => ensureTmux())
+  afterEach(() => tmux?.kill())
+
+  /** Types `line` and waits for `done` to show after it. */
+  async function answer(line: string, done: string) {
+    tmux!.send(line, 'Enter')
+    await tmux!.waitForText(done)
+  }
+
+  test('in the REPL: y approves, a reason denies with it, a approves the tool for the session', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession('kode-approve-repl', kodeIn(dir, ''))
+    await tmux.waitForText('Ctrl-C twice to exit')
+
+    await answer('write notes.txt', APPROVAL_QUESTION)
+    expect(tmux.screen()).toContain('write_file notes.txt (1 lines):')
+    expect(tmux.screen()).toContain('│ Hello from kode.')
+    await answer('y', 'write_file answered: Created notes.txt')
+    expect(readFileSync(join(dir, 'notes.txt'), 'utf8')).toBe('Hello from kode.\n')
+
+    await answer('run `echo hi > hi.txt`', '$ echo hi > hi.txt')
+    await answer('not in this folder', 'bash answered: denied by the user: not in this folder')
+    expect(existsSync(join(dir, 'hi.txt'))).toBe(false)
+
+    await answer('write a.txt', 'write_file a.txt (1 lines):')
+    await answer('a', 'write_file answered: Created a.txt')
+    await answer('write b.txt', 'write_file answered: Created b.txt')
+    expect(tmux.screen()).toContain('write_file: approved (you allowed every call of it this session)')
+    expect(existsSync(join(dir, 'b.txt'))).toBe(true)
+  })
+
+  test('in the REPL: Ctrl-C at the question leaves the call pending, and the next message denies it', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession('kode-approve-cc', kodeIn(dir, ''))
+    await tmux.waitForText('Ctrl-C twice to exit')
+    await answer('write late.txt', APPROVAL_QUESTION)
+    tmux.send('C-c')
+    await tmux.waitForText('Not decided: the calls stay pending, and your next message denies them.')
+    await answer('hello', "I am Kode's")
+    expect(existsSync(join(dir, 'late.txt'))).toBe(false)
+  })
+
+  test('kode exec on a terminal asks too, and y lets the command run', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession('kode-approve-exec', kodeIn(dir, 'exec "run \\`echo ran > ran.txt\\`"'))
+    await tmux.waitForText(APPROVAL_QUESTION)
+    await answer('y', 'EXIT=0')
+    expect(tmux.screen()).toContain('bash answered: (no output)')
+    expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('ran\n')
+  })
+})
