@@ -20,7 +20,7 @@ export { openrouter } from './apis/openrouter/index.js'
 export { catalogModels, lookupModel } from './catalog/lookup.js'
 export { createClient } from './client.js'
 export { availableApis, registerProvider } from './registry.js'
-export { readBatches } from './transport/batches.js'
+export { readBatches, readReadyItems } from './transport/batches.js'
 export {
   ProviderError,
   type ProviderErrorInit,

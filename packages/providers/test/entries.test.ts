@@ -35,6 +35,7 @@ test('the main entry is the client api: clients, the registry, the catalog, erro
     'openaiResponses',
     'openrouter',
     'readBatches',
+    'readReadyItems',
     'registerProvider',
     'resolveRetryPolicy',
     'retryAllowed',

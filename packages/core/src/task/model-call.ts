@@ -4,6 +4,7 @@ import {
   type LLMRequest,
   ProviderError,
   type RetryInfo,
+  readReadyItems,
   retryAllowed,
   retryDelayMs,
 } from '@kode/providers'
@@ -43,11 +44,15 @@ export async function callModel(
     let delivered = false
     let message: AssistantMessage | undefined
     try {
-      for await (const item of client.stream(request, { signal, onRetry })) {
-        if (item.type === 'done') message = response.push(item)
-        else {
-          delivered = true
-          response.push(item)
+      // One async turn per batch of items ready together, not per item; each item is taken when
+      // handled, so an interrupt from a listener stops the response where item by item would.
+      for await (const ready of readReadyItems(client.stream(request, { signal, onRetry }))) {
+        for (const item of ready) {
+          if (item.type === 'done') message = response.push(item)
+          else {
+            delivered = true
+            response.push(item)
+          }
         }
       }
     } catch (error) {

@@ -8,7 +8,9 @@ import { ResponseStream } from './response-stream.js'
  * grouping differs, so a consumer pays one async-iterator turn per batch instead of per item.
  * A stream not made by `client.stream` is read item by item, each in a batch of one. Errors and
  * aborts surface as they do item by item, after the items before them. Breaking out of the loop
- * cancels the request, as with the stream itself.
+ * cancels the request, as with the stream itself. A batch is taken whole before you see it: a
+ * consumer that aborts while handling one, and must stop exactly where item by item would,
+ * reads with `readReadyItems`.
  *
  * @example
  * for await (const batch of readBatches(client.stream(request))) {
@@ -18,6 +20,25 @@ import { ResponseStream } from './response-stream.js'
 export async function* readBatches(
   stream: AsyncIterable<StreamItem>,
 ): AsyncGenerator<StreamItem[], void, undefined> {
+  for await (const ready of readReadyItems(stream)) yield Array.from(ready)
+}
+
+/**
+ * Reads a stream as `readBatches` does, but each batch is taken from the stream one item at a
+ * time as you iterate it, so a batch behaves exactly like item by item: an abort while you
+ * handle an item ends the response right after it (the next item is the aborted `done`, its
+ * message holding what was handed out), and the response's final message holds no more than
+ * the items taken. Items of a batch you leave unread come first in the next one. Iterate each
+ * batch before asking for the next.
+ *
+ * @example
+ * for await (const ready of readReadyItems(client.stream(request, { signal }))) {
+ *   for (const item of ready) if (item.type === 'text_delta') process.stdout.write(item.text)
+ * }
+ */
+export async function* readReadyItems(
+  stream: AsyncIterable<StreamItem>,
+): AsyncGenerator<Iterable<StreamItem>, void, undefined> {
   if (!(stream instanceof ResponseStream)) {
     for await (const item of stream) yield [item]
     return
@@ -26,11 +47,15 @@ export async function* readBatches(
     for (;;) {
       const first = await stream.next()
       if (first.done) return
-      const batch = [first.value]
-      for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) batch.push(item)
-      yield batch
+      yield readyFrom(first.value, stream)
     }
   } finally {
     await stream.return()
   }
+}
+
+/** `first`, then each item the stream has ready, taken only when asked for. */
+function* readyFrom(first: StreamItem, stream: ResponseStream): Generator<StreamItem, void, undefined> {
+  yield first
+  for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) yield item
 }

@@ -1,5 +1,5 @@
 import type { StreamItem } from '@kode/protocol'
-import { type ProviderError, readBatches } from '@kode/providers'
+import { type ProviderError, readBatches, readReadyItems } from '@kode/providers'
 import { frameFor } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { ask, collect, fixture, testClient, useServer } from '../helpers.js'
@@ -102,5 +102,40 @@ describe('readBatches', () => {
     }
     const { batches } = await batchesOf(items())
     expect(batches).toEqual([[{ type: 'text_delta', text: 'a' }], [{ type: 'text_delta', text: 'b' }]])
+  })
+})
+
+describe('readReadyItems', () => {
+  test('hands out the items of the stream in order, several per batch when one read holds them', async () => {
+    const frames = frameFor('anthropic', fixture('anthropic', 'anthropic-text'))
+    server().enqueue({ body: frames, chunks: false })
+    const itemByItem = await collect(client().stream(ask()))
+    server().enqueue({ body: frames, chunks: false })
+    const batches: StreamItem[][] = []
+    for await (const ready of readReadyItems(client().stream(ask()))) batches.push([...ready])
+    expect(batches.flat()).toEqual(itemByItem)
+    expect(batches.length).toBeLessThan(itemByItem.length)
+  })
+
+  test('an abort while handling an item of a batch ends the response right after it, as item by item', async () => {
+    const frames = frameFor('anthropic', fixture('anthropic', 'anthropic-text'))
+    const readAborting = async (read: (signal: AbortSignal) => AsyncIterable<Iterable<StreamItem>>) => {
+      server().enqueue({ body: frames, chunks: false })
+      const controller = new AbortController()
+      const items: StreamItem[] = []
+      for await (const ready of read(controller.signal))
+        for (const item of ready) {
+          items.push(item)
+          if (item.type === 'text_delta') controller.abort()
+        }
+      return items
+    }
+    const itemByItem = await readAborting(async function* (signal) {
+      for await (const item of client().stream(ask(), { signal })) yield [item]
+    })
+    const batched = await readAborting((signal) => readReadyItems(client().stream(ask(), { signal })))
+    expect(itemByItem.filter((item) => item.type === 'text_delta')).toHaveLength(1)
+    expect(itemByItem.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'aborted' } })
+    expect(batched).toEqual(itemByItem)
   })
 })
