@@ -114,11 +114,15 @@ describe('a task whose host is killed during a tool call, watched from another h
       }
       // B's page shows A's committed records: the lookup and its result, the call of both tools.
       await eventually(() => events(seen).filter((e) => e.type === 'tool_call').length === 3)
+      // While A lives it holds the session: B refuses to carry the task on.
+      const early = await fetch(`${b.url}/sessions/${SESSION}/continue`, { method: 'POST' })
+      expect(early.status).toBe(409)
+      expect(await early.json()).toEqual({ error: 'a task is already running in this session' })
       a.kill('SIGKILL')
       await exited
       const beforeCrash = seen.slice()
 
-      // B is asked to carry the task on: 409 while A's lease has not expired, then 202.
+      // B is asked to carry the task on: 409 until A's lease expired, then 202.
       await eventually(async () => {
         const response = await fetch(`${b.url}/sessions/${SESSION}/continue`, { method: 'POST' })
         if (response.status === 409) return false
