@@ -293,6 +293,10 @@ describe('POST /sessions/:id/approvals', () => {
     const nothing = await post(approvals, { approvals: [{ toolCallId: 'x', approved: true }] })
     expect(nothing.status).toBe(409)
     expect(((await nothing.json()) as { error: string }).error).toMatch(/do not fit what awaits approval/)
+    // Nor is there a task to carry on.
+    const carryOn = await fetch(`${url}/sessions/${SESSION}/continue`, { method: 'POST' })
+    expect(carryOn.status).toBe(409)
+    expect(((await carryOn.json()) as { error: string }).error).toMatch(/^nothing to carry on: /)
 
     const toolCallId = await askForNote(server)
     const unknown = await post(approvals, { approvals: [{ toolCallId: 'not-pending', approved: true }] })

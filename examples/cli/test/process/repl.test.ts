@@ -50,7 +50,10 @@ describe('the REPL under tmux', () => {
     await tmux.waitForText('1, 2, 3,')
     tmux.send('C-c')
     await tmux.waitForText('⏹ Interrupted by user')
-    expect(tmux.screen()).toContain('■ Interrupted')
+    // The task's closing line follows the interrupt line, in a later write: wait for it too.
+    await tmux.waitForText('■ Interrupted')
+    const screen = tmux.screen()
+    expect(screen.lastIndexOf('⏹ Interrupted by user')).toBeLessThan(screen.lastIndexOf('■ Interrupted'))
   })
 
   // The session commands, on the session just run (and a fork of it).

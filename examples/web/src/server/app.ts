@@ -57,6 +57,9 @@ class HttpError extends Error {
  * - `POST /sessions/:id/approvals` `{ approvals: [{ toolCallId, approved, reason? }] }`: decides the
  *   pending tool approvals and continues the task on the same stream (409 while a task runs or
  *   when the decisions do not fit what is pending);
+ * - `POST /sessions/:id/continue`: carries on a task whose server died before it finished (409
+ *   while a task runs, here or on another host whose lease has not expired, or when nothing is
+ *   left to carry on);
  * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
  * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
  * - `GET /`, `/app.js`, `/styles.css`: the page.
@@ -97,6 +100,10 @@ export function createWebApp(options: WebAppOptions): WebApp {
     }
     if (action === 'approvals' && method === 'POST') {
       await hub.continue(sessionId, parseApprovals(await readJson(req)))
+      return json(res, 202, { sessionId })
+    }
+    if (action === 'continue' && method === 'POST') {
+      await hub.continue(sessionId)
       return json(res, 202, { sessionId })
     }
     if (action === 'interrupt' && method === 'POST') {

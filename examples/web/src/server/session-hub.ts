@@ -34,7 +34,7 @@ export interface Subscriber {
 export class TaskStateError extends Error {
   override readonly name = 'TaskStateError'
   constructor(
-    readonly code: 'task_running' | 'no_task_running' | 'nothing_pending',
+    readonly code: 'task_running' | 'no_task_running' | 'nothing_pending' | 'nothing_to_continue',
     cause?: unknown,
   ) {
     super(
@@ -42,8 +42,10 @@ export class TaskStateError extends Error {
         ? 'a task is already running in this session'
         : code === 'no_task_running'
           ? 'no task is running'
-          : // The engine's message says which call did not fit.
-            `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
+          : code === 'nothing_to_continue'
+            ? `nothing to carry on: ${(cause as Error).message}`
+            : // The engine's message says which call did not fit.
+              `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
       { cause },
     )
   }
@@ -110,12 +112,20 @@ export class SessionHub {
   }
 
   /**
-   * Continues the session's task with decisions on its pending tool approvals; fails with
-   * `task_running` if a task runs, and with `nothing_pending` when the decisions do not fit what
-   * awaits approval (nothing pending, an unknown or already decided call, a pending call left out).
+   * Continues the session's task: with `approvals`, decisions on its pending tool approvals;
+   * without, a task whose server died before it finished (from its history; a call that was running
+   * is settled by its tool's `onResume`). Fails with `task_running` if a task runs here or another
+   * host still holds the session's lease, and with `nothing_pending` when there is nothing to carry
+   * on or the decisions do not fit what awaits approval (an unknown or already decided call, a
+   * pending call left out).
    */
-  async continue(sessionId: string, approvals: ApprovalDecision[]): Promise<void> {
-    await this.#launch(sessionId, (agent, signal) => agent.continue({ approvals }, { signal }))
+  async continue(sessionId: string, approvals?: ApprovalDecision[]): Promise<void> {
+    await this.#launch(
+      sessionId,
+      (agent, signal) => agent.continue(approvals ? { approvals } : {}, { signal }),
+      undefined,
+      approvals ? 'nothing_pending' : 'nothing_to_continue',
+    )
   }
 
   /**
@@ -127,6 +137,7 @@ export class SessionHub {
     sessionId: string,
     begin: (agent: Agent, signal: AbortSignal) => AgentRun,
     titleFrom?: string,
+    refused: 'nothing_pending' | 'nothing_to_continue' = 'nothing_pending',
   ): Promise<void> {
     const held = await this.#held(sessionId)
     if (held.running) throw new TaskStateError('task_running')
@@ -159,8 +170,10 @@ export class SessionHub {
         // Nothing ran and nothing was persisted: the session stays as it was.
         await run.done.catch(() => {})
         if (AgentError.is(error) && error.code === 'agent_busy') throw new TaskStateError('task_running')
-        if (AgentError.is(error) && REFUSALS.has(error.code))
-          throw new TaskStateError('nothing_pending', error)
+        // Another host's task holds the session (or held it and died: its lease has not expired yet).
+        if (SessionError.is(error) && error.code === 'session_locked')
+          throw new TaskStateError('task_running')
+        if (AgentError.is(error) && REFUSALS.has(error.code)) throw new TaskStateError(refused, error)
         throw error
       }
       held.log = log
