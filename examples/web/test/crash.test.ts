@@ -7,13 +7,13 @@ import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { bundleForNode } from '../../../packages/durable-dbos/test/helpers/bundle.js'
 import { callTools, reply } from '../../../packages/durable-dbos/test/helpers/model.js'
 import {
   dropSchema,
   freshSchema,
   postgresUrl,
 } from '../../../packages/session-postgres/test/helpers/postgres.js'
+import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { growingReplay } from '../src/server/record-feed.js'
 import { crashTools } from './crash-tools.js'
 import { eventually, type Frame, readStream, startApp, typeOf } from './helpers.js'
@@ -39,7 +39,10 @@ const schema = freshSchema()
 const children: ChildProcess[] = []
 
 beforeAll(async () => {
-  worker = await bundleForNode(resolve(import.meta.dirname, 'processes/crash-worker.ts'))
+  worker = await bundleForNode(resolve(import.meta.dirname, 'processes/crash-worker.ts'), {
+    external: ['pg'],
+    packageDir: resolve(import.meta.dirname, '..'),
+  })
   model = await createSseTestServer()
   dir = mkdtempSync(join(tmpdir(), 'kode-web-crash-'))
 }, 60_000)

@@ -8,7 +8,7 @@ import { toolCallsOf } from '@kode/protocol'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { bundleForNode } from './helpers/bundle.js'
+import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { dropSchema, freshDbosSchema, freshSchema, postgresUrl } from './helpers/dbos.js'
 import { callTools, reply } from './helpers/model.js'
 
@@ -28,7 +28,10 @@ const schema = freshSchema()
 const dbosSchema = freshDbosSchema()
 
 beforeAll(async () => {
-  worker = await bundleForNode(resolve(import.meta.dirname, 'processes/worker.ts'))
+  worker = await bundleForNode(resolve(import.meta.dirname, 'processes/worker.ts'), {
+    external: ['pg', '@dbos-inc/dbos-sdk'],
+    packageDir: resolve(import.meta.dirname, '..'),
+  })
   server = await createSseTestServer()
   dir = mkdtempSync(join(tmpdir(), 'kode-durable-'))
 }, 60_000)

@@ -4,7 +4,7 @@ import { resolve } from 'node:path'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
-import { bundleForNode } from './helpers/bundle.js'
+import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { type Child, startChild } from './helpers/children.js'
 import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
 
@@ -18,7 +18,10 @@ const running: ChildProcess[] = []
 const stores: SessionStore[] = []
 
 beforeAll(async () => {
-  child = await bundleForNode(resolve(import.meta.dirname, 'processes/host-child.ts'))
+  child = await bundleForNode(resolve(import.meta.dirname, 'processes/host-child.ts'), {
+    external: ['pg'],
+    packageDir: resolve(import.meta.dirname, '..'),
+  })
 }, 60_000)
 afterAll(() => rmSync(resolve(child, '..'), { recursive: true, force: true }))
 beforeEach(() => {

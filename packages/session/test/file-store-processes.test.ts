@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import type { SessionStore, StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
-import { bundleForNode } from './helpers/bundle.js'
+import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 
 // Real processes against one store directory: a writer killed with SIGKILL while a write is in
 // flight, and two writers competing for one session.
