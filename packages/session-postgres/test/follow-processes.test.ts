@@ -7,7 +7,7 @@ import { createPostgresSessionStore } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
-import { type Child, startChild } from './helpers/children.js'
+import { type Child, startChild } from '../../../test/children/child-process.js'
 import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
 
 // The live feed across hosts: a writer process (host A) appends while a follower process (host B)

@@ -5,7 +5,7 @@ import { SessionError, type SessionLease, type SessionStore } from '@kode/sessio
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
-import { type Child, startChild } from './helpers/children.js'
+import { type Child, startChild } from '../../../test/children/child-process.js'
 import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
 
 // Real host processes sharing one Postgres: a writer killed with SIGKILL mid-append, a writer

@@ -1,12 +1,12 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import { type ChildProcess, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
-import { createInterface } from 'node:readline'
 import type { SessionStore, StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
+import { startChild } from '../../../test/children/child-process.js'
 
 // Real processes against one store directory: a writer killed with SIGKILL while a write is in
 // flight, and two writers competing for one session.
@@ -30,43 +30,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true })
 })
 
-interface Child {
-  process: ChildProcess
-  /** Every stdout line so far. */
-  lines: string[]
-  /** Resolves with the first line (seen or coming) that matches. */
-  line(match: (line: string) => boolean): Promise<string>
-  exited: Promise<number | null>
-}
-
-function start(...args: string[]): Child {
-  const proc = spawn(process.execPath, [child, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
-  running.push(proc)
-  const lines: string[] = []
-  const waiters: { match: (line: string) => boolean; resolve: (line: string) => void }[] = []
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
-    lines.push(line)
-    for (const waiter of waiters.filter((w) => w.match(line))) {
-      waiters.splice(waiters.indexOf(waiter), 1)
-      waiter.resolve(line)
-    }
-  })
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
-  return {
-    process: proc,
-    lines,
-    exited,
-    line: (match) =>
-      new Promise((resolve, reject) => {
-        const seen = lines.find(match)
-        if (seen !== undefined) return resolve(seen)
-        waiters.push({ match, resolve })
-        exited.then((code) =>
-          reject(new Error(`child exited (${code}) before the line; got ${lines.join(' | ')}`)),
-        )
-      }),
-  }
-}
+const start = (...args: string[]) => startChild(child, running, ...args)
 
 function reader(warnings: StoreWarning[]): SessionStore {
   return createFileSessionStore({ dir, onWarning: (w) => warnings.push(w) })
