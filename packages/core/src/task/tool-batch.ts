@@ -28,6 +28,11 @@ export interface ToolBatch {
    * it gets no result now, and runs again when the task continues.
    */
   suspended?: (toolCallId: string) => boolean
+  /**
+   * Calls whose `tool_call` is already out (a dead process announced them; the session's replay
+   * shows them): they are not announced again, so a watcher sees each call once.
+   */
+  announced?: ReadonlySet<string>
 }
 
 /** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
@@ -195,8 +200,12 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   return end
 }
 
-/** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */
+/**
+ * `tool_call`: the call starts (or, interrupted before it could, is about to be answered); none
+ * for a call announced before (`ToolBatch.announced`).
+ */
 function announce(batch: ToolBatch, call: ToolCallPart): void {
+  if (batch.announced?.has(call.id)) return
   batch.rt.events.emit('tool_call', {
     responseId: batch.responseId,
     toolCallId: call.id,

@@ -251,6 +251,8 @@ export interface CallsOptions {
   resume?: ReadonlyMap<string, readonly ChildResume[]>
   /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
   resumed?: ReadonlySet<string>
+  /** Calls whose `tool_call` is already out (see `ToolBatch.announced`). */
+  announced?: ReadonlySet<string>
 }
 
 /**
@@ -283,6 +285,7 @@ export async function runCalls(
     responseId,
     signal,
     ...(options.decided ? { decided: options.decided } : {}),
+    ...(options.announced ? { announced: options.announced } : {}),
     suspended: (toolCallId) => paused.has(toolCallId),
     context: (call, callSignal, progress) => ({
       signal: callSignal,
