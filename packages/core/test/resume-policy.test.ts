@@ -1,5 +1,6 @@
 import { defineTool, type ToolContext } from '@kode/core'
-import type { HistoryEvent } from '@kode/protocol'
+import type { Event, HistoryEvent } from '@kode/protocol'
+import type { SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -194,5 +195,44 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
     expect(outcome.reason).toBe('completed')
     expectValidHistory(await agent.history())
+  })
+})
+
+describe('onResume, when the store fails', () => {
+  const harness = useHarness('memory')
+
+  test('a continued task that cannot persist still answers the calls it carried on and ends their turn', async () => {
+    const h = harness()
+    await deadSession(h)
+    const store = h.store
+    const full: SessionStore = {
+      ...store,
+      async acquire(sessionId: string) {
+        const lease = await store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: () => Promise.reject(new Error('disk full')),
+        }
+      },
+    }
+    const { tool } = chargeTool()
+    const agent = h.createAgent({ store: full, sessionId: 'dead', tools: [tool, readFile] })
+    const events: Event[] = []
+    const run = agent.continue()
+    await expect(
+      (async () => {
+        for await (const event of run) events.push(event)
+      })(),
+    ).rejects.toThrow('disk full')
+    expectOrdered(replayThenLive(DEAD, 'dead', events))
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'tool_result c1 error: The task failed before this tool call finished: disk full',
+      'tool_result c2 error: The task failed before this tool call finished: disk full',
+      'error: disk full',
+      'turn_end',
+      'task_finish error: ',
+    ])
   })
 })

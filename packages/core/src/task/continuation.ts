@@ -102,6 +102,14 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
     announced = new Set(plan.dangling.map((call) => call.id))
     calls = plan.dangling
     responseId = plan.responseId
+    events.resumeTurn(
+      calls.map((call) => ({
+        responseId,
+        toolCallId: call.id,
+        toolName: call.name,
+        arguments: call.argumentsJson,
+      })),
+    )
     const rerun = await callsToRerun(rt, calls)
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
