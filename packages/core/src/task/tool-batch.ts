@@ -29,6 +29,11 @@ export interface ToolBatch {
    */
   suspended?: (toolCallId: string) => boolean
   /**
+   * Whether a call that has not settled yet may still be suspended: it ran a sub-agent. The result
+   * before it waits to learn whether it is the last of the turn.
+   */
+  mayBeSuspended?: (toolCallId: string) => boolean
+  /**
    * Calls whose `tool_call` is already out (a dead process announced them; the session's replay
    * shows them): they are not announced again, so a watcher sees each call once.
    */
@@ -45,7 +50,8 @@ export interface BatchEnd {
  * Runs the tool calls of one response. Calls start in order, concurrently up to
  * `toolConcurrency`; a tool with `concurrent: false` waits for the running calls and runs alone.
  * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
- * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
+ * order (a finished call waits for the ones before it), the last with `isLastInTurn` (the last
+ * that gets a result now: see `lastResult`). On an
  * interrupt every call without a result gets an `aborted` one at once, without waiting for the
  * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
  * (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see
@@ -183,6 +189,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
     })
     await journal.persist(message)
     if (message.status === 'aborted') end.interrupted = true
+    const isLastInTurn = await lastResult(batch, slots, i)
     events.emit('tool_result', {
       responseId,
       toolCallId: call.id,
@@ -191,13 +198,34 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       uiExtra: message.uiExtra,
       status: toolResultEventStatus(message.status),
       taskMetadata: message.taskMetadata,
-      isLastInTurn: i === calls.length - 1,
+      isLastInTurn,
     })
     if (message.sideEffects?.includes('todo_change') && message.uiExtra?.type === 'todo_list') {
       events.emit('todo_change', { todos: message.uiExtra.todos })
     }
   }
   return end
+}
+
+/**
+ * Whether result `i` is the last of its turn: no later call of the batch gets a result now. A
+ * suspended call gets none, so while the later calls that have not settled all run sub-agents
+ * (which may pause for approval), this waits for them to settle; any later call that settled
+ * with a result, or runs no sub-agent, answers `false` at once.
+ */
+async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): Promise<boolean> {
+  for (;;) {
+    const running: Promise<ToolOutcome>[] = []
+    for (let j = i + 1; j < slots.length; j++) {
+      const slot = slots[j]!
+      if (slot.settled) {
+        if (!slot.suspended) return false
+      } else if (batch.mayBeSuspended?.(batch.calls[j]!.id)) running.push(slot.promise)
+      else return false
+    }
+    if (running.length === 0) return true
+    await Promise.race(running)
+  }
 }
 
 /**

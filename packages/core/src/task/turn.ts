@@ -279,6 +279,7 @@ export async function runCalls(
   const resumes = new Map<string, ChildResume[]>()
   for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
   const paused = new Map<string, { sessionId: string; pending: PendingApproval[] }[]>()
+  const ranSubAgents = new Set<string>()
   const end = await runToolBatch({
     rt,
     calls,
@@ -287,6 +288,7 @@ export async function runCalls(
     ...(options.decided ? { decided: options.decided } : {}),
     ...(options.announced ? { announced: options.announced } : {}),
     suspended: (toolCallId) => paused.has(toolCallId),
+    mayBeSuspended: (toolCallId) => ranSubAgents.has(toolCallId),
     context: (call, callSignal, progress) => ({
       signal: callSignal,
       toolCallId: call.id,
@@ -296,6 +298,7 @@ export async function runCalls(
       resumed: options.resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
+        ranSubAgents.add(call.id)
         const parent = { rt, toolCallId: call.id, signal: callSignal }
         const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
           if (outcome.reason === 'awaiting_approval') {
