@@ -313,9 +313,10 @@ describe('tool approval', () => {
       'context_usage 120/128000',
       'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_call c2 slow {}',
-      'tool_result c2 error (last): The user interrupted this tool call before it finished.',
+      // In call order, the last of the turn marked last, as in the replay.
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
-      'tool_result c1 error (last): The user interrupted the task before this tool call ran.',
+      'tool_result c1 error: The user interrupted the task before this tool call ran.',
+      'tool_result c2 error (last): The user interrupted this tool call before it finished.',
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
@@ -328,10 +329,12 @@ describe('tool approval', () => {
       'user: Go',
       'assistant tool_use: call c1 write_file {"path":"a.txt","text":"hi"} | call c2 slow {}',
       'approval_request c1 write_file {"path":"a.txt","text":"hi"}',
-      'tool c2 aborted: The user interrupted this tool call before it finished.',
       'tool c1 aborted: The user interrupted the task before this tool call ran.',
+      'tool c2 aborted: The user interrupted this tool call before it finished.',
       'task_metadata turns=1 subAgents=0',
     ])
+    const results = (list: readonly Event[]) => summarize(list.filter((e) => e.type === 'tool_result'))
+    expect(results(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual(results(events))
     const late = await agent
       .continue({ approvals: [{ toolCallId: 'c1', approved: true }] })
       .done.catch((e: unknown) => e)

@@ -29,6 +29,11 @@ export interface ToolBatch {
    */
   suspended?: (toolCallId: string) => boolean
   /**
+   * Calls waiting for the user's approval: they do not run. An interrupt answers them like any
+   * call (`aborted`); otherwise, once the other calls have ended, they are suspended (no result).
+   */
+  held?: ReadonlySet<string>
+  /**
    * Whether a call that has not settled yet may still be suspended: it ran a sub-agent. The result
    * before it waits to learn whether it is the last of the turn.
    */
@@ -55,7 +60,7 @@ export interface BatchEnd {
  * interrupt every call without a result gets an `aborted` one at once, without waiting for the
  * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
  * (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see
- * `ToolBatch.suspended`) gets no result. Resolves with whether any result is `aborted` (the user
+ * `ToolBatch.suspended`) gets no result, nor does a held one (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
  * interrupted the batch) and the suspended calls.
  */
 export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
@@ -101,6 +106,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
+    if (batch.held?.has(call.id)) continue
     const decided = batch.decided?.get(call.id)
     const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, rt.tools)
     const exclusive = plan.tool !== undefined && !plan.tool.concurrent
@@ -170,6 +176,11 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   const end: BatchEnd = { interrupted: false, suspended: [] }
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
+    if (batch.held?.has(call.id) && !slots[i]!.settled) {
+      // It waits for approval unless the batch is interrupted before the other calls end.
+      await Promise.all(slots.filter((_, j) => !batch.held!.has(calls[j]!.id)).map((slot) => slot.promise))
+      slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
+    }
     const outcome = await slots[i]!.promise
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
@@ -209,7 +220,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
 
 /**
  * Whether result `i` is the last of its turn: no later call of the batch gets a result now. A
- * suspended call gets none, so while the later calls that have not settled all run sub-agents
+ * suspended call gets none, nor does a held one (it waits for approval), so while the later calls that have not settled all run sub-agents
  * (which may pause for approval), this waits for them to settle; any later call that settled
  * with a result, or runs no sub-agent, answers `false` at once.
  */
@@ -218,9 +229,12 @@ async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): 
     const running: Promise<ToolOutcome>[] = []
     for (let j = i + 1; j < slots.length; j++) {
       const slot = slots[j]!
+      const id = batch.calls[j]!.id
       if (slot.settled) {
         if (!slot.suspended) return false
-      } else if (batch.mayBeSuspended?.(batch.calls[j]!.id)) running.push(slot.promise)
+      } else if (batch.held?.has(id)) {
+        // Waits for approval: no result in this turn, unless an interrupt (which settles it) comes.
+      } else if (batch.mayBeSuspended?.(id)) running.push(slot.promise)
       else return false
     }
     if (running.length === 0) return true
