@@ -56,11 +56,11 @@ export interface BatchEnd {
  * `toolConcurrency`; a tool with `concurrent: false` waits for the running calls and runs alone.
  * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
  * order (a finished call waits for the ones before it), the last with `isLastInTurn` (the last
- * that gets a result now: see `lastResult`). On an
- * interrupt every call without a result gets an `aborted` one at once, without waiting for the
- * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
- * (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see
- * `ToolBatch.suspended`) gets no result, nor does a held one (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
+ * that gets a result now: see `lastResult`). On an interrupt every call without a result gets an
+ * `aborted` one at once, without waiting for the tool (a tool that ignores its signal cannot hold
+ * the task); when the abort is a host failure (`rt.hostFailure()`), those results are `error`s
+ * instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
+ * (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
  * interrupted the batch) and the suspended calls.
  */
 export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
@@ -219,10 +219,11 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
 }
 
 /**
- * Whether result `i` is the last of its turn: no later call of the batch gets a result now. A
- * suspended call gets none, nor does a held one (it waits for approval), so while the later calls that have not settled all run sub-agents
- * (which may pause for approval), this waits for them to settle; any later call that settled
- * with a result, or runs no sub-agent, answers `false` at once.
+ * Whether result `i` is the last of its turn: no later call of the batch gets a result now.
+ * Neither a suspended call nor a held one (waiting for approval) gets one, so while the later
+ * calls that have not settled all run sub-agents (which may pause for approval), this waits for
+ * them to settle; a later call that settled with a result, or runs no sub-agent, answers `false`
+ * at once.
  */
 async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): Promise<boolean> {
   for (;;) {
