@@ -6,8 +6,11 @@ import { createInterface } from 'node:readline'
 import { checkEventOrder } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { deriveReplayEvents } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { replayedPart } from '../../../packages/core/test/helpers/replayed.js'
 import { callTools, reply } from '../../../packages/durable-dbos/test/helpers/model.js'
 import {
   dropSchema,
@@ -202,6 +205,142 @@ describe('a task whose host is killed during a tool call, watched from another h
     } finally {
       await b.close()
       await store.close()
+    }
+  })
+})
+
+describe('a task whose process is killed during a tool call, on the file store', () => {
+  test('a page reading the crashed session, then its continuation, sees the replay of the final history once', async () => {
+    const SID = '0b7c4c3e-3333-4aaa-8bbb-000000000004'
+    rmSync(toolLog(), { force: true })
+    model.enqueue(callTools('r1', [{ id: 'l1', name: 'lookup', args: {} }]))
+    model.enqueue(
+      callTools('r2', [
+        { id: 'c1', name: 'charge', args: {} },
+        { id: 'n1', name: 'notify', args: {} },
+      ]),
+    )
+    model.enqueue(reply('r3', 'Paid; the customer may not have been told.'))
+    const fileDir = join(dir, 'sessions')
+    const a = spawn(
+      process.execPath,
+      [
+        worker,
+        JSON.stringify({
+          fileDir,
+          postgresUrl: '',
+          schema,
+          sessionId: SID,
+          modelUrl: model.url,
+          toolLog: toolLog(),
+          leaseMs: 1_000,
+        }),
+      ],
+      { stdio: ['ignore', 'pipe', 'inherit'] },
+    )
+    children.push(a)
+    const exited = new Promise((resolve) => a.on('exit', resolve))
+    const running = new Set<string>()
+    for await (const line of createInterface({ input: a.stdout! })) {
+      running.add(line.slice('running '.length))
+      if (running.has('c1') && running.has('n1')) break
+    }
+    a.kill('SIGKILL')
+    await exited
+
+    const store = createFileSessionStore({ dir: fileDir })
+    const client = createClient({
+      api: 'openai-chat',
+      model: 'gpt-4o',
+      apiKey: 'sk-test',
+      baseUrl: model.url,
+    })
+    const b = await startApp({
+      store,
+      client,
+      tools: crashTools({ host: 'b', log: (line) => appendFileSync(toolLog(), `${line}\n`) }),
+    })
+    try {
+      const stream = `${b.url}/sessions/${SID}/events`
+      const before = await store.read(SID)
+      // A page opens the crashed session on B (a server restarted after the crash, say): the turn
+      // the dead process left open is shown open, its calls without results.
+      let seen: Frame[] = []
+      const page = readStream(stream, (frames) => {
+        seen = frames
+        return finished(frames)
+      })
+      await eventually(() => events(seen).filter((e) => e.type === 'tool_call').length === 3)
+      const shown = seen.slice()
+      expect(events(shown).map((e) => e.type)).toEqual([
+        'user_message',
+        'turn_start',
+        'response_complete',
+        'usage',
+        'tool_call',
+        'tool_result',
+        'turn_end',
+        'turn_start',
+        'response_complete',
+        'usage',
+        'tool_call',
+        'tool_call',
+      ])
+      const response = await fetch(`${b.url}/sessions/${SID}/continue`, { method: 'POST' })
+      expect(response.status).toBe(202)
+      const frames = await page
+      await b.app.hub.idle(SID)
+      const final = await store.read(SID)
+
+      // No reset: what the page showed is the prefix of what it got; each id once.
+      expect(frames.every((f) => f.event === undefined)).toBe(true)
+      expect(new Set(frames.map((f) => f.id)).size).toBe(frames.length)
+      expect(frames.slice(0, shown.length)).toEqual(shown)
+      const got = events(frames)
+      expect(checkEventOrder(got)).toEqual([])
+      // The carried-on turn: the results, one `turn_end`; then the next turn and the task's end.
+      expect(got.slice(shown.length).map((e) => e.type)).toEqual([
+        'task_start',
+        'tool_result',
+        'tool_result',
+        'turn_end',
+        'turn_start',
+        'context_usage',
+        'assistant_text_start',
+        ...Array(8).fill('assistant_text_delta'),
+        'assistant_text_end',
+        'response_complete',
+        'usage',
+        'context_usage',
+        'turn_end',
+        'task_metadata',
+        'task_finish',
+      ])
+      expect(got.filter((e) => e.type === 'turn_end')).toHaveLength(3)
+      expect(got.filter((e) => e.type === 'tool_call').map((e) => e.toolCallId)).toEqual(['l1', 'c1', 'n1'])
+      // Together: the events of the replay of the final history, each once. (Live events carry the
+      // time they were sent, replayed ones that of their record; a live turn announces its calls
+      // before their results, the replay puts each call right before its result.)
+      const untimed = (list: unknown[]) =>
+        list.map((e) => JSON.stringify({ ...(e as object), timestamp: 0 })).sort()
+      expect(untimed(replayedPart(got))).toEqual(untimed(deriveReplayEvents(final, { sessionId: SID })))
+      expect(before).toHaveLength(4)
+      // charge ran again on B with the same call id (rerun); notify not again.
+      expect(toolRuns()).toEqual([
+        'lookup l1 resumed=false a',
+        expect.stringMatching(/^(charge c1|notify n1) resumed=false a$/),
+        expect.stringMatching(/^(charge c1|notify n1) resumed=false a$/),
+        'charge c1 resumed=true b',
+      ])
+
+      // A page opened now sees the same events; a reconnect from before the task gets a reset.
+      const fresh = await readStream(stream, finished)
+      expect(events(fresh)).toEqual(got)
+      const reset = await readStream(stream, finished, shown.at(-1)!.id)
+      expect(reset[0]).toMatchObject({ event: 'reset' })
+      expect(reset.slice(1)).toEqual(fresh)
+    } finally {
+      await b.close()
     }
   })
 })

@@ -9,10 +9,11 @@ import {
 } from '@kode/core'
 import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
-import { deriveReplayEvents, loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
 import { growingReplay, RecordFeed } from './record-feed.js'
+import { type TaskStart, taskReplay } from './task-replay.js'
 
 /** What a task runs with; the hub creates one agent per session from it. */
 export interface AgentSetup {
@@ -68,6 +69,8 @@ interface HeldSession {
   feed?: RecordFeed
   /** Records this server's current task appended to the session. */
   localRecords: number
+  /** The log's events (as JSON) while it is a replay only: no task of this server is in it. */
+  replayed?: string[]
 }
 
 /**
@@ -108,7 +111,7 @@ export class SessionHub {
 
   /** Starts a task with `text` as the user's input; fails with `task_running` if one runs. */
   async start(sessionId: string, text: string): Promise<void> {
-    await this.#launch(sessionId, (agent, signal) => agent.run(text, { signal }), text)
+    await this.#launch(sessionId, 'run', (agent, signal) => agent.run(text, { signal }), text)
   }
 
   /**
@@ -122,6 +125,7 @@ export class SessionHub {
   async continue(sessionId: string, approvals?: ApprovalDecision[]): Promise<void> {
     await this.#launch(
       sessionId,
+      approvals ? 'approvals' : 'continue',
       (agent, signal) => agent.continue(approvals ? { approvals } : {}, { signal }),
       undefined,
       approvals ? 'nothing_pending' : 'nothing_to_continue',
@@ -135,6 +139,7 @@ export class SessionHub {
    */
   async #launch(
     sessionId: string,
+    how: TaskStart,
     begin: (agent: Agent, signal: AbortSignal) => AgentRun,
     titleFrom?: string,
     refused: 'nothing_pending' | 'nothing_to_continue' = 'nothing_pending',
@@ -149,9 +154,9 @@ export class SessionHub {
     held.localRecords = 0
     let start = 0
     try {
-      // The new log starts from the history as it is now, so it holds everything a client
-      // opening the session needs; clients already reading it have the same, and carry on.
-      const replay = await this.#replay(sessionId)
+      // The new log starts from the replay the task's events extend, so it holds everything a
+      // client opening the session needs; clients already reading are brought to it below.
+      const replay = await this.#replay(sessionId, how)
       start = replay.records
       const log = new EventLog(this.#newGeneration(), replay.events)
       held.agent ??= createAgent({
@@ -176,7 +181,7 @@ export class SessionHub {
         if (AgentError.is(error) && REFUSALS.has(error.code)) throw new TaskStateError(refused, error)
         throw error
       }
-      held.log = log
+      this.#switchLog(held, log)
       const send = (event: Event) => this.#send(held, log, event)
       const pump = async () => {
         for (let next = first; !next.done; next = await events.next()) send(next.value)
@@ -195,6 +200,33 @@ export class SessionHub {
       held.running = undefined
       if (covered !== undefined) held.feed?.resume(covered)
       throw error
+    }
+  }
+
+  /**
+   * Makes `log` (a new task's: the replay it extends, nothing else yet) the session's log, and
+   * brings the clients already reading to it. A log that was a replay only, and that the new one
+   * extends (a turn another host left open is closed now), gets the missing events; one that holds
+   * a task of this server that finished has the same content, and its readers carry on. Anything
+   * else (a closed turn the task carries on, a task that failed) is not a prefix of the new log:
+   * its readers reset and get all of it.
+   */
+  #switchLog(held: HeldSession, log: EventLog): void {
+    const old = held.log
+    const shown = held.replayed
+    const next = log.since(0)
+    held.log = log
+    held.replayed = undefined
+    let from: number | undefined
+    if (shown !== undefined) {
+      if (shown.length <= next.length && shown.every((data, i) => data === next[i]!.data)) from = shown.length
+    } else {
+      const last = old.since(old.length - 1)[0]
+      if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
+    }
+    for (const subscriber of held.subscribers) {
+      if (from === undefined) subscriber.reset(next)
+      else for (const event of next.slice(from)) subscriber.event(event)
     }
   }
 
@@ -231,18 +263,25 @@ export class SessionHub {
     let held = this.#sessions.get(sessionId)
     if (!held) {
       held = this.#replay(sessionId).then((replay) => {
+        const log = new EventLog(this.#newGeneration(), replay.events)
         const session: HeldSession = {
-          log: new EventLog(this.#newGeneration(), replay.events),
+          log,
           subscribers: new Set<Subscriber>(),
           localRecords: 0,
+          replayed: log.since(0).map((event) => event.data),
         }
         if (this.#setup.store.follow) {
           session.feed = new RecordFeed(this.#setup.store, sessionId, replay.history, {
             append: (events) => {
-              for (const event of events) this.#send(session, session.log, event)
+              for (const event of events) {
+                const sent = session.log.push(event)
+                session.replayed?.push(sent.data)
+                for (const subscriber of session.subscribers) subscriber.event(sent)
+              }
             },
             reset: (events) => {
               session.log = new EventLog(this.#newGeneration(), events)
+              session.replayed = session.log.since(0).map((event) => event.data)
               const all = session.log.since(0)
               for (const subscriber of session.subscribers) subscriber.reset(all)
             },
@@ -258,16 +297,22 @@ export class SessionHub {
   }
 
   /**
-   * The session's replay and how many records it covers. With a store that follows, a turn that
-   * ends the history is left open (see `growingReplay`): another host may still be writing it.
+   * The session's replay and how many records it covers. For a task of this server about to
+   * start, the replay its events extend (see `taskReplay`). Otherwise, with a store that follows,
+   * a turn that ends the history is left open (see `growingReplay`): another host may still be
+   * writing it; with one that does not, only a turn whose calls have no result (a dead task's,
+   * which `continue` carries on) is, so a continued task's events extend what pages show.
    */
-  async #replay(sessionId: string) {
+  async #replay(sessionId: string, how?: TaskStart) {
     const history = await this.#read(sessionId)
     const subSessions = await loadSubSessions(this.#setup.store, history)
     subSessions.delete(sessionId)
-    const events = this.#setup.store.follow
-      ? growingReplay(history, sessionId, subSessions)
-      : deriveReplayEvents(history, { sessionId, subSessions })
+    const events =
+      how !== undefined
+        ? taskReplay(history, sessionId, subSessions, how)
+        : this.#setup.store.follow
+          ? growingReplay(history, sessionId, subSessions)
+          : taskReplay(history, sessionId, subSessions, 'continue')
     return { events, history, records: history.length }
   }
 

@@ -6,10 +6,13 @@
 import { appendFileSync } from 'node:fs'
 import { createAgent } from '@kode/core'
 import { createClient } from '@kode/providers'
+import { createFileSessionStore } from '@kode/session/file'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { crashTools } from '../crash-tools.js'
 
 interface WorkerConfig {
+  /** A file store's directory; without it, the Postgres store below. */
+  fileDir?: string
   postgresUrl: string
   schema: string
   sessionId: string
@@ -19,11 +22,13 @@ interface WorkerConfig {
 }
 
 const config = JSON.parse(process.argv[2]!) as WorkerConfig
-const store = createPostgresSessionStore({
-  connectionString: config.postgresUrl,
-  schema: config.schema,
-  leaseMs: config.leaseMs,
-})
+const store = config.fileDir
+  ? createFileSessionStore({ dir: config.fileDir })
+  : createPostgresSessionStore({
+      connectionString: config.postgresUrl,
+      schema: config.schema,
+      leaseMs: config.leaseMs,
+    })
 const client = createClient({
   api: 'openai-chat',
   model: 'gpt-4o',

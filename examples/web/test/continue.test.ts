@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { checkEventOrder, type HistoryEvent } from '@kode/protocol'
+import { createClient } from '@kode/providers'
+import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { createMemorySessionStore, deriveReplayEvents, type SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { reply } from '../../../packages/durable-dbos/test/helpers/model.js'
+import { crashTools } from './crash-tools.js'
+import { type Frame, readStream, startApp } from './helpers.js'
+
+// What a task's process leaves when it dies (the records it had made durable, no task end), and
+// a page on this server reading the session across the task that carries it on. The memory store
+// follows its sessions (as Postgres does across hosts), the file store does not: the page must
+// see one stream in a valid order, with no reset, either way.
+
+const SESSION = '0b7c4c3e-4444-4aaa-8bbb-000000000005'
+const at = (n: number) => 1_767_225_600_000 + n * 1000
+
+const user: HistoryEvent = {
+  role: 'user',
+  id: 'u1',
+  createdAt: at(0),
+  parts: [{ type: 'text', text: 'Look it up' }],
+}
+const call: HistoryEvent = {
+  role: 'assistant',
+  id: 'a1',
+  createdAt: at(1),
+  responseId: 'r1',
+  parts: [{ type: 'tool_call', id: 'l1', name: 'lookup', argumentsJson: '{}' }],
+  stopReason: 'tool_use',
+  model: 'gpt-4o',
+  provider: 'openai',
+}
+const result: HistoryEvent = {
+  role: 'tool',
+  id: 't1',
+  createdAt: at(2),
+  toolCallId: 'l1',
+  toolName: 'lookup',
+  status: 'success',
+  outputText: 'invoice 42: 500 cents',
+  parts: [],
+}
+
+let model: SseTestServer
+let dir: string
+beforeAll(async () => {
+  model = await createSseTestServer()
+})
+afterAll(() => model.close())
+const cleanups: (() => Promise<void> | void)[] = []
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+})
+
+const stores: [string, () => SessionStore][] = [
+  ['memory (follows)', () => createMemorySessionStore()],
+  [
+    'file (does not follow)',
+    () => {
+      dir = mkdtempSync(join(tmpdir(), 'kode-web-continue-'))
+      cleanups.push(() => rmSync(dir, { recursive: true, force: true }))
+      return createFileSessionStore({ dir })
+    },
+  ],
+]
+
+const events = (frames: Frame[]) =>
+  frames.filter((f) => f.id !== undefined).map((f) => JSON.parse(f.data) as { type: string })
+const finished = (frames: Frame[]) => events(frames).some((e) => e.type === 'task_finish')
+
+/** Starts the app on `store` holding `records`, with a page reading the session; `act` starts a task. */
+async function watch(store: SessionStore, records: HistoryEvent[], act: (url: string) => Promise<Response>) {
+  await store.create({ id: SESSION })
+  await store.append(SESSION, records)
+  const client = createClient({ api: 'openai-chat', model: 'gpt-4o', apiKey: 'sk-test', baseUrl: model.url })
+  const app = await startApp({ store, client, tools: crashTools({ host: 'b', log: () => {} }) })
+  cleanups.push(() => app.close())
+  const stream = `${app.url}/sessions/${SESSION}/events`
+  let seen: Frame[] = []
+  const page = readStream(stream, (frames) => {
+    seen = frames
+    return finished(frames)
+  })
+  // The page shows the stored history before the task starts.
+  const replayed = deriveReplayEvents(records, { sessionId: SESSION }).filter((e) => e.type !== 'turn_end')
+  while (events(seen).filter((e) => e.type !== 'turn_end').length < replayed.length)
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  const shown = seen.slice()
+  expect((await act(app.url)).status).toBe(202)
+  const frames = await page
+  await app.app.hub.idle(SESSION)
+  // One stream: no reset, what was shown its prefix, each id once, a valid order of events.
+  expect(frames.every((f) => f.event === undefined)).toBe(true)
+  expect(frames.slice(0, shown.length)).toEqual(shown)
+  expect(new Set(frames.map((f) => f.id)).size).toBe(frames.length)
+  const got = events(frames)
+  // A page opened afterwards sees exactly the same events.
+  expect(events(await readStream(stream, finished))).toEqual(got)
+  return {
+    shown: events(shown).map((e) => e.type),
+    after: got.slice(shown.length).map((e) => e.type),
+    order: checkEventOrder(got as never).map((problem) => problem.message),
+  }
+}
+
+const TEXT_TURN = [
+  'turn_start',
+  'context_usage',
+  'assistant_text_start',
+  'assistant_text_delta',
+  'assistant_text_end',
+  'response_complete',
+  'usage',
+  'context_usage',
+  'turn_end',
+  'task_metadata',
+  'task_finish',
+]
+
+describe.each(stores)('a task that died, carried on with a page reading (%s store)', (_name, makeStore) => {
+  test('between turns: `continue` closes the replayed turn once and opens a new one', async () => {
+    model.enqueue(reply('r2', 'Done.'))
+    const { shown, after, order } = await watch(makeStore(), [user, call, result], (url) =>
+      fetch(`${url}/sessions/${SESSION}/continue`, { method: 'POST' }),
+    )
+    expect([...shown, ...after]).toEqual([
+      'user_message',
+      'turn_start',
+      'response_complete',
+      'tool_call',
+      'tool_result',
+      'turn_end',
+      'task_start',
+      ...TEXT_TURN,
+    ])
+    expect(order).toEqual([])
+  })
+
+  test('inside a turn, then a new message: the open turn ends before the new task', async () => {
+    model.enqueue(reply('r2', 'Done.'))
+    const { shown, after, order } = await watch(makeStore(), [user, call], (url) =>
+      fetch(`${url}/sessions/${SESSION}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ text: 'What happened?' }),
+      }),
+    )
+    // The page shows the dead task's turn open (its call has no result), then its end.
+    expect(shown).toEqual(['user_message', 'turn_start', 'response_complete', 'tool_call'])
+    expect(after).toEqual(['turn_end', 'task_start', 'user_message', ...TEXT_TURN])
+    // The turns nest correctly; what is left is the engine's: a new message answers the dead
+    // task's call only in what it sends the model, with no `tool_result` event or record.
+    expect(order).toEqual(['tool_call l1 has no tool_result when the task finished'])
+  })
+})
