@@ -1,23 +1,8 @@
-import type { TObject } from '@sinclair/typebox'
-import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from '../control-records.js'
-import {
-  CompactionRecord,
-  type ErrorRecord,
-  ErrorRecord as ErrorRecordSchema,
-  type HistoryEvent,
-  type HistoryRecord,
-  InterruptRecord,
-  TaskMetadataRecord,
-} from '../history.js'
-import {
-  AssistantMessage,
-  DeveloperMessage,
-  type Message,
-  SystemMessage,
-  ToolResultMessage,
-  UserMessage,
-} from '../messages.js'
+import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
+import type { Message } from '../messages.js'
+import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
 import { CodecError, kindOf } from './codec-error.js'
+import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
 import { TaggedUnion } from './tagged-union.js'
@@ -33,23 +18,11 @@ import { TaggedUnion } from './tagged-union.js'
  */
 export const HISTORY_FORMAT_VERSION = 3
 
-const messages = new TaggedUnion<Message>('role', [
-  SystemMessage,
-  DeveloperMessage,
-  UserMessage,
-  AssistantMessage,
-  ToolResultMessage,
-] as TObject[])
+// Every history schema's check ships compiled (compiled-checks.generated.ts): the first record
+// of each type costs no compilation.
+const messages = new TaggedUnion<Message>('role', MESSAGE_SCHEMAS, compiledChecks)
 
-const records = new TaggedUnion<HistoryRecord>('type', [
-  ErrorRecordSchema,
-  TaskMetadataRecord,
-  InterruptRecord,
-  CompactionRecord,
-  ApprovalRequestRecord,
-  ApprovalDecisionRecord,
-  ToolProgressRecord,
-] as TObject[])
+const records = new TaggedUnion<HistoryRecord>('type', RECORD_SCHEMAS, compiledChecks)
 
 /**
  * Validates a value as a `HistoryEvent`, throwing a `CodecError` that names the first mismatch.
