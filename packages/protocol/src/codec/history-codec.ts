@@ -46,14 +46,29 @@ export function validateHistoryEvent(value: unknown): HistoryEvent {
  * cycle, a `BigInt`, a throwing `toJSON` or getter) is a `CodecError` too; nothing else is thrown.
  */
 export function encodeHistoryEvent(event: HistoryEvent): string {
+  const { json, valid } = writtenForm(event)
+  // `{}` cannot be a valid record, so the object has a first field to put the version before.
+  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
+}
+
+/**
+ * The event as a store holds it: what `decodeHistoryEvent(encodeHistoryEvent(event))` returns (the
+ * JSON that would be written, read back and validated), in one pass instead of two. Throws the
+ * `CodecError` that `encodeHistoryEvent` would.
+ */
+export function roundTripHistoryEvent(event: HistoryEvent): HistoryEvent {
+  return writtenForm(event).valid
+}
+
+/** The JSON written for `event` and the valid event a reader of it sees. */
+function writtenForm(event: HistoryEvent): { json: string; valid: HistoryEvent } {
   const json = stringify(event)
   const written = parseWritten(json)
   const valid = validateHistoryEvent(written)
   if (Object.hasOwn(written, 'v')) {
     throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
   }
-  // `{}` cannot be a valid record, so the object has a first field to put the version before.
-  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
+  return { json, valid }
 }
 
 /** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */
