@@ -285,7 +285,10 @@ export async function runCalls(
     ...(options.decided ? { decided: options.decided } : {}),
     suspended: (toolCallId) => paused.has(toolCallId),
     context: (call, callSignal, progress) => ({
-      signal: callSignal,
+      // Made when the tool first reads it (most never do).
+      get signal() {
+        return callSignal.signal
+      },
       toolCallId: call.id,
       toolName: call.name,
       sessionId: rt.sessionId,
@@ -293,7 +296,7 @@ export async function runCalls(
       resumed: options.resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
-        const parent = { rt, toolCallId: call.id, signal: callSignal }
+        const parent = { rt, toolCallId: call.id, signal: callSignal.signal }
         const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
           if (outcome.reason === 'awaiting_approval') {
             const list = paused.get(call.id) ?? []
