@@ -73,6 +73,23 @@ describe('MessagePreparer', () => {
     expect(JSON.stringify(await preparer.prepare({ messages: edited }, options))).toContain('edited')
   })
 
+  test('a compacted history (a summary, then the kept messages) and a forked one are prepared afresh', async () => {
+    const preparer = new MessagePreparer()
+    const grown = history.slice(0, 90)
+    await preparer.prepare({ messages: grown }, options)
+    const kept = grown.slice(60)
+    const h = new HistoryBuilder(21)
+    const compacted = [h.system('prompt'), h.user('Summary of the conversation so far.'), ...kept]
+    expect(await preparer.prepare({ messages: compacted }, options)).toEqual(
+      await prepareMessages({ messages: compacted }, options),
+    )
+    // A fork reads the same records back as new objects: equal, never the cached ones.
+    const forked = structuredClone(grown)
+    const view = await preparer.prepare({ messages: forked }, options)
+    expect(view).toEqual(await prepareMessages({ messages: forked }, options))
+    expect(view.entries.every((entry) => !grown.includes(entry.message))).toBe(true)
+  })
+
   test('a failed image read settles nothing wrongly: the next request reads the file again', async () => {
     const h = new HistoryBuilder(9)
     const withImage: Message = {
