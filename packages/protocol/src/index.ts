@@ -57,6 +57,7 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  ProviderFields,
   type ServerToolBlock,
   ServerToolPart,
   SignatureFormat,

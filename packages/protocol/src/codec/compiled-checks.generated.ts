@@ -125,6 +125,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
   AssistantMessage: (() => {
     const local_0 = /^(https?:|data:)/;
     const local_1 = /^image\//;
+    const local_2 = /^(.*)$/
     function check_AssistantMessage(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -145,7 +146,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
         (value['durationMs'] !== undefined ? (Number.isFinite(value['durationMs']) && value['durationMs'] >= 0) : true) &&
         (value['isApiError'] !== undefined ? ((typeof value['isApiError'] === 'boolean')) : true) &&
-        (value['errorMessage'] !== undefined ? ((typeof value['errorMessage'] === 'string')) : true)
+        (value['errorMessage'] !== undefined ? ((typeof value['errorMessage'] === 'string')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
       )
     }
     function check_TextPart(value) {
@@ -202,7 +204,16 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['name'] === 'string') &&
         (typeof value['argumentsJson'] === 'string') &&
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
-        (value['incomplete'] !== undefined ? ((typeof value['incomplete'] === 'boolean')) : true)
+        (value['incomplete'] !== undefined ? ((typeof value['incomplete'] === 'boolean')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
+      )
+    }
+    function check_ProviderFields(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['format'] === 'string') &&
+        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
+        (Object.entries(value['fields']).every(([key, value]) => (local_2.test(key) ? (true) : true)))
       )
     }
     function check_ServerToolPart(value) {
