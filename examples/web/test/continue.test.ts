@@ -3,11 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { checkEventOrder, type HistoryEvent } from '@kode/protocol'
 import { createClient } from '@kode/providers'
-import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
+import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { createMemorySessionStore, deriveReplayEvents, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
-import { reply } from '../../../packages/durable-dbos/test/helpers/model.js'
 import { crashTools } from './crash-tools.js'
 import { type Frame, readStream, startApp } from './helpers.js'
 
@@ -16,6 +15,7 @@ import { type Frame, readStream, startApp } from './helpers.js'
 // follows its sessions (as Postgres does across hosts), the file store does not: the page must
 // see one stream in a valid order, with no reset, either way.
 
+const reply = (id: string, text: string) => scriptedResponse('openai-chat', { id, steps: [{ text }] })
 const SESSION = '0b7c4c3e-4444-4aaa-8bbb-000000000005'
 const at = (n: number) => 1_767_225_600_000 + n * 1000
 
