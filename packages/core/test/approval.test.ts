@@ -1,4 +1,4 @@
-import { AgentError, defineTool } from '@kode/core'
+import { AgentError, defineTool, pendingApprovals } from '@kode/core'
 import { checkEventOrder, type Event } from '@kode/protocol'
 import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -228,6 +228,9 @@ describe('tool approval', () => {
     const store = h.reopenStore()
     const again = writeTool()
     const later = h.createAgent({ store, sessionId: agent.sessionId, tools: [again.tool, readFile] })
+    expect(pendingApprovals(await later.history())).toEqual([
+      { toolCallId: 'c1', toolName: 'write_file', arguments: '{"path":"a.txt","text":"hi"}' },
+    ])
     const { events, outcome } = await collect(
       later.continue({ approvals: [{ toolCallId: 'c1', approved: true, reason: 'looks fine' }] }),
     )
@@ -245,6 +248,7 @@ describe('tool approval', () => {
       'assistant stop: text "Done."',
       'task_metadata turns=1 subAgents=0',
     ])
+    expect(pendingApprovals(history)).toEqual([])
   })
 
   test('a new user message denies the pending calls first', async () => {

@@ -1,4 +1,4 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { deriveReplayEvents, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -139,6 +139,8 @@ async function pausedParent(h: Harness) {
     ],
   })
   expect(summarizeHistory(await agent.history())).toEqual(PARENT_PAUSED_HISTORY)
+  // What a host that resumes the session reads: the same list as the outcome's.
+  expect(pendingApprovals(await agent.history())).toEqual(first.outcome.pendingApprovals)
   expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   expect(written).toEqual([])
   return { agent, written }
