@@ -174,7 +174,8 @@ describe('a durable task whose worker is killed', () => {
       'task_metadata',
     ])
 
-    // DBOS: the workflow finished on B, and it journaled nothing but its start.
+    // DBOS: the workflow finished on B, and it journaled nothing but its start and that the run
+    // (watched for cancellation) ended: the killed worker's watch step was never recorded.
     const dbos = await DBOSClient.create({
       systemDatabaseUrl: postgresUrl(),
       systemDatabaseSchemaName: dbosSchema,
@@ -183,6 +184,7 @@ describe('a durable task whose worker is killed', () => {
       expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'SUCCESS', executorId: 'worker-b' })
       expect((await dbos.listWorkflowSteps(workflowId))?.map((step) => step.name)).toEqual([
         'kode.task.begin',
+        'kode.task.watch',
       ])
     } finally {
       await dbos.destroy()
