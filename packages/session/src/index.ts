@@ -27,6 +27,7 @@ export {
   type StoreClock,
   SubAgentLink,
 } from './session-info.js'
+export { followStart } from './store/follow-start.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
 export type {
   FollowedRecord,

@@ -13,9 +13,10 @@ import {
   sortNewestFirst,
 } from '../session-info.js'
 import { encodeRecords } from './encode-records.js'
+import { followStart } from './follow-start.js'
 import { LeaseRegistry } from './leases.js'
 import type { FollowedRecord, FollowOptions, SessionLease, SessionStore } from './session-store.js'
-import { followStart, Wakers } from './wakers.js'
+import { Wakers } from './wakers.js'
 
 /** Options of `createMemorySessionStore`. */
 export type MemorySessionStoreOptions = StoreClock
