@@ -7,8 +7,8 @@ import type { SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { callTools, reply } from '../../../test/model/replies.js'
 import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
-import { callTools, reply } from './helpers/model.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
 // worker dies. The crash and takeover run with real worker processes (worker-kill.test.ts).

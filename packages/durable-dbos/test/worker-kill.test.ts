@@ -9,8 +9,8 @@ import { createSseTestServer, type SseTestServer } from '@kode/providers/testing
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
+import { callTools, reply } from '../../../test/model/replies.js'
 import { dbosDatabaseUrl, dropSchema, freshDbosSchema, freshSchema, postgresUrl } from './helpers/dbos.js'
-import { callTools, reply } from './helpers/model.js'
 
 // Real worker processes on one Postgres: worker A runs a task and is killed with SIGKILL while two
 // of its tool calls run; worker B's reaper finds the task (A's session lease expired) and carries

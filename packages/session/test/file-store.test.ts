@@ -21,8 +21,8 @@ import {
 } from '@kode/session'
 import { createFileSessionStore, type FileSessionStoreOptions } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
-import { HistoryBuilder, shortConversation } from './helpers/history.js'
 
 let dir: string
 let warnings: StoreWarning[]

@@ -1,8 +1,8 @@
 import { checkEventOrder, type HistoryEvent, type ReplayEvent, validateEvent } from '@kode/protocol'
 import { createMemorySessionStore, deriveReplayEvents, replaySession } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
-import { callIds, HistoryBuilder } from './helpers/history.js'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { callIds, HistoryBuilder } from '../../../test/history/history.js'
 
 // One test per rule of seed 000's "Replay derivation" (and the turn/ordering rules around it).
 

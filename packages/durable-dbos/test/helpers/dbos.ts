@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import { dropSchema, freshSchema, postgresUrl } from '../../../session-postgres/test/helpers/postgres.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../../test/postgres/schemas.js'
 
 export { dropSchema, freshSchema, postgresUrl }
 

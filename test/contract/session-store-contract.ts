@@ -1,7 +1,7 @@
 import { CodecError, type HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, type SessionStore, type StoreClock } from '@kode/session'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { HistoryBuilder, shortConversation } from '../helpers/history.js'
+import { HistoryBuilder, shortConversation } from '../history/history.js'
 import { describeFollowContract } from './follow-contract.js'
 
 // The behaviour every SessionStore shares. Each store's tests call `describeSessionStoreContract`
