@@ -55,8 +55,9 @@ export async function runExec(
     if (!json && resumed !== undefined) report(resumed, agent.sessionId, io)
     if (resumed === undefined || resumed.reason === 'awaiting_approval' || resumed.reason === 'aborted') {
       if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
-      else if (resumed === undefined || resumed.reason === 'awaiting_approval')
-        io.err('kode: the prompt did not run\n')
+      else if (resumed === undefined)
+        io.err('kode: nothing was decided: the calls stay pending, and the prompt did not run\n')
+      else if (resumed.reason === 'awaiting_approval') io.err('kode: the prompt did not run\n')
       return exitCodeOf(resumed?.reason ?? 'awaiting_approval')
     }
   }
