@@ -1,6 +1,7 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
+import type { CallSignal } from '../tools/call-signal.js'
 import type { Tool, ToolContext } from '../tools/define-tool.js'
 import { executeToolCall } from '../tools/execute-tool-call.js'
 import {
@@ -20,7 +21,7 @@ export interface ToolBatch {
   responseId: string | undefined
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
-  context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
+  context(call: ToolCallPart, signal: CallSignal, progress: (message: string) => void): ToolContext
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
   decided?: ReadonlyMap<string, ToolOutcome>
   /**

@@ -290,7 +290,10 @@ export async function runCalls(
     suspended: (toolCallId) => paused.has(toolCallId),
     mayBeSuspended: (toolCallId) => ranSubAgents.has(toolCallId),
     context: (call, callSignal, progress) => ({
-      signal: callSignal,
+      // Made when the tool first reads it (most never do).
+      get signal() {
+        return callSignal.signal
+      },
       toolCallId: call.id,
       toolName: call.name,
       sessionId: rt.sessionId,
@@ -299,7 +302,7 @@ export async function runCalls(
       progress,
       runSubAgent: (spec, input) => {
         ranSubAgents.add(call.id)
-        const parent = { rt, toolCallId: call.id, signal: callSignal }
+        const parent = { rt, toolCallId: call.id, signal: callSignal.signal }
         const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
           if (outcome.reason === 'awaiting_approval') {
             const list = paused.get(call.id) ?? []

@@ -10,9 +10,12 @@ export interface Validator {
   firstError(value: unknown, basePath?: string): CodecError | undefined
 }
 
-/** Compiles a schema on first use, so importing the package stays cheap. */
-export function lazyValidator(schema: TSchema): Validator {
-  let check: ((value: unknown) => boolean) | undefined
+/**
+ * Compiles a schema on first use, so importing the package stays cheap; `compiled`, when given,
+ * is the schema's check compiled ahead of time (see compiled-checks.generated.ts) and is used as is.
+ */
+export function lazyValidator(schema: TSchema, compiled?: (value: unknown) => boolean): Validator {
+  let check = compiled
   return {
     check(value) {
       check ??= compile(schema)

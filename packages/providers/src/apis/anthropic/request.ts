@@ -9,7 +9,7 @@ import type {
 import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { prepareMessages } from '../shared/prepare-messages.js'
+import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
@@ -58,6 +58,7 @@ export interface AnthropicMessageOptions {
  * the signature is dropped. Conversions are cached per message object.
  */
 export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
+  const preparer = new MessagePreparer()
   const users = new MessageCache<AnthropicBlock[]>()
   const tools = new MessageCache<AnthropicBlock>()
   const assistants = new MessageCache<AnthropicBlock[]>()
@@ -67,7 +68,7 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
-    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const turns = userAssistantTurns<AnthropicBlock>(view, {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
