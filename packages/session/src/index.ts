@@ -16,7 +16,13 @@ export {
 export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
 export type { ImageResolver } from './export/render-parts.js'
 export { type ForkOptions, forkSession } from './fork.js'
-export { deriveReplayEvents, type ReplayOptions, type SubSessionHistories } from './replay/derive-replay.js'
+export {
+  createReplayDeriver,
+  deriveReplayEvents,
+  type ReplayDeriver,
+  type ReplayOptions,
+  type SubSessionHistories,
+} from './replay/derive-replay.js'
 export { loadSubSessions, replaySession } from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
