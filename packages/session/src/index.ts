@@ -37,6 +37,7 @@ export { createMemorySessionStore, type MemorySessionStoreOptions } from './stor
 export type {
   FollowedRecord,
   FollowOptions,
+  ReadBatchesOptions,
   SessionLease,
   SessionStore,
   StoreWarning,
