@@ -23,7 +23,12 @@ export {
   type ReplayOptions,
   type SubSessionHistories,
 } from './replay/derive-replay.js'
-export { loadSubSessions, replaySession } from './replay/load-sub-sessions.js'
+export {
+  loadSubSessions,
+  type ReplaySessionOptions,
+  replaySession,
+  replaySessionBatches,
+} from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
   type CreateSessionInit,

@@ -1,5 +1,14 @@
 import { type HistoryEvent, type ReplayEvent, validateHistoryEvent } from '@kode/protocol'
-import { createReplayDeriver, deriveReplayEvents, type ReplayOptions } from '@kode/session'
+import {
+  createMemorySessionStore,
+  createReplayDeriver,
+  deriveReplayEvents,
+  loadSubSessions,
+  type ReplayOptions,
+  replaySession,
+  replaySessionBatches,
+  type SessionStore,
+} from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from './helpers/generate-session.js'
 import { HistoryBuilder } from './helpers/history.js'
@@ -98,5 +107,68 @@ describe('createReplayDeriver', () => {
     const deriver = createReplayDeriver()
     deriver.end()
     expect(() => deriver.push([])).toThrow(/ended/)
+  })
+})
+
+describe('replaySession reads in batches', () => {
+  async function storeOf(history: HistoryEvent[], subSessions: Map<string, HistoryEvent[]>) {
+    const store = createMemorySessionStore()
+    await store.create({ id: 'main' })
+    await store.append('main', history)
+    for (const [id, records] of subSessions) {
+      await store.create({ id })
+      await store.append(id, records)
+    }
+    return store
+  }
+  const expected = async (store: SessionStore) => {
+    const history = await store.read('main')
+    const subSessions = await loadSubSessions(store, history)
+    subSessions.delete('main')
+    return deriveReplayEvents(history, { sessionId: 'main', subSessions })
+  }
+
+  test('scrambled histories with sub-agent sessions replay as deriveReplayEvents of the whole, at any batch size', async () => {
+    for (let seed = 1; seed <= 120; seed++) {
+      const { history, subSessions } = scrambledHistory(seed, 1 + (seed % 37))
+      const store = await storeOf(history, subSessions)
+      const whole = await expected(store)
+      for (const batchSize of [1, 2, 5, 1000]) {
+        expect(
+          await replaySession(store, 'main', { batchSize }),
+          `seed ${seed}, batches of ${batchSize}`,
+        ).toEqual(whole)
+      }
+    }
+  })
+
+  test('a realistic session with sub-agents: the batches of replaySessionBatches add up to replaySession', async () => {
+    const { history, subSessions } = generateSession({ seed: 3, tasks: 30, sessionId: 'main' })
+    const store = await storeOf(history, subSessions)
+    const batches: ReplayEvent[][] = []
+    for await (const batch of replaySessionBatches(store, 'main', { batchSize: 10 })) batches.push(batch)
+    expect(batches.length).toBeGreaterThan(5)
+    expect(batches.every((batch) => batch.length > 0)).toBe(true)
+    expect(batches.flat()).toEqual(await expected(store))
+  })
+
+  test('a store without readBatches is read whole, with the same replay', async () => {
+    const { history, subSessions } = generateSession({ seed: 5, tasks: 10, sessionId: 'main' })
+    const store = await storeOf(history, subSessions)
+    const { readBatches: _, ...rest } = store
+    const plain: SessionStore = rest
+    expect(plain.readBatches).toBeUndefined()
+    expect(await replaySession(plain, 'main')).toEqual(await expected(store))
+  })
+
+  test('an aborted replay throws the signal reason', async () => {
+    const { history, subSessions } = generateSession({ seed: 5, tasks: 10, sessionId: 'main' })
+    const store = await storeOf(history, subSessions)
+    const controller = new AbortController()
+    const error = await (async () => {
+      for await (const _ of replaySessionBatches(store, 'main', { batchSize: 10, signal: controller.signal }))
+        controller.abort()
+    })().catch((e: unknown) => e)
+    expect((error as Error).name).toBe('AbortError')
   })
 })

@@ -75,18 +75,29 @@ export interface ReplayDeriver {
 
 /** A `ReplayDeriver` for one session's history (see `deriveReplayEvents` for the rules). */
 export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver {
+  return replayDeriver(options, false)
+}
+
+/**
+ * `createReplayDeriver`; with `linksGrow`, for a `subSessions` map that gains each sub-agent
+ * session when the record linking it is read (`replaySessionBatches`): a sub-agent's approval
+ * request is then also held until its session is linked, or the history ends, since whether it
+ * shows depends on a link anywhere in the history.
+ */
+export function replayDeriver(options: ReplayOptions, linksGrow: boolean): ReplayDeriver {
   const sessionId = options.sessionId ?? ''
   const context: ReplayContext = {
     out: [],
     subSessions: options.subSessions ?? new Map(),
     seen: new Set([sessionId]),
     replayChild(childId, history) {
-      const child = new IncrementalReplay(childId, context)
+      // A child's history comes whole, and its links were loaded with it.
+      const child = new IncrementalReplay(childId, context, false)
       child.push(history)
       child.end()
     },
   }
-  const replay = new IncrementalReplay(sessionId, context)
+  const replay = new IncrementalReplay(sessionId, context, linksGrow)
   let ended = false
   const collect = (run: () => void): ReplayEvent[] => {
     if (ended) throw new Error('the replay deriver has ended: create a new one')
@@ -117,7 +128,11 @@ class IncrementalReplay {
   private readonly answered = new Set<string>()
   private readonly replay: SessionReplay
 
-  constructor(sessionId: string, context: ReplayContext) {
+  constructor(
+    sessionId: string,
+    private readonly context: ReplayContext,
+    private readonly linksGrow: boolean,
+  ) {
     this.replay = new SessionReplay(sessionId, context, this.answered)
   }
 
@@ -141,18 +156,50 @@ class IncrementalReplay {
     this.replay.closeTurn()
   }
 
+  /**
+   * Whether replaying the sub-agent session `childId` inline (and the sessions it links) would
+   * ask whether a session is linked that is not linked yet: a sub-agent's approval request in
+   * them names one. Then the link waits, like such a request in this session.
+   */
+  private waitsForLinks(childId: string): boolean {
+    const { subSessions, seen } = this.context
+    const visited = new Set<string>()
+    const visit = (id: string): boolean => {
+      const history = subSessions.get(id)
+      if (!history || seen.has(id) || visited.has(id)) return false
+      visited.add(id)
+      for (const record of history) {
+        if ('role' in record) {
+          if (record.role === 'tool' && record.uiExtra?.type === 'session' && visit(record.uiExtra.sessionId))
+            return true
+        } else if (record.type === 'approval_request' && record.subAgentCall) {
+          const named = record.subAgentCall.sessionId
+          if (!subSessions.has(named) && !seen.has(named)) return true
+        }
+      }
+      return false
+    }
+    return visit(childId)
+  }
+
   /** Replays `records` in order until one must wait; returns its index (the length when none). */
   private drain(records: readonly HistoryEvent[], ended: boolean): number {
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!
       if (!('role' in record)) {
         if (!ended && record.type === 'approval_request' && record.subAgentCall) {
-          if (!this.answered.has(record.subAgentCall.toolCallId)) return i
+          const { toolCallId, sessionId } = record.subAgentCall
+          if (!this.answered.has(toolCallId)) return i
+          const { subSessions, seen } = this.context
+          if (this.linksGrow && !subSessions.has(sessionId) && !seen.has(sessionId)) return i
         }
         this.replay.record(record)
       } else if (record.role === 'tool') {
         const last = isLastInTurn(records, i)
         if (last === undefined && !ended) return i
+        if (this.linksGrow && !ended && record.uiExtra?.type === 'session') {
+          if (this.waitsForLinks(record.uiExtra.sessionId)) return i
+        }
         this.replay.message(record, last ?? true)
       } else {
         this.replay.message(record, false)
