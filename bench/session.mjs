@@ -374,7 +374,9 @@ function loadTable() {
     rmSync(dir, { recursive: true, force: true })
     for (const r of runs) {
       if (r.streamed.events !== r.replay.events)
-        throw new Error(`streamed replay gave ${r.streamed.events} events, deriveReplayEvents ${r.replay.events}`)
+        throw new Error(
+          `streamed replay gave ${r.streamed.events} events, deriveReplayEvents ${r.replay.events}`,
+        )
     }
     const loadCpu = (r) => r.replay.read.cpu + r.replay.replay.cpu
     const perSecond = (cpuMs) => fmt(n / (cpuMs / 1000))
