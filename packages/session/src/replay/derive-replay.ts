@@ -42,7 +42,9 @@ export interface ReplayOptions {
  *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the
  *   sub-agent's session id, as it did live, unless the sub-agent's replay shows it inline (its
  *   session is among `subSessions` and the parent's call has its result); the parent's call that
- *   waits for it is replayed with its result, in a later task.
+ *   waits for it is replayed with its result, in a later task. A decision, progress or result that
+ *   comes with no turn open (a task carried on by `agent.continue`) opens a turn without a
+ *   response, as `continue` does live.
  *
  * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
  * assistant message); a turn's closing events carry the time of its latest record. To replay a

@@ -144,6 +144,7 @@ export class SessionReplay {
         if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
         const responseId = this.awaitingApproval.get(toolCallId)
         this.awaitingApproval.delete(toolCallId)
+        this.continueTurn(timestamp)
         this.emit({
           type: 'tool_approval_decision',
           sessionId: event.sessionId ?? sessionId,
@@ -159,6 +160,7 @@ export class SessionReplay {
       case 'tool_progress': {
         const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
         // Progress comes from a running call: its `tool_call` is replayed first.
+        this.continueTurn(timestamp)
         const call = this.pendingCalls.get(toolCallId)
         if (call && !this.announced.has(toolCallId)) {
           this.announced.add(toolCallId)
@@ -196,6 +198,7 @@ export class SessionReplay {
 
   private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
     const { sessionId } = this
+    this.continueTurn(result.createdAt)
     const call = this.pendingCalls.get(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
@@ -228,6 +231,18 @@ export class SessionReplay {
     if (!history || this.context.seen.has(childId)) return
     this.context.seen.add(childId)
     this.context.replayChild(childId, history)
+  }
+
+  /**
+   * Opens a turn without a response when none is open, for a decision, a tool's progress or a
+   * result outside any turn: what `agent.continue` emits when it carries a paused task on (a
+   * turn of the approved calls, before the next model call).
+   */
+  private continueTurn(timestamp: number): void {
+    if (this.turnOpen) return
+    this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+    this.turnOpen = true
+    this.turnAborted = false
   }
 
   /** Ends the open turn, if any (at the next turn, a task boundary, or the end of the history). */
