@@ -56,6 +56,7 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  ProviderFields,
   type ServerToolBlock,
   ServerToolPart,
   SignatureFormat,

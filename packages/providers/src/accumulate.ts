@@ -3,6 +3,7 @@ import type {
   AssistantPart,
   ImagePart,
   ModelPrices,
+  ProviderFields,
   StopDetails,
   StopReason,
   StreamItem,
@@ -61,6 +62,7 @@ export class Accumulator implements ResponseBuilder {
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
   private stopDetails: StopDetails | undefined
+  private fields: ProviderFields | undefined
   private terminal = false
 
   constructor(private readonly options: AccumulatorOptions) {}
@@ -154,6 +156,18 @@ export class Accumulator implements ResponseBuilder {
     if (!isText(json)) return
     const call = this.calls.get(key) ?? this.startCall(key)
     call.part.argumentsJson += json
+  }
+
+  toolCallFields(key: number | string, fields: ProviderFields): void {
+    if (!isProviderFields(fields)) return
+    const call = this.calls.get(key) ?? this.startCall(key)
+    call.part.providerFields = { format: fields.format, fields: { ...fields.fields } }
+  }
+
+  responseFields(fields: ProviderFields): void {
+    if (!isProviderFields(fields)) return
+    const earlier = this.fields?.format === fields.format ? this.fields.fields : {}
+    this.fields = { format: fields.format, fields: { ...earlier, ...fields.fields } }
   }
 
   endBlock(key?: number | string): void {
@@ -260,6 +274,7 @@ export class Accumulator implements ResponseBuilder {
       message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
     }
     if (this.id !== undefined) message.responseId = this.id
+    if (this.fields !== undefined) message.providerFields = this.fields
     message.model = options.model
     message.provider = options.provider
     message.api = options.api
@@ -342,6 +357,15 @@ function isJson(text: string): boolean {
 /** A non-empty string: what every id, name and delta must be to count. */
 function isText(value: unknown): value is string {
   return typeof value === 'string' && value !== ''
+}
+
+/** A format name and at least one field, as the history schema takes them. */
+function isProviderFields(value: ProviderFields): boolean {
+  if (typeof value !== 'object' || value === null || !isText(value.format)) return false
+  const { fields } = value
+  return (
+    typeof fields === 'object' && fields !== null && !Array.isArray(fields) && Object.keys(fields).length > 0
+  )
 }
 
 function optionalString(value: unknown): boolean {

@@ -53,11 +53,26 @@ const records = new TaggedUnion<HistoryRecord>('type', [
 
 /**
  * Validates a value as a `HistoryEvent`, throwing a `CodecError` that names the first mismatch.
- * Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
+ * It throws nothing else: a value that throws while it is read (a getter, a proxy, a revoked
+ * proxy) is a `CodecError` whose `cause` is what it threw. Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
  * version may have added optional fields, and they survive a read-and-rewrite (fork) by an older
  * one.
  */
 export function validateHistoryEvent(value: unknown): HistoryEvent {
+  try {
+    return validateValue(value)
+  } catch (cause) {
+    if (cause instanceof CodecError) throw cause
+    // The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
+    // history event, and what it threw is kept as the cause.
+    throw new CodecError('', 'a value that can be read', {
+      cause,
+      detail: `reading it threw: ${describeThrown(cause)}`,
+    })
+  }
+}
+
+function validateValue(value: unknown): HistoryEvent {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     if ('role' in value) return messages.validate(value)
     if ('type' in value) return records.validate(value)

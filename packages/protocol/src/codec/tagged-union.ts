@@ -1,5 +1,5 @@
 import type { TObject, TSchema } from '@sinclair/typebox'
-import { CodecError, kindOf } from './codec-error.js'
+import { CodecError, kindOf, showValue } from './codec-error.js'
 import { lazyValidator, type Validator } from './validator.js'
 
 /**
@@ -35,7 +35,7 @@ export class TaggedUnion<T> {
     const validator = typeof tagValue === 'string' ? this.byTag.get(tagValue) : undefined
     if (!validator) {
       throw new CodecError(`${basePath}/${this.tag}`, this.expected, {
-        detail: tagValue === undefined ? 'missing' : `got ${JSON.stringify(tagValue)}`,
+        detail: tagValue === undefined ? 'missing' : `got ${showValue(tagValue)}`,
       })
     }
     if (validator.check(value)) return value as T

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
-import { CodecError } from './codec-error.js'
+import { CodecError, showValue } from './codec-error.js'
 
 export interface Validator {
   /** Fast path: true when the value matches. */
@@ -78,7 +78,7 @@ function discriminate(members: TSchema[], value: unknown): Discriminated {
     return {
       kind: 'unknown-tag',
       expected: `${tag} to be one of ${names}`,
-      got: got === undefined ? `no ${tag}` : `${tag} ${JSON.stringify(got)}`,
+      got: got === undefined ? `no ${tag}` : `${tag} ${showValue(got)}`,
     }
   }
   return { kind: 'none' }
