@@ -68,30 +68,49 @@ export class Accumulator implements ResponseBuilder {
   // -- ResponseBuilder: what adapters call --------------------------------------------------
 
   responseId(id: string | null | undefined, options?: { final?: boolean }): void {
+    // Called for every chunk on some wires: the common case (an id is kept already) returns first.
+    if (this.id !== undefined && options === undefined) return
     if (isText(id) && (this.id === undefined || options?.final)) this.id = id
   }
 
+  // `text` and `thinking` run once per delta: their common case (the open part grows) is written
+  // out in place rather than through helpers, which a cold JIT pays a call each for.
   text(delta: string, item?: TextItem): void {
-    if (!isText(delta)) return
-    if (item && !(optionalString(item.itemId) && optionalString(item.phase))) item = undefined
+    if (typeof delta !== 'string' || delta === '') return
     const open = this.open
-    if (open?.type === 'text' && open.itemId === item?.itemId && open.phase === item?.phase)
+    let itemId: string | undefined
+    let phase: string | undefined
+    if (item !== undefined && item !== null) {
+      itemId = item.itemId
+      phase = item.phase
+      // A hostile value is dropped with the whole item, as if none was given.
+      if (!(optionalString(itemId) && optionalString(phase))) itemId = phase = undefined
+    }
+    if (open !== undefined && open.type === 'text' && open.itemId === itemId && open.phase === phase)
       open.text += delta
     else {
       const part: TextPart = { type: 'text', text: delta }
-      if (item?.itemId !== undefined) part.itemId = item.itemId
-      if (item?.phase !== undefined) part.phase = item.phase
+      if (itemId !== undefined) part.itemId = itemId
+      if (phase !== undefined) part.phase = phase
       this.openPart(part)
     }
-    this.emitDelta('text_delta', delta)
+    const id = this.id
+    this.queue[this.size++] =
+      id === undefined
+        ? { type: 'text_delta', text: delta }
+        : { type: 'text_delta', text: delta, responseId: id }
   }
 
   thinking(delta: string): void {
-    if (!isText(delta)) return
+    if (typeof delta !== 'string' || delta === '') return
     const open = this.open
-    if (open?.type === 'thinking_text') open.text += delta
+    if (open !== undefined && open.type === 'thinking_text') open.text += delta
     else this.openPart({ type: 'thinking_text', text: delta })
-    this.emitDelta('thinking_delta', delta)
+    const id = this.id
+    this.queue[this.size++] =
+      id === undefined
+        ? { type: 'thinking_delta', text: delta }
+        : { type: 'thinking_delta', text: delta, responseId: id }
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -307,11 +326,6 @@ export class Accumulator implements ResponseBuilder {
         ? { type: 'tool_call_start', toolCallId: id, toolName: name }
         : { type: 'tool_call_start', toolCallId: id, toolName: name, responseId: this.id },
     )
-  }
-
-  private emitDelta(item: 'text_delta' | 'thinking_delta', delta: string): void {
-    const id = this.id
-    this.emit(id === undefined ? { type: item, text: delta } : { type: item, text: delta, responseId: id })
   }
 
   private emit(item: StreamItem): void {
