@@ -2,7 +2,6 @@ import type {
   AssistantMessage,
   AssistantPart,
   ImagePart,
-  ModelPrices,
   StopDetails,
   StopReason,
   StreamItem,
@@ -12,24 +11,14 @@ import type {
   ToolCallPart,
   Usage,
 } from '@kode/protocol'
-// The helpers entry, not the main one: it loads without TypeBox, which keeps importing this package cheap.
-import { computeCostUsd } from '@kode/protocol/helpers'
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
+import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
+import { isImage, isText, optionalString } from './wire-values.js'
 
 /** Who is answering; stamped on the final message. */
-export interface AccumulatorOptions {
-  api: string
-  provider: string
-  model: string
-  prices: ModelPrices | undefined
-  /** When the request started (ms since epoch): the message's `createdAt`. */
-  startedAt: number
-  now: () => number
-  createId: () => string
-}
+export type AccumulatorOptions = MessageStamps
 
-/** How a response ended. */
-export type Outcome = 'complete' | 'aborted' | 'error'
+export type { Outcome } from './final-message.js'
 
 interface ToolCallState {
   part: ToolCallPart
@@ -256,57 +245,24 @@ export class Accumulator implements ResponseBuilder {
       this.size = 0
     }
     for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
-    const message = this.message(outcome, errorMessage)
+    const reported = {
+      responseId: this.id,
+      usage: this.reported,
+      providerCost: this.providerCost,
+      rawStop: this.rawStop,
+      mappedStop: this.mappedStop,
+      stopDetails: this.stopDetails,
+    }
+    const message = finalMessage(this.parts, reported, this.options, outcome, errorMessage)
     if (outcome !== 'error') this.emit({ type: 'done', message })
     return message
   }
 
-  private message(outcome: Outcome, errorMessage: string | undefined): AssistantMessage {
-    const { options } = this
-    const message: AssistantMessage = {
-      role: 'assistant',
-      id: options.createId(),
-      createdAt: options.startedAt,
-      parts: this.parts,
-    }
-    const usage = this.reported && withTotal(this.reported)
-    if (usage) message.usage = usage
-    if (outcome === 'complete') {
-      if (this.mappedStop !== undefined) message.stopReason = this.mappedStop
-      if (this.rawStop !== undefined) message.rawStopReason = this.rawStop
-      if (this.stopDetails !== undefined) message.stopDetails = this.stopDetails
-    } else {
-      message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
-    }
-    if (this.id !== undefined) message.responseId = this.id
-    message.model = options.model
-    message.provider = options.provider
-    message.api = options.api
-    const cost =
-      this.providerCost ?? (usage && options.prices ? computeCostUsd(usage, options.prices) : undefined)
-    if (cost !== undefined) message.costUsd = cost
-    message.durationMs = Math.max(0, options.now() - options.startedAt)
-    if (outcome === 'error') {
-      message.isApiError = true
-      if (errorMessage !== undefined) message.errorMessage = errorMessage
-    }
-    return message
-  }
-
-  /**
-   * Gives a call its final id and arguments; announces it when the response completed. Empty
-   * arguments of a call the wire closed are `{}`. Arguments that do not parse are `incomplete`
-   * only when they were cut: the call never closed, or the response was cut (`length`, an abort, a
-   * failure). Malformed JSON in a call that closed in a finished response is the model's mistake:
-   * it is kept as written, for the tool to report to the model.
-   */
+  /** Settles a call at the end; announces it when the response completed and it never was. */
   private settle(call: ToolCallState, completed: boolean): void {
-    const part = call.part
-    if (!part.id) part.id = `call_${this.options.createId()}`
-    const cut = !completed || !call.closed || this.mappedStop === 'length'
-    if (call.closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
-    else if (cut && !isJson(part.argumentsJson)) part.incomplete = true
-    if (completed && !call.started && part.name) this.announce(call)
+    const cut = !completed || this.mappedStop === 'length'
+    settleToolCall(call.part, call.closed, cut, this.options.createId)
+    if (completed && !call.started && call.part.name) this.announce(call)
   }
 
   private startCall(key: number | string): ToolCallState {
@@ -336,40 +292,4 @@ export class Accumulator implements ResponseBuilder {
     this.parts.push(part)
     this.open = part
   }
-}
-
-function withTotal(usage: Usage): Usage {
-  if (usage.inputTokens === undefined || usage.outputTokens === undefined) return usage
-  return { ...usage, totalTokens: usage.inputTokens + usage.outputTokens }
-}
-
-function isJson(text: string): boolean {
-  if (text.trim() === '') return false
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** A non-empty string: what every id, name and delta must be to count. */
-function isText(value: unknown): value is string {
-  return typeof value === 'string' && value !== ''
-}
-
-function optionalString(value: unknown): boolean {
-  return value === undefined || typeof value === 'string'
-}
-
-// The history schema's rules for images (see ImageUrlPart, ImageFilePart).
-function isImage(part: ImagePart): boolean {
-  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/.test(part.url)
-  return (
-    part.type === 'image_file' &&
-    typeof part.path === 'string' &&
-    part.path !== '' &&
-    typeof part.mimeType === 'string' &&
-    part.mimeType.startsWith('image/')
-  )
 }

@@ -1,0 +1,27 @@
+import type { ImagePart } from '@kode/protocol'
+
+// What a value from the server must be to count. Adapters pass on what the server sent, and a
+// broken or hostile server sends any type anywhere: the accumulator checks every value with
+// these, once for all adapters, so the final message always fits the history schema.
+
+/** A non-empty string: what every id, name and delta must be to count. */
+export function isText(value: unknown): value is string {
+  return typeof value === 'string' && value !== ''
+}
+
+/** Absent, or a string. */
+export function optionalString(value: unknown): boolean {
+  return value === undefined || typeof value === 'string'
+}
+
+/** The history schema's rules for images (see ImageUrlPart, ImageFilePart). */
+export function isImage(part: ImagePart): boolean {
+  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/.test(part.url)
+  return (
+    part.type === 'image_file' &&
+    typeof part.path === 'string' &&
+    part.path !== '' &&
+    typeof part.mimeType === 'string' &&
+    part.mimeType.startsWith('image/')
+  )
+}
