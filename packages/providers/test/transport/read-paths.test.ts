@@ -63,7 +63,8 @@ async function viaReadyItems(stream: AsyncIterable<StreamItem>): Promise<StreamI
 }
 
 /** Asks for three items at a time without waiting in between. */
-async function viaConcurrentNext(stream: AsyncIterableIterator<StreamItem>): Promise<StreamItem[]> {
+async function viaConcurrentNext(iterable: AsyncIterable<StreamItem>): Promise<StreamItem[]> {
+  const stream = iterable[Symbol.asyncIterator]()
   const items: StreamItem[] = []
   for (;;) {
     const results = await Promise.all([stream.next(), stream.next(), stream.next()])
