@@ -15,11 +15,18 @@ import { mismatch } from './verify.mjs'
 
 const [client, origin, warm] = process.argv.slice(2)
 
-// Set before any library loads: some capture global fetch when their client is built.
+// Set before any library loads: some capture global fetch when their client is built. Each turn's
+// start is kept as CPU used and as the monotonic clock (in µs, the clock of a `--cpu-prof`
+// profile's timestamps, so profile.mjs can tell which turn a sample fell in).
 const turnStarts = []
+const turnClock = []
+const clockUs = () => Number(process.hrtime.bigint() / 1000n)
 const bareFetch = globalThis.fetch
 globalThis.fetch = function tappedFetch(input, init) {
-  if (String(input?.url ?? input).endsWith('/chat/completions')) turnStarts.push(process.cpuUsage())
+  if (String(input?.url ?? input).endsWith('/chat/completions')) {
+    turnStarts.push(process.cpuUsage())
+    turnClock.push(clockUs())
+  }
   return bareFetch(input, init)
 }
 
@@ -35,11 +42,14 @@ try {
     if (wrong) reportAndExit({ wrong: `warm-up task: ${wrong}` })
     ran = []
     turnStarts.length = 0
+    turnClock.length = 0
   }
 
   const cpuBefore = process.cpuUsage()
   const start = performance.now()
+  const startUs = clockUs()
   const result = await run()
+  const endUs = clockUs()
   const wallMs = performance.now() - start
   const cpu = process.cpuUsage(cpuBefore)
   const end = process.cpuUsage()
@@ -53,6 +63,7 @@ try {
     wallMs,
     maxRssKb,
     perTurnMs,
+    clockUs: { start: startUs, turns: turnClock, end: endUs },
     events: result.events,
     wrong: mismatch(result, ran, perTurnMs.length),
   })

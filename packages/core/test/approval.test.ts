@@ -1,11 +1,12 @@
 import { AgentError, defineTool } from '@kode/core'
-import { checkEventOrder, type Event } from '@kode/protocol'
+import { checkEventOrder, type Event, type HistoryEvent } from '@kode/protocol'
 import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -312,9 +313,10 @@ describe('tool approval', () => {
       'context_usage 120/128000',
       'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_call c2 slow {}',
-      'tool_result c2 error (last): The user interrupted this tool call before it finished.',
+      // In call order, the last of the turn marked last, as in the replay.
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
-      'tool_result c1 error (last): The user interrupted the task before this tool call ran.',
+      'tool_result c1 error: The user interrupted the task before this tool call ran.',
+      'tool_result c2 error (last): The user interrupted this tool call before it finished.',
       'interrupt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
@@ -327,10 +329,12 @@ describe('tool approval', () => {
       'user: Go',
       'assistant tool_use: call c1 write_file {"path":"a.txt","text":"hi"} | call c2 slow {}',
       'approval_request c1 write_file {"path":"a.txt","text":"hi"}',
-      'tool c2 aborted: The user interrupted this tool call before it finished.',
       'tool c1 aborted: The user interrupted the task before this tool call ran.',
+      'tool c2 aborted: The user interrupted this tool call before it finished.',
       'task_metadata turns=1 subAgents=0',
     ])
+    const results = (list: readonly Event[]) => summarize(list.filter((e) => e.type === 'tool_result'))
+    expect(results(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual(results(events))
     const late = await agent
       .continue({ approvals: [{ toolCallId: 'c1', approved: true }] })
       .done.catch((e: unknown) => e)
@@ -478,8 +482,7 @@ describe('tool approval', () => {
   test('continue carries on a task whose process died, answering the calls it left', async () => {
     const h = harness()
     // What a process that died mid-task left: the input and a response whose call never finished.
-    await h.store.create({ id: 'dead' })
-    await h.store.append('dead', [
+    const dead: HistoryEvent[] = [
       { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Read b' }] },
       {
         role: 'assistant',
@@ -489,18 +492,19 @@ describe('tool approval', () => {
         stopReason: 'tool_use',
         responseId: 'r0',
       },
-    ])
+    ]
+    await h.store.create({ id: 'dead' })
+    await h.store.append('dead', dead)
     h.server.enqueue(textReply('r1', 'It may not have been read.'))
     const agent = h.createAgent({ sessionId: 'dead', tools: [readFile] })
     const { events, outcome } = await collect(agent.continue())
-    expectOrdered(events)
+    // The call and its turn were announced by the dead process (and are in the replay).
+    expectOrdered(replayThenLive(dead, 'dead', events))
     expect(outcome.reason).toBe('completed')
     const stopped =
       'The task stopped before this tool call finished (its process ended); it may or may not have run.'
     expect(summarize(events)).toEqual([
       'task_start',
-      'turn_start',
-      'tool_call c9 read_file {"path":"b.txt"}',
       `tool_result c9 error (last): ${stopped}`,
       'turn_end',
       ...textResponse('It may not have been read.'),

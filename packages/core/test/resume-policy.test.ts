@@ -1,10 +1,12 @@
 import { defineTool, type ToolContext } from '@kode/core'
-import type { HistoryEvent } from '@kode/protocol'
+import type { Event, HistoryEvent } from '@kode/protocol'
+import type { SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -84,12 +86,11 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     h.server.enqueue(textReply('r1', 'Paid; b.txt may need another read.'))
     const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
     const { events, outcome } = await collect(agent.continue())
-    expectOrdered(events)
+    // The calls and their turn are out already (the replay of the history shows them): the task
+    // answers them, each call announced once.
+    expectOrdered(replayThenLive(DEAD, 'dead', events))
     expect(summarize(events)).toEqual([
       'task_start',
-      'turn_start',
-      'tool_call c1 charge {"cents":500}',
-      'tool_call c2 read_file {"path":"b.txt"}',
       'tool_result c1 success: charged 500 cents',
       `tool_result c2 error (last): ${STOPPED}`,
       'turn_end',
@@ -151,11 +152,9 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     h.server.enqueue(textReply('r1', 'Not paid.'))
     const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
     const { events } = await collect(agent.continue())
-    expect(summarize(events).slice(0, 7)).toEqual([
+    expectOrdered(replayThenLive(DEAD.slice(0, 2), 'dead', events))
+    expect(summarize(events).slice(0, 4)).toEqual([
       'task_start',
-      'turn_start',
-      'tool_call c1 charge {"cents":500}',
-      'tool_call c2 read_file {"path":"b.txt"}',
       `tool_result c1 error: ${STOPPED}`,
       `tool_result c2 error (last): ${STOPPED}`,
       'turn_end',
@@ -196,5 +195,44 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
     expect(outcome.reason).toBe('completed')
     expectValidHistory(await agent.history())
+  })
+})
+
+describe('onResume, when the store fails', () => {
+  const harness = useHarness('memory')
+
+  test('a continued task that cannot persist still answers the calls it carried on and ends their turn', async () => {
+    const h = harness()
+    await deadSession(h)
+    const store = h.store
+    const full: SessionStore = {
+      ...store,
+      async acquire(sessionId: string) {
+        const lease = await store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: () => Promise.reject(new Error('disk full')),
+        }
+      },
+    }
+    const { tool } = chargeTool()
+    const agent = h.createAgent({ store: full, sessionId: 'dead', tools: [tool, readFile] })
+    const events: Event[] = []
+    const run = agent.continue()
+    await expect(
+      (async () => {
+        for await (const event of run) events.push(event)
+      })(),
+    ).rejects.toThrow('disk full')
+    expectOrdered(replayThenLive(DEAD, 'dead', events))
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'tool_result c1 error: The task failed before this tool call finished: disk full',
+      'tool_result c2 error: The task failed before this tool call finished: disk full',
+      'error: disk full',
+      'turn_end',
+      'task_finish error: ',
+    ])
   })
 })

@@ -2,13 +2,18 @@ import { spawn } from 'node:child_process'
 import { rmSync } from 'node:fs'
 import { resolve } from 'node:path'
 import { createInterface } from 'node:readline'
+import type { Event } from '@kode/protocol'
 import { MISSING_RESULT_TEXT } from '@kode/protocol/helpers'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
+
+const STOPPED =
+  'The task stopped before this tool call finished (its process ended); it may or may not have run.'
 
 let child: string
 beforeAll(async () => {
@@ -116,6 +121,44 @@ describe('resume after a crash (file store)', () => {
       'assistant stop: text "The job was interrupted; shall I retry?"',
       'task_metadata turns=1 subAgents=0',
     ])
+  })
+  test("a task continued after its process died goes on from the dead process's events: together they are the replay", async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
+    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1', 'json'], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    const exited = new Promise((done) => proc.on('exit', done))
+    const dead: Event[] = []
+    let started = false
+    // The tool starts before the loop prints its `tool_call`: wait for both.
+    for await (const line of createInterface({ input: proc.stdout! })) {
+      if (line.startsWith('event ')) dead.push(JSON.parse(line.slice('event '.length)) as Event)
+      started ||= line === 'tool-started'
+      if (started && dead.at(-1)?.type === 'tool_call') break
+    }
+    proc.kill('SIGKILL')
+    await exited
+    expect(summarize(dead).slice(-2)).toEqual(['context_usage 120/128000', 'tool_call c1 job {}'])
+
+    h.server.enqueue(textReply('r2', 'The job stopped.'))
+    const store = h.reopenStore()
+    const before = await store.read('s1')
+    const agent = h.createAgent({ store, sessionId: 's1' })
+    const { events, outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    // The call is answered, not announced again, and its turn (opened by the dead process) ends.
+    expect(summarize(events).slice(0, 3)).toEqual([
+      'task_start',
+      `tool_result c1 error (last): ${STOPPED}`,
+      'turn_end',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(replayedPart([...dead, ...events])).toEqual(replayOf(history, 's1'))
+    // A watcher showing the replay of the history the task started from, then its events.
+    expectOrdered(replayThenLive(before, 's1', events))
+    expect(replayedPart(replayThenLive(before, 's1', events))).toEqual(replayOf(history, 's1'))
   })
 })
 

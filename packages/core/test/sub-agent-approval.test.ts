@@ -1,4 +1,5 @@
 import { defineSubAgent, defineTool } from '@kode/core'
+import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { deriveReplayEvents, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -7,6 +8,7 @@ import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
+import { readFile } from './helpers/tools.js'
 
 type Messages = { role: string; content?: unknown }[]
 
@@ -430,6 +432,68 @@ describe('sub-agent approval', () => {
       'tool m1 success: Writer: wrote a.txt',
       'assistant stop: text "Manager: Writer: wrote a.txt"',
       'task_metadata turns=1 subAgents=1',
+    ])
+  })
+})
+
+describe('isLastInTurn with a sub-agent that pauses', () => {
+  const harness = useHarness()
+
+  test('a result followed only by a call whose sub-agent pauses is the last of its turn, live as in replay', async () => {
+    const h = harness()
+    // The parent reads b.txt and asks the writer in one response; the writer pauses for approval.
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content !== 'You write.' && messages.at(-1)?.role === 'user') {
+        return chatStream({
+          id: 'r-parent-1',
+          steps: [
+            call('c1', 'read_file', { path: 'b.txt' }),
+            call('p1', 'writer', { prompt: 'Write a.txt' }),
+          ],
+        })
+      }
+      return route(request)
+    })
+    const { writer } = writerAgent()
+    const agent = h.createAgent({ tools: [readFile, writer] })
+    const first = await collect(agent.run('Read b, write a'))
+    expect(first.outcome.reason).toBe('awaiting_approval')
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    const results = (events: readonly Event[]) =>
+      summarize(events.filter((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId))
+    // Each turn's results end with one marked last: c1's turn ends with it (p1 waits), p1's later.
+    expect(results([...first.events, ...second.events])).toEqual([
+      'tool_result c1 success (last): contents of b.txt',
+      'tool_result p1 success (last): Writer: wrote a.txt',
+    ])
+    expect(results(deriveReplayEvents(await agent.history(), { sessionId: agent.sessionId }))).toEqual(
+      results([...first.events, ...second.events]),
+    )
+  })
+
+  test('a result before a sub-agent call that finishes is not the last', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You write.') {
+        return textReply('r-child-1', 'Nothing to write.')
+      }
+      if (messages.at(-1)?.role === 'user') {
+        return chatStream({
+          id: 'r-parent-1',
+          steps: [call('c1', 'read_file', { path: 'b.txt' }), call('p1', 'writer', { prompt: 'Nothing' })],
+        })
+      }
+      return textReply('r-parent-2', 'Done.')
+    })
+    const { writer } = writerAgent()
+    const agent = h.createAgent({ tools: [readFile, writer] })
+    const { events } = await collect(agent.run('Read b'))
+    const results = events.filter((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)
+    expect(summarize(results)).toEqual([
+      'tool_result c1 success: contents of b.txt',
+      'tool_result p1 success (last): Nothing to write.',
     ])
   })
 })

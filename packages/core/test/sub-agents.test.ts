@@ -378,3 +378,64 @@ describe('sub-agents', () => {
     expect(outcome).toMatchObject({ reason: 'completed', text: 'It failed.' })
   })
 })
+
+describe('an interrupted sub-agent call', () => {
+  const searchText = defineTool({
+    name: 'search_text',
+    description: 'Searches, until interrupted',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((_resolve, reject) => {
+        ctx.signal.addEventListener('abort', () => reject(new Error('stopped')))
+      }),
+  })
+  const explore = defineSubAgent({
+    name: 'explore',
+    description: 'Explores',
+    system: 'You explore.',
+    tools: [searchText],
+  })
+
+  // The moments a user may interrupt the child: as it starts, streams, runs a tool, or finishes.
+  test.each([
+    ['starts', 'task_start'],
+    ['streams', 'assistant_text_delta'],
+    ['runs a tool', 'tool_call'],
+    ['finishes', 'task_finish'],
+  ] as const)('is recorded aborted, like any interrupted call, when the child %s', async (_moment, type) => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You explore.') {
+        if (type === 'assistant_text_delta')
+          return stalledChatStream({ id: 'r-child', steps: [say('Looking')] })
+        if (type === 'task_finish') return textReply('r-child', 'In core.')
+        return chatStream({ id: 'r-child', steps: [call('k1', 'search_text', {})] })
+      }
+      return chatStream({ id: 'r1', steps: [call('e1', 'explore', { prompt: 'Find createAgent' })] })
+    })
+    const agent = h.createAgent({ tools: [explore] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.sessionId !== agent.sessionId && event.type === type) controller.abort(new Error('stop'))
+    })
+    const { events, outcome } = await collect(
+      agent.run('Where is createAgent?', { signal: controller.signal }),
+    )
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    const interrupted = 'The user interrupted this tool call before it finished.'
+    expect(summarizeHistory(await agent.history()).slice(2)).toEqual([
+      `tool e1 aborted: ${interrupted}`,
+      'task_metadata turns=1 subAgents=1',
+    ])
+    const child = events.find(
+      (e) => e.type === 'task_start' && e.subAgentState?.name === 'explore',
+    )!.sessionId
+    // A child that had finished keeps its outcome; the parent's call had not returned yet.
+    expect(events.findLast((e) => e.type === 'task_finish' && e.sessionId === child)).toMatchObject({
+      reason: type === 'task_finish' ? 'completed' : 'aborted',
+    })
+    expectValidHistory(await h.store.read(child))
+  })
+})

@@ -8,6 +8,7 @@ export {
   decodeHistoryEvent,
   encodeHistoryEvent,
   HISTORY_FORMAT_VERSION,
+  roundTripHistoryEvent,
   validateHistoryEvent,
 } from './codec/history-codec.js'
 export {
@@ -56,6 +57,7 @@ export {
   ImagePart,
   ImageUrlPart,
   Part,
+  ProviderFields,
   type ServerToolBlock,
   ServerToolPart,
   SignatureFormat,

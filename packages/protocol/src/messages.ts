@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from '@sinclair/typebox'
 import { TaskMetadata, ToolResultUiExtra, ToolSideEffect } from './metadata.js'
-import { AssistantPart, ImagePart, TextPart, UserContentPart } from './parts.js'
+import { AssistantPart, ImagePart, ProviderFields, TextPart, UserContentPart } from './parts.js'
 import { Usage } from './usage.js'
 
 /** Fields every message and history record carries. */
@@ -103,6 +103,8 @@ export const AssistantMessage = message(
     /** The response failed at the API; see `errorMessage`. */
     isApiError: Type.Optional(Type.Boolean()),
     errorMessage: Type.Optional(Type.String()),
+    /** Response fields the same wire format needs back (Anthropic `container`). */
+    providerFields: Type.Optional(ProviderFields),
   },
   'AssistantMessage',
 )

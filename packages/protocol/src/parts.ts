@@ -75,6 +75,20 @@ export const ThinkingSignaturePart = Type.Object(
 )
 export type ThinkingSignaturePart = Static<typeof ThinkingSignaturePart>
 
+/**
+ * Fields of a provider's block or response that Kode has no field for and the same wire format
+ * needs back (Anthropic programmatic tool calling: a `tool_use` block's `caller`, the response's
+ * `container`), kept as sent. Only the adapter of `format` reads them; other formats leave them out.
+ */
+export const ProviderFields = Type.Object(
+  {
+    format: Type.String(),
+    fields: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'ProviderFields' },
+)
+export type ProviderFields = Static<typeof ProviderFields>
+
 /** A tool call requested by the model. `argumentsJson` is the raw JSON text the model produced. */
 export const ToolCallPart = Type.Object(
   {
@@ -86,6 +100,8 @@ export const ToolCallPart = Type.Object(
     itemId: Type.Optional(Type.String()),
     /** True when the arguments never closed (cut stream, `length`): the call must not run. */
     incomplete: Type.Optional(Type.Boolean()),
+    /** The wire block's other fields (Anthropic `caller`), sent back to the same format. */
+    providerFields: Type.Optional(ProviderFields),
   },
   { $id: 'ToolCallPart' },
 )

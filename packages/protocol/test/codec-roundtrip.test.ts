@@ -2,6 +2,7 @@ import {
   decodeHistoryEvent,
   encodeHistoryEvent,
   type HistoryEvent,
+  roundTripHistoryEvent,
   validateHistoryEvent,
 } from '@kode/protocol'
 import * as fc from 'fast-check'
@@ -46,4 +47,54 @@ test('validateHistoryEvent accepts exactly what encode accepts', () => {
       expect(validateHistoryEvent(event)).toBe(event)
     }),
   )
+})
+
+describe('roundTripHistoryEvent', () => {
+  /** What the codec makes of `value`: the event read back, or the error's text. */
+  const outcome = (run: () => HistoryEvent) => {
+    try {
+      return { event: run() }
+    } catch (error) {
+      return { error: String(error) }
+    }
+  }
+
+  test('is decode(encode(x)) for valid events, toJSON and getters included', () => {
+    fc.assert(
+      fc.property(arb.historyEvent, (event) => {
+        expect(roundTripHistoryEvent(event)).toStrictEqual(decodeHistoryEvent(encodeHistoryEvent(event)))
+      }),
+      { numRuns: 300 },
+    )
+    const withToJson = {
+      role: 'user',
+      id: 'u1',
+      createdAt: 1,
+      parts: [{ type: 'text', text: 'x', toJSON: () => ({ type: 'text', text: 'as written' }) }],
+    } as unknown as HistoryEvent
+    expect(roundTripHistoryEvent(withToJson)).toStrictEqual({
+      role: 'user',
+      id: 'u1',
+      createdAt: 1,
+      parts: [{ type: 'text', text: 'as written' }],
+    })
+  })
+
+  test('throws what encode throws, for invalid and unwritable values', () => {
+    const cyclic: Record<string, unknown> = { role: 'user', id: 'u1', createdAt: 1, parts: [] }
+    cyclic.self = cyclic
+    const values: unknown[] = [
+      cyclic,
+      { role: 'user', id: 'u1', createdAt: 1, parts: [], v: 2 },
+      { role: 'tool', id: 't1', createdAt: 1, parts: [{ type: 'text', text: 'no' }] },
+      { role: 'user', id: 'u1', createdAt: 1n, parts: [] },
+      { type: 'nope', id: 'r1', createdAt: 1 },
+    ]
+    for (const value of values) {
+      const event = value as HistoryEvent
+      const read = outcome(() => roundTripHistoryEvent(event))
+      expect(read.error).toBeDefined()
+      expect(read).toEqual(outcome(() => decodeHistoryEvent(encodeHistoryEvent(event))))
+    }
+  })
 })

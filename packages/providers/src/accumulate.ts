@@ -2,6 +2,7 @@ import type {
   AssistantMessage,
   AssistantPart,
   ImagePart,
+  ProviderFields,
   StopDetails,
   StopReason,
   StreamItem,
@@ -13,7 +14,7 @@ import type {
 } from '@kode/protocol'
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
 import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
-import { isImage, isText, optionalString } from './wire-values.js'
+import { isImage, isProviderFields, isText, optionalString } from './wire-values.js'
 
 /** Who is answering; stamped on the final message. */
 export type AccumulatorOptions = MessageStamps
@@ -50,6 +51,7 @@ export class Accumulator implements ResponseBuilder {
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
   private stopDetails: StopDetails | undefined
+  private fields: ProviderFields | undefined
   private terminal = false
 
   constructor(private readonly options: AccumulatorOptions) {}
@@ -164,6 +166,18 @@ export class Accumulator implements ResponseBuilder {
     call.part.argumentsJson += json
   }
 
+  toolCallFields(key: number | string, fields: ProviderFields): void {
+    if (!isProviderFields(fields)) return
+    const call = this.calls.get(key) ?? this.startCall(key)
+    call.part.providerFields = { format: fields.format, fields: { ...fields.fields } }
+  }
+
+  responseFields(fields: ProviderFields): void {
+    if (!isProviderFields(fields)) return
+    const earlier = this.fields?.format === fields.format ? this.fields.fields : {}
+    this.fields = { format: fields.format, fields: { ...earlier, ...fields.fields } }
+  }
+
   endBlock(key?: number | string): void {
     this.open = undefined
     if (key === undefined) return
@@ -247,6 +261,7 @@ export class Accumulator implements ResponseBuilder {
     for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
     const reported = {
       responseId: this.id,
+      providerFields: this.fields,
       usage: this.reported,
       providerCost: this.providerCost,
       rawStop: this.rawStop,

@@ -2,6 +2,7 @@ import type {
   AssistantMessage,
   AssistantPart,
   ModelPrices,
+  ProviderFields,
   StopDetails,
   StopReason,
   ToolCallPart,
@@ -28,6 +29,8 @@ export interface MessageStamps {
 /** What a response reported besides its parts, as the accumulator kept it. */
 export interface Reported {
   responseId: string | undefined
+  /** Response fields the same format needs back (see `ResponseBuilder.responseFields`). */
+  providerFields: ProviderFields | undefined
   usage: Usage | undefined
   providerCost: number | undefined
   rawStop: string | undefined
@@ -63,6 +66,7 @@ export function finalMessage(
     message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
   }
   if (reported.responseId !== undefined) message.responseId = reported.responseId
+  if (reported.providerFields !== undefined) message.providerFields = reported.providerFields
   message.model = stamps.model
   message.provider = stamps.provider
   message.api = stamps.api

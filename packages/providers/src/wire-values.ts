@@ -1,4 +1,4 @@
-import type { ImagePart } from '@kode/protocol'
+import type { ImagePart, ProviderFields } from '@kode/protocol'
 
 // What a value from the server must be to count. Adapters pass on what the server sent, and a
 // broken or hostile server sends any type anywhere: the accumulator checks every value with
@@ -7,6 +7,15 @@ import type { ImagePart } from '@kode/protocol'
 /** A non-empty string: what every id, name and delta must be to count. */
 export function isText(value: unknown): value is string {
   return typeof value === 'string' && value !== ''
+}
+
+/** A format name and at least one field, as the history schema takes them. */
+export function isProviderFields(value: ProviderFields): boolean {
+  if (typeof value !== 'object' || value === null || !isText(value.format)) return false
+  const { fields } = value
+  return (
+    typeof fields === 'object' && fields !== null && !Array.isArray(fields) && Object.keys(fields).length > 0
+  )
 }
 
 /** Absent, or a string. */

@@ -69,6 +69,11 @@ export function planContinuation(
  * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`,
  * the others get an `error` result. Says whether the user interrupted, or a sub-agent paused
  * again.
+ *
+ * Settling a dead process's calls continues the turn it left open, as the session's replay shows
+ * it: no `turn_start` and no second `tool_call` for those calls (its live events, and the replay a
+ * watcher derives from its records, had both), only the results and the `turn_end`. So the events
+ * of the dead task, then of this one, are the replay of the history they leave.
  */
 export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuation): Promise<CallsEnd> {
   const { events } = rt
@@ -77,6 +82,7 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
   const decided = new Map<string, ToolOutcome>()
   const resumed = new Set<string>()
   const resume = new Map<string, ChildResume[]>()
+  let announced: Set<string> | undefined
   if (plan.kind === 'approvals') {
     const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
     events.emit('turn_start', {})
@@ -91,16 +97,31 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
     responseId = plan.pending[0]?.responseId
   } else {
     if (plan.dangling.length === 0) return 'done'
-    events.emit('turn_start', {})
+    // The turn the dead process opened goes on: its `turn_start` and the calls' `tool_call` are
+    // out already (and in the session's replay), so only the results and `turn_end` follow.
+    announced = new Set(plan.dangling.map((call) => call.id))
     calls = plan.dangling
     responseId = plan.responseId
+    events.resumeTurn(
+      calls.map((call) => ({
+        responseId,
+        toolCallId: call.id,
+        toolName: call.name,
+        arguments: call.argumentsJson,
+      })),
+    )
     const rerun = await callsToRerun(rt, calls)
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
   }
-  const end = await runCalls(rt, state, calls, responseId, rt.signal, { decided, resume, resumed })
+  const end = await runCalls(rt, state, calls, responseId, rt.signal, {
+    decided,
+    resume,
+    resumed,
+    ...(announced ? { announced } : {}),
+  })
   if (end === 'interrupted') events.emit('interrupt', {})
   events.emit('turn_end', {})
   return end

@@ -45,6 +45,23 @@ export class TaskEvents {
     this.#sink({ type, sessionId: this.sessionId, timestamp: this.#now(), responseId, content })
   }
 
+  /**
+   * Goes on with a turn a process that died had opened, and the calls it had announced: nothing
+   * is emitted, but they count as open, so the task closes them (and `abandon` answers them).
+   */
+  resumeTurn(calls: readonly EventFields<'tool_call'>[]): void {
+    this.turnOpen = true
+    const timestamp = this.#now()
+    for (const call of calls) {
+      this.#pendingCalls.set(call.toolCallId, {
+        type: 'tool_call',
+        sessionId: this.sessionId,
+        timestamp,
+        ...call,
+      })
+    }
+  }
+
   /** Ends the open thinking or text stream, if any (they never overlap). */
   closeStreams(responseId: string | undefined): void {
     if (this.thinkingOpen) this.emit('thinking_end', { responseId })

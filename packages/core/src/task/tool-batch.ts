@@ -1,6 +1,7 @@
 import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
+import type { CallSignal } from '../tools/call-signal.js'
 import type { Tool, ToolContext } from '../tools/define-tool.js'
 import { executeToolCall } from '../tools/execute-tool-call.js'
 import {
@@ -20,7 +21,7 @@ export interface ToolBatch {
   responseId: string | undefined
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
-  context(call: ToolCallPart, signal: AbortSignal, progress: (message: string) => void): ToolContext
+  context(call: ToolCallPart, signal: CallSignal, progress: (message: string) => void): ToolContext
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
   decided?: ReadonlyMap<string, ToolOutcome>
   /**
@@ -28,6 +29,21 @@ export interface ToolBatch {
    * it gets no result now, and runs again when the task continues.
    */
   suspended?: (toolCallId: string) => boolean
+  /**
+   * Calls waiting for the user's approval: they do not run. An interrupt answers them like any
+   * call (`aborted`); otherwise, once the other calls have ended, they are suspended (no result).
+   */
+  held?: ReadonlySet<string>
+  /**
+   * Whether a call that has not settled yet may still be suspended: it ran a sub-agent. The result
+   * before it waits to learn whether it is the last of the turn.
+   */
+  mayBeSuspended?: (toolCallId: string) => boolean
+  /**
+   * Calls whose `tool_call` is already out (a dead process announced them; the session's replay
+   * shows them): they are not announced again, so a watcher sees each call once.
+   */
+  announced?: ReadonlySet<string>
 }
 
 /** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
@@ -40,11 +56,12 @@ export interface BatchEnd {
  * Runs the tool calls of one response. Calls start in order, concurrently up to
  * `toolConcurrency`; a tool with `concurrent: false` waits for the running calls and runs alone.
  * `tool_call` is emitted as a call starts. Results are persisted and emitted strictly in call
- * order (a finished call waits for the ones before it), the last with `isLastInTurn`. On an
- * interrupt every call without a result gets an `aborted` one at once, without waiting for the
- * tool (a tool that ignores its signal cannot hold the task); when the abort is a host failure
- * (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see
- * `ToolBatch.suspended`) gets no result. Resolves with whether any result is `aborted` (the user
+ * order (a finished call waits for the ones before it), the last with `isLastInTurn` (the last
+ * that gets a result now: see `lastResult`). On an interrupt every call without a result gets an
+ * `aborted` one at once, without waiting for the tool (a tool that ignores its signal cannot hold
+ * the task); when the abort is a host failure (`rt.hostFailure()`), those results are `error`s
+ * instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
+ * (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
  * interrupted the batch) and the suspended calls.
  */
 export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
@@ -90,6 +107,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
+    if (batch.held?.has(call.id)) continue
     const decided = batch.decided?.get(call.id)
     const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, rt.tools)
     const exclusive = plan.tool !== undefined && !plan.tool.concurrent
@@ -159,6 +177,11 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   const end: BatchEnd = { interrupted: false, suspended: [] }
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
+    if (batch.held?.has(call.id) && !slots[i]!.settled) {
+      // It waits for approval unless the batch is interrupted before the other calls end.
+      await Promise.all(slots.filter((_, j) => !batch.held!.has(calls[j]!.id)).map((slot) => slot.promise))
+      slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
+    }
     const outcome = await slots[i]!.promise
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
@@ -178,6 +201,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
     })
     await journal.persist(message)
     if (message.status === 'aborted') end.interrupted = true
+    const isLastInTurn = await lastResult(batch, slots, i)
     events.emit('tool_result', {
       responseId,
       toolCallId: call.id,
@@ -186,7 +210,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       uiExtra: message.uiExtra,
       status: toolResultEventStatus(message.status),
       taskMetadata: message.taskMetadata,
-      isLastInTurn: i === calls.length - 1,
+      isLastInTurn,
     })
     if (message.sideEffects?.includes('todo_change') && message.uiExtra?.type === 'todo_list') {
       events.emit('todo_change', { todos: message.uiExtra.todos })
@@ -195,8 +219,37 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
   return end
 }
 
-/** `tool_call`: the call starts (or, interrupted before it could, is about to be answered). */
+/**
+ * Whether result `i` is the last of its turn: no later call of the batch gets a result now.
+ * Neither a suspended call nor a held one (waiting for approval) gets one, so while the later
+ * calls that have not settled all run sub-agents (which may pause for approval), this waits for
+ * them to settle; a later call that settled with a result, or runs no sub-agent, answers `false`
+ * at once.
+ */
+async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): Promise<boolean> {
+  for (;;) {
+    const running: Promise<ToolOutcome>[] = []
+    for (let j = i + 1; j < slots.length; j++) {
+      const slot = slots[j]!
+      const id = batch.calls[j]!.id
+      if (slot.settled) {
+        if (!slot.suspended) return false
+      } else if (batch.held?.has(id)) {
+        // Waits for approval: no result in this turn, unless an interrupt (which settles it) comes.
+      } else if (batch.mayBeSuspended?.(id)) running.push(slot.promise)
+      else return false
+    }
+    if (running.length === 0) return true
+    await Promise.race(running)
+  }
+}
+
+/**
+ * `tool_call`: the call starts (or, interrupted before it could, is about to be answered); none
+ * for a call announced before (`ToolBatch.announced`).
+ */
 function announce(batch: ToolBatch, call: ToolCallPart): void {
+  if (batch.announced?.has(call.id)) return
   batch.rt.events.emit('tool_call', {
     responseId: batch.responseId,
     toolCallId: call.id,

@@ -149,24 +149,21 @@ async function completed(
   const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
   const waiting = await callsNeedingApproval(rt, calls)
-  const waitingCalls = calls.filter((call) => waiting.has(call.id))
-  await requestApprovals(rt, waitingCalls, responseId)
-  const runNow = calls.filter((call) => !waiting.has(call.id))
-  const ran = runNow.length > 0 ? await runCalls(rt, state, runNow, responseId, rt.signal) : 'done'
-  let userInterrupted = ran === 'interrupted'
-  // Interrupted (or failed) before the user could decide: the waiting calls are answered like
-  // any call that did not run, so nothing stays pending.
-  if ((userInterrupted || rt.signal.aborted) && waitingCalls.length > 0) {
-    userInterrupted =
-      (await runCalls(rt, state, waitingCalls, responseId, rt.signal)) === 'interrupted' || userInterrupted
-  }
+  await requestApprovals(
+    rt,
+    calls.filter((call) => waiting.has(call.id)),
+    responseId,
+  )
+  // The waiting calls are held in the batch: interrupted (or failed) before the user could decide,
+  // they are answered in call order like any call that did not run, so nothing stays pending.
+  const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting })
   const failure = rt.hostFailure()
   if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
-  if (userInterrupted) {
+  if (ran === 'interrupted') {
     events.emit('interrupt', {})
     return 'interrupted'
   }
-  return waitingCalls.length > 0 || ran === 'suspended' ? 'awaiting_approval' : 'tool_calls'
+  return ran === 'suspended' ? 'awaiting_approval' : 'tool_calls'
 }
 
 async function interrupted(
@@ -251,6 +248,10 @@ export interface CallsOptions {
   resume?: ReadonlyMap<string, readonly ChildResume[]>
   /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
   resumed?: ReadonlySet<string>
+  /** Calls waiting for approval, which do not run (see `ToolBatch.held`). */
+  held?: ReadonlySet<string>
+  /** Calls whose `tool_call` is already out (see `ToolBatch.announced`). */
+  announced?: ReadonlySet<string>
 }
 
 /**
@@ -277,15 +278,22 @@ export async function runCalls(
   const resumes = new Map<string, ChildResume[]>()
   for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
   const paused = new Map<string, { sessionId: string; pending: PendingApproval[] }[]>()
+  const ranSubAgents = new Set<string>()
   const end = await runToolBatch({
     rt,
     calls,
     responseId,
     signal,
     ...(options.decided ? { decided: options.decided } : {}),
+    ...(options.announced ? { announced: options.announced } : {}),
+    ...(options.held ? { held: options.held } : {}),
     suspended: (toolCallId) => paused.has(toolCallId),
+    mayBeSuspended: (toolCallId) => ranSubAgents.has(toolCallId),
     context: (call, callSignal, progress) => ({
-      signal: callSignal,
+      // Made when the tool first reads it (most never do).
+      get signal() {
+        return callSignal.signal
+      },
       toolCallId: call.id,
       toolName: call.name,
       sessionId: rt.sessionId,
@@ -293,7 +301,8 @@ export async function runCalls(
       resumed: options.resumed?.has(call.id) ?? false,
       progress,
       runSubAgent: (spec, input) => {
-        const parent = { rt, toolCallId: call.id, signal: callSignal }
+        ranSubAgents.add(call.id)
+        const parent = { rt, toolCallId: call.id, signal: callSignal.signal }
         const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
           if (outcome.reason === 'awaiting_approval') {
             const list = paused.get(call.id) ?? []

@@ -1,9 +1,8 @@
 import {
-  decodeHistoryEvent,
-  encodeHistoryEvent,
   type HistoryEvent,
   type ImagePart,
   joinText,
+  roundTripHistoryEvent,
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
@@ -50,7 +49,7 @@ export function validateUserMessage(
   }
   const fields = mode === undefined ? {} : modeContext === undefined ? { mode } : { mode, modeContext }
   const message = { role: 'user', id: 'input', createdAt: 0, parts: userParts(input), ...fields }
-  const written = decodeHistoryEvent(encodeHistoryEvent(message as HistoryEvent)) as UserMessage
+  const written = roundTripHistoryEvent(message as HistoryEvent) as UserMessage
   if (written.mode === undefined) return { parts: written.parts }
   const userMode: UserMode = { mode: written.mode }
   if (written.modeContext !== undefined) userMode.modeContext = written.modeContext

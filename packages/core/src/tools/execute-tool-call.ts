@@ -1,4 +1,5 @@
 import type { ToolCallPart } from '@kode/protocol'
+import { CallSignal } from './call-signal.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { errorOutcome, outcomeOf, type ToolOutcome } from './tool-outcome.js'
 
@@ -14,8 +15,8 @@ export interface ToolExecution {
   taskSignal: AbortSignal
   timeoutMs: number
   formatToolError: (error: unknown, call: ToolCallPart) => string
-  /** Builds the context `execute` sees, around the call's own signal. */
-  context(signal: AbortSignal): ToolContext
+  /** Builds the context `execute` sees, around the call's own signal (made when first read). */
+  context(signal: CallSignal): ToolContext
 }
 
 /**
@@ -35,28 +36,27 @@ export async function executeToolCall(run: ToolExecution): Promise<ToolOutcome> 
 
 async function executeGuarded(run: ToolExecution): Promise<ToolOutcome> {
   const { tool, taskSignal, timeoutMs } = run
-  const controller = new AbortController()
-  const forward = () => controller.abort(taskSignal.reason)
-  if (taskSignal.aborted) forward()
-  else taskSignal.addEventListener('abort', forward, { once: true })
-  let timer: ReturnType<typeof setTimeout> | undefined
+  const signal = new CallSignal(taskSignal)
   try {
-    const execution = invoke(run, controller.signal)
+    const execution = invoke(run, signal)
     if (!(timeoutMs <= MAX_TIMER_MS)) return await execution
-    const timeout = new Promise<ToolOutcome>((resolve) => {
-      timer = setTimeout(() => {
-        controller.abort(new DOMException(`tool ${tool.name} timed out`, 'TimeoutError'))
+    // One promise for the call and its timer (`invoke` never rejects).
+    return await new Promise<ToolOutcome>((resolve) => {
+      const timer = setTimeout(() => {
+        signal.abort(new DOMException(`tool ${tool.name} timed out`, 'TimeoutError'))
         resolve(errorOutcome(`Tool "${tool.name}" timed out after ${timeoutMs} ms.`))
       }, timeoutMs)
+      void execution.then((outcome) => {
+        clearTimeout(timer)
+        resolve(outcome)
+      })
     })
-    return await Promise.race([execution, timeout])
   } finally {
-    clearTimeout(timer)
-    taskSignal.removeEventListener('abort', forward)
+    signal.end()
   }
 }
 
-async function invoke(run: ToolExecution, signal: AbortSignal): Promise<ToolOutcome> {
+async function invoke(run: ToolExecution, signal: CallSignal): Promise<ToolOutcome> {
   try {
     return outcomeOf(await run.tool.execute(run.args, run.context(signal)), run.tool.name)
   } catch (error) {

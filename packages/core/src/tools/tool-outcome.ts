@@ -1,10 +1,4 @@
-import {
-  CodecError,
-  decodeHistoryEvent,
-  encodeHistoryEvent,
-  type ToolCallPart,
-  type ToolResultMessage,
-} from '@kode/protocol'
+import { CodecError, roundTripHistoryEvent, type ToolCallPart, type ToolResultMessage } from '@kode/protocol'
 import { capOutput } from './output-limit.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
@@ -87,7 +81,7 @@ export function resultMessage(
   try {
     // Exactly what the store will write (after toJSON), so the event, the in-memory history and
     // the file agree, and a value JSON cannot hold fails here rather than the task.
-    return decodeHistoryEvent(encodeHistoryEvent(message)) as ToolResultMessage
+    return roundTripHistoryEvent(message) as ToolResultMessage
   } catch (error) {
     if (!CodecError.is(error)) throw error
     // A tool returned something the history cannot hold (a text part, a bad or cyclic UI extra, a

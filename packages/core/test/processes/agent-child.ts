@@ -1,13 +1,14 @@
 // A separate process running an agent on a file store, so a test can kill it mid-task.
-//   agent-child <dir> <baseUrl> <sessionId>
+//   agent-child <dir> <baseUrl> <sessionId> [json]
 // Runs "Start the job": the model calls the `job` tool, which prints `tool-started` and never
-// returns. The test kills the process there, like a crash in the middle of a tool.
+// returns. The test kills the process there, like a crash in the middle of a tool. Prints
+// `event <type>` per event, or `event <the event as JSON>` with `json`.
 import { createAgent, defineTool } from '@kode/core'
 import { createClient } from '@kode/providers'
 import { createFileSessionStore } from '@kode/session/file'
 import { Type } from '@sinclair/typebox'
 
-const [dir, baseUrl, sessionId] = process.argv.slice(2)
+const [dir, baseUrl, sessionId, format] = process.argv.slice(2)
 if (!dir || !baseUrl || !sessionId) throw new Error('usage: agent-child <dir> <baseUrl> <sessionId>')
 
 const job = defineTool({
@@ -36,4 +37,6 @@ const agent = createAgent({
   now: () => 1_000,
   createId: () => `id${++ids}`,
 })
-for await (const event of agent.run('Start the job')) process.stdout.write(`event ${event.type}\n`)
+for await (const event of agent.run('Start the job')) {
+  process.stdout.write(`event ${format === 'json' ? JSON.stringify(event) : event.type}\n`)
+}

@@ -30,6 +30,19 @@ export class CodecError extends Error {
 /** Names a JSON value's kind for error messages ("null", "an array", "string", ...). */
 export function kindOf(value: unknown): string {
   if (value === null) return 'null'
-  if (Array.isArray(value)) return 'an array'
+  try {
+    if (Array.isArray(value)) return 'an array'
+  } catch {
+    // A revoked proxy: it is an object, whatever it wrapped.
+  }
   return typeof value
+}
+
+/** A value as JSON for an error message, or its kind when JSON cannot show it (a BigInt, a cycle). */
+export function showValue(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? kindOf(value)
+  } catch {
+    return kindOf(value)
+  }
 }

@@ -1,23 +1,8 @@
-import type { TObject } from '@sinclair/typebox'
-import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from '../control-records.js'
-import {
-  CompactionRecord,
-  type ErrorRecord,
-  ErrorRecord as ErrorRecordSchema,
-  type HistoryEvent,
-  type HistoryRecord,
-  InterruptRecord,
-  TaskMetadataRecord,
-} from '../history.js'
-import {
-  AssistantMessage,
-  DeveloperMessage,
-  type Message,
-  SystemMessage,
-  ToolResultMessage,
-  UserMessage,
-} from '../messages.js'
+import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
+import type { Message } from '../messages.js'
+import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
 import { CodecError, kindOf } from './codec-error.js'
+import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
 import { TaggedUnion } from './tagged-union.js'
@@ -33,31 +18,34 @@ import { TaggedUnion } from './tagged-union.js'
  */
 export const HISTORY_FORMAT_VERSION = 3
 
-const messages = new TaggedUnion<Message>('role', [
-  SystemMessage,
-  DeveloperMessage,
-  UserMessage,
-  AssistantMessage,
-  ToolResultMessage,
-] as TObject[])
+// Every history schema's check ships compiled (compiled-checks.generated.ts): the first record
+// of each type costs no compilation.
+const messages = new TaggedUnion<Message>('role', MESSAGE_SCHEMAS, compiledChecks)
 
-const records = new TaggedUnion<HistoryRecord>('type', [
-  ErrorRecordSchema,
-  TaskMetadataRecord,
-  InterruptRecord,
-  CompactionRecord,
-  ApprovalRequestRecord,
-  ApprovalDecisionRecord,
-  ToolProgressRecord,
-] as TObject[])
+const records = new TaggedUnion<HistoryRecord>('type', RECORD_SCHEMAS, compiledChecks)
 
 /**
  * Validates a value as a `HistoryEvent`, throwing a `CodecError` that names the first mismatch.
- * Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
+ * It throws nothing else: a value that throws while it is read (a getter, a proxy, a revoked
+ * proxy) is a `CodecError` whose `cause` is what it threw. Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
  * version may have added optional fields, and they survive a read-and-rewrite (fork) by an older
  * one.
  */
 export function validateHistoryEvent(value: unknown): HistoryEvent {
+  try {
+    return validateValue(value)
+  } catch (cause) {
+    if (cause instanceof CodecError) throw cause
+    // The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
+    // history event, and what it threw is kept as the cause.
+    throw new CodecError('', 'a value that can be read', {
+      cause,
+      detail: `reading it threw: ${describeThrown(cause)}`,
+    })
+  }
+}
+
+function validateValue(value: unknown): HistoryEvent {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
     if ('role' in value) return messages.validate(value)
     if ('type' in value) return records.validate(value)
@@ -73,14 +61,29 @@ export function validateHistoryEvent(value: unknown): HistoryEvent {
  * cycle, a `BigInt`, a throwing `toJSON` or getter) is a `CodecError` too; nothing else is thrown.
  */
 export function encodeHistoryEvent(event: HistoryEvent): string {
+  const { json, valid } = writtenForm(event)
+  // `{}` cannot be a valid record, so the object has a first field to put the version before.
+  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
+}
+
+/**
+ * The event as a store holds it: what `decodeHistoryEvent(encodeHistoryEvent(event))` returns (the
+ * JSON that would be written, read back and validated), in one pass instead of two. Throws the
+ * `CodecError` that `encodeHistoryEvent` would.
+ */
+export function roundTripHistoryEvent(event: HistoryEvent): HistoryEvent {
+  return writtenForm(event).valid
+}
+
+/** The JSON written for `event` and the valid event a reader of it sees. */
+function writtenForm(event: HistoryEvent): { json: string; valid: HistoryEvent } {
   const json = stringify(event)
   const written = parseWritten(json)
   const valid = validateHistoryEvent(written)
   if (Object.hasOwn(written, 'v')) {
     throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
   }
-  // `{}` cannot be a valid record, so the object has a first field to put the version before.
-  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
+  return { json, valid }
 }
 
 /** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */

@@ -1,7 +1,7 @@
 import type { TSchema } from '@sinclair/typebox'
 import { TypeCompiler, type ValueError } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
-import { CodecError } from './codec-error.js'
+import { CodecError, showValue } from './codec-error.js'
 
 export interface Validator {
   /** Fast path: true when the value matches. */
@@ -10,9 +10,12 @@ export interface Validator {
   firstError(value: unknown, basePath?: string): CodecError | undefined
 }
 
-/** Compiles a schema on first use, so importing the package stays cheap. */
-export function lazyValidator(schema: TSchema): Validator {
-  let check: ((value: unknown) => boolean) | undefined
+/**
+ * Compiles a schema on first use, so importing the package stays cheap; `compiled`, when given,
+ * is the schema's check compiled ahead of time (see compiled-checks.generated.ts) and is used as is.
+ */
+export function lazyValidator(schema: TSchema, compiled?: (value: unknown) => boolean): Validator {
+  let check = compiled
   return {
     check(value) {
       check ??= compile(schema)
@@ -78,7 +81,7 @@ function discriminate(members: TSchema[], value: unknown): Discriminated {
     return {
       kind: 'unknown-tag',
       expected: `${tag} to be one of ${names}`,
-      got: got === undefined ? `no ${tag}` : `${tag} ${JSON.stringify(got)}`,
+      got: got === undefined ? `no ${tag}` : `${tag} ${showValue(got)}`,
     }
   }
   return { kind: 'none' }

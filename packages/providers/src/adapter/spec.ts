@@ -1,4 +1,11 @@
-import type { ImagePart, SignatureFormat, StopDetails, StopReason, Usage } from '@kode/protocol'
+import type {
+  ImagePart,
+  ProviderFields,
+  SignatureFormat,
+  StopDetails,
+  StopReason,
+  Usage,
+} from '@kode/protocol'
 import type { ErrorContext } from '../transport/failures.js'
 import type { SseEvent } from '../transport/sse.js'
 import type { ClientConfig, LLMRequest, ModelInfo } from '../types.js'
@@ -129,6 +136,16 @@ export interface ResponseBuilder {
   ): void
   /** Appends argument JSON text to the tool call under `key` (starting it if needed). */
   toolCallArgs(key: number | string, json: string): void
+  /**
+   * The wire block's fields Kode has no field for, which the same format needs back (Anthropic
+   * `caller`): kept on the call as `providerFields`. Replaces what was set for the call before.
+   */
+  toolCallFields(key: number | string, fields: ProviderFields): void
+  /**
+   * Response fields the same format needs back (Anthropic `container`): kept on the message as
+   * `providerFields`. Later fields of one format are merged over earlier ones.
+   */
+  responseFields(fields: ProviderFields): void
   /**
    * Ends the current text or thinking part; with a key, also closes that tool call. A closed call
    * with empty arguments gets `{}`; a call whose arguments do not parse as JSON is marked

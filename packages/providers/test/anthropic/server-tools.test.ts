@@ -160,6 +160,7 @@ describe('content that arrives whole in message_start', () => {
         id: 'toolu_01PtcClientKode00001',
         name: 'get_weather',
         argumentsJson: '{"city":"Mainz"}',
+        providerFields: { format: 'anthropic', fields: { caller: content[3].caller } },
       },
     ])
     expect(message).toMatchObject({
@@ -178,5 +179,112 @@ describe('content that arrives whole in message_start', () => {
     expect(ProviderError.is(error)).toBe(true)
     expect(error).toMatchObject({ code: 'invalid_response', retryable: false })
     expect((error as Error).message).toContain('no content and no stop reason')
+  })
+})
+
+describe('programmatic tool calling: a call made by code, answered in the same container', () => {
+  const PTC = 'kode-message-start-content'
+  const caller = { type: 'code_execution_20250825', tool_id: 'srvtoolu_01PtcKode000000001' }
+  const container = { id: 'container_011CKodePtc00001', expires_at: '2026-11-24T22:00:00Z' }
+
+  test("the call keeps its caller, and the message the response's container", async () => {
+    const message = doneOf(await collect(claude(PTC).stream(ask())))
+    expect(message.parts.at(-1)).toEqual({
+      type: 'tool_call',
+      id: 'toolu_01PtcClientKode00001',
+      name: 'get_weather',
+      argumentsJson: '{"city":"Mainz"}',
+      providerFields: { format: 'anthropic', fields: { caller } },
+    })
+    expect(message.providerFields).toEqual({ format: 'anthropic', fields: { container } })
+  })
+
+  test('a container that comes with message_delta is kept too; a call without a caller keeps nothing', async () => {
+    const message = await claude('kode-server-tools-code').complete(ask())
+    expect(message.providerFields).toEqual({
+      format: 'anthropic',
+      fields: { container: { id: 'container_011CKode000001', expires_at: '2026-11-24T22:00:00Z' } },
+    })
+    // This fixture's client call has no caller: nothing is kept for it.
+    expect(message.parts.at(-1)).not.toHaveProperty('providerFields')
+  })
+
+  test('the next request echoes the caller (and any field Kode does not know) and names the container', async () => {
+    const message = await claude(PTC).complete(ask())
+    const call = message.parts.at(-1)!
+    if (call.type !== 'tool_call') throw new Error('no call')
+    // A field a later API version adds to tool_use blocks goes back as it came.
+    call.providerFields!.fields.toolset_name = 'weather'
+    server().enqueue(streamOf('anthropic', fixture('anthropic', 'anthropic-text')))
+    const next = testClient(server(), { api: 'anthropic', model: MODEL, cacheControl: false })
+    await next.complete({
+      messages: [
+        ...ask().messages,
+        message,
+        {
+          role: 'tool',
+          id: 't1',
+          createdAt: 2,
+          toolCallId: 'toolu_01PtcClientKode00001',
+          toolName: 'get_weather',
+          status: 'success',
+          outputText: 'sunny',
+          parts: [],
+        },
+      ],
+    })
+    const content = JSON.parse(fixture('anthropic', PTC)[0]!).message.content
+    expect(server().requests[1]!.rawBody).toBe(
+      JSON.stringify({
+        model: MODEL,
+        max_tokens: 64_000,
+        messages: [
+          { role: 'user', content: [{ type: 'text', text: 'Hi' }] },
+          {
+            role: 'assistant',
+            content: [
+              content[0],
+              { type: 'text', text: 'Running the batch.' },
+              content[2],
+              {
+                caller,
+                toolset_name: 'weather',
+                type: 'tool_use',
+                id: 'toolu_01PtcClientKode00001',
+                name: 'get_weather',
+                input: { city: 'Mainz' },
+              },
+            ],
+          },
+          {
+            role: 'user',
+            content: [
+              {
+                type: 'tool_result',
+                tool_use_id: 'toolu_01PtcClientKode00001',
+                content: [{ type: 'text', text: 'sunny' }],
+              },
+            ],
+          },
+        ],
+        stream: true,
+        container: container.id,
+      }),
+    )
+  })
+
+  test('no container is named once a later response had none, nor for another format', async () => {
+    const message = await claude(PTC).complete(ask())
+    const answer = await claude('anthropic-text').complete(ask())
+    server().enqueue(streamOf('anthropic', fixture('anthropic', 'anthropic-text')))
+    await testClient(server(), { api: 'anthropic', model: MODEL }).complete({
+      messages: [
+        ...ask().messages,
+        { ...message, parts: [{ type: 'text', text: 'Ran.' }] },
+        ...ask('Again').messages,
+        answer,
+      ],
+    })
+    expect(server().requests.at(-1)!.body).not.toHaveProperty('container')
   })
 })

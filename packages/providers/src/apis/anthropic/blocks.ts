@@ -33,8 +33,9 @@ export interface OpenServerBlock {
 /**
  * Content blocks as they arrive: whole (in `message_start`, or complete in `content_block_start`)
  * or started and filled by deltas. Keyed by the block's index. Client `tool_use` blocks go to the
- * builder's tool calls, except the structured-output tool's, whose input is answer text; server
- * blocks are held until their stop, then kept whole.
+ * builder's tool calls (their other fields, such as a programmatic call's `caller`, kept to go
+ * back), except the structured-output tool's, whose input is answer text; server blocks are held
+ * until their stop, then kept whole.
  */
 export class AnthropicBlocks {
   private readonly open = new Map<number, OpenServerBlock>()
@@ -78,6 +79,8 @@ export class AnthropicBlocks {
         }
         this.clientCalls++
         out.toolCall(index, str(block.id), str(block.name))
+        const fields = otherFields(block)
+        if (fields) out.toolCallFields(index, { format: 'anthropic', fields })
         // Deltas normally carry the input; it may also come whole (a proxy, `message_start` content).
         const input = block.input
         if (isRecord(input) && Object.keys(input).length > 0) out.toolCallArgs(index, JSON.stringify(input))
@@ -117,6 +120,12 @@ function withInput({ block, json }: OpenServerBlock): { type: string } {
   const whole: { type: string; input?: unknown } = { ...block, type }
   whole.input = JSON.parse(json) as unknown
   return whole
+}
+
+/** The fields a `tool_use` block we do not model (`caller`, and any added later), or none. */
+function otherFields(block: ContentBlock): Record<string, unknown> | undefined {
+  const { type: _type, id: _id, name: _name, input: _input, ...rest } = block
+  return Object.keys(rest).length > 0 ? rest : undefined
 }
 
 function str(value: unknown): string | undefined {

@@ -25,7 +25,11 @@ type AnthropicEvent =
   | { type: 'content_block_stop'; index: number }
   | {
       type: 'message_delta'
-      delta?: { stop_reason?: string | null; stop_details?: AnthropicStopDetails | null }
+      delta?: {
+        stop_reason?: string | null
+        stop_details?: AnthropicStopDetails | null
+        container?: unknown
+      }
       usage?: AnthropicUsage
     }
   | { type: 'message_stop' }
@@ -42,6 +46,8 @@ interface StartMessage {
   content?: unknown
   stop_reason?: string | null
   stop_details?: AnthropicStopDetails | null
+  /** The code-execution container the response ran in: the next request names it. */
+  container?: unknown
 }
 
 /** Sent with some stop reasons (`refusal`): why, in the provider's words. */
@@ -67,7 +73,8 @@ type BlockDelta =
  * while the first is open means an intermediary spliced a second response into this one, which
  * fails as `stream_spliced` rather than mixing two responses' signed thinking. Usage from
  * `message_start` is updated by each `message_delta`, which also carries the stop reason and, for a
- * refusal, `stop_details` (kept as the message's `stopDetails`). With `outputTool` (a structured
+ * refusal, `stop_details` (kept as the message's `stopDetails`); the `container` either names is
+ * kept in the message's `providerFields`. With `outputTool` (a structured
  * output was asked), that tool's input is the answer: it arrives as text, and a response that
  * called no other tool stops as `stop`.
  */
@@ -98,6 +105,7 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
         out.responseId(typeof id === 'string' ? id : undefined)
         usage = mergeUsage(usage, message?.usage)
         out.usage(anthropicUsage(usage))
+        keepContainer(message?.container, out)
         const content = message?.content
         if (Array.isArray(content))
           for (let i = 0; i < content.length; i++) blocks.start(out, i, content[i], true)
@@ -109,6 +117,7 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
       case 'content_block_stop':
         return blocks.stop(out, data.index)
       case 'message_delta': {
+        keepContainer(data.delta?.container, out)
         stop(data.delta?.stop_reason, data.delta?.stop_details, out, blocks.answeredOnly)
         if (data.usage) {
           usage = mergeUsage(usage, data.usage)
@@ -137,6 +146,15 @@ function stop(
   // The answer tool's call is the answer, not a call to run: the response stopped.
   const mapped = answeredOnly && reason === 'tool_use' ? 'stop' : anthropicStopReason(reason)
   out.stop(reason, mapped, stopDetailsOf(details))
+}
+
+/**
+ * The response's `container` (`{ id, expires_at }`), kept whole on the message: a response whose
+ * code called client tools must be answered in the same container (see `anthropicBody`).
+ */
+function keepContainer(container: unknown, out: Parameters<EventMapper>[1]): void {
+  if (typeof container === 'object' && container !== null && !Array.isArray(container))
+    out.responseFields({ format: 'anthropic', fields: { container } })
 }
 
 /**

@@ -9,7 +9,7 @@ import type {
 import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { prepareMessages } from '../shared/prepare-messages.js'
+import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
@@ -29,7 +29,7 @@ export type AnthropicBlock =
   | { type: 'image'; source: AnthropicImageSource; cache_control?: CacheControl }
   | { type: 'thinking'; thinking: string; signature: string }
   | { type: 'redacted_thinking'; data: string }
-  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown> }
+  | { type: 'tool_use'; id: string; name: string; input: Record<string, unknown>; caller?: unknown }
   | {
       type: 'tool_result'
       tool_use_id: string
@@ -58,6 +58,7 @@ export interface AnthropicMessageOptions {
  * the signature is dropped. Conversions are cached per message object.
  */
 export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
+  const preparer = new MessagePreparer()
   const users = new MessageCache<AnthropicBlock[]>()
   const tools = new MessageCache<AnthropicBlock>()
   const assistants = new MessageCache<AnthropicBlock[]>()
@@ -67,7 +68,7 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
-    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const turns = userAssistantTurns<AnthropicBlock>(view, {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
@@ -139,14 +140,18 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
         else if (signed) blocks.push({ type: 'thinking', thinking: '', signature: signed.signature })
         break
       }
-      case 'tool_call':
+      case 'tool_call': {
+        // The block's other fields (a programmatic call's `caller`) go back as they came.
+        const kept = part.providerFields?.format === 'anthropic' ? part.providerFields.fields : undefined
         blocks.push({
+          ...kept,
           type: 'tool_use',
           id: toolUseId(part.id),
           name: part.name,
           input: argumentsObject(part.argumentsJson, part.incomplete),
         })
         break
+      }
       case 'image_url':
       case 'image_file':
         // Assistant turns cannot carry images on this wire.
@@ -184,6 +189,7 @@ export interface AnthropicBodyOptions {
  * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off. Prompt
  * caching marks the system prompt, the last tool and the last user turn. A structured-output
  * request adds the answer tool after the host's tools (see `outputToolChoice` for how it is chosen).
+ * The last response's code-execution `container`, when it had one, is named again (`container`).
  */
 export function anthropicBody(
   request: LLMRequest,
@@ -228,7 +234,25 @@ export function anthropicBody(
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
   else if (request.temperature !== undefined) body.temperature = request.temperature
+  const container = containerOf(request.messages)
+  if (container !== undefined) body.container = container
   return body
+}
+
+/**
+ * The id of the container the last response ran in, when it came from this wire: a response whose
+ * code called client tools is answered in the same container (the API refuses it otherwise).
+ */
+function containerOf(messages: LLMRequest['messages']): string | undefined {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== 'assistant') continue
+    const fields = message.providerFields
+    if (fields?.format !== 'anthropic') return undefined
+    const container = fields.fields.container as { id?: unknown } | null | undefined
+    return typeof container?.id === 'string' && container.id !== '' ? container.id : undefined
+  }
+  return undefined
 }
 
 function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): number | undefined {

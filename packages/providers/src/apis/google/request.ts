@@ -9,7 +9,7 @@ import type {
 import type { LLMRequest, ReasoningControl } from '../../types.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { prepareMessages } from '../shared/prepare-messages.js'
+import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
@@ -50,6 +50,7 @@ export interface GoogleMessageOptions {
  * responses with calls by order and name. Conversions are cached per message object.
  */
 export function createGoogleMessageMapper(options: GoogleMessageOptions) {
+  const preparer = new MessagePreparer()
   const users = new MessageCache<GooglePart[]>()
   const tools = new MessageCache<GooglePart[]>()
   const assistants = new MessageCache<GooglePart[]>()
@@ -59,7 +60,7 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; contents: GoogleContent[] }> {
-    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const turns = userAssistantTurns<GooglePart>(view, {
       user: (m) => users.get(m, (u) => convertUser(u, files)),

@@ -11,7 +11,8 @@ import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
+import { MessagePreparer } from '../shared/message-preparer.js'
+import type { ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
@@ -72,6 +73,7 @@ interface ConvertedTool {
  */
 export function createChatMessageMapper(dialect: ChatDialect) {
   const toolCallId = dialect.toolCallId ?? toolCallIdFitter(TOOL_CALL_ID_RULES['openai-chat'])
+  const preparer = new MessagePreparer()
   const users = new MessageCache<ConvertedUser>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ChatMessage | null>()
@@ -81,7 +83,7 @@ export function createChatMessageMapper(dialect: ChatDialect) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<ChatMessage[]> {
-    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const out: ChatMessage[] = view.system.map((content) => ({ role: 'system', content }))
     const images = new ToolImageRun<ChatContentPart>((content) => out.push({ role: 'user', content }))

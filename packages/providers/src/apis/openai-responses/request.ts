@@ -11,7 +11,8 @@ import type { LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
-import { prepareMessages, type ViewEntry } from '../shared/prepare-messages.js'
+import { MessagePreparer } from '../shared/message-preparer.js'
+import type { ViewEntry } from '../shared/prepare-messages.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
@@ -61,6 +62,7 @@ interface ConvertedTool {
  * becomes text. Call ids are made to fit 64 characters. Conversions are cached per message object.
  */
 export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
+  const preparer = new MessagePreparer()
   const users = new MessageCache<ResponsesContent[]>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ReplayItem[]>()
@@ -70,7 +72,7 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ instructions: string[]; input: ResponsesInputItem[] }> {
-    const view = await prepareMessages(request, { readImageFile, converted: cached })
+    const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const input: ResponsesInputItem[] = []
     const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))

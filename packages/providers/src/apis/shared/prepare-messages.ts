@@ -2,6 +2,7 @@ import type {
   AssistantMessage,
   DeveloperMessage,
   Message,
+  SystemMessage,
   ToolResultMessage,
   UserMessage,
 } from '@kode/protocol'
@@ -53,16 +54,36 @@ export async function prepareMessages(
 ): Promise<PreparedMessages> {
   const messages = toProviderMessages(request.messages)
   const files = await readImageFiles(messages, options.converted ?? (() => false), options.readImageFile)
-  const system: string[] = []
-  if (request.system) system.push(request.system)
+  const { entries, system } = viewEntries(messages)
+  return { system: systemPieces(request, system), entries, files }
+}
+
+/** The system prompt pieces: `request.system`, then the text of the latest system message. */
+export function systemPieces(request: LLMRequest, system: SystemMessage | undefined): string[] {
+  const pieces: string[] = []
+  if (request.system) pieces.push(request.system)
+  const text = system?.parts.map((p) => p.text).join('\n\n')
+  if (text) pieces.push(text)
+  return pieces
+}
+
+/**
+ * The entries of provider messages (the output of `toProviderMessages`), developer messages folded
+ * in, and the latest system message. Folding is local: a user or assistant message starts an entry
+ * that nothing before it changes, so the entries of a history are those of its part before such a
+ * message followed by those of the rest.
+ */
+export function viewEntries(messages: readonly Message[]): {
+  entries: ViewEntry[]
+  system: SystemMessage | undefined
+} {
+  let system: SystemMessage | undefined
   const entries: ViewEntry[] = []
   for (const message of messages) {
     switch (message.role) {
-      case 'system': {
-        const text = message.parts.map((p) => p.text).join('\n\n')
-        if (text) system.push(text)
+      case 'system':
+        system = message
         break
-      }
       case 'developer': {
         const last = entries[entries.length - 1]
         if (last && last.role !== 'assistant') last.appended.push(message)
@@ -84,5 +105,5 @@ export async function prepareMessages(
       }
     }
   }
-  return { system, entries, files }
+  return { entries, system }
 }

@@ -1,0 +1,55 @@
+/**
+ * A tool call's own abort signal, made when something first asks for it. It aborts when the
+ * task's signal does while the call runs (with the task's reason) or when the call times out
+ * (`abort`); a signal first asked for after the call ended shows what happened while it ran.
+ * Most calls never look at their signal: for them no `AbortController` is made and no listener is
+ * added to the task's signal, which was a measurable share of a cheap call.
+ */
+export class CallSignal {
+  readonly #task: AbortSignal
+  #controller: AbortController | undefined
+  /** Why the call was aborted, while no controller exists yet. */
+  #abortedWith: { reason: unknown } | undefined
+  #ended = false
+  readonly #forward = () => this.#controller?.abort(this.#task.reason)
+
+  constructor(task: AbortSignal) {
+    this.#task = task
+  }
+
+  /** The call's signal (made now if needed). */
+  get signal(): AbortSignal {
+    let controller = this.#controller
+    if (controller) return controller.signal
+    controller = new AbortController()
+    this.#controller = controller
+    this.#noteTaskAbort()
+    if (this.#abortedWith) controller.abort(this.#abortedWith.reason)
+    else if (!this.#ended) this.#task.addEventListener('abort', this.#forward, { once: true })
+    return controller.signal
+  }
+
+  /** Aborts the call (a timeout), unless it was aborted already. */
+  abort(reason: unknown): void {
+    const controller = this.#controller
+    if (controller) {
+      controller.abort(reason)
+      return
+    }
+    this.#noteTaskAbort()
+    this.#abortedWith ??= { reason }
+  }
+
+  /** The call ended: the task's later aborts are no longer the call's. */
+  end(): void {
+    if (this.#ended) return
+    this.#noteTaskAbort()
+    this.#ended = true
+    if (this.#controller) this.#task.removeEventListener('abort', this.#forward)
+  }
+
+  /** Without a controller, an abort of the task while the call runs is remembered here. */
+  #noteTaskAbort(): void {
+    if (!this.#ended && this.#task.aborted) this.#abortedWith ??= { reason: this.#task.reason }
+  }
+}

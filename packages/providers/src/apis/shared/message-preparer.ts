@@ -1,0 +1,83 @@
+import type { Message, SystemMessage } from '@kode/protocol'
+import { toProviderMessages } from '@kode/protocol/helpers'
+import type { LLMRequest } from '../../types.js'
+import { readImageFiles } from './images.js'
+import {
+  type PreparedMessages,
+  type PrepareMessagesOptions,
+  systemPieces,
+  type ViewEntry,
+  viewEntries,
+} from './prepare-messages.js'
+
+/**
+ * `prepareMessages` for one client's successive requests, doing the work of each message once.
+ * An agent re-sends its whole history every turn, with a few messages appended: the rules of
+ * `toProviderMessages` and the folding of developer messages are local at each user or assistant
+ * message (what comes after one cannot change what is sent for what came before), so the part of
+ * the history before the last such message is settled and its entries are kept for the next
+ * request. A request whose messages do not start with the settled ones (the very same objects: a
+ * history message is immutable once written) is prepared from scratch. The result always equals
+ * `prepareMessages(request, options)`. It holds on to the last request's settled messages until
+ * the next request (one history, which its caller holds anyway while the conversation goes on).
+ */
+export class MessagePreparer {
+  /** The settled messages, as the request held them (a copy: the caller may reuse its array). */
+  #settled: readonly Message[] = []
+  /** Their provider messages (`toProviderMessages`), the system message aside. */
+  #sent: Message[] = []
+  #entries: ViewEntry[] = []
+  #system: SystemMessage | undefined
+
+  async prepare(request: LLMRequest, options: PrepareMessagesOptions = {}): Promise<PreparedMessages> {
+    const history = request.messages
+    if (!this.#continues(history)) this.#reset()
+    this.#settle(history)
+    const tail = toProviderMessages(history.slice(this.#settled.length))
+    const view = viewEntries(tail)
+    const sent = this.#sent.length === 0 ? tail : this.#sent.concat(tail)
+    const files = await readImageFiles(sent, options.converted ?? (() => false), options.readImageFile)
+    return {
+      system: systemPieces(request, view.system ?? this.#system),
+      entries: this.#entries.length === 0 ? view.entries : this.#entries.concat(view.entries),
+      files,
+    }
+  }
+
+  /** Whether `history` starts with the settled messages. */
+  #continues(history: readonly Message[]): boolean {
+    const settled = this.#settled
+    if (history.length < settled.length) return false
+    for (let i = 0; i < settled.length; i++) if (history[i] !== settled[i]) return false
+    return true
+  }
+
+  /** Settles the messages before the last user or assistant message that are not settled yet. */
+  #settle(history: readonly Message[]): void {
+    const from = this.#settled.length
+    let end = from
+    for (let i = history.length - 1; i > from; i--) {
+      const role = history[i]!.role
+      if (role === 'user' || role === 'assistant') {
+        end = i
+        break
+      }
+    }
+    if (end === from) return
+    const part = history.slice(from, end)
+    const sent = toProviderMessages(part)
+    const view = viewEntries(sent)
+    // New arrays, never pushed to: a request in flight may still hold the previous ones.
+    this.#settled = this.#settled.concat(part)
+    this.#sent = this.#sent.concat(sent.filter((message) => message.role !== 'system'))
+    this.#entries = this.#entries.concat(view.entries)
+    if (view.system) this.#system = view.system
+  }
+
+  #reset(): void {
+    this.#settled = []
+    this.#sent = []
+    this.#entries = []
+    this.#system = undefined
+  }
+}
