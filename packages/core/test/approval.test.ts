@@ -441,10 +441,12 @@ describe('tool approval', () => {
       'tool_result c2 success (last): contents of b.txt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      // The approved call runs in the next task, after its decision.
+      // The approved call runs in the next task, after its decision, in a turn of its own as live.
+      'turn_start',
       'tool_approval_decision c1 approved: ok by me',
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_result c1 success (last): wrote a.txt',
+      'turn_end',
       'turn_start',
       'response_complete: Done.',
       'usage 100/20',
