@@ -12,7 +12,7 @@ import {
 } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
+import { generateSession } from '../../../test/history/generate-session.js'
 import { scrambledHistory } from './helpers/scramble-history.js'
 
 // exportSessionHtml reads a store in batches and must give, byte for byte, the page exportHtml

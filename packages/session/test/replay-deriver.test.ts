@@ -10,8 +10,8 @@ import {
   type SessionStore,
 } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
-import { HistoryBuilder } from './helpers/history.js'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { HistoryBuilder } from '../../../test/history/history.js'
 import { scrambledHistory } from './helpers/scramble-history.js'
 
 // The incremental deriver must give exactly what deriveReplayEvents gives for the whole history,
