@@ -110,6 +110,13 @@ export const projects: TestProjectInlineConfiguration[] = [
     },
   },
   {
+    test: {
+      name: 'imports',
+      root: root('./test/imports'),
+      include: ['*.test.ts'],
+    },
+  },
+  {
     resolve: { alias },
     test: {
       name: 'runtimes',

@@ -202,39 +202,24 @@ const scenarios = {
   },
 
   /**
-   * What a streaming read would cost: the floor's read, each line decoded (validated) and handed
-   * to replay in batches of 1,000 records, only the replay events kept. An estimate, not a store
-   * API: a tool result that ends a batch is replayed as the last of its turn.
+   * Load + replay as a stream: `replaySession` over the file store, which reads through
+   * `readBatches` (1,000 records a batch) into the incremental deriver; only the events are kept.
    */
   async streamed({ dir }) {
-    const { decodeHistoryEvent } = await protocol()
-    const { deriveReplayEvents } = await session()
+    const { createFileSessionStore, replaySession } = await session()
+    global.gc?.()
+    const baseline = process.memoryUsage()
+    const store = createFileSessionStore({ dir })
     const m = meter()
-    const events = []
-    let batch = []
-    const flush = () => {
-      for (const event of deriveReplayEvents(batch, { sessionId: 'bench' })) events.push(event)
-      batch = []
-    }
-    const fd = openSync(join(dir, 'bench', 'history.jsonl'), 'r')
-    const buffer = Buffer.allocUnsafe(1 << 20)
-    let kept = 0
-    for (;;) {
-      if (kept === buffer.length) throw new Error('a line longer than the read buffer')
-      const read = readSync(fd, buffer, kept, buffer.length - kept, null)
-      if (read === 0) break
-      const end = buffer.lastIndexOf(10, kept + read - 1)
-      for (const line of lines(buffer.subarray(0, end + 1), 32 * 1024)) {
-        batch.push(decodeHistoryEvent(line))
-        if (batch.length === 1000) flush()
-      }
-      kept = buffer.copy(buffer, 0, end + 1, kept + read)
-    }
-    closeSync(fd)
-    flush()
+    const events = await replaySession(store, 'bench')
     const lap = m.lap()
+    await tick()
+    const gcMs = m.gcSince()
     m.stop()
-    return { ...lap, events: events.length }
+    global.gc?.()
+    const retained = process.memoryUsage()
+    await store.close()
+    return { ...lap, gcMs, events: events.length, retainedHeap: retained.heapUsed - baseline.heapUsed }
   },
 
   /**
@@ -360,11 +345,11 @@ function loadTable() {
       'load + replay records/s',
       'floor: read + JSON.parse, kept, records/s',
       'load + replay vs floor',
-      'streamed: decode + replay, records/s',
+      'streamed: replaySession (readBatches), records/s',
       'streamed vs floor',
-      'GC pauses',
-      'retained heap',
-      'peak RSS',
+      'GC pauses: load + replay / streamed',
+      'retained heap: load + replay / streamed',
+      'peak RSS: load + replay / streamed',
     ],
   ]
   for (const [n, fixture] of [
@@ -387,6 +372,12 @@ function loadTable() {
       runs.push(got)
     }
     rmSync(dir, { recursive: true, force: true })
+    for (const r of runs) {
+      if (r.streamed.events !== r.replay.events)
+        throw new Error(
+          `streamed replay gave ${r.streamed.events} events, deriveReplayEvents ${r.replay.events}`,
+        )
+    }
     const loadCpu = (r) => r.replay.read.cpu + r.replay.replay.cpu
     const perSecond = (cpuMs) => fmt(n / (cpuMs / 1000))
     replayRows.push([
@@ -400,13 +391,13 @@ function loadTable() {
       `${median(runs.map((r) => r.floor.cpu / loadCpu(r))).toFixed(2)}x`,
       perSecond(median(runs.map((r) => r.streamed.cpu))),
       `${median(runs.map((r) => r.floor.cpu / r.streamed.cpu)).toFixed(2)}x`,
-      `${Math.round(median(runs.map((r) => r.replay.gcMs)))} ms`,
-      mb(runs[0].replay.retainedHeap),
-      mb(median(runs.map((r) => r.replay.peakRss))),
+      `${Math.round(median(runs.map((r) => r.replay.gcMs)))} / ${Math.round(median(runs.map((r) => r.streamed.gcMs)))} ms`,
+      `${mb(runs[0].replay.retainedHeap)} / ${mb(runs[0].streamed.retainedHeap)}`,
+      `${mb(median(runs.map((r) => r.replay.peakRss)))} / ${mb(median(runs.map((r) => r.streamed.peakRss)))}`,
     ])
   }
   printTable(
-    `load (store.read) + replay (deriveReplayEvents) of a file-store session: CPU time (user + system, all threads), median of ${rounds} interleaved rounds of fresh processes`,
+    `load (store.read) + replay (deriveReplayEvents), and the two streamed (replaySession), of a file-store session: CPU time (user + system, all threads), median of ${rounds} interleaved rounds of fresh processes`,
     replayRows,
   )
 }

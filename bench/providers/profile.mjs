@@ -4,11 +4,11 @@
 // against a server from `node bench/providers/server-process.mjs` (it prints its origin).
 import { writeFileSync } from 'node:fs'
 import { Session } from 'node:inspector/promises'
-import { CLIENTS } from './clients/index.mjs'
+import { clientByName } from './clients/index.mjs'
 import { warmHttpParser } from './warm-up.mjs'
 
 const [client, wire, scenario, origin, out] = process.argv.slice(2)
-const { prepare } = await CLIENTS[client].load()
+const { prepare } = await clientByName(client).load()
 const run = await prepare({ wire, origin, scenario })
 await warmHttpParser(origin)
 

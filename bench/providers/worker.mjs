@@ -5,7 +5,7 @@
 // same way for every client and, unless `cold`, warms its HTTP parser (see warm-up.mjs).
 // Measured: CPU time (user + system) and wall time from just before the request to the end of
 // the stream, and the process's peak RSS.
-import { CLIENTS } from './clients/index.mjs'
+import { clientByName } from './clients/index.mjs'
 import { Unavailable } from './clients/unavailable.mjs'
 import { reportAndExit } from './protocol.mjs'
 import { warmHttpParser } from './warm-up.mjs'
@@ -13,7 +13,7 @@ import { warmHttpParser } from './warm-up.mjs'
 const [client, wire, scenario, origin, parser = 'warm'] = process.argv.slice(2)
 
 try {
-  const { prepare } = await CLIENTS[client].load()
+  const { prepare } = await clientByName(client).load()
   const run = await prepare({ wire, origin, scenario })
   if (parser === 'cold') await (await fetch(`${origin}/warmup`)).text()
   else await warmHttpParser(origin)

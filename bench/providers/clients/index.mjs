@@ -29,3 +29,19 @@ export const IMPORTS = [
     specifiers: ['@mariozechner/pi-ai', '@mariozechner/pi-ai/openai-completions'],
   },
 ]
+
+/**
+ * The client named `name`: one of {@link CLIENTS}, or `kode@<file URL>`, the Kode client importing
+ * the build at that URL instead of the workspace's (see ab.mjs).
+ */
+export function clientByName(name) {
+  if (!name.startsWith('kode@')) return CLIENTS[name]
+  const specifier = name.slice('kode@'.length)
+  return {
+    label: specifier,
+    load: async () => {
+      const { prepareKode } = await import('./kode.mjs')
+      return { prepare: (setup) => prepareKode(setup, false, specifier) }
+    },
+  }
+}

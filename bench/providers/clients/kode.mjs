@@ -12,12 +12,13 @@ export function prepare(setup) {
 /**
  * Prepares one @kode/providers request: resolves to the function that runs it. With `batches`
  * the stream is read with `readBatches` (the same items, one async-iterator turn per batch of
- * items ready together), else with `for await` item by item.
+ * items ready together), else with `for await` item by item. `specifier` names another build to
+ * import (`bench/providers/ab.mjs` compares two).
  */
-export async function prepareKode({ wire, origin, scenario }, batches) {
+export async function prepareKode({ wire, origin, scenario }, batches, specifier = '@kode/providers') {
   let providers
   try {
-    providers = await import('@kode/providers')
+    providers = await import(specifier)
   } catch (error) {
     if (error?.code !== 'ERR_MODULE_NOT_FOUND') throw error
     throw new Unavailable('@kode/providers is not built (pnpm --filter @kode/providers... build)', {

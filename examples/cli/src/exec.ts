@@ -1,8 +1,8 @@
-import { createEndEvent } from '@kode/core'
+import { createEndEvent, pendingApprovals, type TaskOutcome } from '@kode/core'
 import { encodeEvent } from '@kode/protocol'
 import type { App } from './app.js'
 import type { DecideApprovals } from './approvals/decide.js'
-import { runWithApprovals } from './approvals/run-with-approvals.js'
+import { type ApprovalLoop, resumeWithApprovals, runWithApprovals } from './approvals/run-with-approvals.js'
 
 /** Where exec writes: the answer or the events to `out`, notices and errors to `err`. */
 export interface ExecOutput {
@@ -22,7 +22,10 @@ export function exitCodeOf(reason: string): number {
  * Runs one task. `text` prints the final answer; `stream-json` prints every protocol event
  * (sub-agents' included) as one JSON line, ending with the global `end` event. Calls that need
  * approval are decided by `decide` (asked on the terminal, approved by `--yes`, or denied when
- * there is no terminal) and the task carried on.
+ * there is no terminal) and the task carried on. A resumed session whose task waits for approval
+ * has those calls decided the same way first, and its task carried on to its end (its answer
+ * printed too), before the prompt runs; if they stay undecided (Ctrl-C at the question) or that
+ * task is interrupted, the prompt does not run.
  */
 export async function runExec(
   app: App,
@@ -33,26 +36,46 @@ export async function runExec(
   const agent = app.agent(options.resume)
   const json = options.format === 'stream-json'
   const { signal, decide } = options
-  const modelSettings = app.model.modelSettings
-  const run = agent.run(prompt, { signal, modelSettings })
-  const outcome = await runWithApprovals(agent, run, {
+  const loop: ApprovalLoop = {
     decide,
     signal,
-    modelSettings,
+    modelSettings: app.model.modelSettings,
     onEvent: (event) => {
       if (json) io.out(`${encodeEvent(event)}\n`)
       else if (event.type === 'error' && event.sessionId === agent.sessionId)
         io.err(`kode: ${event.errorMessage}\n`)
     },
-  })
+  }
+  const pending = options.resume === undefined ? [] : pendingApprovals(await agent.history())
+  if (pending.length > 0) {
+    io.err(
+      `kode: session ${agent.sessionId} waits for approval of ${pending.length} call(s); deciding them first\n`,
+    )
+    const resumed = await resumeWithApprovals(agent, pending, loop)
+    if (!json && resumed !== undefined) report(resumed, agent.sessionId, io)
+    if (resumed === undefined || resumed.reason === 'awaiting_approval' || resumed.reason === 'aborted') {
+      if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
+      else if (resumed === undefined)
+        io.err('kode: nothing was decided: the calls stay pending, and the prompt did not run\n')
+      else if (resumed.reason === 'awaiting_approval') io.err('kode: the prompt did not run\n')
+      return exitCodeOf(resumed?.reason ?? 'awaiting_approval')
+    }
+  }
+  const run = agent.run(prompt, { signal, modelSettings: loop.modelSettings })
+  const outcome = await runWithApprovals(agent, run, loop)
   await app.titleSession(agent.sessionId, prompt)
   if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
-  else if (outcome.text !== '') io.out(outcome.text.endsWith('\n') ? outcome.text : `${outcome.text}\n`)
-  if (outcome.reason === 'awaiting_approval' && !json)
-    io.err(
-      `kode: task paused: ${outcome.pendingApprovals?.length ?? 0} call(s) wait for approval in session ${agent.sessionId}; the next prompt there denies them\n`,
-    )
-  else if (outcome.reason !== 'completed' && !json)
-    io.err(`kode: task ended: ${outcome.errorMessage ?? outcome.reason}\n`)
+  else report(outcome, agent.sessionId, io)
   return exitCodeOf(outcome.reason)
+}
+
+/** Prints a task's answer on stdout, and on stderr why it did not complete. */
+function report(outcome: TaskOutcome, sessionId: string, io: ExecOutput): void {
+  if (outcome.text !== '') io.out(outcome.text.endsWith('\n') ? outcome.text : `${outcome.text}\n`)
+  if (outcome.reason === 'awaiting_approval')
+    io.err(
+      `kode: task paused: ${outcome.pendingApprovals?.length ?? 0} call(s) wait for approval in session ${sessionId}; "kode --resume ${sessionId}" asks about them\n`,
+    )
+  else if (outcome.reason !== 'completed')
+    io.err(`kode: task ended: ${outcome.errorMessage ?? outcome.reason}\n`)
 }

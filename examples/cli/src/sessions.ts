@@ -2,22 +2,14 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { type HistoryEvent, isMessage, joinText } from '@kode/protocol'
-import {
-  exportHtml,
-  isValidSessionId,
-  loadSubSessions,
-  type SessionInfo,
-  type SessionStore,
-} from '@kode/session'
+import { exportSessionHtml, isValidSessionId, type SessionInfo, type SessionStore } from '@kode/session'
 import { clip } from './display/format.js'
 import { truncateToWidth, visibleWidth } from './display/style.js'
 
 /** Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the path. */
 export async function exportSession(store: SessionStore, sessionId: string, file: string): Promise<string> {
-  const history = await store.read(sessionId)
-  const [info, subSessions] = await Promise.all([store.info(sessionId), loadSubSessions(store, history)])
-  subSessions.delete(sessionId)
-  const html = exportHtml(history, { ...(info ? { info } : {}), subSessions, resolveImage: embedImage })
+  // Read a batch at a time: only the page is held, not the history too.
+  const html = await exportSessionHtml(store, sessionId, { resolveImage: embedImage })
   await mkdir(dirname(file), { recursive: true })
   await writeFile(file, html)
   return file

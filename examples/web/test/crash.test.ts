@@ -10,13 +10,9 @@ import { deriveReplayEvents } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
-import { callTools, reply } from '../../../packages/durable-dbos/test/helpers/model.js'
-import {
-  dropSchema,
-  freshSchema,
-  postgresUrl,
-} from '../../../packages/session-postgres/test/helpers/postgres.js'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
+import { callTools, reply } from '../../../test/model/replies.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { growingReplay } from '../src/server/record-feed.js'
 import { crashTools } from './crash-tools.js'
 import { eventually, type Frame, readStream, startApp, typeOf } from './helpers.js'

@@ -7,11 +7,7 @@ import { fileURLToPath } from 'node:url'
 import { deriveReplayEvents, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import {
-  dropSchema,
-  freshSchema,
-  postgresUrl,
-} from '../../../packages/session-postgres/test/helpers/postgres.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { saveNoteTool } from '../src/note-tool.js'
 import { type Frame, type Running, readStream, startApp, typeOf } from './helpers.js'
 

@@ -58,7 +58,7 @@ export {
   defineSubAgent,
   type SubAgentDefinition,
 } from './sub-agents/define-sub-agent.js'
-export type { ApprovalDecision } from './task/approval.js'
+export { type ApprovalDecision, pendingApprovals } from './task/approval.js'
 export type { UserInput, UserMode } from './task/user-input.js'
 export type { ParsedArguments } from './tools/arguments.js'
 export {

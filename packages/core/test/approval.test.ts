@@ -1,4 +1,4 @@
-import { AgentError, defineTool } from '@kode/core'
+import { AgentError, defineTool, pendingApprovals } from '@kode/core'
 import { checkEventOrder, type Event, type HistoryEvent } from '@kode/protocol'
 import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -229,6 +229,9 @@ describe('tool approval', () => {
     const store = h.reopenStore()
     const again = writeTool()
     const later = h.createAgent({ store, sessionId: agent.sessionId, tools: [again.tool, readFile] })
+    expect(pendingApprovals(await later.history())).toEqual([
+      { toolCallId: 'c1', toolName: 'write_file', arguments: '{"path":"a.txt","text":"hi"}' },
+    ])
     const { events, outcome } = await collect(
       later.continue({ approvals: [{ toolCallId: 'c1', approved: true, reason: 'looks fine' }] }),
     )
@@ -246,6 +249,7 @@ describe('tool approval', () => {
       'assistant stop: text "Done."',
       'task_metadata turns=1 subAgents=0',
     ])
+    expect(pendingApprovals(history)).toEqual([])
   })
 
   test('a new user message denies the pending calls first', async () => {
@@ -437,10 +441,12 @@ describe('tool approval', () => {
       'tool_result c2 success (last): contents of b.txt',
       'turn_end',
       'task_metadata turns=1 subAgents=0',
-      // The approved call runs in the next task, after its decision.
+      // The approved call runs in the next task, after its decision, in a turn of its own as live.
+      'turn_start',
       'tool_approval_decision c1 approved: ok by me',
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_result c1 success (last): wrote a.txt',
+      'turn_end',
       'turn_start',
       'response_complete: Done.',
       'usage 100/20',

@@ -2,8 +2,8 @@ import { ProviderView } from '@kode/core'
 import type { HistoryEvent, Message } from '@kode/protocol'
 import { MISSING_RESULT_TEXT, toProviderMessages } from '@kode/protocol/helpers'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from '../../session/test/helpers/generate-session.js'
-import { callIds, HistoryBuilder, shortConversation } from '../../session/test/helpers/history.js'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { callIds, HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 
 const ids = (messages: Message[]) => messages.map((m) => m.id)
 

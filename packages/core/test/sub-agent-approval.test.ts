@@ -1,4 +1,4 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { deriveReplayEvents, replaySession } from '@kode/session'
@@ -141,6 +141,8 @@ async function pausedParent(h: Harness) {
     ],
   })
   expect(summarizeHistory(await agent.history())).toEqual(PARENT_PAUSED_HISTORY)
+  // What a host that resumes the session reads: the same list as the outcome's.
+  expect(pendingApprovals(await agent.history())).toEqual(first.outcome.pendingApprovals)
   expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   expect(written).toEqual([])
   return { agent, written }
@@ -277,6 +279,7 @@ describe('sub-agent approval', () => {
     const done = await replaySession(h.store, agent.sessionId)
     expectOrdered(done)
     // The sub-agent's request is shown once, by its own replay, inline before the parent's result.
+    // The continued calls replay in a turn of their own, parent and sub-agent alike, as live.
     expect(summarize(done, agent.sessionId)).toEqual([
       'user_message: Please write a.txt',
       'turn_start',
@@ -284,6 +287,7 @@ describe('sub-agent approval', () => {
       'usage 100/20',
       'turn_end',
       'task_metadata turns=1 subAgents=1',
+      'turn_start',
       'tool_call p1 writer {"prompt":"Write a.txt"}',
       '[id3] user_message: Write a.txt',
       '[id3] turn_start',
@@ -292,15 +296,18 @@ describe('sub-agent approval', () => {
       '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
       '[id3] turn_end',
       '[id3] task_metadata turns=1 subAgents=0',
+      '[id3] turn_start',
       '[id3] tool_approval_decision w1 approved',
       '[id3] tool_call w1 write_file {"path":"a.txt"}',
       '[id3] tool_result w1 success (last): wrote a.txt',
+      '[id3] turn_end',
       '[id3] turn_start',
       '[id3] response_complete: Writer: wrote a.txt',
       '[id3] usage 100/20',
       '[id3] turn_end',
       '[id3] task_metadata turns=1 subAgents=0',
       'tool_result p1 success (last): Writer: wrote a.txt',
+      'turn_end',
       'turn_start',
       'response_complete: Parent: Writer: wrote a.txt',
       'usage 100/20',

@@ -83,7 +83,8 @@ export interface DurableAgents {
   status(workflowId: string): Promise<DurableTaskStatus | undefined>
   /**
    * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
-   * default 1 000); rejects with what the workflow threw.
+   * default 1 000); rejects with what the workflow threw, or a `DurableTaskError`
+   * (`task_cancelled`) once the workflow was cancelled.
    */
   result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
   /**
@@ -174,9 +175,14 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         throw new DurableTaskError('unknown_task', `no task of workflow ${name} has the id ${workflowId}`)
       }
       const pollingIntervalMs = positive(resultOptions.pollingIntervalMs ?? 1_000, 'pollingIntervalMs')
-      return (await DBOS.retrieveWorkflow<TaskOutcome>(workflowId).getResult({
-        pollingIntervalMs,
-      })) as TaskOutcome
+      try {
+        return (await DBOS.retrieveWorkflow<TaskOutcome>(workflowId).getResult({
+          pollingIntervalMs,
+        })) as TaskOutcome
+      } catch (error) {
+        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED') throw error
+        throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
+      }
     },
     reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now }),
     startReaper(reaperOptions = {}) {

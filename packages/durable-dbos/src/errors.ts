@@ -8,6 +8,8 @@ export type DurableTaskErrorCode =
   | 'wrong_session'
   /** No workflow of these tasks has the id. */
   | 'unknown_task'
+  /** The task's workflow was cancelled (`DBOS.cancelWorkflow`): it has no outcome. */
+  | 'task_cancelled'
 
 /**
  * A mistake in how the host uses durable tasks. `DurableTaskError.is(e)` recognises one from any

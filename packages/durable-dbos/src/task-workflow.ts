@@ -1,6 +1,7 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import type { Agent, TaskOutcome } from '@kode/core'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
+import { runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { type DurableTask, planTask } from './task-plan.js'
@@ -32,8 +33,9 @@ export interface TaskWorkflowDeps {
  * One execution of a task's workflow: take the session's writer (waiting while another holds it:
  * after a crash, until the dead worker's lease expired), read the history, then start the task,
  * carry it on from its history (`agent.continue`), or report it when it had already finished.
- * The only DBOS step is the session's record count when the task first ran: model calls and tool
- * results live in the history alone, which is the checkpoint.
+ * Two DBOS steps: the session's record count when the task first ran, and one that lasts while the
+ * task runs to interrupt it when the workflow is cancelled (see `runCancellable`). Model calls and
+ * tool results live in the history alone, which is the checkpoint.
  */
 export async function executeTask(
   deps: TaskWorkflowDeps,
@@ -63,11 +65,11 @@ export async function executeTask(
       if ((await store.info(sessionId))?.model === undefined) {
         await store.update(sessionId, { model: agent.client.model, provider: agent.client.provider })
       }
-      const run =
+      return await runCancellable((signal) =>
         plan.kind === 'run'
-          ? agent.run(plan.input)
-          : agent.continue(plan.approvals ? { approvals: plan.approvals } : {})
-      return await run.done
+          ? agent.run(plan.input, { signal })
+          : agent.continue(plan.approvals ? { approvals: plan.approvals } : {}, { signal }),
+      )
     } finally {
       await agent.close()
     }

@@ -7,8 +7,8 @@ import type { SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { callTools, reply } from '../../../test/model/replies.js'
 import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
-import { callTools, reply } from './helpers/model.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
 // worker dies. The crash and takeover run with real worker processes (worker-kill.test.ts).
@@ -34,6 +34,22 @@ const writeNote = defineTool({
   },
 })
 
+/** Signals of the calls of `wait_for_cancel` that started, in order. */
+const waiting: AbortSignal[] = []
+let waitStarted: (() => void) | undefined
+/** Runs until the task is interrupted, as a long tool call does. */
+const waitForCancel = defineTool({
+  name: 'wait_for_cancel',
+  description: 'Waits until interrupted',
+  parameters: Type.Object({}),
+  execute: (_args, ctx) =>
+    new Promise<string>((_resolve, reject) => {
+      waiting.push(ctx.signal)
+      waitStarted?.()
+      ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason), { once: true })
+    }),
+})
+
 beforeAll(async () => {
   server = await createSseTestServer()
   store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, leaseMs: 2_000 })
@@ -44,7 +60,8 @@ beforeAll(async () => {
     register: () => {
       durable = createDurableAgents({
         store,
-        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId, tools: [writeNote] }),
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({ client, store, sessionId, tools: [writeNote, waitForCancel] }),
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -80,7 +97,7 @@ async function lines(sessionId: string): Promise<string[]> {
 }
 
 describe('durable tasks on DBOS', () => {
-  test('a task runs as a workflow whose only step is its start: the history is the checkpoint', async () => {
+  test('a task runs as a workflow whose steps are only its start and its end: the history is the checkpoint', async () => {
     server.enqueue(reply('r1', 'Hello there.'))
     const { workflowId, sessionId } = await durable.start('greet', 'Say hello')
     expect(sessionId).toBe('greet')
@@ -103,7 +120,8 @@ describe('durable tasks on DBOS', () => {
     })
     // No model call and no tool call journaled as a DBOS step: they live in the history only.
     const steps = await DBOS.listWorkflowSteps(workflowId)
-    expect(steps?.map((step) => step.name)).toEqual(['kode.task.begin'])
+    // The second step only lasts while the task runs, to interrupt it on DBOS.cancelWorkflow.
+    expect(steps?.map((step) => step.name)).toEqual(['kode.task.begin', 'kode.task.watch'])
   })
 
   test('starting again with the same workflow id starts nothing new', async () => {
@@ -144,6 +162,36 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('DBOS.cancelWorkflow interrupts the running task: its call is aborted, the lease released, the workflow CANCELLED', async () => {
+    server.enqueue(callTools('r6', [{ id: 'w1', name: 'wait_for_cancel', args: {} }]))
+    const started = new Promise<void>((resolve) => {
+      waitStarted = resolve
+    })
+    const { workflowId } = await durable.start('cancel-me', 'Wait for it')
+    await started
+    const signal = waiting.at(-1)!
+    await DBOS.cancelWorkflow(workflowId)
+    // DBOS polls for cancellations about once a second: far within this deadline.
+    await within(20_000, 'the running tool call to be aborted', () => signal.aborted)
+    // The session's writer comes back: a lease left held would be renewed for ever.
+    const lease = await eventually(20_000, 'the session lease to be released', () =>
+      store.acquire('cancel-me'),
+    )
+    await lease.release()
+    expect(await lines('cancel-me')).toEqual([
+      'user: Wait for it',
+      'assistant: call w1 wait_for_cancel',
+      expect.stringMatching(/^tool w1 aborted: /),
+      'task_metadata',
+    ])
+    expect((await durable.status(workflowId))?.status).toBe('CANCELLED')
+    const error = await durable.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+      'task_cancelled',
+      `task ${workflowId} was cancelled`,
+    ])
+  })
+
   test('an agent bound to another session fails the task with wrong_session, writing nothing', async () => {
     const { workflowId } = await strays.start('stray', 'Hello')
     const error = await strays.result(workflowId, FAST).catch((e: unknown) => e)
@@ -179,6 +227,28 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 })
+
+/** Polls until `check` holds; fails saying what never happened. */
+async function within(ms: number, what: string, check: () => boolean): Promise<void> {
+  const deadline = Date.now() + ms
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+/** Retries `attempt` until it resolves; fails with its last error after `ms`. */
+async function eventually<T>(ms: number, what: string, attempt: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + ms
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (error) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`, { cause: error })
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+  }
+}
 
 function never(): never {
   throw new Error('not called')

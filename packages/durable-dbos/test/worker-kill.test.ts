@@ -9,8 +9,8 @@ import { createSseTestServer, type SseTestServer } from '@kode/providers/testing
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
-import { dropSchema, freshDbosSchema, freshSchema, postgresUrl } from './helpers/dbos.js'
-import { callTools, reply } from './helpers/model.js'
+import { callTools, reply } from '../../../test/model/replies.js'
+import { dbosDatabaseUrl, dropSchema, freshDbosSchema, freshSchema, postgresUrl } from './helpers/dbos.js'
 
 // Real worker processes on one Postgres: worker A runs a task and is killed with SIGKILL while two
 // of its tool calls run; worker B's reaper finds the task (A's session lease expired) and carries
@@ -47,6 +47,8 @@ afterAll(async () => {
 
 interface Worker {
   process: ChildProcess
+  /** What it printed on stderr so far (also passed on to this process's stderr). */
+  stderr(): string
   /** Resolves with the first line (seen or coming) that starts with `prefix`. */
   line(prefix: string): Promise<string>
   exited: Promise<number | null>
@@ -55,6 +57,7 @@ interface Worker {
 function startWorker(executorId: string, ...args: string[]): Worker {
   const config = {
     postgresUrl: postgresUrl(),
+    dbosUrl: dbosDatabaseUrl(),
     schema,
     dbosSchema,
     executorId,
@@ -62,9 +65,14 @@ function startWorker(executorId: string, ...args: string[]): Worker {
     toolLog: join(dir, 'tools.log'),
   }
   const proc = spawn(process.execPath, [worker, JSON.stringify(config), ...args], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
   running.push(proc)
+  let stderr = ''
+  proc.stderr!.on('data', (chunk: Buffer) => {
+    stderr += String(chunk)
+    process.stderr.write(chunk)
+  })
   const lines: string[] = []
   const waiters: { prefix: string; resolve: (line: string) => void }[] = []
   createInterface({ input: proc.stdout! }).on('line', (line) => {
@@ -77,6 +85,7 @@ function startWorker(executorId: string, ...args: string[]): Worker {
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)))
   return {
     process: proc,
+    stderr: () => stderr,
     exited,
     line: (prefix) =>
       new Promise((resolve, reject) => {
@@ -174,18 +183,25 @@ describe('a durable task whose worker is killed', () => {
       'task_metadata',
     ])
 
-    // DBOS: the workflow finished on B, and it journaled nothing but its start.
+    // DBOS: the workflow finished on B, and it journaled nothing but its start and that the run
+    // (watched for cancellation) ended: the killed worker's watch step was never recorded.
     const dbos = await DBOSClient.create({
-      systemDatabaseUrl: postgresUrl(),
+      systemDatabaseUrl: dbosDatabaseUrl(),
       systemDatabaseSchemaName: dbosSchema,
     })
     try {
       expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'SUCCESS', executorId: 'worker-b' })
       expect((await dbos.listWorkflowSteps(workflowId))?.map((step) => step.name)).toEqual([
         'kode.task.begin',
+        'kode.task.watch',
       ])
     } finally {
       await dbos.destroy()
     }
+
+    // With DBOS's idle-transaction timeout in the URL, its pool sends no query on connect that the
+    // next one would overlap: pg has nothing to warn about.
+    expect(a.stderr()).not.toContain('DeprecationWarning')
+    expect(b.stderr()).not.toContain('DeprecationWarning')
   })
 })

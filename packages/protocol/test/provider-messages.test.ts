@@ -6,7 +6,7 @@ import {
   toProviderMessages,
 } from '@kode/protocol/helpers'
 import { describe, expect, test } from 'vitest'
-import { callIds, HistoryBuilder, shortConversation } from '../../session/test/helpers/history.js'
+import { callIds, HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 
 const ids = (messages: Message[]) => messages.map((m) => m.id)
 

@@ -2,7 +2,6 @@ import type {
   AssistantMessage,
   AssistantPart,
   ImagePart,
-  ModelPrices,
   ProviderFields,
   StopDetails,
   StopReason,
@@ -13,24 +12,14 @@ import type {
   ToolCallPart,
   Usage,
 } from '@kode/protocol'
-// The helpers entry, not the main one: it loads without TypeBox, which keeps importing this package cheap.
-import { computeCostUsd } from '@kode/protocol/helpers'
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
+import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
+import { isImage, isProviderFields, isText, optionalString } from './wire-values.js'
 
 /** Who is answering; stamped on the final message. */
-export interface AccumulatorOptions {
-  api: string
-  provider: string
-  model: string
-  prices: ModelPrices | undefined
-  /** When the request started (ms since epoch): the message's `createdAt`. */
-  startedAt: number
-  now: () => number
-  createId: () => string
-}
+export type AccumulatorOptions = MessageStamps
 
-/** How a response ended. */
-export type Outcome = 'complete' | 'aborted' | 'error'
+export type { Outcome } from './final-message.js'
 
 interface ToolCallState {
   part: ToolCallPart
@@ -70,30 +59,49 @@ export class Accumulator implements ResponseBuilder {
   // -- ResponseBuilder: what adapters call --------------------------------------------------
 
   responseId(id: string | null | undefined, options?: { final?: boolean }): void {
+    // Called for every chunk on some wires: the common case (an id is kept already) returns first.
+    if (this.id !== undefined && options === undefined) return
     if (isText(id) && (this.id === undefined || options?.final)) this.id = id
   }
 
+  // `text` and `thinking` run once per delta: their common case (the open part grows) is written
+  // out in place rather than through helpers, which a cold JIT pays a call each for.
   text(delta: string, item?: TextItem): void {
-    if (!isText(delta)) return
-    if (item && !(optionalString(item.itemId) && optionalString(item.phase))) item = undefined
+    if (typeof delta !== 'string' || delta === '') return
     const open = this.open
-    if (open?.type === 'text' && open.itemId === item?.itemId && open.phase === item?.phase)
+    let itemId: string | undefined
+    let phase: string | undefined
+    if (item !== undefined && item !== null) {
+      itemId = item.itemId
+      phase = item.phase
+      // A hostile value is dropped with the whole item, as if none was given.
+      if (!(optionalString(itemId) && optionalString(phase))) itemId = phase = undefined
+    }
+    if (open !== undefined && open.type === 'text' && open.itemId === itemId && open.phase === phase)
       open.text += delta
     else {
       const part: TextPart = { type: 'text', text: delta }
-      if (item?.itemId !== undefined) part.itemId = item.itemId
-      if (item?.phase !== undefined) part.phase = item.phase
+      if (itemId !== undefined) part.itemId = itemId
+      if (phase !== undefined) part.phase = phase
       this.openPart(part)
     }
-    this.emitDelta('text_delta', delta)
+    const id = this.id
+    this.queue[this.size++] =
+      id === undefined
+        ? { type: 'text_delta', text: delta }
+        : { type: 'text_delta', text: delta, responseId: id }
   }
 
   thinking(delta: string): void {
-    if (!isText(delta)) return
+    if (typeof delta !== 'string' || delta === '') return
     const open = this.open
-    if (open?.type === 'thinking_text') open.text += delta
+    if (open !== undefined && open.type === 'thinking_text') open.text += delta
     else this.openPart({ type: 'thinking_text', text: delta })
-    this.emitDelta('thinking_delta', delta)
+    const id = this.id
+    this.queue[this.size++] =
+      id === undefined
+        ? { type: 'thinking_delta', text: delta }
+        : { type: 'thinking_delta', text: delta, responseId: id }
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -251,58 +259,25 @@ export class Accumulator implements ResponseBuilder {
       this.size = 0
     }
     for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
-    const message = this.message(outcome, errorMessage)
+    const reported = {
+      responseId: this.id,
+      providerFields: this.fields,
+      usage: this.reported,
+      providerCost: this.providerCost,
+      rawStop: this.rawStop,
+      mappedStop: this.mappedStop,
+      stopDetails: this.stopDetails,
+    }
+    const message = finalMessage(this.parts, reported, this.options, outcome, errorMessage)
     if (outcome !== 'error') this.emit({ type: 'done', message })
     return message
   }
 
-  private message(outcome: Outcome, errorMessage: string | undefined): AssistantMessage {
-    const { options } = this
-    const message: AssistantMessage = {
-      role: 'assistant',
-      id: options.createId(),
-      createdAt: options.startedAt,
-      parts: this.parts,
-    }
-    const usage = this.reported && withTotal(this.reported)
-    if (usage) message.usage = usage
-    if (outcome === 'complete') {
-      if (this.mappedStop !== undefined) message.stopReason = this.mappedStop
-      if (this.rawStop !== undefined) message.rawStopReason = this.rawStop
-      if (this.stopDetails !== undefined) message.stopDetails = this.stopDetails
-    } else {
-      message.stopReason = outcome === 'aborted' ? 'aborted' : 'error'
-    }
-    if (this.id !== undefined) message.responseId = this.id
-    if (this.fields !== undefined) message.providerFields = this.fields
-    message.model = options.model
-    message.provider = options.provider
-    message.api = options.api
-    const cost =
-      this.providerCost ?? (usage && options.prices ? computeCostUsd(usage, options.prices) : undefined)
-    if (cost !== undefined) message.costUsd = cost
-    message.durationMs = Math.max(0, options.now() - options.startedAt)
-    if (outcome === 'error') {
-      message.isApiError = true
-      if (errorMessage !== undefined) message.errorMessage = errorMessage
-    }
-    return message
-  }
-
-  /**
-   * Gives a call its final id and arguments; announces it when the response completed. Empty
-   * arguments of a call the wire closed are `{}`. Arguments that do not parse are `incomplete`
-   * only when they were cut: the call never closed, or the response was cut (`length`, an abort, a
-   * failure). Malformed JSON in a call that closed in a finished response is the model's mistake:
-   * it is kept as written, for the tool to report to the model.
-   */
+  /** Settles a call at the end; announces it when the response completed and it never was. */
   private settle(call: ToolCallState, completed: boolean): void {
-    const part = call.part
-    if (!part.id) part.id = `call_${this.options.createId()}`
-    const cut = !completed || !call.closed || this.mappedStop === 'length'
-    if (call.closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
-    else if (cut && !isJson(part.argumentsJson)) part.incomplete = true
-    if (completed && !call.started && part.name) this.announce(call)
+    const cut = !completed || this.mappedStop === 'length'
+    settleToolCall(call.part, call.closed, cut, this.options.createId)
+    if (completed && !call.started && call.part.name) this.announce(call)
   }
 
   private startCall(key: number | string): ToolCallState {
@@ -324,11 +299,6 @@ export class Accumulator implements ResponseBuilder {
     )
   }
 
-  private emitDelta(item: 'text_delta' | 'thinking_delta', delta: string): void {
-    const id = this.id
-    this.emit(id === undefined ? { type: item, text: delta } : { type: item, text: delta, responseId: id })
-  }
-
   private emit(item: StreamItem): void {
     this.queue[this.size++] = item
   }
@@ -337,49 +307,4 @@ export class Accumulator implements ResponseBuilder {
     this.parts.push(part)
     this.open = part
   }
-}
-
-function withTotal(usage: Usage): Usage {
-  if (usage.inputTokens === undefined || usage.outputTokens === undefined) return usage
-  return { ...usage, totalTokens: usage.inputTokens + usage.outputTokens }
-}
-
-function isJson(text: string): boolean {
-  if (text.trim() === '') return false
-  try {
-    JSON.parse(text)
-    return true
-  } catch {
-    return false
-  }
-}
-
-/** A non-empty string: what every id, name and delta must be to count. */
-function isText(value: unknown): value is string {
-  return typeof value === 'string' && value !== ''
-}
-
-/** A format name and at least one field, as the history schema takes them. */
-function isProviderFields(value: ProviderFields): boolean {
-  if (typeof value !== 'object' || value === null || !isText(value.format)) return false
-  const { fields } = value
-  return (
-    typeof fields === 'object' && fields !== null && !Array.isArray(fields) && Object.keys(fields).length > 0
-  )
-}
-
-function optionalString(value: unknown): boolean {
-  return value === undefined || typeof value === 'string'
-}
-
-// The history schema's rules for images (see ImageUrlPart, ImageFilePart).
-function isImage(part: ImagePart): boolean {
-  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/.test(part.url)
-  return (
-    part.type === 'image_file' &&
-    typeof part.path === 'string' &&
-    part.path !== '' &&
-    typeof part.mimeType === 'string' &&
-    part.mimeType.startsWith('image/')
-  )
 }

@@ -1,5 +1,5 @@
 import { decodeHistoryEvent } from '@kode/protocol'
-import type { FollowedRecord, FollowOptions } from '@kode/session'
+import { type FollowedRecord, type FollowOptions, followStart } from '@kode/session'
 import type { Pool } from 'pg'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
@@ -31,9 +31,7 @@ export async function* followSession(
   options: FollowOptions = {},
 ): AsyncGenerator<FollowedRecord> {
   const { signal } = options
-  let next = options.from ?? 0
-  if (!Number.isSafeInteger(next) || next < 0)
-    throw new TypeError(`follow: from must be a non-negative integer, got ${String(options.from)}`)
+  let next = followStart(options.from)
   await context.open(sessionId)
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.

@@ -7,6 +7,7 @@ import {
   type FollowOptions,
   type LockHolder,
   type LockOwner,
+  type ReadBatchesOptions,
   SessionError,
   type SessionLease,
   SessionLockedError,
@@ -19,6 +20,7 @@ import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './err
 import { followSession } from './follow.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
+import { readSessionBatches } from './read-batches.js'
 import { infoOf, metaOf, type SessionRow } from './rows.js'
 import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
@@ -67,6 +69,11 @@ export interface PostgresSessionStore extends SessionStore {
    * connection of the pool for the store (shared by all its followers) while anything follows.
    */
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
+  /**
+   * Reads a session's history in batches (see `SessionStore.readBatches`), a page of `batchSize`
+   * records per query by position: the history as it was when the read began.
+   */
+  readBatches(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
 }
 
 /**
@@ -251,6 +258,9 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
           if (!SessionError.is(error) || error.code !== 'session_not_found') throw error
         }),
       )
+    },
+    readBatches(sessionId: string, readOptions?: ReadBatchesOptions) {
+      return readSessionBatches({ pool, sql, open, closed: () => closed, notFound }, sessionId, readOptions)
     },
     follow(sessionId: string, followOptions?: FollowOptions) {
       return followSession(

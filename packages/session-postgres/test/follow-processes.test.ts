@@ -8,7 +8,7 @@ import pg from 'pg'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { type Child, startChild } from '../../../test/children/child-process.js'
-import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 
 // The live feed across hosts: a writer process (host A) appends while a follower process (host B)
 // follows the session through its own store, from the stored history into the live tail.

@@ -6,7 +6,7 @@ import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { type Child, startChild } from '../../../test/children/child-process.js'
-import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 
 // Real host processes sharing one Postgres: a writer killed with SIGKILL mid-append, a writer
 // paused (SIGSTOP) past its lease and woken after another host took the session over, and two

@@ -8,7 +8,7 @@ import {
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 
 // What the Postgres store adds to the shared contract: leases across stores (hosts) with a
 // fencing epoch, the per-record size limit, the schema it creates, and who owns the pool.

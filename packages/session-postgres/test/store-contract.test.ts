@@ -1,6 +1,6 @@
 import { createPostgresSessionStore } from '@kode/session-postgres'
-import { describeSessionStoreContract } from '../../session/test/contract/session-store-contract.js'
-import { dropSchema, freshSchema, postgresUrl } from './helpers/postgres.js'
+import { describeSessionStoreContract } from '../../../test/contract/session-store-contract.js'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 
 // The same contract the file and memory stores pass, against a real Postgres.
 

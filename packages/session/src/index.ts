@@ -14,10 +14,22 @@ export {
   SessionLockedError,
 } from './errors.js'
 export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
+export { type ExportSessionHtmlOptions, exportSessionHtml } from './export/export-session.js'
 export type { ImageResolver } from './export/render-parts.js'
 export { type ForkOptions, forkSession } from './fork.js'
-export { deriveReplayEvents, type ReplayOptions, type SubSessionHistories } from './replay/derive-replay.js'
-export { loadSubSessions, replaySession } from './replay/load-sub-sessions.js'
+export {
+  createReplayDeriver,
+  deriveReplayEvents,
+  type ReplayDeriver,
+  type ReplayOptions,
+  type SubSessionHistories,
+} from './replay/derive-replay.js'
+export {
+  loadSubSessions,
+  type ReplaySessionOptions,
+  replaySession,
+  replaySessionBatches,
+} from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
   type CreateSessionInit,
@@ -27,10 +39,12 @@ export {
   type StoreClock,
   SubAgentLink,
 } from './session-info.js'
+export { followStart } from './store/follow-start.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
 export type {
   FollowedRecord,
   FollowOptions,
+  ReadBatchesOptions,
   SessionLease,
   SessionStore,
   StoreWarning,

@@ -3,8 +3,8 @@ import { join } from 'node:path'
 import { decodeHistoryEvent, type HistoryEvent, type TaskMetadata } from '@kode/protocol'
 import { exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
-import { callIds, HistoryBuilder } from './helpers/history.js'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { callIds, HistoryBuilder } from '../../../test/history/history.js'
 
 const hostile = readFileSync(join(import.meta.dirname, 'fixtures/hostile-transcript.jsonl'), 'utf8')
   .split('\n')

@@ -7,11 +7,12 @@ import {
   readFileSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { encodeHistoryEvent } from '@kode/protocol'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import {
   CorruptHistoryError,
   SessionError,
@@ -21,8 +22,16 @@ import {
 } from '@kode/session'
 import { createFileSessionStore, type FileSessionStoreOptions } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
-import { HistoryBuilder, shortConversation } from './helpers/history.js'
+
+/** User messages of sizes from about 0.5 kB to 50 kB, some of them not ASCII. */
+function mixedRecords(count: number) {
+  const h = new HistoryBuilder()
+  return Array.from({ length: count }, (_, i) =>
+    h.user(`${i} ${(i % 3 === 0 ? 'é—🙂 naïve ' : 'ascii text ').repeat(50 + ((i * 7919) % 4_000))}`),
+  )
+}
 
 let dir: string
 let warnings: StoreWarning[]
@@ -355,13 +364,6 @@ test('a history larger than the read chunk reads back exactly, multi-byte charac
 
 describe('reading in decode pieces', () => {
   // Records of 0.5-40 kB, some ASCII-only and some not, so pieces end at every kind of boundary.
-  function mixedRecords(count: number) {
-    const h = new HistoryBuilder()
-    return Array.from({ length: count }, (_, i) =>
-      h.user(`${i} ${(i % 3 === 0 ? 'é—🙂 naïve ' : 'ascii text ').repeat(50 + ((i * 7919) % 4_000))}`),
-    )
-  }
-
   test('records of every size around the piece size read back exactly', async () => {
     const store = openStore()
     await store.create({ id: 's' })
@@ -401,6 +403,69 @@ describe('reading in decode pieces', () => {
       .read('s')
       .catch((e: unknown) => e)
     expect(error).toMatchObject({ code: 'corrupt_history', line: 251 })
+  })
+})
+
+describe('readBatches over a file', () => {
+  const collect = async (store: SessionStore, options?: { batchSize?: number }) => {
+    const batches: HistoryEvent[][] = []
+    for await (const batch of store.readBatches!('s', options)) batches.push(batch)
+    return batches
+  }
+
+  test('a torn last line is reported once, after the records before it were handed out', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    appendFileSync(historyFile('s'), '{"v":1,"role":"user","id":"half","crea')
+    const batches = await collect(openStore(), { batchSize: 3 })
+    expect(batches.flat()).toEqual(shortConversation())
+    expect(warnings).toEqual([
+      { type: 'torn_tail', sessionId: 's', file: historyFile('s'), line: 5, bytes: 38 },
+    ])
+  })
+
+  test('a corrupt line fails the read naming file and line, after the batches before it', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', mixedRecords(300))
+    await store.close()
+    const lines = readFileSync(historyFile('s'), 'utf8').split('\n')
+    lines[250] = lines[250]!.replace('"role":"user"', '"role":"robot"')
+    writeFileSync(historyFile('s'), lines.join('\n'))
+    const got: HistoryEvent[] = []
+    const error = await (async () => {
+      for await (const batch of openStore().readBatches!('s', { batchSize: 100 })) got.push(...batch)
+    })().catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(CorruptHistoryError)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 251 })
+    expect(got.length).toBe(200)
+  })
+
+  test('a symlinked history file is refused, and nothing is read through it', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.close()
+    const target = join(dir, 'elsewhere.jsonl')
+    writeFileSync(target, `${encodeHistoryEvent(new HistoryBuilder().user('secret'))}\n`)
+    rmSync(historyFile('s'), { force: true })
+    symlinkSync(target, historyFile('s'))
+    const error = await collect(openStore()).catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('symlink_refused')
+  })
+
+  test('a file larger than the read buffer comes in batches of the size asked for', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    const h = new HistoryBuilder()
+    await store.append(
+      's',
+      Array.from({ length: 2500 }, (_, i) => h.user(`${i} ${'ascii text '.repeat(60)}`)),
+    )
+    const batches = await collect(store, { batchSize: 400 })
+    expect(batches.map((b) => b.length)).toEqual([400, 400, 400, 400, 400, 400, 100])
+    expect(batches.flat()).toEqual(await store.read('s'))
   })
 })
 

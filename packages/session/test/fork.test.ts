@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createMemorySessionStore, forkSession, SessionError, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { beforeEach, describe, expect, test } from 'vitest'
-import { HistoryBuilder, shortConversation } from './helpers/history.js'
+import { HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 
 let store: SessionStore
 beforeEach(() => {

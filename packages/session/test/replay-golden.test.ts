@@ -11,7 +11,7 @@ import {
 import { deriveReplayEvents, replaySession } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { beforeAll, describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
+import { generateSession } from '../../../test/history/generate-session.js'
 
 // Golden test: a long generated session (hundreds of turns, tools, interrupts, images, errors,
 // sub-agents) and its expected replay are committed files. Regenerate both after an intended

@@ -1,8 +1,8 @@
 import { checkEventOrder, type HistoryEvent, type ReplayEvent, validateEvent } from '@kode/protocol'
 import { createMemorySessionStore, deriveReplayEvents, replaySession } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from './helpers/generate-session.js'
-import { callIds, HistoryBuilder } from './helpers/history.js'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { callIds, HistoryBuilder } from '../../../test/history/history.js'
 
 // One test per rule of seed 000's "Replay derivation" (and the turn/ordering rules around it).
 
@@ -383,6 +383,51 @@ describe('turns', () => {
       sessionId: 'main',
       timestamp: result.createdAt,
     })
+  })
+})
+
+describe('approvals', () => {
+  test('a call approved in a later task replays in a turn of its own, as agent.continue emitted it', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('write a')
+    const ask = h.calls(['write_file'], { responseId: 'r1' })
+    const [id] = callIds(ask)
+    const request: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: ask.createdAt + 1,
+      toolCallId: id!,
+      toolName: 'write_file',
+      arguments: '{"k":0}',
+      responseId: 'r1',
+    }
+    const paused = h.taskMetadata(1)
+    const decision: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: paused.createdAt + 1,
+      toolCallId: id!,
+      toolName: 'write_file',
+      approved: true,
+    }
+    const result = h.result(id!, 'write_file', 'wrote a')
+    const events = replay([
+      user,
+      ask,
+      request,
+      paused,
+      decision,
+      result,
+      h.assistant('done'),
+      h.taskMetadata(1),
+    ])
+    expect(checkEventOrder(events)).toEqual([])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_approval_request turn_end task_metadata ' +
+        'turn_start tool_approval_decision tool_call tool_result turn_end ' +
+        'turn_start response_complete turn_end task_metadata',
+    )
+    expect(ofType(events, 'tool_call')[0]).toMatchObject({ responseId: 'r1', timestamp: ask.createdAt })
   })
 })
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
-import { describeSessionStoreContract } from './contract/session-store-contract.js'
+import { describeSessionStoreContract } from '../../../test/contract/session-store-contract.js'
 
 // The file and memory stores run the shared contract; other stores run it from their own tests.
 

@@ -1,4 +1,4 @@
-import type { Agent, AgentRun, ModelSettings, TaskOutcome } from '@kode/core'
+import type { Agent, AgentRun, ModelSettings, PendingApproval, TaskOutcome } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { DecideApprovals } from './decide.js'
 
@@ -32,4 +32,21 @@ export async function runWithApprovals(
     if (approvals === undefined || loop.signal.aborted) return outcome
     run = agent.continue({ approvals }, { signal: loop.signal, modelSettings: loop.modelSettings })
   }
+}
+
+/**
+ * Carries on a resumed session's task that stopped waiting for approval: decides its pending calls
+ * (as for a live task: asked, approved by `--yes`, or denied without a terminal) and follows
+ * `agent.continue({ approvals })` through any further pauses. Resolves `undefined` when the user
+ * gave up deciding (the calls stay pending) or an interrupt came first; nothing ran then.
+ */
+export async function resumeWithApprovals(
+  agent: Agent,
+  pending: readonly PendingApproval[],
+  loop: ApprovalLoop,
+): Promise<TaskOutcome | undefined> {
+  const approvals = await loop.decide(pending, loop.signal)
+  if (approvals === undefined || loop.signal.aborted) return undefined
+  const run = agent.continue({ approvals }, { signal: loop.signal, modelSettings: loop.modelSettings })
+  return runWithApprovals(agent, run, loop)
 }

@@ -34,8 +34,7 @@ const COMMANDS: Record<string, SlashCommand> = {
     help: 'continue a stored session (an unambiguous prefix of its id is enough)',
     async run(repl, [prefix]) {
       if (!prefix) throw new Error('usage: /resume <id>')
-      await repl.switchTo(await findSession(repl.app.store, prefix))
-      return undefined
+      return repl.switchTo(await findSession(repl.app.store, prefix))
     },
   },
   history: {
@@ -76,8 +75,7 @@ const COMMANDS: Record<string, SlashCommand> = {
           ),
         )
       }
-      await repl.switchTo(fork.id)
-      return undefined
+      return repl.switchTo(fork.id)
     },
   },
   export: {

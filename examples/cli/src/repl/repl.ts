@@ -1,9 +1,9 @@
-import type { Agent } from '@kode/core'
+import { type Agent, pendingApprovals, type TaskOutcome } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { replaySession } from '@kode/session'
 import type { App } from '../app.js'
 import { approveAll, askEach, type DecideApprovals, denyAll } from '../approvals/decide.js'
-import { runWithApprovals } from '../approvals/run-with-approvals.js'
+import { type ApprovalLoop, resumeWithApprovals, runWithApprovals } from '../approvals/run-with-approvals.js'
 import { DisplayController } from '../display/controller.js'
 import { CommandRenderer } from '../display/renderer.js'
 import type { Style } from '../display/style.js'
@@ -86,7 +86,8 @@ export class Repl {
       provider: this.app.model.client.provider,
     })
     if (this.app.model.offline) this.print(this.style.yellow(scriptedNotice(this.app.model.offline)))
-    if (options.resumed) await this.switchTo(this.agent.sessionId)
+    // A second Ctrl-C gave up on a resumed task that would not stop.
+    if (options.resumed && (await this.switchTo(this.agent.sessionId)) === 'exit') return 130
     this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
     for (;;) {
       const event = await input.read()
@@ -109,8 +110,12 @@ export class Repl {
     }
   }
 
-  /** Makes `sessionId` the current session and replays its history. */
-  async switchTo(sessionId: string): Promise<void> {
+  /**
+   * Makes `sessionId` the current session and replays its history; if its task stopped waiting
+   * for approval, asks about those calls at once and carries the task on (resolves `exit` as
+   * `#runTask` does).
+   */
+  async switchTo(sessionId: string): Promise<'exit' | undefined> {
     if (sessionId !== this.agent.sessionId) {
       // Let go of the session we leave, so nothing holds its writer while we are elsewhere.
       await this.agent.close()
@@ -118,7 +123,7 @@ export class Repl {
     }
     this.display.setMainSession(sessionId)
     const info = await this.app.store.info(sessionId)
-    if (!info) return
+    if (!info) return undefined
     const events = await replaySession(this.app.store, sessionId)
     this.print(this.style.dim(`── session ${sessionId}${info.title ? ` · ${info.title}` : ''} ──`))
     this.#show({
@@ -131,10 +136,37 @@ export class Repl {
     })
     this.renderer.clear()
     this.print(this.style.dim('── resumed ──'))
+    return this.#carryOnPending()
+  }
+
+  /**
+   * Decides the calls the session's task stopped waiting on, before any new message (which would
+   * deny them), and carries the task on with `agent.continue`.
+   */
+  async #carryOnPending(): Promise<'exit' | undefined> {
+    const pending = pendingApprovals(await this.agent.history())
+    if (pending.length === 0) return undefined
+    const calls = pending.length === 1 ? 'a call' : `${pending.length} calls`
+    this.print(this.style.bold(`The task of this session waits for your approval of ${calls}.`))
+    return this.#drive((loop) => resumeWithApprovals(this.agent, pending, loop))
   }
 
   /** Runs one task; resolves `exit` when a second Ctrl-C gave up on a task that did not stop. */
-  async #runTask(text: string): Promise<'exit' | undefined> {
+  #runTask(text: string): Promise<'exit' | undefined> {
+    return this.#drive(async (loop) => {
+      const run = this.agent.run(text, { signal: loop.signal, modelSettings: loop.modelSettings })
+      const outcome = await runWithApprovals(this.agent, run, loop)
+      await this.app.titleSession(this.agent.sessionId, text)
+      return outcome
+    })
+  }
+
+  /**
+   * Drives a task (a new one, or a paused one carried on) through its approvals, with Ctrl-C
+   * interrupting it; `task` resolves `undefined` when it ran nothing because the user decided
+   * nothing. Resolves `exit` when a second Ctrl-C gave up on a task that did not stop.
+   */
+  async #drive(task: (loop: ApprovalLoop) => Promise<TaskOutcome | undefined>): Promise<'exit' | undefined> {
     const controller = new AbortController()
     const { input } = this.#terminal
     let giveUp!: () => void
@@ -148,14 +180,12 @@ export class Repl {
       controller.abort()
       this.#exitArmed = true
     }
-    const task = (async () => {
+    const driven = (async () => {
       try {
         const { signal } = controller
-        const modelSettings = this.app.model.modelSettings
-        const run = this.agent.run(text, { signal, modelSettings })
-        const outcome = await runWithApprovals(this.agent, run, {
+        const outcome = await task({
           signal,
-          modelSettings,
+          modelSettings: this.app.model.modelSettings,
           decide: (pending, abort) => {
             // The spinners and the live area make way for the question.
             this.renderer.clear()
@@ -163,8 +193,7 @@ export class Repl {
           },
           onEvent: (event) => this.#show(event),
         })
-        await this.app.titleSession(this.agent.sessionId, text)
-        if (outcome.reason === 'awaiting_approval' && !signal.aborted)
+        if ((outcome === undefined || outcome.reason === 'awaiting_approval') && !signal.aborted)
           this.print(
             this.style.dim('Not decided: the calls stay pending, and your next message denies them.'),
           )
@@ -175,7 +204,7 @@ export class Repl {
       return undefined
     })()
     try {
-      return await Promise.race([task, givenUp])
+      return await Promise.race([driven, givenUp])
     } finally {
       input.onInterrupt = undefined
       this.renderer.clear()

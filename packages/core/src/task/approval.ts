@@ -159,6 +159,17 @@ export function publicPending(pending: readonly PendingCall[]): PendingApproval[
 }
 
 /**
+ * The calls of a session's history that await the user's decision, listed as
+ * `TaskOutcome.pendingApprovals` lists them (a sub-agent's call with the child's `sessionId`):
+ * what `agent.continue({ approvals })` needs one decision each for. A host that resumes a
+ * session, such as a restarted process or a reloaded page, asks about these before it sends a
+ * new message, which would deny them. Empty when nothing waits.
+ */
+export function pendingApprovals(history: readonly HistoryEvent[]): PendingApproval[] {
+  return publicPending(pendingCalls(history))
+}
+
+/**
  * Checks `approvals` against what is pending; throws `AgentError`: a call decided twice (in this
  * list, or already decided in the history), an id that awaits nothing, or a pending call left out.
  */

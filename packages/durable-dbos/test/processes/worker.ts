@@ -17,6 +17,8 @@ import { Type } from '@sinclair/typebox'
 
 interface WorkerConfig {
   postgresUrl: string
+  /** DBOS's system database URL (see the test helpers' `dbosDatabaseUrl`). */
+  dbosUrl: string
   schema: string
   dbosSchema: string
   executorId: string
@@ -67,7 +69,7 @@ const client = createClient({
 })
 DBOS.setConfig({
   name: 'kode-worker-test',
-  systemDatabaseUrl: config.postgresUrl,
+  systemDatabaseUrl: config.dbosUrl,
   systemDatabaseSchemaName: config.dbosSchema,
   applicationVersion: 'kode-worker-test-1',
   executorID: config.executorId,

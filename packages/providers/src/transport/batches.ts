@@ -20,7 +20,22 @@ import { ResponseStream } from './response-stream.js'
 export async function* readBatches(
   stream: AsyncIterable<StreamItem>,
 ): AsyncGenerator<StreamItem[], void, undefined> {
-  for await (const ready of readReadyItems(stream)) yield Array.from(ready)
+  if (!(stream instanceof ResponseStream)) {
+    for await (const item of stream) yield [item]
+    return
+  }
+  // One generator turn per batch; the items after the first are taken with plain calls.
+  try {
+    for (;;) {
+      const first = await stream.next()
+      if (first.done) return
+      const batch = [first.value]
+      for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) batch.push(item)
+      yield batch
+    }
+  } finally {
+    await stream.return()
+  }
 }
 
 /**
@@ -47,15 +62,38 @@ export async function* readReadyItems(
     for (;;) {
       const first = await stream.next()
       if (first.done) return
-      yield readyFrom(first.value, stream)
+      yield new ReadyItems(first.value, stream)
     }
   } finally {
     await stream.return()
   }
 }
 
-/** `first`, then each item the stream has ready, taken only when asked for. */
-function* readyFrom(first: StreamItem, stream: ResponseStream): Generator<StreamItem, void, undefined> {
-  yield first
-  for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) yield item
+/**
+ * `first`, then each item the stream has ready, taken only when asked for. A plain iterator rather
+ * than a generator: this runs once per item.
+ */
+class ReadyItems implements Iterable<StreamItem>, Iterator<StreamItem, undefined> {
+  private first: StreamItem | undefined
+
+  constructor(
+    first: StreamItem,
+    private readonly stream: ResponseStream,
+  ) {
+    this.first = first
+  }
+
+  [Symbol.iterator](): this {
+    return this
+  }
+
+  next(): IteratorResult<StreamItem, undefined> {
+    const first = this.first
+    if (first !== undefined) {
+      this.first = undefined
+      return { done: false, value: first }
+    }
+    const item = this.stream.takeSync()
+    return item === undefined ? { done: true, value: undefined } : { done: false, value: item }
+  }
 }

@@ -1,57 +1,23 @@
 import type { StreamItem } from '@kode/protocol'
-import { Accumulator, type AccumulatorOptions } from '../accumulate.js'
-import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter/spec.js'
-import type { LLMRequest, StreamOptions } from '../types.js'
-import { looksLikePage } from './body.js'
+import { Accumulator } from '../accumulate.js'
+import type { EventMapper } from '../adapter/spec.js'
+import { checkNotPage, endOfBodyError, mappingError } from './body-checks.js'
 import { ResponseDeadline } from './deadline.js'
-import { excerpt, ProviderError, withRequestId } from './errors.js'
-import {
-  type ErrorContext,
-  errorFromResponse,
-  errorFromThrown,
-  isEventStreamLike,
-  notAStream,
-  requestIdOf,
-  transportError,
-} from './failures.js'
-import { requestHeaders } from './headers.js'
+import { type ProviderError, withRequestId } from './errors.js'
+import { errorFromThrown, transportError } from './failures.js'
 import { IdleWatchdog } from './idle-watchdog.js'
-import { fetchFollowingRedirects } from './redirects.js'
-import { type RetryPolicy, retryAllowed, retryDelayMs, sleep } from './retry.js'
-import { SseDecoder, type SseEvent } from './sse.js'
+import {
+  openResponse,
+  type PreparedRequest,
+  prepareRequest,
+  type ResponseStreamSetup,
+} from './open-response.js'
+import { retryAllowed, retryDelayMs, sleep } from './retry.js'
+import { SseDecoder } from './sse.js'
 
-/** Everything one response needs; built by the client per `stream()` call. */
-export interface ResponseStreamSetup {
-  adapter: WireAdapter
-  /** The adapter's `completesOn`, resolved. */
-  completesOn: Completion
-  request: LLMRequest
-  options: StreamOptions
-  /** Base URL without a trailing slash. */
-  baseUrl: string
-  /** Host headers, applied over the adapter's. */
-  headers: Record<string, string> | undefined
-  fetch: typeof fetch
-  dispatcher: unknown
-  retry: RetryPolicy
-  idleTimeoutMs: number
-  /** Longest one attempt may take, request to last byte; 0 or `Infinity`: no limit. */
-  responseTimeoutMs: number
-  /** Follow redirects to another origin (see `ClientConfig.followCrossOriginRedirects`). */
-  followCrossOriginRedirects: boolean
-  errors: ErrorContext
-  /** Stamps of the final message, minus the start time (taken when the stream starts). */
-  message: Omit<AccumulatorOptions, 'startedAt'>
-}
+export type { ResponseStreamSetup } from './open-response.js'
 
 const DONE: IteratorResult<StreamItem> = Object.freeze({ done: true, value: undefined })
-
-/** The `stream_cut` message for a stream that closed after its finish reason without the terminal event. */
-const NO_TERMINAL_EVENT =
-  'the stream ended after its finish reason without the terminal event this api requires ' +
-  '(`data: [DONE]` on OpenAI-compatible servers). A server that never sends it fails this way ' +
-  "every time, so the request was not retried: create the client with `completesOn: 'stop_reason'` " +
-  'to accept a stream that ends after its finish reason.'
 
 /**
  * One response as an async iterator: fetch, status check, SSE decoding, event mapping, retries
@@ -66,15 +32,20 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private readonly setup: ResponseStreamSetup
   private readonly startedAt: number
   private acc: Accumulator
-  private wire: WireRequest | undefined
-  private body: string | undefined
-  private headers: Record<string, string> | undefined
+  private prepared: PreparedRequest | undefined
   private controller: AbortController | undefined
   private reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   /** The request id of the current attempt's response, stamped on errors raised while reading it. */
   private requestId: string | undefined
   private decoder = new SseDecoder()
   private mapper: EventMapper | undefined
+  /**
+   * A body is being read and nothing else is going on: no `next()` pending, no failure deferred,
+   * not finished, not aborted. Then `next()` takes the fast path, which checks nothing else: every
+   * change of those clears this flag (an abort through the signal's listener), and `settle`
+   * recomputes it once a pending `next()` is over.
+   */
+  private hot = false
   private readonly watchdog: IdleWatchdog
   private idleFired = false
   private readonly deadline: ResponseDeadline
@@ -87,7 +58,18 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private inflight: Promise<IteratorResult<StreamItem>> | undefined
   /** What `takeSync` caught, handled by the next `next()` as if that call had thrown it. */
   private deferred: { error: unknown } | undefined
-  private readonly onAbort = () => this.controller?.abort()
+  private readonly onAbort = () => {
+    this.hot = false
+    this.controller?.abort()
+  }
+  private readonly settle = () => {
+    this.inflight = undefined
+    this.hot =
+      !this.finished &&
+      this.deferred === undefined &&
+      this.mapper !== undefined &&
+      this.setup.options.signal?.aborted !== true
+  }
 
   constructor(setup: ResponseStreamSetup) {
     this.setup = setup
@@ -105,22 +87,21 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   }
 
   next(): Promise<IteratorResult<StreamItem>> {
-    if (this.inflight) return this.inflight.then(() => this.next())
-    const deferred = this.deferred
-    if (deferred) {
-      this.deferred = undefined
-      return this.track(this.pull(deferred))
+    if (this.hot) {
+      // The hot path of every item: one already queued, or mapped from an event already decoded.
+      let item: StreamItem | undefined
+      try {
+        item = this.acc.take() ?? this.mapDecoded()
+      } catch (thrown) {
+        return this.track(this.pull({ error: thrown }))
+      }
+      if (item !== undefined) {
+        this.delivered = true
+        return Promise.resolve({ done: false, value: item })
+      }
+      return this.track(this.pull())
     }
-    let item: StreamItem | undefined
-    try {
-      // The fast path: an item already queued, or one mapped from an event already decoded.
-      item = this.takeReady() ?? this.mapDecoded()
-    } catch (thrown) {
-      return this.track(this.pull({ error: thrown }))
-    }
-    if (item !== undefined) return Promise.resolve({ done: false, value: item })
-    if (this.finished) return this.settled()
-    return this.track(this.pull())
+    return this.nextSlow()
   }
 
   /**
@@ -131,8 +112,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   takeSync(): StreamItem | undefined {
     if (this.inflight || this.deferred) return undefined
     try {
-      return this.takeReady() ?? this.mapDecoded()
+      if (!this.hot) return this.takeReady() ?? this.mapDecoded()
+      const item = this.acc.take() ?? this.mapDecoded()
+      if (item !== undefined) this.delivered = true
+      return item
     } catch (thrown) {
+      this.hot = false
       this.deferred = { error: thrown }
       return undefined
     }
@@ -142,6 +127,25 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   return(): Promise<IteratorResult<StreamItem>> {
     if (!this.finished) this.close()
     return Promise.resolve(DONE)
+  }
+
+  /** `next()` off the hot path: before the body, after a failure, at the end, around an abort. */
+  private nextSlow(): Promise<IteratorResult<StreamItem>> {
+    if (this.inflight) return this.inflight.then(() => this.next())
+    const deferred = this.deferred
+    if (deferred) {
+      this.deferred = undefined
+      return this.track(this.pull(deferred))
+    }
+    let item: StreamItem | undefined
+    try {
+      item = this.takeReady() ?? this.mapDecoded()
+    } catch (thrown) {
+      return this.track(this.pull({ error: thrown }))
+    }
+    if (item !== undefined) return Promise.resolve({ done: false, value: item })
+    if (this.finished) return this.settled()
+    return this.track(this.pull())
   }
 
   /** An item ready to hand out, honouring an abort that happened since the last one. */
@@ -163,9 +167,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   }
 
   private track(pending: Promise<IteratorResult<StreamItem>>): Promise<IteratorResult<StreamItem>> {
-    this.inflight = pending.finally(() => {
-      this.inflight = undefined
-    })
+    this.hot = false
+    this.inflight = pending.finally(this.settle)
     return this.inflight
   }
 
@@ -192,13 +195,25 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     }
   }
 
-  /** Maps decoded events until one yields an item; `undefined` when they run out first. */
+  /**
+   * Maps decoded events until one yields an item; `undefined` when they run out first. Nothing
+   * here can abort the response: a signal fires only between the caller's calls.
+   */
   private mapDecoded(): StreamItem | undefined {
-    if (this.finished || !this.mapper) return undefined
-    for (let event = this.decoder.next(); event !== undefined; event = this.decoder.next()) {
-      this.map(event)
-      const item = this.takeReady()
-      if (item !== undefined) return item
+    const mapper = this.mapper
+    if (this.finished || mapper === undefined) return undefined
+    const { acc, decoder } = this
+    for (let event = decoder.next(); event !== undefined; event = decoder.next()) {
+      try {
+        mapper(event, acc)
+      } catch (thrown) {
+        throw mappingError(thrown, event, this.setup.errors)
+      }
+      const item = acc.take()
+      if (item !== undefined) {
+        this.delivered = true
+        return item
+      }
     }
     return undefined
   }
@@ -214,49 +229,16 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       const chunk = await reader.read()
       this.watchdog.pause()
       if (chunk.done) return this.endOfBody()
-      if (!this.sniffed) this.sniff(chunk.value)
+      if (!this.sniffed) this.sniffed = checkNotPage(chunk.value, this.setup.errors) !== undefined
       this.decoder.feed(chunk.value)
     }
-  }
-
-  /** Runs the adapter's mapping; a crash on an unexpected event shape is an `invalid_response`. */
-  private map(event: SseEvent): void {
-    try {
-      this.mapper!(event, this.acc)
-    } catch (thrown) {
-      if (ProviderError.is(thrown)) throw thrown
-      const { apiKey } = this.setup.errors
-      const detail = `could not read an event (${messageOf(thrown)}): ${excerpt(event.data, 120, apiKey)}`
-      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false, cause: thrown })
-    }
-  }
-
-  /** A 200 whose body is a web page is not a stream that was cut: `invalid_response`, not retried. */
-  private sniff(bytes: Uint8Array): void {
-    const page = looksLikePage(bytes)
-    if (page === undefined) return
-    this.sniffed = true
-    if (!page) return
-    const head = new TextDecoder().decode(bytes.subarray(0, 200)).trim()
-    const detail = `expected an event stream, got a page: ${excerpt(head, 120, this.setup.errors.apiKey)}`
-    throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false })
   }
 
   private endOfBody(): StreamItem | undefined {
     this.watchdog.stop()
     this.deadline.stop()
-    if (!this.acc.isComplete(this.setup.completesOn)) {
-      // A clean close right after the finish reason is almost always a server that never sends
-      // the terminal event: every retry would fail the same way, so say how to accept it instead.
-      if (this.acc.isComplete('stop_reason'))
-        throw transportError(this.setup.errors, 'stream_cut', NO_TERMINAL_EVENT, { retryable: false })
-      const detail = 'the stream ended before the response was complete'
-      throw transportError(this.setup.errors, 'stream_cut', detail, { retryable: true })
-    }
-    if (this.acc.isEmpty()) {
-      const detail = 'the response ended with no content and no stop reason'
-      throw transportError(this.setup.errors, 'invalid_response', detail, { retryable: false })
-    }
+    const error = endOfBodyError(this.acc, this.setup.completesOn, this.setup.errors)
+    if (error) throw error
     this.acc.finish('complete')
     // The body was read to its end, so nothing is left to cancel: aborting anyway costs every
     // response a DOMException and undici's abort handling.
@@ -268,9 +250,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private async connect(): Promise<void> {
     const { setup } = this
     this.attempt++
-    this.wire ??= await this.buildRequest()
-    this.body ??= JSON.stringify(this.wire.body)
-    this.headers ??= requestHeaders(this.wire.headers, setup.headers, setup.errors)
+    this.prepared ??= await prepareRequest(setup)
     const controller = new AbortController()
     this.controller = controller
     if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
@@ -279,35 +259,10 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.sniffed = false
     this.watchdog.start()
     this.deadline.start(() => controller.abort())
-    const init: RequestInit & { dispatcher?: unknown } = {
-      method: 'POST',
-      headers: this.headers,
-      body: this.body,
-      signal: controller.signal,
-    }
-    if (setup.dispatcher !== undefined) init.dispatcher = setup.dispatcher
-    const response = await fetchFollowingRedirects(setup.baseUrl + this.wire.path, init, {
-      fetch: setup.fetch,
-      crossOrigin: setup.followCrossOriginRedirects,
-      errors: setup.errors,
-    })
-    this.watchdog.touch()
-    if (!response.ok) throw await errorFromResponse(response, setup.errors)
-    this.requestId = requestIdOf(response.headers)
-    if (!response.body || !isEventStreamLike(response)) throw await notAStream(response, setup.errors)
-    this.reader = response.body.getReader()
+    const opened = await openResponse(setup, this.prepared, controller.signal, () => this.watchdog.touch())
+    this.requestId = opened.requestId
+    this.reader = opened.reader
     this.mapper = setup.adapter.createEventMapper(setup.request)
-  }
-
-  private async buildRequest(): Promise<WireRequest> {
-    try {
-      const wire = await this.setup.adapter.buildRequest(this.setup.request)
-      return withProviderOptions(wire, this.setup.request.providerOptions?.[this.setup.message.api])
-    } catch (thrown) {
-      if (ProviderError.is(thrown)) throw thrown
-      const detail = `could not build the request: ${messageOf(thrown)}`
-      throw transportError(this.setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
-    }
   }
 
   /**
@@ -374,6 +329,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   }
 
   private end(): void {
+    this.hot = false
     this.finished = true
     this.watchdog.stop()
     this.deadline.stop()
@@ -383,6 +339,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   }
 
   private resetAttempt(): void {
+    this.hot = false
     this.watchdog.stop()
     this.deadline.stop()
     this.controller?.abort()
@@ -396,18 +353,4 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private newAccumulator(): Accumulator {
     return new Accumulator({ ...this.setup.message, startedAt: this.startedAt })
   }
-}
-
-function messageOf(thrown: unknown): string {
-  return thrown instanceof Error ? thrown.message : String(thrown)
-}
-
-/** The request with the host's provider-specific fields over the adapter's (see `LLMRequest.providerOptions`). */
-function withProviderOptions(
-  wire: WireRequest,
-  options: Readonly<Record<string, unknown>> | undefined,
-): WireRequest {
-  if (options === undefined) return wire
-  if (typeof wire.body !== 'object' || wire.body === null || Array.isArray(wire.body)) return wire
-  return { ...wire, body: { ...wire.body, ...options } }
 }

@@ -1,8 +1,8 @@
 import type { HistoryEvent, Message } from '@kode/protocol'
 import { MessagePreparer, prepareMessages } from '@kode/providers/adapter'
 import { describe, expect, test } from 'vitest'
-import { generateSession } from '../../../session/test/helpers/generate-session.js'
-import { callIds, HistoryBuilder } from '../../../session/test/helpers/history.js'
+import { generateSession } from '../../../../test/history/generate-session.js'
+import { callIds, HistoryBuilder } from '../../../../test/history/history.js'
 
 /** Image files read as their path's bytes. */
 const options = { readImageFile: async (path: string) => new TextEncoder().encode(path) }

@@ -2,7 +2,7 @@ import type { HistoryEvent } from '@kode/protocol'
 import { firstPrompt } from '../first-prompt.js'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import type { SessionInfo } from '../session-info.js'
-import { formatTime } from './format.js'
+import { formatTime, type Totals } from './format.js'
 import { createMarkdownRenderer } from './markdown.js'
 import type { ImageResolver } from './render-parts.js'
 import { renderTranscript } from './render-transcript.js'
@@ -51,11 +51,42 @@ export function exportHtml(history: readonly HistoryEvent[], options: ExportHtml
     markdown: createMarkdownRenderer(),
     seen,
   })
-  const title = options.title ?? (info?.title || firstPrompt(history) || DEFAULT_TITLE)
-  const started = info?.createdAt ?? history[0]?.createdAt
-  const models = [
-    ...new Set(history.flatMap((e) => ('role' in e && e.role === 'assistant' && e.model ? [e.model] : []))),
-  ]
+  const summary = new HistorySummary()
+  summary.add(history)
+  return renderPage({ markup, totals, summary, seen, options })
+}
+
+/** What the page's header says about a history, gathered as its records go by. */
+export class HistorySummary {
+  records = 0
+  started: number | undefined
+  prompt: string | undefined
+  readonly models = new Set<string>()
+
+  add(records: readonly HistoryEvent[]): void {
+    if (this.records === 0 && records.length > 0) this.started = records[0]!.createdAt
+    this.records += records.length
+    if (this.prompt === undefined) this.prompt = firstPrompt(records)
+    for (const e of records) if ('role' in e && e.role === 'assistant' && e.model) this.models.add(e.model)
+  }
+}
+
+/** The rendered transcript and what surrounds it. */
+export interface PageParts {
+  markup: SafeHtml
+  totals: Totals
+  summary: HistorySummary
+  /** The sessions rendered (this one, when `info` names it, and the nested sub-agent sessions). */
+  seen: ReadonlySet<string>
+  options: ExportHtmlOptions
+}
+
+/** The whole page around a rendered transcript. */
+export function renderPage({ markup, totals, summary, seen, options }: PageParts): string {
+  const { info } = options
+  const title = options.title ?? (info?.title || summary.prompt || DEFAULT_TITLE)
+  const started = info?.createdAt ?? summary.started
+  const models = [...summary.models]
   const nested = seen.size - (info ? 1 : 0)
   const facts: [string, string | undefined][] = [
     ['Session', info?.id],
@@ -67,7 +98,7 @@ export function exportHtml(history: readonly HistoryEvent[], options: ExportHtml
     ],
     ['Parent', info?.parentSessionId && !info.forkedFrom ? info.parentSessionId : undefined],
     ['Models', models.length ? models.join(', ') : undefined],
-    ['Records', String(history.length)],
+    ['Records', String(summary.records)],
     [
       'Total',
       `${totals.describe()}${nested ? ` (with ${nested} sub-agent ${nested === 1 ? 'session' : 'sessions'})` : ''}`,

@@ -43,107 +43,161 @@ export function renderTranscript(
   history: readonly HistoryEvent[],
   context: TranscriptContext,
 ): RenderedTranscript {
-  const totals = new Totals()
-  const results = new Map<string, ToolResultMessage>()
-  for (const event of history) {
-    if ('role' in event && event.role === 'tool' && !results.has(event.toolCallId))
-      results.set(event.toolCallId, event)
-  }
-  const shown = new Set<ToolResultMessage>()
-  const tools: ToolRenderContext = {
-    resolveImage: context.resolveImage,
-    markdown: context.markdown,
-    subSession(sessionId) {
-      const child = context.subSessions.get(sessionId)
-      if (!child || context.seen.has(sessionId)) return undefined
-      context.seen.add(sessionId)
-      const rendered = renderTranscript(child, context)
-      totals.merge(rendered.totals)
-      return html`<p class="usage">${rendered.totals.describe()}</p>${rendered.markup}`
-    },
+  const renderer = new TranscriptRenderer(context)
+  renderer.push(history)
+  return renderer.end()
+}
+
+/**
+ * Renders a history pushed in batches, exactly as `renderTranscript` renders the whole: an
+ * assistant message is held (with the records after it) until every call it makes has its result,
+ * or the history ends, since the results are shown inside it.
+ */
+export class TranscriptRenderer {
+  readonly totals = new Totals()
+  private readonly blocks: SafeHtml[] = []
+  /** The first result of each call, among the records pushed so far. */
+  private readonly results = new Map<string, ToolResultMessage>()
+  private readonly shown = new Set<ToolResultMessage>()
+  private readonly tools: ToolRenderContext
+  /** Records pushed and not rendered yet, in order. */
+  private pending: HistoryEvent[] = []
+  /** How the task in progress ended so far: its closing notice says interrupted or failed. */
+  private ending: 'finished' | 'interrupted' | 'failed' = 'finished'
+
+  constructor(private readonly context: TranscriptContext) {
+    this.tools = {
+      resolveImage: context.resolveImage,
+      markdown: context.markdown,
+      subSession: (sessionId) => {
+        const child = context.subSessions.get(sessionId)
+        if (!child || context.seen.has(sessionId)) return undefined
+        context.seen.add(sessionId)
+        const rendered = renderTranscript(child, context)
+        this.totals.merge(rendered.totals)
+        return html`<p class="usage">${rendered.totals.describe()}</p>${rendered.markup}`
+      },
+    }
   }
 
-  const blocks: SafeHtml[] = []
-  // How the task in progress ended so far: its closing notice says interrupted or failed.
-  let ending: 'finished' | 'interrupted' | 'failed' = 'finished'
-  for (const event of history) {
+  /** Takes the next records of the history and renders those it can. */
+  push(records: readonly HistoryEvent[]): void {
+    for (const event of records) {
+      if ('role' in event && event.role === 'tool' && !this.results.has(event.toolCallId))
+        this.results.set(event.toolCallId, event)
+    }
+    if (this.pending.length === 0) {
+      const stop = this.drain(records, false)
+      for (let i = stop; i < records.length; i++) this.pending.push(records[i]!)
+      return
+    }
+    for (const record of records) this.pending.push(record)
+    const stop = this.drain(this.pending, false)
+    if (stop > 0) this.pending = this.pending.slice(stop)
+  }
+
+  /** Ends the history: renders what was held and returns the markup and the usage totals. */
+  end(): RenderedTranscript {
+    this.drain(this.pending, true)
+    this.pending = []
+    return { markup: html`${this.blocks}`, totals: this.totals }
+  }
+
+  /** Renders `records` in order until one must wait; returns its index (the length when none). */
+  private drain(records: readonly HistoryEvent[], ended: boolean): number {
+    for (let i = 0; i < records.length; i++) {
+      const event = records[i]!
+      if (!ended && 'role' in event && event.role === 'assistant' && !this.answered(event)) return i
+      this.render(event)
+    }
+    return records.length
+  }
+
+  /** Whether every call of an assistant message has its result among the records so far. */
+  private answered(message: AssistantMessage): boolean {
+    for (const part of message.parts)
+      if (part.type === 'tool_call' && !this.results.has(part.id)) return false
+    return true
+  }
+
+  private render(event: HistoryEvent): void {
     if (!('role' in event)) {
       switch (event.type) {
         case 'error':
-          if (!event.canRetry && ending === 'finished') ending = 'failed'
-          blocks.push(
+          if (!event.canRetry && this.ending === 'finished') this.ending = 'failed'
+          this.blocks.push(
             html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retryable)' : ''}</div>`,
           )
           break
         case 'interrupt':
-          ending = 'interrupted'
-          blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
+          this.ending = 'interrupted'
+          this.blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
           break
         case 'task_metadata': {
           const main = event.metadata.main
-          const parts = [`Task ${ending}`]
+          const parts = [`Task ${this.ending}`]
           if (main.turnCount !== undefined)
             parts.push(`${main.turnCount} turn${main.turnCount === 1 ? '' : 's'}`)
           if (main.usage) parts.push(formatUsage(main.usage))
           if (main.usage || main.costUsd !== undefined) parts.push(formatCost(main.costUsd))
           if (main.durationMs !== undefined) parts.push(formatDuration(main.durationMs))
-          blocks.push(html`<div class="notice task ${ending}">${parts.join(' · ')}</div>`)
-          ending = 'finished'
+          this.blocks.push(html`<div class="notice task ${this.ending}">${parts.join(' · ')}</div>`)
+          this.ending = 'finished'
           break
         }
         case 'compaction': {
-          totals.add(event.usage, event.costUsd)
+          this.totals.add(event.usage, event.costUsd)
           const title = `Context compacted (${event.reason}): about ${event.tokensBefore} → ${event.tokensAfter} tokens; the model saw this summary instead of everything above`
-          blocks.push(
+          this.blocks.push(
             html`<div class="notice compaction">${renderDetails('compaction-summary', title, renderText(event.summary))}</div>`,
           )
           break
         }
         case 'approval_request':
-          blocks.push(
+          this.blocks.push(
             html`<div class="notice approval">Approval requested for ${event.toolName} <code>${event.arguments}</code>${
               event.sessionId !== undefined ? html` in sub-agent session <code>${event.sessionId}</code>` : ''
             }</div>`,
           )
           break
         case 'approval_decision':
-          blocks.push(
+          this.blocks.push(
             html`<div class="notice approval">${event.approved ? 'Approved' : 'Denied'} by the user: ${event.toolName}${
               event.reason !== undefined ? ` (${event.reason})` : ''
             }${event.sessionId !== undefined ? html` in sub-agent session <code>${event.sessionId}</code>` : ''}</div>`,
           )
           break
         case 'tool_progress':
-          blocks.push(html`<div class="notice progress">${event.toolName}: ${event.message}</div>`)
+          this.blocks.push(html`<div class="notice progress">${event.toolName}: ${event.message}</div>`)
           break
         default: {
           const unknown: never = event
           void unknown
         }
       }
-      continue
+      return
     }
     switch (event.role) {
       case 'system':
-        blocks.push(renderDetails('system', 'System prompt', renderText(joinText(event.parts))))
+        this.blocks.push(renderDetails('system', 'System prompt', renderText(joinText(event.parts))))
         break
       case 'user':
-        ending = 'finished'
-        blocks.push(renderPrompt(event, context))
+        this.ending = 'finished'
+        this.blocks.push(renderPrompt(event, this.context))
         break
       case 'developer':
-        blocks.push(renderPrompt(event, context))
+        this.blocks.push(renderPrompt(event, this.context))
         break
       case 'assistant':
-        if (event.stopReason === 'aborted') ending = 'interrupted'
-        totals.add(event.usage, event.costUsd)
-        blocks.push(renderAssistant(event, results, shown, tools))
+        if (event.stopReason === 'aborted') this.ending = 'interrupted'
+        this.totals.add(event.usage, event.costUsd)
+        this.blocks.push(renderAssistant(event, this.results, this.shown, this.tools))
         break
       case 'tool':
-        if (event.status === 'aborted') ending = 'interrupted'
-        if (!shown.has(event)) {
-          shown.add(event)
-          blocks.push(renderToolCall(undefined, event, tools))
+        if (event.status === 'aborted') this.ending = 'interrupted'
+        if (!this.shown.has(event)) {
+          this.shown.add(event)
+          this.blocks.push(renderToolCall(undefined, event, this.tools))
         }
         break
       default: {
@@ -152,7 +206,6 @@ export function renderTranscript(
       }
     }
   }
-  return { markup: html`${blocks}`, totals }
 }
 
 /**

@@ -1,29 +1,17 @@
-import {
-  type AssistantImageDeltaEvent,
-  type AssistantMessage,
-  type HistoryEvent,
-  joinText,
-  joinThinking,
-  type ReplayEvent,
-  type ResponseCompleteEvent,
-  serverToolsOf,
-  type ToolCallEvent,
-  type ToolResultEvent,
-  type ToolResultMessage,
-  toolResultEventStatus,
-  type UsageEvent,
-} from '@kode/protocol'
+import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
+import { type ReplayContext, SessionReplay, type SubSessionHistories } from './session-replay.js'
 
-/** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
-export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
+export type { SubSessionHistories } from './session-replay.js'
 
-/** Options of `deriveReplayEvents`. */
+/** Options of `deriveReplayEvents` and `createReplayDeriver`. */
 export interface ReplayOptions {
   /** The session id every derived event carries (default `''`). */
   sessionId?: string | undefined
   /**
    * Sub-agent sessions to replay inline: a tool result linking a child session
-   * (`uiExtra: { type: 'session', sessionId }`) is preceded by that session's own replay.
+   * (`uiExtra: { type: 'session', sessionId }`) is preceded by that session's own replay. The
+   * deriver of `createReplayDeriver` looks a session up when the record linking it is replayed,
+   * so a map that grows as the history is read serves it too.
    */
   subSessions?: SubSessionHistories | undefined
 }
@@ -54,355 +42,185 @@ export interface ReplayOptions {
  *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the
  *   sub-agent's session id, as it did live, unless the sub-agent's replay shows it inline (its
  *   session is among `subSessions` and the parent's call has its result); the parent's call that
- *   waits for it is replayed with its result, in a later task.
+ *   waits for it is replayed with its result, in a later task. A decision, progress or result that
+ *   comes with no turn open (a task carried on by `agent.continue`) opens a turn without a
+ *   response, as `continue` does live.
  *
  * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
- * assistant message); a turn's closing events carry the time of its latest record.
+ * assistant message); a turn's closing events carry the time of its latest record. To replay a
+ * history as it is read, without holding all of it, use `createReplayDeriver`.
  */
 export function deriveReplayEvents(
   history: readonly HistoryEvent[],
   options: ReplayOptions = {},
 ): ReplayEvent[] {
+  const deriver = createReplayDeriver(options)
+  const events = deriver.push(history)
+  for (const event of deriver.end()) events.push(event)
+  return events
+}
+
+/**
+ * Derives a replay piece by piece, for a history read in batches (`SessionStore.readBatches`):
+ * the concatenation of what `push` and `end` return is exactly `deriveReplayEvents` of the whole
+ * history, however it was split. Records whose events depend on records not read yet are held
+ * until those arrive: a tool result until the next message (is it the last of its turn?), and a
+ * sub-agent's approval request until the result of the call that ran the sub-agent (is it shown
+ * inline?). So a deriver holds at most a few records, unless a history ends waiting for approval.
+ */
+export interface ReplayDeriver {
+  /** Takes the next records of the history, in order; returns the events they complete. */
+  push(records: readonly HistoryEvent[]): ReplayEvent[]
+  /** Ends the history: returns the events of the records still held and closes the last turn. */
+  end(): ReplayEvent[]
+}
+
+/** A `ReplayDeriver` for one session's history (see `deriveReplayEvents` for the rules). */
+export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver {
+  return replayDeriver(options, false)
+}
+
+/**
+ * `createReplayDeriver`; with `linksGrow`, for a `subSessions` map that gains each sub-agent
+ * session when the record linking it is read (`replaySessionBatches`): a sub-agent's approval
+ * request is then also held until its session is linked, or the history ends, since whether it
+ * shows depends on a link anywhere in the history.
+ */
+export function replayDeriver(options: ReplayOptions, linksGrow: boolean): ReplayDeriver {
   const sessionId = options.sessionId ?? ''
-  const out: ReplayEvent[] = []
   const context: ReplayContext = {
-    out,
+    out: [],
     subSessions: options.subSessions ?? new Map(),
     seen: new Set([sessionId]),
+    replayChild(childId, history) {
+      // A child's history comes whole, and its links were loaded with it.
+      const child = new IncrementalReplay(childId, context, false)
+      child.push(history)
+      child.end()
+    },
   }
-  new SessionReplay(sessionId, context).run(history)
-  return out
+  const replay = new IncrementalReplay(sessionId, context, linksGrow)
+  let ended = false
+  const collect = (run: () => void): ReplayEvent[] => {
+    if (ended) throw new Error('the replay deriver has ended: create a new one')
+    const out: ReplayEvent[] = []
+    context.out = out
+    run()
+    return out
+  }
+  return {
+    push: (records) => collect(() => replay.push(records)),
+    end: () => {
+      const out = collect(() => replay.end())
+      ended = true
+      return out
+    },
+  }
 }
 
-interface ReplayContext {
-  out: ReplayEvent[]
-  subSessions: SubSessionHistories
-  /** Sessions already replayed, so a link cycle cannot recurse forever. */
-  seen: Set<string>
-}
-
-/** Replays one session's history into the shared output. */
-class SessionReplay {
-  private turnOpen = false
-  private turnAborted = false
-  private lastTimestamp = 0
-  /** Tool calls of the open turn whose `tool_call` event waits for their result. */
-  private readonly pendingCalls = new Map<string, ToolCallEvent>()
-  /** Calls whose approval was requested and not decided yet, with the request's response id. */
-  private readonly awaitingApproval = new Map<string, string | undefined>()
-  /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
-  private readonly suspendedCalls = new Set<string>()
-  /** Calls whose `tool_call` was replayed ahead of their result (before their progress). */
-  private readonly announced = new Set<string>()
-  /** Ids of the calls the history has a result for. */
-  private answered = new Set<string>()
+/**
+ * Feeds a `SessionReplay` the records it can replay so far and holds the rest: what a record's
+ * replay depends on is looked up in the records read so far, and a record whose answer may still
+ * come waits (with every record after it, to keep the order) until it does, or the history ends.
+ */
+class IncrementalReplay {
+  /** Records read and not replayed yet, in order. */
+  private pending: HistoryEvent[] = []
+  /** Ids of the calls the records read so far have a result for. */
+  private readonly answered = new Set<string>()
+  private readonly replay: SessionReplay
 
   constructor(
-    private readonly sessionId: string,
+    sessionId: string,
     private readonly context: ReplayContext,
-  ) {}
+    private readonly linksGrow: boolean,
+  ) {
+    this.replay = new SessionReplay(sessionId, context, this.answered)
+  }
 
-  run(history: readonly HistoryEvent[]): void {
-    for (const record of history)
+  push(records: readonly HistoryEvent[]): void {
+    for (const record of records)
       if ('role' in record && record.role === 'tool') this.answered.add(record.toolCallId)
-    for (let i = 0; i < history.length; i++) this.take(history, i)
-    this.closeTurn()
+    if (this.pending.length === 0) {
+      // The usual case, and the whole of `deriveReplayEvents`: replayed straight from the input.
+      const stop = this.drain(records, false)
+      for (let i = stop; i < records.length; i++) this.pending.push(records[i]!)
+      return
+    }
+    for (const record of records) this.pending.push(record)
+    const stop = this.drain(this.pending, false)
+    if (stop > 0) this.pending = this.pending.slice(stop)
   }
 
-  private emit(event: ReplayEvent): void {
-    this.context.out.push(event)
-    this.lastTimestamp = Math.max(this.lastTimestamp, event.timestamp)
-  }
-
-  private take(history: readonly HistoryEvent[], index: number): void {
-    const event = history[index]!
-    const sessionId = this.sessionId
-    const timestamp = event.createdAt
-    if ('role' in event) {
-      switch (event.role) {
-        case 'system':
-          return
-        case 'user': {
-          this.closeTurn()
-          const images = event.parts.filter((part) => part.type !== 'text')
-          const content = joinText(event.parts)
-          const { mode, modeContext } = event
-          this.emit({
-            type: 'user_message',
-            sessionId,
-            timestamp,
-            content,
-            ...(images.length ? { images } : {}),
-            ...(mode !== undefined ? { mode } : {}),
-            ...(modeContext !== undefined ? { modeContext } : {}),
-          })
-          return
-        }
-        case 'developer':
-          this.closeTurn()
-          this.emit({ type: 'developer_message', sessionId, timestamp, item: event })
-          return
-        case 'assistant':
-          this.closeTurn()
-          this.assistant(event)
-          return
-        case 'tool':
-          this.toolResult(event, isLastInTurn(history, index))
-          return
-        default: {
-          const unknown: never = event
-          void unknown
-          return
-        }
-      }
-    }
-    switch (event.type) {
-      case 'error':
-        this.emit({
-          type: 'error',
-          sessionId,
-          timestamp,
-          errorMessage: event.message,
-          canRetry: event.canRetry,
-        })
-        return
-      case 'interrupt':
-        this.emit({ type: 'interrupt', sessionId, timestamp })
-        return
-      case 'task_metadata':
-        this.closeTurn()
-        this.emit({ type: 'task_metadata', sessionId, timestamp, metadata: event.metadata })
-        return
-      case 'compaction': {
-        // A marker between turns: the records it summarised were replayed above, as they happened.
-        this.closeTurn()
-        const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
-        this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
-        this.emit({
-          type: 'compaction_end',
-          sessionId,
-          timestamp,
-          reason,
-          compacted: true,
-          tokensBefore,
-          tokensAfter,
-          summary,
-          firstKeptId,
-        })
-        return
-      }
-      case 'approval_request': {
-        const { toolCallId, toolName, responseId, subAgentCall } = event
-        if (subAgentCall) {
-          this.suspendedCalls.add(subAgentCall.toolCallId)
-          if (this.replaysInline(subAgentCall)) return
-        }
-        this.awaitingApproval.set(toolCallId, responseId)
-        this.emit({
-          type: 'tool_approval_request',
-          sessionId: event.sessionId ?? sessionId,
-          timestamp,
-          ...(responseId !== undefined ? { responseId } : {}),
-          toolCallId,
-          toolName,
-          arguments: event.arguments,
-        })
-        return
-      }
-      case 'approval_decision': {
-        const { toolCallId, toolName, approved, reason } = event
-        if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
-        const responseId = this.awaitingApproval.get(toolCallId)
-        this.awaitingApproval.delete(toolCallId)
-        this.emit({
-          type: 'tool_approval_decision',
-          sessionId: event.sessionId ?? sessionId,
-          timestamp,
-          ...(responseId !== undefined ? { responseId } : {}),
-          toolCallId,
-          toolName,
-          approved,
-          ...(reason !== undefined ? { reason } : {}),
-        })
-        return
-      }
-      case 'tool_progress': {
-        const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
-        // Progress comes from a running call: its `tool_call` is replayed first.
-        const call = this.pendingCalls.get(toolCallId)
-        if (call && !this.announced.has(toolCallId)) {
-          this.announced.add(toolCallId)
-          this.emit(call)
-        }
-        this.emit({
-          type: 'tool_progress',
-          sessionId,
-          timestamp,
-          ...(responseId !== undefined ? { responseId } : {}),
-          toolCallId,
-          toolName,
-          message,
-          siblingToolCallIds,
-        })
-        return
-      }
-      default: {
-        const unknown: never = event
-        void unknown
-      }
-    }
-  }
-
-  private assistant(message: AssistantMessage): void {
-    const { sessionId } = this
-    const { createdAt: timestamp, responseId, parts } = message
-    this.emit({ type: 'turn_start', sessionId, timestamp })
-    this.turnOpen = true
-    this.turnAborted = message.stopReason === 'aborted'
-    // Literal objects, not spreads: replaying a long session builds hundreds of thousands of them.
-    for (const part of parts) {
-      // Images stream before the response completes, so they are replayed before it too.
-      if (part.type === 'image_file' || part.type === 'image_url') {
-        const image: AssistantImageDeltaEvent = { type: 'assistant_image_delta', sessionId, timestamp }
-        if (responseId !== undefined) image.responseId = responseId
-        if (part.type === 'image_file') image.filePath = part.path
-        else image.url = part.url
-        this.emit(image)
-      }
-    }
-    const complete: ResponseCompleteEvent =
-      responseId === undefined
-        ? { type: 'response_complete', sessionId, timestamp, content: joinText(parts) }
-        : { type: 'response_complete', sessionId, timestamp, responseId, content: joinText(parts) }
-    const thinkingText = joinThinking(parts)
-    if (thinkingText !== undefined) complete.thinkingText = thinkingText
-    const serverTools = serverToolsOf(parts)
-    if (serverTools !== undefined) complete.serverTools = serverTools
-    this.emit(complete)
-    if (message.usage && !message.isApiError && message.stopReason !== 'error') {
-      const usage: UsageEvent =
-        responseId === undefined
-          ? { type: 'usage', sessionId, timestamp, usage: message.usage }
-          : { type: 'usage', sessionId, timestamp, responseId, usage: message.usage }
-      if (message.costUsd !== undefined) usage.costUsd = message.costUsd
-      this.emit(usage)
-    }
-    for (const part of parts) {
-      if (part.type !== 'tool_call') continue
-      const call: ToolCallEvent =
-        responseId === undefined
-          ? {
-              type: 'tool_call',
-              sessionId,
-              timestamp,
-              toolCallId: part.id,
-              toolName: part.name,
-              arguments: part.argumentsJson,
-            }
-          : {
-              type: 'tool_call',
-              sessionId,
-              timestamp,
-              responseId,
-              toolCallId: part.id,
-              toolName: part.name,
-              arguments: part.argumentsJson,
-            }
-      this.pendingCalls.set(part.id, call)
-    }
-  }
-
-  private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
-    const { sessionId } = this
-    const timestamp = result.createdAt
-    const call = this.pendingCalls.get(result.toolCallId)
-    if (call) {
-      this.pendingCalls.delete(result.toolCallId)
-      if (!this.announced.delete(result.toolCallId)) this.emit(call)
-    }
-    if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
-    const responseId = call?.responseId
-    const { toolCallId, toolName, outputText } = result
-    const status = toolResultEventStatus(result.status)
-    const event: ToolResultEvent =
-      responseId === undefined
-        ? {
-            type: 'tool_result',
-            sessionId,
-            timestamp,
-            toolCallId,
-            toolName,
-            result: outputText,
-            status,
-            isLastInTurn,
-          }
-        : {
-            type: 'tool_result',
-            sessionId,
-            timestamp,
-            responseId,
-            toolCallId,
-            toolName,
-            result: outputText,
-            status,
-            isLastInTurn,
-          }
-    if (result.uiExtra) event.uiExtra = result.uiExtra
-    if (result.taskMetadata) event.taskMetadata = result.taskMetadata
-    this.emit(event)
-    if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
-      this.emit({ type: 'todo_change', sessionId, timestamp, todos: result.uiExtra.todos })
-    }
-    if (result.status === 'aborted') this.emit({ type: 'interrupt', sessionId, timestamp })
+  end(): void {
+    this.drain(this.pending, true)
+    this.pending = []
+    this.replay.closeTurn()
   }
 
   /**
-   * Whether a sub-agent's pending call, recorded in this session too, is shown by the sub-agent's
-   * own replay (its session is given and the call that ran it has a result here), so it is not
-   * shown twice. Otherwise it is replayed here, with the sub-agent's session id, as it was live.
+   * Whether replaying the sub-agent session `childId` inline (and the sessions it links) would
+   * ask whether a session is linked that is not linked yet: a sub-agent's approval request in
+   * them names one. Then the link waits, like such a request in this session.
    */
-  private replaysInline(via: { toolCallId: string; sessionId: string }): boolean {
-    return (
-      this.answered.has(via.toolCallId) &&
-      this.context.subSessions.has(via.sessionId) &&
-      !this.context.seen.has(via.sessionId)
-    )
+  private waitsForLinks(childId: string): boolean {
+    const { subSessions, seen } = this.context
+    const visited = new Set<string>()
+    const visit = (id: string): boolean => {
+      const history = subSessions.get(id)
+      if (!history || seen.has(id) || visited.has(id)) return false
+      visited.add(id)
+      for (const record of history) {
+        if ('role' in record) {
+          if (record.role === 'tool' && record.uiExtra?.type === 'session' && visit(record.uiExtra.sessionId))
+            return true
+        } else if (record.type === 'approval_request' && record.subAgentCall) {
+          const named = record.subAgentCall.sessionId
+          if (!subSessions.has(named) && !seen.has(named)) return true
+        }
+      }
+      return false
+    }
+    return visit(childId)
   }
 
-  private subSession(childId: string): void {
-    const history = this.context.subSessions.get(childId)
-    if (!history || this.context.seen.has(childId)) return
-    this.context.seen.add(childId)
-    new SessionReplay(childId, this.context).run(history)
-  }
-
-  private closeTurn(): void {
-    if (!this.turnOpen) return
-    const timestamp = this.lastTimestamp
-    // Calls that never got a result are still shown, at the end of their turn; a call that awaits
-    // approval runs later (its result follows the decision, in a later task). Usually there are
-    // none, and a turn then costs no iterator.
-    if (this.pendingCalls.size > 0) {
-      for (const [id, call] of this.pendingCalls) {
-        if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
-        if (!this.announced.delete(id)) this.emit(call)
-        this.pendingCalls.delete(id)
+  /** Replays `records` in order until one must wait; returns its index (the length when none). */
+  private drain(records: readonly HistoryEvent[], ended: boolean): number {
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!
+      if (!('role' in record)) {
+        if (!ended && record.type === 'approval_request' && record.subAgentCall) {
+          const { toolCallId, sessionId } = record.subAgentCall
+          if (!this.answered.has(toolCallId)) return i
+          const { subSessions, seen } = this.context
+          if (this.linksGrow && !subSessions.has(sessionId) && !seen.has(sessionId)) return i
+        }
+        this.replay.record(record)
+      } else if (record.role === 'tool') {
+        const last = isLastInTurn(records, i)
+        if (last === undefined && !ended) return i
+        if (this.linksGrow && !ended && record.uiExtra?.type === 'session') {
+          if (this.waitsForLinks(record.uiExtra.sessionId)) return i
+        }
+        this.replay.message(record, last ?? true)
+      } else {
+        this.replay.message(record, false)
       }
     }
-    // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
-    if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
-    this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
-    this.turnOpen = false
-    this.turnAborted = false
+    return records.length
   }
 }
 
-/** True unless another tool result follows before the turn can end (records in between are skipped). */
-function isLastInTurn(history: readonly HistoryEvent[], index: number): boolean {
-  for (let i = index + 1; i < history.length; i++) {
-    const next = history[i]!
+/**
+ * Whether the tool result at `index` is the last of its turn: true unless another tool result
+ * follows before the turn can end (records in between are skipped); `undefined` while the records
+ * so far do not tell.
+ */
+function isLastInTurn(records: readonly HistoryEvent[], index: number): boolean | undefined {
+  for (let i = index + 1; i < records.length; i++) {
+    const next = records[i]!
     if ('role' in next) return next.role !== 'tool'
     if (next.type === 'task_metadata') return true
   }
-  return true
+  return undefined
 }

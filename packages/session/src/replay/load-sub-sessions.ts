@@ -1,8 +1,8 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
 import { SessionError } from '../errors.js'
 import { isValidSessionId } from '../session-id.js'
-import type { SessionStore } from '../store/session-store.js'
-import { deriveReplayEvents } from './derive-replay.js'
+import type { ReadBatchesOptions, SessionStore } from '../store/session-store.js'
+import { deriveReplayEvents, replayDeriver } from './derive-replay.js'
 
 /**
  * Loads every sub-agent session a history links (tool results with
@@ -14,12 +14,27 @@ export async function loadSubSessions(
   history: readonly HistoryEvent[],
 ): Promise<Map<string, HistoryEvent[]>> {
   const loaded = new Map<string, HistoryEvent[]>()
-  let frontier: (readonly HistoryEvent[])[] = [history]
+  await loadLinked(store, history, loaded, new Set())
+  return loaded
+}
+
+/**
+ * Adds to `loaded` the sessions `records` link that it lacks, and the sessions those link, except
+ * the ones in `skip` (and those missing from the store).
+ */
+export async function loadLinked(
+  store: SessionStore,
+  records: readonly HistoryEvent[],
+  loaded: Map<string, HistoryEvent[]>,
+  skip: ReadonlySet<string>,
+): Promise<void> {
+  let frontier: (readonly HistoryEvent[])[] = [records]
   while (frontier.length > 0) {
     const ids = new Set<string>()
     for (const events of frontier) {
-      for (const id of linkedSessions(events)) if (!loaded.has(id)) ids.add(id)
+      for (const id of linkedSessions(events)) if (!loaded.has(id) && !skip.has(id)) ids.add(id)
     }
+    if (ids.size === 0) return
     const children = await Promise.all(
       [...ids].map(async (id) => [id, await readIfPresent(store, id)] as const),
     )
@@ -30,15 +45,73 @@ export async function loadSubSessions(
       frontier.push(events)
     }
   }
-  return loaded
 }
 
-/** Reads a session from a store and derives its replay, sub-agent sessions included (see `deriveReplayEvents`). */
-export async function replaySession(store: SessionStore, sessionId: string): Promise<ReplayEvent[]> {
-  const history = await store.read(sessionId)
-  const subSessions = await loadSubSessions(store, history)
-  subSessions.delete(sessionId)
-  return deriveReplayEvents(history, { sessionId, subSessions })
+/** Options of `replaySession` and `replaySessionBatches`. */
+export interface ReplaySessionOptions {
+  /** Records read per batch where the store reads in batches (`readBatches`); default 1,000. */
+  batchSize?: number | undefined
+  /** Ends the replay, which then throws the signal's reason. */
+  signal?: AbortSignal | undefined
+}
+
+/**
+ * Reads a session from a store and derives its replay, sub-agent sessions included (see
+ * `deriveReplayEvents`). A store with `readBatches` is read a batch at a time, so only the events
+ * are held, not the history too (see `replaySessionBatches`).
+ */
+export async function replaySession(
+  store: SessionStore,
+  sessionId: string,
+  options: ReplaySessionOptions = {},
+): Promise<ReplayEvent[]> {
+  let events: ReplayEvent[] | undefined
+  for await (const batch of replaySessionBatches(store, sessionId, options)) {
+    if (events === undefined) events = batch
+    else for (const event of batch) events.push(event)
+  }
+  return events ?? []
+}
+
+/**
+ * Replays a session as it is read: yields its replay events a batch at a time (each batch the
+ * events of one batch of records, so never empty), the same events, in the same order, as
+ * `replaySession`. Sub-agent sessions are loaded (whole) as the records linking them are read.
+ * With a store that lacks `readBatches`, the history is read whole and its replay comes as one
+ * batch. Fails as the store's read does; aborting `signal` throws its reason.
+ *
+ * Memory holds the events and the sub-agent histories, and a few records at a time. Whether a
+ * sub-agent's approval request shows depends on whether its session is linked anywhere in the
+ * history, so when that session is not linked yet (or missing: deleted), the records from the
+ * request on are held until it is, or the history ends.
+ */
+export async function* replaySessionBatches(
+  store: SessionStore,
+  sessionId: string,
+  options: ReplaySessionOptions = {},
+): AsyncGenerator<ReplayEvent[]> {
+  const { signal } = options
+  if (!store.readBatches) {
+    const history = await store.read(sessionId)
+    const subSessions = await loadSubSessions(store, history)
+    subSessions.delete(sessionId)
+    signal?.throwIfAborted()
+    const events = deriveReplayEvents(history, { sessionId, subSessions })
+    if (events.length > 0) yield events
+    return
+  }
+  const subSessions = new Map<string, HistoryEvent[]>()
+  const root = new Set([sessionId])
+  const deriver = replayDeriver({ sessionId, subSessions }, true)
+  const read: ReadBatchesOptions = { batchSize: options.batchSize, signal }
+  for await (const batch of store.readBatches(sessionId, read)) {
+    await loadLinked(store, batch, subSessions, root)
+    signal?.throwIfAborted()
+    const events = deriver.push(batch)
+    if (events.length > 0) yield events
+  }
+  const rest = deriver.end()
+  if (rest.length > 0) yield rest
 }
 
 function* linkedSessions(history: readonly HistoryEvent[]): Generator<string> {

@@ -13,9 +13,17 @@ import {
   sortNewestFirst,
 } from '../session-info.js'
 import { encodeRecords } from './encode-records.js'
+import { followStart } from './follow-start.js'
 import { LeaseRegistry } from './leases.js'
-import type { FollowedRecord, FollowOptions, SessionLease, SessionStore } from './session-store.js'
-import { followStart, Wakers } from './wakers.js'
+import {
+  type FollowedRecord,
+  type FollowOptions,
+  type ReadBatchesOptions,
+  readBatchSize,
+  type SessionLease,
+  type SessionStore,
+} from './session-store.js'
+import { Wakers } from './wakers.js'
 
 /** Options of `createMemorySessionStore`. */
 export type MemorySessionStoreOptions = StoreClock
@@ -69,6 +77,24 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     }
   }
 
+  /** Decodes the lines held when the read starts, a batch at a time (see `SessionStore.readBatches`). */
+  async function* readBatches(
+    sessionId: string,
+    options?: ReadBatchesOptions,
+  ): AsyncGenerator<HistoryEvent[]> {
+    const batchSize = readBatchSize(options)
+    const signal = options?.signal
+    signal?.throwIfAborted()
+    const { lines } = get(sessionId)
+    const count = lines.length
+    for (let from = 0; from < count; from += batchSize) {
+      const batch = lines.slice(from, Math.min(count, from + batchSize)).map(decodeHistoryEvent)
+      signal?.throwIfAborted()
+      if (closed) throw storeClosed()
+      yield batch
+    }
+  }
+
   return {
     async create(init: CreateSessionInit = {}) {
       open()
@@ -103,6 +129,7 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
     async read(sessionId: string) {
       return get(sessionId).lines.map(decodeHistoryEvent)
     },
+    readBatches,
     async info(sessionId: string) {
       open()
       assertSessionId(sessionId)

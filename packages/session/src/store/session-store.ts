@@ -26,6 +26,21 @@ export interface SessionStore {
   acquire(sessionId: string): Promise<SessionLease>
   /** The session's whole history, in append order. Fails with `session_not_found`. */
   read(sessionId: string): Promise<HistoryEvent[]>
+  /**
+   * Reads the session's history like `read`, but hands the records out in batches (at most
+   * `batchSize` each, in append order) as they are decoded, so a caller that derives something
+   * from them (`replaySession`, `exportSessionHtml`) never holds the whole history. The records
+   * are those `read` returns: a read while appends happen yields a prefix of the history, every
+   * record whole and exactly once. Fails as `read` does (`session_not_found`, a corrupt record,
+   * a refused link), after yielding the batches before the fault; fails with `store_closed` when
+   * the store closes during the read. Aborting `signal` ends the read by throwing the signal's
+   * reason (an `AbortError` unless you gave one). Breaking out of the loop ends the read and
+   * releases its file or connection.
+   *
+   * Optional, so that a store written for an earlier release still fits; the file store, the
+   * memory store and the Postgres store have it. Callers fall back to `read` without it.
+   */
+  readBatches?(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
   /** The session's metadata, or `undefined` when there is no such session. */
   info(sessionId: string): Promise<SessionInfo | undefined>
   /** Changes title, model or provider. Fails with `session_not_found`. */
@@ -52,6 +67,28 @@ export interface SessionStore {
   follow?(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
   /** Finishes pending writes and releases locks and file handles. The store is unusable after. */
   close(): Promise<void>
+}
+
+/** Options of `SessionStore.readBatches`. */
+export interface ReadBatchesOptions {
+  /** The most records one batch holds: a positive integer, default 1,000. */
+  batchSize?: number | undefined
+  /** Ends the read, which then throws the signal's reason. */
+  signal?: AbortSignal | undefined
+}
+
+/** `readBatches`' default batch size: large enough that per-batch costs vanish, small enough to stay in the young heap. */
+export const DEFAULT_READ_BATCH_SIZE = 1000
+
+/** The batch size `options` ask for; a `TypeError` unless it is a positive integer. */
+export function readBatchSize(options: ReadBatchesOptions | undefined): number {
+  const size = options?.batchSize ?? DEFAULT_READ_BATCH_SIZE
+  if (!Number.isSafeInteger(size) || size < 1) {
+    throw new TypeError(
+      `readBatches: batchSize must be a positive integer, got ${String(options?.batchSize)}`,
+    )
+  }
+  return size
 }
 
 /** Options of `SessionStore.follow`. */

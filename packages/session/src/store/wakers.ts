@@ -29,11 +29,3 @@ export class Wakers {
     for (const sessionId of [...this.#waiting.keys()]) this.wake(sessionId)
   }
 }
-
-/** Checks `FollowOptions.from`: a position is a non-negative integer. */
-export function followStart(from: number | undefined): number {
-  const start = from ?? 0
-  if (!Number.isSafeInteger(start) || start < 0)
-    throw new TypeError(`follow: from must be a non-negative integer, got ${String(from)}`)
-  return start
-}

@@ -85,6 +85,8 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
   return (event, out) => {
     const data = parseEventJson(event.data, errors) as AnthropicEvent
     switch (data.type) {
+      case 'content_block_delta':
+        return blockDelta(blocks, data.index, data.delta, out)
       case 'message_start': {
         const message = data.message
         const id = message?.id
@@ -112,8 +114,6 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
       }
       case 'content_block_start':
         return blocks.start(out, data.index, data.content_block, false)
-      case 'content_block_delta':
-        return blockDelta(blocks, data.index, data.delta, out)
       case 'content_block_stop':
         return blocks.stop(out, data.index)
       case 'message_delta': {
@@ -157,6 +157,10 @@ function keepContainer(container: unknown, out: Parameters<EventMapper>[1]): voi
     out.responseFields({ format: 'anthropic', fields: { container } })
 }
 
+/**
+ * A `content_block_delta`: the event of nearly every token, so its cases are plain comparisons in
+ * one function. A field of another type (a hostile or broken server) counts as no text.
+ */
 function blockDelta(
   blocks: AnthropicBlocks,
   index: number,
@@ -164,24 +168,30 @@ function blockDelta(
   out: Parameters<EventMapper>[1],
 ): void {
   if (!delta) return
-  if (isBlock(delta, 'text_delta')) out.text(text(delta.text))
-  else if (isBlock(delta, 'thinking_delta')) out.thinking(text(delta.thinking))
-  else if (isBlock(delta, 'signature_delta')) {
-    if (typeof delta.signature === 'string' && delta.signature)
-      out.signature(delta.signature, { format: 'anthropic' })
-  } else if (isBlock(delta, 'input_json_delta')) blocks.inputJson(out, index, text(delta.partial_json))
-}
-
-/** A delta's text; a field of another type (a hostile or broken server) counts as none. */
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : ''
-}
-
-function isBlock<T extends { type: string }, K extends string>(
-  value: T,
-  type: K,
-): value is Extract<T, { type: K }> {
-  return value.type === type
+  switch (delta.type) {
+    case 'text_delta': {
+      const text = (delta as { text?: unknown }).text
+      out.text(typeof text === 'string' ? text : '')
+      return
+    }
+    case 'input_json_delta': {
+      const json = (delta as { partial_json?: unknown }).partial_json
+      blocks.inputJson(out, index, typeof json === 'string' ? json : '')
+      return
+    }
+    case 'thinking_delta': {
+      const thinking = (delta as { thinking?: unknown }).thinking
+      out.thinking(typeof thinking === 'string' ? thinking : '')
+      return
+    }
+    case 'signature_delta': {
+      const signature = (delta as { signature?: unknown }).signature
+      if (typeof signature === 'string' && signature) out.signature(signature, { format: 'anthropic' })
+      return
+    }
+    default:
+      return
+  }
 }
 
 /** `stop_details` -> the message's `stopDetails`: its category and explanation, when it has either. */

@@ -75,6 +75,22 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
     }
   }
 
+  const mapPart = (part: GoogleResponsePart, out: ResponseBuilder) => {
+    if (part.functionCall) mapCall(part.functionCall, out)
+    else if (typeof part.text === 'string') {
+      if (part.thought) out.thinking(part.text)
+      else out.text(part.text)
+    } else if (part.inlineData?.data) {
+      const { mimeType = 'application/octet-stream', data } = part.inlineData
+      out.image({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
+    }
+    if (part.thoughtSignature) {
+      // Whole signatures, one per signed part: never joined with the one before.
+      out.endBlock()
+      out.signature(part.thoughtSignature, { format: 'google' })
+    }
+  }
+
   return (event, out) => {
     const chunk = parseEventJson(event.data, errors) as GoogleChunk
     if (chunk.error) throw errorFromPayload(chunk, errors)
@@ -87,21 +103,11 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
       if (usage) out.usage(usage)
     }
     const candidate = chunk.candidates?.[0]
-    for (const part of candidate?.content?.parts ?? []) {
-      if (part.functionCall) mapCall(part.functionCall, out)
-      else if (typeof part.text === 'string') {
-        if (part.thought) out.thinking(part.text)
-        else out.text(part.text)
-      } else if (part.inlineData?.data) {
-        const { mimeType = 'application/octet-stream', data } = part.inlineData
-        out.image({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
-      }
-      if (part.thoughtSignature) {
-        // Whole signatures, one per signed part: never joined with the one before.
-        out.endBlock()
-        out.signature(part.thoughtSignature, { format: 'google' })
-      }
-    }
+    const parts = candidate?.content?.parts
+    // Indexed for the usual array: `for...of` costs an iterator per chunk, and chunks come once per
+    // token. Anything else goes through `for...of`, which fails on a value that is not iterable.
+    if (Array.isArray(parts)) for (let i = 0; i < parts.length; i++) mapPart(parts[i]!, out)
+    else if (parts) for (const part of parts as Iterable<GoogleResponsePart>) mapPart(part, out)
     const finish = candidate?.finishReason
     if (finish) {
       // A call still streaming when the model stops normally lost only its closing part; cut by

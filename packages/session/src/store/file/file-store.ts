@@ -15,8 +15,14 @@ import {
 } from '../../session-info.js'
 import { encodeRecords } from '../encode-records.js'
 import { LeaseRegistry } from '../leases.js'
-import type { SessionLease, SessionStore, StoreWarning } from '../session-store.js'
-import { countLines, readHistoryFile } from './history-file.js'
+import {
+  type ReadBatchesOptions,
+  readBatchSize,
+  type SessionLease,
+  type SessionStore,
+  type StoreWarning,
+} from '../session-store.js'
+import { countLines, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
@@ -110,6 +116,17 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     return done
   }
 
+  /** The paths of a session that exists, for reading it. */
+  const readable = async (sessionId: string) => {
+    check(sessionId)
+    const paths = sessionPaths(root, sessionId)
+    await assertNotLink(paths.dir, sessionId)
+    if (!(await ownWriter(sessionId)) && !(await readMetaFile(paths.meta, sessionId))) {
+      throw sessionNotFound(sessionId)
+    }
+    return paths
+  }
+
   const info = async (sessionId: string) => {
     check(sessionId)
     const writer = await ownWriter(sessionId)
@@ -170,15 +187,26 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     },
 
     async read(sessionId: string) {
-      check(sessionId)
-      const paths = sessionPaths(root, sessionId)
-      await assertNotLink(paths.dir, sessionId)
-      if (!(await ownWriter(sessionId)) && !(await readMetaFile(paths.meta, sessionId))) {
-        throw sessionNotFound(sessionId)
-      }
+      const paths = await readable(sessionId)
       const { events, torn } = await readHistoryFile(paths.history, sessionId)
       if (torn) warn({ type: 'torn_tail', sessionId, file: paths.history, ...torn })
       return events
+    },
+
+    async *readBatches(sessionId: string, options?: ReadBatchesOptions) {
+      const batchSize = readBatchSize(options)
+      const signal = options?.signal
+      signal?.throwIfAborted()
+      const paths = await readable(sessionId)
+      const batches = readHistoryBatches(paths.history, sessionId, {
+        batchSize,
+        signal,
+        onTorn: (torn) => warn({ type: 'torn_tail', sessionId, file: paths.history, ...torn }),
+      })
+      for await (const batch of batches) {
+        if (closed) throw storeClosed()
+        yield batch
+      }
     },
 
     async update(sessionId: string, patch: SessionPatch) {

@@ -16,30 +16,74 @@ const NEWLINE = 0x0a
 /** A history file's records, plus the cut-off last line if there was one (it was not decoded). */
 export interface HistoryFileContents {
   events: HistoryEvent[]
-  torn?: { line: number; bytes: number }
+  torn?: TornTail
+}
+
+/** The cut-off last line of a history file: its 1-based line number and its length in bytes. */
+export interface TornTail {
+  line: number
+  bytes: number
+}
+
+/** Options of `readHistoryBatches`. */
+export interface HistoryBatchOptions {
+  /** Records per batch at most; `Infinity` yields the whole file as one batch. */
+  batchSize: number
+  /** Checked before every read from the file and every batch: aborting throws its reason. */
+  signal?: AbortSignal | undefined
+  /** Told about a cut-off last line, after the last batch. */
+  onTorn?: ((torn: TornTail) => void) | undefined
 }
 
 /**
- * Reads and decodes a history file chunk by chunk, so memory tracks the decoded history and not
- * the file size twice over. A file that is a symbolic link is refused (`symlink_refused`). A last line without its newline is a write cut short by a crash: it is
- * returned as `torn` and not decoded. Any other undecodable line throws `CorruptHistoryError`
- * naming the file and the 1-based line number. Returns no events for a missing file.
+ * Reads and decodes a history file, returning every record (see `readHistoryBatches`). Returns no
+ * events for a missing file.
  */
 export async function readHistoryFile(file: string, sessionId: string): Promise<HistoryFileContents> {
+  let torn: TornTail | undefined
+  let events: HistoryEvent[] = []
+  const batches = readHistoryBatches(file, sessionId, {
+    batchSize: Number.POSITIVE_INFINITY,
+    onTorn: (tail) => {
+      torn = tail
+    },
+  })
+  // One batch: the whole file.
+  for await (const batch of batches) events = batch
+  return torn ? { events, torn } : { events }
+}
+
+/**
+ * Reads and decodes a history file chunk by chunk, handing out the records in batches of at most
+ * `batchSize` as they are decoded, so memory tracks what the caller keeps and not the file size
+ * twice over. A file that is a symbolic link is refused (`symlink_refused`). A last line without
+ * its newline is a write cut short by a crash (or one in progress): it is reported to `onTorn` and
+ * not decoded. Any other undecodable line throws `CorruptHistoryError` naming the file and the
+ * 1-based line number, after the batches before it. Yields nothing for a missing file. The file is
+ * closed when the iteration ends, whichever way.
+ */
+export async function* readHistoryBatches(
+  file: string,
+  sessionId: string,
+  options: HistoryBatchOptions,
+): AsyncGenerator<HistoryEvent[]> {
+  const { batchSize, signal } = options
+  signal?.throwIfAborted()
   let handle: FileHandle
   try {
     handle = await openNoFollow(file, READ, sessionId)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { events: [] }
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return
     throw error
   }
-  const events: HistoryEvent[] = []
+  let events: HistoryEvent[] = []
   let line = 0
   // `buffer[0, kept)` holds the start of a line whose end has not been read yet.
   let buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES)
   let kept = 0
   try {
     for (;;) {
+      signal?.throwIfAborted()
       if (kept === buffer.length) buffer = grow(buffer)
       const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
       if (bytesRead === 0) break
@@ -66,6 +110,11 @@ export async function readHistoryFile(file: string, sessionId: string): Promise<
           } catch (cause) {
             throw new CorruptHistoryError(sessionId, file, line, cause)
           }
+          if (events.length >= batchSize) {
+            signal?.throwIfAborted()
+            yield events
+            events = []
+          }
         }
         from = to + 1
       }
@@ -74,7 +123,11 @@ export async function readHistoryFile(file: string, sessionId: string): Promise<
   } finally {
     await handle.close()
   }
-  return kept > 0 ? { events, torn: { line: line + 1, bytes: kept } } : { events }
+  if (events.length > 0 || batchSize === Number.POSITIVE_INFINITY) {
+    signal?.throwIfAborted()
+    yield events
+  }
+  if (kept > 0) options.onTorn?.({ line: line + 1, bytes: kept })
 }
 
 /** A buffer twice as large holding the same bytes, for a line longer than the buffer. */

@@ -1,3 +1,5 @@
+// Scripted model responses for tests across the workspace (durable-dbos's workers, the web
+// example's crash test): Chat Completions streams as the scripted SSE server sends them.
 import { type ScriptedResponse, scriptedResponse } from '@kode/providers/testing'
 
 /** A Chat Completions response that says `text`. */

@@ -1,8 +1,9 @@
 import { CodecError, type HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, type SessionStore, type StoreClock } from '@kode/session'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
-import { HistoryBuilder, shortConversation } from '../helpers/history.js'
+import { HistoryBuilder, shortConversation } from '../history/history.js'
 import { describeFollowContract } from './follow-contract.js'
+import { describeReadBatchesContract } from './read-batches-contract.js'
 
 // The behaviour every SessionStore shares. Each store's tests call `describeSessionStoreContract`
 // with a harness, so a new store (a database, a remote service) proves the same contract.
@@ -257,6 +258,7 @@ export function describeSessionStoreContract(
       expect((await store.info(id))?.recordCount).toBe(20)
     })
 
+    describeReadBatchesContract(() => store)
     if (follows) describeFollowContract(() => store)
     else
       test('follow is left undefined by a store that does not follow', () => {

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
-import { type FollowedRecord, SessionError, type SessionStore } from '@kode/session'
+import { type FollowedRecord, followStart, SessionError, type SessionStore } from '@kode/session'
 import { expect, test } from 'vitest'
 
 // `SessionStore.follow`, for the stores that have it: every record exactly once, in order, with its
@@ -7,6 +7,16 @@ import { expect, test } from 'vitest'
 
 const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, parts: [] })
 const ids = (records: readonly FollowedRecord[]) => records.map((r) => (r.record as { id: string }).id)
+
+/** What the shared rule (`followStart`) throws for `from`. */
+function refusalOf(from: number): unknown {
+  try {
+    followStart(from)
+  } catch (error) {
+    return error
+  }
+  throw new Error(`followStart accepted ${from}`)
+}
 
 /** Reads a follow until `count` records came (then stops it) or the iteration ended by itself. */
 export async function take(feed: AsyncIterable<FollowedRecord>, count: number): Promise<FollowedRecord[]> {
@@ -99,5 +109,14 @@ export function describeFollowContract(store: () => SessionStore): void {
     const deleted = await reading
     expect(SessionError.is(deleted) && deleted.code).toBe('session_not_found')
     await expect(take(follow('other', { from: -1 }), 1)).rejects.toThrow(TypeError)
+  })
+
+  test('follow refuses a position that is not a non-negative integer, as every store does', async () => {
+    const s = store()
+    await s.create({ id: 'positions' })
+    for (const from of [-1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      const error = await take(follow('positions', { from }), 1).catch((e: unknown) => e)
+      expect(error).toEqual(refusalOf(from))
+    }
   })
 }

@@ -1,0 +1,71 @@
+// One client reading one scenario's stream with no network: the rendered bytes are served in the
+// server's 16 KiB slices through a `fetch` that returns them as a Response. No socket, no HTTP
+// parser and no server process, so what is left is the client's own work; and it is the same
+// work on every run, which makes it the input for instruction counts (valgrind counts
+// instructions, not time, so the machine's load does not move them):
+//
+//   node bench/providers/in-process.mjs <floor|kode|path to a build's index.js> <wire> <scenario>
+//   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
+//     node --single-threaded bench/providers/in-process.mjs kode anthropic text
+//
+// Prints the CPU ms of the read (user + system). Rendering happens before it, so under valgrind
+// compare totals of two clients on the same wire and scenario, never one total alone.
+import { pathToFileURL } from 'node:url'
+import { readFloor } from './clients/floor.mjs'
+import { TOOL } from './scenarios.mjs'
+import { CHUNK_SIZE } from './server.mjs'
+import { renderStream } from './wires/index.mjs'
+
+const [client, wire, scenario] = process.argv.slice(2)
+if (!client || !wire || !scenario) {
+  console.error('usage: in-process.mjs <floor|kode|path to index.js> <wire> <scenario>')
+  process.exit(2)
+}
+const bytes = renderStream(wire, scenario)
+
+/** The rendered stream as a byte stream, one server slice per read. */
+function body() {
+  let at = 0
+  return new ReadableStream({
+    type: 'bytes',
+    pull(controller) {
+      if (at >= bytes.length) controller.close()
+      else {
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + CHUNK_SIZE)))
+        at += CHUNK_SIZE
+      }
+    },
+  })
+}
+
+let run
+if (client === 'floor') {
+  run = () => readFloor(wire, body())
+} else {
+  const specifier = client === 'kode' ? '@kode/providers' : pathToFileURL(client).href
+  const providers = await import(specifier)
+  const kode = providers.createClient({
+    api: wire,
+    model: 'bench-model',
+    apiKey: 'bench',
+    baseUrl: 'http://in-process/v1',
+    fetch: async () => new Response(body(), { headers: { 'content-type': 'text/event-stream' } }),
+  })
+  const request = {
+    messages: [{ role: 'user', id: '1', createdAt: 0, parts: [{ type: 'text', text: 'hi' }] }],
+    tools: [TOOL],
+  }
+  run = async () => {
+    for await (const item of kode.stream(request)) {
+      if (item.type === 'done' && item.message.stopReason === 'error')
+        throw new Error(item.message.errorMessage)
+    }
+  }
+}
+
+// Loads the web streams and Response code for both kinds of client before measuring.
+await new Response(new ReadableStream({ start: (c) => c.close() })).text()
+const before = process.cpuUsage()
+await run()
+const cpu = process.cpuUsage(before)
+console.log(`${((cpu.user + cpu.system) / 1000).toFixed(1)} ms`)

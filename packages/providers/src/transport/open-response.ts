@@ -1,0 +1,117 @@
+import type { AccumulatorOptions } from '../accumulate.js'
+import type { Completion, WireAdapter, WireRequest } from '../adapter/spec.js'
+import type { LLMRequest, StreamOptions } from '../types.js'
+import { ProviderError, withRequestId } from './errors.js'
+import {
+  type ErrorContext,
+  errorFromResponse,
+  isEventStreamLike,
+  notAStream,
+  requestIdOf,
+  transportError,
+} from './failures.js'
+import { requestHeaders } from './headers.js'
+import { fetchFollowingRedirects } from './redirects.js'
+import type { RetryPolicy } from './retry.js'
+
+/** Everything one response needs; built by the client per `stream()` call. */
+export interface ResponseStreamSetup {
+  adapter: WireAdapter
+  /** The adapter's `completesOn`, resolved. */
+  completesOn: Completion
+  request: LLMRequest
+  options: StreamOptions
+  /** Base URL without a trailing slash. */
+  baseUrl: string
+  /** Host headers, applied over the adapter's. */
+  headers: Record<string, string> | undefined
+  fetch: typeof fetch
+  dispatcher: unknown
+  retry: RetryPolicy
+  idleTimeoutMs: number
+  /** Longest one attempt may take, request to last byte; 0 or `Infinity`: no limit. */
+  responseTimeoutMs: number
+  /** Follow redirects to another origin (see `ClientConfig.followCrossOriginRedirects`). */
+  followCrossOriginRedirects: boolean
+  errors: ErrorContext
+  /** Stamps of the final message, minus the start time (taken when the stream starts). */
+  message: Omit<AccumulatorOptions, 'startedAt'>
+}
+
+/** The request of every attempt of one response, built once: retries send the same bytes. */
+export interface PreparedRequest {
+  url: string
+  headers: Record<string, string>
+  body: string
+}
+
+/** An attempt's response, checked: an event stream with a 2xx status. */
+export interface OpenedResponse {
+  reader: ReadableStreamDefaultReader<Uint8Array>
+  /** The provider's id of the request, stamped on errors raised while reading it. */
+  requestId: string | undefined
+}
+
+/** Builds the wire request (the adapter's, with the host's provider options) and its JSON body. */
+export async function prepareRequest(setup: ResponseStreamSetup): Promise<PreparedRequest> {
+  let wire: WireRequest
+  try {
+    wire = await setup.adapter.buildRequest(setup.request)
+    wire = withProviderOptions(wire, setup.request.providerOptions?.[setup.message.api])
+  } catch (thrown) {
+    if (ProviderError.is(thrown)) throw thrown
+    const detail = `could not build the request: ${messageOf(thrown)}`
+    throw transportError(setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
+  }
+  return {
+    url: setup.baseUrl + wire.path,
+    headers: requestHeaders(wire.headers, setup.headers, setup.errors),
+    body: JSON.stringify(wire.body),
+  }
+}
+
+/**
+ * POSTs `request` (following redirects as configured) and checks the answer: a non-2xx status or
+ * a body that is not an event stream is thrown as the error it means. `onHeaders` runs when the
+ * response's headers arrive (the idle watchdog counts them as data).
+ */
+export async function openResponse(
+  setup: ResponseStreamSetup,
+  request: PreparedRequest,
+  signal: AbortSignal,
+  onHeaders: () => void,
+): Promise<OpenedResponse> {
+  const init: RequestInit & { dispatcher?: unknown } = {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+    signal,
+  }
+  if (setup.dispatcher !== undefined) init.dispatcher = setup.dispatcher
+  const response = await fetchFollowingRedirects(request.url, init, {
+    fetch: setup.fetch,
+    crossOrigin: setup.followCrossOriginRedirects,
+    errors: setup.errors,
+  })
+  onHeaders()
+  if (!response.ok) throw await errorFromResponse(response, setup.errors)
+  const requestId = requestIdOf(response.headers)
+  if (!response.body || !isEventStreamLike(response))
+    throw withRequestId(await notAStream(response, setup.errors), requestId)
+  return { reader: response.body.getReader(), requestId }
+}
+
+/** What was thrown, as text for an error message. */
+export function messageOf(thrown: unknown): string {
+  return thrown instanceof Error ? thrown.message : String(thrown)
+}
+
+/** The request with the host's provider-specific fields over the adapter's (see `LLMRequest.providerOptions`). */
+function withProviderOptions(
+  wire: WireRequest,
+  options: Readonly<Record<string, unknown>> | undefined,
+): WireRequest {
+  if (options === undefined) return wire
+  if (typeof wire.body !== 'object' || wire.body === null || Array.isArray(wire.body)) return wire
+  return { ...wire, body: { ...wire.body, ...options } }
+}

@@ -1,0 +1,268 @@
+import type {
+  AssistantMessage,
+  HistoryEvent,
+  HistoryRecord,
+  Message,
+  ReplayEvent,
+  ToolCallEvent,
+  ToolResultMessage,
+} from '@kode/protocol'
+import { emitResponse, toolCallEvent, toolResultEvent, userMessageEvent } from './replay-events.js'
+
+/** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
+export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
+
+/** Shared by a session's replay and the sub-agent replays nested in it. */
+export interface ReplayContext {
+  /** Where every replay of this derivation puts its events. */
+  out: ReplayEvent[]
+  subSessions: SubSessionHistories
+  /** Sessions already replayed, so a link cycle cannot recurse forever. */
+  seen: Set<string>
+  /** Replays a sub-agent session's whole history into `out`. */
+  replayChild(sessionId: string, history: readonly HistoryEvent[]): void
+}
+
+/**
+ * Replays one session's records, one at a time, into the shared output: the turn state and the
+ * calls waiting for their results. What a record's replay needs from later records (whether a tool
+ * result is the last of its turn, which calls the history answers) is worked out by the caller,
+ * `IncrementalReplay`, so this class never looks ahead.
+ */
+export class SessionReplay {
+  private turnOpen = false
+  private turnAborted = false
+  private lastTimestamp = 0
+  /** Tool calls of the open turn whose `tool_call` event waits for their result. */
+  private readonly pendingCalls = new Map<string, ToolCallEvent>()
+  /** Calls whose approval was requested and not decided yet, with the request's response id. */
+  private readonly awaitingApproval = new Map<string, string | undefined>()
+  /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
+  private readonly suspendedCalls = new Set<string>()
+  /** Calls whose `tool_call` was replayed ahead of their result (before their progress). */
+  private readonly announced = new Set<string>()
+
+  constructor(
+    private readonly sessionId: string,
+    private readonly context: ReplayContext,
+    /** Ids of the calls the history has a result for (at least those up to the record replayed). */
+    private readonly answered: ReadonlySet<string>,
+  ) {}
+
+  private emit(event: ReplayEvent): void {
+    this.context.out.push(event)
+    if (event.timestamp > this.lastTimestamp) this.lastTimestamp = event.timestamp
+  }
+
+  /** Replays a message; a tool result's `isLastInTurn` is worked out by the caller. */
+  message(message: Message, isLastInTurn: boolean): void {
+    const { sessionId } = this
+    switch (message.role) {
+      case 'system':
+        return
+      case 'user':
+        this.closeTurn()
+        this.emit(userMessageEvent(sessionId, message))
+        return
+      case 'developer':
+        this.closeTurn()
+        this.emit({ type: 'developer_message', sessionId, timestamp: message.createdAt, item: message })
+        return
+      case 'assistant':
+        this.closeTurn()
+        this.assistant(message)
+        return
+      case 'tool':
+        this.toolResult(message, isLastInTurn)
+        return
+      default: {
+        const unknown: never = message
+        void unknown
+      }
+    }
+  }
+
+  /** Replays a record that is not a message. */
+  record(event: HistoryRecord): void {
+    const { sessionId } = this
+    const timestamp = event.createdAt
+    switch (event.type) {
+      case 'error':
+        this.emit({
+          type: 'error',
+          sessionId,
+          timestamp,
+          errorMessage: event.message,
+          canRetry: event.canRetry,
+        })
+        return
+      case 'interrupt':
+        this.emit({ type: 'interrupt', sessionId, timestamp })
+        return
+      case 'task_metadata':
+        this.closeTurn()
+        this.emit({ type: 'task_metadata', sessionId, timestamp, metadata: event.metadata })
+        return
+      case 'compaction': {
+        // A marker between turns: the records it summarised were replayed above, as they happened.
+        this.closeTurn()
+        const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
+        this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
+        this.emit({
+          type: 'compaction_end',
+          sessionId,
+          timestamp,
+          reason,
+          compacted: true,
+          tokensBefore,
+          tokensAfter,
+          summary,
+          firstKeptId,
+        })
+        return
+      }
+      case 'approval_request': {
+        const { toolCallId, toolName, responseId, subAgentCall } = event
+        if (subAgentCall) {
+          this.suspendedCalls.add(subAgentCall.toolCallId)
+          if (this.replaysInline(subAgentCall)) return
+        }
+        this.awaitingApproval.set(toolCallId, responseId)
+        this.emit({
+          type: 'tool_approval_request',
+          sessionId: event.sessionId ?? sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          arguments: event.arguments,
+        })
+        return
+      }
+      case 'approval_decision': {
+        const { toolCallId, toolName, approved, reason } = event
+        if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
+        const responseId = this.awaitingApproval.get(toolCallId)
+        this.awaitingApproval.delete(toolCallId)
+        this.continueTurn(timestamp)
+        this.emit({
+          type: 'tool_approval_decision',
+          sessionId: event.sessionId ?? sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          approved,
+          ...(reason !== undefined ? { reason } : {}),
+        })
+        return
+      }
+      case 'tool_progress': {
+        const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
+        // Progress comes from a running call: its `tool_call` is replayed first.
+        this.continueTurn(timestamp)
+        const call = this.pendingCalls.get(toolCallId)
+        if (call && !this.announced.has(toolCallId)) {
+          this.announced.add(toolCallId)
+          this.emit(call)
+        }
+        this.emit({
+          type: 'tool_progress',
+          sessionId,
+          timestamp,
+          ...(responseId !== undefined ? { responseId } : {}),
+          toolCallId,
+          toolName,
+          message,
+          siblingToolCallIds,
+        })
+        return
+      }
+      default: {
+        const unknown: never = event
+        void unknown
+      }
+    }
+  }
+
+  private assistant(message: AssistantMessage): void {
+    const { sessionId } = this
+    this.emit({ type: 'turn_start', sessionId, timestamp: message.createdAt })
+    this.turnOpen = true
+    this.turnAborted = message.stopReason === 'aborted'
+    emitResponse(sessionId, message, (event) => this.emit(event))
+    for (const part of message.parts) {
+      if (part.type === 'tool_call') this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
+    }
+  }
+
+  private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
+    const { sessionId } = this
+    this.continueTurn(result.createdAt)
+    const call = this.pendingCalls.get(result.toolCallId)
+    if (call) {
+      this.pendingCalls.delete(result.toolCallId)
+      if (!this.announced.delete(result.toolCallId)) this.emit(call)
+    }
+    if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
+    this.emit(toolResultEvent(sessionId, result, call?.responseId, isLastInTurn))
+    const timestamp = result.createdAt
+    if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
+      this.emit({ type: 'todo_change', sessionId, timestamp, todos: result.uiExtra.todos })
+    }
+    if (result.status === 'aborted') this.emit({ type: 'interrupt', sessionId, timestamp })
+  }
+
+  /**
+   * Whether a sub-agent's pending call, recorded in this session too, is shown by the sub-agent's
+   * own replay (its session is given and the call that ran it has a result here), so it is not
+   * shown twice. Otherwise it is replayed here, with the sub-agent's session id, as it was live.
+   */
+  private replaysInline(via: { toolCallId: string; sessionId: string }): boolean {
+    return (
+      this.answered.has(via.toolCallId) &&
+      this.context.subSessions.has(via.sessionId) &&
+      !this.context.seen.has(via.sessionId)
+    )
+  }
+
+  private subSession(childId: string): void {
+    const history = this.context.subSessions.get(childId)
+    if (!history || this.context.seen.has(childId)) return
+    this.context.seen.add(childId)
+    this.context.replayChild(childId, history)
+  }
+
+  /**
+   * Opens a turn without a response when none is open, for a decision, a tool's progress or a
+   * result outside any turn: what `agent.continue` emits when it carries a paused task on (a
+   * turn of the approved calls, before the next model call).
+   */
+  private continueTurn(timestamp: number): void {
+    if (this.turnOpen) return
+    this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+    this.turnOpen = true
+    this.turnAborted = false
+  }
+
+  /** Ends the open turn, if any (at the next turn, a task boundary, or the end of the history). */
+  closeTurn(): void {
+    if (!this.turnOpen) return
+    const timestamp = this.lastTimestamp
+    // Calls that never got a result are still shown, at the end of their turn; a call that awaits
+    // approval runs later (its result follows the decision, in a later task). Usually there are
+    // none, and a turn then costs no iterator.
+    if (this.pendingCalls.size > 0) {
+      for (const [id, call] of this.pendingCalls) {
+        if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
+        if (!this.announced.delete(id)) this.emit(call)
+        this.pendingCalls.delete(id)
+      }
+    }
+    // Even right after an aborted tool result's own interrupt: the turn was interrupted too.
+    if (this.turnAborted) this.emit({ type: 'interrupt', sessionId: this.sessionId, timestamp })
+    this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
+    this.turnOpen = false
+    this.turnAborted = false
+  }
+}

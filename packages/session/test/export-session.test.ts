@@ -1,0 +1,89 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { HistoryEvent } from '@kode/protocol'
+import {
+  createMemorySessionStore,
+  exportHtml,
+  exportSessionHtml,
+  loadSubSessions,
+  SessionError,
+  type SessionStore,
+} from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
+import { describe, expect, test } from 'vitest'
+import { generateSession } from '../../../test/history/generate-session.js'
+import { scrambledHistory } from './helpers/scramble-history.js'
+
+// exportSessionHtml reads a store in batches and must give, byte for byte, the page exportHtml
+// gives for the whole history with the session's info and its sub-agent sessions.
+
+async function fill(store: SessionStore, history: HistoryEvent[], subSessions: Map<string, HistoryEvent[]>) {
+  await store.create({ id: 'main', title: 'exported' })
+  await store.append('main', history)
+  for (const [id, records] of subSessions) {
+    await store.create({ id, parentSessionId: 'main' })
+    await store.append(id, records)
+  }
+}
+
+async function wholePage(store: SessionStore, options: { title?: string } = {}) {
+  const history = await store.read('main')
+  const [info, subSessions] = await Promise.all([store.info('main'), loadSubSessions(store, history)])
+  return exportHtml(history, { ...options, ...(info ? { info } : {}), subSessions })
+}
+
+describe('exportSessionHtml', () => {
+  test('scrambled histories with sub-agent sessions export byte for byte as exportHtml, at any batch size', async () => {
+    for (let seed = 1; seed <= 80; seed++) {
+      const { history, subSessions } = scrambledHistory(seed, 1 + (seed % 37))
+      const store = createMemorySessionStore({ now: () => 1_700_000_000_000 })
+      await fill(store, history, subSessions)
+      const whole = await wholePage(store)
+      for (const batchSize of [1, 3, 1000]) {
+        expect(
+          await exportSessionHtml(store, 'main', { batchSize }),
+          `seed ${seed}, batches of ${batchSize}`,
+        ).toBe(whole)
+      }
+    }
+  })
+
+  test('a realistic session in a file store exports byte for byte as exportHtml, title and images too', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'kode-export-'))
+    const store = createFileSessionStore({ dir, fsync: false })
+    try {
+      const { history, subSessions } = generateSession({ seed: 11, tasks: 25, sessionId: 'main' })
+      await fill(store, history, subSessions)
+      const resolveImage = () => 'data:image/png;base64,AAAA'
+      const history2 = await store.read('main')
+      const [info, subs] = await Promise.all([store.info('main'), loadSubSessions(store, history2)])
+      const whole = exportHtml(history2, { info: info!, subSessions: subs, resolveImage, title: 'T' })
+      expect(whole).toContain('sub-agent')
+      expect(await exportSessionHtml(store, 'main', { batchSize: 7, resolveImage, title: 'T' })).toBe(whole)
+    } finally {
+      await store.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  test('a store without readBatches is read whole, with the same page', async () => {
+    const store = createMemorySessionStore({ now: () => 1_700_000_000_000 })
+    const { history, subSessions } = generateSession({ seed: 2, tasks: 8, sessionId: 'main' })
+    await fill(store, history, subSessions)
+    const { readBatches: _, ...rest } = store
+    const plain: SessionStore = rest
+    expect(await exportSessionHtml(plain, 'main')).toBe(await wholePage(store))
+  })
+
+  test('a missing session fails with session_not_found; an aborted export throws the signal reason', async () => {
+    const store = createMemorySessionStore()
+    const error = await exportSessionHtml(store, 'nope').catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    await store.create({ id: 'main' })
+    const reason = new Error('stop')
+    expect(
+      await exportSessionHtml(store, 'main', { signal: AbortSignal.abort(reason) }).catch((e) => e),
+    ).toBe(reason)
+  })
+})
