@@ -141,7 +141,7 @@ describe.each(stores)('a task that died, carried on with a page reading (%s stor
     expect(order).toEqual([])
   })
 
-  test('inside a turn, then a new message: the open turn ends before the new task', async () => {
+  test('inside a turn, then a new message: the new task answers the call and ends the open turn first', async () => {
     model.enqueue(reply('r2', 'Done.'))
     const { shown, after, order } = await watch(makeStore(), [user, call], (url) =>
       fetch(`${url}/sessions/${SESSION}/messages`, {
@@ -152,9 +152,8 @@ describe.each(stores)('a task that died, carried on with a page reading (%s stor
     )
     // The page shows the dead task's turn open (its call has no result), then its end.
     expect(shown).toEqual(['user_message', 'turn_start', 'response_complete', 'tool_call'])
-    expect(after).toEqual(['turn_end', 'task_start', 'user_message', ...TEXT_TURN])
-    // The turns nest correctly; what is left is the engine's: a new message answers the dead
-    // task's call only in what it sends the model, with no `tool_result` event or record.
-    expect(order).toEqual(['tool_call l1 has no tool_result when the task finished'])
+    // The new task answers the call in the turn the dead task left open, ends it, then runs.
+    expect(after).toEqual(['task_start', 'tool_result', 'turn_end', 'user_message', ...TEXT_TURN])
+    expect(order).toEqual([])
   })
 })

@@ -119,6 +119,58 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     ])
   })
 
+  test("a new message instead of `continue` answers every call first, 'rerun' ones too, and runs none", async () => {
+    const h = harness()
+    await deadSession(h)
+    const { tool, runs } = chargeTool()
+    h.server.enqueue(textReply('r1', 'Nothing was confirmed.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events, outcome } = await collect(agent.run('Never mind; what happened?'))
+    // The dead task's turn is settled and ends, then the new message opens its own turn.
+    expectOrdered(replayThenLive(DEAD, 'dead', events))
+    expect(summarize(events)).toEqual([
+      'task_start',
+      `tool_result c1 error: ${STOPPED}`,
+      `tool_result c2 error (last): ${STOPPED}`,
+      'turn_end',
+      'user_message: Never mind; what happened?',
+      ...textResponse('Nothing was confirmed.'),
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish completed: Nothing was confirmed.',
+    ])
+    expect(runs).toEqual([])
+    expect(outcome.reason).toBe('completed')
+
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Pay and read',
+      'assistant tool_use: call c1 charge {"cents":500} | call c2 read_file {"path":"b.txt"}',
+      'tool_progress c1: contacting the bank (siblings c2)',
+      `tool c1 error: ${STOPPED}`,
+      `tool c2 error: ${STOPPED}`,
+      'user: Never mind; what happened?',
+      'assistant stop: text "Nothing was confirmed."',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    const body = h.server.requests.at(-1)?.body as { messages: unknown[] }
+    expect(body.messages).toEqual([
+      { role: 'user', content: 'Pay and read' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'c1', type: 'function', function: { name: 'charge', arguments: '{"cents":500}' } },
+          { id: 'c2', type: 'function', function: { name: 'read_file', arguments: '{"path":"b.txt"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: STOPPED },
+      { role: 'tool', tool_call_id: 'c2', content: STOPPED },
+      { role: 'user', content: 'Never mind; what happened?' },
+    ])
+  })
+
   test('a rerun tool that keys its work on toolCallId does it once across the two runs', async () => {
     const h = harness()
     await deadSession(h)

@@ -41,38 +41,43 @@ describe('resume after a crash (file store)', () => {
 
     proc.kill('SIGKILL')
     await exited
-    // Its writer gone, the session is taken over (the provider view answers the dangling call).
+    // Its writer gone, the session is taken over; the dangling call gets its result first.
     h.server.enqueue(textReply('r2', 'Done.'))
     expect((await collect(agent.run('Again'))).outcome).toMatchObject({ reason: 'completed' })
     expect(summarizeHistory(await agent.history())).toEqual([
       'system: You run jobs.',
       'user: Start the job',
       'assistant tool_use: call c1 job {}',
+      `tool c1 error: ${STOPPED}`,
       'user: Again',
       'assistant stop: text "Done."',
       'task_metadata turns=1 subAgents=0',
     ])
   })
 
-  test('a process killed mid-tool loses only the result in flight; a new agent on the session continues', async () => {
+  test('a process killed mid-tool loses only the result in flight; a new message settles the call first, and together the events are the replay', async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
-    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1'], {
+    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1', 'json'], {
       stdio: ['ignore', 'pipe', 'inherit'],
     })
     const exited = new Promise((done) => proc.on('exit', done))
-    const lines: string[] = []
+    const dead: Event[] = []
+    let started = false
+    // The tool starts before the loop prints its `tool_call`: wait for both.
     for await (const line of createInterface({ input: proc.stdout! })) {
-      lines.push(line)
-      if (line === 'tool-started') break
+      if (line.startsWith('event ')) dead.push(JSON.parse(line.slice('event '.length)) as Event)
+      started ||= line === 'tool-started'
+      if (started && dead.at(-1)?.type === 'tool_call') break
     }
     proc.kill('SIGKILL')
     await exited
-    expect([lines[0], lines.at(-1)]).toEqual(['event task_start', 'tool-started'])
+    expect(summarize(dead).slice(-2)).toEqual(['context_usage 120/128000', 'tool_call c1 job {}'])
 
     // What the crashed process had made durable: everything up to the call that was running.
     const store = h.reopenStore()
-    expect(summarizeHistory(await store.read('s1'))).toEqual([
+    const before = await store.read('s1')
+    expect(summarizeHistory(before)).toEqual([
       'system: You run jobs.',
       'user: Start the job',
       'assistant tool_use: call c1 job {}',
@@ -81,10 +86,13 @@ describe('resume after a crash (file store)', () => {
     h.server.enqueue(textReply('r2', 'The job was interrupted; shall I retry?'))
     const agent = h.createAgent({ store, sessionId: 's1' })
     const { events, outcome } = await collect(agent.run('What happened?'))
-    expectOrdered(events)
     const answer = 'The job was interrupted; shall I retry?'
+    // The dangling call is answered in the turn the dead process opened (never run again: the
+    // user moved on), that turn ends, then the new message's turn runs as usual.
     expect(summarize(events)).toEqual([
       'task_start',
+      `tool_result c1 error (last): ${STOPPED}`,
+      'turn_end',
       'user_message: What happened?',
       'turn_start',
       'assistant_text_start',
@@ -99,8 +107,9 @@ describe('resume after a crash (file store)', () => {
     ])
     expect(events.every((e) => e.sessionId === 's1')).toBe(true)
     expect(outcome).toMatchObject({ reason: 'completed', sessionId: 's1' })
+    expect(h.server.requests).toHaveLength(2)
 
-    // The provider view answers the dangling call, so the request is valid input.
+    // The model sees the recorded result, not a stand-in for a missing one.
     const request = h.server.requests[1]!.body as { messages: unknown[] }
     expect(request.messages).toEqual([
       { role: 'system', content: 'You run jobs.' },
@@ -110,18 +119,30 @@ describe('resume after a crash (file store)', () => {
         content: null,
         tool_calls: [{ id: 'c1', type: 'function', function: { name: 'job', arguments: '{}' } }],
       },
-      { role: 'tool', tool_call_id: 'c1', content: MISSING_RESULT_TEXT },
+      { role: 'tool', tool_call_id: 'c1', content: STOPPED },
       { role: 'user', content: 'What happened?' },
     ])
-    expect(summarizeHistory(await agent.history())).toEqual([
+    expect(JSON.stringify(request.messages)).not.toContain(MISSING_RESULT_TEXT)
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
       'system: You run jobs.',
       'user: Start the job',
       'assistant tool_use: call c1 job {}',
+      `tool c1 error: ${STOPPED}`,
       'user: What happened?',
       'assistant stop: text "The job was interrupted; shall I retry?"',
       'task_metadata turns=1 subAgents=0',
     ])
+    // The dead process's events, then this task's, are the replay of the history they leave (the
+    // dead task's `task_start` never got its `task_finish`, so only the replayed part compares).
+    expect(replayedPart([...dead, ...events])).toEqual(replayOf(history, 's1'))
+    // A watcher showing the replay of the history the task started from, then its events: every
+    // call has its result when the task finishes.
+    expectOrdered(replayThenLive(before, 's1', events))
+    expect(replayedPart(replayThenLive(before, 's1', events))).toEqual(replayOf(history, 's1'))
   })
+
   test("a task continued after its process died goes on from the dead process's events: together they are the replay", async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))

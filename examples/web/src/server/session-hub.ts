@@ -301,7 +301,8 @@ export class SessionHub {
    * start, the replay its events extend (see `taskReplay`). Otherwise, with a store that follows,
    * a turn that ends the history is left open (see `growingReplay`): another host may still be
    * writing it; with one that does not, only a turn whose calls have no result (a dead task's,
-   * which `continue` carries on) is, so a continued task's events extend what pages show.
+   * which `continue` or a new message carries on) is, so a continued task's events extend what
+   * pages show.
    */
   async #replay(sessionId: string, how?: TaskStart) {
     const history = await this.#read(sessionId)

@@ -5,12 +5,13 @@ import { deriveReplayEvents, type SubSessionHistories } from '@kode/session'
 export type TaskStart = 'run' | 'approvals' | 'continue'
 
 /**
- * The replay a task's events extend, for a task that starts from `history`. A new message and
- * approval decisions open a new turn, so they follow the whole replay. `agent.continue()` on a
- * task whose process died inside a turn carries that turn on (the calls' results, then its
- * `turn_end`), so it follows the replay without the `turn_end` the derivation adds only because
- * the history ends there; a task that died between turns starts a new one after the full replay.
- * Either way, the replay then the task's events are the replay of the history the task leaves.
+ * The replay a task's events extend, for a task that starts from `history`. Approval decisions
+ * open a new turn, so they follow the whole replay. `agent.continue()` and a new message on a task
+ * whose process died inside a turn carry that turn on (the calls' results, then its `turn_end`;
+ * a new message's turn follows), so they follow the replay without the `turn_end` the derivation
+ * adds only because the history ends there; a task that died between turns starts a new one after
+ * the full replay. Either way, the replay then the task's events are the replay of the history
+ * the task leaves.
  */
 export function taskReplay(
   history: readonly HistoryEvent[],
@@ -19,13 +20,13 @@ export function taskReplay(
   start: TaskStart,
 ): ReplayEvent[] {
   const events = deriveReplayEvents(history, { sessionId, subSessions })
-  if (start === 'continue' && endsInOpenTurn(events, sessionId)) events.pop()
+  if (start !== 'approvals' && endsInOpenTurn(events, sessionId)) events.pop()
   return events
 }
 
 /**
  * Whether the replay ends with a turn of the session whose tool calls did not all get a result:
- * the turn `agent.continue()` carries on. (Events of sub-agents replayed inline carry their own
+ * the turn `agent.continue()` or a new message carries on. (Events of sub-agents replayed inline carry their own
  * session ids.)
  */
 function endsInOpenTurn(events: readonly ReplayEvent[], sessionId: string): boolean {

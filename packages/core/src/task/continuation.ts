@@ -43,11 +43,23 @@ export function planContinuation(
     const decisions = new Map((approvals ?? []).map((decision) => [decision.toolCallId, decision]))
     return { kind: 'approvals', pending, decisions }
   }
-  const lastEnd = history.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
-  const rest = history.slice(lastEnd + 1)
-  if (!rest.some((record) => 'role' in record && record.role !== 'system')) {
+  const unfinished = unfinishedTask(history)
+  if (unfinished === undefined) {
     throw new AgentError('nothing_to_continue', 'the session has no unfinished task and no pending approval')
   }
+  return unfinished
+}
+
+/**
+ * The task the history leaves unfinished (its process died before its `task_metadata`), with the
+ * calls its last response made that have no result; undefined when the last task finished.
+ */
+function unfinishedTask(
+  history: readonly HistoryEvent[],
+): (Continuation & { kind: 'unfinished' }) | undefined {
+  const lastEnd = history.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
+  const rest = history.slice(lastEnd + 1)
+  if (!rest.some((record) => 'role' in record && record.role !== 'system')) return undefined
   const answered = new Set<string>()
   let last: (typeof rest)[number] | undefined
   for (const record of rest) {
@@ -66,8 +78,9 @@ export function planContinuation(
  * Carries a paused or unfinished task on, inside one turn: records the decisions, runs each
  * approved call once and answers the denied ones (`denied by the user: <reason>`), runs again
  * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), or
- * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`,
- * the others get an `error` result. Says whether the user interrupted, or a sub-agent paused
+ * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`
+ * (unless `rerunAllowed` is false: the user sent a new message instead), the others get an `error`
+ * result. Says whether the user interrupted, or a sub-agent paused
  * again.
  *
  * Settling a dead process's calls continues the turn it left open, as the session's replay shows
@@ -75,7 +88,12 @@ export function planContinuation(
  * watcher derives from its records, had both), only the results and the `turn_end`. So the events
  * of the dead task, then of this one, are the replay of the history they leave.
  */
-export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuation): Promise<CallsEnd> {
+export async function carryOn(
+  rt: TaskRuntime,
+  state: TaskState,
+  plan: Continuation,
+  rerunAllowed = true,
+): Promise<CallsEnd> {
   const { events } = rt
   let calls: ToolCallPart[]
   let responseId: string | undefined
@@ -110,13 +128,15 @@ export async function carryOn(rt: TaskRuntime, state: TaskState, plan: Continuat
         arguments: call.argumentsJson,
       })),
     )
-    const rerun = await callsToRerun(rt, calls)
+    const rerun = rerunAllowed ? await callsToRerun(rt, calls) : new Set<string>()
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
   }
-  const end = await runCalls(rt, state, calls, responseId, rt.signal, {
+  // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
+  const signal = rerunAllowed ? rt.signal : new AbortController().signal
+  const end = await runCalls(rt, state, calls, responseId, signal, {
     decided,
     resume,
     resumed,
@@ -197,4 +217,15 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
   await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided })
+}
+
+/**
+ * Before a new user message: the calls a dead process left without a result get an `error` result
+ * (`STOPPED_CALL_TEXT`) and their open turn ends, as `continue` would settle them, but none runs
+ * again (the user moved on). So the history stays valid input and the model sees what happened.
+ */
+export async function settleStopped(rt: TaskRuntime, state: TaskState): Promise<void> {
+  const unfinished = unfinishedTask(rt.journal.history)
+  if (unfinished === undefined || unfinished.dangling.length === 0) return
+  await carryOn(rt, state, unfinished, false)
 }

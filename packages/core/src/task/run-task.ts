@@ -10,7 +10,7 @@ import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
-import { carryOn, denySuperseded, planContinuation } from './continuation.js'
+import { carryOn, denySuperseded, planContinuation, settleStopped } from './continuation.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -56,6 +56,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   let carried: CallsEnd = 'done'
   if (start.kind === 'input') {
     await denySuperseded(rt, state)
+    await settleStopped(rt, state)
     await deliverUserMessage(rt, start.parts, start.mode)
   } else if (continuation) carried = await carryOn(rt, state, continuation)
   const interrupted = carried === 'interrupted'
