@@ -1,10 +1,7 @@
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { type ReadBatchesOptions, SessionError } from '@kode/session'
+import { type ReadBatchesOptions, readBatchSize, SessionError } from '@kode/session'
 import type { Pool } from 'pg'
 import type { Statements } from './statements.js'
-
-/** `readBatches`' default batch size, as the other stores. */
-const DEFAULT_BATCH_SIZE = 1000
 
 /** What `readBatches` needs from its store. */
 export interface ReadBatchesContext {
@@ -28,10 +25,7 @@ export async function* readSessionBatches(
   options: ReadBatchesOptions = {},
 ): AsyncGenerator<HistoryEvent[]> {
   const { signal } = options
-  const batchSize = options.batchSize ?? DEFAULT_BATCH_SIZE
-  if (!Number.isSafeInteger(batchSize) || batchSize < 1) {
-    throw new TypeError(`readBatches: batchSize must be a positive integer, got ${String(options.batchSize)}`)
-  }
+  const batchSize = readBatchSize(options)
   signal?.throwIfAborted()
   await context.open(sessionId)
   const { pool, sql } = context

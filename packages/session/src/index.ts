@@ -49,3 +49,4 @@ export type {
   SessionStore,
   StoreWarning,
 } from './store/session-store.js'
+export { DEFAULT_READ_BATCH_SIZE, readBatchSize } from './store/session-store.js'
