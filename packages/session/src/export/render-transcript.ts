@@ -6,6 +6,7 @@ import {
   type ToolResultMessage,
   type UserMessage,
 } from '@kode/protocol'
+import { HeldRecords } from '../held-records.js'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
 import type { MarkdownRenderer } from './markdown.js'
@@ -61,7 +62,7 @@ export class TranscriptRenderer {
   private readonly shown = new Set<ToolResultMessage>()
   private readonly tools: ToolRenderContext
   /** Records pushed and not rendered yet, in order. */
-  private pending: HistoryEvent[] = []
+  private readonly held = new HeldRecords((records, ended) => this.drain(records, ended))
   /** How the task in progress ended so far: its closing notice says interrupted or failed. */
   private ending: 'finished' | 'interrupted' | 'failed' = 'finished'
 
@@ -86,20 +87,12 @@ export class TranscriptRenderer {
       if ('role' in event && event.role === 'tool' && !this.results.has(event.toolCallId))
         this.results.set(event.toolCallId, event)
     }
-    if (this.pending.length === 0) {
-      const stop = this.drain(records, false)
-      for (let i = stop; i < records.length; i++) this.pending.push(records[i]!)
-      return
-    }
-    for (const record of records) this.pending.push(record)
-    const stop = this.drain(this.pending, false)
-    if (stop > 0) this.pending = this.pending.slice(stop)
+    this.held.push(records)
   }
 
   /** Ends the history: renders what was held and returns the markup and the usage totals. */
   end(): RenderedTranscript {
-    this.drain(this.pending, true)
-    this.pending = []
+    this.held.end()
     return { markup: html`${this.blocks}`, totals: this.totals }
   }
 

@@ -1,4 +1,5 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
+import { HeldRecords } from '../held-records.js'
 import { type ReplayContext, SessionReplay, type SubSessionHistories } from './session-replay.js'
 
 export type { SubSessionHistories } from './session-replay.js'
@@ -125,7 +126,7 @@ export function replayDeriver(options: ReplayOptions, linksGrow: boolean): Repla
  */
 class IncrementalReplay {
   /** Records read and not replayed yet, in order. */
-  private pending: HistoryEvent[] = []
+  private readonly held = new HeldRecords((records, ended) => this.drain(records, ended))
   /** Ids of the calls the records read so far have a result for. */
   private readonly answered = new Set<string>()
   private readonly replay: SessionReplay
@@ -141,20 +142,11 @@ class IncrementalReplay {
   push(records: readonly HistoryEvent[]): void {
     for (const record of records)
       if ('role' in record && record.role === 'tool') this.answered.add(record.toolCallId)
-    if (this.pending.length === 0) {
-      // The usual case, and the whole of `deriveReplayEvents`: replayed straight from the input.
-      const stop = this.drain(records, false)
-      for (let i = stop; i < records.length; i++) this.pending.push(records[i]!)
-      return
-    }
-    for (const record of records) this.pending.push(record)
-    const stop = this.drain(this.pending, false)
-    if (stop > 0) this.pending = this.pending.slice(stop)
+    this.held.push(records)
   }
 
   end(): void {
-    this.drain(this.pending, true)
-    this.pending = []
+    this.held.end()
     this.replay.closeTurn()
   }
 
