@@ -7,7 +7,7 @@ import { MISSING_RESULT_TEXT } from '@kode/protocol/helpers'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
-import { collect, useHarness } from './helpers/harness.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
@@ -57,21 +57,7 @@ describe('resume after a crash (file store)', () => {
 
   test('a process killed mid-tool loses only the result in flight; a new message settles the call first, and together the events are the replay', async () => {
     const h = harness()
-    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
-    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1', 'json'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const exited = new Promise((done) => proc.on('exit', done))
-    const dead: Event[] = []
-    let started = false
-    // The tool starts before the loop prints its `tool_call`: wait for both.
-    for await (const line of createInterface({ input: proc.stdout! })) {
-      if (line.startsWith('event ')) dead.push(JSON.parse(line.slice('event '.length)) as Event)
-      started ||= line === 'tool-started'
-      if (started && dead.at(-1)?.type === 'tool_call') break
-    }
-    proc.kill('SIGKILL')
-    await exited
+    const dead = await killMidTool(h)
     expect(summarize(dead).slice(-2)).toEqual(['context_usage 120/128000', 'tool_call c1 job {}'])
 
     // What the crashed process had made durable: everything up to the call that was running.
@@ -145,21 +131,7 @@ describe('resume after a crash (file store)', () => {
 
   test("a task continued after its process died goes on from the dead process's events: together they are the replay", async () => {
     const h = harness()
-    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
-    const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1', 'json'], {
-      stdio: ['ignore', 'pipe', 'inherit'],
-    })
-    const exited = new Promise((done) => proc.on('exit', done))
-    const dead: Event[] = []
-    let started = false
-    // The tool starts before the loop prints its `tool_call`: wait for both.
-    for await (const line of createInterface({ input: proc.stdout! })) {
-      if (line.startsWith('event ')) dead.push(JSON.parse(line.slice('event '.length)) as Event)
-      started ||= line === 'tool-started'
-      if (started && dead.at(-1)?.type === 'tool_call') break
-    }
-    proc.kill('SIGKILL')
-    await exited
+    const dead = await killMidTool(h)
     expect(summarize(dead).slice(-2)).toEqual(['context_usage 120/128000', 'tool_call c1 job {}'])
 
     h.server.enqueue(textReply('r2', 'The job stopped.'))
@@ -262,3 +234,27 @@ describe('resume', () => {
     })
   })
 })
+
+/**
+ * Runs a task in a child process over `h`'s store and server, whose model calls the tool `job`
+ * (call `c1`), and kills it with SIGKILL once the tool has started and its `tool_call` is out;
+ * returns the events the child had emitted.
+ */
+async function killMidTool(h: Harness): Promise<Event[]> {
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'job', {})] }))
+  const proc = spawn(process.execPath, [child, h.dir!, h.server.url, 's1', 'json'], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  })
+  const exited = new Promise((done) => proc.on('exit', done))
+  const dead: Event[] = []
+  let started = false
+  // The tool starts before the loop prints its `tool_call`: wait for both.
+  for await (const line of createInterface({ input: proc.stdout! })) {
+    if (line.startsWith('event ')) dead.push(JSON.parse(line.slice('event '.length)) as Event)
+    started ||= line === 'tool-started'
+    if (started && dead.at(-1)?.type === 'tool_call') break
+  }
+  proc.kill('SIGKILL')
+  await exited
+  return dead
+}
