@@ -7,7 +7,13 @@ import type {
   ToolCallEvent,
   ToolResultMessage,
 } from '@kode/protocol'
-import { emitResponse, toolCallEvent, toolResultEvent, userMessageEvent } from './replay-events.js'
+import {
+  emitResponse,
+  type ReplaySink,
+  toolCallEvent,
+  toolResultEvent,
+  userMessageEvent,
+} from './replay-events.js'
 
 /** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
 export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
@@ -29,7 +35,7 @@ export interface ReplayContext {
  * result is the last of its turn, which calls the history answers) is worked out by the caller,
  * `IncrementalReplay`, so this class never looks ahead.
  */
-export class SessionReplay {
+export class SessionReplay implements ReplaySink {
   private turnOpen = false
   private turnAborted = false
   private lastTimestamp = 0
@@ -49,7 +55,8 @@ export class SessionReplay {
     private readonly answered: ReadonlySet<string>,
   ) {}
 
-  private emit(event: ReplayEvent): void {
+  /** Puts an event in the output (public for `emitResponse`, which takes this replay as its sink). */
+  emit(event: ReplayEvent): void {
     this.context.out.push(event)
     if (event.timestamp > this.lastTimestamp) this.lastTimestamp = event.timestamp
   }
@@ -190,7 +197,7 @@ export class SessionReplay {
     this.emit({ type: 'turn_start', sessionId, timestamp: message.createdAt })
     this.turnOpen = true
     this.turnAborted = message.stopReason === 'aborted'
-    emitResponse(sessionId, message, (event) => this.emit(event))
+    emitResponse(sessionId, message, this)
     for (const part of message.parts) {
       if (part.type === 'tool_call') this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
     }
