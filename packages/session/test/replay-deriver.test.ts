@@ -152,6 +152,37 @@ describe('replaySession reads in batches', () => {
     expect(batches.flat()).toEqual(await expected(store))
   })
 
+  test('replaySessionBatches hands events on as the history is read, and a break stops the read', async () => {
+    const { history, subSessions } = generateSession({ seed: 4, tasks: 30, sessionId: 'main' })
+    const store = await storeOf(history, subSessions)
+    const readBatches = store.readBatches!.bind(store)
+    let read = 0
+    let finished = false
+    const counting: SessionStore = {
+      ...store,
+      async *readBatches(sessionId, options) {
+        try {
+          for await (const batch of readBatches(sessionId, options)) {
+            if (sessionId === 'main') read += batch.length
+            yield batch
+          }
+        } finally {
+          if (sessionId === 'main') finished = true
+        }
+      },
+    }
+    const forwarded: number[] = []
+    for await (const events of replaySessionBatches(counting, 'main', { batchSize: 10 })) {
+      // Each batch is the events of the records read so far: the history is not read ahead.
+      forwarded.push(read)
+      expect(events.length).toBeGreaterThan(0)
+      if (forwarded.length === 3) break
+    }
+    expect(history.length).toBeGreaterThan(100)
+    expect(forwarded).toEqual([10, 20, 30])
+    expect(finished).toBe(true)
+  })
+
   test('a store without readBatches is read whole, with the same replay', async () => {
     const { history, subSessions } = generateSession({ seed: 5, tasks: 10, sessionId: 'main' })
     const store = await storeOf(history, subSessions)
