@@ -1,7 +1,7 @@
 import * as fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from '../src/codec/checked-schemas.js'
-import { versionlessCopies } from '../src/codec/compiled-checks.generated.js'
+import { compiledChecks, versionlessCopies } from '../src/codec/compiled-checks.generated.js'
 import { decodeHistoryEvent, encodeHistoryEvent } from '../src/codec/history-codec.js'
 import { withoutVersion } from '../src/codec/versionless.js'
 import { historyEvent } from './arbitraries.js'
@@ -70,6 +70,10 @@ describe('a decoded line without its version', () => {
       }),
       { numRuns: 300 },
     )
+  })
+
+  it('exist for every record type that has a compiled check', () => {
+    expect(Object.keys(versionlessCopies).sort()).toEqual(Object.keys(compiledChecks).sort())
   })
 
   it('refuses keys missing, doubled in order or unknown, so the generic copy takes them', () => {
