@@ -124,6 +124,8 @@ export class SessionReplay {
       case 'approval_request': {
         const { toolCallId, toolName, responseId, subAgentCall } = event
         if (subAgentCall) {
+          // The call that ran the sub-agent was running (and announced live) when it paused.
+          this.announceAhead(subAgentCall.toolCallId, timestamp)
           this.suspendedCalls.add(subAgentCall.toolCallId)
           if (this.replaysInline(subAgentCall)) return
         }
@@ -161,11 +163,7 @@ export class SessionReplay {
         const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
         // Progress comes from a running call: its `tool_call` is replayed first.
         this.continueTurn(timestamp)
-        const call = this.pendingCalls.get(toolCallId)
-        if (call && !this.announced.has(toolCallId)) {
-          this.announced.add(toolCallId)
-          this.emit(call)
-        }
+        this.announceAhead(toolCallId, timestamp)
         this.emit({
           type: 'tool_progress',
           sessionId,
@@ -182,6 +180,19 @@ export class SessionReplay {
         const unknown: never = event
         void unknown
       }
+    }
+  }
+
+  /**
+   * Replays the `tool_call` of a call of the open turn ahead of its result (once), for a record
+   * that shows the call running: its progress, or the approval its sub-agent waits for.
+   */
+  private announceAhead(toolCallId: string, timestamp: number): void {
+    const call = this.pendingCalls.get(toolCallId)
+    if (call && !this.announced.has(toolCallId)) {
+      this.continueTurn(timestamp)
+      this.announced.add(toolCallId)
+      this.emit(call)
     }
   }
 
