@@ -225,8 +225,10 @@ describe('sub-agent approval', () => {
       "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
     expect(summarize(events)).toEqual([
       'task_start',
+      'turn_start',
       '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
       `tool_result p1 error (last): ${waited}`,
+      'turn_end',
       'user_message: Never mind',
       ...textResponse('Fine.'),
       'turn_end',
@@ -245,6 +247,10 @@ describe('sub-agent approval', () => {
       'assistant stop: text "Fine."',
       'task_metadata turns=1 subAgents=0',
     ])
+    // The parent's events of both tasks are its replay: the call announced once, the denial's turn.
+    expect(parentPart([...first, ...events], agent.sessionId)).toEqual(
+      parentPart(replayOf(parent, agent.sessionId) as Event[], agent.sessionId),
+    )
     expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   })
 

@@ -207,11 +207,14 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
 /**
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
  * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
- * `error` result; the sub-agent's own session keeps its pending calls.
+ * `error` result; the sub-agent's own session keeps its pending calls. The decisions and results
+ * come in a turn of their own, before the message's.
  */
 export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise<void> {
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
+  // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
+  rt.events.emit('turn_start', {})
   await recordDecisions(
     rt,
     pending,
@@ -229,6 +232,7 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
   const signal = new AbortController().signal
   const announced = runningCalls(pending)
   await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided, announced })
+  rt.events.emit('turn_end', {})
 }
 
 /**
