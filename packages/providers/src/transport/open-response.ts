@@ -11,6 +11,7 @@ import {
   transportError,
 } from './failures.js'
 import { requestHeaders } from './headers.js'
+import { bodyJson, JsonText } from './json-text.js'
 import { fetchFollowingRedirects } from './redirects.js'
 import type { RetryPolicy } from './retry.js'
 
@@ -66,7 +67,7 @@ export async function prepareRequest(setup: ResponseStreamSetup): Promise<Prepar
   return {
     url: setup.baseUrl + wire.path,
     headers: requestHeaders(wire.headers, setup.headers, setup.errors),
-    body: JSON.stringify(wire.body),
+    body: bodyJson(wire.body),
   }
 }
 
@@ -112,6 +113,8 @@ function withProviderOptions(
   options: Readonly<Record<string, unknown>> | undefined,
 ): WireRequest {
   if (options === undefined) return wire
-  if (typeof wire.body !== 'object' || wire.body === null || Array.isArray(wire.body)) return wire
-  return { ...wire, body: { ...wire.body, ...options } }
+  // A body given whole as JSON text is read back to take the fields (a field given as text stays so).
+  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return wire
+  return { ...wire, body: { ...body, ...options } }
 }
