@@ -10,12 +10,11 @@ import {
   requestIdOf,
   transportError,
 } from './failures.js'
-import { requestHeaders } from './headers.js'
 import { bodyJson, JsonText } from './json-text.js'
 import { fetchFollowingRedirects } from './redirects.js'
 import type { RetryPolicy } from './retry.js'
 
-/** Everything one response needs; built by the client per `stream()` call. */
+/** Everything one response needs; built by the client per `stream()` call, from what it made once. */
 export interface ResponseStreamSetup {
   adapter: WireAdapter
   /** The adapter's `completesOn`, resolved. */
@@ -24,8 +23,8 @@ export interface ResponseStreamSetup {
   options: StreamOptions
   /** Base URL without a trailing slash. */
   baseUrl: string
-  /** Host headers, applied over the adapter's. */
-  headers: Record<string, string> | undefined
+  /** The adapter's headers with the transport's and the host's, checked (see `clientHeaders`). */
+  requestHeaders: (adapter: Record<string, string>) => Record<string, string>
   fetch: typeof fetch
   dispatcher: unknown
   retry: RetryPolicy
@@ -66,7 +65,7 @@ export async function prepareRequest(setup: ResponseStreamSetup): Promise<Prepar
   }
   return {
     url: setup.baseUrl + wire.path,
-    headers: requestHeaders(wire.headers, setup.headers, setup.errors),
+    headers: setup.requestHeaders(wire.headers),
     body: bodyJson(wire.body),
   }
 }
