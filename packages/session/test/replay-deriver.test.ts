@@ -96,11 +96,11 @@ describe('createReplayDeriver', () => {
       'response_complete',
     ])
     const next = deriver.push([h.result(second!, 'b', 'two')])
-    expect(next.map((e) => e.type)).toEqual(['tool_call', 'tool_result'])
-    expect(next[1]).toMatchObject({ type: 'tool_result', isLastInTurn: false })
+    expect(next.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'tool_result'])
+    expect(next[2]).toMatchObject({ type: 'tool_result', isLastInTurn: false })
     const rest = deriver.end()
-    expect(rest.map((e) => e.type)).toEqual(['tool_call', 'tool_result', 'turn_end'])
-    expect(rest[1]).toMatchObject({ isLastInTurn: true })
+    expect(rest.map((e) => e.type)).toEqual(['tool_result', 'turn_end'])
+    expect(rest[0]).toMatchObject({ isLastInTurn: true })
   })
 
   test('a deriver that has ended refuses more records', () => {
