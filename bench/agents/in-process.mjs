@@ -5,8 +5,11 @@
 // instructions, not time, so the machine's load does not move them):
 //
 //   node bench/agents/in-process.mjs <client> [--tasks N] [--check]
-//   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
-//     node --single-threaded bench/agents/in-process.mjs kode
+//   valgrind --tool=callgrind --callgrind-out-file=/dev/null node --predictable --hash-seed=1 \
+//     --random-seed=1 --initial-old-space-size=256 bench/agents/in-process.mjs kode
+//
+// (without those flags, where the major garbage collections fall moves the count by tens of
+// millions of instructions from run to run)
 //
 // `--tasks N` runs the task N times in the process (the figure printed is the last one's CPU; with
 // 0, none: what loading and preparing the client cost, to subtract);
