@@ -1,6 +1,7 @@
 import type { HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
+import { neverAsks } from '../tools/define-tool.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskRuntime } from './runtime.js'
 
@@ -26,7 +27,7 @@ export async function callsNeedingApproval(
   const waiting = new Set<string>()
   for (const call of calls) {
     const tool = rt.tools.byName.get(call.name)
-    if (!tool || call.incomplete) continue
+    if (!tool || call.incomplete || tool.needsApproval === neverAsks) continue
     const parsed = tool.parseArguments(call.argumentsJson)
     if (!parsed.ok) continue
     const ctx = { toolCallId: call.id, toolName: call.name, sessionId: rt.sessionId, signal: rt.signal }

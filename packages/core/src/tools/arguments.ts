@@ -1,6 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
+import { AgentError } from '../errors.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }
@@ -9,16 +10,18 @@ export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: str
 const MAX_REPORTED_ERRORS = 5
 
 /**
- * A parser for one tool's arguments: JSON text in, typed and validated arguments out. The schema
- * is compiled on the first call and reused (falling back to interpretation where a Content Security
- * Policy forbids compiling). Empty text means no arguments (`{}`), as several providers send it.
- * `validate`, when given, checks the parsed value instead of the schema.
+ * A parser for one tool's arguments: JSON text in, typed and validated arguments out. Empty text
+ * means no arguments (`{}`), as several providers send it. `validate`, when given, checks the
+ * parsed value instead of the schema. Otherwise the schema is compiled here, once per tool (where a
+ * Content Security Policy forbids compiling, it is interpreted instead); a schema TypeBox cannot
+ * check throws an `AgentError` (`invalid_tool`) naming `toolName`, rather than failing the first call.
  */
 export function createArgumentParser<P extends TSchema>(
+  toolName: string,
   schema: P,
   validate?: (args: unknown) => ParsedArguments<Static<P>>,
 ): (json: string) => ParsedArguments<Static<P>> {
-  let check: ((value: unknown) => boolean) | undefined
+  const check = validate ? undefined : compile(toolName, schema)
   return (json) => {
     let value: unknown
     try {
@@ -26,19 +29,25 @@ export function createArgumentParser<P extends TSchema>(
     } catch (error) {
       return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
     }
-    if (validate) return validate(value)
-    check ??= compile(schema)
+    if (!check) return validate!(value)
     if (check(value)) return { ok: true, args: value as Static<P> }
     return { ok: false, error: describeMismatches(schema, value) }
   }
 }
 
-function compile(schema: TSchema): (value: unknown) => boolean {
+function compile(toolName: string, schema: TSchema): (value: unknown) => boolean {
   try {
     const compiled = TypeCompiler.Compile(schema)
     return (value) => compiled.Check(value)
-  } catch {
-    return (value) => Value.Check(schema, value)
+  } catch (error) {
+    // Compiling is `new Function`: refused under a Content Security Policy, then interpreted.
+    if (error instanceof EvalError) return (value) => Value.Check(schema, value)
+    throw new AgentError(
+      'invalid_tool',
+      `tool ${toolName}: its parameters are not a schema TypeBox can check (${error instanceof Error ? error.message : String(error)}); ` +
+        'wrap plain JSON Schema in Type.Unsafe and check it with validate',
+      { cause: error },
+    )
   }
 }
 

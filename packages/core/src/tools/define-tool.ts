@@ -132,14 +132,17 @@ export interface Tool<P extends TSchema = TSchema> {
   /** Whether a call with these (validated) arguments waits for approval; `false` for most tools. */
   needsApproval(args: Static<P>, ctx: ApprovalContext): boolean | Promise<boolean>
   execute(args: Static<P>, ctx: ToolContext): ToolReturn | Promise<ToolReturn>
-  /** Parses and validates `argumentsJson` (the schema is compiled once, on first use). */
+  /** Parses and validates `argumentsJson` (with the check `defineTool` compiled from the schema). */
   parseArguments(argumentsJson: string): ParsedArguments<Static<P>>
 }
 
 /**
  * Defines a tool the model can call. `args` in `execute` is typed from `parameters` and is
  * validated before `execute` runs: invalid JSON or arguments that do not match the schema become
- * an `error` result the model can read and correct, and `execute` is not called.
+ * an `error` result the model can read and correct, and `execute` is not called. The schema's
+ * check is compiled here, once for every agent and task the tool serves. Throws `AgentError`
+ * (`invalid_tool`) for a name providers would reject, a bad `timeoutMs` or `onResume`, and (without
+ * `validate`) `parameters` TypeBox cannot check, such as plain JSON Schema.
  */
 export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
   if (typeof spec.name !== 'string' || !isToolName(spec.name)) {
@@ -157,7 +160,7 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
   if (spec.onResume !== undefined && spec.onResume !== 'error' && spec.onResume !== 'rerun') {
     throw new AgentError('invalid_tool', `tool ${spec.name}: onResume must be 'error' or 'rerun'`)
   }
-  const parseArguments = createArgumentParser(spec.parameters, spec.validate)
+  const parseArguments = createArgumentParser(spec.name, spec.parameters, spec.validate)
   const execute = spec.execute
   return Object.freeze({
     name: spec.name,
@@ -176,6 +179,17 @@ function approvalCheck<A>(
   needsApproval: NeedsApproval<A> | undefined,
 ): (args: A, ctx: ApprovalContext) => boolean | Promise<boolean> {
   if (typeof needsApproval === 'function') return needsApproval
-  const always = needsApproval === true
-  return () => always
+  return needsApproval === true ? alwaysAsks : neverAsks
+}
+
+/**
+ * The approval check of a tool that never asks (most tools): the engine recognises it and does
+ * not parse a call's arguments only to ask it.
+ */
+export function neverAsks(): boolean {
+  return false
+}
+
+function alwaysAsks(): boolean {
+  return true
 }

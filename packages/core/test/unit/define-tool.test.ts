@@ -1,6 +1,19 @@
 import { AgentError, defineTool } from '@kode/core'
-import { Type } from '@sinclair/typebox'
-import { describe, expect, test } from 'vitest'
+import { type TSchema, Type } from '@sinclair/typebox'
+import { TypeCompiler } from '@sinclair/typebox/compiler'
+import { afterEach, describe, expect, test, vi } from 'vitest'
+
+afterEach(() => vi.restoreAllMocks())
+
+/** What `run` throws (or `undefined`). */
+function thrownBy(run: () => unknown): unknown {
+  try {
+    run()
+  } catch (error) {
+    return error
+  }
+  return undefined
+}
 
 const echo = defineTool({
   name: 'echo',
@@ -97,5 +110,47 @@ describe('defineTool', () => {
         execute: () => '',
       }),
     ).toThrow(/timeoutMs must be a positive number/)
+  })
+
+  test('parameters TypeBox cannot check (plain JSON Schema) are refused when the tool is defined', () => {
+    const plain = { type: 'object', properties: { n: { type: 'number' } } } as unknown as TSchema
+    for (const parameters of [plain, Type.Unsafe<{ n: number }>(plain), Type.Object({ n: Type.Ref('N') })]) {
+      const error = thrownBy(() =>
+        defineTool({ name: 'plain', description: '', parameters, execute: () => '' }),
+      )
+      expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_tool',
+        expect.stringMatching(/^tool plain: its parameters are not a schema TypeBox can check \(.+\); wrap/),
+      ])
+      expect((error as Error).cause).toBeInstanceOf(Error)
+    }
+  })
+
+  test('the schema is compiled once, when the tool is defined, not at each call', () => {
+    const compile = vi.spyOn(TypeCompiler, 'Compile')
+    const tool = defineTool({
+      name: 'once',
+      description: '',
+      parameters: Type.Object({ n: Type.Number() }),
+      execute: () => '',
+    })
+    expect(compile).toHaveBeenCalledTimes(1)
+    expect(tool.parseArguments('{"n":1}')).toEqual({ ok: true, args: { n: 1 } })
+    expect(tool.parseArguments('{"n":"x"}')).toMatchObject({ ok: false })
+    expect(compile).toHaveBeenCalledTimes(1)
+  })
+
+  test('where code generation is refused (a Content Security Policy), the schema is interpreted', () => {
+    vi.spyOn(TypeCompiler, 'Compile').mockImplementation(() => {
+      throw new EvalError('Code generation from strings disallowed for this context')
+    })
+    const tool = defineTool({
+      name: 'csp',
+      description: '',
+      parameters: Type.Object({ n: Type.Number() }),
+      execute: () => '',
+    })
+    expect(tool.parseArguments('{"n":1}')).toEqual({ ok: true, args: { n: 1 } })
+    expect(tool.parseArguments('{"n":"x"}')).toEqual({ ok: false, error: '/n: Expected number' })
   })
 })

@@ -1,5 +1,6 @@
 import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
+import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
 import { CodecError, kindOf } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
@@ -60,31 +61,37 @@ function validateValue(value: unknown): HistoryEvent {
  * What is validated is the JSON that is written, read back: a `toJSON` method or a getter anywhere
  * in the value cannot put into the file what validation did not see. A value JSON cannot hold (a
  * cycle, a `BigInt`, a throwing `toJSON` or getter) is a `CodecError` too; nothing else is thrown.
+ * A record `roundTripHistoryEvent` returned is checked once, there: encoding it while its JSON is
+ * still the text that was checked only writes that text (see `CheckedLine`).
  */
 export function encodeHistoryEvent(event: HistoryEvent): string {
-  const { json, valid } = writtenForm(event)
+  const json = stringify(event)
+  const version = CheckedLine.versionOf(event, json) ?? formatVersionOf(checkedForm(json))
   // `{}` cannot be a valid record, so the object has a first field to put the version before.
-  return `{"v":${formatVersionOf(valid)},${json.slice(1)}`
+  return `{"v":${version},${json.slice(1)}`
 }
 
 /**
  * The event as a store holds it: what `decodeHistoryEvent(encodeHistoryEvent(event))` returns (the
  * JSON that would be written, read back and validated), in one pass instead of two. Throws the
- * `CodecError` that `encodeHistoryEvent` would.
+ * `CodecError` that `encodeHistoryEvent` would. The result carries the fact that it was checked,
+ * so a store's `encodeHistoryEvent` of it does not check it again.
  */
 export function roundTripHistoryEvent(event: HistoryEvent): HistoryEvent {
-  return writtenForm(event).valid
+  const json = stringify(event)
+  const valid = checkedForm(json)
+  CheckedLine.stamp(valid, json, formatVersionOf(valid))
+  return valid
 }
 
-/** The JSON written for `event` and the valid event a reader of it sees. */
-function writtenForm(event: HistoryEvent): { json: string; valid: HistoryEvent } {
-  const json = stringify(event)
+/** The valid event a reader of `json` (the JSON written for an event) sees. */
+function checkedForm(json: string): HistoryEvent {
   const written = parseWritten(json)
   const valid = validateHistoryEvent(written)
   if (Object.hasOwn(written, 'v')) {
     throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
   }
-  return { json, valid }
+  return valid
 }
 
 /** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */

@@ -1,0 +1,99 @@
+// One client running the agents task with no network: a `fetch` installed as the global one
+// serves each turn's prerendered response (the server's bytes, in its 4 KiB writes) by counting
+// model calls. No socket, no HTTP parser and no server process, so what is left is the client's
+// own work, the same on every run: the input for instruction counts (valgrind counts
+// instructions, not time, so the machine's load does not move them):
+//
+//   node bench/agents/in-process.mjs <client> [--tasks N] [--check]
+//   valgrind --tool=callgrind --callgrind-out-file=/dev/null node --predictable --hash-seed=1 \
+//     --random-seed=1 --initial-old-space-size=256 bench/agents/in-process.mjs kode
+//
+// (without those flags, where the major garbage collections fall moves the count by tens of
+// millions of instructions from run to run)
+//
+// `--tasks N` runs the task N times in the process (the figure printed is the last one's CPU; with
+// 0, none: what loading and preparing the client cost, to subtract);
+// `--check` also checks every request's history as the server does (inside the measurement: use
+// it to prove a client right, not to count). Prints the CPU ms of the (last) task and its events.
+// Rendering and loading happen before it, but they count under valgrind: compare totals of two
+// builds or clients for the same arguments, never one total alone.
+import { parseArgs } from 'node:util'
+import { CLIENT_NAMES, CLIENTS } from './clients/index.mjs'
+import { checkRequest } from './history-check.mjs'
+import { renderAll, renderTurn } from './model-stream.mjs'
+import { keyOf, runTool, TURNS } from './task.mjs'
+import { mismatch } from './verify.mjs'
+
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: { tasks: { type: 'string', default: '1' }, check: { type: 'boolean', default: false } },
+})
+const [client] = positionals
+if (!CLIENT_NAMES.includes(client)) {
+  console.error(`usage: in-process.mjs <${CLIENT_NAMES.join('|')}> [--tasks N] [--check]`)
+  process.exit(2)
+}
+
+const CHUNK_SIZE = 4 * 1024
+const bodies = renderAll()
+let modelCalls = 0
+
+/** `bytes` as a byte stream, one server write per read. */
+function streamOf(bytes) {
+  let at = 0
+  return new ReadableStream({
+    type: 'bytes',
+    pull(controller) {
+      if (at >= bytes.length) controller.close()
+      else {
+        controller.enqueue(new Uint8Array(bytes.subarray(at, at + CHUNK_SIZE)))
+        at += CHUNK_SIZE
+      }
+    },
+  })
+}
+
+// Installed before any library loads: some capture the global fetch when a client is built.
+globalThis.fetch = async function scriptedModel(input, init) {
+  const url = String(input?.url ?? input)
+  if (!url.endsWith('/chat/completions')) return new Response('ok')
+  modelCalls++
+  let body = bodies[modelCalls - 1] ?? renderTurn(modelCalls, 'no such turn')
+  if (values.check) {
+    const { turn, problem } = checkRequest(JSON.parse(String(init?.body)))
+    if (problem || turn !== modelCalls) body = renderTurn(modelCalls, `history check failed: ${problem}`)
+  }
+  return new Response(streamOf(body), { headers: { 'content-type': 'text/event-stream' } })
+}
+
+let ran = []
+const { prepare } = await CLIENTS[client].load()
+const run = await prepare({
+  origin: 'http://in-process',
+  record: (key) => ran.push(key),
+  runTool,
+  keyOf,
+  maxTurns: TURNS + 5,
+})
+// Loads the web streams and Response code for every client before measuring.
+await new Response(streamOf(Buffer.from('ok'))).text()
+
+let result
+let cpu
+for (let task = 1; task <= Number(values.tasks); task++) {
+  ran = []
+  modelCalls = 0
+  const before = process.cpuUsage()
+  result = await run()
+  cpu = process.cpuUsage(before)
+  const wrong = mismatch(result, ran, modelCalls)
+  if (wrong) {
+    console.error(`${client}, task ${task}: ${wrong}`)
+    process.exit(1)
+  }
+}
+if (result === undefined) console.log(`${client}: loaded, no task run`)
+else {
+  const events = result.events === undefined ? '' : `, ${result.events} events`
+  console.log(`${client}: ${((cpu.user + cpu.system) / 1000).toFixed(1)} ms${events}`)
+}
