@@ -223,6 +223,28 @@ const scenarios = {
   },
 
   /**
+   * Load + replay as a host that forwards a stored session to a UI does it: `replaySessionBatches`
+   * over the file store, each batch of events handed on (here: counted) and none kept.
+   */
+  async forwarded({ dir }) {
+    const { createFileSessionStore, replaySessionBatches } = await session()
+    global.gc?.()
+    const baseline = process.memoryUsage()
+    const store = createFileSessionStore({ dir })
+    const m = meter()
+    let events = 0
+    for await (const batch of replaySessionBatches(store, 'bench')) events += batch.length
+    const lap = m.lap()
+    await tick()
+    const gcMs = m.gcSince()
+    m.stop()
+    global.gc?.()
+    const retained = process.memoryUsage()
+    await store.close()
+    return { ...lap, gcMs, events, retainedHeap: retained.heapUsed - baseline.heapUsed }
+  },
+
+  /**
    * One step of "where the load time goes", on the lines of a prepared file: `decode` or `parse`
    * each line, `keep` the results or drop them, after a `warm` pass or not; or `utf8` decoding of
    * the file in pieces of `pieceKiB`.
@@ -347,9 +369,11 @@ function loadTable() {
       'load + replay vs floor',
       'streamed: replaySession (readBatches), records/s',
       'streamed vs floor',
-      'GC pauses: load + replay / streamed',
-      'retained heap: load + replay / streamed',
-      'peak RSS: load + replay / streamed',
+      'forwarded: replaySessionBatches, events counted, none kept, records/s',
+      'forwarded vs floor',
+      'GC pauses: load + replay / streamed / forwarded',
+      'retained heap: load + replay / streamed / forwarded',
+      'peak RSS: load + replay / streamed / forwarded',
     ],
   ]
   for (const [n, fixture] of [
@@ -365,20 +389,23 @@ function loadTable() {
     // the same round, so the machine's drift moves both sides alike.
     const runs = []
     for (let round = 0; round < rounds; round++) {
-      const order = ['replay', 'floor', 'streamed']
-      for (let i = 0; i < round % 3; i++) order.push(order.shift())
+      const order = ['replay', 'floor', 'streamed', 'forwarded']
+      for (let i = 0; i < round % order.length; i++) order.push(order.shift())
       const got = {}
       for (const name of order) got[name] = measure(name, { dir })
       runs.push(got)
     }
     rmSync(dir, { recursive: true, force: true })
     for (const r of runs) {
-      if (r.streamed.events !== r.replay.events)
-        throw new Error(
-          `streamed replay gave ${r.streamed.events} events, deriveReplayEvents ${r.replay.events}`,
-        )
+      for (const name of ['streamed', 'forwarded']) {
+        if (r[name].events !== r.replay.events)
+          throw new Error(
+            `${name} replay gave ${r[name].events} events, deriveReplayEvents ${r.replay.events}`,
+          )
+      }
     }
     const loadCpu = (r) => r.replay.read.cpu + r.replay.replay.cpu
+    const reads = ['replay', 'streamed', 'forwarded']
     const perSecond = (cpuMs) => fmt(n / (cpuMs / 1000))
     replayRows.push([
       fmt(n),
@@ -391,13 +418,15 @@ function loadTable() {
       `${median(runs.map((r) => r.floor.cpu / loadCpu(r))).toFixed(2)}x`,
       perSecond(median(runs.map((r) => r.streamed.cpu))),
       `${median(runs.map((r) => r.floor.cpu / r.streamed.cpu)).toFixed(2)}x`,
-      `${Math.round(median(runs.map((r) => r.replay.gcMs)))} / ${Math.round(median(runs.map((r) => r.streamed.gcMs)))} ms`,
-      `${mb(runs[0].replay.retainedHeap)} / ${mb(runs[0].streamed.retainedHeap)}`,
-      `${mb(median(runs.map((r) => r.replay.peakRss)))} / ${mb(median(runs.map((r) => r.streamed.peakRss)))}`,
+      perSecond(median(runs.map((r) => r.forwarded.cpu))),
+      `${median(runs.map((r) => r.floor.cpu / r.forwarded.cpu)).toFixed(2)}x`,
+      `${reads.map((name) => Math.round(median(runs.map((r) => r[name].gcMs)))).join(' / ')} ms`,
+      reads.map((name) => mb(runs[0][name].retainedHeap)).join(' / '),
+      reads.map((name) => mb(median(runs.map((r) => r[name].peakRss)))).join(' / '),
     ])
   }
   printTable(
-    `load (store.read) + replay (deriveReplayEvents), and the two streamed (replaySession), of a file-store session: CPU time (user + system, all threads), median of ${rounds} interleaved rounds of fresh processes`,
+    `load (store.read) + replay (deriveReplayEvents), streamed (replaySession) and forwarded (replaySessionBatches, events not kept), of a file-store session: CPU time (user + system, all threads), median of ${rounds} interleaved rounds of fresh processes`,
     replayRows,
   )
 }

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { replayThenLive } from './helpers/replayed.js'
+import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -157,9 +157,9 @@ describe('tool approval', () => {
     script(h, final)
     const write = writeTool()
     const agent = h.createAgent({ tools: [write.tool, readFile] })
-    const { outcome } = await collect(agent.run('Write a, read b'))
+    const { outcome, events } = await collect(agent.run('Write a, read b'))
     expect(outcome.reason).toBe('awaiting_approval')
-    return { agent, ...write }
+    return { agent, events, ...write }
   }
 
   test('a denied call is never run: the model reads "denied by the user: <reason>"', async () => {
@@ -254,14 +254,17 @@ describe('tool approval', () => {
 
   test('a new user message denies the pending calls first', async () => {
     const h = harness()
-    const { agent, written } = await paused(h, 'Fine, nothing written.')
+    const { agent, written, events: first } = await paused(h, 'Fine, nothing written.')
     const { events } = await collect(agent.run('Never mind'))
     expectOrdered(events)
+    // The denials come in a turn of their own, as `continue` answers decided calls.
     expect(summarize(events)).toEqual([
       'task_start',
+      'turn_start',
       'tool_approval_decision c1 denied: the user sent a new message instead',
       'tool_call c1 write_file {"path":"a.txt","text":"hi"}',
       'tool_result c1 error (last): denied by the user: the user sent a new message instead',
+      'turn_end',
       'user_message: Never mind',
       ...textResponse('Fine, nothing written.'),
       'turn_end',
@@ -279,6 +282,8 @@ describe('tool approval', () => {
       'assistant stop: text "Fine, nothing written."',
       'task_metadata turns=1 subAgents=0',
     ])
+    // The two tasks' events are the replay of the history they leave.
+    expect(replayedPart([...first, ...events])).toEqual(replayOf(history, agent.sessionId))
   })
 
   test('an interrupt while a call awaits approval answers it aborted, leaving nothing pending', async () => {

@@ -6,7 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
-import { replayThenLive } from './helpers/replayed.js'
+import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -170,6 +170,31 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       { role: 'user', content: 'Never mind; what happened?' },
     ])
   })
+
+  test.each(['continue', 'run'] as const)(
+    'after %s, the replay of the dead history then the live events are the replay of the history they leave',
+    async (how) => {
+      const h = harness()
+      await deadSession(h)
+      const { tool } = chargeTool()
+      h.server.enqueue(textReply('r1', 'Done.'))
+      const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+      const { events } = await collect(how === 'continue' ? agent.continue() : agent.run('And now?'))
+      const history = await agent.history()
+      const watched = replayThenLive(DEAD, 'dead', events)
+      expectOrdered(watched)
+      expect(replayedPart(watched)).toEqual(replayOf(history, 'dead'))
+      // Both calls ran at once, so both are announced before the first one's progress.
+      expect(summarize(watched).slice(0, 6)).toEqual([
+        'user_message: Pay and read',
+        'turn_start',
+        'response_complete: ',
+        'tool_call c1 charge {"cents":500}',
+        'tool_call c2 read_file {"path":"b.txt"}',
+        'tool_progress c1: contacting the bank (siblings c2)',
+      ])
+    },
+  )
 
   test('a rerun tool that keys its work on toolCallId does it once across the two runs', async () => {
     const h = harness()

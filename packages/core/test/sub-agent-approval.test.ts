@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -95,7 +96,6 @@ function continued(decision: string, toolResult: string): string[] {
   return [
     'task_start',
     'turn_start',
-    'tool_call p1 writer {"prompt":"Write a.txt"}',
     '[id3] task_start sub-agent writer',
     '[id3] turn_start',
     `[id3] tool_approval_decision w1 ${decision}`,
@@ -145,7 +145,12 @@ async function pausedParent(h: Harness) {
   expect(pendingApprovals(await agent.history())).toEqual(first.outcome.pendingApprovals)
   expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   expect(written).toEqual([])
-  return { agent, written }
+  return { agent, written, events: first.events }
+}
+
+/** The replayed events of one session (not its sub-agents'), as JSON would carry them. */
+function parentPart(events: readonly Event[], sessionId: string): unknown[] {
+  return replayedPart(events.filter((event) => event.sessionId === sessionId))
 }
 
 describe.each(['memory', 'file'] as const)('sub-agent approval (%s store)', (kind) => {
@@ -153,9 +158,10 @@ describe.each(['memory', 'file'] as const)('sub-agent approval (%s store)', (kin
 
   test("a sub-agent's call waits on the parent; approving it on the parent carries the sub-agent and the parent on", async () => {
     const h = harness()
-    const { agent, written } = await pausedParent(h)
+    const { agent, written, events: first } = await pausedParent(h)
     const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
-    expectOrdered(second.events)
+    // The paused task announced the call; the continued one answers it.
+    expectOrdered([...first, ...second.events])
     expect(summarize(second.events)).toEqual(continued('approved', 'wrote a.txt'))
     expect(second.outcome).toMatchObject({ reason: 'completed', text: 'Parent: Writer: wrote a.txt' })
     expect(second.outcome.pendingApprovals).toBeUndefined()
@@ -186,11 +192,11 @@ describe('sub-agent approval', () => {
 
   test('a denied call of a sub-agent is never run; the sub-agent reads the denial and the parent its answer', async () => {
     const h = harness()
-    const { agent, written } = await pausedParent(h)
+    const { agent, written, events: first } = await pausedParent(h)
     const second = await collect(
       agent.continue({ approvals: [{ toolCallId: 'w1', approved: false, reason: 'not now' }] }),
     )
-    expectOrdered(second.events)
+    expectOrdered([...first, ...second.events])
     const denial = 'denied by the user: not now'
     expect(summarize(second.events)).toEqual(continued('denied: not now', denial))
     expect(written).toEqual([])
@@ -212,16 +218,17 @@ describe('sub-agent approval', () => {
 
   test("a new user message answers the parent's waiting call; the sub-agent's session keeps its pending call", async () => {
     const h = harness()
-    const { agent, written } = await pausedParent(h)
+    const { agent, written, events: first } = await pausedParent(h)
     const { events, outcome } = await collect(agent.run('Never mind'))
-    expectOrdered(events)
+    expectOrdered([...first, ...events])
     const waited =
       "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
     expect(summarize(events)).toEqual([
       'task_start',
+      'turn_start',
       '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
-      'tool_call p1 writer {"prompt":"Write a.txt"}',
       `tool_result p1 error (last): ${waited}`,
+      'turn_end',
       'user_message: Never mind',
       ...textResponse('Fine.'),
       'turn_end',
@@ -240,12 +247,16 @@ describe('sub-agent approval', () => {
       'assistant stop: text "Fine."',
       'task_metadata turns=1 subAgents=0',
     ])
+    // The parent's events of both tasks are its replay: the call announced once, the denial's turn.
+    expect(parentPart([...first, ...events], agent.sessionId)).toEqual(
+      parentPart(replayOf(parent, agent.sessionId) as Event[], agent.sessionId),
+    )
     expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   })
 
   test('another process continues the parent: the decision reaches the sub-agent through the store', async () => {
     const h = harness()
-    const { agent } = await pausedParent(h)
+    const { agent, events: first } = await pausedParent(h)
     await agent.close()
     const { writer, written } = writerAgent()
     const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [writer] })
@@ -253,12 +264,36 @@ describe('sub-agent approval', () => {
     const { events, outcome } = await collect(
       later.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }),
     )
-    expectOrdered(events)
+    expectOrdered([...first, ...events])
     expect(summarize(events)).toEqual(continued('approved', 'wrote a.txt'))
     expect(outcome.reason).toBe('completed')
     expect(written).toEqual(['a.txt'])
     expectValidHistory(await later.history())
     expectValidHistory(await h.store.read('id3'))
+  })
+
+  test("a continued parent does not announce its sub-agent's call again: its events extend the replay of the paused history", async () => {
+    const h = harness()
+    const { agent, events: first } = await pausedParent(h)
+    const sessionId = agent.sessionId
+    const paused = await agent.history()
+    // The paused task's events are the replay of the history it leaves: the call was announced.
+    expect(parentPart(first, sessionId)).toEqual(
+      parentPart(replayOf(paused, sessionId) as Event[], sessionId),
+    )
+    const { events: second } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }),
+    )
+    const announced = (events: readonly Event[]) =>
+      summarize(events.filter((e) => e.type === 'tool_call' && e.sessionId === sessionId))
+    expect(announced([...first, ...second])).toEqual(['tool_call p1 writer {"prompt":"Write a.txt"}'])
+    const history = await agent.history()
+    const replay = replayOf(history, sessionId) as Event[]
+    expectOrdered(replayThenLive(paused, sessionId, second))
+    expect(parentPart(replayThenLive(paused, sessionId, second), sessionId)).toEqual(
+      parentPart(replay, sessionId),
+    )
+    expect(parentPart([...first, ...second], sessionId)).toEqual(parentPart(replay, sessionId))
   })
 
   test('replay of the paused parent shows the request with the sub-agent session id, and once continued the sub-agent inline', async () => {
@@ -271,6 +306,7 @@ describe('sub-agent approval', () => {
       'turn_start',
       'response_complete: ',
       'usage 100/20',
+      'tool_call p1 writer {"prompt":"Write a.txt"}',
       '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
       'turn_end',
       'task_metadata turns=1 subAgents=1',
@@ -279,16 +315,17 @@ describe('sub-agent approval', () => {
     const done = await replaySession(h.store, agent.sessionId)
     expectOrdered(done)
     // The sub-agent's request is shown once, by its own replay, inline before the parent's result.
-    // The continued calls replay in a turn of their own, parent and sub-agent alike, as live.
+    // The parent's call is announced where it ran, as live; the continued calls replay in a turn of
+    // their own, parent and sub-agent alike, as live.
     expect(summarize(done, agent.sessionId)).toEqual([
       'user_message: Please write a.txt',
       'turn_start',
       'response_complete: ',
       'usage 100/20',
+      'tool_call p1 writer {"prompt":"Write a.txt"}',
       'turn_end',
       'task_metadata turns=1 subAgents=1',
       'turn_start',
-      'tool_call p1 writer {"prompt":"Write a.txt"}',
       '[id3] user_message: Write a.txt',
       '[id3] turn_start',
       '[id3] response_complete: ',
@@ -392,19 +429,18 @@ describe('sub-agent approval', () => {
     ])
 
     const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
-    expectOrdered(second.events)
+    expectOrdered([...first.events, ...second.events])
     const answer = (prefix: string, text: string) =>
       textResponse(text)
         .concat('turn_end')
         .map((line) => prefix + line)
-    // Only the writer announces the decision; each level runs its call again and carries on.
+    // Only the writer announces the decision; each level runs its call again (announced when it
+    // first ran) and carries on.
     expect(summarize(second.events)).toEqual([
       'task_start',
       'turn_start',
-      'tool_call p1 manager {"prompt":"Get a.txt written"}',
       '[id3] task_start sub-agent manager',
       '[id3] turn_start',
-      '[id3] tool_call m1 writer {"prompt":"Write a.txt"}',
       '[id6] task_start sub-agent writer',
       '[id6] turn_start',
       '[id6] tool_approval_decision w1 approved',

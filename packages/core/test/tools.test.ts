@@ -6,6 +6,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, delay, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayedPart, replayOf } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -85,11 +86,13 @@ describe('tool calls of one response', () => {
         return `${name} done`
       },
     })
-    const { lines, historyLines } = await runCalls(
+    const { lines, historyLines, events, history } = await runCalls(
       [work],
       [call('c1', 'work', { name: 'slow', ms: 40 }), call('c2', 'work', { name: 'fast', ms: 0 })],
     )
     expect(finished).toEqual(['fast', 'slow'])
+    // Both calls started at once, and the replay announces them together too.
+    expect(replayedPart(events)).toEqual(replayOf(history, 'id1'))
     expect(lines).toEqual(
       taskLines(
         ['c1 work', 'c2 work'],

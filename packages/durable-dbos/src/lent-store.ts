@@ -6,6 +6,10 @@ import { type SessionLease, SessionLockedError, type SessionStore } from '@kode/
  * task is over). So the session is held from before the workflow reads the history (to decide
  * whether the task runs, carries on or is done) to after its last record, with no gap another
  * writer could slip into. Every other session (a sub-agent's) goes to the store as usual.
+ *
+ * What the store offers beyond the required methods (`readBatches`, `follow`) it offers through
+ * this one too, and nothing it lacks: callers that test for them (a replay reading in batches, a
+ * watcher following the session) then read as they would from the store itself.
  */
 export function lentStore(store: SessionStore, lease: SessionLease): SessionStore {
   const { sessionId } = lease
@@ -28,6 +32,8 @@ export function lentStore(store: SessionStore, lease: SessionLease): SessionStor
       return borrowed
     },
     read: (id) => store.read(id),
+    ...(store.readBatches ? { readBatches: store.readBatches.bind(store) } : {}),
+    ...(store.follow ? { follow: store.follow.bind(store) } : {}),
     info: (id) => store.info(id),
     update: (id, patch) => store.update(id, patch),
     list: () => store.list(),

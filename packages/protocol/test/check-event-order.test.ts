@@ -339,6 +339,12 @@ describe('sub-agent approval, progress and compaction', () => {
     expect(rules(seq(...taskOpen, call, ...finish('completed')))).toEqual(['tool_call_without_result'])
   })
 
+  test('the task that carries a paused one on answers its waiting call without announcing it again', () => {
+    const paused = [...taskOpen, call, ...finish('awaiting_approval')]
+    expect(rules(seq(...paused, ...taskOpen, result, ...taskClose))).toEqual([])
+    expect(rules(seq(...paused, ...taskOpen, call, result, ...taskClose))).toEqual(['tool_call_twice'])
+  })
+
   test('progress belongs between its call and its result', () => {
     expect(rules(seq(...taskOpen, call, progress, result, ...taskClose))).toEqual([])
     expect(rules(seq(...taskOpen, progress, call, result, ...taskClose))).toEqual(['progress_outside_call'])

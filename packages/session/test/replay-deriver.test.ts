@@ -96,11 +96,11 @@ describe('createReplayDeriver', () => {
       'response_complete',
     ])
     const next = deriver.push([h.result(second!, 'b', 'two')])
-    expect(next.map((e) => e.type)).toEqual(['tool_call', 'tool_result'])
-    expect(next[1]).toMatchObject({ type: 'tool_result', isLastInTurn: false })
+    expect(next.map((e) => e.type)).toEqual(['tool_call', 'tool_call', 'tool_result'])
+    expect(next[2]).toMatchObject({ type: 'tool_result', isLastInTurn: false })
     const rest = deriver.end()
-    expect(rest.map((e) => e.type)).toEqual(['tool_call', 'tool_result', 'turn_end'])
-    expect(rest[1]).toMatchObject({ isLastInTurn: true })
+    expect(rest.map((e) => e.type)).toEqual(['tool_result', 'turn_end'])
+    expect(rest[0]).toMatchObject({ isLastInTurn: true })
   })
 
   test('a deriver that has ended refuses more records', () => {
@@ -150,6 +150,37 @@ describe('replaySession reads in batches', () => {
     expect(batches.length).toBeGreaterThan(5)
     expect(batches.every((batch) => batch.length > 0)).toBe(true)
     expect(batches.flat()).toEqual(await expected(store))
+  })
+
+  test('replaySessionBatches hands events on as the history is read, and a break stops the read', async () => {
+    const { history, subSessions } = generateSession({ seed: 4, tasks: 30, sessionId: 'main' })
+    const store = await storeOf(history, subSessions)
+    const readBatches = store.readBatches!.bind(store)
+    let read = 0
+    let finished = false
+    const counting: SessionStore = {
+      ...store,
+      async *readBatches(sessionId, options) {
+        try {
+          for await (const batch of readBatches(sessionId, options)) {
+            if (sessionId === 'main') read += batch.length
+            yield batch
+          }
+        } finally {
+          if (sessionId === 'main') finished = true
+        }
+      },
+    }
+    const forwarded: number[] = []
+    for await (const events of replaySessionBatches(counting, 'main', { batchSize: 10 })) {
+      // Each batch is the events of the records read so far: the history is not read ahead.
+      forwarded.push(read)
+      expect(events.length).toBeGreaterThan(0)
+      if (forwarded.length === 3) break
+    }
+    expect(history.length).toBeGreaterThan(100)
+    expect(forwarded).toEqual([10, 20, 30])
+    expect(finished).toBe(true)
   })
 
   test('a store without readBatches is read whole, with the same replay', async () => {

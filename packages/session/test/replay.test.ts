@@ -1,4 +1,11 @@
-import { checkEventOrder, type HistoryEvent, type ReplayEvent, validateEvent } from '@kode/protocol'
+import {
+  checkEventOrder,
+  type HistoryEvent,
+  type ReplayEvent,
+  type ToolProgressRecord,
+  type ToolResultMessage,
+  validateEvent,
+} from '@kode/protocol'
 import { createMemorySessionStore, deriveReplayEvents, replaySession } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
@@ -130,24 +137,16 @@ describe('assistant messages', () => {
 })
 
 describe('tools', () => {
-  test('each tool call part becomes tool_call with the raw arguments, right before its result', () => {
+  test('each tool call part becomes tool_call with the raw arguments, in call order, before the first result', () => {
     const h = new HistoryBuilder()
     const ask = h.calls(['read_file', 'grep'], { responseId: 'r1' })
     const [a, b] = callIds(ask) as [string, string]
     const events = replay([ask, h.result(b, 'grep', 'B'), h.result(a, 'read_file', 'A')])
+    // The engine starts a response's calls together: they are announced before any result.
     expect(shape(events).join(' ')).toBe(
-      'turn_start response_complete tool_call tool_result tool_call tool_result turn_end',
+      'turn_start response_complete tool_call tool_call tool_result tool_result turn_end',
     )
     expect(ofType(events, 'tool_call')).toEqual([
-      {
-        type: 'tool_call',
-        sessionId: 'main',
-        timestamp: ask.createdAt,
-        responseId: 'r1',
-        toolCallId: b,
-        toolName: 'grep',
-        arguments: '{"k":1}',
-      },
       {
         type: 'tool_call',
         sessionId: 'main',
@@ -156,6 +155,15 @@ describe('tools', () => {
         toolCallId: a,
         toolName: 'read_file',
         arguments: '{"k":0}',
+      },
+      {
+        type: 'tool_call',
+        sessionId: 'main',
+        timestamp: ask.createdAt,
+        responseId: 'r1',
+        toolCallId: b,
+        toolName: 'grep',
+        arguments: '{"k":1}',
       },
     ])
   })
@@ -208,7 +216,7 @@ describe('tools', () => {
     expect(ofType(events, 'tool_result').map((e) => e.isLastInTurn)).toEqual([false, true])
   })
 
-  test('a call that never got a result is replayed at the end of its turn', () => {
+  test('a call that never got a result is announced with the others', () => {
     const h = new HistoryBuilder()
     const ask = h.calls(['a', 'b'])
     const [a, b] = callIds(ask) as [string, string]
@@ -217,8 +225,63 @@ describe('tools', () => {
       events
         .filter((e) => e.type === 'tool_call' || e.type === 'tool_result')
         .map((e) => `${e.type}:${'toolCallId' in e ? e.toolCallId : ''}`),
-    ).toEqual([`tool_call:${b}`, `tool_result:${b}`, `tool_call:${a}`])
-    expect(shape(events).slice(-3).join(' ')).toBe('tool_call turn_end user_message')
+    ).toEqual([`tool_call:${a}`, `tool_call:${b}`, `tool_result:${b}`])
+    expect(shape(events).slice(-3).join(' ')).toBe('tool_result turn_end user_message')
+  })
+
+  test('calls that never got a result are replayed at the end of their turn', () => {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['a', 'b'])
+    const events = replay([ask, h.user('after a crash')])
+    expect(shape(events).join(' ')).toBe(
+      'turn_start response_complete tool_call tool_call turn_end user_message',
+    )
+  })
+
+  test('the replay of a history cut anywhere in its calls announces the calls where the whole history does', () => {
+    // A process that dies leaves a prefix; the task that carries it on emits only results and
+    // `turn_end` (its calls were announced). So the prefix's replay, without its closing
+    // `turn_end`, then those results, must be the replay of the whole history.
+    const h = new HistoryBuilder()
+    const ask = h.calls(['a', 'b', 'c'])
+    const [a, b, c] = callIds(ask) as [string, string, string]
+    const progress: ToolProgressRecord = {
+      type: 'tool_progress',
+      id: 'p1',
+      createdAt: ask.createdAt,
+      toolCallId: b,
+      toolName: 'b',
+      message: 'half way',
+      siblingToolCallIds: [a, c],
+    }
+    const body: (ToolProgressRecord | ToolResultMessage)[] = [
+      progress,
+      h.result(a, 'a', 'A'),
+      h.result(b, 'b', 'B'),
+      h.result(c, 'c', 'C'),
+    ]
+    // Which event for which call (a cut history cannot know which result is the last of its turn).
+    const steps = (events: readonly ReplayEvent[]) =>
+      events.map((e) => ('toolCallId' in e ? `${e.type}:${e.toolCallId}` : e.type))
+    const whole = steps(replay([ask, ...body]))
+    expect(whole.slice(0, 7)).toEqual([
+      'turn_start',
+      'response_complete',
+      `tool_call:${a}`,
+      `tool_call:${b}`,
+      `tool_call:${c}`,
+      `tool_progress:${b}`,
+      `tool_result:${a}`,
+    ])
+    for (let cut = 0; cut <= body.length; cut++) {
+      const prefix = steps(replay([ask, ...body.slice(0, cut)]))
+      expect(prefix.pop()).toBe('turn_end')
+      // What a task carrying the cut history on emits (a rerun call may report progress again).
+      const continued = body
+        .slice(cut)
+        .map((record) => `${'role' in record ? 'tool_result' : 'tool_progress'}:${record.toolCallId}`)
+      expect([...prefix, ...continued, 'turn_end']).toEqual(whole)
+    }
   })
 
   test('a todo list result with the todo_change side effect is followed by todo_change', () => {
@@ -261,7 +324,7 @@ describe('interrupts', () => {
     ])
     // Seed 000: "emit InterruptEvent at the end of that turn" and "also ... after the tool result".
     expect(shape(events).join(' ')).toBe(
-      'turn_start response_complete tool_call tool_result interrupt tool_call tool_result interrupt interrupt turn_end',
+      'turn_start response_complete tool_call tool_call tool_result interrupt tool_result interrupt interrupt turn_end',
     )
     expect(checkEventOrder(events)).toEqual([])
   })

@@ -8,7 +8,7 @@ export interface RenderTarget {
 }
 
 /**
- * Seed 001's display controller: routes every event to the state machine of its session (made on
+ * The display controller: routes every event to the state machine of its session (made on
  * first sight) and hands the resulting commands to the renderer. The session the user talks to is
  * the main one; a session whose `task_start` carries `subAgentState` is a sub-agent's, shown as
  * status lines in a colour of its own. A `replay_history` event is unpacked and its events go

@@ -117,3 +117,9 @@ export function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim()
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
 }
+
+/** The line collapsed thinking shows: its first line (a title, often bold), cut. */
+export function thinkingHeader(text: string): string {
+  const first = text.split('\n').find((line) => line.trim() !== '') ?? ''
+  return clip(first.replace(/^#+\s*/, '').replace(/\*\*/g, ''), 72)
+}

@@ -1,9 +1,10 @@
-import { type Event, joinText, type TaskMetadataSummary, type UsageEvent } from '@kode/protocol'
-import { argumentSummary, clip, resultPreview, subAgentTotals } from './format.js'
+import type { Event, TaskMetadataSummary, UsageEvent } from '@kode/protocol'
+import { argumentSummary, clip, resultPreview, subAgentTotals, thinkingHeader } from './format.js'
+import { noticeText } from './notices.js'
 import type { RenderCommand } from './render-commands.js'
 import { markdownLines, TextStream } from './text-stream.js'
 
-/** Seed 001's display states of one session. */
+/** The display states of one session. */
 export type DisplayState = 'IDLE' | 'THINKING' | 'STREAMING_TEXT' | 'TOOL_EXECUTING' | 'ERROR'
 
 /** Whether a session is the one the user talks to, or a sub-agent's (shown as status lines). */
@@ -62,8 +63,8 @@ export class DisplayStateMachine {
     // A response's usage waits for its measured context figure (not for the estimate before a call).
     const measuredContext = event.type === 'context_usage' && !event.estimated
     if (this.#usage && !measuredContext) out.push(...this.#flushUsage(undefined))
-    // Replay follows seed 000: an aborted tool result and its aborted turn each end with an
-    // interrupt, back to back. The user interrupted once, so the notice shows once.
+    // In a replay, an aborted tool result and its aborted turn each end with an interrupt, back to
+    // back. The user interrupted once, so the notice shows once.
     const repeated = event.type === 'interrupt' && this.#lastType === 'interrupt'
     this.#lastType = event.type
     if (repeated) return out
@@ -88,8 +89,7 @@ export class DisplayStateMachine {
         if (origin === 'replay') out.push({ type: 'user_prompt', sessionId, text: event.content })
         return
       case 'developer_message':
-        if (origin === 'replay')
-          out.push({ type: 'notice', sessionId, text: `developer: ${clip(joinText(event.item.parts), 100)}` })
+        if (origin === 'replay') out.push({ type: 'notice', sessionId, text: noticeText(event) })
         return
       case 'task_start':
       case 'turn_start':
@@ -168,18 +168,10 @@ export class DisplayStateMachine {
         out.push({ type: 'tool_progress', sessionId, toolCallId: event.toolCallId, message: event.message })
         return
       case 'tool_approval_request':
-        out.push({
-          type: 'notice',
-          sessionId,
-          text: `${event.toolName} ${argumentSummary(event.arguments)} needs your approval`,
-        })
-        return
       case 'tool_approval_decision':
-        out.push({
-          type: 'notice',
-          sessionId,
-          text: `${event.toolName}: ${event.approved ? 'approved' : 'denied'}${event.reason ? ` (${event.reason})` : ''}`,
-        })
+      case 'compaction_start':
+      case 'compaction_end':
+        out.push({ type: 'notice', sessionId, text: noticeText(event) })
         return
       case 'tool_result': {
         const running = this.#tools.get(event.toolCallId)
@@ -223,22 +215,6 @@ export class DisplayStateMachine {
       case 'interrupt':
         this.#closeStreams()
         out.push({ type: 'interrupt', sessionId })
-        return
-      case 'compaction_start':
-        out.push({
-          type: 'notice',
-          sessionId,
-          text: `Compacting the context (about ${event.tokensBefore} tokens)…`,
-        })
-        return
-      case 'compaction_end':
-        out.push({
-          type: 'notice',
-          sessionId,
-          text: event.compacted
-            ? `Context compacted: about ${event.tokensBefore} → ${event.tokensAfter ?? 0} tokens`
-            : `Context not compacted${event.errorMessage ? `: ${event.errorMessage}` : ''}`,
-        })
         return
       case 'turn_end':
       case 'end':
@@ -337,12 +313,6 @@ export class DisplayStateMachine {
     this.#tools.clear()
     this.#state = 'IDLE'
   }
-}
-
-/** The line collapsed thinking shows: its first line (a title, often bold), cut. */
-export function thinkingHeader(text: string): string {
-  const first = text.split('\n').find((line) => line.trim() !== '') ?? ''
-  return clip(first.replace(/^#+\s*/, '').replace(/\*\*/g, ''), 72)
 }
 
 /** Compile-time exhaustiveness, run-time tolerance: an event type from a newer producer shows nothing. */

@@ -9,12 +9,12 @@ import {
   sessionLines,
   topLevelSessions,
 } from '../sessions.js'
-import type { Repl } from './repl.js'
+import type { Repl, ReplEnd } from './repl.js'
 
 interface SlashCommand {
   usage: string
   help: string
-  run(repl: Repl, args: string[]): Promise<'exit' | undefined>
+  run(repl: Repl, args: string[]): Promise<ReplEnd>
 }
 
 const COMMANDS: Record<string, SlashCommand> = {
@@ -125,8 +125,11 @@ const COMMANDS: Record<string, SlashCommand> = {
   },
 }
 
-/** Runs a `/command`; errors are printed, never thrown, so the REPL goes on. */
-export async function runSlashCommand(repl: Repl, line: string): Promise<'exit' | undefined> {
+/**
+ * Runs a `/command`; errors are printed, never thrown, so the REPL goes on. Resolves how the
+ * command left the REPL: `/exit`, or a second Ctrl-C during a task `/resume` or `/fork` carried on.
+ */
+export async function runSlashCommand(repl: Repl, line: string): Promise<ReplEnd> {
   const [name = '', ...args] = line.slice(1).split(/\s+/)
   const command = COMMANDS[name]
   if (!command) {

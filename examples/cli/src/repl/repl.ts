@@ -11,6 +11,13 @@ import { type Offline, realModelHint } from '../provider.js'
 import { runSlashCommand } from './commands.js'
 import type { LineInput } from './line-input.js'
 
+/**
+ * How a command or a task left the REPL: `exit` (the user asked to: /exit), or `gave_up` (a
+ * second Ctrl-C left a task that did not stop after its interrupt; the REPL exits 130, as a shell
+ * does on SIGINT). `undefined` reads on.
+ */
+export type ReplEnd = 'exit' | 'gave_up' | undefined
+
 /** What the REPL draws on. */
 export interface ReplTerminal {
   input: LineInput
@@ -87,7 +94,7 @@ export class Repl {
     })
     if (this.app.model.offline) this.print(this.style.yellow(scriptedNotice(this.app.model.offline)))
     // A second Ctrl-C gave up on a resumed task that would not stop.
-    if (options.resumed && (await this.switchTo(this.agent.sessionId)) === 'exit') return 130
+    if (options.resumed && (await this.switchTo(this.agent.sessionId)) === 'gave_up') return 130
     this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
     for (;;) {
       const event = await input.read()
@@ -101,21 +108,17 @@ export class Repl {
       this.#exitArmed = false
       const text = event.text.trim()
       if (text === '') continue
-      if (text.startsWith('/')) {
-        if ((await runSlashCommand(this, text)) === 'exit') return 0
-        continue
-      }
-      // A task that would not stop after an interrupt was left by a second Ctrl-C.
-      if ((await this.#runTask(text)) === 'exit') return 130
+      const end = text.startsWith('/') ? await runSlashCommand(this, text) : await this.#runTask(text)
+      if (end !== undefined) return exitStatus(end)
     }
   }
 
   /**
    * Makes `sessionId` the current session and replays its history; if its task stopped waiting
-   * for approval, asks about those calls at once and carries the task on (resolves `exit` as
+   * for approval, asks about those calls at once and carries the task on (resolves `gave_up` as
    * `#runTask` does).
    */
-  async switchTo(sessionId: string): Promise<'exit' | undefined> {
+  async switchTo(sessionId: string): Promise<'gave_up' | undefined> {
     if (sessionId !== this.agent.sessionId) {
       // Let go of the session we leave, so nothing holds its writer while we are elsewhere.
       await this.agent.close()
@@ -143,7 +146,7 @@ export class Repl {
    * Decides the calls the session's task stopped waiting on, before any new message (which would
    * deny them), and carries the task on with `agent.continue`.
    */
-  async #carryOnPending(): Promise<'exit' | undefined> {
+  async #carryOnPending(): Promise<'gave_up' | undefined> {
     const pending = pendingApprovals(await this.agent.history())
     if (pending.length === 0) return undefined
     const calls = pending.length === 1 ? 'a call' : `${pending.length} calls`
@@ -151,8 +154,8 @@ export class Repl {
     return this.#drive((loop) => resumeWithApprovals(this.agent, pending, loop))
   }
 
-  /** Runs one task; resolves `exit` when a second Ctrl-C gave up on a task that did not stop. */
-  #runTask(text: string): Promise<'exit' | undefined> {
+  /** Runs one task; resolves `gave_up` when a second Ctrl-C gave up on a task that did not stop. */
+  #runTask(text: string): Promise<'gave_up' | undefined> {
     return this.#drive(async (loop) => {
       const run = this.agent.run(text, { signal: loop.signal, modelSettings: loop.modelSettings })
       const outcome = await runWithApprovals(this.agent, run, loop)
@@ -164,14 +167,16 @@ export class Repl {
   /**
    * Drives a task (a new one, or a paused one carried on) through its approvals, with Ctrl-C
    * interrupting it; `task` resolves `undefined` when it ran nothing because the user decided
-   * nothing. Resolves `exit` when a second Ctrl-C gave up on a task that did not stop.
+   * nothing. Resolves `gave_up` when a second Ctrl-C gave up on a task that did not stop.
    */
-  async #drive(task: (loop: ApprovalLoop) => Promise<TaskOutcome | undefined>): Promise<'exit' | undefined> {
+  async #drive(
+    task: (loop: ApprovalLoop) => Promise<TaskOutcome | undefined>,
+  ): Promise<'gave_up' | undefined> {
     const controller = new AbortController()
     const { input } = this.#terminal
     let giveUp!: () => void
-    const givenUp = new Promise<'exit'>((resolve) => {
-      giveUp = () => resolve('exit')
+    const givenUp = new Promise<'gave_up'>((resolve) => {
+      giveUp = () => resolve('gave_up')
     })
     input.onInterrupt = () => {
       // Something that ignores the abort (a model client, a store write) must not trap the user:
@@ -213,6 +218,20 @@ export class Repl {
 
   #show(event: Event): void {
     this.display.handle(event)
+  }
+}
+
+/** The REPL's exit status for how it was left. */
+function exitStatus(end: 'exit' | 'gave_up'): number {
+  switch (end) {
+    case 'exit':
+      return 0
+    case 'gave_up':
+      return 130
+    default: {
+      const unknown: never = end
+      throw new Error(`unknown REPL end ${String(unknown)}`)
+    }
   }
 }
 

@@ -62,25 +62,72 @@ function deferred() {
   return { promise, resolve }
 }
 
+/** A model client that ignores its abort signal: a task cannot end after an interrupt. */
+function stubbornClient() {
+  const streaming = deferred()
+  const client: LLMClient = {
+    api: 'stubborn',
+    provider: 'stubborn',
+    model: 'stubborn-1',
+    modelInfo: undefined,
+    stream: () =>
+      (async function* () {
+        streaming.resolve()
+        await new Promise(() => {})
+      })(),
+    complete: () => new Promise(() => {}),
+  }
+  return { client, streaming }
+}
+
 describe('Ctrl-C while a task runs', () => {
   test('a second Ctrl-C leaves with status 130 when the interrupted task does not stop', async () => {
-    const streaming = deferred()
-    // A model client that ignores its abort signal: the task cannot end after the interrupt.
-    const stubborn: LLMClient = {
-      api: 'stubborn',
-      provider: 'stubborn',
-      model: 'stubborn-1',
-      modelInfo: undefined,
-      stream: () =>
-        (async function* () {
-          streaming.resolve()
-          await new Promise(() => {})
-        })(),
-      complete: () => new Promise(() => {}),
-    }
+    const { client: stubborn, streaming } = stubbornClient()
     const repl = startRepl(appWith(stubborn))
     repl.type('go')
     await streaming.promise
+    repl.input.interrupt()
+    repl.input.interrupt()
+    expect(await repl.status).toBe(130)
+    repl.input.close()
+  })
+
+  test('a second Ctrl-C leaves with status 130 when a task carried on by /resume does not stop', async () => {
+    const { client, streaming } = stubbornClient()
+    const write = defineTool({
+      name: 'write',
+      description: 'Writes',
+      parameters: Type.Object({}),
+      needsApproval: true,
+      execute: () => 'written',
+    })
+    const app = appWith(client, [write])
+    // A stored session whose task stopped waiting for approval: /resume decides the call (denied:
+    // no terminal to ask) and carries the task on, whose next model call never ends.
+    await app.store.create({ id: 'waiting' })
+    await app.store.append('waiting', [
+      { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Write' }] },
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'c1', name: 'write', argumentsJson: '{}' }],
+        stopReason: 'tool_use',
+      },
+      {
+        type: 'approval_request',
+        id: 'q1',
+        createdAt: 3,
+        toolCallId: 'c1',
+        toolName: 'write',
+        arguments: '{}',
+      },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: { main: { turnCount: 1 }, subAgents: [] } },
+    ])
+    const repl = startRepl(app)
+    repl.type('/resume waiting')
+    await streaming.promise
+    expect(repl.screen()).toContain('write: denied')
     repl.input.interrupt()
     repl.input.interrupt()
     expect(await repl.status).toBe(130)

@@ -80,8 +80,9 @@ function unfinishedTask(
  * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), or
  * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`
  * (unless `rerunAllowed` is false: the user sent a new message instead), the others get an `error`
- * result. Says whether the user interrupted, or a sub-agent paused
- * again.
+ * result. Says whether the user interrupted, or a sub-agent paused again. A call whose sub-agent
+ * waited is not announced again: it was running when the task paused, and the replay shows its
+ * `tool_call` there.
  *
  * Settling a dead process's calls continues the turn it left open, as the session's replay shows
  * it: no `turn_start` and no second `tool_call` for those calls (its live events, and the replay a
@@ -113,6 +114,7 @@ export async function carryOn(
     }
     calls = uniqueCalls(plan.pending)
     responseId = plan.pending[0]?.responseId
+    announced = runningCalls(plan.pending)
   } else {
     if (plan.dangling.length === 0) return 'done'
     // The turn the dead process opened goes on: its `turn_start` and the calls' `tool_call` are
@@ -172,6 +174,15 @@ function uniqueCalls(pending: readonly PendingCall[]): ToolCallPart[] {
 }
 
 /**
+ * The calls that ran the sub-agents waiting among `pending`: they were running (and announced)
+ * when their sub-agent paused, and the session's replay shows them, so carrying them on does not
+ * announce them again.
+ */
+function runningCalls(pending: readonly PendingCall[]): Set<string> {
+  return new Set(pending.filter((entry) => entry.subAgentCall).map((entry) => entry.call.id))
+}
+
+/**
  * The calls a dead process left that run again: their tool says `onResume: 'rerun'`, and they
  * could have run (the user approved them, or they need no approval). A call whose tool needs an
  * approval the history does not hold never ran, and is answered like any other (`error`) rather
@@ -196,11 +207,14 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
 /**
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
  * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
- * `error` result; the sub-agent's own session keeps its pending calls.
+ * `error` result; the sub-agent's own session keeps its pending calls. The decisions and results
+ * come in a turn of their own, before the message's.
  */
 export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise<void> {
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
+  // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
+  rt.events.emit('turn_start', {})
   await recordDecisions(
     rt,
     pending,
@@ -216,7 +230,9 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
   }
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
-  await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided })
+  const announced = runningCalls(pending)
+  await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided, announced })
+  rt.events.emit('turn_end', {})
 }
 
 /**

@@ -12,6 +12,7 @@ import {
   type ToolOutcome,
 } from '../tools/tool-outcome.js'
 import type { ToolSet } from '../tools/tool-set.js'
+import { Gate } from './call-gate.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** The tool calls of one response, and how to build each call's context. */
@@ -301,52 +302,5 @@ class Slot {
     this.settled = true
     this.suspended = suspended
     this.#resolve(outcome)
-  }
-}
-
-/** Admission of calls: up to `limit` concurrent ones, or one exclusive call alone. */
-class Gate {
-  /** Set when the batch failed: nothing more starts. */
-  halted = false
-  readonly #limit: number
-  #running = 0
-  #exclusive = false
-  #wake: (() => void) | undefined
-
-  constructor(limit: number) {
-    this.#limit = limit
-  }
-
-  admits(exclusive: boolean): boolean {
-    return exclusive ? this.#running === 0 : !this.#exclusive && this.#running < this.#limit
-  }
-
-  enter(exclusive: boolean): void {
-    this.#running++
-    if (exclusive) this.#exclusive = true
-  }
-
-  leave(exclusive: boolean): void {
-    this.#running--
-    if (exclusive) this.#exclusive = false
-    this.wake()
-  }
-
-  /** Resolves at the next `leave` or `wake`. */
-  changed(): Promise<void> {
-    return new Promise((resolve) => {
-      this.#wake = resolve
-    })
-  }
-
-  halt(): void {
-    this.halted = true
-    this.wake()
-  }
-
-  wake(): void {
-    const wake = this.#wake
-    this.#wake = undefined
-    wake?.()
   }
 }

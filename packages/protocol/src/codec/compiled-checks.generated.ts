@@ -516,3 +516,201 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
 }
+
+/**
+ * For each history schema, by its `$id`: the parsed line `value` without its first key `v`, when
+ * its other keys (`keys`, from `Object.keys(value)`) are the schema's, in the schema's order;
+ * otherwise `undefined`. Named stores into one literal, not a generic copy of every key.
+ */
+export const versionlessCopies: Readonly<
+  Record<string, (value: Record<string, unknown>, keys: readonly string[]) => Record<string, unknown> | undefined>
+> = {
+  SystemMessage: (value, keys) => {
+    if (keys[1] !== 'role' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'parts') return undefined
+    const copy = { role: value.role, id: value.id, createdAt: value.createdAt, parts: value.parts }
+    let next = 5
+    return next === keys.length ? copy : undefined
+  },
+  DeveloperMessage: (value, keys) => {
+    if (keys[1] !== 'role' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'parts') return undefined
+    const copy = { role: value.role, id: value.id, createdAt: value.createdAt, parts: value.parts }
+    let next = 5
+    return next === keys.length ? copy : undefined
+  },
+  UserMessage: (value, keys) => {
+    if (keys[1] !== 'role' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'parts') return undefined
+    const copy = { role: value.role, id: value.id, createdAt: value.createdAt, parts: value.parts }
+    let next = 5
+    if (keys[next] === 'mode') {
+      copy.mode = value.mode
+      next++
+    }
+    if (keys[next] === 'modeContext') {
+      copy.modeContext = value.modeContext
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  AssistantMessage: (value, keys) => {
+    if (keys[1] !== 'role' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'parts') return undefined
+    const copy = { role: value.role, id: value.id, createdAt: value.createdAt, parts: value.parts }
+    let next = 5
+    if (keys[next] === 'usage') {
+      copy.usage = value.usage
+      next++
+    }
+    if (keys[next] === 'stopReason') {
+      copy.stopReason = value.stopReason
+      next++
+    }
+    if (keys[next] === 'rawStopReason') {
+      copy.rawStopReason = value.rawStopReason
+      next++
+    }
+    if (keys[next] === 'stopDetails') {
+      copy.stopDetails = value.stopDetails
+      next++
+    }
+    if (keys[next] === 'responseId') {
+      copy.responseId = value.responseId
+      next++
+    }
+    if (keys[next] === 'model') {
+      copy.model = value.model
+      next++
+    }
+    if (keys[next] === 'provider') {
+      copy.provider = value.provider
+      next++
+    }
+    if (keys[next] === 'api') {
+      copy.api = value.api
+      next++
+    }
+    if (keys[next] === 'costUsd') {
+      copy.costUsd = value.costUsd
+      next++
+    }
+    if (keys[next] === 'durationMs') {
+      copy.durationMs = value.durationMs
+      next++
+    }
+    if (keys[next] === 'isApiError') {
+      copy.isApiError = value.isApiError
+      next++
+    }
+    if (keys[next] === 'errorMessage') {
+      copy.errorMessage = value.errorMessage
+      next++
+    }
+    if (keys[next] === 'providerFields') {
+      copy.providerFields = value.providerFields
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  ToolResultMessage: (value, keys) => {
+    if (keys[1] !== 'role' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'toolCallId' || keys[5] !== 'toolName' || keys[6] !== 'status' || keys[7] !== 'outputText' || keys[8] !== 'parts') return undefined
+    const copy = { role: value.role, id: value.id, createdAt: value.createdAt, toolCallId: value.toolCallId, toolName: value.toolName, status: value.status, outputText: value.outputText, parts: value.parts }
+    let next = 9
+    if (keys[next] === 'uiExtra') {
+      copy.uiExtra = value.uiExtra
+      next++
+    }
+    if (keys[next] === 'sideEffects') {
+      copy.sideEffects = value.sideEffects
+      next++
+    }
+    if (keys[next] === 'taskMetadata') {
+      copy.taskMetadata = value.taskMetadata
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  ErrorRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'message' || keys[5] !== 'canRetry') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, message: value.message, canRetry: value.canRetry }
+    let next = 6
+    if (keys[next] === 'status') {
+      copy.status = value.status
+      next++
+    }
+    if (keys[next] === 'code') {
+      copy.code = value.code
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  TaskMetadataRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'metadata') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, metadata: value.metadata }
+    let next = 5
+    return next === keys.length ? copy : undefined
+  },
+  InterruptRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt }
+    let next = 4
+    return next === keys.length ? copy : undefined
+  },
+  CompactionRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'summary' || keys[5] !== 'firstKeptId' || keys[6] !== 'tokensBefore' || keys[7] !== 'tokensAfter' || keys[8] !== 'reason') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, summary: value.summary, firstKeptId: value.firstKeptId, tokensBefore: value.tokensBefore, tokensAfter: value.tokensAfter, reason: value.reason }
+    let next = 9
+    if (keys[next] === 'usage') {
+      copy.usage = value.usage
+      next++
+    }
+    if (keys[next] === 'costUsd') {
+      copy.costUsd = value.costUsd
+      next++
+    }
+    if (keys[next] === 'model') {
+      copy.model = value.model
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  ApprovalRequestRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'toolCallId' || keys[5] !== 'toolName' || keys[6] !== 'arguments') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, toolCallId: value.toolCallId, toolName: value.toolName, arguments: value.arguments }
+    let next = 7
+    if (keys[next] === 'responseId') {
+      copy.responseId = value.responseId
+      next++
+    }
+    if (keys[next] === 'sessionId') {
+      copy.sessionId = value.sessionId
+      next++
+    }
+    if (keys[next] === 'subAgentCall') {
+      copy.subAgentCall = value.subAgentCall
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  ApprovalDecisionRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'toolCallId' || keys[5] !== 'toolName' || keys[6] !== 'approved') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, toolCallId: value.toolCallId, toolName: value.toolName, approved: value.approved }
+    let next = 7
+    if (keys[next] === 'reason') {
+      copy.reason = value.reason
+      next++
+    }
+    if (keys[next] === 'sessionId') {
+      copy.sessionId = value.sessionId
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+  ToolProgressRecord: (value, keys) => {
+    if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'toolCallId' || keys[5] !== 'toolName' || keys[6] !== 'message' || keys[7] !== 'siblingToolCallIds') return undefined
+    const copy = { type: value.type, id: value.id, createdAt: value.createdAt, toolCallId: value.toolCallId, toolName: value.toolName, message: value.message, siblingToolCallIds: value.siblingToolCallIds }
+    let next = 8
+    if (keys[next] === 'responseId') {
+      copy.responseId = value.responseId
+      next++
+    }
+    return next === keys.length ? copy : undefined
+  },
+}

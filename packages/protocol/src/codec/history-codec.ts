@@ -6,6 +6,7 @@ import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
 import { TaggedUnion } from './tagged-union.js'
+import { withoutVersion } from './versionless.js'
 
 /**
  * The format version written on every persisted history line. The policy: a release that only
@@ -134,7 +135,8 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
   }
-  const { v, ...rest } = parsed as Record<string, unknown>
+  const record = parsed as Record<string, unknown>
+  const v = record.v
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     throw new CodecError('/v', 'a format version (a positive integer)', {
       detail: v === undefined ? 'missing' : `got ${JSON.stringify(v)}`,
@@ -147,6 +149,7 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
       detail: `got ${v}: written by a newer Kode; upgrade to read it`,
     })
   }
+  const rest = withoutVersion(record)
   return validateHistoryEvent(v === HISTORY_FORMAT_VERSION ? rest : migrateToCurrent(rest, v))
 }
 

@@ -26,6 +26,7 @@ export type OrderRule =
   | 'task_not_finished'
   | 'tool_result_without_call'
   | 'tool_result_twice'
+  | 'tool_call_twice'
   | 'tool_call_without_result'
   | 'tool_ran_without_approval'
   | 'approval_requested_twice'
@@ -91,8 +92,9 @@ function newState(): SessionState {
  * at most one `response_complete` per turn and per response id, none after an `interrupt` in the
  * same turn, and one for every turn that streamed output and ended without an interrupt or error;
  * turns and tasks open before they close and close by the end; each `tool_result` answers exactly
- * one earlier `tool_call` of its session, and every call has its result when the task finishes
- * (unless it finishes `awaiting_approval`: a call whose sub-agent waits is answered later);
+ * one earlier `tool_call` of its session, a call is announced once, and every call has its result
+ * when the task finishes (unless it finishes `awaiting_approval`: a call whose sub-agent waits is
+ * answered by the task that carries it on);
  * a call whose approval was requested is not requested twice and has no successful `tool_result`
  * before its `tool_approval_decision` (an interrupt may still answer it); `tool_progress` comes
  * between its call's `tool_call` and `tool_result`; `compaction_start` and `compaction_end` pair
@@ -178,6 +180,8 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         s.responseCompletes++
         break
       case 'tool_call':
+        if (s.pendingToolCalls.has(event.toolCallId))
+          fail('tool_call_twice', `a second tool_call for ${event.toolCallId} before its tool_result`)
         s.pendingToolCalls.set(event.toolCallId, index)
         break
       case 'tool_approval_request':
@@ -235,13 +239,14 @@ export function checkEventOrder(events: readonly Event[]): OrderViolation[] {
         break
       case 'task_finish':
         if (!s.taskOpen) fail('task_finish_without_start', 'task_finish without task_start')
-        // A task that pauses for approval may leave a call running a sub-agent that waits: it is
-        // started again, and answered, when the task continues.
-        if (event.reason !== 'awaiting_approval')
+        // A task that pauses for approval may leave a call running a sub-agent that waits: the
+        // task that carries it on answers it, without announcing it again.
+        if (event.reason !== 'awaiting_approval') {
           for (const id of s.pendingToolCalls.keys()) {
             fail('tool_call_without_result', `tool_call ${id} has no tool_result when the task finished`)
           }
-        s.pendingToolCalls.clear()
+          s.pendingToolCalls.clear()
+        }
         s.taskOpen = false
         break
       case 'context_usage':

@@ -25,8 +25,11 @@ export interface ReplayOptions {
  *   developer message; system messages are not replayed.
  * - Each assistant message is one turn: `turn_start`, an `assistant_image_delta` per image part,
  *   `response_complete` (text parts joined, thinking joined as `thinkingText`), and `usage` when it
- *   carries usage and is not an error response. Its tool calls are replayed as `tool_call` right
- *   before their result; calls that never got one are replayed at the end of the turn. (A
+ *   carries usage and is not an error response. Its tool calls are replayed as `tool_call`
+ *   together, in call order, as the engine starts them: after the response's approval requests,
+ *   before the first record of the running calls, or at the end of the turn (a call waiting for
+ *   approval once decided). So a history cut anywhere in its calls replays them where the whole
+ *   history does. (A
  *   turn per response holds for any history, including ones another tool wrote, since that is
  *   what `checkEventOrder` and the live engine need: see docs/sessions.md.)
  * - `tool_result` per tool result (`aborted` is reported as `error`, then an `interrupt`), preceded

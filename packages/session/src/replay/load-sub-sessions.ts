@@ -80,10 +80,13 @@ export async function replaySession(
  * With a store that lacks `readBatches`, the history is read whole and its replay comes as one
  * batch. Fails as the store's read does; aborting `signal` throws its reason.
  *
- * Memory holds the events and the sub-agent histories, and a few records at a time. Whether a
- * sub-agent's approval request shows depends on whether its session is linked anywhere in the
- * history, so when that session is not linked yet (or missing: deleted), the records from the
- * request on are held until it is, or the history ends.
+ * This is the way to stream a stored session to a UI: each batch comes as soon as its records
+ * are read and replayed, and nothing is kept once it is handed out, so a host that sends each
+ * batch on and drops it holds the sub-agent histories and a few records at a time, never the
+ * history or its replay (`replaySession` keeps the events). Whether a sub-agent's approval
+ * request shows depends on whether its session is linked anywhere in the history, so when that
+ * session is not linked yet (or missing: deleted), the records from the request on are held
+ * until it is, or the history ends. Breaking out of the loop ends the store's read.
  */
 export async function* replaySessionBatches(
   store: SessionStore,

@@ -27,11 +27,22 @@ export function userMessageEvent(sessionId: string, message: UserMessage): Repla
     timestamp: message.createdAt,
     content: joinText(parts),
   }
-  const images = parts.filter((part) => part.type !== 'text')
-  if (images.length > 0) event.images = images
+  // Most prompts are text only: no array is made for them.
+  let images: Exclude<UserMessage['parts'][number], { type: 'text' }>[] | undefined
+  for (const part of parts) {
+    if (part.type === 'text') continue
+    images ??= []
+    images.push(part)
+  }
+  if (images !== undefined) event.images = images
   if (mode !== undefined) event.mode = mode
   if (modeContext !== undefined) event.modeContext = modeContext
   return event
+}
+
+/** Where `emitResponse` puts a response's events (the replay of a session, without a closure). */
+export interface ReplaySink {
+  emit(event: ReplayEvent): void
 }
 
 /**
@@ -39,11 +50,7 @@ export function userMessageEvent(sessionId: string, message: UserMessage): Repla
  * `assistant_image_delta` per image part, `response_complete`, then `usage` when the response
  * carries usage and is not an error.
  */
-export function emitResponse(
-  sessionId: string,
-  message: AssistantMessage,
-  emit: (event: ReplayEvent) => void,
-): void {
+export function emitResponse(sessionId: string, message: AssistantMessage, sink: ReplaySink): void {
   const { createdAt: timestamp, responseId, parts } = message
   for (const part of parts) {
     // Images stream before the response completes, so they are replayed before it too.
@@ -52,26 +59,51 @@ export function emitResponse(
       if (responseId !== undefined) image.responseId = responseId
       if (part.type === 'image_file') image.filePath = part.path
       else image.url = part.url
-      emit(image)
+      sink.emit(image)
     }
   }
-  const complete: ResponseCompleteEvent =
-    responseId === undefined
-      ? { type: 'response_complete', sessionId, timestamp, content: joinText(parts) }
-      : { type: 'response_complete', sessionId, timestamp, responseId, content: joinText(parts) }
+  sink.emit(responseCompleteEvent(sessionId, message))
+  if (message.usage && !message.isApiError && message.stopReason !== 'error') {
+    sink.emit(usageEvent(sessionId, message, message.usage))
+  }
+}
+
+/**
+ * The `response_complete` of a response. The usual optional fields are in the literal, not set
+ * afterwards: a field added to an object after it is made goes to a separate, extra allocation.
+ */
+function responseCompleteEvent(sessionId: string, message: AssistantMessage): ResponseCompleteEvent {
+  const { createdAt: timestamp, responseId, parts } = message
+  const content = joinText(parts)
   const thinkingText = joinThinking(parts)
-  if (thinkingText !== undefined) complete.thinkingText = thinkingText
+  let complete: ResponseCompleteEvent
+  if (responseId === undefined) {
+    complete =
+      thinkingText === undefined
+        ? { type: 'response_complete', sessionId, timestamp, content }
+        : { type: 'response_complete', sessionId, timestamp, content, thinkingText }
+  } else {
+    complete =
+      thinkingText === undefined
+        ? { type: 'response_complete', sessionId, timestamp, responseId, content }
+        : { type: 'response_complete', sessionId, timestamp, responseId, content, thinkingText }
+  }
   const serverTools = serverToolsOf(parts)
   if (serverTools !== undefined) complete.serverTools = serverTools
-  emit(complete)
-  if (message.usage && !message.isApiError && message.stopReason !== 'error') {
-    const usage: UsageEvent =
-      responseId === undefined
-        ? { type: 'usage', sessionId, timestamp, usage: message.usage }
-        : { type: 'usage', sessionId, timestamp, responseId, usage: message.usage }
-    if (message.costUsd !== undefined) usage.costUsd = message.costUsd
-    emit(usage)
+  return complete
+}
+
+/** The `usage` of a response that carries usage. */
+function usageEvent(sessionId: string, message: AssistantMessage, usage: UsageEvent['usage']): UsageEvent {
+  const { createdAt: timestamp, responseId, costUsd } = message
+  if (responseId === undefined) {
+    return costUsd === undefined
+      ? { type: 'usage', sessionId, timestamp, usage }
+      : { type: 'usage', sessionId, timestamp, usage, costUsd }
   }
+  return costUsd === undefined
+    ? { type: 'usage', sessionId, timestamp, responseId, usage }
+    : { type: 'usage', sessionId, timestamp, responseId, usage, costUsd }
 }
 
 /** The `tool_call` of one tool-call part of a response. */

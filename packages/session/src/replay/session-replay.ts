@@ -7,7 +7,13 @@ import type {
   ToolCallEvent,
   ToolResultMessage,
 } from '@kode/protocol'
-import { emitResponse, toolCallEvent, toolResultEvent, userMessageEvent } from './replay-events.js'
+import {
+  emitResponse,
+  type ReplaySink,
+  toolCallEvent,
+  toolResultEvent,
+  userMessageEvent,
+} from './replay-events.js'
 
 /** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
 export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
@@ -29,17 +35,20 @@ export interface ReplayContext {
  * result is the last of its turn, which calls the history answers) is worked out by the caller,
  * `IncrementalReplay`, so this class never looks ahead.
  */
-export class SessionReplay {
+export class SessionReplay implements ReplaySink {
   private turnOpen = false
   private turnAborted = false
   private lastTimestamp = 0
-  /** Tool calls of the open turn whose `tool_call` event waits for their result. */
+  /**
+   * Tool calls without their result: of the open turn, and of earlier turns when they wait for
+   * approval or for their sub-agent.
+   */
   private readonly pendingCalls = new Map<string, ToolCallEvent>()
   /** Calls whose approval was requested and not decided yet, with the request's response id. */
   private readonly awaitingApproval = new Map<string, string | undefined>()
   /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
   private readonly suspendedCalls = new Set<string>()
-  /** Calls whose `tool_call` was replayed ahead of their result (before their progress). */
+  /** Calls of `pendingCalls` whose `tool_call` was replayed. */
   private readonly announced = new Set<string>()
 
   constructor(
@@ -49,7 +58,8 @@ export class SessionReplay {
     private readonly answered: ReadonlySet<string>,
   ) {}
 
-  private emit(event: ReplayEvent): void {
+  /** Puts an event in the output (public for `emitResponse`, which takes this replay as its sink). */
+  emit(event: ReplayEvent): void {
     this.context.out.push(event)
     if (event.timestamp > this.lastTimestamp) this.lastTimestamp = event.timestamp
   }
@@ -124,6 +134,8 @@ export class SessionReplay {
       case 'approval_request': {
         const { toolCallId, toolName, responseId, subAgentCall } = event
         if (subAgentCall) {
+          // Recorded once the calls have run: the call that ran the sub-agent was announced.
+          this.announceRunning(timestamp)
           this.suspendedCalls.add(subAgentCall.toolCallId)
           if (this.replaysInline(subAgentCall)) return
         }
@@ -161,11 +173,7 @@ export class SessionReplay {
         const { toolCallId, toolName, message, siblingToolCallIds, responseId } = event
         // Progress comes from a running call: its `tool_call` is replayed first.
         this.continueTurn(timestamp)
-        const call = this.pendingCalls.get(toolCallId)
-        if (call && !this.announced.has(toolCallId)) {
-          this.announced.add(toolCallId)
-          this.emit(call)
-        }
+        this.announceRunning(timestamp)
         this.emit({
           type: 'tool_progress',
           sessionId,
@@ -185,23 +193,46 @@ export class SessionReplay {
     }
   }
 
+  /**
+   * Replays, in call order, the `tool_call` of every call without a result that runs now: all but
+   * those waiting for approval and those announced already. Called at the first record of the
+   * running calls (a progress, a result, a sub-agent's approval request) and at the end of the
+   * turn, so a response's calls are announced together once its approval requests are out, as the
+   * engine starts them; and the replay of a history cut anywhere in its calls (a process that
+   * died), followed by what a continued task emits, is the replay of the whole history.
+   */
+  private announceRunning(timestamp: number): void {
+    if (this.announced.size === this.pendingCalls.size) return
+    for (const [id, call] of this.pendingCalls) {
+      if (this.announced.has(id) || this.awaitingApproval.has(id)) continue
+      this.continueTurn(timestamp)
+      this.announced.add(id)
+      this.emit(call)
+    }
+  }
+
   private assistant(message: AssistantMessage): void {
     const { sessionId } = this
     this.emit({ type: 'turn_start', sessionId, timestamp: message.createdAt })
     this.turnOpen = true
     this.turnAborted = message.stopReason === 'aborted'
-    emitResponse(sessionId, message, (event) => this.emit(event))
+    emitResponse(sessionId, message, this)
     for (const part of message.parts) {
-      if (part.type === 'tool_call') this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
+      if (part.type === 'tool_call') {
+        this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
+        this.announced.delete(part.id)
+      }
     }
   }
 
   private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
     const { sessionId } = this
     this.continueTurn(result.createdAt)
+    this.announceRunning(result.createdAt)
     const call = this.pendingCalls.get(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
+      // A call answered while it waited for approval (an interrupt) is announced with its result.
       if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
     if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
@@ -250,12 +281,13 @@ export class SessionReplay {
     if (!this.turnOpen) return
     const timestamp = this.lastTimestamp
     // Calls that never got a result are still shown, at the end of their turn; a call that awaits
-    // approval runs later (its result follows the decision, in a later task). Usually there are
-    // none, and a turn then costs no iterator.
+    // approval runs later (its result follows the decision, in a later task), and one whose
+    // sub-agent waits is answered later. Usually there are none, and a turn then costs no iterator.
     if (this.pendingCalls.size > 0) {
-      for (const [id, call] of this.pendingCalls) {
+      this.announceRunning(timestamp)
+      for (const id of this.pendingCalls.keys()) {
         if (this.awaitingApproval.has(id) || this.suspendedCalls.has(id)) continue
-        if (!this.announced.delete(id)) this.emit(call)
+        this.announced.delete(id)
         this.pendingCalls.delete(id)
       }
     }
