@@ -3,6 +3,7 @@ import { ADAPTER_SPEC_VERSION, type Completion, type ProviderFactory } from './a
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { ProviderError } from './transport/errors.js'
+import { clientHeaders } from './transport/headers.js'
 import { ResponseStream } from './transport/response-stream.js'
 import { resolveRetryPolicy } from './transport/retry.js'
 import type { ClientConfig, LLMClient, LLMRequest, StreamOptions } from './types.js'
@@ -54,6 +55,13 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
     now,
     createId,
   }
+  // Everything a request needs that does not depend on it, made once: the config is read here.
+  const requestHeaders = clientHeaders(config.headers, errors)
+  const fetch = bareFetch(config.fetch)
+  const dispatcher = config.dispatcher
+  const idleTimeoutMs = config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS
+  const responseTimeoutMs = config.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS
+  const followCrossOriginRedirects = config.followCrossOriginRedirects ?? false
 
   const stream = (request: LLMRequest, options: StreamOptions = {}): AsyncIterableIterator<StreamItem> =>
     new ResponseStream({
@@ -62,13 +70,13 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       request,
       options,
       baseUrl,
-      headers: config.headers,
-      fetch: bareFetch(config.fetch),
-      dispatcher: config.dispatcher,
+      requestHeaders,
+      fetch,
+      dispatcher,
       retry,
-      idleTimeoutMs: config.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS,
-      responseTimeoutMs: config.responseTimeoutMs ?? DEFAULT_RESPONSE_TIMEOUT_MS,
-      followCrossOriginRedirects: config.followCrossOriginRedirects ?? false,
+      idleTimeoutMs,
+      responseTimeoutMs,
+      followCrossOriginRedirects,
       errors,
       message,
     })

@@ -98,6 +98,47 @@ test('registerProvider: a custom wire api from two mappings over the shared tran
   expect(server().requests[0]?.headers['x-key']).toBe('k')
 })
 
+test('headers are checked once per client, and an adapter that changes its headers sends the new ones', async () => {
+  // One headers object, updated in place before each request (a token that rotates).
+  const headers: Record<string, string> = { authorization: 'Bearer t1' }
+  registerProvider('rotating-token', () => ({
+    defaultBaseUrl: 'http://unused',
+    buildRequest: (request) => {
+      headers.authorization = `Bearer t${request.messages.length}`
+      if (request.messages.length === 3) headers['x-extra'] = 'yes'
+      return { path: '/r', headers, body: {} }
+    },
+    createEventMapper: () => (event, out) => {
+      if (event.data === 'end') out.stop('end', 'stop')
+    },
+  }))
+  const config = {
+    api: 'rotating-token',
+    model: 'm',
+    baseUrl: server().url,
+    headers: { 'x-host': 'h1' } as Record<string, string>,
+  }
+  const client = createClient(config)
+  // The config is read when the client is made: changing it later changes nothing.
+  config.headers['x-host'] = 'changed'
+  const request = ask()
+  for (let n = 1; n <= 4; n++) {
+    server().enqueue({ body: [sseFrame('end')] })
+    await client.complete({ messages: Array.from({ length: n }, () => request.messages[0]!) })
+  }
+  const sent = server().requests.map((r) => [
+    r.headers.authorization,
+    r.headers['x-extra'],
+    r.headers['x-host'],
+  ])
+  expect(sent).toEqual([
+    ['Bearer t1', undefined, 'h1'],
+    ['Bearer t2', undefined, 'h1'],
+    ['Bearer t3', 'yes', 'h1'],
+    ['Bearer t4', 'yes', 'h1'],
+  ])
+})
+
 test('registerProvider rejects an empty api name', () => {
   expect(() => registerProvider('', () => ({}) as never)).toThrow(TypeError)
 })

@@ -2,7 +2,8 @@
  * @kode/providers/adapter: everything needed to write a provider for a new wire api. The spec an
  * adapter implements (`WireAdapter`: two mappings around the shared transport), versioned by
  * `ADAPTER_SPEC_VERSION`, and the kit the built-in adapters are made of: the message-mapping
- * prologue (`prepareMessages`, or `MessagePreparer` across a client's requests), per-message caching, images, tool-call arguments and ids,
+ * prologue (`prepareMessages`, or `MessagePreparer` across a client's requests), per-message caching
+ * (of conversions, `MessageCache`, and of their JSON, `JsonTextCache`), images, tool-call arguments and ids,
  * reasoning hand-off, and typed errors. Register the factory with `registerProvider` from
  * `@kode/providers`. See docs/writing-a-provider.md.
  */
@@ -16,6 +17,7 @@ export type {
 } from '../api-options.js'
 export { bearerAuth } from '../apis/shared/auth.js'
 export { type ImageFiles, imageUrlOf, parseDataUrl, toBase64 } from '../apis/shared/images.js'
+export { JsonTextCache } from '../apis/shared/json-text-cache.js'
 export { MessageCache } from '../apis/shared/message-cache.js'
 export { MessagePreparer } from '../apis/shared/message-preparer.js'
 export {
@@ -48,6 +50,7 @@ export {
   readErrorPayload,
   transportError,
 } from '../transport/failures.js'
+export { JsonText } from '../transport/json-text.js'
 export type { SseEvent } from '../transport/sse.js'
 export type { ClientConfig, LLMRequest, ModelInfo, ReasoningEffort } from '../types.js'
 export {

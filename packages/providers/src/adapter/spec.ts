@@ -59,6 +59,10 @@ export interface WireRequest {
   path: string
   /** The api's own headers (auth, version). Host headers from the config are applied over these. */
   headers: Record<string, string>
+  /**
+   * Sent as `JSON.stringify(body)`. A `JsonText`, as the body or as a top-level field of it, is
+   * written as its text: JSON the adapter kept from an earlier request (see `JsonTextCache`).
+   */
   body: unknown
 }
 

@@ -27,6 +27,37 @@ export function requestHeaders(
   return headers
 }
 
+/**
+ * {@link requestHeaders} for one client, made once and kept: an adapter sends the same headers on
+ * every request, and checking them costs a `Headers` object each time. Made again when the
+ * adapter's headers change (an adapter may keep one object and update it in place). The host's
+ * headers are those of the client's config, read once.
+ */
+export function clientHeaders(
+  host: Record<string, string> | undefined,
+  ctx: ErrorContext,
+): (adapter: Record<string, string>) => Record<string, string> {
+  const hostHeaders = host ? { ...host } : undefined
+  let sent: [string, string][] = []
+  let headers: Record<string, string> | undefined
+  return (adapter) => {
+    if (headers === undefined || !sameEntries(adapter, sent)) {
+      headers = requestHeaders(adapter, hostHeaders, ctx)
+      sent = Object.entries(adapter)
+    }
+    return headers
+  }
+}
+
+function sameEntries(headers: Record<string, string>, entries: readonly [string, string][]): boolean {
+  let count = 0
+  for (const name in headers) {
+    const entry = entries[count++]
+    if (entry === undefined || entry[0] !== name || entry[1] !== headers[name]) return false
+  }
+  return count === entries.length
+}
+
 function isValidHeader(name: string, value: string): boolean {
   try {
     new Headers([[name, value]])

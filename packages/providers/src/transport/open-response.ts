@@ -10,11 +10,11 @@ import {
   requestIdOf,
   transportError,
 } from './failures.js'
-import { requestHeaders } from './headers.js'
+import { bodyJson, JsonText } from './json-text.js'
 import { fetchFollowingRedirects } from './redirects.js'
 import type { RetryPolicy } from './retry.js'
 
-/** Everything one response needs; built by the client per `stream()` call. */
+/** Everything one response needs; built by the client per `stream()` call, from what it made once. */
 export interface ResponseStreamSetup {
   adapter: WireAdapter
   /** The adapter's `completesOn`, resolved. */
@@ -23,8 +23,8 @@ export interface ResponseStreamSetup {
   options: StreamOptions
   /** Base URL without a trailing slash. */
   baseUrl: string
-  /** Host headers, applied over the adapter's. */
-  headers: Record<string, string> | undefined
+  /** The adapter's headers with the transport's and the host's, checked (see `clientHeaders`). */
+  requestHeaders: (adapter: Record<string, string>) => Record<string, string>
   fetch: typeof fetch
   dispatcher: unknown
   retry: RetryPolicy
@@ -65,8 +65,8 @@ export async function prepareRequest(setup: ResponseStreamSetup): Promise<Prepar
   }
   return {
     url: setup.baseUrl + wire.path,
-    headers: requestHeaders(wire.headers, setup.headers, setup.errors),
-    body: JSON.stringify(wire.body),
+    headers: setup.requestHeaders(wire.headers),
+    body: bodyJson(wire.body),
   }
 }
 
@@ -112,6 +112,8 @@ function withProviderOptions(
   options: Readonly<Record<string, unknown>> | undefined,
 ): WireRequest {
   if (options === undefined) return wire
-  if (typeof wire.body !== 'object' || wire.body === null || Array.isArray(wire.body)) return wire
-  return { ...wire, body: { ...wire.body, ...options } }
+  // A body given whole as JSON text is read back to take the fields (a field given as text stays so).
+  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return wire
+  return { ...wire, body: { ...body, ...options } }
 }

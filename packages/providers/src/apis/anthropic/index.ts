@@ -1,8 +1,14 @@
 import type { ProviderFactory } from '../../adapter/spec.js'
+import { JsonTextCache } from '../shared/json-text-cache.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createAnthropicEventMapper } from './events.js'
 import { STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
-import { anthropicBody, type CacheControl, createAnthropicMessageMapper } from './request.js'
+import {
+  type AnthropicMessage,
+  anthropicBody,
+  type CacheControl,
+  createAnthropicMessageMapper,
+} from './request.js'
 
 /** Default root of the Anthropic API. */
 export const ANTHROPIC_BASE_URL = 'https://api.anthropic.com/v1'
@@ -23,10 +29,13 @@ export const anthropic: ProviderFactory = (config) => {
   }
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION }
   if (config.apiKey) headers['x-api-key'] = config.apiKey
+  const json = new JsonTextCache()
   return {
     defaultBaseUrl: ANTHROPIC_BASE_URL,
     async buildRequest(request) {
       const body = anthropicBody(request, await messages(request, config.readImageFile), bodyOptions)
+      // The turns are made per request (consecutive user content merges); their blocks are kept.
+      body.messages = json.list(body.messages as AnthropicMessage[], 2)
       return { path: '/messages', headers, body }
     },
     createEventMapper: (request) =>

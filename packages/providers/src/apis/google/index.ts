@@ -1,4 +1,5 @@
 import type { ProviderFactory } from '../../adapter/spec.js'
+import { JsonTextCache } from '../shared/json-text-cache.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createGoogleEventMapper } from './events.js'
 import { createGoogleMessageMapper, googleBody } from './request.js'
@@ -17,11 +18,15 @@ export const google: ProviderFactory = (config) => {
   })
   const headers: Record<string, string> = config.apiKey ? { 'x-goog-api-key': config.apiKey } : {}
   const path = `/models/${config.model}:streamGenerateContent?alt=sse`
+  const json = new JsonTextCache()
   return {
     defaultBaseUrl: GOOGLE_BASE_URL,
     async buildRequest(request) {
       const mapped = await messages(request, config.readImageFile)
-      return { path, headers, body: googleBody(request, mapped, config.modelInfo?.reasoningControl) }
+      const body = googleBody(request, mapped, config.modelInfo?.reasoningControl)
+      // The turns are made per request (consecutive user content merges); their parts are kept.
+      body.contents = json.list(mapped.contents, 2)
+      return { path, headers, body }
     },
     createEventMapper: () => createGoogleEventMapper(config.errors),
     // Gemini's stream has no terminal event: the chunk with the finish reason is the last.

@@ -9,6 +9,7 @@ import type { ChatApiOptions } from '../../api-options.js'
 import type { ErrorContext } from '../../transport/failures.js'
 import type { LLMRequest } from '../../types.js'
 import { bearerAuth } from '../shared/auth.js'
+import { JsonTextCache } from '../shared/json-text-cache.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { type ToolCallIdRule, toolCallIdFitter } from '../shared/tool-call-ids.js'
 import { createChatEventMapper } from './events.js'
@@ -67,15 +68,16 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
   }
   const body = options.body ?? chatBody
   const events = options.events ?? createChatEventMapper
+  const headers = bearerAuth(config.apiKey)
+  const json = new JsonTextCache()
   return {
     defaultBaseUrl: options.defaultBaseUrl,
     async buildRequest(request) {
       const mapped = await messages(request, config.readImageFile)
-      return {
-        path: '/chat/completions',
-        headers: bearerAuth(config.apiKey),
-        body: body(request, mapped, bodyOptions),
-      }
+      const built = body(request, mapped, bodyOptions)
+      // The messages go as JSON text: each message kept from the request that first sent it.
+      if (built.messages === mapped) built.messages = json.list(mapped)
+      return { path: '/chat/completions', headers, body: built }
     },
     createEventMapper: () => events(config.errors),
     completesOn: options.completesOn ?? 'terminal_event',

@@ -1,6 +1,7 @@
 import type { ProviderFactory } from '../../adapter/spec.js'
 import { OPENAI_BASE_URL } from '../openai-chat/index.js'
 import { bearerAuth } from '../shared/auth.js'
+import { JsonTextCache } from '../shared/json-text-cache.js'
 import { thinkingRenderer } from '../shared/thinking.js'
 import { createResponsesEventMapper } from './events.js'
 import { createResponsesMessageMapper, type ResponsesBodyOptions, responsesBody } from './request.js'
@@ -24,11 +25,15 @@ export const openaiResponses: ProviderFactory = (config) => {
     include: apiOptions?.include ?? config.include ?? RESPONSES_DEFAULT_INCLUDE,
   }
   const headers = bearerAuth(config.apiKey)
+  const json = new JsonTextCache()
   return {
     defaultBaseUrl: OPENAI_BASE_URL,
     async buildRequest(request) {
       const mapped = await input(request, config.readImageFile)
-      return { path: '/responses', headers, body: responsesBody(request, mapped, bodyOptions) }
+      const body = responsesBody(request, mapped, bodyOptions)
+      // The input goes as JSON text: each item kept from the request that first sent it.
+      body.input = json.list(mapped.input)
+      return { path: '/responses', headers, body }
     },
     createEventMapper: () => createResponsesEventMapper(config.errors),
     completesOn: 'terminal_event',

@@ -64,6 +64,8 @@ interface ConvertedTool {
 export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
   const preparer = new MessagePreparer()
   const users = new MessageCache<ResponsesContent[]>()
+  // A user message's item, kept so that it is the same object (and JSON) on every request.
+  const userItems = new MessageCache<ResponsesInputItem>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ReplayItem[]>()
   const cached = (m: Message) => users.has(m) || tools.has(m)
@@ -81,7 +83,11 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
       images.next(entry)
       switch (entry.role) {
         case 'user':
-          input.push({ role: 'user', content: withAppended(contentOf(entry.message), entry, contentOf) })
+          input.push(
+            entry.appended.length === 0
+              ? userItems.get(entry.message, (m) => ({ role: 'user', content: contentOf(m) }))
+              : { role: 'user', content: withAppended(contentOf(entry.message), entry, contentOf) },
+          )
           break
         case 'tool': {
           const tool = tools.get(entry.message, (m) => convertTool(m, files))

@@ -32,7 +32,7 @@ export async function readImageFiles(
 ): Promise<ImageFiles> {
   const files: ImageFilePart[] = []
   for (const message of messages) {
-    if (message.role === 'system' || message.role === 'assistant' || skip(message)) continue
+    if (skip(message) || !holdsImageFiles(message)) continue
     for (const part of message.parts) if (part.type === 'image_file') files.push(part)
   }
   const out = new Map<ImageFilePart, string>()
@@ -57,6 +57,12 @@ export async function readImageFiles(
     }),
   )
   return out
+}
+
+/** Whether a request reads image files for `message`: a user, developer or tool message holding one. */
+export function holdsImageFiles(message: Message): boolean {
+  if (message.role === 'system' || message.role === 'assistant') return false
+  return message.parts.some((part) => part.type === 'image_file')
 }
 
 /** The URL to send for an image part: http(s) and data URLs as they are, files as data URLs. */

@@ -1,7 +1,7 @@
 import type { Message, SystemMessage } from '@kode/protocol'
 import { toProviderMessages } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
-import { readImageFiles } from './images.js'
+import { holdsImageFiles, readImageFiles } from './images.js'
 import {
   type PreparedMessages,
   type PrepareMessagesOptions,
@@ -24,19 +24,21 @@ import {
 export class MessagePreparer {
   /** The settled messages, as the request held them (a copy: the caller may reuse its array). */
   #settled: readonly Message[] = []
-  /** Their provider messages (`toProviderMessages`), the system message aside. */
-  #sent: Message[] = []
+  /** Those of their provider messages holding image files the adapter had not converted when settled. */
+  #withFiles: Message[] = []
   #entries: ViewEntry[] = []
   #system: SystemMessage | undefined
 
   async prepare(request: LLMRequest, options: PrepareMessagesOptions = {}): Promise<PreparedMessages> {
     const history = request.messages
+    const converted = options.converted ?? (() => false)
     if (!this.#continues(history)) this.#reset()
-    this.#settle(history)
+    this.#settle(history, converted)
     const tail = toProviderMessages(history.slice(this.#settled.length))
     const view = viewEntries(tail)
-    const sent = this.#sent.length === 0 ? tail : this.#sent.concat(tail)
-    const files = await readImageFiles(sent, options.converted ?? (() => false), options.readImageFile)
+    // The tail's files, and those of settled messages that were not converted (a request failed).
+    const sent = this.#withFiles.length === 0 ? tail : this.#withFiles.concat(tail)
+    const files = await readImageFiles(sent, converted, options.readImageFile)
     return {
       system: systemPieces(request, view.system ?? this.#system),
       entries: this.#entries.length === 0 ? view.entries : this.#entries.concat(view.entries),
@@ -53,7 +55,7 @@ export class MessagePreparer {
   }
 
   /** Settles the messages before the last user or assistant message that are not settled yet. */
-  #settle(history: readonly Message[]): void {
+  #settle(history: readonly Message[], converted: (message: Message) => boolean): void {
     const from = this.#settled.length
     let end = from
     for (let i = history.length - 1; i > from; i--) {
@@ -69,14 +71,16 @@ export class MessagePreparer {
     const view = viewEntries(sent)
     // New arrays, never pushed to: a request in flight may still hold the previous ones.
     this.#settled = this.#settled.concat(part)
-    this.#sent = this.#sent.concat(sent.filter((message) => message.role !== 'system'))
+    // A message converted already has no files to read; one that is not (its request failed) may.
+    const withFiles = sent.filter((message) => !converted(message) && holdsImageFiles(message))
+    if (withFiles.length > 0) this.#withFiles = this.#withFiles.concat(withFiles)
     this.#entries = this.#entries.concat(view.entries)
     if (view.system) this.#system = view.system
   }
 
   #reset(): void {
     this.#settled = []
-    this.#sent = []
+    this.#withFiles = []
     this.#entries = []
     this.#system = undefined
   }

@@ -1,0 +1,63 @@
+import { JsonText } from '../../transport/json-text.js'
+
+/**
+ * The JSON text of wire values, kept per object: an agent re-sends its whole history every turn,
+ * and a message's wire form is converted once and kept (`MessageCache`), so its JSON can be
+ * written once too. Each request then serialises only its new messages and joins the texts,
+ * byte for byte what `JSON.stringify` of the whole list gives. Texts go away with their objects
+ * (a WeakMap).
+ *
+ * Only for values never changed once serialised: the wire forms of history messages, which are
+ * never changed once written (an adapter that edits a wire object builds a new one).
+ */
+export class JsonTextCache {
+  readonly #texts = new WeakMap<object, string>()
+
+  /**
+   * `JSON.stringify(values)`, as a {@link JsonText} for a field of the request body. `rebuilt`
+   * says how many levels of containers around the kept values are built anew for each request:
+   * 0 when the list holds the kept values themselves (a Chat Completions message), 2 when it
+   * holds turns made for this request whose part arrays hold the kept values (an Anthropic turn
+   * `{ role, content: [...] }`). Those containers are written field by field, not kept.
+   */
+  list(values: readonly unknown[], rebuilt = 0): JsonText {
+    return new JsonText(this.#array(values, rebuilt))
+  }
+
+  #array(values: readonly unknown[], rebuilt: number): string {
+    let out = '['
+    for (let i = 0; i < values.length; i++) {
+      if (i > 0) out += ','
+      // An array writes `null` where a value has no JSON (undefined, a function).
+      out += this.#value(values[i], rebuilt) ?? 'null'
+    }
+    return `${out}]`
+  }
+
+  /** The JSON of `value`, `undefined` where `JSON.stringify` gives none. */
+  #value(value: unknown, rebuilt: number): string | undefined {
+    if (typeof value !== 'object' || value === null) return JSON.stringify(value)
+    if (rebuilt === 0) return this.#kept(value)
+    if (Array.isArray(value)) return this.#array(value, rebuilt - 1)
+    if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value)
+    const record = value as Record<string, unknown>
+    let out = '{'
+    for (const key of Object.keys(record)) {
+      const text = this.#value(record[key], rebuilt - 1)
+      if (text === undefined) continue
+      if (out.length > 1) out += ','
+      out += `${JSON.stringify(key)}:${text}`
+    }
+    return `${out}}`
+  }
+
+  #kept(value: object): string | undefined {
+    let text = this.#texts.get(value)
+    if (text === undefined) {
+      // `undefined` for an object whose `toJSON` gives nothing: not kept, asked again next time.
+      text = JSON.stringify(value) as string | undefined
+      if (text !== undefined) this.#texts.set(value, text)
+    }
+    return text
+  }
+}
