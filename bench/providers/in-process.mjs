@@ -4,9 +4,12 @@
 // work on every run, which makes it the input for instruction counts (valgrind counts
 // instructions, not time, so the machine's load does not move them):
 //
-//   node bench/providers/in-process.mjs <floor|kode|path to a build's index.js> <wire> <scenario>
+//   node bench/providers/in-process.mjs <floor|kode|path to a build's index.js>[+batches] <wire> <scenario>
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //     node --single-threaded bench/providers/in-process.mjs kode anthropic text
+//
+// A fourth argument `setup` does everything but the read: a whole run's count minus that one is
+// the read's own (imports and building the client are outside the bench's measured window too).
 //
 // Prints the CPU ms of the read (user + system). Rendering happens before it, so under valgrind
 // compare totals of two clients on the same wire and scenario, never one total alone.
@@ -16,9 +19,9 @@ import { TOOL } from './scenarios.mjs'
 import { CHUNK_SIZE } from './server.mjs'
 import { renderStream } from './wires/index.mjs'
 
-const [client, wire, scenario] = process.argv.slice(2)
+const [client, wire, scenario, only] = process.argv.slice(2)
 if (!client || !wire || !scenario) {
-  console.error('usage: in-process.mjs <floor|kode|path to index.js> <wire> <scenario>')
+  console.error('usage: in-process.mjs <floor|kode|path to index.js>[+batches] <wire> <scenario>')
   process.exit(2)
 }
 const bytes = renderStream(wire, scenario)
@@ -42,7 +45,9 @@ let run
 if (client === 'floor') {
   run = () => readFloor(wire, body())
 } else {
-  const specifier = client === 'kode' ? '@kode/providers' : pathToFileURL(client).href
+  const batches = client.endsWith('+batches')
+  const name = batches ? client.slice(0, -'+batches'.length) : client
+  const specifier = name === 'kode' ? '@kode/providers' : pathToFileURL(name).href
   const providers = await import(specifier)
   const kode = providers.createClient({
     api: wire,
@@ -55,17 +60,24 @@ if (client === 'floor') {
     messages: [{ role: 'user', id: '1', createdAt: 0, parts: [{ type: 'text', text: 'hi' }] }],
     tools: [TOOL],
   }
-  run = async () => {
-    for await (const item of kode.stream(request)) {
-      if (item.type === 'done' && item.message.stopReason === 'error')
-        throw new Error(item.message.errorMessage)
-    }
+  const check = (item) => {
+    if (item.type === 'done' && item.message.stopReason === 'error')
+      throw new Error(item.message.errorMessage)
   }
+  run = batches
+    ? async () => {
+        for await (const batch of providers.readBatches(kode.stream(request)))
+          for (const item of batch) check(item)
+      }
+    : async () => {
+        for await (const item of kode.stream(request)) check(item)
+      }
 }
 
 // Loads the web streams and Response code for both kinds of client before measuring.
 await new Response(new ReadableStream({ start: (c) => c.close() })).text()
 const before = process.cpuUsage()
-await run()
+// `setup`: everything but the read, whose count subtracted from a whole run's leaves the read's own.
+if (only !== 'setup') await run()
 const cpu = process.cpuUsage(before)
 console.log(`${((cpu.user + cpu.system) / 1000).toFixed(1)} ms`)

@@ -29,13 +29,22 @@ export async function* readBatches(
     for (;;) {
       const first = await stream.next()
       if (first.done) return
-      const batch = [first.value]
-      for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) batch.push(item)
-      yield batch
+      yield readyBatch(first.value, stream)
     }
   } finally {
     await stream.return()
   }
+}
+
+/**
+ * `first` and every item `stream` has ready. A plain function, not the generator's own loop: a
+ * loop in an async generator runs unoptimized (it is resumed once per batch, and V8 does not
+ * optimize it in the middle of its loop), and this one runs once per item.
+ */
+function readyBatch(first: StreamItem, stream: ResponseStream): StreamItem[] {
+  const batch = [first]
+  for (let item = stream.takeSync(); item !== undefined; item = stream.takeSync()) batch.push(item)
+  return batch
 }
 
 /**

@@ -1,10 +1,10 @@
 import type { StreamItem } from '@kode/protocol'
 import { Accumulator } from '../accumulate.js'
 import type { EventMapper } from '../adapter/spec.js'
+import { attemptError } from './attempt-error.js'
 import { checkNotPage, endOfBodyError, mappingError } from './body-checks.js'
 import { ResponseDeadline } from './deadline.js'
 import { type ProviderError, withRequestId } from './errors.js'
-import { errorFromThrown, transportError } from './failures.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import {
   openResponse,
@@ -276,7 +276,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.endAborted()
       return false
     }
-    const error = withRequestId(this.errorOf(thrown), this.requestId)
+    const fired = this.deadline.fired ? 'deadline' : this.idleFired ? 'idle' : undefined
+    const error = withRequestId(attemptError(thrown, setup, fired), this.requestId)
     const retry = this.attempt
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
@@ -301,20 +302,6 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.failure = error
     this.end()
     return false
-  }
-
-  /** What a failure of this attempt means: a timeout of ours, or what was thrown. */
-  private errorOf(thrown: unknown): ProviderError {
-    const { setup } = this
-    if (this.deadline.fired) {
-      const detail = `the response took longer than responseTimeoutMs (${setup.responseTimeoutMs} ms)`
-      return transportError(setup.errors, 'timeout', detail, { retryable: false, cause: thrown })
-    }
-    if (this.idleFired) {
-      const stalled = `no data for ${setup.idleTimeoutMs} ms; the connection looks stalled`
-      return transportError(setup.errors, 'timeout', stalled, { retryable: true, cause: thrown })
-    }
-    return errorFromThrown(thrown, setup.errors)
   }
 
   private endAborted(): void {
