@@ -40,6 +40,28 @@ const fixtureLabel = {
 }
 
 /** CPU (user + system, all threads), page faults, wall time and GC pause time since `start()`. */
+/**
+ * Runs `read(store, meter)` on a file store over `dir`, which resolves to its figures and what it
+ * keeps (`{ figures, kept }`), and adds the GC pauses up to its end (and one tick after) and the
+ * heap that what it keeps still holds.
+ */
+async function measureStoreRead(dir, read) {
+  const { createFileSessionStore } = await session()
+  global.gc?.()
+  const baseline = process.memoryUsage()
+  const store = createFileSessionStore({ dir })
+  const m = meter()
+  const { figures, kept } = await read(store, m)
+  await tick()
+  const gcMs = m.gcSince()
+  m.stop()
+  global.gc?.()
+  const retained = process.memoryUsage()
+  await store.close()
+  // Read `kept` after the heap is measured, so that it is still alive then.
+  return { ...figures, kept: kept?.length ?? 0, gcMs, retainedHeap: retained.heapUsed - baseline.heapUsed }
+}
+
 function meter() {
   let gcMs = 0
   const observer = new PerformanceObserver((list) => {
@@ -152,29 +174,15 @@ const scenarios = {
 
   /** Times reading a prepared session back and deriving its replay: wall, CPU, faults, GC. */
   async replay({ dir }) {
-    const { createFileSessionStore, deriveReplayEvents } = await session()
-    global.gc?.()
-    const baseline = process.memoryUsage()
-    const store = createFileSessionStore({ dir })
-    const m = meter()
-    const history = await store.read('bench')
-    const read = m.lap()
-    const events = deriveReplayEvents(history, { sessionId: 'bench' })
-    const replay = m.lap()
-    await tick()
-    const gcMs = m.gcSince()
-    m.stop()
-    global.gc?.()
-    const retained = process.memoryUsage()
-    await store.close()
-    return {
-      read,
-      replay,
-      gcMs,
-      events: events.length,
-      bytes: statSync(join(dir, 'bench', 'history.jsonl')).size,
-      retainedHeap: retained.heapUsed - baseline.heapUsed,
-    }
+    const { deriveReplayEvents } = await session()
+    return measureStoreRead(dir, async (store, m) => {
+      const history = await store.read('bench')
+      const read = m.lap()
+      const events = deriveReplayEvents(history, { sessionId: 'bench' })
+      const replay = m.lap()
+      const bytes = statSync(join(dir, 'bench', 'history.jsonl')).size
+      return { figures: { read, replay, events: events.length, bytes }, kept: [history, events] }
+    })
   },
 
   /**
@@ -206,20 +214,11 @@ const scenarios = {
    * `readBatches` (1,000 records a batch) into the incremental deriver; only the events are kept.
    */
   async streamed({ dir }) {
-    const { createFileSessionStore, replaySession } = await session()
-    global.gc?.()
-    const baseline = process.memoryUsage()
-    const store = createFileSessionStore({ dir })
-    const m = meter()
-    const events = await replaySession(store, 'bench')
-    const lap = m.lap()
-    await tick()
-    const gcMs = m.gcSince()
-    m.stop()
-    global.gc?.()
-    const retained = process.memoryUsage()
-    await store.close()
-    return { ...lap, gcMs, events: events.length, retainedHeap: retained.heapUsed - baseline.heapUsed }
+    const { replaySession } = await session()
+    return measureStoreRead(dir, async (store, m) => {
+      const events = await replaySession(store, 'bench')
+      return { figures: { ...m.lap(), events: events.length }, kept: events }
+    })
   },
 
   /**
@@ -227,21 +226,12 @@ const scenarios = {
    * over the file store, each batch of events handed on (here: counted) and none kept.
    */
   async forwarded({ dir }) {
-    const { createFileSessionStore, replaySessionBatches } = await session()
-    global.gc?.()
-    const baseline = process.memoryUsage()
-    const store = createFileSessionStore({ dir })
-    const m = meter()
-    let events = 0
-    for await (const batch of replaySessionBatches(store, 'bench')) events += batch.length
-    const lap = m.lap()
-    await tick()
-    const gcMs = m.gcSince()
-    m.stop()
-    global.gc?.()
-    const retained = process.memoryUsage()
-    await store.close()
-    return { ...lap, gcMs, events, retainedHeap: retained.heapUsed - baseline.heapUsed }
+    const { replaySessionBatches } = await session()
+    return measureStoreRead(dir, async (store, m) => {
+      let events = 0
+      for await (const batch of replaySessionBatches(store, 'bench')) events += batch.length
+      return { figures: { ...m.lap(), events } }
+    })
   },
 
   /**

@@ -14,10 +14,12 @@
 // `--tasks N` runs the task N times in the process (the figure printed is the last one's CPU; with
 // 0, none: what loading and preparing the client cost, to subtract);
 // `--check` also checks every request's history as the server does (inside the measurement: use
-// it to prove a client right, not to count). Prints the CPU ms of the (last) task and its events.
+// it to prove a client right, not to count). Prints the CPU ms of the (last) task, its events and
+// its CPU per turn (too noisy to compare on a loaded machine, unlike the counts).
 // Rendering and loading happen before it, but they count under valgrind: compare totals of two
 // builds or clients for the same arguments, never one total alone.
 import { parseArgs } from 'node:util'
+import { byteStream } from '../lib/byte-stream.mjs'
 import { CLIENT_NAMES, CLIENTS } from './clients/index.mjs'
 import { checkRequest } from './history-check.mjs'
 import { renderAll, renderTurn } from './model-stream.mjs'
@@ -37,33 +39,24 @@ if (!CLIENT_NAMES.includes(client)) {
 const CHUNK_SIZE = 4 * 1024
 const bodies = renderAll()
 let modelCalls = 0
-
-/** `bytes` as a byte stream, one server write per read. */
-function streamOf(bytes) {
-  let at = 0
-  return new ReadableStream({
-    type: 'bytes',
-    pull(controller) {
-      if (at >= bytes.length) controller.close()
-      else {
-        controller.enqueue(new Uint8Array(bytes.subarray(at, at + CHUNK_SIZE)))
-        at += CHUNK_SIZE
-      }
-    },
-  })
-}
+const turnStarts = []
+const encoder = new TextEncoder()
+const cpuMs = (usage) => (usage.user + usage.system) / 1000
 
 // Installed before any library loads: some capture the global fetch when a client is built.
 globalThis.fetch = async function scriptedModel(input, init) {
   const url = String(input?.url ?? input)
   if (!url.endsWith('/chat/completions')) return new Response('ok')
+  turnStarts.push(process.cpuUsage())
+  // A real fetch encodes the body it sends: so does this one, for every client alike.
+  encoder.encode(String(init?.body))
   modelCalls++
   let body = bodies[modelCalls - 1] ?? renderTurn(modelCalls, 'no such turn')
   if (values.check) {
     const { turn, problem } = checkRequest(JSON.parse(String(init?.body)))
     if (problem || turn !== modelCalls) body = renderTurn(modelCalls, `history check failed: ${problem}`)
   }
-  return new Response(streamOf(body), { headers: { 'content-type': 'text/event-stream' } })
+  return new Response(byteStream(body, CHUNK_SIZE), { headers: { 'content-type': 'text/event-stream' } })
 }
 
 let ran = []
@@ -76,16 +69,19 @@ const run = await prepare({
   maxTurns: TURNS + 5,
 })
 // Loads the web streams and Response code for every client before measuring.
-await new Response(streamOf(Buffer.from('ok'))).text()
+await new Response(byteStream(Buffer.from('ok'), CHUNK_SIZE)).text()
 
 let result
 let cpu
+let end
 for (let task = 1; task <= Number(values.tasks); task++) {
   ran = []
   modelCalls = 0
+  turnStarts.length = 0
   const before = process.cpuUsage()
   result = await run()
-  cpu = process.cpuUsage(before)
+  end = process.cpuUsage()
+  cpu = cpuMs(end) - cpuMs(before)
   const wrong = mismatch(result, ran, modelCalls)
   if (wrong) {
     console.error(`${client}, task ${task}: ${wrong}`)
@@ -95,5 +91,11 @@ for (let task = 1; task <= Number(values.tasks); task++) {
 if (result === undefined) console.log(`${client}: loaded, no task run`)
 else {
   const events = result.events === undefined ? '' : `, ${result.events} events`
-  console.log(`${client}: ${((cpu.user + cpu.system) / 1000).toFixed(1)} ms${events}`)
+  const perTurn = turnStarts.map((at, i) => cpuMs(turnStarts[i + 1] ?? end) - cpuMs(at))
+  const mean = (from, to) =>
+    (perTurn.slice(from - 1, to).reduce((x, y) => x + y, 0) / (to - from + 1)).toFixed(2)
+  console.log(
+    `${client}: ${cpu.toFixed(1)} ms${events}; per turn: turn 1 ${perTurn[0].toFixed(2)}, ` +
+      `turns 2-6 ${mean(2, 6)}, turns 45-49 ${mean(45, 49)}`,
+  )
 }

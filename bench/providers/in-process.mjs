@@ -14,6 +14,7 @@
 // Prints the CPU ms of the read (user + system). Rendering happens before it, so under valgrind
 // compare totals of two clients on the same wire and scenario, never one total alone.
 import { pathToFileURL } from 'node:url'
+import { byteStream } from '../lib/byte-stream.mjs'
 import { readFloor } from './clients/floor.mjs'
 import { TOOL } from './scenarios.mjs'
 import { CHUNK_SIZE } from './server.mjs'
@@ -27,19 +28,7 @@ if (!client || !wire || !scenario) {
 const bytes = renderStream(wire, scenario)
 
 /** The rendered stream as a byte stream, one server slice per read. */
-function body() {
-  let at = 0
-  return new ReadableStream({
-    type: 'bytes',
-    pull(controller) {
-      if (at >= bytes.length) controller.close()
-      else {
-        controller.enqueue(new Uint8Array(bytes.subarray(at, at + CHUNK_SIZE)))
-        at += CHUNK_SIZE
-      }
-    },
-  })
-}
+const body = () => byteStream(bytes, CHUNK_SIZE)
 
 let run
 if (client === 'floor') {
