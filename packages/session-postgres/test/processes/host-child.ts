@@ -30,11 +30,25 @@ const batch = (name: string, i: number): UserMessage[] =>
     parts: [{ type: 'text', text: 'x'.repeat(512) }],
   }))
 
-const lines = createInterface({ input: process.stdin })
-say('ready')
-await new Promise<void>((resolve) => lines.once('line', () => resolve()))
+// Lines are queued as they come: readline drops a line nobody listens for, and the test may send
+// the next one while this process is still finishing the work the last one asked for (a follower
+// can print a record before the writer has heard back that its append committed).
+const queued: string[] = []
+const waiting: ((line: string) => void)[] = []
+createInterface({ input: process.stdin }).on('line', (line) => {
+  const resolve = waiting.shift()
+  if (resolve) resolve(line)
+  else queued.push(line)
+})
 /** The next line on stdin. */
-const nextLine = () => new Promise<string>((resolve) => lines.once('line', resolve))
+const nextLine = () =>
+  new Promise<string>((resolve) => {
+    const line = queued.shift()
+    if (line !== undefined) resolve(line)
+    else waiting.push(resolve)
+  })
+say('ready')
+await nextLine()
 
 switch (mode) {
   case 'write':
