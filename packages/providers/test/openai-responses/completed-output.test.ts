@@ -37,4 +37,13 @@ describe('response.completed after the output streamed', () => {
     })
     expect(done?.type === 'done' && done.message.parts).toHaveLength(2)
   })
+
+  test('text streamed in pieces counts as mapped, for every unused index that repeats any run of it', async () => {
+    const message = await responses('kode-completed-two-renumbered').complete(ask())
+    // `msg_kode_b` repeats text that streamed across two deltas: not mapped again; `msg_kode_c` is new.
+    expect(message.parts).toEqual([
+      { type: 'text', text: 'Hello world', itemId: 'msg_kode_a' },
+      { type: 'text', text: 'Goodbye', itemId: 'msg_kode_c' },
+    ])
+  })
 })

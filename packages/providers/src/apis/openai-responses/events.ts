@@ -86,7 +86,10 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   let calls = false
   // What was already mapped, for `response.completed` output whose index a proxy renumbered.
   const seenIds = new Set<string>()
-  let streamedText = ''
+  // The message text deltas, joined only when `response.completed` holds an item at an index no
+  // event used (rare). Kept as references: a concatenated copy costs a string object per delta,
+  // all of them alive until the end, on top of the text the accumulator already keeps.
+  const streamedText: string[] = []
 
   const stateOf = (index: number): ItemState => {
     let state = items.get(index)
@@ -148,7 +151,7 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         return
       case 'response.output_text.delta':
       case 'response.refusal.delta':
-        if (typeof data.delta === 'string') streamedText += data.delta
+        if (typeof data.delta === 'string') streamedText.push(data.delta)
         return out.text(data.delta ?? '', delta(data.output_index).text)
       case 'response.reasoning_summary_part.added':
         // Each summary is its own thinking part, and goes back as its own summary entry.
@@ -207,13 +210,19 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
  * another index: the same item or call id, or message text that already streamed. Mapping it
  * again would send the same text twice.
  */
-function mappedBefore(item: ResponsesOutputItem, seenIds: Set<string>, streamedText: string): boolean {
+function mappedBefore(item: ResponsesOutputItem, seenIds: Set<string>, streamedText: string[]): boolean {
   if (typeof item.id === 'string' && seenIds.has(item.id)) return true
   if (typeof item.call_id === 'string' && seenIds.has(item.call_id)) return true
   if (item.type !== 'message') return false
   let text = ''
   for (const part of item.content ?? []) text += part.text ?? part.refusal ?? ''
-  return text !== '' && streamedText.includes(text)
+  return text !== '' && streamedText.length > 0 && joined(streamedText).includes(text)
+}
+
+/** The pieces as one string, which then replaces them (so a later call does not join again). */
+function joined(pieces: string[]): string {
+  if (pieces.length > 1) pieces.splice(0, pieces.length, pieces.join(''))
+  return pieces[0]!
 }
 
 /** An item that streamed no deltas, reported whole from its final form. */
