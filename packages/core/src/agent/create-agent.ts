@@ -183,8 +183,7 @@ export function createAgent(options: AgentOptions): Agent {
     const sink = (event: Event) => {
       channel.push(event)
       try {
-        events.emit('event', event)
-        ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
+        emitOn(events, event)
       } catch (error) {
         failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
       }
@@ -278,10 +277,7 @@ export function createAgent(options: AgentOptions): Agent {
       try {
         await journal.open({ model: client.model, provider: client.provider })
         const signal = compactOptions.signal ?? new AbortController().signal
-        const sink = (event: Event) => {
-          events.emit('event', event)
-          ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
-        }
+        const sink = (event: Event) => emitOn(events, event)
         const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
         if (instructions.system !== undefined) request.system = instructions.system
         const budget = measureBudget(
@@ -339,4 +335,16 @@ function prepareTools(
   checkToolNames(tools)
   const tooling = toolSet(tools)
   return { tooling, instructions: formatter.instructions(tooling.definitions ?? []) }
+}
+
+/**
+ * Emits `event` on the agent's emitter: on `event`, then on its type. A channel nobody listens to
+ * is skipped without calling `emit` (which allocates its `arguments` on every call); a listener
+ * that the first channel's listeners add is still called for the second.
+ */
+function emitOn(events: EventEmitter<AgentEventMap>, event: Event): void {
+  if (events.listenerCount('event') !== 0) events.emit('event', event)
+  if (events.listenerCount(event.type) !== 0) {
+    ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
+  }
 }
