@@ -2,6 +2,7 @@ import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
 import type { CallSignal } from '../tools/call-signal.js'
+import { CallTimeouts } from '../tools/call-timeouts.js'
 import type { Tool, ToolContext } from '../tools/define-tool.js'
 import { executeToolCall } from '../tools/execute-tool-call.js'
 import {
@@ -78,7 +79,10 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     }
     gate.wake()
   }
+  // The task's own signal is listened to through the task's one listener (cheaper per turn).
+  const aborts = signal === rt.signal ? rt.aborts : undefined
   if (signal.aborted) onAbort()
+  else if (aborts) aborts.add(onAbort)
   else signal.addEventListener('abort', onAbort, { once: true })
 
   let startFailure: { error: unknown } | undefined
@@ -97,13 +101,15 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     gate.halt()
     throw error
   } finally {
-    signal.removeEventListener('abort', onAbort)
+    if (aborts) aborts.delete(onAbort)
+    else signal.removeEventListener('abort', onAbort)
   }
 }
 
 async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], gate: Gate): Promise<void> {
   const { rt, calls, signal, responseId } = batch
   const { events, settings } = rt
+  const timeouts = new CallTimeouts()
   const stopped = () => signal.aborted || gate.halted
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
@@ -124,11 +130,11 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     }
     const tool = plan.tool
     gate.enter(exclusive)
-    const siblingToolCallIds = calls.filter((other) => other.id !== call.id).map((other) => other.id)
     // Progress is persisted (a `tool_progress` record) before it is announced, and before the
     // call's result; once the call has a result, it is ignored.
     const progress = (message: string) => {
       if (slot.settled) return
+      const siblingToolCallIds = siblingsOf(calls, call)
       const record = {
         type: 'tool_progress' as const,
         id: settings.createId(),
@@ -161,6 +167,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         args,
         taskSignal: signal,
         timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
+        timeouts,
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
@@ -257,6 +264,11 @@ function announce(batch: ToolBatch, call: ToolCallPart): void {
     toolName: call.name,
     arguments: call.argumentsJson,
   })
+}
+
+/** The ids of the batch's other calls (a `tool_progress` names them), made when a call reports progress. */
+function siblingsOf(calls: readonly ToolCallPart[], call: ToolCallPart): string[] {
+  return calls.filter((other) => other.id !== call.id).map((other) => other.id)
 }
 
 type CallPlan = { tool: Tool; args: unknown } | { tool: undefined; outcome: ToolOutcome }
