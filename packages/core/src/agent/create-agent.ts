@@ -152,7 +152,7 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
   const hooks = options.hooks ?? {}
-  const journal = new Journal(store, sessionId, formatter, instructions)
+  const journal = new Journal(store, sessionId, formatter, instructions, options.sessionId === undefined)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
   let client = options.client

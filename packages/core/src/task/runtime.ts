@@ -126,6 +126,8 @@ export interface TaskRuntime extends RunScope {
 /** What is a task's own, as {@link createTaskRuntime} takes it. */
 export interface TaskSetup {
   sessionId: string
+  /** The engine generated `sessionId` (see `Journal`): the session is created before it is taken. */
+  newSession?: boolean
   signal: AbortSignal
   settings: EngineSettings
   formatter: HistoryFormatter
@@ -174,7 +176,8 @@ export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntim
     signal: setup.signal,
     aborts: new AbortListeners(setup.signal),
     settings,
-    journal: setup.journal ?? new Journal(store, sessionId, formatter, setup.instructions()),
+    journal:
+      setup.journal ?? new Journal(store, sessionId, formatter, setup.instructions(), setup.newSession),
     events: new TaskEvents(sessionId, settings.now, sink),
     get tools() {
       return setup.tools()
