@@ -2,7 +2,6 @@ import { type ToolCallPart, toolResultEventStatus } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { runHookedCall } from '../hooks/tool-hooks.js'
 import type { CallSignal } from '../tools/call-signal.js'
-import { CallTimeouts } from '../tools/call-timeouts.js'
 import type { Tool, ToolContext } from '../tools/define-tool.js'
 import { executeToolCall } from '../tools/execute-tool-call.js'
 import {
@@ -109,7 +108,6 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
 async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], gate: Gate): Promise<void> {
   const { rt, calls, signal, responseId } = batch
   const { events, settings } = rt
-  const timeouts = new CallTimeouts()
   const stopped = () => signal.aborted || gate.halted
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
@@ -167,7 +165,6 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         args,
         taskSignal: signal,
         timeoutMs: tool.timeoutMs ?? settings.toolTimeoutMs,
-        timeouts,
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })

@@ -1,8 +1,10 @@
 import type { ToolCallPart } from '@kode/protocol'
 import { CallSignal } from './call-signal.js'
-import { type CallTimeouts, MAX_TIMER_MS } from './call-timeouts.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { errorOutcome, outcomeOf, type ToolOutcome } from './tool-outcome.js'
+
+/** The longest delay `setTimeout` honours; longer timeouts are treated as none. */
+const MAX_TIMER_MS = 2 ** 31 - 1
 
 /** One validated call, ready to run. */
 export interface ToolExecution {
@@ -12,8 +14,6 @@ export interface ToolExecution {
   /** The task's signal; the call's own signal also aborts on timeout. */
   taskSignal: AbortSignal
   timeoutMs: number
-  /** The batch's timer, which times the call out. */
-  timeouts: CallTimeouts
   formatToolError: (error: unknown, call: ToolCallPart) => string
   /** Builds the context `execute` sees, around the call's own signal (made when first read). */
   context(signal: CallSignal): ToolContext
@@ -40,14 +40,14 @@ async function executeGuarded(run: ToolExecution): Promise<ToolOutcome> {
   try {
     const execution = invoke(run, signal)
     if (!(timeoutMs <= MAX_TIMER_MS)) return await execution
-    // One promise for the call and its timeout (`invoke` never rejects).
+    // One promise for the call and its timer (`invoke` never rejects).
     return await new Promise<ToolOutcome>((resolve) => {
-      const stop = run.timeouts.start(timeoutMs, () => {
+      const timer = setTimeout(() => {
         signal.abort(new DOMException(`tool ${tool.name} timed out`, 'TimeoutError'))
         resolve(errorOutcome(`Tool "${tool.name}" timed out after ${timeoutMs} ms.`))
-      })
+      }, timeoutMs)
       void execution.then((outcome) => {
-        stop()
+        clearTimeout(timer)
         resolve(outcome)
       })
     })
