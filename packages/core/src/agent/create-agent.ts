@@ -338,13 +338,12 @@ function prepareTools(
 }
 
 /**
- * Emits `event` on the agent's emitter: on `event`, then on its type. A channel nobody listens to
- * is skipped without calling `emit` (which allocates its `arguments` on every call); a listener
- * that the first channel's listeners add is still called for the second.
+ * Emits `event` on the agent's emitter: on `event`, then on its type. An emitter nobody listens
+ * to is skipped (eventemitter3 counts its channels with listeners in `_eventsCount`; `emit`
+ * allocates its `arguments` on every call): an emitter without that count is always called.
  */
 function emitOn(events: EventEmitter<AgentEventMap>, event: Event): void {
-  if (events.listenerCount('event') !== 0) events.emit('event', event)
-  if (events.listenerCount(event.type) !== 0) {
-    ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
-  }
+  if ((events as { _eventsCount?: number })._eventsCount === 0) return
+  events.emit('event', event)
+  ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
 }
