@@ -13,6 +13,9 @@
 //
 // `--tasks N` runs the task N times in the process (the figure printed is the last one's CPU; with
 // 0, none: what loading and preparing the client cost, to subtract);
+// `--heap` also prints the heap's growth over the (last) task: with a young generation too large to
+// fill (`node --min-semi-space-size=256 --max-semi-space-size=256`, no collection during the task),
+// that is the bytes the task allocated, the same on every run.
 // `--check` also checks every request's history as the server does (inside the measurement: use
 // it to prove a client right, not to count). Prints the CPU ms of the (last) task, its events and
 // its CPU per turn (too noisy to compare on a loaded machine, unlike the counts).
@@ -28,7 +31,11 @@ import { mismatch } from './verify.mjs'
 
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { tasks: { type: 'string', default: '1' }, check: { type: 'boolean', default: false } },
+  options: {
+    tasks: { type: 'string', default: '1' },
+    check: { type: 'boolean', default: false },
+    heap: { type: 'boolean', default: false },
+  },
 })
 const [client] = positionals
 if (!CLIENT_NAMES.includes(client)) {
@@ -74,13 +81,17 @@ await new Response(byteStream(Buffer.from('ok'), CHUNK_SIZE)).text()
 let result
 let cpu
 let end
+let heapGrowth
+let before
 for (let task = 1; task <= Number(values.tasks); task++) {
   ran = []
   modelCalls = 0
   turnStarts.length = 0
-  const before = process.cpuUsage()
+  const heapBefore = process.memoryUsage().heapUsed
+  before = process.cpuUsage()
   result = await run()
   end = process.cpuUsage()
+  heapGrowth = process.memoryUsage().heapUsed - heapBefore
   cpu = cpuMs(end) - cpuMs(before)
   const wrong = mismatch(result, ran, modelCalls)
   if (wrong) {
@@ -95,7 +106,9 @@ else {
   const mean = (from, to) =>
     (perTurn.slice(from - 1, to).reduce((x, y) => x + y, 0) / (to - from + 1)).toFixed(2)
   console.log(
-    `${client}: ${cpu.toFixed(1)} ms${events}; per turn: turn 1 ${perTurn[0].toFixed(2)}, ` +
-      `turns 2-6 ${mean(2, 6)}, turns 45-49 ${mean(45, 49)}`,
+    `${client}: ${cpu.toFixed(1)} ms${events}; before turn 1 ${(cpuMs(turnStarts[0]) - cpuMs(before)).toFixed(2)}; ` +
+      `per turn: turn 1 ${perTurn[0].toFixed(2)}, ` +
+      `turns 2-6 ${mean(2, 6)}, turns 45-49 ${mean(45, 49)}` +
+      (values.heap ? `; heap growth ${(heapGrowth / 1e6).toFixed(2)} MB` : ''),
   )
 }

@@ -267,6 +267,35 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
     expect(results).toEqual(events.filter((e) => e.type === 'tool_result'))
   })
 
+  test('listeners added and removed during a task get the events from then on, on both channels', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'x' })] }),
+      textReply('r2', 'ok'),
+    )
+    const agent = h.createAgent({ tools: [readFile] })
+    const typed: string[] = []
+    const all: string[] = []
+    const onAny = (event: Event) => all.push(event.type)
+    const onResult = (event: Event) =>
+      typed.push(`${event.type}:${(event as { toolCallId: string }).toolCallId}`)
+    // A listener on `event` that subscribes to a type gets that very event on the type's channel too.
+    agent.events.on('event', (event) => {
+      if (event.type === 'tool_result') agent.events.on('tool_result', onResult)
+      if (event.type === 'turn_start' && all.length === 0) agent.events.on('event', onAny)
+      if (event.type === 'response_complete') agent.events.off('event', onAny)
+    })
+    const { events } = await collect(agent.run('go'))
+    expect(typed).toEqual(['tool_result:c1'])
+    // Added while `turn_start` was emitted, removed while `response_complete` was: an emit calls
+    // the listeners its channel had when it began.
+    const firstTurn = events.slice(
+      events.findIndex((e) => e.type === 'turn_start') + 1,
+      events.findIndex((e) => e.type === 'response_complete') + 1,
+    )
+    expect(all).toEqual(firstTurn.map((e) => e.type))
+  })
+
   test('a second task on the same agent continues the session', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'One.'), textReply('r2', 'Two.'))

@@ -105,6 +105,18 @@ describe('validateHistoryEvent on hostile values', () => {
     expect((error as CodecError).path).toBe('/parts/0')
   })
 
+  test('an array is validated by its items as JSON writes them, whatever its iterator yields', () => {
+    const parts = [{ type: 'text', text: 42 }]
+    Object.defineProperty(parts, Symbol.iterator, {
+      value: function* () {
+        yield { type: 'text', text: 'looks fine' }
+      },
+    })
+    const error = thrownBy({ ...user, parts })
+    expect(error).toBeInstanceOf(CodecError)
+    expect((error as CodecError).path).toBe('/parts/0/text')
+  })
+
   test('an object without a prototype, or with a foreign one, is validated by its fields', () => {
     const bare = Object.assign(Object.create(null), user)
     expect(validateHistoryEvent(bare)).toBe(bare)

@@ -467,6 +467,31 @@ describe('readBatches over a file', () => {
     expect(batches.map((b) => b.length)).toEqual([400, 400, 400, 400, 400, 400, 100])
     expect(batches.flat()).toEqual(await store.read('s'))
   })
+
+  test('line numbers and batch sizes hold across decoded pieces and read chunks', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    const h = new HistoryBuilder()
+    // ~0.7 kB a line: 2,500 lines span many 32 kB pieces and two 1 MiB reads; batches of 7 end
+    // inside pieces.
+    const history = Array.from({ length: 2500 }, (_, i) => h.user(`${i} ${'caf\u00e9 text '.repeat(60)}`))
+    await store.append('s', history)
+    await store.close()
+    const whole = await collect(openStore(), { batchSize: 7 })
+    expect(whole.slice(0, -1).every((b) => b.length === 7)).toBe(true)
+    expect(whole.at(-1)).toHaveLength(2500 % 7)
+    expect(whole.flat()).toEqual(history)
+    const lines = readFileSync(historyFile('s'), 'utf8').split('\n')
+    lines[2000] = lines[2000]!.replace('"role":"user"', '"role":"robot"')
+    writeFileSync(historyFile('s'), lines.join('\n'))
+    const got: HistoryEvent[] = []
+    const error = await (async () => {
+      for await (const batch of openStore().readBatches!('s', { batchSize: 7 })) got.push(...batch)
+    })().catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 2001 })
+    // The batches completed before the corrupt line, and none after it.
+    expect(got).toEqual(history.slice(0, 1995))
+  })
 })
 
 test('with fsync on, appends still read back', async () => {

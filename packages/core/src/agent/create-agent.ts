@@ -152,7 +152,7 @@ export function createAgent(options: AgentOptions): Agent {
   const sessionId = options.sessionId ?? settings.createId()
   const { store, system } = options
   const hooks = options.hooks ?? {}
-  const journal = new Journal(store, sessionId, formatter, instructions)
+  const journal = new Journal(store, sessionId, formatter, instructions, options.sessionId === undefined)
   const events = new EventEmitter<AgentEventMap>()
   const steering: UserContentPart[][] = []
   let client = options.client
@@ -183,8 +183,7 @@ export function createAgent(options: AgentOptions): Agent {
     const sink = (event: Event) => {
       channel.push(event)
       try {
-        events.emit('event', event)
-        ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
+        emitOn(events, event)
       } catch (error) {
         failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
       }
@@ -278,10 +277,7 @@ export function createAgent(options: AgentOptions): Agent {
       try {
         await journal.open({ model: client.model, provider: client.provider })
         const signal = compactOptions.signal ?? new AbortController().signal
-        const sink = (event: Event) => {
-          events.emit('event', event)
-          ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
-        }
+        const sink = (event: Event) => emitOn(events, event)
         const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
         if (instructions.system !== undefined) request.system = instructions.system
         const budget = measureBudget(
@@ -339,4 +335,15 @@ function prepareTools(
   checkToolNames(tools)
   const tooling = toolSet(tools)
   return { tooling, instructions: formatter.instructions(tooling.definitions ?? []) }
+}
+
+/**
+ * Emits `event` on the agent's emitter: on `event`, then on its type. An emitter nobody listens
+ * to is skipped (eventemitter3 counts its channels with listeners in `_eventsCount`; `emit`
+ * allocates its `arguments` on every call): an emitter without that count is always called.
+ */
+function emitOn(events: EventEmitter<AgentEventMap>, event: Event): void {
+  if ((events as { _eventsCount?: number })._eventsCount === 0) return
+  events.emit('event', event)
+  ;(events.emit as (type: string, event: Event) => boolean)(event.type, event)
 }

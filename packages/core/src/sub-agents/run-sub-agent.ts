@@ -45,6 +45,7 @@ export async function runSubAgent(
   // a failure too, not as an interrupt.
   const child = createTaskRuntime(rt, {
     sessionId,
+    newSession: resume === undefined,
     signal: parent.signal,
     settings,
     formatter,

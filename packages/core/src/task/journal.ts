@@ -32,18 +32,23 @@ export class Journal {
   #view: ProviderView
   /** What the model sees: `#history` itself until the session is compacted. */
   #model: CompactedHistory = { records: this.#history, compaction: undefined, freshFrom: 0 }
+  /** The session id was just generated, so the first `open` creates the session before taking it. */
+  #generated: boolean
 
+  /** `generated`: the engine made `sessionId` up (no host named it), so the store most likely has no such session. */
   constructor(
     store: SessionStore,
     sessionId: string,
     formatter: HistoryFormatter,
     instructions: FormatterInstructions,
+    generated = false,
   ) {
     this.store = store
     this.sessionId = sessionId
     this.#formatter = formatter
     this.#instructions = instructions
     this.#view = this.#newView()
+    this.#generated = generated
   }
 
   /**
@@ -94,10 +99,16 @@ export class Journal {
   }
 
   async #acquire(init: CreateSessionInit): Promise<SessionLease> {
-    try {
-      return await this.store.acquire(this.sessionId)
-    } catch (error) {
-      if (!isSessionError(error, 'session_not_found')) throw error
+    // A generated id skips the `acquire` that would fail with `session_not_found` (an error built
+    // and thrown for nothing); a store that has the session after all answers `session_exists`.
+    const generated = this.#generated
+    this.#generated = false
+    if (!generated) {
+      try {
+        return await this.store.acquire(this.sessionId)
+      } catch (error) {
+        if (!isSessionError(error, 'session_not_found')) throw error
+      }
     }
     try {
       await this.store.create({ ...init, id: this.sessionId })

@@ -10,6 +10,7 @@ import type { OutputSpec } from '../output/output-spec.js'
 import type { ModelSettings } from '../settings/model-settings.js'
 import type { SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolSet } from '../tools/tool-set.js'
+import { AbortListeners } from './abort-listeners.js'
 import type { ApprovalDecision } from './approval.js'
 import { Journal } from './journal.js'
 import { type EventSink, TaskEvents } from './task-events.js'
@@ -98,6 +99,8 @@ export interface TaskRuntime extends RunScope {
    * Aborts when the task must stop: the user interrupted, or the host failed (see `hostFailure`).
    */
   readonly signal: AbortSignal
+  /** Listeners for `signal`'s abort that come and go (each batch of tool calls): see `AbortListeners`. */
+  readonly aborts: AbortListeners
   readonly settings: EngineSettings
   readonly journal: Journal
   readonly events: TaskEvents
@@ -123,6 +126,8 @@ export interface TaskRuntime extends RunScope {
 /** What is a task's own, as {@link createTaskRuntime} takes it. */
 export interface TaskSetup {
   sessionId: string
+  /** The engine generated `sessionId` (see `Journal`): the session is created before it is taken. */
+  newSession?: boolean
   signal: AbortSignal
   settings: EngineSettings
   formatter: HistoryFormatter
@@ -169,8 +174,10 @@ export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntim
     runSubAgent: scope.runSubAgent,
     sessionId,
     signal: setup.signal,
+    aborts: new AbortListeners(setup.signal),
     settings,
-    journal: setup.journal ?? new Journal(store, sessionId, formatter, setup.instructions()),
+    journal:
+      setup.journal ?? new Journal(store, sessionId, formatter, setup.instructions(), setup.newSession),
     events: new TaskEvents(sessionId, settings.now, sink),
     get tools() {
       return setup.tools()

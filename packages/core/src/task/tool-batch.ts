@@ -78,7 +78,10 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     }
     gate.wake()
   }
+  // The task's own signal is listened to through the task's one listener (cheaper per turn).
+  const aborts = signal === rt.signal ? rt.aborts : undefined
   if (signal.aborted) onAbort()
+  else if (aborts) aborts.add(onAbort)
   else signal.addEventListener('abort', onAbort, { once: true })
 
   let startFailure: { error: unknown } | undefined
@@ -97,7 +100,8 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     gate.halt()
     throw error
   } finally {
-    signal.removeEventListener('abort', onAbort)
+    if (aborts) aborts.delete(onAbort)
+    else signal.removeEventListener('abort', onAbort)
   }
 }
 
@@ -124,11 +128,11 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     }
     const tool = plan.tool
     gate.enter(exclusive)
-    const siblingToolCallIds = calls.filter((other) => other.id !== call.id).map((other) => other.id)
     // Progress is persisted (a `tool_progress` record) before it is announced, and before the
     // call's result; once the call has a result, it is ignored.
     const progress = (message: string) => {
       if (slot.settled) return
+      const siblingToolCallIds = siblingsOf(calls, call)
       const record = {
         type: 'tool_progress' as const,
         id: settings.createId(),
@@ -257,6 +261,11 @@ function announce(batch: ToolBatch, call: ToolCallPart): void {
     toolName: call.name,
     arguments: call.argumentsJson,
   })
+}
+
+/** The ids of the batch's other calls (a `tool_progress` names them), made when a call reports progress. */
+function siblingsOf(calls: readonly ToolCallPart[], call: ToolCallPart): string[] {
+  return calls.filter((other) => other.id !== call.id).map((other) => other.id)
 }
 
 type CallPlan = { tool: Tool; args: unknown } | { tool: undefined; outcome: ToolOutcome }

@@ -1,4 +1,10 @@
-import { CodecError, roundTripHistoryEvent, type ToolCallPart, type ToolResultMessage } from '@kode/protocol'
+import {
+  CodecError,
+  roundTripHistoryEvent,
+  type ToolCallPart,
+  type ToolResultMessage,
+  validateHistoryEvent,
+} from '@kode/protocol'
 import { capOutput } from './output-limit.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
@@ -78,6 +84,17 @@ export function resultMessage(
     ...outcome,
     outputText: capOutput(outcome.outputText, outputLimit),
   }
+  if (isPlainText(message)) {
+    // Text alone (what most tools return) is its own JSON round trip: checked as it is, it is
+    // what the store writes and reads back, and its JSON is written once (by the store) instead
+    // of twice. One that fails the check takes the full path below, which reports it.
+    message.parts = []
+    try {
+      return validateHistoryEvent(message) as ToolResultMessage
+    } catch (error) {
+      if (!CodecError.is(error)) throw error
+    }
+  }
   try {
     // Exactly what the store will write (after toJSON), so the event, the in-memory history and
     // the file agree, and a value JSON cannot hold fails here rather than the task.
@@ -96,6 +113,34 @@ export function resultMessage(
       ...errorOutcome(capOutput(text, outputLimit)),
     }
   }
+}
+
+/** The fields of a result of text alone, each a string but `createdAt` and `parts`. */
+const PLAIN_TEXT_FIELDS: ReadonlySet<string> = new Set([
+  'role',
+  'id',
+  'createdAt',
+  'toolCallId',
+  'toolName',
+  'status',
+  'outputText',
+  'parts',
+])
+
+/**
+ * Whether `JSON.parse(JSON.stringify(message))` gives `message` back field for field: only the
+ * fields of a text result, strings, a finite clock reading other than -0, and no parts.
+ */
+function isPlainText(message: ToolResultMessage): boolean {
+  for (const key of Object.keys(message)) {
+    if (!PLAIN_TEXT_FIELDS.has(key)) return false
+    const value = (message as unknown as Record<string, unknown>)[key]
+    if (typeof value === 'string') continue
+    if (key === 'createdAt' && Number.isFinite(value) && !Object.is(value, -0)) continue
+    if (key === 'parts' && Array.isArray(value) && value.length === 0) continue
+    return false
+  }
+  return true
 }
 
 function describe(value: unknown): string {

@@ -14,7 +14,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         Array.isArray(value['parts']) &&
-        ((array) => { for(const value of array) if(!((check_TextPart(value)))) { return false }; return true; })(value['parts'])
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_TextPart(value)))) { return false } }; return true; })(value['parts'])
       )
     }
     function check_TextPart(value) {
@@ -41,7 +41,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         Array.isArray(value['parts']) &&
-        ((array) => { for(const value of array) if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false }; return true; })(value['parts'])
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false } }; return true; })(value['parts'])
       )
     }
     function check_TextPart(value) {
@@ -86,7 +86,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         Array.isArray(value['parts']) &&
-        ((array) => { for(const value of array) if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false }; return true; })(value['parts']) &&
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false } }; return true; })(value['parts']) &&
         (value['mode'] !== undefined ? ((typeof value['mode'] === 'string') && value['mode'].length >= 1) : true) &&
         (value['modeContext'] !== undefined ? ((typeof value['modeContext'] === 'string')) : true)
       )
@@ -134,7 +134,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         Array.isArray(value['parts']) &&
-        ((array) => { for(const value of array) if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)) || (check_ThinkingTextPart(value)) || (check_ThinkingSignaturePart(value)) || (check_ToolCallPart(value)) || (check_ServerToolPart(value)))))) { return false }; return true; })(value['parts']) &&
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((((check_TextPart(value)) || (check_ImageUrlPart(value)) || (check_ImageFilePart(value)) || (check_ThinkingTextPart(value)) || (check_ThinkingSignaturePart(value)) || (check_ToolCallPart(value)) || (check_ServerToolPart(value)))))) { return false } }; return true; })(value['parts']) &&
         (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
         (value['stopReason'] !== undefined ? ((((value['stopReason'] === 'stop')) || ((value['stopReason'] === 'length')) || ((value['stopReason'] === 'tool_use')) || ((value['stopReason'] === 'error')) || ((value['stopReason'] === 'aborted')))) : true) &&
         (value['rawStopReason'] !== undefined ? ((typeof value['rawStopReason'] === 'string')) : true) &&
@@ -265,9 +265,9 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (((value['status'] === 'success')) || ((value['status'] === 'error')) || ((value['status'] === 'aborted'))) &&
         (typeof value['outputText'] === 'string') &&
         Array.isArray(value['parts']) &&
-        ((array) => { for(const value of array) if(!((((check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false }; return true; })(value['parts']) &&
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((((check_ImageUrlPart(value)) || (check_ImageFilePart(value)))))) { return false } }; return true; })(value['parts']) &&
         (value['uiExtra'] !== undefined ? (check_ToolResultUiExtra(value['uiExtra'])) : true) &&
-        (value['sideEffects'] !== undefined ? (Array.isArray(value['sideEffects']) && ((array) => { for(const value of array) if(!((check_ToolSideEffect(value)))) { return false }; return true; })(value['sideEffects'])) : true) &&
+        (value['sideEffects'] !== undefined ? (Array.isArray(value['sideEffects']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_ToolSideEffect(value)))) { return false } }; return true; })(value['sideEffects'])) : true) &&
         (value['taskMetadata'] !== undefined ? (check_TaskMetadata(value['taskMetadata'])) : true)
       )
     }
@@ -291,7 +291,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
     function check_ToolResultUiExtra(value) {
       return (
-        (((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'diff') && (typeof value['diff'] === 'string') && (value['path'] !== undefined ? ((typeof value['path'] === 'string')) : true)) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'todo_list') && Array.isArray(value['todos']) && ((array) => { for(const value of array) if(!((check_TodoItem(value)))) { return false }; return true; })(value['todos'])) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'markdown') && (typeof value['markdown'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'session') && (typeof value['sessionId'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'json') && true && ('value' in value)))
+        (((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'diff') && (typeof value['diff'] === 'string') && (value['path'] !== undefined ? ((typeof value['path'] === 'string')) : true)) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'todo_list') && Array.isArray(value['todos']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_TodoItem(value)))) { return false } }; return true; })(value['todos'])) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'markdown') && (typeof value['markdown'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'session') && (typeof value['sessionId'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'json') && true && ('value' in value)))
       )
     }
     function check_TodoItem(value) {
@@ -369,7 +369,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         check_TaskMetadata(value['main']) &&
         Array.isArray(value['subAgents']) &&
-        ((array) => { for(const value of array) if(!((check_TaskMetadata(value)))) { return false }; return true; })(value['subAgents'])
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_TaskMetadata(value)))) { return false } }; return true; })(value['subAgents'])
       )
     }
     function check_TaskMetadata(value) {
@@ -507,7 +507,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['toolName'] === 'string') &&
         (typeof value['message'] === 'string') &&
         Array.isArray(value['siblingToolCallIds']) &&
-        ((array) => { for(const value of array) if(!(((typeof value === 'string')))) { return false }; return true; })(value['siblingToolCallIds']) &&
+        ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!(((typeof value === 'string')))) { return false } }; return true; })(value['siblingToolCallIds']) &&
         (value['responseId'] !== undefined ? ((typeof value['responseId'] === 'string')) : true)
       )
     }

@@ -143,8 +143,10 @@ class IncrementalReplay {
   }
 
   push(records: readonly HistoryEvent[]): void {
-    for (const record of records)
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!
       if ('role' in record && record.role === 'tool') this.answered.add(record.toolCallId)
+    }
     this.held.push(records)
   }
 

@@ -16,7 +16,9 @@ import {
 
 // The events one record replays as, built without state. Literal objects with the optional fields
 // set afterwards, not spreads: replaying a long session builds hundreds of thousands of them, and
-// objects of one shape keep the consumers' property reads fast.
+// objects of one shape keep the consumers' property reads fast. Loops over parts go by index, not
+// `for...of`: V8's optimizing compiler does far less work for them, and that compilation is most of
+// the fixed cost of replaying a session.
 
 /** The `user_message` of a user message. */
 export function userMessageEvent(sessionId: string, message: UserMessage): ReplayEvent {
@@ -29,7 +31,8 @@ export function userMessageEvent(sessionId: string, message: UserMessage): Repla
   }
   // Most prompts are text only: no array is made for them.
   let images: Exclude<UserMessage['parts'][number], { type: 'text' }>[] | undefined
-  for (const part of parts) {
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
     if (part.type === 'text') continue
     images ??= []
     images.push(part)
@@ -52,7 +55,8 @@ export interface ReplaySink {
  */
 export function emitResponse(sessionId: string, message: AssistantMessage, sink: ReplaySink): void {
   const { createdAt: timestamp, responseId, parts } = message
-  for (const part of parts) {
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
     // Images stream before the response completes, so they are replayed before it too.
     if (part.type === 'image_file' || part.type === 'image_url') {
       const image: AssistantImageDeltaEvent = { type: 'assistant_image_delta', sessionId, timestamp }

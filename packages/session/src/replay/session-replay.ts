@@ -217,7 +217,9 @@ export class SessionReplay implements ReplaySink {
     this.turnOpen = true
     this.turnAborted = message.stopReason === 'aborted'
     emitResponse(sessionId, message, this)
-    for (const part of message.parts) {
+    const { parts } = message
+    for (let i = 0; i < parts.length; i++) {
+      const part = parts[i]!
       if (part.type === 'tool_call') {
         this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
         this.announced.delete(part.id)
