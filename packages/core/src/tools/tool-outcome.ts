@@ -87,7 +87,8 @@ export function resultMessage(
   if (isPlainText(message)) {
     // Text alone (what most tools return) is its own JSON round trip: checked as it is, it is
     // what the store writes and reads back, and its JSON is written once (by the store) instead
-    // of twice. One that fails the check takes the full path below, which reports it.
+    // of twice. One that fails the check takes the full path below, which reports it. Its empty
+    // `parts` is a new array, as the round trip's would be: the outcome's own is not shared.
     message.parts = []
     try {
       return validateHistoryEvent(message) as ToolResultMessage
