@@ -23,6 +23,7 @@
 // builds or clients for the same arguments, never one total alone.
 import { parseArgs } from 'node:util'
 import { byteStream } from '../lib/byte-stream.mjs'
+import { formatThreadCpu, threadCpu, threadCpuSince } from '../lib/thread-cpu.mjs'
 import { CLIENT_NAMES, CLIENTS } from './clients/index.mjs'
 import { checkRequest } from './history-check.mjs'
 import { renderAll, renderTurn } from './model-stream.mjs'
@@ -83,14 +84,17 @@ let cpu
 let end
 let heapGrowth
 let before
+let threads
 for (let task = 1; task <= Number(values.tasks); task++) {
   ran = []
   modelCalls = 0
   turnStarts.length = 0
   const heapBefore = process.memoryUsage().heapUsed
+  const threadsBefore = threadCpu()
   before = process.cpuUsage()
   result = await run()
   end = process.cpuUsage()
+  threads = threadCpuSince(threadsBefore)
   heapGrowth = process.memoryUsage().heapUsed - heapBefore
   cpu = cpuMs(end) - cpuMs(before)
   const wrong = mismatch(result, ran, modelCalls)
@@ -109,6 +113,7 @@ else {
     `${client}: ${cpu.toFixed(1)} ms${events}; before turn 1 ${(cpuMs(turnStarts[0]) - cpuMs(before)).toFixed(2)}; ` +
       `per turn: turn 1 ${perTurn[0].toFixed(2)}, ` +
       `turns 2-6 ${mean(2, 6)}, turns 45-49 ${mean(45, 49)}` +
+      (threads ? `; ${formatThreadCpu(threads)}` : '') +
       (values.heap ? `; heap growth ${(heapGrowth / 1e6).toFixed(2)} MB` : ''),
   )
 }

@@ -11,10 +11,13 @@
 // A fourth argument `setup` does everything but the read: a whole run's count minus that one is
 // the read's own (imports and building the client are outside the bench's measured window too).
 //
-// Prints the CPU ms of the read (user + system). Rendering happens before it, so under valgrind
-// compare totals of two clients on the same wire and scenario, never one total alone.
+// Prints the CPU ms of the read (user + system) and, on Linux, how it splits between the main
+// thread and V8's background threads (see bench/lib/thread-cpu.mjs). Rendering happens before it,
+// so under valgrind compare totals of two clients on the same wire and scenario, never one total
+// alone.
 import { pathToFileURL } from 'node:url'
 import { byteStream } from '../lib/byte-stream.mjs'
+import { formatThreadCpu, threadCpu, threadCpuSince } from '../lib/thread-cpu.mjs'
 import { readFloor } from './clients/floor.mjs'
 import { TOOL } from './scenarios.mjs'
 import { CHUNK_SIZE } from './server.mjs'
@@ -65,8 +68,10 @@ if (client === 'floor') {
 
 // Loads the web streams and Response code for both kinds of client before measuring.
 await new Response(new ReadableStream({ start: (c) => c.close() })).text()
+const threadsBefore = threadCpu()
 const before = process.cpuUsage()
 // `setup`: everything but the read, whose count subtracted from a whole run's leaves the read's own.
 if (only !== 'setup') await run()
 const cpu = process.cpuUsage(before)
-console.log(`${((cpu.user + cpu.system) / 1000).toFixed(1)} ms`)
+const threads = formatThreadCpu(threadCpuSince(threadsBefore))
+console.log(`${((cpu.user + cpu.system) / 1000).toFixed(1)} ms${threads ? ` (${threads})` : ''}`)
