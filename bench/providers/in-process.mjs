@@ -4,12 +4,14 @@
 // work on every run, which makes it the input for instruction counts (valgrind counts
 // instructions, not time, so the machine's load does not move them):
 //
-//   node bench/providers/in-process.mjs <floor|kode|path to a build's index.js>[+batches] <wire> <scenario>
+//   node bench/providers/in-process.mjs <floor|floor-items|kode|path to a build's index.js>[+batches] <wire> <scenario>
 //   valgrind --tool=callgrind --callgrind-out-file=/dev/null \
 //     node --single-threaded bench/providers/in-process.mjs kode anthropic text
 //
 // A fourth argument `setup` does everything but the read: a whole run's count minus that one is
 // the read's own (imports and building the client are outside the bench's measured window too).
+// `twice` reads the stream once unmeasured first: a `twice` count minus a plain one is a warm
+// read's, which says how much of a cold read is first use (the code not yet optimized).
 //
 // Prints the CPU ms of the read (user + system) and, on Linux, how it splits between the main
 // thread and V8's background threads (see bench/lib/thread-cpu.mjs). Rendering happens before it,
@@ -19,13 +21,14 @@ import { pathToFileURL } from 'node:url'
 import { byteStream } from '../lib/byte-stream.mjs'
 import { formatThreadCpu, threadCpu, threadCpuSince } from '../lib/thread-cpu.mjs'
 import { readFloor } from './clients/floor.mjs'
+import { readFloorItems } from './clients/floor-items.mjs'
 import { TOOL } from './scenarios.mjs'
 import { CHUNK_SIZE } from './server.mjs'
 import { renderStream } from './wires/index.mjs'
 
 const [client, wire, scenario, only] = process.argv.slice(2)
 if (!client || !wire || !scenario) {
-  console.error('usage: in-process.mjs <floor|kode|path to index.js>[+batches] <wire> <scenario>')
+  console.error('usage: in-process.mjs <floor|floor-items|kode|path to index.js>[+batches] <wire> <scenario>')
   process.exit(2)
 }
 const bytes = renderStream(wire, scenario)
@@ -36,6 +39,8 @@ const body = () => byteStream(bytes, CHUNK_SIZE)
 let run
 if (client === 'floor') {
   run = () => readFloor(wire, body())
+} else if (client === 'floor-items') {
+  run = () => readFloorItems(wire, body())
 } else {
   const batches = client.endsWith('+batches')
   const name = batches ? client.slice(0, -'+batches'.length) : client
@@ -71,6 +76,7 @@ await new Response(new ReadableStream({ start: (c) => c.close() })).text()
 const threadsBefore = threadCpu()
 const before = process.cpuUsage()
 // `setup`: everything but the read, whose count subtracted from a whole run's leaves the read's own.
+if (only === 'twice') await run()
 if (only !== 'setup') await run()
 const cpu = process.cpuUsage(before)
 const threads = formatThreadCpu(threadCpuSince(threadsBefore))

@@ -44,17 +44,18 @@ export function printResults({ options, cells, imports, warning, load }) {
   // Both ways of reading with @kode/providers are held to its targets.
   const kode = {}
   for (const client of KODE_CLIENTS) kode[client] = { cells: [], failures: [], importMs: undefined, aa: [] }
-  for (const scenario of options.scenarios) printScenario(scenario, options, cells, kode)
+  const contract = []
+  for (const scenario of options.scenarios) printScenario(scenario, options, cells, kode, contract)
   printImports(imports, kode)
   for (const client of KODE_CLIENTS) {
-    if (options.clients.includes(client)) printTargets(CLIENTS[client].label, kode[client])
+    if (options.clients.includes(client)) printTargets(CLIENTS[client].label, kode[client], contract)
   }
 }
 
 const KODE_CLIENTS = ['kode', 'kode-batches']
 
 /** One scenario's table: a row per wire and client. */
-function printScenario(scenario, options, cells, kode) {
+function printScenario(scenario, options, cells, kode, contract) {
   const rows = [HEADER]
   const notes = []
   const aa = []
@@ -84,7 +85,13 @@ function printScenario(scenario, options, cells, kode) {
       const cpuRatio = isFloor ? 1 : ratioToFloor(cell, floorCell, 'cpuMs')
       const wallRatio = isFloor ? 1 : ratioToFloor(cell, floorCell, 'wallMs')
       const rssDeltaMb = floor ? (m.maxRssKb - floor.maxRssKb) / 1024 : undefined
-      kode[client]?.cells.push({ name: `${scenario} ${wire}`, cpuRatio, rssDeltaMb })
+      // Against the floor that also hands out an item per delta: what the library adds over
+      // the cost of the `for await` contract itself.
+      const itemsCell = cells.get(`${scenario} ${wire} floor-items`)
+      const overItems =
+        itemsCell && client !== 'floor-items' ? ratioToFloor(cell, itemsCell, 'cpuMs') : undefined
+      kode[client]?.cells.push({ name: `${scenario} ${wire}`, cpuRatio, rssDeltaMb, overItems })
+      if (client === 'floor-items') contract.push({ name: `${scenario} ${wire}`, cpuRatio })
       rows.push([
         wire,
         label,
@@ -115,7 +122,7 @@ function printImports(imports, kode) {
   printTable('### cold import (fresh process, time to `await import(...)`)', rows)
 }
 
-function printTargets(label, kode) {
+function printTargets(label, kode, contract) {
   if (kode.cells.length === 0 && kode.failures.length === 0) {
     console.log(`\n${label} targets: n/a (not built)`)
     return
@@ -133,6 +140,13 @@ function printTargets(label, kode) {
   console.log(
     `- peak RSS within ${TARGETS.rssDeltaMb} MB of the floor: ${verdict((rss?.rssDeltaMb ?? 0) <= TARGETS.rssDeltaMb)} (worst ${signed(rss?.rssDeltaMb)} MB, ${rss?.name})`,
   )
+  if (contract.length > 0) {
+    const over = worst('overItems')
+    const least = contract.reduce((a, b) => (b.cpuRatio > a.cpuRatio ? b : a))
+    console.log(
+      `- of that, the item-per-delta contract alone (${CLIENTS['floor-items'].label}): up to ${ratio(least.cpuRatio)} (${least.name}); ${label} over it: up to ${ratio(over?.overItems)} (${over?.name})`,
+    )
+  }
   console.log(
     kode.importMs === undefined
       ? '- cold import: n/a'

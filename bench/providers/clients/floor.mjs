@@ -13,7 +13,7 @@ const URL_PATH = {
 }
 
 /** Per wire: what one parsed payload adds to the result. */
-const READ = {
+export const READ = {
   'openai-chat'(payload, out) {
     const delta = payload.choices[0]?.delta
     if (!delta) return
@@ -92,6 +92,11 @@ export async function readFloor(wire, body) {
   const decoder = new TextDecoder()
   for await (const bytes of body) parser.feed(decoder.decode(bytes, { stream: true }))
   parser.feed(decoder.decode())
+  return floorResult(out)
+}
+
+/** What a floor read resolves to, from what its payloads added to `out`. */
+export function floorResult(out) {
   return {
     text: out.text,
     toolCalls: out.calls
@@ -101,8 +106,11 @@ export async function readFloor(wire, body) {
   }
 }
 
-/** Prepares one floor request: resolves to the function that runs it. */
-export async function prepare({ wire, origin, scenario }) {
+/**
+ * Prepares one floor request: resolves to the function that runs it, reading the body with
+ * `read` (the floor's own reader unless another floor variant passes its own).
+ */
+export async function prepare({ wire, origin, scenario }, read = readFloor) {
   const model = 'bench-model'
   const url = apiRoot(origin, scenario, wire) + URL_PATH[wire](model)
   const body = JSON.stringify({
@@ -118,6 +126,6 @@ export async function prepare({ wire, origin, scenario }) {
       body,
     })
     if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
-    return readFloor(wire, response.body)
+    return read(wire, response.body)
   }
 }

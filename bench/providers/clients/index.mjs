@@ -3,6 +3,7 @@
 /** Each client: its table label and its module (exporting `prepare`). */
 export const CLIENTS = {
   floor: { label: 'floor: fetch + eventsource-parser', load: () => import('./floor.mjs') },
+  'floor-items': { label: 'floor + an item per delta (for await)', load: () => import('./floor-items.mjs') },
   kode: { label: '@kode/providers', load: () => import('./kode.mjs') },
   'kode-batches': { label: '@kode/providers, readBatches', load: () => import('./kode-batches.mjs') },
   'ai-sdk': { label: 'AI SDK streamText', load: () => import('./ai-sdk.mjs') },
