@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { prepare } from '../providers/clients/floor.mjs'
+import { prepare as prepareItems } from '../providers/clients/floor-items.mjs'
 import { expectedResult, SCENARIOS } from '../providers/scenarios.mjs'
 import { startBenchServer } from '../providers/server.mjs'
 import { mismatch } from '../providers/verify.mjs'
@@ -21,6 +22,16 @@ describe.each(WIRE_NAMES)('%s', (wire) => {
     expect(result.deltas).toBe(expectedResult(scenario).deltas)
     expect(mismatch(scenario, result)).toBeUndefined()
   })
+
+  test.each(SCENARIOS)(
+    'the item-per-delta floor reads the whole %s stream, an item per delta',
+    async (scenario) => {
+      const run = await prepareItems({ wire, origin: server.origin, scenario })
+      const result = await run()
+      expect(result.deltas).toBe(expectedResult(scenario).deltas)
+      expect(mismatch(scenario, result)).toBeUndefined()
+    },
+  )
 })
 
 test('a result missing text is reported wrong', () => {
