@@ -3,6 +3,10 @@
 /** Each client: its table label and its module (exporting `prepare`). */
 export const CLIENTS = {
   floor: { label: 'floor: fetch loop, no library', load: () => import('./floor.mjs') },
+  'floor-events': {
+    label: 'floor + eventsource-parser, events, a JSON line per message',
+    load: () => import('./floor-events.mjs'),
+  },
   'kode-providers': {
     label: '@kode/providers in the floor loop (no engine)',
     load: () => import('./kode-providers.mjs'),
