@@ -494,6 +494,56 @@ describe('approvals', () => {
   })
 })
 
+describe("a sub-agent's approval recorded in its parent", () => {
+  /** The parent's history: its call ran a sub-agent that paused for `w1`, then the decision. */
+  function parentHistory(subAgentResponseId?: string): HistoryEvent[] {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['writer'], { responseId: 'r-parent' })
+    const [id] = callIds(ask)
+    const request: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: ask.createdAt + 1,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      arguments: '{}',
+      responseId: 'r-parent',
+      sessionId: 'child',
+      subAgentCall: { toolCallId: id!, sessionId: 'child' },
+      ...(subAgentResponseId !== undefined ? { subAgentResponseId } : {}),
+    }
+    const paused = h.taskMetadata(1)
+    const decision: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: paused.createdAt + 1,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      approved: true,
+      sessionId: 'child',
+    }
+    return [h.user('write'), ask, request, paused, decision]
+  }
+  const approvalEvents = (events: ReplayEvent[]) =>
+    events.filter((e) => e.type === 'tool_approval_request' || e.type === 'tool_approval_decision')
+
+  test("without the sub-agent's session, the request and its decision carry the sub-agent's response id", () => {
+    const events = approvalEvents(replay(parentHistory('r-child')))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'child', 'r-child'],
+      ['tool_approval_decision', 'child', 'r-child'],
+    ])
+  })
+
+  test("a history recorded without the sub-agent's response id replays the parent's, as before", () => {
+    const events = approvalEvents(replay(parentHistory()))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'child', 'r-parent'],
+      ['tool_approval_decision', 'child', 'r-parent'],
+    ])
+  })
+})
+
 describe('compaction', () => {
   test('a compaction record closes the turn and becomes compaction_start then compaction_end; the summarised records are replayed in full', () => {
     const h = new HistoryBuilder()

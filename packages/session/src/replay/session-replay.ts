@@ -132,13 +132,16 @@ export class SessionReplay implements ReplaySink {
         return
       }
       case 'approval_request': {
-        const { toolCallId, toolName, responseId, subAgentCall } = event
+        const { toolCallId, toolName, subAgentCall } = event
         if (subAgentCall) {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
           this.suspendedCalls.add(subAgentCall.toolCallId)
           if (this.replaysInline(subAgentCall)) return
         }
+        // A sub-agent's call shows the sub-agent's response, as its request did live (histories
+        // that lack it show this session's: the best they hold).
+        const responseId = event.subAgentResponseId ?? event.responseId
         this.awaitingApproval.set(toolCallId, responseId)
         this.emit({
           type: 'tool_approval_request',

@@ -136,6 +136,7 @@ export function scrambledHistory(seed: number, length: number): ScrambledHistory
             ? {
                 sessionId: rng.pick(CHILDREN),
                 subAgentCall: { toolCallId: rng.pick(CALLS), sessionId: rng.pick(CHILDREN) },
+                ...(rng.chance(0.5) ? { subAgentResponseId: `sub-resp-${rng.int(1, 4)}` } : {}),
               }
             : {}),
         }
