@@ -6,6 +6,8 @@ import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { expectOrdered } from './helpers/history-checks.js'
+import { replayedPart } from './helpers/replayed.js'
 
 // A stored session replays into the events its tasks emitted live, when a sub-agent paused for
 // approval and the parent was carried on: with the sub-agents' sessions inline (replaySession),
@@ -97,6 +99,24 @@ const approvals = (events: readonly Event[]) =>
 
 describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent approval (%s store)', (kind) => {
   const harness = useHarness(kind)
+
+  test.each([
+    ['a writer that pauses once', 'writer', ['a.txt']],
+    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
+    ['a writer two levels down', 'manager', ['a.txt']],
+  ] as const)(
+    '%s: replaySession, sub-agents inline, is the live events of every task',
+    async (_, top, paths) => {
+      const h = harness()
+      const { agent, live } = await runToTheEnd(h, top, paths)
+      expectOrdered(live)
+      const replay = await replaySession(h.store, agent.sessionId)
+      expectOrdered(replay)
+      expect(json(replay)).toEqual(replayedPart(live))
+      // Read one record at a time, as a streaming host does: the same.
+      expect(json(await replaySession(h.store, agent.sessionId, { batchSize: 1 }))).toEqual(json(replay))
+    },
+  )
 
   test.each([
     ['writer', ['a.txt']],
