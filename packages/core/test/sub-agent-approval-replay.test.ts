@@ -119,12 +119,12 @@ describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent app
   )
 
   test.each([
-    ['writer', ['a.txt']],
-    ['writer', ['a.txt', 'b.txt']],
-    ['manager', ['a.txt']],
+    ['a writer that pauses once', 'writer', ['a.txt']],
+    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
+    ['a writer two levels down', 'manager', ['a.txt']],
   ] as const)(
-    "the parent's history alone (%s) replays the sub-agents' approval events as live",
-    async (top, paths) => {
+    "%s: the parent's history alone replays the sub-agents' approval events as live",
+    async (_, top, paths) => {
       const h = harness()
       const { agent, tasks, live } = await runToTheEnd(h, top, paths)
       const history = await agent.history()
