@@ -314,18 +314,16 @@ describe('sub-agent approval', () => {
     await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
     const done = await replaySession(h.store, agent.sessionId)
     expectOrdered(done)
-    // The sub-agent's request is shown once, by its own replay, inline before the parent's result.
-    // The parent's call is announced where it ran, as live; the continued calls replay in a turn of
-    // their own, parent and sub-agent alike, as live.
+    // The sub-agent's request is shown once, by its own replay, inline. The sub-agent's first task
+    // is where it ran live, inside the parent's first; the rest before the parent's result, in the
+    // parent's continued turn. The continued calls replay in a turn of their own, parent and
+    // sub-agent alike, as live.
     expect(summarize(done, agent.sessionId)).toEqual([
       'user_message: Please write a.txt',
       'turn_start',
       'response_complete: ',
       'usage 100/20',
       'tool_call p1 writer {"prompt":"Write a.txt"}',
-      'turn_end',
-      'task_metadata turns=1 subAgents=1',
-      'turn_start',
       '[id3] user_message: Write a.txt',
       '[id3] turn_start',
       '[id3] response_complete: ',
@@ -333,6 +331,9 @@ describe('sub-agent approval', () => {
       '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
       '[id3] turn_end',
       '[id3] task_metadata turns=1 subAgents=0',
+      'turn_end',
+      'task_metadata turns=1 subAgents=1',
+      'turn_start',
       '[id3] turn_start',
       '[id3] tool_approval_decision w1 approved',
       '[id3] tool_call w1 write_file {"path":"a.txt"}',

@@ -36,6 +36,12 @@ export const ApprovalRequestRecord = record(
     sessionId: Type.Optional(Type.String()),
     /** For a sub-agent's call: this session's call that runs that sub-agent. */
     subAgentCall: Type.Optional(SubAgentCall),
+    /**
+     * For a sub-agent's call: the provider's id of the sub-agent's response that asked for it (in
+     * the session `sessionId` names), which its approval events carry. Absent in histories written
+     * before it was recorded: their replay shows `responseId`.
+     */
+    subAgentResponseId: Type.Optional(Type.String()),
   },
   'ApprovalRequestRecord',
 )

@@ -1,4 +1,6 @@
 import type {
+  ApprovalDecisionRecord,
+  ApprovalRequestRecord,
   AssistantMessage,
   CompactionRecord,
   DeveloperMessage,
@@ -9,6 +11,7 @@ import type {
   SystemMessage,
   TaskMetadata,
   TaskMetadataRecord,
+  ToolProgressRecord,
   ToolResultMessage,
   ToolResultUiExtra,
   Usage,
@@ -225,6 +228,45 @@ export const compactionRecord: fc.Arbitrary<CompactionRecord> = partial<Compacti
   ['type', 'id', 'createdAt', 'summary', 'firstKeptId', 'tokensBefore', 'tokensAfter', 'reason'],
 )
 
+export const approvalRequestRecord: fc.Arbitrary<ApprovalRequestRecord> = partial<ApprovalRequestRecord>(
+  {
+    type: fc.constant('approval_request' as const),
+    ...base,
+    toolCallId: str,
+    toolName: str,
+    arguments: str,
+    responseId: str,
+    sessionId: str,
+    subAgentCall: rec({ toolCallId: str, sessionId: str }),
+    subAgentResponseId: str,
+  },
+  ['type', 'id', 'createdAt', 'toolCallId', 'toolName', 'arguments'],
+)
+export const approvalDecisionRecord: fc.Arbitrary<ApprovalDecisionRecord> = partial<ApprovalDecisionRecord>(
+  {
+    type: fc.constant('approval_decision' as const),
+    ...base,
+    toolCallId: str,
+    toolName: str,
+    approved: fc.boolean(),
+    reason: str,
+    sessionId: str,
+  },
+  ['type', 'id', 'createdAt', 'toolCallId', 'toolName', 'approved'],
+)
+export const toolProgressRecord: fc.Arbitrary<ToolProgressRecord> = partial<ToolProgressRecord>(
+  {
+    type: fc.constant('tool_progress' as const),
+    ...base,
+    toolCallId: str,
+    toolName: str,
+    message: str,
+    siblingToolCallIds: fc.array(str, { maxLength: 3 }),
+    responseId: str,
+  },
+  ['type', 'id', 'createdAt', 'toolCallId', 'toolName', 'message', 'siblingToolCallIds'],
+)
+
 export const historyEvent: fc.Arbitrary<HistoryEvent> = fc.oneof(
   systemMessage,
   developerMessage,
@@ -235,4 +277,7 @@ export const historyEvent: fc.Arbitrary<HistoryEvent> = fc.oneof(
   taskMetadataRecord,
   interruptRecord,
   compactionRecord,
+  approvalRequestRecord,
+  approvalDecisionRecord,
+  toolProgressRecord,
 )

@@ -2,7 +2,8 @@ import type { HistoryEvent } from '@kode/protocol'
 
 /**
  * What each file of the version-3 corpus (`fixtures/history/v3/`) decodes to: the records version
- * 3 added (approval requests and decisions, tool progress) and the user message's mode fields.
+ * 3 added (approval requests and decisions, tool progress) and the user message's mode fields;
+ * a sub-agent's call recorded in its parent, before and after `subAgentResponseId`.
  * Pinned values, reviewed when written.
  */
 export const expectedV3: Record<string, HistoryEvent[]> = {
@@ -88,6 +89,40 @@ export const expectedV3: Record<string, HistoryEvent[]> = {
       status: 'error',
       outputText: 'denied by the user: not now',
       parts: [],
+    },
+  ],
+  'sub-agent-approvals.jsonl': [
+    {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: 1763000003000,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      arguments: '{"path":"a.txt"}',
+      responseId: 'resp_parent_1',
+      sessionId: 'sub_1',
+      subAgentCall: { toolCallId: 'p1', sessionId: 'sub_1' },
+    },
+    {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: 1763000004000,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      approved: true,
+      sessionId: 'sub_1',
+    },
+    {
+      type: 'approval_request',
+      id: 'q2',
+      createdAt: 1763000005000,
+      toolCallId: 'w2',
+      toolName: 'write_file',
+      arguments: '{"path":"b.txt"}',
+      responseId: 'resp_parent_1',
+      sessionId: 'sub_2',
+      subAgentCall: { toolCallId: 'p1', sessionId: 'sub_1' },
+      subAgentResponseId: 'resp_sub_2',
     },
   ],
 }

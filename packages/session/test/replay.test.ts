@@ -6,7 +6,12 @@ import {
   type ToolResultMessage,
   validateEvent,
 } from '@kode/protocol'
-import { createMemorySessionStore, deriveReplayEvents, replaySession } from '@kode/session'
+import {
+  createMemorySessionStore,
+  createReplayDeriver,
+  deriveReplayEvents,
+  replaySession,
+} from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
 import { callIds, HistoryBuilder } from '../../../test/history/history.js'
@@ -491,6 +496,141 @@ describe('approvals', () => {
         'turn_start response_complete turn_end task_metadata',
     )
     expect(ofType(events, 'tool_call')[0]).toMatchObject({ responseId: 'r1', timestamp: ask.createdAt })
+  })
+})
+
+describe("a sub-agent's approval recorded in its parent", () => {
+  /** The parent's history: its call ran a sub-agent that paused for `w1`, then the decision. */
+  function parentHistory(subAgentResponseId?: string): HistoryEvent[] {
+    const h = new HistoryBuilder()
+    const ask = h.calls(['writer'], { responseId: 'r-parent' })
+    const [id] = callIds(ask)
+    const request: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: ask.createdAt + 1,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      arguments: '{}',
+      responseId: 'r-parent',
+      sessionId: 'child',
+      subAgentCall: { toolCallId: id!, sessionId: 'child' },
+      ...(subAgentResponseId !== undefined ? { subAgentResponseId } : {}),
+    }
+    const paused = h.taskMetadata(1)
+    const decision: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: paused.createdAt + 1,
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      approved: true,
+      sessionId: 'child',
+    }
+    return [h.user('write'), ask, request, paused, decision]
+  }
+  const approvalEvents = (events: ReplayEvent[]) =>
+    events.filter((e) => e.type === 'tool_approval_request' || e.type === 'tool_approval_decision')
+
+  test("without the sub-agent's session, the request and its decision carry the sub-agent's response id", () => {
+    const events = approvalEvents(replay(parentHistory('r-child')))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'child', 'r-child'],
+      ['tool_approval_decision', 'child', 'r-child'],
+    ])
+  })
+
+  /**
+   * A parent whose call `p` ran the sub-agent `child`, which paused for `w1`; approved, the
+   * sub-agent carried on and `p` got its result (`link`: whether it links the sub-agent's session).
+   */
+  function carriedOn(link: boolean) {
+    const h = new HistoryBuilder()
+    let records = 0
+    const base = () => ({ id: `q${++records}`, createdAt: 1_700_000_000_000 })
+    const ask = h.assistant([{ type: 'tool_call', id: 'p', name: 'writer', argumentsJson: '{}' }], {
+      stopReason: 'tool_use',
+      responseId: 'r-parent',
+    })
+    const childAsk = h.assistant([{ type: 'tool_call', id: 'w1', name: 'write_file', argumentsJson: '{}' }], {
+      stopReason: 'tool_use',
+      responseId: 'r-child',
+    })
+    const request = {
+      type: 'approval_request',
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      arguments: '{}',
+    } as const
+    const decision = {
+      type: 'approval_decision',
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      approved: true,
+    } as const
+    const child: HistoryEvent[] = [
+      h.user('write'),
+      childAsk,
+      { ...base(), ...request, responseId: 'r-child' },
+      h.taskMetadata(1),
+      { ...base(), ...decision },
+      h.result('w1', 'write_file', 'wrote'),
+      h.assistant('wrote it'),
+      h.taskMetadata(1),
+    ]
+    const parent: HistoryEvent[] = [
+      h.user('go'),
+      ask,
+      {
+        ...base(),
+        ...request,
+        responseId: 'r-parent',
+        sessionId: 'child',
+        subAgentCall: { toolCallId: 'p', sessionId: 'child' },
+        subAgentResponseId: 'r-child',
+      },
+      h.taskMetadata(1),
+      { ...base(), ...decision, sessionId: 'child' },
+      h.result('p', 'writer', 'wrote it', link ? { uiExtra: { type: 'session', sessionId: 'child' } } : {}),
+      h.assistant('done'),
+      h.taskMetadata(1),
+    ]
+    return { parent, subSessions: new Map([['child', child]]) }
+  }
+
+  test("the sub-agent's first task replays where it ran, in the parent's first task; the rest before the parent's result", () => {
+    const { parent, subSessions } = carriedOn(true)
+    const events = replay(parent, subSessions)
+    expect(checkEventOrder(events)).toEqual([])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call ' +
+        'child:user_message child:turn_start child:response_complete child:tool_approval_request ' +
+        'child:turn_end child:task_metadata turn_end task_metadata ' +
+        'turn_start child:turn_start child:tool_approval_decision child:tool_call child:tool_result ' +
+        'child:turn_end child:turn_start child:response_complete child:turn_end child:task_metadata ' +
+        'tool_result turn_end turn_start response_complete turn_end task_metadata',
+    )
+    // Read a record at a time, the same.
+    const deriver = createReplayDeriver({ sessionId: 'main', subSessions })
+    expect([...parent.flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(events)
+  })
+
+  test("a parent's result that does not link the sub-agent's session: the parent shows the request and the decision", () => {
+    const { parent, subSessions } = carriedOn(false)
+    const events = replay(parent, subSessions)
+    expect(checkEventOrder(events)).toEqual([])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call child:tool_approval_request turn_end task_metadata ' +
+        'turn_start child:tool_approval_decision tool_result turn_end turn_start response_complete turn_end task_metadata',
+    )
+  })
+
+  test("a history recorded without the sub-agent's response id replays the parent's, as before", () => {
+    const events = approvalEvents(replay(parentHistory()))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'child', 'r-parent'],
+      ['tool_approval_decision', 'child', 'r-parent'],
+    ])
   })
 })
 

@@ -1,9 +1,14 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
-import type { TaskOutcome } from '../outcome.js'
 import { outputSpec } from '../output/output-spec.js'
 import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
+import { pendingCalls } from '../task/approval.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
-import { createTaskRuntime, type SubAgentParent, type SubAgentResume } from '../task/runtime.js'
+import {
+  createTaskRuntime,
+  type SubAgentParent,
+  type SubAgentResume,
+  type SubAgentRun,
+} from '../task/runtime.js'
 import { userParts } from '../task/user-input.js'
 import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
 import { toolSet } from '../tools/tool-set.js'
@@ -12,7 +17,7 @@ import { toolSet } from '../tools/tool-set.js'
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
  * `subAgent`), with the parent's settings and event sink, so its events interleave on the
  * parent's stream with the child's `sessionId`. Its outcome carries its accounting, which the
- * parent's turn adds to its own `task_metadata`.
+ * parent's turn adds to its own `task_metadata`; when it paused, its pending calls come too.
  * An unusable spec (or tools the child's formatter cannot work with) rejects with an `AgentError`,
  * which the calling tool reports as its error.
  *
@@ -26,7 +31,7 @@ export async function runSubAgent(
   spec: SubAgentSpec,
   input: string | readonly UserContentPart[],
   resume?: SubAgentResume,
-): Promise<TaskOutcome> {
+): Promise<SubAgentRun> {
   checkSubAgentSpec(spec)
   const { rt } = parent
   const settings = spec.maxTurns === undefined ? rt.settings : { ...rt.settings, maxTurns: spec.maxTurns }
@@ -61,7 +66,9 @@ export async function runSubAgent(
     const start: TaskStart = resume
       ? { kind: 'continue', approvals: resume.approvals }
       : { kind: 'input', parts: userParts(input) }
-    return await runTask(child, start)
+    const outcome = await runTask(child, start)
+    const pending = outcome.reason === 'awaiting_approval' ? pendingCalls(child.journal.history) : []
+    return { outcome, pending }
   } catch (error) {
     child.events.abandon(error)
     throw error

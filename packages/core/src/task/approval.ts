@@ -70,18 +70,21 @@ export async function requestApprovals(
 }
 
 /**
- * Records, in the parent's history, the calls a sub-agent paused for: each with the session it
- * waits in and the parent's call that ran the sub-agent, so the parent's history alone says what
- * its task awaits. No event: the sub-agent emitted `tool_approval_request` with its session id.
+ * Records, in the parent's history, the calls a sub-agent paused for (`pending`, as the
+ * sub-agent's history lists them): each with the session it waits in, the parent's call that ran
+ * the sub-agent, and the response id the sub-agent's `tool_approval_request` carried, so the
+ * parent's history alone says what its task awaits and its replay shows the request as it was.
+ * No event: the sub-agent emitted `tool_approval_request` with its session id.
  */
 export async function recordSubAgentApprovals(
   rt: TaskRuntime,
   subAgentCall: SubAgentCall,
-  pending: readonly PendingApproval[],
+  pending: readonly PendingCall[],
   responseId: string | undefined,
 ): Promise<void> {
   const { createId, now } = rt.settings
   for (const entry of pending) {
+    const subAgentResponseId = approvalResponseId(entry)
     await rt.journal.persist({
       type: 'approval_request',
       id: createId(),
@@ -92,6 +95,7 @@ export async function recordSubAgentApprovals(
       ...(responseId !== undefined ? { responseId } : {}),
       sessionId: entry.sessionId ?? subAgentCall.sessionId,
       subAgentCall,
+      ...(subAgentResponseId !== undefined ? { subAgentResponseId } : {}),
     })
   }
 }
@@ -105,6 +109,17 @@ export interface PendingCall extends PendingApproval {
   responseId: string | undefined
   /** For a sub-agent's call: the parent's call that continues the sub-agent. */
   subAgentCall?: SubAgentCall
+  /** For a sub-agent's call: the sub-agent's response that asked for it, when recorded. */
+  subAgentResponseId?: string
+}
+
+/**
+ * The response id a pending call's approval events carry: the response that asked for it, in the
+ * session it waits in. For a sub-agent's call recorded before `subAgentResponseId` was, the
+ * parent's, as the replay of such a history shows it.
+ */
+export function approvalResponseId(entry: PendingCall): string | undefined {
+  return entry.subAgentResponseId ?? entry.responseId
 }
 
 /**
@@ -144,6 +159,7 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
       }
       if (record.sessionId !== undefined) entry.sessionId = record.sessionId
       if (subAgentCall !== undefined) entry.subAgentCall = subAgentCall
+      if (record.subAgentResponseId !== undefined) entry.subAgentResponseId = record.subAgentResponseId
       pending.set(record.toolCallId, entry)
     } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
   }
@@ -228,10 +244,13 @@ export async function recordDecisions(
     })
     if (sessionId !== undefined) {
       if (announceSubAgents) {
+        // With the response id the sub-agent's request carried, as the sub-agent announces it.
+        const responseId = approvalResponseId(entry)
         rt.sink({
           type: 'tool_approval_decision',
           sessionId,
           timestamp: now(),
+          ...(responseId !== undefined ? { responseId } : {}),
           toolCallId: entry.toolCallId,
           toolName: entry.toolName,
           approved,

@@ -11,7 +11,7 @@ import type { ModelSettings } from '../settings/model-settings.js'
 import type { SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolSet } from '../tools/tool-set.js'
 import { AbortListeners } from './abort-listeners.js'
-import type { ApprovalDecision } from './approval.js'
+import type { ApprovalDecision, PendingCall } from './approval.js'
 import { Journal } from './journal.js'
 import { type EventSink, TaskEvents } from './task-events.js'
 
@@ -53,16 +53,26 @@ export interface SubAgentResume {
   approvals: readonly ApprovalDecision[]
 }
 
+/** How a sub-agent's task ended, as the parent's call that ran it needs it. */
+export interface SubAgentRun {
+  outcome: TaskOutcome
+  /**
+   * When it paused for approval, its pending calls as its history lists them: the parent records
+   * them with what only the sub-agent's history holds (the response that asked for each).
+   */
+  pending: readonly PendingCall[]
+}
+
 /**
- * Runs a sub-agent's task for a tool call (`ToolContext.runSubAgent`) and resolves with its
- * outcome; with `resume`, carries on that paused sub-agent's session instead.
+ * Runs a sub-agent's task for a tool call (`ToolContext.runSubAgent`) and resolves with how it
+ * ended; with `resume`, carries on that paused sub-agent's session instead.
  */
 export type SubAgentRunner = (
   parent: SubAgentParent,
   spec: SubAgentSpec,
   input: string | readonly UserContentPart[],
   resume?: SubAgentResume,
-) => Promise<TaskOutcome>
+) => Promise<SubAgentRun>
 
 /**
  * What a task shares with the sub-agents it starts: the run's store, event sink and hooks, its

@@ -8,7 +8,7 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
-import type { PendingApproval, TaskOutcome } from '../outcome.js'
+import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
@@ -17,6 +17,7 @@ import { withActions } from './actions.js'
 import {
   type ApprovalDecision,
   callsNeedingApproval,
+  type PendingCall,
   recordSubAgentApprovals,
   requestApprovals,
 } from './approval.js'
@@ -277,7 +278,7 @@ export async function runCalls(
   const children: Promise<TaskOutcome | undefined>[] = []
   const resumes = new Map<string, ChildResume[]>()
   for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
-  const paused = new Map<string, { sessionId: string; pending: PendingApproval[] }[]>()
+  const paused = new Map<string, { sessionId: string; pending: readonly PendingCall[] }[]>()
   const ranSubAgents = new Set<string>()
   const end = await runToolBatch({
     rt,
@@ -303,10 +304,11 @@ export async function runCalls(
       runSubAgent: (spec, input) => {
         ranSubAgents.add(call.id)
         const parent = { rt, toolCallId: call.id, signal: callSignal.signal }
-        const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((outcome) => {
+        const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((run) => {
+          const { outcome, pending } = run
           if (outcome.reason === 'awaiting_approval') {
             const list = paused.get(call.id) ?? []
-            list.push({ sessionId: outcome.sessionId, pending: outcome.pendingApprovals ?? [] })
+            list.push({ sessionId: outcome.sessionId, pending })
             paused.set(call.id, list)
           }
           return outcome

@@ -462,7 +462,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['arguments'] === 'string') &&
         (value['responseId'] !== undefined ? ((typeof value['responseId'] === 'string')) : true) &&
         (value['sessionId'] !== undefined ? ((typeof value['sessionId'] === 'string')) : true) &&
-        (value['subAgentCall'] !== undefined ? (check_SubAgentCall(value['subAgentCall'])) : true)
+        (value['subAgentCall'] !== undefined ? (check_SubAgentCall(value['subAgentCall'])) : true) &&
+        (value['subAgentResponseId'] !== undefined ? ((typeof value['subAgentResponseId'] === 'string')) : true)
       )
     }
     function check_SubAgentCall(value) {
@@ -685,6 +686,10 @@ export const versionlessCopies: Readonly<
     }
     if (keys[next] === 'subAgentCall') {
       copy.subAgentCall = value.subAgentCall
+      next++
+    }
+    if (keys[next] === 'subAgentResponseId') {
+      copy.subAgentResponseId = value.subAgentResponseId
       next++
     }
     return next === keys.length ? copy : undefined

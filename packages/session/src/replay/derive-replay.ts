@@ -1,6 +1,8 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
 import { HeldRecords } from '../held-records.js'
+import { addResultLinks, isLastInTurn } from './lookahead.js'
 import { type ReplayContext, SessionReplay, type SubSessionHistories } from './session-replay.js'
+import { SubSessionReplay } from './sub-session-replay.js'
 
 export type { SubSessionHistories } from './session-replay.js'
 
@@ -44,11 +46,15 @@ export interface ReplayOptions {
  *   summarised are replayed in full before it: replay always shows the whole history.
  * - `approval_request` and `approval_decision` become `tool_approval_request` and
  *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the
- *   sub-agent's session id, as it did live, unless the sub-agent's replay shows it inline (its
- *   session is among `subSessions` and the parent's call has its result); the parent's call that
- *   waits for it is replayed with its result, in a later task. A decision, progress or result that
- *   comes with no turn open (a task carried on by `agent.continue`) opens a turn without a
- *   response, as `continue` does live.
+ *   sub-agent's session id and response id, as it did live, unless the sub-agent's replay shows
+ *   it inline (its session is among `subSessions` and the first result of the parent's call that
+ *   ran it links it). Then the sub-agent's replay is split where it paused: its records up to the
+ *   end of the task that asked are replayed at the parent's request (where they ran live, inside
+ *   the parent's task), the rest before that result (the sub-agent carried on in a later task).
+ *   The parent's call that waits is replayed with its result, in a later task. A decision,
+ *   progress or result that comes with no turn open (a task carried on by `agent.continue`) opens
+ *   a turn without a response, as `continue` does live; a decision the sub-agent's replay shows
+ *   opens it too.
  *
  * Every event carries the `createdAt` of the record it comes from (a `tool_call` that of its
  * assistant message); a turn's closing events carry the time of its latest record. To replay a
@@ -81,29 +87,31 @@ export interface ReplayDeriver {
 
 /** A `ReplayDeriver` for one session's history (see `deriveReplayEvents` for the rules). */
 export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver {
-  return replayDeriver(options, false)
-}
-
-/**
- * `createReplayDeriver`; with `linksGrow`, for a `subSessions` map that gains each sub-agent
- * session when the record linking it is read (`replaySessionBatches`): a sub-agent's approval
- * request is then also held until its session is linked, or the history ends, since whether it
- * shows depends on a link anywhere in the history.
- */
-export function replayDeriver(options: ReplayOptions, linksGrow: boolean): ReplayDeriver {
   const sessionId = options.sessionId ?? ''
+  const subSessions = options.subSessions ?? new Map()
+  /** Sessions whose replay has begun (this one's too), so none is replayed twice. */
+  const begun = new Set([sessionId])
+  /** Sub-agent replays that stopped where their sub-agent paused, to go on later. */
+  const paused = new Map<string, SubSessionReplay>()
   const context: ReplayContext = {
     out: [],
-    subSessions: options.subSessions ?? new Map(),
-    seen: new Set([sessionId]),
-    replayChild(childId, history) {
-      // A child's history comes whole, and its links were loaded with it.
-      const child = new IncrementalReplay(childId, context, false)
-      child.push(history)
-      child.end()
+    mayReplay: (childId) => subSessions.has(childId) && (!begun.has(childId) || paused.has(childId)),
+    replayChild(childId, pausedFor) {
+      if (!context.mayReplay(childId)) return
+      begun.add(childId)
+      // A sub-agent's history comes whole, and the sessions it links were loaded with it.
+      const child = paused.get(childId) ?? new SubSessionReplay(childId, context, subSessions.get(childId)!)
+      // Not resumable while it runs: a link cycle back to it finds it taken.
+      paused.delete(childId)
+      if (pausedFor === undefined) {
+        child.toEnd()
+        return
+      }
+      child.toPause(pausedFor)
+      paused.set(childId, child)
     },
   }
-  const replay = new IncrementalReplay(sessionId, context, linksGrow)
+  const replay = new IncrementalReplay(sessionId, context)
   let ended = false
   const collect = (run: () => void): ReplayEvent[] => {
     if (ended) throw new Error('the replay deriver has ended: create a new one')
@@ -115,7 +123,12 @@ export function replayDeriver(options: ReplayOptions, linksGrow: boolean): Repla
   return {
     push: (records) => collect(() => replay.push(records)),
     end: () => {
-      const out = collect(() => replay.end())
+      const out = collect(() => {
+        replay.end()
+        // Sub-agents paused where no result carries their replay on (only in histories written
+        // elsewhere, or link cycles): the rest of each, so their turns close too.
+        for (let next = first(paused); next !== undefined; next = first(paused)) context.replayChild(next)
+      })
       ended = true
       return out
     },
@@ -130,23 +143,16 @@ export function replayDeriver(options: ReplayOptions, linksGrow: boolean): Repla
 class IncrementalReplay {
   /** Records read and not replayed yet, in order. */
   private readonly held = new HeldRecords((records, ended) => this.drain(records, ended))
-  /** Ids of the calls the records read so far have a result for. */
-  private readonly answered = new Set<string>()
+  /** The calls the records read so far answer, with the session each first result links. */
+  private readonly resultLinks = new Map<string, string | undefined>()
   private readonly replay: SessionReplay
 
-  constructor(
-    sessionId: string,
-    private readonly context: ReplayContext,
-    private readonly linksGrow: boolean,
-  ) {
-    this.replay = new SessionReplay(sessionId, context, this.answered)
+  constructor(sessionId: string, context: ReplayContext) {
+    this.replay = new SessionReplay(sessionId, context, this.resultLinks)
   }
 
   push(records: readonly HistoryEvent[]): void {
-    for (let i = 0; i < records.length; i++) {
-      const record = records[i]!
-      if ('role' in record && record.role === 'tool') this.answered.add(record.toolCallId)
-    }
+    addResultLinks(records, this.resultLinks)
     this.held.push(records)
   }
 
@@ -155,50 +161,19 @@ class IncrementalReplay {
     this.replay.closeTurn()
   }
 
-  /**
-   * Whether replaying the sub-agent session `childId` inline (and the sessions it links) would
-   * ask whether a session is linked that is not linked yet: a sub-agent's approval request in
-   * them names one. Then the link waits, like such a request in this session.
-   */
-  private waitsForLinks(childId: string): boolean {
-    const { subSessions, seen } = this.context
-    const visited = new Set<string>()
-    const visit = (id: string): boolean => {
-      const history = subSessions.get(id)
-      if (!history || seen.has(id) || visited.has(id)) return false
-      visited.add(id)
-      for (const record of history) {
-        if ('role' in record) {
-          if (record.role === 'tool' && record.uiExtra?.type === 'session' && visit(record.uiExtra.sessionId))
-            return true
-        } else if (record.type === 'approval_request' && record.subAgentCall) {
-          const named = record.subAgentCall.sessionId
-          if (!subSessions.has(named) && !seen.has(named)) return true
-        }
-      }
-      return false
-    }
-    return visit(childId)
-  }
-
   /** Replays `records` in order until one must wait; returns its index (the length when none). */
   private drain(records: readonly HistoryEvent[], ended: boolean): number {
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!
       if (!('role' in record)) {
+        // Shown inline or not: the first result of the call that ran the sub-agent says.
         if (!ended && record.type === 'approval_request' && record.subAgentCall) {
-          const { toolCallId, sessionId } = record.subAgentCall
-          if (!this.answered.has(toolCallId)) return i
-          const { subSessions, seen } = this.context
-          if (this.linksGrow && !subSessions.has(sessionId) && !seen.has(sessionId)) return i
+          if (!this.resultLinks.has(record.subAgentCall.toolCallId)) return i
         }
         this.replay.record(record)
       } else if (record.role === 'tool') {
         const last = isLastInTurn(records, i)
         if (last === undefined && !ended) return i
-        if (this.linksGrow && !ended && record.uiExtra?.type === 'session') {
-          if (this.waitsForLinks(record.uiExtra.sessionId)) return i
-        }
         this.replay.message(record, last ?? true)
       } else {
         this.replay.message(record, false)
@@ -208,16 +183,7 @@ class IncrementalReplay {
   }
 }
 
-/**
- * Whether the tool result at `index` is the last of its turn: true unless another tool result
- * follows before the turn can end (records in between are skipped); `undefined` while the records
- * so far do not tell.
- */
-function isLastInTurn(records: readonly HistoryEvent[], index: number): boolean | undefined {
-  for (let i = index + 1; i < records.length; i++) {
-    const next = records[i]!
-    if ('role' in next) return next.role !== 'tool'
-    if (next.type === 'task_metadata') return true
-  }
+function first(map: ReadonlyMap<string, unknown>): string | undefined {
+  for (const key of map.keys()) return key
   return undefined
 }

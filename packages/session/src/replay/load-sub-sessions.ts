@@ -2,7 +2,7 @@ import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
 import { SessionError } from '../errors.js'
 import { isValidSessionId } from '../session-id.js'
 import type { ReadBatchesOptions, SessionStore } from '../store/session-store.js'
-import { deriveReplayEvents, replayDeriver } from './derive-replay.js'
+import { createReplayDeriver, deriveReplayEvents } from './derive-replay.js'
 
 /**
  * Loads every sub-agent session a history links (tool results with
@@ -82,9 +82,9 @@ export async function replaySession(
  * are read and replayed, and nothing is kept once it is handed out, so a host that sends each
  * batch on and drops it holds the sub-agent histories and a few records at a time, never the
  * history or its replay (`replaySession` keeps the events). Whether a sub-agent's approval
- * request shows depends on whether its session is linked anywhere in the history, so when that
- * session is not linked yet (or missing: deleted), the records from the request on are held
- * until it is, or the history ends. Breaking out of the loop ends the store's read.
+ * request shows depends on the result of the call that ran the sub-agent (does it link the
+ * sub-agent's session?), so the records from the request on are held until that result is read,
+ * or the history ends. Breaking out of the loop ends the store's read.
  */
 export async function* replaySessionBatches(
   store: SessionStore,
@@ -103,7 +103,7 @@ export async function* replaySessionBatches(
   }
   const subSessions = new Map<string, HistoryEvent[]>()
   const root = new Set([sessionId])
-  const deriver = replayDeriver({ sessionId, subSessions }, true)
+  const deriver = createReplayDeriver({ sessionId, subSessions })
   const read: ReadBatchesOptions = { batchSize: options.batchSize, signal }
   for await (const batch of store.readBatches(sessionId, read)) {
     await loadLinked(store, batch, subSessions, root)

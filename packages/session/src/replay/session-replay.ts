@@ -18,15 +18,28 @@ import {
 /** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
 export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
 
+/**
+ * The calls with a result among the records read so far, each with the sub-agent session its
+ * first result links (`undefined`: none).
+ */
+export type ResultLinks = ReadonlyMap<string, string | undefined>
+
 /** Shared by a session's replay and the sub-agent replays nested in it. */
 export interface ReplayContext {
   /** Where every replay of this derivation puts its events. */
   out: ReplayEvent[]
-  subSessions: SubSessionHistories
-  /** Sessions already replayed, so a link cycle cannot recurse forever. */
-  seen: Set<string>
-  /** Replays a sub-agent session's whole history into `out`. */
-  replayChild(sessionId: string, history: readonly HistoryEvent[]): void
+  /**
+   * Whether the sub-agent session `sessionId` can be replayed inline: it is among `subSessions`,
+   * and its replay has not begun or stopped where the sub-agent paused. Not while it is being
+   * replayed, so a link cycle cannot recurse forever.
+   */
+  mayReplay(sessionId: string): boolean
+  /**
+   * Replays the sub-agent session `sessionId` into `out` from where its replay stopped: with
+   * `pausedFor`, to the end of the task in which it asked for that call's approval (what it ran
+   * before it paused); otherwise to its end. Does nothing when `mayReplay` says no.
+   */
+  replayChild(sessionId: string, pausedFor?: string): void
 }
 
 /**
@@ -54,8 +67,8 @@ export class SessionReplay implements ReplaySink {
   constructor(
     private readonly sessionId: string,
     private readonly context: ReplayContext,
-    /** Ids of the calls the history has a result for (at least those up to the record replayed). */
-    private readonly answered: ReadonlySet<string>,
+    /** The calls the history has a result for (at least those up to the record replayed). */
+    private readonly resultLinks: ResultLinks,
   ) {}
 
   /** Puts an event in the output (public for `emitResponse`, which takes this replay as its sink). */
@@ -132,13 +145,21 @@ export class SessionReplay implements ReplaySink {
         return
       }
       case 'approval_request': {
-        const { toolCallId, toolName, responseId, subAgentCall } = event
+        const { toolCallId, toolName, subAgentCall } = event
         if (subAgentCall) {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
           this.suspendedCalls.add(subAgentCall.toolCallId)
-          if (this.replaysInline(subAgentCall)) return
+          if (this.replaysInline(subAgentCall)) {
+            // Its request is shown where the sub-agent ran, live: in the task it paused, before
+            // this record (written once the sub-agent's task had ended).
+            this.context.replayChild(subAgentCall.sessionId, toolCallId)
+            return
+          }
         }
+        // A sub-agent's call shows the sub-agent's response, as its request did live (histories
+        // that lack it show this session's: the best they hold).
+        const responseId = event.subAgentResponseId ?? event.responseId
         this.awaitingApproval.set(toolCallId, responseId)
         this.emit({
           type: 'tool_approval_request',
@@ -153,10 +174,12 @@ export class SessionReplay implements ReplaySink {
       }
       case 'approval_decision': {
         const { toolCallId, toolName, approved, reason } = event
+        // The turn `continue` opens before it records the decisions, even when the sub-agent's
+        // replay shows this one (it did live, carrying on).
+        this.continueTurn(timestamp)
         if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
         const responseId = this.awaitingApproval.get(toolCallId)
         this.awaitingApproval.delete(toolCallId)
-        this.continueTurn(timestamp)
         this.emit({
           type: 'tool_approval_decision',
           sessionId: event.sessionId ?? sessionId,
@@ -237,7 +260,7 @@ export class SessionReplay implements ReplaySink {
       // A call answered while it waited for approval (an interrupt) is announced with its result.
       if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
-    if (result.uiExtra?.type === 'session') this.subSession(result.uiExtra.sessionId)
+    if (result.uiExtra?.type === 'session') this.context.replayChild(result.uiExtra.sessionId)
     this.emit(toolResultEvent(sessionId, result, call?.responseId, isLastInTurn))
     const timestamp = result.createdAt
     if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
@@ -248,22 +271,12 @@ export class SessionReplay implements ReplaySink {
 
   /**
    * Whether a sub-agent's pending call, recorded in this session too, is shown by the sub-agent's
-   * own replay (its session is given and the call that ran it has a result here), so it is not
-   * shown twice. Otherwise it is replayed here, with the sub-agent's session id, as it was live.
+   * own replay (its session is given, and the first result of the call that ran it here links
+   * that session, which is where its replay goes on), so it is not shown twice. Otherwise it is
+   * replayed here, with the sub-agent's session id, as it was live.
    */
   private replaysInline(via: { toolCallId: string; sessionId: string }): boolean {
-    return (
-      this.answered.has(via.toolCallId) &&
-      this.context.subSessions.has(via.sessionId) &&
-      !this.context.seen.has(via.sessionId)
-    )
-  }
-
-  private subSession(childId: string): void {
-    const history = this.context.subSessions.get(childId)
-    if (!history || this.context.seen.has(childId)) return
-    this.context.seen.add(childId)
-    this.context.replayChild(childId, history)
+    return this.resultLinks.get(via.toolCallId) === via.sessionId && this.context.mayReplay(via.sessionId)
   }
 
   /**

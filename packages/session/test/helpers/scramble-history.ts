@@ -136,6 +136,7 @@ export function scrambledHistory(seed: number, length: number): ScrambledHistory
             ? {
                 sessionId: rng.pick(CHILDREN),
                 subAgentCall: { toolCallId: rng.pick(CALLS), sessionId: rng.pick(CHILDREN) },
+                ...(rng.chance(0.5) ? { subAgentResponseId: `sub-resp-${rng.int(1, 4)}` } : {}),
               }
             : {}),
         }
@@ -162,7 +163,49 @@ export function scrambledHistory(seed: number, length: number): ScrambledHistory
         }
     }
   }
+  /** A pause for `deep-call`: its request, then the `task_metadata` that ends the task. */
+  const pause = (through?: { toolCallId: string; sessionId: string }): HistoryEvent[] => [
+    {
+      type: 'approval_request',
+      ...base(),
+      toolCallId: 'deep-call',
+      toolName: 'tool',
+      arguments: '{}',
+      ...(through ? { sessionId: through.sessionId, subAgentCall: through } : {}),
+    },
+    { type: 'task_metadata', ...base(), metadata: { main: { turnCount: 1 }, subAgents: [] } },
+  ]
+  /** Inserts `items` at a random place of `into`; returns where. */
+  const insert = (into: HistoryEvent[], items: HistoryEvent[], from = 0): number => {
+    const at = rng.int(from, into.length)
+    into.splice(at, 0, ...items)
+    return at
+  }
   const subSessions = new Map<string, HistoryEvent[]>()
-  for (const child of CHILDREN) if (rng.chance(0.7)) subSessions.set(child, records(rng.int(0, 8)))
-  return { history: records(length), subSessions }
+  for (const child of CHILDREN) {
+    if (!rng.chance(0.7)) continue
+    const history = records(rng.int(0, 8))
+    // Often paused for `deep-call`, which a parent's requests name: replayed in parts.
+    for (let n = rng.int(0, 2); n > 0; n--) insert(history, pause())
+    subSessions.set(child, history)
+  }
+  const history = records(length)
+  // Sub-agents paused and carried on as the engine records them: a request through a call, and
+  // later that call's result linking the sub-agent (with other records around, and in between).
+  for (let n = rng.int(0, 2); n > 0; n--) {
+    const through = { toolCallId: rng.pick(CALLS), sessionId: rng.pick(CHILDREN) }
+    const at = insert(history, pause(through))
+    const result: HistoryEvent = {
+      role: 'tool',
+      ...base(),
+      toolCallId: through.toolCallId,
+      toolName: 'tool',
+      status: 'success',
+      outputText: 'out',
+      parts: [],
+      uiExtra: { type: 'session', sessionId: through.sessionId },
+    }
+    insert(history, [result], at + 2)
+  }
+  return { history, subSessions }
 }

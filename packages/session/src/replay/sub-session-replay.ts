@@ -1,0 +1,70 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { addResultLinks, isLastInTurn } from './lookahead.js'
+import { type ReplayContext, SessionReplay } from './session-replay.js'
+
+/**
+ * A sub-agent session's replay, nested in its parent's. Its history comes whole, so nothing waits
+ * for later records; it is replayed in parts when the sub-agent paused for approval: up to its
+ * pause where the parent recorded the pending call (the sub-agent ran then, in the parent's
+ * task), the rest where the parent's call has its result (the sub-agent carried on in a later
+ * task). Live, each part's events came in its own task.
+ */
+export class SubSessionReplay {
+  /** The index of the next record to replay. */
+  private next = 0
+  private readonly replay: SessionReplay
+
+  constructor(
+    sessionId: string,
+    context: ReplayContext,
+    private readonly history: readonly HistoryEvent[],
+  ) {
+    const links = new Map<string, string | undefined>()
+    addResultLinks(history, links)
+    this.replay = new SessionReplay(sessionId, context, links)
+  }
+
+  /**
+   * Replays up to the end of the task in which the sub-agent asked for `toolCallId`'s approval;
+   * nothing when no request for it is left (replayed already: several calls paused the same task).
+   */
+  toPause(toolCallId: string): void {
+    this.replayTo(pauseEnd(this.history, this.next, toolCallId))
+  }
+
+  /** Replays the rest and closes the last turn. */
+  toEnd(): void {
+    this.replayTo(this.history.length)
+    this.replay.closeTurn()
+  }
+
+  private replayTo(stop: number): void {
+    const { history, replay } = this
+    while (this.next < stop) {
+      const index = this.next++
+      const record = history[index]!
+      if (!('role' in record)) replay.record(record)
+      else replay.message(record, record.role === 'tool' && (isLastInTurn(history, index) ?? true))
+    }
+  }
+}
+
+/**
+ * Where the part of `history` from `from` that ends with the sub-agent's pause for `toolCallId`
+ * ends: after the `task_metadata` that closed the task of its request (after the request, in a
+ * history cut before it); `from` when no request for the call is left.
+ */
+function pauseEnd(history: readonly HistoryEvent[], from: number, toolCallId: string): number {
+  let request = from
+  while (request < history.length && !isRequestFor(history[request]!, toolCallId)) request++
+  if (request === history.length) return from
+  for (let i = request + 1; i < history.length; i++) {
+    const record = history[i]!
+    if (!('role' in record) && record.type === 'task_metadata') return i + 1
+  }
+  return request + 1
+}
+
+function isRequestFor(record: HistoryEvent, toolCallId: string): boolean {
+  return !('role' in record) && record.type === 'approval_request' && record.toolCallId === toolCallId
+}
