@@ -186,8 +186,14 @@ describe('schema and pool', () => {
       [application],
     )
     expect(killed.rowCount).toBeGreaterThan(0)
-    // Let the ended connection's error reach the pool before the store is used again.
-    await new Promise((resolve) => setTimeout(resolve, 200))
+    // Let the ended connection's error reach the pool before the store is used again. The backend
+    // sends the error before it leaves pg_stat_activity, so once the view shows it gone the error is
+    // on the socket, and the I/O phase that read the view's reply reads it too, before setImmediate.
+    const victims = async () =>
+      (await admin.query('select 1 from pg_stat_activity where application_name = $1', [application]))
+        .rowCount
+    while ((await victims()) !== 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    await new Promise((resolve) => setImmediate(resolve))
     await store.append('s', [record('after')])
     expect((await store.read('s')).map((event) => event.id)).toEqual(['after'])
   })

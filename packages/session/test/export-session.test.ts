@@ -47,7 +47,7 @@ describe('exportSessionHtml', () => {
         ).toBe(whole)
       }
     }
-  })
+  }, 60_000) // 320 pages rendered through a store: half a second alone, seconds on a loaded machine
 
   test('a realistic session in a file store exports byte for byte as exportHtml, title and images too', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kode-export-'))

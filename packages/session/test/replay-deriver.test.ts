@@ -47,7 +47,7 @@ describe('createReplayDeriver', () => {
       expect(replayInBatches(history, [0, 2, 0, 1, 3], options), `seed ${seed}, uneven`).toEqual(whole)
     }
     expect(compared).toBeGreaterThan(2000)
-  })
+  }, 60_000) // about 4,900 whole replays compared deeply: half a second alone, seconds on a loaded machine
 
   test('scrambled histories include the records whose replay depends on later ones', () => {
     const kinds = new Set<string>()
@@ -140,7 +140,7 @@ describe('replaySession reads in batches', () => {
         ).toEqual(whole)
       }
     }
-  })
+  }, 60_000) // 600 replays through a store: a third of a second alone, seconds on a loaded machine
 
   test('a realistic session with sub-agents: the batches of replaySessionBatches add up to replaySession', async () => {
     const { history, subSessions } = generateSession({ seed: 3, tasks: 30, sessionId: 'main' })

@@ -60,22 +60,34 @@ describe('the REPL under tmux', () => {
   describe('session commands', () => {
     let id: string
 
-    /** What the screen shows after the last time `marker` appeared on it. */
-    const after = (marker: string) => {
+    /** How many times the screen shows `marker`, and what it shows after the last one. */
+    const lastOf = (marker: string) => {
       const screen = tmux.screen()
       const at = screen.lastIndexOf(marker)
-      return at === -1 ? '' : screen.slice(at + marker.length)
+      return {
+        count: screen.split(marker).length - 1,
+        below: at === -1 ? '' : screen.slice(at + marker.length),
+      }
     }
-    /** Types a command and waits until the screen below it shows `done`. */
+    /**
+     * Types a command and waits until the screen below it shows `done`. A command run before
+     * (the second `/sessions`) already shows `done` and the prompt below its earlier line, and the
+     * screen may be read before the REPL has echoed the new one: so the wait is for one more line of
+     * the command than the screen showed before typing, and for `done` below that one.
+     */
     const command = async (line: string, done: string) => {
+      const marker = `› ${line}`
+      const before = lastOf(marker).count
       tmux.send(line, 'Enter')
-      // Done once `done` shows below the command and the prompt is back under it.
+      let shown = ''
+      // Done once `done` shows below this run of the command and the prompt is back under it.
       const finished = () => {
-        const below = after(`› ${line}`)
-        return below.includes(done) && below.trimEnd().endsWith('›')
+        const { count, below } = lastOf(marker)
+        shown = below
+        return count > before && below.includes(done) && below.trimEnd().endsWith('›')
       }
       await tmux.waitFor(`${JSON.stringify(done)} after ${line}`, finished)
-      return after(`› ${line}`)
+      return shown
     }
 
     beforeAll(async () => {
