@@ -7,9 +7,9 @@
 // beyond the floor's. Its cost over the floor is the cost of those contracts themselves; Kode's
 // cost over it is what Kode does beyond them.
 import { createParser } from 'eventsource-parser'
-import { PROMPT, SYSTEM, TOOLS } from '../task.mjs'
+import { PROMPT, SYSTEM } from '../task.mjs'
+import { assistantMessage, floorTools, requestTurn } from './floor.mjs'
 
-const TOOL_DECLARATIONS = TOOLS.map((tool) => ({ type: 'function', function: tool }))
 const DONE = Object.freeze({ done: true, value: undefined })
 
 /** The least async-iterable event queue: a buffered event is one `Promise.resolve`. */
@@ -78,15 +78,9 @@ async function readResponse(body, emit) {
 }
 
 /** Prepares the task: resolves to the function that runs it. */
-export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
-  const url = `${origin}/v1/chat/completions`
-  const tools = {}
-  for (const tool of TOOLS) {
-    tools[tool.name] = async (args) => {
-      record(keyOf(args))
-      return runTool(tool.name, args)
-    }
-  }
+export async function prepare(setup) {
+  const url = `${setup.origin}/v1/chat/completions`
+  const tools = floorTools(setup)
   const loop = async (events, log) => {
     const messages = [{ role: 'system', content: SYSTEM }]
     const persist = (message) => {
@@ -94,29 +88,16 @@ export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
       messages.push(message)
     }
     persist({ role: 'user', content: PROMPT })
-    for (let turn = 1; turn <= maxTurns; turn++) {
+    for (let turn = 1; turn <= setup.maxTurns; turn++) {
       events.push({ type: 'turn_start', turn })
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
-        body: JSON.stringify({ model: 'gpt-4.1', stream: true, messages, tools: TOOL_DECLARATIONS }),
-      })
-      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
-      const { text, calls } = await readResponse(response.body, (event) => events.push(event))
+      const body = await requestTurn(url, messages)
+      const { text, calls } = await readResponse(body, (event) => events.push(event))
       if (calls.length === 0) {
         persist({ role: 'assistant', content: text })
         events.push({ type: 'turn_end', turn })
         return text
       }
-      persist({
-        role: 'assistant',
-        content: text,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.name, arguments: call.json },
-        })),
-      })
+      persist(assistantMessage(text, calls))
       const results = await Promise.all(calls.map((call) => tools[call.name](JSON.parse(call.json))))
       for (const [i, call] of calls.entries()) {
         persist({ role: 'tool', tool_call_id: call.id, content: results[i] })
@@ -124,7 +105,7 @@ export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
       }
       events.push({ type: 'turn_end', turn })
     }
-    throw new Error(`no answer within ${maxTurns} turns`)
+    throw new Error(`no answer within ${setup.maxTurns} turns`)
   }
   return async () => {
     const events = eventQueue()

@@ -34,9 +34,8 @@ async function readResponse(body) {
   return { text, calls: calls.filter(Boolean) }
 }
 
-/** Prepares the task: resolves to the function that runs it. */
-export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
-  const url = `${origin}/v1/chat/completions`
+/** The task's tools by name, each recording its call before it runs. */
+export function floorTools({ record, runTool, keyOf }) {
   const tools = {}
   for (const tool of TOOLS) {
     tools[tool.name] = async (args) => {
@@ -44,34 +43,51 @@ export async function prepare({ origin, record, runTool, keyOf, maxTurns }) {
       return runTool(tool.name, args)
     }
   }
+  return tools
+}
+
+/** Sends one turn's request with the whole history: resolves to the streamed response's body. */
+export async function requestTurn(url, messages) {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
+    body: JSON.stringify({ model: 'gpt-4.1', stream: true, messages, tools: TOOL_DECLARATIONS }),
+  })
+  if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
+  return response.body
+}
+
+/** The assistant message that asked for `calls`, as Chat Completions takes it back. */
+export function assistantMessage(text, calls) {
+  return {
+    role: 'assistant',
+    content: text,
+    tool_calls: calls.map((call) => ({
+      id: call.id,
+      type: 'function',
+      function: { name: call.name, arguments: call.json },
+    })),
+  }
+}
+
+/** Prepares the task: resolves to the function that runs it. */
+export async function prepare(setup) {
+  const url = `${setup.origin}/v1/chat/completions`
+  const tools = floorTools(setup)
   return async () => {
     const messages = [
       { role: 'system', content: SYSTEM },
       { role: 'user', content: PROMPT },
     ]
-    for (let turn = 1; turn <= maxTurns; turn++) {
-      const response = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer bench' },
-        body: JSON.stringify({ model: 'gpt-4.1', stream: true, messages, tools: TOOL_DECLARATIONS }),
-      })
-      if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}: ${await response.text()}`)
-      const { text, calls } = await readResponse(response.body)
+    for (let turn = 1; turn <= setup.maxTurns; turn++) {
+      const { text, calls } = await readResponse(await requestTurn(url, messages))
       if (calls.length === 0) return { finalText: text }
-      messages.push({
-        role: 'assistant',
-        content: text,
-        tool_calls: calls.map((call) => ({
-          id: call.id,
-          type: 'function',
-          function: { name: call.name, arguments: call.json },
-        })),
-      })
+      messages.push(assistantMessage(text, calls))
       const results = await Promise.all(calls.map((call) => tools[call.name](JSON.parse(call.json))))
       for (const [i, call] of calls.entries()) {
         messages.push({ role: 'tool', tool_call_id: call.id, content: results[i] })
       }
     }
-    throw new Error(`no answer within ${maxTurns} turns`)
+    throw new Error(`no answer within ${setup.maxTurns} turns`)
   }
 }
