@@ -1,7 +1,7 @@
-import { defineSubAgent, defineTool } from '@kode/core'
-import type { Event, HistoryEvent } from '@kode/protocol'
+import { type Agent, defineSubAgent, defineTool } from '@kode/core'
+import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, replaySession } from '@kode/session'
+import { deriveReplayEvents, replaySession, replaySessionBatches, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -69,8 +69,17 @@ function route(top: 'writer' | 'manager', paths: readonly string[]) {
   }
 }
 
-/** Runs the parent, then continues it, approving every call, until it completes: each task's events. */
-async function runToTheEnd(h: Harness, top: 'writer' | 'manager', paths: readonly string[]) {
+/**
+ * Runs the parent, then continues it, approving every call, until it completes: each task's
+ * events. `atPause` runs whenever the parent's task ends awaiting approval, with the events of the
+ * tasks so far.
+ */
+async function runToTheEnd(
+  h: Harness,
+  top: 'writer' | 'manager',
+  paths: readonly string[],
+  atPause?: (agent: Agent, live: readonly Event[]) => Promise<void>,
+) {
   h.server.handle(route(top, paths))
   const tools = agents()
   const agent = h.createAgent({ tools: [tools[top]] })
@@ -78,6 +87,7 @@ async function runToTheEnd(h: Harness, top: 'writer' | 'manager', paths: readonl
   let { events, outcome } = await collect(agent.run('Please write'))
   tasks.push(events)
   while (outcome.reason === 'awaiting_approval') {
+    await atPause?.(agent, tasks.flat())
     const approvals = (outcome.pendingApprovals ?? []).map((p) => ({
       toolCallId: p.toolCallId,
       approved: true,
@@ -123,6 +133,28 @@ describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent app
     ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
     ['a writer two levels down', 'manager', ['a.txt']],
   ] as const)(
+    '%s: replaySession while the parent is still paused, sub-agents inline, is the live events so far',
+    async (_, top, paths) => {
+      const h = harness()
+      let pauses = 0
+      await runToTheEnd(h, top, paths, async (agent, live) => {
+        pauses++
+        const replay = await replaySession(h.store, agent.sessionId)
+        expectOrdered(replay)
+        // The sub-agents' tasks that ran in the parent's paused tasks, not only their requests.
+        expect(json(replay)).toEqual(replayedPart(live))
+        expect(json(await replaySession(h.store, agent.sessionId, { batchSize: 1 }))).toEqual(json(replay))
+        expect(json(await collectBatches(h.store, agent.sessionId))).toEqual(json(replay))
+      })
+      expect(pauses).toBe(paths.length)
+    },
+  )
+
+  test.each([
+    ['a writer that pauses once', 'writer', ['a.txt']],
+    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
+    ['a writer two levels down', 'manager', ['a.txt']],
+  ] as const)(
     "%s: the parent's history alone replays the sub-agents' approval events as live",
     async (_, top, paths) => {
       const h = harness()
@@ -144,26 +176,47 @@ describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent app
   )
 })
 
-describe('replay of a superseded sub-agent approval', () => {
-  const harness = useHarness('file')
+describe.each(['memory', 'file'] as const)('replay of a superseded sub-agent approval (%s store)', (kind) => {
+  const harness = useHarness(kind)
 
-  test("a new user message denies the sub-agent's call: the parent's replay shows the request and the denial as live", async () => {
-    const h = harness()
-    h.server.handle((request) => {
-      const messages = (request.body as { messages: Messages }).messages
-      if (messages.at(-1)?.content === 'Never mind') return textReply('r-parent-3', 'Fine.')
-      return route('writer', ['a.txt'])(request)
-    })
-    const agent = h.createAgent({ tools: [agents().writer] })
-    const first = await collect(agent.run('Please write'))
-    expect(first.outcome.reason).toBe('awaiting_approval')
-    const second = await collect(agent.run('Never mind'))
-    const live = [...first.events, ...second.events]
-    expect(approvals(live).map((e) => e.type)).toEqual(['tool_approval_request', 'tool_approval_decision'])
-    const replay = await replaySession(h.store, agent.sessionId)
-    expect(json(approvals(replay))).toEqual(json(approvals(live)))
-  })
+  test.each([
+    ['a writer', 'writer'],
+    ['a writer two levels down', 'manager'],
+  ] as const)(
+    "%s whose call a new user message denies: replaySession shows the sub-agents' paused task and the denial as live",
+    async (_, top) => {
+      const h = harness()
+      h.server.handle((request) => {
+        const messages = (request.body as { messages: Messages }).messages
+        if (messages.at(-1)?.content === 'Never mind') return textReply('r-parent-3', 'Fine.')
+        return route(top, ['a.txt'])(request)
+      })
+      const agent = h.createAgent({ tools: [agents()[top]] })
+      const first = await collect(agent.run('Please write'))
+      expect(first.outcome.reason).toBe('awaiting_approval')
+      const second = await collect(agent.run('Never mind'))
+      const live = [...first.events, ...second.events]
+      expectOrdered(live)
+      expect(approvals(live).map((e) => e.type)).toEqual(['tool_approval_request', 'tool_approval_decision'])
+      const replay = await replaySession(h.store, agent.sessionId)
+      expectOrdered(replay)
+      expect(json(replay)).toEqual(replayedPart(live))
+      expect(json(await replaySession(h.store, agent.sessionId, { batchSize: 1 }))).toEqual(json(replay))
+      expect(json(await collectBatches(h.store, agent.sessionId))).toEqual(json(replay))
+      // Without the sub-agents' sessions, the parent's history alone shows the request and the denial.
+      const alone = deriveReplayEvents(await agent.history(), { sessionId: agent.sessionId })
+      expectOrdered(alone)
+      expect(json(approvals(alone))).toEqual(json(approvals(live)))
+    },
+  )
 })
+
+/** The replay of `sessionId` as `replaySessionBatches` streams it, one record per batch, joined. */
+async function collectBatches(store: SessionStore, sessionId: string): Promise<ReplayEvent[]> {
+  const events: ReplayEvent[] = []
+  for await (const batch of replaySessionBatches(store, sessionId, { batchSize: 1 })) events.push(...batch)
+  return events
+}
 
 /** The index after the `n`th `task_metadata` record of `history`. */
 function endOfTask(history: readonly HistoryEvent[], n: number): number {

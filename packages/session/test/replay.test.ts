@@ -625,6 +625,52 @@ describe("a sub-agent's approval recorded in its parent", () => {
     )
   })
 
+  test("a parent still paused: the sub-agent's task that asked replays inline at the parent's request", () => {
+    const { parent, subSessions } = carriedOn(true)
+    const child = subSessions.get('child')!
+    // Both histories as they stand while the call awaits its decision.
+    const pausedChild = new Map([['child', child.slice(0, 4)]])
+    const events = replay(parent.slice(0, 4), pausedChild)
+    expect(checkEventOrder(events)).toEqual([])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call ' +
+        'child:user_message child:turn_start child:response_complete child:tool_approval_request ' +
+        'child:turn_end child:task_metadata turn_end task_metadata',
+    )
+    const deriver = createReplayDeriver({ sessionId: 'main', subSessions: pausedChild })
+    expect([...parent.slice(0, 4).flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(
+      events,
+    )
+  })
+
+  test("a sub-agent's call denied by a new user message: its task replays inline, the parent shows the denial", () => {
+    const { parent, subSessions } = carriedOn(false)
+    const h = new HistoryBuilder()
+    const pausedChild = new Map([['child', subSessions.get('child')!.slice(0, 4)]])
+    const decision = parent[4]!
+    const dismissed: HistoryEvent[] = [
+      ...parent.slice(0, 4),
+      h.user('never mind'),
+      { ...decision, approved: false, reason: 'a new message' } as HistoryEvent,
+      h.result('p', 'writer', 'denied', { status: 'error' }),
+      h.assistant('fine'),
+      h.taskMetadata(1),
+    ]
+    const events = replay(dismissed, pausedChild)
+    expect(checkEventOrder(events)).toEqual([])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call ' +
+        'child:user_message child:turn_start child:response_complete child:tool_approval_request ' +
+        'child:turn_end child:task_metadata turn_end task_metadata ' +
+        'user_message turn_start child:tool_approval_decision tool_result turn_end ' +
+        'turn_start response_complete turn_end task_metadata',
+    )
+    const denial = approvalEvents(events).at(-1)!
+    expect([denial.sessionId, denial.responseId]).toEqual(['child', 'r-child'])
+    const deriver = createReplayDeriver({ sessionId: 'main', subSessions: pausedChild })
+    expect([...dismissed.flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(events)
+  })
+
   test("a history recorded without the sub-agent's response id replays the parent's, as before", () => {
     const events = approvalEvents(replay(parentHistory()))
     expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([

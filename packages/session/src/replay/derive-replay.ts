@@ -47,10 +47,13 @@ export interface ReplayOptions {
  * - `approval_request` and `approval_decision` become `tool_approval_request` and
  *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the
  *   sub-agent's session id and response id, as it did live, unless the sub-agent's replay shows
- *   it inline (its session is among `subSessions` and the first result of the parent's call that
- *   ran it links it). Then the sub-agent's replay is split where it paused: its records up to the
- *   end of the task that asked are replayed at the parent's request (where they ran live, inside
- *   the parent's task), the rest before that result (the sub-agent carried on in a later task).
+ *   it inline: its session is among `subSessions`, and the parent's call that ran it has no
+ *   result yet (the parent is still paused), a first result that links that session, or a result
+ *   that links none while the sub-agent never got the decision (a new user message denied the
+ *   call; the parent then shows the denial, as it did live). Then the sub-agent's replay is split
+ *   where it paused: its records up to the end of the task that asked are replayed at the
+ *   parent's request (where they ran live, inside the parent's task), the rest before that
+ *   result (the sub-agent carried on in a later task).
  *   The parent's call that waits is replayed with its result, in a later task. A decision,
  *   progress or result that comes with no turn open (a task carried on by `agent.continue`) opens
  *   a turn without a response, as `continue` does live; a decision the sub-agent's replay shows
@@ -93,6 +96,8 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
   const begun = new Set([sessionId])
   /** Sub-agent replays that stopped where their sub-agent paused, to go on later. */
   const paused = new Map<string, SubSessionReplay>()
+  /** The calls each sub-agent session records a decision on, as they are asked for. */
+  const decisions = new Map<string, Set<string>>()
   const context: ReplayContext = {
     out: [],
     mayReplay: (childId) => subSessions.has(childId) && (!begun.has(childId) || paused.has(childId)),
@@ -109,6 +114,19 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
       }
       child.toPause(pausedFor)
       paused.set(childId, child)
+    },
+    decidedIn(childId, toolCallId) {
+      const history = subSessions.get(childId)
+      if (history === undefined) return false
+      let decided = decisions.get(childId)
+      if (decided === undefined) {
+        decided = new Set()
+        for (const record of history) {
+          if (!('role' in record) && record.type === 'approval_decision') decided.add(record.toolCallId)
+        }
+        decisions.set(childId, decided)
+      }
+      return decided.has(toolCallId)
     },
   }
   const replay = new IncrementalReplay(sessionId, context)

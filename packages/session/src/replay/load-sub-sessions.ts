@@ -6,8 +6,10 @@ import { createReplayDeriver, deriveReplayEvents } from './derive-replay.js'
 
 /**
  * Loads every sub-agent session a history links (tool results with
- * `uiExtra: { type: 'session', sessionId }`), and the sessions those link, from a store. A link
- * to a session that is missing (deleted) or whose id is not a valid session id is skipped.
+ * `uiExtra: { type: 'session', sessionId }`, and the sub-agents that paused for approval: an
+ * `approval_request`'s `subAgentCall.sessionId`, linked before the call that ran it has a result),
+ * and the sessions those link, from a store. A link to a session that is missing (deleted) or
+ * whose id is not a valid session id is skipped.
  */
 export async function loadSubSessions(
   store: SessionStore,
@@ -74,7 +76,8 @@ export async function replaySession(
 /**
  * Replays a session as it is read: yields its replay events a batch at a time (each batch the
  * events of one batch of records, so never empty), the same events, in the same order, as
- * `replaySession`. Sub-agent sessions are loaded (whole) as the records linking them are read.
+ * `replaySession`. Sub-agent sessions are loaded (whole) as the records linking them are read
+ * (results that link them, and the approval requests of sub-agents that paused).
  * With a store that lacks `readBatches`, the history is read whole and its replay comes as one
  * batch. Fails as the store's read does; aborting `signal` throws its reason.
  *
@@ -116,7 +119,8 @@ export async function* replaySessionBatches(
 }
 
 /**
- * Adds to `ids` the valid session ids `history` links that are neither `loaded` nor in `skip`. A
+ * Adds to `ids` the valid session ids `history` links (see `loadSubSessions`) that are neither
+ * `loaded` nor in `skip`. A
  * plain index loop, not a generator: it runs over every record a replay reads, and V8 compiles a
  * generator's loop at several times the cost.
  */
@@ -128,10 +132,13 @@ function addLinked(
 ): void {
   for (let i = 0; i < history.length; i++) {
     const event = history[i]!
-    if ('role' in event && event.role === 'tool' && event.uiExtra?.type === 'session') {
-      const id = event.uiExtra.sessionId
-      if (isValidSessionId(id) && !loaded.has(id) && !skip.has(id)) ids.add(id)
+    let id: string | undefined
+    if ('role' in event) {
+      if (event.role === 'tool' && event.uiExtra?.type === 'session') id = event.uiExtra.sessionId
+    } else if (event.type === 'approval_request' && event.subAgentCall) {
+      id = event.subAgentCall.sessionId
     }
+    if (id !== undefined && isValidSessionId(id) && !loaded.has(id) && !skip.has(id)) ids.add(id)
   }
 }
 

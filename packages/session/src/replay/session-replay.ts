@@ -1,9 +1,11 @@
 import type {
+  ApprovalRequestRecord,
   AssistantMessage,
   HistoryEvent,
   HistoryRecord,
   Message,
   ReplayEvent,
+  SubAgentCall,
   ToolCallEvent,
   ToolResultMessage,
 } from '@kode/protocol'
@@ -40,6 +42,8 @@ export interface ReplayContext {
    * before it paused); otherwise to its end. Does nothing when `mayReplay` says no.
    */
   replayChild(sessionId: string, pausedFor?: string): void
+  /** Whether the sub-agent session `sessionId` is given and records a decision on `toolCallId`. */
+  decidedIn(sessionId: string, toolCallId: string): boolean
 }
 
 /**
@@ -61,6 +65,12 @@ export class SessionReplay implements ReplaySink {
   private readonly awaitingApproval = new Map<string, string | undefined>()
   /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
   private readonly suspendedCalls = new Set<string>()
+  /**
+   * Sub-agents' calls whose request the sub-agent's replay showed inline, with the response id
+   * of that request: their decision is shown here when the sub-agent's session does not record
+   * it (a new user message denied it in this session alone).
+   */
+  private readonly shownInline = new Map<string, string | undefined>()
   /** Calls of `pendingCalls` whose `tool_call` was replayed. */
   private readonly announced = new Set<string>()
 
@@ -150,10 +160,11 @@ export class SessionReplay implements ReplaySink {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
           this.suspendedCalls.add(subAgentCall.toolCallId)
-          if (this.replaysInline(subAgentCall)) {
+          if (this.replaysInline(event, subAgentCall)) {
             // Its request is shown where the sub-agent ran, live: in the task it paused, before
             // this record (written once the sub-agent's task had ended).
             this.context.replayChild(subAgentCall.sessionId, toolCallId)
+            this.shownInline.set(toolCallId, event.subAgentResponseId ?? event.responseId)
             return
           }
         }
@@ -177,9 +188,17 @@ export class SessionReplay implements ReplaySink {
         // The turn `continue` opens before it records the decisions, even when the sub-agent's
         // replay shows this one (it did live, carrying on).
         this.continueTurn(timestamp)
-        if (!this.awaitingApproval.has(toolCallId) && event.sessionId !== undefined) return
-        const responseId = this.awaitingApproval.get(toolCallId)
-        this.awaitingApproval.delete(toolCallId)
+        let responseId: string | undefined
+        if (this.awaitingApproval.has(toolCallId)) {
+          responseId = this.awaitingApproval.get(toolCallId)
+          this.awaitingApproval.delete(toolCallId)
+        } else if (event.sessionId !== undefined) {
+          // A sub-agent's call: its replay shows the decision it carried on with. One it never
+          // got (a new user message here denied the call) was emitted here, live.
+          if (!this.shownInline.has(toolCallId) || this.context.decidedIn(event.sessionId, toolCallId)) return
+          responseId = this.shownInline.get(toolCallId)
+          this.shownInline.delete(toolCallId)
+        }
         this.emit({
           type: 'tool_approval_decision',
           sessionId: event.sessionId ?? sessionId,
@@ -270,13 +289,20 @@ export class SessionReplay implements ReplaySink {
   }
 
   /**
-   * Whether a sub-agent's pending call, recorded in this session too, is shown by the sub-agent's
-   * own replay (its session is given, and the first result of the call that ran it here links
-   * that session, which is where its replay goes on), so it is not shown twice. Otherwise it is
-   * replayed here, with the sub-agent's session id, as it was live.
+   * Whether the sub-agent's pending call of `request`, recorded in this session too, is shown by
+   * the sub-agent's own replay, so it is not shown twice. Its session must be given, and the call
+   * that ran it here have either no result yet (the parent is still paused), a first result that
+   * links that session (where its replay goes on), or a result that links none while the
+   * sub-agent never got the call's decision (a new user message here denied the call). Otherwise
+   * it is replayed here, with the sub-agent's session id, as it was live.
    */
-  private replaysInline(via: { toolCallId: string; sessionId: string }): boolean {
-    return this.resultLinks.get(via.toolCallId) === via.sessionId && this.context.mayReplay(via.sessionId)
+  private replaysInline(request: ApprovalRequestRecord, via: SubAgentCall): boolean {
+    if (!this.context.mayReplay(via.sessionId)) return false
+    const link = this.resultLinks.get(via.toolCallId)
+    if (link !== undefined) return link === via.sessionId
+    if (!this.resultLinks.has(via.toolCallId)) return true
+    // The session where the call waits (deeper, when the sub-agent's own sub-agent asked).
+    return !this.context.decidedIn(request.sessionId ?? via.sessionId, request.toolCallId)
   }
 
   /**
