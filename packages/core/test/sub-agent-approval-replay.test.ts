@@ -107,14 +107,17 @@ const json = (events: readonly Event[]): unknown[] => JSON.parse(JSON.stringify(
 const approvals = (events: readonly Event[]) =>
   events.filter((e) => e.type === 'tool_approval_request' || e.type === 'tool_approval_decision')
 
+/** Each scenario: its name, the sub-agent the parent calls, the files the writer writes (one pause each). */
+const SCENARIOS = [
+  ['a writer that pauses once', 'writer', ['a.txt']],
+  ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
+  ['a writer two levels down', 'manager', ['a.txt']],
+] as const
+
 describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent approval (%s store)', (kind) => {
   const harness = useHarness(kind)
 
-  test.each([
-    ['a writer that pauses once', 'writer', ['a.txt']],
-    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
-    ['a writer two levels down', 'manager', ['a.txt']],
-  ] as const)(
+  test.each(SCENARIOS)(
     '%s: replaySession, sub-agents inline, is the live events of every task',
     async (_, top, paths) => {
       const h = harness()
@@ -128,11 +131,7 @@ describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent app
     },
   )
 
-  test.each([
-    ['a writer that pauses once', 'writer', ['a.txt']],
-    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
-    ['a writer two levels down', 'manager', ['a.txt']],
-  ] as const)(
+  test.each(SCENARIOS)(
     '%s: replaySession while the parent is still paused, sub-agents inline, is the live events so far',
     async (_, top, paths) => {
       const h = harness()
@@ -150,11 +149,7 @@ describe.each(['memory', 'file'] as const)('replay of a carried-on sub-agent app
     },
   )
 
-  test.each([
-    ['a writer that pauses once', 'writer', ['a.txt']],
-    ['a writer that pauses twice in one call', 'writer', ['a.txt', 'b.txt']],
-    ['a writer two levels down', 'manager', ['a.txt']],
-  ] as const)(
+  test.each(SCENARIOS)(
     "%s: the parent's history alone replays the sub-agents' approval events as live",
     async (_, top, paths) => {
       const h = harness()
