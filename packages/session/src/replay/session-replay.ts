@@ -156,6 +156,9 @@ export class SessionReplay implements ReplaySink {
       }
       case 'approval_request': {
         const { toolCallId, toolName, subAgentCall } = event
+        // A sub-agent's call shows the sub-agent's response, as its request did live (histories
+        // that lack it show this session's: the best they hold).
+        const responseId = event.subAgentResponseId ?? event.responseId
         if (subAgentCall) {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
@@ -164,13 +167,10 @@ export class SessionReplay implements ReplaySink {
             // Its request is shown where the sub-agent ran, live: in the task it paused, before
             // this record (written once the sub-agent's task had ended).
             this.context.replayChild(subAgentCall.sessionId, toolCallId)
-            this.shownInline.set(toolCallId, event.subAgentResponseId ?? event.responseId)
+            this.shownInline.set(toolCallId, responseId)
             return
           }
         }
-        // A sub-agent's call shows the sub-agent's response, as its request did live (histories
-        // that lack it show this session's: the best they hold).
-        const responseId = event.subAgentResponseId ?? event.responseId
         this.awaitingApproval.set(toolCallId, responseId)
         this.emit({
           type: 'tool_approval_request',
