@@ -54,6 +54,19 @@ describe('MessagePreparer', () => {
     for (let i = 0; i < settled; i++) expect(second.entries[i]).toBe(first.entries[i])
   })
 
+  test('two histories prepared at once each get their own entries', async () => {
+    const preparer = new MessagePreparer()
+    await preparer.prepare({ messages: history.slice(0, 60) }, options)
+    // The first request is still reading its files when the second, of another history, starts.
+    const other = structuredClone(history.slice(0, 40))
+    const [first, second] = await Promise.all([
+      preparer.prepare({ messages: history.slice(0, 70) }, options),
+      preparer.prepare({ messages: other }, options),
+    ])
+    expect(first).toEqual(await prepareMessages({ messages: history.slice(0, 70) }, options))
+    expect(second).toEqual(await prepareMessages({ messages: other }, options))
+  })
+
   test('a history that does not continue the last one is prepared from scratch', async () => {
     const preparer = new MessagePreparer()
     await preparer.prepare({ messages: history.slice(0, 80) }, options)

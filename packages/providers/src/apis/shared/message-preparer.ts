@@ -38,10 +38,13 @@ export class MessagePreparer {
     const view = viewEntries(tail)
     // The tail's files, and those of settled messages that were not converted (a request failed).
     const sent = this.#withFiles.length === 0 ? tail : this.#withFiles.concat(tail)
+    // Taken before the files are read: a request of another history prepared meanwhile starts over.
+    const system = systemPieces(request, view.system ?? this.#system)
+    const settled = this.#entries
     const files = await readImageFiles(sent, converted, options.readImageFile)
     return {
-      system: systemPieces(request, view.system ?? this.#system),
-      entries: this.#entries.length === 0 ? view.entries : this.#entries.concat(view.entries),
+      system,
+      entries: settled.length === 0 ? view.entries : settled.concat(view.entries),
       files,
     }
   }
