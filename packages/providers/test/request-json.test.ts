@@ -5,7 +5,7 @@ import { type ScriptedApi, scriptedResponse } from '@kode/providers/testing'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
 import { testClient, useServer } from './helpers.js'
-import { assistant, call, result, user } from './messages.js'
+import { assistant, call, developer, PNG_DATA_URL, result, system, user } from './messages.js'
 
 // Each client keeps the JSON text of the messages it sent and re-sends it. What goes on the wire
 // must stay what `JSON.stringify` of the whole body gave before that: a reference client whose
@@ -136,6 +136,67 @@ describe.each(WIRES)('$api request body', ({ api, model }) => {
     bodies = await both(client, reference, { messages: all, providerOptions })
     expect(bodies.kept).toBe(bodies.reference)
     expect(JSON.parse(bodies.kept).extra).toEqual({ nested: '\ud800' })
+  })
+
+  test('histories whose settled part ends where turns merge or images wait: byte for byte, request by request', async () => {
+    const image = { type: 'image_url' as const, url: PNG_DATA_URL }
+    const history: Message[] = [
+      user('start'),
+      assistant([call('c1', 'lookup')]),
+      result('c1', 'with an image', [image]),
+      developer('a note folded into the result', image),
+      // Converts to nothing on every wire: the user turns around it merge on the turn-based wires.
+      assistant([{ type: 'text', text: '' }]),
+      user('after an empty reply'),
+      developer('a note on the user message'),
+      assistant([{ type: 'text', text: 'a reply' }]),
+      // Two replies in a row (a prefill, then the rest): one assistant turn.
+      assistant([{ type: 'text', text: 'the rest of it' }, call('c2', 'stat')]),
+      result('c2', 'two', [image]),
+      system('a new system prompt'),
+      user('go on'),
+      assistant([call('c3', 'lookup'), call('c4', 'stat')]),
+      result('c3', 'three'),
+      result('c4', 'four', [image], 'error'),
+      developer('after the results'),
+      assistant([{ type: 'text', text: 'done' }]),
+      assistant([{ type: 'text', text: 'and a second reply, after the last user turn' }]),
+    ]
+    const client = testClient(server(), config)
+    const reference = testClient(server(), config)
+    for (let end = 1; end <= history.length; end++) {
+      const request = { system: 'sys', messages: history.slice(0, end) }
+      const { kept, reference: expected } = await both(client, reference, request)
+      expect(kept).toBe(expected)
+    }
+  })
+
+  test('two histories taking turns on one client: each body byte for byte', async () => {
+    const client = testClient(server(), config)
+    const reference = testClient(server(), config)
+    const all = history()
+    const other = all.slice(0, 40).map((m) => ({ ...m }))
+    for (let end = 30; end <= 60; end += 3) {
+      for (const messages of [all.slice(0, end), other.slice(0, Math.min(end - 10, other.length))]) {
+        const { kept, reference: expected } = await both(client, reference, { messages })
+        expect(kept).toBe(expected)
+      }
+    }
+    // Two requests prepared at once: the second starts over while the first is being built.
+    const requests = [{ messages: all.slice(0, 50) }, { messages: other }]
+    for (const _ of requests) server().enqueue(scriptedResponse(api, { steps: [{ text: 'ok' }] }))
+    await Promise.all(requests.map((request) => client.complete(request)))
+    const sent = server()
+      .requests.slice(-2)
+      .map((request) => request.rawBody)
+    plain = true
+    try {
+      const expected = []
+      for (const request of requests) expected.push(await sentBody(reference, api, request))
+      expect(sent.sort()).toEqual(expected.sort())
+    } finally {
+      plain = false
+    }
   })
 
   test('a retry re-sends the same bytes', async () => {

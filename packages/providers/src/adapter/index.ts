@@ -3,7 +3,8 @@
  * adapter implements (`WireAdapter`: two mappings around the shared transport), versioned by
  * `ADAPTER_SPEC_VERSION`, and the kit the built-in adapters are made of: the message-mapping
  * prologue (`prepareMessages`, or `MessagePreparer` across a client's requests), per-message caching
- * (of conversions, `MessageCache`, and of their JSON, `JsonTextCache`), images, tool-call arguments and ids,
+ * (of conversions, `MessageCache`, and of their JSON, `JsonTextCache`), the wire items of a
+ * history's settled part kept across requests (`SettledItems`), images, tool-call arguments and ids,
  * reasoning hand-off, and typed errors. Register the factory with `registerProvider` from
  * `@kode/providers`. See docs/writing-a-provider.md.
  */
@@ -17,7 +18,7 @@ export type {
 } from '../api-options.js'
 export { bearerAuth } from '../apis/shared/auth.js'
 export { type ImageFiles, imageUrlOf, parseDataUrl, toBase64 } from '../apis/shared/images.js'
-export { JsonTextCache } from '../apis/shared/json-text-cache.js'
+export { JsonTextCache, type KnownRun } from '../apis/shared/json-text-cache.js'
 export { MessageCache } from '../apis/shared/message-cache.js'
 export { MessagePreparer } from '../apis/shared/message-preparer.js'
 export {
@@ -26,6 +27,12 @@ export {
   prepareMessages,
   type ViewEntry,
 } from '../apis/shared/prepare-messages.js'
+export {
+  type FinalEnd,
+  type MakeItems,
+  SettledItems,
+  type WireItems,
+} from '../apis/shared/settled-items.js'
 export {
   defaultThinkingAsText,
   isOwnMessage,
@@ -40,7 +47,12 @@ export {
   type ToolCallIdRule,
   toolCallIdFitter,
 } from '../apis/shared/tool-call-ids.js'
-export { type Turn, type TurnConverters, userAssistantTurns } from '../apis/shared/turns.js'
+export {
+  lastTurnStart,
+  type Turn,
+  type TurnConverters,
+  userAssistantTurns,
+} from '../apis/shared/turns.js'
 export { ProviderError, type ProviderErrorInit, type TransportErrorCode } from '../transport/errors.js'
 export {
   type ErrorContext,

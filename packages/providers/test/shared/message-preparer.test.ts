@@ -7,6 +7,12 @@ import { callIds, HistoryBuilder } from '../../../../test/history/history.js'
 /** Image files read as their path's bytes. */
 const options = { readImageFile: async (path: string) => new TextEncoder().encode(path) }
 
+/** What the preparer prepares, without the settled part's bookkeeping (`prepareMessages` has none). */
+async function prepared(preparer: MessagePreparer, request: Parameters<MessagePreparer['prepare']>[0]) {
+  const { settled: _, ...view } = await preparer.prepare(request, options)
+  return view
+}
+
 const messagesOf = (history: readonly HistoryEvent[]) => history.filter((e): e is Message => 'role' in e)
 
 /** The whole history with a moded user message and developer messages in the places folding cares about. */
@@ -40,7 +46,7 @@ describe('MessagePreparer', () => {
     for (const message of history) {
       messages.push(message) // one array, grown in place, as a host's loop keeps it
       const request = { system: 'host prompt', messages }
-      expect(await preparer.prepare(request, options)).toEqual(await prepareMessages(request, options))
+      expect(await prepared(preparer, request)).toEqual(await prepareMessages(request, options))
     }
     expect(history.some((m) => m.role === 'system')).toBe(true)
     expect(history.some((m) => m.role === 'developer')).toBe(true)
@@ -54,14 +60,31 @@ describe('MessagePreparer', () => {
     for (let i = 0; i < settled; i++) expect(second.entries[i]).toBe(first.entries[i])
   })
 
+  test('the settled entries are counted, under a token that changes when a history does not continue', async () => {
+    const preparer = new MessagePreparer()
+    const first = (await preparer.prepare({ messages: history.slice(0, 60) }, options)).settled!
+    const second = (await preparer.prepare({ messages: history.slice(0, 80) }, options)).settled!
+    expect(second.history).toBe(first.history)
+    expect(second.count).toBeGreaterThan(first.count)
+    const fresh = await prepareMessages({ messages: history.slice(0, 80) }, options)
+    // Every entry up to the count is final: the whole history's entries start with them.
+    expect(fresh.entries.slice(0, second.count)).toEqual(
+      (await prepared(preparer, { messages: history.slice(0, 80) })).entries.slice(0, second.count),
+    )
+    expect(fresh.entries.length - second.count).toBeLessThan(8)
+    const other = (await preparer.prepare({ messages: history.slice(0, 30) }, options)).settled!
+    expect(other.history).not.toBe(first.history)
+    expect(fresh.settled).toBeUndefined()
+  })
+
   test('two histories prepared at once each get their own entries', async () => {
     const preparer = new MessagePreparer()
     await preparer.prepare({ messages: history.slice(0, 60) }, options)
     // The first request is still reading its files when the second, of another history, starts.
     const other = structuredClone(history.slice(0, 40))
     const [first, second] = await Promise.all([
-      preparer.prepare({ messages: history.slice(0, 70) }, options),
-      preparer.prepare({ messages: other }, options),
+      prepared(preparer, { messages: history.slice(0, 70) }),
+      prepared(preparer, { messages: other }),
     ])
     expect(first).toEqual(await prepareMessages({ messages: history.slice(0, 70) }, options))
     expect(second).toEqual(await prepareMessages({ messages: other }, options))
@@ -71,7 +94,7 @@ describe('MessagePreparer', () => {
     const preparer = new MessagePreparer()
     await preparer.prepare({ messages: history.slice(0, 80) }, options)
     const shorter = history.slice(0, 30)
-    expect(await preparer.prepare({ messages: shorter }, options)).toEqual(
+    expect(await prepared(preparer, { messages: shorter })).toEqual(
       await prepareMessages({ messages: shorter }, options),
     )
     // The same length and ids, one message replaced by another object (a rewritten history).
@@ -80,7 +103,7 @@ describe('MessagePreparer', () => {
     const edited = [...grown]
     const at = edited.findIndex((m, i) => i > 10 && m.role === 'user')
     edited[at] = { ...(edited[at] as Message & { role: 'user' }), parts: [{ type: 'text', text: 'edited' }] }
-    expect(await preparer.prepare({ messages: edited }, options)).toEqual(
+    expect(await prepared(preparer, { messages: edited })).toEqual(
       await prepareMessages({ messages: edited }, options),
     )
     expect(JSON.stringify(await preparer.prepare({ messages: edited }, options))).toContain('edited')
@@ -93,12 +116,12 @@ describe('MessagePreparer', () => {
     const kept = grown.slice(60)
     const h = new HistoryBuilder(21)
     const compacted = [h.system('prompt'), h.user('Summary of the conversation so far.'), ...kept]
-    expect(await preparer.prepare({ messages: compacted }, options)).toEqual(
+    expect(await prepared(preparer, { messages: compacted })).toEqual(
       await prepareMessages({ messages: compacted }, options),
     )
     // A fork reads the same records back as new objects: equal, never the cached ones.
     const forked = structuredClone(grown)
-    const view = await preparer.prepare({ messages: forked }, options)
+    const view = await prepared(preparer, { messages: forked })
     expect(view).toEqual(await prepareMessages({ messages: forked }, options))
     expect(view.entries.every((entry) => !grown.includes(entry.message))).toBe(true)
   })

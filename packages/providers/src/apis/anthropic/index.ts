@@ -33,9 +33,13 @@ export const anthropic: ProviderFactory = (config) => {
   return {
     defaultBaseUrl: ANTHROPIC_BASE_URL,
     async buildRequest(request) {
-      const body = anthropicBody(request, await messages(request, config.readImageFile), bodyOptions)
-      // The turns are made per request (consecutive user content merges); their blocks are kept.
-      body.messages = json.list(body.messages as AnthropicMessage[], 2)
+      const mapped = await messages(request, config.readImageFile)
+      const turns = mapped.messages.settled.concat(mapped.messages.rest)
+      const body = anthropicBody(request, { system: mapped.system, messages: turns }, bodyOptions)
+      // The settled turns go as one kept text; the others are made per request (consecutive user
+      // content merges, the last user turn carries the cache breakpoint) and their blocks are kept.
+      const known = mapped.messages.known(json, 2, 0)
+      body.messages = json.list(body.messages as AnthropicMessage[], 2, known)
       return { path: '/messages', headers, body }
     },
     createEventMapper: (request) =>

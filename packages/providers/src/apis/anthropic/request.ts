@@ -11,10 +11,11 @@ import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
+import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
-import { userAssistantTurns } from '../shared/turns.js'
+import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 import { outputToolChoice, outputToolDeclaration, STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
 
 /** Anthropic Messages wire types (the subset Kode sends). */
@@ -55,10 +56,12 @@ export interface AnthropicMessageOptions {
  * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
  * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
  * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and
- * the signature is dropped. Conversions are cached per message object.
+ * the signature is dropped. Conversions are cached per message object, and the turns made from a
+ * history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
   const preparer = new MessagePreparer()
+  const settled = new SettledItems<AnthropicMessage>()
   const users = new MessageCache<AnthropicBlock[]>()
   const tools = new MessageCache<AnthropicBlock>()
   const assistants = new MessageCache<AnthropicBlock[]>()
@@ -67,17 +70,25 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
   return async function anthropicMessages(
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
-  ): Promise<{ system: string[]; messages: AnthropicMessage[] }> {
+  ): Promise<{ system: string[]; messages: WireItems<AnthropicMessage> }> {
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
-    const turns = userAssistantTurns<AnthropicBlock>(view, {
+    const convert: TurnConverters<AnthropicBlock> = {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
       tool: (m) => [tools.get(m, (t) => convertTool(t, files))],
       assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
-    })
-    const messages = turns.map((turn): AnthropicMessage => ({ role: turn.role, content: turn.parts }))
+    }
+    const messages = settled.items(
+      view,
+      (entries) => userAssistantTurns({ entries }, convert).map(anthropicMessage),
+      (entries, end) => lastTurnStart(entries, end, convert),
+    )
     return { system: view.system, messages }
   }
+}
+
+function anthropicMessage(turn: Turn<AnthropicBlock>): AnthropicMessage {
+  return { role: turn.role, content: turn.parts }
 }
 
 function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): AnthropicBlock[] {

@@ -23,9 +23,15 @@ export const google: ProviderFactory = (config) => {
     defaultBaseUrl: GOOGLE_BASE_URL,
     async buildRequest(request) {
       const mapped = await messages(request, config.readImageFile)
-      const body = googleBody(request, mapped, config.modelInfo?.reasoningControl)
-      // The turns are made per request (consecutive user content merges); their parts are kept.
-      body.contents = json.list(mapped.contents, 2)
+      const contents = mapped.contents.settled.concat(mapped.contents.rest)
+      const body = googleBody(
+        request,
+        { system: mapped.system, contents },
+        config.modelInfo?.reasoningControl,
+      )
+      // The settled turns go as one kept text; the others are made per request (consecutive user
+      // content merges) and their parts are kept.
+      body.contents = json.list(contents, 2, mapped.contents.known(json, 2, 0))
       return { path, headers, body }
     },
     createEventMapper: () => createGoogleEventMapper(config.errors),

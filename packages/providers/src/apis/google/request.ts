@@ -11,9 +11,10 @@ import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
+import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
-import { userAssistantTurns } from '../shared/turns.js'
+import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 
 /** Gemini `Content` parts (the subset Kode sends). */
 export type GooglePart =
@@ -47,10 +48,12 @@ export interface GoogleMessageOptions {
  * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
  * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that
  * made it; thinking from any other model becomes text. No tool-call ids are sent: Gemini pairs
- * responses with calls by order and name. Conversions are cached per message object.
+ * responses with calls by order and name. Conversions are cached per message object, and the turns
+ * made from a history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createGoogleMessageMapper(options: GoogleMessageOptions) {
   const preparer = new MessagePreparer()
+  const settled = new SettledItems<GoogleContent>()
   const users = new MessageCache<GooglePart[]>()
   const tools = new MessageCache<GooglePart[]>()
   const assistants = new MessageCache<GooglePart[]>()
@@ -59,19 +62,25 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
   return async function googleMessages(
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
-  ): Promise<{ system: string[]; contents: GoogleContent[] }> {
+  ): Promise<{ system: string[]; contents: WireItems<GoogleContent> }> {
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
-    const turns = userAssistantTurns<GooglePart>(view, {
+    const convert: TurnConverters<GooglePart> = {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
       tool: (m) => tools.get(m, (t) => convertTool(t, files)),
       assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
-    })
-    const contents = turns.map(
-      (turn): GoogleContent => ({ role: turn.role === 'assistant' ? 'model' : 'user', parts: turn.parts }),
+    }
+    const contents = settled.items(
+      view,
+      (entries) => userAssistantTurns({ entries }, convert).map(googleContent),
+      (entries, end) => lastTurnStart(entries, end, convert),
     )
     return { system: view.system, contents }
   }
+}
+
+function googleContent(turn: Turn<GooglePart>): GoogleContent {
+  return { role: turn.role === 'assistant' ? 'model' : 'user', parts: turn.parts }
 }
 
 function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles): GooglePart[] {

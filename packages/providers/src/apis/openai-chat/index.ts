@@ -73,10 +73,13 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
   return {
     defaultBaseUrl: options.defaultBaseUrl,
     async buildRequest(request) {
-      const mapped = await messages(request, config.readImageFile)
+      const { system, history } = await messages(request, config.readImageFile)
+      const mapped = system.concat(history.settled, history.rest)
       const built = body(request, mapped, bodyOptions)
-      // The messages go as JSON text: each message kept from the request that first sent it.
-      if (built.messages === mapped) built.messages = json.list(mapped)
+      // The messages go as JSON text: the settled history's as one kept text, each other message's
+      // kept from the request that first sent it.
+      if (built.messages === mapped)
+        built.messages = json.list(mapped, 0, history.known(json, 0, system.length))
       return { path: '/chat/completions', headers, body: built }
     },
     createEventMapper: () => events(config.errors),

@@ -13,6 +13,7 @@ import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import type { ViewEntry } from '../shared/prepare-messages.js'
+import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
@@ -65,15 +66,23 @@ interface ConvertedTool {
   images: ChatContentPart[]
 }
 
+/** A request's Chat Completions `messages`: the system messages, then the history's. */
+export interface ChatMessages {
+  system: ChatMessage[]
+  history: WireItems<ChatMessage>
+}
+
 /**
  * Messages -> Chat Completions `messages`: developer messages folded into the
  * preceding user or tool message, tool text from `outputText`, tool and developer images after
  * the run of tool messages (tool messages carry text only), missing tool results synthesised.
- * Conversions are cached per message object for the life of the client.
+ * Conversions are cached per message object for the life of the client, and the messages made
+ * from a history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createChatMessageMapper(dialect: ChatDialect) {
   const toolCallId = dialect.toolCallId ?? toolCallIdFitter(TOOL_CALL_ID_RULES['openai-chat'])
   const preparer = new MessagePreparer()
+  const settled = new SettledItems<ChatMessage>()
   const users = new MessageCache<ConvertedUser>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ChatMessage | null>()
@@ -82,12 +91,20 @@ export function createChatMessageMapper(dialect: ChatDialect) {
   return async function chatMessages(
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
-  ): Promise<ChatMessage[]> {
+  ): Promise<ChatMessages> {
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
-    const out: ChatMessage[] = view.system.map((content) => ({ role: 'system', content }))
+    return {
+      system: view.system.map((content) => ({ role: 'system', content })),
+      // A run of tool images ends where the settled entries do: a user or assistant entry follows.
+      history: settled.items(view, (entries) => entryMessages(entries, files)),
+    }
+  }
+
+  function entryMessages(entries: readonly ViewEntry[], files: ImageFiles): ChatMessage[] {
+    const out: ChatMessage[] = []
     const images = new ToolImageRun<ChatContentPart>((content) => out.push({ role: 'user', content }))
-    for (const entry of view.entries) {
+    for (const entry of entries) {
       images.next(entry)
       switch (entry.role) {
         case 'user':
@@ -116,14 +133,14 @@ export function createChatMessageMapper(dialect: ChatDialect) {
     }
     images.end()
     return out
+  }
 
-    function userMessage(entry: Extract<ViewEntry, { role: 'user' }>, files: ImageFiles): ChatMessage {
-      const own = users.get(entry.message, (m) => convertUser(m, files))
-      if (entry.appended.length === 0) return own.message
-      const parts = [...own.parts]
-      for (const dev of entry.appended) parts.push(...users.get(dev, (m) => convertUser(m, files)).parts)
-      return { role: 'user', content: collapse(parts) }
-    }
+  function userMessage(entry: Extract<ViewEntry, { role: 'user' }>, files: ImageFiles): ChatMessage {
+    const own = users.get(entry.message, (m) => convertUser(m, files))
+    if (entry.appended.length === 0) return own.message
+    const parts = [...own.parts]
+    for (const dev of entry.appended) parts.push(...users.get(dev, (m) => convertUser(m, files)).parts)
+    return { role: 'user', content: collapse(parts) }
   }
 }
 

@@ -30,9 +30,11 @@ export const openaiResponses: ProviderFactory = (config) => {
     defaultBaseUrl: OPENAI_BASE_URL,
     async buildRequest(request) {
       const mapped = await input(request, config.readImageFile)
-      const body = responsesBody(request, mapped, bodyOptions)
-      // The input goes as JSON text: each item kept from the request that first sent it.
-      body.input = json.list(mapped.input)
+      const items = mapped.input.settled.concat(mapped.input.rest)
+      const body = responsesBody(request, { instructions: mapped.instructions, input: items }, bodyOptions)
+      // The input goes as JSON text: the settled history's as one kept text, each other item's
+      // kept from the request that first sent it.
+      body.input = json.list(items, 0, mapped.input.known(json, 0, 0))
       return { path: '/responses', headers, body }
     },
     createEventMapper: () => createResponsesEventMapper(config.errors),

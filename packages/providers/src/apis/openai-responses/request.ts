@@ -13,6 +13,7 @@ import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import type { ViewEntry } from '../shared/prepare-messages.js'
+import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
@@ -59,10 +60,12 @@ interface ConvertedTool {
  * reasoning as a reasoning item (its summaries, encrypted content and item id), and message and
  * function-call item ids only when the whole message came from this model and all its reasoning
  * went back (the API pairs those ids with their reasoning items). Reasoning from anything else
- * becomes text. Call ids are made to fit 64 characters. Conversions are cached per message object.
+ * becomes text. Call ids are made to fit 64 characters. Conversions are cached per message object,
+ * and the items made from a history's settled part are kept for its next request (`SettledItems`).
  */
 export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
   const preparer = new MessagePreparer()
+  const settled = new SettledItems<ResponsesInputItem>()
   const users = new MessageCache<ResponsesContent[]>()
   // A user message's item, kept so that it is the same object (and JSON) on every request.
   const userItems = new MessageCache<ResponsesInputItem>()
@@ -73,13 +76,18 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
   return async function responsesInput(
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
-  ): Promise<{ instructions: string[]; input: ResponsesInputItem[] }> {
+  ): Promise<{ instructions: string[]; input: WireItems<ResponsesInputItem> }> {
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
+    // A run of tool images ends where the settled entries do: a user or assistant entry follows.
+    return { instructions: view.system, input: settled.items(view, (entries) => entryItems(entries, files)) }
+  }
+
+  function entryItems(entries: readonly ViewEntry[], files: ImageFiles): ResponsesInputItem[] {
     const input: ResponsesInputItem[] = []
     const contentOf = (m: UserMessage | DeveloperMessage) => users.get(m, (u) => convertUser(u, files))
     const images = new ToolImageRun<ResponsesContent>((content) => input.push({ role: 'user', content }))
-    for (const entry of view.entries) {
+    for (const entry of entries) {
       images.next(entry)
       switch (entry.role) {
         case 'user':
@@ -110,7 +118,7 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
       }
     }
     images.end()
-    return { instructions: view.system, input }
+    return input
   }
 }
 

@@ -19,26 +19,42 @@ export class JsonTextCache {
    * 0 when the list holds the kept values themselves (a Chat Completions message), 2 when it
    * holds turns made for this request whose part arrays hold the kept values (an Anthropic turn
    * `{ role, content: [...] }`). Those containers are written field by field, not kept.
+   * `known`, a run of the values whose JSON is kept already (the settled part of a history),
+   * goes in as that text when `values` still holds it.
    */
-  list(values: readonly unknown[], rebuilt = 0): JsonText {
-    return new JsonText(this.#array(values, rebuilt))
+  list(values: readonly unknown[], rebuilt = 0, known?: KnownRun): JsonText {
+    if (known === undefined || !holds(values, known)) return new JsonText(`[${this.join(values, rebuilt)}]`)
+    const end = known.start + known.items.length
+    let out = '['
+    if (known.start > 0) out += this.#join(values, rebuilt, 0, known.start)
+    if (known.items.length > 0) out += out.length > 1 ? `,${known.json}` : known.json
+    if (end < values.length) {
+      const rest = this.#join(values, rebuilt, end, values.length)
+      out += out.length > 1 ? `,${rest}` : rest
+    }
+    return new JsonText(`${out}]`)
   }
 
-  #array(values: readonly unknown[], rebuilt: number): string {
-    let out = '['
-    for (let i = 0; i < values.length; i++) {
-      if (i > 0) out += ','
+  /** The JSON of `values` joined by commas: `JSON.stringify(values)` without its brackets. */
+  join(values: readonly unknown[], rebuilt = 0): string {
+    return this.#join(values, rebuilt, 0, values.length)
+  }
+
+  #join(values: readonly unknown[], rebuilt: number, from: number, to: number): string {
+    let out = ''
+    for (let i = from; i < to; i++) {
+      if (i > from) out += ','
       // An array writes `null` where a value has no JSON (undefined, a function).
       out += this.#value(values[i], rebuilt) ?? 'null'
     }
-    return `${out}]`
+    return out
   }
 
   /** The JSON of `value`, `undefined` where `JSON.stringify` gives none. */
   #value(value: unknown, rebuilt: number): string | undefined {
     if (typeof value !== 'object' || value === null) return JSON.stringify(value)
     if (rebuilt === 0) return this.#kept(value)
-    if (Array.isArray(value)) return this.#array(value, rebuilt - 1)
+    if (Array.isArray(value)) return `[${this.#join(value, rebuilt - 1, 0, value.length)}]`
     if (typeof (value as { toJSON?: unknown }).toJSON === 'function') return JSON.stringify(value)
     const record = value as Record<string, unknown>
     let out = '{'
@@ -60,4 +76,22 @@ export class JsonTextCache {
     }
     return text
   }
+}
+
+/**
+ * A run of a list whose JSON is known already: `values[start]` on are `items` (the very same
+ * objects), and `json` is their JSON joined by commas (see `SettledItems`).
+ */
+export interface KnownRun {
+  readonly start: number
+  readonly items: readonly unknown[]
+  readonly json: string
+}
+
+/** Whether `values` holds the known run where it says (compared by identity). */
+function holds(values: readonly unknown[], known: KnownRun): boolean {
+  const { start, items } = known
+  if (start + items.length > values.length) return false
+  for (let i = 0; i < items.length; i++) if (values[start + i] !== items[i]) return false
+  return true
 }

@@ -28,6 +28,8 @@ export class MessagePreparer {
   #withFiles: Message[] = []
   #entries: ViewEntry[] = []
   #system: SystemMessage | undefined
+  /** The history the settled messages belong to: a new token each time the preparer starts over. */
+  #history: object = {}
 
   async prepare(request: LLMRequest, options: PrepareMessagesOptions = {}): Promise<PreparedMessages> {
     const history = request.messages
@@ -41,11 +43,13 @@ export class MessagePreparer {
     // Taken before the files are read: a request of another history prepared meanwhile starts over.
     const system = systemPieces(request, view.system ?? this.#system)
     const settled = this.#entries
+    const token = this.#history
     const files = await readImageFiles(sent, converted, options.readImageFile)
     return {
       system,
       entries: settled.length === 0 ? view.entries : settled.concat(view.entries),
       files,
+      settled: { history: token, count: settled.length },
     }
   }
 
@@ -86,5 +90,6 @@ export class MessagePreparer {
     this.#withFiles = []
     this.#entries = []
     this.#system = undefined
+    this.#history = {}
   }
 }

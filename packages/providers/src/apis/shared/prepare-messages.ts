@@ -23,6 +23,12 @@ export interface PreparedMessages {
   entries: ViewEntry[]
   /** The `image_file` parts of the messages, read into data URLs (see `imageUrlOf`). */
   files: ImageFiles
+  /**
+   * From `MessagePreparer`: how many of the entries are settled (made the same for every later
+   * request that continues this history), and a token that stays the same object while the
+   * client's requests continue one history. See `SettledItems`.
+   */
+  settled?: { readonly history: object; readonly count: number }
 }
 
 /** Options of {@link prepareMessages}. */

@@ -32,22 +32,49 @@ export function userAssistantTurns<P>(
     if (last?.role === role) turns[turns.length - 1] = { role, parts: [...last.parts, ...parts] }
     else turns.push({ role, parts })
   }
-  for (const entry of view.entries) {
-    switch (entry.role) {
-      case 'user':
-      case 'tool': {
-        const own = entry.role === 'user' ? convert.user(entry.message) : convert.tool(entry.message)
-        push('user', entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(convert.user)])
-        break
-      }
-      case 'assistant':
-        push('assistant', convert.assistant(entry.message))
-        break
-      default: {
-        const unknown: never = entry
-        throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
-      }
+  for (const entry of view.entries) push(turnRole(entry), entryParts(entry, convert))
+  return turns
+}
+
+/**
+ * Where the turns of `entries` before `end` stop being final (a `FinalEnd` for `SettledItems`):
+ * the first entry of their last turn, which the entries from `end` on may still merge into. The
+ * entries before it make the same turns whatever follows them.
+ */
+export function lastTurnStart<P>(
+  entries: readonly ViewEntry[],
+  end: number,
+  convert: TurnConverters<P>,
+): number {
+  let role: Turn<P>['role'] | undefined
+  for (let i = end - 1; i >= 0; i--) {
+    const entry = entries[i]!
+    const own = turnRole(entry)
+    // An entry that converts to nothing leaves no turn: the turns on either side of it may merge.
+    if (own === role || entryParts(entry, convert).length === 0) continue
+    if (role !== undefined) return i + 1
+    role = own
+  }
+  return 0
+}
+
+function turnRole(entry: ViewEntry): Turn<unknown>['role'] {
+  return entry.role === 'assistant' ? 'assistant' : 'user'
+}
+
+/** An entry's parts: its message's, then those of the developer messages folded into it. */
+function entryParts<P>(entry: ViewEntry, convert: TurnConverters<P>): P[] {
+  switch (entry.role) {
+    case 'user':
+    case 'tool': {
+      const own = entry.role === 'user' ? convert.user(entry.message) : convert.tool(entry.message)
+      return entry.appended.length === 0 ? own : [...own, ...entry.appended.flatMap(convert.user)]
+    }
+    case 'assistant':
+      return convert.assistant(entry.message)
+    default: {
+      const unknown: never = entry
+      throw new TypeError(`unknown entry ${JSON.stringify(unknown)}`)
     }
   }
-  return turns
 }
