@@ -29,8 +29,9 @@ beforeEach(() => {
     this: JsonTextCache,
     values,
     rebuilt,
+    known,
   ) {
-    return plain ? (values as never) : kept.call(this, values, rebuilt)
+    return plain ? (values as never) : kept.call(this, values, rebuilt, known)
   })
 })
 afterEach(() => {
@@ -197,6 +198,27 @@ describe.each(WIRES)('$api request body', ({ api, model }) => {
     } finally {
       plain = false
     }
+  })
+
+  test('two histories taking turns keep their settled parts: each turn writes its new messages only', async () => {
+    const all = history()
+    const other = all.map((m) => ({ ...m }))
+    const join = vi.spyOn(JsonTextCache.prototype, 'join')
+    const written = () => join.mock.calls.reduce((sum, [values]) => sum + values.length, 0)
+    const alone = testClient(server(), config)
+    for (let end = 20; end <= all.length; end += 2)
+      await sentBody(alone, api, { messages: all.slice(0, end) })
+    const once = written()
+    join.mockClear()
+    const shared = testClient(server(), config)
+    for (let end = 20; end <= all.length; end += 2) {
+      await sentBody(shared, api, { messages: all.slice(0, end) })
+      await sentBody(shared, api, { messages: other.slice(0, end) })
+    }
+    // Each history's settled items are written once, as for a history alone: starting over on
+    // every switch would write each history again on every turn (about 30 times as much here).
+    expect(once).toBeGreaterThan(all.length / 2)
+    expect(written()).toBe(2 * once)
   })
 
   test('a retry re-sends the same bytes', async () => {

@@ -18,8 +18,9 @@ import {
  * the history before the last such message is settled and its entries are kept for the next
  * request. A request whose messages do not start with the settled ones (the very same objects: a
  * history message is immutable once written) is prepared from scratch. The result always equals
- * `prepareMessages(request, options)`. It holds on to the last request's settled messages until
- * the next request (one history, which its caller holds anyway while the conversation goes on).
+ * `prepareMessages(request, options)`, plus how many of its entries are settled (`settled`). It
+ * holds on to the last request's settled messages until the next request (one history, which its
+ * caller holds anyway while the conversation goes on; for several at once see `HistoryStates`).
  */
 export class MessagePreparer {
   /** The settled messages, as the request held them (a copy: the caller may reuse its array). */
