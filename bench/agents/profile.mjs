@@ -4,6 +4,7 @@
 // summed by package and by function. Profiled milliseconds (sampling slows the process), the main
 // thread only: compare clients and phases with each other, not with `run.mjs`'s figures.
 // Run: node bench/agents/profile.mjs --clients kode,kode-providers [--runs 6] [--top 25]
+// (`--functions node` lists the functions of another package than Kode's: `node` (Node's own, undici included), `eventsource-parser`, ...)
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -20,6 +21,7 @@ const { values } = parseArgs({
     runs: { type: 'string', default: '6' },
     top: { type: 'string', default: '25' },
     interval: { type: 'string', default: '50' },
+    functions: { type: 'string', default: '@kode/' },
   },
 })
 const clients = values.clients.split(',').filter(Boolean)
@@ -82,7 +84,7 @@ function addRun(totals, { report, profile }) {
     sums.all += us
     const pkg = packageOf(frame)
     sums.byPackage.set(pkg, (sums.byPackage.get(pkg) ?? 0) + us)
-    if (pkg.startsWith('@kode/')) {
+    if (pkg.startsWith(values.functions)) {
       const name = `${frame.functionName || '(anonymous)'} (${pkg} ${frame.lineNumber + 1})`
       sums.byFunction.set(name, (sums.byFunction.get(name) ?? 0) + us)
     }
@@ -103,7 +105,7 @@ try {
       process.stdout.write(`\n### ${phase}: ${perRun(sums.all)} ms\n\n`)
       for (const [name, us] of rows(sums.byPackage, 12))
         process.stdout.write(`${perRun(us).padStart(8)}  ${name}\n`)
-      process.stdout.write('\nKode functions:\n')
+      process.stdout.write(`\nfunctions of ${values.functions}:\n`)
       for (const [name, us] of rows(sums.byFunction, top))
         process.stdout.write(`${perRun(us).padStart(8)}  ${name}\n`)
     }
