@@ -105,6 +105,56 @@ describe('readBatches', () => {
   })
 })
 
+describe('the readers behave as async generators', () => {
+  const frames = () => frameFor('anthropic', fixture('anthropic', 'anthropic-text'))
+
+  test('next() called again before the last settled: the batches come in order, as one by one', async () => {
+    server().enqueue({ body: frames() })
+    const expected = (await batchesOf(client().stream(ask()))).batches
+    server().enqueue({ body: frames() })
+    const reader = readBatches(client().stream(ask()))
+    const results = await Promise.all(Array.from({ length: expected.length + 2 }, () => reader.next()))
+    expect(results.map((result) => result.value).filter(Boolean)).toEqual(expected)
+    expect(results.slice(expected.length).every((result) => result.done)).toBe(true)
+  })
+
+  test('return() cancels the request, even before the first batch, and the reader is done', async () => {
+    const all = frames()
+    const firstText = all.findIndex((frame) => frame.includes('"text_delta"'))
+    server().enqueue({ body: all, stallAfterBytes: all.slice(0, firstText + 1).join('').length })
+    const reader = readReadyItems(client().stream(ask()))
+    expect((await reader.next()).done).toBe(false)
+    expect(await reader.return()).toEqual({ done: true, value: undefined })
+    expect(await server().ended(0)).toBe('client_closed')
+    expect(await reader.next()).toEqual({ done: true, value: undefined })
+    const unread = readBatches(client().stream(ask()))
+    expect(await unread.return()).toEqual({ done: true, value: undefined })
+    expect(await unread.next()).toEqual({ done: true, value: undefined })
+    expect(server().requests).toHaveLength(1)
+  })
+
+  test('throw() ends the stream and rejects with the value; a failed read ends the reader too', async () => {
+    server().enqueue({ body: frames() })
+    const reader = readBatches(client().stream(ask()))
+    await reader.next()
+    const odd = { not: 'an error' }
+    await expect(reader.throw(odd)).rejects.toBe(odd)
+    expect(await reader.next()).toEqual({ done: true, value: undefined })
+
+    const all = frames()
+    server().enqueue({ body: [...all.slice(0, 4), 'event: content_block_delta\ndata: {not json\n\n'] })
+    const failing = readBatches(client().stream(ask()))
+    let failure: unknown
+    try {
+      for (;;) if ((await failing.next()).done) break
+    } catch (error) {
+      failure = error
+    }
+    expect(failure).toMatchObject({ code: 'invalid_response' })
+    expect(await failing.next()).toEqual({ done: true, value: undefined })
+  })
+})
+
 describe('readReadyItems', () => {
   test('hands out the items of the stream in order, several per batch when one read holds them', async () => {
     const frames = frameFor('anthropic', fixture('anthropic', 'anthropic-text'))
