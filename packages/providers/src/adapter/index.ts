@@ -17,7 +17,6 @@ export type {
   ResponsesApiOptions,
 } from '../api-options.js'
 export { bearerAuth } from '../apis/shared/auth.js'
-export { HistoryStates } from '../apis/shared/history-states.js'
 export { type ImageFiles, imageUrlOf, parseDataUrl, toBase64 } from '../apis/shared/images.js'
 export { JsonTextCache, type KnownRun } from '../apis/shared/json-text-cache.js'
 export { MessageCache } from '../apis/shared/message-cache.js'

@@ -77,6 +77,28 @@ describe('MessagePreparer', () => {
     expect(fresh.settled).toBeUndefined()
   })
 
+  test('the last eight histories keep their settled parts, found by their first message', async () => {
+    const preparer = new MessagePreparer()
+    const tokenOf = async (messages: Message[]) => (await preparer.prepare({ messages }, options)).settled!
+    const histories = Array.from({ length: 9 }, (_, i) => {
+      const h = new HistoryBuilder(100 + i)
+      return [h.user(`task ${i}`), h.assistant('done'), h.user('more'), h.assistant('ok')] as Message[]
+    })
+    const tokens = []
+    for (const history of histories.slice(0, 8)) tokens.push(await tokenOf(history))
+    const [first, second] = tokens as [(typeof tokens)[0], (typeof tokens)[0]]
+    expect(first.count).toBeGreaterThan(0)
+    // Used again: still kept, with its settled part, so the second history is now the oldest.
+    expect(await tokenOf(histories[0]!)).toEqual(first)
+    expect((await tokenOf(histories[0]!)).history).toBe(first.history)
+    await tokenOf(histories[8]!)
+    // The ninth evicted the least recently used: the second history starts over, the first is kept.
+    expect((await tokenOf(histories[1]!)).history).not.toBe(second.history)
+    expect((await tokenOf(histories[0]!)).history).toBe(first.history)
+    // A copy of a history is another history (its first message is another object).
+    expect((await tokenOf(structuredClone(histories[0]!))).history).not.toBe(first.history)
+  })
+
   test('two histories prepared at once each get their own entries', async () => {
     const preparer = new MessagePreparer()
     await preparer.prepare({ messages: history.slice(0, 60) }, options)

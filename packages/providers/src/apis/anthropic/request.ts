@@ -7,7 +7,6 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
-import { HistoryStates } from '../shared/history-states.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
@@ -61,11 +60,8 @@ export interface AnthropicMessageOptions {
  * history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
-  // One per history: sub-agents sharing this client send their requests at once.
-  const histories = new HistoryStates(() => ({
-    preparer: new MessagePreparer(),
-    settled: new SettledItems<AnthropicMessage>(),
-  }))
+  const preparer = new MessagePreparer()
+  const settled = new SettledItems<AnthropicMessage>()
   const users = new MessageCache<AnthropicBlock[]>()
   const tools = new MessageCache<AnthropicBlock>()
   const assistants = new MessageCache<AnthropicBlock[]>()
@@ -75,7 +71,6 @@ export function createAnthropicMessageMapper(options: AnthropicMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; messages: WireItems<AnthropicMessage> }> {
-    const { preparer, settled } = histories.of(request.messages)
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const convert: TurnConverters<AnthropicBlock> = {

@@ -7,7 +7,6 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest, ReasoningControl } from '../../types.js'
-import { HistoryStates } from '../shared/history-states.js'
 import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
@@ -53,11 +52,8 @@ export interface GoogleMessageOptions {
  * made from a history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createGoogleMessageMapper(options: GoogleMessageOptions) {
-  // One per history: sub-agents sharing this client send their requests at once.
-  const histories = new HistoryStates(() => ({
-    preparer: new MessagePreparer(),
-    settled: new SettledItems<GoogleContent>(),
-  }))
+  const preparer = new MessagePreparer()
+  const settled = new SettledItems<GoogleContent>()
   const users = new MessageCache<GooglePart[]>()
   const tools = new MessageCache<GooglePart[]>()
   const assistants = new MessageCache<GooglePart[]>()
@@ -67,7 +63,6 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ system: string[]; contents: WireItems<GoogleContent> }> {
-    const { preparer, settled } = histories.of(request.messages)
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     const convert: TurnConverters<GooglePart> = {

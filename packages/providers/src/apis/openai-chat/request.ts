@@ -8,7 +8,6 @@ import type {
 } from '@kode/protocol'
 import { joinThinking } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
-import { HistoryStates } from '../shared/history-states.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
@@ -82,11 +81,8 @@ export interface ChatMessages {
  */
 export function createChatMessageMapper(dialect: ChatDialect) {
   const toolCallId = dialect.toolCallId ?? toolCallIdFitter(TOOL_CALL_ID_RULES['openai-chat'])
-  // One per history: sub-agents sharing this client send their requests at once.
-  const histories = new HistoryStates(() => ({
-    preparer: new MessagePreparer(),
-    settled: new SettledItems<ChatMessage>(),
-  }))
+  const preparer = new MessagePreparer()
+  const settled = new SettledItems<ChatMessage>()
   const users = new MessageCache<ConvertedUser>()
   const tools = new MessageCache<ConvertedTool>()
   const assistants = new MessageCache<ChatMessage | null>()
@@ -96,7 +92,6 @@ export function createChatMessageMapper(dialect: ChatDialect) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<ChatMessages> {
-    const { preparer, settled } = histories.of(request.messages)
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     return {

@@ -8,7 +8,6 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
-import { HistoryStates } from '../shared/history-states.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
@@ -65,11 +64,8 @@ interface ConvertedTool {
  * and the items made from a history's settled part are kept for its next request (`SettledItems`).
  */
 export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
-  // One per history: sub-agents sharing this client send their requests at once.
-  const histories = new HistoryStates(() => ({
-    preparer: new MessagePreparer(),
-    settled: new SettledItems<ResponsesInputItem>(),
-  }))
+  const preparer = new MessagePreparer()
+  const settled = new SettledItems<ResponsesInputItem>()
   const users = new MessageCache<ResponsesContent[]>()
   // A user message's item, kept so that it is the same object (and JSON) on every request.
   const userItems = new MessageCache<ResponsesInputItem>()
@@ -81,7 +77,6 @@ export function createResponsesMessageMapper(options: ResponsesMessageOptions) {
     request: LLMRequest,
     readImageFile: ((path: string) => Promise<Uint8Array>) | undefined,
   ): Promise<{ instructions: string[]; input: WireItems<ResponsesInputItem> }> {
-    const { preparer, settled } = histories.of(request.messages)
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
     // A run of tool images ends where the settled entries do: a user or assistant entry follows.

@@ -28,20 +28,12 @@ export interface WireItems<W> {
 /**
  * The wire items (messages, turns, input items) made from the settled entries of a client's
  * requests (see `MessagePreparer`), kept from one request to the next with their JSON: each
- * request makes items only from the entries settled since the last one and from its unsettled
- * rest, so a turn of a long conversation touches its new messages only. A request of another
- * history starts over. Holds the last history's items until the next request (as the preparer
- * holds its messages).
+ * request makes items only from the entries settled since the last one of its history and from
+ * its unsettled rest, so a turn of a long conversation touches its new messages only. Kept per
+ * history the preparer keeps (by its `settled.history` token), and gone with it.
  */
 export class SettledItems<W> {
-  #history: object | undefined
-  /** How many entries made `#items`. */
-  #entries = 0
-  /** A new array each time it grows: a request in flight may still hold the last one. */
-  #items: readonly W[] = []
-  /** The JSON of the first `#written` items, joined by commas. */
-  #json = ''
-  #written = 0
+  readonly #kept = new WeakMap<object, KeptItems<W>>()
 
   /**
    * The items of `view` (from `MessagePreparer.prepare`): `make` makes those of the entries
@@ -51,21 +43,43 @@ export class SettledItems<W> {
   items(view: PreparedMessages, make: MakeItems<W>, finalEnd?: FinalEnd): WireItems<W> {
     const entries = view.entries
     const settled = view.settled
-    const end = settled === undefined ? 0 : (finalEnd?.(entries, settled.count) ?? settled.count)
-    if (settled?.history !== this.#history || end < this.#entries) this.#reset(settled?.history)
-    if (end > this.#entries) {
-      this.#items = this.#items.concat(make(entries.slice(this.#entries, end)))
-      this.#entries = end
+    if (settled === undefined) return new KeptItems<W>().items(entries, 0, make)
+    const end = finalEnd?.(entries, settled.count) ?? settled.count
+    let kept = this.#kept.get(settled.history)
+    // None yet, or it went further than this request's view (two requests of one history at once).
+    if (kept === undefined || end < kept.entries) {
+      kept = new KeptItems()
+      this.#kept.set(settled.history, kept)
+    }
+    return kept.items(entries, end, make)
+  }
+}
+
+/** One history's kept items and their JSON. */
+class KeptItems<W> {
+  /** How many entries made `#items`. */
+  entries = 0
+  /** A new array each time it grows: a request in flight may still hold the last one. */
+  #items: readonly W[] = []
+  /** The JSON of the first `#written` items, joined by commas. */
+  #json = ''
+  #written = 0
+
+  /** The items of `entries`, those before `end` kept (made now when they are not yet). */
+  items(entries: readonly ViewEntry[], end: number, make: MakeItems<W>): WireItems<W> {
+    if (end > this.entries) {
+      this.#items = this.#items.concat(make(entries.slice(this.entries, end)))
+      this.entries = end
     }
     const items = this.#items
     return {
       settled: items,
-      rest: make(this.#entries === 0 ? entries : entries.slice(this.#entries)),
+      rest: make(this.entries === 0 ? entries : entries.slice(this.entries)),
       known: (cache, rebuilt, start) => ({ start, items, json: this.#jsonOf(items, cache, rebuilt) }),
     }
   }
 
-  /** The JSON of `items`: kept when they are (a prefix of) the current items, else written anew. */
+  /** The JSON of `items`: kept when they are the current items, else written anew. */
   #jsonOf(items: readonly W[], cache: JsonTextCache, rebuilt: number): string {
     if (items !== this.#items) return cache.join(items, rebuilt)
     if (this.#written < items.length) {
@@ -74,13 +88,5 @@ export class SettledItems<W> {
       this.#written = items.length
     }
     return this.#json
-  }
-
-  #reset(history: object | undefined): void {
-    this.#history = history
-    this.#entries = 0
-    this.#items = []
-    this.#json = ''
-    this.#written = 0
   }
 }
