@@ -4,6 +4,7 @@
  * it loads no TypeBox and builds no schema, so a package that needs only these functions at run
  * time (as @kode/providers does) keeps its own import cheap. The main entry exports them too.
  */
+export { approvalResponseId } from './approval-response-id.js'
 export {
   isInterrupt,
   isRole,

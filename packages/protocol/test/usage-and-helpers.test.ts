@@ -1,6 +1,7 @@
 import {
   type AssistantMessage,
   addUsage,
+  approvalResponseId,
   computeCostUsd,
   type HistoryEvent,
   isInterrupt,
@@ -101,4 +102,13 @@ test('joinText, joinThinking and toolCallsOf keep part order', () => {
   expect(joinThinking(message.parts)).toBe('t1t2')
   expect(joinThinking([{ type: 'text', text: 'x' }])).toBeUndefined()
   expect(toolCallsOf(message).map((c) => c.id)).toEqual(['c1', 'c2'])
+})
+
+describe('approvalResponseId', () => {
+  test("a sub-agent's call shows the sub-agent's response; any other, or one recorded before that field, its own", () => {
+    expect(approvalResponseId({ responseId: 'parent', subAgentResponseId: 'child' })).toBe('child')
+    expect(approvalResponseId({ responseId: 'parent' })).toBe('parent')
+    expect(approvalResponseId({ subAgentResponseId: 'child' })).toBe('child')
+    expect(approvalResponseId({})).toBeUndefined()
+  })
 })

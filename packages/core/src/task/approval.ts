@@ -1,4 +1,5 @@
 import type { HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
+import { approvalResponseId } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
 import { neverAsks } from '../tools/define-tool.js'
@@ -111,15 +112,6 @@ export interface PendingCall extends PendingApproval {
   subAgentCall?: SubAgentCall
   /** For a sub-agent's call: the sub-agent's response that asked for it, when recorded. */
   subAgentResponseId?: string
-}
-
-/**
- * The response id a pending call's approval events carry: the response that asked for it, in the
- * session it waits in. For a sub-agent's call recorded before `subAgentResponseId` was, the
- * parent's, as the replay of such a history shows it.
- */
-export function approvalResponseId(entry: PendingCall): string | undefined {
-  return entry.subAgentResponseId ?? entry.responseId
 }
 
 /**

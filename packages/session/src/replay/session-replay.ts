@@ -9,6 +9,7 @@ import type {
   ToolCallEvent,
   ToolResultMessage,
 } from '@kode/protocol'
+import { approvalResponseId } from '@kode/protocol/helpers'
 import {
   emitResponse,
   type ReplaySink,
@@ -156,9 +157,8 @@ export class SessionReplay implements ReplaySink {
       }
       case 'approval_request': {
         const { toolCallId, toolName, subAgentCall } = event
-        // A sub-agent's call shows the sub-agent's response, as its request did live (histories
-        // that lack it show this session's: the best they hold).
-        const responseId = event.subAgentResponseId ?? event.responseId
+        // A sub-agent's call shows the sub-agent's response, as its request did live.
+        const responseId = approvalResponseId(event)
         if (subAgentCall) {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
