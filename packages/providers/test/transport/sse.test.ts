@@ -43,3 +43,38 @@ test('an event handed out is no longer held: its data slices a whole network chu
   expect(drain(decoder).map((e) => e.data)).toEqual(['3'])
   expect(queue.filter((e) => e !== undefined)).toEqual([])
 })
+
+test('every split of a stream into two chunks gives the same events, delivered as soon as complete', () => {
+  const text = 'event: a\ndata: 1\n\n: ping\ndata: 2\ndata: 3\n\ndata: 4\r\n\r\ndata: 5\n\n'
+  const whole = new SseDecoder()
+  whole.feed(bytes(text))
+  const expected = drain(whole)
+  expect(expected.map((e) => e.data)).toEqual(['1', '2\n3', '4', '5'])
+  const ends = [...text.matchAll(/\r?\n\r?\n/g)].map((m) => m.index + m[0].length)
+  expect(ends).toHaveLength(expected.length)
+  for (let at = 0; at <= text.length; at++) {
+    const decoder = new SseDecoder()
+    decoder.feed(bytes(text.slice(0, at)))
+    const first = drain(decoder)
+    // Whatever was complete in the first chunk is out before the second arrives.
+    expect(first.length, `split at ${at}`).toBe(ends.filter((end) => end <= at).length)
+    decoder.feed(bytes(text.slice(at)))
+    expect([...first, ...drain(decoder)], `split at ${at}`).toEqual(expected)
+  }
+})
+
+test("the parser never gets a chunk ending in a non-empty line's LF", () => {
+  // It would read one character past the end there, which deoptimizes its main loop.
+  const decoder = new SseDecoder()
+  const fed: string[] = []
+  // White-box on purpose: the property is about what the parser is handed.
+  const parser = (decoder as unknown as { parser: { feed(text: string): void } }).parser
+  const feed = parser.feed.bind(parser)
+  parser.feed = (text) => {
+    fed.push(text)
+    feed(text)
+  }
+  for (const chunk of ['data: 1\n', '\ndata: 2\n', '\n', 'data: 3\n\n']) decoder.feed(bytes(chunk))
+  expect(fed).toEqual(['data: 1', '\n\ndata: 2', '\n\n', 'data: 3\n\n'])
+  expect(drain(decoder).map((e) => e.data)).toEqual(['1', '2', '3'])
+})
