@@ -3,6 +3,7 @@
 // start-up, so answering costs the same for every client; the request's history decides the turn.
 import { once } from 'node:events'
 import { createServer } from 'node:http'
+import { warmUpBody } from '../providers/warm-up.mjs'
 import { checkRequest } from './history-check.mjs'
 import { renderAll, renderTurn } from './model-stream.mjs'
 import { TURNS } from './task.mjs'
@@ -22,15 +23,34 @@ function drainedOrClosed(res) {
   })
 }
 
-/** Starts the server; resolves to its origin and a `close` function. `GET /warmup` answers `ok`. */
+/** Writes `body` as an event stream in CHUNK_SIZE pieces (chunked, no content-length), then ends. */
+async function write(res, body) {
+  res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+  for (let at = 0; at < body.length; at += CHUNK_SIZE) {
+    if (res.destroyed) return
+    if (!res.write(body.subarray(at, at + CHUNK_SIZE))) await drainedOrClosed(res)
+  }
+  res.end()
+}
+
+/**
+ * Starts the server; resolves to its origin and a `close` function. `GET /warmup` answers `ok`;
+ * `GET /warmup/parser` streams a large body that warms the HTTP parser (see
+ * bench/providers/warm-up.mjs).
+ */
 export async function startAgentsServer({ port = 0 } = {}) {
   const bodies = renderAll()
+  const warmUp = warmUpBody()
   const server = createServer(async (req, res) => {
     const pieces = []
     for await (const piece of req) pieces.push(piece)
     const { pathname } = new URL(req.url ?? '/', 'http://localhost')
     if (pathname === '/warmup') {
       res.end('ok')
+      return
+    }
+    if (pathname === '/warmup/parser') {
+      await write(res, warmUp)
       return
     }
     if (req.method !== 'POST' || !pathname.endsWith('/chat/completions')) {
@@ -47,12 +67,7 @@ export async function startAgentsServer({ port = 0 } = {}) {
     } catch (error) {
       body = renderTurn(0, `history check failed: ${String(error)}`)
     }
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
-    for (let at = 0; at < body.length; at += CHUNK_SIZE) {
-      if (res.destroyed) return
-      if (!res.write(body.subarray(at, at + CHUNK_SIZE))) await drainedOrClosed(res)
-    }
-    res.end()
+    await write(res, body)
   })
   server.listen(port, '127.0.0.1')
   await once(server, 'listening')

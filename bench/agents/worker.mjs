@@ -1,14 +1,17 @@
 // One measured task, in a fresh process: node worker.mjs <client> <origin> [warm]
 //
 // Before the measurement: a tap on global fetch (every client here calls it, so the start of each
-// model call marks a turn), the client's library loaded and its agent built, and one tiny request
-// that loads Node's fetch (undici) the same way for every client; with `warm`, one whole task run
-// unmeasured too. Measured: CPU (user + system) and wall time of the whole task, CPU per turn (from
+// model call marks a turn), the client's library loaded and its agent built, and one large
+// response read with Node's fetch, which loads undici and warms its HTTP parser the same way for
+// every client; then a wait until the process is quiet, so no background compile of that or of
+// the imports falls in the measurement (see bench/providers/warm-up.mjs). With `warm`, one whole
+// task is run unmeasured too. Measured: CPU (user + system) and wall time of the whole task, CPU per turn (from
 // the start of one model call to the next), and the process's peak RSS. Then the outcome is
 // checked: every tool call ran exactly once and the final text is the scripted one.
 
 import { Unavailable } from '../providers/clients/unavailable.mjs'
 import { reportAndExit } from '../providers/protocol.mjs'
+import { warmHttpParser } from '../providers/warm-up.mjs'
 import { CLIENTS } from './clients/index.mjs'
 import { keyOf, runTool, TURNS } from './task.mjs'
 import { mismatch } from './verify.mjs'
@@ -36,7 +39,6 @@ try {
   let ran = []
   const { prepare } = await CLIENTS[client].load()
   const run = await prepare({ origin, record: (key) => ran.push(key), runTool, keyOf, maxTurns: TURNS + 5 })
-  await (await bareFetch(`${origin}/warmup`)).text()
   if (warm === 'warm') {
     const wrong = mismatch(await run(), ran, turnStarts.length)
     if (wrong) reportAndExit({ wrong: `warm-up task: ${wrong}` })
@@ -44,6 +46,8 @@ try {
     turnStarts.length = 0
     turnClock.length = 0
   }
+  // Last, so its wait for a quiet process also covers the compiles of a warm-up task.
+  await warmHttpParser(origin, bareFetch)
 
   const cpuBefore = process.cpuUsage()
   const start = performance.now()

@@ -24,9 +24,11 @@ const SETTLE_LIMIT_MS = 3000
  * Reads the server's warm-up response to its end with `fetch`, then waits until the process is
  * quiet (under 10% of one core over a 25 ms window, at most 3 s), so the optimizing compiler's
  * background work is over before anything is measured. Resolves to how long it waited.
+ * `fetchBody` is the `fetch` to read it with (a worker that taps global `fetch` passes the untapped
+ * one).
  */
-export async function warmHttpParser(origin) {
-  const response = await fetch(`${origin}/warmup/parser`)
+export async function warmHttpParser(origin, fetchBody = fetch) {
+  const response = await fetchBody(`${origin}/warmup/parser`)
   const reader = response.body.getReader()
   while (!(await reader.read()).done);
   const started = performance.now()
