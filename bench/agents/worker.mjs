@@ -1,13 +1,13 @@
 // One measured task, in a fresh process: node worker.mjs <client> <origin> [warm]
 //
 // Before the measurement: a tap on global fetch (every client here calls it, so the start of each
-// model call marks a turn), the client's library loaded and its agent built, and one large
-// response read with Node's fetch, which loads undici and warms its HTTP parser the same way for
-// every client; then a wait until the process is quiet, so no background compile of that or of
-// the imports falls in the measurement (see bench/providers/warm-up.mjs). With `warm`, one whole
-// task is run unmeasured too. Measured: CPU (user + system) and wall time of the whole task, CPU per turn (from
-// the start of one model call to the next), and the process's peak RSS. Then the outcome is
-// checked: every tool call ran exactly once and the final text is the scripted one.
+// model call marks a turn), the client's library loaded and its agent built (with `warm`, one
+// whole task run unmeasured too), and one large response read with Node's fetch, which loads
+// undici and warms its HTTP parser the same way for every client; then a wait until the process
+// is quiet, so no background compile of that or of the imports falls in the measurement (see
+// bench/providers/warm-up.mjs). Measured: CPU (user + system) and wall time of the whole task,
+// CPU per turn (from the start of one model call to the next), and the process's peak RSS. Then
+// the outcome is checked: every tool call ran exactly once and the final text is the scripted one.
 
 import { Unavailable } from '../providers/clients/unavailable.mjs'
 import { reportAndExit } from '../providers/protocol.mjs'
