@@ -24,6 +24,7 @@ import { readFloor } from './clients/floor.mjs'
 import { readFloorItems } from './clients/floor-items.mjs'
 import { TOOL } from './scenarios.mjs'
 import { CHUNK_SIZE } from './server.mjs'
+import { waitForQuiet } from './warm-up.mjs'
 import { renderStream } from './wires/index.mjs'
 
 const [client, wire, scenario, only] = process.argv.slice(2)
@@ -71,8 +72,10 @@ if (client === 'floor') {
       }
 }
 
-// Loads the web streams and Response code for both kinds of client before measuring.
+// Loads the web streams and Response code for both kinds of client before measuring, then lets
+// the background compiles of that and of the imports finish, so the CPU printed is the read's.
 await new Response(new ReadableStream({ start: (c) => c.close() })).text()
+await waitForQuiet()
 const threadsBefore = threadCpu()
 const before = process.cpuUsage()
 // `setup`: everything but the read, whose count subtracted from a whole run's leaves the read's own.

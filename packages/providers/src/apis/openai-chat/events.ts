@@ -64,6 +64,11 @@ export function createChatEventMapper(errors: ErrorContext): EventMapper {
  * One chunk onto the builder. Chunks without choices (Azure `prompt_filter_results`, the final
  * usage-only chunk) carry only metadata. Reasoning comes in `reasoning_content`, `reasoning` or
  * `reasoning_text` depending on the server; tool calls accumulate by `index`.
+ *
+ * The delta is read here rather than in a helper of its own. This runs for every chunk, and as one
+ * function too large to inline, V8's optimizing compiler compiles it once; split in two, each part
+ * was also compiled again inside every caller it was inlined into (in the agents benchmark's
+ * 50-turn task without a network, 6 ms of the 35 ms the compiler spent).
  */
 export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: ErrorContext): void {
   if (chunk.error) throw errorFromPayload(chunk, errors)
@@ -72,35 +77,33 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
   const choice = chunk.choices?.[0]
   if (!choice) return
   const delta = choice.delta
-  if (delta) mapDelta(delta, out)
+  if (delta) {
+    const reasoning = delta.reasoning_content || delta.reasoning || delta.reasoning_text
+    if (typeof reasoning === 'string') out.thinking(reasoning)
+    if (typeof delta.content === 'string') out.text(delta.content)
+    if (typeof delta.refusal === 'string') out.text(delta.refusal)
+    const calls = delta.tool_calls
+    if (calls) {
+      for (let i = 0; i < calls.length; i++) {
+        const call = calls[i]!
+        const key = typeof call.index === 'number' ? call.index : i
+        const fn = call.function
+        if (call.id || fn?.name) out.toolCall(key, call.id, fn?.name)
+        if (fn?.arguments) out.toolCallArgs(key, fn.arguments)
+      }
+    }
+    if (delta.images) {
+      for (const image of delta.images) {
+        const url = image.image_url?.url
+        if (url) out.image({ type: 'image_url', url })
+      }
+    }
+  }
   const finish = choice.finish_reason
   if (finish) {
     out.stop(finish, chatStopReason(finish))
     // After `length` a call may be cut before its arguments began, so only other finishes close calls.
     if (finish !== 'length') out.closeToolCalls()
-  }
-}
-
-function mapDelta(delta: ChatDelta, out: ResponseBuilder): void {
-  const reasoning = delta.reasoning_content || delta.reasoning || delta.reasoning_text
-  if (typeof reasoning === 'string') out.thinking(reasoning)
-  if (typeof delta.content === 'string') out.text(delta.content)
-  if (typeof delta.refusal === 'string') out.text(delta.refusal)
-  const calls = delta.tool_calls
-  if (calls) {
-    for (let i = 0; i < calls.length; i++) {
-      const call = calls[i]!
-      const key = typeof call.index === 'number' ? call.index : i
-      const fn = call.function
-      if (call.id || fn?.name) out.toolCall(key, call.id, fn?.name)
-      if (fn?.arguments) out.toolCallArgs(key, fn.arguments)
-    }
-  }
-  if (delta.images) {
-    for (const image of delta.images) {
-      const url = image.image_url?.url
-      if (url) out.image({ type: 'image_url', url })
-    }
   }
 }
 
