@@ -287,6 +287,33 @@ describe('abort and cancel', () => {
     }
     expect(await server().ended(0)).toBe('client_closed')
   })
+
+  test('return() while next() waits out a retry sends no further request', async () => {
+    server().enqueue({ status: 503, headers: { 'retry-after-ms': '100' }, body: '{}' }, ok())
+    let retrying!: () => void
+    const retried = new Promise<void>((resolve) => {
+      retrying = resolve
+    })
+    const stream = client()
+      .stream(ask(), { onRetry: () => retrying() })
+      [Symbol.asyncIterator]()
+    const pending = stream.next()
+    await retried
+    await stream.return?.()
+    expect(await pending).toEqual({ done: true, value: undefined })
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(server().requests).toHaveLength(1)
+  })
+
+  test('return() right after next(), while the request is being built, sends nothing', async () => {
+    server().enqueue(ok())
+    const stream = client().stream(ask())[Symbol.asyncIterator]()
+    const pending = stream.next()
+    await stream.return?.()
+    expect(await pending).toEqual({ done: true, value: undefined })
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(server().requests).toHaveLength(0)
+  })
 })
 
 test('an HTTP 400 is a ProviderError and an Error', async () => {

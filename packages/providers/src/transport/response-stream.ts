@@ -177,7 +177,11 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     for (;;) {
       if (!failure) {
         try {
-          if (!this.reader) await this.connect()
+          if (!this.reader) {
+            await this.connect()
+            // `return()` came while the request was being built or during a retry's wait.
+            if (!this.reader) return this.settled()
+          }
           const item = await this.advance()
           if (item !== undefined) return { done: false, value: item }
           if (this.finished) return this.settled()
@@ -251,6 +255,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     const { setup } = this
     this.attempt++
     this.prepared ??= await prepareRequest(setup)
+    // The consumer left meanwhile: send nothing.
+    if (this.finished) return
     const controller = new AbortController()
     this.controller = controller
     if (this.attempt === 1) setup.options.signal?.addEventListener('abort', this.onAbort)
