@@ -316,6 +316,15 @@ describe('abort and cancel', () => {
   })
 })
 
+test('next() calls made while one is pending get the end after its error, not the error again', async () => {
+  server().enqueue({ status: 400, body: '{"error":{"message":"bad","code":"bad_request"}}' })
+  const stream = client().stream(ask())[Symbol.asyncIterator]()
+  const [first, second, third] = await Promise.allSettled([stream.next(), stream.next(), stream.next()])
+  expect(first).toMatchObject({ status: 'rejected', reason: { status: 400, code: 'bad_request' } })
+  expect(second).toEqual({ status: 'fulfilled', value: { done: true, value: undefined } })
+  expect(third).toEqual({ status: 'fulfilled', value: { done: true, value: undefined } })
+})
+
 test('an HTTP 400 is a ProviderError and an Error', async () => {
   server().enqueue({ status: 400, body: '{"error":{"message":"bad"}}' })
   const error = await caught(client().complete(ask()))

@@ -131,7 +131,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   /** `next()` off the hot path: before the body, after a failure, at the end, around an abort. */
   private nextSlow(): Promise<IteratorResult<StreamItem>> {
-    if (this.inflight) return this.inflight.then(() => this.next())
+    if (this.inflight) {
+      // Queued behind the pending call whichever way it ends: a failure goes to that call alone,
+      // and this one then gets what follows it (the end).
+      const next = () => this.next()
+      return this.inflight.then(next, next)
+    }
     const deferred = this.deferred
     if (deferred) {
       this.deferred = undefined
