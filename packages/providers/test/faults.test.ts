@@ -48,6 +48,16 @@ describe('retries before any output', () => {
     expect(retries[0]?.delayMs).toBe(5)
   })
 
+  test('an unreadable Retry-After backs off as if there were none', async () => {
+    server().enqueue({ status: 429, headers: { 'retry-after': 'garbage 12' }, body: '{}' }, ok())
+    const retries: RetryInfo[] = []
+    const retry = { baseDelayMs: 40, maxDelayMs: 40, maxRetryAfterMs: 100 }
+    await client({ retry }).complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(retries[0]?.error.retryAfterMs).toBeUndefined()
+    expect(retries[0]?.delayMs).toBeGreaterThanOrEqual(20)
+    expect(retries[0]?.delayMs).toBeLessThanOrEqual(40)
+  })
+
   test('500 on every attempt: gives up after maxAttempts with the last error', async () => {
     server().handle(() => ({ status: 500, body: '{"error":{"message":"boom","type":"server_error"}}' }))
     const retries: RetryInfo[] = []

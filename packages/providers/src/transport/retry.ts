@@ -88,13 +88,21 @@ export function parseRetryAfter(headers: Headers, nowMs: number): number | undef
     const value = Number.parseFloat(ms)
     if (Number.isFinite(value) && value >= 0) return value
   }
-  const after = headers.get('retry-after')
-  if (after === null) return undefined
-  const seconds = Number(after.trim())
-  if (after.trim() !== '' && Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const after = headers.get('retry-after')?.trim()
+  if (!after) return undefined
+  const seconds = Number(after)
+  if (DELAY_SECONDS.test(after) && Number.isFinite(seconds)) return seconds * 1000
+  // Date.parse reads almost anything with a number in it as a date (`abc 1` is 2001), which
+  // would turn garbage into "retry now": only a value shaped like an HTTP date is read as one.
+  if (!HTTP_DATE.test(after)) return undefined
   const date = Date.parse(after)
   return Number.isNaN(date) ? undefined : Math.max(0, date - nowMs)
 }
+
+const DELAY_SECONDS = /^\d+(?:\.\d+)?$/
+// The three forms HTTP allows: `Sun, 06 Nov 1994 08:49:37 GMT`, `Sunday, 06-Nov-94 08:49:37 GMT`
+// and `Sun Nov  6 08:49:37 1994`: a day's name, then a time of day.
+const HTTP_DATE = /^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,? .*\b\d{1,2}:\d{2}:\d{2}\b/i
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {

@@ -52,6 +52,23 @@ describe('parseRetryAfter', () => {
     expect(parseRetryAfter(headers({}), 0)).toBeUndefined()
     expect(parseRetryAfter(headers({ 'retry-after': 'soon' }), 0)).toBeUndefined()
   })
+
+  test('is undefined for garbage that Date.parse would still read as a date, and for negative seconds', () => {
+    // V8 reads `garbage 12` as December 2001: a delay of 0, a retry with no backoff at all.
+    const now = Date.parse('Wed, 21 Oct 2015 07:28:00 GMT')
+    for (const value of ['garbage 12', 'abc 1', 'later 2', '1, 2', '-5', '0x10'])
+      expect(parseRetryAfter(headers({ 'retry-after': value }), now), value).toBeUndefined()
+  })
+
+  test('reads the three HTTP date forms', () => {
+    const now = Date.parse('Sun, 06 Nov 1994 08:49:30 GMT')
+    for (const value of [
+      'Sun, 06 Nov 1994 08:49:37 GMT',
+      'Sunday, 06-Nov-94 08:49:37 GMT',
+      'Sun Nov  6 08:49:37 1994',
+    ])
+      expect(parseRetryAfter(headers({ 'retry-after': value }), now), value).toBe(7_000)
+  })
 })
 
 test('sleep rejects with the abort reason', async () => {
