@@ -87,6 +87,14 @@ describe('retries before any output', () => {
   })
 })
 
+test('a server framing events with CR alone: its last event, the terminal one, is read', async () => {
+  const frames = streamOf('openai-chat', TEXT).body as string[]
+  server().enqueue({ body: frames.map((frame) => frame.replace(/\n/g, '\r')) })
+  const message = await client({ retry: { maxAttempts: 1 } }).complete(ask())
+  expect(message.stopReason).toBe('stop')
+  expect(message.parts.map((p) => p.type)).toEqual(['text', 'thinking_text', 'text'])
+})
+
 describe('failures that are not retried', () => {
   test('401: no retry, a clear message, and the key appears nowhere', async () => {
     const key = 'sk-live-secret-abcdef123456'

@@ -237,7 +237,11 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       this.watchdog.resume()
       const chunk = await reader.read()
       this.watchdog.pause()
-      if (chunk.done) return this.endOfBody()
+      if (chunk.done) {
+        // The last event may end in a lone CR, complete only now: map it before the end.
+        if (this.decoder.end()) continue
+        return this.endOfBody()
+      }
       if (!this.sniffed) this.sniffed = checkNotPage(chunk.value, this.setup.errors) !== undefined
       this.decoder.feed(chunk.value)
     }

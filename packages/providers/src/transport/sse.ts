@@ -20,6 +20,8 @@ export class SseDecoder {
   private size = 0
   // A line feed held back from the end of the last chunk (see `feed`).
   private heldLineFeed = false
+  // The text fed last ended with a CR: the parser waits to see whether an LF follows (see `end`).
+  private trailingCR = false
 
   constructor() {
     this.parser = createParser({
@@ -49,7 +51,19 @@ export class SseDecoder {
         text = text.slice(0, last)
       }
     }
+    if (text.length > 0) this.trailingCR = text.charCodeAt(text.length - 1) === CR
     this.parser.feed(text)
+  }
+
+  /**
+   * The body ended. A line ended by a lone CR (SSE allows CR, LF or CRLF) is complete only once
+   * no LF can follow it: the event it ends becomes available to `next`. True when that happened.
+   */
+  end(): boolean {
+    if (!this.trailingCR) return false
+    this.trailingCR = false
+    this.parser.feed('\n')
+    return true
   }
 
   /** The oldest event not taken yet. */

@@ -26,6 +26,22 @@ test('reads CRLF framing and drops comments', () => {
   expect(drain(decoder).map((e) => e.data)).toEqual(['1'])
 })
 
+test('CR line endings: the event a last lone CR completes is delivered when the body ends', () => {
+  const decoder = new SseDecoder()
+  decoder.feed(bytes('data: 1\r\rdata: 2\r\r'))
+  expect(drain(decoder).map((e) => e.data)).toEqual(['1'])
+  expect(decoder.end()).toBe(true)
+  expect(drain(decoder).map((e) => e.data)).toEqual(['2'])
+  expect(decoder.end()).toBe(false)
+})
+
+test('at the end, a line a lone CR ends without a blank line is still no event', () => {
+  const decoder = new SseDecoder()
+  decoder.feed(bytes('data: 1\r\rdata: 2\r'))
+  decoder.end()
+  expect(drain(decoder).map((e) => e.data)).toEqual(['1'])
+})
+
 test('an event without its blank line is not delivered', () => {
   const decoder = new SseDecoder()
   decoder.feed(bytes('data: 1\n\ndata: 2\n'))
