@@ -8,13 +8,19 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+
+// `writeFile` passes through unless a test makes one call fail (a full disk).
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>()
+  return { ...actual, writeFile: vi.fn(actual.writeFile) }
+})
 
 // The file store's directory is shared with whatever else runs as the user: links planted in it,
 // and disks that fill up mid-write.
@@ -198,5 +204,20 @@ describe('a full disk mid-append', () => {
     expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
     const reader = openStore()
     expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+  })
+
+  test('a writer lock that cannot be written leaves no temp file in the session directory', async () => {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+    // The disk fills up while the lock's temp file is written: it is created, its content is not.
+    vi.mocked(writeFile).mockImplementationOnce(async (file, _data, options) => {
+      await actual.writeFile(file, '', options)
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('ENOSPC')
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    // The session is writable once there is room again.
+    await store.append('s', [record('r3')])
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
   })
 })
