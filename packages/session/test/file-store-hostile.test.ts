@@ -3,6 +3,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
@@ -220,4 +221,35 @@ describe('a full disk mid-append', () => {
     await store.append('s', [record('r3')])
     expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
   })
+
+  // Linux shows a process's open files in /proc.
+  test.runIf(existsSync('/proc/self/fd'))(
+    'a create whose metadata cannot be written leaves no file open',
+    async () => {
+      const openFiles = () =>
+        readdirSync('/proc/self/fd')
+          .map((fd) => {
+            try {
+              return readlinkSync(`/proc/self/fd/${fd}`)
+            } catch {
+              return ''
+            }
+          })
+          .filter((path) => path.startsWith(join(dir, 'c')))
+      const store = openStore()
+      const probe = await open(join(outside, 'probe'), 'w')
+      const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+      await probe.close()
+      vi.spyOn(proto, 'writeFile').mockRejectedValue(
+        Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+      )
+      expect(await codeOf(store.create({ id: 'c' }))).toBe('ENOSPC')
+      vi.restoreAllMocks()
+      expect(openFiles()).toEqual([])
+      // Once there is room again, the half-made session is created in full.
+      await store.create({ id: 'c' })
+      await store.close()
+      expect(openFiles()).toEqual([])
+    },
+  )
 })
