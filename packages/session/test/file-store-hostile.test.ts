@@ -253,3 +253,31 @@ describe('a full disk mid-append', () => {
     },
   )
 })
+
+describe('a power loss', () => {
+  // A renamed file whose content was never synced can come back empty after a power loss (delayed
+  // allocation), and an empty session.json makes the whole session unreadable.
+  test.runIf(existsSync('/proc/self/fd'))(
+    'with fsync on, session.json content is on disk before it takes its name',
+    async () => {
+      const probe = await open(join(outside, 'probe'), 'w')
+      const proto = Object.getPrototypeOf(probe) as Record<'sync' | 'datasync', () => Promise<void>>
+      await probe.close()
+      const synced: string[] = []
+      for (const method of ['sync', 'datasync'] as const) {
+        const original = proto[method]
+        vi.spyOn(proto, method).mockImplementation(async function (this: { fd: number }) {
+          synced.push(readlinkSync(`/proc/self/fd/${this.fd}`))
+          return original.call(this)
+        })
+      }
+      const store = createFileSessionStore({ dir, fsync: true })
+      stores.push(store)
+      await store.create({ id: 'p' })
+      expect(synced).toContain(join(dir, 'p', 'session.json.tmp'))
+      synced.length = 0
+      await store.update('p', { title: 'renamed' })
+      expect(synced).toContain(join(dir, 'p', 'session.json.tmp'))
+    },
+  )
+})

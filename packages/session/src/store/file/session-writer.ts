@@ -67,7 +67,13 @@ export class SessionWriter {
     this.meta = new CoalescingWriter(
       async () => {
         const written = this.byteLength
-        await writeMetaFile(ctx.paths.meta, metaTemp(ctx), metaOf(this.state, written), ctx.sessionId)
+        await writeMetaFile(
+          ctx.paths.meta,
+          metaTemp(ctx),
+          metaOf(this.state, written),
+          ctx.sessionId,
+          ctx.fsync,
+        )
         this.metaByteLength = written
         this.metaFailed = false
       },
