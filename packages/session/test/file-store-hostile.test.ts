@@ -3,18 +3,25 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   renameSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { open } from 'node:fs/promises'
+import { open, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+
+// `writeFile` passes through unless a test makes one call fail (a full disk).
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const actual = await importOriginal<typeof import('node:fs/promises')>()
+  return { ...actual, writeFile: vi.fn(actual.writeFile) }
+})
 
 // The file store's directory is shared with whatever else runs as the user: links planted in it,
 // and disks that fill up mid-write.
@@ -199,4 +206,78 @@ describe('a full disk mid-append', () => {
     const reader = openStore()
     expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
   })
+
+  test('a writer lock that cannot be written leaves no temp file in the session directory', async () => {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+    // The disk fills up while the lock's temp file is written: it is created, its content is not.
+    vi.mocked(writeFile).mockImplementationOnce(async (file, _data, options) => {
+      await actual.writeFile(file, '', options)
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('ENOSPC')
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    // The session is writable once there is room again.
+    await store.append('s', [record('r3')])
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
+  })
+
+  // Linux shows a process's open files in /proc.
+  test.runIf(existsSync('/proc/self/fd'))(
+    'a create whose metadata cannot be written leaves no file open',
+    async () => {
+      const openFiles = () =>
+        readdirSync('/proc/self/fd')
+          .map((fd) => {
+            try {
+              return readlinkSync(`/proc/self/fd/${fd}`)
+            } catch {
+              return ''
+            }
+          })
+          .filter((path) => path.startsWith(join(dir, 'c')))
+      const store = openStore()
+      const probe = await open(join(outside, 'probe'), 'w')
+      const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+      await probe.close()
+      vi.spyOn(proto, 'writeFile').mockRejectedValue(
+        Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+      )
+      expect(await codeOf(store.create({ id: 'c' }))).toBe('ENOSPC')
+      vi.restoreAllMocks()
+      expect(openFiles()).toEqual([])
+      // Once there is room again, the half-made session is created in full.
+      await store.create({ id: 'c' })
+      await store.close()
+      expect(openFiles()).toEqual([])
+    },
+  )
+})
+
+describe('a power loss', () => {
+  // A renamed file whose content was never synced can come back empty after a power loss (delayed
+  // allocation), and an empty session.json makes the whole session unreadable.
+  test.runIf(existsSync('/proc/self/fd'))(
+    'with fsync on, session.json content is on disk before it takes its name',
+    async () => {
+      const probe = await open(join(outside, 'probe'), 'w')
+      const proto = Object.getPrototypeOf(probe) as Record<'sync' | 'datasync', () => Promise<void>>
+      await probe.close()
+      const synced: string[] = []
+      for (const method of ['sync', 'datasync'] as const) {
+        const original = proto[method]
+        vi.spyOn(proto, method).mockImplementation(async function (this: { fd: number }) {
+          synced.push(readlinkSync(`/proc/self/fd/${this.fd}`))
+          return original.call(this)
+        })
+      }
+      const store = createFileSessionStore({ dir, fsync: true })
+      stores.push(store)
+      await store.create({ id: 'p' })
+      expect(synced).toContain(join(dir, 'p', 'session.json.tmp'))
+      synced.length = 0
+      await store.update('p', { title: 'renamed' })
+      expect(synced).toContain(join(dir, 'p', 'session.json.tmp'))
+    },
+  )
 })

@@ -74,11 +74,12 @@ export async function acquireLock(
   }
   const temp = `${file}.${content.token}.tmp`
   try {
-    await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
-  } catch (error) {
-    throw missingSession(error, sessionId) ?? error
-  }
-  try {
+    try {
+      await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
+    } catch (error) {
+      // A full disk fails the write after the file was created: it is removed below all the same.
+      throw missingSession(error, sessionId) ?? error
+    }
     // Retried when a stale lock was removed or the lock vanished between our attempts.
     for (let round = 0; round < 3; round++) {
       if (await createFrom(temp, file, content)) return heldLock(file, content.token)

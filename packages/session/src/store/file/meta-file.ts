@@ -59,19 +59,23 @@ export async function readMetaFile(file: string, sessionId: string): Promise<Ses
 /**
  * Replaces a metadata file atomically: readers see the old file or the new one, never a mix. The
  * temp file is created anew (never written through a link left in its place) and removed when the
- * write fails (a full disk), so no `session.json.tmp` is left behind.
+ * write fails (a full disk), so no `session.json.tmp` is left behind. With `sync`, its content is
+ * on disk before it is renamed into place.
  */
 export async function writeMetaFile(
   file: string,
   temp: string,
   meta: SessionMeta,
   sessionId: string,
+  sync: boolean,
 ): Promise<void> {
   await removeTemp(temp)
   try {
     const handle = await openNoFollow(temp, CREATE_NEW, sessionId)
     try {
       await handle.writeFile(`${JSON.stringify(meta, null, 2)}\n`)
+      // Renamed unsynced, the file can come back empty after a power loss: the session unreadable.
+      if (sync) await handle.datasync()
     } finally {
       await handle.close()
     }

@@ -67,7 +67,13 @@ export class SessionWriter {
     this.meta = new CoalescingWriter(
       async () => {
         const written = this.byteLength
-        await writeMetaFile(ctx.paths.meta, metaTemp(ctx), metaOf(this.state, written), ctx.sessionId)
+        await writeMetaFile(
+          ctx.paths.meta,
+          metaTemp(ctx),
+          metaOf(this.state, written),
+          ctx.sessionId,
+          ctx.fsync,
+        )
         this.metaByteLength = written
         this.metaFailed = false
       },
@@ -110,7 +116,13 @@ export class SessionWriter {
         })
       }
       const writer = await SessionWriter.start(ctx, lock, newSessionInfo(ctx.sessionId, init, ctx.now()), 0)
-      await writer.meta.flush()
+      try {
+        await writer.meta.flush()
+      } catch (error) {
+        // The writer is never handed out, so nothing else would close its history file.
+        await writer.handle.close()
+        throw error
+      }
       if (ctx.fsync) {
         // New directory entries are durable only once their directories are synced too.
         await syncDirectory(ctx.paths.dir)
