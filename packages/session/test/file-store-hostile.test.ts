@@ -207,6 +207,24 @@ describe('a full disk mid-append', () => {
     expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
   })
 
+  test('an update whose metadata cannot be written changes nothing, then or later', async () => {
+    const store = openStore()
+    await store.update('s', { title: 'before' })
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    vi.spyOn(proto, 'writeFile').mockRejectedValueOnce(
+      Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+    )
+    expect(await codeOf(store.update('s', { title: 'lost' }))).toBe('ENOSPC')
+    vi.restoreAllMocks()
+    expect(await store.info('s')).toMatchObject({ title: 'before' })
+    // The disk has room again: the next writes must not bring the rejected patch back.
+    await store.append('s', [record('r3')])
+    await store.close()
+    expect(await openStore().info('s')).toMatchObject({ title: 'before', recordCount: 3 })
+  })
+
   test('a writer lock that cannot be written leaves no temp file in the session directory', async () => {
     const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
     // The disk fills up while the lock's temp file is written: it is created, its content is not.

@@ -210,11 +210,20 @@ export class SessionWriter {
     })
   }
 
-  /** Applies a metadata patch; resolves once the metadata file holds it. */
+  /**
+   * Applies a metadata patch; resolves once the metadata file holds it. A patch that could not be
+   * written is dropped, so a rejected `update` changes nothing, now or at a later write.
+   */
   update(patch: SessionPatch): Promise<SessionInfo> {
     return this.enqueue(async () => {
-      this.state = patchSessionInfo(this.state, patch)
-      await this.meta.flush()
+      const before = this.state
+      this.state = patchSessionInfo(before, patch)
+      try {
+        await this.meta.flush()
+      } catch (error) {
+        this.state = before
+        throw error
+      }
       return this.info()
     })
   }
