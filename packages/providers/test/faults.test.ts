@@ -151,6 +151,26 @@ describe('failures that are not retried', () => {
     expect(error).toMatchObject({ code: 'invalid_response', retryable: false })
   })
 
+  test('a line that never ends is an invalid_response once it passes 32 MiB, after the items before it', async () => {
+    const piece = 'x'.repeat(1024 * 1024)
+    const endless = ['data: ', ...Array.from({ length: 40 }, () => piece)]
+    const body = [...frameChat(TEXT.slice(0, 2), { done: false }), ...endless]
+    server().enqueue({ body, chunks: { maxBytes: 256 * 1024 } })
+    const items: StreamItem[] = []
+    const run = async () => {
+      for await (const item of client().stream(ask())) items.push(item)
+    }
+    const error = await caught(run())
+    expect(items.map((i) => i.type)).toEqual(['text_delta', 'thinking_delta'])
+    expect(error).toMatchObject({ code: 'invalid_response', retryable: false })
+    expect(error?.message).toBe('openai-chat: the stream sent an event longer than 33554432 characters')
+    expect(error?.partial?.parts).toEqual([
+      { type: 'text', text: 'Let me check. ' },
+      { type: 'thinking_text', text: 'The user wants ' },
+    ])
+    expect(server().requests).toHaveLength(1)
+  })
+
   test('an event that is not JSON is an invalid_response quoting it', async () => {
     server().enqueue({ body: 'data: {"id": oops}\n\n' })
     const error = await caught(client({ retry: { maxAttempts: 1 } }).complete(ask()))

@@ -4,7 +4,7 @@ import { looksLikePage } from './body.js'
 import { excerpt, ProviderError } from './errors.js'
 import { type ErrorContext, transportError } from './failures.js'
 import { messageOf } from './open-response.js'
-import type { SseEvent } from './sse.js'
+import { MAX_EVENT_CHARS, type SseEvent } from './sse.js'
 
 /** The `stream_cut` message for a stream that closed after its finish reason without the terminal event. */
 const NO_TERMINAL_EVENT =
@@ -24,6 +24,15 @@ export function checkNotPage(bytes: Uint8Array, errors: ErrorContext): boolean |
   const head = new TextDecoder().decode(bytes.subarray(0, 200)).trim()
   const detail = `expected an event stream, got a page: ${excerpt(head, 120, errors.apiKey)}`
   throw transportError(errors, 'invalid_response', detail, { retryable: false })
+}
+
+/**
+ * A server that streams one event, or one line, past {@link MAX_EVENT_CHARS}: a broken or hostile
+ * server rather than a glitch, so it is not retried.
+ */
+export function eventTooLarge(errors: ErrorContext): ProviderError {
+  const detail = `the stream sent an event longer than ${MAX_EVENT_CHARS} characters`
+  return transportError(errors, 'invalid_response', detail, { retryable: false })
 }
 
 /**

@@ -2,7 +2,7 @@ import type { StreamItem } from '@kode/protocol'
 import { Accumulator } from '../accumulate.js'
 import type { EventMapper } from '../adapter/spec.js'
 import { attemptError } from './attempt-error.js'
-import { checkNotPage, endOfBodyError, mappingError } from './body-checks.js'
+import { checkNotPage, endOfBodyError, eventTooLarge, mappingError } from './body-checks.js'
 import { ResponseDeadline } from './deadline.js'
 import { type ProviderError, withRequestId } from './errors.js'
 import { IdleWatchdog } from './idle-watchdog.js'
@@ -233,6 +233,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     for (;;) {
       const item = this.mapDecoded()
       if (item !== undefined) return item
+      // Checked once the events before it are handed out, so none of them is lost.
+      if (this.decoder.tooLarge) throw eventTooLarge(this.setup.errors)
       // Watched only while the read is pending: a consumer that pauses between items is not a stall.
       this.watchdog.resume()
       const chunk = await reader.read()

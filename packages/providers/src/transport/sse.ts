@@ -3,6 +3,13 @@ import { createParser, type EventSourceMessage, type EventSourceParser } from 'e
 const LF = 10
 const CR = 13
 
+/**
+ * The most characters one event may hold, its unfinished line included: far above any real one (a
+ * whole image as base64 included), low enough that a server streaming one endless line fails with
+ * an error instead of filling the memory until the response deadline.
+ */
+export const MAX_EVENT_CHARS = 32 * 1024 * 1024
+
 /** One server-sent event: the `event:` name (if any) and the joined `data:` lines. */
 export type SseEvent = EventSourceMessage
 
@@ -20,6 +27,8 @@ export class SseDecoder {
   private size = 0
   // A line feed held back from the end of the last chunk (see `feed`).
   private heldLineFeed = false
+  /** An event grew past {@link MAX_EVENT_CHARS}: the parser stopped, and nothing more is decoded. */
+  tooLarge = false
   // The text fed last ended with a CR: the parser waits to see whether an LF follows (see `end`).
   private trailingCR = false
 
@@ -28,11 +37,18 @@ export class SseDecoder {
       onEvent: (event) => {
         this.queue[this.size++] = event
       },
+      onError: (error) => {
+        // Other parse errors (an unreadable `retry:` field, an unknown field) are ignored, as the
+        // event-stream rules say.
+        if (error.type === 'max-buffer-size-exceeded') this.tooLarge = true
+      },
+      maxBufferSize: MAX_EVENT_CHARS,
     })
   }
 
   /** Decodes one chunk of the body; complete events become available to `next`. */
   feed(bytes: Uint8Array): void {
+    if (this.tooLarge) return
     let text = this.decoder.decode(bytes, { stream: true })
     if (this.heldLineFeed) {
       text = `\n${text}`
