@@ -9,7 +9,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { open, writeFile } from 'node:fs/promises'
+import { link, open, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
@@ -17,10 +17,11 @@ import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarni
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 
-// `writeFile` passes through unless a test makes one call fail (a full disk).
+// `writeFile` and `link` pass through unless a test makes one call fail (a full disk, a file
+// system without hard links).
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>()
-  return { ...actual, writeFile: vi.fn(actual.writeFile) }
+  return { ...actual, writeFile: vi.fn(actual.writeFile), link: vi.fn(actual.link) }
 })
 
 // The file store's directory is shared with whatever else runs as the user: links planted in it,
@@ -238,6 +239,32 @@ describe('a full disk mid-append', () => {
     // The session is writable once there is room again.
     await store.append('s', [record('r3')])
     expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
+  })
+
+  test('without hard links, a writer lock left empty by a full disk is removed, not kept locking', async () => {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+    const noLinks = () => {
+      throw Object.assign(new Error('EPERM: operation not permitted, link'), { code: 'EPERM' })
+    }
+    vi.mocked(link).mockImplementation(noLinks)
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    // The lock file is created, then the disk is full when its content is written.
+    vi.spyOn(proto, 'writeFile').mockRejectedValueOnce(
+      Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' }),
+    )
+    try {
+      const store = openStore()
+      expect(await codeOf(store.append('s', [record('r3')]))).toBe('ENOSPC')
+      expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+      // There is room again: the session is not locked out.
+      await store.append('s', [record('r3')])
+      await store.close()
+    } finally {
+      vi.mocked(link).mockImplementation(actual.link)
+    }
+    expect((await openStore().read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
   })
 
   // Linux shows a process's open files in /proc.

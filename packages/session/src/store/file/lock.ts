@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { link, open, rename, unlink, writeFile } from 'node:fs/promises'
+import { type FileHandle, link, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '../../errors.js'
 import { READ } from './no-follow.js'
@@ -109,13 +109,24 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
   }
   // Filesystems without hard links: exclusive create; a crash between create and write leaves
   // an unreadable lock, which is refused rather than guessed at.
+  let handle: FileHandle
   try {
-    await writeFile(file, JSON.stringify(content), { flag: 'wx' })
-    return true
+    handle = await open(file, 'wx')
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error
   }
+  try {
+    await handle.writeFile(JSON.stringify(content))
+  } catch (error) {
+    // Created by us and left without its content (a full disk): removed, or it would lock every
+    // writer out of the session until someone deleted it by hand.
+    await handle.close().catch(() => {})
+    await unlink(file).catch(() => {})
+    throw error
+  }
+  await handle.close()
+  return true
 }
 
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
