@@ -186,6 +186,20 @@ describe('stalls', () => {
     expect(await server().ended(0)).toBe('client_closed')
   })
 
+  test('an error response whose body stalls is still that HTTP error, quoting what arrived', async () => {
+    const body = '{"error":{"message":"This model is not available in your region"}}'
+    server().enqueue({
+      status: 403,
+      body,
+      stallAfterBytes: 20,
+      headers: { 'content-type': 'application/json' },
+    })
+    const error = await caught(client({ idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()))
+    expect(error).toMatchObject({ status: 403, retryable: false })
+    expect(error?.providerMessage).toBe(`${body.slice(0, 20)}… (cut at 65536 bytes)`)
+    expect(await server().ended(0)).toBe('client_closed')
+  })
+
   test('a stall before any output is retried like any transient failure', async () => {
     server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 10 }), ok())
     const message = await client({ idleTimeoutMs: 1_000 }).complete(ask())
