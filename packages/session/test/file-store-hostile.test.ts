@@ -326,3 +326,14 @@ describe('a power loss', () => {
     },
   )
 })
+
+test('a session deleted while its writer lock is being taken is session_not_found', async () => {
+  const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+  // Another process deletes the session between the lock's temp file and its link.
+  vi.mocked(link).mockImplementationOnce(async (from, to) => {
+    rmSync(join(dir, 's'), { recursive: true, force: true })
+    return actual.link(from, to)
+  })
+  expect(await codeOf(openStore().append('s', [record('r3')]))).toBe('session_not_found')
+  expect(existsSync(join(dir, 's'))).toBe(false)
+})

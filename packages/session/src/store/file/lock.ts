@@ -82,7 +82,14 @@ export async function acquireLock(
     }
     // Retried when a stale lock was removed or the lock vanished between our attempts.
     for (let round = 0; round < 3; round++) {
-      if (await createFrom(temp, file, content)) return heldLock(file, content.token)
+      let created: boolean
+      try {
+        created = await createFrom(temp, file, content)
+      } catch (error) {
+        // The session was deleted since the temp file was written.
+        throw missingSession(error, sessionId) ?? error
+      }
+      if (created) return heldLock(file, content.token)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
       if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
