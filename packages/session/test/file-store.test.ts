@@ -198,13 +198,17 @@ describe('metadata: rewritten when it changes, not on every append', () => {
 
   test('a failed metadata write is reported, and the next append retries it', async () => {
     const writer = openStore()
-    await writer.create({ id: 's' })
+    await writer.create({ id: 's', title: 'first' })
+    await writer.append('s', shortConversation())
     mkdirSync(`${metaFile()}.tmp`) // the temp file cannot be written
+    // The update's own write fails: the update is rejected and changes nothing.
     await expect(writer.update('s', { title: 'renamed' })).rejects.toThrow()
     expect(warnings).toMatchObject([{ type: 'metadata_write_failed', sessionId: 's', file: metaFile() }])
+    expect(meta()).toMatchObject({ title: 'first', recordCount: 0 })
     rmSync(`${metaFile()}.tmp`, { recursive: true })
+    // The metadata is still behind the history: the next append brings it in step.
     await writer.append('s', shortConversation())
-    await vi.waitFor(() => expect(meta()).toMatchObject({ title: 'renamed', recordCount: 4 }), {
+    await vi.waitFor(() => expect(meta()).toMatchObject({ title: 'first', recordCount: 8 }), {
       timeout: 10_000,
     })
   })
