@@ -10,8 +10,13 @@ const MAX_NAME = 64
 export function kodeToolName(prefix: string, mcpName: string, taken: ReadonlySet<string>): string {
   const plain = `${prefix}${mcpName}`.replace(UNSAFE, '_')
   if (plain.length <= MAX_NAME && plain.length > 0 && !taken.has(plain)) return plain
-  const suffix = `_${hash(mcpName)}`
-  return `${plain.slice(0, MAX_NAME - suffix.length)}${suffix}`
+  // The hashed name can itself be taken (a server listing a name twice, or naming a tool like
+  // another's hashed name): hash again with a counter until it is free.
+  for (let attempt = 0; ; attempt++) {
+    const suffix = `_${hash(attempt === 0 ? mcpName : `${mcpName}\u0000${attempt}`)}`
+    const name = `${plain.slice(0, MAX_NAME - suffix.length)}${suffix}`
+    if (!taken.has(name)) return name
+  }
 }
 
 /** The default prefix: the server's name made safe, then `__`. */

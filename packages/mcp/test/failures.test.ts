@@ -7,6 +7,12 @@ import { EVERYTHING, everythingStdio, isAlive } from './support/servers.js'
 
 const harness = useHarness()
 const STUBBORN = fileURLToPath(new URL('./support/stubborn.cjs', import.meta.url))
+const SCRIPTED = fileURLToPath(new URL('./fixtures/scripted-server.mjs', import.meta.url))
+
+/** The options of a bare server listing `tools` as they are, however odd. */
+function scripted(tools: readonly Record<string, unknown>[]) {
+  return { name: 'odd', command: process.execPath, args: [SCRIPTED, JSON.stringify(tools)] }
+}
 
 /** A process that starts and then never says a word: a hung server. It writes its pid to stderr. */
 const HUNG = ['-e', 'process.stderr.write(String(process.pid)); process.stdin.resume()']
@@ -173,5 +179,16 @@ describe('failures during calls are error results, never a hung task', () => {
       outputText:
         'stubborn__trigger-long-running-operation failed: the connection to MCP server "stubborn" was closed',
     })
+  })
+})
+
+describe('odd tool lists still give an agent usable tools', () => {
+  test('a server listing a name three times gets three distinct names an agent accepts', async () => {
+    const h = harness()
+    const schema = { type: 'object', properties: {} }
+    const odd = await h.connect(scripted([1, 2, 3].map(() => ({ name: 'dup', inputSchema: schema }))))
+    const names = odd.tools.map((tool) => tool.name)
+    expect(new Set(names).size).toBe(3)
+    expect(() => h.agent({ tools: odd.tools })).not.toThrow()
   })
 })

@@ -19,4 +19,10 @@ describe('Kode names of MCP tools', () => {
     const second = kodeToolName('s__', 'a/b', new Set([first]))
     expect([first, second.startsWith('s__a_b_'), second === first]).toEqual(['s__a_b', true, false])
   })
+
+  test('a hashed name that is taken too is hashed again', () => {
+    const taken = new Set<string>()
+    for (let i = 0; i < 3; i++) taken.add(kodeToolName('s__', 'dup', taken))
+    expect(taken.size).toBe(3)
+  })
 })
