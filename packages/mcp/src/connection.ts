@@ -1,6 +1,5 @@
 import type { Tool } from '@kode/core'
 import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { approvalFor } from './approval.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
@@ -68,7 +67,6 @@ export class ServerConnection implements McpConnection {
   readonly server: McpServerInfo
   readonly #options: McpServerOptions
   readonly #link: Link
-  readonly #validator = new AjvJsonSchemaValidator()
   #tools: readonly Tool[] = []
   #info: readonly McpToolInfo[] = []
   /** The last `tools/list` answer, as JSON: what tells a real change from an announced one. */
@@ -229,7 +227,6 @@ export class ServerConnection implements McpConnection {
       tools.push(
         toKodeTool(tool, toolInfo, this.#caller(), {
           timeoutMs: options.toolTimeoutMs,
-          validator: this.#validator,
           needsApproval: approvalFor(options.needsApproval, toolInfo),
         }),
       )

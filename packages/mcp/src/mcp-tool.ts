@@ -1,5 +1,5 @@
 import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
-import type { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import type { McpToolInfo } from './options.js'
@@ -35,7 +35,7 @@ export function toKodeTool(
   listed: ListedTool,
   info: McpToolInfo,
   caller: ToolCaller,
-  options: { timeoutMs: number | undefined; validator: AjvJsonSchemaValidator; needsApproval: ToolApproval },
+  options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
   const schema = objectSchema(listed.inputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
@@ -53,7 +53,7 @@ export function toKodeTool(
     name: info.name,
     description: listed.description ?? listed.title ?? '',
     parameters: Type.Unsafe<Record<string, unknown>>(schema),
-    validate: createValidator(schema, options.validator),
+    validate: createValidator(schema),
     execute,
     // The engine asks the user first (event tool_approval_request; agent.continue decides).
     needsApproval: options.needsApproval,
@@ -74,21 +74,21 @@ function objectSchema(schema: Record<string, unknown> | undefined): Record<strin
  */
 function createValidator(
   schema: Record<string, unknown>,
-  validator: AjvJsonSchemaValidator,
 ): (args: unknown) => ParsedArguments<Record<string, unknown>> {
   let check: ((args: unknown) => ParsedArguments<Record<string, unknown>>) | undefined
   return (args) => {
-    check ??= compile(schema, validator)
+    check ??= compile(schema)
     return check(args)
   }
 }
 
 function compile(
   schema: Record<string, unknown>,
-  validator: AjvJsonSchemaValidator,
 ): (args: unknown) => ParsedArguments<Record<string, unknown>> {
   try {
-    const validate = validator.getValidator<Record<string, unknown>>(schema as never)
+    // One validator per tool: a shared one looks schemas up by `$id`, so a tool whose schema has
+    // the `$id` of another (or of its own before a list change) would be checked against that one.
+    const validate = new AjvJsonSchemaValidator().getValidator<Record<string, unknown>>(schema as never)
     return (args) => {
       const result = validate(args)
       return result.valid

@@ -191,4 +191,32 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(new Set(names).size).toBe(3)
     expect(() => h.agent({ tools: odd.tools })).not.toThrow()
   })
+  test('two tools whose schemas share an $id each check arguments against their own schema', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([
+        {
+          name: 'first',
+          inputSchema: {
+            $id: 'args',
+            type: 'object',
+            properties: { x: { type: 'string' } },
+            required: ['x'],
+          },
+        },
+        {
+          name: 'second',
+          inputSchema: {
+            $id: 'args',
+            type: 'object',
+            properties: { y: { type: 'number' } },
+            required: ['y'],
+          },
+        },
+      ]),
+    )
+    const [first, second] = odd.tools
+    expect(first!.parseArguments('{"x":"a"}')).toEqual({ ok: true, args: { x: 'a' } })
+    expect(second!.parseArguments('{"y":1}')).toEqual({ ok: true, args: { y: 1 } })
+  })
 })
