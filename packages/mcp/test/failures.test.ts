@@ -10,8 +10,12 @@ const STUBBORN = fileURLToPath(new URL('./support/stubborn.cjs', import.meta.url
 const SCRIPTED = fileURLToPath(new URL('./fixtures/scripted-server.mjs', import.meta.url))
 
 /** The options of a bare server listing `tools` as they are, however odd. */
-function scripted(tools: readonly Record<string, unknown>[]) {
-  return { name: 'odd', command: process.execPath, args: [SCRIPTED, JSON.stringify(tools)] }
+function scripted(tools: readonly Record<string, unknown>[], results: Record<string, unknown> = {}) {
+  return {
+    name: 'odd',
+    command: process.execPath,
+    args: [SCRIPTED, JSON.stringify(tools), JSON.stringify(results)],
+  }
 }
 
 /** A process that starts and then never says a word: a hung server. It writes its pid to stderr. */
@@ -218,5 +222,41 @@ describe('odd tool lists still give an agent usable tools', () => {
     const [first, second] = odd.tools
     expect(first!.parseArguments('{"x":"a"}')).toEqual({ ok: true, args: { x: 'a' } })
     expect(second!.parseArguments('{"y":1}')).toEqual({ ok: true, args: { y: 1 } })
+  })
+  test('two tools whose output schemas share an $id each have results checked against their own', async () => {
+    const h = harness()
+    const schema = { type: 'object', properties: {} }
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'first',
+            inputSchema: schema,
+            outputSchema: {
+              $id: 'out',
+              type: 'object',
+              properties: { x: { type: 'string' } },
+              required: ['x'],
+            },
+          },
+          {
+            name: 'second',
+            inputSchema: schema,
+            outputSchema: {
+              $id: 'out',
+              type: 'object',
+              properties: { y: { type: 'number' } },
+              required: ['y'],
+            },
+          },
+        ],
+        { second: { content: [{ type: 'text', text: 'y is 1' }], structuredContent: { y: 1 } } },
+      ),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__second', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
+    expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
   })
 })
