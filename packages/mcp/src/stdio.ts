@@ -1,8 +1,11 @@
+import type { ChildProcess } from 'node:child_process'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import type { McpStdioServerOptions } from './options.js'
 
 /** The most of a child's stderr kept for error messages. */
 const STDERR_TAIL = 4_000
+/** How long after the child exits its pipes may still deliver what it wrote. */
+const EXIT_GRACE_MS = 200
 
 /** A server child process behind the SDK's stdio transport, with what we need to report on and reap it. */
 export interface StdioServer {
@@ -38,6 +41,16 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
   transport.start = async () => {
     await start()
     pid = transport.pid ?? undefined
+    // The transport ends when the child's pipes close, which a process the server started and
+    // that shares them (a browser, a language server) can delay forever: once the server itself
+    // exited, and what it wrote had time to arrive, close them so its calls fail instead of hanging.
+    const child = (transport as unknown as { _process?: ChildProcess })._process
+    child?.once('exit', () => {
+      setTimeout(() => {
+        child.stdout?.destroy()
+        child.stderr?.destroy()
+      }, EXIT_GRACE_MS).unref()
+    })
   }
   return {
     transport,

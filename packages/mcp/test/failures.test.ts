@@ -186,6 +186,41 @@ describe('failures during calls are error results, never a hung task', () => {
   })
 })
 
+describe('a server that exits while a process it started lives on', () => {
+  test('the call in flight is an error result, and the connection is over', async () => {
+    const h = harness()
+    let said = ''
+    const schema = { type: 'object', properties: {} }
+    const odd = await h.connect({
+      name: 'odd',
+      command: process.execPath,
+      args: [
+        SCRIPTED,
+        JSON.stringify([{ name: 'crash', inputSchema: schema }]),
+        '{"crash":{"exit":1}}',
+        'helper',
+      ],
+      onStderr: (text) => {
+        said += text
+      },
+    })
+    try {
+      h.model.enqueue(response('r1', call('c1', 'odd__crash', {})), response('r2', say('It died.')))
+      const agent = h.agent({ tools: odd.tools })
+      const { outcome } = await collect(agent.run('go'))
+      expect(outcome).toMatchObject({ reason: 'completed', text: 'It died.' })
+      expect(toolResults(await agent.history()).c1).toMatchObject({
+        status: 'error',
+        outputText: expect.stringMatching(/^odd__crash failed: MCP server "odd" exited/),
+      })
+      expect(odd.connected).toBe(false)
+    } finally {
+      const helper = Number(/helper=(\d+)/.exec(said)?.[1])
+      if (helper) process.kill(helper, 'SIGKILL')
+    }
+  }, 15_000)
+})
+
 describe('odd tool lists still give an agent usable tools', () => {
   test('a server listing a name three times gets three distinct names an agent accepts', async () => {
     const h = harness()
