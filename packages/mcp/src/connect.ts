@@ -70,6 +70,33 @@ function checkOptions(options: McpServerOptions): void {
   if (hasUrl && !URL.canParse(String(options.url))) {
     throw new McpConnectionError('invalid_options', name, `MCP server "${name}" has an invalid url`)
   }
+  if (hasUrl) checkSecrets(name, options as McpHttpServerOptions)
+}
+
+/**
+ * Refuses what `fetch` would refuse with an error quoting a secret: a url with a user name or
+ * password, a header it cannot send (a token with a line break). The message names neither value.
+ */
+function checkSecrets(name: string, options: McpHttpServerOptions): void {
+  const url = new URL(String(options.url))
+  if (url.username !== '' || url.password !== '') {
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}" has a user name or password in its url: send credentials in headers instead`,
+    )
+  }
+  for (const header of Object.keys(options.headers ?? {})) {
+    try {
+      new Headers({ [header]: String(options.headers?.[header]) })
+    } catch {
+      throw new McpConnectionError(
+        'invalid_options',
+        name,
+        `MCP server "${name}" has a header "${header}" that cannot be sent (invalid name or value)`,
+      )
+    }
+  }
 }
 
 /** Starts the transport and runs `initialize`, trying the HTTP transports in turn. */

@@ -100,6 +100,24 @@ describe('connection failures are typed errors, and leave no process behind', ()
   })
 })
 
+describe('secrets in the options are never quoted in errors', () => {
+  test('a url with a password, or a header value fetch refuses, is invalid_options without the secret', async () => {
+    const inUrl = await failure(connectMcpServer({ name: 'docs', url: 'http://me:s3cret@127.0.0.1:1/mcp' }))
+    const inHeader = await failure(
+      connectMcpServer({
+        name: 'docs',
+        url: 'http://127.0.0.1:1/mcp',
+        headers: { authorization: 'Bearer s3cret\nsecond-line' },
+      }),
+    )
+    for (const error of [inUrl, inHeader]) {
+      expect(error.message).not.toContain('s3cret')
+      expect(String(error.cause ?? '')).not.toContain('s3cret')
+      expect(error.code).toBe('invalid_options')
+    }
+  })
+})
+
 describe('failures during calls are error results, never a hung task', () => {
   test('a server that crashes mid-call: the call and later calls are error results', async () => {
     const h = harness()
