@@ -174,11 +174,15 @@ export class ServerConnection implements McpConnection {
     const listed: ListedTool[] = []
     let cursor: string | undefined
     const cursors = new Set<string>()
+    // A server that stops answering, or pages without end, must not leave a refresh (and calls
+    // waiting on it) pending: the whole read has the time limit, not each page.
+    const timeout = this.#options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
+    const end = Date.now() + timeout
     do {
-      // A server that stops answering must not leave a refresh (and calls waiting on it) pending.
-      const timeout = this.#options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
+      const left = end - Date.now()
+      if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout })
       const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout,
+        timeout: left,
         ...(signal ? { signal } : {}),
       })
       listed.push(...(page.tools as ListedTool[]))

@@ -312,4 +312,21 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
     expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
   })
+  test('a re-read of a list whose pages never end gives up within connectTimeoutMs', async () => {
+    const h = harness()
+    const odd = await h.connect({
+      ...scripted([{ name: 'tool', inputSchema: { type: 'object' } }]),
+      args: [SCRIPTED, JSON.stringify([{ name: 'tool', inputSchema: { type: 'object' } }]), '{}', 'endless'],
+      connectTimeoutMs: 500,
+    })
+    const outcome = await Promise.race([
+      odd.refresh().then(
+        () => 'resolved',
+        () => 'rejected',
+      ),
+      new Promise((resolve) => setTimeout(() => resolve('still reading'), 3_000)),
+    ])
+    expect(outcome).toBe('rejected')
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__tool'])
+  })
 })
