@@ -32,7 +32,11 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
   transport.stderr?.on('data', (chunk: Buffer | string) => {
     const text = chunk.toString()
     tail = (tail + text).slice(-STDERR_TAIL)
-    options.onStderr?.(text)
+    try {
+      options.onStderr?.(text)
+    } catch {
+      // A logging hook must not crash the host: it throws from a stream event, out of any caller.
+    }
   })
   // Noted once spawned: the transport forgets the child when it closes, and the SDK client may
   // close it on its own (a failed handshake) before we reap.

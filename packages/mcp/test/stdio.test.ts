@@ -50,4 +50,21 @@ describe('a stdio server', () => {
     expect(connection.connected).toBe(false)
     await connection.close()
   })
+  test('an onStderr that throws does not crash the host; the server stays usable', async () => {
+    let heard = ''
+    connection = await connectMcpServer({
+      ...everythingStdio(),
+      onStderr: (text: string) => {
+        heard += text
+        throw new Error('a bug in the host logger')
+      },
+    })
+    const echo = connection.tools.find((tool) => tool.name === 'everything__echo')!
+    const result = await echo.execute({ message: 'hi' }, {
+      signal: new AbortController().signal,
+      progress: () => undefined,
+    } as never)
+    expect(heard).toContain('Starting')
+    expect(result).toMatchObject({ outputText: 'Echo: hi' })
+  })
 })
