@@ -28,7 +28,9 @@ export interface CallResult {
 export function toToolOutput(result: CallResult): ToolOutput {
   const texts: string[] = []
   const parts: ImagePart[] = []
-  if (!Array.isArray(result.content) && 'toolResult' in result) texts.push(stringify(result.toolResult))
+  // The SDK fills in an empty `content` for the older form, so an empty one does not rule it out.
+  const noContent = !Array.isArray(result.content) || result.content.length === 0
+  if (noContent && 'toolResult' in result) texts.push(stringify(result.toolResult))
   for (const block of result.content ?? []) {
     const text = describeBlock(block, parts)
     if (text !== undefined) texts.push(text)

@@ -329,4 +329,14 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(outcome).toBe('rejected')
     expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__tool'])
   })
+  test('a result in the 2024-10-07 form (toolResult) reaches the model', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'old', inputSchema: { type: 'object' } }], { old: { toolResult: { answer: 42 } } }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__old', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: '{"answer":42}' })
+  })
 })
