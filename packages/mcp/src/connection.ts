@@ -1,5 +1,11 @@
 import type { Tool } from '@kode/core'
-import { ErrorCode, McpError, ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js'
+import {
+  CallToolResultSchema,
+  ErrorCode,
+  McpError,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js'
+import * as z from 'zod/v4'
 import { approvalFor } from './approval.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
@@ -7,6 +13,14 @@ import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from '
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { defaultPrefix, kodeToolName } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
+
+/**
+ * A `tools/call` result as the SDK reads it, but taking content blocks of any type or shape: one
+ * the model cannot use becomes a note in the output instead of failing the whole result.
+ */
+const CALL_RESULT = CallToolResultSchema.extend({
+  content: z.array(z.looseObject({ type: z.string() })).default([]),
+}) as unknown as typeof CallToolResultSchema
 
 /** What a server said about itself in `initialize`. */
 export interface McpServerInfo {
@@ -243,7 +257,7 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        const result = await this.#link.client.callTool({ name, arguments: args }, undefined, {
+        const result = await this.#link.client.callTool({ name, arguments: args }, CALL_RESULT, {
           signal,
           timeout: MAX_TIMER_MS,
           onprogress: (progress) => onProgress(describeProgress(progress)),

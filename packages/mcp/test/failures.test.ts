@@ -339,4 +339,24 @@ describe('odd tool lists still give an agent usable tools', () => {
     await collect(agent.run('go'))
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: '{"answer":42}' })
   })
+  test('a content block of an unknown type or a malformed image is a note, the rest is kept', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'mixed', inputSchema: { type: 'object' } }], {
+        mixed: {
+          content: [
+            { type: 'text', text: 'hello' },
+            { type: 'hologram', data: 'x' },
+            { type: 'image', data: 42 },
+          ],
+        },
+      }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__mixed', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      outputText: 'hello\n[hologram content omitted]\n[an image the server sent malformed]',
+    })
+  })
 })
