@@ -207,3 +207,45 @@ describe('hooks', () => {
     },
   )
 })
+
+describe('hooks that return odd values', () => {
+  const cyclic: Record<string, unknown> = {}
+  cyclic.self = cyclic
+  test.each([
+    ['a string', 'deny'],
+    ['true', true],
+    ['a number', 1],
+    ['arguments holding a BigInt', { arguments: { path: 1n } }],
+    ['cyclic arguments', { arguments: cyclic }],
+    ['arguments that are a function', { arguments: () => 'a' }],
+  ] as const)(
+    'beforeToolCall returning %s ends the call with a result and fails the task',
+    async (_, decision) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+      h.server.enqueue(textReply('r2', 'Done.'))
+      const { tool, written } = writeTool()
+      const agent = h.createAgent({
+        tools: [tool],
+        hooks: { beforeToolCall: () => decision as never },
+      })
+      const run = agent.run('Write')
+      const raw: Event[] = []
+      const settled = (async () => {
+        for await (const event of run) raw.push(event)
+      })().then(
+        () => 'resolved',
+        () => 'rejected',
+      )
+      const result = await Promise.race([settled, delay(2000).then(() => 'hung')])
+      expect(result).toBe('rejected')
+      expectOrdered(raw)
+      expect(written).toEqual([])
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history)[2]).toMatch(
+        /^tool c1 error: The task failed before this tool call finished: The beforeToolCall hook /,
+      )
+    },
+  )
+})
