@@ -249,3 +249,33 @@ describe('hooks that return odd values', () => {
     },
   )
 })
+
+test('an interrupt while beforeModelCall ignores its signal ends the task at once', async () => {
+  const h = harness()
+  h.server.enqueue(textReply('r1', 'Hi.'))
+  const controller = new AbortController()
+  const agent = h.createAgent({
+    hooks: {
+      beforeModelCall: () => {
+        controller.abort()
+        return new Promise<undefined>(() => {})
+      },
+    },
+  })
+  const ended = collect(agent.run('Hello', { signal: controller.signal }))
+  expect(await Promise.race([ended, delay(2000).then(() => 'hung')])).not.toBe('hung')
+  const { events, outcome } = await ended
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(summarize(events)).toEqual([
+    'task_start',
+    'user_message: Hello',
+    'turn_start',
+    'interrupt',
+    'turn_end',
+    'task_metadata turns=1 subAgents=0',
+    'task_finish aborted: ',
+  ])
+  expect(h.server.requests).toEqual([])
+  expectValidHistory(await agent.history())
+})

@@ -12,6 +12,7 @@ import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
+import { unlessAborted } from './abort-listeners.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import {
@@ -105,12 +106,19 @@ function nextRequest(rt: TaskRuntime): LLMRequest {
   return withModelSettings(request, rt.modelSettings)
 }
 
-/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails). */
+/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails) or the task was interrupted. */
 async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
   const hook = rt.hooks.beforeModelCall
   if (!hook) return request
   try {
-    return (await hook(request, { sessionId: rt.sessionId, signal: rt.signal })) ?? request
+    // Interrupted while the hook ran: `undefined`, and the call reads as aborted.
+    const hooked = await unlessAborted(
+      rt.signal,
+      rt.aborts,
+      hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
+    )
+    if (rt.signal.aborted) return undefined
+    return hooked ?? request
   } catch (error) {
     rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
     return undefined
