@@ -279,3 +279,24 @@ test('an interrupt while beforeModelCall ignores its signal ends the task at onc
   expect(h.server.requests).toEqual([])
   expectValidHistory(await agent.history())
 })
+
+test('afterToolCall returning null keeps the result, as returning nothing does', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'fail', {})] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const fail = defineTool({
+    name: 'fail',
+    description: 'Fails',
+    parameters: Type.Object({}),
+    execute: () => {
+      throw new Error('disk full')
+    },
+  })
+  const agent = h.createAgent({ tools: [fail], hooks: { afterToolCall: () => null as never } })
+  const { events, outcome } = await collect(agent.run('Go'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe('tool c1 error: disk full')
+})

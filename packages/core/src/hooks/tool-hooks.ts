@@ -55,7 +55,8 @@ export async function runHookedCall(
   if (!afterToolCall || outcome.status === 'aborted' || suspended()) return outcome
   try {
     const replaced = await afterToolCall(call, toolOutputOf(outcome), ctx)
-    return replaced === undefined ? outcome : outcomeOf(replaced, call.name)
+    // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
+    return replaced === undefined || replaced === null ? outcome : outcomeOf(replaced, call.name)
   } catch (error) {
     return hookFailed(rt, 'afterToolCall', error)
   }
