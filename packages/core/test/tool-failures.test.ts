@@ -200,3 +200,29 @@ describe('a validate that throws or returns no decision refuses the call; the ta
     ])
   })
 })
+
+test('progress reported with a value that is not text is shown as text, and the task goes on', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'reports', {})] }), textReply('r2', 'Finished.'))
+  const reports = defineTool({
+    name: 'reports',
+    description: 'Reports progress',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) => {
+      ctx.progress(42 as never)
+      ctx.progress(Object.create(null) as never)
+      ctx.progress(undefined as never)
+      return 'done'
+    },
+  })
+  const agent = h.createAgent({ tools: [reports] })
+  const { events, outcome } = await collect(agent.run('go'))
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+  const messages = events.flatMap((e) => (e.type === 'tool_progress' ? [e.message] : []))
+  expect(messages).toEqual(['42', 'undefined'])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+    'tool c1 success: done',
+  ])
+})
