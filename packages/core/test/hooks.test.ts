@@ -300,3 +300,30 @@ test('afterToolCall returning null keeps the result, as returning nothing does',
   expectValidHistory(history)
   expect(summarizeHistory(history)[2]).toBe('tool c1 error: disk full')
 })
+
+test('a call interrupted while beforeToolCall runs never runs, even when the hook then allows it', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+  const controller = new AbortController()
+  const { tool, written } = writeTool()
+  const agent = h.createAgent({
+    tools: [tool],
+    hooks: {
+      beforeToolCall: async () => {
+        controller.abort()
+        await delay(5)
+        return { allow: true }
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Write', { signal: controller.signal }))
+  await delay(20)
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(written).toEqual([])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe(
+    'tool c1 aborted: The user interrupted this tool call before it finished.',
+  )
+})

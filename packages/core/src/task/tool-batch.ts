@@ -161,8 +161,10 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
           slot.progressFailure ??= { error }
         })
     }
-    const execute = (args: unknown) =>
-      executeToolCall({
+    const execute = async (args: unknown): Promise<ToolOutcome> => {
+      // Interrupted while `beforeToolCall` ran: the call is answered already and must not run.
+      if (signal.aborted) return abortedOutcome(true)
+      return executeToolCall({
         tool,
         call,
         args,
@@ -171,6 +173,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
+    }
     const suspended = () => batch.suspended?.(call.id) === true
     void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
       slot.settle(outcome, suspended())
