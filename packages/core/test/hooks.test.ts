@@ -327,3 +327,37 @@ test('a call interrupted while beforeToolCall runs never runs, even when the hoo
     'tool c1 aborted: The user interrupted this tool call before it finished.',
   )
 })
+
+test('a hook that changes the call it is shown changes neither the call nor the id its result answers', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const { tool, written } = writeTool()
+  const change = (shown: { id: string; argumentsJson: string }) => {
+    shown.id = 'changed'
+    shown.argumentsJson = '{"path":"b"}'
+  }
+  const agent = h.createAgent({
+    tools: [tool],
+    hooks: {
+      beforeToolCall: (shown) => {
+        change(shown)
+        return undefined
+      },
+      afterToolCall: (shown) => {
+        change(shown)
+        return undefined
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Write'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  expect(written).toEqual(['a'])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history).slice(1, 3)).toEqual([
+    'assistant tool_use: call c1 write_file {"path":"a"}',
+    'tool c1 success: wrote a',
+  ])
+})

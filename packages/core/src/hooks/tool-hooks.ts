@@ -30,13 +30,15 @@ export async function runHookedCall(
 ): Promise<ToolOutcome> {
   const { beforeToolCall, afterToolCall } = rt.hooks
   const ctx = { sessionId: rt.sessionId, signal: rt.signal }
+  // Each hook gets its own copy of the call: one that changes it (its id, its arguments) must not
+  // change which call the result answers.
   let callArgs = args
   if (beforeToolCall) {
     let decision: Decision
     try {
       // Reading the decision is the hook's too: one that is not an object, or arguments JSON
       // cannot hold (a BigInt, a cycle), fails like a throw instead of leaving the call unanswered.
-      decision = readDecision(await beforeToolCall(call, ctx))
+      decision = readDecision(await beforeToolCall({ ...call }, ctx))
     } catch (error) {
       return hookFailed(rt, 'beforeToolCall', error)
     }
@@ -54,7 +56,7 @@ export async function runHookedCall(
   const outcome = await run(callArgs)
   if (!afterToolCall || outcome.status === 'aborted' || suspended()) return outcome
   try {
-    const replaced = await afterToolCall(call, toolOutputOf(outcome), ctx)
+    const replaced = await afterToolCall({ ...call }, toolOutputOf(outcome), ctx)
     // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
     return replaced === undefined || replaced === null ? outcome : outcomeOf(replaced, call.name)
   } catch (error) {
