@@ -361,3 +361,39 @@ test('a hook that changes the call it is shown changes neither the call nor the 
     'tool c1 success: wrote a',
   ])
 })
+
+test('afterToolCall does not see a call that ends after the task was interrupted', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'slow', {})] }))
+  const controller = new AbortController()
+  const slow = defineTool({
+    name: 'slow',
+    description: 'Finishes anyway when interrupted',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((resolve) => {
+        ctx.signal.addEventListener('abort', () => resolve('finished anyway'))
+        setTimeout(() => controller.abort(), 5)
+      }),
+  })
+  const seen: string[] = []
+  const agent = h.createAgent({
+    tools: [slow],
+    hooks: {
+      afterToolCall: (shown, result) => {
+        seen.push(`${shown.id}: ${result.outputText}`)
+        throw new Error('the call was answered already')
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+  await delay(20)
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(seen).toEqual([])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe(
+    'tool c1 aborted: The user interrupted this tool call before it finished.',
+  )
+})

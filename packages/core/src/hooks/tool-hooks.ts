@@ -54,7 +54,9 @@ export async function runHookedCall(
     }
   }
   const outcome = await run(callArgs)
-  if (!afterToolCall || outcome.status === 'aborted' || suspended()) return outcome
+  // Once the task is interrupted (or failed) the call has its result already: a tool that ended
+  // later has nothing for the hook to see or replace.
+  if (!afterToolCall || outcome.status === 'aborted' || suspended() || rt.signal.aborted) return outcome
   try {
     const replaced = await afterToolCall({ ...call }, toolOutputOf(outcome), ctx)
     // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
