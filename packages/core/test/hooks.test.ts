@@ -218,6 +218,7 @@ describe('hooks that return odd values', () => {
     ['arguments holding a BigInt', { arguments: { path: 1n } }],
     ['cyclic arguments', { arguments: cyclic }],
     ['arguments that are a function', { arguments: () => 'a' }],
+    ['allow: false', { allow: false }],
   ] as const)(
     'beforeToolCall returning %s ends the call with a result and fails the task',
     async (_, decision) => {

@@ -76,6 +76,10 @@ function readDecision(decision: unknown): Decision {
     )
   }
   if ('deny' in decision) return { deny: String((decision as { deny: unknown }).deny) }
+  if ('allow' in decision && (decision as { allow: unknown }).allow !== true) {
+    // `{ allow: false }` reads as a refusal: it must never let the call run.
+    throw new TypeError('it returned allow other than true; refuse a call with { deny: reason }')
+  }
   if (!('arguments' in decision)) return { allow: true }
   const json: string | undefined = JSON.stringify((decision as { arguments: unknown }).arguments ?? {})
   // A function or a Symbol has no JSON; it must not pass for "no arguments".
