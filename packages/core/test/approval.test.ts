@@ -350,6 +350,44 @@ describe('tool approval', () => {
     expect(AgentError.is(late) && late.code).toBe('approval_already_decided')
   })
 
+  test('an interrupt while a needsApproval check ignores its signal ends the task at once', async () => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'risky', {}), call('c2', 'risky', {})] }))
+    const controller = new AbortController()
+    let checks = 0
+    const risky = defineTool({
+      name: 'risky',
+      description: 'Asks, after a check that never ends',
+      parameters: Type.Object({}),
+      needsApproval: () => {
+        checks++
+        controller.abort()
+        return new Promise<boolean>(() => {})
+      },
+      execute: () => 'ran',
+    })
+    const agent = h.createAgent({ tools: [risky] })
+    const ended = collect(agent.run('Go', { signal: controller.signal }))
+    const first = await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000, 'hung'))])
+    expect(first).not.toBe('hung')
+    const { events, outcome } = await ended
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    expect(outcome.pendingApprovals).toBeUndefined()
+    expect(checks).toBe(1)
+    expect(summarize(events).slice(8)).toEqual([
+      'tool_call c1 risky {}',
+      'tool_result c1 error: The user interrupted the task before this tool call ran.',
+      'tool_call c2 risky {}',
+      'tool_result c2 error (last): The user interrupted the task before this tool call ran.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish aborted: ',
+    ])
+    expectValidHistory(await agent.history())
+  })
+
   test('an interrupt during an approved call aborts it like any call', async () => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'deploy', {})] }))

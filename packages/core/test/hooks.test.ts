@@ -207,3 +207,194 @@ describe('hooks', () => {
     },
   )
 })
+
+describe('hooks that return odd values', () => {
+  const cyclic: Record<string, unknown> = {}
+  cyclic.self = cyclic
+  test.each([
+    ['a string', 'deny'],
+    ['true', true],
+    ['a number', 1],
+    ['arguments holding a BigInt', { arguments: { path: 1n } }],
+    ['cyclic arguments', { arguments: cyclic }],
+    ['arguments that are a function', { arguments: () => 'a' }],
+    ['allow: false', { allow: false }],
+  ] as const)(
+    'beforeToolCall returning %s ends the call with a result and fails the task',
+    async (_, decision) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+      h.server.enqueue(textReply('r2', 'Done.'))
+      const { tool, written } = writeTool()
+      const agent = h.createAgent({
+        tools: [tool],
+        hooks: { beforeToolCall: () => decision as never },
+      })
+      const run = agent.run('Write')
+      const raw: Event[] = []
+      const settled = (async () => {
+        for await (const event of run) raw.push(event)
+      })().then(
+        () => 'resolved',
+        () => 'rejected',
+      )
+      const result = await Promise.race([settled, delay(2000).then(() => 'hung')])
+      expect(result).toBe('rejected')
+      expectOrdered(raw)
+      expect(written).toEqual([])
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history)[2]).toMatch(
+        /^tool c1 error: The task failed before this tool call finished: The beforeToolCall hook /,
+      )
+    },
+  )
+})
+
+test('an interrupt while beforeModelCall ignores its signal ends the task at once', async () => {
+  const h = harness()
+  h.server.enqueue(textReply('r1', 'Hi.'))
+  const controller = new AbortController()
+  const agent = h.createAgent({
+    hooks: {
+      beforeModelCall: () => {
+        controller.abort()
+        return new Promise<undefined>(() => {})
+      },
+    },
+  })
+  const ended = collect(agent.run('Hello', { signal: controller.signal }))
+  expect(await Promise.race([ended, delay(2000).then(() => 'hung')])).not.toBe('hung')
+  const { events, outcome } = await ended
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(summarize(events)).toEqual([
+    'task_start',
+    'user_message: Hello',
+    'turn_start',
+    'interrupt',
+    'turn_end',
+    'task_metadata turns=1 subAgents=0',
+    'task_finish aborted: ',
+  ])
+  expect(h.server.requests).toEqual([])
+  expectValidHistory(await agent.history())
+})
+
+test('afterToolCall returning null keeps the result, as returning nothing does', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'fail', {})] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const fail = defineTool({
+    name: 'fail',
+    description: 'Fails',
+    parameters: Type.Object({}),
+    execute: () => {
+      throw new Error('disk full')
+    },
+  })
+  const agent = h.createAgent({ tools: [fail], hooks: { afterToolCall: () => null as never } })
+  const { events, outcome } = await collect(agent.run('Go'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe('tool c1 error: disk full')
+})
+
+test('a call interrupted while beforeToolCall runs never runs, even when the hook then allows it', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+  const controller = new AbortController()
+  const { tool, written } = writeTool()
+  const agent = h.createAgent({
+    tools: [tool],
+    hooks: {
+      beforeToolCall: async () => {
+        controller.abort()
+        await delay(5)
+        return { allow: true }
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Write', { signal: controller.signal }))
+  await delay(20)
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(written).toEqual([])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe(
+    'tool c1 aborted: The user interrupted this tool call before it finished.',
+  )
+})
+
+test('a hook that changes the call it is shown changes neither the call nor the id its result answers', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const { tool, written } = writeTool()
+  const change = (shown: { id: string; argumentsJson: string }) => {
+    shown.id = 'changed'
+    shown.argumentsJson = '{"path":"b"}'
+  }
+  const agent = h.createAgent({
+    tools: [tool],
+    hooks: {
+      beforeToolCall: (shown) => {
+        change(shown)
+        return undefined
+      },
+      afterToolCall: (shown) => {
+        change(shown)
+        return undefined
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Write'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  expect(written).toEqual(['a'])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history).slice(1, 3)).toEqual([
+    'assistant tool_use: call c1 write_file {"path":"a"}',
+    'tool c1 success: wrote a',
+  ])
+})
+
+test('afterToolCall does not see a call that ends after the task was interrupted', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'slow', {})] }))
+  const controller = new AbortController()
+  const slow = defineTool({
+    name: 'slow',
+    description: 'Finishes anyway when interrupted',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) =>
+      new Promise<string>((resolve) => {
+        ctx.signal.addEventListener('abort', () => resolve('finished anyway'))
+        setTimeout(() => controller.abort(), 5)
+      }),
+  })
+  const seen: string[] = []
+  const agent = h.createAgent({
+    tools: [slow],
+    hooks: {
+      afterToolCall: (shown, result) => {
+        seen.push(`${shown.id}: ${result.outputText}`)
+        throw new Error('the call was answered already')
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+  await delay(20)
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(seen).toEqual([])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)[2]).toBe(
+    'tool c1 aborted: The user interrupted this tool call before it finished.',
+  )
+})

@@ -355,3 +355,48 @@ describe('misuse is refused at the call', () => {
     }
   })
 })
+
+describe('a store that fails with a value that cannot be shown as text', () => {
+  const throwingMessage = () => {
+    const error = new Error('x')
+    Object.defineProperty(error, 'message', {
+      get() {
+        throw new Error('no message')
+      },
+    })
+    return error
+  }
+  test.each([
+    ['an object without a prototype', () => Object.create(null) as unknown],
+    ['an Error whose message getter throws', throwingMessage],
+  ])('%s still ends the run, after a well-formed sequence', async (_, thrown) => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const failure = thrown()
+    const store = createMemorySessionStore()
+    const failing: SessionStore = {
+      ...store,
+      async acquire(sessionId: string) {
+        const lease = await store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          async append() {
+            throw failure
+          },
+        }
+      },
+    }
+    const agent = h.createAgent({ store: failing })
+    const run = agent.run('go')
+    const ended = drain(run)
+    const result = await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000, 'hung'))])
+    expect(result).not.toBe('hung')
+    const { events, thrown: error } = await ended
+    expect(error).toBe(failure)
+    await expect(run.done).rejects.toBe(failure)
+    expectOrdered(events)
+    expect(summarize(events).at(-1)).toBe('task_finish error: ')
+    expect(agent.running).toBe(false)
+  })
+})

@@ -313,3 +313,108 @@ describe('onResume, when the store fails', () => {
     ])
   })
 })
+
+describe('a dead task whose last response reuses an id an earlier turn answered', () => {
+  const harness = useHarness()
+  // As Gemini's calls get ids when it sends none (`call_<name>_<n>`), the same in every turn.
+  const REUSED: HistoryEvent[] = [
+    { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Read twice' }] },
+    {
+      role: 'assistant',
+      id: 'a1',
+      createdAt: 2,
+      parts: [
+        { type: 'tool_call', id: 'call_read_file_0', name: 'read_file', argumentsJson: '{"path":"a.txt"}' },
+      ],
+      stopReason: 'tool_use',
+    },
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: 3,
+      toolCallId: 'call_read_file_0',
+      toolName: 'read_file',
+      status: 'success',
+      outputText: 'contents of a.txt',
+      parts: [],
+    },
+    {
+      role: 'assistant',
+      id: 'a2',
+      createdAt: 4,
+      parts: [
+        { type: 'tool_call', id: 'call_read_file_0', name: 'read_file', argumentsJson: '{"path":"b.txt"}' },
+      ],
+      stopReason: 'tool_use',
+    },
+  ]
+
+  test.each(['continue', 'a new message'] as const)('%s answers the last call', async (how) => {
+    const h = harness()
+    await deadSession(h, REUSED)
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [readFile] })
+    const { outcome } = await collect(how === 'continue' ? agent.continue() : agent.run('And now?'))
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)[4]).toBe(`tool call_read_file_0 error: ${STOPPED}`)
+  })
+})
+
+describe('a dead call whose id an earlier, approved call had', () => {
+  const harness = useHarness()
+  const charge = (id: string, cents: number) => ({
+    role: 'assistant' as const,
+    id: `a${cents}`,
+    createdAt: cents,
+    parts: [{ type: 'tool_call' as const, id, name: 'charge', argumentsJson: `{"cents":${cents}}` }],
+    stopReason: 'tool_use' as const,
+  })
+  // The second call's process died before it could ask for approval: it was never approved.
+  const UNASKED: HistoryEvent[] = [
+    { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Pay twice' }] },
+    charge('call_charge_0', 100),
+    {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: 101,
+      toolCallId: 'call_charge_0',
+      toolName: 'charge',
+      arguments: '{"cents":100}',
+    },
+    {
+      type: 'approval_decision',
+      id: 'd1',
+      createdAt: 102,
+      toolCallId: 'call_charge_0',
+      toolName: 'charge',
+      approved: true,
+    },
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: 103,
+      toolCallId: 'call_charge_0',
+      toolName: 'charge',
+      status: 'success',
+      outputText: 'charged 100 cents',
+      parts: [],
+    },
+    charge('call_charge_0', 900),
+  ]
+
+  test('is not run again on continue: it was never approved', async () => {
+    const h = harness()
+    await deadSession(h, UNASKED)
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const { tool, runs } = chargeTool({ needsApproval: true })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool] })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expect(runs).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)[6]).toBe(`tool call_charge_0 error: ${STOPPED}`)
+  })
+})

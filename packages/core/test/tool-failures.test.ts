@@ -152,3 +152,77 @@ describe('a result the history cannot hold becomes an error result; its siblings
     ])
   })
 })
+
+describe('a validate that throws or returns no decision refuses the call; the task goes on', () => {
+  // As docs/tools.md shows it: it reads `args.n`, and throws when the model sends `null`.
+  const plain = (name: string, needsApproval: boolean, validate: (args: unknown) => unknown): Tool =>
+    defineTool({
+      name,
+      description: 'Checks its own arguments',
+      parameters: Type.Unsafe<{ n: number }>({ type: 'object', properties: { n: { type: 'number' } } }),
+      needsApproval: needsApproval ? () => true : false,
+      validate: validate as never,
+      execute: ({ n }) => String(n),
+    })
+  const readsN = (args: unknown) =>
+    typeof (args as { n?: unknown }).n === 'number'
+      ? { ok: true, args }
+      : { ok: false, error: '/n: must be number' }
+
+  test.each([false, true])('with needsApproval %s', async (needsApproval) => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [
+          call('c1', 'reads_n', 'null'),
+          call('c2', 'no_decision', {}),
+          call('c3', 'checked', { n: 1 }),
+        ],
+      }),
+      textReply('r2', 'Finished.'),
+    )
+    const agent = h.createAgent({
+      tools: [
+        plain('reads_n', needsApproval, readsN),
+        plain('no_decision', needsApproval, () => undefined),
+        plain('checked', false, readsN),
+      ],
+    })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+      `tool c1 error: Invalid arguments for tool "reads_n": the arguments could not be checked (Cannot read properties of null (reading 'n'))`,
+      'tool c2 error: Invalid arguments for tool "no_decision": the arguments could not be checked',
+      'tool c3 success: 1',
+    ])
+  })
+})
+
+test('progress reported with a value that is not text is shown as text, and the task goes on', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'reports', {})] }), textReply('r2', 'Finished.'))
+  const reports = defineTool({
+    name: 'reports',
+    description: 'Reports progress',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) => {
+      ctx.progress(42 as never)
+      ctx.progress(Object.create(null) as never)
+      ctx.progress(undefined as never)
+      return 'done'
+    },
+  })
+  const agent = h.createAgent({ tools: [reports] })
+  const { events, outcome } = await collect(agent.run('go'))
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+  const messages = events.flatMap((e) => (e.type === 'tool_progress' ? [e.message] : []))
+  expect(messages).toEqual(['42', 'undefined'])
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+    'tool c1 success: done',
+  ])
+})

@@ -545,3 +545,42 @@ describe('tool results', () => {
     expect(seen).toEqual([{ id: 'c1', name: 'probe', session: 'id1', response: 'r1' }])
   })
 })
+
+test('two calls with one id from the model each run and get their own result under a unique id', async () => {
+  const h = harness()
+  h.server.enqueue(
+    chatStream({
+      id: 'r1',
+      steps: [
+        call('c1', 'echo', { text: 'a' }),
+        call('c1', 'echo', { text: 'b' }),
+        call('c1_2', 'echo', { text: 'c' }),
+      ],
+    }),
+  )
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const echo = defineTool({
+    name: 'echo',
+    description: 'Echoes',
+    parameters: Type.Object({ text: Type.String() }),
+    execute: ({ text }) => text,
+  })
+  const agent = h.createAgent({ tools: [echo] })
+  const { events, outcome } = await collect(agent.run('Go'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)).toEqual([
+    'user: Go',
+    'assistant tool_use: call c1 echo {"text":"a"} | call c1_3 echo {"text":"b"} | call c1_2 echo {"text":"c"}',
+    'tool c1 success: a',
+    'tool c1_3 success: b',
+    'tool c1_2 success: c',
+    'assistant stop: text "Done."',
+    'task_metadata turns=2 subAgents=0',
+  ])
+  // What the next request sent back: each call answered once, under its own id.
+  const sent = JSON.stringify(h.server.requests[1]!.body)
+  expect(sent).toContain('"tool_call_id":"c1_3"')
+})

@@ -30,17 +30,21 @@ export async function runHookedCall(
 ): Promise<ToolOutcome> {
   const { beforeToolCall, afterToolCall } = rt.hooks
   const ctx = { sessionId: rt.sessionId, signal: rt.signal }
+  // Each hook gets its own copy of the call: one that changes it (its id, its arguments) must not
+  // change which call the result answers.
   let callArgs = args
   if (beforeToolCall) {
-    let decision: Awaited<ReturnType<typeof beforeToolCall>>
+    let decision: Decision
     try {
-      decision = await beforeToolCall(call, ctx)
+      // Reading the decision is the hook's too: one that is not an object, or arguments JSON
+      // cannot hold (a BigInt, a cycle), fails like a throw instead of leaving the call unanswered.
+      decision = readDecision(await beforeToolCall({ ...call }, ctx))
     } catch (error) {
       return hookFailed(rt, 'beforeToolCall', error)
     }
-    if (decision && 'deny' in decision) return errorOutcome(`The call was refused: ${decision.deny}`)
-    if (decision && 'arguments' in decision) {
-      const parsed = tool.parseArguments(JSON.stringify(decision.arguments ?? {}))
+    if ('deny' in decision) return errorOutcome(`The call was refused: ${decision.deny}`)
+    if ('argumentsJson' in decision) {
+      const parsed = tool.parseArguments(decision.argumentsJson)
       if (!parsed.ok) {
         return errorOutcome(
           `Invalid arguments for tool "${call.name}" (as rewritten by a hook): ${parsed.error}`,
@@ -50,13 +54,37 @@ export async function runHookedCall(
     }
   }
   const outcome = await run(callArgs)
-  if (!afterToolCall || outcome.status === 'aborted' || suspended()) return outcome
+  // Once the task is interrupted (or failed) the call has its result already: a tool that ended
+  // later has nothing for the hook to see or replace.
+  if (!afterToolCall || outcome.status === 'aborted' || suspended() || rt.signal.aborted) return outcome
   try {
-    const replaced = await afterToolCall(call, toolOutputOf(outcome), ctx)
-    return replaced === undefined ? outcome : outcomeOf(replaced, call.name)
+    const replaced = await afterToolCall({ ...call }, toolOutputOf(outcome), ctx)
+    // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
+    return replaced === undefined || replaced === null ? outcome : outcomeOf(replaced, call.name)
   } catch (error) {
     return hookFailed(rt, 'afterToolCall', error)
   }
+}
+
+type Decision = { allow: true } | { deny: string } | { argumentsJson: string }
+
+function readDecision(decision: unknown): Decision {
+  if (decision === undefined || decision === null) return { allow: true }
+  if (typeof decision !== 'object') {
+    throw new TypeError(
+      `it returned a ${typeof decision} instead of { allow: true }, { deny } or { arguments }`,
+    )
+  }
+  if ('deny' in decision) return { deny: String((decision as { deny: unknown }).deny) }
+  if ('allow' in decision && (decision as { allow: unknown }).allow !== true) {
+    // `{ allow: false }` reads as a refusal: it must never let the call run.
+    throw new TypeError('it returned allow other than true; refuse a call with { deny: reason }')
+  }
+  if (!('arguments' in decision)) return { allow: true }
+  const json: string | undefined = JSON.stringify((decision as { arguments: unknown }).arguments ?? {})
+  // A function or a Symbol has no JSON; it must not pass for "no arguments".
+  if (json === undefined) throw new TypeError('its arguments cannot be written as JSON')
+  return { argumentsJson: json }
 }
 
 function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {

@@ -44,3 +44,26 @@ export class AbortListeners {
     }
   }
 }
+
+/**
+ * What `value` settles to, or `undefined` as soon as `signal` aborts (through `listeners`, its
+ * listeners): host code the task awaits (a hook, an approval check) that ignores its signal must
+ * not keep an interrupted task from ending. A rejection is thrown, unless the abort came first.
+ */
+export async function unlessAborted<T>(
+  signal: AbortSignal,
+  listeners: AbortListeners,
+  value: T | PromiseLike<T>,
+): Promise<T | undefined> {
+  if (signal.aborted) return undefined
+  let stop!: () => void
+  const aborted = new Promise<undefined>((resolve) => {
+    stop = () => resolve(undefined)
+  })
+  listeners.add(stop)
+  try {
+    return await Promise.race([Promise.resolve(value), aborted])
+  } finally {
+    listeners.delete(stop)
+  }
+}

@@ -60,12 +60,17 @@ function unfinishedTask(
   const lastEnd = history.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
   const rest = history.slice(lastEnd + 1)
   if (!rest.some((record) => 'role' in record && record.role !== 'system')) return undefined
-  const answered = new Set<string>()
+  // Only results after the last response answer its calls: an earlier turn's call may have had
+  // the same id (some providers' ids repeat from response to response).
+  let answered = new Set<string>()
   let last: (typeof rest)[number] | undefined
   for (const record of rest) {
     if (!('role' in record)) continue
     if (record.role === 'tool') answered.add(record.toolCallId)
-    if (record.role === 'assistant') last = record
+    if (record.role === 'assistant') {
+      last = record
+      answered = new Set()
+    }
   }
   if (last === undefined || !('role' in last) || last.role !== 'assistant') {
     return { kind: 'unfinished', dangling: [], responseId: undefined }
@@ -191,9 +196,13 @@ function runningCalls(pending: readonly PendingCall[]): Set<string> {
 async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Promise<Set<string>> {
   const candidates = calls.filter((call) => rt.tools.byName.get(call.name)?.onResume === 'rerun')
   if (candidates.length === 0) return new Set()
-  const approved = new Set<string>()
+  // Only decisions after the last response approve its calls: an earlier call may have had the
+  // same id (some providers' ids repeat from response to response).
+  let approved = new Set<string>()
   for (const record of rt.journal.history) {
-    if (!('role' in record) && record.type === 'approval_decision' && record.approved) {
+    if ('role' in record) {
+      if (record.role === 'assistant') approved = new Set()
+    } else if (record.type === 'approval_decision' && record.approved) {
       approved.add(record.toolCallId)
     }
   }

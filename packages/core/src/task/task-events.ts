@@ -76,7 +76,7 @@ export class TaskEvents {
    * sees a well-formed sequence before the run throws.
    */
   abandon(error: unknown): void {
-    const message = error instanceof Error ? error.message : String(error)
+    const message = failureText(error)
     this.closeStreams(undefined)
     const compaction = this.#compaction
     if (compaction) {
@@ -140,5 +140,17 @@ export class TaskEvents {
       default:
         return
     }
+  }
+}
+
+/**
+ * The text of a failure that ended a task. A host's store may fail with anything, such as an
+ * object without a prototype or an error whose `message` getter throws: the sequence must still end.
+ */
+function failureText(error: unknown): string {
+  try {
+    return error instanceof Error ? error.message : String(error)
+  } catch {
+    return 'the task failed with an error that cannot be shown as text'
   }
 }

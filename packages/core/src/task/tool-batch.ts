@@ -130,8 +130,11 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     gate.enter(exclusive)
     // Progress is persisted (a `tool_progress` record) before it is announced, and before the
     // call's result; once the call has a result, it is ignored.
-    const progress = (message: string) => {
+    const progress = (reported: string) => {
       if (slot.settled) return
+      // A tool may report anything; a record holds text, and one that is not must not fail the task.
+      const message = progressText(reported)
+      if (message === undefined) return
       const siblingToolCallIds = siblingsOf(calls, call)
       const record = {
         type: 'tool_progress' as const,
@@ -158,8 +161,10 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
           slot.progressFailure ??= { error }
         })
     }
-    const execute = (args: unknown) =>
-      executeToolCall({
+    const execute = async (args: unknown): Promise<ToolOutcome> => {
+      // Interrupted while `beforeToolCall` ran: the call is answered already and must not run.
+      if (signal.aborted) return abortedOutcome(true)
+      return executeToolCall({
         tool,
         call,
         args,
@@ -168,6 +173,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
+    }
     const suspended = () => batch.suspended?.(call.id) === true
     void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
       slot.settle(outcome, suspended())
@@ -261,6 +267,16 @@ function announce(batch: ToolBatch, call: ToolCallPart): void {
     toolName: call.name,
     arguments: call.argumentsJson,
   })
+}
+
+/** A progress message as text; `undefined` for a value that cannot be shown as text. */
+function progressText(message: unknown): string | undefined {
+  if (typeof message === 'string') return message
+  try {
+    return String(message)
+  } catch {
+    return undefined
+  }
 }
 
 /** The ids of the batch's other calls (a `tool_progress` names them), made when a call reports progress. */

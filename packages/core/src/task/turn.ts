@@ -12,6 +12,7 @@ import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
+import { unlessAborted } from './abort-listeners.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import {
@@ -105,12 +106,19 @@ function nextRequest(rt: TaskRuntime): LLMRequest {
   return withModelSettings(request, rt.modelSettings)
 }
 
-/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails). */
+/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails) or the task was interrupted. */
 async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
   const hook = rt.hooks.beforeModelCall
   if (!hook) return request
   try {
-    return (await hook(request, { sessionId: rt.sessionId, signal: rt.signal })) ?? request
+    // Interrupted while the hook ran: `undefined`, and the call reads as aborted.
+    const hooked = await unlessAborted(
+      rt.signal,
+      rt.aborts,
+      hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
+    )
+    if (rt.signal.aborted) return undefined
+    return hooked ?? request
   } catch (error) {
     rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
     return undefined
@@ -124,7 +132,7 @@ async function completed(
   response: AssistantMessage,
 ): Promise<TurnEnd> {
   const { events } = rt
-  const message = withActions(rt.formatter, response)
+  const message = withUniqueCallIds(withActions(rt.formatter, response))
   await rt.journal.persist(message)
   state.accounting.addResponse(message)
   state.lastText = rt.formatter.answerText(message)
@@ -174,7 +182,7 @@ async function interrupted(
 ): Promise<TurnEnd> {
   if (partial && partial.parts.length > 0) {
     const { isApiError: _error, errorMessage: _message, ...rest } = partial
-    const message = withActions(rt.formatter, { ...rest, stopReason: 'aborted' })
+    const message = withUniqueCallIds(withActions(rt.formatter, { ...rest, stopReason: 'aborted' }))
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
@@ -186,6 +194,36 @@ async function interrupted(
   }
   rt.events.emit('interrupt', {})
   return 'interrupted'
+}
+
+/**
+ * The message with each repeated tool call id made unique (`<id>_2`, `<id>_3`...). A model may send
+ * two calls with one id; each call must still get exactly one result the provider can match to it.
+ */
+function withUniqueCallIds(message: AssistantMessage): AssistantMessage {
+  const ids = new Set<string>()
+  let repeated = false
+  for (const part of message.parts) {
+    if (part.type !== 'tool_call') continue
+    if (ids.has(part.id)) repeated = true
+    ids.add(part.id)
+  }
+  if (!repeated) return message
+  const kept = new Set<string>()
+  const parts = message.parts.map((part) => {
+    if (part.type !== 'tool_call') return part
+    if (!kept.has(part.id)) {
+      kept.add(part.id)
+      return part
+    }
+    let n = 2
+    while (ids.has(`${part.id}_${n}`)) n++
+    const id = `${part.id}_${n}`
+    ids.add(id)
+    kept.add(id)
+    return { ...part, id }
+  })
+  return { ...message, parts }
 }
 
 /**

@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { TypeCompiler } from '@sinclair/typebox/compiler'
 import { Value } from '@sinclair/typebox/value'
 import { AgentError } from '../errors.js'
+import { errorMessageOf } from './execute-tool-call.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }
@@ -29,10 +30,28 @@ export function createArgumentParser<P extends TSchema>(
     } catch (error) {
       return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
     }
-    if (!check) return validate!(value)
+    if (!check) return validated(validate!, value)
     if (check(value)) return { ok: true, args: value as Static<P> }
     return { ok: false, error: describeMismatches(schema, value) }
   }
+}
+
+/**
+ * What a host's `validate` decided. It may throw on arguments it did not expect (JSON `null`, an
+ * array) or return something else than a decision: either way the call is refused with an error
+ * the model reads, rather than failing the task and leaving the call unanswered.
+ */
+function validated<T>(validate: (args: unknown) => ParsedArguments<T>, value: unknown): ParsedArguments<T> {
+  try {
+    const parsed = validate(value)
+    if (parsed?.ok === true) return { ok: true, args: parsed.args }
+    if (parsed?.ok === false) {
+      return { ok: false, error: typeof parsed.error === 'string' ? parsed.error : String(parsed.error) }
+    }
+  } catch (error) {
+    return { ok: false, error: `the arguments could not be checked (${errorMessageOf(error)})` }
+  }
+  return { ok: false, error: 'the arguments could not be checked' }
 }
 
 function compile(toolName: string, schema: TSchema): (value: unknown) => boolean {
