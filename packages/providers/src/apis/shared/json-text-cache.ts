@@ -1,4 +1,5 @@
 import { JsonText } from '../../transport/json-text.js'
+import { holdsRun } from './same-run.js'
 
 /**
  * The JSON text of wire values, kept per object: an agent re-sends its whole history every turn,
@@ -23,7 +24,8 @@ export class JsonTextCache {
    * goes in as that text when `values` still holds it.
    */
   list(values: readonly unknown[], rebuilt = 0, known?: KnownRun): JsonText {
-    if (known === undefined || !holds(values, known)) return new JsonText(`[${this.join(values, rebuilt)}]`)
+    if (known === undefined || !holdsRun(values, known.start, known.items))
+      return new JsonText(`[${this.join(values, rebuilt)}]`)
     const end = known.start + known.items.length
     let out = '['
     if (known.start > 0) out += this.#join(values, rebuilt, 0, known.start)
@@ -86,12 +88,4 @@ export interface KnownRun {
   readonly start: number
   readonly items: readonly unknown[]
   readonly json: string
-}
-
-/** Whether `values` holds the known run where it says (compared by identity). */
-function holds(values: readonly unknown[], known: KnownRun): boolean {
-  const { start, items } = known
-  if (start + items.length > values.length) return false
-  for (let i = 0; i < items.length; i++) if (values[start + i] !== items[i]) return false
-  return true
 }

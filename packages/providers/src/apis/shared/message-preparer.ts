@@ -9,6 +9,7 @@ import {
   type ViewEntry,
   viewEntries,
 } from './prepare-messages.js'
+import { holdsRun } from './same-run.js'
 
 /** How many histories a preparer keeps the settled part of (see {@link MessagePreparer}). */
 const KEPT_HISTORIES = 8
@@ -80,10 +81,7 @@ class SettledHistory {
 
   /** Whether `history` starts with the settled messages. */
   continuedBy(history: readonly Message[]): boolean {
-    const settled = this.messages
-    if (history.length < settled.length) return false
-    for (let i = 0; i < settled.length; i++) if (history[i] !== settled[i]) return false
-    return true
+    return holdsRun(history, 0, this.messages)
   }
 
   /** Settles the messages before the last user or assistant message that are not settled yet. */
