@@ -1,9 +1,8 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js'
 import { terminateSession } from './http.js'
 import type { McpServerOptions } from './options.js'
+import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import type { StdioServer } from './stdio.js'
 
 /** How Kode introduces itself in `initialize`. */
@@ -19,15 +18,6 @@ export interface Link {
   shutdown(): Promise<void>
 }
 
-/**
- * Checks the structured content of results, one validator per output schema: a shared one looks
- * schemas up by `$id`, so a tool whose output schema has the `$id` of another (or of its own before
- * a list change) would have its results checked against that one, and fail.
- */
-const OUTPUT_VALIDATOR: jsonSchemaValidator = {
-  getValidator: (schema) => new AjvJsonSchemaValidator().getValidator(schema),
-}
-
 /** The longest delay `setTimeout` honours: our own deadline and the agent's govern, not the SDK's. */
 export const MAX_TIMER_MS = 2 ** 31 - 1
 
@@ -38,7 +28,7 @@ export function createLink(
   options: McpServerOptions,
 ): Link {
   const transport = options.onMessage ? tap(inner, options.onMessage) : inner
-  const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: OUTPUT_VALIDATOR })
+  const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: SCHEMA_VALIDATOR })
   let shutting: Promise<void> | undefined
   return {
     client,

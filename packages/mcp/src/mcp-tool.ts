@@ -1,8 +1,8 @@
 import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import type { McpToolInfo } from './options.js'
+import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
 
 /** A tool as `tools/list` describes it (the fields we use). */
@@ -86,9 +86,7 @@ function compile(
   schema: Record<string, unknown>,
 ): (args: unknown) => ParsedArguments<Record<string, unknown>> {
   try {
-    // One validator per tool: a shared one looks schemas up by `$id`, so a tool whose schema has
-    // the `$id` of another (or of its own before a list change) would be checked against that one.
-    const validate = new AjvJsonSchemaValidator().getValidator<Record<string, unknown>>(schema as never)
+    const validate = SCHEMA_VALIDATOR.getValidator<Record<string, unknown>>(schema as never)
     return (args) => {
       const result = validate(args)
       return result.valid
