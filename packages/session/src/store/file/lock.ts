@@ -74,22 +74,11 @@ export async function acquireLock(
   }
   const temp = `${file}.${content.token}.tmp`
   try {
-    try {
-      await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
-    } catch (error) {
-      // A full disk fails the write after the file was created: it is removed below all the same.
-      throw missingSession(error, sessionId) ?? error
-    }
+    // A full disk fails the write after the file was created: it is removed below all the same.
+    await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
     // Retried when a stale lock was removed or the lock vanished between our attempts.
     for (let round = 0; round < 3; round++) {
-      let created: boolean
-      try {
-        created = await createFrom(temp, file, content)
-      } catch (error) {
-        // The session was deleted since the temp file was written.
-        throw missingSession(error, sessionId) ?? error
-      }
-      if (created) return heldLock(file, content.token)
+      if (await createFrom(temp, file, content)) return heldLock(file, content.token)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
       if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
@@ -99,6 +88,9 @@ export async function acquireLock(
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
     }
     throw new SessionLockedError(sessionId, file, undefined, 'unknown')
+  } catch (error) {
+    // The session's directory is gone: it never existed, or was deleted while the lock was taken.
+    throw missingSession(error, sessionId) ?? error
   } finally {
     await unlink(temp).catch(() => {})
   }
