@@ -24,6 +24,25 @@ export class AbortListeners {
     this.#listeners.add(listener)
   }
 
+  /**
+   * What `value` settles to, or `undefined` as soon as the signal aborts: host code the task awaits
+   * (a hook, an approval check) that ignores its signal must not keep an interrupted task from
+   * ending. A rejection is thrown, unless the abort came first.
+   */
+  async unlessAborted<T>(value: T | PromiseLike<T>): Promise<T | undefined> {
+    if (this.#signal.aborted) return undefined
+    let stop!: () => void
+    const aborted = new Promise<undefined>((resolve) => {
+      stop = () => resolve(undefined)
+    })
+    this.add(stop)
+    try {
+      return await Promise.race([Promise.resolve(value), aborted])
+    } finally {
+      this.delete(stop)
+    }
+  }
+
   /** Stops listening (nothing happens if `listener` was not added, or has run). */
   delete(listener: () => void): void {
     this.#listeners.delete(listener)
@@ -42,28 +61,5 @@ export class AbortListeners {
         })
       }
     }
-  }
-}
-
-/**
- * What `value` settles to, or `undefined` as soon as `signal` aborts (through `listeners`, its
- * listeners): host code the task awaits (a hook, an approval check) that ignores its signal must
- * not keep an interrupted task from ending. A rejection is thrown, unless the abort came first.
- */
-export async function unlessAborted<T>(
-  signal: AbortSignal,
-  listeners: AbortListeners,
-  value: T | PromiseLike<T>,
-): Promise<T | undefined> {
-  if (signal.aborted) return undefined
-  let stop!: () => void
-  const aborted = new Promise<undefined>((resolve) => {
-    stop = () => resolve(undefined)
-  })
-  listeners.add(stop)
-  try {
-    return await Promise.race([Promise.resolve(value), aborted])
-  } finally {
-    listeners.delete(stop)
   }
 }

@@ -4,7 +4,6 @@ import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
 import { neverAsks } from '../tools/define-tool.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
-import { unlessAborted } from './abort-listeners.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
@@ -35,7 +34,7 @@ export async function callsNeedingApproval(
     const ctx = { toolCallId: call.id, toolName: call.name, sessionId: rt.sessionId, signal: rt.signal }
     let asks: boolean
     try {
-      const answer = await unlessAborted(rt.signal, rt.aborts, tool.needsApproval(parsed.args, ctx))
+      const answer = await rt.aborts.unlessAborted(tool.needsApproval(parsed.args, ctx))
       // Interrupted while a check ran: the batch answers every call (`aborted`), none is asked.
       if (rt.signal.aborted) break
       asks = answer !== false

@@ -12,7 +12,6 @@ import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { errorMessageOf } from '../tools/execute-tool-call.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
-import { unlessAborted } from './abort-listeners.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import {
@@ -112,9 +111,7 @@ async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMR
   if (!hook) return request
   try {
     // Interrupted while the hook ran: `undefined`, and the call reads as aborted.
-    const hooked = await unlessAborted(
-      rt.signal,
-      rt.aborts,
+    const hooked = await rt.aborts.unlessAborted(
       hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
     )
     if (rt.signal.aborted) return undefined
