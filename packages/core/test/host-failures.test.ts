@@ -12,8 +12,11 @@ import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
 
-/** A store whose appends fail from the `failFrom`-th on (1-based), as a full disk would. */
-function failingStore(failFrom: number): SessionStore {
+/**
+ * A store whose appends fail from the `failFrom`-th on (1-based), throwing what `failure` makes
+ * (by default an `Error`, as a full disk would).
+ */
+function failingStore(failFrom: number, failure: () => unknown = () => new Error('disk full')): SessionStore {
   const store = createMemorySessionStore()
   let appends = 0
   return {
@@ -24,7 +27,7 @@ function failingStore(failFrom: number): SessionStore {
         sessionId,
         release: () => lease.release(),
         async append(events: readonly HistoryEvent[]) {
-          if (++appends >= failFrom) throw new Error('disk full')
+          if (++appends >= failFrom) throw failure()
           return lease.append(events)
         },
       }
@@ -373,21 +376,7 @@ describe('a store that fails with a value that cannot be shown as text', () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi.'))
     const failure = thrown()
-    const store = createMemorySessionStore()
-    const failing: SessionStore = {
-      ...store,
-      async acquire(sessionId: string) {
-        const lease = await store.acquire(sessionId)
-        return {
-          sessionId,
-          release: () => lease.release(),
-          async append() {
-            throw failure
-          },
-        }
-      },
-    }
-    const agent = h.createAgent({ store: failing })
+    const agent = h.createAgent({ store: failingStore(1, () => failure) })
     const run = agent.run('go')
     const ended = drain(run)
     const result = await Promise.race([ended, new Promise((resolve) => setTimeout(resolve, 2000, 'hung'))])
