@@ -73,7 +73,8 @@ export class SseDecoder {
 
   /**
    * The body ended. A line ended by a lone CR (SSE allows CR, LF or CRLF) is complete only once
-   * no LF can follow it: the event it ends becomes available to `next`. True when that happened.
+   * no LF can follow it: such a line is completed now, and the event it ends, if it ends one,
+   * becomes available to `next`. True when a line was completed (there may be events to take).
    */
   end(): boolean {
     if (!this.trailingCR) return false
