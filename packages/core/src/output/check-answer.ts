@@ -1,6 +1,6 @@
 import { type AssistantMessage, joinText } from '@kode/protocol'
 import type { Static, TSchema } from '@sinclair/typebox'
-import { Value } from '@sinclair/typebox/value'
+import type { SchemaCheck } from '../schema-check.js'
 
 /** What the final answer's text held: a value valid against the schema, or why not. */
 export type AnswerCheck<S extends TSchema = TSchema> =
@@ -11,22 +11,23 @@ export type AnswerCheck<S extends TSchema = TSchema> =
 const MAX_PROBLEMS = 10
 
 /**
- * Reads the final answer as JSON and validates it against `schema` (TypeBox's `Value`, which
- * needs no code generation, so it runs under a strict Content Security Policy too). The text
- * tried is the answer (`answerText`), then, if it is not JSON, a fenced ```json block in it, then
- * the message's last text part (an answer after a preamble).
+ * Reads the final answer as JSON and validates it with the output schema's `check` (an
+ * interpreted one, which needs no code generation, so it runs under a strict Content Security
+ * Policy too; a string format no checker is registered for is an annotation). The text tried is
+ * the answer (`answerText`), then, if it is not JSON, a fenced ```json block in it, then the
+ * message's last text part (an answer after a preamble).
  */
 export function checkAnswer<S extends TSchema>(
-  schema: S,
+  check: SchemaCheck<S>,
   answerText: string,
   message: AssistantMessage | undefined,
 ): AnswerCheck<S> {
   const parsed = parseAnswer(answerText, message)
   if (!parsed.ok) return { ok: false, problems: [parsed.problem] }
   const value = parsed.value
-  if (Value.Check(schema, value)) return { ok: true, value }
+  if (check.check(value)) return { ok: true, value }
   const problems: string[] = []
-  for (const error of Value.Errors(schema, value)) {
+  for (const error of check.errors(value)) {
     if (problems.length === MAX_PROBLEMS) break
     problems.push(`${error.path === '' ? '(root)' : error.path}: ${error.message}`)
   }

@@ -37,7 +37,7 @@ export class FinalAnswer {
 
   /** Judges the task's final answer: its text, and the last assistant message of `history`. */
   judge(answerText: string, history: readonly HistoryEvent[]): AnswerVerdict {
-    const check = checkAnswer(this.spec.schema, answerText, lastAssistant(history))
+    const check = checkAnswer(this.spec.check, answerText, lastAssistant(history))
     if (check.ok) {
       this.#accepted = true
       this.#value = check.value

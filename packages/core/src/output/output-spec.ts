@@ -1,11 +1,14 @@
 import type { ResponseFormat } from '@kode/providers'
 import type { TSchema } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
+import { createSchemaCheck, type SchemaCheck } from '../schema-check.js'
 
 /** A run's structured output, checked and ready: what the provider is asked for, and the schema to validate. */
 export interface OutputSpec {
   /** The TypeBox schema the answer must satisfy. */
   readonly schema: TSchema
+  /** Its check, made once per run: interpreted, never generated code (see `checkAnswer`). */
+  readonly check: SchemaCheck
   /** What every model call of the task asks for (`LLMRequest.responseFormat`). */
   readonly format: ResponseFormat
 }
@@ -32,7 +35,7 @@ export function outputSpec(schema: TSchema): OutputSpec {
     strict: isStrictCompatible(schema),
   }
   if (typeof schema.description === 'string') format.description = schema.description
-  return { schema, format }
+  return { schema, check: createSchemaCheck(schema, 'interpreted'), format }
 }
 
 /** `$id` or `title`, reduced to what OpenAI accepts (`[a-zA-Z0-9_-]{1,64}`); default `output`. */

@@ -1,7 +1,6 @@
 import type { Static, TSchema } from '@sinclair/typebox'
-import { TypeCompiler } from '@sinclair/typebox/compiler'
-import { Value } from '@sinclair/typebox/value'
 import { AgentError } from '../errors.js'
+import { createSchemaCheck, type SchemaCheck } from '../schema-check.js'
 import { errorMessageOf } from './execute-tool-call.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
@@ -16,6 +15,8 @@ const MAX_REPORTED_ERRORS = 5
  * parsed value instead of the schema. Otherwise the schema is compiled here, once per tool (where a
  * Content Security Policy forbids compiling, it is interpreted instead); a schema TypeBox cannot
  * check throws an `AgentError` (`invalid_tool`) naming `toolName`, rather than failing the first call.
+ * A string `format` is asserted only when a checker for it is registered in TypeBox's
+ * `FormatRegistry` at the call (see {@link createSchemaCheck}); otherwise it is an annotation.
  */
 export function createArgumentParser<P extends TSchema>(
   toolName: string,
@@ -31,8 +32,8 @@ export function createArgumentParser<P extends TSchema>(
       return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
     }
     if (!check) return validated(validate!, value)
-    if (check(value)) return { ok: true, args: value as Static<P> }
-    return { ok: false, error: describeMismatches(schema, value) }
+    if (check.check(value)) return { ok: true, args: value }
+    return { ok: false, error: describeMismatches(check, value) }
   }
 }
 
@@ -54,13 +55,10 @@ function validated<T>(validate: (args: unknown) => ParsedArguments<T>, value: un
   return { ok: false, error: 'the arguments could not be checked' }
 }
 
-function compile(toolName: string, schema: TSchema): (value: unknown) => boolean {
+function compile<P extends TSchema>(toolName: string, schema: P): SchemaCheck<P> {
   try {
-    const compiled = TypeCompiler.Compile(schema)
-    return (value) => compiled.Check(value)
+    return createSchemaCheck(schema, 'compiled')
   } catch (error) {
-    // Compiling is `new Function`: refused under a Content Security Policy, then interpreted.
-    if (error instanceof EvalError) return (value) => Value.Check(schema, value)
     throw new AgentError(
       'invalid_tool',
       `tool ${toolName}: its parameters are not a schema TypeBox can check (${error instanceof Error ? error.message : String(error)}); ` +
@@ -74,11 +72,11 @@ function compile(toolName: string, schema: TSchema): (value: unknown) => boolean
  * Lists the mismatches as `path: message`, `/` being the arguments object itself; one per path
  * (a missing property is not also reported as being of the wrong type).
  */
-function describeMismatches(schema: TSchema, value: unknown): string {
+function describeMismatches(check: SchemaCheck, value: unknown): string {
   const lines: string[] = []
   const paths = new Set<string>()
   let more = 0
-  for (const error of Value.Errors(schema, value)) {
+  for (const error of check.errors(value)) {
     const path = error.path === '' ? '/' : error.path
     if (paths.has(path)) continue
     paths.add(path)

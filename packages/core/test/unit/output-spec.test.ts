@@ -48,25 +48,25 @@ describe('outputSpec', () => {
 })
 
 describe('checkAnswer', () => {
-  const schema = Type.Object({ n: Type.Integer() })
+  const check = outputSpec(Type.Object({ n: Type.Integer() })).check
 
   test('lists where the value breaks the schema', () => {
-    expect(checkAnswer(schema, '{"n":1.5}', undefined)).toEqual({
+    expect(checkAnswer(check, '{"n":1.5}', undefined)).toEqual({
       ok: false,
       problems: ['/n: Expected integer'],
     })
-    expect(checkAnswer(schema, '[1]', undefined)).toEqual({
+    expect(checkAnswer(check, '[1]', undefined)).toEqual({
       ok: false,
       problems: ['(root): Expected object'],
     })
   })
 
   test('an empty answer and text that is not JSON say so', () => {
-    expect(checkAnswer(schema, '  ', undefined)).toEqual({
+    expect(checkAnswer(check, '  ', undefined)).toEqual({
       ok: false,
       problems: ['the answer is empty, not a JSON object'],
     })
-    expect(checkAnswer(schema, 'n is 1', undefined)).toEqual({
+    expect(checkAnswer(check, 'n is 1', undefined)).toEqual({
       ok: false,
       problems: ['the answer is not JSON'],
     })
@@ -82,6 +82,6 @@ describe('checkAnswer', () => {
         { type: 'text' as const, text: '{"n":2}' },
       ],
     }
-    expect(checkAnswer(schema, 'Here:{"n":2}', message)).toEqual({ ok: true, value: { n: 2 } })
+    expect(checkAnswer(check, 'Here:{"n":2}', message)).toEqual({ ok: true, value: { n: 2 } })
   })
 })
