@@ -19,7 +19,8 @@ export type TransportErrorCode =
   | 'invalid_response'
   /**
    * The server redirected to another origin (or a browser hid where to): not followed, so the key
-   * and prompt stay where the host sent them. See `ClientConfig.followCrossOriginRedirects`.
+   * and prompt stay where the host sent them. See `ClientConfig.followCrossOriginRedirects`. Also
+   * a redirect that cannot be followed: more than 5 in a row, or one without a `Location`.
    */
   | 'redirect'
   /** The request could not be built (an image file without a reader, an unreadable file). */

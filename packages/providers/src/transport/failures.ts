@@ -1,5 +1,5 @@
 import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
-import { excerpt, ProviderError, redact, redactCause } from './errors.js'
+import { excerpt, ProviderError, type ProviderErrorInit, redact, redactCause } from './errors.js'
 import { isContextOverflow } from './overflow.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
 
@@ -109,20 +109,20 @@ export function errorFromThrown(thrown: unknown, ctx: ErrorContext): ProviderErr
 }
 
 /**
- * A transport-level failure with one of Kode's own codes. `detail` and `cause` are kept without
- * the API key; quote long text with `excerpt` so the key is removed before the text is cut.
+ * A transport-level failure with one of Kode's own codes; `status` when a response's status is
+ * what failed (a redirect that cannot be followed). `detail` and `cause` are kept without the API
+ * key; quote long text with `excerpt` so the key is removed before the text is cut.
  */
 export function transportError(
   ctx: ErrorContext,
   code: 'timeout' | 'stream_cut' | 'stream_spliced' | 'invalid_response' | 'invalid_request' | 'redirect',
   detail: string,
-  options: { retryable: boolean; cause?: unknown },
+  options: { retryable: boolean; status?: number; cause?: unknown },
 ): ProviderError {
-  const init = { code, retryable: options.retryable }
-  return new ProviderError(
-    `${ctx.label}: ${redact(detail, ctx.apiKey)}`,
-    options.cause === undefined ? init : { ...init, cause: redactCause(options.cause, ctx.apiKey) },
-  )
+  const init: ProviderErrorInit = { code, retryable: options.retryable }
+  if (options.status !== undefined) init.status = options.status
+  if (options.cause !== undefined) init.cause = redactCause(options.cause, ctx.apiKey)
+  return new ProviderError(`${ctx.label}: ${redact(detail, ctx.apiKey)}`, init)
 }
 
 /** Parses one event's JSON data; bad JSON is an `invalid_response` error quoting the start of it. */

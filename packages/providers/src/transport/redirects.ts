@@ -1,5 +1,6 @@
+import { type ProviderError, withRequestId } from './errors.js'
 import type { ErrorContext } from './failures.js'
-import { transportError } from './failures.js'
+import { requestIdOf, transportError } from './failures.js'
 
 /** How many redirects one request may follow before it fails. */
 export const MAX_REDIRECTS = 5
@@ -17,7 +18,8 @@ export interface RedirectPolicy {
  * would carry the auth headers and the prompt to whatever origin a `Location` names, and turn a
  * POST into a GET on a 301/302/303. A redirect within the origin is followed with the same
  * request; one to another origin fails with code `redirect` (not retried) unless the host opted in.
- * A browser's `fetch` hides where a redirect goes (an opaque redirect): that fails as `redirect` too.
+ * A browser's `fetch` hides where a redirect goes (an opaque redirect): that fails as `redirect` too,
+ * and so does a redirect with no `Location` to follow.
  */
 export async function fetchFollowingRedirects(
   url: string,
@@ -32,7 +34,7 @@ export async function fetchFollowingRedirects(
     if (!isRedirect(response.status)) return response
     await response.body?.cancel().catch(() => undefined)
     const location = response.headers.get('location')
-    if (!location) return response
+    if (!location) throw withoutLocation(policy, response, current)
     const next = resolve(location, current)
     if (!next) throw refused(policy, `the server redirected to an unreadable location ${location}`)
     if (next.origin !== new URL(current).origin && !policy.crossOrigin)
@@ -55,6 +57,23 @@ function resolve(location: string, base: string): URL | undefined {
   } catch {
     return undefined
   }
+}
+
+/**
+ * A redirect that names no target: there is nothing to follow, and sending the request again gets
+ * the same answer. The URL is quoted as origin and path: an origin has no `user:password@`, and
+ * the query (where a key may ride) is left out.
+ */
+function withoutLocation(policy: RedirectPolicy, response: Response, url: string): ProviderError {
+  const { origin, pathname } = new URL(url)
+  const requestId = requestIdOf(response.headers)
+  const where = requestId ? ` [request ${requestId}]` : ''
+  const detail = `HTTP ${response.status} redirect without a Location header from ${origin}${pathname}${where}`
+  const error = transportError(policy.errors, 'redirect', detail, {
+    retryable: false,
+    status: response.status,
+  })
+  return withRequestId(error, requestId)
 }
 
 function refused(policy: RedirectPolicy, detail: string) {

@@ -54,6 +54,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private attempt = 0
   private delivered = false
   private finished = false
+  /**
+   * The consumer called `return()`: every `next()` from then on is the end, and nothing more is
+   * handed out, whatever the end had left queued (items, a `done`, a failure to throw). Checked
+   * off the hot path only: `return()` also ends the stream, so `hot` stays false after it.
+   */
+  private returned = false
   private failure: ProviderError | undefined
   private inflight: Promise<IteratorResult<StreamItem>> | undefined
   /** What `takeSync` caught, handled by the next `next()` as if that call had thrown it. */
@@ -112,7 +118,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   takeSync(): StreamItem | undefined {
     if (this.inflight || this.deferred) return undefined
     try {
-      if (!this.hot) return this.takeReady() ?? this.mapDecoded()
+      if (!this.hot) return this.returned ? undefined : (this.takeReady() ?? this.mapDecoded())
       const item = this.acc.take() ?? this.mapDecoded()
       if (item !== undefined) this.delivered = true
       return item
@@ -123,9 +129,19 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     }
   }
 
-  /** Called by `break` / `return` in a for-await loop: cancels the HTTP request. */
+  /**
+   * Called by `break` / `return` in a for-await loop: cancels the HTTP request if it is still
+   * open, and ends the stream for the consumer, also when it had already ended with items or a
+   * failure still to hand out (an async iterator gives nothing more once returned).
+   */
   return(): Promise<IteratorResult<StreamItem>> {
-    if (!this.finished) this.close()
+    if (this.returned) return Promise.resolve(DONE)
+    this.returned = true
+    if (!this.finished) this.end()
+    // Dropped rather than kept unread: the consumer will not ask for them.
+    this.acc = this.newAccumulator()
+    this.failure = undefined
+    this.deferred = undefined
     return Promise.resolve(DONE)
   }
 
@@ -137,6 +153,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       const next = () => this.next()
       return this.inflight.then(next, next)
     }
+    if (this.returned) return Promise.resolve(DONE)
     const deferred = this.deferred
     if (deferred) {
       this.deferred = undefined
@@ -163,6 +180,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
 
   /** After the last item: the failure (once), then the end. */
   private settled(): Promise<IteratorResult<StreamItem>> {
+    if (this.returned) return Promise.resolve(DONE)
     const failure = this.failure
     if (failure) {
       this.failure = undefined
@@ -188,7 +206,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
             if (!this.reader) return this.settled()
           }
           const item = await this.advance()
-          if (item !== undefined) return { done: false, value: item }
+          if (item !== undefined) return this.handOut(item)
           if (this.finished) return this.settled()
           continue
         } catch (thrown) {
@@ -199,9 +217,17 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       failure = undefined
       if (retry) continue
       const item = this.takeReady()
-      if (item !== undefined) return { done: false, value: item }
+      if (item !== undefined) return this.handOut(item)
       return this.settled()
     }
+  }
+
+  /**
+   * What a pending `next()` resolves with: `item`, unless `return()` came while it waited (the
+   * body ended, or an abort ended a retry's wait, in the meantime).
+   */
+  private handOut(item: StreamItem): IteratorResult<StreamItem> {
+    return this.returned ? DONE : { done: false, value: item }
   }
 
   /**
@@ -324,12 +350,6 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private endAborted(): void {
     this.acc.finish('aborted')
     this.end()
-  }
-
-  /** Consumer went away: cancel the request, emit nothing more. */
-  private close(): void {
-    this.end()
-    this.acc = this.newAccumulator()
   }
 
   private end(): void {

@@ -1,3 +1,4 @@
+import { ProviderError } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
@@ -64,6 +65,37 @@ describe('redirects', () => {
     const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })
     await expect(client.complete(ask())).rejects.toMatchObject({ code: 'redirect', retryable: false })
     expect(server().requests).toHaveLength(6)
+  })
+
+  test.each([301, 302, 303, 307, 308])(
+    'a %i without a Location header says so, with the URL it answered, and is not retried',
+    async (status) => {
+      server().enqueue({ status, headers: { 'x-request-id': 'req-redirect' }, body: '{}' })
+      const client = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' })
+      const error = await client.complete(ask()).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(ProviderError)
+      expect(error).toMatchObject({ code: 'redirect', retryable: false, status, requestId: 'req-redirect' })
+      expect((error as Error).message).toBe(
+        `anthropic: HTTP ${status} redirect without a Location header from ${server().url}/messages [request req-redirect]`,
+      )
+      expect(server().requests).toHaveLength(1)
+    },
+  )
+
+  test('a redirect without a Location header names the URL without its query or the key', async () => {
+    // Followed within the origin to a URL carrying secrets, which then answers with no Location.
+    server().enqueue(
+      { status: 307, headers: { location: `/v2/${KEY}/messages?key=AIzaSyD-leak-9876&alt=sse` } },
+      { status: 302 },
+    )
+    const client = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' })
+    const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+    expect(error).toMatchObject({ code: 'redirect', retryable: false, status: 302 })
+    expect(error.message).toContain(`without a Location header from ${server().url}/v2/[redacted]/messages`)
+    expect(String(error)).not.toContain(KEY)
+    expect(String(error)).not.toContain('AIzaSyD-leak')
+    expect(String(error)).not.toContain('alt=sse')
+    expect(server().requests).toHaveLength(2)
   })
 
   test('the refused location is quoted without credentials or keys', async () => {
