@@ -103,7 +103,7 @@ function checkSecrets(name: string, options: McpHttpServerOptions): void {
 async function handshake(options: McpServerOptions, signal: AbortSignal): Promise<Link> {
   if (options.command !== undefined) {
     const stdio = stdioServer(options)
-    const link = createLink(stdio.transport, 'stdio', stdio, options)
+    const link = createLink(() => stdio.transport, 'stdio', stdio, options)
     try {
       await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
       return link
@@ -115,7 +115,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   const http = options as McpHttpServerOptions
   const kinds = httpKinds(http)
   for (const [i, kind] of kinds.entries()) {
-    const link = createLink(httpTransport(http, kind), kind, undefined, options)
+    const link = createLink((lose) => httpTransport(http, kind, lose), kind, undefined, options)
     try {
       await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
       return link

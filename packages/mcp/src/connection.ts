@@ -7,6 +7,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod/v4'
 import { approvalFor } from './approval.js'
+import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
@@ -257,11 +258,18 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        const result = await this.#link.client.callTool({ name, arguments: args }, CALL_RESULT, {
-          signal,
-          timeout: MAX_TIMER_MS,
-          onprogress: (progress) => onProgress(describeProgress(progress)),
-        })
+        const result = await this.#link.client
+          .callTool({ name, arguments: args }, CALL_RESULT, {
+            signal,
+            timeout: MAX_TIMER_MS,
+            onprogress: (progress) => onProgress(describeProgress(progress)),
+          })
+          .catch((error: unknown) => {
+            // A refused request fails with fetch's own error, just before the lost link closes
+            // the client: end the connection now, so that this call says why, as later ones will.
+            if (this.#link.loss()) this.#serverClosed()
+            throw error
+          })
         // A list change the call caused was announced before its result: let the new list be read
         // first, so the next turn already offers it.
         if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
@@ -283,20 +291,26 @@ export class ServerConnection implements McpConnection {
     return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
   }
 
-  /** The transport closed without `close()`: the server exited or dropped the connection. */
+  /**
+   * The transport closed without `close()`: the server exited or dropped the connection, or an
+   * HTTP server was found gone (an answer cut off, a request refused).
+   */
   #serverClosed(): void {
     if (this.#ended) return
-    const said = this.#link.stdio?.stderrTail()
-    const what = this.transport === 'stdio' ? 'exited' : 'closed the connection'
-    this.#end(
-      new McpConnectionError(
-        'closed',
-        this.name,
-        `MCP server "${this.name}" ${what}${said ? `; its stderr ends: ${said}` : ''}`,
-      ),
-    )
+    const loss = this.#link.loss()
+    this.#end(loss ? lossError(this.name, loss) : this.#closedError())
     // Reap what is left (an HTTP session, a child that closed stdout but lives on).
     void this.#link.shutdown()
+  }
+
+  #closedError(): McpConnectionError {
+    const said = this.#link.stdio?.stderrTail()
+    const what = this.transport === 'stdio' ? 'exited' : 'closed the connection'
+    return new McpConnectionError(
+      'closed',
+      this.name,
+      `MCP server "${this.name}" ${what}${said ? `; its stderr ends: ${said}` : ''}`,
+    )
   }
 
   #end(error: McpConnectionError | undefined): void {

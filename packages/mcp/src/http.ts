@@ -4,6 +4,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { type ConnectionLoss, watchPosts } from './connection-loss.js'
 import type { McpHttpServerOptions } from './options.js'
 
 /** The HTTP transports, in the order `auto` tries them. */
@@ -15,14 +16,22 @@ export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
   return choice === 'auto' ? ['streamable-http', 'sse'] : [choice]
 }
 
-/** A fresh transport of `kind` to the server. */
-export function httpTransport(options: McpHttpServerOptions, kind: HttpTransportKind): Transport {
+/** A fresh transport of `kind` to the server; a streamable-HTTP one tells `lose` of a lost POST. */
+export function httpTransport(
+  options: McpHttpServerOptions,
+  kind: HttpTransportKind,
+  lose: (loss: ConnectionLoss) => void,
+): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
   const fetchOption = options.fetch ? { fetch: options.fetch } : {}
   switch (kind) {
     case 'streamable-http':
-      return new StreamableHTTPClientTransport(url, { requestInit, ...fetchOption })
+      return new StreamableHTTPClientTransport(url, {
+        requestInit,
+        // Read at each request, as the SDK does: a host may replace the global fetch later.
+        fetch: watchPosts((input, init) => (options.fetch ?? fetch)(input, init), lose),
+      })
     case 'sse':
       return new SSEClientTransport(url, { requestInit, ...fetchOption })
     default: {

@@ -1,5 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { ConnectionLoss } from './connection-loss.js'
 import { terminateSession } from './http.js'
 import type { McpServerOptions } from './options.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
@@ -14,6 +15,8 @@ export interface Link {
   transport: Transport
   kind: 'stdio' | 'streamable-http' | 'sse'
   stdio: StdioServer | undefined
+  /** What lost an HTTP server (see `ConnectionLoss`), if anything did: the client is closed just after. */
+  loss(): ConnectionLoss | undefined
   /** Closes the client and transport; for stdio, resolves once the child is gone. */
   shutdown(): Promise<void>
 }
@@ -21,20 +24,35 @@ export interface Link {
 /** The longest delay `setTimeout` honours: our own deadline and the agent's govern, not the SDK's. */
 export const MAX_TIMER_MS = 2 ** 31 - 1
 
+/**
+ * A client over the transport `open` makes. `open` gets `lose`, for a transport to report that its
+ * server is gone (an HTTP server, see `watchPosts`): the client is then closed, which fails every
+ * request in flight and ends the connection, as a stdio server's closed pipes do.
+ */
 export function createLink(
-  inner: Transport,
+  open: (lose: (loss: ConnectionLoss) => void) => Transport,
   kind: Link['kind'],
   stdio: StdioServer | undefined,
   options: McpServerOptions,
 ): Link {
-  const transport = options.onMessage ? tap(inner, options.onMessage) : inner
   const client = new Client(CLIENT_INFO, { capabilities: {}, jsonSchemaValidator: SCHEMA_VALIDATOR })
+  let lost: ConnectionLoss | undefined
+  const lose = (loss: ConnectionLoss) => {
+    if (lost) return
+    lost = loss
+    // Once the request whose exchange failed has settled with its own error (a refused
+    // initialize stays a connect_failed), not before.
+    setTimeout(() => void client.close().catch(() => undefined), 0)
+  }
+  const inner = open(lose)
+  const transport = options.onMessage ? tap(inner, options.onMessage) : inner
   let shutting: Promise<void> | undefined
   return {
     client,
     transport,
     kind,
     stdio,
+    loss: () => lost,
     shutdown() {
       shutting ??= (async () => {
         if (kind === 'streamable-http') await terminateSession(inner, 1_000)

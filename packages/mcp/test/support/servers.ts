@@ -9,6 +9,8 @@ export const EVERYTHING = here('../../node_modules/@modelcontextprotocol/server-
 export const FILESYSTEM = here('../../node_modules/@modelcontextprotocol/server-filesystem/dist/index.js')
 /** A small server on the official SDK whose tool list changes on request. */
 export const CHANGING = here('../fixtures/changing-server.mjs')
+/** A small server on the official SDK over streamable HTTP whose tool answers when told to. */
+export const WAITING = here('../fixtures/waiting-http-server.mjs')
 const LOOPBACK = here('./loopback.cjs')
 
 /** The options that start the everything server over stdio. */
@@ -26,7 +28,17 @@ export interface HttpServer {
 
 /** Starts the everything server in `mode` (`streamableHttp` serves /mcp, `sse` serves /sse) on a free port. */
 export function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<HttpServer> {
-  const child = spawn(process.execPath, ['--require', LOOPBACK, EVERYTHING, mode], {
+  return startHttpServer(['--require', LOOPBACK, EVERYTHING, mode])
+}
+
+/** Starts the waiting server (streamable HTTP on /mcp, any path really) on a free port. */
+export function startWaitingHttp(): Promise<HttpServer> {
+  return startHttpServer([WAITING])
+}
+
+/** Runs `node ...args`, a server that writes `KODE_TEST_PORT=<port>` to stderr once it listens on 127.0.0.1. */
+function startHttpServer(args: readonly string[]): Promise<HttpServer> {
+  const child = spawn(process.execPath, args, {
     env: { PATH: process.env.PATH ?? '', PORT: '0' },
     stdio: ['ignore', 'ignore', 'pipe'],
   })

@@ -1,0 +1,128 @@
+import type { Tool, ToolOutput } from '@kode/core'
+import { type McpConnection, McpConnectionError } from '@kode/mcp'
+import { afterEach, describe, expect, test } from 'vitest'
+import { collect, toolResults, useHarness } from './support/harness.js'
+import { call, response, say } from './support/model.js'
+import { type HttpServer, startWaitingHttp } from './support/servers.js'
+
+const harness = useHarness()
+let server: HttpServer | undefined
+afterEach(async () => {
+  await server?.stop()
+  server = undefined
+})
+
+/** Far beyond any test's run: a call still waiting for its answer would be waiting for this. */
+const TOOL_TIMEOUT_MS = 600_000
+/** A generous bound for "promptly": a call that fails at all fails well within it. */
+const PROMPTLY_MS = 20_000
+
+/** Connects to the waiting server as `web`, recording how the connection ends. */
+async function connectWeb(origin: string) {
+  const web = await harness().connect({ name: 'web', url: `${origin}/mcp`, toolTimeoutMs: TOOL_TIMEOUT_MS })
+  const closes: unknown[] = []
+  web.onClose((error) => closes.push(error))
+  return { web, closes }
+}
+
+/** `promise`'s value, or `'still waiting'` if it takes longer than `ms`. */
+function within<T>(ms: number, promise: Promise<T>): Promise<T | 'still waiting'> {
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<'still waiting'>((resolve) => {
+    timer = setTimeout(() => resolve('still waiting'), ms)
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
+}
+
+/** Runs `tool` directly, as the agent would, telling `onProgress` when the server reports progress. */
+function execute(tool: Tool, args: Record<string, unknown>, onProgress = () => {}): Promise<ToolOutput> {
+  // An MCP tool always returns a structured result.
+  return tool.execute(args, {
+    signal: new AbortController().signal,
+    progress: onProgress,
+  } as never) as Promise<ToolOutput>
+}
+
+function waitTool(web: McpConnection): Tool {
+  return web.tools.find((tool) => tool.name === 'web__wait')!
+}
+
+function expectClosedOnce(closes: unknown[]): void {
+  expect(closes).toHaveLength(1)
+  const [error] = closes
+  expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['closed', 'web'])
+  expect((error as Error).cause).toBeInstanceOf(Error)
+}
+
+const CUT = /^web__wait failed: MCP server "web" dropped the connection during a request \(.+\)$/
+const UNREACHABLE = /^web__wait failed: MCP server "web" could not be reached \(.+\)$/
+
+describe('a streamable HTTP server that dies', () => {
+  test('killed during a call: the call and later calls are error results at once, and the connection is over', async () => {
+    server = await startWaitingHttp()
+    const h = harness()
+    const { web, closes } = await connectWeb(server.origin)
+    h.model.enqueue(
+      response('r1', call('c1', 'web__wait', { ms: TOOL_TIMEOUT_MS })),
+      response('r2', call('c2', 'web__wait', { ms: 1 })),
+      response('r3', say('It died.')),
+    )
+    const agent = h.agent({ tools: web.tools })
+    const child = server.child
+    agent.events.once('tool_progress', () => child.kill('SIGKILL'))
+    const run = await within(PROMPTLY_MS, collect(agent.run('go')))
+    expect(run).not.toBe('still waiting')
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({ status: 'error', outputText: expect.stringMatching(CUT) })
+    // The same words for the later call: the connection is over, as after a stdio server exits.
+    expect(results.c2).toMatchObject({ status: 'error', outputText: results.c1?.outputText })
+    expect(web.connected).toBe(false)
+    expectClosedOnce(closes)
+  })
+
+  test('every call in flight fails, not only the first whose answer was cut off', async () => {
+    server = await startWaitingHttp()
+    const { web } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    let started = 0
+    const child = server.child
+    const onProgress = () => {
+      if (++started === 2) child.kill('SIGKILL')
+    }
+    const calls = Promise.all([
+      execute(wait, { ms: TOOL_TIMEOUT_MS }, onProgress),
+      execute(wait, { ms: TOOL_TIMEOUT_MS }, onProgress),
+    ])
+    const results = await within(PROMPTLY_MS, calls)
+    expect(results).not.toBe('still waiting')
+    for (const result of results as ToolOutput[]) {
+      expect(result).toMatchObject({ status: 'error', outputText: expect.stringMatching(CUT) })
+    }
+  })
+
+  test('gone between calls: the next call is an error result saying so, and the connection is over', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    await server.stop()
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1 }))
+    expect(result).toMatchObject({ status: 'error', outputText: expect.stringMatching(UNREACHABLE) })
+    expect(web.connected).toBe(false)
+    expectClosedOnce(closes)
+    // Later calls say the same, without trying the server again.
+    expect(await execute(waitTool(web), { ms: 1 })).toEqual(result)
+  })
+
+  test('a cut notification stream (GET) is not a dead server: the call in flight and later ones succeed', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    // Answers after the cut, while the SDK is still waiting to open the stream again.
+    const cut = await execute(wait, { ms: 300, dropNotifications: true })
+    expect(cut).toMatchObject({ outputText: 'waited 300 ms, cut 1 stream(s)' })
+    expect(cut.status).not.toBe('error')
+    const later = await execute(wait, { ms: 1 })
+    expect(later).toMatchObject({ outputText: 'waited 1 ms' })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
