@@ -1,10 +1,11 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
 import { type McpConnection, ServerConnection } from './connection.js'
+import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { httpKinds, httpTransport, suggestsSse } from './http.js'
 import { createLink, type Link, MAX_TIMER_MS } from './link.js'
 import { MCP_DEFAULTS, type McpHttpServerOptions, type McpServerOptions } from './options.js'
-import { type StdioServer, stdioServer } from './stdio.js'
+import { stdioServer } from './stdio.js'
 
 /**
  * Connects to an MCP server and reads its tools: a local one started as a child process
@@ -67,6 +68,17 @@ function checkOptions(options: McpServerOptions): void {
       `MCP server "${name}" needs either a command (stdio) or a url (HTTP), not ${hasUrl ? 'both' : 'neither'}`,
     )
   }
+  const { maxMessageBytes } = options
+  if (
+    maxMessageBytes !== undefined &&
+    !(maxMessageBytes > 0 && (Number.isInteger(maxMessageBytes) || maxMessageBytes === Infinity))
+  ) {
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}" has an invalid maxMessageBytes (a positive whole number of bytes, or Infinity)`,
+    )
+  }
   if (hasUrl && !URL.canParse(String(options.url))) {
     throw new McpConnectionError('invalid_options', name, `MCP server "${name}" has an invalid url`)
   }
@@ -103,13 +115,22 @@ function checkSecrets(name: string, options: McpHttpServerOptions): void {
 async function handshake(options: McpServerOptions, signal: AbortSignal): Promise<Link> {
   if (options.command !== undefined) {
     const stdio = stdioServer(options)
-    const link = createLink(() => stdio.transport, 'stdio', stdio, options)
+    const link = createLink(
+      (lose) => {
+        const limit = options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes
+        stdio.onTooLarge(() => lose({ kind: 'oversized', limit }))
+        return stdio.transport
+      },
+      'stdio',
+      stdio,
+      options,
+    )
     try {
       await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
       return link
     } catch (error) {
       await link.shutdown()
-      throw signal.aborted ? error : handshakeError(options.name, error, stdio)
+      throw signal.aborted ? error : handshakeError(options.name, error, link)
     }
   }
   const http = options as McpHttpServerOptions
@@ -121,16 +142,19 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
       return link
     } catch (error) {
       await link.shutdown()
-      if (i < kinds.length - 1 && suggestsSse(error) && !signal.aborted) continue
-      throw signal.aborted ? error : handshakeError(options.name, error, undefined)
+      if (i < kinds.length - 1 && suggestsSse(error) && !signal.aborted && !link.loss()) continue
+      throw signal.aborted ? error : handshakeError(options.name, error, link)
     }
   }
   throw new McpConnectionError('invalid_options', options.name, 'no transport to try')
 }
 
 /** A failed handshake as a typed error, quoting what a dead child said on stderr. */
-function handshakeError(name: string, error: unknown, stdio: StdioServer | undefined): McpConnectionError {
+function handshakeError(name: string, error: unknown, link: Link): McpConnectionError {
   if (McpConnectionError.is(error)) return error
+  const { stdio } = link
+  const loss = link.loss()
+  if (loss?.kind === 'oversized') return lossError(name, loss)
   const code = (error as { code?: unknown } | undefined)?.code
   if (stdio && (code === 'ENOENT' || code === 'EACCES' || stdio.pid() === undefined)) {
     return new McpConnectionError(

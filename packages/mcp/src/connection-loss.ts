@@ -1,40 +1,70 @@
 import { McpConnectionError, messageOf } from './errors.js'
+import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
- * Why a streamable-HTTP server is taken for gone: an exchange that carries requests and their
- * answers (a POST) failed below HTTP. `unreachable`: the POST got no response at all (connection
- * refused or reset, host gone). `cut`: its response stream broke before its end, so the answers
- * it was carrying will never come.
+ * Why a server is taken for gone. `unreachable`: a streamable-HTTP exchange that carries requests
+ * and their answers (a POST) got no response at all (connection refused or reset, host gone).
+ * `cut`: such a POST's response stream broke before its end, so the answers it was carrying will
+ * never come. `oversized`: the server sent a message larger than `maxMessageBytes` (or never ended
+ * one), which is not read any further.
  */
-export type ConnectionLoss = { readonly kind: 'unreachable' | 'cut'; readonly error: unknown }
+export type ConnectionLoss =
+  | { readonly kind: 'unreachable' | 'cut'; readonly error: unknown }
+  | { readonly kind: 'oversized'; readonly limit: number }
+
+/** What `watchExchanges` watches for. */
+export interface ExchangeWatch {
+  /** Hears of a loss; called once per exchange at most. */
+  lose: (loss: ConnectionLoss) => void
+  /** The largest message read (see `McpCommonOptions.maxMessageBytes`). */
+  maxMessageBytes: number
+  /** Whether a POST that fails below HTTP means the server is gone (streamable HTTP only). */
+  postsCarryAnswers: boolean
+}
 
 /**
- * Wraps the `fetch` a streamable-HTTP transport uses so that `lose` hears of a lost POST. The SDK
- * reports such failures only through the transport's `onerror`, naming no request, and leaves the
- * requests waiting; it reports a broken GET stream (server notifications, which it reopens by
- * itself) the same way, and that one must not end anything: hence watching the exchanges
- * themselves. Failures after the transport was closed (its signal aborted) are not losses.
+ * Wraps the `fetch` an HTTP transport uses so that `watch.lose` hears of a lost POST and of an
+ * oversized message. The SDK reports a failed POST only through the transport's `onerror`, naming
+ * no request, and leaves the requests waiting; it reports a broken GET stream (server
+ * notifications, which it reopens by itself) the same way, and that one must not end anything:
+ * hence watching the exchanges themselves. Failures after the transport was closed (its signal
+ * aborted) are not losses.
  */
-export function watchPosts(fetchFn: typeof fetch, lose: (loss: ConnectionLoss) => void): typeof fetch {
+export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   return async (input, init) => {
-    const isPost = init?.method?.toUpperCase() === 'POST'
+    const carriesAnswers = watch.postsCarryAnswers && init?.method?.toUpperCase() === 'POST'
     const closed = () => init?.signal?.aborted === true
     let response: Response
     try {
       response = await fetchFn(input, init)
     } catch (error) {
-      if (isPost && !closed()) lose({ kind: 'unreachable', error })
+      if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
       throw error
     }
-    if (!isPost || !response.ok || response.body === null) return response
-    return withWatchedBody(response, (error) => {
-      if (!closed()) lose({ kind: 'cut', error })
+    if (response.body === null) return response
+    const limit = watch.maxMessageBytes
+    const isEvents = response.headers.get('content-type')?.includes('text/event-stream') === true
+    return withWatchedBody(response, {
+      tooLarge: isEvents ? eventCounter(limit) : bodyCounter(limit),
+      onTooLarge: () => watch.lose({ kind: 'oversized', limit }),
+      onBreak: (error) => {
+        if (carriesAnswers && response.ok && !closed()) watch.lose({ kind: 'cut', error })
+      },
     })
   }
 }
 
-/** The same response, whose body calls `onBreak` if reading it fails. */
-function withWatchedBody(response: Response, onBreak: (error: unknown) => void): Response {
+interface BodyWatch {
+  tooLarge: MessageCounter
+  onTooLarge: () => void
+  onBreak: (error: unknown) => void
+}
+
+/**
+ * The same response, whose body calls `onBreak` if reading it fails, and stops with an error
+ * (after calling `onTooLarge`) once a message in it grows too large.
+ */
+function withWatchedBody(response: Response, watch: BodyWatch): Response {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader()
   let cancelled = false
   const body = new ReadableStream<Uint8Array>({
@@ -43,14 +73,19 @@ function withWatchedBody(response: Response, onBreak: (error: unknown) => void):
       try {
         chunk = await reader.read()
       } catch (error) {
-        onBreak(error)
+        watch.onBreak(error)
         controller.error(error)
         return
       }
       // A reader that cancelled (the SDK done with a body) takes nothing more.
       if (cancelled) return
       if (chunk.done) controller.close()
-      else controller.enqueue(chunk.value)
+      else if (watch.tooLarge(chunk.value)) {
+        cancelled = true
+        watch.onTooLarge()
+        controller.error(new Error('the message is larger than maxMessageBytes'))
+        void reader.cancel().catch(() => undefined)
+      } else controller.enqueue(chunk.value)
     },
     cancel: (reason) => {
       cancelled = true
@@ -67,22 +102,32 @@ function withWatchedBody(response: Response, onBreak: (error: unknown) => void):
 /** The error that ends a connection after `loss`, for its calls' results and `onClose`. */
 export function lossError(serverName: string, loss: ConnectionLoss): McpConnectionError {
   const server = `MCP server "${serverName}"`
-  const detail = detailOf(loss.error)
   switch (loss.kind) {
+    case 'oversized':
+      return new McpConnectionError(
+        'message_too_large',
+        serverName,
+        `${server} sent a message larger than ${loss.limit} bytes (maxMessageBytes); the connection was closed`,
+      )
     case 'unreachable':
-      return new McpConnectionError('closed', serverName, `${server} could not be reached (${detail})`, {
-        cause: loss.error,
-      })
+      return new McpConnectionError(
+        'closed',
+        serverName,
+        `${server} could not be reached (${detailOf(loss.error)})`,
+        {
+          cause: loss.error,
+        },
+      )
     case 'cut':
       return new McpConnectionError(
         'closed',
         serverName,
-        `${server} dropped the connection during a request (${detail})`,
+        `${server} dropped the connection during a request (${detailOf(loss.error)})`,
         { cause: loss.error },
       )
     default: {
-      const unknown: never = loss.kind
-      throw new Error(`unknown connection loss ${String(unknown)}`)
+      const unknown: never = loss
+      throw new Error(`unknown connection loss ${JSON.stringify(unknown)}`)
     }
   }
 }

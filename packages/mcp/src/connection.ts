@@ -63,8 +63,9 @@ export interface McpConnection {
    */
   onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void
   /**
-   * Calls `listener` once when the connection ends: with an `McpConnectionError` (`closed`) if the
-   * server went away, with `undefined` after `close()`. Returns the unsubscribe function.
+   * Calls `listener` once when the connection ends: with an `McpConnectionError` if the server went
+   * away (`closed`, or `message_too_large` when it sent a message over `maxMessageBytes`), with
+   * `undefined` after `close()`. Returns the unsubscribe function.
    */
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void
   /**

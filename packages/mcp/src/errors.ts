@@ -14,6 +14,11 @@ export type McpConnectionErrorCode =
   | 'closed'
   /** The server answered `initialize` but its tool list could not be read. */
   | 'list_failed'
+  /**
+   * The server sent a message larger than `maxMessageBytes` (or never ended one): it was not read
+   * any further, and the connection was closed.
+   */
+  | 'message_too_large'
   /** The host aborted the connection attempt with `signal`. */
   | 'aborted'
 

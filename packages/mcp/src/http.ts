@@ -4,8 +4,8 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { type ConnectionLoss, watchPosts } from './connection-loss.js'
-import type { McpHttpServerOptions } from './options.js'
+import { type ConnectionLoss, watchExchanges } from './connection-loss.js'
+import { MCP_DEFAULTS, type McpHttpServerOptions } from './options.js'
 
 /** The HTTP transports, in the order `auto` tries them. */
 export type HttpTransportKind = 'streamable-http' | 'sse'
@@ -16,7 +16,10 @@ export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
   return choice === 'auto' ? ['streamable-http', 'sse'] : [choice]
 }
 
-/** A fresh transport of `kind` to the server; a streamable-HTTP one tells `lose` of a lost POST. */
+/**
+ * A fresh transport of `kind` to the server. It tells `lose` of a message larger than
+ * `maxMessageBytes`, and a streamable-HTTP one of a lost POST too.
+ */
 export function httpTransport(
   options: McpHttpServerOptions,
   kind: HttpTransportKind,
@@ -24,16 +27,22 @@ export function httpTransport(
 ): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
-  const fetchOption = options.fetch ? { fetch: options.fetch } : {}
+  const watched = (postsCarryAnswers: boolean) =>
+    watchExchanges(
+      // Read at each request, as the SDK does: a host may replace the global fetch later.
+      (input, init) => (options.fetch ?? fetch)(input, init),
+      {
+        lose,
+        maxMessageBytes: options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes,
+        postsCarryAnswers,
+      },
+    )
   switch (kind) {
     case 'streamable-http':
-      return new StreamableHTTPClientTransport(url, {
-        requestInit,
-        // Read at each request, as the SDK does: a host may replace the global fetch later.
-        fetch: watchPosts((input, init) => (options.fetch ?? fetch)(input, init), lose),
-      })
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: watched(true) })
     case 'sse':
-      return new SSEClientTransport(url, { requestInit, ...fetchOption })
+      // Its POSTs are only accepted (202): the answers come over the event stream.
+      return new SSEClientTransport(url, { requestInit, fetch: watched(false) })
     default: {
       const unknown: never = kind
       throw new Error(`unknown transport ${String(unknown)}`)

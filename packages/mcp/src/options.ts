@@ -43,6 +43,13 @@ export interface McpCommonOptions {
   toolTimeoutMs?: number
   /** Aborting it abandons a connection attempt (and stops the server it started). */
   signal?: AbortSignal
+  /**
+   * The largest message read from the server, in bytes (a stdio line, an event of an HTTP event
+   * stream, a JSON answer). A larger one (or one that never ends) is not read further: the
+   * connection closes, and calls in flight and later fail with `message_too_large`, so a faulty
+   * or hostile server cannot grow the host's memory without bound. Default 32 MiB.
+   */
+  maxMessageBytes?: number
   /** Sees every JSON-RPC message exchanged, for logging and debugging. Must not throw. */
   onMessage?: (direction: 'send' | 'receive', message: unknown) => void
 }
@@ -86,5 +93,5 @@ export interface McpHttpServerOptions extends McpCommonOptions {
 /** What `connectMcpServer` takes: a local (stdio) or a remote (HTTP) server. */
 export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions
 
-/** Defaults of the time limits. */
-export const MCP_DEFAULTS = Object.freeze({ connectTimeoutMs: 60_000 })
+/** Defaults of the time limits and of the message size limit. */
+export const MCP_DEFAULTS = Object.freeze({ connectTimeoutMs: 60_000, maxMessageBytes: 32 * 1024 * 1024 })

@@ -1,6 +1,8 @@
 import type { ChildProcess } from 'node:child_process'
+import type { Readable } from 'node:stream'
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
-import type { McpStdioServerOptions } from './options.js'
+import { lineCounter, type MessageCounter } from './message-size.js'
+import { MCP_DEFAULTS, type McpStdioServerOptions } from './options.js'
 
 /** The most of a child's stderr kept for error messages. */
 const STDERR_TAIL = 4_000
@@ -16,6 +18,11 @@ export interface StdioServer {
   stderrTail(): string
   /** Stops the child (stdin closed, then SIGTERM, then SIGKILL) and resolves once it is gone. */
   reap(): Promise<void>
+  /**
+   * Calls `onTooLarge` (once) when a line of the child's stdout grows past `maxMessageBytes`, and
+   * reads nothing more from it. Set before the transport starts.
+   */
+  onTooLarge(listener: () => void): void
 }
 
 /** Prepares (does not start) the child: started by the client's `connect`. */
@@ -41,14 +48,20 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
   // Noted once spawned: the transport forgets the child when it closes, and the SDK client may
   // close it on its own (a failed handshake) before we reap.
   let pid: number | undefined
+  let tooLarge: (() => void) | undefined
   const start = transport.start.bind(transport)
   transport.start = async () => {
     await start()
     pid = transport.pid ?? undefined
+    const child = (transport as unknown as { _process?: ChildProcess })._process
+    const stdout = child?.stdout
+    if (stdout)
+      limitLines(stdout, lineCounter(options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes), () =>
+        tooLarge?.(),
+      )
     // The transport ends when the child's pipes close, which a process the server started and
     // that shares them (a browser, a language server) can delay forever: once the server itself
     // exited, and what it wrote had time to arrive, close them so its calls fail instead of hanging.
-    const child = (transport as unknown as { _process?: ChildProcess })._process
     child?.once('exit', () => {
       setTimeout(() => {
         child.stdout?.destroy()
@@ -60,11 +73,37 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     transport,
     pid: () => pid,
     stderrTail: () => tail.trim(),
+    onTooLarge: (listener) => {
+      tooLarge = listener
+    },
     async reap() {
       await transport.close()
       if (pid !== undefined) await waitForExit(pid)
     },
   }
+}
+
+/**
+ * Stops `stdout` before it delivers the chunk that makes a line too long. Its `emit` is wrapped
+ * because the SDK reads the stream with a `data` listener of its own, and a listener cannot keep a
+ * chunk from the others: the SDK would still parse a message that ends in that very chunk.
+ */
+function limitLines(stdout: Readable, overLimit: MessageCounter, onTooLarge: () => void): void {
+  const emit = stdout.emit.bind(stdout) as (event: string | symbol, ...args: unknown[]) => boolean
+  let tripped = false
+  stdout.emit = ((event: string | symbol, ...args: unknown[]) => {
+    if (event === 'data') {
+      if (tripped) return false
+      if (overLimit(args[0] as Uint8Array)) {
+        tripped = true
+        // What the SDK buffered of the line is let go with the transport, which the listener closes.
+        stdout.destroy()
+        onTooLarge()
+        return false
+      }
+    }
+    return emit(event, ...args)
+  }) as Readable['emit']
 }
 
 /**
