@@ -1,7 +1,7 @@
 import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, replaySession } from '@kode/session'
+import { deriveReplayEvents, forkSession, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -189,6 +189,32 @@ describe.each(['memory', 'file'] as const)('sub-agent approval (%s store)', (kin
 
 describe('sub-agent approval', () => {
   const harness = useHarness('file')
+
+  test("a fork at a sub-agent's pause is decided apart from its source: neither writes into the other's sub-agent", async () => {
+    const h = harness()
+    const { agent, written } = await pausedParent(h)
+    const fork = await forkSession(h.store, agent.sessionId)
+    const forked = h.createAgent({ sessionId: fork.id, tools: [writerAgent().writer] })
+    const onFork = await collect(forked.continue({ approvals: [{ toolCallId: 'w1', approved: false }] }))
+    expect(onFork.outcome).toMatchObject({ reason: 'completed', text: 'Parent: Writer: denied by the user' })
+    // The source's sub-agent still waits, as the source does.
+    expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
+    const source = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    expect(source.outcome).toMatchObject({ reason: 'completed', text: 'Parent: Writer: wrote a.txt' })
+    expect(written).toEqual(['a.txt'])
+    const forkHistory = await forked.history()
+    expectValidHistory(forkHistory)
+    const copy = forkHistory.find((e) => 'type' in e && e.type === 'approval_request')
+    const copyId = copy && 'subAgentCall' in copy ? copy.subAgentCall?.sessionId : undefined
+    expect(copyId).toBeDefined()
+    expect(copyId).not.toBe('id3')
+    expect(summarizeHistory(await h.store.read(copyId!)).slice(CHILD_PAUSED_HISTORY.length)).toEqual([
+      'approval_decision w1 denied',
+      'tool w1 error: denied by the user',
+      'assistant stop: text "Writer: denied by the user"',
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
 
   test('a denied call of a sub-agent is never run; the sub-agent reads the denial and the parent its answer', async () => {
     const h = harness()

@@ -1,6 +1,7 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, sessionNotFound } from './errors.js'
 import { firstPrompt } from './first-prompt.js'
+import { copyWaitingSubAgents, relink } from './fork-sub-agents.js'
 import type { SessionInfo } from './session-info.js'
 import type { SessionStore } from './store/session-store.js'
 
@@ -20,7 +21,9 @@ const TITLE_FROM_PROMPT_CHARS = 60
  * Forks a session into a new one holding a copy of its history up to and including the record
  * `atMessageId` (the whole history when absent). The fork links back through `parentSessionId` and
  * `forkedFrom`, keeps the source's model and provider, and is a top-level session even when the
- * source is a sub-agent's. Records keep their ids. The source is not changed.
+ * source is a sub-agent's. Records keep their ids. The source is not changed. A sub-agent session
+ * the copied records leave waiting for approval is copied too (cut where it paused, under the
+ * fork), and the fork's approval records name the copy; finished sub-agent sessions are shared.
  *
  * Fails with `session_not_found`, with `empty_session` for a session without records, and with
  * `message_not_found` when no record has the id.
@@ -51,10 +54,15 @@ export async function forkSession(
     ...(source.model !== undefined ? { model: source.model } : {}),
     ...(source.provider !== undefined ? { provider: source.provider } : {}),
   })
+  const created = [fork.id]
   try {
-    await store.append(fork.id, history.slice(0, end + 1))
+    const records = history.slice(0, end + 1)
+    // A sub-agent still waiting for approval is carried on in its own session: the fork gets its
+    // own copy, so deciding on the fork never writes into the source's sub-agent.
+    const copies = await copyWaitingSubAgents(store, records, fork.id, created)
+    await store.append(fork.id, relink(records, copies))
   } catch (error) {
-    await store.delete(fork.id).catch(() => {})
+    for (const id of created.reverse()) await store.delete(id).catch(() => {})
     throw error
   }
   return (await store.info(fork.id)) ?? fork

@@ -209,6 +209,21 @@ describe('markdown', () => {
     expect(page.match(/<a /g)).toHaveLength(2)
   })
 
+  test('a data: image URL is only ever an image, never a link to open', () => {
+    // An SVG opened as a document runs its script: a link to one is a script link.
+    const svg = 'data:image/svg+xml;base64,PHN2ZyBvbmxvYWQ9YWxlcnQoMSk+'
+    const page = render(
+      `[inline](${svg}) <${svg}> [ref][r] [upper](DATA:image/png;base64,AAAA) [web](https://x.test)\n\n[r]: ${svg}`,
+    )
+    expect(page).not.toMatch(/href="data:/i)
+    expect(page.match(/<a /g)).toHaveLength(1)
+    expect(page).toContain(`[inline](${svg})`)
+    expect(page).toContain(`&lt;${svg}&gt;`)
+    expect(page).toContain(`[ref](${svg})`)
+    expect(page).toContain('[upper](DATA:image/png;base64,AAAA)')
+    expect(render(`![still an image](${svg})`)).toContain(`<img alt="still an image" src="${svg}">`)
+  })
+
   test('an image loads only from inline data; a web image is linked, never loaded', () => {
     const png = 'data:image/png;base64,iVBORw0KGgo='
     const page = render(`![chart](${png}) ![pixel](https://tracker.test/p.png)`)

@@ -1,10 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { HistoryEvent } from '@kode/protocol'
 import { createMemorySessionStore, forkSession, SessionError, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { beforeEach, describe, expect, test } from 'vitest'
-import { HistoryBuilder, shortConversation } from '../../../test/history/history.js'
+import { callIds, HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 
 let store: SessionStore
 beforeEach(() => {
@@ -120,5 +121,101 @@ describe('forkSession', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
+  })
+})
+
+describe('a fork where a sub-agent waits for approval', () => {
+  let dir: string
+  let files: SessionStore
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'kode-fork-sub-'))
+    files = createFileSessionStore({ dir, fsync: false })
+    return async () => {
+      await files.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  /**
+   * A parent paused on a call of its sub-agent `child` (`w1`, run by the parent's `p1`), and a
+   * child that the source has since carried on: a decision and what followed.
+   */
+  async function pausedParent() {
+    const b = new HistoryBuilder()
+    const ask = b.calls(['writer'])
+    const p1 = callIds(ask)[0]!
+    const childAsk = b.calls(['write_file'])
+    const w1 = callIds(childAsk)[0]!
+    const request = { toolCallId: w1, toolName: 'write_file', arguments: '{}' }
+    const childPaused: HistoryEvent[] = [
+      b.user('Write a.txt'),
+      childAsk,
+      { type: 'approval_request', id: 'child-request', createdAt: 1, ...request },
+      b.taskMetadata(1),
+    ]
+    const childLater: HistoryEvent[] = [
+      {
+        type: 'approval_decision',
+        id: 'later-1',
+        createdAt: 2,
+        toolCallId: w1,
+        toolName: 'write_file',
+        approved: true,
+      },
+      b.result(w1, 'write_file', 'wrote a.txt'),
+    ]
+    await files.create({ id: 'parent', title: 'Parent' })
+    await files.create({
+      id: 'child',
+      parentSessionId: 'parent',
+      subAgent: { name: 'writer', parentToolCallId: p1 },
+    })
+    await files.append('child', [...childPaused, ...childLater])
+    const parent: HistoryEvent[] = [
+      b.user('Please write a.txt'),
+      ask,
+      {
+        type: 'approval_request',
+        id: 'parent-request',
+        createdAt: 3,
+        ...request,
+        sessionId: 'child',
+        subAgentCall: { toolCallId: p1, sessionId: 'child' },
+      },
+      b.taskMetadata(1),
+    ]
+    await files.append('parent', parent)
+    return { parent, childPaused, childAll: [...childPaused, ...childLater] }
+  }
+
+  test("the fork owns a copy of the waiting sub-agent, cut where it paused; the source's is untouched", async () => {
+    const { parent, childPaused, childAll } = await pausedParent()
+    const fork = await forkSession(files, 'parent')
+    const forked = await files.read(fork.id)
+    const request = forked.find((e) => 'type' in e && e.type === 'approval_request')
+    if (!request || !('subAgentCall' in request) || !request.subAgentCall) throw new Error('no request')
+    const copy = request.subAgentCall.sessionId
+    expect(copy).not.toBe('child')
+    expect(request.sessionId).toBe(copy)
+    expect(await files.read(copy)).toEqual(childPaused)
+    expect(await files.info(copy)).toMatchObject({
+      parentSessionId: fork.id,
+      subAgent: { name: 'writer' },
+    })
+    // Only the link changed; every other record is copied as it was.
+    expect(forked.filter((e) => e !== request)).toEqual(parent.filter((e) => e.id !== request.id))
+    expect(await files.read('child')).toEqual(childAll)
+    expect(await files.read('parent')).toEqual(parent)
+  })
+
+  test('a fork made after the sub-agent was answered shares its finished session', async () => {
+    const { parent } = await pausedParent()
+    const p1 = (parent[2] as { subAgentCall: { toolCallId: string } }).subAgentCall.toolCallId
+    const b = new HistoryBuilder(1_800_000_000_000)
+    const answered = b.result(p1, 'writer', 'done', { uiExtra: { type: 'session', sessionId: 'child' } })
+    await files.append('parent', [answered])
+    const fork = await forkSession(files, 'parent')
+    expect(await files.read(fork.id)).toEqual([...parent, answered])
+    expect((await files.list()).map((info) => info.id).sort()).toEqual(['child', fork.id, 'parent'].sort())
   })
 })

@@ -1,4 +1,4 @@
-import MarkdownIt from 'markdown-it'
+import MarkdownIt, { type StateCore, type Token } from 'markdown-it'
 import { isDataImage } from './render-parts.js'
 import { escapeHtml, SafeHtml } from './safe-html.js'
 
@@ -22,6 +22,9 @@ export function createMarkdownRenderer(): MarkdownRenderer {
   // Stricter than markdown-it's own check: a transcript is a file on its own, so only web and
   // mail links (and inline images) mean anything; any other target stays literal text.
   md.validateLink = (url) => WEB_OR_MAIL.test(url.trim()) || isDataImage(url.trim())
+  // The check above cannot tell a link from an image, and an inline image's URL is no link to
+  // open: an SVG opened as a page runs its script. Such links become their text again.
+  md.core.ruler.push('literal_data_links', literalDataLinks)
   const rules = md.renderer.rules
   const renderLinkOpen =
     rules.link_open ?? ((tokens, i, options, _env, self) => self.renderToken(tokens, i, options))
@@ -37,4 +40,34 @@ export function createMarkdownRenderer(): MarkdownRenderer {
     return `<span class="image-ref">image (not loaded): <a href="${escapeHtml(src)}" rel="noopener noreferrer">${escapeHtml(alt || src)}</a></span>`
   }
   return (text) => new SafeHtml(`<div class="markdown">${md.render(text)}</div>`)
+}
+
+/** Turns every link whose target is not a web or mail address back into literal text. */
+function literalDataLinks(state: StateCore): void {
+  for (const block of state.tokens) {
+    if (block.type !== 'inline' || !block.children) continue
+    // Links do not nest in markdown, but a stack keeps each close with its own open regardless.
+    const refused: (string | undefined)[] = []
+    block.children = block.children.map((token) => {
+      if (token.type === 'link_open') {
+        const href = token.attrGet('href') ?? ''
+        const literal = WEB_OR_MAIL.test(href) ? undefined : href
+        refused.push(literal)
+        if (literal === undefined) return token
+        return text(state, token.markup === 'autolink' ? '<' : '[')
+      }
+      if (token.type === 'link_close') {
+        const literal = refused.pop()
+        if (literal === undefined) return token
+        return text(state, token.markup === 'autolink' ? '>' : `](${literal})`)
+      }
+      return token
+    })
+  }
+}
+
+function text(state: StateCore, content: string): Token {
+  const token = new state.Token('text', '', 0)
+  token.content = content
+  return token
 }
