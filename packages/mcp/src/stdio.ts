@@ -34,6 +34,9 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     // Piped, never inherited: a server's logs must not land in the host's terminal unasked.
     stderr: 'pipe',
+    // `maxMessageBytes` governs (see `limitLines`): the SDK's own cap (10 MB by default) would
+    // refuse smaller messages than the host allowed, and end the connection as if the server exited.
+    maxBufferSize: Number.POSITIVE_INFINITY,
   })
   let tail = ''
   transport.stderr?.on('data', (chunk: Buffer | string) => {
