@@ -21,7 +21,7 @@ import { followSession } from './follow.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
 import { readSessionBatches } from './read-batches.js'
-import { infoOf, metaOf, type SessionRow } from './rows.js'
+import { infoOf, metaParam, type SessionRow } from './rows.js'
 import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
 import { feedChannel, statements } from './statements.js'
@@ -206,7 +206,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     async create(init: CreateSessionInit = {}) {
       const id = init.id ?? createId()
       await open(id)
-      const { rows } = await pool.query(sql.create, [id, JSON.stringify(metaOf(init)), now()])
+      const { rows } = await pool.query(sql.create, [id, metaParam(init), now()])
       if (!rows[0])
         throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
       return infoOf(rows[0] as SessionRow)
@@ -241,7 +241,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     },
     async update(sessionId: string, patch: SessionPatch) {
       await open(sessionId)
-      const { rows } = await pool.query(sql.update, [sessionId, JSON.stringify(metaOf(patch))])
+      const { rows } = await pool.query(sql.update, [sessionId, metaParam(patch)])
       if (!rows[0]) throw notFound(sessionId)
       return infoOf(rows[0] as SessionRow)
     },

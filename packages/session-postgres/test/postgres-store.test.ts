@@ -158,6 +158,50 @@ describe('limits and validation', () => {
   })
 })
 
+describe('metadata jsonb cannot hold as such', () => {
+  // jsonb refuses a NUL character and a lone surrogate, though a title may hold either: a prompt
+  // pasted with a NUL in it, or one cut in the middle of an emoji to make a title.
+  const odd = [
+    'nul \u0000 inside',
+    'cut emoji \ud83d',
+    '\ude00 lone low',
+    'line\u2028separator',
+    '\\u0000 escaped',
+  ]
+
+  test('a title, model, provider or link with any text is stored and read back exactly, as the file store does', async () => {
+    const store = open()
+    for (const [i, text] of odd.entries()) {
+      const created = await store.create({
+        id: `s${i}`,
+        title: text,
+        parentSessionId: text,
+        subAgent: { name: text, parentToolCallId: text },
+        forkedFrom: { sessionId: 'src', messageId: text },
+        model: text,
+        provider: text,
+      })
+      expect(created).toMatchObject({
+        title: text,
+        subAgent: { name: text },
+        forkedFrom: { messageId: text },
+      })
+      expect(await store.info(`s${i}`)).toEqual(created)
+      const updated = await store.update(`s${i}`, { title: `${text}!`, model: `${text}?` })
+      expect(updated).toEqual({ ...created, title: `${text}!`, model: `${text}?` })
+      expect(await open().info(`s${i}`)).toEqual(updated)
+    }
+    expect((await store.list()).map((info) => info.title).sort()).toEqual(odd.map((t) => `${t}!`).sort())
+  })
+
+  test('a plain title stays a plain jsonb string, so rows written before read the same', async () => {
+    const store = open()
+    await store.create({ id: 's', title: 'plain', subAgent: { name: 'sub' } })
+    const { rows } = await admin.query(`select meta from "${schema}".sessions where id = 's'`)
+    expect(rows[0].meta).toEqual({ title: 'plain', subAgent: { name: 'sub' } })
+  })
+})
+
 describe('schema and pool', () => {
   test('the schema, its tables and the index for list() are created on first use', async () => {
     const store = open()
