@@ -1,15 +1,15 @@
 import { decodeHistoryEvent } from '@kode/protocol'
 import { type FollowedRecord, type FollowOptions, followStart } from '@kode/session'
-import type { Pool } from 'pg'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
+import type { StorePool } from './store-pool.js'
 
 /** How many records one read of a followed history fetches at most. */
 const PAGE = 500
 
 /** What `follow` needs from its store. */
 export interface FollowContext {
-  pool: Pool
+  pool: StorePool
   sql: Statements
   listener: FeedListener
   /** Refuses once the store is closed, checks the id, creates the schema on first use. */

@@ -1,11 +1,12 @@
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { type ReadBatchesOptions, readBatchSize, SessionError } from '@kode/session'
-import type { Pool } from 'pg'
+import { type ReadBatchesOptions, readBatchSize } from '@kode/session'
+import { storeClosed } from './errors.js'
 import type { Statements } from './statements.js'
+import type { StorePool } from './store-pool.js'
 
 /** What `readBatches` needs from its store. */
 export interface ReadBatchesContext {
-  pool: Pool
+  pool: StorePool
   sql: Statements
   /** Refuses once the store is closed, checks the id, creates the schema on first use. */
   open(sessionId: string): Promise<void>
@@ -34,7 +35,7 @@ export async function* readSessionBatches(
   const count = Number((info.rows[0] as { record_count: number | string }).record_count)
   for (let next = 0; next < count; ) {
     signal?.throwIfAborted()
-    if (context.closed()) throw new SessionError('store_closed', 'the session store is closed')
+    if (context.closed()) throw storeClosed()
     const { rows } = await pool.query(sql.follow, [sessionId, next, Math.min(batchSize, count - next)])
     // The records of a session only grow while it exists: fewer rows than counted means it went.
     if (rows.length === 0) throw context.notFound(sessionId)

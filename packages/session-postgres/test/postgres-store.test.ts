@@ -202,6 +202,70 @@ describe('metadata jsonb cannot hold as such', () => {
   })
 })
 
+describe('closing while operations are under way', () => {
+  /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
+  const settled = async (what: string, promise: Promise<unknown>) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} never settled after close()`)), 5_000)
+    })
+    try {
+      return await Promise.race([
+        promise.then(
+          () => 'done',
+          (error: unknown) => (SessionError.is(error) ? error.code : `not a SessionError: ${String(error)}`),
+        ),
+        hung,
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  test('each operation called just before close() settles: done, or refused with store_closed', async () => {
+    const operations: [string, (store: SessionStore, id: string) => Promise<unknown>][] = [
+      ['create', (store, id) => store.create({ id: `${id}-new` })],
+      ['append', (store, id) => store.append(id, [record('x')])],
+      ['acquire', (store, id) => store.acquire(id)],
+      ['read', (store, id) => store.read(id)],
+      ['info', (store, id) => store.info(id)],
+      ['update', (store, id) => store.update(id, { title: 't' })],
+      ['list', (store) => store.list()],
+      ['delete', (store, id) => store.delete(id)],
+    ]
+    for (const [name, operation] of operations) {
+      const store = open()
+      await store.create({ id: name })
+      const pending = operation(store, name)
+      await store.close()
+      expect([name, await settled(name, pending)]).toEqual([
+        name,
+        expect.stringMatching(/^(done|store_closed)$/),
+      ])
+    }
+  })
+
+  test('a lease taken while the store closes is released by close(), so the session is free after', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const taking = store.acquire('s')
+    await store.close()
+    await settled('acquire', taking)
+    await (await open().acquire('s')).release()
+  })
+
+  test('a follow or a batched read that starts as the store closes ends', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('a')])
+    const following = store.follow('s')[Symbol.asyncIterator]().next()
+    const reading = store.readBatches('s')[Symbol.asyncIterator]().next()
+    await store.close()
+    expect(await settled('follow', following)).toBe('done')
+    expect(await settled('readBatches', reading)).toMatch(/^(done|store_closed)$/)
+  })
+})
+
 describe('schema and pool', () => {
   test('the schema, its tables and the index for list() are created on first use', async () => {
     const store = open()
