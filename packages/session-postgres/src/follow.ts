@@ -45,11 +45,23 @@ export async function* followSession(
       throw error
     }
   }
+  // The last record yielded, as stored. Each later read starts with it: a session deleted meanwhile
+  // no longer has it, and one created again under the same id has another record there (or none),
+  // so the follower fails rather than go on with a different history's records at its positions.
+  let last: string | undefined
   try {
     while (!signal?.aborted && !context.closed()) {
-      const page = await query(sql.follow, [sessionId, next, PAGE])
+      const page = await query(
+        sql.follow,
+        last === undefined ? [sessionId, next, PAGE] : [sessionId, next - 1, PAGE + 1],
+      )
       if (!page) return
-      const { rows } = page
+      let rows = page.rows as { seq: number; record: string }[]
+      if (last !== undefined) {
+        const [seen, ...after] = rows
+        if (seen?.seq !== next || seen.record !== last) throw context.notFound(sessionId)
+        rows = after
+      }
       if (rows.length === 0) {
         const info = await query(sql.info, [sessionId])
         if (!info) return
@@ -57,11 +69,12 @@ export async function* followSession(
         await subscription.changed(signal)
         continue
       }
-      for (const row of rows as { seq: number; record: string }[]) {
+      for (const row of rows) {
         if (signal?.aborted || context.closed()) return
         // seq counts from 1: the record at position `next` has seq next + 1.
         yield { index: row.seq - 1, record: decodeHistoryEvent(row.record) }
         next = row.seq
+        last = row.record
       }
     }
   } finally {

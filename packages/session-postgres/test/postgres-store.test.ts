@@ -202,6 +202,34 @@ describe('metadata jsonb cannot hold as such', () => {
   })
 })
 
+describe('follow across hosts', () => {
+  test('a session deleted and created again under its id ends its followers with session_not_found', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1')])
+    const feed = a.follow('s')[Symbol.asyncIterator]()
+    expect((await feed.next()).value).toMatchObject({ index: 0, record: { id: 'old0' } })
+    // While the follower's reader is busy, another host replaces the session.
+    await b.delete('s')
+    await b.create({ id: 's' })
+    await b.append('s', [record('new0'), record('new1'), record('new2')])
+    const seen: string[] = []
+    const error = await (async () => {
+      for (;;) {
+        const waited = new Promise<never>((_, reject) => {
+          setTimeout(() => reject(new Error(`still following after ${seen.join(', ')}`)), 3_000).unref()
+        })
+        const next = await Promise.race([feed.next(), waited])
+        if (next.done) return undefined
+        seen.push(next.value.record.id)
+      }
+    })().catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    // What the follower had read of the old session may still come; nothing of the new one does.
+    expect(seen.filter((id) => id.startsWith('new'))).toEqual([])
+  })
+})
+
 describe('closing while operations are under way', () => {
   /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
   const settled = async (what: string, promise: Promise<unknown>) => {
