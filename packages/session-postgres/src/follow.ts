@@ -1,5 +1,6 @@
 import { decodeHistoryEvent } from '@kode/protocol'
 import { type FollowedRecord, type FollowOptions, followStart } from '@kode/session'
+import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -31,39 +32,30 @@ export async function* followSession(
   options: FollowOptions = {},
 ): AsyncGenerator<FollowedRecord> {
   const { signal } = options
-  let next = followStart(options.from)
+  const position: ReadPosition = { next: followStart(options.from), last: undefined }
   await context.open(sessionId)
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.
   const subscription = context.listener.subscribe(sessionId)
   /** A read; one cut short by the store closing (its pool ended) ends the follow quietly. */
-  const query = async (text: string, values: unknown[]) => {
+  const quietly = async <T>(read: () => Promise<T>): Promise<T | undefined> => {
     try {
-      return await pool.query(text, values)
+      return await read()
     } catch (error) {
       if (context.closed()) return undefined
       throw error
     }
   }
-  // The last record yielded, as stored. Each later read starts with it: a session deleted meanwhile
-  // no longer has it, and one created again under the same id has another record there (or none),
-  // so the follower fails rather than go on with a different history's records at its positions.
-  let last: string | undefined
   try {
     while (!signal?.aborted && !context.closed()) {
-      const page = await query(
-        sql.follow,
-        last === undefined ? [sessionId, next, PAGE] : [sessionId, next - 1, PAGE + 1],
-      )
-      if (!page) return
-      let rows = page.rows as { seq: number; record: string }[]
-      if (last !== undefined) {
-        const [seen, ...after] = rows
-        if (seen?.seq !== next || seen.record !== last) throw context.notFound(sessionId)
-        rows = after
-      }
+      const rows = await quietly(async () => {
+        const page = await readPage(pool, sql, sessionId, position, PAGE)
+        if (!page) throw context.notFound(sessionId)
+        return page
+      })
+      if (!rows) return
       if (rows.length === 0) {
-        const info = await query(sql.info, [sessionId])
+        const info = await quietly(() => pool.query(sql.info, [sessionId]))
         if (!info) return
         if (info.rows.length === 0) throw context.notFound(sessionId)
         await subscription.changed(signal)
@@ -71,10 +63,10 @@ export async function* followSession(
       }
       for (const row of rows) {
         if (signal?.aborted || context.closed()) return
-        // seq counts from 1: the record at position `next` has seq next + 1.
+        // seq counts from 1: the record at index `position.next` has seq `position.next + 1`.
         yield { index: row.seq - 1, record: decodeHistoryEvent(row.record) }
-        next = row.seq
-        last = row.record
+        position.next = row.seq
+        position.last = row.record
       }
     }
   } finally {

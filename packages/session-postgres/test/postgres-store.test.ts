@@ -230,6 +230,27 @@ describe('follow across hosts', () => {
   })
 })
 
+describe('batched reads across hosts', () => {
+  test('a session deleted and created again during readBatches fails it, never yielding the new records', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1'), record('old2')])
+    const seen: string[] = []
+    const error = await (async () => {
+      for await (const batch of a.readBatches('s', { batchSize: 1 })) {
+        seen.push(...batch.map((event) => event.id))
+        if (seen.length === 1) {
+          await b.delete('s')
+          await b.create({ id: 's' })
+          await b.append('s', [record('new0'), record('new1'), record('new2')])
+        }
+      }
+    })().catch((e: unknown) => e)
+    expect(seen).toEqual(['old0'])
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+})
+
 describe('closing while operations are under way', () => {
   /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
   const settled = async (what: string, promise: Promise<unknown>) => {
