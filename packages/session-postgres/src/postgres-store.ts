@@ -22,7 +22,7 @@ import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
 import { readSessionBatches } from './read-batches.js'
-import { infoOf, metaParam, type SessionRow } from './rows.js'
+import { infoOf, metaParam, patchParam, type SessionRow } from './rows.js'
 import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
 import { feedChannel, statements } from './statements.js'
@@ -260,7 +260,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     update(sessionId: string, patch: SessionPatch) {
       return operation(async () => {
         await open(sessionId)
-        const { rows } = await pool.query(sql.update, [sessionId, metaParam(patch)])
+        const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
         if (!rows[0]) throw notFound(sessionId)
         return infoOf(rows[0] as SessionRow)
       })

@@ -26,9 +26,18 @@ export function metaOf(init: CreateSessionInit | SessionPatch): Meta {
   return meta as Meta
 }
 
-/** The `meta` parameter of a create or an update: the fields given, as the column stores them. */
-export function metaParam(init: CreateSessionInit | SessionPatch): string {
+/** The `meta` parameter of a create: the fields given, as the column stores them. */
+export function metaParam(init: CreateSessionInit): string {
   return JSON.stringify(toMetaColumn(metaOf(init)))
+}
+
+/**
+ * The `meta` parameter of an update: only the fields a patch may change (`patchSessionInfo`'s),
+ * whatever else a caller outside TypeScript put in it, since `meta || patch` would take them all.
+ */
+export function patchParam(patch: SessionPatch): string {
+  const { title, model, provider } = patch
+  return JSON.stringify(toMetaColumn(metaOf({ title, model, provider })))
 }
 
 /** A fresh `SessionInfo` from a row; the caller owns it. */
