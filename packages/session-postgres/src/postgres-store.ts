@@ -94,6 +94,9 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (!Number.isInteger(leaseMs) || leaseMs < 10)
     throw new TypeError('leaseMs must be an integer of at least 10')
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES
+  // NaN would compare false with every size and quietly lift the limit.
+  if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1)
+    throw new TypeError('maxRecordBytes must be a positive integer')
   const followPollMs = options.followPollMs ?? DEFAULT_FOLLOW_POLL_MS
   if (!Number.isInteger(followPollMs) || followPollMs < 1)
     throw new TypeError('followPollMs must be a positive integer')

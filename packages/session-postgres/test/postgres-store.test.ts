@@ -156,6 +156,14 @@ describe('limits and validation', () => {
     expect(() => createPostgresSessionStore({ pool, followPollMs: 0 })).toThrow('followPollMs')
     return pool.end()
   })
+
+  test('a maxRecordBytes that is not a positive integer is refused, not taken as no limit', () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl() })
+    for (const maxRecordBytes of [Number.NaN, 0, -1, 1.5, Number.POSITIVE_INFINITY]) {
+      expect(() => createPostgresSessionStore({ pool, maxRecordBytes })).toThrow('maxRecordBytes')
+    }
+    return pool.end()
+  })
 })
 
 describe('metadata jsonb cannot hold as such', () => {
