@@ -1,5 +1,11 @@
 import { CodecError, type HistoryEvent } from '@kode/protocol'
-import { SessionError, SessionLockedError, type SessionStore, type StoreClock } from '@kode/session'
+import {
+  SessionError,
+  SessionLockedError,
+  type SessionPatch,
+  type SessionStore,
+  type StoreClock,
+} from '@kode/session'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { HistoryBuilder, shortConversation } from '../history/history.js'
 import { describeFollowContract } from './follow-contract.js'
@@ -139,6 +145,22 @@ export function describeSessionStoreContract(
       const created = await store.create({ title: 'old', model: 'a' })
       const updated = await store.update(created.id, { title: 'new', provider: 'p' })
       expect(updated).toEqual({ ...created, title: 'new', model: 'a', provider: 'p' })
+      expect(await store.info(created.id)).toEqual(updated)
+    })
+
+    test('update changes nothing but title, model and provider, whatever else a patch holds', async () => {
+      const created = await store.create({ parentSessionId: 'parent', subAgent: { name: 'sub' } })
+      // A caller outside TypeScript may send a patch with any fields (a request body, say).
+      const patch = {
+        title: 'new',
+        id: 'other',
+        parentSessionId: 'elsewhere',
+        subAgent: { name: 'changed' },
+        forkedFrom: { sessionId: 'x', messageId: 'y' },
+        recordCount: 7,
+      } as SessionPatch
+      const updated = await store.update(created.id, patch)
+      expect(updated).toEqual({ ...created, title: 'new' })
       expect(await store.info(created.id)).toEqual(updated)
     })
 

@@ -1,15 +1,16 @@
 import { decodeHistoryEvent } from '@kode/protocol'
 import { type FollowedRecord, type FollowOptions, followStart } from '@kode/session'
-import type { Pool } from 'pg'
+import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
+import type { StorePool } from './store-pool.js'
 
 /** How many records one read of a followed history fetches at most. */
 const PAGE = 500
 
 /** What `follow` needs from its store. */
 export interface FollowContext {
-  pool: Pool
+  pool: StorePool
   sql: Statements
   listener: FeedListener
   /** Refuses once the store is closed, checks the id, creates the schema on first use. */
@@ -31,15 +32,15 @@ export async function* followSession(
   options: FollowOptions = {},
 ): AsyncGenerator<FollowedRecord> {
   const { signal } = options
-  let next = followStart(options.from)
+  const position: ReadPosition = { next: followStart(options.from), last: undefined }
   await context.open(sessionId)
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.
   const subscription = context.listener.subscribe(sessionId)
   /** A read; one cut short by the store closing (its pool ended) ends the follow quietly. */
-  const query = async (text: string, values: unknown[]) => {
+  const quietly = async <T>(read: () => Promise<T>): Promise<T | undefined> => {
     try {
-      return await pool.query(text, values)
+      return await read()
     } catch (error) {
       if (context.closed()) return undefined
       throw error
@@ -47,21 +48,25 @@ export async function* followSession(
   }
   try {
     while (!signal?.aborted && !context.closed()) {
-      const page = await query(sql.follow, [sessionId, next, PAGE])
-      if (!page) return
-      const { rows } = page
+      const rows = await quietly(async () => {
+        const page = await readPage(pool, sql, sessionId, position, PAGE)
+        if (!page) throw context.notFound(sessionId)
+        return page
+      })
+      if (!rows) return
       if (rows.length === 0) {
-        const info = await query(sql.info, [sessionId])
+        const info = await quietly(() => pool.query(sql.info, [sessionId]))
         if (!info) return
         if (info.rows.length === 0) throw context.notFound(sessionId)
         await subscription.changed(signal)
         continue
       }
-      for (const row of rows as { seq: number; record: string }[]) {
+      for (const row of rows) {
         if (signal?.aborted || context.closed()) return
-        // seq counts from 1: the record at position `next` has seq next + 1.
+        // seq counts from 1: the record at index `position.next` has seq `position.next + 1`.
         yield { index: row.seq - 1, record: decodeHistoryEvent(row.record) }
-        next = row.seq
+        position.next = row.seq
+        position.last = row.record
       }
     }
   } finally {

@@ -1,12 +1,12 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionLease } from '@kode/session'
-import type { Pool } from 'pg'
 import type { KeyedQueue } from './serial.js'
 import type { Statements } from './statements.js'
+import type { StorePool } from './store-pool.js'
 
 /** What a lease needs from its store. */
 export interface LeaseContext {
-  pool: Pool
+  pool: StorePool
   sql: Statements
   queue: KeyedQueue
   /** This store's identity in `lease_owner`. */

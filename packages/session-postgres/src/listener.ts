@@ -1,4 +1,5 @@
-import type { Pool, PoolClient } from 'pg'
+import type { PoolClient } from 'pg'
+import type { StorePool } from './store-pool.js'
 
 /** A follower's view of the notifications for its session. */
 export interface Subscription {
@@ -34,7 +35,7 @@ export interface FeedNotice {
  * is woken (it reads what it missed) and the next wait connects again, polling meanwhile.
  */
 export class FeedListener {
-  readonly #pool: Pool
+  readonly #pool: StorePool
   readonly #channel: string
   readonly #pollMs: number
   readonly #followers = new Set<Follower>()
@@ -42,7 +43,7 @@ export class FeedListener {
   #connecting: Promise<void> | undefined
   #closed = false
 
-  constructor(pool: Pool, channel: string, pollMs: number) {
+  constructor(pool: StorePool, channel: string, pollMs: number) {
     this.#pool = pool
     this.#channel = channel
     this.#pollMs = pollMs

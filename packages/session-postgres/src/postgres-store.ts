@@ -16,15 +16,17 @@ import {
   type StoreClock,
 } from '@kode/session'
 import pg from 'pg'
-import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+import { recordTooLarge, SessionLeasedError, SessionLeaseLostError, storeClosed } from './errors.js'
 import { followSession } from './follow.js'
+import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
 import { readSessionBatches } from './read-batches.js'
-import { infoOf, metaOf, type SessionRow } from './rows.js'
+import { infoOf, metaParam, patchParam, type SessionRow } from './rows.js'
 import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
 import { feedChannel, statements } from './statements.js'
+import { StorePool } from './store-pool.js'
 
 /** Default `leaseMs`: how long a writer that stopped renewing keeps the session from others. */
 export const DEFAULT_LEASE_MS = 30_000
@@ -92,13 +94,20 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (!Number.isInteger(leaseMs) || leaseMs < 10)
     throw new TypeError('leaseMs must be an integer of at least 10')
   const maxRecordBytes = options.maxRecordBytes ?? DEFAULT_MAX_RECORD_BYTES
+  // NaN would compare false with every size and quietly lift the limit.
+  if (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1)
+    throw new TypeError('maxRecordBytes must be a positive integer')
   const followPollMs = options.followPollMs ?? DEFAULT_FOLLOW_POLL_MS
   if (!Number.isInteger(followPollMs) || followPollMs < 1)
     throw new TypeError('followPollMs must be a positive integer')
   const now = options.now ?? Date.now
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
-  const pool = options.pool ?? ownedPool(options.connectionString)
+  const shared = options.pool ?? ownedPool(options.connectionString)
+  const pool = new StorePool(shared)
+  /** The operations under way: close() lets them finish before it releases leases and ends the pool. */
+  const operations = new InFlight()
+  const operation = <T>(work: () => Promise<T>): Promise<T> => operations.track(work())
   const sql = statements(schema)
   const queue = new KeyedQueue()
   const owner = globalThis.crypto.randomUUID()
@@ -110,7 +119,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
 
   /** Refuses once closed, validates the id, and creates the schema on first use. */
   const open = async (sessionId?: unknown) => {
-    if (closed) throw new SessionError('store_closed', 'the session store is closed')
+    if (closed) throw storeClosed()
     if (sessionId !== undefined) assertSessionId(sessionId)
     ready ??= ensureSchema(pool, schema).catch((error: unknown) => {
       ready = undefined
@@ -187,77 +196,95 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     queue,
     owner,
     leaseMs,
-    async append(sessionId, events, epoch) {
-      await open(sessionId)
-      const lines = encode(sessionId, events)
-      await queue.run(sessionId, async () => {
-        const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
-        const { rows } = await pool.query(sql.leasedAppend, params)
-        if (rows.length === 0) {
-          const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
-          throw missing ? notFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
-        }
+    append(sessionId, events, epoch) {
+      return operation(async () => {
+        await open(sessionId)
+        const lines = encode(sessionId, events)
+        await queue.run(sessionId, async () => {
+          const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
+          const { rows } = await pool.query(sql.leasedAppend, params)
+          if (rows.length === 0) {
+            const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
+            throw missing ? notFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
+          }
+        })
       })
     },
     forget: (lease) => held.delete(lease),
   }
 
   return {
-    async create(init: CreateSessionInit = {}) {
-      const id = init.id ?? createId()
-      await open(id)
-      const { rows } = await pool.query(sql.create, [id, JSON.stringify(metaOf(init)), now()])
-      if (!rows[0])
-        throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
-      return infoOf(rows[0] as SessionRow)
+    create(init: CreateSessionInit = {}) {
+      return operation(async () => {
+        const id = init.id ?? createId()
+        await open(id)
+        const { rows } = await pool.query(sql.create, [id, metaParam(init), now()])
+        if (!rows[0])
+          throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
+        return infoOf(rows[0] as SessionRow)
+      })
     },
-    async append(sessionId: string, events: readonly HistoryEvent[]) {
-      await open(sessionId)
-      const lines = encode(sessionId, events)
-      await queue.run(sessionId, () =>
-        guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
-      )
+    append(sessionId: string, events: readonly HistoryEvent[]) {
+      return operation(async () => {
+        await open(sessionId)
+        const lines = encode(sessionId, events)
+        await queue.run(sessionId, () =>
+          guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
+        )
+      })
     },
-    async acquire(sessionId: string): Promise<SessionLease> {
-      await open(sessionId)
-      const params = [sessionId, owner, process.pid, host, leaseMs]
-      const row = await guarded(sessionId, () => pool.query(sql.acquire, params))
-      const lease = new PostgresLease(context, sessionId, Number(row.lease_epoch))
-      held.add(lease)
-      return lease
+    acquire(sessionId: string): Promise<SessionLease> {
+      return operation(async () => {
+        await open(sessionId)
+        const params = [sessionId, owner, process.pid, host, leaseMs]
+        const row = await guarded(sessionId, () => pool.query(sql.acquire, params))
+        const lease = new PostgresLease(context, sessionId, Number(row.lease_epoch))
+        held.add(lease)
+        return lease
+      })
     },
-    async read(sessionId: string) {
-      await open(sessionId)
-      const { rows } = await pool.query(sql.read, [sessionId])
-      if (rows.length === 0 && (await pool.query(sql.info, [sessionId])).rows.length === 0) {
-        throw notFound(sessionId)
-      }
-      return rows.map((row: { record: string }) => decodeHistoryEvent(row.record))
+    read(sessionId: string) {
+      return operation(async () => {
+        await open(sessionId)
+        const { rows } = await pool.query(sql.read, [sessionId])
+        if (rows.length === 0 && (await pool.query(sql.info, [sessionId])).rows.length === 0) {
+          throw notFound(sessionId)
+        }
+        return rows.map((row: { record: string }) => decodeHistoryEvent(row.record))
+      })
     },
-    async info(sessionId: string) {
-      await open(sessionId)
-      const { rows } = await pool.query(sql.info, [sessionId])
-      return rows[0] ? infoOf(rows[0] as SessionRow) : undefined
+    info(sessionId: string) {
+      return operation(async () => {
+        await open(sessionId)
+        const { rows } = await pool.query(sql.info, [sessionId])
+        return rows[0] ? infoOf(rows[0] as SessionRow) : undefined
+      })
     },
-    async update(sessionId: string, patch: SessionPatch) {
-      await open(sessionId)
-      const { rows } = await pool.query(sql.update, [sessionId, JSON.stringify(metaOf(patch))])
-      if (!rows[0]) throw notFound(sessionId)
-      return infoOf(rows[0] as SessionRow)
+    update(sessionId: string, patch: SessionPatch) {
+      return operation(async () => {
+        await open(sessionId)
+        const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
+        if (!rows[0]) throw notFound(sessionId)
+        return infoOf(rows[0] as SessionRow)
+      })
     },
-    async list() {
-      await open()
-      const { rows } = await pool.query(sql.list)
-      return (rows as SessionRow[]).map(infoOf)
+    list() {
+      return operation(async () => {
+        await open()
+        const { rows } = await pool.query(sql.list)
+        return (rows as SessionRow[]).map(infoOf)
+      })
     },
-    async delete(sessionId: string) {
-      await open(sessionId)
-      await queue.run(sessionId, () =>
-        guarded(sessionId, () => pool.query(sql.delete, [sessionId])).catch((error: unknown) => {
-          // Deleting a session that does not exist does nothing.
-          if (!SessionError.is(error) || error.code !== 'session_not_found') throw error
-        }),
-      )
+    delete(sessionId: string) {
+      return operation(async () => {
+        await open(sessionId)
+        await queue.run(sessionId, () =>
+          guarded(sessionId, () => pool.query(sql.delete, [sessionId])).catch((error: unknown) => {
+            // Deleting a session that does not exist does nothing.
+            if (!SessionError.is(error) || error.code !== 'session_not_found') throw error
+          }),
+        )
+      })
     },
     readBatches(sessionId: string, readOptions?: ReadBatchesOptions) {
       return readSessionBatches({ pool, sql, open, closed: () => closed, notFound }, sessionId, readOptions)
@@ -273,9 +300,13 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       if (closed) return
       closed = true
       listener.close()
+      // In this order: an operation under way may still take a lease, which must not outlive the
+      // store; then the pool ends only once nothing of the store waits on it.
+      await operations.settled()
       await queue.idle()
       await Promise.allSettled([...held].map((lease) => lease.release()))
-      if (ownPool) await pool.end()
+      await pool.close()
+      if (ownPool) await shared.end()
     },
   }
 }

@@ -1,9 +1,11 @@
 import type { CreateSessionInit, SessionInfo, SessionPatch } from '@kode/session'
+import { fromMetaColumn, toMetaColumn } from './meta-column.js'
 
 /** A row of the `sessions` table as `pg` returns it (bigint columns arrive as strings). */
 export interface SessionRow {
   id: string
-  meta: Meta
+  /** As stored: strings jsonb cannot hold are wrapped (see `meta-column.ts`). */
+  meta: unknown
   created_at: string
   updated_at: string
   record_count: number
@@ -24,11 +26,25 @@ export function metaOf(init: CreateSessionInit | SessionPatch): Meta {
   return meta as Meta
 }
 
+/** The `meta` parameter of a create: the fields given, as the column stores them. */
+export function metaParam(init: CreateSessionInit): string {
+  return JSON.stringify(toMetaColumn(metaOf(init)))
+}
+
+/**
+ * The `meta` parameter of an update: only the fields a patch may change (`patchSessionInfo`'s),
+ * whatever else a caller outside TypeScript put in it, since `meta || patch` would take them all.
+ */
+export function patchParam(patch: SessionPatch): string {
+  const { title, model, provider } = patch
+  return JSON.stringify(toMetaColumn(metaOf({ title, model, provider })))
+}
+
 /** A fresh `SessionInfo` from a row; the caller owns it. */
 export function infoOf(row: SessionRow): SessionInfo {
   return {
     id: row.id,
-    ...metaOf(row.meta),
+    ...metaOf(fromMetaColumn(row.meta) as Meta),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     recordCount: row.record_count,

@@ -1,4 +1,4 @@
-import type { Pool } from 'pg'
+import type { StorePool } from './store-pool.js'
 
 // Lower-case identifiers only, so the quoted name is the name Postgres shows and no quoting trick
 // can reach outside the store's own schema.
@@ -47,7 +47,7 @@ export function schemaStatements(schema: string): string[] {
  * Creates the schema on first use. Hosts starting together serialise on an advisory lock, since
  * two concurrent `create table if not exists` can both try to create the table and one fail.
  */
-export async function ensureSchema(pool: Pool, schema: string): Promise<void> {
+export async function ensureSchema(pool: StorePool, schema: string): Promise<void> {
   const client = await pool.connect()
   try {
     await client.query('begin')

@@ -156,6 +156,171 @@ describe('limits and validation', () => {
     expect(() => createPostgresSessionStore({ pool, followPollMs: 0 })).toThrow('followPollMs')
     return pool.end()
   })
+
+  test('a maxRecordBytes that is not a positive integer is refused, not taken as no limit', () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl() })
+    for (const maxRecordBytes of [Number.NaN, 0, -1, 1.5, Number.POSITIVE_INFINITY]) {
+      expect(() => createPostgresSessionStore({ pool, maxRecordBytes })).toThrow('maxRecordBytes')
+    }
+    return pool.end()
+  })
+})
+
+describe('metadata jsonb cannot hold as such', () => {
+  // jsonb refuses a NUL character and a lone surrogate, though a title may hold either: a prompt
+  // pasted with a NUL in it, or one cut in the middle of an emoji to make a title.
+  const odd = [
+    'nul \u0000 inside',
+    'cut emoji \ud83d',
+    '\ude00 lone low',
+    'line\u2028separator',
+    '\\u0000 escaped',
+  ]
+
+  test('a title, model, provider or link with any text is stored and read back exactly, as the file store does', async () => {
+    const store = open()
+    for (const [i, text] of odd.entries()) {
+      const created = await store.create({
+        id: `s${i}`,
+        title: text,
+        parentSessionId: text,
+        subAgent: { name: text, parentToolCallId: text },
+        forkedFrom: { sessionId: 'src', messageId: text },
+        model: text,
+        provider: text,
+      })
+      expect(created).toMatchObject({
+        title: text,
+        subAgent: { name: text },
+        forkedFrom: { messageId: text },
+      })
+      expect(await store.info(`s${i}`)).toEqual(created)
+      const updated = await store.update(`s${i}`, { title: `${text}!`, model: `${text}?` })
+      expect(updated).toEqual({ ...created, title: `${text}!`, model: `${text}?` })
+      expect(await open().info(`s${i}`)).toEqual(updated)
+    }
+    expect((await store.list()).map((info) => info.title).sort()).toEqual(odd.map((t) => `${t}!`).sort())
+  })
+
+  test('a plain title stays a plain jsonb string, so rows written before read the same', async () => {
+    const store = open()
+    await store.create({ id: 's', title: 'plain', subAgent: { name: 'sub' } })
+    const { rows } = await admin.query(`select meta from "${schema}".sessions where id = 's'`)
+    expect(rows[0].meta).toEqual({ title: 'plain', subAgent: { name: 'sub' } })
+  })
+})
+
+describe('follow across hosts', () => {
+  test('a session deleted and created again under its id ends its followers with session_not_found', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1')])
+    const feed = a.follow('s')[Symbol.asyncIterator]()
+    expect((await feed.next()).value).toMatchObject({ index: 0, record: { id: 'old0' } })
+    // While the follower's reader is busy, another host replaces the session.
+    await b.delete('s')
+    await b.create({ id: 's' })
+    await b.append('s', [record('new0'), record('new1'), record('new2')])
+    const seen: string[] = []
+    const error = await (async () => {
+      for (;;) {
+        const waited = new Promise<never>((_, reject) => {
+          setTimeout(() => reject(new Error(`still following after ${seen.join(', ')}`)), 3_000).unref()
+        })
+        const next = await Promise.race([feed.next(), waited])
+        if (next.done) return undefined
+        seen.push(next.value.record.id)
+      }
+    })().catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    // What the follower had read of the old session may still come; nothing of the new one does.
+    expect(seen.filter((id) => id.startsWith('new'))).toEqual([])
+  })
+})
+
+describe('batched reads across hosts', () => {
+  test('a session deleted and created again during readBatches fails it, never yielding the new records', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1'), record('old2')])
+    const seen: string[] = []
+    const error = await (async () => {
+      for await (const batch of a.readBatches('s', { batchSize: 1 })) {
+        seen.push(...batch.map((event) => event.id))
+        if (seen.length === 1) {
+          await b.delete('s')
+          await b.create({ id: 's' })
+          await b.append('s', [record('new0'), record('new1'), record('new2')])
+        }
+      }
+    })().catch((e: unknown) => e)
+    expect(seen).toEqual(['old0'])
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+})
+
+describe('closing while operations are under way', () => {
+  /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
+  const settled = async (what: string, promise: Promise<unknown>) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const hung = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what} never settled after close()`)), 5_000)
+    })
+    try {
+      return await Promise.race([
+        promise.then(
+          () => 'done',
+          (error: unknown) => (SessionError.is(error) ? error.code : `not a SessionError: ${String(error)}`),
+        ),
+        hung,
+      ])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  test('each operation called just before close() settles: done, or refused with store_closed', async () => {
+    const operations: [string, (store: SessionStore, id: string) => Promise<unknown>][] = [
+      ['create', (store, id) => store.create({ id: `${id}-new` })],
+      ['append', (store, id) => store.append(id, [record('x')])],
+      ['acquire', (store, id) => store.acquire(id)],
+      ['read', (store, id) => store.read(id)],
+      ['info', (store, id) => store.info(id)],
+      ['update', (store, id) => store.update(id, { title: 't' })],
+      ['list', (store) => store.list()],
+      ['delete', (store, id) => store.delete(id)],
+    ]
+    for (const [name, operation] of operations) {
+      const store = open()
+      await store.create({ id: name })
+      const pending = operation(store, name)
+      await store.close()
+      expect([name, await settled(name, pending)]).toEqual([
+        name,
+        expect.stringMatching(/^(done|store_closed)$/),
+      ])
+    }
+  })
+
+  test('a lease taken while the store closes is released by close(), so the session is free after', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const taking = store.acquire('s')
+    await store.close()
+    await settled('acquire', taking)
+    await (await open().acquire('s')).release()
+  })
+
+  test('a follow or a batched read that starts as the store closes ends', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('a')])
+    const following = store.follow('s')[Symbol.asyncIterator]().next()
+    const reading = store.readBatches('s')[Symbol.asyncIterator]().next()
+    await store.close()
+    expect(await settled('follow', following)).toBe('done')
+    expect(await settled('readBatches', reading)).toMatch(/^(done|store_closed)$/)
+  })
 })
 
 describe('schema and pool', () => {
