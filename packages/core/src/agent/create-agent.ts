@@ -57,6 +57,14 @@ export interface RunInputOptions<S extends TSchema | undefined = TSchema | undef
   mode?: string | undefined
   /** Context for the mode (what the mode should know), sent inside the mode's block. Needs `mode`. */
   modeContext?: string | undefined
+  /**
+   * The id of the user message the run persists (default: a new id from `createId`), so that a
+   * host can find the task's records in the history later: a durable runner tells, after a crash,
+   * whether its task had begun and which records are its own. A non-empty string that no record of
+   * the session has yet; a taken id fails the run before anything is persisted (`AgentError`,
+   * `invalid_options`).
+   */
+  messageId?: string | undefined
 }
 
 /** Options of {@link Agent.compact}. */
@@ -232,9 +240,13 @@ export function createAgent(options: AgentOptions): Agent {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const { parts, mode } = validateUserMessage(input, runOptions)
+    const { messageId } = runOptions
+    if (messageId !== undefined && (typeof messageId !== 'string' || messageId === '')) {
+      throw new AgentError('invalid_options', 'messageId must be a non-empty string')
+    }
     checkModelSettings(runOptions.modelSettings)
     if (runOptions.output !== undefined) outputSpec(runOptions.output)
-    return start({ kind: 'input', parts, mode }, runOptions) as AgentRun<OutputOf<S>>
+    return start({ kind: 'input', parts, mode, messageId }, runOptions) as AgentRun<OutputOf<S>>
   }
 
   const carryOn = <S extends TSchema | undefined = undefined>(

@@ -1,10 +1,12 @@
 import {
   type ErrorRecord,
+  type HistoryEvent,
   joinText,
   type TaskFinishReason,
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
+import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
@@ -17,7 +19,13 @@ import { type UserMode, userMessageFields } from './user-input.js'
 
 /** How a task begins: with the user's input, or carrying a paused or unfinished task on. */
 export type TaskStart =
-  | { kind: 'input'; parts: readonly UserContentPart[]; mode?: UserMode | undefined }
+  | {
+      kind: 'input'
+      parts: readonly UserContentPart[]
+      mode?: UserMode | undefined
+      /** The user message's id, chosen by the host (see `RunInputOptions.messageId`). */
+      messageId?: string | undefined
+    }
   | { kind: 'continue'; approvals: readonly ApprovalDecision[] | undefined }
 
 /**
@@ -47,6 +55,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   // Decisions that do not fit the history are the host's mistake: refused before the task starts.
   const continuation =
     start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined
+  if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   events.emit('task_start', { subAgentState: rt.subAgentState })
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
@@ -57,7 +66,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (start.kind === 'input') {
     await denySuperseded(rt, state)
     await settleStopped(rt, state)
-    await deliverUserMessage(rt, start.parts, start.mode)
+    await deliverUserMessage(rt, start.parts, start.mode, start.messageId)
   } else if (continuation) carried = await carryOn(rt, state, continuation)
   const interrupted = carried === 'interrupted'
   if (carried === 'done') await deliverSteering(rt)
@@ -177,16 +186,27 @@ async function deliverUserMessage(
   rt: TaskRuntime,
   parts: readonly UserContentPart[],
   mode?: UserMode,
+  id?: string,
 ): Promise<void> {
   const message: UserMessage = {
     role: 'user',
-    id: rt.settings.createId(),
+    id: id ?? rt.settings.createId(),
     createdAt: rt.settings.now(),
     parts: [...parts],
     ...mode,
   }
   await rt.journal.persist(message)
   rt.events.emit('user_message', userMessageFields(message))
+}
+
+/**
+ * Refuses a user message id the session already holds: the host chose it to find this task's
+ * records again, and two records under one id would make that ambiguous.
+ */
+function checkFreeId(history: readonly HistoryEvent[], id: string): void {
+  if (history.some((record) => record.id === id)) {
+    throw new AgentError('invalid_options', `messageId ${id} is already the id of a record of this session`)
+  }
 }
 
 /** Delivers the messages the host queued with `steer`; true when there were any. */

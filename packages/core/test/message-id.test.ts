@@ -1,0 +1,53 @@
+import { AgentError } from '@kode/core'
+import { describe, expect, test } from 'vitest'
+import { textReply } from './helpers/chat-wire.js'
+import { collect, useHarness } from './helpers/harness.js'
+
+describe('run(input, { messageId })', () => {
+  const harness = useHarness('file')
+
+  test('persists the user message under the id the host chose', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const agent = h.createAgent()
+    const { outcome } = await collect(agent.run('Go', { messageId: 'task-7:input' }))
+    expect(outcome.reason).toBe('completed')
+    const users = (await agent.history()).filter((record) => 'role' in record && record.role === 'user')
+    expect(users).toEqual([
+      { role: 'user', id: 'task-7:input', createdAt: 1000, parts: [{ type: 'text', text: 'Go' }] },
+    ])
+  })
+
+  test('an id a record of the session already has fails the run before anything is persisted', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const agent = h.createAgent()
+    await collect(agent.run('First', { messageId: 'once' }))
+    const before = await agent.history()
+    const run = agent.run('Second', { messageId: 'once' })
+    const failure = await run.done.then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+    expect(AgentError.is(failure) && [failure.code, failure.message]).toEqual([
+      'invalid_options',
+      'messageId once is already the id of a record of this session',
+    ])
+    expect(await agent.history()).toEqual(before)
+    expect(h.server.requests).toHaveLength(1)
+  })
+
+  test.each(['', 7])('messageId %j is refused at the call', (messageId) => {
+    const agent = harness().createAgent()
+    let thrown: unknown
+    try {
+      agent.run('Go', { messageId: messageId as string })
+    } catch (error) {
+      thrown = error
+    }
+    expect(AgentError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'invalid_options',
+      'messageId must be a non-empty string',
+    ])
+  })
+})
