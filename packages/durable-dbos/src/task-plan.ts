@@ -12,24 +12,39 @@ export type DurableTask =
  * finished and only the workflow's own end was lost).
  */
 export type TaskPlan =
-  | { kind: 'run'; input: UserInput }
+  /** `messageId`: the id the input's user message is persisted under (see `planTask`). */
+  | { kind: 'run'; input: UserInput; messageId: string }
   | { kind: 'continue'; approvals: ApprovalDecision[] | undefined }
   | { kind: 'finished'; outcome: TaskOutcome }
 
 /**
- * Plans an execution. `base` is the session's record count when the task's workflow first ran
- * (recorded by DBOS, so every execution sees the same): the records after it are this task's.
+ * Plans an execution. A new input's task is found by its user message, persisted under `inputId`
+ * (the same in every execution of the workflow): until that message is in the history, the task
+ * has not begun, whatever other tasks wrote meanwhile; from it to the first `task_metadata` after
+ * it are its records. A continuation's records are those after `base`, the session's record
+ * count when the workflow first ran (recorded by DBOS, so every execution sees the same).
  */
-export function planTask(task: DurableTask, history: readonly HistoryEvent[], base: number): TaskPlan {
+export function planTask(
+  task: DurableTask,
+  history: readonly HistoryEvent[],
+  base: number,
+  inputId: string,
+): TaskPlan {
+  if (task.kind === 'run') {
+    const at = history.findIndex(
+      (record) => 'role' in record && record.role === 'user' && record.id === inputId,
+    )
+    if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
+    const own = history.slice(at)
+    const finished = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
+    if (finished >= 0)
+      return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
+    return { kind: 'continue', approvals: undefined }
+  }
   const own = history.slice(base)
   const finished = own.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
   if (finished >= 0)
     return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
-  if (task.kind === 'run') {
-    // The input is the task's first message: until it is in the history, the task has not begun.
-    const begun = own.some((record) => 'role' in record && record.role === 'user')
-    return begun ? { kind: 'continue', approvals: undefined } : { kind: 'run', input: task.input }
-  }
   // Decisions already recorded by an execution that died are not given twice.
   const decided = new Set<string>()
   for (const record of own) {

@@ -49,7 +49,7 @@ export async function executeTask(
     const base = await DBOS.runStep(async () => (await store.info(sessionId))?.recordCount ?? 0, {
       name: 'kode.task.begin',
     })
-    const plan = planTask(task, await store.read(sessionId), base)
+    const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
     if (plan.kind === 'finished') return plan.outcome
     const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
     if (agent.sessionId !== sessionId) {
@@ -67,7 +67,7 @@ export async function executeTask(
       }
       return await runCancellable((signal) =>
         plan.kind === 'run'
-          ? agent.run(plan.input, { signal })
+          ? agent.run(plan.input, { signal, messageId: plan.messageId })
           : agent.continue(plan.approvals ? { approvals: plan.approvals } : {}, { signal }),
       )
     } finally {
@@ -76,6 +76,14 @@ export async function executeTask(
   } finally {
     await lease.release().catch(() => {})
   }
+}
+
+/**
+ * The id a task's input is persisted under: the workflow's, so that every execution of it finds
+ * the same message, and no other task's.
+ */
+function inputIdOf(workflowId: string): string {
+  return `${workflowId}:input`
 }
 
 /** Takes the session's writer, creating the session when it is new; waits while another holds it. */

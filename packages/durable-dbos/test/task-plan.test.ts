@@ -3,7 +3,7 @@ import { describe, expect, test } from 'vitest'
 import { type DurableTask, finishedOutcome, planTask } from '../src/task-plan.js'
 
 // How an execution of a task's workflow decides what to do from the history: `base` is the
-// session's record count when the task first ran.
+// session's record count when the task first ran, `u1` the id its input is persisted under.
 
 const metadata = {
   main: { turnCount: 1, toolCallCount: 0, usage: {}, costUsd: 0, durationMs: 1 },
@@ -26,7 +26,7 @@ const run = { kind: 'run', sessionId: 's', input: 'Go' } as const
 
 describe('planTask', () => {
   test('a task whose input is not in the history yet runs from its input', () => {
-    expect(planTask(run, earlier, 3)).toEqual({ kind: 'run', input: 'Go' })
+    expect(planTask(run, earlier, 3, 'u1')).toEqual({ kind: 'run', input: 'Go', messageId: 'u1' })
     // A system prompt written before the worker died is not the input.
     const system: HistoryEvent = {
       role: 'system',
@@ -34,11 +34,18 @@ describe('planTask', () => {
       createdAt: 2,
       parts: [{ type: 'text', text: 'Be brief' }],
     }
-    expect(planTask(run, [...earlier, system], 3)).toEqual({ kind: 'run', input: 'Go' })
+    expect(planTask(run, [...earlier, system], 3, 'u1')).toEqual({
+      kind: 'run',
+      input: 'Go',
+      messageId: 'u1',
+    })
   })
 
   test('a task whose input is in the history carries on', () => {
-    expect(planTask(run, [...earlier, input, calling], 3)).toEqual({ kind: 'continue', approvals: undefined })
+    expect(planTask(run, [...earlier, input, calling], 3, 'u1')).toEqual({
+      kind: 'continue',
+      approvals: undefined,
+    })
   })
 
   test('a task that finished before its workflow recorded it is reported from its records', () => {
@@ -54,9 +61,51 @@ describe('planTask', () => {
       },
       { type: 'task_metadata', id: 'm1', createdAt: 5, metadata },
     ]
-    expect(planTask(run, done, 3)).toEqual({
+    expect(planTask(run, done, 3, 'u1')).toEqual({
       kind: 'finished',
       outcome: { sessionId: 's', reason: 'completed', text: 'Done.', metadata },
+    })
+  })
+
+  test("another task's records after base do not stand for this task's: it has not begun", () => {
+    // This task's worker died before its input was written; another task then ran to its end.
+    const other: HistoryEvent[] = [
+      { role: 'user', id: 'u2', createdAt: 2, parts: [{ type: 'text', text: 'Something else' }] },
+      { role: 'assistant', id: 'a2', createdAt: 3, parts: [{ type: 'text', text: 'Other answer' }] },
+      { type: 'task_metadata', id: 'm2', createdAt: 4, metadata },
+    ]
+    expect(planTask(run, [...earlier, ...other], 3, 'u1')).toEqual({
+      kind: 'run',
+      input: 'Go',
+      messageId: 'u1',
+    })
+  })
+
+  test('a finished task is reported from its own records, not from a task that ran after it', () => {
+    const history: HistoryEvent[] = [
+      ...earlier,
+      input,
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 3,
+        parts: [{ type: 'text', text: 'Mine.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata },
+      { role: 'user', id: 'u2', createdAt: 5, parts: [{ type: 'text', text: 'Next' }] },
+      {
+        role: 'assistant',
+        id: 'a2',
+        createdAt: 6,
+        parts: [{ type: 'text', text: 'Theirs.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm2', createdAt: 7, metadata },
+    ]
+    expect(planTask(run, history, 3, 'u1')).toEqual({
+      kind: 'finished',
+      outcome: { sessionId: 's', reason: 'completed', text: 'Mine.', metadata },
     })
   })
 
@@ -77,11 +126,11 @@ describe('planTask', () => {
       toolName: 'write',
       approved: true,
     }
-    expect(planTask(task, [...earlier, input, calling], 6)).toEqual({
+    expect(planTask(task, [...earlier, input, calling], 6, 'u1')).toEqual({
       kind: 'continue',
       approvals: task.approvals,
     })
-    expect(planTask(task, [...earlier, input, calling, decided], 5)).toEqual({
+    expect(planTask(task, [...earlier, input, calling, decided], 5, 'u1')).toEqual({
       kind: 'continue',
       approvals: [{ toolCallId: 'c2', approved: false }],
     })
