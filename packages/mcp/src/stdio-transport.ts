@@ -5,7 +5,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import spawn from 'cross-spawn'
 import { lineReader } from './line-reader.js'
-import { OWN_GROUP, type ProcessTree, processTree, reapTree, stopOnHostExit } from './process-group.js'
+import { type ProcessTree, processTree, reapTree, stopOnHostExit } from './process-tree.js'
 
 /** After stdin closes, how long the server has to exit by itself before SIGTERM. */
 const STDIN_GRACE_MS = 2_000
@@ -33,12 +33,13 @@ export interface StdioTransportOptions {
  * An MCP client transport over a child process's stdin and stdout, one JSON-RPC message per line,
  * in place of the SDK's `StdioClientTransport`: it spawns the same way (`cross-spawn`, the same
  * environment rule), and in addition reads lines in linear time with `maxMessageBytes` enforced as
- * they arrive, and stops the server's whole process tree (see `OWN_GROUP`) rather than the
- * server alone.
+ * they arrive, and stops the processes the server started with it (see `ProcessTree`) rather
+ * than the server alone.
  *
- * `close()` closes stdin, sends SIGTERM 2 s later and SIGKILL 2 s after that, and resolves once
- * the tree is gone. A server that exits by itself while processes it started still hold its
- * pipes has its tree stopped the same way once its last output had time to arrive.
+ * `close()` notes the server's descendants, closes stdin, sends SIGTERM to all 2 s later and
+ * SIGKILL 2 s after that, and resolves once they are gone. A server that exits by itself while
+ * processes it started still hold its pipes has its pipes closed once its last output had time to
+ * arrive: those processes are no longer its own to find, and are left alone.
  */
 export class StdioClientTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -76,7 +77,6 @@ export class StdioClientTransport implements Transport {
       stdio: ['pipe', 'pipe', 'pipe'],
       shell: false,
       windowsHide: process.platform === 'win32',
-      detached: OWN_GROUP,
       ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     })
     this.#child = child
@@ -148,10 +148,12 @@ export class StdioClientTransport implements Transport {
     const child = this.#child
     if (!child || !this.#tree) return
     this.#closeAt = Date.now()
+    // Before stdin closes: a server that exits on it leaves its descendants to another parent.
+    this.#tree.survey()
     child.stdin?.end()
     const gone = await this.#reap()
-    // Pipes still open belong to a process outside the tree (one that left the group, or any
-    // process the server started on Windows): they must not keep the transport open.
+    // Pipes still open belong to a process outside the tree (one the server started and that left
+    // it, or any on Windows): they must not keep the transport open.
     if (gone && !this.#ended) this.#destroyPipes()
     await Promise.race([this.#pipesClosed, delay(PIPES_CLOSE_MS)])
   }
@@ -171,7 +173,8 @@ export class StdioClientTransport implements Transport {
   /**
    * The server exited. Processes it started that share its pipes (a browser, a language server)
    * would keep the transport open for ever: once what it wrote had time to arrive, close the
-   * pipes so that its calls fail instead of hanging, and stop those processes.
+   * pipes so that its calls fail instead of hanging. Those processes are not stopped: they are
+   * no longer the server's children, so nothing tells them from any other process.
    */
   #exited(): void {
     this.#exitAt = Date.now()

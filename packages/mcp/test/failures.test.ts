@@ -234,11 +234,7 @@ describe('a server that exits while a process it started lives on', () => {
       expect(odd.connected).toBe(false)
     } finally {
       const helper = Number(/helper=(\d+)/.exec(said)?.[1])
-      try {
-        if (helper) process.kill(helper, 'SIGKILL')
-      } catch {
-        // Already stopped with the server's process group.
-      }
+      if (helper) process.kill(helper, 'SIGKILL')
     }
   }, 15_000)
 })

@@ -76,17 +76,6 @@ describe('close() stops the server with the processes it started', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(3_900)
   }, 20_000)
 
-  test('a server that exits by itself takes its helper with it', async () => {
-    const { connection, server, helper } = await withHelper([], { say: { exit: 0 } })
-    const closed = new Promise((resolve) => connection.onClose(resolve))
-    await execute(connection.tools[0]!)
-    await closed
-    for (let waited = 0; waited < 3_000 && isAlive(helper); waited += 10) {
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
-    expect([isAlive(server), isAlive(helper)]).toEqual([false, false])
-  })
-
   test('a host that exits without close() stops the server and its helper', async () => {
     // The SDK and cross-spawn are CommonJS inside: left to Node, from this package's node_modules.
     const host = await bundleForNode(EXITING_HOST, {
