@@ -1,7 +1,7 @@
 /**
  * Counters of the message a server is in the middle of sending, fed the bytes as they arrive.
- * Each returns `true` once that message has grown past `limit` bytes: the SDK buffers a message
- * whole before it parses it, so a server that never ends one (a line without its newline, an
+ * Each returns `true` once that message has grown past `limit` bytes: a message is buffered
+ * whole before it is parsed, so a server that never ends one (a line without its newline, an
  * endless event) would otherwise grow the host's memory without bound.
  */
 export type MessageCounter = (chunk: Uint8Array) => boolean

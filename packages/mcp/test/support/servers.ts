@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { readFileSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 
 const here = (path: string) => fileURLToPath(new URL(path, import.meta.url))
@@ -59,12 +60,20 @@ function startHttpServer(args: readonly string[]): Promise<HttpServer> {
   })
 }
 
-/** Whether process `pid` exists. */
+/**
+ * Whether process `pid` exists and has not exited. A zombie counts as exited: a helper whose
+ * server died is reaped by init, or never where none reaps orphans (a container without one).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0)
-    return true
   } catch {
     return false
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z'
+  } catch {
+    return true // No /proc (macOS): signal 0 is all there is.
   }
 }
