@@ -2,7 +2,8 @@ import { defineConfig } from 'tsup'
 
 // One file, `dist/kode.js`. The @kode/* imports are bundled from their sources (esbuild resolves
 // them through the tsconfig `paths`), so building the CLI needs no prior build of the packages.
-// The MCP SDK (of @kode/mcp) stays external: its CommonJS dependencies cannot live in an ESM bundle.
+// The MCP SDK and cross-spawn (of @kode/mcp) stay external: CommonJS code that requires Node's
+// modules cannot live in an ESM bundle.
 export default defineConfig({
   entry: { kode: 'src/main.ts' },
   format: ['esm'],
@@ -12,5 +13,5 @@ export default defineConfig({
   sourcemap: true,
   clean: true,
   noExternal: [/^@kode\//],
-  external: [/^@modelcontextprotocol\//],
+  external: [/^@modelcontextprotocol\//, 'cross-spawn'],
 })
