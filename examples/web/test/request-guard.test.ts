@@ -23,13 +23,16 @@ const SESSION = '0b7c4c3e-2222-4aaa-8bbb-000000000001'
 function send(
   url: string,
   path: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string; noHost?: boolean } = {},
 ): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const req = request(
       new URL(path, url),
-      // No `Host` at all when the test passes none (Node adds one otherwise).
-      { method: options.method ?? 'GET', headers: options.headers ?? {}, setHost: false },
+      {
+        method: options.method ?? 'GET',
+        headers: { ...(options.noHost ? {} : { host: new URL(url).host }), ...options.headers },
+        setHost: false,
+      },
       (res) => {
         // An event stream that was let through never ends: its status is the answer.
         if (res.headers['content-type']?.startsWith('text/event-stream')) {
@@ -75,7 +78,7 @@ describe('DNS rebinding: a request naming another host', () => {
       expect((await send(url, '/sessions', { headers: { host } })).status, host).toBe(403)
     }
     // Nor none at all (Node itself refuses an HTTP/1.1 request without one).
-    expect((await send(url, '/sessions')).status).toBe(400)
+    expect((await send(url, '/sessions', { noHost: true })).status).toBe(400)
     expect(await store.list()).toEqual([])
   })
 
@@ -85,5 +88,55 @@ describe('DNS rebinding: a request naming another host', () => {
       const response = await send(url, '/sessions', { headers: { host: `${host}:${port(url)}` } })
       expect(response.status, host).toBe(200)
     }
+  })
+})
+
+describe('CSRF: a request another site’s page sends through the browser', () => {
+  test('is refused when its Origin is not the server’s, and starts nothing', async () => {
+    const { url, store, app } = await start()
+    const json = { 'content-type': 'application/json' }
+    const body = JSON.stringify({ text: 'count', approvals: [{ toolCallId: 'x', approved: true }] })
+    for (const origin of ['http://evil.example', `http://localhost:${port(url)}`, 'null']) {
+      for (const path of [
+        '/sessions',
+        `/sessions/${SESSION}/messages`,
+        `/sessions/${SESSION}/approvals`,
+        `/sessions/${SESSION}/continue`,
+        `/sessions/${SESSION}/interrupt`,
+      ]) {
+        const response = await send(url, path, { method: 'POST', headers: { ...json, origin }, body })
+        expect(response.status, `${origin} ${path}`).toBe(403)
+      }
+      // Nor may it read: the stream and the list are refused as well.
+      for (const path of ['/sessions', `/sessions/${SESSION}/events`]) {
+        expect((await send(url, path, { headers: { origin } })).status, `${origin} GET ${path}`).toBe(403)
+      }
+    }
+    expect(await store.list()).toEqual([])
+    // The page's own requests carry its origin, and go through.
+    const own = await send(url, `/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: { ...json, origin: url },
+      body: JSON.stringify({ text: 'hello' }),
+    })
+    expect(own.status).toBe(202)
+    await app.hub.idle(SESSION)
+  })
+
+  test('a body that is not sent as JSON is refused: a form or a no-cors fetch cannot send one', async () => {
+    const { url, store } = await start()
+    for (const type of [
+      'text/plain',
+      'application/x-www-form-urlencoded',
+      'multipart/form-data; boundary=x',
+    ]) {
+      const response = await send(url, `/sessions/${SESSION}/messages`, {
+        method: 'POST',
+        headers: { 'content-type': type },
+        body: JSON.stringify({ text: 'count' }),
+      })
+      expect(response.status, type).toBe(415)
+    }
+    expect(await store.list()).toEqual([])
   })
 })

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
-import { LOOPBACK_HOSTS, refusal } from './request-guard.js'
+import { isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
 
@@ -200,6 +200,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
