@@ -10,13 +10,24 @@ import { saveNoteTool } from './note-tool.js'
 import { createWebApp } from './server/app.js'
 
 // `pnpm start`: PORT (default 3000), HOST (default 127.0.0.1: the tools read this directory, so
-// the server is local unless you choose otherwise), KODE_SESSIONS_DIR (default .kode/sessions),
+// the server is local unless you choose otherwise), KODE_ALLOWED_HOSTS (the comma-separated names
+// the server is reached by besides the loopback ones and HOST; any other `Host` is refused, against
+// DNS rebinding), KODE_SESSIONS_DIR (default .kode/sessions),
 // KODE_POSTGRES_URL (sessions in a Postgres several servers share, instead of files) with
 // KODE_POSTGRES_SCHEMA (default kode), and the CLI's model variables (ANTHROPIC_API_KEY,
 // OPENAI_API_KEY, ...; none: the offline model).
 const env = process.env
 const port = Number(env.PORT ?? 3000)
 const host = env.HOST ?? '127.0.0.1'
+// The names a browser may reach the server by: HOST itself (unless it is every interface) and
+// the ones listed. Behind a proxy or on 0.0.0.0, list the name users type.
+const allowedHosts = [
+  ...(['0.0.0.0', '::', ''].includes(host) ? [] : [host.includes(':') ? `[${host}]` : host]),
+  ...(env.KODE_ALLOWED_HOSTS ?? '')
+    .split(',')
+    .map((name) => name.trim())
+    .filter(Boolean),
+]
 const cwd = process.cwd()
 const sessionsDir = resolve(cwd, env.KODE_SESSIONS_DIR ?? '.kode/sessions')
 
@@ -41,6 +52,7 @@ const app = createWebApp({
   system: systemPrompt(workspace.root, { changes: false }),
   publicDir: join(dirname(fileURLToPath(import.meta.url)), '..', 'public'),
   modelLabel: model.label,
+  allowedHosts,
 })
 const server = createServer(app.handle)
 server.listen(port, host, () => {

@@ -1,4 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { defineTool } from '@kode/core'
@@ -252,6 +254,37 @@ describe('hostile content', () => {
     expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined()
     expect(page.problems).toEqual([])
     await model.close()
+  })
+})
+
+describe('another site', () => {
+  test('a page on another origin cannot start a task through the browser, by fetch or by form', async () => {
+    const { url, store } = await serve({ delayMs: 5 })
+    // The other site: any page the user visits, here one on localhost (another origin).
+    const site = createServer((_req, res) => res.end('<!doctype html><title>elsewhere</title>'))
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve))
+    const page = await openPage(`http://localhost:${(site.address() as AddressInfo).port}/`)
+    const target = `${url}/sessions/0b7c4c3e-3333-4aaa-8bbb-000000000001/messages`
+    const formAnswer = page.waitForResponse(
+      (r) => r.url() === target && r.request().resourceType() === 'document',
+    )
+    // What needs no CORS preflight: a no-cors fetch with a text/plain body, and a form post.
+    const status = await page.evaluate(async (target) => {
+      await fetch(target, { method: 'POST', mode: 'no-cors', body: JSON.stringify({ text: 'count' }) })
+      const form = document.body.appendChild(document.createElement('form'))
+      form.method = 'POST'
+      form.action = target
+      form.enctype = 'text/plain'
+      const input = form.appendChild(document.createElement('input'))
+      input.name = '{"text":"count","x":"'
+      input.value = '"}'
+      form.submit()
+      return 'sent'
+    }, target)
+    expect(status).toBe('sent')
+    expect((await formAnswer).status()).toBe(403)
+    expect(await store.list()).toEqual([])
+    await new Promise<void>((resolve) => site.close(() => resolve()))
   })
 })
 

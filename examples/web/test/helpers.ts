@@ -22,7 +22,13 @@ export interface Running {
  * a memory store (or `store`, to share one across a "restart").
  */
 export async function startApp(
-  options: { client?: LLMClient; store?: SessionStore; delayMs?: number; tools?: Tool[] } = {},
+  options: {
+    client?: LLMClient
+    store?: SessionStore
+    delayMs?: number
+    tools?: Tool[]
+    allowedHosts?: string[]
+  } = {},
 ) {
   const model = options.client
     ? undefined
@@ -37,6 +43,7 @@ export async function startApp(
     tools: options.tools ?? [],
     publicDir,
     modelLabel: 'test model',
+    ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
   })
   const server: Server = createServer(app.handle)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

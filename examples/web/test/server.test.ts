@@ -142,7 +142,12 @@ describe('tasks over HTTP', () => {
     const { url } = await start()
     expect((await post(`${url}/sessions/not%20an%20id/messages`, { text: 'x' })).status).toBe(400)
     expect((await post(`${url}/sessions/${SESSION}/messages`, { text: '' })).status).toBe(400)
-    const notJson = await fetch(`${url}/sessions/${SESSION}/messages`, { method: 'POST', body: '{' })
+    const json = { 'content-type': 'application/json' }
+    const notJson = await fetch(`${url}/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: json,
+      body: '{',
+    })
     expect(notJson.status).toBe(400)
     const huge = await post(`${url}/sessions/${SESSION}/messages`, { text: 'x'.repeat(300_000) })
     expect(huge.status).toBe(413)
@@ -288,7 +293,8 @@ describe('POST /sessions/:id/approvals', () => {
       const response = await post(approvals, body)
       expect(response.status, JSON.stringify(body)).toBe(400)
     }
-    expect((await fetch(approvals, { method: 'POST', body: '{' })).status).toBe(400)
+    const json = { 'content-type': 'application/json' }
+    expect((await fetch(approvals, { method: 'POST', headers: json, body: '{' })).status).toBe(400)
     // Nothing awaits approval in a fresh session.
     const nothing = await post(approvals, { approvals: [{ toolCallId: 'x', approved: true }] })
     expect(nothing.status).toBe(409)

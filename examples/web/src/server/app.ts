@@ -3,6 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
+import { isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
 
@@ -14,6 +15,11 @@ export interface WebAppOptions extends AgentSetup {
   modelLabel: string
   /** Interval of SSE keep-alive comments, so idle streams survive proxies. Default 15 s. */
   keepAliveMs?: number
+  /**
+   * Hostnames (no port) the server is reached by besides `localhost`, `127.0.0.1` and `[::1]`:
+   * a request whose `Host` names any other is refused (`403`), against DNS rebinding.
+   */
+  allowedHosts?: readonly string[]
 }
 
 /** The HTTP side of the example: a request handler and what to close on shutdown. */
@@ -68,8 +74,13 @@ export function createWebApp(options: WebAppOptions): WebApp {
   const hub = new SessionHub(options)
   const keepAliveMs = options.keepAliveMs ?? 15_000
   const streams = new Set<ServerResponse>()
+  const allowedHosts = new Set(
+    [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
+  )
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    const refused = refusal(req, allowedHosts)
+    if (refused !== undefined) throw new HttpError(403, refused)
     const url = new URL(req.url ?? '/', 'http://localhost')
     const parts = url.pathname.split('/').filter(Boolean)
     const method = req.method ?? 'GET'
@@ -189,6 +200,7 @@ function json(res: ServerResponse, status: number, body: unknown): void {
 }
 
 async function readJson(req: IncomingMessage): Promise<unknown> {
+  if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
