@@ -125,6 +125,11 @@ describe('anthropic request', () => {
     expect(body.system).toEqual([text('A'), text('B')])
   })
 
+  test('a whitespace-only system prompt is not sent', async () => {
+    const body = await bodyOf({ system: '\n', messages: [system(' '), user('Hi')] }, { cacheControl: false })
+    expect(body).not.toHaveProperty('system')
+  })
+
   test('tool results become tool_result blocks in one user turn, with the developer message after them', async () => {
     const image = { type: 'image_url' as const, url: PNG_DATA_URL }
     const messages = [
@@ -297,5 +302,20 @@ describe('anthropic request', () => {
 
   test('empty text parts are not sent (Anthropic rejects them)', async () => {
     expect(await messagesOf([user('', 'Hi')])).toEqual([{ role: 'user', content: [text('Hi')] }])
+  })
+
+  test('whitespace-only text is not sent anywhere: user, assistant or tool result (Anthropic rejects it)', async () => {
+    const messages = [
+      user('\n', 'Go'),
+      assistant([{ type: 'text', text: '\n\n' }, call('t1', 'run')]),
+      result('t1', ' \n'),
+      developer('\t'),
+      user('Next'),
+    ]
+    expect(await messagesOf(messages)).toEqual([
+      { role: 'user', content: [text('Go')] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'run', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }, text('Next')] },
+    ])
   })
 })

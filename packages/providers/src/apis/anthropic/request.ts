@@ -54,7 +54,8 @@ export interface AnthropicMessageOptions {
 /**
  * Messages -> Anthropic `system` and `messages`: developer messages folded into the
  * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
- * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
+ * inside), consecutive user content merged into one turn, text that is empty or only whitespace
+ * left out (the API rejects such a block). Thinking goes back as signed `thinking`
  * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and
  * the signature is dropped. Conversions are cached per message object, and the turns made from a
  * history's settled part are kept for its next request (see `SettledItems`).
@@ -95,7 +96,7 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
   const blocks: AnthropicBlock[] = []
   for (const part of message.parts) {
     if (part.type === 'text') {
-      if (part.text) blocks.push({ type: 'text', text: part.text })
+      if (sendable(part.text)) blocks.push({ type: 'text', text: part.text })
     } else blocks.push(imageBlock(part, files))
   }
   return blocks
@@ -103,12 +104,20 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
 
 function convertTool(message: ToolResultMessage, files: ImageFiles): AnthropicBlock {
   const content: AnthropicBlock[] = []
-  if (message.outputText) content.push({ type: 'text', text: message.outputText })
+  if (sendable(message.outputText)) content.push({ type: 'text', text: message.outputText })
   for (const part of message.parts) content.push(imageBlock(part, files))
   const block: AnthropicBlock = { type: 'tool_result', tool_use_id: toolUseId(message.toolCallId) }
   if (content.length > 0) block.content = content
   if (message.status !== 'success') block.is_error = true
   return block
+}
+
+/**
+ * Whether a text block can be sent: the API rejects a text block that is empty or holds only
+ * whitespace (a model's own `"\n\n"` before a tool call, a tool that printed a bare newline).
+ */
+function sendable(text: string): boolean {
+  return text.trim() !== ''
 }
 
 function imageBlock(part: ImagePart, files: ImageFiles): AnthropicBlock {
@@ -133,7 +142,7 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
     const part = parts[i]!
     switch (part.type) {
       case 'text':
-        if (part.text) blocks.push({ type: 'text', text: part.text })
+        if (sendable(part.text)) blocks.push({ type: 'text', text: part.text })
         break
       case 'thinking_text': {
         const signed = fits(i + 1)
@@ -215,8 +224,9 @@ export function anthropicBody(
     messages: cache ? markLastUserTurn(mapped.messages, cache) : mapped.messages,
     stream: true,
   }
-  if (mapped.system.length > 0) {
-    const system: AnthropicBlock[] = mapped.system.map((text) => ({ type: 'text', text }))
+  const pieces = mapped.system.filter(sendable)
+  if (pieces.length > 0) {
+    const system: AnthropicBlock[] = pieces.map((text) => ({ type: 'text', text }))
     if (cache)
       system[system.length - 1] = {
         ...(system[system.length - 1] as { type: 'text'; text: string }),
