@@ -1,4 +1,4 @@
-import type { Message } from '@kode/protocol'
+import type { AssistantPart, Message } from '@kode/protocol'
 import type { ClientConfig, LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { streamOf, testClient, useServer } from '../helpers.js'
@@ -105,6 +105,55 @@ describe('anthropic request', () => {
     expect(
       (await bodyOf({ messages: [user('Q')], reasoning: { effort: 'low' }, maxOutputTokens: 500 })).thinking,
     ).toBeUndefined()
+  })
+
+  test('thinking is left off while a tool loop continues whose assistant turn has no thinking to start it', async () => {
+    const signed: AssistantPart = {
+      type: 'thinking_signature',
+      signature: 'sig',
+      format: 'anthropic',
+      model: MODEL,
+    }
+    const foreign = { api: 'openai-responses', provider: 'openai-responses', model: 'gpt-5.1' }
+    const request = (messages: Message[]): LLMRequest => ({
+      messages,
+      reasoning: { budgetTokens: 2_000 },
+      temperature: 1,
+    })
+    // Another model's call, being answered now: Anthropic requires a thinking block first, so no thinking.
+    const switched = await bodyOf(
+      request([
+        user('Go'),
+        assistant([{ type: 'text', text: 'Reading.' }, call('c1', 'read')], foreign),
+        result('c1', 'ok'),
+      ]),
+    )
+    expect(switched.thinking).toBeUndefined()
+    expect(switched.temperature).toBe(1)
+    // This model's own signed thinking starts the turn: thinking stays on.
+    const own = await bodyOf(
+      request([
+        user('Go'),
+        assistant([{ type: 'thinking_text', text: 'Plan' }, signed, call('t1', 'read')], {
+          api: 'anthropic',
+          provider: 'anthropic',
+          model: MODEL,
+        }),
+        result('t1', 'ok'),
+      ]),
+    )
+    expect(own.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+    // A finished loop (the last assistant turn called no tool) does not need thinking back.
+    const finished = await bodyOf(
+      request([
+        user('Go'),
+        assistant([call('c1', 'read')], foreign),
+        result('c1', 'ok'),
+        assistant([{ type: 'text', text: 'Done.' }], foreign),
+        user('More'),
+      ]),
+    )
+    expect(finished.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
   })
 
   test('tool choices map to auto, none and a named tool', async () => {

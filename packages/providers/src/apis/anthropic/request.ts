@@ -206,7 +206,8 @@ export interface AnthropicBodyOptions {
 
 /**
  * The Messages request body. Reasoning becomes `thinking` with a budget (`budgetTokens`, else by
- * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off. Prompt
+ * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off, and while a
+ * tool loop goes on whose assistant turn does not start with thinking (see `startsWithThinking`). Prompt
  * caching marks the system prompt, the last tool and the last user turn. A structured-output
  * request adds the answer tool after the host's tools (see `outputToolChoice` for how it is chosen).
  * The last response's code-execution `container`, when it had one, is named again (`container`).
@@ -250,7 +251,9 @@ export function anthropicBody(
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
-  const budget = thinkingBudget(request.reasoning, maxTokens)
+  const budget = startsWithThinking(mapped.messages)
+    ? thinkingBudget(request.reasoning, maxTokens)
+    : undefined
   if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
@@ -274,6 +277,24 @@ function containerOf(messages: LLMRequest['messages']): string | undefined {
     return typeof container?.id === 'string' && container.id !== '' ? container.id : undefined
   }
   return undefined
+}
+
+/**
+ * Whether the request may turn thinking on. With thinking on, the API requires the last assistant
+ * turn, when it called tools whose results this request carries, to start with a `thinking` or
+ * `redacted_thinking` block (a tool loop keeps one thinking mode from start to end). A turn made by
+ * another model or API, or by this one with thinking off, has none to start it: thinking stays off
+ * until the loop ends, as the API's own error advises.
+ */
+function startsWithThinking(messages: readonly AnthropicMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== 'assistant') continue
+    if (!message.content.some((block) => block.type === 'tool_use')) return true
+    const first = message.content[0]!.type
+    return first === 'thinking' || first === 'redacted_thinking'
+  }
+  return true
 }
 
 function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): number | undefined {
