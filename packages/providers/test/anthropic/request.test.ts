@@ -156,6 +156,18 @@ describe('anthropic request', () => {
     expect(finished.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
   })
 
+  test('a tool choice that forces a call leaves thinking off (Anthropic allows only auto and none with it)', async () => {
+    const reasoning = { budgetTokens: 2_000 }
+    const required = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: 'required' })
+    expect(required.tool_choice).toEqual({ type: 'any' })
+    expect(required.thinking).toBeUndefined()
+    const named = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: { name: 'x' } })
+    expect(named.tool_choice).toEqual({ type: 'tool', name: 'x' })
+    expect(named.thinking).toBeUndefined()
+    const auto = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: 'auto' })
+    expect(auto.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+  })
+
   test('tool choices map to auto, none and a named tool', async () => {
     expect((await bodyOf({ messages: [user('Q')], toolChoice: 'auto' })).tool_choice).toEqual({
       type: 'auto',

@@ -206,8 +206,10 @@ export interface AnthropicBodyOptions {
 
 /**
  * The Messages request body. Reasoning becomes `thinking` with a budget (`budgetTokens`, else by
- * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off, and while a
- * tool loop goes on whose assistant turn does not start with thinking (see `startsWithThinking`). Prompt
+ * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off, as it is
+ * with a tool choice that forces a call (the API allows only `auto` and `none` with thinking) and
+ * while a tool loop goes on whose assistant turn does not start with thinking (see
+ * `startsWithThinking`). Prompt
  * caching marks the system prompt, the last tool and the last user turn. A structured-output
  * request adds the answer tool after the host's tools (see `outputToolChoice` for how it is chosen).
  * The last response's code-execution `container`, when it had one, is named again (`container`).
@@ -251,9 +253,11 @@ export function anthropicBody(
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
-  const budget = startsWithThinking(mapped.messages)
-    ? thinkingBudget(request.reasoning, maxTokens)
-    : undefined
+  // Thinking allows only `auto` and `none`: a forced tool choice wins over reasoning.
+  const forced =
+    request.toolChoice !== undefined && request.toolChoice !== 'auto' && request.toolChoice !== 'none'
+  const budget =
+    !forced && startsWithThinking(mapped.messages) ? thinkingBudget(request.reasoning, maxTokens) : undefined
   if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
