@@ -1,4 +1,4 @@
-import type { Message } from '@kode/protocol'
+import type { AssistantPart, Message } from '@kode/protocol'
 import type { ClientConfig, LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { streamOf, testClient, useServer } from '../helpers.js'
@@ -107,6 +107,67 @@ describe('anthropic request', () => {
     ).toBeUndefined()
   })
 
+  test('thinking is left off while a tool loop continues whose assistant turn has no thinking to start it', async () => {
+    const signed: AssistantPart = {
+      type: 'thinking_signature',
+      signature: 'sig',
+      format: 'anthropic',
+      model: MODEL,
+    }
+    const foreign = { api: 'openai-responses', provider: 'openai-responses', model: 'gpt-5.1' }
+    const request = (messages: Message[]): LLMRequest => ({
+      messages,
+      reasoning: { budgetTokens: 2_000 },
+      temperature: 1,
+    })
+    // Another model's call, being answered now: Anthropic requires a thinking block first, so no thinking.
+    const switched = await bodyOf(
+      request([
+        user('Go'),
+        assistant([{ type: 'text', text: 'Reading.' }, call('c1', 'read')], foreign),
+        result('c1', 'ok'),
+      ]),
+    )
+    expect(switched.thinking).toBeUndefined()
+    expect(switched.temperature).toBe(1)
+    // This model's own signed thinking starts the turn: thinking stays on.
+    const own = await bodyOf(
+      request([
+        user('Go'),
+        assistant([{ type: 'thinking_text', text: 'Plan' }, signed, call('t1', 'read')], {
+          api: 'anthropic',
+          provider: 'anthropic',
+          model: MODEL,
+        }),
+        result('t1', 'ok'),
+      ]),
+    )
+    expect(own.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+    // A finished loop (the last assistant turn called no tool) does not need thinking back.
+    const finished = await bodyOf(
+      request([
+        user('Go'),
+        assistant([call('c1', 'read')], foreign),
+        result('c1', 'ok'),
+        assistant([{ type: 'text', text: 'Done.' }], foreign),
+        user('More'),
+      ]),
+    )
+    expect(finished.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+  })
+
+  test('a tool choice that forces a call leaves thinking off (Anthropic allows only auto and none with it)', async () => {
+    const reasoning = { budgetTokens: 2_000 }
+    const required = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: 'required' })
+    expect(required.tool_choice).toEqual({ type: 'any' })
+    expect(required.thinking).toBeUndefined()
+    const named = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: { name: 'x' } })
+    expect(named.tool_choice).toEqual({ type: 'tool', name: 'x' })
+    expect(named.thinking).toBeUndefined()
+    const auto = await bodyOf({ messages: [user('Q')], reasoning, toolChoice: 'auto' })
+    expect(auto.thinking).toEqual({ type: 'enabled', budget_tokens: 2_000 })
+  })
+
   test('tool choices map to auto, none and a named tool', async () => {
     expect((await bodyOf({ messages: [user('Q')], toolChoice: 'auto' })).tool_choice).toEqual({
       type: 'auto',
@@ -123,6 +184,11 @@ describe('anthropic request', () => {
   test('system messages join the system prompt', async () => {
     const body = await bodyOf({ system: 'A', messages: [system('B'), user('Hi')] }, { cacheControl: false })
     expect(body.system).toEqual([text('A'), text('B')])
+  })
+
+  test('a whitespace-only system prompt is not sent', async () => {
+    const body = await bodyOf({ system: '\n', messages: [system(' '), user('Hi')] }, { cacheControl: false })
+    expect(body).not.toHaveProperty('system')
   })
 
   test('tool results become tool_result blocks in one user turn, with the developer message after them', async () => {
@@ -297,5 +363,20 @@ describe('anthropic request', () => {
 
   test('empty text parts are not sent (Anthropic rejects them)', async () => {
     expect(await messagesOf([user('', 'Hi')])).toEqual([{ role: 'user', content: [text('Hi')] }])
+  })
+
+  test('whitespace-only text is not sent anywhere: user, assistant or tool result (Anthropic rejects it)', async () => {
+    const messages = [
+      user('\n', 'Go'),
+      assistant([{ type: 'text', text: '\n\n' }, call('t1', 'run')]),
+      result('t1', ' \n'),
+      developer('\t'),
+      user('Next'),
+    ]
+    expect(await messagesOf(messages)).toEqual([
+      { role: 'user', content: [text('Go')] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'run', input: {} }] },
+      { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1' }, text('Next')] },
+    ])
   })
 })

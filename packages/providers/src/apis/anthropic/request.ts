@@ -54,7 +54,8 @@ export interface AnthropicMessageOptions {
 /**
  * Messages -> Anthropic `system` and `messages`: developer messages folded into the
  * preceding user turn, tool results as `tool_result` blocks (text from `outputText`, images
- * inside), consecutive user content merged into one turn. Thinking goes back as signed `thinking`
+ * inside), consecutive user content merged into one turn, text that is empty or only whitespace
+ * left out (the API rejects such a block). Thinking goes back as signed `thinking`
  * (or `redacted_thinking`) blocks only to the model that signed it; otherwise it becomes text and
  * the signature is dropped. Conversions are cached per message object, and the turns made from a
  * history's settled part are kept for its next request (see `SettledItems`).
@@ -95,7 +96,7 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
   const blocks: AnthropicBlock[] = []
   for (const part of message.parts) {
     if (part.type === 'text') {
-      if (part.text) blocks.push({ type: 'text', text: part.text })
+      if (sendable(part.text)) blocks.push({ type: 'text', text: part.text })
     } else blocks.push(imageBlock(part, files))
   }
   return blocks
@@ -103,12 +104,20 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
 
 function convertTool(message: ToolResultMessage, files: ImageFiles): AnthropicBlock {
   const content: AnthropicBlock[] = []
-  if (message.outputText) content.push({ type: 'text', text: message.outputText })
+  if (sendable(message.outputText)) content.push({ type: 'text', text: message.outputText })
   for (const part of message.parts) content.push(imageBlock(part, files))
   const block: AnthropicBlock = { type: 'tool_result', tool_use_id: toolUseId(message.toolCallId) }
   if (content.length > 0) block.content = content
   if (message.status !== 'success') block.is_error = true
   return block
+}
+
+/**
+ * Whether a text block can be sent: the API rejects a text block that is empty or holds only
+ * whitespace (a model's own `"\n\n"` before a tool call, a tool that printed a bare newline).
+ */
+function sendable(text: string): boolean {
+  return text.trim() !== ''
 }
 
 function imageBlock(part: ImagePart, files: ImageFiles): AnthropicBlock {
@@ -133,7 +142,7 @@ function convertAssistant(message: AssistantMessage, options: AnthropicMessageOp
     const part = parts[i]!
     switch (part.type) {
       case 'text':
-        if (part.text) blocks.push({ type: 'text', text: part.text })
+        if (sendable(part.text)) blocks.push({ type: 'text', text: part.text })
         break
       case 'thinking_text': {
         const signed = fits(i + 1)
@@ -197,7 +206,10 @@ export interface AnthropicBodyOptions {
 
 /**
  * The Messages request body. Reasoning becomes `thinking` with a budget (`budgetTokens`, else by
- * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off. Prompt
+ * effort), kept below `max_tokens`; below Anthropic's minimum of 1,024 it is left off, as it is
+ * with a tool choice that forces a call (the API allows only `auto` and `none` with thinking) and
+ * while a tool loop goes on whose assistant turn does not start with thinking (see
+ * `startsWithThinking`). Prompt
  * caching marks the system prompt, the last tool and the last user turn. A structured-output
  * request adds the answer tool after the host's tools (see `outputToolChoice` for how it is chosen).
  * The last response's code-execution `container`, when it had one, is named again (`container`).
@@ -215,8 +227,9 @@ export function anthropicBody(
     messages: cache ? markLastUserTurn(mapped.messages, cache) : mapped.messages,
     stream: true,
   }
-  if (mapped.system.length > 0) {
-    const system: AnthropicBlock[] = mapped.system.map((text) => ({ type: 'text', text }))
+  const pieces = mapped.system.filter(sendable)
+  if (pieces.length > 0) {
+    const system: AnthropicBlock[] = pieces.map((text) => ({ type: 'text', text }))
     if (cache)
       system[system.length - 1] = {
         ...(system[system.length - 1] as { type: 'text'; text: string }),
@@ -240,7 +253,11 @@ export function anthropicBody(
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
-  const budget = thinkingBudget(request.reasoning, maxTokens)
+  // Thinking allows only `auto` and `none`: a forced tool choice wins over reasoning.
+  const forced =
+    request.toolChoice !== undefined && request.toolChoice !== 'auto' && request.toolChoice !== 'none'
+  const budget =
+    !forced && startsWithThinking(mapped.messages) ? thinkingBudget(request.reasoning, maxTokens) : undefined
   if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
@@ -264,6 +281,24 @@ function containerOf(messages: LLMRequest['messages']): string | undefined {
     return typeof container?.id === 'string' && container.id !== '' ? container.id : undefined
   }
   return undefined
+}
+
+/**
+ * Whether the request may turn thinking on. With thinking on, the API requires the last assistant
+ * turn, when it called tools whose results this request carries, to start with a `thinking` or
+ * `redacted_thinking` block (a tool loop keeps one thinking mode from start to end). A turn made by
+ * another model or API, or by this one with thinking off, has none to start it: thinking stays off
+ * until the loop ends, as the API's own error advises.
+ */
+function startsWithThinking(messages: readonly AnthropicMessage[]): boolean {
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!
+    if (message.role !== 'assistant') continue
+    if (!message.content.some((block) => block.type === 'tool_use')) return true
+    const first = message.content[0]!.type
+    return first === 'thinking' || first === 'redacted_thinking'
+  }
+  return true
 }
 
 function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): number | undefined {
