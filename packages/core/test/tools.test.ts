@@ -584,3 +584,54 @@ test('two calls with one id from the model each run and get their own result und
   const sent = JSON.stringify(h.server.requests[1]!.body)
   expect(sent).toContain('"tool_call_id":"c1_3"')
 })
+
+test('a server that numbers its calls afresh in every response gets each call under an id the session has not used', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('call_0', 'echo', { text: 'a' })] }))
+  h.server.enqueue(
+    chatStream({
+      id: 'r2',
+      steps: [call('call_0', 'echo', { text: 'b' }), call('call_0_2', 'echo', { text: 'c' })],
+    }),
+  )
+  h.server.enqueue(textReply('r3', 'Done.'))
+  const echo = defineTool({
+    name: 'echo',
+    description: 'Echoes',
+    parameters: Type.Object({ text: Type.String() }),
+    execute: ({ text }) => text,
+  })
+  const agent = h.createAgent({ tools: [echo] })
+  const { events, outcome } = await collect(agent.run('Go'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(summarizeHistory(history)).toEqual([
+    'user: Go',
+    'assistant tool_use: call call_0 echo {"text":"a"}',
+    'tool call_0 success: a',
+    'assistant tool_use: call call_0_3 echo {"text":"b"} | call call_0_2 echo {"text":"c"}',
+    'tool call_0_3 success: b',
+    'tool call_0_2 success: c',
+    'assistant stop: text "Done."',
+    'task_metadata turns=3 subAgents=0',
+  ])
+  // The last request's history repeats no call id, and answers each call once.
+  const sent = h.server.requests[2]!.body as {
+    messages: { tool_calls?: { id: string }[]; tool_call_id?: string }[]
+  }
+  const callIds = sent.messages.flatMap((message) => (message.tool_calls ?? []).map((c) => c.id))
+  const answered = sent.messages.flatMap((message) => (message.tool_call_id ? [message.tool_call_id] : []))
+  expect(callIds).toEqual(['call_0', 'call_0_3', 'call_0_2'])
+  expect(answered).toEqual(callIds)
+
+  // A later task, on the history read back, still avoids the ids of the session.
+  h.server.enqueue(chatStream({ id: 'r4', steps: [call('call_0', 'echo', { text: 'd' })] }))
+  h.server.enqueue(textReply('r5', 'Again.'))
+  const again = h.createAgent({ tools: [echo], sessionId: agent.sessionId })
+  await collect(again.run('Once more'))
+  const later = summarizeHistory(await again.history())
+  expect(later).toContain('assistant tool_use: call call_0_4 echo {"text":"d"}')
+  expect(later).toContain('tool call_0_4 success: d')
+})

@@ -34,6 +34,8 @@ export class Journal {
   #model: CompactedHistory = { records: this.#history, compaction: undefined, freshFrom: 0 }
   /** The session id was just generated, so the first `open` creates the session before taking it. */
   #generated: boolean
+  /** The ids of the tool calls of every assistant message in the history. */
+  #callIds = new Set<string>()
 
   /** `generated`: the engine made `sessionId` up (no host named it), so the store most likely has no such session. */
   constructor(
@@ -82,6 +84,8 @@ export class Journal {
       if (!this.#loaded || info?.recordCount !== this.#history.length) {
         this.#history = await this.store.read(this.sessionId)
         this.#loaded = true
+        this.#callIds = new Set()
+        for (const record of this.#history) this.#noteCalls(record)
         this.#compacted()
       }
     } catch (error) {
@@ -124,8 +128,22 @@ export class Journal {
     if (!this.#lease) throw new Error(`the journal of session ${this.sessionId} is not open`)
     await this.#lease.append([record])
     this.#history.push(record)
+    this.#noteCalls(record)
     if (!('role' in record) && record.type === 'compaction') this.#compacted()
     else if (this.#model.records !== this.#history) this.#model.records.push(record)
+  }
+
+  /**
+   * The ids of the tool calls the session's assistant messages made so far: a new response's calls
+   * must not reuse one (see `withUniqueCallIds`).
+   */
+  get callIds(): ReadonlySet<string> {
+    return this.#callIds
+  }
+
+  #noteCalls(record: HistoryEvent): void {
+    if (!('role' in record) || record.role !== 'assistant') return
+    for (const part of record.parts) if (part.type === 'tool_call') this.#callIds.add(part.id)
   }
 
   /**

@@ -129,7 +129,7 @@ async function completed(
   response: AssistantMessage,
 ): Promise<TurnEnd> {
   const { events } = rt
-  const message = withUniqueCallIds(withActions(rt.formatter, response))
+  const message = withUniqueCallIds(withActions(rt.formatter, response), rt.journal.callIds)
   await rt.journal.persist(message)
   state.accounting.addResponse(message)
   state.lastText = rt.formatter.answerText(message)
@@ -179,7 +179,10 @@ async function interrupted(
 ): Promise<TurnEnd> {
   if (partial && partial.parts.length > 0) {
     const { isApiError: _error, errorMessage: _message, ...rest } = partial
-    const message = withUniqueCallIds(withActions(rt.formatter, { ...rest, stopReason: 'aborted' }))
+    const message = withUniqueCallIds(
+      withActions(rt.formatter, { ...rest, stopReason: 'aborted' }),
+      rt.journal.callIds,
+    )
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
@@ -194,27 +197,30 @@ async function interrupted(
 }
 
 /**
- * The message with each repeated tool call id made unique (`<id>_2`, `<id>_3`...). A model may send
- * two calls with one id; each call must still get exactly one result the provider can match to it.
+ * The message with each tool call id the session already used, or the message repeats, made unique
+ * (`<id>_2`, `<id>_3`...). A model may send two calls with one id, and some servers number their
+ * calls afresh in every response (`call_0`): each call must still get exactly one result the
+ * provider can match to it, and some providers refuse a request whose history repeats an id.
  */
-function withUniqueCallIds(message: AssistantMessage): AssistantMessage {
+function withUniqueCallIds(message: AssistantMessage, used: ReadonlySet<string>): AssistantMessage {
   const ids = new Set<string>()
   let repeated = false
   for (const part of message.parts) {
     if (part.type !== 'tool_call') continue
-    if (ids.has(part.id)) repeated = true
+    if (ids.has(part.id) || used.has(part.id)) repeated = true
     ids.add(part.id)
   }
   if (!repeated) return message
+  const taken = (id: string) => ids.has(id) || used.has(id)
   const kept = new Set<string>()
   const parts = message.parts.map((part) => {
     if (part.type !== 'tool_call') return part
-    if (!kept.has(part.id)) {
+    if (!kept.has(part.id) && !used.has(part.id)) {
       kept.add(part.id)
       return part
     }
     let n = 2
-    while (ids.has(`${part.id}_${n}`)) n++
+    while (taken(`${part.id}_${n}`)) n++
     const id = `${part.id}_${n}`
     ids.add(id)
     kept.add(id)
