@@ -61,6 +61,12 @@ server.listen(port, host, () => {
   console.log(`kode web on http://${host}:${bound}  model: ${model.label}  sessions: ${where}`)
   if (model.offline)
     console.log(`offline: ${model.offline.why}; set ANTHROPIC_API_KEY (or another key) for a real model`)
+  // Anyone who reaches the port drives the agent with this machine's files and model key.
+  if (!['127.0.0.1', 'localhost', '::1'].includes(host))
+    console.log(
+      `warning: HOST=${host} lets other machines in, and the server has no login: ` +
+        'put an authenticating proxy in front of it (see docs/web.md)',
+    )
 })
 
 let closing = false
