@@ -12,10 +12,26 @@ describe('run(input, { messageId })', () => {
     const agent = h.createAgent()
     const { outcome } = await collect(agent.run('Go', { messageId: 'task-7:input' }))
     expect(outcome.reason).toBe('completed')
-    const users = (await agent.history()).filter((record) => 'role' in record && record.role === 'user')
+    const history = await agent.history()
+    const users = history.filter((record) => 'role' in record && record.role === 'user')
     expect(users).toEqual([
       { role: 'user', id: 'task-7:input', createdAt: 1000, parts: [{ type: 'text', text: 'Go' }] },
     ])
+    // The task's end names it, so a later task's end is never taken for this one's.
+    const ends = history.filter((record) => !('role' in record) && record.type === 'task_metadata')
+    expect(ends).toMatchObject([{ type: 'task_metadata', inputId: 'task-7:input' }])
+  })
+
+  test('without it, the task_metadata names no input', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const agent = h.createAgent()
+    await collect(agent.run('Go'))
+    const ends = (await agent.history()).filter(
+      (record) => !('role' in record) && record.type === 'task_metadata',
+    )
+    expect(ends).toHaveLength(1)
+    expect(ends[0]).not.toHaveProperty('inputId')
   })
 
   test('an id a record of the session already has fails the run before anything is persisted', async () => {

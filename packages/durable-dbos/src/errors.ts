@@ -10,6 +10,11 @@ export type DurableTaskErrorCode =
   | 'unknown_task'
   /** The task's workflow was cancelled (`DBOS.cancelWorkflow`): it has no outcome. */
   | 'task_cancelled'
+  /**
+   * The task's worker died mid-task, and another task's input began on its session before the
+   * task was carried on: that task settled the stopped one's calls, and it has no outcome.
+   */
+  | 'task_superseded'
 
 /**
  * A mistake in how the host uses durable tasks. `DurableTaskError.is(e)` recognises one from any

@@ -1,5 +1,6 @@
 import type { ApprovalDecision, PendingApproval, TaskOutcome, UserInput } from '@kode/core'
 import { type HistoryEvent, joinText, type TaskFinishReason } from '@kode/protocol'
+import { DurableTaskError } from './errors.js'
 
 /** What a durable task does: a new user input, or carrying the session's task on (`agent.continue`). */
 export type DurableTask =
@@ -20,9 +21,11 @@ export type TaskPlan =
 /**
  * Plans an execution. A new input's task is found by its user message, persisted under `inputId`
  * (the same in every execution of the workflow): until that message is in the history, the task
- * has not begun, whatever other tasks wrote meanwhile; from it to the first `task_metadata` after
- * it are its records. A continuation's records are those after `base`, the session's record
- * count when the workflow first ran (recorded by DBOS, so every execution sees the same).
+ * has not begun, whatever other tasks wrote meanwhile; from it to its `task_metadata` (the one
+ * naming `inputId`) are its records. A task whose worker died and that another task's input then
+ * superseded (that task settled its calls) never ends: it fails with `DurableTaskError`
+ * `task_superseded`. A continuation's records are those after `base`, the session's record count
+ * when the workflow first ran (recorded by DBOS, so every execution sees the same).
  */
 export function planTask(
   task: DurableTask,
@@ -36,9 +39,17 @@ export function planTask(
     )
     if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
     const own = history.slice(at)
-    const finished = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
-    if (finished >= 0)
-      return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
+    for (const [i, record] of own.entries()) {
+      if ('role' in record || record.type !== 'task_metadata') continue
+      // One without `inputId` was written before task ends named their input: the next end is ours.
+      if (record.inputId === undefined || record.inputId === inputId)
+        return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, i + 1)) }
+      throw new DurableTaskError(
+        'task_superseded',
+        `the task of input ${inputId} stopped with its worker, and the task of input ${record.inputId} ` +
+          'began on its session before it was carried on',
+      )
+    }
     return { kind: 'continue', approvals: undefined }
   }
   const own = history.slice(base)

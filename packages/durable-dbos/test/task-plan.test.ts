@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
+import { DurableTaskError } from '../src/errors.js'
 import { type DurableTask, finishedOutcome, planTask } from '../src/task-plan.js'
 
 // How an execution of a task's workflow decides what to do from the history: `base` is the
@@ -104,6 +105,51 @@ describe('planTask', () => {
       { type: 'task_metadata', id: 'm2', createdAt: 7, metadata },
     ]
     expect(planTask(run, history, 3, 'u1')).toEqual({
+      kind: 'finished',
+      outcome: { sessionId: 's', reason: 'completed', text: 'Mine.', metadata },
+    })
+  })
+
+  test("a task's end names its input: a later task's end after it is not taken for it", () => {
+    // This task's worker died mid-task; another task's input came next, settled its calls and ended.
+    const superseded: HistoryEvent[] = [
+      ...earlier,
+      input,
+      calling,
+      { role: 'user', id: 'u2', createdAt: 4, parts: [{ type: 'text', text: 'Something else' }] },
+      {
+        role: 'assistant',
+        id: 'a2',
+        createdAt: 5,
+        parts: [{ type: 'text', text: 'Theirs.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm2', createdAt: 6, metadata, inputId: 'u2' },
+    ]
+    let thrown: unknown
+    try {
+      planTask(run, superseded, 3, 'u1')
+    } catch (error) {
+      thrown = error
+    }
+    expect(DurableTaskError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'task_superseded',
+      'the task of input u1 stopped with its worker, and the task of input u2 began on its session before it was carried on',
+    ])
+    // Its own end, named, is found past nothing else.
+    const ended: HistoryEvent[] = [
+      ...earlier,
+      input,
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 3,
+        parts: [{ type: 'text', text: 'Mine.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata, inputId: 'u1' },
+    ]
+    expect(planTask(run, ended, 3, 'u1')).toEqual({
       kind: 'finished',
       outcome: { sessionId: 's', reason: 'completed', text: 'Mine.', metadata },
     })

@@ -29,7 +29,15 @@ export type ErrorRecord = Static<typeof ErrorRecord>
 /** A finished task's accounting. */
 export const TaskMetadataRecord = record(
   'task_metadata',
-  { metadata: TaskMetadataSummary },
+  {
+    metadata: TaskMetadataSummary,
+    /**
+     * The id of the user message that began the task, when the host chose it (`agent.run` with
+     * `messageId`): the task's records run from that message to this record, and a host that
+     * looks for them after a crash tells its task's end from a later task's.
+     */
+    inputId: Type.Optional(Type.String({ minLength: 1 })),
+  },
   'TaskMetadataRecord',
 )
 export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>

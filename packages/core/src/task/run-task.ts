@@ -3,6 +3,7 @@ import {
   type HistoryEvent,
   joinText,
   type TaskFinishReason,
+  type TaskMetadataRecord,
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
@@ -137,12 +138,14 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   }
 
   const metadata = state.accounting.summary()
-  await journal.persist({
+  const ended: TaskMetadataRecord = {
     type: 'task_metadata',
     id: settings.createId(),
     createdAt: settings.now(),
     metadata,
-  })
+  }
+  if (start.kind === 'input' && start.messageId !== undefined) ended.inputId = start.messageId
+  await journal.persist(ended)
   events.emit('task_metadata', { metadata })
   const hasStructuredOutput = answer?.accepted === true
   events.emit('task_finish', { taskResult: state.lastText, hasStructuredOutput, reason })

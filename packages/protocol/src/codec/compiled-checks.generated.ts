@@ -361,7 +361,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['id'] === 'string') &&
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
-        check_TaskMetadataSummary(value['metadata'])
+        check_TaskMetadataSummary(value['metadata']) &&
+        (value['inputId'] !== undefined ? ((typeof value['inputId'] === 'string') && value['inputId'].length >= 1) : true)
       )
     }
     function check_TaskMetadataSummary(value) {
@@ -646,6 +647,10 @@ export const versionlessCopies: Readonly<
     if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt' || keys[4] !== 'metadata') return undefined
     const copy = { type: value.type, id: value.id, createdAt: value.createdAt, metadata: value.metadata }
     let next = 5
+    if (keys[next] === 'inputId') {
+      copy.inputId = value.inputId
+      next++
+    }
     return next === keys.length ? copy : undefined
   },
   InterruptRecord: (value, keys) => {
