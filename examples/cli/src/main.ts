@@ -7,6 +7,7 @@ import { parseCliArgs, USAGE, UsageError } from './args.js'
 import { ConfigError } from './config.js'
 import { runDemo } from './demo.js'
 import { createStyle } from './display/style.js'
+import { jsonTerminalSafe, terminalSafe } from './display/terminal-safe.js'
 import { runExec } from './exec.js'
 import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
@@ -36,7 +37,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     cwd: process.cwd(),
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
   })
-  for (const notice of app.notices) stderr.write(`kode: ${notice}\n`)
+  for (const notice of app.notices) stderr.write(terminalSafe(`kode: ${notice}\n`))
   try {
     // `--resume` takes an id or an unambiguous prefix of one.
     const resume = args.resume !== undefined ? await resumable(app, args.resume) : undefined
@@ -44,8 +45,10 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
       case 'exec': {
         const signal = interruptSignal()
         const io = {
-          out: (text: string) => void stdout.write(text),
-          err: (text: string) => void stderr.write(text),
+          // Text from the model, tools and servers must not drive the terminal (docs/cli.md).
+          out: (text: string) =>
+            void stdout.write(args.output === 'stream-json' ? jsonTerminalSafe(text) : terminalSafe(text)),
+          err: (text: string) => void stderr.write(terminalSafe(text)),
         }
         const { offline } = app.model
         if (offline)
@@ -65,7 +68,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
         const decide = terminalApprovals(app.yes, {
           input: stdin,
           output: stdout,
-          notify: (line) => void stderr.write(`kode: ${line}\n`),
+          notify: (line) => void stderr.write(terminalSafe(`kode: ${line}\n`)),
           bold: style.bold,
         })
         return await runDemo(app, { output: terminal, style, live }, interruptSignal(), decide)
@@ -121,7 +124,7 @@ function print(text: string): number {
 function fail(error: unknown): number {
   const known =
     error instanceof UsageError || error instanceof ConfigError || error instanceof ProviderChoiceError
-  process.stderr.write(`kode: ${(error as Error)?.message ?? String(error)}\n`)
+  process.stderr.write(terminalSafe(`kode: ${(error as Error)?.message ?? String(error)}\n`))
   if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`)
   return known ? 2 : 1
 }

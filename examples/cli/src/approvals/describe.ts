@@ -1,13 +1,15 @@
 import type { PendingApproval } from '@kode/core'
-import { withoutControls } from '../display/renderer.js'
+import { revealControls } from '../display/terminal-safe.js'
 
 const PREVIEW_LINES = 12
 const MAX_LINE_CHARS = 160
 
 /**
- * What the approval prompt shows of a call, one string a line: the command of `bash`, the path
- * and the first lines of `write_file`, the path and the replaced lines of `edit_file`, the
- * arguments of any other tool. Control characters are removed: the model wrote these.
+ * What the approval prompt shows of a call, one string a line: the whole command of `bash`, the
+ * path and the first lines of `write_file`, the path and the replaced lines of `edit_file`, the
+ * whole arguments of any other tool. The model wrote these: characters that would drive the
+ * terminal or reorder the text (escape sequences, carriage returns, bidi overrides) are shown as
+ * escapes (`\x1b`, `\r`, `\u202e`), so the user sees exactly what would run.
  */
 export function describeCall(call: PendingApproval): string[] {
   const args = parseObject(call.arguments)
@@ -18,7 +20,7 @@ export function describeCall(call: PendingApproval): string[] {
         const command = text('command')
         if (command === undefined) break
         const timeout = typeof args?.timeoutSeconds === 'number' ? ` (timeout ${args.timeoutSeconds}s)` : ''
-        return [`bash${timeout}:`, ...preview(command, '  $ ')]
+        return [`bash${timeout}:`, ...whole(command, '  $ ')]
       }
       case 'write_file': {
         const path = text('path')
@@ -36,9 +38,17 @@ export function describeCall(call: PendingApproval): string[] {
         return [`edit_file ${path}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
       }
     }
-    return [`${call.toolName}:`, ...preview(call.arguments, '  ')]
+    return [`${call.toolName}:`, ...whole(call.arguments, '  ')]
   })()
-  return lines.map((line) => withoutControls(line))
+  return lines.map(revealControls)
+}
+
+/** Every line of `text`, uncut: what runs must be seen whole. */
+function whole(text: string, prefix: string): string[] {
+  return text
+    .replace(/\n$/, '')
+    .split('\n')
+    .map((line) => `${prefix}${line}`)
 }
 
 function preview(text: string, prefix: string): string[] {

@@ -1,4 +1,5 @@
 import { createInterface } from 'node:readline'
+import { terminalSafe } from '../display/terminal-safe.js'
 import { approveAll, askEach, type DecideApprovals, denyAll } from './decide.js'
 
 /** Where `exec` and the demo ask: the terminal's input, and the stream the questions go to. */
@@ -20,7 +21,8 @@ export function terminalApprovals(yes: boolean, terminal: ApprovalTerminal): Dec
   if (yes) return approveAll()
   if (!terminal.input.isTTY) return denyAll((line) => terminal.notify(line))
   return askEach({
-    print: (lines) => terminal.output.write(`${lines.map((line) => terminal.bold(line)).join('\n')}\n`),
+    print: (lines) =>
+      terminal.output.write(`${lines.map((line) => terminal.bold(terminalSafe(line))).join('\n')}\n`),
     ask: (signal) => readAnswer(terminal, signal),
   })
 }

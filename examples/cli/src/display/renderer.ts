@@ -4,6 +4,7 @@ import { renderMarkdownLine } from './markdown.js'
 import type { RenderCommand } from './render-commands.js'
 import type { Style } from './style.js'
 import { truncateToWidth, visibleWidth } from './style.js'
+import { terminalSafe } from './terminal-safe.js'
 
 /** Where the renderer writes: a terminal (or anything that records what it is given). */
 export interface TerminalOutput {
@@ -298,13 +299,9 @@ function tail(text: string, width: number): string {
   return `…${out}`
 }
 
-// C0 and C1 control characters but tab and newline: model and tool text must not drive the terminal.
-// biome-ignore lint/suspicious/noControlCharactersInRegex: removing them is the point
-const CONTROLS = /[\x00-\x08\x0b-\x1f\x7f-\x9f]/g
-
-/** A copy of `value` whose strings hold no control characters (escape sequences included). */
+/** A copy of `value` whose strings are {@link terminalSafe}: model and tool text must not drive the terminal. */
 export function withoutControls<T>(value: T): T {
-  if (typeof value === 'string') return value.replace(CONTROLS, '') as T
+  if (typeof value === 'string') return terminalSafe(value) as T
   if (Array.isArray(value)) return value.map(withoutControls) as T
   if (typeof value === 'object' && value !== null) {
     const copy: Record<string, unknown> = {}

@@ -70,9 +70,8 @@ const COMMANDS: Record<string, SlashCommand> = {
       const last = history[at === undefined ? history.length - 1 : ids.indexOf(at)]
       if (!before && last && 'role' in last && last.role === 'user') {
         repl.print(
-          repl.style.dim(
-            `The fork ends on that prompt, unanswered: your next message follows it. /fork before ${last.id} leaves it out.`,
-          ),
+          `The fork ends on that prompt, unanswered: your next message follows it. /fork before ${last.id} leaves it out.`,
+          repl.style.dim,
         )
       }
       return repl.switchTo(fork.id)
@@ -114,7 +113,7 @@ const COMMANDS: Record<string, SlashCommand> = {
     help: 'this list',
     async run(repl) {
       for (const command of Object.values(COMMANDS)) repl.print(`${command.usage.padEnd(24)}${command.help}`)
-      repl.print(repl.style.dim('Ids may be shortened to an unambiguous prefix.'))
+      repl.print('Ids may be shortened to an unambiguous prefix.', repl.style.dim)
       return undefined
     },
   },
@@ -133,13 +132,13 @@ export async function runSlashCommand(repl: Repl, line: string): Promise<ReplEnd
   const [name = '', ...args] = line.slice(1).split(/\s+/)
   const command = COMMANDS[name]
   if (!command) {
-    repl.print(repl.style.red(`Unknown command /${name}. /help lists them.`))
+    repl.print(`Unknown command /${name}. /help lists them.`, repl.style.red)
     return undefined
   }
   try {
     return await command.run(repl, args)
   } catch (error) {
-    repl.print(repl.style.red(`✗ ${(error as Error).message}`))
+    repl.print(`✗ ${(error as Error).message}`, repl.style.red)
     return undefined
   }
 }

@@ -7,6 +7,7 @@ import { type ApprovalLoop, resumeWithApprovals, runWithApprovals } from '../app
 import { DisplayController } from '../display/controller.js'
 import { CommandRenderer } from '../display/renderer.js'
 import type { Style } from '../display/style.js'
+import { terminalSafe } from '../display/terminal-safe.js'
 import { type Offline, realModelHint } from '../provider.js'
 import { runSlashCommand } from './commands.js'
 import type { LineInput } from './line-input.js'
@@ -58,13 +59,13 @@ export class Repl {
       ? approveAll()
       : terminal.input.isTerminal
         ? askEach({
-            print: (lines) => this.print(lines.map((line) => this.style.bold(line)).join('\n')),
+            print: (lines) => this.print(lines.join('\n'), this.style.bold),
             ask: async () => {
               const event = await terminal.input.readNew()
               return event.kind === 'line' ? event.text : undefined
             },
           })
-        : denyAll((line) => this.print(this.style.yellow(line)))
+        : denyAll((line) => this.print(line, this.style.yellow))
   }
 
   get style(): Style {
@@ -76,9 +77,14 @@ export class Repl {
     return this.#terminal.output.columns
   }
 
-  /** Writes a line of the REPL's own (not from the agent). */
-  print(text: string): void {
-    this.#terminal.input.print(text)
+  /**
+   * Writes lines of the REPL's own, `paint` styling each. Their text may quote others' (a session
+   * title, a prompt, an error message): it is made terminal-safe first, so only `paint`'s
+   * colours reach the terminal as escape sequences.
+   */
+  print(text: string, paint: (line: string) => string = (line) => line): void {
+    const safe = terminalSafe(text)
+    this.#terminal.input.print(safe.split('\n').map(paint).join('\n'))
   }
 
   /** Runs until the user exits; resolves with the exit status. */
@@ -92,17 +98,17 @@ export class Repl {
       model: this.app.model.client.model,
       provider: this.app.model.client.provider,
     })
-    if (this.app.model.offline) this.print(this.style.yellow(scriptedNotice(this.app.model.offline)))
+    if (this.app.model.offline) this.print(scriptedNotice(this.app.model.offline), this.style.yellow)
     // A second Ctrl-C gave up on a resumed task that would not stop.
     if (options.resumed && (await this.switchTo(this.agent.sessionId)) === 'gave_up') return 130
-    this.print(this.style.dim('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.'))
+    this.print('Type a task, /help for commands, Ctrl-C to interrupt, Ctrl-C twice to exit.', this.style.dim)
     for (;;) {
       const event = await input.read()
       if (event.kind === 'eof') return 0
       if (event.kind === 'interrupt') {
         if (this.#exitArmed) return 0
         this.#exitArmed = true
-        this.print(this.style.dim('(Ctrl-C again to exit)'))
+        this.print('(Ctrl-C again to exit)', this.style.dim)
         continue
       }
       this.#exitArmed = false
@@ -128,7 +134,7 @@ export class Repl {
     const info = await this.app.store.info(sessionId)
     if (!info) return undefined
     const events = await replaySession(this.app.store, sessionId)
-    this.print(this.style.dim(`── session ${sessionId}${info.title ? ` · ${info.title}` : ''} ──`))
+    this.print(`── session ${sessionId}${info.title ? ` · ${info.title}` : ''} ──`, this.style.dim)
     this.#show({
       type: 'replay_history',
       sessionId,
@@ -138,7 +144,7 @@ export class Repl {
       isLoad: true,
     })
     this.renderer.clear()
-    this.print(this.style.dim('── resumed ──'))
+    this.print('── resumed ──', this.style.dim)
     return this.#carryOnPending()
   }
 
@@ -150,7 +156,7 @@ export class Repl {
     const pending = pendingApprovals(await this.agent.history())
     if (pending.length === 0) return undefined
     const calls = pending.length === 1 ? 'a call' : `${pending.length} calls`
-    this.print(this.style.bold(`The task of this session waits for your approval of ${calls}.`))
+    this.print(`The task of this session waits for your approval of ${calls}.`, this.style.bold)
     return this.#drive((loop) => resumeWithApprovals(this.agent, pending, loop))
   }
 
@@ -200,11 +206,12 @@ export class Repl {
         })
         if ((outcome === undefined || outcome.reason === 'awaiting_approval') && !signal.aborted)
           this.print(
-            this.style.dim('Not decided: the calls stay pending, and your next message denies them.'),
+            'Not decided: the calls stay pending, and your next message denies them.',
+            this.style.dim,
           )
       } catch (error) {
         this.renderer.clear()
-        this.print(this.style.red(`✗ ${(error as Error).message}`))
+        this.print(`✗ ${(error as Error).message}`, this.style.red)
       }
       return undefined
     })()

@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { openRegularFile } from './regular-file.js'
 import type { Workspace } from './workspace.js'
 import { MAX_WRITE_BYTES } from './write-file.js'
 import { writeTextAtomic } from './write-text.js'
@@ -31,10 +31,19 @@ export function editFileTool(workspace: Workspace): Tool<typeof Parameters> {
     async execute({ path, oldText, newText, replaceAll = false }, ctx) {
       const file = await workspace.resolveWritable(path)
       const shown = workspace.display(file)
-      const bytes = await readFile(file, { signal: ctx.signal }).catch((error: NodeJS.ErrnoException) => {
+      const { handle, stat } = await openRegularFile(file).catch((error: NodeJS.ErrnoException) => {
         if (error.code === 'ENOENT') throw new Error(`${shown} does not exist: use write_file to create it`)
         throw error
       })
+      const bytes = await (async () => {
+        try {
+          if (stat.size > MAX_WRITE_BYTES)
+            throw new Error(`the file is ${stat.size} bytes; edit_file edits at most ${MAX_WRITE_BYTES}`)
+          return await handle.readFile({ signal: ctx.signal })
+        } finally {
+          await handle.close()
+        }
+      })()
       if (bytes.length > MAX_WRITE_BYTES)
         throw new Error(`the file is ${bytes.length} bytes; edit_file edits at most ${MAX_WRITE_BYTES}`)
       if (bytes.includes(0)) throw new Error('the file is binary')

@@ -1,6 +1,6 @@
-import { open } from 'node:fs/promises'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { openRegularFile } from './regular-file.js'
 import type { Workspace } from './workspace.js'
 
 const MAX_BYTES = 512 * 1024
@@ -17,7 +17,7 @@ const Parameters = Type.Object({
 
 /**
  * `read_file`: a UTF-8 text file of the workspace as numbered lines (`   12| text`), a window of
- * at most `limit` lines from `offset`. Binary files and files over 512 KiB are refused.
+ * at most `limit` lines from `offset`. Binary files, files over 512 KiB and anything but a regular file (a FIFO, a device) are refused.
  */
 export function readFileTool(workspace: Workspace): Tool<typeof Parameters> {
   return defineTool({
@@ -44,10 +44,8 @@ export function readFileTool(workspace: Workspace): Tool<typeof Parameters> {
 }
 
 async function readText(file: string, signal: AbortSignal): Promise<string> {
-  const handle = await open(file, 'r')
+  const { handle, stat } = await openRegularFile(file)
   try {
-    const stat = await handle.stat()
-    if (stat.isDirectory()) throw new Error('is a directory: use list_dir')
     if (stat.size > MAX_BYTES)
       throw new Error(`the file is ${stat.size} bytes; read_file reads at most ${MAX_BYTES}`)
     const bytes = await handle.readFile({ signal })

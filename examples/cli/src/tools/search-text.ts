@@ -1,7 +1,8 @@
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { openRegularFile } from './regular-file.js'
 import type { Workspace } from './workspace.js'
 
 /** Directories never searched: dependencies, build output, version control, Kode's own state. */
@@ -84,9 +85,14 @@ async function* walk(start: string, signal: AbortSignal): AsyncGenerator<string>
 }
 
 async function readSearchable(file: string): Promise<string | undefined> {
-  if ((await stat(file)).size > MAX_FILE_BYTES) return undefined
-  const bytes = await readFile(file)
-  return bytes.includes(0) ? undefined : bytes.toString('utf8')
+  const { handle, stat } = await openRegularFile(file)
+  try {
+    if (stat.size > MAX_FILE_BYTES) return undefined
+    const bytes = await handle.readFile()
+    return bytes.includes(0) ? undefined : bytes.toString('utf8')
+  } finally {
+    await handle.close()
+  }
 }
 
 function clip(line: string): string {

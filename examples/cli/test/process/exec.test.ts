@@ -1,4 +1,6 @@
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { checkEventOrder, type Event, validateEvent } from '@kode/protocol'
 import { createFileSessionStore } from '@kode/session/file'
@@ -119,5 +121,66 @@ describe('kode exec', () => {
     const { code, stderr } = await runKode(['exec'])
     expect(code).toBe(2)
     expect(stderr).toContain('kode exec needs a prompt')
+  })
+})
+
+describe('text that is not kode’s own on stdout and stderr', () => {
+  const HIDDEN = ['\x1b', '\x07', '\x9b', '\u202e']
+
+  test('a bash result with escapes stays valid JSON in stream-json, with no raw C1 control or bidi override', async () => {
+    const { code, stdout } = await runKode([
+      'exec',
+      '--yes',
+      '--output',
+      'stream-json',
+      '--sessions-dir',
+      tempDir('kode-exec-'),
+      "run `printf 'a\\033]0;t\\007b\\302\\233c\\342\\200\\256d'`",
+    ])
+    expect(code).toBe(0)
+    for (const char of HIDDEN) expect(stdout).not.toContain(char)
+    const events = stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => validateEvent(JSON.parse(line)))
+    const result = events.find((e) => e.type === 'tool_result')
+    expect(result?.type === 'tool_result' && result.result).toBe('a\x1b]0;t\x07b\x9bc\u202ed')
+  })
+
+  test('text output shows the answer without its escape sequences', async () => {
+    const { code, stdout } = await runKode([
+      'exec',
+      '--yes',
+      '--sessions-dir',
+      tempDir('kode-exec-'),
+      "run `printf 'a\\033]0;t\\007b\\302\\233c\\342\\200\\256d'`",
+    ])
+    expect(code).toBe(0)
+    for (const char of HIDDEN) expect(stdout).not.toContain(char)
+    expect(stdout).toContain('bash answered: a]0;tbcd')
+  })
+
+  test("a model server's error message reaches stderr without its escape sequences", async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ error: { message: 'bad \x1b]0;pwned\x07request\u202e\x9b2J' } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const { code, stderr } = await runKode(
+        ['exec', '--api', 'openai-chat', '--model', 'm', '--base-url', `http://127.0.0.1:${port}/v1`].concat([
+          '--sessions-dir',
+          tempDir('kode-exec-'),
+          'hi',
+        ]),
+        { OPENAI_API_KEY: 'sk-test-not-a-real-key' },
+      )
+      expect(code).toBe(1)
+      expect(stderr).toContain(']0;pwnedrequest')
+      for (const char of HIDDEN) expect(stderr).not.toContain(char)
+    } finally {
+      server.close()
+    }
   })
 })

@@ -110,3 +110,21 @@ describe('/fork', () => {
     await repl.close()
   })
 })
+
+describe('text of a stored session on the terminal', () => {
+  test('/sessions and /history show titles and prompts without escape sequences or bidi overrides', async () => {
+    const repl = await startRepl()
+    // A session store can come with a cloned repository (.kode/sessions): its text is anyone's.
+    await repl.store.create({ id: 's2', title: 'evil\x1b]0;pwned\x07\u202e title\x9b2J' })
+    await repl.store.append('s2', [
+      { role: 'user', id: 'u9', createdAt: 9, parts: text('prompt\x1b]52;c;cm0gLXJmIH4=\x07\r\u2066x') },
+    ])
+    const listed = await repl.command('/sessions', 'title')
+    expect(listed).toContain('evil]0;pwned title2J')
+    const resumed = await repl.command('/resume s2', '── resumed ──')
+    const history = await repl.command('/history', 'u9')
+    for (const shown of [listed, resumed, history])
+      for (const char of ['\x1b', '\x07', '\r', '\u202e', '\u2066', '\x9b']) expect(shown).not.toContain(char)
+    await repl.close()
+  })
+})
