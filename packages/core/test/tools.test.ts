@@ -12,6 +12,16 @@ import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
 
+/** A tool that answers with its `text` argument. */
+function echoTool() {
+  return defineTool({
+    name: 'echo',
+    description: 'Echoes',
+    parameters: Type.Object({ text: Type.String() }),
+    execute: ({ text }) => text,
+  })
+}
+
 /**
  * Runs one response with `calls`, then a plain answer (`Finished.`); returns the events' and the
  * history's summary lines (all of them), checked for order and validity.
@@ -559,12 +569,7 @@ test('two calls with one id from the model each run and get their own result und
     }),
   )
   h.server.enqueue(textReply('r2', 'Done.'))
-  const echo = defineTool({
-    name: 'echo',
-    description: 'Echoes',
-    parameters: Type.Object({ text: Type.String() }),
-    execute: ({ text }) => text,
-  })
+  const echo = echoTool()
   const agent = h.createAgent({ tools: [echo] })
   const { events, outcome } = await collect(agent.run('Go'))
   expectOrdered(events)
@@ -595,12 +600,7 @@ test('a server that numbers its calls afresh in every response gets each call un
     }),
   )
   h.server.enqueue(textReply('r3', 'Done.'))
-  const echo = defineTool({
-    name: 'echo',
-    description: 'Echoes',
-    parameters: Type.Object({ text: Type.String() }),
-    execute: ({ text }) => text,
-  })
+  const echo = echoTool()
   const agent = h.createAgent({ tools: [echo] })
   const { events, outcome } = await collect(agent.run('Go'))
   expectOrdered(events)
