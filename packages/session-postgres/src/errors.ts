@@ -51,8 +51,3 @@ export function recordTooLarge(sessionId: string, index: number, count: number, 
     { sessionId },
   )
 }
-
-/** The store was closed: it refuses every operation. */
-export function storeClosed() {
-  return new SessionError('store_closed', 'the session store is closed')
-}

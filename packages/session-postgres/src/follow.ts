@@ -1,5 +1,5 @@
 import { decodeHistoryEvent } from '@kode/protocol'
-import { type FollowedRecord, type FollowOptions, followStart } from '@kode/session'
+import { type FollowedRecord, type FollowOptions, followStart, sessionNotFound } from '@kode/session'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
@@ -16,7 +16,6 @@ export interface FollowContext {
   /** Refuses once the store is closed, checks the id, creates the schema on first use. */
   open(sessionId: string): Promise<void>
   closed(): boolean
-  notFound(sessionId: string): Error
 }
 
 /**
@@ -50,14 +49,14 @@ export async function* followSession(
     while (!signal?.aborted && !context.closed()) {
       const rows = await quietly(async () => {
         const page = await readPage(pool, sql, sessionId, position, PAGE)
-        if (!page) throw context.notFound(sessionId)
+        if (!page) throw sessionNotFound(sessionId)
         return page
       })
       if (!rows) return
       if (rows.length === 0) {
         const info = await quietly(() => pool.query(sql.info, [sessionId]))
         if (!info) return
-        if (info.rows.length === 0) throw context.notFound(sessionId)
+        if (info.rows.length === 0) throw sessionNotFound(sessionId)
         await subscription.changed(signal)
         continue
       }

@@ -14,9 +14,11 @@ import {
   type SessionPatch,
   type SessionStore,
   type StoreClock,
+  sessionNotFound,
+  storeClosed,
 } from '@kode/session'
 import pg from 'pg'
-import { recordTooLarge, SessionLeasedError, SessionLeaseLostError, storeClosed } from './errors.js'
+import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
 import { followSession } from './follow.js'
 import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
@@ -127,8 +129,6 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     })
     await ready
   }
-  const notFound = (sessionId: string) =>
-    new SessionError('session_not_found', `no session ${sessionId}`, { sessionId })
 
   const encode = (sessionId: string, events: readonly HistoryEvent[]): string[] =>
     events.map((event, i) => {
@@ -159,7 +159,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
           free: boolean
         }
       | undefined
-    if (!row) return notFound(sessionId)
+    if (!row) return sessionNotFound(sessionId)
     if (row.free) return undefined
     if (row.lease_owner === owner)
       return new SessionLockedError(sessionId, undefined, undefined, 'this-store')
@@ -205,7 +205,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
           const { rows } = await pool.query(sql.leasedAppend, params)
           if (rows.length === 0) {
             const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
-            throw missing ? notFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
+            throw missing ? sessionNotFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
           }
         })
       })
@@ -248,7 +248,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         await open(sessionId)
         const { rows } = await pool.query(sql.read, [sessionId])
         if (rows.length === 0 && (await pool.query(sql.info, [sessionId])).rows.length === 0) {
-          throw notFound(sessionId)
+          throw sessionNotFound(sessionId)
         }
         return rows.map((row: { record: string }) => decodeHistoryEvent(row.record))
       })
@@ -264,7 +264,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         await open(sessionId)
         const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
-        if (!rows[0]) throw notFound(sessionId)
+        if (!rows[0]) throw sessionNotFound(sessionId)
         return infoOf(rows[0] as SessionRow)
       })
     },
@@ -287,14 +287,10 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       })
     },
     readBatches(sessionId: string, readOptions?: ReadBatchesOptions) {
-      return readSessionBatches({ pool, sql, open, closed: () => closed, notFound }, sessionId, readOptions)
+      return readSessionBatches({ pool, sql, open, closed: () => closed }, sessionId, readOptions)
     },
     follow(sessionId: string, followOptions?: FollowOptions) {
-      return followSession(
-        { pool, sql, listener, open, closed: () => closed, notFound },
-        sessionId,
-        followOptions,
-      )
+      return followSession({ pool, sql, listener, open, closed: () => closed }, sessionId, followOptions)
     },
     async close() {
       if (closed) return

@@ -1,6 +1,5 @@
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { type ReadBatchesOptions, readBatchSize } from '@kode/session'
-import { storeClosed } from './errors.js'
+import { type ReadBatchesOptions, readBatchSize, sessionNotFound, storeClosed } from '@kode/session'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -12,7 +11,6 @@ export interface ReadBatchesContext {
   /** Refuses once the store is closed, checks the id, creates the schema on first use. */
   open(sessionId: string): Promise<void>
   closed(): boolean
-  notFound(sessionId: string): Error
 }
 
 /**
@@ -33,7 +31,7 @@ export async function* readSessionBatches(
   await context.open(sessionId)
   const { pool, sql } = context
   const info = await pool.query(sql.info, [sessionId])
-  if (info.rows.length === 0) throw context.notFound(sessionId)
+  if (info.rows.length === 0) throw sessionNotFound(sessionId)
   const count = Number((info.rows[0] as { record_count: number | string }).record_count)
   const position: ReadPosition = { next: 0, last: undefined }
   while (position.next < count) {
@@ -41,7 +39,7 @@ export async function* readSessionBatches(
     if (context.closed()) throw storeClosed()
     const rows = await readPage(pool, sql, sessionId, position, Math.min(batchSize, count - position.next))
     // The records of a session only grow while it exists: none, or not the ones read, means it went.
-    if (!rows || rows.length === 0) throw context.notFound(sessionId)
+    if (!rows || rows.length === 0) throw sessionNotFound(sessionId)
     const batch = rows.map((row) => decodeHistoryEvent(row.record))
     const lastRow = rows[rows.length - 1]!
     position.next = lastRow.seq

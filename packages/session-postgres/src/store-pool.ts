@@ -1,5 +1,5 @@
+import { storeClosed } from '@kode/session'
 import type pg from 'pg'
-import { storeClosed } from './errors.js'
 import { InFlight } from './in-flight.js'
 
 /**

@@ -134,9 +134,9 @@ function lockedMessage(
   }
 }
 
-/** The `session_not_found` error every store and helper throws. */
-export function sessionNotFound(sessionId: string): SessionError {
-  return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId })
+/** The `session_not_found` error every store and helper throws; `cause`: what told it so, if anything. */
+export function sessionNotFound(sessionId: string, cause?: unknown): SessionError {
+  return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId, cause })
 }
 
 /** The `store_closed` error every store throws once closed. */

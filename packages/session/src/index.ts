@@ -12,6 +12,8 @@ export {
   SessionError,
   type SessionErrorCode,
   SessionLockedError,
+  sessionNotFound,
+  storeClosed,
 } from './errors.js'
 export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
 export { type ExportSessionHtmlOptions, exportSessionHtml } from './export/export-session.js'

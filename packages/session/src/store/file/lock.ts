@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto'
 import { type FileHandle, link, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
-import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '../../errors.js'
+import {
+  type LockHolder,
+  type LockOwner,
+  type SessionError,
+  SessionLockedError,
+  sessionNotFound,
+} from '../../errors.js'
 import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
@@ -235,5 +241,5 @@ function heldLock(file: string, token: string): HeldLock {
 
 function missingSession(error: unknown, sessionId: string): SessionError | undefined {
   if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
-  return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId, cause: error })
+  return sessionNotFound(sessionId, error)
 }
