@@ -4,7 +4,12 @@ import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { httpKinds, httpTransport, suggestsSse } from './http.js'
 import { createLink, type Link, MAX_TIMER_MS } from './link.js'
-import { MCP_DEFAULTS, type McpHttpServerOptions, type McpServerOptions } from './options.js'
+import {
+  MCP_DEFAULTS,
+  type McpHttpServerOptions,
+  type McpServerOptions,
+  maxMessageBytesOf,
+} from './options.js'
 import { stdioServer } from './stdio.js'
 
 /**
@@ -117,8 +122,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
     const stdio = stdioServer(options)
     const link = createLink(
       (lose) => {
-        const limit = options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes
-        stdio.onTooLarge(() => lose({ kind: 'oversized', limit }))
+        stdio.onTooLarge(() => lose({ kind: 'oversized', limit: maxMessageBytesOf(options) }))
         return stdio.transport
       },
       'stdio',

@@ -5,7 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import { type ConnectionLoss, watchExchanges } from './connection-loss.js'
-import { MCP_DEFAULTS, type McpHttpServerOptions } from './options.js'
+import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
 
 /** The HTTP transports, in the order `auto` tries them. */
 export type HttpTransportKind = 'streamable-http' | 'sse'
@@ -33,7 +33,7 @@ export function httpTransport(
       (input, init) => (options.fetch ?? fetch)(input, init),
       {
         lose,
-        maxMessageBytes: options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes,
+        maxMessageBytes: maxMessageBytesOf(options),
         postsCarryAnswers,
       },
     )

@@ -15,7 +15,7 @@ export interface Link {
   transport: Transport
   kind: 'stdio' | 'streamable-http' | 'sse'
   stdio: StdioServer | undefined
-  /** What lost an HTTP server (see `ConnectionLoss`), if anything did: the client is closed just after. */
+  /** What lost the server (see `ConnectionLoss`), if anything did: the client is closed just after. */
   loss(): ConnectionLoss | undefined
   /** Closes the client and transport; for stdio, resolves once the child is gone. */
   shutdown(): Promise<void>
@@ -26,8 +26,9 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
 
 /**
  * A client over the transport `open` makes. `open` gets `lose`, for a transport to report that its
- * server is gone (an HTTP server, see `watchPosts`): the client is then closed, which fails every
- * request in flight and ends the connection, as a stdio server's closed pipes do.
+ * server is gone (see `watchExchanges`, and a stdio line past `maxMessageBytes`): the client is then
+ * closed, which fails every request in flight and ends the connection, as a stdio server's closed
+ * pipes do.
  */
 export function createLink(
   open: (lose: (loss: ConnectionLoss) => void) => Transport,

@@ -93,5 +93,10 @@ export interface McpHttpServerOptions extends McpCommonOptions {
 /** What `connectMcpServer` takes: a local (stdio) or a remote (HTTP) server. */
 export type McpServerOptions = McpStdioServerOptions | McpHttpServerOptions
 
+/** The largest message read from a server of `options` (see `maxMessageBytes`), the default filled in. */
+export function maxMessageBytesOf(options: McpCommonOptions): number {
+  return options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes
+}
+
 /** Defaults of the time limits and of the message size limit. */
 export const MCP_DEFAULTS = Object.freeze({ connectTimeoutMs: 60_000, maxMessageBytes: 32 * 1024 * 1024 })

@@ -1,4 +1,4 @@
-import { MCP_DEFAULTS, type McpStdioServerOptions } from './options.js'
+import { type McpStdioServerOptions, maxMessageBytesOf } from './options.js'
 import { StdioClientTransport } from './stdio-transport.js'
 
 /** The most of a child's stderr kept for error messages. */
@@ -32,7 +32,7 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     args: options.args ?? [],
     env: options.env,
     cwd: options.cwd,
-    maxMessageBytes: options.maxMessageBytes ?? MCP_DEFAULTS.maxMessageBytes,
+    maxMessageBytes: maxMessageBytesOf(options),
     onStderr: (text) => {
       tail = (tail + text).slice(-STDERR_TAIL)
       try {
