@@ -12,6 +12,20 @@ import { readFile } from './helpers/tools.js'
 
 const harness = useHarness()
 
+/**
+ * Runs `Go` with `tool` to a completed end, checking its events' order and its history: the agent
+ * and its history, summarized.
+ */
+async function runToTheEnd(h: ReturnType<typeof harness>, tool: Tool) {
+  const agent = h.createAgent({ tools: [tool] })
+  const { events, outcome } = await collect(agent.run('Go'))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('completed')
+  const history = await agent.history()
+  expectValidHistory(history)
+  return { agent, summary: summarizeHistory(history) }
+}
+
 /** A tool that answers with its `text` argument. */
 function echoTool() {
   return defineTool({
@@ -569,14 +583,8 @@ test('two calls with one id from the model each run and get their own result und
     }),
   )
   h.server.enqueue(textReply('r2', 'Done.'))
-  const echo = echoTool()
-  const agent = h.createAgent({ tools: [echo] })
-  const { events, outcome } = await collect(agent.run('Go'))
-  expectOrdered(events)
-  expect(outcome.reason).toBe('completed')
-  const history = await agent.history()
-  expectValidHistory(history)
-  expect(summarizeHistory(history)).toEqual([
+  const { summary } = await runToTheEnd(h, echoTool())
+  expect(summary).toEqual([
     'user: Go',
     'assistant tool_use: call c1 echo {"text":"a"} | call c1_3 echo {"text":"b"} | call c1_2 echo {"text":"c"}',
     'tool c1 success: a',
@@ -601,13 +609,8 @@ test('a server that numbers its calls afresh in every response gets each call un
   )
   h.server.enqueue(textReply('r3', 'Done.'))
   const echo = echoTool()
-  const agent = h.createAgent({ tools: [echo] })
-  const { events, outcome } = await collect(agent.run('Go'))
-  expectOrdered(events)
-  expect(outcome.reason).toBe('completed')
-  const history = await agent.history()
-  expectValidHistory(history)
-  expect(summarizeHistory(history)).toEqual([
+  const { agent, summary } = await runToTheEnd(h, echo)
+  expect(summary).toEqual([
     'user: Go',
     'assistant tool_use: call call_0 echo {"text":"a"}',
     'tool call_0 success: a',
