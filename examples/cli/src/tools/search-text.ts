@@ -2,6 +2,7 @@ import { readdir, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { LineMatcher } from './line-matcher.js'
 import { openRegularFile } from './regular-file.js'
 import type { Workspace } from './workspace.js'
 
@@ -12,6 +13,14 @@ const MAX_FILE_BYTES = 1024 * 1024
 const MAX_LINE_CHARS = 200
 const DEFAULT_RESULTS = 50
 const MAX_RESULTS = 200
+/** How long the pattern may run on one file: far above any sane pattern on a 1 MiB file. */
+const MATCH_TIMEOUT_MS = 5000
+
+/** Options of the `search_text` tool. */
+export interface SearchTextOptions {
+  /** How long the regular expression may run on one file before the search fails. Default 5,000 ms. */
+  matchTimeoutMs?: number
+}
 
 const Parameters = Type.Object({
   pattern: Type.String({ description: 'A JavaScript regular expression, matched against each line' }),
@@ -25,9 +34,15 @@ const Parameters = Type.Object({
 /**
  * `search_text`: grep-like and bounded. Matching lines as `path:line: text`, files in name order,
  * skipping dependencies and build output, binary files and files over 1 MiB; at most `maxResults`
- * matches and 5,000 files. Symlinks are not followed, so the search stays in the workspace.
+ * matches and 5,000 files. Symlinks are not followed, so the search stays in the workspace. The
+ * pattern runs in a worker thread with a time limit per file, so a catastrophically slow one fails
+ * the call instead of blocking the agent.
  */
-export function searchTextTool(workspace: Workspace): Tool<typeof Parameters> {
+export function searchTextTool(
+  workspace: Workspace,
+  options: SearchTextOptions = {},
+): Tool<typeof Parameters> {
+  const timeoutMs = options.matchTimeoutMs ?? MATCH_TIMEOUT_MS
   return defineTool({
     name: 'search_text',
     description:
@@ -35,23 +50,28 @@ export function searchTextTool(workspace: Workspace): Tool<typeof Parameters> {
       'lines as path:line: text. Skips node_modules, dist, .git and binary files.',
     parameters: Parameters,
     async execute({ pattern, path = '.', ignoreCase = false, maxResults = DEFAULT_RESULTS }, ctx) {
-      const regex = compile(pattern, ignoreCase)
+      const flags = ignoreCase ? 'i' : ''
+      compile(pattern, flags)
       const start = await workspace.resolve(path)
       const matches: string[] = []
       let files = 0
       let truncated = false
-      for await (const file of walk(start, ctx.signal)) {
-        if (++files > MAX_FILES || matches.length >= maxResults) {
-          truncated = true
-          break
+      const matcher = new LineMatcher(pattern, flags, timeoutMs)
+      try {
+        for await (const file of walk(start, ctx.signal)) {
+          if (++files > MAX_FILES || matches.length >= maxResults) {
+            truncated = true
+            break
+          }
+          const text = await readSearchable(file)
+          if (text === undefined) continue
+          const hits = await matcher.match(text, maxResults - matches.length, ctx.signal)
+          if (hits.length === 0) continue
+          const lines = text.split(/\r?\n/)
+          for (const i of hits) matches.push(`${workspace.display(file)}:${i + 1}: ${clip(lines[i]!.trim())}`)
         }
-        const text = await readSearchable(file)
-        if (text === undefined) continue
-        const lines = text.split(/\r?\n/)
-        for (let i = 0; i < lines.length && matches.length < maxResults; i++) {
-          const line = lines[i]!
-          if (regex.test(line)) matches.push(`${workspace.display(file)}:${i + 1}: ${clip(line.trim())}`)
-        }
+      } finally {
+        await matcher.close()
       }
       if (matches.length === 0) return `No matches for /${pattern}/ in ${workspace.display(start)}.`
       const note = truncated ? `\n[stopped after ${matches.length} matches; narrow the search]` : ''
@@ -60,9 +80,10 @@ export function searchTextTool(workspace: Workspace): Tool<typeof Parameters> {
   })
 }
 
-function compile(pattern: string, ignoreCase: boolean): RegExp {
+/** Checks the pattern here, so an invalid one fails with its own message before any work. */
+function compile(pattern: string, flags: string): RegExp {
   try {
-    return new RegExp(pattern, ignoreCase ? 'i' : '')
+    return new RegExp(pattern, flags)
   } catch (error) {
     throw new Error(`invalid regular expression /${pattern}/: ${(error as Error).message}`)
   }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Tool, ToolContext } from '@kode/core'
 import { beforeAll, describe, expect, test } from 'vitest'
+import { SlowPatternError } from '../../src/tools/line-matcher.js'
 import { listDirTool } from '../../src/tools/list-dir.js'
 import { readFileTool } from '../../src/tools/read-file.js'
 import { searchTextTool } from '../../src/tools/search-text.js'
@@ -121,6 +122,33 @@ describe('search_text', () => {
 
   test('does not follow a symlink out of the workspace', async () => {
     expect(await call(searchTextTool(workspace), { pattern: 'top secret' })).toMatch(/^No matches/)
+  })
+
+  /** A workspace holding a line against which ^(a+)+$ backtracks through 2^40 ways of splitting the a's. */
+  async function slowWorkspace(): Promise<Workspace> {
+    const dir = realpathSync(mkdtempSync(join(tmpdir(), 'kode-slow-')))
+    mkdirSync(join(dir, 'slow'))
+    writeFileSync(join(dir, 'slow/line.txt'), `ok\n${'a'.repeat(40)}!\n`)
+    return openWorkspace(dir)
+  }
+
+  test('stops a catastrophically slow pattern at its time limit, and the next search works', async () => {
+    const tool = searchTextTool(await slowWorkspace(), { matchTimeoutMs: 300 })
+    await expect(call(tool, { pattern: '^(a+)+$', path: 'slow' })).rejects.toSatisfy(
+      (error: Error) =>
+        error instanceof SlowPatternError && /took over 300 ms on one file/.test(error.message),
+    )
+    expect(await call(tool, { pattern: '^ok$', path: 'slow' })).toBe('slow/line.txt:1: ok')
+  })
+
+  test('an abort ends a slow match at once', async () => {
+    const controller = new AbortController()
+    const tool = searchTextTool(await slowWorkspace(), { matchTimeoutMs: 60_000 })
+    const search = tool.execute({ pattern: '^(a+)+$', path: 'slow' }, {
+      signal: controller.signal,
+    } as ToolContext)
+    setTimeout(() => controller.abort(new Error('user interrupt')), 100)
+    await expect(search).rejects.toThrow('user interrupt')
   })
 })
 
