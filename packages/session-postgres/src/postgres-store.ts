@@ -69,8 +69,9 @@ export interface PostgresSessionStore extends SessionStore {
    * Follows a session's history across hosts (see `SessionStore.follow`): the stored records from
    * `from` on, then every record any host appends, as it is committed. Postgres `LISTEN/NOTIFY`
    * wakes the follower; the records themselves are read from the table, so none is skipped or
-   * repeated, also when a notification or the notification connection is lost. Following holds one
-   * connection of the pool for the store (shared by all its followers) while anything follows.
+   * repeated, also when a notification or the notification connection is lost. While anything
+   * follows, the store holds one connection of its own for `LISTEN` (shared by all its followers),
+   * opened beside the pool from the pool's options, so it never takes one of the pool's connections.
    */
   follow(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
   /**
@@ -295,12 +296,13 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     async close() {
       if (closed) return
       closed = true
-      listener.close()
+      const listening = listener.close()
       // In this order: an operation under way may still take a lease, which must not outlive the
       // store; then the pool ends only once nothing of the store waits on it.
       await operations.settled()
       await queue.idle()
       await Promise.allSettled([...held].map((lease) => lease.release()))
+      await listening
       await pool.close()
       if (ownPool) await shared.end()
     },

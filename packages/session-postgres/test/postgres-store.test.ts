@@ -372,7 +372,38 @@ describe('schema and pool', () => {
     await pool.end()
   })
 
-  test('followers share one LISTEN connection of the pool, given back when the last one ends', async () => {
+  test("a host's pool of one connection serves appends and reads while a session is followed", async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 1 })
+    const store = createPostgresSessionStore({ pool, schema })
+    stores.push(store)
+    await store.create({ id: 's' })
+    const abort = new AbortController()
+    const seen: string[] = []
+    const following = (async () => {
+      for await (const { record } of store.follow('s', { signal: abort.signal })) seen.push(record.id)
+    })()
+    /** The promise's value, or a failure naming `what` once it has waited 5 s (a deadlock). */
+    const within = <T>(what: string, promise: Promise<T>) =>
+      Promise.race([
+        promise,
+        new Promise<never>((_, reject) => {
+          setTimeout(() => reject(new Error(`${what} still waits for a connection`)), 5_000).unref()
+        }),
+      ])
+    // Let the follower reach its wait (it listens by then), then use the store around it.
+    while (pool.totalCount === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await within('append', store.append('s', [record('a')]))
+    expect((await within('read', store.read('s'))).map((event) => event.id)).toEqual(['a'])
+    while (seen.length < 1) await within('the follower', new Promise((resolve) => setTimeout(resolve, 10)))
+    expect(seen).toEqual(['a'])
+    abort.abort()
+    await following
+    await store.close()
+    await pool.end()
+  })
+
+  test('followers share one LISTEN connection beside the pool, closed when the last one ends', async () => {
     const pool = new pg.Pool({ connectionString: postgresUrl(), max: 3 })
     const store = createPostgresSessionStore({ pool, schema })
     stores.push(store)
