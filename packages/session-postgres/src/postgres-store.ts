@@ -18,6 +18,7 @@ import {
   storeClosed,
 } from '@kode/session'
 import pg from 'pg'
+import { confirmedAppend } from './append-outcome.js'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
 import { followSession } from './follow.js'
 import { InFlight } from './in-flight.js'
@@ -201,14 +202,16 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         await open(sessionId)
         const lines = encode(sessionId, events)
-        await queue.run(sessionId, async () => {
-          const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
-          const { rows } = await pool.query(sql.leasedAppend, params)
-          if (rows.length === 0) {
-            const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
-            throw missing ? sessionNotFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
-          }
-        })
+        await queue.run(sessionId, () =>
+          confirmedAppend(pool, sql, sessionId, lines, async () => {
+            const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
+            const { rows } = await pool.query(sql.leasedAppend, params)
+            if (rows.length === 0) {
+              const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
+              throw missing ? sessionNotFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
+            }
+          }),
+        )
       })
     },
     forget: (lease) => held.delete(lease),
@@ -230,7 +233,9 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         await open(sessionId)
         const lines = encode(sessionId, events)
         await queue.run(sessionId, () =>
-          guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
+          confirmedAppend(pool, sql, sessionId, lines, async () => {
+            await guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()]))
+          }),
         )
       })
     },

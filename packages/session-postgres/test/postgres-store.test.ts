@@ -3,12 +3,14 @@ import { SessionError, SessionLockedError, type SessionStore } from '@kode/sessi
 import {
   createPostgresSessionStore,
   type PostgresSessionStoreOptions,
+  SessionAppendInterruptedError,
   SessionLeasedError,
   SessionLeaseLostError,
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
+import { startCuttingProxy } from './helpers/cutting-proxy.js'
 
 // What the Postgres store adds to the shared contract: leases across stores (hosts) with a
 // fencing epoch, the per-record size limit, the schema it creates, and who owns the pool.
@@ -256,6 +258,76 @@ describe('batched reads across hosts', () => {
     })().catch((e: unknown) => e)
     expect(seen).toEqual(['old0'])
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+})
+
+describe('an append whose connection is lost', () => {
+  /** A marker only the append statements carry. */
+  const APPEND = 'unnest($2::text[]) with ordinality'
+
+  test('an append committed whose acknowledgement was lost resolves, its records written once', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      proxy.arm(APPEND, 'after')
+      await store.append('s', [record('a'), record('b')])
+      const lease = await store.acquire('s')
+      proxy.arm(APPEND, 'after')
+      await lease.append([record('c')])
+      await lease.release()
+      expect(proxy.cuts()).toBe(2)
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before', 'a', 'b', 'c'])
+      expect(await store.info('s')).toMatchObject({ recordCount: 4 })
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  test('an append cut off before Postgres got it fails with append_interrupted, nothing written', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      for (const append of [
+        () => store.append('s', [record('lost')]),
+        async () => {
+          const lease = await store.acquire('s')
+          try {
+            return await lease.append([record('lost')])
+          } finally {
+            await lease.release()
+          }
+        },
+      ]) {
+        proxy.arm(APPEND, 'before')
+        const error = await append().catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+        expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: false })
+        expect(SessionError.is(error)).toBe(true)
+      }
+      expect(proxy.cuts()).toBe(2)
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before'])
+    } finally {
+      await proxy.close()
+    }
+  })
+  test("an append whose connection is lost with the database out of reach fails with written: 'unknown'", async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      proxy.arm(APPEND, 'after', 'down')
+      const error = await store.append('s', [record('a')]).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+      expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: 'unknown' })
+      // It was committed: the store could not tell, and said so rather than "not written".
+      expect((await open().read('s')).map((event) => event.id)).toEqual(['a'])
+    } finally {
+      await proxy.close()
+    }
   })
 })
 
