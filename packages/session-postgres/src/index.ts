@@ -3,6 +3,7 @@
  * machines. One writer per session across hosts by a lease with a fencing epoch.
  */
 export { SessionAppendInterruptedError, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+export type { PostgresFollowedRecord, PostgresFollowOptions } from './follow.js'
 export {
   createPostgresSessionStore,
   DEFAULT_FOLLOW_POLL_MS,

@@ -3,8 +3,6 @@ import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode
 import {
   assertSessionId,
   type CreateSessionInit,
-  type FollowedRecord,
-  type FollowOptions,
   type LockHolder,
   type LockOwner,
   type ReadBatchesOptions,
@@ -20,7 +18,7 @@ import {
 import pg from 'pg'
 import { confirmedAppend } from './append-outcome.js'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
-import { followSession } from './follow.js'
+import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
@@ -73,8 +71,10 @@ export interface PostgresSessionStore extends SessionStore {
    * repeated, also when a notification or the notification connection is lost. While anything
    * follows, the store holds one connection of its own for `LISTEN` (shared by all its followers),
    * opened beside the pool from the pool's options, so it never takes one of the pool's connections.
+   * Each record names the session's `incarnation`: resume with `{ from, incarnation }` to learn
+   * (`session_not_found`) that the session was deleted and created again while you were away.
    */
-  follow(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
+  follow(sessionId: string, options?: PostgresFollowOptions): AsyncIterable<PostgresFollowedRecord>
   /**
    * Reads a session's history in batches (see `SessionStore.readBatches`), a page of `batchSize`
    * records per query by position: the history as it was when the read began.
@@ -295,7 +295,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     readBatches(sessionId: string, readOptions?: ReadBatchesOptions) {
       return readSessionBatches({ pool, sql, open, closed: () => closed }, sessionId, readOptions)
     },
-    follow(sessionId: string, followOptions?: FollowOptions) {
+    follow(sessionId: string, followOptions?: PostgresFollowOptions) {
       return followSession({ pool, sql, listener, open, closed: () => closed }, sessionId, followOptions)
     },
     async close() {

@@ -21,8 +21,9 @@ export function statements(schema: string) {
     info: `select * from ${s}.sessions where id = $1`,
     list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
     read: `select record from ${s}.records where session_id = $1 order by seq`,
-    /** Records after the first $2, at most $3 of them. */
-    follow: `select seq, record from ${s}.records where session_id = $1 and seq > $2 order by seq limit $3`,
+    /** Records after the first $2, at most $3 of them, each with its session's incarnation. */
+    follow: `select r.seq, r.record, s.incarnation from ${s}.records r join ${s}.sessions s on s.id = r.session_id
+      where r.session_id = $1 and r.seq > $2 order by r.seq limit $3`,
     update: `update ${s}.sessions set meta = meta || $2::jsonb where id = $1 returning *`,
     /** A plain append: only while no live lease is held; bumps the epoch so an expired holder is fenced off. */
     append: `with w as (

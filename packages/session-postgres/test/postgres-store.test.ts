@@ -2,6 +2,7 @@ import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, type SessionStore } from '@kode/session'
 import {
   createPostgresSessionStore,
+  type PostgresFollowedRecord,
   type PostgresSessionStoreOptions,
   SessionAppendInterruptedError,
   SessionLeasedError,
@@ -240,6 +241,58 @@ describe('follow across hosts', () => {
   })
 })
 
+describe('a follower restarting from a position', () => {
+  /** The first `n` records a feed yields. */
+  const take = async (feed: AsyncIterable<PostgresFollowedRecord>, n: number) => {
+    const got: PostgresFollowedRecord[] = []
+    if (n === 0) return got
+    for await (const item of feed) {
+      got.push(item)
+      if (got.length === n) break
+    }
+    return got
+  }
+
+  test('each followed record names its session incarnation, which a restart with from passes back', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('a'), record('b')])
+    const seen = await take(store.follow('s'), 2)
+    const incarnation = seen[0]!.incarnation
+    expect(typeof incarnation).toBe('string')
+    expect(seen[1]!.incarnation).toBe(incarnation)
+    await store.append('s', [record('c')])
+    const resumed = await take(store.follow('s', { from: 2, incarnation }), 1)
+    expect(resumed.map((r) => [r.index, r.record.id, r.incarnation])).toEqual([[2, 'c', incarnation]])
+  })
+
+  test('a restart with from and the incarnation seen fails with session_not_found once the session was created again', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1')])
+    const [, last] = await take(a.follow('s'), 2)
+    const { incarnation } = last!
+    // While the follower is stopped, another host replaces the session: a longer history, then a shorter one.
+    for (const replacement of [['new0', 'new1', 'new2', 'new3'], ['new0']]) {
+      await b.delete('s')
+      await b.create({ id: 's' })
+      await b.append(
+        's',
+        replacement.map((id) => record(id)),
+      )
+      const error = await take(a.follow('s', { from: 2, incarnation }), 1).catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    }
+  })
+
+  test('an incarnation that is not a string is refused', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const follow = store.follow('s', { incarnation: 42 as unknown as string })
+    await expect(take(follow, 1)).rejects.toThrow(TypeError)
+  })
+})
+
 describe('batched reads across hosts', () => {
   test('a session deleted and created again during readBatches fails it, never yielding the new records', async () => {
     const [a, b] = [open(), open()]
@@ -408,6 +461,38 @@ describe('schema and pool', () => {
       schema,
     ])
     expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
+  })
+
+  test('a sessions table made before incarnations gets the column on first use, a distinct value per session', async () => {
+    // The tables as earlier releases made them, with a session in them.
+    await admin.query(`create schema "${schema}"`)
+    await admin.query(`create table "${schema}".sessions (
+      id text primary key, meta jsonb not null default '{}', created_at bigint not null,
+      updated_at bigint not null, record_count integer not null default 0,
+      lease_epoch bigint not null default 0, lease_owner text, lease_holder jsonb,
+      lease_expires_at timestamptz)`)
+    await admin.query(`create table "${schema}".records (
+      session_id text not null references "${schema}".sessions (id) on delete cascade,
+      seq integer not null, record text not null, primary key (session_id, seq))`)
+    await admin.query(
+      `insert into "${schema}".sessions (id, created_at, updated_at) values ('old1', 1, 1), ('old2', 1, 1)`,
+    )
+    const store = open()
+    await store.append('old1', [record('a')])
+    await store.append('old2', [record('b')])
+    await store.create({ id: 'new' })
+    await store.append('new', [record('c')])
+    const incarnations = await Promise.all(
+      ['old1', 'old2', 'new'].map(async (id) => {
+        for await (const followed of store.follow(id)) return followed.incarnation
+      }),
+    )
+    expect(new Set(incarnations).size).toBe(3)
+    expect((await store.read('old1')).map((event) => event.id)).toEqual(['a'])
+    // Opening the store again changes nothing.
+    await open().list()
+    const { rows } = await admin.query(`select id, incarnation from "${schema}".sessions order by id`)
+    expect(rows.map((row) => row.incarnation)).toEqual([incarnations[2], incarnations[0], incarnations[1]])
   })
 
   test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
