@@ -43,6 +43,34 @@ export class SessionLeaseLostError extends SessionError {
   }
 }
 
+/**
+ * The connection to Postgres was lost while an append was under way (a network cut, a database
+ * restart, a proxy or `pg_terminate_backend` ending it), and the records were then not found in
+ * the session: `written: false`, the append may be made again. `written: 'unknown'` when the store
+ * could not look (the database stayed out of reach): read the session before appending again. An
+ * append that committed although its acknowledgement was lost is found and resolves instead.
+ */
+export class SessionAppendInterruptedError extends SessionError {
+  override readonly name: string = 'SessionAppendInterruptedError'
+  readonly written: false | 'unknown'
+
+  constructor(sessionId: string, written: false | 'unknown', cause: unknown) {
+    const outcome =
+      written === false
+        ? 'its records are not in the session, so nothing was written: append them again'
+        : 'the store could not look whether its records were written: read the session before appending them again'
+    super(
+      'append_interrupted',
+      `the connection to Postgres was lost during an append to ${sessionId}; ${outcome}`,
+      {
+        sessionId,
+        cause,
+      },
+    )
+    this.written = written
+  }
+}
+
 /** A record's encoded size is over the store's `maxRecordBytes`. */
 export function recordTooLarge(sessionId: string, index: number, count: number, bytes: number, max: number) {
   return new SessionError(

@@ -8,6 +8,25 @@ import type { StorePool } from './store-pool.js'
 /** How many records one read of a followed history fetches at most. */
 const PAGE = 500
 
+/** Options of the Postgres store's `follow`. */
+export interface PostgresFollowOptions extends FollowOptions {
+  /**
+   * The `incarnation` of the records seen before, when resuming with `from`: if the session was
+   * deleted and created again under its id since, following fails with `session_not_found`
+   * instead of carrying on with the new history's records at the old one's positions.
+   */
+  incarnation?: string | undefined
+}
+
+/** A followed record, with the incarnation of the session it belongs to. */
+export interface PostgresFollowedRecord extends FollowedRecord {
+  /**
+   * The session's incarnation: a value of its own, another for a session created again under the
+   * same id. Keep it with the position and pass it back with `from` when following again.
+   */
+  readonly incarnation: string
+}
+
 /** What `follow` needs from its store. */
 export interface FollowContext {
   pool: StorePool
@@ -23,15 +42,27 @@ export interface FollowContext {
  * there are none, waits for a notification of a committed append (or a lost notification
  * connection, or the poll interval) and reads again from the same position. Positions come from
  * the records themselves, so the switch from the stored history to the live tail can neither skip
- * nor repeat one, and a missed notification only delays a record until the next read.
+ * nor repeat one, and a missed notification only delays a record until the next read. Each read
+ * names the session's incarnation, so a follower resuming with `from` and the incarnation it saw
+ * learns that the session was created again meanwhile; the check of the last record read
+ * (`readPage`) tells a follower that stayed running.
  */
 export async function* followSession(
   context: FollowContext,
   sessionId: string,
-  options: FollowOptions = {},
-): AsyncGenerator<FollowedRecord> {
+  options: PostgresFollowOptions = {},
+): AsyncGenerator<PostgresFollowedRecord> {
   const { signal } = options
   const position: ReadPosition = { next: followStart(options.from), last: undefined }
+  let incarnation = options.incarnation
+  if (incarnation !== undefined && typeof incarnation !== 'string') {
+    throw new TypeError(`follow: incarnation must be a string, got ${typeof incarnation}`)
+  }
+  /** Throws unless the session read is the incarnation followed (the first one read, when none was given). */
+  const same = (read: string) => {
+    incarnation ??= read
+    if (read !== incarnation) throw sessionNotFound(sessionId)
+  }
   await context.open(sessionId)
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.
@@ -57,13 +88,15 @@ export async function* followSession(
         const info = await quietly(() => pool.query(sql.info, [sessionId]))
         if (!info) return
         if (info.rows.length === 0) throw sessionNotFound(sessionId)
+        same((info.rows[0] as { incarnation: string }).incarnation)
         await subscription.changed(signal)
         continue
       }
       for (const row of rows) {
         if (signal?.aborted || context.closed()) return
+        same(row.incarnation)
         // seq counts from 1: the record at index `position.next` has seq `position.next + 1`.
-        yield { index: row.seq - 1, record: decodeHistoryEvent(row.record) }
+        yield { index: row.seq - 1, record: decodeHistoryEvent(row.record), incarnation: row.incarnation }
         position.next = row.seq
         position.last = row.record
       }

@@ -1,10 +1,14 @@
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
 
-/** A stored record: its position counts from 1 (`seq`), its text is its encoded JSON. */
+/**
+ * A stored record: its position counts from 1 (`seq`), its text is its encoded JSON, and the
+ * incarnation of the session holding it, read in the same statement.
+ */
 export interface StoredRecord {
   seq: number
   record: string
+  incarnation: string
 }
 
 /** Where a reader of a history stands: how many records it has read, and the last one as stored. */

@@ -2,7 +2,8 @@
  * @kode/session-postgres: a `SessionStore` in a shared Postgres, for hosts that run on several
  * machines. One writer per session across hosts by a lease with a fencing epoch.
  */
-export { SessionLeasedError, SessionLeaseLostError } from './errors.js'
+export { SessionAppendInterruptedError, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+export type { PostgresFollowedRecord, PostgresFollowOptions } from './follow.js'
 export {
   createPostgresSessionStore,
   DEFAULT_FOLLOW_POLL_MS,

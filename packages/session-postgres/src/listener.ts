@@ -1,4 +1,5 @@
-import type { PoolClient } from 'pg'
+import type pg from 'pg'
+import { InFlight } from './in-flight.js'
 import type { StorePool } from './store-pool.js'
 
 /** A follower's view of the notifications for its session. */
@@ -30,16 +31,20 @@ export interface FeedNotice {
 /**
  * One `LISTEN` connection per store, shared by all its followers: a committed append notifies the
  * store's channel with the session id and its new record count, and the listener wakes that
- * session's followers, which then read from their last position. The connection is taken from the
- * pool while anything follows and given back when nothing does. When it is lost, every follower
- * is woken (it reads what it missed) and the next wait connects again, polling meanwhile.
+ * session's followers, which then read from their last position. The connection is opened beside
+ * the pool (made from its options, never one of its connections, so following cannot starve the
+ * store's reads and appends) while anything follows, and closed when nothing does. When it is
+ * lost, every follower is woken (it reads what it missed) and the next wait connects again,
+ * polling meanwhile.
  */
 export class FeedListener {
   readonly #pool: StorePool
   readonly #channel: string
   readonly #pollMs: number
   readonly #followers = new Set<Follower>()
-  #client: PoolClient | undefined
+  #client: pg.Client | undefined
+  /** Connections being closed, which `close()` waits for. */
+  readonly #ending = new InFlight()
   #connecting: Promise<void> | undefined
   #closed = false
 
@@ -62,11 +67,14 @@ export class FeedListener {
     }
   }
 
-  /** Wakes every follower for good (the store closed) and gives the connection back. */
-  close(): void {
+  /** Wakes every follower for good (the store closed) and closes the connection. */
+  async close(): Promise<void> {
     this.#closed = true
     for (const follower of this.#followers) follower.wake?.()
     this.#disconnect()
+    // A connection being opened closes itself once it is open.
+    await this.#connecting?.catch(() => {})
+    await this.#ending.settled()
   }
 
   /** Makes sure the connection listens, so a notification after this resolves is not missed. */
@@ -103,15 +111,16 @@ export class FeedListener {
 
   async #connect(): Promise<void> {
     if (this.#closed || this.#followers.size === 0) return
-    const client = await this.#pool.connect()
-    const lost = (error?: unknown) => {
+    const client = this.#pool.dedicatedClient()
+    const lost = () => {
       if (this.#client !== client) return
       this.#client = undefined
-      client.release(error instanceof Error ? error : true)
+      this.#end(client)
       this.#wakeAll()
     }
+    // Listened to from the start: an error event without a listener would crash the host.
     client.on('error', lost)
-    client.on('end', () => lost(new Error('the notification connection ended')))
+    client.on('end', lost)
     client.on('notification', (message) => {
       if (message.channel !== this.#channel || !message.payload) return
       let notice: FeedNotice
@@ -127,9 +136,10 @@ export class FeedListener {
       }
     })
     try {
+      await client.connect()
       await client.query(`listen "${this.#channel}"`)
     } catch (error) {
-      client.release(error instanceof Error ? error : true)
+      this.#end(client)
       throw error
     }
     this.#client = client
@@ -149,7 +159,10 @@ export class FeedListener {
     const client = this.#client
     if (!client) return
     this.#client = undefined
-    // Destroyed rather than returned: a pooled connection must not stay subscribed.
-    client.release(true)
+    this.#end(client)
+  }
+
+  #end(client: pg.Client): void {
+    this.#ending.track(client.end().catch(() => {}))
   }
 }

@@ -3,8 +3,6 @@ import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode
 import {
   assertSessionId,
   type CreateSessionInit,
-  type FollowedRecord,
-  type FollowOptions,
   type LockHolder,
   type LockOwner,
   type ReadBatchesOptions,
@@ -18,8 +16,9 @@ import {
   storeClosed,
 } from '@kode/session'
 import pg from 'pg'
+import { confirmedAppend } from './append-outcome.js'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
-import { followSession } from './follow.js'
+import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
 import { FeedListener } from './listener.js'
@@ -69,10 +68,13 @@ export interface PostgresSessionStore extends SessionStore {
    * Follows a session's history across hosts (see `SessionStore.follow`): the stored records from
    * `from` on, then every record any host appends, as it is committed. Postgres `LISTEN/NOTIFY`
    * wakes the follower; the records themselves are read from the table, so none is skipped or
-   * repeated, also when a notification or the notification connection is lost. Following holds one
-   * connection of the pool for the store (shared by all its followers) while anything follows.
+   * repeated, also when a notification or the notification connection is lost. While anything
+   * follows, the store holds one connection of its own for `LISTEN` (shared by all its followers),
+   * opened beside the pool from the pool's options, so it never takes one of the pool's connections.
+   * Each record names the session's `incarnation`: resume with `{ from, incarnation }` to learn
+   * (`session_not_found`) that the session was deleted and created again while you were away.
    */
-  follow(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
+  follow(sessionId: string, options?: PostgresFollowOptions): AsyncIterable<PostgresFollowedRecord>
   /**
    * Reads a session's history in batches (see `SessionStore.readBatches`), a page of `batchSize`
    * records per query by position: the history as it was when the read began.
@@ -200,14 +202,16 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         await open(sessionId)
         const lines = encode(sessionId, events)
-        await queue.run(sessionId, async () => {
-          const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
-          const { rows } = await pool.query(sql.leasedAppend, params)
-          if (rows.length === 0) {
-            const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
-            throw missing ? sessionNotFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
-          }
-        })
+        await queue.run(sessionId, () =>
+          confirmedAppend(pool, sql, sessionId, lines, async () => {
+            const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
+            const { rows } = await pool.query(sql.leasedAppend, params)
+            if (rows.length === 0) {
+              const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
+              throw missing ? sessionNotFound(sessionId) : new SessionLeaseLostError(sessionId, epoch)
+            }
+          }),
+        )
       })
     },
     forget: (lease) => held.delete(lease),
@@ -229,7 +233,9 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         await open(sessionId)
         const lines = encode(sessionId, events)
         await queue.run(sessionId, () =>
-          guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()])),
+          confirmedAppend(pool, sql, sessionId, lines, async () => {
+            await guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()]))
+          }),
         )
       })
     },
@@ -289,18 +295,19 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     readBatches(sessionId: string, readOptions?: ReadBatchesOptions) {
       return readSessionBatches({ pool, sql, open, closed: () => closed }, sessionId, readOptions)
     },
-    follow(sessionId: string, followOptions?: FollowOptions) {
+    follow(sessionId: string, followOptions?: PostgresFollowOptions) {
       return followSession({ pool, sql, listener, open, closed: () => closed }, sessionId, followOptions)
     },
     async close() {
       if (closed) return
       closed = true
-      listener.close()
+      const listening = listener.close()
       // In this order: an operation under way may still take a lease, which must not outlive the
       // store; then the pool ends only once nothing of the store waits on it.
       await operations.settled()
       await queue.idle()
       await Promise.allSettled([...held].map((lease) => lease.release()))
+      await listening
       await pool.close()
       if (ownPool) await shared.end()
     },

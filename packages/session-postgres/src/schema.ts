@@ -14,8 +14,11 @@ export function assertSchemaName(schema: string): void {
 }
 
 /**
- * The tables the store needs, idempotent. `sessions` holds one row per session (its metadata, the
- * record count and the writer's lease); `records` one row per history record, in append order.
+ * The tables the store needs, idempotent, including the migration of tables earlier releases made.
+ * `sessions` holds one row per session (its metadata, the record count, the writer's lease and its
+ * incarnation: a value of its own, so a session created again under an id is told from the one
+ * before); `records` one row per history record, in append order. Needs Postgres 13 or later
+ * (`gen_random_uuid`).
  */
 export function schemaStatements(schema: string): string[] {
   const s = `"${schema}"`
@@ -30,8 +33,18 @@ export function schemaStatements(schema: string): string[] {
       lease_epoch bigint not null default 0,
       lease_owner text,
       lease_holder jsonb,
-      lease_expires_at timestamptz
+      lease_expires_at timestamptz,
+      incarnation text not null default gen_random_uuid()::text
     )`,
+    // Tables made before incarnations get the column, each existing session a value of its own (a
+    // volatile default fills every row). Looked up first: the alter takes the table's exclusive lock
+    // even when the column is there, which every host's start would then wait for.
+    `do $$ begin
+      if not exists (select 1 from pg_attribute
+          where attrelid = '${s}.sessions'::regclass and attname = 'incarnation' and not attisdropped) then
+        alter table ${s}.sessions add column incarnation text not null default gen_random_uuid()::text;
+      end if;
+    end $$`,
     // list() reads sessions newest updated first.
     `create index if not exists sessions_by_update on ${s}.sessions (updated_at desc, created_at desc, id)`,
     `create table if not exists ${s}.records (

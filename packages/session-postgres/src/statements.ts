@@ -21,8 +21,9 @@ export function statements(schema: string) {
     info: `select * from ${s}.sessions where id = $1`,
     list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
     read: `select record from ${s}.records where session_id = $1 order by seq`,
-    /** Records after the first $2, at most $3 of them. */
-    follow: `select seq, record from ${s}.records where session_id = $1 and seq > $2 order by seq limit $3`,
+    /** Records after the first $2, at most $3 of them, each with its session's incarnation. */
+    follow: `select r.seq, r.record, s.incarnation from ${s}.records r join ${s}.sessions s on s.id = r.session_id
+      where r.session_id = $1 and r.seq > $2 order by r.seq limit $3`,
     update: `update ${s}.sessions set meta = meta || $2::jsonb where id = $1 returning *`,
     /** A plain append: only while no live lease is held; bumps the epoch so an expired holder is fenced off. */
     append: `with w as (
@@ -44,6 +45,15 @@ export function statements(schema: string) {
       returning record_count - $3::integer as base
     ), ${insertRecords}
     select base, ${notify} from w`,
+    /** Waits for an append to the session under way on another connection to commit or roll back. */
+    lockSession: `select 1 from ${s}.sessions where id = $1 for share`,
+    /** Whether the session holds the $3 records $2 in order at consecutive positions. */
+    batchStored: `select r.seq from ${s}.records r
+      where r.session_id = $1 and r.record = ($2::text[])[1]
+        and (select count(*) from unnest($2::text[]) with ordinality as l (record, ord)
+          join ${s}.records x on x.session_id = $1 and x.seq = r.seq + l.ord::integer - 1 and x.record = l.record
+        ) = $3::integer
+      limit 1`,
     /** Takes the lease when it is free or expired, bumping the fencing epoch by the database's clock. */
     acquire: `update ${s}.sessions
       set lease_epoch = lease_epoch + 1, lease_owner = $2,

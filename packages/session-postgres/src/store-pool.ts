@@ -1,5 +1,5 @@
 import { storeClosed } from '@kode/session'
-import type pg from 'pg'
+import pg from 'pg'
 import { InFlight } from './in-flight.js'
 
 /**
@@ -26,6 +26,18 @@ export class StorePool {
   connect(): Promise<pg.PoolClient> {
     if (this.#closed) return Promise.reject(storeClosed())
     return this.#running.track(this.#pool.connect())
+  }
+
+  /**
+   * A connection of its own, outside the pool, made as the pool makes its connections (the pool's
+   * client class and options): for `LISTEN`, which holds its connection for as long as anything
+   * follows. Taken from the pool, it would starve the store's other queries in a small pool (with
+   * `max: 1`, every append and read would wait for it for ever). The caller connects and ends it.
+   */
+  dedicatedClient(): pg.Client {
+    if (this.#closed) throw storeClosed()
+    const Client = (this.#pool as { Client?: new (config: pg.PoolConfig) => pg.Client }).Client ?? pg.Client
+    return new Client(this.#pool.options)
   }
 
   /** Waits for every query and checkout under way, then refuses new ones. */

@@ -2,13 +2,16 @@ import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, type SessionStore } from '@kode/session'
 import {
   createPostgresSessionStore,
+  type PostgresFollowedRecord,
   type PostgresSessionStoreOptions,
+  SessionAppendInterruptedError,
   SessionLeasedError,
   SessionLeaseLostError,
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
+import { startCuttingProxy } from './helpers/cutting-proxy.js'
 
 // What the Postgres store adds to the shared contract: leases across stores (hosts) with a
 // fencing epoch, the per-record size limit, the schema it creates, and who owns the pool.
@@ -238,6 +241,58 @@ describe('follow across hosts', () => {
   })
 })
 
+describe('a follower restarting from a position', () => {
+  /** The first `n` records a feed yields. */
+  const take = async (feed: AsyncIterable<PostgresFollowedRecord>, n: number) => {
+    const got: PostgresFollowedRecord[] = []
+    if (n === 0) return got
+    for await (const item of feed) {
+      got.push(item)
+      if (got.length === n) break
+    }
+    return got
+  }
+
+  test('each followed record names its session incarnation, which a restart with from passes back', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('a'), record('b')])
+    const seen = await take(store.follow('s'), 2)
+    const incarnation = seen[0]!.incarnation
+    expect(typeof incarnation).toBe('string')
+    expect(seen[1]!.incarnation).toBe(incarnation)
+    await store.append('s', [record('c')])
+    const resumed = await take(store.follow('s', { from: 2, incarnation }), 1)
+    expect(resumed.map((r) => [r.index, r.record.id, r.incarnation])).toEqual([[2, 'c', incarnation]])
+  })
+
+  test('a restart with from and the incarnation seen fails with session_not_found once the session was created again', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1')])
+    const [, last] = await take(a.follow('s'), 2)
+    const { incarnation } = last!
+    // While the follower is stopped, another host replaces the session: a longer history, then a shorter one.
+    for (const replacement of [['new0', 'new1', 'new2', 'new3'], ['new0']]) {
+      await b.delete('s')
+      await b.create({ id: 's' })
+      await b.append(
+        's',
+        replacement.map((id) => record(id)),
+      )
+      const error = await take(a.follow('s', { from: 2, incarnation }), 1).catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    }
+  })
+
+  test('an incarnation that is not a string is refused', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const follow = store.follow('s', { incarnation: 42 as unknown as string })
+    await expect(take(follow, 1)).rejects.toThrow(TypeError)
+  })
+})
+
 describe('batched reads across hosts', () => {
   test('a session deleted and created again during readBatches fails it, never yielding the new records', async () => {
     const [a, b] = [open(), open()]
@@ -256,6 +311,76 @@ describe('batched reads across hosts', () => {
     })().catch((e: unknown) => e)
     expect(seen).toEqual(['old0'])
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+})
+
+describe('an append whose connection is lost', () => {
+  /** A marker only the append statements carry. */
+  const APPEND = 'unnest($2::text[]) with ordinality'
+
+  test('an append committed whose acknowledgement was lost resolves, its records written once', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      proxy.arm(APPEND, 'after')
+      await store.append('s', [record('a'), record('b')])
+      const lease = await store.acquire('s')
+      proxy.arm(APPEND, 'after')
+      await lease.append([record('c')])
+      await lease.release()
+      expect(proxy.cuts()).toBe(2)
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before', 'a', 'b', 'c'])
+      expect(await store.info('s')).toMatchObject({ recordCount: 4 })
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  test('an append cut off before Postgres got it fails with append_interrupted, nothing written', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      for (const append of [
+        () => store.append('s', [record('lost')]),
+        async () => {
+          const lease = await store.acquire('s')
+          try {
+            return await lease.append([record('lost')])
+          } finally {
+            await lease.release()
+          }
+        },
+      ]) {
+        proxy.arm(APPEND, 'before')
+        const error = await append().catch((e: unknown) => e)
+        expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+        expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: false })
+        expect(SessionError.is(error)).toBe(true)
+      }
+      expect(proxy.cuts()).toBe(2)
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before'])
+    } finally {
+      await proxy.close()
+    }
+  })
+  test("an append whose connection is lost with the database out of reach fails with written: 'unknown'", async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      await store.create({ id: 's' })
+      proxy.arm(APPEND, 'after', 'down')
+      const error = await store.append('s', [record('a')]).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+      expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: 'unknown' })
+      // It was committed: the store could not tell, and said so rather than "not written".
+      expect((await open().read('s')).map((event) => event.id)).toEqual(['a'])
+    } finally {
+      await proxy.close()
+    }
   })
 })
 
@@ -338,6 +463,38 @@ describe('schema and pool', () => {
     expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
   })
 
+  test('a sessions table made before incarnations gets the column on first use, a distinct value per session', async () => {
+    // The tables as earlier releases made them, with a session in them.
+    await admin.query(`create schema "${schema}"`)
+    await admin.query(`create table "${schema}".sessions (
+      id text primary key, meta jsonb not null default '{}', created_at bigint not null,
+      updated_at bigint not null, record_count integer not null default 0,
+      lease_epoch bigint not null default 0, lease_owner text, lease_holder jsonb,
+      lease_expires_at timestamptz)`)
+    await admin.query(`create table "${schema}".records (
+      session_id text not null references "${schema}".sessions (id) on delete cascade,
+      seq integer not null, record text not null, primary key (session_id, seq))`)
+    await admin.query(
+      `insert into "${schema}".sessions (id, created_at, updated_at) values ('old1', 1, 1), ('old2', 1, 1)`,
+    )
+    const store = open()
+    await store.append('old1', [record('a')])
+    await store.append('old2', [record('b')])
+    await store.create({ id: 'new' })
+    await store.append('new', [record('c')])
+    const incarnations = await Promise.all(
+      ['old1', 'old2', 'new'].map(async (id) => {
+        for await (const followed of store.follow(id)) return followed.incarnation
+      }),
+    )
+    expect(new Set(incarnations).size).toBe(3)
+    expect((await store.read('old1')).map((event) => event.id)).toEqual(['a'])
+    // Opening the store again changes nothing.
+    await open().list()
+    const { rows } = await admin.query(`select id, incarnation from "${schema}".sessions order by id`)
+    expect(rows.map((row) => row.incarnation)).toEqual([incarnations[2], incarnations[0], incarnations[1]])
+  })
+
   test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
     const application = `victim_${schema}`
     const store = createPostgresSessionStore({
@@ -372,7 +529,38 @@ describe('schema and pool', () => {
     await pool.end()
   })
 
-  test('followers share one LISTEN connection of the pool, given back when the last one ends', async () => {
+  test("a host's pool of one connection serves appends and reads while a session is followed", async () => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 1 })
+    const store = createPostgresSessionStore({ pool, schema })
+    stores.push(store)
+    await store.create({ id: 's' })
+    const abort = new AbortController()
+    const seen: string[] = []
+    const following = (async () => {
+      for await (const { record } of store.follow('s', { signal: abort.signal })) seen.push(record.id)
+    })()
+    /** The promise's value, or a failure naming `what` once it has waited 5 s (a deadlock). */
+    const within = <T>(what: string, promise: Promise<T>) =>
+      Promise.race([
+        promise,
+        new Promise<never>((_, reject) => {
+          setTimeout(() => reject(new Error(`${what} still waits for a connection`)), 5_000).unref()
+        }),
+      ])
+    // Let the follower reach its wait (it listens by then), then use the store around it.
+    while (pool.totalCount === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    await within('append', store.append('s', [record('a')]))
+    expect((await within('read', store.read('s'))).map((event) => event.id)).toEqual(['a'])
+    while (seen.length < 1) await within('the follower', new Promise((resolve) => setTimeout(resolve, 10)))
+    expect(seen).toEqual(['a'])
+    abort.abort()
+    await following
+    await store.close()
+    await pool.end()
+  })
+
+  test('followers share one LISTEN connection beside the pool, closed when the last one ends', async () => {
     const pool = new pg.Pool({ connectionString: postgresUrl(), max: 3 })
     const store = createPostgresSessionStore({ pool, schema })
     stores.push(store)

@@ -11,6 +11,11 @@ export type SessionErrorCode =
   | 'invalid_record'
   /** A record is larger than the store accepts (a database store's per-record limit). */
   | 'record_too_large'
+  /**
+   * A database store lost its connection during an append and could not find the records
+   * afterwards (`written: false`), or could not look (`written: 'unknown'`).
+   */
+  | 'append_interrupted'
   | 'corrupt_history'
   | 'corrupt_metadata'
   | 'empty_session'

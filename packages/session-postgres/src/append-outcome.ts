@@ -1,0 +1,85 @@
+import { SessionError } from '@kode/session'
+import pg from 'pg'
+import { SessionAppendInterruptedError } from './errors.js'
+import type { Statements } from './statements.js'
+import type { StorePool } from './store-pool.js'
+
+/** How many fresh connections the store tries for looking at an interrupted append's records. */
+const LOOKS = 3
+
+/**
+ * Whether `error` leaves a statement's outcome open: the connection was lost (a socket error, an
+ * end, a client timeout) or the server ended it (`57P01` after `pg_terminate_backend`, `57P02`, or
+ * a connection exception, class `08`). Postgres may have committed before the answer was lost.
+ * Any other error Postgres reported means the statement was rolled back.
+ */
+export function connectionLost(error: unknown): boolean {
+  if (SessionError.is(error) || !(error instanceof Error)) return false
+  if (!(error instanceof pg.DatabaseError)) return true
+  const code = error.code ?? ''
+  return code.startsWith('08') || code === '57P01' || code === '57P02'
+}
+
+/**
+ * Runs an append's statement. When the connection is lost meanwhile, the append may have
+ * committed with its acknowledgement lost, so the store looks on a fresh connection whether the
+ * batch is in the session (its records, in order, at consecutive positions): if so the append
+ * resolves, so that neither the engine nor a host retrying appends writes it twice; if not it
+ * fails with `SessionAppendInterruptedError` (`written: false`), and when the store cannot look,
+ * with `written: 'unknown'`.
+ */
+export async function confirmedAppend(
+  pool: StorePool,
+  sql: Statements,
+  sessionId: string,
+  lines: readonly string[],
+  write: () => Promise<void>,
+): Promise<void> {
+  try {
+    await write()
+  } catch (error) {
+    if (!connectionLost(error)) throw error
+    // No records: the history is as it would be either way.
+    if (lines.length === 0) return
+    let lookFailed: unknown
+    for (let look = 0; look < LOOKS; look++) {
+      try {
+        if (await batchStored(pool, sql, sessionId, lines)) return
+        throw new SessionAppendInterruptedError(sessionId, false, error)
+      } catch (failure) {
+        if (failure instanceof SessionAppendInterruptedError) throw failure
+        lookFailed = failure
+        // Only a lost connection is worth another look (the pool may hand out another dead one).
+        if (!connectionLost(failure)) break
+      }
+    }
+    throw new SessionAppendInterruptedError(sessionId, 'unknown', lookFailed ?? error)
+  }
+}
+
+/** Whether the session holds `lines` in order at consecutive positions, once no append to it runs. */
+async function batchStored(
+  pool: StorePool,
+  sql: Statements,
+  sessionId: string,
+  lines: readonly string[],
+): Promise<boolean> {
+  const client = await pool.connect()
+  let failure: unknown
+  try {
+    await client.query('begin')
+    // The lost connection's statement may still run: it holds the session's row until it commits
+    // or rolls back, and this waits for that. (One still on its way to Postgres over a connection
+    // broken one way only is not waited for; it cannot be told apart from one never sent.)
+    await client.query(sql.lockSession, [sessionId])
+    const { rows } = await client.query(sql.batchStored, [sessionId, lines, lines.length])
+    await client.query('commit')
+    return rows.length > 0
+  } catch (error) {
+    failure = error
+    await client.query('rollback').catch(() => {})
+    throw error
+  } finally {
+    client.release(failure instanceof Error ? failure : undefined)
+  }
+}
