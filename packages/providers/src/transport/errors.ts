@@ -178,6 +178,15 @@ export function redactUrlSecrets(text: string): string {
 }
 
 /**
+ * How an error quotes a URL: origin and path only. The origin has no `user:password@`, and the
+ * query and fragment (where a key or a one-time token may ride) are left out. A URL with no host
+ * (`mailto:`, `data:`) is quoted as scheme and path.
+ */
+export function originAndPath(url: URL): string {
+  return url.host ? `${url.protocol}//${url.host}${url.pathname}` : `${url.protocol}${url.pathname}`
+}
+
+/**
  * At most `max` characters of `text`, with `secret` removed first: cutting first could split the
  * key and leave a prefix of it that `redact` no longer recognises.
  */

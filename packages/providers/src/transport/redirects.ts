@@ -1,4 +1,4 @@
-import { type ProviderError, withRequestId } from './errors.js'
+import { originAndPath, type ProviderError, withRequestId } from './errors.js'
 import type { ErrorContext } from './failures.js'
 import { requestIdOf, transportError } from './failures.js'
 
@@ -57,15 +57,6 @@ function resolve(location: string, base: string): URL | undefined {
   } catch {
     return undefined
   }
-}
-
-/**
- * How an error quotes a URL: origin and path only. The origin has no `user:password@`, and the
- * query and fragment (where a key or a one-time token may ride) are left out. A URL with no host
- * (`mailto:`, `data:`) is quoted as scheme and path.
- */
-function originAndPath(url: URL): string {
-  return url.host ? `${url.protocol}//${url.host}${url.pathname}` : `${url.protocol}${url.pathname}`
 }
 
 /** A redirect that names no target: there is nothing to follow, and sending the request again gets the same answer. */

@@ -1,5 +1,5 @@
 import type { AssistantPart, Message } from '@kode/protocol'
-import type { ClientConfig, LLMRequest } from '@kode/providers'
+import { type ClientConfig, type LLMRequest, ProviderError } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
@@ -179,12 +179,69 @@ describe('google request', () => {
         parts: [
           { text: 'Look' },
           { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
-          { fileData: { fileUri: 'https://example.com/cat.png' } },
+          { fileData: { fileUri: 'https://example.com/cat.png', mimeType: 'image/png' } },
           { inlineData: { mimeType: 'image/png', data: 'AQID' } },
         ],
       },
     ])
   })
+
+  test("an http image URL's fileData carries the media type its path's extension names", async () => {
+    const cases = {
+      'https://example.com/a.png': 'image/png',
+      'https://example.com/b.jpg': 'image/jpeg',
+      'https://example.com/c.JPEG': 'image/jpeg',
+      'https://example.com/d.webp?size=large#top': 'image/webp',
+      'http://example.com/e.gif': 'image/gif',
+      'https://example.com/photos/f.heic': 'image/heic',
+      'https://example.com/g.heif?v=2': 'image/heif',
+    }
+    const urls = Object.keys(cases)
+    const messages = [user(...urls.map((url) => ({ type: 'image_url' as const, url })))]
+    expect(await contentsOf(messages)).toEqual([
+      {
+        role: 'user',
+        parts: Object.entries(cases).map(([fileUri, mimeType]) => ({ fileData: { fileUri, mimeType } })),
+      },
+    ])
+  })
+
+  test('a tool result image by http URL carries its media type too', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('c1', 'shot')], OWN),
+      {
+        ...result('c1', 'done', [{ type: 'image_url', url: 'https://example.com/shot.webp' }]),
+        toolName: 'shot',
+      },
+    ]
+    expect((await contentsOf(messages))[2]).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'shot', response: { output: 'done' } } },
+        { fileData: { fileUri: 'https://example.com/shot.webp', mimeType: 'image/webp' } },
+      ],
+    })
+  })
+
+  test.each([
+    'https://example.com/image',
+    'https://example.com/scan.tiff',
+    'https://example.com/render?format=png',
+  ])(
+    'an http image URL whose media type cannot be told (%s) fails as invalid_request, unsent',
+    async (url) => {
+      const client = testClient(server(), { api: 'google', model: MODEL })
+      const error = await client
+        .complete({ messages: [user('Look', { type: 'image_url', url })] })
+        .catch((e) => e)
+      expect(ProviderError.is(error)).toBe(true)
+      expect(error).toMatchObject({ code: 'invalid_request', retryable: false })
+      expect((error as Error).message).toContain(new URL(url).pathname)
+      expect((error as Error).message).toContain('media type')
+      expect(server().requests).toHaveLength(0)
+    },
+  )
 
   test("this model's signatures go back on the very part they came with: thought, text and call", async () => {
     const messages = [

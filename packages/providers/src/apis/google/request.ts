@@ -15,12 +15,13 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
+import { type GoogleFileData, imageFileData } from './file-data.js'
 
 /** Gemini `Content` parts (the subset Kode sends). */
 export type GooglePart =
   | { text: string; thought?: true; thoughtSignature?: string }
   | { inlineData: { mimeType: string; data: string }; thoughtSignature?: string }
-  | { fileData: { fileUri: string }; thoughtSignature?: string }
+  | { fileData: GoogleFileData; thoughtSignature?: string }
   | { functionCall: { name: string; args: Record<string, unknown> }; thoughtSignature?: string }
   | { functionResponse: { name: string; response: { output: string } | { error: string } } }
 
@@ -104,7 +105,9 @@ function convertTool(message: ToolResultMessage, files: ImageFiles): GooglePart[
 function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
   const url = imageUrlOf(part, files)
   const data = parseDataUrl(url)
-  return data ? { inlineData: { mimeType: data.mimeType, data: data.data } } : { fileData: { fileUri: url } }
+  return data
+    ? { inlineData: { mimeType: data.mimeType, data: data.data } }
+    : { fileData: imageFileData(url) }
 }
 
 const NO_FILES: ImageFiles = new Map()
