@@ -1,7 +1,7 @@
 import type { AssistantPart, Message } from '@kode/protocol'
 import { type ClientConfig, type LLMRequest, ProviderError } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
-import { streamOf, testClient, useServer } from '../helpers.js'
+import { fixture, streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
 
 const server = useServer()
@@ -20,6 +20,7 @@ const bodyOf = async (request: LLMRequest, config: Partial<ClientConfig> = {}) =
   (await sent(request, config)).body as Record<string, unknown>
 const contentsOf = async (messages: Message[], config: Partial<ClientConfig> = {}) =>
   (await bodyOf({ messages }, config)).contents as unknown[]
+type GoogleTurn = { parts: { functionResponse?: unknown }[] }
 const sig = (signature: string, model = MODEL): AssistantPart => ({
   type: 'thinking_signature',
   signature,
@@ -161,6 +162,128 @@ describe('google request', () => {
         ],
       },
     ])
+  })
+
+  describe('function call ids', () => {
+    /** A call Gemini gave an id, as the stream leaves it (see events.ts). */
+    const googleCall = (id: string, name: string, args = '{}'): AssistantPart => ({
+      type: 'tool_call',
+      id,
+      name,
+      argumentsJson: args,
+      providerFields: { format: 'google', fields: { id } },
+    })
+
+    test("a call's Gemini id goes back on its functionCall and on its functionResponse", async () => {
+      const messages = [
+        user('Go'),
+        assistant([googleCall('fc-1', 'read', '{"path":"a"}')], OWN),
+        { ...result('fc-1', 'contents of a'), toolName: 'read' },
+      ]
+      expect((await contentsOf(messages)).slice(1)).toEqual([
+        {
+          role: 'model',
+          parts: [
+            {
+              functionCall: { id: 'fc-1', name: 'read', args: { path: 'a' } },
+              thoughtSignature: 'skip_thought_signature_validator',
+            },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { id: 'fc-1', name: 'read', response: { output: 'contents of a' } } }],
+        },
+      ])
+    })
+
+    test("a call that had no Gemini id gets none: neither Kode's own id nor another format's", async () => {
+      const messages = [
+        user('Go'),
+        assistant(
+          [
+            call('call_r1_0', 'read', '{"path":"a"}'),
+            {
+              type: 'tool_call',
+              id: 'toolu_1',
+              name: 'read',
+              argumentsJson: '{"path":"b"}',
+              providerFields: { format: 'anthropic', fields: { id: 'x' } },
+            },
+          ],
+          OWN,
+        ),
+        { ...result('call_r1_0', 'a'), toolName: 'read' },
+        { ...result('toolu_1', 'b'), toolName: 'read' },
+      ]
+      const [, model, results] = await contentsOf(messages)
+      expect(JSON.stringify([model, results])).not.toContain('"id"')
+    })
+
+    test("over a session's successive requests, each result gets the id of its own call", async () => {
+      const client = testClient(server(), { api: 'google', model: MODEL })
+      const history: Message[] = [
+        user('Go'),
+        assistant([googleCall('fc-1', 'read', '{"path":"a"}')], OWN),
+        { ...result('fc-1', 'a'), toolName: 'read' },
+      ]
+      const responsesOf = async () => {
+        server().enqueue(END)
+        await client.complete({ messages: history })
+        const contents = (server().requests.at(-1)!.body as { contents: GoogleTurn[] }).contents
+        return contents.flatMap((turn) =>
+          turn.parts.flatMap((p) => (p.functionResponse ? [p.functionResponse] : [])),
+        )
+      }
+      expect(await responsesOf()).toEqual([{ id: 'fc-1', name: 'read', response: { output: 'a' } }])
+      history.push(
+        assistant([call('c2', 'read', '{"path":"b"}'), googleCall('fc-3', 'read')], OWN),
+        { ...result('c2', 'b'), toolName: 'read' },
+        { ...result('fc-3', 'c'), toolName: 'read' },
+        user('And?'),
+        assistant([googleCall('fc-4', 'read')], OWN),
+        { ...result('fc-4', 'd'), toolName: 'read' },
+      )
+      expect(await responsesOf()).toEqual([
+        { id: 'fc-1', name: 'read', response: { output: 'a' } },
+        { name: 'read', response: { output: 'b' } },
+        { id: 'fc-3', name: 'read', response: { output: 'c' } },
+        { id: 'fc-4', name: 'read', response: { output: 'd' } },
+      ])
+    })
+
+    test('a streamed response round-trips: the call Gemini gave an id gets it back, the other none', async () => {
+      server().enqueue(streamOf('google', fixture('google', 'kode-call-ids-and-image')))
+      const client = testClient(server(), { api: 'google', model: MODEL })
+      const reply = await client.complete({ messages: [user('Look up a and b')] })
+      const [first, second] = reply.parts.filter((p) => p.type === 'tool_call')
+      const history = [
+        user('Look up a and b'),
+        reply,
+        { ...result(first!.id, 'A'), toolName: 'lookup' },
+        { ...result(second!.id, 'B'), toolName: 'lookup' },
+      ]
+      const contents = await contentsOf(history)
+      expect(contents[1]).toMatchObject({
+        role: 'model',
+        parts: [
+          { text: 'Here it is:' },
+          { inlineData: { mimeType: 'image/png' } },
+          { functionCall: { id: 'fc-7', name: 'lookup', args: { q: 'a' } } },
+          { functionCall: { name: 'lookup', args: { q: 'b' } } },
+        ],
+      })
+      expect(
+        (contents[1] as { parts: { functionCall?: object }[] }).parts[3]!.functionCall,
+      ).not.toHaveProperty('id')
+      expect(contents[2]).toEqual({
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'fc-7', name: 'lookup', response: { output: 'A' } } },
+          { functionResponse: { name: 'lookup', response: { output: 'B' } } },
+        ],
+      })
+    })
   })
 
   test('user images: data URLs inline, http URLs as fileData, files read through readImageFile', async () => {
