@@ -1,5 +1,5 @@
 import type { AssistantPart, Message } from '@kode/protocol'
-import { type ClientConfig, type LLMRequest, ProviderError } from '@kode/providers'
+import { type ClientConfig, type LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { fixture, streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
@@ -351,20 +351,11 @@ describe('google request', () => {
     'https://example.com/image',
     'https://example.com/scan.tiff',
     'https://example.com/render?format=png',
-  ])(
-    'an http image URL whose media type cannot be told (%s) fails as invalid_request, unsent',
-    async (url) => {
-      const client = testClient(server(), { api: 'google', model: MODEL })
-      const error = await client
-        .complete({ messages: [user('Look', { type: 'image_url', url })] })
-        .catch((e) => e)
-      expect(ProviderError.is(error)).toBe(true)
-      expect(error).toMatchObject({ code: 'invalid_request', retryable: false })
-      expect((error as Error).message).toContain(new URL(url).pathname)
-      expect((error as Error).message).toContain('media type')
-      expect(server().requests).toHaveLength(0)
-    },
-  )
+  ])('an http image URL whose media type cannot be told (%s) goes as fileData without one', async (url) => {
+    expect(await contentsOf([user('Look', { type: 'image_url', url })])).toEqual([
+      { role: 'user', parts: [{ text: 'Look' }, { fileData: { fileUri: url } }] },
+    ])
+  })
 
   test("this model's signatures go back on the very part they came with: thought, text and call", async () => {
     const messages = [

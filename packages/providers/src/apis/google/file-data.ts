@@ -1,9 +1,7 @@
-import { originAndPath, ProviderError } from '../../transport/errors.js'
-
-/** Gemini `fileData`: a file by URI, with the media type the API requires next to it. */
+/** Gemini `fileData`: a file by URI, with its media type when it can be told. */
 export interface GoogleFileData {
   fileUri: string
-  mimeType: string
+  mimeType?: string
 }
 
 /**
@@ -22,25 +20,22 @@ const IMAGE_TYPES: Readonly<Record<string, string>> = {
 }
 
 /**
- * An http(s) image URL as Gemini `fileData`. The API refuses `fileData` without `mimeType`, so an
- * image whose type its path's extension does not name fails here, before anything is sent, with a
- * non-retryable `invalid_request` quoting the URL as origin and path (its query may hold a token).
+ * An http(s) image URL as Gemini `fileData`, with the `mimeType` its path's extension names. The
+ * Gemini API documents `mimeType` as optional here and Vertex AI as required: an image whose type
+ * the path does not name goes without one, as before, and the server decides, rather than Kode
+ * refusing a request the API may take.
  */
 export function imageFileData(url: string): GoogleFileData {
-  const parsed = parseUrl(url)
-  const extension = parsed?.pathname.match(/\.([a-z0-9]+)$/i)?.[1]?.toLowerCase()
+  const extension = pathOf(url)
+    ?.match(/\.([a-z0-9]+)$/i)?.[1]
+    ?.toLowerCase()
   const mimeType = extension === undefined ? undefined : IMAGE_TYPES[extension]
-  if (mimeType !== undefined) return { fileUri: url, mimeType }
-  const where = parsed ? originAndPath(parsed) : 'an unreadable URL'
-  throw new ProviderError(
-    `the media type of the image at ${where} cannot be told from its path; Gemini needs one for an image by URL (name the file .png, .jpg, .jpeg, .webp, .gif, .heic or .heif, or send it as a data URL)`,
-    { code: 'invalid_request', retryable: false },
-  )
+  return mimeType === undefined ? { fileUri: url } : { fileUri: url, mimeType }
 }
 
-function parseUrl(url: string): URL | undefined {
+function pathOf(url: string): string | undefined {
   try {
-    return new URL(url)
+    return new URL(url).pathname
   } catch {
     return undefined
   }
