@@ -1,5 +1,5 @@
 import type { AssistantPart, Message } from '@kode/protocol'
-import { type ClientConfig, type LLMRequest } from '@kode/providers'
+import type { ClientConfig, LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { fixture, streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
