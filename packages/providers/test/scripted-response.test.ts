@@ -29,11 +29,14 @@ describe.each([
     const message: AssistantMessage = await testClient(server(), { api, model: 'm' }).complete({
       messages: [{ role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Go' }] }],
     })
-    // OpenAI Responses also keeps each item's id (`itemId`), which the other apis have none of.
+    // OpenAI Responses also keeps each item's id (`itemId`), which the other apis have none of;
+    // Gemini's call id is also kept apart from Kode's, to go back to Gemini.
+    const geminiId =
+      api === 'google' ? { providerFields: { format: 'google', fields: { id: 'call_1' } } } : {}
     expect(message.parts.filter((p) => p.type !== 'thinking_signature').map(withoutItemId)).toEqual([
       { type: 'thinking_text', text: 'Plan the call.' },
       { type: 'text', text: 'Reading the file now.' },
-      { type: 'tool_call', id: 'call_1', name: 'read', argumentsJson: '{"path":"a.txt"}' },
+      { type: 'tool_call', id: 'call_1', name: 'read', argumentsJson: '{"path":"a.txt"}', ...geminiId },
     ])
     expect(message).toMatchObject({
       responseId: 'r1',
@@ -90,7 +93,13 @@ describe('scriptedResponse on google', () => {
       { type: 'thinking_text', text: 'Look first.' },
       { type: 'thinking_signature', signature: 'sig-1', format: 'google', model: 'gemini-2.5-flash' },
       { type: 'image_url', url: 'data:image/png;base64,iVBORw0KGgo=' },
-      { type: 'tool_call', id: 'call_9', name: 'look', argumentsJson: '{}' },
+      {
+        type: 'tool_call',
+        id: 'call_9',
+        name: 'look',
+        argumentsJson: '{}',
+        providerFields: { format: 'google', fields: { id: 'call_9' } },
+      },
     ])
     expect(message.rawStopReason).toBe('STOP')
   })

@@ -1,4 +1,4 @@
-import { type ProviderError, withRequestId } from './errors.js'
+import { originAndPath, type ProviderError, withRequestId } from './errors.js'
 import type { ErrorContext } from './failures.js'
 import { requestIdOf, transportError } from './failures.js'
 
@@ -40,7 +40,7 @@ export async function fetchFollowingRedirects(
     if (next.origin !== new URL(current).origin && !policy.crossOrigin)
       throw refused(
         policy,
-        `the server redirected (${response.status}) to another origin: ${next.href}; the API key and prompt were not sent there (set followCrossOriginRedirects to allow it)`,
+        `the server redirected (${response.status}) to another origin: ${originAndPath(next)}; the API key and prompt were not sent there (set followCrossOriginRedirects to allow it)`,
       )
     if (hops + 1 > MAX_REDIRECTS) throw refused(policy, `more than ${MAX_REDIRECTS} redirects`)
     current = next.href
@@ -59,16 +59,11 @@ function resolve(location: string, base: string): URL | undefined {
   }
 }
 
-/**
- * A redirect that names no target: there is nothing to follow, and sending the request again gets
- * the same answer. The URL is quoted as origin and path: an origin has no `user:password@`, and
- * the query (where a key may ride) is left out.
- */
+/** A redirect that names no target: there is nothing to follow, and sending the request again gets the same answer. */
 function withoutLocation(policy: RedirectPolicy, response: Response, url: string): ProviderError {
-  const { origin, pathname } = new URL(url)
   const requestId = requestIdOf(response.headers)
   const where = requestId ? ` [request ${requestId}]` : ''
-  const detail = `HTTP ${response.status} redirect without a Location header from ${origin}${pathname}${where}`
+  const detail = `HTTP ${response.status} redirect without a Location header from ${originAndPath(new URL(url))}${where}`
   const error = transportError(policy.errors, 'redirect', detail, {
     retryable: false,
     status: response.status,

@@ -285,7 +285,14 @@ describe('google quirks (Kode fixtures)', () => {
     expect(doneOf(items).parts).toEqual([
       { type: 'text', text: 'Here it is:' },
       image,
-      { type: 'tool_call', id: 'fc-7', name: 'lookup', argumentsJson: '{"q":"a"}' },
+      {
+        type: 'tool_call',
+        id: 'fc-7',
+        name: 'lookup',
+        argumentsJson: '{"q":"a"}',
+        // Kept apart from Kode's id, so only a call that had a wire id gets one back.
+        providerFields: { format: 'google', fields: { id: 'fc-7' } },
+      },
       { type: 'tool_call', id: 'call_lookup_1', name: 'lookup', argumentsJson: '{"q":"b"}' },
     ])
   })

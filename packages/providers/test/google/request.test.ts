@@ -1,7 +1,7 @@
 import type { AssistantPart, Message } from '@kode/protocol'
 import type { ClientConfig, LLMRequest } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
-import { streamOf, testClient, useServer } from '../helpers.js'
+import { fixture, streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
 
 const server = useServer()
@@ -20,6 +20,7 @@ const bodyOf = async (request: LLMRequest, config: Partial<ClientConfig> = {}) =
   (await sent(request, config)).body as Record<string, unknown>
 const contentsOf = async (messages: Message[], config: Partial<ClientConfig> = {}) =>
   (await bodyOf({ messages }, config)).contents as unknown[]
+type GoogleTurn = { parts: { functionResponse?: unknown }[] }
 const sig = (signature: string, model = MODEL): AssistantPart => ({
   type: 'thinking_signature',
   signature,
@@ -163,6 +164,128 @@ describe('google request', () => {
     ])
   })
 
+  describe('function call ids', () => {
+    /** A call Gemini gave an id, as the stream leaves it (see events.ts). */
+    const googleCall = (id: string, name: string, args = '{}'): AssistantPart => ({
+      type: 'tool_call',
+      id,
+      name,
+      argumentsJson: args,
+      providerFields: { format: 'google', fields: { id } },
+    })
+
+    test("a call's Gemini id goes back on its functionCall and on its functionResponse", async () => {
+      const messages = [
+        user('Go'),
+        assistant([googleCall('fc-1', 'read', '{"path":"a"}')], OWN),
+        { ...result('fc-1', 'contents of a'), toolName: 'read' },
+      ]
+      expect((await contentsOf(messages)).slice(1)).toEqual([
+        {
+          role: 'model',
+          parts: [
+            {
+              functionCall: { id: 'fc-1', name: 'read', args: { path: 'a' } },
+              thoughtSignature: 'skip_thought_signature_validator',
+            },
+          ],
+        },
+        {
+          role: 'user',
+          parts: [{ functionResponse: { id: 'fc-1', name: 'read', response: { output: 'contents of a' } } }],
+        },
+      ])
+    })
+
+    test("a call that had no Gemini id gets none: neither Kode's own id nor another format's", async () => {
+      const messages = [
+        user('Go'),
+        assistant(
+          [
+            call('call_r1_0', 'read', '{"path":"a"}'),
+            {
+              type: 'tool_call',
+              id: 'toolu_1',
+              name: 'read',
+              argumentsJson: '{"path":"b"}',
+              providerFields: { format: 'anthropic', fields: { id: 'x' } },
+            },
+          ],
+          OWN,
+        ),
+        { ...result('call_r1_0', 'a'), toolName: 'read' },
+        { ...result('toolu_1', 'b'), toolName: 'read' },
+      ]
+      const [, model, results] = await contentsOf(messages)
+      expect(JSON.stringify([model, results])).not.toContain('"id"')
+    })
+
+    test("over a session's successive requests, each result gets the id of its own call", async () => {
+      const client = testClient(server(), { api: 'google', model: MODEL })
+      const history: Message[] = [
+        user('Go'),
+        assistant([googleCall('fc-1', 'read', '{"path":"a"}')], OWN),
+        { ...result('fc-1', 'a'), toolName: 'read' },
+      ]
+      const responsesOf = async () => {
+        server().enqueue(END)
+        await client.complete({ messages: history })
+        const contents = (server().requests.at(-1)!.body as { contents: GoogleTurn[] }).contents
+        return contents.flatMap((turn) =>
+          turn.parts.flatMap((p) => (p.functionResponse ? [p.functionResponse] : [])),
+        )
+      }
+      expect(await responsesOf()).toEqual([{ id: 'fc-1', name: 'read', response: { output: 'a' } }])
+      history.push(
+        assistant([call('c2', 'read', '{"path":"b"}'), googleCall('fc-3', 'read')], OWN),
+        { ...result('c2', 'b'), toolName: 'read' },
+        { ...result('fc-3', 'c'), toolName: 'read' },
+        user('And?'),
+        assistant([googleCall('fc-4', 'read')], OWN),
+        { ...result('fc-4', 'd'), toolName: 'read' },
+      )
+      expect(await responsesOf()).toEqual([
+        { id: 'fc-1', name: 'read', response: { output: 'a' } },
+        { name: 'read', response: { output: 'b' } },
+        { id: 'fc-3', name: 'read', response: { output: 'c' } },
+        { id: 'fc-4', name: 'read', response: { output: 'd' } },
+      ])
+    })
+
+    test('a streamed response round-trips: the call Gemini gave an id gets it back, the other none', async () => {
+      server().enqueue(streamOf('google', fixture('google', 'kode-call-ids-and-image')))
+      const client = testClient(server(), { api: 'google', model: MODEL })
+      const reply = await client.complete({ messages: [user('Look up a and b')] })
+      const [first, second] = reply.parts.filter((p) => p.type === 'tool_call')
+      const history = [
+        user('Look up a and b'),
+        reply,
+        { ...result(first!.id, 'A'), toolName: 'lookup' },
+        { ...result(second!.id, 'B'), toolName: 'lookup' },
+      ]
+      const contents = await contentsOf(history)
+      expect(contents[1]).toMatchObject({
+        role: 'model',
+        parts: [
+          { text: 'Here it is:' },
+          { inlineData: { mimeType: 'image/png' } },
+          { functionCall: { id: 'fc-7', name: 'lookup', args: { q: 'a' } } },
+          { functionCall: { name: 'lookup', args: { q: 'b' } } },
+        ],
+      })
+      expect(
+        (contents[1] as { parts: { functionCall?: object }[] }).parts[3]!.functionCall,
+      ).not.toHaveProperty('id')
+      expect(contents[2]).toEqual({
+        role: 'user',
+        parts: [
+          { functionResponse: { id: 'fc-7', name: 'lookup', response: { output: 'A' } } },
+          { functionResponse: { name: 'lookup', response: { output: 'B' } } },
+        ],
+      })
+    })
+  })
+
   test('user images: data URLs inline, http URLs as fileData, files read through readImageFile', async () => {
     const messages = [
       user(
@@ -179,10 +302,58 @@ describe('google request', () => {
         parts: [
           { text: 'Look' },
           { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
-          { fileData: { fileUri: 'https://example.com/cat.png' } },
+          { fileData: { fileUri: 'https://example.com/cat.png', mimeType: 'image/png' } },
           { inlineData: { mimeType: 'image/png', data: 'AQID' } },
         ],
       },
+    ])
+  })
+
+  test("an http image URL's fileData carries the media type its path's extension names", async () => {
+    const cases = {
+      'https://example.com/a.png': 'image/png',
+      'https://example.com/b.jpg': 'image/jpeg',
+      'https://example.com/c.JPEG': 'image/jpeg',
+      'https://example.com/d.webp?size=large#top': 'image/webp',
+      'http://example.com/e.gif': 'image/gif',
+      'https://example.com/photos/f.heic': 'image/heic',
+      'https://example.com/g.heif?v=2': 'image/heif',
+    }
+    const urls = Object.keys(cases)
+    const messages = [user(...urls.map((url) => ({ type: 'image_url' as const, url })))]
+    expect(await contentsOf(messages)).toEqual([
+      {
+        role: 'user',
+        parts: Object.entries(cases).map(([fileUri, mimeType]) => ({ fileData: { fileUri, mimeType } })),
+      },
+    ])
+  })
+
+  test('a tool result image by http URL carries its media type too', async () => {
+    const messages = [
+      user('Go'),
+      assistant([call('c1', 'shot')], OWN),
+      {
+        ...result('c1', 'done', [{ type: 'image_url', url: 'https://example.com/shot.webp' }]),
+        toolName: 'shot',
+      },
+    ]
+    expect((await contentsOf(messages))[2]).toEqual({
+      role: 'user',
+      parts: [
+        { functionResponse: { name: 'shot', response: { output: 'done' } } },
+        { fileData: { fileUri: 'https://example.com/shot.webp', mimeType: 'image/webp' } },
+      ],
+    })
+  })
+
+  test.each([
+    'https://example.com/image',
+    'https://example.com/scan.tiff',
+    'https://example.com/render?format=png',
+  ])('an http image URL whose media type cannot be told (%s) goes as fileData without one', async (url) => {
+    expect(await contentsOf([user('Look', { type: 'image_url', url })])).toEqual([
+      { role: 'user', parts: [{ text: 'Look' }, { fileData: { fileUri: url } }] },
     ])
   })
 

@@ -98,14 +98,52 @@ describe('redirects', () => {
     expect(server().requests).toHaveLength(2)
   })
 
-  test('the refused location is quoted without credentials or keys', async () => {
+  test('the refused location is quoted as origin and path: no credentials, query or fragment', async () => {
     const target = elsewhere.url.replace('http://', 'http://admin:pa55word-secret@')
-    server().enqueue({ status: 302, headers: { location: `${target}/x?api_key=AIzaSyD-leak-9876&alt=sse` } })
+    server().enqueue({
+      status: 302,
+      headers: { location: `${target}/x?api_key=AIzaSyD-leak-9876&alt=sse&state=opaque-42#frag-7` },
+    })
     const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })
     const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
     expect(error).toMatchObject({ code: 'redirect' })
-    expect(String(error)).not.toContain('pa55word')
-    expect(String(error)).not.toContain('AIzaSyD-leak')
-    expect(String(error)).toContain('api_key=[redacted]')
+    expect(error.message).toBe(
+      `openai-chat: the server redirected (302) to another origin: ${elsewhere.url}/x; the API key and prompt were not sent there (set followCrossOriginRedirects to allow it)`,
+    )
+    for (const secret of ['admin', 'pa55word', 'AIzaSyD-leak', 'alt=sse', 'opaque-42', 'frag-7'])
+      expect(String(error)).not.toContain(secret)
+  })
+
+  describe('a key URLs must percent-encode', () => {
+    const ODD_KEY = 'sk-test/key+0123456789=='
+    const encoded = encodeURIComponent(ODD_KEY)
+
+    test('is redacted from the URL a redirect without a Location answered from', async () => {
+      server().enqueue({ status: 307, headers: { location: `/v2/${encoded}/messages` } }, { status: 302 })
+      const client = testClient(server(), {
+        api: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        apiKey: ODD_KEY,
+      })
+      const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+      expect(error).toMatchObject({ code: 'redirect', status: 302 })
+      expect(error.message).toContain(`from ${server().url}/v2/[redacted]/messages`)
+      expect(String(error)).not.toContain(encoded)
+      expect(String(error)).not.toContain('0123456789')
+    })
+
+    test('is redacted from the path of a refused cross-origin location', async () => {
+      server().enqueue({ status: 302, headers: { location: `${elsewhere.url}/k/${encoded}/messages` } })
+      const client = testClient(server(), {
+        api: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        apiKey: ODD_KEY,
+      })
+      const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+      expect(error).toMatchObject({ code: 'redirect' })
+      expect(error.message).toContain(`to another origin: ${elsewhere.url}/k/[redacted]/messages;`)
+      expect(String(error)).not.toContain('0123456789')
+      expect(elsewhere.requests).toHaveLength(0)
+    })
   })
 })

@@ -116,9 +116,70 @@ describe('openai-responses request', () => {
         phase: 'commentary',
       },
       { type: 'function_call', call_id: 'call_1', name: 'search', arguments: '{"q":"x"}', id: 'fc_1' },
-      { type: 'reasoning', id: 'rs_2', summary: [], encrypted_content: 'enc-2' },
+      // rs_2 had no item after it in its response: left out (see the tests below).
       { type: 'function_call_output', call_id: 'call_1', output: 'found' },
     ])
+  })
+
+  describe('a reasoning item with no output item after it in its response', () => {
+    test('a response cut off right after its reasoning sends none of it back', async () => {
+      const messages = [
+        user('Go'),
+        {
+          ...assistant([{ type: 'thinking_text', text: 'Plan' }, encrypted('enc-1', 'rs_1')], OWN),
+          stopReason: 'aborted' as const,
+        },
+        user('Go on'),
+      ]
+      expect(await inputOf(messages)).toEqual([userText('Go'), userText('Go on')])
+    })
+
+    test('trailing reasoning items are left out; those before an output item, and the output ids, stay', async () => {
+      const messages = [
+        user('Go'),
+        assistant(
+          [
+            encrypted('enc-1', 'rs_1'),
+            { type: 'text', text: 'Looking.', itemId: 'msg_1', phase: 'commentary' },
+            { type: 'thinking_text', text: 'Next' },
+            encrypted('enc-2', 'rs_2'),
+            encrypted('enc-3', 'rs_3'),
+          ],
+          OWN,
+        ),
+        user('And?'),
+      ]
+      expect((await inputOf(messages)).slice(1)).toEqual([
+        { type: 'reasoning', id: 'rs_1', summary: [], encrypted_content: 'enc-1' },
+        {
+          role: 'assistant',
+          content: [{ type: 'output_text', text: 'Looking.' }],
+          id: 'msg_1',
+          phase: 'commentary',
+        },
+        userText('And?'),
+      ])
+    })
+
+    test('reasoning followed only by reasoning rendered as text is left out too', async () => {
+      const messages = [
+        user('Go'),
+        assistant(
+          [
+            { type: 'text', text: 'Looking.', itemId: 'msg_1' },
+            encrypted('enc-2', 'rs_2'),
+            { type: 'thinking_text', text: 'Cut' },
+          ],
+          OWN,
+        ),
+      ]
+      const input = await inputOf(messages)
+      expect(input.filter((item) => (item as { type?: string }).type === 'reasoning')).toEqual([])
+      expect(input.at(-1)).toEqual({
+        role: 'assistant',
+        content: [{ type: 'output_text', text: '<thinking>\nCut\n</thinking>' }],
+      })
+    })
   })
 
   test('own reasoning whose encrypted content never arrived becomes text, and item ids are left out', async () => {

@@ -102,3 +102,21 @@ test('redact leaves short strings alone so it cannot blank out common words', ()
   expect(redact('key abc in text', 'abc')).toBe('key abc in text')
   expect(redact('key 0123456789 in text', '0123456789')).toBe('key [redacted] in text')
 })
+
+describe('redact finds the key percent-encoded, as a URL carries it', () => {
+  const key = 'sk-live/abc+def=0123456789'
+
+  test('in its encodeURIComponent form', () => {
+    expect(redact(`GET /v1/${encodeURIComponent(key)}/models`, key)).toBe('GET /v1/[redacted]/models')
+  })
+
+  test('with lowercase hex digits, or only some characters encoded', () => {
+    const lower = encodeURIComponent(key).replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())
+    expect(redact(`at ${lower} end`, key)).toBe('at [redacted] end')
+    expect(redact('at sk-live/abc%2Bdef=0123456789 end', key)).toBe('at [redacted] end')
+  })
+
+  test('trimmed and encoded, when the key came with whitespace around it', () => {
+    expect(redact(`/x/${encodeURIComponent(key)}/y`, ` ${key}\n`)).toBe('/x/[redacted]/y')
+  })
+})

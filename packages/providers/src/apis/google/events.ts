@@ -44,7 +44,8 @@ export interface GoogleUsage {
  * reason (or a blocked prompt) is what completes the response. Thought parts become thinking, a
  * `thoughtSignature` becomes a whole signature part right after the part it signs, and function
  * calls get deterministic ids when Gemini gives none: `call_<responseId>_<n>` for the n-th call of
- * the response (`call_<name>_<n>` without a response id). Calls whose arguments stream as
+ * the response (`call_<name>_<n>` without a response id); an id Gemini gave is also kept in the
+ * call's `google` provider fields, to go back to it. Calls whose arguments stream as
  * `partialArgs` are assembled and closed when their last piece arrives.
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
@@ -62,6 +63,8 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
       endStreamed(out)
       const key = calls++
       out.toolCall(key, call.id || `call_${responseId ?? call.name}_${key}`, call.name)
+      // Gemini's own id, kept apart from the id Kode may have made up (see `googleCallId`).
+      if (call.id) out.toolCallFields(key, { format: 'google', fields: { id: call.id } })
       if (call.willContinue) {
         streaming = { key, args: new StreamedArgs() }
         if (call.partialArgs) streaming.args.add(call.partialArgs)

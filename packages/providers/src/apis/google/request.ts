@@ -15,14 +15,19 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
+import { googleCallId, ResultCallIds } from './call-ids.js'
+import { type GoogleFileData, imageFileData } from './file-data.js'
 
 /** Gemini `Content` parts (the subset Kode sends). */
 export type GooglePart =
   | { text: string; thought?: true; thoughtSignature?: string }
   | { inlineData: { mimeType: string; data: string }; thoughtSignature?: string }
-  | { fileData: { fileUri: string }; thoughtSignature?: string }
-  | { functionCall: { name: string; args: Record<string, unknown> }; thoughtSignature?: string }
-  | { functionResponse: { name: string; response: { output: string } | { error: string } } }
+  | { fileData: GoogleFileData; thoughtSignature?: string }
+  | {
+      functionCall: { id?: string; name: string; args: Record<string, unknown> }
+      thoughtSignature?: string
+    }
+  | { functionResponse: { id?: string; name: string; response: { output: string } | { error: string } } }
 
 export interface GoogleContent {
   role: 'user' | 'model'
@@ -47,8 +52,9 @@ export interface GoogleMessageOptions {
  * folded into the preceding user turn, tool results as `functionResponse` parts (`{ output }`, or
  * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
  * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that
- * made it; thinking from any other model becomes text. No tool-call ids are sent: Gemini pairs
- * responses with calls by order and name. Conversions are cached per message object, and the turns
+ * made it; thinking from any other model becomes text. A call Gemini gave an id gets it back, on
+ * its `functionCall` and on its `functionResponse`; no other id is sent (Gemini pairs those by order
+ * and name). Conversions are cached per message object, and the turns
  * made from a history's settled part are kept for its next request (see `SettledItems`).
  */
 export function createGoogleMessageMapper(options: GoogleMessageOptions) {
@@ -65,9 +71,11 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
   ): Promise<{ system: string[]; contents: WireItems<GoogleContent> }> {
     const view = await preparer.prepare(request, { readImageFile, converted: cached })
     const files = view.files
+    // Scans nothing until a result not converted before asks for its call's id.
+    const callIds = new ResultCallIds(view.entries)
     const convert: TurnConverters<GooglePart> = {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
-      tool: (m) => tools.get(m, (t) => convertTool(t, files)),
+      tool: (m) => tools.get(m, (t) => convertTool(t, files, callIds.of(t))),
       assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
     }
     const contents = settled.items(
@@ -93,10 +101,17 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
   return parts
 }
 
-function convertTool(message: ToolResultMessage, files: ImageFiles): GooglePart[] {
+function convertTool(
+  message: ToolResultMessage,
+  files: ImageFiles,
+  callId: string | undefined,
+): GooglePart[] {
   const text = message.outputText
   const response = message.status === 'success' ? { output: text } : { error: text }
-  const parts: GooglePart[] = [{ functionResponse: { name: message.toolName, response } }]
+  const name = message.toolName
+  const parts: GooglePart[] = [
+    { functionResponse: callId === undefined ? { name, response } : { id: callId, name, response } },
+  ]
   for (const part of message.parts) parts.push(imagePart(part, files))
   return parts
 }
@@ -104,7 +119,9 @@ function convertTool(message: ToolResultMessage, files: ImageFiles): GooglePart[
 function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
   const url = imageUrlOf(part, files)
   const data = parseDataUrl(url)
-  return data ? { inlineData: { mimeType: data.mimeType, data: data.data } } : { fileData: { fileUri: url } }
+  return data
+    ? { inlineData: { mimeType: data.mimeType, data: data.data } }
+    : { fileData: imageFileData(url) }
 }
 
 const NO_FILES: ImageFiles = new Map()
@@ -135,8 +152,10 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
         else if (options.thinkingAsText && part.text) out.push({ text: options.thinkingAsText(part.text) })
         break
       case 'tool_call': {
+        const id = googleCallId(part)
+        const args = argumentsObject(part.argumentsJson, part.incomplete)
         const call = {
-          functionCall: { name: part.name, args: argumentsObject(part.argumentsJson, part.incomplete) },
+          functionCall: id === undefined ? { name: part.name, args } : { id, name: part.name, args },
         }
         if (signature) {
           out.push(signed(call))

@@ -59,7 +59,8 @@ interface ConvertedTool {
  * messages are replayed as ordered reasoning / message / function_call items: this model's
  * reasoning as a reasoning item (its summaries, encrypted content and item id), and message and
  * function-call item ids only when the whole message came from this model and all its reasoning
- * went back (the API pairs those ids with their reasoning items). Reasoning from anything else
+ * went back (the API pairs those ids with their reasoning items). A reasoning item with no output
+ * item after it in its message is left out (see `convertAssistant`). Reasoning from anything else
  * becomes text. Call ids are made to fit 64 characters. Conversions are cached per message object,
  * and the items made from a history's settled part are kept for its next request (`SettledItems`).
  */
@@ -151,7 +152,9 @@ function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTo
 
 function convertAssistant(message: AssistantMessage, options: ResponsesMessageOptions): ReplayItem[] {
   const model = options.speaker.model
-  const items: ReplayItem[] = []
+  let items: ReplayItem[] = []
+  /** Index of the last message or function_call item the response itself produced. */
+  let lastOutput = -1
   // Reasoning text waiting to learn whether a reasoning item (a fitting signature) follows it.
   let pending: ThinkingTextPart[] = []
   let degraded = false
@@ -183,7 +186,7 @@ function convertAssistant(message: AssistantMessage, options: ResponsesMessageOp
           const item = assistantText(part.text)
           if (part.itemId !== undefined) item.id = part.itemId
           if (part.phase !== undefined) item.phase = part.phase
-          items.push(item)
+          lastOutput = items.push(item) - 1
         }
         break
       case 'tool_call': {
@@ -195,7 +198,7 @@ function convertAssistant(message: AssistantMessage, options: ResponsesMessageOp
           arguments: sendableArguments(part.argumentsJson, part.incomplete),
         }
         if (part.itemId !== undefined) call.id = part.itemId
-        items.push(call)
+        lastOutput = items.push(call) - 1
         break
       }
       case 'image_url':
@@ -212,6 +215,11 @@ function convertAssistant(message: AssistantMessage, options: ResponsesMessageOp
     }
   }
   flushPending()
+  // The API refuses a reasoning item not followed by the item it led to ("provided without its
+  // required following item"): one after the response's last output item (a response cut off
+  // right after its reasoning) led to nothing, and is left out. It is no item's reasoning, so the
+  // output items before it keep their ids.
+  if (items.length - 1 > lastOutput) items = items.filter((item, i) => i <= lastOutput || !isReasoning(item))
   // Item ids of another model's output, or of output whose reasoning did not go back, fail the
   // API's pairing check; without them the items are plain history. Phase is this model's own.
   const own = isOwnMessage(message, options.speaker)

@@ -10,7 +10,7 @@ export interface ToolCallIdRule {
  * The tool-call id rules of the built-in wires. Ids from another provider are rewritten to fit
  * (Anthropic rejects the dots and colons some providers use; OpenAI Chat Completions rejects ids
  * over 40 characters, the Responses API over 64). OpenRouter may route to any of them, so it gets
- * the strictest. Gemini is sent no ids at all.
+ * the strictest. Gemini is sent only the ids it gave (see `googleCallId`), as they are.
  */
 export const TOOL_CALL_ID_RULES = {
   anthropic: { maxLength: 64, disallowed: /[^a-zA-Z0-9_-]/g },
