@@ -28,6 +28,7 @@ export async function startApp(
     delayMs?: number
     tools?: Tool[]
     allowedHosts?: string[]
+    releaseAfterMs?: number
   } = {},
 ) {
   const model = options.client
@@ -44,6 +45,7 @@ export async function startApp(
     publicDir,
     modelLabel: 'test model',
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
+    ...(options.releaseAfterMs !== undefined ? { releaseAfterMs: options.releaseAfterMs } : {}),
   })
   const server: Server = createServer(app.handle)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))

@@ -319,3 +319,70 @@ describe('POST /sessions/:id/approvals', () => {
     expect((await post(approvals, { approvals: [{ toolCallId, approved: false }] })).status).toBe(202)
   })
 })
+
+describe('sessions in memory', () => {
+  const RELEASE_MS = 100
+  const wait = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+
+  test('a session is released once its last reader left and no task runs, and reloads from the store', async () => {
+    const { url, app } = await start({ releaseAfterMs: RELEASE_MS })
+    const events = `${url}/sessions/${SESSION}/events`
+    // Two readers, one of which stays after the other left.
+    const stay = new AbortController()
+    const staying = await fetch(events, { signal: stay.signal })
+    expect(staying.status).toBe(200)
+    expect((await post(`${url}/sessions/${SESSION}/messages`, { text: 'hello' })).status).toBe(202)
+    await app.hub.idle(SESSION)
+    // The task's log, as it streamed.
+    const live = await readStream(events, has('task_finish'))
+    await wait(RELEASE_MS * 3)
+    expect(app.hub.holds(SESSION)).toBe(true)
+    // The last reader leaves: the idle session goes.
+    stay.abort()
+    await eventually(() => !app.hub.holds(SESSION))
+
+    // Opened again, it is the replay of its history.
+    const replay = await readStream(events, has('response_complete'))
+    expect(replay.map(typeOf)).toContain('user_message')
+    expect(JSON.parse(replay.at(-1)!.data).content).toBe(
+      live
+        .filter((f) => typeOf(f) === 'assistant_text_delta')
+        .map((f) => JSON.parse(f.data).content)
+        .join(''),
+    )
+    await eventually(() => !app.hub.holds(SESSION))
+  })
+
+  test('a session whose task runs with no reader is kept until the task ended', async () => {
+    const { url, app } = await start({ releaseAfterMs: RELEASE_MS })
+    expect((await post(`${url}/sessions/${SESSION}/messages`, { text: 'count' })).status).toBe(202)
+    await wait(RELEASE_MS * 3)
+    expect(app.hub.holds(SESSION)).toBe(true)
+    expect((await post(`${url}/sessions/${SESSION}/interrupt`)).status).toBe(204)
+    await eventually(() => !app.hub.holds(SESSION))
+  })
+
+  test('a reader back within the delay resumes without a reset; sessions only looked at are not kept', async () => {
+    const { url, app } = await start({ releaseAfterMs: 2_000 })
+    const events = `${url}/sessions/${SESSION}/events`
+    await post(`${url}/sessions/${SESSION}/messages`, { text: 'hello' })
+    await app.hub.idle(SESSION)
+    const reference = await readStream(events, has('task_finish'))
+    const rest = await readStream(events, count(reference.length - 6), reference[5]!.id)
+    expect(rest).toEqual(reference.slice(6))
+
+    const quick = await start({ releaseAfterMs: RELEASE_MS })
+    const ids = Array.from({ length: 20 }, (_, i) => `0b7c4c3e-2222-4aaa-8bbb-${String(i).padStart(12, '0')}`)
+    for (const id of ids) {
+      // A page opened on a session that has no records yet, then closed.
+      const opened = new AbortController()
+      const response = await fetch(`${quick.url}/sessions/${id}/events`, { signal: opened.signal })
+      expect(response.status).toBe(200)
+      await eventually(() => quick.app.hub.holds(id))
+      opened.abort()
+    }
+    // Interrupting a session the hub does not hold loads nothing.
+    expect((await post(`${quick.url}/sessions/${SESSION}/interrupt`)).status).toBe(409)
+    await eventually(() => [SESSION, ...ids].every((id) => !quick.app.hub.holds(id)))
+  })
+})

@@ -22,10 +22,12 @@ export type TaskPlan =
  * Plans an execution. A new input's task is found by its user message, persisted under `inputId`
  * (the same in every execution of the workflow): until that message is in the history, the task
  * has not begun, whatever other tasks wrote meanwhile; from it to its `task_metadata` (the one
- * naming `inputId`) are its records. A task whose worker died and that another task's input then
+ * naming `inputId`, or, when no other user message came in between, the first that names no input:
+ * a continuation's) are its records. A task whose worker died and that another task's input then
  * superseded (that task settled its calls) never ends: it fails with `DurableTaskError`
- * `task_superseded`. A continuation's records are those after `base`, the session's record count
- * when the workflow first ran (recorded by DBOS, so every execution sees the same).
+ * `task_superseded`, also when that task's end names no input (a plain `agent.run`'s). A
+ * continuation's records are those after `base`, the session's record count when the workflow
+ * first ran (recorded by DBOS, so every execution sees the same).
  */
 export function planTask(
   task: DurableTask,
@@ -39,14 +41,24 @@ export function planTask(
     )
     if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
     const own = history.slice(at)
+    /** The first user message after the input: its own (steering) or another task's input. */
+    let next: string | undefined
     for (const [i, record] of own.entries()) {
-      if ('role' in record || record.type !== 'task_metadata') continue
-      // One without `inputId` was written before task ends named their input: the next end is ours.
-      if (record.inputId === undefined || record.inputId === inputId)
+      if ('role' in record) {
+        if (i > 0 && record.role === 'user') next ??= record.id
+        continue
+      }
+      if (record.type !== 'task_metadata') continue
+      if (record.inputId === inputId)
+        return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, i + 1)) }
+      // An end naming no input is ours when it carried our task on (`agent.continue`'s, or one
+      // written before ends named their input); after another user message it may be the end of
+      // a plain `agent.run` that began there (its input is not named either): not ours.
+      if (record.inputId === undefined && next === undefined)
         return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, i + 1)) }
       throw new DurableTaskError(
         'task_superseded',
-        `the task of input ${inputId} stopped with its worker, and the task of input ${record.inputId} ` +
+        `the task of input ${inputId} stopped with its worker, and the task of input ${record.inputId ?? next} ` +
           'began on its session before it was carried on',
       )
     }

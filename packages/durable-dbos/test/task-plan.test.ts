@@ -155,6 +155,65 @@ describe('planTask', () => {
     })
   })
 
+  test("a plain run's end, which names no input, is not taken for the end of a task it overtook", () => {
+    // This task's worker died mid-task; a plain `agent.run` (no `messageId`) came next and ended.
+    const overtaken: HistoryEvent[] = [
+      ...earlier,
+      input,
+      calling,
+      { role: 'user', id: 'u2', createdAt: 4, parts: [{ type: 'text', text: 'Something else' }] },
+      {
+        role: 'assistant',
+        id: 'a2',
+        createdAt: 5,
+        parts: [{ type: 'text', text: 'Theirs.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm2', createdAt: 6, metadata },
+    ]
+    let thrown: unknown
+    try {
+      planTask(run, overtaken, 3, 'u1')
+    } catch (error) {
+      thrown = error
+    }
+    expect(DurableTaskError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'task_superseded',
+      'the task of input u1 stopped with its worker, and the task of input u2 began on its session before it was carried on',
+    ])
+  })
+
+  test('an end naming no input with no other user message before it is that of the carried-on task', () => {
+    // The task was carried on (`agent.continue` names no input) and ended before its workflow did.
+    const carried: HistoryEvent[] = [
+      ...earlier,
+      input,
+      calling,
+      {
+        role: 'tool',
+        id: 't1',
+        createdAt: 4,
+        toolCallId: 'c1',
+        toolName: 'write',
+        status: 'success',
+        outputText: 'ok',
+        parts: [],
+      },
+      {
+        role: 'assistant',
+        id: 'a2',
+        createdAt: 5,
+        parts: [{ type: 'text', text: 'Mine, carried on.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm2', createdAt: 6, metadata },
+    ]
+    expect(planTask(run, carried, 3, 'u1')).toMatchObject({
+      kind: 'finished',
+      outcome: { reason: 'completed', text: 'Mine, carried on.' },
+    })
+  })
+
   test('decisions an earlier execution recorded are not given twice', () => {
     const task: DurableTask = {
       kind: 'continue',

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DBOSClient } from '@dbos-inc/dbos-sdk'
+import { createAgent } from '@kode/core'
 import { toolCallsOf } from '@kode/protocol'
+import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
@@ -203,5 +205,66 @@ describe('a durable task whose worker is killed', () => {
     // next one would overlap: pg has nothing to warn about.
     expect(a.stderr()).not.toContain('DeprecationWarning')
     expect(b.stderr()).not.toContain('DeprecationWarning')
+    // Its reaper would otherwise take the next test's task before that test is ready.
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test("is superseded by a plain run that began on its session first: that run's end is not taken for its own", async () => {
+    server.enqueue(callTools('p1', [{ id: 'n2', name: 'notify', args: {} }]))
+    server.enqueue(reply('p2', 'Something else, answered.'))
+
+    const a = startWorker('worker-c', 'start', 'overtaken')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => toolRuns().includes('notify n2 resumed=false worker-c'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // The host runs the session's next message as a plain `agent.run` (no `messageId`), once the
+    // dead worker's lease has expired: it settles the stopped call and ends, naming no input.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    const client = createClient({
+      api: 'openai-chat',
+      model: 'gpt-4o',
+      apiKey: 'sk-test',
+      baseUrl: server.url,
+    })
+    try {
+      const agent = await createAgent({ client, store, sessionId: 'overtaken' })
+      const plain = await eventually(() => agent.run('Something else').done)
+      expect(plain).toMatchObject({ reason: 'completed', text: 'Something else, answered.' })
+      await agent.close()
+    } finally {
+      await store.close()
+    }
+
+    const b = startWorker('worker-d', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    // Whichever the worker prints first: the task's outcome, or why its workflow failed.
+    const ended = await Promise.race(
+      [b.line('finished '), b.line('failed ')].map((line) => line.catch((error: Error) => error.message)),
+    )
+    expect(ended).toMatch(/^failed /)
+    const failed = JSON.parse(ended.slice('failed '.length))
+    expect(failed.name).toBe('DurableTaskError')
+    expect(failed.message).toMatch(
+      /^the task of input .+:input stopped with its worker, and the task of input .+ began on its session before it was carried on$/,
+    )
+    // The dead task's model call was not made again, nor the plain run's.
+    expect(server.requests.length).toBe(5)
+    b.process.kill('SIGKILL')
+    await b.exited
   })
 })
+
+/** Retries `attempt` while the session's writer is still the dead worker's (its lease not expired). */
+async function eventually<T>(attempt: () => Promise<T>): Promise<T> {
+  for (;;) {
+    try {
+      return await attempt()
+    } catch (error) {
+      if ((error as { code?: string }).code !== 'session_locked') throw error
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+  }
+}

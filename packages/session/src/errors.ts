@@ -22,6 +22,12 @@ export type SessionErrorCode =
   | 'message_not_found'
   | 'store_closed'
   | 'symlink_refused'
+  /**
+   * A failed append could not be undone (the file store's truncate failed too): the session's file
+   * may hold records that were never acknowledged, so this store refuses every operation on the
+   * session until it is opened again by a new store (see docs/sessions.md).
+   */
+  | 'session_broken'
 
 /**
  * A session store or session helper refused an operation. `code` says why; `sessionId` names the
@@ -142,6 +148,15 @@ function lockedMessage(
 /** The `session_not_found` error every store and helper throws; `cause`: what told it so, if anything. */
 export function sessionNotFound(sessionId: string, cause?: unknown): SessionError {
   return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId, cause })
+}
+
+/** The `session_broken` error: `cause` is the failure that kept a failed append from being undone. */
+export function sessionBroken(sessionId: string, cause: unknown): SessionError {
+  return new SessionError(
+    'session_broken',
+    `session ${sessionId} holds a failed append that could not be cut off; open it again with a new store`,
+    { sessionId, cause },
+  )
 }
 
 /** The `store_closed` error every store throws once closed. */

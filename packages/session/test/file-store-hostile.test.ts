@@ -144,10 +144,10 @@ describe('symbolic links inside the store are refused, never written through', (
 })
 
 /**
- * Makes the next history write stop half-way and fail with ENOSPC, as a full disk does: the kernel
- * writes what fits, and the next write fails.
+ * Makes the next history write stop half-way and fail with ENOSPC (default), as a full disk does:
+ * the kernel writes what fits, and the next write fails.
  */
-async function failNextWriteHalfWay(): Promise<void> {
+async function failNextWriteHalfWay(code: 'ENOSPC' | 'EIO' = 'ENOSPC'): Promise<void> {
   const probe = await open(join(outside, 'probe'), 'w')
   const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> }
   await probe.close()
@@ -157,7 +157,7 @@ async function failNextWriteHalfWay(): Promise<void> {
     const [buffer, offset] = args as [Buffer, number]
     calls++
     if (calls === 1) return original.call(this, buffer, offset, Math.floor((buffer.length - offset) / 2) + 1)
-    throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28 })
+    throw Object.assign(new Error(`${code}: the write failed`), { code })
   })
 }
 
@@ -337,3 +337,90 @@ test('a session deleted while its writer lock is being taken is session_not_foun
   expect(await codeOf(openStore().append('s', [record('r3')]))).toBe('session_not_found')
   expect(existsSync(join(dir, 's'))).toBe(false)
 })
+
+/**
+ * Makes history writes stop half-way and fail with EIO, and every truncate of a file fail with EIO
+ * too: a failing disk, on which the store cannot cut a failed batch off again. The first write
+ * puts the batch's first line on disk whole.
+ */
+async function failWritesAndTruncates(): Promise<void> {
+  await failNextWriteHalfWay('EIO')
+  const probe = await open(join(outside, 'probe'), 'w')
+  const proto = Object.getPrototypeOf(probe) as { truncate: (...args: unknown[]) => Promise<unknown> }
+  await probe.close()
+  vi.spyOn(proto, 'truncate').mockRejectedValue(
+    Object.assign(new Error('EIO: i/o error, ftruncate'), { code: 'EIO', errno: -5 }),
+  )
+}
+
+describe('a failing disk that cannot cut a failed append off', () => {
+  const batch = [record('f1', 'a'.repeat(100)), record('f2', 'b'.repeat(100)), record('f3', 'c'.repeat(100))]
+
+  test('marks the session broken: every later operation on it fails, nothing of the batch is read', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    await failWritesAndTruncates()
+    expect(await codeOf(store.append('s', batch))).toBe('EIO')
+    // The failed batch's first line is whole on disk.
+    expect(readFileSync(join(dir, 's', 'history.jsonl'), 'utf8')).toContain('"f1"')
+    const broken = await store.read('s').catch((error: unknown) => error)
+    expect(SessionError.is(broken) && [broken.code, broken.sessionId]).toEqual(['session_broken', 's'])
+    expect((broken as Error).cause).toMatchObject({ code: 'EIO' })
+    expect(await codeOf(store.append('s', [record('r4')]))).toBe('session_broken')
+    expect(await codeOf(store.info('s'))).toBe('session_broken')
+    expect(await codeOf(store.update('s', { title: 't' }))).toBe('session_broken')
+    expect(await codeOf(store.acquire('s'))).toBe('session_broken')
+    expect(await codeOf(collect(store.readBatches!('s')))).toBe('session_broken')
+    expect(await codeOf(store.close())).toBe('session_broken')
+  })
+
+  test('another store reads only the acknowledged records, and the next writer cuts the batch off', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    await failWritesAndTruncates()
+    expect(await codeOf(store.append('s', batch))).toBe('EIO')
+    const reader = openStore()
+    expect((await reader.read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3'])
+    expect((await collect(reader.readBatches!('s', { batchSize: 1 }))).map((e) => e.id)).toEqual([
+      'r1',
+      'r2',
+      'r3',
+    ])
+    expect(await reader.info('s')).toMatchObject({ recordCount: 3 })
+    expect(await codeOf(store.close())).toBe('session_broken')
+    vi.restoreAllMocks()
+
+    // Reopened once the disk works again: the failed batch is cut off before anything is appended.
+    const writer = openStore()
+    await writer.append('s', [record('r4')])
+    await writer.close()
+    expect(warnings.filter((w) => w.type === 'failed_append_repaired')).toEqual([
+      expect.objectContaining({ sessionId: 's', file: join(dir, 's', 'history.jsonl') }),
+    ])
+    expect((await openStore().read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3', 'r4'])
+    expect(await openStore().info('s')).toMatchObject({ recordCount: 4 })
+  })
+
+  test('when the metadata cannot say where the records end either, the lock stays: no writer appends after the batch', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    await failWritesAndTruncates()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    vi.spyOn(proto, 'writeFile').mockRejectedValue(
+      Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }),
+    )
+    expect(await codeOf(store.append('s', batch))).toBe('EIO')
+    expect(await codeOf(store.close())).toBe('session_broken')
+    vi.restoreAllMocks()
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(true)
+    expect(await codeOf(openStore().append('s', [record('r4')]))).toBe('session_locked')
+  })
+})
+
+async function collect(batches: AsyncIterable<HistoryEvent[]>): Promise<HistoryEvent[]> {
+  const all: HistoryEvent[] = []
+  for await (const batch of batches) all.push(...batch)
+  return all
+}

@@ -20,6 +20,11 @@ export interface WebAppOptions extends AgentSetup {
    * a request whose `Host` names any other is refused (`403`), against DNS rebinding.
    */
   allowedHosts?: readonly string[]
+  /**
+   * How long a session nobody reads and no task runs in stays in memory, in ms (default 30 s);
+   * then it reloads from the store when opened again.
+   */
+  releaseAfterMs?: number
 }
 
 /** The HTTP side of the example: a request handler and what to close on shutdown. */
@@ -71,7 +76,7 @@ class HttpError extends Error {
  * - `GET /`, `/app.js`, `/styles.css`: the page.
  */
 export function createWebApp(options: WebAppOptions): WebApp {
-  const hub = new SessionHub(options)
+  const hub = new SessionHub(options, { releaseAfterMs: options.releaseAfterMs })
   const keepAliveMs = options.keepAliveMs ?? 15_000
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(

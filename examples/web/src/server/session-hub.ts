@@ -60,7 +60,23 @@ const REFUSALS: ReadonlySet<AgentErrorCode> = new Set<AgentErrorCode>([
   'nothing_to_continue',
 ])
 
+/** Options of {@link SessionHub}. */
+export interface SessionHubOptions {
+  /** Makes the generation part of a new log's event ids. Default: 8 random hex digits. */
+  newGeneration?: () => string
+  /**
+   * How long a session with no reader and no running task stays held, in ms (default 30 000):
+   * then its log, feed and agent are dropped, and it reloads from the store when opened again. A
+   * page that reconnects within it (a reload, a dropped connection) resumes without a reset.
+   */
+  releaseAfterMs?: number
+}
+
 interface HeldSession {
+  /** The entry of `#sessions` this is the session of: one that was released is not it any more. */
+  entry: Promise<HeldSession>
+  /** Set while the session waits to be released (no reader, no task). */
+  releaseTimer?: ReturnType<typeof setTimeout>
   log: EventLog
   subscribers: Set<Subscriber>
   agent?: Agent
@@ -79,16 +95,24 @@ interface HeldSession {
  * restarted server (or of another host sharing the store) loses nothing that was persisted. With
  * a store that follows (`store.follow`: the Postgres store across hosts), what other hosts append
  * is replayed into the log as it is committed, so a page on this server watches a task that runs
- * on another.
+ * on another. A session nobody reads and no task runs in is released after `releaseAfterMs`, so
+ * the hub holds only the sessions in use, however many were opened.
  */
 export class SessionHub {
   readonly #setup: AgentSetup
   readonly #sessions = new Map<string, Promise<HeldSession>>()
   readonly #newGeneration: () => string
+  readonly #releaseAfterMs: number
 
-  constructor(setup: AgentSetup, newGeneration: () => string = () => crypto.randomUUID().slice(0, 8)) {
+  constructor(setup: AgentSetup, options: SessionHubOptions = {}) {
     this.#setup = setup
-    this.#newGeneration = newGeneration
+    this.#newGeneration = options.newGeneration ?? (() => crypto.randomUUID().slice(0, 8))
+    this.#releaseAfterMs = options.releaseAfterMs ?? 30_000
+  }
+
+  /** Whether the hub holds the session now (its log in memory). */
+  holds(sessionId: string): boolean {
+    return this.#sessions.has(sessionId)
   }
 
   /**
@@ -102,11 +126,14 @@ export class SessionHub {
     send: (backlog: readonly SentEvent[], resume: Resume) => void,
     subscriber: Subscriber,
   ): Promise<() => void> {
-    const held = await this.#held(sessionId)
+    const held = await this.#current(sessionId)
     const resume = held.log.resume(lastEventId)
     send(held.log.since(resume.from), resume)
     held.subscribers.add(subscriber)
-    return () => held.subscribers.delete(subscriber)
+    return () => {
+      held.subscribers.delete(subscriber)
+      this.#releaseWhenUnused(held, sessionId)
+    }
   }
 
   /** Starts a task with `text` as the user's input; fails with `task_running` if one runs. */
@@ -144,7 +171,7 @@ export class SessionHub {
     titleFrom?: string,
     refused: 'nothing_pending' | 'nothing_to_continue' = 'nothing_pending',
   ): Promise<void> {
-    const held = await this.#held(sessionId)
+    const held = await this.#current(sessionId)
     if (held.running) throw new TaskStateError('task_running')
     const abort = new AbortController()
     // Claimed before any await, so a second request arriving meanwhile is refused.
@@ -195,10 +222,12 @@ export class SessionHub {
         .finally(() => {
           held.running = undefined
           held.feed?.resume(start + held.localRecords)
+          this.#releaseWhenUnused(held, sessionId)
         })
     } catch (error) {
       held.running = undefined
       if (covered !== undefined) held.feed?.resume(covered)
+      this.#releaseWhenUnused(held, sessionId)
       throw error
     }
   }
@@ -237,8 +266,9 @@ export class SessionHub {
 
   /** Interrupts the running task; resolves once it has ended and is persisted. */
   async interrupt(sessionId: string): Promise<void> {
-    const held = await this.#held(sessionId)
-    if (!held.running) throw new TaskStateError('no_task_running')
+    // A session the hub does not hold runs no task here: nothing to load for the answer.
+    const held = await this.#sessions.get(sessionId)
+    if (!held?.running) throw new TaskStateError('no_task_running')
     held.running.abort.abort()
     await held.running.done
   }
@@ -253,18 +283,58 @@ export class SessionHub {
   async close(): Promise<void> {
     const held = await Promise.all(this.#sessions.values())
     for (const session of held) {
+      clearTimeout(session.releaseTimer)
       session.feed?.close()
       session.running?.abort.abort()
     }
     await Promise.allSettled(held.map((session) => session.running?.done))
   }
 
+  /**
+   * The session as the hub holds it now, loaded when it is not held, and kept from being
+   * released: one released while it loaded (or while the caller waited) is loaded again, so
+   * nothing subscribes to or runs in a session the hub no longer holds.
+   */
+  async #current(sessionId: string): Promise<HeldSession> {
+    for (;;) {
+      const entry = this.#held(sessionId)
+      const held = await entry
+      if (this.#sessions.get(sessionId) !== entry) continue
+      clearTimeout(held.releaseTimer)
+      held.releaseTimer = undefined
+      return held
+    }
+  }
+
+  /**
+   * Releases the session after `releaseAfterMs` when nobody reads it and no task runs in it then:
+   * its log, its feed (which stops following the store) and its agent are dropped.
+   */
+  #releaseWhenUnused(held: HeldSession, sessionId: string): void {
+    const unused = () =>
+      held.subscribers.size === 0 && !held.running && this.#sessions.get(sessionId) === held.entry
+    if (!unused()) return
+    clearTimeout(held.releaseTimer)
+    held.releaseTimer = setTimeout(() => {
+      held.releaseTimer = undefined
+      if (!unused()) return
+      this.#sessions.delete(sessionId)
+      held.feed?.close()
+      held.agent
+        ?.close()
+        .catch((error: unknown) => console.error(`session ${sessionId}: closing its agent failed:`, error))
+    }, this.#releaseAfterMs)
+    // A pending release must not keep the process alive.
+    held.releaseTimer.unref?.()
+  }
+
   #held(sessionId: string): Promise<HeldSession> {
     let held = this.#sessions.get(sessionId)
     if (!held) {
-      held = this.#replay(sessionId).then((replay) => {
+      const entry: Promise<HeldSession> = this.#replay(sessionId).then((replay) => {
         const log = new EventLog(this.#newGeneration(), replay.events)
         const session: HeldSession = {
+          entry,
           log,
           subscribers: new Set<Subscriber>(),
           localRecords: 0,
@@ -289,8 +359,11 @@ export class SessionHub {
         }
         return session
       })
+      held = entry
       // A failed load is not cached: the next request tries again.
-      held.catch(() => this.#sessions.delete(sessionId))
+      held.catch(() => {
+        if (this.#sessions.get(sessionId) === entry) this.#sessions.delete(sessionId)
+      })
       this.#sessions.set(sessionId, held)
     }
     return held

@@ -5,7 +5,8 @@
 //       and then never finish (the test kills this worker during them)
 //   worker <config-json> reap
 //       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
-//       `finished <outcome JSON>` once it is done (its tools finish)
+//       `finished <outcome JSON>` once it is done (its tools finish), or `failed <error JSON>`
+//       (its name, code and message) when its workflow failed
 // Every tool run appends `<tool> <toolCallId> resumed=<bool> <worker>` to the tool log first.
 import { appendFileSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
@@ -93,8 +94,13 @@ switch (mode) {
       const resumed = await durable.reap()
       for (const workflowId of resumed) {
         say(`resumed ${workflowId}`)
-        const outcome = await durable.result(workflowId, { pollingIntervalMs: 100 })
-        say(`finished ${JSON.stringify(outcome)}`)
+        try {
+          const outcome = await durable.result(workflowId, { pollingIntervalMs: 100 })
+          say(`finished ${JSON.stringify(outcome)}`)
+        } catch (error) {
+          const { name, code, message } = error as { name: string; code?: string; message: string }
+          say(`failed ${JSON.stringify({ name, code, message })}`)
+        }
       }
       await new Promise((resolve) => setTimeout(resolve, 200))
     }

@@ -126,6 +126,11 @@ export type StoreWarning =
   | { type: 'torn_tail'; sessionId: string; file: string; line: number; bytes: number }
   /** Before appending, the cut-off last line was truncated away. */
   | { type: 'torn_tail_repaired'; sessionId: string; file: string; bytes: number }
+  /**
+   * Before appending, the lines a failed append left (its store could not cut them off: the
+   * session was `session_broken` there) were truncated away.
+   */
+  | { type: 'failed_append_repaired'; sessionId: string; file: string; bytes: number }
   /** A writer lock left by a process that no longer runs was removed. */
   | { type: 'stale_lock_removed'; sessionId: string; file: string; pid: number }
   /** Writing a session's metadata file failed; it is retried on the next append and on close. */

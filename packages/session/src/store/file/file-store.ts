@@ -58,6 +58,11 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   /** Writers being closed after their lease was released; a new writer waits for its lock. */
   const closing = new Map<string, Promise<void>>()
   const leases = new LeaseRegistry()
+  /**
+   * Sessions whose writer could not cut a failed append off: refused until a new store opens them
+   * (whose writer truncates what the metadata says is past the records).
+   */
+  const broken = new Map<string, SessionError>()
   let closed = false
 
   const context = (sessionId: string): WriterContext => ({
@@ -66,10 +71,13 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     fsync,
     now,
     warn,
+    broke: (error) => broken.set(sessionId, error),
   })
   const check = (sessionId: string) => {
     if (closed) throw storeClosed()
     assertSessionId(sessionId)
+    const error = broken.get(sessionId)
+    if (error) throw error
   }
   /**
    * Remembers a writer being opened (synchronously, so a concurrent call finds it), forgetting it
@@ -116,15 +124,18 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     return done
   }
 
-  /** The paths of a session that exists, for reading it. */
+  /**
+   * The paths of a session that exists, for reading it, and where its records end when a failed
+   * append left bytes past them (`limit`; this store's own writer never leaves any).
+   */
   const readable = async (sessionId: string) => {
     check(sessionId)
     const paths = sessionPaths(root, sessionId)
     await assertNotLink(paths.dir, sessionId)
-    if (!(await ownWriter(sessionId)) && !(await readMetaFile(paths.meta, sessionId))) {
-      throw sessionNotFound(sessionId)
-    }
-    return paths
+    if (await ownWriter(sessionId)) return { paths, limit: undefined }
+    const meta = await readMetaFile(paths.meta, sessionId)
+    if (!meta) throw sessionNotFound(sessionId)
+    return { paths, limit: meta.committedLength }
   }
 
   const info = async (sessionId: string) => {
@@ -187,8 +198,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     },
 
     async read(sessionId: string) {
-      const paths = await readable(sessionId)
-      const { events, torn } = await readHistoryFile(paths.history, sessionId)
+      const { paths, limit } = await readable(sessionId)
+      const { events, torn } = await readHistoryFile(paths.history, sessionId, limit)
       if (torn) warn({ type: 'torn_tail', sessionId, file: paths.history, ...torn })
       return events
     },
@@ -197,10 +208,11 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       const batchSize = readBatchSize(options)
       const signal = options?.signal
       signal?.throwIfAborted()
-      const paths = await readable(sessionId)
+      const { paths, limit } = await readable(sessionId)
       const batches = readHistoryBatches(paths.history, sessionId, {
         batchSize,
         signal,
+        limit,
         onTorn: (torn) => warn({ type: 'torn_tail', sessionId, file: paths.history, ...torn }),
       })
       for await (const batch of batches) {
@@ -289,7 +301,7 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
   await assertNotLink(paths.dir, sessionId)
   const meta = await readMetaFile(paths.meta, sessionId)
   if (!meta) return undefined
-  const { info, byteLength } = infoOf(meta)
+  const { info, byteLength, committedLength } = infoOf(meta)
   let handle: FileHandle
   try {
     handle = await openNoFollow(paths.history, READ, sessionId)
@@ -298,7 +310,10 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
     throw error
   }
   try {
-    const { size, mtimeMs } = await handle.stat()
+    const stat = await handle.stat()
+    const { mtimeMs } = stat
+    // Bytes past `committedLength` are a failed append's, not records.
+    const size = Math.min(stat.size, committedLength ?? stat.size)
     if (size === byteLength) return info
     const recordCount =
       size > byteLength

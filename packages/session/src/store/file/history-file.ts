@@ -33,17 +33,24 @@ export interface HistoryBatchOptions {
   signal?: AbortSignal | undefined
   /** Told about a cut-off last line, after the last batch. */
   onTorn?: ((torn: TornTail) => void) | undefined
+  /** Where the records end: bytes past it (a failed append's) are not read. Default: the end. */
+  limit?: number | undefined
 }
 
 /**
  * Reads and decodes a history file, returning every record (see `readHistoryBatches`). Returns no
  * events for a missing file.
  */
-export async function readHistoryFile(file: string, sessionId: string): Promise<HistoryFileContents> {
+export async function readHistoryFile(
+  file: string,
+  sessionId: string,
+  limit?: number,
+): Promise<HistoryFileContents> {
   let torn: TornTail | undefined
   let events: HistoryEvent[] = []
   const batches = readHistoryBatches(file, sessionId, {
     batchSize: Number.POSITIVE_INFINITY,
+    limit,
     onTorn: (tail) => {
       torn = tail
     },
@@ -81,12 +88,15 @@ export async function* readHistoryBatches(
   // `buffer[0, kept)` holds the start of a line whose end has not been read yet.
   let buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES)
   let kept = 0
+  let left = options.limit ?? Number.POSITIVE_INFINITY
   try {
     for (;;) {
       signal?.throwIfAborted()
       if (kept === buffer.length) buffer = grow(buffer)
-      const { bytesRead } = await handle.read(buffer, kept, buffer.length - kept, null)
+      const want = Math.min(buffer.length - kept, left)
+      const { bytesRead } = want === 0 ? { bytesRead: 0 } : await handle.read(buffer, kept, want, null)
       if (bytesRead === 0) break
+      left -= bytesRead
       const filled = kept + bytesRead
       const end = buffer.lastIndexOf(NEWLINE, filled - 1)
       if (end === -1) {

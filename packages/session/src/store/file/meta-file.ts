@@ -10,13 +10,16 @@ export const META_FORMAT_VERSION = 1
 
 /**
  * What `session.json` holds: the session's info, plus how many bytes of the history file it
- * accounts for, so a reader can count records appended after the last metadata write.
+ * accounts for, so a reader can count records appended after the last metadata write. With
+ * `committedLength`, the history's records end at that byte: a failed append that could not be
+ * cut off left the bytes past it (readers ignore them, the next writer truncates them).
  */
 export const SessionMeta = Type.Object(
   {
     v: Type.Integer({ minimum: 1 }),
     ...SessionInfo.properties,
     byteLength: Type.Integer({ minimum: 0 }),
+    committedLength: Type.Optional(Type.Integer({ minimum: 0 })),
   },
   { $id: 'SessionMeta' },
 )
@@ -95,13 +98,25 @@ export async function removeTemp(temp: string): Promise<void> {
   }
 }
 
-/** Splits a metadata record into the public info and the byte count it accounts for. */
-export function infoOf(meta: SessionMeta): { info: SessionInfo; byteLength: number } {
-  const { v: _v, byteLength, ...info } = meta
-  return { info, byteLength }
+/**
+ * Splits a metadata record into the public info, the byte count it accounts for, and where the
+ * history's records end when a failed append left bytes past them.
+ */
+export function infoOf(meta: SessionMeta): {
+  info: SessionInfo
+  byteLength: number
+  committedLength: number | undefined
+} {
+  const { v: _v, byteLength, committedLength, ...info } = meta
+  return { info, byteLength, committedLength }
 }
 
-/** The metadata record for `info` accounting for `byteLength` bytes of history. */
-export function metaOf(info: SessionInfo, byteLength: number): SessionMeta {
-  return { v: META_FORMAT_VERSION, ...info, byteLength }
+/**
+ * The metadata record for `info` accounting for `byteLength` bytes of history; `committed`: the
+ * history's records end there (bytes past it are a failed append's).
+ */
+export function metaOf(info: SessionInfo, byteLength: number, committed?: boolean): SessionMeta {
+  const meta: SessionMeta = { v: META_FORMAT_VERSION, ...info, byteLength }
+  if (committed) meta.committedLength = byteLength
+  return meta
 }

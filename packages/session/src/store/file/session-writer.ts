@@ -1,6 +1,6 @@
 import { type FileHandle, mkdir, open } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { SessionError, sessionNotFound } from '../../errors.js'
+import { SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
 import {
   type CreateSessionInit,
   copyInfo,
@@ -24,6 +24,8 @@ export interface WriterContext {
   fsync: boolean
   now: () => number
   warn: (warning: StoreWarning) => void
+  /** Told once when a failed append cannot be cut off (see `SessionWriter.append`). */
+  broke: (error: SessionError) => void
 }
 
 /**
@@ -52,6 +54,13 @@ export class SessionWriter {
   private metaFailed = false
   /** Set when a write failed part-way: the file may hold bytes past `byteLength`. */
   private needsRepair = false
+  /**
+   * Set when the bytes a failed write left could not be cut off: the file holds lines of a batch
+   * that was never acknowledged, so every later operation is refused with it.
+   */
+  private broken: SessionError | undefined
+  /** Whether session.json on disk says where the records end (`committedLength`) while broken. */
+  private fenced = false
   private closed = false
 
   private constructor(
@@ -67,15 +76,17 @@ export class SessionWriter {
     this.meta = new CoalescingWriter(
       async () => {
         const written = this.byteLength
+        const broken = this.broken !== undefined
         await writeMetaFile(
           ctx.paths.meta,
           metaTemp(ctx),
-          metaOf(this.state, written),
+          metaOf(this.state, written, broken),
           ctx.sessionId,
           ctx.fsync,
         )
         this.metaByteLength = written
         this.metaFailed = false
+        this.fenced = broken
       },
       (error) => {
         this.metaFailed = true
@@ -91,8 +102,8 @@ export class SessionWriter {
     try {
       const meta = await readMetaFile(ctx.paths.meta, ctx.sessionId)
       if (!meta) throw sessionNotFound(ctx.sessionId)
-      const { info, byteLength } = infoOf(meta)
-      return await SessionWriter.start(ctx, lock, info, byteLength)
+      const { info, byteLength, committedLength } = infoOf(meta)
+      return await SessionWriter.start(ctx, lock, info, byteLength, committedLength)
     } catch (error) {
       await lock.release()
       throw error
@@ -135,18 +146,33 @@ export class SessionWriter {
     }
   }
 
-  /** Opens the history for appending, cuts off a torn tail, and reconciles the metadata with it. */
+  /**
+   * Opens the history for appending, cuts off what a failed append left (`committed`: where the
+   * records end, when the metadata says so) and a torn tail, and reconciles the metadata with it.
+   */
   private static async start(
     ctx: WriterContext,
     lock: HeldLock,
     info: SessionInfo,
     byteLength: number,
+    committed?: number,
   ): Promise<SessionWriter> {
     const handle = await openNoFollow(ctx.paths.history, APPEND, ctx.sessionId)
     try {
       // A temp file left by a metadata write that a crash interrupted; we hold the lock now.
       await removeTemp(metaTemp(ctx))
-      const { size, mtimeMs } = await handle.stat()
+      let { size, mtimeMs } = await handle.stat()
+      if (committed !== undefined && size > committed) {
+        await handle.truncate(committed)
+        if (ctx.fsync) await handle.datasync()
+        ctx.warn({
+          type: 'failed_append_repaired',
+          sessionId: ctx.sessionId,
+          file: ctx.paths.history,
+          bytes: size - committed,
+        })
+        ;({ size, mtimeMs } = await handle.stat())
+      }
       const complete = await completeLength(handle, size)
       if (complete < size) {
         await handle.truncate(complete)
@@ -159,7 +185,8 @@ export class SessionWriter {
         })
       }
       const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
-      if (complete !== byteLength) {
+      // The metadata's `committedLength` is dropped once the bytes past it are gone.
+      if (complete !== byteLength || committed !== undefined) {
         // The metadata missed appends (a crash between the history write and its update).
         const counted =
           complete > byteLength
@@ -195,7 +222,7 @@ export class SessionWriter {
         // A full disk (or any failed write) may have left part of the batch on disk: cut it off
         // now, so no reader (in this process or another) ever sees records of a failed append.
         this.needsRepair = true
-        await this.repair().catch(() => {})
+        await this.repair().catch((cause: unknown) => this.break(cause))
         throw error
       }
       this.byteLength += data.length
@@ -228,16 +255,32 @@ export class SessionWriter {
     })
   }
 
-  /** Waits for queued appends, writes the final metadata, closes the file and releases the lock. */
+  /**
+   * Waits for queued appends, writes the final metadata, closes the file and releases the lock. A
+   * broken writer tries once more to cut the failed append off; when it cannot, it rejects with
+   * `session_broken`, and keeps the lock file unless the metadata says where the records end (so no
+   * writer appends after the failed batch as if it were history).
+   */
   close(): Promise<void> {
     return this.shutdown(async () => {
+      let keepLock = false
       try {
-        if (this.needsRepair) await this.repair()
+        if (this.needsRepair) {
+          try {
+            await this.repair()
+            this.broken = undefined
+          } catch (error) {
+            if (!this.broken) throw error
+            if (!this.fenced) await this.meta.flush().catch(() => {})
+            keepLock = !this.fenced
+            throw this.broken
+          }
+        }
         await this.meta.settle()
         await this.meta.flush()
       } finally {
         await this.handle.close()
-        await this.lock.release()
+        if (!keepLock) await this.lock.release()
       }
     })
   }
@@ -270,6 +313,7 @@ export class SessionWriter {
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
+    if (this.broken) return Promise.reject(this.broken)
     if (this.closed) {
       return Promise.reject(
         new SessionError('store_closed', `session ${this.ctx.sessionId} is closed for writing`, {
@@ -277,9 +321,23 @@ export class SessionWriter {
         }),
       )
     }
-    const run = this.queue.then(task)
+    const run = this.queue.then(() => {
+      // An operation queued behind the append that broke the writer must not run either.
+      if (this.broken) throw this.broken
+      return task()
+    })
     this.queue = run.catch(() => {})
     return run
+  }
+
+  /**
+   * A failed append's bytes could not be cut off: refuse everything from now on, and try to say in
+   * the metadata where the records end, for readers elsewhere and the next writer.
+   */
+  private async break(cause: unknown): Promise<void> {
+    this.broken = sessionBroken(this.ctx.sessionId, cause)
+    this.ctx.broke(this.broken)
+    await this.meta.flush().catch(() => {})
   }
 
   /** Drops bytes a failed write left past the last acknowledged record. */
