@@ -1,4 +1,7 @@
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
+import { eventIdWatch } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
@@ -16,6 +19,12 @@ export type ConnectionLoss =
 export interface ExchangeWatch {
   /** Hears of a loss; called once per exchange at most. */
   lose: (loss: ConnectionLoss) => void
+  /**
+   * Hears of the requests a POST carried when its response ended, cleanly, without naming an
+   * event to resume from: whichever of them are still unanswered will never be (streamable HTTP
+   * only). The server is alive (it finished the response), so this is no loss.
+   */
+  unanswered: (ids: readonly RequestId[]) => void
   /** The largest message read (see `McpCommonOptions.maxMessageBytes`). */
   maxMessageBytes: number
   /** Whether a POST that fails below HTTP means the server is gone (streamable HTTP only). */
@@ -28,11 +37,14 @@ export interface ExchangeWatch {
  * no request, and leaves the requests waiting; it reports a broken GET stream (server
  * notifications, which it reopens by itself) the same way, and that one must not end anything:
  * hence watching the exchanges themselves. Failures after the transport was closed (its signal
- * aborted) are not losses.
+ * aborted) are not losses. A POST's event stream that ends without the answers it was to carry
+ * leaves them waiting too, unless it named an event (the SDK then resumes it): `watch.unanswered`
+ * hears of those.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   return async (input, init) => {
     const carriesAnswers = watch.postsCarryAnswers && init?.method?.toUpperCase() === 'POST'
+    const requests = carriesAnswers ? requestIdsOf(init?.body) : []
     const closed = () => init?.signal?.aborted === true
     let response: Response
     try {
@@ -44,11 +56,18 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     if (response.body === null) return response
     const limit = watch.maxMessageBytes
     const isEvents = response.headers.get('content-type')?.includes('text/event-stream') === true
+    const eventIds = isEvents ? eventIdWatch() : undefined
     return withWatchedBody(response, {
       tooLarge: isEvents ? eventCounter(limit) : bodyCounter(limit),
       onTooLarge: () => watch.lose({ kind: 'oversized', limit }),
       onBreak: (error) => {
         if (carriesAnswers && response.ok && !closed()) watch.lose({ kind: 'cut', error })
+      },
+      onChunk: (chunk) => eventIds?.feed(chunk),
+      onEnd: () => {
+        if (requests.length > 0 && response.ok && !closed() && eventIds?.seen() !== true) {
+          watch.unanswered(requests)
+        }
       },
     })
   }
@@ -58,11 +77,15 @@ interface BodyWatch {
   tooLarge: MessageCounter
   onTooLarge: () => void
   onBreak: (error: unknown) => void
+  /** Each chunk, before it is passed on. */
+  onChunk: (chunk: Uint8Array) => void
+  /** The body was read to its end. */
+  onEnd: () => void
 }
 
 /**
- * The same response, whose body calls `onBreak` if reading it fails, and stops with an error
- * (after calling `onTooLarge`) once a message in it grows too large.
+ * The same response, whose body calls `onBreak` if reading it fails, `onEnd` once read to its end,
+ * and stops with an error (after calling `onTooLarge`) once a message in it grows too large.
  */
 function withWatchedBody(response: Response, watch: BodyWatch): Response {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader()
@@ -79,13 +102,18 @@ function withWatchedBody(response: Response, watch: BodyWatch): Response {
       }
       // A reader that cancelled (the SDK done with a body) takes nothing more.
       if (cancelled) return
-      if (chunk.done) controller.close()
-      else if (watch.tooLarge(chunk.value)) {
+      if (chunk.done) {
+        controller.close()
+        watch.onEnd()
+      } else if (watch.tooLarge(chunk.value)) {
         cancelled = true
         watch.onTooLarge()
         controller.error(new Error('the message is larger than maxMessageBytes'))
         void reader.cancel().catch(() => undefined)
-      } else controller.enqueue(chunk.value)
+      } else {
+        watch.onChunk(chunk.value)
+        controller.enqueue(chunk.value)
+      }
     },
     cancel: (reason) => {
       cancelled = true

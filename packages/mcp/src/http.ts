@@ -4,6 +4,7 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type ConnectionLoss, watchExchanges } from './connection-loss.js'
 import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
 
@@ -18,12 +19,14 @@ export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
 
 /**
  * A fresh transport of `kind` to the server. It tells `lose` of a message larger than
- * `maxMessageBytes`, and a streamable-HTTP one of a lost POST too.
+ * `maxMessageBytes`, and a streamable-HTTP one of a lost POST too, and `unanswered` of requests
+ * a POST's response ended without (see `watchExchanges`).
  */
 export function httpTransport(
   options: McpHttpServerOptions,
   kind: HttpTransportKind,
   lose: (loss: ConnectionLoss) => void,
+  unanswered: (ids: readonly RequestId[]) => void,
 ): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
@@ -33,6 +36,7 @@ export function httpTransport(
       (input, init) => (options.fetch ?? fetch)(input, init),
       {
         lose,
+        unanswered,
         maxMessageBytes: maxMessageBytesOf(options),
         postsCarryAnswers,
       },

@@ -126,3 +126,31 @@ describe('a streamable HTTP server that dies', () => {
     expect(closes).toEqual([])
   })
 })
+
+describe('a streamable HTTP server that ends a call’s answer stream without answering', () => {
+  const UNANSWERED =
+    /^web__wait failed: MCP server "web" ended the stream that was to carry the answer without sending it$/
+
+  test('that call is an error result at once; calls beside it and after it succeed', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    const beside = execute(wait, { ms: 500 })
+    const hungUp = await within(PROMPTLY_MS, execute(wait, { ms: TOOL_TIMEOUT_MS, hangUp: true }))
+    expect(hungUp).toMatchObject({ status: 'error', outputText: expect.stringMatching(UNANSWERED) })
+    expect(await beside).toMatchObject({ outputText: 'waited 500 ms' })
+    expect(await execute(wait, { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    // The server is alive and answering: only that call is lost, not the connection.
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+  test('a stream that named an event is left to resume: the answer comes over the resumed stream', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 300, poll: true }))
+    expect(result).toMatchObject({ outputText: 'waited 300 ms' })
+    expect((result as ToolOutput).status).not.toBe('error')
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
