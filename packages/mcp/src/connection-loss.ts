@@ -5,14 +5,16 @@ import { eventIdWatch } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
- * Why a server is taken for gone. `unreachable`: a streamable-HTTP exchange that carries requests
- * and their answers (a POST) got no response at all (connection refused or reset, host gone).
- * `cut`: such a POST's response stream broke before its end, so the answers it was carrying will
- * never come. `oversized`: the server sent a message larger than `maxMessageBytes` (or never ended
- * one), which is not read any further.
+ * Why a server is taken for gone. `unreachable`: an exchange that carries answers to requests (a
+ * streamable-HTTP POST, the HTTP+SSE event stream) got no response at all (connection refused or
+ * reset, host gone). `cut`: such a POST's response stream broke before its end, so the answers it
+ * was carrying will never come. `dropped`: the HTTP+SSE event stream broke or ended: it carries
+ * every answer, and one opened again is a new session the requests sent are unknown to.
+ * `oversized`: the server sent a message larger than `maxMessageBytes` (or never ended one),
+ * which is not read any further.
  */
 export type ConnectionLoss =
-  | { readonly kind: 'unreachable' | 'cut'; readonly error: unknown }
+  | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
   | { readonly kind: 'oversized'; readonly limit: number }
 
 /** What `watchExchanges` watches for. */
@@ -27,23 +29,29 @@ export interface ExchangeWatch {
   unanswered: (ids: readonly RequestId[]) => void
   /** The largest message read (see `McpCommonOptions.maxMessageBytes`). */
   maxMessageBytes: number
-  /** Whether a POST that fails below HTTP means the server is gone (streamable HTTP only). */
-  postsCarryAnswers: boolean
+  /**
+   * Which exchanges carry answers, and so mean the server is gone when they fail below HTTP: a
+   * streamable-HTTP transport's POSTs, or an HTTP+SSE transport's event stream (its GET).
+   */
+  answersOver: 'posts' | 'event-stream'
 }
 
 /**
- * Wraps the `fetch` an HTTP transport uses so that `watch.lose` hears of a lost POST and of an
- * oversized message. The SDK reports a failed POST only through the transport's `onerror`, naming
- * no request, and leaves the requests waiting; it reports a broken GET stream (server
- * notifications, which it reopens by itself) the same way, and that one must not end anything:
- * hence watching the exchanges themselves. Failures after the transport was closed (its signal
+ * Wraps the `fetch` an HTTP transport uses so that `watch.lose` hears of a lost exchange that
+ * carries answers and of an oversized message. The SDK reports a failed POST only through the
+ * transport's `onerror`, naming no request, and leaves the requests waiting; it reports a broken
+ * GET stream (server notifications, which it reopens by itself) the same way, and that one must
+ * not end anything: hence watching the exchanges themselves. Over HTTP+SSE it is the other way
+ * round: the event stream carries the answers (the SDK's `EventSource` opens it again, to a new
+ * session, and the requests wait), and a POST is only accepted. Failures after the transport was closed (its signal
  * aborted) are not losses. A POST's event stream that ends without the answers it was to carry
  * leaves them waiting too, unless it named an event (the SDK then resumes it): `watch.unanswered`
  * hears of those.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   return async (input, init) => {
-    const carriesAnswers = watch.postsCarryAnswers && init?.method?.toUpperCase() === 'POST'
+    const method = init?.method?.toUpperCase() ?? 'GET'
+    const carriesAnswers = method === (watch.answersOver === 'posts' ? 'POST' : 'GET')
     const requests = carriesAnswers ? requestIdsOf(init?.body) : []
     const closed = () => init?.signal?.aborted === true
     let response: Response
@@ -61,13 +69,15 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
       tooLarge: isEvents ? eventCounter(limit) : bodyCounter(limit),
       onTooLarge: () => watch.lose({ kind: 'oversized', limit }),
       onBreak: (error) => {
-        if (carriesAnswers && response.ok && !closed()) watch.lose({ kind: 'cut', error })
+        if (!carriesAnswers || !response.ok || closed()) return
+        watch.lose({ kind: watch.answersOver === 'posts' ? 'cut' : 'dropped', error })
       },
       onChunk: (chunk) => eventIds?.feed(chunk),
       onEnd: () => {
-        if (requests.length > 0 && response.ok && !closed() && eventIds?.seen() !== true) {
-          watch.unanswered(requests)
-        }
+        if (!carriesAnswers || !response.ok || closed()) return
+        if (watch.answersOver === 'event-stream') {
+          watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
+        } else if (requests.length > 0 && eventIds?.seen() !== true) watch.unanswered(requests)
       },
     })
   }
@@ -145,6 +155,13 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         {
           cause: loss.error,
         },
+      )
+    case 'dropped':
+      return new McpConnectionError(
+        'closed',
+        serverName,
+        `${server} dropped the event stream that carries its answers (${detailOf(loss.error)})`,
+        { cause: loss.error },
       )
     case 'cut':
       return new McpConnectionError(
