@@ -14,57 +14,90 @@ const POLL_MS = 10
  * the server down, so they must be found while the server runs: once it exits, they are another
  * process's children. The server stays in the host's process group, so a terminal's Ctrl-C still
  * reaches the whole tree as it reaches the host. On Windows only the server is known.
+ *
+ * A descendant is noted with what tells it from a later process given the same pid (its start
+ * time, and on Linux its session): one that is no longer the process noted is never signalled.
  */
 export interface ProcessTree {
   /** Notes the server's descendants now (before stopping it, while they are still its own). */
   survey(): void
+  /**
+   * Notes the server's descendants as they are now, forgetting those that left the tree (they
+   * exited, or a process between them and the server did, or they detached): done while the
+   * server runs, so that what it started can be stopped should it exit by itself.
+   */
+  follow(): void
   /** Whether the server or a descendant noted is still running. */
   alive(): boolean
   /** Signals the server and the descendants noted (surveying first while the server runs). */
   signal(name: NodeJS.Signals): void
 }
 
+/** A process as the process table shows it; `identity` tells it from a later one with its pid. */
+interface ProcessEntry {
+  pid: number
+  parent: number
+  /** Its start time (and session, on Linux); `undefined` where the table does not say. */
+  identity: string | undefined
+}
+
 /** The tree of `child`, running as `pid`. */
 export function processTree(child: ChildProcess, pid: number): ProcessTree {
-  // Signalled a few seconds at most after they were seen: a pid is not reused that fast.
-  const known = new Set<number>()
+  // By pid, with the identity the process had when noted.
+  const known = new Map<number, string | undefined>()
   const serverRuns = () => child.exitCode === null && child.signalCode === null
   const survey = () => {
     if (!serverRuns()) return
-    for (const descendant of descendantsOf(pid)) known.add(descendant)
+    for (const descendant of descendantsOf(pid)) known.set(descendant.pid, descendant.identity)
+  }
+  /** The descendants noted that still run as the processes noted (never one without an identity). */
+  const stillNoted = (): number[] => {
+    const now = identitiesOf([...known.keys()])
+    return [...known]
+      .filter(
+        ([descendant, identity]) =>
+          identity !== undefined && now.get(descendant) === identity && isRunning(descendant),
+      )
+      .map(([descendant]) => descendant)
   }
   return {
     survey,
+    follow: () => {
+      if (!serverRuns()) return
+      known.clear()
+      survey()
+    },
     alive: () => {
       if (serverRuns()) return true
-      for (const descendant of known) if (!isRunning(descendant)) known.delete(descendant)
+      const running = new Set(stillNoted())
+      for (const descendant of known.keys()) if (!running.has(descendant)) known.delete(descendant)
       return known.size > 0
     },
     signal: (name) => {
       survey()
       if (serverRuns()) child.kill(name)
-      for (const descendant of known) kill(descendant, name)
+      for (const descendant of stillNoted()) kill(descendant, name)
     },
   }
 }
 
-/** The pids of `root`'s descendants, children first; none where the process table cannot be read. */
-function descendantsOf(root: number): number[] {
-  const children = new Map<number, number[]>()
-  for (const [pid, parent] of processTable()) {
-    const list = children.get(parent)
-    if (list) list.push(pid)
-    else children.set(parent, [pid])
+/** `root`'s descendants, children first; none where the process table cannot be read. */
+function descendantsOf(root: number): ProcessEntry[] {
+  const children = new Map<number, ProcessEntry[]>()
+  for (const entry of processTable()) {
+    const list = children.get(entry.parent)
+    if (list) list.push(entry)
+    else children.set(entry.parent, [entry])
   }
-  const found: number[] = []
+  const found: ProcessEntry[] = []
   for (let i = -1; i < found.length; i++) {
-    for (const child of children.get(i === -1 ? root : found[i]!) ?? []) found.push(child)
+    for (const child of children.get(i === -1 ? root : found[i]!.pid) ?? []) found.push(child)
   }
   return found
 }
 
-/** Every process's pid and parent pid: `/proc` on Linux, `ps` on other POSIX systems. */
-function processTable(): [pid: number, parent: number][] {
+/** Every process: `/proc` on Linux, `ps` on other POSIX systems. */
+function processTable(): ProcessEntry[] {
   switch (process.platform) {
     case 'win32':
       return []
@@ -75,35 +108,73 @@ function processTable(): [pid: number, parent: number][] {
   }
 }
 
-function linuxTable(): [number, number][] {
+function linuxTable(): ProcessEntry[] {
   let entries: string[]
   try {
     entries = readdirSync('/proc')
   } catch {
     return psTable()
   }
-  const table: [number, number][] = []
+  const table: ProcessEntry[] = []
   for (const entry of entries) {
     if (!/^\d+$/.test(entry)) continue
     const fields = statFields(entry)
-    if (fields) table.push([Number(entry), Number(fields[1])])
+    if (fields) table.push({ pid: Number(entry), parent: Number(fields[1]), identity: linuxIdentity(fields) })
   }
   return table
 }
 
-function psTable(): [number, number][] {
+/**
+ * `ps` with each process's start time (`lstart`, to the second); without it where this `ps` does
+ * not know the column (nothing noted is then signalled once the server has exited).
+ */
+function psTable(): ProcessEntry[] {
+  const table = psRows(['pid=', 'ppid=', 'lstart='])
+  if (table.length > 0) return table
+  return psRows(['pid=', 'ppid='])
+}
+
+function psRows(columns: readonly string[]): ProcessEntry[] {
   let out: string
   try {
-    out = execFileSync('ps', ['-A', '-o', 'pid=,ppid='], { encoding: 'utf8', timeout: 2_000 })
+    out = execFileSync('ps', ['-A', '-o', columns.join(',')], { encoding: 'utf8', timeout: 2_000 })
   } catch {
     return []
   }
-  const table: [number, number][] = []
+  const table: ProcessEntry[] = []
   for (const line of out.split('\n')) {
-    const [pid, parent] = line.trim().split(/\s+/).map(Number)
-    if (Number.isInteger(pid) && Number.isInteger(parent)) table.push([pid!, parent!])
+    const [pid, parent, ...start] = line.trim().split(/\s+/)
+    const entry = { pid: Number(pid), parent: Number(parent), identity: start.join(' ') || undefined }
+    if (Number.isInteger(entry.pid) && Number.isInteger(entry.parent)) table.push(entry)
   }
   return table
+}
+
+/** What tells each of `pids` from a later process given the same pid, read now; gone ones are missing. */
+function identitiesOf(pids: readonly number[]): Map<number, string | undefined> {
+  const identities = new Map<number, string | undefined>()
+  if (pids.length === 0) return identities
+  if (process.platform === 'linux') {
+    for (const pid of pids) {
+      const fields = statFields(pid)
+      if (fields) identities.set(pid, linuxIdentity(fields))
+    }
+    return identities
+  }
+  const wanted = new Set(pids)
+  for (const entry of psRows(['pid=', 'ppid=', 'lstart='])) {
+    if (wanted.has(entry.pid)) identities.set(entry.pid, entry.identity)
+  }
+  return identities
+}
+
+/**
+ * The start time (clock ticks after boot) and session of a process from `statFields`: a process
+ * that detached since it was noted (a new session, as a daemon makes) is not the one noted.
+ */
+function linuxIdentity(fields: readonly string[]): string | undefined {
+  const [session, start] = [fields[3], fields[19]]
+  return session !== undefined && start !== undefined ? `${start}/${session}` : undefined
 }
 
 /** `state ppid pgrp ...` of `/proc/<pid>/stat`, after the name (which may hold spaces and parentheses). */
