@@ -43,10 +43,11 @@ export interface ExchangeWatch {
  * GET stream (server notifications, which it reopens by itself) the same way, and that one must
  * not end anything: hence watching the exchanges themselves. Over HTTP+SSE it is the other way
  * round: the event stream carries the answers (the SDK's `EventSource` opens it again, to a new
- * session, and the requests wait), and a POST is only accepted. Failures after the transport was closed (its signal
- * aborted) are not losses. A POST's event stream that ends without the answers it was to carry
- * leaves them waiting too, unless it named an event (the SDK then resumes it): `watch.unanswered`
- * hears of those.
+ * session, and the requests wait), and a POST is only accepted. Failures after the transport was
+ * closed (its signal aborted) are not losses.
+ *
+ * A POST's event stream that ends without the answers it was to carry leaves them waiting too,
+ * unless it named an event (the SDK then resumes it): `watch.unanswered` hears of those.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   return async (input, init) => {

@@ -7,6 +7,11 @@ const TERM_GRACE_MS = 2_000
 /** After SIGKILL, how long to wait for the tree to go before giving up (a process stuck in the kernel). */
 const KILL_WAIT_MS = 5_000
 const POLL_MS = 10
+/**
+ * How long a descendant noted without an identity (a `ps` that does not show start times) is
+ * signalled: a few seconds, as `close()` takes, since a pid is not reused that fast.
+ */
+const UNIDENTIFIED_MS = 10_000
 
 /**
  * A server and the processes it started (a browser, a language server, the real server behind an
@@ -17,6 +22,7 @@ const POLL_MS = 10
  *
  * A descendant is noted with what tells it from a later process given the same pid (its start
  * time, and on Linux its session): one that is no longer the process noted is never signalled.
+ * Where that cannot be read, one is only signalled within seconds of being noted.
  */
 export interface ProcessTree {
   /** Notes the server's descendants now (before stopping it, while they are still its own). */
@@ -43,23 +49,27 @@ interface ProcessEntry {
 
 /** The tree of `child`, running as `pid`. */
 export function processTree(child: ChildProcess, pid: number): ProcessTree {
-  // By pid, with the identity the process had when noted.
-  const known = new Map<number, string | undefined>()
+  // By pid: the identity the process had when noted, and when that was.
+  const known = new Map<number, { identity: string | undefined; at: number }>()
   const serverRuns = () => child.exitCode === null && child.signalCode === null
   const survey = () => {
     if (!serverRuns()) return
-    for (const descendant of descendantsOf(pid)) known.set(descendant.pid, descendant.identity)
+    const at = Date.now()
+    for (const { pid: descendant, identity } of descendantsOf(pid)) known.set(descendant, { identity, at })
   }
-  /** The descendants noted that still run as the processes noted (never one without an identity). */
-  const stillNoted = (): number[] => {
+  /** Forgets the descendants noted that no longer run as the processes noted. */
+  const forgetOthers = () => {
     const now = identitiesOf([...known.keys()])
-    return [...known]
-      .filter(
-        ([descendant, identity]) =>
-          identity !== undefined && now.get(descendant) === identity && isRunning(descendant),
-      )
-      .map(([descendant]) => descendant)
+    for (const [descendant, noted] of known) {
+      const same =
+        noted.identity === undefined
+          ? Date.now() - noted.at < UNIDENTIFIED_MS
+          : now.get(descendant) === noted.identity
+      if (!same || !isRunning(descendant)) known.delete(descendant)
+    }
   }
+  // Once the server has exited, what was noted is checked once, then only followed until it exits.
+  let checkedAfterExit = false
   return {
     survey,
     follow: () => {
@@ -69,14 +79,18 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
     },
     alive: () => {
       if (serverRuns()) return true
-      const running = new Set(stillNoted())
-      for (const descendant of known.keys()) if (!running.has(descendant)) known.delete(descendant)
+      if (!checkedAfterExit) {
+        checkedAfterExit = true
+        forgetOthers()
+      }
+      for (const descendant of known.keys()) if (!isRunning(descendant)) known.delete(descendant)
       return known.size > 0
     },
     signal: (name) => {
       survey()
       if (serverRuns()) child.kill(name)
-      for (const descendant of stillNoted()) kill(descendant, name)
+      forgetOthers()
+      for (const descendant of known.keys()) kill(descendant, name)
     },
   }
 }
@@ -124,10 +138,7 @@ function linuxTable(): ProcessEntry[] {
   return table
 }
 
-/**
- * `ps` with each process's start time (`lstart`, to the second); without it where this `ps` does
- * not know the column (nothing noted is then signalled once the server has exited).
- */
+/** `ps` with each process's start time (`lstart`, to the second); without it where `ps` lacks it. */
 function psTable(): ProcessEntry[] {
   const table = psRows(['pid=', 'ppid=', 'lstart='])
   if (table.length > 0) return table
