@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
-import { execFileSync } from 'node:child_process'
-import { readdirSync, readFileSync } from 'node:fs'
+import { execFile, execFileSync } from 'node:child_process'
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
 
 /** After SIGTERM, how long the tree has before SIGKILL. */
 const TERM_GRACE_MS = 2_000
@@ -52,11 +52,14 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
   // By pid: the identity the process had when noted, and when that was.
   const known = new Map<number, { identity: string | undefined; at: number }>()
   const serverRuns = () => child.exitCode === null && child.signalCode === null
-  const survey = () => {
-    if (!serverRuns()) return
+  const note = (found: readonly ProcessEntry[]) => {
     const at = Date.now()
-    for (const { pid: descendant, identity } of descendantsOf(pid)) known.set(descendant, { identity, at })
+    for (const { pid: descendant, identity } of found) known.set(descendant, { identity, at })
   }
+  const survey = () => {
+    if (serverRuns()) note(descendantsOf(pid))
+  }
+  let following = false
   /** Forgets the descendants noted that no longer run as the processes noted. */
   const forgetOthers = () => {
     const now = identitiesOf([...known.keys()])
@@ -74,8 +77,29 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
     survey,
     follow: () => {
       if (!serverRuns()) return
-      known.clear()
-      survey()
+      if (process.platform === 'linux') {
+        // Walked from the server down through /proc's children lists: a few small reads, cheap
+        // enough for every request (a scan of the whole process table is kept for `survey`).
+        const found = linuxDescendants(pid) ?? descendantsOf(pid)
+        known.clear()
+        note(found)
+        return
+      }
+      // Elsewhere the table comes from `ps`, a process of its own: read without blocking the
+      // host, one read at a time. Its result replaces what was noted only while the server
+      // still runs (after an exit its descendants no longer show as such).
+      if (following) return
+      following = true
+      descendantsLater(pid).then(
+        (found) => {
+          following = false
+          if (serverRuns()) known.clear()
+          note(found)
+        },
+        () => {
+          following = false
+        },
+      )
     },
     alive: () => {
       if (serverRuns()) return true
@@ -97,8 +121,61 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
 
 /** `root`'s descendants, children first; none where the process table cannot be read. */
 function descendantsOf(root: number): ProcessEntry[] {
+  return descendantsIn(processTable(), root)
+}
+
+/** `root`'s descendants as `ps` shows them, read without blocking. */
+async function descendantsLater(root: number): Promise<ProcessEntry[]> {
+  const out = await new Promise<string>((resolve, reject) =>
+    execFile(
+      'ps',
+      ['-A', '-o', 'pid=,ppid=,lstart='],
+      { encoding: 'utf8', timeout: 2_000 },
+      (error, stdout) => (error ? reject(error) : resolve(stdout)),
+    ),
+  )
+  return descendantsIn(psEntries(out), root)
+}
+
+/**
+ * `root`'s descendants on Linux, from each process's `/proc/<pid>/task/<tid>/children`: reads
+ * only the tree's own entries. `undefined` where the kernel does not offer those lists.
+ */
+function linuxDescendants(root: number): ProcessEntry[] | undefined {
+  if (!existsSync(`/proc/${process.pid}/task/${process.pid}/children`)) return undefined
+  const found: ProcessEntry[] = []
+  const seen = new Set<number>([root])
+  for (let i = -1; i < found.length; i++) {
+    const parent = i === -1 ? root : found[i]!.pid
+    let tasks: string[]
+    try {
+      tasks = readdirSync(`/proc/${parent}/task`)
+    } catch {
+      continue // Exited meanwhile.
+    }
+    for (const task of tasks) {
+      let list: string
+      try {
+        list = readFileSync(`/proc/${parent}/task/${task}/children`, 'utf8')
+      } catch {
+        continue // The thread or the process ended meanwhile.
+      }
+      for (const word of list.split(' ')) {
+        const pid = Number(word)
+        if (word === '' || !Number.isInteger(pid) || seen.has(pid)) continue
+        seen.add(pid)
+        const fields = statFields(pid)
+        if (fields) found.push({ pid, parent, identity: linuxIdentity(fields) })
+      }
+    }
+  }
+  return found
+}
+
+/** `root`'s descendants in `table`, children first. */
+function descendantsIn(table: readonly ProcessEntry[], root: number): ProcessEntry[] {
   const children = new Map<number, ProcessEntry[]>()
-  for (const entry of processTable()) {
+  for (const entry of table) {
     const list = children.get(entry.parent)
     if (list) list.push(entry)
     else children.set(entry.parent, [entry])
@@ -152,6 +229,11 @@ function psRows(columns: readonly string[]): ProcessEntry[] {
   } catch {
     return []
   }
+  return psEntries(out)
+}
+
+/** The rows `ps -o pid=,ppid=[,lstart=]` printed. */
+function psEntries(out: string): ProcessEntry[] {
   const table: ProcessEntry[] = []
   for (const line of out.split('\n')) {
     const [pid, parent, ...start] = line.trim().split(/\s+/)
