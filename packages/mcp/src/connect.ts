@@ -140,7 +140,12 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   const http = options as McpHttpServerOptions
   const kinds = httpKinds(http)
   for (const [i, kind] of kinds.entries()) {
-    const link = createLink((lose) => httpTransport(http, kind, lose), kind, undefined, options)
+    const link = createLink(
+      (lose, unanswered) => httpTransport(http, kind, lose, unanswered),
+      kind,
+      undefined,
+      options,
+    )
     try {
       await link.client.connect(link.transport, { signal, timeout: MAX_TIMER_MS })
       return link

@@ -6,6 +6,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod/v4'
+import { isUnanswered } from './answer-guard.js'
 import { approvalFor } from './approval.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
@@ -285,6 +286,9 @@ export class ServerConnection implements McpConnection {
     if (this.#ended) {
       if (this.#ended.error) return `${toolName} failed: ${this.#ended.error.message}`
       return `${toolName} failed: the connection to ${server} was closed`
+    }
+    if (isUnanswered(error)) {
+      return `${toolName} failed: ${server} ended the stream that was to carry the answer without sending it`
     }
     if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
       return `${toolName} failed: ${server} closed the connection during the call`

@@ -4,7 +4,8 @@ import {
   StreamableHTTPError,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { type ConnectionLoss, watchExchanges } from './connection-loss.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { type ConnectionLoss, type ExchangeWatch, watchExchanges } from './connection-loss.js'
 import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
 
 /** The HTTP transports, in the order `auto` tries them. */
@@ -18,31 +19,34 @@ export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
 
 /**
  * A fresh transport of `kind` to the server. It tells `lose` of a message larger than
- * `maxMessageBytes`, and a streamable-HTTP one of a lost POST too.
+ * `maxMessageBytes` and of a lost exchange carrying answers (see `watchExchanges`), and `unanswered` of requests
+ * a POST's response ended without (see `watchExchanges`).
  */
 export function httpTransport(
   options: McpHttpServerOptions,
   kind: HttpTransportKind,
   lose: (loss: ConnectionLoss) => void,
+  unanswered: (ids: readonly RequestId[]) => void,
 ): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
-  const watched = (postsCarryAnswers: boolean) =>
+  const watched = (answersOver: ExchangeWatch['answersOver']) =>
     watchExchanges(
       // Read at each request, as the SDK does: a host may replace the global fetch later.
       (input, init) => (options.fetch ?? fetch)(input, init),
       {
         lose,
+        unanswered,
         maxMessageBytes: maxMessageBytesOf(options),
-        postsCarryAnswers,
+        answersOver,
       },
     )
   switch (kind) {
     case 'streamable-http':
-      return new StreamableHTTPClientTransport(url, { requestInit, fetch: watched(true) })
+      return new StreamableHTTPClientTransport(url, { requestInit, fetch: watched('posts') })
     case 'sse':
       // Its POSTs are only accepted (202): the answers come over the event stream.
-      return new SSEClientTransport(url, { requestInit, fetch: watched(false) })
+      return new SSEClientTransport(url, { requestInit, fetch: watched('event-stream') })
     default: {
       const unknown: never = kind
       throw new Error(`unknown transport ${String(unknown)}`)

@@ -1,8 +1,11 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import { guardAnswers } from './answer-guard.js'
 import type { ConnectionLoss } from './connection-loss.js'
 import { terminateSession } from './http.js'
 import type { McpServerOptions } from './options.js'
+import { relay } from './relay.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import type { StdioServer } from './stdio.js'
 
@@ -28,10 +31,11 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  * A client over the transport `open` makes. `open` gets `lose`, for a transport to report that its
  * server is gone (see `watchExchanges`, and a stdio line past `maxMessageBytes`): the client is then
  * closed, which fails every request in flight and ends the connection, as a stdio server's closed
- * pipes do.
+ * pipes do. It gets `unanswered` too, for requests whose answer will never come though the server
+ * lives on: those fail alone (see `guardAnswers`).
  */
 export function createLink(
-  open: (lose: (loss: ConnectionLoss) => void) => Transport,
+  open: (lose: (loss: ConnectionLoss) => void, unanswered: (ids: readonly RequestId[]) => void) => Transport,
   kind: Link['kind'],
   stdio: StdioServer | undefined,
   options: McpServerOptions,
@@ -45,8 +49,13 @@ export function createLink(
     // initialize stays a connect_failed), not before.
     setTimeout(() => void client.close().catch(() => undefined), 0)
   }
-  const inner = open(lose)
-  const transport = options.onMessage ? tap(inner, options.onMessage) : inner
+  // Once the SDK has read what came before the end of the stream that carried them (an answer
+  // among it settles its request at once, and is not given up on).
+  const unanswered = (ids: readonly RequestId[]) => setTimeout(() => guard.giveUp(ids), 0)
+  const inner = open(lose, unanswered)
+  // Outside the tap: a request given up on is not a message the server sent.
+  const guard = guardAnswers(options.onMessage ? tap(inner, options.onMessage) : inner)
+  const { transport } = guard
   let shutting: Promise<void> | undefined
   return {
     client,
@@ -74,23 +83,8 @@ function tap(inner: Transport, onMessage: NonNullable<McpServerOptions['onMessag
       // A logging hook must not break the connection.
     }
   }
-  const outer: Transport = {
-    start: () => inner.start(),
-    send: (message, options) => {
-      see('send', message)
-      return inner.send(message, options)
-    },
-    close: () => inner.close(),
-    get sessionId() {
-      return inner.sessionId
-    },
-    setProtocolVersion: (version) => inner.setProtocolVersion?.(version),
-  }
-  inner.onmessage = (message, extra) => {
-    see('receive', message)
-    outer.onmessage?.(message, extra)
-  }
-  inner.onclose = () => outer.onclose?.()
-  inner.onerror = (error) => outer.onerror?.(error)
-  return outer
+  return relay(inner, {
+    sent: (message) => see('send', message),
+    received: (message) => see('receive', message),
+  })
 }

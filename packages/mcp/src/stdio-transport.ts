@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
 import spawn from 'cross-spawn'
 import { lineReader } from './line-reader.js'
 import { type ProcessTree, processTree, reapTree, stopOnHostExit } from './process-tree.js'
@@ -37,9 +37,10 @@ export interface StdioTransportOptions {
  * than the server alone.
  *
  * `close()` notes the server's descendants, closes stdin, sends SIGTERM to all 2 s later and
- * SIGKILL 2 s after that, and resolves once they are gone. A server that exits by itself while
- * processes it started still hold its pipes has its pipes closed once its last output had time to
- * arrive: those processes are no longer its own to find, and are left alone.
+ * SIGKILL 2 s after that, and resolves once they are gone. The descendants are also noted at each
+ * request sent: a server that exits by itself has those of them still running (the same
+ * processes, not later ones given their pids) stopped the same way once its last output had time
+ * to arrive (200 ms), and its pipes closed, which processes it started may hold.
  */
 export class StdioClientTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -122,6 +123,9 @@ export class StdioClientTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.#child?.stdin
     if (!stdin?.writable || this.#closing) return Promise.reject(new Error('Not connected'))
+    // What a server starts, it mostly starts for a request: noted at each one, what it started
+    // is stopped with it should it exit by itself.
+    if (isJSONRPCRequest(message)) this.#tree?.follow()
     return new Promise((resolve, reject) => {
       if (stdin.write(serializeMessage(message))) return resolve()
       // Waits for the server to read what is queued, unless the pipe closes first.
@@ -173,14 +177,13 @@ export class StdioClientTransport implements Transport {
   /**
    * The server exited. Processes it started that share its pipes (a browser, a language server)
    * would keep the transport open for ever: once what it wrote had time to arrive, close the
-   * pipes so that its calls fail instead of hanging. Those processes are not stopped: they are
-   * no longer the server's children, so nothing tells them from any other process.
+   * pipes so that its calls fail instead of hanging, and stop those of its descendants noted at
+   * the last request that still run (see `ProcessTree`).
    */
   #exited(): void {
     this.#exitAt = Date.now()
     setTimeout(() => {
-      if (this.#ended) return
-      this.#destroyPipes()
+      if (!this.#ended) this.#destroyPipes()
       void this.#reap()
     }, EXIT_GRACE_MS).unref()
   }

@@ -3,7 +3,7 @@ import { type McpConnection, McpConnectionError } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
-import { type HttpServer, startWaitingHttp } from './support/servers.js'
+import { type HttpServer, startEverythingHttp, startWaitingHttp } from './support/servers.js'
 
 const harness = useHarness()
 let server: HttpServer | undefined
@@ -47,10 +47,10 @@ function waitTool(web: McpConnection): Tool {
   return web.tools.find((tool) => tool.name === 'web__wait')!
 }
 
-function expectClosedOnce(closes: unknown[]): void {
+function expectClosedOnce(closes: unknown[], name = 'web'): void {
   expect(closes).toHaveLength(1)
   const [error] = closes
-  expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['closed', 'web'])
+  expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['closed', name])
   expect((error as Error).cause).toBeInstanceOf(Error)
 }
 
@@ -124,5 +124,77 @@ describe('a streamable HTTP server that dies', () => {
     expect(later).toMatchObject({ outputText: 'waited 1 ms' })
     expect(web.connected).toBe(true)
     expect(closes).toEqual([])
+  })
+})
+
+describe('a streamable HTTP server that ends a call’s answer stream without answering', () => {
+  const UNANSWERED =
+    /^web__wait failed: MCP server "web" ended the stream that was to carry the answer without sending it$/
+
+  test('that call is an error result at once; calls beside it and after it succeed', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    const beside = execute(wait, { ms: 500 })
+    const hungUp = await within(PROMPTLY_MS, execute(wait, { ms: TOOL_TIMEOUT_MS, hangUp: true }))
+    expect(hungUp).toMatchObject({ status: 'error', outputText: expect.stringMatching(UNANSWERED) })
+    expect(await beside).toMatchObject({ outputText: 'waited 500 ms' })
+    expect(await execute(wait, { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    // The server is alive and answering: only that call is lost, not the connection.
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+  test('a stream that named an event is left to resume: the answer comes over the resumed stream', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 300, poll: true }))
+    expect(result).toMatchObject({ outputText: 'waited 300 ms' })
+    expect((result as ToolOutput).status).not.toBe('error')
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
+describe('an HTTP+SSE server that dies', () => {
+  const LONG = 'old__trigger-long-running-operation'
+  const DROPPED = new RegExp(
+    `^${LONG} failed: MCP server "old" dropped the event stream that carries its answers \\(.+\\)$`,
+  )
+
+  /** Connects to the everything server over HTTP+SSE as `old`, recording how the connection ends. */
+  async function connectOld() {
+    server = await startEverythingHttp('sse')
+    const old = await harness().connect({
+      name: 'old',
+      url: `${server.origin}/sse`,
+      transport: 'sse',
+      toolTimeoutMs: TOOL_TIMEOUT_MS,
+    })
+    const closes: unknown[] = []
+    old.onClose((error) => closes.push(error))
+    return { old, closes, long: old.tools.find((tool) => tool.name === LONG)! }
+  }
+
+  test('killed during a call: the call and later calls are error results at once, and the connection is over', async () => {
+    const { old, closes, long } = await connectOld()
+    const child = server!.child
+    const args = { duration: 600, steps: 600 }
+    const result = await within(
+      PROMPTLY_MS,
+      execute(long, args, () => child.kill('SIGKILL')),
+    )
+    expect(result).toMatchObject({ status: 'error', outputText: expect.stringMatching(DROPPED) })
+    expect(await execute(long, args)).toEqual(result)
+    expect(old.connected).toBe(false)
+    expectClosedOnce(closes, 'old')
+  })
+
+  test('killed between calls: the connection is over at once', async () => {
+    const { old, closes } = await connectOld()
+    const ended = new Promise((resolve) => old.onClose(resolve))
+    await server!.stop()
+    expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
+    expect(old.connected).toBe(false)
+    expectClosedOnce(closes, 'old')
   })
 })

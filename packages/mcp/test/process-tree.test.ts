@@ -101,6 +101,20 @@ describe('close() stops the server with the processes it started', () => {
   }, 30_000)
 })
 
+describe('a server that exits by itself', () => {
+  test('the helper it started (seen while it ran) is stopped too', async () => {
+    const { connection, server, helper } = await withHelper([], { say: { exit: 1 } })
+    const ended = new Promise((resolve) => connection.onClose(resolve))
+    expect(await execute(connection.tools[0]!)).toMatchObject({ status: 'error' })
+    await ended
+    // SIGTERM 200 ms after the exit (time for the server's last words), which the helper obeys.
+    for (let waited = 0; waited < 5_000 && isAlive(helper); waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect([isAlive(server), isAlive(helper)]).toEqual([false, false])
+  }, 15_000)
+})
+
 describe('large messages over stdio', () => {
   test('a 30 MiB answer is read whole, in linear time', async () => {
     const length = 30 * 1024 * 1024

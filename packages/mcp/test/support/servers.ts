@@ -32,9 +32,12 @@ export function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<Htt
   return startHttpServer(['--require', LOOPBACK, EVERYTHING, mode])
 }
 
-/** Starts the waiting server (streamable HTTP on /mcp, any path really) on a free port. */
-export function startWaitingHttp(): Promise<HttpServer> {
-  return startHttpServer([WAITING])
+/**
+ * Starts the waiting server (streamable HTTP on /mcp, any path really) on a free port; a
+ * `resumable` one keeps its events for clients to resume streams from.
+ */
+export function startWaitingHttp(options: { resumable?: boolean } = {}): Promise<HttpServer> {
+  return startHttpServer(options.resumable ? [WAITING, 'resumable'] : [WAITING])
 }
 
 /** Runs `node ...args`, a server that writes `KODE_TEST_PORT=<port>` to stderr once it listens on 127.0.0.1. */

@@ -1,0 +1,89 @@
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import {
+  ErrorCode,
+  isJSONRPCErrorResponse,
+  isJSONRPCNotification,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  McpError,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js'
+import { relay } from './relay.js'
+
+/**
+ * What a request given up on fails with, as the error of an `McpError`: an object no server can
+ * send (answers are parsed JSON), so that such a failure is told from a server's own error.
+ */
+const UNANSWERED = Object.freeze({ reason: 'the stream that was to carry the answer ended without it' })
+
+/** A transport whose requests still waiting for an answer can be failed at once. */
+export interface AnswerGuard {
+  /** What the client speaks to. */
+  readonly transport: Transport
+  /**
+   * Fails those of `ids` still waiting for an answer, as if the server had answered them with an
+   * error (see `isUnanswered`); the others were answered meanwhile and are left alone.
+   */
+  giveUp(ids: readonly RequestId[]): void
+}
+
+/**
+ * Wraps `inner`, noting which requests the client sent are still unanswered. The SDK's client
+ * offers no way to fail one request but its answer: a request whose answer will never come (the
+ * stream that was to carry it ended without it) is failed by handing the client an error answer.
+ */
+export function guardAnswers(inner: Transport): AnswerGuard {
+  const waiting = new Set<RequestId>()
+  const transport = relay(inner, {
+    sent(message) {
+      if (isJSONRPCRequest(message)) waiting.add(message.id)
+      else if (isCancellation(message)) waiting.delete(message.params.requestId)
+    },
+    received(message) {
+      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) {
+        if (message.id !== undefined) waiting.delete(message.id)
+      }
+    },
+    closed: () => waiting.clear(),
+  })
+  return {
+    transport,
+    giveUp(ids) {
+      for (const id of ids) {
+        if (!waiting.delete(id)) continue
+        transport.onmessage?.({
+          jsonrpc: '2.0',
+          id,
+          error: { code: ErrorCode.ConnectionClosed, message: UNANSWERED.reason, data: UNANSWERED },
+        })
+      }
+    },
+  }
+}
+
+/** Whether a request failed because `AnswerGuard.giveUp` gave up on it. */
+export function isUnanswered(error: unknown): boolean {
+  return error instanceof McpError && error.data === UNANSWERED
+}
+
+/** The ids of the requests in a JSON-RPC body (a message, or a batch); none in anything else. */
+export function requestIdsOf(body: unknown): RequestId[] {
+  if (typeof body !== 'string') return []
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body)
+  } catch {
+    return []
+  }
+  const messages = Array.isArray(parsed) ? parsed : [parsed]
+  return messages.filter((message) => isJSONRPCRequest(message)).map((message) => message.id)
+}
+
+function isCancellation(
+  message: JSONRPCMessage,
+): message is JSONRPCMessage & { params: { requestId: RequestId } } {
+  if (!isJSONRPCNotification(message) || message.method !== 'notifications/cancelled') return false
+  const requestId = (message.params as { requestId?: unknown } | undefined)?.requestId
+  return typeof requestId === 'string' || typeof requestId === 'number'
+}

@@ -1,0 +1,48 @@
+const LF = 10
+const CR = 13
+/** `id:`: an event stream's field that names an event, what a client resumes the stream from. */
+const ID_FIELD = [0x69, 0x64, 0x3a]
+const SPACE = 0x20
+
+/** Fed a `text/event-stream` body's bytes as they arrive, tells whether one named an event. */
+export interface EventIdWatch {
+  feed(chunk: Uint8Array): void
+  /** Whether a line `id: <something>` went by (an empty id resumes nothing). */
+  seen(): boolean
+}
+
+/**
+ * Watches an event stream for an event id, line by line across chunks, keeping only the start of
+ * the current line. The MCP SDK resumes a request's stream that gave one (a GET with
+ * `Last-Event-ID`), so its end does not mean its answer is lost.
+ */
+export function eventIdWatch(): EventIdWatch {
+  let seen = false
+  // How much of `id:` the current line began with (3: all), then whether a space followed.
+  let matched = 0
+  let spaced = false
+  let ruledOut = false
+  return {
+    feed(chunk) {
+      for (let i = 0; i < chunk.length && !seen; i++) {
+        const byte = chunk[i]!
+        if (byte === LF || byte === CR) {
+          matched = 0
+          spaced = false
+          ruledOut = false
+        } else if (ruledOut) {
+          // Another field, or data: nothing to see before the line ends.
+        } else if (matched < ID_FIELD.length) {
+          if (byte === ID_FIELD[matched]) matched++
+          else ruledOut = true
+        } else if (byte === SPACE && !spaced) {
+          // One space after the colon belongs to the syntax, not to the value.
+          spaced = true
+        } else {
+          seen = true
+        }
+      }
+    },
+    seen: () => seen,
+  }
+}
