@@ -38,6 +38,10 @@ const NOT_RUN: Record<string, string> = {
     'builds every package with its declarations (minutes); test/packaging runs scripts/pack.mjs, which it runs, and installs its tarballs',
   'npm install /path/to/kode/dist/packs/kode-{protocol,providers,session,core}-0.1.0.tgz @sinclair/typebox':
     "a path in the reader's clone; test/packaging installs the tarballs scripts/pack.mjs makes the same way, with the command the script prints",
+  'npm pkg set type=module': "run in the reader's app, next to the install above",
+  'npm install -D tsx': "installs tsx from the npm registry into the reader's app",
+  'ANTHROPIC_API_KEY=sk-ant-... npx tsx agent.ts':
+    "needs a real key and the reader's app; examples/quickstart/test/quickstart.test.ts runs the same program offline",
 }
 
 const commands = pages.flatMap((page) =>

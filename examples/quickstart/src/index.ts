@@ -22,6 +22,7 @@ for await (const event of agent.run('What time is it in Tokyo right now?')) {
   if (event.type === 'assistant_text_delta') process.stdout.write(event.content)
   if (event.type === 'tool_call') console.log(`\n→ ${event.toolName}(${event.arguments})`)
   if (event.type === 'tool_result') console.log(`← ${event.status}: ${event.result}`)
+  if (event.type === 'error') console.error(event.errorMessage)
   if (event.type === 'task_finish') console.log(`\n[${event.reason}]`)
 }
 await offline?.close()

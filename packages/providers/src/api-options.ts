@@ -53,4 +53,4 @@ export interface ApiOptions {
 }
 
 /** `ClientConfig.apiOptions`: for each api, its options (see {@link ApiOptions}). */
-export type ApiOptionsMap = { readonly [A in keyof ApiOptions]?: ApiOptions[A] }
+export type ApiOptionsMap = { readonly [A in keyof ApiOptions]?: ApiOptions[A] | undefined }

@@ -55,9 +55,9 @@ export interface CreateSessionInit {
 
 /** What `SessionStore.update` may change. A field set to `undefined` is left as it is. */
 export interface SessionPatch {
-  title?: string
-  model?: string
-  provider?: string
+  title?: string | undefined
+  model?: string | undefined
+  provider?: string | undefined
 }
 
 /** The clock and id source a store uses; injectable so tests are deterministic. */

@@ -24,18 +24,18 @@ export interface CompactionOptions {
    * Compact before a model call whose estimated input passes this fraction of the usable window
    * (the context window minus the output reserve). Between 0 and 1; default 0.8.
    */
-  threshold?: number
+  threshold?: number | undefined
   /**
    * Turns (a response and its tool results) kept verbatim after the summary; fewer when they do
    * not fit in 40% of the usable window. Default 4; 0 summarises everything.
    */
-  keepRecent?: number
+  keepRecent?: number | undefined
   /**
    * Writes the summary instead of the agent's model (a cheaper model, a fixed text in tests).
    * Default: a request to the agent's client with `COMPACTION_PROMPT`, whose usage and cost are
    * counted in the task's accounting and on the `compaction` record.
    */
-  summarize?: Summarizer
+  summarize?: Summarizer | undefined
 }
 
 /** Compaction settings with defaults filled in. */

@@ -16,7 +16,7 @@ export interface ProviderViewOptions {
    * synthetic results are formatted too); the formatted messages are kept, so a long session
    * formats each message once. Default: every message is sent as it is.
    */
-  format?: ProviderMessageFormat
+  format?: ProviderMessageFormat | undefined
 }
 
 /**

@@ -8,25 +8,25 @@ import { AgentError } from '../errors.js'
  */
 export interface ModelSettings {
   /** Upper bound of generated tokens per response (reasoning included where the provider counts it so). */
-  maxOutputTokens?: number
+  maxOutputTokens?: number | undefined
   /** Sampling temperature (0 and up). Anthropic ignores it while extended thinking is on. */
-  temperature?: number
+  temperature?: number | undefined
   /**
    * Ask for reasoning: an effort level, or a token budget. Apis that size reasoning the other
    * way convert (see docs/providers.md).
    */
-  reasoning?: { effort: ReasoningEffort } | { budgetTokens: number }
+  reasoning?: { effort: ReasoningEffort } | { budgetTokens: number } | undefined
   /**
    * Whether the model must, may or must not call tools, or which one it must call. Sub-agents do
    * not inherit it: it names the parent's tools, and a child forced to call tools never answers.
    */
-  toolChoice?: 'auto' | 'none' | 'required' | { name: string }
+  toolChoice?: 'auto' | 'none' | 'required' | { name: string } | undefined
   /**
    * Provider-specific request-body fields keyed by api (`{ anthropic: { top_k: 40 } }`): set on
    * the body's top level for a client of that api, ignored by the others. A run's entry for an
    * api replaces the agent's entry for it.
    */
-  providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>>
+  providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
 }
 
 /** `override`'s fields over `base`'s, field by field (providerOptions api by api). */

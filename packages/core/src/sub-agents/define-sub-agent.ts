@@ -26,13 +26,13 @@ export interface SubAgentDefinition<P extends TSchema> extends Omit<SubAgentSpec
   /** Tells the parent model what the sub-agent is for and when to use it. */
   description: string
   /** The tool's arguments. Default: `{ prompt: string, description?: string }`. */
-  parameters?: P
+  parameters?: P | undefined
   /** The child's input built from the arguments. Default: `args.prompt`, else the arguments as JSON. */
-  input?: (args: Static<P>) => string | readonly UserContentPart[]
+  input?: ((args: Static<P>) => string | readonly UserContentPart[]) | undefined
   /** A time limit for the whole sub-agent task. Default: none (the child's own limits apply). */
-  timeoutMs?: number
+  timeoutMs?: number | undefined
   /** Whether it may run alongside sibling calls (other sub-agents included). Default `true`. */
-  concurrent?: boolean
+  concurrent?: boolean | undefined
 }
 
 /**

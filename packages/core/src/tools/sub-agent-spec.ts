@@ -13,28 +13,28 @@ export interface SubAgentSpec {
   /** The sub-agent's name, recorded on its session and on `task_start.subAgentState`. */
   name: string
   /** A short label of this particular task, shown as `task_start.subAgentState.description`. */
-  label?: string
+  label?: string | undefined
   /** The child's system prompt. */
-  system?: string
+  system?: string | undefined
   /** The child's tools (none by default). A child can run sub-agents of its own. */
-  tools?: readonly Tool[]
+  tools?: readonly Tool[] | undefined
   /** The child's model; default: the client the parent is using. */
-  client?: LLMClient
+  client?: LLMClient | undefined
   /** The child's turn limit; default: the parent agent's `maxTurns`. */
-  maxTurns?: number
+  maxTurns?: number | undefined
   /** How the child talks to its model; default: the parent's history formatter. */
-  historyFormatter?: HistoryFormatter
+  historyFormatter?: HistoryFormatter | undefined
   /**
    * The child's model settings, over the ones it inherits field by field. Default: the parent
    * task's settings without `toolChoice` (which names the parent's tools).
    */
-  modelSettings?: ModelSettings
+  modelSettings?: ModelSettings | undefined
   /**
    * The child's structured final output (a TypeBox object schema), as `run(input, { output })`:
    * its answer, the tool result the parent's model reads, is JSON valid against it, and the
    * child's outcome carries the value as `output`.
    */
-  output?: TSchema
+  output?: TSchema | undefined
 }
 
 /** How a sub-agent's task ended: its session, reason, final text and accounting. */

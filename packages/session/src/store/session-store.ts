@@ -94,9 +94,9 @@ export function readBatchSize(options: ReadBatchesOptions | undefined): number {
 /** Options of `SessionStore.follow`. */
 export interface FollowOptions {
   /** The position of the first record wanted: the number of records already seen. Default 0. */
-  from?: number
+  from?: number | undefined
   /** Ends the iteration (without an error) when aborted. */
-  signal?: AbortSignal
+  signal?: AbortSignal | undefined
 }
 
 /** One record of a followed history and its position in it (0 for the first record). */
