@@ -24,8 +24,16 @@ export const STOPPED_CALL_TEXT =
 
 /** What `agent.continue` carries on, decided from the history before the task starts. */
 export type Continuation =
-  /** Calls awaited approval: the decisions, checked. */
-  | { kind: 'approvals'; pending: PendingCall[]; decisions: Map<string, ApprovalDecision> }
+  /**
+   * Calls awaited approval: the decisions, checked. `stopped`: the other calls of that response a
+   * dead process left without a result (it died while they ran), settled as for `unfinished`.
+   */
+  | {
+      kind: 'approvals'
+      pending: PendingCall[]
+      decisions: Map<string, ApprovalDecision>
+      stopped: ToolCallPart[]
+    }
   /** A task that never finished (its process died): the calls it left without a result. */
   | { kind: 'unfinished'; dangling: ToolCallPart[]; responseId: string | undefined }
 
@@ -41,7 +49,10 @@ export function planContinuation(
   if (pending.length > 0 || (approvals !== undefined && approvals.length > 0)) {
     checkDecisions(history, pending, approvals ?? [])
     const decisions = new Map((approvals ?? []).map((decision) => [decision.toolCallId, decision]))
-    return { kind: 'approvals', pending, decisions }
+    // A process that died while the response's other calls ran left them without a result too.
+    const waiting = new Set(pending.map((entry) => entry.call.id))
+    const stopped = (unfinishedTask(history)?.dangling ?? []).filter((call) => !waiting.has(call.id))
+    return { kind: 'approvals', pending, decisions, stopped }
   }
   const unfinished = unfinishedTask(history)
   if (unfinished === undefined) {
@@ -82,8 +93,8 @@ function unfinishedTask(
 /**
  * Carries a paused or unfinished task on, inside one turn: records the decisions, runs each
  * approved call once and answers the denied ones (`denied by the user: <reason>`), runs again
- * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), or
- * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`
+ * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), and
+ * settles the calls a dead process left (with or without pending approvals): each runs again when its tool says `onResume: 'rerun'`
  * (unless `rerunAllowed` is false: the user sent a new message instead), the others get an `error`
  * result. Says whether the user interrupted, or a sub-agent paused again. A call whose sub-agent
  * waited is not announced again: it was running when the task paused, and the replay shows its
@@ -120,6 +131,16 @@ export async function carryOn(
     calls = uniqueCalls(plan.pending)
     responseId = plan.pending[0]?.responseId
     announced = runningCalls(plan.pending)
+    if (plan.stopped.length > 0) {
+      // The dead process announced them; they run again or are answered as in the branch below.
+      const rerun = await callsToRerun(rt, plan.stopped)
+      for (const call of plan.stopped) {
+        announced.add(call.id)
+        if (rerun.has(call.id)) resumed.add(call.id)
+        else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+      }
+      calls = [...calls, ...plan.stopped]
+    }
   } else {
     if (plan.dangling.length === 0) return 'done'
     // The turn the dead process opened goes on: its `turn_start` and the calls' `tool_call` are
