@@ -202,6 +202,29 @@ describe('agent.compact()', () => {
     expect(await agent.history()).toEqual(session())
   })
 
+  test('a summarizer that interrupts as it starts ends the compaction, not hangs it', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', session())
+    const controller = new AbortController()
+    const agent = h.createAgent({
+      sessionId: 'long',
+      compaction: {
+        keepRecent: 1,
+        // Gives up at once (a budget spent, say) by aborting, and never answers.
+        summarize: () => {
+          controller.abort()
+          return new Promise<string>(() => {})
+        },
+      },
+    })
+    await expect(agent.compact({ signal: controller.signal })).resolves.toMatchObject({
+      compacted: false,
+      reason: 'aborted',
+    })
+    expect(await agent.history()).toEqual(session())
+  })
+
   test('a compaction while a task runs is refused', async () => {
     const h = harness()
     const agent = h.createAgent()
