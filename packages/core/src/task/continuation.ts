@@ -45,6 +45,9 @@ export function planContinuation(
   history: readonly HistoryEvent[],
   approvals: readonly ApprovalDecision[] | undefined,
 ): Continuation {
+  if (approvals !== undefined && !Array.isArray(approvals)) {
+    throw new AgentError('invalid_options', 'approvals must be a list of decisions')
+  }
   const pending = pendingCalls(history)
   if (pending.length > 0 || (approvals !== undefined && approvals.length > 0)) {
     checkDecisions(history, pending, approvals ?? [])
