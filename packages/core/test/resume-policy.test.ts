@@ -286,12 +286,27 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       arguments: '{"cents":500}',
       responseId: 'r0',
     }
-    await deadSession(h, [...DEAD.slice(0, 2), request])
+    const dead = [...DEAD.slice(0, 2), request]
+    await deadSession(h, dead)
     const { tool, runs } = chargeTool({ needsApproval: true })
     h.server.enqueue(textReply('r1', 'Paid; b.txt may need another read.'))
     const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
-    const { outcome } = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }),
+    )
     expect(outcome.reason).toBe('completed')
+    // The task goes on with the turn the dead process left open: no second `turn_start`, and c2
+    // (announced by the dead process) is not announced again.
+    const watched = replayThenLive(dead, 'dead', events)
+    expectOrdered(watched)
+    expect(summarize(events).slice(0, 6)).toEqual([
+      'task_start',
+      'tool_approval_decision c1 approved',
+      'tool_call c1 charge {"cents":500}',
+      'tool_result c1 success: charged 500 cents',
+      `tool_result c2 error (last): ${STOPPED}`,
+      'turn_end',
+    ])
     expect(runs).toEqual([{ toolCallId: 'c1', resumed: false }])
     const history = await agent.history()
     expectValidHistory(history)

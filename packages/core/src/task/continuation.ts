@@ -33,6 +33,8 @@ export type Continuation =
       pending: PendingCall[]
       decisions: Map<string, ApprovalDecision>
       stopped: ToolCallPart[]
+      /** The paused task's process died: its turn is still open (no `task_metadata` ended it). */
+      died: boolean
     }
   /** A task that never finished (its process died): the calls it left without a result. */
   | { kind: 'unfinished'; dangling: ToolCallPart[]; responseId: string | undefined }
@@ -54,8 +56,9 @@ export function planContinuation(
     const decisions = new Map((approvals ?? []).map((decision) => [decision.toolCallId, decision]))
     // A process that died while the response's other calls ran left them without a result too.
     const waiting = new Set(pending.map((entry) => entry.call.id))
-    const stopped = (unfinishedTask(history)?.dangling ?? []).filter((call) => !waiting.has(call.id))
-    return { kind: 'approvals', pending, decisions, stopped }
+    const unfinished = unfinishedTask(history)
+    const stopped = (unfinished?.dangling ?? []).filter((call) => !waiting.has(call.id))
+    return { kind: 'approvals', pending, decisions, stopped, died: unfinished !== undefined }
   }
   const unfinished = unfinishedTask(history)
   if (unfinished === undefined) {
@@ -123,14 +126,6 @@ export async function carryOn(
   let announced: Set<string> | undefined
   if (plan.kind === 'approvals') {
     const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
-    events.emit('turn_start', {})
-    await recordDecisions(rt, plan.pending, decide)
-    for (const entry of plan.pending) {
-      const decision = decide(entry)
-      const via = entry.subAgentCall
-      if (via) routeDecision(resume, via.toolCallId, via.sessionId, decision)
-      else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
-    }
     calls = uniqueCalls(plan.pending)
     responseId = plan.pending[0]?.responseId
     announced = runningCalls(plan.pending)
@@ -144,6 +139,18 @@ export async function carryOn(
       }
       calls = [...calls, ...plan.stopped]
     }
+    // A task that paused ended its turn; one whose process died left it open, and goes on with it.
+    if (plan.died) {
+      const open = announced
+      events.resumeTurn(calls.filter((call) => open.has(call.id)).map((call) => callFields(call, responseId)))
+    } else events.emit('turn_start', {})
+    await recordDecisions(rt, plan.pending, decide)
+    for (const entry of plan.pending) {
+      const decision = decide(entry)
+      const via = entry.subAgentCall
+      if (via) routeDecision(resume, via.toolCallId, via.sessionId, decision)
+      else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
+    }
   } else {
     if (plan.dangling.length === 0) return 'done'
     // The turn the dead process opened goes on: its `turn_start` and the calls' `tool_call` are
@@ -151,14 +158,7 @@ export async function carryOn(
     announced = new Set(plan.dangling.map((call) => call.id))
     calls = plan.dangling
     responseId = plan.responseId
-    events.resumeTurn(
-      calls.map((call) => ({
-        responseId,
-        toolCallId: call.id,
-        toolName: call.name,
-        arguments: call.argumentsJson,
-      })),
-    )
+    events.resumeTurn(calls.map((call) => callFields(call, responseId)))
     const rerun = rerunAllowed ? await callsToRerun(rt, calls) : new Set<string>()
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
@@ -176,6 +176,11 @@ export async function carryOn(
   if (end === 'interrupted') events.emit('interrupt', {})
   events.emit('turn_end', {})
   return end
+}
+
+/** The fields of a call's `tool_call` event. */
+function callFields(call: ToolCallPart, responseId: string | undefined) {
+  return { responseId, toolCallId: call.id, toolName: call.name, arguments: call.argumentsJson }
 }
 
 /** Adds a decision to what the sub-agent in `sessionId`, run by call `callId`, carries on with. */
