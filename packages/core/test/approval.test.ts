@@ -187,8 +187,8 @@ describe('tool approval', () => {
   test('deciding twice, an unknown id or a missing decision is an AgentError and runs nothing', async () => {
     const h = harness()
     const { agent, written } = await paused(h)
-    const refused = async (approvals: { toolCallId: string; approved: boolean }[]) => {
-      const run = agent.continue({ approvals })
+    const refused = async (approvals: unknown) => {
+      const run = agent.continue({ approvals: approvals as { toolCallId: string; approved: boolean }[] })
       const error = await run.done.then(
         () => undefined,
         (e: unknown) => e,
@@ -213,6 +213,11 @@ describe('tool approval', () => {
       ]),
     ).toBe('approval_already_decided')
     expect(await refused([{ toolCallId: 'c2', approved: true }])).toBe('unknown_approval')
+    // Decisions of the wrong shape: one decision not in a list, a reason the history cannot hold.
+    expect(await refused({ toolCallId: 'c1', approved: true })).toBe('invalid_options')
+    expect(await refused([{ toolCallId: 'c1', approved: false, reason: { why: 'no' } }])).toBe(
+      'invalid_options',
+    )
     const before = await agent.history()
     expect(summarizeHistory(before)).toEqual(PAUSED_HISTORY)
 

@@ -119,4 +119,31 @@ describe('agent.close()', () => {
     expect(existsSync(lockOf('s1'))).toBe(false)
     await agent.close()
   })
+
+  test('interrupts a compaction in progress and resolves once its writer is given back', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hello.'), textReply('r2', 'Hello again.'))
+    const started = gate()
+    const agent = h.createAgent({
+      sessionId: 's1',
+      compaction: {
+        keepRecent: 0,
+        summarize: ({ signal }) =>
+          new Promise<string>((_resolve, reject) => {
+            started.open()
+            signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+          }),
+      },
+    })
+    await collect(agent.run('Hi'))
+    const compacting = agent.compact()
+    await started.promise
+    await agent.close()
+    expect(existsSync(lockOf('s1'))).toBe(false)
+    await expect(compacting).resolves.toMatchObject({ compacted: false, reason: 'aborted' })
+    // Another store takes the session over at once.
+    const other = h.createAgent({ store: h.reopenStore(), sessionId: 's1', compaction: false })
+    expect((await collect(other.run('Again'))).outcome.reason).toBe('completed')
+    await other.close()
+  })
 })

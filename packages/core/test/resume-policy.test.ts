@@ -273,6 +273,54 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expect(outcome.reason).toBe('completed')
     expectValidHistory(await agent.history())
   })
+
+  test('approving a call after the process died while its sibling ran settles the sibling too', async () => {
+    const h = harness()
+    // c1 awaited approval while c2 ran; the process died before c2's result.
+    const request: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: 3,
+      toolCallId: 'c1',
+      toolName: 'charge',
+      arguments: '{"cents":500}',
+      responseId: 'r0',
+    }
+    const dead = [...DEAD.slice(0, 2), request]
+    await deadSession(h, dead)
+    const { tool, runs } = chargeTool({ needsApproval: true })
+    h.server.enqueue(textReply('r1', 'Paid; b.txt may need another read.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }),
+    )
+    expect(outcome.reason).toBe('completed')
+    // The task goes on with the turn the dead process left open: no second `turn_start`, and c2
+    // (announced by the dead process) is not announced again.
+    const watched = replayThenLive(dead, 'dead', events)
+    expectOrdered(watched)
+    expect(summarize(events).slice(0, 6)).toEqual([
+      'task_start',
+      'tool_approval_decision c1 approved',
+      'tool_call c1 charge {"cents":500}',
+      'tool_result c1 success: charged 500 cents',
+      `tool_result c2 error (last): ${STOPPED}`,
+      'turn_end',
+    ])
+    expect(runs).toEqual([{ toolCallId: 'c1', resumed: false }])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(2, 6)).toEqual([
+      'approval_request c1 charge {"cents":500}',
+      'approval_decision c1 approved',
+      'tool c1 success: charged 500 cents',
+      `tool c2 error: ${STOPPED}`,
+    ])
+    expect(toolMessagesSent(h)).toEqual([
+      { role: 'tool', tool_call_id: 'c1', content: 'charged 500 cents' },
+      { role: 'tool', tool_call_id: 'c2', content: STOPPED },
+    ])
+  })
 })
 
 describe('onResume, when the store fails', () => {

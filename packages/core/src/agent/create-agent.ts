@@ -129,8 +129,8 @@ export interface Agent {
   /** The session's history as persisted (empty before the first run of a new session). */
   history(): Promise<HistoryEvent[]>
   /**
-   * Ends the agent: interrupts a running task and resolves once it has persisted and given the
-   * session's writer back (its lease released; the file store's lock file removed), so another
+   * Ends the agent: interrupts a running task (or `compact`) and resolves once it has persisted and
+   * given the session's writer back (its lease released; the file store's lock file removed), so another
    * store or process can write the session. The store stays open, since it may serve other
    * agents: close a store you made for this agent alone with `store.close()`. A later `run`
    * throws `AgentError` (`agent_closed`); `history()` still reads. Calling it again does nothing.
@@ -140,7 +140,7 @@ export interface Agent {
    * Compacts the session now, between tasks: the older part is summarised and a `compaction`
    * record persisted (events `compaction_start` / `compaction_end` on the emitter), with the
    * agent's `compaction` options (their defaults when compaction is off). Resolves with what
-   * happened; a failed or interrupted summary changes nothing. Throws `AgentError` (`agent_busy`)
+   * happened; a failed or interrupted summary changes nothing (`close` interrupts it too). Throws `AgentError` (`agent_busy`)
    * while a task runs, and what the store throws.
    */
   compact(options?: CompactOptions): Promise<CompactionResult>
@@ -166,6 +166,8 @@ export function createAgent(options: AgentOptions): Agent {
   let client = options.client
   let running = false
   let current: RunChannel | undefined
+  /** The `compact()` in progress: `close` interrupts it and waits until its writer is given back. */
+  let compacting: { interrupt: () => void; done: Promise<unknown> } | undefined
   let closing: Promise<void> | undefined
 
   const start = (task: TaskStart, runOptions: RunOptions): AgentRun => {
@@ -261,6 +263,38 @@ export function createAgent(options: AgentOptions): Agent {
     return start({ kind: 'continue', approvals: options.approvals }, merged) as AgentRun<OutputOf<S>>
   }
 
+  /** One manual compaction, holding the session's writer until it ends. */
+  const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
+    try {
+      await journal.open({ model: client.model, provider: client.provider })
+      const sink = (event: Event) => emitOn(events, event)
+      const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
+      if (instructions.system !== undefined) request.system = instructions.system
+      const budget = measureBudget(
+        request,
+        journal.modelRecords,
+        journal.freshFrom,
+        client,
+        settings.estimator,
+      )
+      return await compact(
+        {
+          journal,
+          events: new TaskEvents(sessionId, settings.now, sink),
+          settings,
+          compaction: settings.compaction ?? resolveCompaction(undefined)!,
+          client,
+          signal,
+          instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
+        },
+        'manual',
+        budget,
+      )
+    } finally {
+      await journal.close().catch(() => {})
+    }
+  }
+
   return {
     sessionId,
     get client() {
@@ -286,34 +320,18 @@ export function createAgent(options: AgentOptions): Agent {
       if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
       if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
       running = true
+      const controller = new AbortController()
+      const external = compactOptions.signal
+      const forward = () => controller.abort(external?.reason)
+      if (external?.aborted) forward()
+      else external?.addEventListener('abort', forward, { once: true })
+      const done = compactNow(controller.signal)
+      compacting = { interrupt: () => controller.abort(), done }
       try {
-        await journal.open({ model: client.model, provider: client.provider })
-        const signal = compactOptions.signal ?? new AbortController().signal
-        const sink = (event: Event) => emitOn(events, event)
-        const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
-        if (instructions.system !== undefined) request.system = instructions.system
-        const budget = measureBudget(
-          request,
-          journal.modelRecords,
-          journal.freshFrom,
-          client,
-          settings.estimator,
-        )
-        return await compact(
-          {
-            journal,
-            events: new TaskEvents(sessionId, settings.now, sink),
-            settings,
-            compaction: settings.compaction ?? resolveCompaction(undefined)!,
-            client,
-            signal,
-            instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
-          },
-          'manual',
-          budget,
-        )
+        return await done
       } finally {
-        await journal.close().catch(() => {})
+        compacting = undefined
+        external?.removeEventListener('abort', forward)
         running = false
       }
     },
@@ -332,6 +350,11 @@ export function createAgent(options: AgentOptions): Agent {
           task.interrupt()
           // How the task ended is the run's to report; close only waits for it to be persisted.
           await task.done.catch(() => undefined)
+        }
+        const compaction = compacting
+        if (compaction) {
+          compaction.interrupt()
+          await compaction.done.catch(() => undefined)
         }
       })()
       return closing

@@ -198,6 +198,8 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(signal.reason)
     signal.addEventListener('abort', onAbort, { once: true })
+    // Aborted already (the summarizer itself interrupted as it started): no abort event will come.
+    if (signal.aborted) onAbort()
     promise.then(
       (value) => {
         signal.removeEventListener('abort', onAbort)

@@ -1,4 +1,4 @@
-import type { HistoryEvent, Message } from '@kode/protocol'
+import { type HistoryEvent, type Message, toolCallsOf } from '@kode/protocol'
 import type { TokenEstimator } from './estimate.js'
 
 /** What a compaction summarises and what it keeps. */
@@ -17,7 +17,9 @@ export interface CompactionPlan {
  * assistant response and its tool results each), at most `keepTokens` tokens, fewer when they do
  * not fit. The kept part starts at a user or assistant message, never at a tool result or a
  * developer message, so a tool call and its result are never split and a kept response keeps
- * everything its thinking signatures were made with. `undefined` when there is nothing to summarise.
+ * everything its thinking signatures were made with. The last response is always kept while some of
+ * its calls have no result (a session paused for approval). `undefined` when there is nothing to
+ * summarise.
  */
 export function planCompaction(
   records: readonly HistoryEvent[],
@@ -41,6 +43,17 @@ export function planCompaction(
       keptTokens = tokens
     }
   }
+  // A response whose calls are not all answered yet (awaiting approval, or left by a dead process)
+  // is kept: the results still to come must find their calls in what the model sees.
+  const open = openResponse(records, bodyFrom)
+  if (open !== undefined && open < cut) {
+    cut = open
+    keptTokens = 0
+    for (let i = open; i < records.length; i++) {
+      const record = records[i]!
+      if ('role' in record) keptTokens += estimator.message(record)
+    }
+  }
   const summarised: Message[] = []
   for (let i = bodyFrom; i < cut; i++) {
     const record = records[i]!
@@ -48,4 +61,18 @@ export function planCompaction(
   }
   if (summarised.length === 0) return undefined
   return { summarised, firstKept: records[cut], keptTokens }
+}
+
+/** Index of the last assistant message when some of its tool calls have no result after it. */
+function openResponse(records: readonly HistoryEvent[], from: number): number | undefined {
+  const answered = new Set<string>()
+  for (let i = records.length - 1; i >= from; i--) {
+    const record = records[i]!
+    if (!('role' in record)) continue
+    if (record.role === 'tool') answered.add(record.toolCallId)
+    else if (record.role === 'assistant') {
+      return toolCallsOf(record).some((call) => !answered.has(call.id)) ? i : undefined
+    }
+  }
+  return undefined
 }

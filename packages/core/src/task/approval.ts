@@ -182,8 +182,9 @@ export function pendingApprovals(history: readonly HistoryEvent[]): PendingAppro
 }
 
 /**
- * Checks `approvals` against what is pending; throws `AgentError`: a call decided twice (in this
- * list, or already decided in the history), an id that awaits nothing, or a pending call left out.
+ * Checks `approvals` against what is pending; throws `AgentError`: a decision without a call id, a
+ * boolean `approved` or a text `reason` (`invalid_options`), a call decided twice (in this list, or
+ * already decided in the history), an id that awaits nothing, or a pending call left out.
  */
 export function checkDecisions(
   history: readonly HistoryEvent[],
@@ -199,6 +200,10 @@ export function checkDecisions(
     const id = approval?.toolCallId
     if (typeof id !== 'string' || typeof approval.approved !== 'boolean') {
       throw new AgentError('invalid_options', 'each approval needs a toolCallId and approved: true or false')
+    }
+    // The reason is recorded: anything but text would fail the store once the task had begun.
+    if (approval.reason !== undefined && typeof approval.reason !== 'string') {
+      throw new AgentError('invalid_options', `the reason of the decision on ${id} must be a string`)
     }
     if (seen.has(id) || (requested.has(id) && !open.has(id))) {
       throw new AgentError('approval_already_decided', `tool call ${id} was already decided`)

@@ -12,7 +12,7 @@ import type { TaskRuntime } from './runtime.js'
  * when the request's estimated input passes the threshold, the session is compacted first; when the provider still
  * answers that the request is larger than the context window, the session is compacted once and
  * the call sent once more. An overflow that remains (or with compaction off) fails the call with
- * an error naming the sizes. `request` builds the request from the session as it is then; `send`
+ * an error naming the sizes; an interrupt during that compaction reads as aborted. `request` builds the request from the session as it is then; `send`
  * makes the call (by default `callModel`; the turn passes one that runs the host's hooks first).
  */
 export async function callModelWithinBudget(
@@ -40,10 +40,14 @@ export async function callModelWithinBudget(
   const result = await send(sent)
   if (!isOverflow(result)) return result
   const before = budgetOf(rt, client, sent)
-  if (!compaction || rt.signal.aborted)
-    return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  if (!compaction) return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  // Interrupted before or during the compaction: the user stopped the task, which did not fail.
+  if (rt.signal.aborted) return { kind: 'aborted', partial: undefined }
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
-  if (!done.compacted) return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  if (!done.compacted) {
+    if (done.reason === 'aborted' || rt.signal.aborted) return { kind: 'aborted', partial: undefined }
+    return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  }
   sent = request()
   const retryBudget = budgetOf(rt, client, sent)
   reportBudget(rt, retryBudget)

@@ -24,8 +24,18 @@ export const STOPPED_CALL_TEXT =
 
 /** What `agent.continue` carries on, decided from the history before the task starts. */
 export type Continuation =
-  /** Calls awaited approval: the decisions, checked. */
-  | { kind: 'approvals'; pending: PendingCall[]; decisions: Map<string, ApprovalDecision> }
+  /**
+   * Calls awaited approval: the decisions, checked. `stopped`: the other calls of that response a
+   * dead process left without a result (it died while they ran), settled as for `unfinished`.
+   */
+  | {
+      kind: 'approvals'
+      pending: PendingCall[]
+      decisions: Map<string, ApprovalDecision>
+      stopped: ToolCallPart[]
+      /** The paused task's process died: its turn is still open (no `task_metadata` ended it). */
+      died: boolean
+    }
   /** A task that never finished (its process died): the calls it left without a result. */
   | { kind: 'unfinished'; dangling: ToolCallPart[]; responseId: string | undefined }
 
@@ -37,11 +47,18 @@ export function planContinuation(
   history: readonly HistoryEvent[],
   approvals: readonly ApprovalDecision[] | undefined,
 ): Continuation {
+  if (approvals !== undefined && !Array.isArray(approvals)) {
+    throw new AgentError('invalid_options', 'approvals must be a list of decisions')
+  }
   const pending = pendingCalls(history)
   if (pending.length > 0 || (approvals !== undefined && approvals.length > 0)) {
     checkDecisions(history, pending, approvals ?? [])
     const decisions = new Map((approvals ?? []).map((decision) => [decision.toolCallId, decision]))
-    return { kind: 'approvals', pending, decisions }
+    // A process that died while the response's other calls ran left them without a result too.
+    const waiting = new Set(pending.map((entry) => entry.call.id))
+    const unfinished = unfinishedTask(history)
+    const stopped = (unfinished?.dangling ?? []).filter((call) => !waiting.has(call.id))
+    return { kind: 'approvals', pending, decisions, stopped, died: unfinished !== undefined }
   }
   const unfinished = unfinishedTask(history)
   if (unfinished === undefined) {
@@ -82,8 +99,8 @@ function unfinishedTask(
 /**
  * Carries a paused or unfinished task on, inside one turn: records the decisions, runs each
  * approved call once and answers the denied ones (`denied by the user: <reason>`), runs again
- * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), or
- * settles the calls a dead process left: each runs again when its tool says `onResume: 'rerun'`
+ * each call whose sub-agent waited (its decisions go to the sub-agent, which carries on), and
+ * settles the calls a dead process left (with or without pending approvals): each runs again when its tool says `onResume: 'rerun'`
  * (unless `rerunAllowed` is false: the user sent a new message instead), the others get an `error`
  * result. Says whether the user interrupted, or a sub-agent paused again. A call whose sub-agent
  * waited is not announced again: it was running when the task paused, and the replay shows its
@@ -109,7 +126,24 @@ export async function carryOn(
   let announced: Set<string> | undefined
   if (plan.kind === 'approvals') {
     const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
-    events.emit('turn_start', {})
+    calls = uniqueCalls(plan.pending)
+    responseId = plan.pending[0]?.responseId
+    announced = runningCalls(plan.pending)
+    if (plan.stopped.length > 0) {
+      // The dead process announced them; they run again or are answered as in the branch below.
+      const rerun = await callsToRerun(rt, plan.stopped)
+      for (const call of plan.stopped) {
+        announced.add(call.id)
+        if (rerun.has(call.id)) resumed.add(call.id)
+        else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+      }
+      calls = [...calls, ...plan.stopped]
+    }
+    // A task that paused ended its turn; one whose process died left it open, and goes on with it.
+    if (plan.died) {
+      const open = announced
+      events.resumeTurn(calls.filter((call) => open.has(call.id)).map((call) => callFields(call, responseId)))
+    } else events.emit('turn_start', {})
     await recordDecisions(rt, plan.pending, decide)
     for (const entry of plan.pending) {
       const decision = decide(entry)
@@ -117,9 +151,6 @@ export async function carryOn(
       if (via) routeDecision(resume, via.toolCallId, via.sessionId, decision)
       else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
     }
-    calls = uniqueCalls(plan.pending)
-    responseId = plan.pending[0]?.responseId
-    announced = runningCalls(plan.pending)
   } else {
     if (plan.dangling.length === 0) return 'done'
     // The turn the dead process opened goes on: its `turn_start` and the calls' `tool_call` are
@@ -127,14 +158,7 @@ export async function carryOn(
     announced = new Set(plan.dangling.map((call) => call.id))
     calls = plan.dangling
     responseId = plan.responseId
-    events.resumeTurn(
-      calls.map((call) => ({
-        responseId,
-        toolCallId: call.id,
-        toolName: call.name,
-        arguments: call.argumentsJson,
-      })),
-    )
+    events.resumeTurn(calls.map((call) => callFields(call, responseId)))
     const rerun = rerunAllowed ? await callsToRerun(rt, calls) : new Set<string>()
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
@@ -152,6 +176,11 @@ export async function carryOn(
   if (end === 'interrupted') events.emit('interrupt', {})
   events.emit('turn_end', {})
   return end
+}
+
+/** The fields of a call's `tool_call` event. */
+function callFields(call: ToolCallPart, responseId: string | undefined) {
+  return { responseId, toolCallId: call.id, toolName: call.name, arguments: call.argumentsJson }
 }
 
 /** Adds a decision to what the sub-agent in `sessionId`, run by call `callId`, carries on with. */

@@ -1,9 +1,13 @@
-import { compactedHistory, IMAGE_NOTE, type SummarizeInput } from '@kode/core'
+import { compactedHistory, defineTool, IMAGE_NOTE, type SummarizeInput } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { anthropicStream } from '../helpers/anthropic-wire.js'
-import { say, stalledChatStream } from '../helpers/chat-wire.js'
-import { NOW, useHarness } from '../helpers/harness.js'
+import { say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
+import { collect, NOW, useHarness } from '../helpers/harness.js'
+import { expectValidHistory } from '../helpers/history-checks.js'
+import { TINY } from '../helpers/small-window.js'
+import { readFile } from '../helpers/tools.js'
 
 const at = { createdAt: NOW }
 const signature = {
@@ -52,6 +56,44 @@ function session(): HistoryEvent[] {
     ...turn(1),
     ...turn(2),
     ...turn(3),
+  ]
+}
+
+/**
+ * A task paused for approval: c1 (write_file) waits, c2 (read_file) answered with output too large
+ * for the kept part of a `tiny` window.
+ */
+function pausedSession(): HistoryEvent[] {
+  return [
+    { role: 'user', id: 'u1', ...at, parts: [{ type: 'text', text: 'Write a, read b' }] },
+    {
+      role: 'assistant',
+      id: 'a1',
+      ...at,
+      parts: [
+        { type: 'tool_call', id: 'c1', name: 'write_file', argumentsJson: '{"path":"a.txt"}' },
+        { type: 'tool_call', id: 'c2', name: 'read_file', argumentsJson: '{"path":"b.txt"}' },
+      ],
+      stopReason: 'tool_use',
+    },
+    {
+      type: 'approval_request',
+      id: 'q1',
+      ...at,
+      toolCallId: 'c1',
+      toolName: 'write_file',
+      arguments: '{"path":"a.txt"}',
+    },
+    {
+      role: 'tool',
+      id: 't2',
+      ...at,
+      toolCallId: 'c2',
+      toolName: 'read_file',
+      status: 'success',
+      outputText: 'b'.repeat(8_000),
+      parts: [],
+    },
   ]
 }
 
@@ -160,6 +202,29 @@ describe('agent.compact()', () => {
     expect(await agent.history()).toEqual(session())
   })
 
+  test('a summarizer that interrupts as it starts ends the compaction, not hangs it', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', session())
+    const controller = new AbortController()
+    const agent = h.createAgent({
+      sessionId: 'long',
+      compaction: {
+        keepRecent: 1,
+        // Gives up at once (a budget spent, say) by aborting, and never answers.
+        summarize: () => {
+          controller.abort()
+          return new Promise<string>(() => {})
+        },
+      },
+    })
+    await expect(agent.compact({ signal: controller.signal })).resolves.toMatchObject({
+      compacted: false,
+      reason: 'aborted',
+    })
+    expect(await agent.history()).toEqual(session())
+  })
+
   test('a compaction while a task runs is refused', async () => {
     const h = harness()
     const agent = h.createAgent()
@@ -175,5 +240,34 @@ describe('agent.compact()', () => {
     const agent = h.createAgent()
     await expect(agent.compact()).resolves.toEqual({ compacted: false, reason: 'nothing_to_compact' })
     expect(await agent.history()).toEqual([])
+  })
+
+  test('a response whose calls await approval is kept, so the approved result reaches the model', async () => {
+    const h = harness()
+    await h.store.create({ id: 'paused' })
+    await h.store.append('paused', pausedSession())
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => `wrote ${path}`,
+    })
+    const agent = h.createAgent({
+      client: h.client({ model: 'tiny', catalog: TINY }),
+      sessionId: 'paused',
+      tools: [writeFile, readFile],
+      compaction: { keepRecent: 0, summarize: async () => 'The user asked to write a and read b.' },
+    })
+    // Only the user message before the paused response can be summarised.
+    await expect(agent.compact()).resolves.toMatchObject({ compacted: true, record: { firstKeptId: 'a1' } })
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const { outcome } = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expectValidHistory(compactedHistory(history).records)
+    const { messages } = h.server.requests[0]!.body as { messages: { role: string; tool_call_id?: string }[] }
+    expect(messages.map((m) => m.tool_call_id ?? m.role)).toEqual(['user', 'assistant', 'c2', 'c1'])
+    expect(JSON.stringify(messages[3])).toContain('wrote a.txt')
   })
 })

@@ -171,4 +171,31 @@ describe("a provider's context-overflow error", () => {
     )
     expect(h().server.requests).toHaveLength(1)
   })
+
+  test('an interrupt during the compaction it triggers ends the task aborted, not failed', async () => {
+    await h().store.create({ id: 'long' })
+    await h().store.append('long', earlierSession())
+    const controller = new AbortController()
+    const agent = h().createAgent({
+      sessionId: 'long',
+      tools: [readChunk],
+      compaction: {
+        keepRecent: 1,
+        // The user interrupts while the summary is being written.
+        summarize: () => {
+          setTimeout(() => controller.abort(), 5)
+          return new Promise<string>(() => {})
+        },
+      },
+    })
+    h().server.enqueue(cases[0]!.response)
+    const { events, outcome } = await collect(agent.run('Go on', { signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    expect(outcome.errorMessage).toBeUndefined()
+    expect(events.filter((e) => e.type === 'error')).toEqual([])
+    expect(events.map((e) => e.type)).toContain('interrupt')
+    const history = await agent.history()
+    expect(history.filter((r) => !('role' in r) && r.type === 'error')).toEqual([])
+    expect(history.at(-2)).toMatchObject({ type: 'interrupt' })
+  })
 })
