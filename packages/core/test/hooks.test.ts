@@ -251,6 +251,33 @@ describe('hooks that return odd values', () => {
   )
 })
 
+describe('beforeModelCall returning something that is not a request', () => {
+  test.each([
+    ['a string', 'use gpt-5'],
+    ['a number', 42],
+    ['an object without messages', { system: 'Be brief' }],
+    ['messages that are not a list', { messages: 'Hi' }],
+  ] as const)('(%s) fails the task as a throwing hook does, before anything is sent', async (_, hooked) => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const agent = h.createAgent({ hooks: { beforeModelCall: () => hooked as never } })
+    const run = agent.run('Hello')
+    const events = await collect(run).catch(() => undefined)
+    expect(events).toBeUndefined()
+    const error = await run.done.then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    )
+    expect(error).toBeInstanceOf(TypeError)
+    expect((error as Error).message).toMatch(
+      /^beforeModelCall must return a request \(with a messages list\) or nothing/,
+    )
+    expect(h.server.requests).toHaveLength(0)
+    const history = await agent.history()
+    expectValidHistory(history)
+  })
+})
+
 test('an interrupt while beforeModelCall ignores its signal ends the task at once', async () => {
   const h = harness()
   h.server.enqueue(textReply('r1', 'Hi.'))

@@ -115,11 +115,25 @@ async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMR
       hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
     )
     if (rt.signal.aborted) return undefined
-    return hooked ?? request
+    if (hooked === undefined || hooked === null) return request
+    // Checked here, where the host can be told what its hook did: sent on, a request without a
+    // messages list failed in the provider as "could not build the request".
+    if (typeof hooked !== 'object' || !Array.isArray((hooked as { messages?: unknown }).messages)) {
+      throw new TypeError(
+        `beforeModelCall must return a request (with a messages list) or nothing; it returned ${describe(hooked)}`,
+      )
+    }
+    return hooked
   } catch (error) {
     rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
     return undefined
   }
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object without a messages list'
+  return `a ${typeof value}`
 }
 
 async function completed(
