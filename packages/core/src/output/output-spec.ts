@@ -15,8 +15,8 @@ export interface OutputSpec {
 
 /**
  * Checks `run(input, { output })`'s schema and builds the request's response format. The schema
- * must describe an object (`Type.Object`, or a union or reference of objects: every api's native
- * mechanism needs one at the root); throws `AgentError` (`invalid_options`) otherwise. The name is
+ * must describe an object at its root (`type: 'object'`, as `Type.Object` makes: every api's
+ * native mechanism needs one there); throws `AgentError` (`invalid_options`) otherwise. The name is
  * the schema's `$id` or `title` made to fit OpenAI's rule, else `output`. Strict mode is asked for
  * only when the schema satisfies OpenAI's strict rules (see {@link isStrictCompatible}).
  */
