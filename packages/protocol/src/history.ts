@@ -12,6 +12,15 @@ import {
 import { TaskMetadataSummary } from './metadata.js'
 import { Usage } from './usage.js'
 
+/**
+ * Where the live run emitted an `error` or `interrupt` record's event, for replay: `own`, in a
+ * turn of its own that got no response (a model call that failed or was interrupted before any
+ * output); `none`, between turns. Absent (histories written before it, and an error after the
+ * partial response it ended): in the open turn, if any.
+ */
+export const RecordTurn = Type.Union([Type.Literal('own'), Type.Literal('none')])
+export type RecordTurn = Static<typeof RecordTurn>
+
 /** A stream or API error that ended a response or task, kept so replay can show it. */
 export const ErrorRecord = record(
   'error',
@@ -21,6 +30,7 @@ export const ErrorRecord = record(
     /** `ProviderError` fields when the error came from a provider. */
     status: Type.Optional(Type.Integer()),
     code: Type.Optional(Type.String()),
+    turn: Type.Optional(RecordTurn),
   },
   'ErrorRecord',
 )
@@ -46,7 +56,7 @@ export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>
  * An interrupt that no message carries: the user interrupted before any assistant output or tool
  * result existed. Otherwise interrupts are derived from `stopReason`/`status` `aborted`.
  */
-export const InterruptRecord = record('interrupt', {}, 'InterruptRecord')
+export const InterruptRecord = record('interrupt', { turn: Type.Optional(RecordTurn) }, 'InterruptRecord')
 export type InterruptRecord = Static<typeof InterruptRecord>
 
 /**

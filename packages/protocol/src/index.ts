@@ -27,6 +27,7 @@ export {
   HistoryRecord,
   InterruptRecord,
   isMessage,
+  RecordTurn,
   TaskMetadataRecord,
 } from './history.js'
 export {

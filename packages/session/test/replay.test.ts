@@ -681,14 +681,17 @@ describe("a sub-agent's approval recorded in its parent", () => {
 })
 
 describe('compaction', () => {
-  test('a compaction record closes the turn and becomes compaction_start then compaction_end; the summarised records are replayed in full', () => {
+  test('a manual compaction record closes the turn and becomes compaction_start then compaction_end; the summarised records are replayed in full', () => {
     const h = new HistoryBuilder()
     const user = h.user('go')
     const ask = h.calls(['read_file'])
     const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
     const kept = h.calls(['list_dir'])
     const keptResult = h.result(callIds(kept)[0]!, 'list_dir', 'a b')
-    const compaction = h.compaction('The user asked to read a file; it said "file text".', kept.id)
+    const compaction = {
+      ...h.compaction('The user asked to read a file; it said "file text".', kept.id),
+      reason: 'manual' as const,
+    }
     const events = replay([user, ask, result, kept, keptResult, compaction])
     expect(shape(events).join(' ')).toBe(
       'user_message turn_start response_complete tool_call tool_result turn_end turn_start response_complete tool_call tool_result turn_end compaction_start compaction_end',
@@ -698,14 +701,14 @@ describe('compaction', () => {
         type: 'compaction_start',
         sessionId: 'main',
         timestamp: compaction.createdAt,
-        reason: 'threshold',
+        reason: 'manual',
         tokensBefore: 9_000,
       },
       {
         type: 'compaction_end',
         sessionId: 'main',
         timestamp: compaction.createdAt,
-        reason: 'threshold',
+        reason: 'manual',
         compacted: true,
         tokensBefore: 9_000,
         tokensAfter: 1_200,
@@ -715,6 +718,48 @@ describe('compaction', () => {
     ])
     expect(checkEventOrder(events)).toEqual([])
     for (const event of events) validateEvent(event)
+  })
+
+  test('an automatic compaction record opens the turn of the response that follows, as it ran live before that model call', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const compaction = h.compaction('The user asked to read a file.', result.id)
+    const answer = h.assistant('done')
+    const events = replay([user, ask, result, compaction, answer])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start compaction_start compaction_end response_complete turn_end',
+    )
+    expect(checkEventOrder(events)).toEqual([])
+    // A history that ends at it (the process died before the model answered) closes that turn.
+    expect(
+      shape(replay([user, ask, result, compaction]))
+        .slice(-4)
+        .join(' '),
+    ).toBe('turn_start compaction_start compaction_end turn_end')
+  })
+
+  test("an error or interrupt record's turn places it: in a turn of its own, between turns, or (absent) in the open turn", () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const own = { ...h.error('Invalid model'), turn: 'own' as const }
+    const none = { ...h.interrupt(), turn: 'none' as const }
+    const before = 'user_message turn_start response_complete tool_call tool_result'
+    expect(shape(replay([user, ask, result, own, h.taskMetadata(2)])).join(' ')).toBe(
+      `${before} turn_end turn_start error turn_end task_metadata`,
+    )
+    expect(shape(replay([user, ask, result, none, h.taskMetadata(1)])).join(' ')).toBe(
+      `${before} turn_end interrupt task_metadata`,
+    )
+    expect(shape(replay([user, ask, result, h.error('Invalid model'), h.taskMetadata(2)])).join(' ')).toBe(
+      `${before} error turn_end task_metadata`,
+    )
+    expect(shape(replay([user, { ...h.interrupt(), turn: 'own' as const }])).join(' ')).toBe(
+      'user_message turn_start interrupt turn_end',
+    )
   })
 })
 

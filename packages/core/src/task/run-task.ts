@@ -94,7 +94,12 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     }
     if (signal.aborted) {
       // Interrupted between turns: no message carries it, so a record does.
-      await journal.persist({ type: 'interrupt', id: settings.createId(), createdAt: settings.now() })
+      await journal.persist({
+        type: 'interrupt',
+        id: settings.createId(),
+        createdAt: settings.now(),
+        turn: 'none',
+      })
       events.emit('interrupt', {})
       reason = 'aborted'
       break
@@ -161,6 +166,8 @@ async function persistError(rt: TaskRuntime, message: string, code?: string): Pr
   const { createId, now } = rt.settings
   const record: ErrorRecord = { type: 'error', id: createId(), createdAt: now(), message, canRetry: false }
   if (code !== undefined) record.code = code
+  // Replay shows it between turns too, as here (after the last turn's `turn_end`).
+  record.turn = 'none'
   await rt.journal.persist(record)
   rt.events.emit('error', { errorMessage: message, canRetry: false })
 }

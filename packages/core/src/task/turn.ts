@@ -178,7 +178,8 @@ async function completed(
   // they are answered in call order like any call that did not run, so nothing stays pending.
   const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting })
   const failure = rt.hostFailure()
-  if (failure) return failed(rt, state, { message: failure.message, partial: undefined, apiError: false })
+  if (failure)
+    return failed(rt, state, { message: failure.message, partial: undefined, apiError: false }, true)
   if (ran === 'interrupted') {
     events.emit('interrupt', {})
     return 'interrupted'
@@ -204,7 +205,9 @@ async function interrupted(
     // Never run: every call of an interrupted response is answered `aborted`.
     if (calls.length > 0) await runCalls(rt, state, calls, message.responseId, AbortSignal.abort())
   } else {
-    await rt.journal.persist({ type: 'interrupt', id: rt.settings.createId(), createdAt: rt.settings.now() })
+    // In this turn, which has no response: replay opens one for it too.
+    const { createId, now } = rt.settings
+    await rt.journal.persist({ type: 'interrupt', id: createId(), createdAt: now(), turn: 'own' })
   }
   rt.events.emit('interrupt', {})
   return 'interrupted'
@@ -249,7 +252,13 @@ function withUniqueCallIds(message: AssistantMessage, used: ReadonlySet<string>)
  * `stopReason: 'error'` (marked `isApiError` when the API failed; its thinking and tool calls are
  * dropped: the calls never ran and a cut signature cannot be sent back); then the `error` record.
  */
-async function failed(rt: TaskRuntime, state: TaskState, failure: TurnFailure): Promise<TurnEnd> {
+async function failed(
+  rt: TaskRuntime,
+  state: TaskState,
+  failure: TurnFailure,
+  /** The turn's response was persisted already (a host failure while its calls ran). */
+  afterResponse = false,
+): Promise<TurnEnd> {
   const { settings, journal } = rt
   const { partial } = failure
   const text = partial?.parts.filter((part) => part.type === 'text' && part.text !== '') ?? []
@@ -275,6 +284,8 @@ async function failed(rt: TaskRuntime, state: TaskState, failure: TurnFailure): 
   }
   if (failure.status !== undefined) record.status = failure.status
   if (failure.code !== undefined) record.code = failure.code
+  // Without a kept message the error is this turn's only record: replay opens a turn for it, as here.
+  if (!afterResponse && (!partial || text.length === 0)) record.turn = 'own'
   await journal.persist(record)
   rt.events.emit('error', { errorMessage: failure.message, canRetry: false })
   return { failed: failure.message }

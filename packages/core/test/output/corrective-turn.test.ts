@@ -114,6 +114,8 @@ describe('structured output: validation', () => {
       message: reason,
       canRetry: false,
       code: 'structured_output_invalid',
+      // Emitted after the last turn's turn_end: replay shows it between turns too.
+      turn: 'none',
     })
     expect(outcome).toEqual({
       sessionId: agent.sessionId,

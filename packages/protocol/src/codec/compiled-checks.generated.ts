@@ -346,7 +346,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['message'] === 'string') &&
         (typeof value['canRetry'] === 'boolean') &&
         (value['status'] !== undefined ? (Number.isInteger(value['status'])) : true) &&
-        (value['code'] !== undefined ? ((typeof value['code'] === 'string')) : true)
+        (value['code'] !== undefined ? ((typeof value['code'] === 'string')) : true) &&
+        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true)
       )
     }
     return function check(value) {
@@ -408,7 +409,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['type'] === 'interrupt') &&
         (typeof value['id'] === 'string') &&
         value['id'].length >= 1 &&
-        Number.isFinite(value['createdAt'])
+        Number.isFinite(value['createdAt']) &&
+        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true)
       )
     }
     return function check(value) {
@@ -641,6 +643,10 @@ export const versionlessCopies: Readonly<
       copy.code = value.code
       next++
     }
+    if (keys[next] === 'turn') {
+      copy.turn = value.turn
+      next++
+    }
     return next === keys.length ? copy : undefined
   },
   TaskMetadataRecord: (value, keys) => {
@@ -657,6 +663,10 @@ export const versionlessCopies: Readonly<
     if (keys[1] !== 'type' || keys[2] !== 'id' || keys[3] !== 'createdAt') return undefined
     const copy = { type: value.type, id: value.id, createdAt: value.createdAt }
     let next = 4
+    if (keys[next] === 'turn') {
+      copy.turn = value.turn
+      next++
+    }
     return next === keys.length ? copy : undefined
   },
   CompactionRecord: (value, keys) => {

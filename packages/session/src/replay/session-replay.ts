@@ -4,6 +4,7 @@ import type {
   HistoryEvent,
   HistoryRecord,
   Message,
+  RecordTurn,
   ReplayEvent,
   SubAgentCall,
   ToolCallEvent,
@@ -56,6 +57,11 @@ export interface ReplayContext {
 export class SessionReplay implements ReplaySink {
   private turnOpen = false
   private turnAborted = false
+  /**
+   * The open turn has no response yet: one an automatic compaction opened (it ran after the
+   * turn's `turn_start` live, before the model call), whose response, or failure, is next.
+   */
+  private turnAwaitsResponse = false
   private lastTimestamp = 0
   /**
    * Tool calls without their result: of the open turn, and of earlier turns when they wait for
@@ -91,6 +97,9 @@ export class SessionReplay implements ReplaySink {
   /** Replays a message; a tool result's `isLastInTurn` is worked out by the caller. */
   message(message: Message, isLastInTurn: boolean): void {
     const { sessionId } = this
+    // Only the next record may be the response of a turn an automatic compaction opened.
+    const awaited = this.turnAwaitsResponse
+    this.turnAwaitsResponse = false
     switch (message.role) {
       case 'system':
         return
@@ -103,8 +112,8 @@ export class SessionReplay implements ReplaySink {
         this.emit({ type: 'developer_message', sessionId, timestamp: message.createdAt, item: message })
         return
       case 'assistant':
-        this.closeTurn()
-        this.assistant(message)
+        if (!awaited) this.closeTurn()
+        this.assistant(message, awaited)
         return
       case 'tool':
         this.toolResult(message, isLastInTurn)
@@ -119,9 +128,12 @@ export class SessionReplay implements ReplaySink {
   /** Replays a record that is not a message. */
   record(event: HistoryRecord): void {
     const { sessionId } = this
+    const awaited = this.turnAwaitsResponse
+    this.turnAwaitsResponse = false
     const timestamp = event.createdAt
     switch (event.type) {
       case 'error':
+        this.place(event.turn, timestamp, awaited)
         this.emit({
           type: 'error',
           sessionId,
@@ -131,6 +143,7 @@ export class SessionReplay implements ReplaySink {
         })
         return
       case 'interrupt':
+        this.place(event.turn, timestamp, awaited)
         this.emit({ type: 'interrupt', sessionId, timestamp })
         return
       case 'task_metadata':
@@ -138,9 +151,11 @@ export class SessionReplay implements ReplaySink {
         this.emit({ type: 'task_metadata', sessionId, timestamp, metadata: event.metadata })
         return
       case 'compaction': {
-        // A marker between turns: the records it summarised were replayed above, as they happened.
+        // A marker where it ran: the records it summarised were replayed above, as they happened.
+        // An automatic one ran in the turn whose model call needed the room, before that call.
         this.closeTurn()
         const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
+        if (reason !== 'manual') this.openTurnForResponse(timestamp)
         this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
         this.emit({
           type: 'compaction_end',
@@ -253,9 +268,10 @@ export class SessionReplay implements ReplaySink {
     }
   }
 
-  private assistant(message: AssistantMessage): void {
+  /** Replays an assistant message; `inOpenTurn`: as the response of a turn opened for it. */
+  private assistant(message: AssistantMessage, inOpenTurn: boolean): void {
     const { sessionId } = this
-    this.emit({ type: 'turn_start', sessionId, timestamp: message.createdAt })
+    if (!inOpenTurn) this.emit({ type: 'turn_start', sessionId, timestamp: message.createdAt })
     this.turnOpen = true
     this.turnAborted = message.stopReason === 'aborted'
     emitResponse(sessionId, message, this)
@@ -317,6 +333,28 @@ export class SessionReplay implements ReplaySink {
     this.turnAborted = false
   }
 
+  /**
+   * Places an `error` or `interrupt` record's event where the live run emitted it (`turn`, see
+   * `RecordTurn`): in a turn of its own, which stays open for what follows, or between turns.
+   * Without `turn` it stays in the open turn, if any. `awaited`: the open turn awaits its
+   * response (an automatic compaction opened it), so a failed or interrupted model call was its.
+   */
+  private place(turn: RecordTurn | undefined, timestamp: number, awaited: boolean): void {
+    if (turn === undefined || (turn === 'own' && awaited)) return
+    this.closeTurn()
+    if (turn === 'own') {
+      this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+      this.turnOpen = true
+    }
+  }
+
+  /** Opens a turn whose response comes next (see `turnAwaitsResponse`). */
+  private openTurnForResponse(timestamp: number): void {
+    this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
+    this.turnOpen = true
+    this.turnAwaitsResponse = true
+  }
+
   /** Ends the open turn, if any (at the next turn, a task boundary, or the end of the history). */
   closeTurn(): void {
     if (!this.turnOpen) return
@@ -337,5 +375,6 @@ export class SessionReplay implements ReplaySink {
     this.emit({ type: 'turn_end', sessionId: this.sessionId, timestamp })
     this.turnOpen = false
     this.turnAborted = false
+    this.turnAwaitsResponse = false
   }
 }

@@ -1,0 +1,462 @@
+import { type Agent, defineSubAgent, defineTool } from '@kode/core'
+import type { Event, HistoryEvent } from '@kode/protocol'
+import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { replaySession } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, say, stalledChatStream, textReply, think } from './helpers/chat-wire.js'
+import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
+import { expectOrdered } from './helpers/history-checks.js'
+import { replayedPart } from './helpers/replayed.js'
+import { readChunk, TINY, toolLoopModel } from './helpers/small-window.js'
+import { readFile } from './helpers/tools.js'
+
+// A parity sweep: for each scenario a real agent runs against a scripted model, and the replay of
+// the session it stored must be the events it emitted live, once the differences docs/sessions.md
+// ("Replay") documents are taken out: exactly those, nothing looser.
+
+type Messages = { role: string; content?: unknown }[]
+const messagesOf = (request: RecordedRequest) => (request.body as { messages: Messages }).messages
+
+/** What a scenario leaves: the session, every event its agents emitted (all tasks, in order). */
+interface Ran {
+  sessionId: string
+  live: Event[]
+}
+
+/** Records every event `agent` emits from now on into `live`. */
+function record(agent: Agent, live: Event[]): Agent {
+  agent.events.on('event', (event) => live.push(event))
+  return agent
+}
+
+/** Drains a run (its events are recorded by the listener) and returns how it ended. */
+async function drain(run: ReturnType<Agent['run']>) {
+  return (await collect(run)).outcome
+}
+
+const fails = defineTool({
+  name: 'fails',
+  description: 'Always throws',
+  parameters: Type.Object({}),
+  execute: () => {
+    throw new Error('disk on fire')
+  },
+})
+
+const needsOk = defineTool({
+  name: 'write_file',
+  description: 'Writes a file',
+  parameters: Type.Object({ path: Type.String() }),
+  needsApproval: true,
+  execute: ({ path }) => `wrote ${path}`,
+})
+
+const researcher = defineSubAgent({
+  name: 'researcher',
+  description: 'Researches',
+  system: 'You research.',
+  tools: [readFile],
+})
+
+/** A stream cut (connection reset) after roughly the first third of its bytes. */
+function cutStream(id: string, text: string): ScriptedResponse {
+  const full = chatStream({ id, steps: [say(text)] })
+  const bytes = (full.body as string[]).join('').length
+  return { ...full, resetAfterBytes: Math.floor(bytes / 3) }
+}
+
+/** Answers a text reply once the last message is a tool result, else `first`. */
+function toolsThenText(first: ScriptedResponse, text = 'All done.') {
+  return (request: RecordedRequest): ScriptedResponse =>
+    messagesOf(request).at(-1)?.role === 'tool' ? textReply('r-end', text) : first
+}
+
+type Scenario = readonly [string, (h: Harness) => Promise<Ran>]
+
+const SCENARIOS: readonly Scenario[] = [
+  [
+    'a plain text answer',
+    async (h) => {
+      h.server.enqueue(chatStream({ id: 'r1', steps: [think('Easy.'), say('Hello there.')] }))
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      expect((await drain(agent.run('Hi'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'parallel tool calls',
+    async (h) => {
+      h.server.handle(
+        toolsThenText(
+          chatStream({
+            id: 'r1',
+            steps: [
+              say('Reading.'),
+              call('c1', 'read_file', { path: 'a' }),
+              call('c2', 'read_file', { path: 'b' }),
+            ],
+          }),
+        ),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile] }), live)
+      expect((await drain(agent.run('Read a and b'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a failing tool and a call with invalid arguments',
+    async (h) => {
+      h.server.handle(
+        toolsThenText(
+          chatStream({ id: 'r1', steps: [call('c1', 'fails', {}), call('c2', 'read_file', { nope: 1 })] }),
+        ),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile, fails] }), live)
+      expect((await drain(agent.run('Try'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a provider error before any output',
+    async (h) => {
+      h.server.enqueue({
+        status: 400,
+        body: JSON.stringify({ error: { message: 'Invalid model', type: 'invalid_request_error' } }),
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      expect((await drain(agent.run('Hi'))).reason).toBe('error')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a provider error after tool results, in the next turn',
+    async (h) => {
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }), {
+        status: 400,
+        body: JSON.stringify({ error: { message: 'Invalid model', type: 'invalid_request_error' } }),
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile] }), live)
+      expect((await drain(agent.run('Read a'))).reason).toBe('error')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an error after output, retried',
+    async (h) => {
+      const text = 'The quick brown fox jumps over the lazy dog and keeps on running far away.'
+      h.server.enqueue(cutStream('r1', text), chatStream({ id: 'r2', steps: [say(text)] }))
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      expect((await drain(agent.run('Tell me'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an error after output, retries run out',
+    async (h) => {
+      const text = 'A long answer that will be cut off before it can finish streaming to the client.'
+      h.server.enqueue(cutStream('r1', text), cutStream('r2', text))
+      const live: Event[] = []
+      const agent = record(h.createAgent({ retry: { maxAttempts: 2, baseDelayMs: 1 } }), live)
+      expect((await drain(agent.run('Go'))).reason).toBe('error')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort before the run starts',
+    async (h) => {
+      h.server.handle(() => textReply('r2', 'Back.'))
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      expect((await drain(agent.run('never mind', { signal: AbortSignal.abort() }))).reason).toBe('aborted')
+      expect((await drain(agent.run('again'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort before any output (the request in flight)',
+    async (h) => {
+      h.server.enqueue(stalledChatStream({ id: 'r1', steps: [] }), textReply('r2', 'Back.'))
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      const controller = new AbortController()
+      agent.events.on('turn_start', () => controller.abort())
+      expect((await drain(agent.run('Hi', { signal: controller.signal }))).reason).toBe('aborted')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort before the output of a later turn',
+    async (h) => {
+      h.server.enqueue(
+        chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }),
+        stalledChatStream({ id: 'r2', steps: [] }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile] }), live)
+      const controller = new AbortController()
+      let turns = 0
+      agent.events.on('turn_start', () => {
+        if (++turns === 2) controller.abort()
+      })
+      expect((await drain(agent.run('Read a', { signal: controller.signal }))).reason).toBe('aborted')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort while streaming',
+    async (h) => {
+      h.server.enqueue(
+        chatStream(
+          { id: 'r1', steps: [think('Thinking hard about this.'), say('Partial answer that goes on.')] },
+          { chunkDelayMs: 1 },
+        ),
+        textReply('r2', 'Back.'),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      const controller = new AbortController()
+      const stop = () => controller.abort()
+      agent.events.on('assistant_text_delta', stop)
+      expect((await drain(agent.run('q', { signal: controller.signal }))).reason).toBe('aborted')
+      agent.events.off('assistant_text_delta', stop)
+      expect((await drain(agent.run('again'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort during a tool call',
+    async (h) => {
+      const started = gate()
+      const hang = defineTool({
+        name: 'hang',
+        description: 'Runs until interrupted',
+        parameters: Type.Object({}),
+        execute: () => {
+          started.open()
+          return new Promise<string>(() => {})
+        },
+      })
+      h.server.enqueue(
+        chatStream({ id: 'r1', steps: [say('Working.'), call('c1', 'hang', {}), call('c2', 'hang', {})] }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [hang] }), live)
+      const controller = new AbortController()
+      const run = agent.run('go', { signal: controller.signal })
+      void started.promise.then(() => controller.abort())
+      expect((await drain(run)).reason).toBe('aborted')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['approved', 'denied'] as const).map(
+    (decision): Scenario => [
+      `an approval requested, then ${decision}`,
+      async (h) => {
+        h.server.handle(
+          toolsThenText(
+            chatStream({
+              id: 'r1',
+              steps: [
+                say('On it.'),
+                call('c1', 'write_file', { path: 'a' }),
+                call('c2', 'read_file', { path: 'b' }),
+              ],
+            }),
+          ),
+        )
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [needsOk, readFile] }), live)
+        expect((await drain(agent.run('Write a, read b'))).reason).toBe('awaiting_approval')
+        const approvals = [{ toolCallId: 'c1', approved: decision === 'approved' }]
+        expect((await drain(agent.continue({ approvals }))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
+  [
+    'an approval requested, then approved by a new agent after a restart',
+    async (h) => {
+      h.server.handle(
+        toolsThenText(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] })),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [needsOk] }), live)
+      expect((await drain(agent.run('Write a'))).reason).toBe('awaiting_approval')
+      const later = record(
+        h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [needsOk] }),
+        live,
+      )
+      const approvals = [{ toolCallId: 'c1', approved: true }]
+      expect((await drain(later.continue({ approvals }))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'steering during a tool and while the model answers',
+    async (h) => {
+      h.server.enqueue(
+        chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }),
+        textReply('r2', 'Read a.'),
+        textReply('r3', 'Lu a.'),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile] }), live)
+      let steered = 0
+      agent.events.on('tool_call', () => {
+        if (steered++ === 0) agent.steer('Also look at b.')
+      })
+      agent.events.on('assistant_text_delta', () => {
+        if (steered++ === 1) agent.steer('Say it in French too.')
+      })
+      expect((await drain(agent.run('Read a'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'structured output with a correction',
+    async (h) => {
+      h.server.enqueue(textReply('r1', '{"city":"Oslo"}'), textReply('r2', '{"city":"Oslo","celsius":4}'))
+      const live: Event[] = []
+      const agent = record(h.createAgent(), live)
+      const Weather = Type.Object(
+        { city: Type.String(), celsius: Type.Number() },
+        { additionalProperties: false },
+      )
+      expect((await drain(agent.run('Weather in Oslo?', { output: Weather }))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a manual compaction between tasks',
+    async (h) => {
+      const model = toolLoopModel(3)
+      h.server.handle((request, index) =>
+        model.mainCalls() >= 4 ? textReply('r-after', 'Still here.') : model(request, index),
+      )
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({
+          tools: [readFile, readChunk],
+          compaction: { keepRecent: 1, summarize: async () => 'Read three chunks.' },
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the log'))).reason).toBe('completed')
+      expect((await agent.compact()).compacted).toBe(true)
+      expect((await drain(agent.run('Anything else?'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'automatic compaction in a long tool loop',
+    async (h) => {
+      h.server.handle(toolLoopModel(40))
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({
+          client: h.client({ model: 'tiny', catalog: TINY }),
+          tools: [readChunk],
+          maxTurns: 60,
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
+      expect(live.some((e) => e.type === 'compaction_end')).toBe(true)
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a sub-agent',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        const last = messages.at(-1)!
+        if (messages[0]?.content === 'You research.') {
+          if (last.role === 'tool') return textReply('r-child-2', 'a says hi')
+          return chatStream({ id: 'r-child-1', steps: [call('k1', 'read_file', { path: 'a' })] })
+        }
+        if (last.role === 'tool') return textReply('r-parent-2', 'The researcher says hi.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'researcher', { prompt: 'Read a' })] })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [researcher] }), live)
+      expect((await drain(agent.run('Ask the researcher'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'max turns reached',
+    async (h) => {
+      let n = 0
+      h.server.handle(() =>
+        chatStream({ id: `r${++n}`, steps: [call(`c${n}`, 'read_file', { path: `f${n}` })] }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile], maxTurns: 2 }), live)
+      expect((await drain(agent.run('Keep reading'))).reason).toBe('max_turns')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+]
+
+type Json = Record<string, unknown>
+
+/**
+ * The live events a replay can show, as JSON carries them: the replayed event types only
+ * (deltas, task boundaries, `tool_call_start`, `context_usage` are live only), without the
+ * retry notices (`error` with `canRetry`), which are events and not records.
+ */
+function expectedReplay(live: readonly Event[]): Json[] {
+  return (replayedPart(live) as Json[]).filter((e) => !(e.type === 'error' && e.canRetry === true))
+}
+
+/**
+ * The replay without what it shows by design and a live run does not: the `response_complete`
+ * of an aborted or failed message (its text has no other event), the `interrupt` after each
+ * aborted tool result but the last of a run of them, and the second `interrupt` of a turn whose
+ * response was aborted too (live emits one).
+ */
+function comparableReplay(replay: readonly Event[], history: readonly HistoryEvent[]): Json[] {
+  const cut = new Set<string>()
+  for (const record of history) {
+    if ('role' in record && record.role === 'assistant' && record.responseId !== undefined) {
+      if (record.stopReason === 'aborted' || record.stopReason === 'error') cut.add(record.responseId)
+    }
+  }
+  const events = JSON.parse(JSON.stringify(replay)) as Json[]
+  return events.filter((event, i) => {
+    if (event.type === 'response_complete') return !cut.has(event.responseId as string)
+    if (event.type !== 'interrupt') return true
+    const next = events[i + 1]
+    return !(
+      next?.sessionId === event.sessionId &&
+      (next?.type === 'tool_result' || next?.type === 'interrupt')
+    )
+  })
+}
+
+describe('replay parity: the replay of a stored session is its live events', () => {
+  const harness = useHarness('file')
+
+  test.each(SCENARIOS)(
+    '%s',
+    async (_, scenario) => {
+      const h = harness()
+      const { sessionId, live } = await scenario(h)
+      expectOrdered(live)
+      const store = h.reopenStore()
+      const history = await store.read(sessionId)
+      const replay = await replaySession(store, sessionId)
+      expectOrdered(replay)
+      expect(comparableReplay(replay, history)).toEqual(expectedReplay(live))
+    },
+    30_000,
+  )
+})
