@@ -163,27 +163,11 @@ export class SessionWriter {
       await removeTemp(metaTemp(ctx))
       let { size, mtimeMs } = await handle.stat()
       if (committed !== undefined && size > committed) {
-        await handle.truncate(committed)
-        if (ctx.fsync) await handle.datasync()
-        ctx.warn({
-          type: 'failed_append_repaired',
-          sessionId: ctx.sessionId,
-          file: ctx.paths.history,
-          bytes: size - committed,
-        })
+        await cutHistory(ctx, handle, size, committed, 'failed_append_repaired')
         ;({ size, mtimeMs } = await handle.stat())
       }
       const complete = await completeLength(handle, size)
-      if (complete < size) {
-        await handle.truncate(complete)
-        if (ctx.fsync) await handle.datasync()
-        ctx.warn({
-          type: 'torn_tail_repaired',
-          sessionId: ctx.sessionId,
-          file: ctx.paths.history,
-          bytes: size - complete,
-        })
-      }
+      if (complete < size) await cutHistory(ctx, handle, size, complete, 'torn_tail_repaired')
       const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
       // The metadata's `committedLength` is dropped once the bytes past it are gone.
       if (complete !== byteLength || committed !== undefined) {
@@ -374,4 +358,17 @@ async function syncDirectory(path: string): Promise<void> {
   } catch {
     // Nothing more can be done portably; the files themselves are synced.
   }
+}
+
+/** Truncates the history from `size` to `length` bytes and tells the store's `warn` why. */
+async function cutHistory(
+  ctx: WriterContext,
+  handle: FileHandle,
+  size: number,
+  length: number,
+  type: 'failed_append_repaired' | 'torn_tail_repaired',
+): Promise<void> {
+  await handle.truncate(length)
+  if (ctx.fsync) await handle.datasync()
+  ctx.warn({ type, sessionId: ctx.sessionId, file: ctx.paths.history, bytes: size - length })
 }
