@@ -12,10 +12,22 @@ import {
 import { relay } from './relay.js'
 
 /**
- * What a request given up on fails with, as the error of an `McpError`: an object no server can
- * send (answers are parsed JSON), so that such a failure is told from a server's own error.
+ * Why Kode failed a request itself rather than the server answering it. `closed`: the transport
+ * closed with the request in flight. `stream-ended`: the stream that was to carry its answer ended
+ * without it.
  */
-const UNANSWERED = Object.freeze({ reason: 'the stream that was to carry the answer ended without it' })
+export type Unanswered = 'closed' | 'stream-ended'
+
+/**
+ * What a request given up on fails with, as the error data of an `McpError`, one per reason:
+ * objects no server can send (answers are parsed JSON), so that such a failure is told from a
+ * server's own error, whatever its code (servers use -32000, the SDK's "connection closed", for
+ * their own errors too).
+ */
+const MARKERS: Readonly<Record<Unanswered, Readonly<{ reason: string }>>> = {
+  closed: Object.freeze({ reason: 'Connection closed' }),
+  'stream-ended': Object.freeze({ reason: 'the stream that was to carry the answer ended without it' }),
+}
 
 /** A transport whose requests still waiting for an answer can be failed at once. */
 export interface AnswerGuard {
@@ -23,18 +35,31 @@ export interface AnswerGuard {
   readonly transport: Transport
   /**
    * Fails those of `ids` still waiting for an answer, as if the server had answered them with an
-   * error (see `isUnanswered`); the others were answered meanwhile and are left alone.
+   * error (see `unansweredBecause`); the others were answered meanwhile and are left alone.
    */
-  giveUp(ids: readonly RequestId[]): void
+  giveUp(ids: readonly RequestId[], why: Exclude<Unanswered, 'closed'>): void
 }
 
 /**
  * Wraps `inner`, noting which requests the client sent are still unanswered. The SDK's client
  * offers no way to fail one request but its answer: a request whose answer will never come (the
  * stream that was to carry it ended without it) is failed by handing the client an error answer.
+ * When the transport closes, the requests in flight are failed that way too, just before the
+ * client hears of it (and would fail them with an error a server can send as well).
  */
 export function guardAnswers(inner: Transport): AnswerGuard {
   const waiting = new Set<RequestId>()
+  const fail = (ids: Iterable<RequestId>, why: Unanswered) => {
+    for (const id of [...ids]) {
+      if (!waiting.delete(id)) continue
+      const marker = MARKERS[why]
+      transport.onmessage?.({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.ConnectionClosed, message: marker.reason, data: marker },
+      })
+    }
+  }
   const transport = relay(inner, {
     sent(message) {
       if (isJSONRPCRequest(message)) waiting.add(message.id)
@@ -45,26 +70,15 @@ export function guardAnswers(inner: Transport): AnswerGuard {
         if (message.id !== undefined) waiting.delete(message.id)
       }
     },
-    closed: () => waiting.clear(),
+    closed: () => fail(waiting, 'closed'),
   })
-  return {
-    transport,
-    giveUp(ids) {
-      for (const id of ids) {
-        if (!waiting.delete(id)) continue
-        transport.onmessage?.({
-          jsonrpc: '2.0',
-          id,
-          error: { code: ErrorCode.ConnectionClosed, message: UNANSWERED.reason, data: UNANSWERED },
-        })
-      }
-    },
-  }
+  return { transport, giveUp: fail }
 }
 
-/** Whether a request failed because `AnswerGuard.giveUp` gave up on it. */
-export function isUnanswered(error: unknown): boolean {
-  return error instanceof McpError && error.data === UNANSWERED
+/** Why Kode failed a request itself (see `AnswerGuard`); `undefined` for any other failure. */
+export function unansweredBecause(error: unknown): Unanswered | undefined {
+  if (!(error instanceof McpError)) return undefined
+  return (Object.keys(MARKERS) as Unanswered[]).find((why) => MARKERS[why] === error.data)
 }
 
 /** The ids of the requests in a JSON-RPC body (a message, or a batch); none in anything else. */

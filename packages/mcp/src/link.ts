@@ -51,7 +51,7 @@ export function createLink(
   }
   // Once the SDK has read what came before the end of the stream that carried them (an answer
   // among it settles its request at once, and is not given up on).
-  const unanswered = (ids: readonly RequestId[]) => setTimeout(() => guard.giveUp(ids), 0)
+  const unanswered = (ids: readonly RequestId[]) => setTimeout(() => guard.giveUp(ids, 'stream-ended'), 0)
   const inner = open(lose, unanswered)
   // Outside the tap: a request given up on is not a message the server sent.
   const guard = guardAnswers(options.onMessage ? tap(inner, options.onMessage) : inner)
