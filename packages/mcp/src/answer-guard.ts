@@ -14,9 +14,13 @@ import { relay } from './relay.js'
 /**
  * Why Kode failed a request itself rather than the server answering it. `closed`: the transport
  * closed with the request in flight. `stream-ended`: the stream that was to carry its answer ended
- * without it.
+ * without it. `accepted`: the server answered the POST carrying it with 202 Accepted, which says
+ * no answer will come (a protocol violation for a request).
  */
-export type Unanswered = 'closed' | 'stream-ended'
+export type Unanswered = 'closed' | 'stream-ended' | 'accepted'
+
+/** Why requests are given up on while the transport lives on. */
+export type GivenUp = Exclude<Unanswered, 'closed'>
 
 /**
  * What a request given up on fails with, as the error data of an `McpError`, one per reason:
@@ -27,6 +31,7 @@ export type Unanswered = 'closed' | 'stream-ended'
 const MARKERS: Readonly<Record<Unanswered, Readonly<{ reason: string }>>> = {
   closed: Object.freeze({ reason: 'Connection closed' }),
   'stream-ended': Object.freeze({ reason: 'the stream that was to carry the answer ended without it' }),
+  accepted: Object.freeze({ reason: 'the server accepted the request (HTTP 202) without answering it' }),
 }
 
 /** A transport whose requests still waiting for an answer can be failed at once. */
@@ -37,7 +42,7 @@ export interface AnswerGuard {
    * Fails those of `ids` still waiting for an answer, as if the server had answered them with an
    * error (see `unansweredBecause`); the others were answered meanwhile and are left alone.
    */
-  giveUp(ids: readonly RequestId[], why: Exclude<Unanswered, 'closed'>): void
+  giveUp(ids: readonly RequestId[], why: GivenUp): void
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { requestIdsOf } from './answer-guard.js'
+import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { eventIdWatch } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
@@ -22,11 +22,12 @@ export interface ExchangeWatch {
   /** Hears of a loss; called once per exchange at most. */
   lose: (loss: ConnectionLoss) => void
   /**
-   * Hears of the requests a POST carried when its response ended, cleanly, without naming an
-   * event to resume from: whichever of them are still unanswered will never be (streamable HTTP
-   * only). The server is alive (it finished the response), so this is no loss.
+   * Hears of the requests a POST carried whose answers will never come though the server is
+   * alive, so this is no loss (streamable HTTP only): its response ended, cleanly, without naming
+   * an event to resume from (`stream-ended`), or it was a 202 Accepted (`accepted`), which the SDK
+   * takes for "no answer to read". Whichever of them are still unanswered are given up on.
    */
-  unanswered: (ids: readonly RequestId[]) => void
+  unanswered: (ids: readonly RequestId[], why: GivenUp) => void
   /** The largest message read (see `McpCommonOptions.maxMessageBytes`). */
   maxMessageBytes: number
   /**
@@ -47,7 +48,8 @@ export interface ExchangeWatch {
  * closed (its signal aborted) are not losses.
  *
  * A POST's event stream that ends without the answers it was to carry leaves them waiting too,
- * unless it named an event (the SDK then resumes it): `watch.unanswered` hears of those.
+ * unless it named an event (the SDK then resumes it), and so does a 202 answer to a POST carrying
+ * requests: `watch.unanswered` hears of those.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   return async (input, init) => {
@@ -61,6 +63,11 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     } catch (error) {
       if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
       throw error
+    }
+    // A request must get a JSON or event-stream answer; a 202 says none is coming (the SDK reads
+    // nothing from it), and only a time limit would end the calls.
+    if (watch.answersOver === 'posts' && response.status === 202 && requests.length > 0) {
+      watch.unanswered(requests, 'accepted')
     }
     if (response.body === null) return response
     const limit = watch.maxMessageBytes
@@ -78,7 +85,8 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
         if (!carriesAnswers || !response.ok || closed()) return
         if (watch.answersOver === 'event-stream') {
           watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
-        } else if (requests.length > 0 && eventIds?.seen() !== true) watch.unanswered(requests)
+        } else if (requests.length > 0 && eventIds?.seen() !== true)
+          watch.unanswered(requests, 'stream-ended')
       },
     })
   }

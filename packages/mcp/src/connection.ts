@@ -295,6 +295,8 @@ export class ServerConnection implements McpConnection {
         return `${toolName} failed: ${server} closed the connection during the call`
       case 'stream-ended':
         return `${toolName} failed: ${server} ended the stream that was to carry the answer without sending it`
+      case 'accepted':
+        return `${toolName} failed: ${server} answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow`
       case undefined:
         return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
       default: {

@@ -5,6 +5,7 @@ import {
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
+import type { GivenUp } from './answer-guard.js'
 import { type ConnectionLoss, type ExchangeWatch, watchExchanges } from './connection-loss.js'
 import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
 
@@ -26,7 +27,7 @@ export function httpTransport(
   options: McpHttpServerOptions,
   kind: HttpTransportKind,
   lose: (loss: ConnectionLoss) => void,
-  unanswered: (ids: readonly RequestId[]) => void,
+  unanswered: (ids: readonly RequestId[], why: GivenUp) => void,
 ): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}

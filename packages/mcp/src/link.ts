@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { guardAnswers } from './answer-guard.js'
+import { type GivenUp, guardAnswers } from './answer-guard.js'
 import type { ConnectionLoss } from './connection-loss.js'
 import { terminateSession } from './http.js'
 import type { McpServerOptions } from './options.js'
@@ -35,7 +35,10 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  * lives on: those fail alone (see `guardAnswers`).
  */
 export function createLink(
-  open: (lose: (loss: ConnectionLoss) => void, unanswered: (ids: readonly RequestId[]) => void) => Transport,
+  open: (
+    lose: (loss: ConnectionLoss) => void,
+    unanswered: (ids: readonly RequestId[], why: GivenUp) => void,
+  ) => Transport,
   kind: Link['kind'],
   stdio: StdioServer | undefined,
   options: McpServerOptions,
@@ -51,7 +54,7 @@ export function createLink(
   }
   // Once the SDK has read what came before the end of the stream that carried them (an answer
   // among it settles its request at once, and is not given up on).
-  const unanswered = (ids: readonly RequestId[]) => setTimeout(() => guard.giveUp(ids, 'stream-ended'), 0)
+  const unanswered = (ids: readonly RequestId[], why: GivenUp) => setTimeout(() => guard.giveUp(ids, why), 0)
   const inner = open(lose, unanswered)
   // Outside the tap: a request given up on is not a message the server sent.
   const guard = guardAnswers(options.onMessage ? tap(inner, options.onMessage) : inner)

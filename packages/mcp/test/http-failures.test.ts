@@ -155,6 +155,23 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
   })
 })
 
+describe('a streamable HTTP server that answers a call’s POST with 202 and no body', () => {
+  test('that call is an error result at once saying so; the connection lives on', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    const accepted = await within(PROMPTLY_MS, execute(wait, { ms: 1, acceptOnly: true }))
+    expect(accepted).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow',
+    })
+    expect(await execute(wait, { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
 describe('an HTTP+SSE server that dies', () => {
   const LONG = 'old__trigger-long-running-operation'
   const DROPPED = new RegExp(
