@@ -15,23 +15,25 @@ import { relay } from './relay.js'
  * Why Kode failed a request itself rather than the server answering it. `closed`: the transport
  * closed with the request in flight. `stream-ended`: the stream that was to carry its answer ended
  * without it. `accepted`: the server answered the POST carrying it with 202 Accepted, which says
- * no answer will come (a protocol violation for a request).
+ * no answer will come (a protocol violation for a request). `not-resumed`: the server refused to
+ * resume the stream that was to carry it until the SDK gave up.
  */
-export type Unanswered = 'closed' | 'stream-ended' | 'accepted'
+export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed'
 
 /** Why requests are given up on while the transport lives on. */
 export type GivenUp = Exclude<Unanswered, 'closed'>
 
 /**
- * What a request given up on fails with, as the error data of an `McpError`, one per reason:
- * objects no server can send (answers are parsed JSON), so that such a failure is told from a
- * server's own error, whatever its code (servers use -32000, the SDK's "connection closed", for
- * their own errors too).
+ * What a request given up on fails with, as the error data of an `McpError`: an object no server
+ * can send (answers are parsed JSON), so that such a failure is told from a server's own error,
+ * whatever its code (servers use -32000, the SDK's "connection closed", for their own errors too).
  */
-const MARKERS: Readonly<Record<Unanswered, Readonly<{ reason: string }>>> = {
-  closed: Object.freeze({ reason: 'Connection closed' }),
-  'stream-ended': Object.freeze({ reason: 'the stream that was to carry the answer ended without it' }),
-  accepted: Object.freeze({ reason: 'the server accepted the request (HTTP 202) without answering it' }),
+class GaveUp {
+  constructor(
+    readonly why: Unanswered,
+    /** What more there is to say (an HTTP status), if anything. */
+    readonly detail: string | undefined,
+  ) {}
 }
 
 /** A transport whose requests still waiting for an answer can be failed at once. */
@@ -42,7 +44,9 @@ export interface AnswerGuard {
    * Fails those of `ids` still waiting for an answer, as if the server had answered them with an
    * error (see `unansweredBecause`); the others were answered meanwhile and are left alone.
    */
-  giveUp(ids: readonly RequestId[], why: GivenUp): void
+  giveUp(ids: readonly RequestId[], why: GivenUp, detail?: string): void
+  /** Those of `ids` still waiting for an answer. */
+  waiting(ids: readonly RequestId[]): RequestId[]
 }
 
 /**
@@ -54,14 +58,13 @@ export interface AnswerGuard {
  */
 export function guardAnswers(inner: Transport): AnswerGuard {
   const waiting = new Set<RequestId>()
-  const fail = (ids: Iterable<RequestId>, why: Unanswered) => {
+  const fail = (ids: Iterable<RequestId>, why: Unanswered, detail?: string) => {
     for (const id of [...ids]) {
       if (!waiting.delete(id)) continue
-      const marker = MARKERS[why]
       transport.onmessage?.({
         jsonrpc: '2.0',
         id,
-        error: { code: ErrorCode.ConnectionClosed, message: marker.reason, data: marker },
+        error: { code: ErrorCode.ConnectionClosed, message: REASONS[why], data: new GaveUp(why, detail) },
       })
     }
   }
@@ -77,13 +80,27 @@ export function guardAnswers(inner: Transport): AnswerGuard {
     },
     closed: () => fail(waiting, 'closed'),
   })
-  return { transport, giveUp: fail }
+  return {
+    transport,
+    giveUp: fail,
+    waiting: (ids) => ids.filter((id) => waiting.has(id)),
+  }
+}
+
+/** The message of a request's error when Kode fails it, for whoever reads the bare `McpError`. */
+const REASONS: Readonly<Record<Unanswered, string>> = {
+  closed: 'Connection closed',
+  'stream-ended': 'the stream that was to carry the answer ended without it',
+  accepted: 'the server accepted the request (HTTP 202) without answering it',
+  'not-resumed': 'the server did not resume the stream that was to carry the answer',
 }
 
 /** Why Kode failed a request itself (see `AnswerGuard`); `undefined` for any other failure. */
-export function unansweredBecause(error: unknown): Unanswered | undefined {
-  if (!(error instanceof McpError)) return undefined
-  return (Object.keys(MARKERS) as Unanswered[]).find((why) => MARKERS[why] === error.data)
+export function unansweredBecause(
+  error: unknown,
+): { why: Unanswered; detail: string | undefined } | undefined {
+  if (!(error instanceof McpError) || !(error.data instanceof GaveUp)) return undefined
+  return { why: error.data.why, detail: error.data.detail }
 }
 
 /** The ids of the requests in a JSON-RPC body (a message, or a batch); none in anything else. */

@@ -142,7 +142,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   const kinds = httpKinds(http)
   for (const [i, kind] of kinds.entries()) {
     const link = createLink(
-      (lose, unanswered) => httpTransport(http, kind, lose, unanswered),
+      (lose, answers) => httpTransport(http, kind, lose, answers),
       kind,
       undefined,
       options,
@@ -175,7 +175,7 @@ function handshakeError(name: string, error: unknown, link: Link): McpConnection
     )
   }
   // Kode's marker, not the code: a server may answer initialize with -32000 as its own error.
-  if (unansweredBecause(error) === 'closed') {
+  if (unansweredBecause(error)?.why === 'closed') {
     const said = stdio?.stderrTail()
     return new McpConnectionError(
       'closed',

@@ -289,7 +289,10 @@ export class ServerConnection implements McpConnection {
     }
     // Kode's own markers, not the error code: servers send -32000 (the SDK's "connection
     // closed") as a generic error of their own.
-    const why = unansweredBecause(error)
+    const unanswered = unansweredBecause(error)
+    if (unanswered === undefined)
+      return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
+    const { why, detail } = unanswered
     switch (why) {
       case 'closed':
         return `${toolName} failed: ${server} closed the connection during the call`
@@ -297,8 +300,8 @@ export class ServerConnection implements McpConnection {
         return `${toolName} failed: ${server} ended the stream that was to carry the answer without sending it`
       case 'accepted':
         return `${toolName} failed: ${server} answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow`
-      case undefined:
-        return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
+      case 'not-resumed':
+        return `${toolName} failed: ${server} did not resume the stream that was to carry the answer${detail ? ` (${detail})` : ''}`
       default: {
         const unknown: never = why
         throw new Error(`unknown reason ${String(unknown)}`)
