@@ -12,10 +12,29 @@ import {
 import { relay } from './relay.js'
 
 /**
- * What a request given up on fails with, as the error of an `McpError`: an object no server can
- * send (answers are parsed JSON), so that such a failure is told from a server's own error.
+ * Why Kode failed a request itself rather than the server answering it. `closed`: the transport
+ * closed with the request in flight. `stream-ended`: the stream that was to carry its answer ended
+ * without it. `accepted`: the server answered the POST carrying it with 202 Accepted, which says
+ * no answer will come (a protocol violation for a request). `not-resumed`: the server refused to
+ * resume the stream that was to carry it until the SDK gave up.
  */
-const UNANSWERED = Object.freeze({ reason: 'the stream that was to carry the answer ended without it' })
+export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed'
+
+/** Why requests are given up on while the transport lives on. */
+export type GivenUp = Exclude<Unanswered, 'closed'>
+
+/**
+ * What a request given up on fails with, as the error data of an `McpError`: an object no server
+ * can send (answers are parsed JSON), so that such a failure is told from a server's own error,
+ * whatever its code (servers use -32000, the SDK's "connection closed", for their own errors too).
+ */
+class GaveUp {
+  constructor(
+    readonly why: Unanswered,
+    /** What more there is to say (an HTTP status), if anything. */
+    readonly detail: string | undefined,
+  ) {}
+}
 
 /** A transport whose requests still waiting for an answer can be failed at once. */
 export interface AnswerGuard {
@@ -23,18 +42,32 @@ export interface AnswerGuard {
   readonly transport: Transport
   /**
    * Fails those of `ids` still waiting for an answer, as if the server had answered them with an
-   * error (see `isUnanswered`); the others were answered meanwhile and are left alone.
+   * error (see `unansweredBecause`); the others were answered meanwhile and are left alone.
    */
-  giveUp(ids: readonly RequestId[]): void
+  giveUp(ids: readonly RequestId[], why: GivenUp, detail?: string): void
+  /** Those of `ids` still waiting for an answer. */
+  waiting(ids: readonly RequestId[]): RequestId[]
 }
 
 /**
  * Wraps `inner`, noting which requests the client sent are still unanswered. The SDK's client
  * offers no way to fail one request but its answer: a request whose answer will never come (the
  * stream that was to carry it ended without it) is failed by handing the client an error answer.
+ * When the transport closes, the requests in flight are failed that way too, just before the
+ * client hears of it (and would fail them with an error a server can send as well).
  */
 export function guardAnswers(inner: Transport): AnswerGuard {
   const waiting = new Set<RequestId>()
+  const fail = (ids: Iterable<RequestId>, why: Unanswered, detail?: string) => {
+    for (const id of [...ids]) {
+      if (!waiting.delete(id)) continue
+      transport.onmessage?.({
+        jsonrpc: '2.0',
+        id,
+        error: { code: ErrorCode.ConnectionClosed, message: REASONS[why], data: new GaveUp(why, detail) },
+      })
+    }
+  }
   const transport = relay(inner, {
     sent(message) {
       if (isJSONRPCRequest(message)) waiting.add(message.id)
@@ -45,26 +78,29 @@ export function guardAnswers(inner: Transport): AnswerGuard {
         if (message.id !== undefined) waiting.delete(message.id)
       }
     },
-    closed: () => waiting.clear(),
+    closed: () => fail(waiting, 'closed'),
   })
   return {
     transport,
-    giveUp(ids) {
-      for (const id of ids) {
-        if (!waiting.delete(id)) continue
-        transport.onmessage?.({
-          jsonrpc: '2.0',
-          id,
-          error: { code: ErrorCode.ConnectionClosed, message: UNANSWERED.reason, data: UNANSWERED },
-        })
-      }
-    },
+    giveUp: fail,
+    waiting: (ids) => ids.filter((id) => waiting.has(id)),
   }
 }
 
-/** Whether a request failed because `AnswerGuard.giveUp` gave up on it. */
-export function isUnanswered(error: unknown): boolean {
-  return error instanceof McpError && error.data === UNANSWERED
+/** The message of a request's error when Kode fails it, for whoever reads the bare `McpError`. */
+const REASONS: Readonly<Record<Unanswered, string>> = {
+  closed: 'Connection closed',
+  'stream-ended': 'the stream that was to carry the answer ended without it',
+  accepted: 'the server accepted the request (HTTP 202) without answering it',
+  'not-resumed': 'the server did not resume the stream that was to carry the answer',
+}
+
+/** Why Kode failed a request itself (see `AnswerGuard`); `undefined` for any other failure. */
+export function unansweredBecause(
+  error: unknown,
+): { why: Unanswered; detail: string | undefined } | undefined {
+  if (!(error instanceof McpError) || !(error.data instanceof GaveUp)) return undefined
+  return { why: error.data.why, detail: error.data.detail }
 }
 
 /** The ids of the requests in a JSON-RPC body (a message, or a batch); none in anything else. */

@@ -1,4 +1,5 @@
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js'
+import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
@@ -141,7 +142,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   const kinds = httpKinds(http)
   for (const [i, kind] of kinds.entries()) {
     const link = createLink(
-      (lose, unanswered) => httpTransport(http, kind, lose, unanswered),
+      (lose, answers) => httpTransport(http, kind, lose, answers),
       kind,
       undefined,
       options,
@@ -173,12 +174,21 @@ function handshakeError(name: string, error: unknown, link: Link): McpConnection
       { cause: error },
     )
   }
-  if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
+  // Kode's marker, not the code: a server may answer initialize with -32000 as its own error.
+  if (unansweredBecause(error)?.why === 'closed') {
     const said = stdio?.stderrTail()
     return new McpConnectionError(
       'closed',
       name,
       `MCP server "${name}" closed the connection before answering initialize${said ? `; its stderr ends: ${said}` : ''}`,
+      { cause: error },
+    )
+  }
+  if (error instanceof McpError) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" answered initialize with an error: ${messageOf(error)}`,
       { cause: error },
     )
   }

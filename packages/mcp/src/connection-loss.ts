@@ -1,5 +1,5 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { requestIdsOf } from './answer-guard.js'
+import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { eventIdWatch } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
@@ -17,23 +17,38 @@ export type ConnectionLoss =
   | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
   | { readonly kind: 'oversized'; readonly limit: number }
 
+/** What a transport is told to fail requests whose answers will never come though the server lives on. */
+export interface AnswerWatch {
+  /** Gives up on those of `ids` still waiting (see `AnswerGuard.giveUp`), once what came before is read. */
+  unanswered: (ids: readonly RequestId[], why: GivenUp, detail?: string) => void
+  /** Those of `ids` still waiting for an answer. */
+  waiting: (ids: readonly RequestId[]) => RequestId[]
+}
+
 /** What `watchExchanges` watches for. */
-export interface ExchangeWatch {
+export interface ExchangeWatch extends AnswerWatch {
   /** Hears of a loss; called once per exchange at most. */
   lose: (loss: ConnectionLoss) => void
-  /**
-   * Hears of the requests a POST carried when its response ended, cleanly, without naming an
-   * event to resume from: whichever of them are still unanswered will never be (streamable HTTP
-   * only). The server is alive (it finished the response), so this is no loss.
-   */
-  unanswered: (ids: readonly RequestId[]) => void
   /** The largest message read (see `McpCommonOptions.maxMessageBytes`). */
   maxMessageBytes: number
   /**
    * Which exchanges carry answers, and so mean the server is gone when they fail below HTTP: a
-   * streamable-HTTP transport's POSTs, or an HTTP+SSE transport's event stream (its GET).
+   * streamable-HTTP transport's POSTs (and the GETs resuming their streams), or an HTTP+SSE
+   * transport's event stream (its GET).
    */
   answersOver: 'posts' | 'event-stream'
+  /**
+   * How many times the SDK tries to resume an answer stream before giving up (its
+   * `reconnectionOptions.maxRetries`, streamable HTTP only).
+   */
+  resumeAttempts: number
+}
+
+/** An answer stream the SDK will resume: the requests still waiting for answers over it. */
+interface Resumable {
+  readonly requests: readonly RequestId[]
+  /** Attempts to resume it that failed so far. */
+  failures: number
 }
 
 /**
@@ -46,21 +61,57 @@ export interface ExchangeWatch {
  * session, and the requests wait), and a POST is only accepted. Failures after the transport was
  * closed (its signal aborted) are not losses.
  *
- * A POST's event stream that ends without the answers it was to carry leaves them waiting too,
- * unless it named an event (the SDK then resumes it): `watch.unanswered` hears of those.
+ * Streamable HTTP leaves requests waiting in three more ways, which `watch.unanswered` hears of:
+ * a POST's event stream that ends without the answers it was to carry and names no event to
+ * resume from; a 202 answer to a POST carrying requests; and a stream that named an event but
+ * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
+ * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
+  /** The answer streams the SDK will resume, by the event id it resumes from. */
+  const resumable = new Map<string, Resumable>()
+  /** A resumption failed; once the SDK has given up (it does at once on a 405), so do we. */
+  const resumeFailed = (from: string, failure: { error: unknown } | { status: number }) => {
+    const resumption = resumable.get(from)
+    if (resumption === undefined) return
+    resumption.failures++
+    const givenUp = 'status' in failure && failure.status === 405
+    if (!givenUp && resumption.failures < watch.resumeAttempts) return
+    resumable.delete(from)
+    if ('error' in failure) watch.lose({ kind: 'unreachable', error: failure.error })
+    else watch.unanswered(resumption.requests, 'not-resumed', `HTTP ${failure.status}`)
+  }
+  /** Once the answers read before the stream's end have settled their requests. */
+  const expectResumption = (from: string, requests: readonly RequestId[]) =>
+    setTimeout(() => {
+      const left = watch.waiting(requests)
+      if (left.length > 0) resumable.set(from, { requests: left, failures: 0 })
+    }, 0)
   return async (input, init) => {
     const method = init?.method?.toUpperCase() ?? 'GET'
-    const carriesAnswers = method === (watch.answersOver === 'posts' ? 'POST' : 'GET')
-    const requests = carriesAnswers ? requestIdsOf(init?.body) : []
+    const resumedFrom =
+      method === 'GET' && watch.answersOver === 'posts' ? resumedFromOf(init, resumable) : undefined
+    const resumption = resumedFrom === undefined ? undefined : resumable.get(resumedFrom)
+    const carriesAnswers =
+      resumption !== undefined || method === (watch.answersOver === 'posts' ? 'POST' : 'GET')
+    const requests = resumption?.requests ?? (carriesAnswers ? requestIdsOf(init?.body) : [])
     const closed = () => init?.signal?.aborted === true
     let response: Response
     try {
       response = await fetchFn(input, init)
     } catch (error) {
-      if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
+      if (resumedFrom !== undefined && !closed()) resumeFailed(resumedFrom, { error })
+      else if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
       throw error
+    }
+    if (resumedFrom !== undefined && !closed()) {
+      if (!response.ok) resumeFailed(resumedFrom, { status: response.status })
+      else resumable.delete(resumedFrom)
+    }
+    // A request must get a JSON or event-stream answer; a 202 says none is coming (the SDK reads
+    // nothing from it), and only a time limit would end the calls.
+    if (method === 'POST' && carriesAnswers && response.status === 202 && requests.length > 0) {
+      watch.unanswered(requests, 'accepted')
     }
     if (response.body === null) return response
     const limit = watch.maxMessageBytes
@@ -78,10 +129,21 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
         if (!carriesAnswers || !response.ok || closed()) return
         if (watch.answersOver === 'event-stream') {
           watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
-        } else if (requests.length > 0 && eventIds?.seen() !== true) watch.unanswered(requests)
+        } else if (requests.length > 0) {
+          const from = eventIds?.last()
+          if (eventIds?.seen() !== true) watch.unanswered(requests, 'stream-ended')
+          else if (from !== undefined) expectResumption(from, requests)
+        }
       },
     })
   }
+}
+
+/** The event id a GET resumes an answer stream we know of from, if it does. */
+function resumedFromOf(init: RequestInit | undefined, resumable: Map<string, Resumable>): string | undefined {
+  if (resumable.size === 0) return undefined
+  const from = new Headers(init?.headers).get('last-event-id')
+  return from !== null && resumable.has(from) ? from : undefined
 }
 
 interface BodyWatch {

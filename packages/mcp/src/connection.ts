@@ -6,7 +6,7 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod/v4'
-import { isUnanswered } from './answer-guard.js'
+import { unansweredBecause } from './answer-guard.js'
 import { approvalFor } from './approval.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
@@ -287,13 +287,26 @@ export class ServerConnection implements McpConnection {
       if (this.#ended.error) return `${toolName} failed: ${this.#ended.error.message}`
       return `${toolName} failed: the connection to ${server} was closed`
     }
-    if (isUnanswered(error)) {
-      return `${toolName} failed: ${server} ended the stream that was to carry the answer without sending it`
+    // Kode's own markers, not the error code: servers send -32000 (the SDK's "connection
+    // closed") as a generic error of their own.
+    const unanswered = unansweredBecause(error)
+    if (unanswered === undefined)
+      return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
+    const { why, detail } = unanswered
+    switch (why) {
+      case 'closed':
+        return `${toolName} failed: ${server} closed the connection during the call`
+      case 'stream-ended':
+        return `${toolName} failed: ${server} ended the stream that was to carry the answer without sending it`
+      case 'accepted':
+        return `${toolName} failed: ${server} answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow`
+      case 'not-resumed':
+        return `${toolName} failed: ${server} did not resume the stream that was to carry the answer${detail ? ` (${detail})` : ''}`
+      default: {
+        const unknown: never = why
+        throw new Error(`unknown reason ${String(unknown)}`)
+      }
     }
-    if (error instanceof McpError && error.code === ErrorCode.ConnectionClosed) {
-      return `${toolName} failed: ${server} closed the connection during the call`
-    }
-    return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
   }
 
   /**

@@ -2,11 +2,27 @@ import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js'
 import {
   StreamableHTTPClientTransport,
   StreamableHTTPError,
+  type StreamableHTTPReconnectionOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
-import { type ConnectionLoss, type ExchangeWatch, watchExchanges } from './connection-loss.js'
+import {
+  type AnswerWatch,
+  type ConnectionLoss,
+  type ExchangeWatch,
+  watchExchanges,
+} from './connection-loss.js'
 import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
+
+/**
+ * How the SDK resumes a broken answer stream: its own defaults, stated here because the exchange
+ * watch counts the attempts to know when the SDK has given up (see `ExchangeWatch.resumeAttempts`).
+ */
+const RECONNECTION: StreamableHTTPReconnectionOptions = {
+  initialReconnectionDelay: 1_000,
+  maxReconnectionDelay: 30_000,
+  reconnectionDelayGrowFactor: 1.5,
+  maxRetries: 2,
+}
 
 /** The HTTP transports, in the order `auto` tries them. */
 export type HttpTransportKind = 'streamable-http' | 'sse'
@@ -19,14 +35,14 @@ export function httpKinds(options: McpHttpServerOptions): HttpTransportKind[] {
 
 /**
  * A fresh transport of `kind` to the server. It tells `lose` of a message larger than
- * `maxMessageBytes` and of a lost exchange carrying answers (see `watchExchanges`), and `unanswered` of requests
- * a POST's response ended without (see `watchExchanges`).
+ * `maxMessageBytes` and of a lost exchange carrying answers, and `answers` of requests whose
+ * answers will never come though the server lives on (see `watchExchanges`).
  */
 export function httpTransport(
   options: McpHttpServerOptions,
   kind: HttpTransportKind,
   lose: (loss: ConnectionLoss) => void,
-  unanswered: (ids: readonly RequestId[]) => void,
+  answers: AnswerWatch,
 ): Transport {
   const url = new URL(options.url)
   const requestInit: RequestInit = options.headers ? { headers: { ...options.headers } } : {}
@@ -36,14 +52,19 @@ export function httpTransport(
       (input, init) => (options.fetch ?? fetch)(input, init),
       {
         lose,
-        unanswered,
+        ...answers,
+        resumeAttempts: RECONNECTION.maxRetries,
         maxMessageBytes: maxMessageBytesOf(options),
         answersOver,
       },
     )
   switch (kind) {
     case 'streamable-http':
-      return new StreamableHTTPClientTransport(url, { requestInit, fetch: watched('posts') })
+      return new StreamableHTTPClientTransport(url, {
+        requestInit,
+        fetch: watched('posts'),
+        reconnectionOptions: RECONNECTION,
+      })
     case 'sse':
       // Its POSTs are only accepted (202): the answers come over the event stream.
       return new SSEClientTransport(url, { requestInit, fetch: watched('event-stream') })

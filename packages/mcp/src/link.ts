@@ -1,8 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { guardAnswers } from './answer-guard.js'
-import type { ConnectionLoss } from './connection-loss.js'
+import type { AnswerWatch, ConnectionLoss } from './connection-loss.js'
 import { terminateSession } from './http.js'
 import type { McpServerOptions } from './options.js'
 import { relay } from './relay.js'
@@ -31,11 +30,11 @@ export const MAX_TIMER_MS = 2 ** 31 - 1
  * A client over the transport `open` makes. `open` gets `lose`, for a transport to report that its
  * server is gone (see `watchExchanges`, and a stdio line past `maxMessageBytes`): the client is then
  * closed, which fails every request in flight and ends the connection, as a stdio server's closed
- * pipes do. It gets `unanswered` too, for requests whose answer will never come though the server
- * lives on: those fail alone (see `guardAnswers`).
+ * pipes do. It gets `answers` too, to fail requests whose answer will never come though the
+ * server lives on: those fail alone (see `guardAnswers`).
  */
 export function createLink(
-  open: (lose: (loss: ConnectionLoss) => void, unanswered: (ids: readonly RequestId[]) => void) => Transport,
+  open: (lose: (loss: ConnectionLoss) => void, answers: AnswerWatch) => Transport,
   kind: Link['kind'],
   stdio: StdioServer | undefined,
   options: McpServerOptions,
@@ -51,8 +50,11 @@ export function createLink(
   }
   // Once the SDK has read what came before the end of the stream that carried them (an answer
   // among it settles its request at once, and is not given up on).
-  const unanswered = (ids: readonly RequestId[]) => setTimeout(() => guard.giveUp(ids), 0)
-  const inner = open(lose, unanswered)
+  const answers: AnswerWatch = {
+    unanswered: (ids, why, detail) => setTimeout(() => guard.giveUp(ids, why, detail), 0),
+    waiting: (ids) => guard.waiting(ids),
+  }
+  const inner = open(lose, answers)
   // Outside the tap: a request given up on is not a message the server sent.
   const guard = guardAnswers(options.onMessage ? tap(inner, options.onMessage) : inner)
   const { transport } = guard

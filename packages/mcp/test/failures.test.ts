@@ -71,6 +71,14 @@ describe('connection failures are typed errors, and leave no process behind', ()
     )
   })
 
+  test('a server answering initialize with a generic error (-32000) is quoted, not taken for a closed connection', async () => {
+    const error = await failure(connectMcpServer({ ...scripted([]), args: [SCRIPTED, '[]', '{}', 'refuse'] }))
+    expect(error.code).toBe('connect_failed')
+    expect(error.message).toBe(
+      'MCP server "odd" answered initialize with an error: MCP error -32000: missing API token',
+    )
+  })
+
   test('aborting the attempt stops the server it started', async () => {
     let pid = ''
     const controller = new AbortController()
@@ -147,6 +155,24 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(everything.connected).toBe(false)
     expect(closes).toHaveLength(1)
     expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+  })
+
+  test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'query', inputSchema: { type: 'object' } }], {
+        query: { error: { code: -32000, message: 'the database is down' } },
+      }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__query', {})), response('r2', say('Down.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'error',
+      outputText:
+        'odd__query failed: MCP server "odd" answered with an error: MCP error -32000: the database is down',
+    })
+    expect(odd.connected).toBe(true)
   })
 
   test('a call that outlives its time limit is an error result and is cancelled on the server', async () => {

@@ -153,6 +153,51 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
     expect(web.connected).toBe(true)
     expect(closes).toEqual([])
   })
+
+  test('a stream the server is gone before it can be resumed: once the SDK gives up, the connection is over', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(
+      PROMPTLY_MS,
+      execute(waitTool(web), { ms: TOOL_TIMEOUT_MS, poll: true, thenExit: true }),
+    )
+    expect(result).toMatchObject({ status: 'error', outputText: expect.stringMatching(UNREACHABLE) })
+    expect(web.connected).toBe(false)
+    expectClosedOnce(closes)
+  })
+
+  test('a stream the server refuses to resume: once the SDK gives up, that call is an error result', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(
+      PROMPTLY_MS,
+      execute(waitTool(web), { ms: TOOL_TIMEOUT_MS, poll: true, refuseResume: true }),
+    )
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
+describe('a streamable HTTP server that answers a call’s POST with 202 and no body', () => {
+  test('that call is an error result at once saying so; the connection lives on', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    const accepted = await within(PROMPTLY_MS, execute(wait, { ms: 1, acceptOnly: true }))
+    expect(accepted).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow',
+    })
+    expect(await execute(wait, { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
 })
 
 describe('an HTTP+SSE server that dies', () => {

@@ -22,4 +22,12 @@ describe('eventIdWatch', () => {
     expect(named(['id:\n', 'id: \r\n\n'])).toBe(false)
     expect(named(['data: id: 1\n\n', 'event: x\nidx: 2\n', ':id: 3\n'])).toBe(false)
   })
+
+  test('the last whole id line is what a client resumes from', () => {
+    const watch = eventIdWatch()
+    for (const chunk of ['id: 1\ndata: {}\n\n', 'id:', ' stream-1_2', '\r\n\n', 'id:\n']) {
+      watch.feed(new TextEncoder().encode(chunk))
+    }
+    expect(watch.last()).toBe('stream-1_2')
+  })
 })
