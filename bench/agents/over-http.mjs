@@ -15,8 +15,11 @@
 // (last) task and its split between threads (noisy; compare the counts).
 //
 // How reads fall is not fixed over a socket (how many of the server's 4 KiB writes one read
-// returns depends on timing), so counts move by a few million from run to run, unlike
-// in-process.mjs's: count each N more than once before reading a small difference.
+// returns depends on timing), so counts of one N move by up to about 20 million from run to run,
+// and the optimizing compiler's work lands in whichever task it runs in (over HTTP it never
+// settles: Node's stream code is deoptimized and optimized again in later tasks): compare means
+// over several tasks. Figures and what they say: docs/benchmarks.md, "The warm task over HTTP,
+// counted".
 import { parseArgs } from 'node:util'
 import { formatThreadCpu, threadCpu, threadCpuSince } from '../lib/thread-cpu.mjs'
 import { startServerProcess } from '../providers/server-control.mjs'
