@@ -81,7 +81,7 @@ try {
   if (result === undefined) console.log(`${client}: loaded, no task run`)
   else {
     const events = result.events === undefined ? '' : `, ${result.events} events`
-    console.log(`${client}: ${cpu.toFixed(1)} ms${events}` + (threads ? `; ${formatThreadCpu(threads)}` : ''))
+    console.log(`${client}: ${cpu.toFixed(1)} ms${events}${threads ? `; ${formatThreadCpu(threads)}` : ''}`)
   }
 } finally {
   await server.stop()
