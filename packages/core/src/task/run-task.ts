@@ -88,7 +88,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     const failure = rt.hostFailure()
     if (failure) {
       errorMessage = failure.message
-      await persistError(rt, errorMessage)
+      await persistError(rt, errorMessage, failure.code)
       reason = 'error'
       break
     }
