@@ -6,6 +6,7 @@ import { runTask, type TaskStart } from '../task/run-task.js'
 import {
   createTaskRuntime,
   type HostFailure,
+  type RunScope,
   type SubAgentParent,
   type SubAgentResume,
   type SubAgentRun,
@@ -50,7 +51,14 @@ export async function runSubAgent(
   if (spec.label !== undefined) subAgentState.description = spec.label
   // The child runs in the parent's scope: a host failure that stops the parent stops the child as
   // a failure too, not as an interrupt; so does the time limit of the call that runs it.
-  const scope = { ...rt, hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal) }
+  const scope: RunScope = {
+    store: rt.store,
+    sink: rt.sink,
+    hooks: rt.hooks,
+    failHost: rt.failHost,
+    runSubAgent: rt.runSubAgent,
+    hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal),
+  }
   const child = createTaskRuntime(scope, {
     sessionId,
     newSession: resume === undefined,
