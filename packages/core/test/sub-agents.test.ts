@@ -4,8 +4,9 @@ import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
-import { collect, useHarness } from './helpers/harness.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { replayedPart, replayOf } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 
 const harness = useHarness()
@@ -437,5 +438,116 @@ describe('an interrupted sub-agent call', () => {
       reason: type === 'task_finish' ? 'completed' : 'aborted',
     })
     expectValidHistory(await h.store.read(child))
+  })
+})
+
+describe('a sub-agent that runs out of time', () => {
+  const slow = defineSubAgent({
+    name: 'slow',
+    description: 'Reports, slowly',
+    system: 'You report.',
+    timeoutMs: 300,
+  })
+  const limit = 'The sub-agent stopped at its time limit: tool "slow" timed out after 300 ms.'
+
+  /** The child streams one word and stalls until its time limit; the parent then answers. */
+  function stallingChild(h: Harness) {
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You report.') {
+        return stalledChatStream({ id: 'r-child', steps: [say('Reporting')] })
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It took too long.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', 'slow', { prompt: 'cats' })] })
+    })
+  }
+
+  test("its own session records an error naming the time limit, not the user's interrupt", async () => {
+    const h = harness()
+    stallingChild(h)
+    const agent = h.createAgent({ tools: [slow] })
+    const { events, outcome } = await collect(agent.run('Report on cats'))
+    expectOrdered(events)
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'It took too long.' })
+    const child = events.find((e) => e.type === 'task_start' && e.subAgentState?.name === 'slow')!.sessionId
+    const childEvents = events.filter((e) => e.sessionId === child)
+    expect(summarize(childEvents, child)).toEqual([
+      'task_start sub-agent slow',
+      'user_message: cats',
+      'turn_start',
+      'assistant_text_start',
+      'text: Reporting',
+      'assistant_text_end',
+      `error: ${limit}`,
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish error: Reporting',
+    ])
+    const history = await h.store.read(child)
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'system: You report.',
+      'user: cats',
+      'assistant error: text "Reporting"',
+      `error: ${limit}`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(history.find((record) => 'type' in record && record.type === 'error')).toMatchObject({
+      code: 'timeout',
+      canRetry: false,
+    })
+    // Its replay tells the same story as its live events (replay adds a failed message's
+    // `response_complete`, as docs/sessions.md says).
+    const replay = (replayOf(history, child) as { type: string }[]).filter(
+      (e) => e.type !== 'response_complete',
+    )
+    expect(replay).toEqual(replayedPart(childEvents))
+    // The parent's call says it timed out, as for any tool.
+    expect(summarizeHistory(await agent.history()).slice(2, 3)).toEqual([
+      'tool c1 error: Tool "slow" timed out after 300 ms.',
+    ])
+  })
+
+  test('a child it started stops with the same error', async () => {
+    const inner = defineSubAgent({ name: 'inner', description: 'Inner', system: 'You report.' })
+    const outer = defineSubAgent({
+      name: 'outer',
+      description: 'Delegates',
+      system: 'You delegate.',
+      tools: [inner],
+      timeoutMs: 300,
+    })
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You report.') {
+        return stalledChatStream({ id: 'r-inner', steps: [say('Reporting')] })
+      }
+      if (messages[0]?.content === 'You delegate.') {
+        return chatStream({ id: 'r-outer', steps: [call('i1', 'inner', { prompt: 'cats' })] })
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It took too long.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', 'outer', { prompt: 'cats' })] })
+    })
+    const agent = h.createAgent({ tools: [outer] })
+    const { events } = await collect(agent.run('Report on cats'))
+    const sessionOf = (name: string) =>
+      events.find((e) => e.type === 'task_start' && e.subAgentState?.name === name)!.sessionId
+    const nested = 'The sub-agent stopped at its time limit: tool "outer" timed out after 300 ms.'
+    for (const name of ['outer', 'inner']) {
+      const history = await h.store.read(sessionOf(name))
+      expectValidHistory(history)
+      expect(
+        history.some((record) => 'type' in record && record.type === 'interrupt'),
+        name,
+      ).toBe(false)
+      expect(
+        history.find((record) => 'type' in record && record.type === 'error'),
+        name,
+      ).toMatchObject({ message: nested, code: 'timeout' })
+      expect(
+        events.findLast((e) => e.type === 'task_finish' && e.sessionId === sessionOf(name)),
+      ).toMatchObject({ reason: 'error' })
+    }
   })
 })

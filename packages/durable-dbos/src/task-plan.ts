@@ -1,5 +1,5 @@
 import type { ApprovalDecision, PendingApproval, TaskOutcome, UserInput } from '@kode/core'
-import { type HistoryEvent, joinText, type TaskFinishReason } from '@kode/protocol'
+import { type HistoryEvent, joinText, type TaskFinishReason, type TaskMetadataRecord } from '@kode/protocol'
 import { DurableTaskError } from './errors.js'
 
 /** What a durable task does: a new user input, or carrying the session's task on (`agent.continue`). */
@@ -15,19 +15,22 @@ export type DurableTask =
 export type TaskPlan =
   /** `messageId`: the id the input's user message is persisted under (see `planTask`). */
   | { kind: 'run'; input: UserInput; messageId: string }
-  | { kind: 'continue'; approvals: ApprovalDecision[] | undefined }
+  /** `inputId`: carrying on a new input's task, that input's id, for its end to name too. */
+  | { kind: 'continue'; approvals: ApprovalDecision[] | undefined; inputId?: string }
   | { kind: 'finished'; outcome: TaskOutcome }
 
 /**
  * Plans an execution. A new input's task is found by its user message, persisted under `inputId`
  * (the same in every execution of the workflow): until that message is in the history, the task
- * has not begun, whatever other tasks wrote meanwhile; from it to its `task_metadata` (the one
- * naming `inputId`, or, when no other user message came in between, the first that names no input:
- * a continuation's) are its records. A task whose worker died and that another task's input then
- * superseded (that task settled its calls) never ends: it fails with `DurableTaskError`
- * `task_superseded`, also when that task's end names no input (a plain `agent.run`'s). A
- * continuation's records are those after `base`, the session's record count when the workflow
- * first ran (recorded by DBOS, so every execution sees the same).
+ * has not begun, whatever other tasks wrote meanwhile; from it to its `task_metadata`, the one
+ * naming `inputId`, are its records. Its end names it whether the task ran in one go or was carried
+ * on after a crash (`agent.continue({ inputId })`), so user messages in between (steering, a
+ * structured-output correction) do not matter. A task whose worker died and that another task
+ * then superseded (a new input settled its calls) never ends: the first end after its input names
+ * another input or none (a plain `agent.run`'s or `agent.continue`'s), and it fails with
+ * `DurableTaskError` `task_superseded`. A continuation's records are those after `base`, the
+ * session's record count when the workflow first ran (recorded by DBOS, so every execution sees
+ * the same).
  */
 export function planTask(
   task: DurableTask,
@@ -41,28 +44,13 @@ export function planTask(
     )
     if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
     const own = history.slice(at)
-    /** The first user message after the input: its own (steering) or another task's input. */
-    let next: string | undefined
-    for (const [i, record] of own.entries()) {
-      if ('role' in record) {
-        if (i > 0 && record.role === 'user') next ??= record.id
-        continue
-      }
-      if (record.type !== 'task_metadata') continue
-      if (record.inputId === inputId)
-        return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, i + 1)) }
-      // An end naming no input is ours when it carried our task on (`agent.continue`'s, or one
-      // written before ends named their input); after another user message it may be the end of
-      // a plain `agent.run` that began there (its input is not named either): not ours.
-      if (record.inputId === undefined && next === undefined)
-        return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, i + 1)) }
-      throw new DurableTaskError(
-        'task_superseded',
-        `the task of input ${inputId} stopped with its worker, and the task of input ${record.inputId ?? next} ` +
-          'began on its session before it was carried on',
-      )
+    const end = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
+    if (end === -1) return { kind: 'continue', approvals: undefined, inputId }
+    const ended = own[end] as TaskMetadataRecord
+    if (ended.inputId === inputId) {
+      return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, end + 1)) }
     }
-    return { kind: 'continue', approvals: undefined }
+    throw new DurableTaskError('task_superseded', superseded(inputId, ended, own.slice(1, end)))
   }
   const own = history.slice(base)
   const finished = own.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
@@ -75,6 +63,18 @@ export function planTask(
   }
   const approvals = task.approvals?.filter((decision) => !decided.has(decision.toolCallId))
   return { kind: 'continue', approvals: approvals && approvals.length > 0 ? approvals : undefined }
+}
+
+/** Why a task's first end after its input is another task's: which task that was, if it says. */
+function superseded(inputId: string, ended: TaskMetadataRecord, between: readonly HistoryEvent[]): string {
+  const stopped = `the task of input ${inputId} stopped with its worker, and`
+  if (ended.inputId !== undefined) {
+    return `${stopped} the task of input ${ended.inputId} began on its session before it was carried on`
+  }
+  // A plain `agent.run` names no input: its user message is the first after ours.
+  const next = between.find((record) => 'role' in record && record.role === 'user')
+  if (next) return `${stopped} the task of input ${next.id} began on its session before it was carried on`
+  return `${stopped} a task that named no input (a plain agent.continue) carried it on instead`
 }
 
 /**

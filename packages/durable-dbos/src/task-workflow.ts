@@ -1,10 +1,10 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import type { Agent, TaskOutcome } from '@kode/core'
+import type { Agent, ContinueOptions, TaskOutcome } from '@kode/core'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
 import { runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
-import { type DurableTask, planTask } from './task-plan.js'
+import { type DurableTask, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
 export interface AgentContext {
@@ -68,7 +68,7 @@ export async function executeTask(
       return await runCancellable((signal) =>
         plan.kind === 'run'
           ? agent.run(plan.input, { signal, messageId: plan.messageId })
-          : agent.continue(plan.approvals ? { approvals: plan.approvals } : {}, { signal }),
+          : agent.continue(continueOptions(plan), { signal }),
       )
     } finally {
       await agent.close()
@@ -76,6 +76,14 @@ export async function executeTask(
   } finally {
     await lease.release().catch(() => {})
   }
+}
+
+/** What `agent.continue` takes for a plan: the decisions, and the input whose task it carries on. */
+function continueOptions(plan: TaskPlan & { kind: 'continue' }): ContinueOptions {
+  const options: ContinueOptions = {}
+  if (plan.approvals) options.approvals = plan.approvals
+  if (plan.inputId !== undefined) options.inputId = plan.inputId
+  return options
 }
 
 /**

@@ -42,10 +42,11 @@ describe('planTask', () => {
     })
   })
 
-  test('a task whose input is in the history carries on', () => {
+  test('a task whose input is in the history carries on, naming its input for its end', () => {
     expect(planTask(run, [...earlier, input, calling], 3, 'u1')).toEqual({
       kind: 'continue',
       approvals: undefined,
+      inputId: 'u1',
     })
   })
 
@@ -60,7 +61,7 @@ describe('planTask', () => {
         parts: [{ type: 'text', text: 'Done.' }],
         stopReason: 'stop',
       },
-      { type: 'task_metadata', id: 'm1', createdAt: 5, metadata },
+      { type: 'task_metadata', id: 'm1', createdAt: 5, metadata, inputId: 'u1' },
     ]
     expect(planTask(run, done, 3, 'u1')).toEqual({
       kind: 'finished',
@@ -93,7 +94,7 @@ describe('planTask', () => {
         parts: [{ type: 'text', text: 'Mine.' }],
         stopReason: 'stop',
       },
-      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata, inputId: 'u1' },
       { role: 'user', id: 'u2', createdAt: 5, parts: [{ type: 'text', text: 'Next' }] },
       {
         role: 'assistant',
@@ -183,35 +184,66 @@ describe('planTask', () => {
     ])
   })
 
-  test('an end naming no input with no other user message before it is that of the carried-on task', () => {
-    // The task was carried on (`agent.continue` names no input) and ended before its workflow did.
-    const carried: HistoryEvent[] = [
-      ...earlier,
-      input,
-      calling,
-      {
-        role: 'tool',
-        id: 't1',
-        createdAt: 4,
-        toolCallId: 'c1',
-        toolName: 'write',
-        status: 'success',
-        outputText: 'ok',
-        parts: [],
-      },
-      {
-        role: 'assistant',
-        id: 'a2',
-        createdAt: 5,
-        parts: [{ type: 'text', text: 'Mine, carried on.' }],
-        stopReason: 'stop',
-      },
-      { type: 'task_metadata', id: 'm2', createdAt: 6, metadata },
-    ]
-    expect(planTask(run, carried, 3, 'u1')).toMatchObject({
+  /** The task's call answered by its continuation, a steering message, then `tail`. */
+  const carriedOn = (...tail: HistoryEvent[]): HistoryEvent[] => [
+    ...earlier,
+    input,
+    calling,
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: 4,
+      toolCallId: 'c1',
+      toolName: 'write',
+      status: 'success',
+      outputText: 'ok',
+      parts: [],
+    },
+    { role: 'user', id: 'st1', createdAt: 5, parts: [{ type: 'text', text: 'Also check the total' }] },
+    ...tail,
+  ]
+  const answer: HistoryEvent = {
+    role: 'assistant',
+    id: 'a2',
+    createdAt: 6,
+    parts: [{ type: 'text', text: 'Mine, carried on.' }],
+    stopReason: 'stop',
+  }
+
+  test("a carried-on task's end names its input: it is found after a steering message too", () => {
+    // The continuation (`agent.continue({ inputId })`) ended before its workflow did.
+    const ended = carriedOn(answer, {
+      type: 'task_metadata',
+      id: 'm2',
+      createdAt: 7,
+      metadata,
+      inputId: 'u1',
+    })
+    expect(planTask(run, ended, 3, 'u1')).toMatchObject({
       kind: 'finished',
       outcome: { reason: 'completed', text: 'Mine, carried on.' },
     })
+  })
+
+  test("an end naming no input is never this task's, even with no other user message before it", () => {
+    // A plain `agent.continue()` (not this workflow's, which names the input) carried it on.
+    const history = [
+      ...earlier,
+      input,
+      calling,
+      answer,
+      { type: 'task_metadata', id: 'm2', createdAt: 7, metadata },
+    ]
+    let thrown: unknown
+    try {
+      planTask(run, history as HistoryEvent[], 3, 'u1')
+    } catch (error) {
+      thrown = error
+    }
+    expect(DurableTaskError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'task_superseded',
+      'the task of input u1 stopped with its worker, and a task that named no input (a plain agent.continue) carried it on instead',
+    ])
   })
 
   test('decisions an earlier execution recorded are not given twice', () => {

@@ -184,6 +184,8 @@ describe('a durable task whose worker is killed', () => {
       'assistant text',
       'task_metadata',
     ])
+    // B carried the task on, and its end names the task's input, as A's would have.
+    expect(history.at(-1)).toMatchObject({ type: 'task_metadata', inputId: `${workflowId}:input` })
 
     // DBOS: the workflow finished on B, and it journaled nothing but its start and that the run
     // (watched for cancellation) ended: the killed worker's watch step was never recorded.

@@ -77,6 +77,15 @@ export interface CompactOptions {
 export interface ContinueOptions<S extends TSchema | undefined = TSchema | undefined> extends RunOptions<S> {
   /** One decision per call awaiting approval. */
   approvals?: readonly ApprovalDecision[] | undefined
+  /**
+   * The id of the user message whose task this carries on (the `messageId` its `run` was given):
+   * the continued task's `task_metadata` names it (`inputId`), as that run's own end would have,
+   * so a host that looks for the task's end after a crash finds it whatever messages came in
+   * meanwhile (steering, a structured-output correction). A non-empty string (`AgentError`
+   * `invalid_options` at the call otherwise) that is the id of a user message of the session (the
+   * run's `done` rejects with `invalid_options` otherwise, before anything is persisted).
+   */
+  inputId?: string | undefined
 }
 
 /** An agent bound to one session. Runs one task at a time. */
@@ -258,9 +267,13 @@ export function createAgent(options: AgentOptions): Agent {
     if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
     if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
     const merged: RunOptions = { ...options, ...runOptions }
+    const { inputId } = options
+    if (inputId !== undefined && (typeof inputId !== 'string' || inputId === '')) {
+      throw new AgentError('invalid_options', 'inputId must be a non-empty string')
+    }
     checkModelSettings(merged.modelSettings)
     if (merged.output !== undefined) outputSpec(merged.output)
-    return start({ kind: 'continue', approvals: options.approvals }, merged) as AgentRun<OutputOf<S>>
+    return start({ kind: 'continue', approvals: options.approvals, inputId }, merged) as AgentRun<OutputOf<S>>
   }
 
   /** One manual compaction, holding the session's writer until it ends. */

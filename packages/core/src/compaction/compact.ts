@@ -59,6 +59,9 @@ export interface CompactionContext {
   accounting?: { addResponse(message: AssistantMessage): void }
 }
 
+/** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
+const CUT_SUMMARY = "The summary was cut off at the model's output limit, so nothing was compacted."
+
 /** Share of the usable window the kept part may take, leaving room for the summary and new work. */
 const KEEP_SHARE = 0.4
 /** Share of the window the summary may take. */
@@ -161,6 +164,10 @@ async function summarise(
       if (message.usage) fields.usage = message.usage
       if (message.costUsd !== undefined) fields.costUsd = message.costUsd
       if (message.model !== undefined) fields.model = message.model
+      // Cut off at the output limit, the summary lost what it had not said yet: the model would
+      // carry on from a truncated account of the session, so it is a failed summary.
+      if (message.stopReason === 'length')
+        return { compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY }
       summary = joinText(message.parts)
     }
   } catch (error) {

@@ -5,6 +5,8 @@ import { pendingCalls } from '../task/approval.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import {
   createTaskRuntime,
+  type HostFailure,
+  type RunScope,
   type SubAgentParent,
   type SubAgentResume,
   type SubAgentRun,
@@ -12,6 +14,7 @@ import {
 import { userParts } from '../task/user-input.js'
 import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
 import { toolSet } from '../tools/tool-set.js'
+import { ToolTimeoutError } from '../tools/tool-timeout.js'
 
 /**
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
@@ -47,8 +50,16 @@ export async function runSubAgent(
   }
   if (spec.label !== undefined) subAgentState.description = spec.label
   // The child runs in the parent's scope: a host failure that stops the parent stops the child as
-  // a failure too, not as an interrupt.
-  const child = createTaskRuntime(rt, {
+  // a failure too, not as an interrupt; so does the time limit of the call that runs it.
+  const scope: RunScope = {
+    store: rt.store,
+    sink: rt.sink,
+    hooks: rt.hooks,
+    failHost: rt.failHost,
+    runSubAgent: rt.runSubAgent,
+    hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal),
+  }
+  const child = createTaskRuntime(scope, {
     sessionId,
     newSession: resume === undefined,
     signal: parent.signal,
@@ -73,4 +84,21 @@ export async function runSubAgent(
     child.events.abandon(error)
     throw error
   }
+}
+
+/**
+ * The failure of a child whose calling tool ran out of time (its signal aborted with the call's
+ * `ToolTimeoutError`): an `error` with code `timeout`, since `aborted` means the user interrupted.
+ */
+function timedOut(signal: AbortSignal): HostFailure | undefined {
+  const reason: unknown = signal.aborted ? signal.reason : undefined
+  if (!(reason instanceof ToolTimeoutError)) return undefined
+  return {
+    message: `The sub-agent stopped at its time limit: ${lowerFirst(reason.message)}`,
+    code: 'timeout',
+  }
+}
+
+function lowerFirst(text: string): string {
+  return text.charAt(0).toLowerCase() + text.slice(1)
 }

@@ -25,6 +25,9 @@ export async function callModelWithinBudget(
   const compaction = rt.settings.compaction
   let sent = request()
   let budget = budgetOf(rt, client, sent)
+  // A summary that failed for this call: an overflow then ends the task rather than summarising
+  // the same records again, which would most likely fail the same way (a cut summary, a down model).
+  let failedSummary: string | undefined
   if (
     compaction &&
     budget.inputLimit !== undefined &&
@@ -34,19 +37,22 @@ export async function callModelWithinBudget(
     if (done.compacted) {
       sent = request()
       budget = budgetOf(rt, client, sent)
-    }
+    } else if (done.reason === 'failed') failedSummary = done.errorMessage
   }
   reportBudget(rt, budget)
   const result = await send(sent)
   if (!isOverflow(result)) return result
   const before = budgetOf(rt, client, sent)
   if (!compaction) return { kind: 'failed', error: tooLarge(result.error, before, false) }
+  if (failedSummary !== undefined) {
+    return { kind: 'failed', error: tooLarge(result.error, before, false, failedSummary) }
+  }
   // Interrupted before or during the compaction: the user stopped the task, which did not fail.
   if (rt.signal.aborted) return { kind: 'aborted', partial: undefined }
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
   if (!done.compacted) {
     if (done.reason === 'aborted' || rt.signal.aborted) return { kind: 'aborted', partial: undefined }
-    return { kind: 'failed', error: tooLarge(result.error, before, false) }
+    return { kind: 'failed', error: tooLarge(result.error, before, false, done.errorMessage) }
   }
   sent = request()
   const retryBudget = budgetOf(rt, client, sent)
@@ -98,15 +104,25 @@ function contextOf(
   }
 }
 
-/** The provider's overflow error, reworded to name the sizes. */
-function tooLarge(error: ProviderError, budget: ContextBudget, afterCompaction: boolean): ProviderError {
+/** The provider's overflow error, reworded to name the sizes (and why compaction made no room). */
+function tooLarge(
+  error: ProviderError,
+  budget: ContextBudget,
+  afterCompaction: boolean,
+  compactionFailure?: string,
+): ProviderError {
   const window =
     budget.contextWindow === undefined
       ? 'the window is unknown'
       : `the window is ${budget.contextWindow} tokens`
+  const failed =
+    compactionFailure === undefined
+      ? ''
+      : `The compaction that was to make room failed: ${compactionFailure} `
   const message =
     `The request does not fit the model's context window${afterCompaction ? ' even after compaction' : ''}: ` +
     `about ${budget.inputTokens} input tokens + ${budget.outputReserve} reserved for output; ${window}. ` +
+    failed +
     error.message
   const failure = new ProviderError(message, {
     retryable: false,

@@ -27,7 +27,12 @@ export type TaskStart =
       /** The user message's id, chosen by the host (see `RunInputOptions.messageId`). */
       messageId?: string | undefined
     }
-  | { kind: 'continue'; approvals: readonly ApprovalDecision[] | undefined }
+  | {
+      kind: 'continue'
+      approvals: readonly ApprovalDecision[] | undefined
+      /** The user message whose task this carries on (see `ContinueOptions.inputId`). */
+      inputId?: string | undefined
+    }
 
 /**
  * One task: the user's input (or the continuation of a task that paused for approval or whose
@@ -57,6 +62,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   const continuation =
     start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
+  if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
   events.emit('task_start', { subAgentState: rt.subAgentState })
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
@@ -88,7 +94,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     const failure = rt.hostFailure()
     if (failure) {
       errorMessage = failure.message
-      await persistError(rt, errorMessage)
+      await persistError(rt, errorMessage, failure.code)
       reason = 'error'
       break
     }
@@ -149,7 +155,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     createdAt: settings.now(),
     metadata,
   }
-  if (start.kind === 'input' && start.messageId !== undefined) ended.inputId = start.messageId
+  const inputId = start.kind === 'input' ? start.messageId : start.inputId
+  if (inputId !== undefined) ended.inputId = inputId
   await journal.persist(ended)
   events.emit('task_metadata', { metadata })
   const hasStructuredOutput = answer?.accepted === true
@@ -216,6 +223,16 @@ async function deliverUserMessage(
 function checkFreeId(history: readonly HistoryEvent[], id: string): void {
   if (history.some((record) => record.id === id)) {
     throw new AgentError('invalid_options', `messageId ${id} is already the id of a record of this session`)
+  }
+}
+
+/**
+ * Refuses to name an input the session does not hold: the continued task's end would then claim a
+ * task that never began here.
+ */
+function checkInputId(history: readonly HistoryEvent[], id: string): void {
+  if (!history.some((record) => 'role' in record && record.role === 'user' && record.id === id)) {
+    throw new AgentError('invalid_options', `inputId ${id} is not the id of a user message of this session`)
   }
 }
 

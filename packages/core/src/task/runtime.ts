@@ -31,10 +31,15 @@ export interface EngineSettings {
   compaction: CompactionSettings | undefined
 }
 
-/** Why a task's signal aborted when it was not the user: the host failed (an event listener threw). */
+/**
+ * Why a task's signal aborted when it was not the user: the host failed (an event listener threw),
+ * or, for a sub-agent, the tool call that ran it timed out.
+ */
 export interface HostFailure {
   /** The text of the `error` record, the `error` event and the calls' `error` results. */
   readonly message: string
+  /** The `error` record's `code`, if any (`timeout` for a sub-agent's time limit). */
+  readonly code?: string | undefined
 }
 
 /** The parent side of a sub-agent run: the task and the tool call that spawn it. */

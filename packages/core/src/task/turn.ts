@@ -23,7 +23,7 @@ import {
 } from './approval.js'
 import { callModelWithinBudget } from './budgeted-call.js'
 import { callModel, type ModelResult } from './model-call.js'
-import type { TaskRuntime } from './runtime.js'
+import type { HostFailure, TaskRuntime } from './runtime.js'
 import { runToolBatch } from './tool-batch.js'
 
 /** What a task carries from turn to turn. */
@@ -77,7 +77,7 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
     case 'aborted': {
       const failure = rt.hostFailure()
       end = failure
-        ? await failed(rt, state, { message: failure.message, partial: result.partial, apiError: false })
+        ? await failed(rt, state, hostTurnFailure(failure, result.partial))
         : await interrupted(rt, state, result.partial)
       break
     }
@@ -178,8 +178,7 @@ async function completed(
   // they are answered in call order like any call that did not run, so nothing stays pending.
   const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting })
   const failure = rt.hostFailure()
-  if (failure)
-    return failed(rt, state, { message: failure.message, partial: undefined, apiError: false }, true)
+  if (failure) return failed(rt, state, hostTurnFailure(failure, undefined), true)
   if (ran === 'interrupted') {
     events.emit('interrupt', {})
     return 'interrupted'
@@ -289,6 +288,12 @@ async function failed(
   await journal.persist(record)
   rt.events.emit('error', { errorMessage: failure.message, canRetry: false })
   return { failed: failure.message }
+}
+
+function hostTurnFailure(failure: HostFailure, partial: AssistantMessage | undefined): TurnFailure {
+  const turnFailure: TurnFailure = { message: failure.message, partial, apiError: false }
+  if (failure.code !== undefined) turnFailure.code = failure.code
+  return turnFailure
 }
 
 function providerFailure(error: ProviderError): TurnFailure {

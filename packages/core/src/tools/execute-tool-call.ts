@@ -2,6 +2,7 @@ import type { ToolCallPart } from '@kode/protocol'
 import { CallSignal } from './call-signal.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { errorOutcome, outcomeOf, type ToolOutcome } from './tool-outcome.js'
+import { ToolTimeoutError } from './tool-timeout.js'
 
 /** The longest delay `setTimeout` honours; longer timeouts are treated as none. */
 const MAX_TIMER_MS = 2 ** 31 - 1
@@ -43,8 +44,9 @@ async function executeGuarded(run: ToolExecution): Promise<ToolOutcome> {
     // One promise for the call and its timer (`invoke` never rejects).
     return await new Promise<ToolOutcome>((resolve) => {
       const timer = setTimeout(() => {
-        signal.abort(new DOMException(`tool ${tool.name} timed out`, 'TimeoutError'))
-        resolve(errorOutcome(`Tool "${tool.name}" timed out after ${timeoutMs} ms.`))
+        const reason = new ToolTimeoutError(tool.name, timeoutMs)
+        signal.abort(reason)
+        resolve(errorOutcome(reason.message))
       }, timeoutMs)
       void execution.then((outcome) => {
         clearTimeout(timer)
