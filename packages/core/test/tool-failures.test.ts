@@ -92,6 +92,18 @@ describe('any thrown value becomes an error result', () => {
     ])
   })
 
+  test('a plain object thrown reads as its message, or else as its JSON, never [object Object]', async () => {
+    const lines = await runAll([
+      throwing('plain_message', () => ({ message: 'not found', status: 404 })),
+      throwing('plain_fields', () => ({ code: 'E_LIMIT', retryAfter: 3 })),
+      throwing('huge', () => ({ data: 'x'.repeat(5000) })),
+    ])
+    expect(lines[0]).toBe('tool c1 error: not found')
+    expect(lines[1]).toBe('tool c2 error: {"code":"E_LIMIT","retryAfter":3}')
+    expect(lines[2]).toMatch(/^tool c3 error: \{"data":"x{100,}…$/)
+    expect(lines[2]!.length).toBeLessThan(1100)
+  })
+
   test('a formatToolError that throws falls back to the default text', async () => {
     const h = harness()
     h.server.enqueue(

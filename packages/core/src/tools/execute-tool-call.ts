@@ -90,10 +90,26 @@ export function errorMessageOf(error: unknown): string {
       if (typeof message === 'string' && message !== '') return message
       return typeof name === 'string' && name !== '' ? name : 'Error'
     }
-    return String(error)
+    const text = String(error)
+    return text === '[object Object]' ? plainObjectText(error as object) : text
   } catch {
     return `The tool threw ${thrownKind(error)} that cannot be shown as text.`
   }
+}
+
+/** Most a plain object's JSON may take of the text: the model and the host read it. */
+const MAX_OBJECT_CHARS = 1000
+
+/**
+ * A plain object some libraries throw instead of an `Error`: its `message` when it has one,
+ * else its JSON (cut at {@link MAX_OBJECT_CHARS}), rather than `[object Object]`.
+ */
+function plainObjectText(error: object): string {
+  const { message } = error as { message?: unknown }
+  if (typeof message === 'string' && message !== '') return message
+  const json = JSON.stringify(error)
+  if (json === undefined) return '[object Object]'
+  return json.length > MAX_OBJECT_CHARS ? `${json.slice(0, MAX_OBJECT_CHARS)}…` : json
 }
 
 function thrownKind(value: unknown): string {
