@@ -9,17 +9,16 @@ import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode
 import { createMemorySessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import type { Browser, Page } from 'playwright-core'
-import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { launchChromium } from '../../../test/runtimes/chromium.js'
 import { saveNoteTool } from '../src/note-tool.js'
 import { FIXTURE_SESSION, writeFixtureSession } from './fixture-session.js'
-import { type Running, startApp } from './helpers.js'
+import { useApps } from './helpers.js'
 
 // The page in a real browser (Debian's Chromium through playwright-core), one browser for the
 // whole file. Each test gets its own server and a fresh browser context.
 
 let browser: Browser
-let running: Running[] = []
 const output = join(import.meta.dirname, '..', 'test-output')
 const baseline = join(import.meta.dirname, 'screenshots', 'transcript.png')
 
@@ -30,16 +29,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close()
 })
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()))
-  running = []
-})
-
-async function serve(...args: Parameters<typeof startApp>): Promise<Running> {
-  const app = await startApp(...args)
-  running.push(app)
-  return app
-}
+const serve = useApps()
 
 /** A page of a fresh context, recording CSP violations and uncaught page errors. */
 async function openPage(url: string): Promise<Page & { problems: string[] }> {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url'
 import type { Tool } from '@kode/core'
 import type { LLMClient } from '@kode/providers'
 import { createMemorySessionStore, type SessionStore } from '@kode/session'
+import { afterEach } from 'vitest'
 import { connectModel } from '../src/model.js'
 import { createWebApp, type WebApp } from '../src/server/app.js'
 
@@ -14,7 +15,25 @@ export interface Running {
   url: string
   app: WebApp
   store: SessionStore
+  /** Stops the server (once; later calls wait for the same close). */
   close(): Promise<void>
+}
+
+/**
+ * `startApp` for a test file: every app it starts is closed after each test. Call it at the top
+ * level of the file (it registers an `afterEach`).
+ */
+export function useApps(): (...args: Parameters<typeof startApp>) => Promise<Running> {
+  let running: Running[] = []
+  afterEach(async () => {
+    await Promise.all(running.map((r) => r.close()))
+    running = []
+  })
+  return async (...args) => {
+    const app = await startApp(...args)
+    running.push(app)
+    return app
+  }
 }
 
 /**
@@ -50,15 +69,20 @@ export async function startApp(
   const server: Server = createServer(app.handle)
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
+  let closing: Promise<void> | undefined
   return {
     url,
     app,
     store,
-    async close() {
-      await app.close()
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-      await model?.close()
+    // Once: a test that stops its server early is closed again after it, harmlessly.
+    close() {
+      closing ??= (async () => {
+        await app.close()
+        server.closeAllConnections()
+        await new Promise((resolve) => server.close(resolve))
+        await model?.close()
+      })()
+      return closing
     },
   } satisfies Running
 }

@@ -1,21 +1,12 @@
 import { request } from 'node:http'
-import { afterEach, describe, expect, test } from 'vitest'
-import { type Running, startApp } from './helpers.js'
+import { describe, expect, test } from 'vitest'
+import { useApps } from './helpers.js'
 
 // What a web page the user visits on another site can make the user's browser send to the
 // server, sent here as real HTTP requests to the server on 127.0.0.1 with the headers such a
 // browser sends.
 
-let running: Running[] = []
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()))
-  running = []
-})
-const start = async (...args: Parameters<typeof startApp>) => {
-  const app = await startApp(...args)
-  running.push(app)
-  return app
-}
+const start = useApps()
 
 const SESSION = '0b7c4c3e-2222-4aaa-8bbb-000000000001'
 

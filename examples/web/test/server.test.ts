@@ -2,24 +2,15 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
-import { afterEach, describe, expect, test } from 'vitest'
+import { describe, expect, test } from 'vitest'
 import { saveNoteTool } from '../src/note-tool.js'
-import { eventually, type Frame, type Running, readStream, startApp, typeOf } from './helpers.js'
+import { eventually, type Frame, readStream, typeOf, useApps } from './helpers.js'
 
 // The HTTP contract of the example server, with the CLI's scripted model: "count" streams
 // "1, 2, 3, " and then hangs until interrupted, so a test can act mid-task at a known point;
 // any other prompt gets a short markdown answer.
 
-let running: Running[] = []
-afterEach(async () => {
-  await Promise.all(running.map((r) => r.close()))
-  running = []
-})
-const start = async (...args: Parameters<typeof startApp>) => {
-  const app = await startApp(...args)
-  running.push(app)
-  return app
-}
+const start = useApps()
 
 const SESSION = '0b7c4c3e-1111-4aaa-8bbb-000000000001'
 const post = (url: string, body?: unknown) =>
@@ -93,7 +84,6 @@ describe('GET /sessions/:id/events', () => {
     await before.app.hub.idle(SESSION)
     const live = await readStream(`${before.url}/sessions/${SESSION}/events`, has('task_finish'))
     await before.close()
-    running = running.filter((r) => r !== before)
 
     // "Restarted": a new server on the same store.
     const after = await start({ store })
@@ -123,7 +113,7 @@ describe('GET /sessions/:id/events', () => {
 
 describe('tasks over HTTP', () => {
   test('a second message while a task runs is refused with 409, and interrupt ends the task', async () => {
-    const { url, app } = await start()
+    const { url, app, store } = await start()
     expect((await post(`${url}/sessions/${SESSION}/messages`, { text: 'count' })).status).toBe(202)
     const busy = await post(`${url}/sessions/${SESSION}/messages`, { text: 'more' })
     expect(busy.status).toBe(409)
@@ -132,7 +122,7 @@ describe('tasks over HTTP', () => {
     expect((await post(`${url}/sessions/${SESSION}/interrupt`)).status).toBe(204)
     await app.hub.idle(SESSION)
     expect((await post(`${url}/sessions/${SESSION}/interrupt`)).status).toBe(409)
-    const history = await app.hub.idle(SESSION).then(() => running[0]!.store.read(SESSION))
+    const history = await app.hub.idle(SESSION).then(() => store.read(SESSION))
     expect(history.find((r) => 'role' in r && r.role === 'assistant')).toMatchObject({
       stopReason: 'aborted',
     })
