@@ -4,8 +4,14 @@ import type { HistoryEvent } from '@kode/protocol'
 import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say, textReply } from '../helpers/chat-wire.js'
-import { collect, NOW, useHarness } from '../helpers/harness.js'
-import { compactionsOf, isSummaryRequest, readChunk, TINY } from '../helpers/small-window.js'
+import { collect, useHarness } from '../helpers/harness.js'
+import {
+  compactionsOf,
+  isSummaryRequest,
+  readChunk,
+  readChunkSession,
+  TINY,
+} from '../helpers/small-window.js'
 
 // A summary the model stopped at its output limit (`stopReason: 'length'`) is a truncated summary:
 // saved as the compaction, the model would go on from whatever it cut off.
@@ -28,41 +34,8 @@ const overflow: ScriptedResponse = {
 const cutSummary = chatStream({ id: 'sum-1', steps: [say('The user asked to read')], finish: 'length' })
 
 /** A session of `turns` finished tool turns whose outputs are `size` characters each. */
-function toolSession(turns: number, size: number): HistoryEvent[] {
-  const at = { createdAt: NOW }
-  const records: HistoryEvent[] = [
-    { role: 'user', id: 'u1', ...at, parts: [{ type: 'text', text: 'Read the log' }] },
-  ]
-  for (let n = 1; n <= turns; n++) {
-    records.push(
-      {
-        role: 'assistant',
-        id: `a${n}`,
-        ...at,
-        parts: [{ type: 'tool_call', id: `c${n}`, name: 'read_chunk', argumentsJson: `{"n":${n}}` }],
-        stopReason: 'tool_use',
-      },
-      {
-        role: 'tool',
-        id: `t${n}`,
-        ...at,
-        toolCallId: `c${n}`,
-        toolName: 'read_chunk',
-        status: 'success',
-        outputText: `chunk ${n}: ${'x'.repeat(size)}`,
-        parts: [],
-      },
-    )
-  }
-  records.push({
-    role: 'assistant',
-    id: 'done',
-    ...at,
-    parts: [{ type: 'text', text: 'Read them.' }],
-    stopReason: 'stop',
-  })
-  return records
-}
+const toolSession = (turns: number, size: number): HistoryEvent[] =>
+  readChunkSession(turns, (n) => `chunk ${n}: ${'x'.repeat(size)}`, { id: 'done', text: 'Read them.' })
 
 describe('a summary cut off at the output limit', () => {
   const harness = useHarness()

@@ -6,7 +6,7 @@ import { createClient } from '@kode/providers'
 import { type FramedApi, frameFor, readChunksFile, type ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { collect, counter, NOW, useHarness } from '../helpers/harness.js'
-import { readChunk } from '../helpers/small-window.js'
+import { readChunk, readChunkSession } from '../helpers/small-window.js'
 
 // The recorded bodies live with the providers' tests, which check their classification.
 const providerFixtures = join(import.meta.dirname, '../../../providers/test/fixtures')
@@ -49,40 +49,8 @@ function textResponse(api: string): ScriptedResponse {
 }
 
 /** A session with two finished tool turns and an answer, so there is something to summarise. */
-function earlierSession(): HistoryEvent[] {
-  const at = { createdAt: NOW }
-  const turn = (n: number): HistoryEvent[] => [
-    {
-      role: 'assistant',
-      id: `a${n}`,
-      ...at,
-      parts: [{ type: 'tool_call', id: `c${n}`, name: 'read_chunk', argumentsJson: `{"n":${n}}` }],
-      stopReason: 'tool_use',
-    },
-    {
-      role: 'tool',
-      id: `t${n}`,
-      ...at,
-      toolCallId: `c${n}`,
-      toolName: 'read_chunk',
-      status: 'success',
-      outputText: `chunk ${n}`,
-      parts: [],
-    },
-  ]
-  return [
-    { role: 'user', id: 'u1', ...at, parts: [{ type: 'text', text: 'Read the log' }] },
-    ...turn(1),
-    ...turn(2),
-    {
-      role: 'assistant',
-      id: 'a3',
-      ...at,
-      parts: [{ type: 'text', text: 'Read two chunks.' }],
-      stopReason: 'stop',
-    },
-  ]
-}
+const earlierSession = (): HistoryEvent[] =>
+  readChunkSession(2, (n) => `chunk ${n}`, { id: 'a3', text: 'Read two chunks.' })
 
 describe("a provider's context-overflow error", () => {
   const h = useHarness()

@@ -4,6 +4,7 @@ import type { ModelInfo } from '@kode/providers'
 import type { RecordedRequest, ResponseHandler, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
 import { call, chatStream, say } from './chat-wire.js'
+import { NOW } from './harness.js'
 
 /** A catalog entry for a model whose window is a few thousand tokens, so compaction happens early. */
 export const TINY: Record<string, ModelInfo> = { tiny: { contextWindow: 4_000, maxOutputTokens: 500 } }
@@ -65,4 +66,48 @@ export function compactionsOf(history: readonly HistoryEvent[]): CompactionRecor
   return history.filter(
     (record): record is CompactionRecord => !('role' in record) && record.type === 'compaction',
   )
+}
+
+/**
+ * A finished session of `read_chunk` tool turns: the user's "Read the log", one call per chunk
+ * with `output(n)` as its result, then `answer` as the assistant's closing text.
+ */
+export function readChunkSession(
+  turns: number,
+  output: (n: number) => string,
+  answer: { id: string; text: string },
+): HistoryEvent[] {
+  const at = { createdAt: NOW }
+  const records: HistoryEvent[] = [
+    { role: 'user', id: 'u1', ...at, parts: [{ type: 'text', text: 'Read the log' }] },
+  ]
+  for (let n = 1; n <= turns; n++) {
+    records.push(
+      {
+        role: 'assistant',
+        id: `a${n}`,
+        ...at,
+        parts: [{ type: 'tool_call', id: `c${n}`, name: 'read_chunk', argumentsJson: `{"n":${n}}` }],
+        stopReason: 'tool_use',
+      },
+      {
+        role: 'tool',
+        id: `t${n}`,
+        ...at,
+        toolCallId: `c${n}`,
+        toolName: 'read_chunk',
+        status: 'success',
+        outputText: output(n),
+        parts: [],
+      },
+    )
+  }
+  records.push({
+    role: 'assistant',
+    id: answer.id,
+    ...at,
+    parts: [{ type: 'text', text: answer.text }],
+    stopReason: 'stop',
+  })
+  return records
 }
