@@ -5,6 +5,7 @@ import { runWithApprovals } from './approvals/run-with-approvals.js'
 import { DisplayController } from './display/controller.js'
 import { CommandRenderer, type TerminalOutput } from './display/renderer.js'
 import type { Style } from './display/style.js'
+import { terminalSafe } from './display/terminal-safe.js'
 import { exitCodeOf } from './exec.js'
 import { scriptedNotice } from './repl/repl.js'
 import { DEMO_PROMPT } from './scripted/script.js'
@@ -23,6 +24,9 @@ export async function runDemo(
 ): Promise<number> {
   const { output, style } = terminal
   const say = (text: string) => output.write(`${text}\n`)
+  // What it names came from config or the file system (a project's config may name the sessions
+  // dir, a directory name may hold escape sequences): only the demo's own colours may drive the terminal.
+  const named = terminalSafe
   const agent = app.agent()
   const renderer = new CommandRenderer(output, { style, live: terminal.live, thinking: app.thinking })
   const display = new DisplayController(agent.sessionId, renderer)
@@ -38,7 +42,7 @@ export async function runDemo(
     style.yellow(
       app.model.offline
         ? scriptedNotice(app.model.offline)
-        : `Running the demo task against ${app.model.label}.`,
+        : `Running the demo task against ${named(app.model.label)}.`,
     ),
   )
   say('')
@@ -63,8 +67,8 @@ export async function runDemo(
     join(app.exportsDir, `${agent.sessionId}.html`),
   )
   say('')
-  say(`Session ${agent.sessionId} saved in ${app.sessionsDir}`)
-  say(`HTML transcript: ${file}`)
+  say(`Session ${agent.sessionId} saved in ${named(app.sessionsDir)}`)
+  say(`HTML transcript: ${named(file)}`)
   say(
     style.dim(
       `Continue it with: kode --resume ${agent.sessionId}  (in this repository: pnpm kode --resume …)`,

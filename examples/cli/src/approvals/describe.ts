@@ -7,7 +7,7 @@ const MAX_LINE_CHARS = 160
 /**
  * What the approval prompt shows of a call, one string a line: the whole command of `bash`, the
  * path and the first lines of `write_file`, the path and the replaced lines of `edit_file`, the
- * whole arguments of any other tool. The model wrote these: characters that would drive the
+ * whole arguments of any other tool. The model wrote these: newlines in a path, and characters that would drive the
  * terminal or reorder the text (escape sequences, carriage returns, bidi overrides) are shown as
  * escapes (`\x1b`, `\r`, `\u202e`), so the user sees exactly what would run.
  */
@@ -27,7 +27,7 @@ export function describeCall(call: PendingApproval): string[] {
         const content = text('content')
         if (path === undefined || content === undefined) break
         const count = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0)
-        return [`write_file ${path} (${count} lines):`, ...preview(content, '  │ ')]
+        return [`write_file ${oneLine(path)} (${count} lines):`, ...preview(content, '  │ ')]
       }
       case 'edit_file': {
         const path = text('path')
@@ -35,12 +35,17 @@ export function describeCall(call: PendingApproval): string[] {
         const newText = text('newText')
         if (path === undefined || oldText === undefined || newText === undefined) break
         const all = args?.replaceAll === true ? ' (every occurrence)' : ''
-        return [`edit_file ${path}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
+        return [`edit_file ${oneLine(path)}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
       }
     }
     return [`${call.toolName}:`, ...whole(call.arguments, '  ')]
   })()
   return lines.map(revealControls)
+}
+
+/** A path with its newlines shown as `\n`: it stays on its line, and cannot pass for preview lines. */
+function oneLine(path: string): string {
+  return path.replaceAll('\n', '\\n')
 }
 
 /** Every line of `text`, uncut: what runs must be seen whole. */

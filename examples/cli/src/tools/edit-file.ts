@@ -31,10 +31,12 @@ export function editFileTool(workspace: Workspace): Tool<typeof Parameters> {
     async execute({ path, oldText, newText, replaceAll = false }, ctx) {
       const file = await workspace.resolveWritable(path)
       const shown = workspace.display(file)
-      const { handle, stat } = await openRegularFile(file).catch((error: NodeJS.ErrnoException) => {
-        if (error.code === 'ENOENT') throw new Error(`${shown} does not exist: use write_file to create it`)
-        throw error
-      })
+      const { handle, stat } = await openRegularFile(workspace, file).catch(
+        (error: NodeJS.ErrnoException) => {
+          if (error.code === 'ENOENT') throw new Error(`${shown} does not exist: use write_file to create it`)
+          throw error
+        },
+      )
       const bytes = await (async () => {
         try {
           if (stat.size > MAX_WRITE_BYTES)
@@ -57,7 +59,7 @@ export function editFileTool(workspace: Workspace): Tool<typeof Parameters> {
         )
       const firstLine = text.slice(0, text.indexOf(oldText)).split('\n').length
       const edited = replaceAll ? text.split(oldText).join(newText) : text.replace(oldText, () => newText)
-      await writeTextAtomic(file, edited, ctx.signal)
+      await writeTextAtomic(workspace, file, edited, ctx.signal)
       const where =
         count === 1 ? `at line ${firstLine}` : `${count} occurrences, the first at line ${firstLine}`
       return {

@@ -2,6 +2,7 @@ import type { Dirent } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { openDirectory } from './confined-open.js'
 import type { Workspace } from './workspace.js'
 
 const MAX_ENTRIES = 500
@@ -21,7 +22,7 @@ export function listDirTool(workspace: Workspace): Tool<typeof Parameters> {
     parameters: Parameters,
     async execute({ path = '.' }) {
       const dir = await workspace.resolve(path)
-      const entries = await readdir(dir, { withFileTypes: true })
+      const entries = await listEntries(workspace, dir)
       const names = entries.map(nameOf).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0))
       const shown = names.slice(0, MAX_ENTRIES)
       if (shown.length === 0) return `${workspace.display(dir)} is empty.`
@@ -29,6 +30,16 @@ export function listDirTool(workspace: Workspace): Tool<typeof Parameters> {
       return `${shown.join('\n')}${more}`
     },
   })
+}
+
+/** Lists `dir` through a handle checked to be where the workspace said it is. */
+async function listEntries(workspace: Workspace, dir: string): Promise<Dirent[]> {
+  const opened = await openDirectory(workspace, dir)
+  try {
+    return await readdir(opened.self, { withFileTypes: true })
+  } finally {
+    await opened.close()
+  }
 }
 
 function nameOf(entry: Dirent): string {

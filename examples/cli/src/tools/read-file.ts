@@ -28,7 +28,7 @@ export function readFileTool(workspace: Workspace): Tool<typeof Parameters> {
     parameters: Parameters,
     async execute({ path, offset = 1, limit = DEFAULT_LINES }, ctx) {
       const file = await workspace.resolve(path)
-      const text = await readText(file, ctx.signal)
+      const text = await readText(workspace, file, ctx.signal)
       const lines = text.split(/\r?\n/)
       if (lines.at(-1) === '') lines.pop()
       const window = lines.slice(offset - 1, offset - 1 + limit)
@@ -43,8 +43,8 @@ export function readFileTool(workspace: Workspace): Tool<typeof Parameters> {
   })
 }
 
-async function readText(file: string, signal: AbortSignal): Promise<string> {
-  const { handle, stat } = await openRegularFile(file)
+async function readText(workspace: Workspace, file: string, signal: AbortSignal): Promise<string> {
+  const { handle, stat } = await openRegularFile(workspace, file)
   try {
     if (stat.size > MAX_BYTES)
       throw new Error(`the file is ${stat.size} bytes; read_file reads at most ${MAX_BYTES}`)

@@ -63,7 +63,7 @@ export function searchTextTool(
             truncated = true
             break
           }
-          const text = await readSearchable(file)
+          const text = await readSearchable(workspace, file)
           if (text === undefined) continue
           const hits = await matcher.match(text, maxResults - matches.length, ctx.signal)
           if (hits.length === 0) continue
@@ -105,8 +105,8 @@ async function* walk(start: string, signal: AbortSignal): AsyncGenerator<string>
   }
 }
 
-async function readSearchable(file: string): Promise<string | undefined> {
-  const { handle, stat } = await openRegularFile(file)
+async function readSearchable(workspace: Workspace, file: string): Promise<string | undefined> {
+  const { handle, stat } = await openRegularFile(workspace, file)
   try {
     if (stat.size > MAX_FILE_BYTES) return undefined
     const bytes = await handle.readFile()

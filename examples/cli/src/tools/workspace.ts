@@ -23,10 +23,34 @@ export interface Workspace {
 
 const WORKSPACE_ERROR = Symbol.for('kode-cli.WorkspaceError')
 
-/** A path a tool was given lies outside the workspace (or cannot be resolved). */
+/**
+ * Why a path was refused: it leads out of the root (`outside`), names nothing (`not_found`), is a
+ * symlink to nothing (`dangling_symlink`), is a directory where a file is wanted (`directory`) or
+ * a file where a directory is (`not_directory`), is a file with other names that may lie outside
+ * (`hard_linked`, refused for writing), or changed between its check and its use (`changed`: a
+ * directory on it was moved or swapped for a symlink).
+ */
+export type WorkspaceErrorCode =
+  | 'outside'
+  | 'not_found'
+  | 'dangling_symlink'
+  | 'directory'
+  | 'not_directory'
+  | 'hard_linked'
+  | 'changed'
+
+/** A path a tool was given lies outside the workspace, cannot be resolved, or may not be used. */
 export class WorkspaceError extends Error {
   readonly [WORKSPACE_ERROR] = true
   override readonly name = 'WorkspaceError'
+
+  constructor(
+    readonly code: WorkspaceErrorCode,
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options)
+  }
 
   /** True for a `WorkspaceError` from any copy of this module. */
   static is(error: unknown): error is WorkspaceError {
@@ -43,16 +67,19 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
   }
   const lexicalOf = (path: string) => {
     const lexical = resolve(root, path)
-    if (!inside(lexical)) throw new WorkspaceError(`${path} is outside the working directory ${root}`)
+    if (!inside(lexical))
+      throw new WorkspaceError('outside', `${path} is outside the working directory ${root}`)
     return lexical
   }
   const resolveExisting = async (path: string) => {
     // A symlink inside the root may still point out of it: judge where it really leads.
     const real = await realpath(lexicalOf(path)).catch((error: NodeJS.ErrnoException) => {
-      if (error.code === 'ENOENT') throw new WorkspaceError(`${path} does not exist`, { cause: error })
+      if (error.code === 'ENOENT')
+        throw new WorkspaceError('not_found', `${path} does not exist`, { cause: error })
       throw error
     })
-    if (!inside(real)) throw new WorkspaceError(`${path} leads outside the working directory ${root}`)
+    if (!inside(real))
+      throw new WorkspaceError('outside', `${path} leads outside the working directory ${root}`)
     return real
   }
   const display = (absolute: string) => relative(root, absolute).split(sep).join('/') || '.'
@@ -70,12 +97,16 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
           // Writing through a dangling link would create its target, wherever that is.
           await realpath(lexical).catch((error: NodeJS.ErrnoException) => {
             if (error.code === 'ENOENT')
-              throw new WorkspaceError(`${path} is a symlink to a file that does not exist`, { cause: error })
+              throw new WorkspaceError(
+                'dangling_symlink',
+                `${path} is a symlink to a file that does not exist`,
+                { cause: error },
+              )
             throw error
           })
         }
         const real = await resolveExisting(path)
-        if ((await lstat(real)).isDirectory()) throw new WorkspaceError(`${path} is a directory`)
+        if ((await lstat(real)).isDirectory()) throw new WorkspaceError('directory', `${path} is a directory`)
         return real
       }
       // A new file: its nearest existing ancestor (symlinks followed) decides where it lands.
@@ -94,9 +125,10 @@ export async function openWorkspace(dir: string): Promise<Workspace> {
         existing = dirname(existing)
       }
       const realDir = await realpath(existing)
-      if (!inside(realDir)) throw new WorkspaceError(`${path} leads outside the working directory ${root}`)
+      if (!inside(realDir))
+        throw new WorkspaceError('outside', `${path} leads outside the working directory ${root}`)
       if (!(await lstat(realDir)).isDirectory())
-        throw new WorkspaceError(`${display(existing)} is not a directory`)
+        throw new WorkspaceError('not_directory', `${display(existing)} is not a directory`)
       return join(realDir, ...rest)
     },
     display,

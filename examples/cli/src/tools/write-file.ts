@@ -34,7 +34,7 @@ export function writeFileTool(workspace: Workspace): Tool<typeof Parameters> {
         () => true,
         () => false,
       )
-      await writeTextAtomic(file, content, ctx.signal)
+      await writeTextAtomic(workspace, file, content, ctx.signal)
       const lines = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0)
       return `${existed ? 'Replaced' : 'Created'} ${workspace.display(file)} (${lines} lines, ${bytes} bytes).`
     },

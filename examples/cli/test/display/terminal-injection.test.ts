@@ -74,4 +74,15 @@ describe('the approval prompt shows exactly what would run', () => {
     expect(edit.join('\n')).toContain('edit_file b\\rc')
     expect(edit.join('\n')).toContain('+ n\\x9b')
   })
+
+  test('a newline in a path is shown as \\n: the path stays on its line and cannot fake the preview', () => {
+    const path = 'notes.md (1 lines):\n  │ hello\n\nwrite_file ~/.bashrc'
+    const write = describeCall(call('write_file', { path, content: 'x\n' }))
+    expect(write).toEqual([
+      'write_file notes.md (1 lines):\\n  │ hello\\n\\nwrite_file ~/.bashrc (1 lines):',
+      '  │ x',
+    ])
+    const edit = describeCall(call('edit_file', { path: 'a\nb', oldText: 'o', newText: 'n' }))
+    expect(edit[0]).toBe('edit_file a\\nb:')
+  })
 })

@@ -22,6 +22,15 @@ describe('kode demo', () => {
     expect(html).toMatch(/^<!doctype html>/i)
     expect(html).toContain('A tour of this repository')
   })
+
+  test('prints the paths it names without their control characters', async () => {
+    // A directory name can hold escape sequences (a project's config may name the sessions dir).
+    const dir = join(tempDir('kode-demo-'), 'sessions\x1b]0;pwned\x07\x1b[2J\r')
+    const { code, stdout } = await runKode(['demo', '--sessions-dir', dir])
+    expect(code).toBe(0)
+    expect(stdout).toMatch(/saved in .*sessions\]0;pwned\[2J\n/)
+    for (const char of ['\x07', '\x1b', '\r']) expect(stdout).not.toContain(char)
+  })
 })
 
 describe('kode demo with a key', () => {
