@@ -1,7 +1,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
-import { eventIdWatch } from './event-ids.js'
+import { eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
@@ -138,14 +138,6 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
       },
     })
   }
-}
-
-/**
- * An event id as the `Last-Event-ID` header of the GET resuming from it reads: `Headers` drops
- * the spaces and tabs around a value (an id may keep a second space after `id:`).
- */
-function headerValue(eventId: string): string {
-  return eventId.replace(/^[ \t]+|[ \t]+$/g, '')
 }
 
 /** The event id a GET resumes an answer stream we know of from, if it does. */

@@ -101,3 +101,11 @@ export function eventIdWatch(): EventIdWatch {
     last: () => last,
   }
 }
+
+/**
+ * An event id as the `Last-Event-ID` header of the GET resuming from it reads: `Headers` drops
+ * the spaces and tabs around a value (an id may keep a second space after `id:`).
+ */
+export function headerValue(eventId: string): string {
+  return eventId.replace(/^[ \t]+|[ \t]+$/g, '')
+}

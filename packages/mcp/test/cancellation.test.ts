@@ -23,6 +23,8 @@ type TransportKind = 'stdio' | 'streamable-http' | 'sse'
 interface Received {
   held: number[]
   cancelled: { requestId: number; reason: string }[]
+  /** Streamable HTTP: the streams carrying `hold` answers still open. */
+  openHolds: number
 }
 
 /** Connects the cancel server over `kind` as `srv`. */
@@ -145,12 +147,40 @@ describe.each<TransportKind>(['stdio', 'streamable-http', 'sse'])('a call cancel
     )
     expect(output.outputText).toMatch(/^srv__hold was cancelled/)
     const { held } = await received(srv, 1)
-    // The late answer arrives, and is dropped.
-    await expect
-      .poll(() => answered.some((m) => (m as { id: number }).id === held[0]), { timeout: PROMPTLY_MS })
-      .toBe(true)
+    const answeredLate = () => answered.some((m) => (m as { id: number }).id === held[0])
+    if (kind === 'streamable-http') {
+      // The stream that was to carry it was let go once the request was cancelled.
+      await new Promise((resolve) => setTimeout(resolve, 800))
+      expect(answeredLate()).toBe(false)
+    } else {
+      // The late answer arrives, and is dropped.
+      await expect.poll(answeredLate, { timeout: PROMPTLY_MS }).toBe(true)
+    }
     expect(srv.connected).toBe(true)
     const next = await execute(tool(srv, 'hold'), { ms: 0 })
     expect([next.status, next.outputText]).toEqual([undefined, 'held 0 ms'])
+  })
+})
+
+describe.each([false, true])('over streamable HTTP (the server resumable: %s)', (resumable) => {
+  test("a cancelled call's answer stream is let go, and not resumed", async () => {
+    server = await startCancelHttp('streamable-http', { resumable })
+    const srv = await harness().connect({ name: 'srv', url: `${server.origin}/mcp` })
+    for (let i = 0; i < 3; i++) {
+      const controller = new AbortController()
+      await execute(
+        tool(srv, 'hold'),
+        { ms: HOLD_MS },
+        { signal: controller.signal, onProgress: () => controller.abort() },
+      )
+    }
+    expect((await received(srv, 3)).cancelled).toHaveLength(3)
+    // A server answers a cancelled request never: left open, each stream would hold a connection
+    // until close(). (The SDK tries to resume one that named event ids: 50 ms later here.)
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    await expect.poll(async () => (await received(srv, 3)).openHolds, { timeout: PROMPTLY_MS }).toBe(0)
+    const next = await execute(tool(srv, 'hold'), { ms: 0 })
+    expect([next.status, next.outputText]).toEqual([undefined, 'held 0 ms'])
+    expect(srv.connected).toBe(true)
   })
 })

@@ -42,9 +42,15 @@ export function startWaitingHttp(options: { resumable?: boolean } = {}): Promise
   return startHttpServer(options.resumable ? [WAITING, 'resumable'] : [WAITING])
 }
 
-/** Starts the cancel server over `mode` (streamable HTTP on any path; HTTP+SSE on /sse) on a free port. */
-export function startCancelHttp(mode: 'streamable-http' | 'sse'): Promise<HttpServer> {
-  return startHttpServer([CANCEL, mode])
+/**
+ * Starts the cancel server over `mode` (streamable HTTP on any path; HTTP+SSE on /sse) on a free
+ * port; a `resumable` streamable-HTTP one names event ids a client can resume its streams from.
+ */
+export function startCancelHttp(
+  mode: 'streamable-http' | 'sse',
+  options: { resumable?: boolean } = {},
+): Promise<HttpServer> {
+  return startHttpServer(options.resumable ? [CANCEL, mode, 'resumable'] : [CANCEL, mode])
 }
 
 /** Runs `node ...args`, a server that writes `KODE_TEST_PORT=<port>` to stderr once it listens on 127.0.0.1. */
