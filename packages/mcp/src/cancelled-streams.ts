@@ -14,7 +14,8 @@ interface AnswerStream {
  * answers a cancelled request, so the stream would stay open, holding a connection on both sides,
  * until the connection to the server is closed, one more for every cancelled call. Only once
  * `notifications/cancelled` went out, since the protocol says a broken stream is not a
- * cancellation; and only a stream none of whose requests is `waiting` any more.
+ * cancellation (or, cancelled before the server answered the POST, as soon as it does); and only
+ * a stream none of whose requests is `waiting` any more.
  *
  * The SDK, seeing the stream end, resumes it if it named an event (a GET with `Last-Event-ID`),
  * which a server would again keep open: that GET is answered here, with 405, on which the SDK
@@ -47,7 +48,11 @@ export function releaseCancelledStreams(
     const requests = requestIdsOf(init?.body)
     const isEvents = response.headers.get('content-type')?.includes('text/event-stream') === true
     if (requests.length === 0 || !isEvents || response.body === null) return response
-    return releasable(response, requests, open, released)
+    const watched = releasable(response, requests, open, released)
+    // Cancelled while the server had not yet answered the POST: nothing in the stream can be
+    // read yet, so none of its requests was answered meanwhile.
+    if (waiting(requests).length === 0) watched.stream.release()
+    return watched.response
   }
 }
 
@@ -60,7 +65,7 @@ function releasable(
   requests: readonly RequestId[],
   open: Set<AnswerStream>,
   released: Set<string>,
-): Response {
+): { response: Response; stream: AnswerStream } {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader()
   const eventIds = eventIdWatch()
   let controller: ReadableStreamDefaultController<Uint8Array> | undefined
@@ -109,11 +114,14 @@ function releasable(
       return reader.cancel(reason)
     },
   })
-  return new Response(body, {
-    status: response.status,
-    statusText: response.statusText,
-    headers: response.headers,
-  })
+  return {
+    response: new Response(body, {
+      status: response.status,
+      statusText: response.statusText,
+      headers: response.headers,
+    }),
+    stream,
+  }
 }
 
 /** The request a `notifications/cancelled` body cancels; `undefined` for any other body. */

@@ -184,3 +184,21 @@ describe.each([false, true])('over streamable HTTP (the server resumable: %s)', 
     expect(srv.connected).toBe(true)
   })
 })
+
+test('a call cancelled before the server opened its answer stream: the stream is let go once it opens', async () => {
+  server = await startCancelHttp('streamable-http')
+  const srv = await harness().connect({ name: 'srv', url: `${server.origin}/mcp` })
+  const controller = new AbortController()
+  setTimeout(() => controller.abort(), 100)
+  const output = await execute(
+    tool(srv, 'hold'),
+    { ms: HOLD_MS, delayMs: 500 },
+    { signal: controller.signal },
+  )
+  expect(output.outputText).toMatch(/^srv__hold was cancelled/)
+  // The server took the call up after its cancellation arrived, so it holds on: only the client
+  // can let the stream go.
+  await expect.poll(async () => (await received(srv, 1)).held, { timeout: PROMPTLY_MS }).toHaveLength(1)
+  await expect.poll(async () => (await received(srv, 1)).openHolds, { timeout: PROMPTLY_MS }).toBe(0)
+  expect(srv.connected).toBe(true)
+})
