@@ -47,8 +47,9 @@ export function toKodeTool(
       })
       return toToolOutput(result)
     } catch (error) {
-      // The SDK fails an aborted call at once with its own wrapper of the reason, which would read
-      // as the server's error: say what happened (the server was sent notifications/cancelled).
+      // The SDK fails an aborted call at once with its own wrapper of the reason (having sent the
+      // server notifications/cancelled, if the request went out), which would read as the
+      // server's error: say what happened instead.
       if (ctx.signal.aborted) {
         return { status: 'error', outputText: `${info.name} was cancelled: ${messageOf(ctx.signal.reason)}` }
       }
