@@ -1,7 +1,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
-import { eventIdWatch } from './event-ids.js'
+import { eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
@@ -62,8 +62,8 @@ interface Resumable {
  * closed (its signal aborted) are not losses.
  *
  * Streamable HTTP leaves requests waiting in three more ways, which `watch.unanswered` hears of:
- * a POST's event stream that ends without the answers it was to carry and names no event to
- * resume from; a 202 answer to a POST carrying requests; and a stream that named an event but
+ * a POST's event stream that ends without the answers it was to carry and names no event the
+ * SDK resumes from (see `eventIdWatch`); a 202 answer to a POST carrying requests; and a stream that named an event but
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
  */
@@ -130,9 +130,10 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
         if (watch.answersOver === 'event-stream') {
           watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
         } else if (requests.length > 0) {
+          // The SDK resumes the stream only from an event id it read: without one, it is over.
           const from = eventIds?.last()
-          if (eventIds?.seen() !== true) watch.unanswered(requests, 'stream-ended')
-          else if (from !== undefined) expectResumption(from, requests)
+          if (from === undefined) watch.unanswered(requests, 'stream-ended')
+          else expectResumption(headerValue(from), requests)
         }
       },
     })

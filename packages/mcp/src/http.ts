@@ -5,6 +5,7 @@ import {
   type StreamableHTTPReconnectionOptions,
 } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
+import { releaseCancelledStreams } from './cancelled-streams.js'
 import {
   type AnswerWatch,
   type ConnectionLoss,
@@ -62,7 +63,7 @@ export function httpTransport(
     case 'streamable-http':
       return new StreamableHTTPClientTransport(url, {
         requestInit,
-        fetch: watched('posts'),
+        fetch: releaseCancelledStreams(watched('posts'), answers.waiting),
         reconnectionOptions: RECONNECTION,
       })
     case 'sse':

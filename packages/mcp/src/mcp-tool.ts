@@ -1,6 +1,7 @@
 import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
+import { messageOf } from './errors.js'
 import type { McpToolInfo } from './options.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
@@ -46,6 +47,12 @@ export function toKodeTool(
       })
       return toToolOutput(result)
     } catch (error) {
+      // The SDK fails an aborted call at once with its own wrapper of the reason (having sent the
+      // server notifications/cancelled, if the request went out), which would read as the
+      // server's error: say what happened instead.
+      if (ctx.signal.aborted) {
+        return { status: 'error', outputText: `${info.name} was cancelled: ${messageOf(ctx.signal.reason)}` }
+      }
       return { status: 'error', outputText: caller.describeFailure(error, info.name) }
     }
   }

@@ -33,6 +33,13 @@ export interface ProcessTree {
    * server runs, so that what it started can be stopped should it exit by itself.
    */
   follow(): void
+  /**
+   * Notes the descendants again (as `follow` does) every `ms` while the server runs, so that a
+   * process it starts between requests is known too; only where that reads just the tree's own
+   * entries (Linux's `/proc` children lists): elsewhere each note is a `ps` or a scan of the whole
+   * process table, too much to repeat, and nothing is done. Returns the function that stops it.
+   */
+  followEvery(ms: number): () => void
   /** Whether the server or a descendant noted is still running. */
   alive(): boolean
   /** Signals the server and the descendants noted (surveying first while the server runs). */
@@ -71,6 +78,13 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
       if (!same || !isRunning(descendant)) known.delete(descendant)
     }
   }
+  /** Replaces what was noted with `found`, unless the server died during the walk. */
+  const renote = (found: readonly ProcessEntry[]) => {
+    // A server that exited while it was walked (a zombie Node has not reaped yet) shows no
+    // children any more: what was noted is kept then, and what was found only added.
+    if (isRunning(pid)) known.clear()
+    note(found)
+  }
   // Once the server has exited, what was noted is checked once, then only followed until it exits.
   let checkedAfterExit = false
   return {
@@ -80,9 +94,7 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
       if (process.platform === 'linux') {
         // Walked from the server down through /proc's children lists: a few small reads, cheap
         // enough for every request (a scan of the whole process table is kept for `survey`).
-        const found = linuxDescendants(pid) ?? descendantsOf(pid)
-        known.clear()
-        note(found)
+        renote(linuxDescendants(pid) ?? descendantsOf(pid))
         return
       }
       // Elsewhere the table comes from `ps`, a process of its own: read without blocking the
@@ -100,6 +112,17 @@ export function processTree(child: ChildProcess, pid: number): ProcessTree {
           following = false
         },
       )
+    },
+    followEvery: (ms) => {
+      if (process.platform !== 'linux' || !hasChildLists()) return () => {}
+      const timer = setInterval(() => {
+        if (!serverRuns()) return
+        const found = linuxDescendants(pid)
+        if (found) renote(found)
+      }, ms)
+      // A server's bookkeeping must not keep the host running.
+      timer.unref()
+      return () => clearInterval(timer)
     },
     alive: () => {
       if (serverRuns()) return true
@@ -142,7 +165,7 @@ async function descendantsLater(root: number): Promise<ProcessEntry[]> {
  * only the tree's own entries. `undefined` where the kernel does not offer those lists.
  */
 function linuxDescendants(root: number): ProcessEntry[] | undefined {
-  if (!existsSync(`/proc/${process.pid}/task/${process.pid}/children`)) return undefined
+  if (!hasChildLists()) return undefined
   const found: ProcessEntry[] = []
   const seen = new Set<number>([root])
   for (let i = -1; i < found.length; i++) {
@@ -170,6 +193,11 @@ function linuxDescendants(root: number): ProcessEntry[] | undefined {
     }
   }
   return found
+}
+
+/** Whether the kernel lists each thread's children (`/proc/<pid>/task/<tid>/children`). */
+function hasChildLists(): boolean {
+  return existsSync(`/proc/${process.pid}/task/${process.pid}/children`)
 }
 
 /** `root`'s descendants in `table`, children first. */

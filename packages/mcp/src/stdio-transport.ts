@@ -13,6 +13,8 @@ const STDIN_GRACE_MS = 2_000
 const EXIT_GRACE_MS = 200
 /** Once the tree is gone, how long its pipes may take to report closing. */
 const PIPES_CLOSE_MS = 1_000
+/** How often a running server's descendants are noted between requests (where that is cheap). */
+const FOLLOW_EVERY_MS = 1_000
 
 /** What starts a server and what its transport reports besides messages. */
 export interface StdioTransportOptions {
@@ -38,9 +40,10 @@ export interface StdioTransportOptions {
  *
  * `close()` notes the server's descendants, closes stdin, sends SIGTERM to all 2 s later and
  * SIGKILL 2 s after that, and resolves once they are gone. The descendants are also noted at each
- * request sent: a server that exits by itself has those of them still running (the same
- * processes, not later ones given their pids) stopped the same way once its last output had time
- * to arrive (200 ms), and its pipes closed, which processes it started may hold.
+ * request sent, and on Linux every second between requests: a server that exits by itself has
+ * those of them still running (the same processes, not later ones given their pids) stopped the
+ * same way once its last output had time to arrive (200 ms), and its pipes closed, which
+ * processes it started may hold.
  */
 export class StdioClientTransport implements Transport {
   onclose?: (() => void) | undefined
@@ -51,6 +54,7 @@ export class StdioClientTransport implements Transport {
   #child: ChildProcess | undefined
   #tree: ProcessTree | undefined
   #forgetHostExit: (() => void) | undefined
+  #stopFollowing: (() => void) | undefined
   /** When close() was called, and when the server exited (`Date.now()`); `Infinity`: not yet. */
   #closeAt = Number.POSITIVE_INFINITY
   #exitAt = Number.POSITIVE_INFINITY
@@ -86,6 +90,7 @@ export class StdioClientTransport implements Transport {
       const tree = processTree(child, child.pid)
       this.#tree = tree
       this.#forgetHostExit = stopOnHostExit(tree)
+      this.#stopFollowing = tree.followEvery(FOLLOW_EVERY_MS)
     }
     this.#pipesClosed = new Promise((resolve) => {
       child.once('close', () => {
@@ -177,11 +182,12 @@ export class StdioClientTransport implements Transport {
   /**
    * The server exited. Processes it started that share its pipes (a browser, a language server)
    * would keep the transport open for ever: once what it wrote had time to arrive, close the
-   * pipes so that its calls fail instead of hanging, and stop those of its descendants noted at
-   * the last request that still run (see `ProcessTree`).
+   * pipes so that its calls fail instead of hanging, and stop those of its descendants noted
+   * last (at a request, or by the periodic note) that still run (see `ProcessTree`).
    */
   #exited(): void {
     this.#exitAt = Date.now()
+    this.#stopFollowing?.()
     setTimeout(() => {
       if (!this.#ended) this.#destroyPipes()
       void this.#reap()

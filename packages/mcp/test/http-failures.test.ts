@@ -154,6 +154,20 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
     expect(closes).toEqual([])
   })
 
+  test('two calls whose streams are resumed at once each get their own answer', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    // Each stream is resumed from its own last event id, which the server keeps unique in the session.
+    const results = await within(
+      PROMPTLY_MS,
+      Promise.all([execute(wait, { ms: 600, poll: true }), execute(wait, { ms: 300, poll: true })]),
+    )
+    expect(results).toMatchObject([{ outputText: 'waited 600 ms' }, { outputText: 'waited 300 ms' }])
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
   test('a stream the server is gone before it can be resumed: once the SDK gives up, the connection is over', async () => {
     server = await startWaitingHttp({ resumable: true })
     const { web, closes } = await connectWeb(server.origin)
@@ -178,6 +192,70 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
       outputText:
         'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
     })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
+describe('a stream is resumed from the event id the SDK resumes from, not from any id line', () => {
+  test('a stream whose only id is on an event without data names nothing to resume from: the call fails at once', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'id-only' }))
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" ended the stream that was to carry the answer without sending it',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
+  test('a stream ending with an id on an event without data is resumed from the event before: a refusal fails the call', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'data-then-id-only' }))
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
+  test('an id with spaces around it is matched to the header resuming from it: a refusal fails the call', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'spaced-id' }))
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
+describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
+  test('each call is an error result once its own resumption is given up on', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    const results = await within(
+      PROMPTLY_MS,
+      Promise.all([
+        execute(wait, { ms: TOOL_TIMEOUT_MS, poll: true, refuseResume: true }),
+        execute(wait, { ms: TOOL_TIMEOUT_MS, poll: true, refuseResume: true }),
+      ]),
+    )
+    const notResumed = {
+      status: 'error',
+      outputText:
+        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
+    }
+    expect(results).toMatchObject([notResumed, notResumed])
     expect(web.connected).toBe(true)
     expect(closes).toEqual([])
   })

@@ -113,6 +113,32 @@ describe('a server that exits by itself', () => {
     }
     expect([isAlive(server), isAlive(helper)]).toEqual([false, false])
   }, 15_000)
+
+  test('a helper it started between requests is stopped too', async () => {
+    let said = ''
+    connection = await connectMcpServer({
+      name: 'tree',
+      command: process.execPath,
+      args: [SCRIPTED, TOOLS, JSON.stringify({ say: { later: { helperAfterMs: 200, exitAfterMs: 2_500 } } })],
+      onStderr: (text) => {
+        said += text
+      },
+    })
+    const server = connection.pid!
+    pids.push(server)
+    const ended = new Promise((resolve) => connection!.onClose(resolve))
+    expect(await execute(connection.tools[0]!)).toMatchObject({ outputText: 'later' })
+    await expect.poll(() => /later-helper=(\d+)/.exec(said)?.[1], { timeout: 5_000 }).toBeDefined()
+    const helper = Number(/later-helper=(\d+)/.exec(said)?.[1])
+    pids.push(helper)
+    expect(isAlive(helper)).toBe(true)
+    // No request after the helper started: the server exits by itself, idle.
+    await ended
+    for (let waited = 0; waited < 5_000 && isAlive(helper); waited += 10) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+    expect([isAlive(server), isAlive(helper)]).toEqual([false, false])
+  }, 20_000)
 })
 
 describe('large messages over stdio', () => {

@@ -12,6 +12,8 @@ export const FILESYSTEM = here('../../node_modules/@modelcontextprotocol/server-
 export const CHANGING = here('../fixtures/changing-server.mjs')
 /** A small server on the official SDK over streamable HTTP whose tool answers when told to. */
 export const WAITING = here('../fixtures/waiting-http-server.mjs')
+/** A small server on the official SDK (stdio, streamable HTTP or HTTP+SSE) that notes the cancellations it receives. */
+export const CANCEL = here('../fixtures/cancel-server.mjs')
 const LOOPBACK = here('./loopback.cjs')
 
 /** The options that start the everything server over stdio. */
@@ -38,6 +40,17 @@ export function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<Htt
  */
 export function startWaitingHttp(options: { resumable?: boolean } = {}): Promise<HttpServer> {
   return startHttpServer(options.resumable ? [WAITING, 'resumable'] : [WAITING])
+}
+
+/**
+ * Starts the cancel server over `mode` (streamable HTTP on any path; HTTP+SSE on /sse) on a free
+ * port; a `resumable` streamable-HTTP one names event ids a client can resume its streams from.
+ */
+export function startCancelHttp(
+  mode: 'streamable-http' | 'sse',
+  options: { resumable?: boolean } = {},
+): Promise<HttpServer> {
+  return startHttpServer(options.resumable ? [CANCEL, mode, 'resumable'] : [CANCEL, mode])
 }
 
 /** Runs `node ...args`, a server that writes `KODE_TEST_PORT=<port>` to stderr once it listens on 127.0.0.1. */
