@@ -569,6 +569,70 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
   [
+    'a sub-agent stopped at its time limit',
+    async (h) => {
+      const slow = defineSubAgent({
+        name: 'slow',
+        description: 'Reports, slowly',
+        system: 'You report.',
+        timeoutMs: 300,
+      })
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You report.')
+          return stalledChatStream({ id: 'r-child', steps: [say('Reporting')] })
+        if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It took too long.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'slow', { prompt: 'cats' })] })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [slow] }), live)
+      expect((await drain(agent.run('Report on cats'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['streams', 'runs a tool'] as const).map(
+    (when): Scenario => [
+      `a sub-agent interrupted by the user while it ${when}`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            if (when === 'streams') return stalledChatStream({ id: 'r-child', steps: [say('Looking')] })
+            return chatStream({ id: 'r-child', steps: [call('k1', 'hang', {})] })
+          }
+          if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
+          return chatStream({ id: 'r-parent-1', steps: [call('p1', 'researcher', { prompt: 'Read a' })] })
+        })
+        const hang = defineTool({
+          name: 'hang',
+          description: 'Runs until interrupted',
+          parameters: Type.Object({}),
+          execute: () => new Promise<string>(() => {}),
+        })
+        const child = defineSubAgent({
+          name: 'researcher',
+          description: 'Researches',
+          system: 'You research.',
+          tools: [hang],
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [child] }), live)
+        const controller = new AbortController()
+        const trigger = when === 'streams' ? 'assistant_text_delta' : 'tool_call'
+        const stop = (event: Event) => {
+          if (event.sessionId !== agent.sessionId && event.type === trigger) controller.abort()
+        }
+        agent.events.on('event', stop)
+        expect((await drain(agent.run('Ask the researcher', { signal: controller.signal }))).reason).toBe(
+          'aborted',
+        )
+        agent.events.off('event', stop)
+        expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
+  [
     'max turns reached',
     async (h) => {
       let n = 0
@@ -645,9 +709,12 @@ function nothingToCompact(events: readonly Json[], histories: ReadonlyMap<string
  * aborted tool result but the last of a run of them, and the second `interrupt` of a turn whose
  * response was aborted too (live emits one).
  */
-function comparableReplay(replay: readonly Event[], history: readonly HistoryEvent[]): Json[] {
+function comparableReplay(
+  replay: readonly Event[],
+  histories: ReadonlyMap<string, readonly HistoryEvent[]>,
+): Json[] {
   const cut = new Set<string>()
-  for (const record of history) {
+  for (const record of [...histories.values()].flat()) {
     if ('role' in record && record.role === 'assistant' && record.responseId !== undefined) {
       if (record.stopReason === 'aborted' || record.stopReason === 'error') cut.add(record.responseId)
     }
@@ -674,12 +741,12 @@ describe('replay parity: the replay of a stored session is its live events', () 
       const { sessionId, live } = await scenario(h)
       expectOrdered(live)
       const store = h.reopenStore()
-      const history = await store.read(sessionId)
       const replay = await replaySession(store, sessionId)
       expectOrdered(replay)
-      const histories = new Map<string, readonly HistoryEvent[]>()
+      // The session's history and its sub-agents' (their events are in both streams too).
+      const histories = new Map<string, readonly HistoryEvent[]>([[sessionId, await store.read(sessionId)]])
       for (const id of new Set(live.map((e) => e.sessionId))) histories.set(id, await store.read(id))
-      expect(comparableReplay(replay, history)).toEqual(expectedReplay(live, histories))
+      expect(comparableReplay(replay, histories)).toEqual(expectedReplay(live, histories))
     },
     30_000,
   )
