@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
@@ -8,7 +10,7 @@ import { call, chatStream, say, stalledChatStream, textReply, think } from './he
 import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered } from './helpers/history-checks.js'
 import { replayedPart } from './helpers/replayed.js'
-import { readChunk, TINY, toolLoopModel } from './helpers/small-window.js'
+import { isSummaryRequest, readChunk, TINY, toolLoopModel } from './helpers/small-window.js'
 import { readFile } from './helpers/tools.js'
 
 // A parity sweep: for each scenario a real agent runs against a scripted model, and the replay of
@@ -70,6 +72,15 @@ function cutStream(id: string, text: string): ScriptedResponse {
 function toolsThenText(first: ScriptedResponse, text = 'All done.') {
   return (request: RecordedRequest): ScriptedResponse =>
     messagesOf(request).at(-1)?.role === 'tool' ? textReply('r-end', text) : first
+}
+
+/** The recorded Chat Completions context-overflow error (the providers' tests check its classification). */
+const OVERFLOW: ScriptedResponse = {
+  status: 400,
+  body: readFileSync(
+    join(import.meta.dirname, '../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json'),
+    'utf8',
+  ),
 }
 
 type Scenario = readonly [string, (h: Harness) => Promise<Ran>]
@@ -373,6 +384,172 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
   [
+    'an automatic compaction whose summarizer throws, then one that succeeds',
+    async (h) => {
+      h.server.handle(toolLoopModel(30))
+      let summaries = 0
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({
+          client: h.client({ model: 'tiny', catalog: TINY }),
+          tools: [readChunk],
+          maxTurns: 60,
+          compaction: {
+            summarize: async () => {
+              if (++summaries === 1) throw new Error('summarizer down')
+              return 'Read chunks so far.'
+            },
+          },
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
+      expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false, true])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an automatic compaction whose summary is cut at the output limit',
+    async (h) => {
+      const model = toolLoopModel(30)
+      let cut = false
+      h.server.handle((request, index) => {
+        if (!isSummaryRequest(request) || cut) return model(request, index)
+        cut = true
+        return chatStream({ id: 'sum-cut', steps: [say('The user asked to read')], finish: 'length' })
+      })
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({
+          client: h.client({ model: 'tiny', catalog: TINY }),
+          tools: [readChunk],
+          maxTurns: 60,
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
+      expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false, true])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an automatic compaction interrupted, then a new task',
+    async (h) => {
+      const model = toolLoopModel(30)
+      h.server.handle((request, index) =>
+        model.mainCalls() >= 31 ? textReply('r-after', 'Back.') : model(request, index),
+      )
+      const live: Event[] = []
+      const controller = new AbortController()
+      let interrupt = true
+      const agent = record(
+        h.createAgent({
+          client: h.client({ model: 'tiny', catalog: TINY }),
+          tools: [readChunk],
+          maxTurns: 60,
+          compaction: {
+            summarize: ({ signal }) => {
+              if (!interrupt) return Promise.resolve('Read chunks so far.')
+              controller.abort()
+              return new Promise<string>((_, reject) =>
+                signal.addEventListener('abort', () => reject(signal.reason)),
+              )
+            },
+          },
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the whole log', { signal: controller.signal }))).reason).toBe(
+        'aborted',
+      )
+      interrupt = false
+      expect((await drain(agent.run('Go on'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['empty', 'interrupted'] as const).map(
+    (how): Scenario => [
+      `a manual compaction whose summary is ${how}, between tasks`,
+      async (h) => {
+        const model = toolLoopModel(3)
+        h.server.handle((request, index) =>
+          model.mainCalls() >= 4 ? textReply('r-after', 'Still here.') : model(request, index),
+        )
+        const live: Event[] = []
+        const controller = new AbortController()
+        const agent = record(
+          h.createAgent({
+            tools: [readFile, readChunk],
+            compaction: {
+              keepRecent: 1,
+              summarize: async () => {
+                if (how === 'empty') return ''
+                controller.abort()
+                return 'Too late.'
+              },
+            },
+          }),
+          live,
+        )
+        expect((await drain(agent.run('Read the log'))).reason).toBe('completed')
+        const result = await agent.compact({ signal: controller.signal })
+        expect(result).toMatchObject({ compacted: false, reason: how === 'empty' ? 'failed' : 'aborted' })
+        expect((await drain(agent.run('Anything else?'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
+  [
+    'a threshold compaction, then an overflow with nothing left to compact',
+    async (h) => {
+      const model = toolLoopModel(30)
+      let summaries = 0
+      let overflowed = false
+      h.server.handle((request, index) => {
+        if (isSummaryRequest(request) && ++summaries === 2)
+          return chatStream({ id: 'sum-cut', steps: [say('The user asked to read')], finish: 'length' })
+        if (summaries === 1 && !overflowed && !isSummaryRequest(request)) {
+          overflowed = true
+          return OVERFLOW
+        }
+        return model(request, index)
+      })
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({
+          client: h.client({ model: 'tiny', catalog: TINY }),
+          tools: [readChunk],
+          maxTurns: 60,
+        }),
+        live,
+      )
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('error')
+      expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([true, false])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an overflow whose compaction fails',
+    async (h) => {
+      const model = toolLoopModel(3)
+      let overflowed = false
+      h.server.handle((request, index) => {
+        if (model.mainCalls() < 4) return model(request, index)
+        if (!overflowed) {
+          overflowed = true
+          return OVERFLOW
+        }
+        return chatStream({ id: 'sum-cut', steps: [say('The user asked to read')], finish: 'length' })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readChunk], compaction: { keepRecent: 1 } }), live)
+      expect((await drain(agent.run('Read the log'))).reason).toBe('completed')
+      expect((await drain(agent.run('Go on'))).reason).toBe('error')
+      expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
     'a sub-agent',
     async (h) => {
       h.server.handle((request) => {
@@ -391,6 +568,70 @@ const SCENARIOS: readonly Scenario[] = [
       return { sessionId: agent.sessionId, live }
     },
   ],
+  [
+    'a sub-agent stopped at its time limit',
+    async (h) => {
+      const slow = defineSubAgent({
+        name: 'slow',
+        description: 'Reports, slowly',
+        system: 'You report.',
+        timeoutMs: 300,
+      })
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You report.')
+          return stalledChatStream({ id: 'r-child', steps: [say('Reporting')] })
+        if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It took too long.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'slow', { prompt: 'cats' })] })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [slow] }), live)
+      expect((await drain(agent.run('Report on cats'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['streams', 'runs a tool'] as const).map(
+    (when): Scenario => [
+      `a sub-agent interrupted by the user while it ${when}`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            if (when === 'streams') return stalledChatStream({ id: 'r-child', steps: [say('Looking')] })
+            return chatStream({ id: 'r-child', steps: [call('k1', 'hang', {})] })
+          }
+          if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
+          return chatStream({ id: 'r-parent-1', steps: [call('p1', 'researcher', { prompt: 'Read a' })] })
+        })
+        const hang = defineTool({
+          name: 'hang',
+          description: 'Runs until interrupted',
+          parameters: Type.Object({}),
+          execute: () => new Promise<string>(() => {}),
+        })
+        const child = defineSubAgent({
+          name: 'researcher',
+          description: 'Researches',
+          system: 'You research.',
+          tools: [hang],
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [child] }), live)
+        const controller = new AbortController()
+        const trigger = when === 'streams' ? 'assistant_text_delta' : 'tool_call'
+        const stop = (event: Event) => {
+          if (event.sessionId !== agent.sessionId && event.type === trigger) controller.abort()
+        }
+        agent.events.on('event', stop)
+        expect((await drain(agent.run('Ask the researcher', { signal: controller.signal }))).reason).toBe(
+          'aborted',
+        )
+        agent.events.off('event', stop)
+        expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
   [
     'max turns reached',
     async (h) => {
@@ -411,10 +652,55 @@ type Json = Record<string, unknown>
 /**
  * The live events a replay can show, as JSON carries them: the replayed event types only
  * (deltas, task boundaries, `tool_call_start`, `context_usage` are live only), without the
- * retry notices (`error` with `canRetry`), which are events and not records.
+ * retry notices (`error` with `canRetry`), which are events and not records, and without the
+ * compactions that found nothing to summarise, which no record keeps (see `nothingToCompact`).
  */
-function expectedReplay(live: readonly Event[]): Json[] {
-  return (replayedPart(live) as Json[]).filter((e) => !(e.type === 'error' && e.canRetry === true))
+function expectedReplay(
+  live: readonly Event[],
+  histories: ReadonlyMap<string, readonly HistoryEvent[]>,
+): Json[] {
+  const events = (replayedPart(live) as Json[]).filter((e) => !(e.type === 'error' && e.canRetry === true))
+  const skipped = nothingToCompact(events, histories)
+  return events.filter((_, i) => !skipped.has(i))
+}
+
+/**
+ * The indexes of the `compaction_start` / `compaction_end` pairs of compactions that found
+ * nothing to summarise: an unsaved compaction (`compacted: false`) that its session's history
+ * does not mark, in order, on an `error` (a failed summary, with `errorMessage`) or an `interrupt`.
+ */
+function nothingToCompact(events: readonly Json[], histories: ReadonlyMap<string, readonly HistoryEvent[]>) {
+  const marked = new Map<string, { type: string; reason: string; tokensBefore: number }[]>()
+  for (const [id, history] of histories) {
+    const markers = history.flatMap((r) =>
+      !('role' in r) && (r.type === 'error' || r.type === 'interrupt') && r.compaction
+        ? [{ type: r.type, ...r.compaction }]
+        : [],
+    )
+    marked.set(id, markers)
+  }
+  const skipped = new Set<number>()
+  events.forEach((event, i) => {
+    if (event.type !== 'compaction_end' || event.compacted === true) return
+    const markers = marked.get(event.sessionId as string) ?? []
+    const next = markers[0]
+    const failed = event.errorMessage !== undefined
+    if (
+      next !== undefined &&
+      next.reason === event.reason &&
+      next.tokensBefore === event.tokensBefore &&
+      (next.type === 'error') === failed
+    ) {
+      markers.shift()
+      return
+    }
+    expect(failed, 'a failed summary is always marked').toBe(false)
+    const start = events.findLastIndex(
+      (e, j) => j < i && e.type === 'compaction_start' && e.sessionId === event.sessionId,
+    )
+    skipped.add(start).add(i)
+  })
+  return skipped
 }
 
 /**
@@ -423,9 +709,12 @@ function expectedReplay(live: readonly Event[]): Json[] {
  * aborted tool result but the last of a run of them, and the second `interrupt` of a turn whose
  * response was aborted too (live emits one).
  */
-function comparableReplay(replay: readonly Event[], history: readonly HistoryEvent[]): Json[] {
+function comparableReplay(
+  replay: readonly Event[],
+  histories: ReadonlyMap<string, readonly HistoryEvent[]>,
+): Json[] {
   const cut = new Set<string>()
-  for (const record of history) {
+  for (const record of [...histories.values()].flat()) {
     if ('role' in record && record.role === 'assistant' && record.responseId !== undefined) {
       if (record.stopReason === 'aborted' || record.stopReason === 'error') cut.add(record.responseId)
     }
@@ -452,10 +741,12 @@ describe('replay parity: the replay of a stored session is its live events', () 
       const { sessionId, live } = await scenario(h)
       expectOrdered(live)
       const store = h.reopenStore()
-      const history = await store.read(sessionId)
       const replay = await replaySession(store, sessionId)
       expectOrdered(replay)
-      expect(comparableReplay(replay, history)).toEqual(expectedReplay(live))
+      // The session's history and its sub-agents' (their events are in both streams too).
+      const histories = new Map<string, readonly HistoryEvent[]>([[sessionId, await store.read(sessionId)]])
+      for (const id of new Set(live.map((e) => e.sessionId))) histories.set(id, await store.read(id))
+      expect(comparableReplay(replay, histories)).toEqual(expectedReplay(live, histories))
     },
     30_000,
   )

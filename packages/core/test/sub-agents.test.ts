@@ -439,7 +439,43 @@ describe('an interrupted sub-agent call', () => {
     })
     expectValidHistory(await h.store.read(child))
   })
+
+  test("the parent's interrupted result comes once the child has closed its session, and links it", async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You explore.')
+        return chatStream({ id: 'r-child', steps: [call('k1', 'search_text', {})] })
+      return chatStream({ id: 'r1', steps: [call('e1', 'explore', { prompt: 'Find createAgent' })] })
+    })
+    const agent = h.createAgent({ tools: [explore] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.sessionId !== agent.sessionId && event.type === 'tool_call') controller.abort()
+    })
+    const { events } = await collect(agent.run('Where is createAgent?', { signal: controller.signal }))
+    expectResultAfterChild(events, agent.sessionId, 'e1')
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({ status: 'aborted', uiExtra: { type: 'session' } })
+  })
 })
+
+/**
+ * The parent's `tool_result` for `callId` follows every event of the child it ran (its
+ * `task_finish` included), and links the child's session with the child's accounting.
+ */
+function expectResultAfterChild(events: readonly Event[], parent: string, callId: string): void {
+  const start = events.find((e) => e.type === 'task_start' && e.subAgentState?.parentToolCallId === callId)!
+  const child = start.sessionId
+  const result = events.findIndex(
+    (e) => e.type === 'tool_result' && e.sessionId === parent && e.toolCallId === callId,
+  )
+  expect(events.findLastIndex((e) => e.sessionId === child)).toBeLessThan(result)
+  expect(events[result]).toMatchObject({
+    uiExtra: { type: 'session', sessionId: child },
+    taskMetadata: { sessionId: child },
+  })
+}
 
 describe('a sub-agent that runs out of time', () => {
   const slow = defineSubAgent({
@@ -506,6 +542,14 @@ describe('a sub-agent that runs out of time', () => {
     expect(summarizeHistory(await agent.history()).slice(2, 3)).toEqual([
       'tool c1 error: Tool "slow" timed out after 300 ms.',
     ])
+  })
+
+  test("the parent's result comes once the child has closed its session, and links it", async () => {
+    const h = harness()
+    stallingChild(h)
+    const agent = h.createAgent({ tools: [slow] })
+    const { events } = await collect(agent.run('Report on cats'))
+    expectResultAfterChild(events, agent.sessionId, 'c1')
   })
 
   test('a child it started stops with the same error', async () => {

@@ -106,6 +106,8 @@ export function finishedOutcome(sessionId: string, records: readonly HistoryEven
         reason = 'aborted'
         break
       case 'error':
+        // A compaction whose summary failed did not fail the task: the turn went on without it.
+        if (record.compaction) break
         reason = 'error'
         errorMessage = record.message
         break

@@ -306,4 +306,29 @@ describe('finishedOutcome', () => {
       pendingApprovals: [{ toolCallId: 'c1', toolName: 'write', arguments: '{}' }],
     })
   })
+
+  test('a compaction whose summary failed does not make the task a failure', () => {
+    const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata } as const
+    const failedSummary: HistoryEvent = {
+      type: 'error',
+      id: 'e',
+      createdAt: 4,
+      message: 'The summary failed: down',
+      canRetry: false,
+      compaction: { reason: 'threshold', tokensBefore: 3000 },
+    }
+    const answer: HistoryEvent = {
+      role: 'assistant',
+      id: 'a',
+      createdAt: 5,
+      parts: [{ type: 'text', text: 'Done.' }],
+      stopReason: 'stop',
+    }
+    expect(finishedOutcome('s', [input, failedSummary, answer, end])).toEqual({
+      sessionId: 's',
+      reason: 'completed',
+      text: 'Done.',
+      metadata,
+    })
+  })
 })

@@ -1,4 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { CompactionReason } from './compaction-reason.js'
 import { ApprovalDecisionRecord, ApprovalRequestRecord, ToolProgressRecord } from './control-records.js'
 import {
   AssistantMessage,
@@ -21,7 +22,27 @@ import { Usage } from './usage.js'
 export const RecordTurn = Type.Union([Type.Literal('own'), Type.Literal('none')])
 export type RecordTurn = Static<typeof RecordTurn>
 
-/** A stream or API error that ended a response or task, kept so replay can show it. */
+/**
+ * A compaction that saved nothing, on the record that says why: an `error` record (its summary
+ * failed; the record's `message` says how) or an `interrupt` record (the user interrupted it).
+ * It keeps what its `compaction_start` / `compaction_end` said live, so replay shows them where it
+ * ran instead of the error or interrupt. A marker on those records rather than a record type of
+ * its own, so releases that predate it still read the history: they show an error or interrupt.
+ */
+export const CompactionAttempt = Type.Object(
+  {
+    reason: CompactionReason,
+    /** The estimated input tokens of the next request, which stayed as they were. */
+    tokensBefore: Type.Integer({ minimum: 0 }),
+  },
+  { $id: 'CompactionAttempt' },
+)
+export type CompactionAttempt = Static<typeof CompactionAttempt>
+
+/**
+ * A stream or API error that ended a response or task, kept so replay can show it; with
+ * `compaction`, a compaction whose summary failed (see `CompactionAttempt`).
+ */
 export const ErrorRecord = record(
   'error',
   {
@@ -31,6 +52,7 @@ export const ErrorRecord = record(
     status: Type.Optional(Type.Integer()),
     code: Type.Optional(Type.String()),
     turn: Type.Optional(RecordTurn),
+    compaction: Type.Optional(CompactionAttempt),
   },
   'ErrorRecord',
 )
@@ -54,9 +76,14 @@ export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>
 
 /**
  * An interrupt that no message carries: the user interrupted before any assistant output or tool
- * result existed. Otherwise interrupts are derived from `stopReason`/`status` `aborted`.
+ * result existed. Otherwise interrupts are derived from `stopReason`/`status` `aborted`. With
+ * `compaction`, the user interrupted a compaction (see `CompactionAttempt`).
  */
-export const InterruptRecord = record('interrupt', { turn: Type.Optional(RecordTurn) }, 'InterruptRecord')
+export const InterruptRecord = record(
+  'interrupt',
+  { turn: Type.Optional(RecordTurn), compaction: Type.Optional(CompactionAttempt) },
+  'InterruptRecord',
+)
 export type InterruptRecord = Static<typeof InterruptRecord>
 
 /**
@@ -77,7 +104,7 @@ export const CompactionRecord = record(
     /** The same estimate after compaction (summary and kept records). */
     tokensAfter: Type.Integer({ minimum: 0 }),
     /** What started it: the budget threshold, a provider's context-overflow error, or the host. */
-    reason: Type.Union([Type.Literal('threshold'), Type.Literal('overflow'), Type.Literal('manual')]),
+    reason: CompactionReason,
     /** Usage of the summary request, when a model wrote the summary. */
     usage: Type.Optional(Usage),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),

@@ -21,6 +21,7 @@ export * from './events/index.js'
 // The plain functions, listed once in the helpers entry (`@kode/protocol/helpers`).
 export * from './helpers.js'
 export {
+  CompactionAttempt,
   CompactionRecord,
   ErrorRecord,
   HistoryEvent,

@@ -191,6 +191,9 @@ export const toolResultMessage: fc.Arbitrary<ToolResultMessage> = partial<ToolRe
   ['role', 'id', 'createdAt', 'toolCallId', 'toolName', 'status', 'outputText', 'parts'],
 )
 
+const compactionReason = fc.constantFrom('threshold' as const, 'overflow' as const, 'manual' as const)
+const compactionAttempt = rec({ reason: compactionReason, tokensBefore: fc.nat() })
+
 export const errorRecord: fc.Arbitrary<ErrorRecord> = partial<ErrorRecord>(
   {
     type: fc.constant('error' as const),
@@ -199,6 +202,7 @@ export const errorRecord: fc.Arbitrary<ErrorRecord> = partial<ErrorRecord>(
     canRetry: fc.boolean(),
     status: fc.integer({ min: 100, max: 599 }),
     code: str,
+    compaction: compactionAttempt,
   },
   ['type', 'id', 'createdAt', 'message', 'canRetry'],
 )
@@ -207,10 +211,10 @@ export const taskMetadataRecord: fc.Arbitrary<TaskMetadataRecord> = rec({
   ...base,
   metadata: rec({ main: taskMetadata, subAgents: fc.array(taskMetadata, { maxLength: 2 }) }),
 })
-export const interruptRecord: fc.Arbitrary<InterruptRecord> = rec({
-  type: fc.constant('interrupt' as const),
-  ...base,
-})
+export const interruptRecord: fc.Arbitrary<InterruptRecord> = partial<InterruptRecord>(
+  { type: fc.constant('interrupt' as const), ...base, compaction: compactionAttempt },
+  ['type', 'id', 'createdAt'],
+)
 
 export const compactionRecord: fc.Arbitrary<CompactionRecord> = partial<CompactionRecord>(
   {
@@ -220,7 +224,7 @@ export const compactionRecord: fc.Arbitrary<CompactionRecord> = partial<Compacti
     firstKeptId: fc.uuid(),
     tokensBefore: fc.nat(),
     tokensAfter: fc.nat(),
-    reason: fc.constantFrom('threshold' as const, 'overflow' as const, 'manual' as const),
+    reason: compactionReason,
     usage,
     costUsd: fc.double({ min: 0, max: 10, noNaN: true }),
     model: str,

@@ -311,6 +311,30 @@ describe('compaction', () => {
     expect(page).toContain('Summary &lt;of&gt; the old part')
     expect(page.indexOf('the kept request')).toBeLessThan(page.indexOf('Context compacted'))
   })
+
+  test('a compaction that saved nothing is a notice of its own, not an error or interrupt of the task', () => {
+    const b = new HistoryBuilder()
+    const attempt = (reason: 'threshold' | 'manual') => ({ reason, tokensBefore: 9000 })
+    const page = exportHtml([
+      b.user('first'),
+      { ...b.error('The summary failed: <down>'), compaction: attempt('threshold') },
+      b.assistant('answer'),
+      b.taskMetadata(1),
+      { ...b.interrupt(), compaction: attempt('manual') },
+      b.user('second'),
+      b.assistant('answer'),
+      b.taskMetadata(1),
+    ])
+    expect(page).toContain(
+      '<div class="notice compaction">Context not compacted (threshold, about 9000 tokens). The summary failed: &lt;down&gt;</div>',
+    )
+    expect(page).toContain(
+      '<div class="notice compaction">Context not compacted (manual, about 9000 tokens). The user interrupted the summary.</div>',
+    )
+    expect(page).not.toContain('Error:')
+    expect(page).not.toContain('Interrupted by the user')
+    expect(page.match(/Task finished/g)).toHaveLength(2)
+  })
 })
 
 describe('images', () => {

@@ -761,6 +761,69 @@ describe('compaction', () => {
       'user_message turn_start interrupt turn_end',
     )
   })
+
+  test('an error record marking a failed compaction becomes its compaction_start and compaction_end, with its message, in the turn it ran in', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const failed = {
+      ...h.error('The summary failed: down'),
+      compaction: { reason: 'threshold' as const, tokensBefore: 3_000 },
+    }
+    const events = replay([user, ask, result, failed, h.assistant('done'), h.taskMetadata(2)])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start compaction_start compaction_end response_complete turn_end task_metadata',
+    )
+    const at = { sessionId: 'main', timestamp: failed.createdAt, reason: 'threshold', tokensBefore: 3_000 }
+    expect(events.slice(7, 9)).toEqual([
+      { type: 'compaction_start', ...at },
+      { type: 'compaction_end', ...at, compacted: false, errorMessage: 'The summary failed: down' },
+    ])
+    expect(checkEventOrder(events)).toEqual([])
+    for (const event of events) validateEvent(event)
+  })
+
+  test('an interrupt record marking an interrupted compaction becomes its events, without errorMessage; a manual one between tasks', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const answer = h.assistant('done')
+    const interrupted = {
+      ...h.interrupt(),
+      compaction: { reason: 'manual' as const, tokensBefore: 3_000 },
+    }
+    const events = replay([user, answer, h.taskMetadata(1), interrupted, h.user('again')])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete turn_end task_metadata compaction_start compaction_end user_message',
+    )
+    expect(events[6]).toEqual({
+      type: 'compaction_end',
+      sessionId: 'main',
+      timestamp: interrupted.createdAt,
+      reason: 'manual',
+      compacted: false,
+      tokensBefore: 3_000,
+    })
+    expect(checkEventOrder(events)).toEqual([])
+  })
+
+  test("two compactions before one model call (the threshold's, then an overflow's) share that call's turn", () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const first = h.compaction('The user asked to read a file.', result.id)
+    const overflow = {
+      ...h.error('The summary failed: down'),
+      compaction: { reason: 'overflow' as const, tokensBefore: 3_000 },
+    }
+    const tooLarge = { ...h.error('The request does not fit'), turn: 'own' as const }
+    const events = replay([user, ask, result, first, overflow, tooLarge, h.taskMetadata(2)])
+    expect(shape(events).slice(5).join(' ')).toBe(
+      'turn_end turn_start compaction_start compaction_end compaction_start compaction_end error turn_end task_metadata',
+    )
+    expect(checkEventOrder(events)).toEqual([])
+  })
 })
 
 describe('sub-agent sessions', () => {

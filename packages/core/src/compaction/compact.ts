@@ -2,8 +2,10 @@ import {
   type AssistantMessage,
   type CompactionReason,
   type CompactionRecord,
+  type ErrorRecord,
   type EventOf,
   type HistoryEvent,
+  type InterruptRecord,
   joinText,
 } from '@kode/protocol'
 import { type LLMClient, ProviderError } from '@kode/providers'
@@ -31,7 +33,7 @@ export interface CompactionJournal {
   readonly modelRecords: readonly HistoryEvent[]
   /** The latest compaction record, if the session was compacted. */
   readonly compaction: CompactionRecord | undefined
-  persist(record: CompactionRecord): Promise<void>
+  persist(record: CompactionRecord | ErrorRecord | InterruptRecord): Promise<void>
 }
 
 type CompactionEventType = 'compaction_start' | 'compaction_end'
@@ -70,8 +72,10 @@ const SUMMARY_SHARE = 0.15
 /**
  * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
  * part summarised, then persists the `compaction` record in one append. Nothing is written before
- * the summary exists, so an interrupted or crashed compaction leaves the history as it was and the
- * next call compacts again. Only a store failure is thrown.
+ * the summary exists, so an interrupted or crashed compaction leaves the model's view as it was
+ * and the next call compacts again. A summary that failed persists an `error` record marked with
+ * the compaction instead, an interrupted one an `interrupt` record so marked, so that replay shows
+ * the events the live run showed. Only a store failure is thrown.
  */
 export async function compact(
   ctx: CompactionContext,
@@ -95,6 +99,8 @@ export async function compact(
     })
   } else {
     const { errorMessage } = result
+    if (result.reason !== 'nothing_to_compact')
+      await journal.persist(attemptRecord(ctx, result, reason, tokensBefore))
     events.emit('compaction_end', {
       reason,
       compacted: false,
@@ -103,6 +109,19 @@ export async function compact(
     })
   }
   return result
+}
+
+/** The record of a compaction whose summary failed or was interrupted (see `CompactionAttempt`). */
+function attemptRecord(
+  ctx: CompactionContext,
+  result: Extract<CompactionResult, { compacted: false }>,
+  reason: CompactionReason,
+  tokensBefore: number,
+): ErrorRecord | InterruptRecord {
+  const { createId, now } = ctx.settings
+  const base = { id: createId(), createdAt: now(), compaction: { reason, tokensBefore } }
+  if (result.reason === 'aborted') return { type: 'interrupt', ...base }
+  return { type: 'error', ...base, message: result.errorMessage ?? 'The summary failed.', canRetry: false }
 }
 
 async function summarise(

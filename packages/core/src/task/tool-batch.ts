@@ -45,6 +45,11 @@ export interface ToolBatch {
    * shows them): they are not announced again, so a watcher sees each call once.
    */
   announced?: ReadonlySet<string>
+  /**
+   * The call's outcome as its result will say it, once what the call started has ended (the
+   * sub-agents of a call the engine answered for: see `runCalls`). Default: the outcome itself.
+   */
+  finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
 }
 
 /** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
@@ -60,7 +65,7 @@ export interface BatchEnd {
  * order (a finished call waits for the ones before it), the last with `isLastInTurn` (the last
  * that gets a result now: see `lastResult`). On an interrupt every call without a result gets an
  * `aborted` one at once, without waiting for the tool (a tool that ignores its signal cannot hold
- * the task); when the abort is a host failure (`rt.hostFailure()`), those results are `error`s
+ * the task; `ToolBatch.finish` may still wait for what the engine itself runs, a sub-agent); when the abort is a host failure (`rt.hostFailure()`), those results are `error`s
  * instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
  * (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
  * interrupted the batch) and the suspended calls.
@@ -193,7 +198,8 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       await Promise.all(slots.filter((_, j) => !batch.held!.has(calls[j]!.id)).map((slot) => slot.promise))
       slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
     }
-    const outcome = await slots[i]!.promise
+    const settled = await slots[i]!.promise
+    const outcome = batch.finish ? await batch.finish(call.id, settled) : settled
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
     if (progressFailure) throw progressFailure.error

@@ -303,6 +303,27 @@ function providerFailure(error: ProviderError): TurnFailure {
   return failure
 }
 
+/**
+ * The result of a call that ran a sub-agent and was answered by the engine (interrupted, timed out,
+ * or stopped by a host failure) before its tool could say so: given once the sub-agent has closed
+ * its session, and linking it (with its accounting) as the tool's own result would have. So a
+ * watcher sees the sub-agent end before the parent's result, and the parent's replay shows the
+ * sub-agent inline, as for a sub-agent that returned (see docs/sessions.md).
+ */
+async function linkSubAgent(
+  call: { signal: AbortSignal; children: Promise<TaskOutcome | undefined>[] } | undefined,
+  outcome: ToolOutcome,
+): Promise<ToolOutcome> {
+  if (call === undefined || !call.signal.aborted || outcome.uiExtra !== undefined) return outcome
+  const [first] = await Promise.all(call.children)
+  if (first === undefined) return outcome
+  return {
+    ...outcome,
+    uiExtra: { type: 'session', sessionId: first.sessionId },
+    taskMetadata: first.metadata.main,
+  }
+}
+
 /** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
 export interface ChildResume {
   sessionId: string
@@ -347,6 +368,8 @@ export async function runCalls(
   options: CallsOptions = {},
 ): Promise<CallsEnd> {
   const children: Promise<TaskOutcome | undefined>[] = []
+  /** The sub-agents each call started, and the call's own signal (aborted: the engine answered it). */
+  const started = new Map<string, { signal: AbortSignal; children: Promise<TaskOutcome | undefined>[] }>()
   const resumes = new Map<string, ChildResume[]>()
   for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
   const paused = new Map<string, { sessionId: string; pending: readonly PendingCall[] }[]>()
@@ -384,13 +407,18 @@ export async function runCalls(
           }
           return outcome
         })
-        children.push(child.catch(() => undefined))
+        const ended = child.catch(() => undefined)
+        children.push(ended)
+        const entry = started.get(call.id) ?? { signal: callSignal.signal, children: [] }
+        entry.children.push(ended)
+        started.set(call.id, entry)
         return child
       },
     }),
+    finish: (toolCallId, outcome) => linkSubAgent(started.get(toolCallId), outcome),
   })
-  // An interrupt settles the parent's calls at once; the children still close their sessions.
-  // Their accounting joins the task's in the order they were started, not the order they ended.
+  // An interrupt settles the parent's calls at once; the children still close their sessions
+  // (a call's result waited for its own: `linkSubAgent`). Their accounting joins the task's in the order they were started, not the order they ended.
   for (const outcome of await Promise.all(children)) {
     if (outcome) state.accounting.addSubAgent(outcome.metadata)
   }

@@ -163,7 +163,7 @@ describe('agent.compact()', () => {
     expect(body).not.toContain('base64')
   })
 
-  test('an interrupted summary persists nothing, even from a summarizer that ignores its signal', async () => {
+  test('an interrupted summary saves no compaction, only its marker, even from a summarizer that ignores its signal', async () => {
     const h = harness()
     await h.store.create({ id: 'long' })
     await h.store.append('long', session())
@@ -192,14 +192,18 @@ describe('agent.compact()', () => {
     controller.abort()
     await expect(compacting).resolves.toMatchObject({ compacted: false, reason: 'aborted' })
     expect(events.map((e) => e.type)).toEqual(['compaction_start', 'compaction_end'])
-    expect(await agent.history()).toEqual(session())
+    const tokensBefore = events[0]?.type === 'compaction_start' ? events[0].tokensBefore : -1
+    // The interrupt is kept so replay shows the compaction; the model's view is the same.
+    const interrupted = { type: 'interrupt', compaction: { reason: 'manual', tokensBefore } }
+    expect(await agent.history()).toMatchObject([...session(), interrupted])
+    expect(compactedHistory(await agent.history()).compaction).toBeUndefined()
 
     // A signal aborted before the summary began: the summarizer is not even called.
     const before = new AbortController()
     agent.events.on('compaction_start', () => before.abort())
     await expect(agent.compact({ signal: before.signal })).resolves.toMatchObject({ reason: 'aborted' })
     expect(calls).toBe(1)
-    expect(await agent.history()).toEqual(session())
+    expect(await agent.history()).toMatchObject([...session(), interrupted, interrupted])
   })
 
   test('a summarizer that interrupts as it starts ends the compaction, not hangs it', async () => {
@@ -222,7 +226,10 @@ describe('agent.compact()', () => {
       compacted: false,
       reason: 'aborted',
     })
-    expect(await agent.history()).toEqual(session())
+    expect(await agent.history()).toMatchObject([
+      ...session(),
+      { type: 'interrupt', compaction: { reason: 'manual' } },
+    ])
   })
 
   test('a compaction while a task runs is refused', async () => {

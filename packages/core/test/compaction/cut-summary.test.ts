@@ -40,7 +40,7 @@ const toolSession = (turns: number, size: number): HistoryEvent[] =>
 describe('a summary cut off at the output limit', () => {
   const harness = useHarness()
 
-  test('is not saved: compact() reports a failure and the history is unchanged', async () => {
+  test('is not saved: compact() reports a failure and the history keeps only its error', async () => {
     const h = harness()
     await h.store.create({ id: 'long' })
     await h.store.append('long', toolSession(2, 40))
@@ -54,7 +54,12 @@ describe('a summary cut off at the output limit', () => {
 
     expect(result).toEqual({ compacted: false, reason: 'failed', errorMessage: CUT })
     expect(ends).toMatchObject([{ compacted: false, errorMessage: CUT, reason: 'manual' }])
-    expect(await agent.history()).toEqual(before)
+    // The failure is kept, marked, so replay shows the compaction; nothing else is written.
+    expect(await agent.history()).toMatchObject([
+      ...before,
+      { type: 'error', message: CUT, canRetry: false, compaction: { reason: 'manual' } },
+    ])
+    expect(compactionsOf(await agent.history())).toEqual([])
     expect(h.server.requests.filter(isSummaryRequest)).toHaveLength(1)
   })
 

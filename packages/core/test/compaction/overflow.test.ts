@@ -164,6 +164,11 @@ describe("a provider's context-overflow error", () => {
     expect(events.map((e) => e.type)).toContain('interrupt')
     const history = await agent.history()
     expect(history.filter((r) => !('role' in r) && r.type === 'error')).toEqual([])
-    expect(history.at(-2)).toMatchObject({ type: 'interrupt' })
+    // The interrupted compaction's marker, then the task's own interrupt.
+    expect(history.slice(-3, -1)).toMatchObject([
+      { type: 'interrupt', compaction: { reason: 'overflow' } },
+      { type: 'interrupt' },
+    ])
+    expect(history.at(-2)).not.toHaveProperty('compaction')
   })
 })

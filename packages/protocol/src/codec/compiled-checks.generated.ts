@@ -347,7 +347,16 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['canRetry'] === 'boolean') &&
         (value['status'] !== undefined ? (Number.isInteger(value['status'])) : true) &&
         (value['code'] !== undefined ? ((typeof value['code'] === 'string')) : true) &&
-        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true)
+        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true) &&
+        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true)
+      )
+    }
+    function check_CompactionAttempt(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (((value['reason'] === 'threshold')) || ((value['reason'] === 'overflow')) || ((value['reason'] === 'manual'))) &&
+        Number.isInteger(value['tokensBefore']) &&
+        value['tokensBefore'] >= 0
       )
     }
     return function check(value) {
@@ -410,7 +419,16 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['id'] === 'string') &&
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
-        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true)
+        (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true) &&
+        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true)
+      )
+    }
+    function check_CompactionAttempt(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (((value['reason'] === 'threshold')) || ((value['reason'] === 'overflow')) || ((value['reason'] === 'manual'))) &&
+        Number.isInteger(value['tokensBefore']) &&
+        value['tokensBefore'] >= 0
       )
     }
     return function check(value) {
@@ -647,6 +665,10 @@ export const versionlessCopies: Readonly<
       copy.turn = value.turn
       next++
     }
+    if (keys[next] === 'compaction') {
+      copy.compaction = value.compaction
+      next++
+    }
     return next === keys.length ? copy : undefined
   },
   TaskMetadataRecord: (value, keys) => {
@@ -665,6 +687,10 @@ export const versionlessCopies: Readonly<
     let next = 4
     if (keys[next] === 'turn') {
       copy.turn = value.turn
+      next++
+    }
+    if (keys[next] === 'compaction') {
+      copy.compaction = value.compaction
       next++
     }
     return next === keys.length ? copy : undefined

@@ -1,13 +1,8 @@
 import { type Static, Type } from '@sinclair/typebox'
+import { CompactionReason } from '../compaction-reason.js'
 import { event } from './base.js'
 
-/** What started a compaction: the budget threshold, a provider's context-overflow error, or the host. */
-export const CompactionReason = Type.Union([
-  Type.Literal('threshold'),
-  Type.Literal('overflow'),
-  Type.Literal('manual'),
-])
-export type CompactionReason = Static<typeof CompactionReason>
+export { CompactionReason }
 
 /** The engine starts summarising the session's older part (see the `compaction` history record). */
 export const CompactionStartEvent = event('compaction_start', {

@@ -1,5 +1,6 @@
 import {
   type AssistantMessage,
+  type CompactionAttempt,
   type DeveloperMessage,
   type HistoryEvent,
   joinText,
@@ -113,16 +114,33 @@ export class TranscriptRenderer {
     return true
   }
 
+  /**
+   * A compaction that saved nothing: a notice saying why. It ends nothing (the turn went on with the
+   * whole context; an interrupted task has its own record).
+   */
+  private unsavedCompaction(attempt: CompactionAttempt, why: string): void {
+    const title = `Context not compacted (${attempt.reason}, about ${attempt.tokensBefore} tokens). ${why}`
+    this.blocks.push(html`<div class="notice compaction">${title}</div>`)
+  }
+
   private render(event: HistoryEvent): void {
     if (!('role' in event)) {
       switch (event.type) {
         case 'error':
+          if (event.compaction) {
+            this.unsavedCompaction(event.compaction, event.message)
+            break
+          }
           if (!event.canRetry && this.ending === 'finished') this.ending = 'failed'
           this.blocks.push(
             html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retryable)' : ''}</div>`,
           )
           break
         case 'interrupt':
+          if (event.compaction) {
+            this.unsavedCompaction(event.compaction, 'The user interrupted the summary.')
+            break
+          }
           this.ending = 'interrupted'
           this.blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
           break

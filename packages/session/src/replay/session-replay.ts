@@ -1,6 +1,8 @@
 import type {
   ApprovalRequestRecord,
   AssistantMessage,
+  CompactionAttempt,
+  CompactionReason,
   HistoryEvent,
   HistoryRecord,
   Message,
@@ -133,6 +135,10 @@ export class SessionReplay implements ReplaySink {
     const timestamp = event.createdAt
     switch (event.type) {
       case 'error':
+        if (event.compaction) {
+          this.unsavedCompaction(event.compaction, timestamp, awaited, event.message)
+          return
+        }
         this.place(event.turn, timestamp, awaited)
         this.emit({
           type: 'error',
@@ -143,6 +149,10 @@ export class SessionReplay implements ReplaySink {
         })
         return
       case 'interrupt':
+        if (event.compaction) {
+          this.unsavedCompaction(event.compaction, timestamp, awaited)
+          return
+        }
         this.place(event.turn, timestamp, awaited)
         this.emit({ type: 'interrupt', sessionId, timestamp })
         return
@@ -152,10 +162,8 @@ export class SessionReplay implements ReplaySink {
         return
       case 'compaction': {
         // A marker where it ran: the records it summarised were replayed above, as they happened.
-        // An automatic one ran in the turn whose model call needed the room, before that call.
-        this.closeTurn()
         const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
-        if (reason !== 'manual') this.openTurnForResponse(timestamp)
+        this.placeCompaction(reason, timestamp, awaited)
         this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
         this.emit({
           type: 'compaction_end',
@@ -346,6 +354,46 @@ export class SessionReplay implements ReplaySink {
       this.emit({ type: 'turn_start', sessionId: this.sessionId, timestamp })
       this.turnOpen = true
     }
+  }
+
+  /**
+   * A compaction that saved nothing (an `error` record, with its message, or an `interrupt`
+   * record marked `compaction`): its events as live, not an error or an interrupt.
+   */
+  private unsavedCompaction(
+    attempt: CompactionAttempt,
+    timestamp: number,
+    awaited: boolean,
+    errorMessage?: string,
+  ): void {
+    const { sessionId } = this
+    const { reason, tokensBefore } = attempt
+    this.placeCompaction(reason, timestamp, awaited)
+    this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
+    this.emit({
+      type: 'compaction_end',
+      sessionId,
+      timestamp,
+      reason,
+      compacted: false,
+      tokensBefore,
+      ...(errorMessage !== undefined ? { errorMessage } : {}),
+    })
+  }
+
+  /**
+   * Places a compaction's events (a `compaction` record, or an `error` record marking one that
+   * saved nothing) where it ran. A manual one ran between tasks. An automatic one ran in the turn
+   * whose model call needed the room, before that call: the turn is opened for the response, or
+   * kept when an earlier compaction of the same call opened it (`awaited`).
+   */
+  private placeCompaction(reason: CompactionReason, timestamp: number, awaited: boolean): void {
+    if (reason !== 'manual' && awaited) {
+      this.turnAwaitsResponse = true
+      return
+    }
+    this.closeTurn()
+    if (reason !== 'manual') this.openTurnForResponse(timestamp)
   }
 
   /** Opens a turn whose response comes next (see `turnAwaitsResponse`). */
