@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import { deriveReplayEvents, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { saveNoteTool } from '../src/note-tool.js'
 import { type Frame, type Running, readStream, startApp, typeOf } from './helpers.js'
@@ -33,6 +33,7 @@ beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'kode-web-hosts-'))
 })
 afterEach(async () => {
+  vi.restoreAllMocks()
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   await dropSchema(schema)
   rmSync(dir, { recursive: true, force: true })
@@ -65,8 +66,9 @@ async function startHostA(): Promise<string> {
 }
 
 /** Host B: the example app in this process, on the same database. */
-async function startHostB(): Promise<{ b: Running; store: SessionStore }> {
-  const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+async function startHostB(
+  store = createPostgresSessionStore({ connectionString: postgresUrl(), schema }),
+): Promise<{ b: Running; store: SessionStore }> {
   const b = await startApp({ store, tools: [saveNoteTool(join(dir, 'notes-b.md'))] })
   cleanups.push(async () => {
     await b.close()
@@ -171,5 +173,112 @@ describe('a page on host B follows tasks that run on host A', () => {
     const restart = await readStream(stream, nth('task_metadata', 3), final[0]!.id)
     expect(restart[0]).toMatchObject({ event: 'reset' })
     expect(events(restart)).toEqual(got)
+  })
+})
+
+describe('a page on host B follows a session that another host deletes and creates again', () => {
+  const user = (id: string, text: string) => ({
+    role: 'user' as const,
+    id,
+    createdAt: 1,
+    parts: [{ type: 'text' as const, text }],
+  })
+  const userMessages = (frames: Frame[]) =>
+    events(frames)
+      .filter((e) => e.type === 'user_message')
+      .map((e) => e.content)
+
+  test('B shows the new session from its start, not its records after the old one’s', async () => {
+    const other = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    cleanups.push(() => other.close())
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [user('o1', 'old question'), user('o2', 'old follow-up')])
+    const { b } = await startHostB()
+    let seen: Frame[] = []
+    let wake = () => {}
+    const reader = readStream(`${b.url}/sessions/${SESSION}/events`, (frames) => {
+      seen = frames
+      wake()
+      return userMessages(frames).includes('new follow-up')
+    })
+    await new Promise<void>((resolve) => {
+      wake = () => userMessages(seen).includes('old follow-up') && resolve()
+      wake()
+    })
+
+    // Deleted and created again under its id, with more records than B has seen: following on
+    // from B's position alone would carry on with the new session's third record.
+    await other.delete(SESSION)
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [
+      user('n1', 'new question'),
+      user('n2', 'new answer'),
+      user('n3', 'new follow-up'),
+    ])
+    const frames = await reader
+    const reset = frames.findLastIndex((f) => f.event === 'reset')
+    expect(reset).toBeGreaterThan(-1)
+    expect(userMessages(frames.slice(reset + 1))).toEqual(['new question', 'new answer', 'new follow-up'])
+  })
+
+  test('B’s feed, following again after a failure, passes the incarnation it saw and starts over with the new session', async () => {
+    const other = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    cleanups.push(() => other.close())
+    await other.create({ id: SESSION })
+    const kept = user('o2', 'kept record')
+    await other.append(SESSION, [user('o1', 'old question'), kept])
+    // B's first follow fails on demand, as one does when its database connection is lost.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    const follow = store.follow.bind(store)
+    let lose = () => {}
+    const lost = new Promise<never>((_, reject) => {
+      lose = () => reject(new Error('Connection terminated unexpectedly'))
+    })
+    lost.catch(() => {})
+    let yielded = () => {}
+    const followed = new Promise<void>((resolve) => {
+      yielded = resolve
+    })
+    const spy = vi.spyOn(store, 'follow').mockImplementationOnce(async function* (id, options) {
+      const records = follow(id, options)[Symbol.asyncIterator]()
+      try {
+        for (;;) {
+          const next = await Promise.race([records.next(), lost])
+          if (next.done) return
+          yield next.value
+          yielded()
+        }
+      } finally {
+        await records.return?.()
+      }
+    })
+    const { b } = await startHostB(store)
+    let seen: Frame[] = []
+    let wake = () => {}
+    const reader = readStream(`${b.url}/sessions/${SESSION}/events`, (frames) => {
+      seen = frames
+      wake()
+      return userMessages(frames).includes('new follow-up')
+    })
+    await new Promise<void>((resolve) => {
+      wake = () => userMessages(seen).includes('kept record') && resolve()
+      wake()
+    })
+    // The feed has followed a record, so it knows the session's incarnation.
+    await followed
+
+    // While B waits to follow again, the session is created again: the record at B's last
+    // position is the same, so only the incarnation tells the two sessions apart.
+    const error = vi.spyOn(console, 'error').mockImplementation(() => {})
+    lose()
+    await other.delete(SESSION)
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [user('n1', 'new question'), kept, user('n3', 'new follow-up')])
+    const frames = await reader
+    expect(error).toHaveBeenCalledTimes(1)
+    const reset = frames.findLastIndex((f) => f.event === 'reset')
+    expect(reset).toBeGreaterThan(-1)
+    expect(userMessages(frames.slice(reset + 1))).toEqual(['new question', 'kept record', 'new follow-up'])
+    expect(spy.mock.calls[1]?.[1]).toMatchObject({ from: 1, incarnation: expect.any(String) })
   })
 })

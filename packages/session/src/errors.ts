@@ -150,11 +150,17 @@ export function sessionNotFound(sessionId: string, cause?: unknown): SessionErro
   return new SessionError('session_not_found', `no session ${sessionId}`, { sessionId, cause })
 }
 
-/** The `session_broken` error: `cause` is the failure that kept a failed append from being undone. */
-export function sessionBroken(sessionId: string, cause: unknown): SessionError {
+/**
+ * The `session_broken` error: `cause` is the failure that kept a failed append from being undone;
+ * `file` and `length`: where the acknowledged records end, so the file can be cut there by hand
+ * when not even the metadata could record it.
+ */
+export function sessionBroken(sessionId: string, cause: unknown, file: string, length: number): SessionError {
   return new SessionError(
     'session_broken',
-    `session ${sessionId} holds a failed append that could not be cut off; open it again with a new store`,
+    `session ${sessionId} holds a failed append that could not be cut off: its records end at byte ${length} of ${file}. ` +
+      'A new store cuts the rest off when session.json says so; if writing session.json failed too, ' +
+      'cut the file to that length before the session is opened again',
     { sessionId, cause },
   )
 }

@@ -417,7 +417,54 @@ describe('a failing disk that cannot cut a failed append off', () => {
     expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(true)
     expect(await codeOf(openStore().append('s', [record('r4')]))).toBe('session_locked')
   })
+
+  test('session_broken says where the acknowledged records end, for cutting the file by hand', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    const history = join(dir, 's', 'history.jsonl')
+    const end = readFileSync(history).length
+    await failWritesAndTruncates()
+    await failMetadataWrites()
+    expect(await codeOf(store.append('s', batch))).toBe('EIO')
+    const broken = await store.close().catch((error: unknown) => error)
+    expect(SessionError.is(broken) && broken.code).toBe('session_broken')
+    expect((broken as Error).message).toContain(`end at byte ${end} of ${history}`)
+  })
+
+  test('the limit: when the metadata cannot say where the records end, readers elsewhere and, after a restart, the next writer take the lines as records', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    await failWritesAndTruncates()
+    await failMetadataWrites()
+    expect(await codeOf(store.append('s', batch))).toBe('EIO')
+    expect(await codeOf(store.close())).toBe('session_broken')
+    vi.restoreAllMocks()
+    // Readers never take the lock: the failed batch's whole first line reads as a record.
+    expect((await openStore().read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3', 'f1'])
+    // A restart: the kept lock is now an earlier process's (a restarted container's same pid).
+    const lockFile = join(dir, 's', 'writer.lock')
+    const ourStart = Number(process.hrtime.bigint()) / 1e6 - process.uptime() * 1000
+    const lock = JSON.parse(readFileSync(lockFile, 'utf8')) as object
+    writeFileSync(lockFile, JSON.stringify({ ...lock, processStart: ourStart - 60_000 }))
+    warnings = []
+    const writer = openStore()
+    await writer.append('s', [record('r4')])
+    await writer.close()
+    // Only the batch's cut-off last line goes, as after a crash; its whole first line stays.
+    expect(warnings.map((w) => w.type)).toEqual(['stale_lock_removed', 'torn_tail_repaired'])
+    expect((await openStore().read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3', 'f1', 'r4'])
+  })
 })
+
+/** Makes every metadata write fail with EIO: session.json cannot say where the records end. */
+async function failMetadataWrites(): Promise<void> {
+  const probe = await open(join(outside, 'probe'), 'w')
+  const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+  await probe.close()
+  vi.spyOn(proto, 'writeFile').mockRejectedValue(
+    Object.assign(new Error('EIO: i/o error, write'), { code: 'EIO' }),
+  )
+}
 
 async function collect(batches: AsyncIterable<HistoryEvent[]>): Promise<HistoryEvent[]> {
   const all: HistoryEvent[] = []

@@ -1,5 +1,11 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
-import { deriveReplayEvents, loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+import {
+  deriveReplayEvents,
+  type FollowedRecord,
+  loadSubSessions,
+  SessionError,
+  type SessionStore,
+} from '@kode/session'
 
 /** How long the feed waits before following again after the store refused or failed. */
 const RETRY_MS = 1_000
@@ -29,13 +35,21 @@ export interface FeedTarget {
  * and the events past those already shown are appended. While a task of this server runs, its own
  * events are the log, so the feed only keeps count; once it ended, the feed knows how many records
  * that log covers and carries on after them.
+ *
+ * When the follow fails (the database went away) the feed follows again from its position. It
+ * starts each follow at the last record it holds, which must come back first and unchanged, and
+ * passes the session's `incarnation` once a record named it (the Postgres store's): so a session
+ * deleted and created again under its id since the feed read it is not carried on with the new
+ * session's records at the old one's positions. The log then starts over with the new session.
  */
 export class RecordFeed {
   readonly #store: SessionStore
   readonly #sessionId: string
   readonly #target: FeedTarget
   readonly #abort = new AbortController()
-  readonly #history: HistoryEvent[]
+  #history: HistoryEvent[]
+  /** The incarnation of the session the history belongs to, once a followed record named it. */
+  #incarnation: string | undefined
   #subSessions = new Map<string, HistoryEvent[]>()
   /** How many records of the history the log already shows; Infinity while a local task runs. */
   #covered: number
@@ -82,14 +96,33 @@ export class RecordFeed {
     if (!follow) return
     const signal = this.#abort.signal
     while (!signal.aborted) {
+      const held = this.#history.at(-1)
+      const options = {
+        from: held === undefined ? 0 : this.#history.length - 1,
+        signal,
+        ...(this.#incarnation === undefined ? {} : { incarnation: this.#incarnation }),
+      }
       try {
-        for await (const { record } of follow(this.#sessionId, { from: this.#history.length, signal })) {
-          this.#history.push(record)
+        let check = held !== undefined
+        for await (const followed of follow(this.#sessionId, options)) {
+          this.#incarnation = incarnationOf(followed) ?? this.#incarnation
+          if (check) {
+            check = false
+            if (JSON.stringify(followed.record) !== JSON.stringify(held)) throw sessionGone(this.#sessionId)
+            continue
+          }
+          this.#history.push(followed.record)
           this.#schedule()
         }
         return
       } catch (error) {
         if (signal.aborted) return
+        // The session the log shows was deleted (and maybe created again): start over with
+        // whatever holds its id now.
+        if (SessionError.is(error) && error.code === 'session_not_found' && held !== undefined) {
+          this.#startOver()
+          continue
+        }
         // A session not created yet (its first task may run on another host), or a store that
         // failed: follow again from the same position in a moment.
         if (!(SessionError.is(error) && error.code === 'session_not_found')) {
@@ -99,6 +132,22 @@ export class RecordFeed {
         await new Promise((resolve) => setTimeout(resolve, RETRY_MS))
       }
     }
+  }
+
+  /**
+   * Drops the history of a session that is gone and, unless a task of this server runs (its events
+   * are the log), empties the log: what the id holds from now on is followed from its start.
+   */
+  #startOver(): void {
+    this.#history = []
+    this.#incarnation = undefined
+    this.#subSessions = new Map()
+    this.#links = 0
+    this.#epoch++
+    if (this.#covered === Number.POSITIVE_INFINITY) return
+    this.#covered = 0
+    this.#shown = []
+    this.#target.reset([])
   }
 
   /** Replays once per burst of records (a page of them arrives in one go). */
@@ -145,4 +194,17 @@ export class RecordFeed {
     }
     return growingReplay(history, this.#sessionId, this.#subSessions)
   }
+}
+
+/** The session's incarnation a followed record names, when its store tells (the Postgres store). */
+function incarnationOf(followed: FollowedRecord): string | undefined {
+  const incarnation = (followed as { incarnation?: unknown }).incarnation
+  return typeof incarnation === 'string' ? incarnation : undefined
+}
+
+/** What a follow that found another session under the id fails with, as the store's own check does. */
+function sessionGone(sessionId: string): SessionError {
+  return new SessionError('session_not_found', `session ${sessionId} was deleted and created again`, {
+    sessionId,
+  })
 }

@@ -319,7 +319,7 @@ export class SessionWriter {
    * the metadata where the records end, for readers elsewhere and the next writer.
    */
   private async break(cause: unknown): Promise<void> {
-    this.broken = sessionBroken(this.ctx.sessionId, cause)
+    this.broken = sessionBroken(this.ctx.sessionId, cause, this.ctx.paths.history, this.byteLength)
     this.ctx.broke(this.broken)
     await this.meta.flush().catch(() => {})
   }
