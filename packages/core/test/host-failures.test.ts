@@ -389,3 +389,20 @@ describe('a store that fails with a value that cannot be shown as text', () => {
     expect(agent.running).toBe(false)
   })
 })
+
+describe('a store that fails with a value other than an Error', () => {
+  // The same rule as a tool's failure: a plain object reads as its message or its JSON, an
+  // Error without a message as its name; never `[object Object]` or nothing.
+  test.each([
+    ['a plain object with a message', () => ({ message: 'quota exceeded', status: 507 }), 'quota exceeded'],
+    ['a plain object without one', () => ({ code: 'ENOSPC' }), '{"code":"ENOSPC"}'],
+    ['an Error without a message', () => new RangeError(''), 'RangeError'],
+  ])('%s: the error event reads as its text', async (_, thrown, text) => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const agent = h.createAgent({ store: failingStore(1, thrown) })
+    const { events } = await drain(agent.run('go'))
+    expectOrdered(events)
+    expect(events.filter((e) => e.type === 'error')).toMatchObject([{ errorMessage: text }])
+  })
+})

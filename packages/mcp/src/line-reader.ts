@@ -1,6 +1,5 @@
 import { lineCounter } from './message-size.js'
 
-const LF = 10
 const CR = 13
 
 /** What a line reader reports to. */
@@ -22,11 +21,15 @@ export interface LineReaderOptions {
  * long is refused before it is kept, so a server never ending a line cannot grow the host's memory.
  */
 export function lineReader(options: LineReaderOptions): (chunk: Uint8Array) => void {
-  const tooLarge = lineCounter(options.maxLineBytes)
+  // The counter's one scan of a chunk finds its line ends too; they are used only once the whole
+  // chunk passed, so a chunk that makes a line too long is refused before any of it is read.
+  let ends: number[] = []
+  const tooLarge = lineCounter(options.maxLineBytes, (lf) => ends.push(lf))
   let parts: Uint8Array[] = []
   let stopped = false
   return (chunk) => {
     if (stopped) return
+    ends = []
     if (tooLarge(chunk)) {
       stopped = true
       parts = []
@@ -34,7 +37,7 @@ export function lineReader(options: LineReaderOptions): (chunk: Uint8Array) => v
       return
     }
     let start = 0
-    for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
+    for (const lf of ends) {
       const end = chunk.subarray(start, lf)
       const line = parts.length === 0 ? asBuffer(end) : Buffer.concat([...parts, end])
       parts = []

@@ -9,13 +9,18 @@ export type MessageCounter = (chunk: Uint8Array) => boolean
 const LF = 10
 const CR = 13
 
-/** A stdio stream: one message per line, ended by LF (as the SDK splits them). */
-export function lineCounter(limit: number): MessageCounter {
+/**
+ * A stdio stream: one message per line, ended by LF (as the SDK splits them). `onLineEnd` is told
+ * the index in the chunk of each LF passed before the verdict, so a reader need not scan the
+ * chunk for them a second time.
+ */
+export function lineCounter(limit: number, onLineEnd?: (lf: number) => void): MessageCounter {
   let line = 0
   return (chunk) => {
     let start = 0
     for (let lf = chunk.indexOf(LF); lf !== -1; lf = chunk.indexOf(LF, start)) {
       if (line + lf - start > limit) return true
+      onLineEnd?.(lf)
       line = 0
       start = lf + 1
     }

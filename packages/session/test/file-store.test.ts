@@ -326,6 +326,35 @@ describe('one writer per session', () => {
       expect(warnings).toEqual([])
     })
 
+    test('is live while another store of this process holds it, even if the process stalls while reading its start', async () => {
+      const first = openStore()
+      await first.create({ id: 's' })
+      // A thread descheduled for a few ms between the clock readings the process start is
+      // computed from (a loaded machine): played by a busy wait after each of the first three
+      // real uptime readings.
+      const uptime = process.uptime.bind(process)
+      let stalls = 0
+      const spy = vi.spyOn(process, 'uptime').mockImplementation(() => {
+        const seconds = uptime()
+        if (stalls < 3) {
+          stalls++
+          const until = performance.now() + 5
+          while (performance.now() < until) {}
+        }
+        return seconds
+      })
+      try {
+        const error = await openStore()
+          .append('s', shortConversation())
+          .catch((e: unknown) => e)
+        expect(stalls).toBe(3)
+        expect(error).toMatchObject({ code: 'session_locked', owner: 'this-process' })
+        expect(warnings).toEqual([])
+      } finally {
+        spy.mockRestore()
+      }
+    })
+
     test('without a recorded process start, is live when taken since this process started', async () => {
       expect(await lockedBy({ acquiredAt: Date.now() })).toBeInstanceOf(SessionLockedError)
       expect(warnings).toEqual([])

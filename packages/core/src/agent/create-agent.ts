@@ -18,8 +18,8 @@ import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
+import { thrownText } from '../thrown-text.js'
 import type { Tool } from '../tools/define-tool.js'
-import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
 import { type AgentOptions, resolveSettings } from './options.js'
@@ -204,7 +204,7 @@ export function createAgent(options: AgentOptions): Agent {
       try {
         emitOn(events, event)
       } catch (error) {
-        failHost(error, `An event listener threw: ${errorMessageOf(error)}`)
+        failHost(error, `An event listener threw: ${thrownText(error)}`)
       }
     }
     const scope = { store, sink, hooks, hostFailure: () => hostFailure, failHost, runSubAgent }

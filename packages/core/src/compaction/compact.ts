@@ -9,7 +9,7 @@ import {
   joinText,
 } from '@kode/protocol'
 import { type LLMClient, ProviderError } from '@kode/providers'
-import { errorMessageOf } from '../tools/execute-tool-call.js'
+import { thrownText } from '../thrown-text.js'
 import type { ContextBudget } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
 import type { TokenEstimator } from './estimate.js'
@@ -191,7 +191,7 @@ async function summarise(
     }
   } catch (error) {
     if (signal.aborted) return { compacted: false, reason: 'aborted' }
-    const detail = ProviderError.is(error) ? error.message : errorMessageOf(error)
+    const detail = ProviderError.is(error) ? error.message : thrownText(error)
     return { compacted: false, reason: 'failed', errorMessage: `The summary failed: ${detail}` }
   }
   if (signal.aborted) return { compacted: false, reason: 'aborted' }

@@ -1,6 +1,6 @@
 import type { ToolCallPart } from '@kode/protocol'
+import { thrownText } from '../thrown-text.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
-import { errorMessageOf } from '../tools/execute-tool-call.js'
 import { errorOutcome, hostFailureOutcome, outcomeOf, type ToolOutcome } from '../tools/tool-outcome.js'
 import type { AgentHooks } from './hooks.js'
 
@@ -88,7 +88,7 @@ function readDecision(decision: unknown): Decision {
 }
 
 function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {
-  const message = `The ${hook} hook threw: ${errorMessageOf(error)}`
+  const message = `The ${hook} hook threw: ${thrownText(error)}`
   rt.failHost(error, message)
   return hostFailureOutcome(true, message)
 }

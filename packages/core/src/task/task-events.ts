@@ -1,4 +1,5 @@
 import type { Event, EventOf, EventType } from '@kode/protocol'
+import { thrownText } from '../thrown-text.js'
 
 /** Where a task's events go: the run's queue and the agent's emitter. Never throws. */
 export type EventSink = (event: Event) => void
@@ -76,7 +77,9 @@ export class TaskEvents {
    * sees a well-formed sequence before the run throws.
    */
   abandon(error: unknown): void {
-    const message = failureText(error)
+    // A host's store may fail with anything (an object without a prototype, an error whose
+    // `message` getter throws): the sequence must still end.
+    const message = thrownText(error, (kind) => `the task failed with ${kind} that cannot be shown as text`)
     this.closeStreams(undefined)
     const compaction = this.#compaction
     if (compaction) {
@@ -140,17 +143,5 @@ export class TaskEvents {
       default:
         return
     }
-  }
-}
-
-/**
- * The text of a failure that ended a task. A host's store may fail with anything, such as an
- * object without a prototype or an error whose `message` getter throws: the sequence must still end.
- */
-function failureText(error: unknown): string {
-  try {
-    return error instanceof Error ? error.message : String(error)
-  } catch {
-    return 'the task failed with an error that cannot be shown as text'
   }
 }

@@ -10,7 +10,7 @@ import {
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { errorMessageOf } from '../tools/execute-tool-call.js'
+import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
@@ -125,7 +125,7 @@ async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMR
     }
     return hooked
   } catch (error) {
-    rt.failHost(error, `The beforeModelCall hook threw: ${errorMessageOf(error)}`)
+    rt.failHost(error, `The beforeModelCall hook threw: ${thrownText(error)}`)
     return undefined
   }
 }

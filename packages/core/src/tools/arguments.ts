@@ -1,7 +1,7 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
 import { createSchemaCheck, type SchemaCheck } from '../schema-check.js'
-import { errorMessageOf } from './execute-tool-call.js'
+import { thrownText } from '../thrown-text.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }
@@ -50,7 +50,7 @@ function validated<T>(validate: (args: unknown) => ParsedArguments<T>, value: un
       return { ok: false, error: typeof parsed.error === 'string' ? parsed.error : String(parsed.error) }
     }
   } catch (error) {
-    return { ok: false, error: `the arguments could not be checked (${errorMessageOf(error)})` }
+    return { ok: false, error: `the arguments could not be checked (${thrownText(error)})` }
   }
   return { ok: false, error: 'the arguments could not be checked' }
 }

@@ -1,4 +1,5 @@
 import type { ToolCallPart } from '@kode/protocol'
+import { thrownText } from '../thrown-text.js'
 import { CallSignal } from './call-signal.js'
 import type { Tool, ToolContext } from './define-tool.js'
 import { errorOutcome, outcomeOf, type ToolOutcome } from './tool-outcome.js'
@@ -31,7 +32,7 @@ export async function executeToolCall(run: ToolExecution): Promise<ToolOutcome> 
   } catch (error) {
     // A bug of the engine or the host (the call's context threw): still an outcome, never a rejection
     // nobody awaits.
-    return errorOutcome(`The tool call failed before it ran: ${errorMessageOf(error)}`)
+    return errorOutcome(`The tool call failed before it ran: ${thrownText(error)}`)
   }
 }
 
@@ -81,42 +82,10 @@ function describeToolError(run: ToolExecution, error: unknown): string {
   return errorMessageOf(error)
 }
 
-/** The default `formatToolError`: the error's message, never its stack; never throws. */
-export function errorMessageOf(error: unknown): string {
-  try {
-    if (typeof error === 'string') return error
-    if (error instanceof Error) {
-      const { message, name } = error
-      if (typeof message === 'string' && message !== '') return message
-      return typeof name === 'string' && name !== '' ? name : 'Error'
-    }
-    const text = String(error)
-    return text === '[object Object]' ? plainObjectText(error as object) : text
-  } catch {
-    return `The tool threw ${thrownKind(error)} that cannot be shown as text.`
-  }
-}
-
-/** Most a plain object's JSON may take of the text: the model and the host read it. */
-const MAX_OBJECT_CHARS = 1000
-
 /**
- * A plain object some libraries throw instead of an `Error`: its `message` when it has one,
- * else its JSON (cut at {@link MAX_OBJECT_CHARS}), rather than `[object Object]`.
+ * The default `formatToolError`: the error's message, never its stack; never throws (see
+ * {@link thrownText}).
  */
-function plainObjectText(error: object): string {
-  const { message } = error as { message?: unknown }
-  if (typeof message === 'string' && message !== '') return message
-  const json = JSON.stringify(error)
-  if (json === undefined) return '[object Object]'
-  return json.length > MAX_OBJECT_CHARS ? `${json.slice(0, MAX_OBJECT_CHARS)}…` : json
-}
-
-function thrownKind(value: unknown): string {
-  try {
-    if (typeof value !== 'object' || value === null) return `a ${typeof value}`
-    return Object.getPrototypeOf(value) === null ? 'an object without a prototype' : 'an object'
-  } catch {
-    return 'a value'
-  }
+export function errorMessageOf(error: unknown): string {
+  return thrownText(error, (kind) => `The tool threw ${kind} that cannot be shown as text.`)
 }

@@ -50,3 +50,13 @@ describe('lineReader', () => {
     expect(lines[0]).toHaveLength(256 * 64 * 1024)
   })
 })
+
+describe('lineReader, several lines in one chunk', () => {
+  test('CRLF lines in one chunk, and a line ended in the next', () => {
+    expect(read(['{"a":1}\r\n{"b":2}\r\n{"c"', ':3}\r\n']).lines).toEqual(['{"a":1}', '{"b":2}', '{"c":3}'])
+  })
+
+  test('a chunk whose later line is too long is refused whole: none of its lines is read', () => {
+    expect(read(['ok\n', 'fine\nxxxxxxxxxx\n', 'after\n'], 8)).toEqual({ lines: ['ok'], tooLarge: 1 })
+  })
+})

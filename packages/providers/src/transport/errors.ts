@@ -1,4 +1,5 @@
 import type { AssistantMessage } from '@kode/protocol'
+import { secretPattern } from './secret-pattern.js'
 
 const PROVIDER_ERROR = Symbol.for('kode.ProviderError')
 
@@ -112,9 +113,10 @@ export function withRequestId(error: ProviderError, requestId: string | undefine
 /**
  * `text` safe to keep in an error: every occurrence of `secret` (and of `secret` trimmed: HTTP
  * trims header values, so errors quote a key without its surrounding whitespace) becomes
- * `[redacted]`, raw or percent-encoded as a URL carries it (see {@link secretPattern}), and so do
- * the credentials of any URL in it (`https://user:pass@host` -> `https://[redacted]@host`) and the
- * values of key-bearing query parameters (see {@link redactUrlSecrets}). Keys shorter than 8
+ * `[redacted]` in any spelling a server may echo it in (raw, percent- or form-encoded,
+ * JSON-escaped: see {@link secretPattern}), and so do the credentials of any URL in it
+ * (`https://user:pass@host` -> `https://[redacted]@host`) and the values of key-bearing query
+ * parameters (see {@link redactUrlSecrets}). Keys shorter than 8
  * characters are not secrets.
  */
 export function redact(text: string, secret: string | undefined): string {
@@ -124,39 +126,6 @@ export function redact(text: string, secret: string | undefined): string {
   const trimmed = secret.trim()
   if (trimmed !== secret && trimmed.length >= 8) out = out.replace(secretPattern(trimmed), '[redacted]')
   return out
-}
-
-/**
- * Matches `secret` however a URL may spell it: each character that `encodeURIComponent` would
- * escape may appear raw or as its escape, in either hex case (a URL parser escapes fewer
- * characters than `encodeURIComponent`, and servers differ in hex case), so one pattern covers the
- * raw key, `encodeURIComponent(key)` and the mixes in between.
- */
-function secretPattern(secret: string): RegExp {
-  let source = ''
-  for (const char of secret) {
-    const raw = escapeRegExp(char)
-    const escaped = percentEncoded(char)
-    source += escaped === undefined || escaped === char ? raw : `(?:${raw}|${hexEitherCase(escaped)})`
-  }
-  return new RegExp(source, 'g')
-}
-
-function percentEncoded(char: string): string | undefined {
-  try {
-    return encodeURIComponent(char)
-  } catch {
-    return undefined // a lone surrogate has no UTF-8 form, so no URL carries it encoded
-  }
-}
-
-function escapeRegExp(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&')
-}
-
-/** `%2F` -> `%2[Ff]`: each hex letter of an escape in either case. */
-function hexEitherCase(escaped: string): string {
-  return escaped.replace(/[A-F]/g, (letter) => `[${letter}${letter.toLowerCase()}]`)
 }
 
 // `scheme://userinfo@`: the userinfo is everything up to the `@` that has no `/`, `?`, `#` or space.

@@ -111,3 +111,34 @@ describe('through a client', () => {
     expect(printed(error)).not.toContain(PREFIX)
   })
 })
+
+describe('a server that echoes a base64-like key encoded', () => {
+  const server = useServer()
+  const key = 'sk-AbC+dEf/GhI=jKl~0123 ==='
+  const client = () =>
+    testClient(server(), { api: 'openai-chat', model: 'gpt-4.1', apiKey: key, retry: { maxAttempts: 1 } })
+
+  test('form-encoded in a 400 body: not in the error', async () => {
+    const echoed = new URLSearchParams({ q: key })
+      .toString()
+      .slice(2)
+      .replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())
+    server().enqueue({
+      status: 400,
+      headers: { 'content-type': 'text/plain' },
+      body: `bad request q=${echoed}`,
+    })
+    const error = await caught(client().complete(ask()))
+    expect(error?.status).toBe(400)
+    expect(error?.providerMessage).toBe('bad request q=[redacted]')
+    expect(printed(error)).not.toContain(echoed)
+  })
+
+  test('JSON-escaped (\\/) in a 200 JSON body quoted as not a stream: not in the error', async () => {
+    const echoed = key.replaceAll('/', '\\/')
+    server().enqueue({ headers: { 'content-type': 'application/json' }, body: `{"detail":"${echoed}"}` })
+    const error = await caught(client().complete(ask()))
+    expect(error).toMatchObject({ code: 'invalid_response' })
+    expect(error?.message).toContain('{"detail":"[redacted]"}')
+  })
+})

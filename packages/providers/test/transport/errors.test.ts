@@ -120,3 +120,38 @@ describe('redact finds the key percent-encoded, as a URL carries it', () => {
     expect(redact(`/x/${encodeURIComponent(key)}/y`, ` ${key}\n`)).toBe('/x/[redacted]/y')
   })
 })
+
+describe('redact finds the key in every encoding a server may echo it in', () => {
+  // Base64-like keys carry `+`, `/` and `=`; some keys carry `~`, `!`, `*` or a space.
+  const key = 'sk-AbC+dEf/GhI=jKl~m n!o*0123=='
+  const lower = (text: string) => text.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase())
+  /** RFC 3986 strict: everything but ALPHA / DIGIT / `-._~` escaped. */
+  const strict = (text: string) =>
+    encodeURIComponent(text).replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  /** `application/x-www-form-urlencoded`, as URLSearchParams and HTML forms write it. */
+  const form = (text: string) => new URLSearchParams({ q: text }).toString().slice('q='.length)
+
+  test.each([
+    ['form-encoded (space as +, ~ and ! escaped)', form(key)],
+    ['form-encoded with lowercase hex', lower(form(key))],
+    ['RFC 3986 strict percent-encoding', strict(key)],
+    ['RFC 3986 strict with lowercase hex', lower(strict(key))],
+    ['every character percent-encoded', [...key].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')],
+    ['JSON with / escaped (PHP json_encode)', key.replaceAll('/', '\\/')],
+    [
+      'JSON with \\u escapes',
+      key.replace(/[+/=~]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
+    ],
+  ])('%s', (_, spelled) => {
+    expect(redact(`echo ${spelled} end`, key)).toBe('echo [redacted] end')
+  })
+
+  test('a + in the key that a form decoder read as a space', () => {
+    expect(redact(`bad key ${key.replaceAll('+', ' ')}`, key)).toBe('bad key [redacted]')
+  })
+
+  test('text that differs from the key in one character is left alone', () => {
+    const other = key.replace('AbC', 'AbD')
+    expect(redact(`echo ${form(other)} end`, key)).toBe(`echo ${form(other)} end`)
+  })
+})

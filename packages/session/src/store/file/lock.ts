@@ -48,12 +48,40 @@ function observer(): Observer {
     pid: process.pid,
     hostname: hostname(),
     startedAt: Date.now() - uptimeMs,
-    processStart: Number(process.hrtime.bigint()) / 1e6 - uptimeMs,
+    processStart: monotonicStart(),
   }
 }
 
-// Readings of one process's start differ by float rounding only; a restarted process starts at
-// least a process launch (tens of ms) after its predecessor.
+/**
+ * This process's start on the monotonic clock: now minus the uptime, both read from that clock.
+ * The two readings are apart by however long the thread ran (or was descheduled, on a loaded
+ * machine: milliseconds) between them, and that gap is an error in the result, so the uptime is
+ * read between two readings of the clock and a reading whose bracket is wider than
+ * {@link TIGHT_READ_MS} is taken again. Two readings of one process then differ by at most that
+ * much, well inside {@link SAME_START_MS}: a live lock of this process is never judged stale.
+ */
+function monotonicStart(): number {
+  let best = { gap: Number.POSITIVE_INFINITY, start: 0 }
+  for (let attempt = 0; attempt < START_READ_ATTEMPTS && best.gap > TIGHT_READ_MS; attempt++) {
+    const before = monotonicMs()
+    const uptimeMs = process.uptime() * 1000
+    const after = monotonicMs()
+    if (after - before < best.gap) best = { gap: after - before, start: (before + after) / 2 - uptimeMs }
+  }
+  return best.start
+}
+
+function monotonicMs(): number {
+  return Number(process.hrtime.bigint()) / 1e6
+}
+
+/** How far apart the clock readings around the uptime may be (they take microseconds). */
+const TIGHT_READ_MS = 0.1
+/** Every reading stalled this often in a row is not a loaded machine but a stopped one. */
+const START_READ_ATTEMPTS = 8
+
+// Readings of one process's start differ by at most TIGHT_READ_MS (see monotonicStart); a
+// restarted process starts at least a process launch (tens of ms) after its predecessor.
 const SAME_START_MS = 1
 
 /**
