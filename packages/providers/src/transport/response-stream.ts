@@ -95,9 +95,14 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   next(): Promise<IteratorResult<StreamItem>> {
     if (this.hot) {
       // The hot path of every item: one already queued, or mapped from an event already decoded.
+      // The queue is read in place (see `Fifo`).
       let item: StreamItem | undefined
       try {
-        item = this.acc.take() ?? this.mapDecoded()
+        const items = this.acc.items
+        if (items.head < items.size) {
+          item = items.slots[items.head]
+          items.slots[items.head++] = undefined
+        } else item = this.mapDecoded()
       } catch (thrown) {
         return this.track(this.pull({ error: thrown }))
       }
@@ -237,19 +242,28 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private mapDecoded(): StreamItem | undefined {
     const mapper = this.mapper
     if (this.finished || mapper === undefined) return undefined
-    const { acc, decoder } = this
-    for (let event = decoder.next(); event !== undefined; event = decoder.next()) {
+    const acc = this.acc
+    // Both queues are read in place (see `Fifo`): this runs for every event.
+    const events = this.decoder.events
+    const items = acc.items
+    // Taken up to here: an item left over from before is never skipped.
+    if (items.head >= items.size) items.head = items.size = 0
+    while (events.head < events.size) {
+      const event = events.slots[events.head]!
+      events.slots[events.head++] = undefined
       try {
         mapper(event, acc)
       } catch (thrown) {
         throw mappingError(thrown, event, this.setup.errors)
       }
-      const item = acc.take()
-      if (item !== undefined) {
+      if (items.head < items.size) {
+        const item = items.slots[items.head]!
+        items.slots[items.head++] = undefined
         this.delivered = true
         return item
       }
     }
+    events.head = events.size = 0
     return undefined
   }
 
