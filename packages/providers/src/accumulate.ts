@@ -46,6 +46,7 @@ export class Accumulator implements ResponseBuilder {
   readonly items = new Fifo<StreamItem>()
   private id: string | undefined
   private reported: Usage | undefined
+  private readUsage: (() => Usage | undefined) | undefined
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
@@ -206,6 +207,11 @@ export class Accumulator implements ResponseBuilder {
 
   usage(usage: Usage): void {
     this.reported = usage
+    this.readUsage = undefined
+  }
+
+  usageFrom(read: () => Usage | undefined): void {
+    this.readUsage = read
   }
 
   costUsd(usd: number): void {
@@ -260,7 +266,7 @@ export class Accumulator implements ResponseBuilder {
     const reported = {
       responseId: this.id,
       providerFields: this.fields,
-      usage: this.reported,
+      usage: this.readUsage?.() ?? this.reported,
       providerCost: this.providerCost,
       rawStop: this.rawStop,
       mappedStop: this.mappedStop,
