@@ -14,6 +14,7 @@ import type {
 } from '@kode/protocol'
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
 import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
+import { Fifo } from './transport/fifo.js'
 import { isImage, isProviderFields, isText, optionalString } from './wire-values.js'
 
 /** Who is answering; stamped on the final message. */
@@ -41,12 +42,11 @@ export class Accumulator implements ResponseBuilder {
   /** The part the next delta of the same kind extends. */
   private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
   private readonly calls = new Map<number | string, ToolCallState>()
-  // A reusable FIFO: slots are overwritten rather than the array shrunk and regrown per item.
-  private readonly queue: (StreamItem | undefined)[] = []
-  private head = 0
-  private size = 0
+  /** The stream items not handed out yet; the transport takes from it in place (see `Fifo`). */
+  readonly items = new Fifo<StreamItem>()
   private id: string | undefined
   private reported: Usage | undefined
+  private readUsage: (() => Usage | undefined) | undefined
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
@@ -64,8 +64,9 @@ export class Accumulator implements ResponseBuilder {
     if (isText(id) && (this.id === undefined || options?.final)) this.id = id
   }
 
-  // `text` and `thinking` run once per delta: their common case (the open part grows) is written
-  // out in place rather than through helpers, which a cold JIT pays a call each for.
+  // `text` and `thinking` run once per delta: their common case (the open part grows) and the
+  // queueing of the item are written out in place rather than through helpers, which a cold JIT
+  // pays a call each for.
   text(delta: string, item?: TextItem): void {
     if (typeof delta !== 'string' || delta === '') return
     const open = this.open
@@ -74,8 +75,15 @@ export class Accumulator implements ResponseBuilder {
     if (item !== undefined && item !== null) {
       itemId = item.itemId
       phase = item.phase
-      // A hostile value is dropped with the whole item, as if none was given.
-      if (!(optionalString(itemId) && optionalString(phase))) itemId = phase = undefined
+      // A hostile value is dropped with the whole item, as if none was given. (`optionalString`,
+      // written out: this runs for every delta of a wire that names its items.)
+      if (
+        !(
+          (itemId === undefined || typeof itemId === 'string') &&
+          (phase === undefined || typeof phase === 'string')
+        )
+      )
+        itemId = phase = undefined
     }
     if (open !== undefined && open.type === 'text' && open.itemId === itemId && open.phase === phase)
       open.text += delta
@@ -86,7 +94,8 @@ export class Accumulator implements ResponseBuilder {
       this.openPart(part)
     }
     const id = this.id
-    this.queue[this.size++] =
+    const items = this.items
+    items.slots[items.size++] =
       id === undefined
         ? { type: 'text_delta', text: delta }
         : { type: 'text_delta', text: delta, responseId: id }
@@ -98,7 +107,8 @@ export class Accumulator implements ResponseBuilder {
     if (open !== undefined && open.type === 'thinking_text') open.text += delta
     else this.openPart({ type: 'thinking_text', text: delta })
     const id = this.id
-    this.queue[this.size++] =
+    const items = this.items
+    items.slots[items.size++] =
       id === undefined
         ? { type: 'thinking_delta', text: delta }
         : { type: 'thinking_delta', text: delta, responseId: id }
@@ -197,6 +207,11 @@ export class Accumulator implements ResponseBuilder {
 
   usage(usage: Usage): void {
     this.reported = usage
+    this.readUsage = undefined
+  }
+
+  usageFrom(read: () => Usage | undefined): void {
+    this.readUsage = read
   }
 
   costUsd(usd: number): void {
@@ -218,15 +233,7 @@ export class Accumulator implements ResponseBuilder {
 
   /** The next queued stream item, if any. */
   take(): StreamItem | undefined {
-    if (this.head < this.size) {
-      const item = this.queue[this.head]
-      // Not kept once handed out, so a delivered item can be collected young (see SseDecoder.next).
-      this.queue[this.head++] = undefined
-      return item
-    }
-    this.head = 0
-    this.size = 0
-    return undefined
+    return this.items.take()
   }
 
   /** Nothing came back: no part and no stop reason (a wire Kode misread, or a server's hiccup). */
@@ -254,15 +261,12 @@ export class Accumulator implements ResponseBuilder {
    * caller has not taken. Tool calls whose arguments did not close are marked `incomplete`.
    */
   finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
-    if (outcome === 'aborted') {
-      this.head = 0
-      this.size = 0
-    }
+    if (outcome === 'aborted') this.items.clear()
     for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
     const reported = {
       responseId: this.id,
       providerFields: this.fields,
-      usage: this.reported,
+      usage: this.readUsage?.() ?? this.reported,
       providerCost: this.providerCost,
       rawStop: this.rawStop,
       mappedStop: this.mappedStop,
@@ -300,7 +304,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   private emit(item: StreamItem): void {
-    this.queue[this.size++] = item
+    this.items.push(item)
   }
 
   private openPart(part: TextPart | ThinkingTextPart | ThinkingSignaturePart): void {

@@ -38,7 +38,7 @@ describe('Accumulator', () => {
     acc.text('b')
     const first = acc.take()
     // White-box on purpose: what matters is what the queue still references.
-    const queue = (acc as unknown as { queue: unknown[] }).queue
+    const queue = acc.items.slots
     expect(first).toMatchObject({ type: 'text_delta', text: 'a' })
     expect(queue).not.toContain(first)
     drain(acc)

@@ -166,6 +166,13 @@ export interface ResponseBuilder {
   closeToolCalls(): void
   /** Usage so far, already in Kode's convention (inclusive input); replaces what was set before. */
   usage(usage: Usage): void
+  /**
+   * Usage so far, as `read` returns it when the message is built (at its end, an abort or a
+   * failure): for a wire that repeats its counts on every chunk, so that only the last are
+   * converted. Replaces what was set before, as `usage` does; `read` returning `undefined` counts
+   * as nothing reported since.
+   */
+  usageFrom(read: () => Usage | undefined): void
   /** The cost the provider reported (OpenRouter); wins over catalog prices. */
   costUsd(usd: number): void
   /**

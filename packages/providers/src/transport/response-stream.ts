@@ -97,7 +97,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       // The hot path of every item: one already queued, or mapped from an event already decoded.
       let item: StreamItem | undefined
       try {
-        item = this.acc.take() ?? this.mapDecoded()
+        item = this.readyItem()
       } catch (thrown) {
         return this.track(this.pull({ error: thrown }))
       }
@@ -118,8 +118,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   takeSync(): StreamItem | undefined {
     if (this.inflight || this.deferred) return undefined
     try {
-      if (!this.hot) return this.returned ? undefined : (this.takeReady() ?? this.mapDecoded())
-      const item = this.acc.take() ?? this.mapDecoded()
+      if (!this.hot) return this.returned ? undefined : (this.takeReady() ?? this.readyItem())
+      const item = this.readyItem()
       if (item !== undefined) this.delivered = true
       return item
     } catch (thrown) {
@@ -161,7 +161,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     }
     let item: StreamItem | undefined
     try {
-      item = this.takeReady() ?? this.mapDecoded()
+      item = this.takeReady() ?? this.readyItem()
     } catch (thrown) {
       return this.track(this.pull({ error: thrown }))
     }
@@ -231,25 +231,40 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   }
 
   /**
-   * Maps decoded events until one yields an item; `undefined` when they run out first. Nothing
-   * here can abort the response: a signal fires only between the caller's calls.
+   * The next item ready without waiting for the network: one queued, or mapped from the events
+   * already decoded, one at a time until one yields an item; `undefined` when they run out first.
+   * This runs for every item, so both queues are read in place (see `Fifo`). Nothing here can
+   * abort the response: a signal fires only between the caller's calls. The slow paths take
+   * queued items through `takeReady` first, which also honours an abort.
    */
-  private mapDecoded(): StreamItem | undefined {
+  private readyItem(): StreamItem | undefined {
+    const items = this.acc.items
+    if (items.head < items.size) {
+      const item = items.slots[items.head]!
+      items.slots[items.head++] = undefined
+      return item
+    }
+    items.head = items.size = 0
     const mapper = this.mapper
     if (this.finished || mapper === undefined) return undefined
-    const { acc, decoder } = this
-    for (let event = decoder.next(); event !== undefined; event = decoder.next()) {
+    const acc = this.acc
+    const events = this.decoder.events
+    while (events.head < events.size) {
+      const event = events.slots[events.head]!
+      events.slots[events.head++] = undefined
       try {
         mapper(event, acc)
       } catch (thrown) {
         throw mappingError(thrown, event, this.setup.errors)
       }
-      const item = acc.take()
-      if (item !== undefined) {
+      if (items.head < items.size) {
+        const item = items.slots[items.head]!
+        items.slots[items.head++] = undefined
         this.delivered = true
         return item
       }
     }
+    events.head = events.size = 0
     return undefined
   }
 
@@ -257,7 +272,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private async advance(): Promise<StreamItem | undefined> {
     const reader = this.reader!
     for (;;) {
-      const item = this.mapDecoded()
+      const item = this.readyItem()
       if (item !== undefined) return item
       // Checked once the events before it are handed out, so none of them is lost.
       if (this.decoder.tooLarge) throw eventTooLarge(this.setup.errors)

@@ -1,4 +1,5 @@
 import { createParser, type EventSourceMessage, type EventSourceParser } from 'eventsource-parser'
+import { Fifo } from './fifo.js'
 
 const LF = 10
 const CR = 13
@@ -21,10 +22,12 @@ export type SseEvent = EventSourceMessage
 export class SseDecoder {
   private readonly decoder = new TextDecoder()
   private readonly parser: EventSourceParser
-  // A reusable FIFO, like the accumulator's: no shrinking and regrowing per event.
-  private readonly queue: (SseEvent | undefined)[] = []
-  private head = 0
-  private size = 0
+  /**
+   * The decoded events not taken yet. The transport takes from it in place (see `Fifo`); an
+   * event's data is a slice of its whole network chunk, so a taken slot is cleared, or stale slots
+   * would keep old chunks alive through garbage collections.
+   */
+  readonly events = new Fifo<SseEvent>()
   // A line feed held back from the end of the last chunk (see `feed`).
   private heldLineFeed = false
   /** An event grew past {@link MAX_EVENT_CHARS}: the parser stopped, and nothing more is decoded. */
@@ -35,7 +38,8 @@ export class SseDecoder {
   constructor() {
     this.parser = createParser({
       onEvent: (event) => {
-        this.queue[this.size++] = event
+        const events = this.events
+        events.slots[events.size++] = event
       },
       onError: (error) => {
         // Other parse errors (an unreadable `retry:` field, an unknown field) are ignored, as the
@@ -85,15 +89,6 @@ export class SseDecoder {
 
   /** The oldest event not taken yet. */
   next(): SseEvent | undefined {
-    if (this.head < this.size) {
-      const event = this.queue[this.head]
-      // Let go of what was handed out: an event's data is a slice of its whole network chunk, and
-      // stale slots kept old chunks alive through garbage collections (a larger heap, more GC work).
-      this.queue[this.head++] = undefined
-      return event
-    }
-    this.head = 0
-    this.size = 0
-    return undefined
+    return this.events.take()
   }
 }

@@ -53,7 +53,7 @@ test('an event handed out is no longer held: its data slices a whole network chu
   decoder.feed(bytes('data: 1\n\ndata: 2\n\ndata: 3\n\n'))
   const taken = [decoder.next(), decoder.next()]
   // White-box on purpose: what matters is what the queue still references, not what it returns.
-  const queue = (decoder as unknown as { queue: unknown[] }).queue
+  const queue = decoder.events.slots
   expect(taken.map((e) => e?.data)).toEqual(['1', '2'])
   expect(queue.filter((e) => taken.includes(e as SseEvent))).toEqual([])
   expect(drain(decoder).map((e) => e.data)).toEqual(['3'])

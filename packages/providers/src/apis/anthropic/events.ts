@@ -85,8 +85,34 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
   return (event, out) => {
     const data = parseEventJson(event.data, errors) as AnthropicEvent
     switch (data.type) {
-      case 'content_block_delta':
-        return blockDelta(blocks, data.index, data.delta, out)
+      case 'content_block_delta': {
+        // The event of nearly every token: its cases are plain comparisons here, in the one
+        // function every event runs. A field of another type (a hostile or broken server) counts
+        // as no text.
+        const delta = data.delta
+        if (!delta) return
+        switch (delta.type) {
+          case 'text_delta': {
+            const text = (delta as { text?: unknown }).text
+            return out.text(typeof text === 'string' ? text : '')
+          }
+          case 'input_json_delta': {
+            const json = (delta as { partial_json?: unknown }).partial_json
+            return blocks.inputJson(out, data.index, typeof json === 'string' ? json : '')
+          }
+          case 'thinking_delta': {
+            const thinking = (delta as { thinking?: unknown }).thinking
+            return out.thinking(typeof thinking === 'string' ? thinking : '')
+          }
+          case 'signature_delta': {
+            const signature = (delta as { signature?: unknown }).signature
+            if (typeof signature === 'string' && signature) out.signature(signature, { format: 'anthropic' })
+            return
+          }
+          default:
+            return
+        }
+      }
       case 'message_start': {
         const message = data.message
         const id = message?.id
@@ -155,43 +181,6 @@ function stop(
 function keepContainer(container: unknown, out: Parameters<EventMapper>[1]): void {
   if (typeof container === 'object' && container !== null && !Array.isArray(container))
     out.responseFields({ format: 'anthropic', fields: { container } })
-}
-
-/**
- * A `content_block_delta`: the event of nearly every token, so its cases are plain comparisons in
- * one function. A field of another type (a hostile or broken server) counts as no text.
- */
-function blockDelta(
-  blocks: AnthropicBlocks,
-  index: number,
-  delta: BlockDelta | undefined,
-  out: Parameters<EventMapper>[1],
-): void {
-  if (!delta) return
-  switch (delta.type) {
-    case 'text_delta': {
-      const text = (delta as { text?: unknown }).text
-      out.text(typeof text === 'string' ? text : '')
-      return
-    }
-    case 'input_json_delta': {
-      const json = (delta as { partial_json?: unknown }).partial_json
-      blocks.inputJson(out, index, typeof json === 'string' ? json : '')
-      return
-    }
-    case 'thinking_delta': {
-      const thinking = (delta as { thinking?: unknown }).thinking
-      out.thinking(typeof thinking === 'string' ? thinking : '')
-      return
-    }
-    case 'signature_delta': {
-      const signature = (delta as { signature?: unknown }).signature
-      if (typeof signature === 'string' && signature) out.signature(signature, { format: 'anthropic' })
-      return
-    }
-    default:
-      return
-  }
 }
 
 /** `stop_details` -> the message's `stopDetails`: its category and explanation, when it has either. */

@@ -50,6 +50,10 @@ export interface GoogleUsage {
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let responseId: string | undefined
+  // The last usage metadata with a count in it, converted only when the message is built: Gemini
+  // repeats its usage on every chunk, and only the latest matters.
+  let counted: GoogleUsage | undefined
+  const readUsage = () => (counted === undefined ? undefined : googleUsage(counted))
   let calls = 0
   let streaming: { key: number; args: StreamedArgs } | undefined
   const endStreamed = (out: ResponseBuilder) => {
@@ -101,9 +105,10 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
       responseId ??= chunk.responseId
       out.responseId(chunk.responseId)
     }
-    if (chunk.usageMetadata) {
-      const usage = googleUsage(chunk.usageMetadata)
-      if (usage) out.usage(usage)
+    const metadata = chunk.usageMetadata
+    if (metadata && hasCounts(metadata)) {
+      if (counted === undefined) out.usageFrom(readUsage)
+      counted = metadata
     }
     const candidate = chunk.candidates?.[0]
     const parts = candidate?.content?.parts
@@ -136,6 +141,16 @@ export function googleStopReason(finish: string, calledTools: boolean): StopReas
     default:
       return undefined
   }
+}
+
+/** Whether `usage` holds a count: exactly when {@link googleUsage} makes a usage of it. */
+function hasCounts(usage: GoogleUsage): boolean {
+  return (
+    count(usage.promptTokenCount) !== undefined ||
+    count(usage.candidatesTokenCount) !== undefined ||
+    count(usage.thoughtsTokenCount) !== undefined ||
+    count(usage.cachedContentTokenCount) !== undefined
+  )
 }
 
 /**

@@ -150,9 +150,13 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         if (data.item) start(data.output_index, data.item, out)
         return
       case 'response.output_text.delta':
-      case 'response.refusal.delta':
+      case 'response.refusal.delta': {
         if (typeof data.delta === 'string') streamedText.push(data.delta)
-        return out.text(data.delta ?? '', delta(data.output_index).text)
+        // `delta(index)` written out: this is the event of nearly every token.
+        const state = items.get(data.output_index) ?? stateOf(data.output_index)
+        state.streamed = true
+        return out.text(data.delta ?? '', state.text)
+      }
       case 'response.reasoning_summary_part.added':
         // Each summary is its own thinking part, and goes back as its own summary entry.
         if (data.summary_index) out.endBlock()
