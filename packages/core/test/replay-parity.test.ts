@@ -32,6 +32,19 @@ function record(agent: Agent, live: Event[]): Agent {
   return agent
 }
 
+/** An agent on the small-window model that reads the log chunk by chunk, its events recorded in `live`. */
+function chunkReader(h: Harness, live: Event[], options: Parameters<Harness['createAgent']>[0] = {}): Agent {
+  return record(
+    h.createAgent({
+      client: h.client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      maxTurns: 60,
+      ...options,
+    }),
+    live,
+  )
+}
+
 /** Drains a run (its events are recorded by the listener) and returns how it ended. */
 async function drain(run: ReturnType<Agent['run']>) {
   return (await collect(run)).outcome
@@ -370,14 +383,7 @@ const SCENARIOS: readonly Scenario[] = [
     async (h) => {
       h.server.handle(toolLoopModel(40))
       const live: Event[] = []
-      const agent = record(
-        h.createAgent({
-          client: h.client({ model: 'tiny', catalog: TINY }),
-          tools: [readChunk],
-          maxTurns: 60,
-        }),
-        live,
-      )
+      const agent = chunkReader(h, live)
       expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
       expect(live.some((e) => e.type === 'compaction_end')).toBe(true)
       return { sessionId: agent.sessionId, live }
@@ -389,20 +395,14 @@ const SCENARIOS: readonly Scenario[] = [
       h.server.handle(toolLoopModel(30))
       let summaries = 0
       const live: Event[] = []
-      const agent = record(
-        h.createAgent({
-          client: h.client({ model: 'tiny', catalog: TINY }),
-          tools: [readChunk],
-          maxTurns: 60,
-          compaction: {
-            summarize: async () => {
-              if (++summaries === 1) throw new Error('summarizer down')
-              return 'Read chunks so far.'
-            },
+      const agent = chunkReader(h, live, {
+        compaction: {
+          summarize: async () => {
+            if (++summaries === 1) throw new Error('summarizer down')
+            return 'Read chunks so far.'
           },
-        }),
-        live,
-      )
+        },
+      })
       expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
       expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false, true])
       return { sessionId: agent.sessionId, live }
@@ -419,14 +419,7 @@ const SCENARIOS: readonly Scenario[] = [
         return chatStream({ id: 'sum-cut', steps: [say('The user asked to read')], finish: 'length' })
       })
       const live: Event[] = []
-      const agent = record(
-        h.createAgent({
-          client: h.client({ model: 'tiny', catalog: TINY }),
-          tools: [readChunk],
-          maxTurns: 60,
-        }),
-        live,
-      )
+      const agent = chunkReader(h, live)
       expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
       expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false, true])
       return { sessionId: agent.sessionId, live }
@@ -442,23 +435,17 @@ const SCENARIOS: readonly Scenario[] = [
       const live: Event[] = []
       const controller = new AbortController()
       let interrupt = true
-      const agent = record(
-        h.createAgent({
-          client: h.client({ model: 'tiny', catalog: TINY }),
-          tools: [readChunk],
-          maxTurns: 60,
-          compaction: {
-            summarize: ({ signal }) => {
-              if (!interrupt) return Promise.resolve('Read chunks so far.')
-              controller.abort()
-              return new Promise<string>((_, reject) =>
-                signal.addEventListener('abort', () => reject(signal.reason)),
-              )
-            },
+      const agent = chunkReader(h, live, {
+        compaction: {
+          summarize: ({ signal }) => {
+            if (!interrupt) return Promise.resolve('Read chunks so far.')
+            controller.abort()
+            return new Promise<string>((_, reject) =>
+              signal.addEventListener('abort', () => reject(signal.reason)),
+            )
           },
-        }),
-        live,
-      )
+        },
+      })
       expect((await drain(agent.run('Read the whole log', { signal: controller.signal }))).reason).toBe(
         'aborted',
       )
@@ -515,14 +502,7 @@ const SCENARIOS: readonly Scenario[] = [
         return model(request, index)
       })
       const live: Event[] = []
-      const agent = record(
-        h.createAgent({
-          client: h.client({ model: 'tiny', catalog: TINY }),
-          tools: [readChunk],
-          maxTurns: 60,
-        }),
-        live,
-      )
+      const agent = chunkReader(h, live)
       expect((await drain(agent.run('Read the whole log'))).reason).toBe('error')
       expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([true, false])
       return { sessionId: agent.sessionId, live }
