@@ -198,41 +198,31 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
 })
 
 describe('a stream is resumed from the event id the SDK resumes from, not from any id line', () => {
-  test('a stream whose only id is on an event without data names nothing to resume from: the call fails at once', async () => {
+  const notSent =
+    'web__wait failed: MCP server "web" ended the stream that was to carry the answer without sending it'
+  const notResumed =
+    'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)'
+  test.each([
+    [
+      'a stream whose only id is on an event without data names nothing to resume from: the call fails at once',
+      'id-only',
+      notSent,
+    ],
+    [
+      'a stream ending with an id on an event without data is resumed from the event before: a refusal fails the call',
+      'data-then-id-only',
+      notResumed,
+    ],
+    [
+      'an id with spaces around it is matched to the header resuming from it: a refusal fails the call',
+      'spaced-id',
+      notResumed,
+    ],
+  ])('%s', async (_name, rawEnd, outputText) => {
     server = await startWaitingHttp()
     const { web, closes } = await connectWeb(server.origin)
-    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'id-only' }))
-    expect(result).toMatchObject({
-      status: 'error',
-      outputText:
-        'web__wait failed: MCP server "web" ended the stream that was to carry the answer without sending it',
-    })
-    expect(web.connected).toBe(true)
-    expect(closes).toEqual([])
-  })
-
-  test('a stream ending with an id on an event without data is resumed from the event before: a refusal fails the call', async () => {
-    server = await startWaitingHttp()
-    const { web, closes } = await connectWeb(server.origin)
-    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'data-then-id-only' }))
-    expect(result).toMatchObject({
-      status: 'error',
-      outputText:
-        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
-    })
-    expect(web.connected).toBe(true)
-    expect(closes).toEqual([])
-  })
-
-  test('an id with spaces around it is matched to the header resuming from it: a refusal fails the call', async () => {
-    server = await startWaitingHttp()
-    const { web, closes } = await connectWeb(server.origin)
-    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd: 'spaced-id' }))
-    expect(result).toMatchObject({
-      status: 'error',
-      outputText:
-        'web__wait failed: MCP server "web" did not resume the stream that was to carry the answer (HTTP 500)',
-    })
+    const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd }))
+    expect(result).toMatchObject({ status: 'error', outputText })
     expect(web.connected).toBe(true)
     expect(closes).toEqual([])
   })
