@@ -60,7 +60,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           input: stdin,
           output: stderr,
           notify: (line) => io.err(`kode: ${line}\n`),
-          bold: style.bold,
+          style,
         })
         return await runExec(app, args.prompt!, { format: args.output, resume, signal, decide }, io)
       }
@@ -69,7 +69,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           input: stdin,
           output: stdout,
           notify: (line) => void stderr.write(terminalSafe(`kode: ${line}\n`)),
-          bold: style.bold,
+          style,
         })
         return await runDemo(app, { output: terminal, style, live }, interruptSignal(), decide)
       }

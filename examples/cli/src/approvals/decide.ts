@@ -1,4 +1,5 @@
 import type { ApprovalDecision, PendingApproval } from '@kode/core'
+import { type MarkEscape, revealHidden } from '../display/reveal.js'
 import { describeCall } from './describe.js'
 
 /**
@@ -43,22 +44,29 @@ export const APPROVAL_QUESTION =
   'Allow? y = yes, a = yes to every call of this tool, n = no, or type why not:'
 
 /**
- * Asks on the terminal, call by call: `describe` prints what the call would do, `ask` reads the
- * answer. `y`/`yes` approves; `a`/`always` approves this tool for the rest of the session (later
- * calls of it are approved without asking); `n`/`no` or an empty line denies; any other text
- * denies with that text as the reason the model reads.
+ * Asks on the terminal, call by call: `print` shows what the call would do (lines safe to write
+ * as they are: what the model wrote in them is revealed, its escapes marked with `mark`; see
+ * `describeCall`), `ask` reads the answer. `y`/`yes` approves; `a`/`always` approves this tool
+ * for the rest of the session (later calls of it are approved without asking); `n`/`no` or an
+ * empty line denies; any other text denies with that text as the reason the model reads.
  */
-export function askEach(io: { print(lines: string[]): void; ask: AskLine }): DecideApprovals {
+export function askEach(io: {
+  print(lines: string[]): void
+  ask: AskLine
+  mark?: MarkEscape
+}): DecideApprovals {
   const alwaysAllowed = new Set<string>()
   return async (pending, signal) => {
     const decisions: ApprovalDecision[] = []
     for (const call of pending) {
       if (alwaysAllowed.has(call.toolName)) {
-        io.print([`${call.toolName}: approved (you allowed every call of it this session)`])
+        io.print([
+          `${revealHidden(call.toolName, io.mark)}: approved (you allowed every call of it this session)`,
+        ])
         decisions.push({ toolCallId: call.toolCallId, approved: true, reason: 'allowed for the session' })
         continue
       }
-      io.print([...describeCall(call), APPROVAL_QUESTION])
+      io.print([...describeCall(call, io.mark), APPROVAL_QUESTION])
       const answer = await io.ask(signal)
       if (answer === undefined) return undefined
       decisions.push(decisionOf(call, answer.trim(), alwaysAllowed))

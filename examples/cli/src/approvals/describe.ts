@@ -1,5 +1,5 @@
 import type { PendingApproval } from '@kode/core'
-import { revealControls } from '../display/terminal-safe.js'
+import { type MarkEscape, revealHidden } from '../display/reveal.js'
 
 const PREVIEW_LINES = 12
 const MAX_LINE_CHARS = 160
@@ -7,11 +7,13 @@ const MAX_LINE_CHARS = 160
 /**
  * What the approval prompt shows of a call, one string a line: the whole command of `bash`, the
  * path and the first lines of `write_file`, the path and the replaced lines of `edit_file`, the
- * whole arguments of any other tool. The model wrote these: newlines in a path, and characters that would drive the
- * terminal or reorder the text (escape sequences, carriage returns, bidi overrides) are shown as
- * escapes (`\x1b`, `\r`, `\u202e`), so the user sees exactly what would run.
+ * whole arguments of any other tool. The model wrote these: newlines in a path, characters that
+ * would drive the terminal or reorder the text, and characters the terminal shows as nothing are
+ * shown as escapes (`\n`, `\x1b`, `\u202e`, `\u200b`), marked with `mark`, or without it with the
+ * model's own backslashes doubled (see {@link revealHidden}), so the user sees exactly what would run.
+ * The lines are safe to write to the terminal as they are.
  */
-export function describeCall(call: PendingApproval): string[] {
+export function describeCall(call: PendingApproval, mark?: MarkEscape): string[] {
   const args = parseObject(call.arguments)
   const text = (key: string) => (typeof args?.[key] === 'string' ? (args[key] as string) : undefined)
   const lines = (() => {
@@ -27,7 +29,7 @@ export function describeCall(call: PendingApproval): string[] {
         const content = text('content')
         if (path === undefined || content === undefined) break
         const count = content === '' ? 0 : content.split('\n').length - (content.endsWith('\n') ? 1 : 0)
-        return [`write_file ${oneLine(path)} (${count} lines):`, ...preview(content, '  │ ')]
+        return [`write_file ${path} (${count} lines):`, ...preview(content, '  │ ')]
       }
       case 'edit_file': {
         const path = text('path')
@@ -35,17 +37,14 @@ export function describeCall(call: PendingApproval): string[] {
         const newText = text('newText')
         if (path === undefined || oldText === undefined || newText === undefined) break
         const all = args?.replaceAll === true ? ' (every occurrence)' : ''
-        return [`edit_file ${oneLine(path)}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
+        return [`edit_file ${path}${all}:`, ...preview(oldText, '  - '), ...preview(newText, '  + ')]
       }
     }
     return [`${call.toolName}:`, ...whole(call.arguments, '  ')]
   })()
-  return lines.map(revealControls)
-}
-
-/** A path with its newlines shown as `\n`: it stays on its line, and cannot pass for preview lines. */
-function oneLine(path: string): string {
-  return path.replaceAll('\n', '\\n')
+  // A newline left in a line is a path's: shown as `\n`, the path stays on its line and cannot
+  // pass for preview lines.
+  return lines.map((line) => revealHidden(line, mark))
 }
 
 /** Every line of `text`, uncut: what runs must be seen whole. */
@@ -59,7 +58,8 @@ function whole(text: string, prefix: string): string[] {
 function preview(text: string, prefix: string): string[] {
   const lines = text.replace(/\n$/, '').split('\n')
   const shown = lines.slice(0, PREVIEW_LINES).map((line) => {
-    const cut = line.length > MAX_LINE_CHARS ? `${line.slice(0, MAX_LINE_CHARS - 1)}…` : line
+    const chars = [...line]
+    const cut = chars.length > MAX_LINE_CHARS ? `${chars.slice(0, MAX_LINE_CHARS - 1).join('')}…` : line
     return `${prefix}${cut}`
   })
   if (lines.length > PREVIEW_LINES) shown.push(`${prefix}… ${lines.length - PREVIEW_LINES} more lines`)

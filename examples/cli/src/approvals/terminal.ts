@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline'
-import { terminalSafe } from '../display/terminal-safe.js'
+import type { Style } from '../display/style.js'
 import { approveAll, askEach, type DecideApprovals, denyAll } from './decide.js'
 
 /** Where `exec` and the demo ask: the terminal's input, and the stream the questions go to. */
@@ -8,8 +8,8 @@ export interface ApprovalTerminal {
   output: NodeJS.WritableStream & { isTTY?: boolean }
   /** Writes a notice line (stderr). */
   notify(line: string): void
-  /** Colours the question. */
-  bold(text: string): string
+  /** Colours the question, and marks what the prompt reveals (when it has colour). */
+  style: Style
 }
 
 /**
@@ -20,10 +20,12 @@ export interface ApprovalTerminal {
 export function terminalApprovals(yes: boolean, terminal: ApprovalTerminal): DecideApprovals {
   if (yes) return approveAll()
   if (!terminal.input.isTTY) return denyAll((line) => terminal.notify(line))
+  const { style } = terminal
   return askEach({
-    print: (lines) =>
-      terminal.output.write(`${lines.map((line) => terminal.bold(terminalSafe(line))).join('\n')}\n`),
+    // The lines come revealed: stripping them again would only break the marks.
+    print: (lines) => terminal.output.write(`${lines.map(style.bold).join('\n')}\n`),
     ask: (signal) => readAnswer(terminal, signal),
+    mark: style.color ? style.inverse : undefined,
   })
 }
 

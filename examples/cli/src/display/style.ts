@@ -5,6 +5,8 @@ export interface Style {
   dim(text: string): string
   italic(text: string): string
   underline(text: string): string
+  /** Reverse video: foreground and background swapped. */
+  inverse(text: string): string
   red(text: string): string
   green(text: string): string
   yellow(text: string): string
@@ -29,6 +31,7 @@ export function createStyle(color: boolean): Style {
       dim: plain,
       italic: plain,
       underline: plain,
+      inverse: plain,
       red: plain,
       green: plain,
       yellow: plain,
@@ -45,6 +48,7 @@ export function createStyle(color: boolean): Style {
     dim: sgr(2, 22),
     italic: sgr(3, 23),
     underline: sgr(4, 24),
+    inverse: sgr(7, 27),
     red: sgr(31, 39),
     green: sgr(32, 39),
     yellow: sgr(33, 39),

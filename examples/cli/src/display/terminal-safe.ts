@@ -1,9 +1,10 @@
 /**
  * The one rule for text kode did not write itself (the model's, a tool's, a file's, a server's)
- * on its way to the terminal: it must not drive the terminal. Removed, or shown, are the C0
+ * on its way to the terminal: it must not drive the terminal. Removed are the C0
  * controls but tab and newline (ESC, so every escape sequence; CR and backspace, which overwrite),
  * DEL, the C1 controls (U+0080–U+009F: a terminal may take U+009B as an escape sequence), and the
  * Unicode marks that reorder text (bidi overrides, embeddings, isolates and direction marks).
+ * An approval prompt shows them instead, with every other invisible character (`reveal.ts`).
  */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: matching them is the point
 const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g
@@ -11,19 +12,6 @@ const UNSAFE = /[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u206
 /** `text` without the characters that could drive the terminal or reorder what it shows. */
 export function terminalSafe(text: string): string {
   return text.replace(UNSAFE, '')
-}
-
-const NAMED: Record<string, string> = { '\r': '\\r', '\b': '\\b', '\f': '\\f', '\v': '\\v', '\0': '\\0' }
-
-/**
- * `text` with those characters shown as escapes (`\r`, `\x1b`, `\u202e`): what an approval prompt
- * shows, so that the user sees every character of what would run, and only what would run.
- */
-export function revealControls(text: string): string {
-  return text.replace(UNSAFE, (char) => {
-    const code = char.charCodeAt(0)
-    return NAMED[char] ?? (code < 0x100 ? `\\x${hex(code, 2)}` : `\\u${hex(code, 4)}`)
-  })
 }
 
 // What JSON.stringify leaves as it is: DEL, C1 controls, bidi marks, line and paragraph separators.

@@ -59,7 +59,9 @@ export class Repl {
       ? approveAll()
       : terminal.input.isTerminal
         ? askEach({
-            print: (lines) => this.print(lines.join('\n'), this.style.bold),
+            // The lines come revealed: stripping them again would only break the marks.
+            print: (lines) => terminal.input.print(lines.map(this.style.bold).join('\n')),
+            mark: terminal.style.color ? terminal.style.inverse : undefined,
             ask: async () => {
               const event = await terminal.input.readNew()
               return event.kind === 'line' ? event.text : undefined

@@ -51,6 +51,17 @@ describe('asking for approval on a terminal', () => {
     expect(existsSync(join(dir, 'b.txt'))).toBe(true)
   })
 
+  test('in the REPL: a character the terminal shows as nothing is shown as a marked escape', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession('kode-approve-repl-hidden', kodeIn(dir, ''))
+    await tmux.waitForText('Ctrl-C twice to exit')
+    await answer('run `echo a\u2060b > ran.txt`', APPROVAL_QUESTION)
+    expect(tmux.screen()).toContain('$ echo a\\u2060b > ran.txt')
+    expect(tmux.screen()).not.toContain('[7m')
+    await answer('n', 'bash answered: denied by the user')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
+  })
+
   test('in the REPL: Ctrl-C at the question leaves the call pending, and the next message denies it', async () => {
     dir = realpathSync(tempDir('kode-approve-tty-'))
     tmux = new TmuxSession('kode-approve-cc', kodeIn(dir, ''))
@@ -69,5 +80,19 @@ describe('asking for approval on a terminal', () => {
     await answer('y', 'EXIT=0')
     expect(tmux.screen()).toContain('bash answered: (no output)')
     expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('ran\n')
+  })
+
+  test('a character the terminal shows as nothing is shown as a marked escape, and n denies the call', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    // A zero-width space inside the command: invisible if written as it is.
+    tmux = new TmuxSession('kode-approve-hidden', kodeIn(dir, 'exec "run \\`echo a\u200bb > ran.txt\\`"'))
+    await tmux.waitForText(APPROVAL_QUESTION)
+    const screen = tmux.screen()
+    expect(screen).toContain('$ echo a\\u200bb > ran.txt')
+    expect(screen).not.toContain('\u200b')
+    // The escape is marked in reverse video: the mark reaches the terminal whole, not stripped to `[7m`.
+    expect(screen).not.toContain('[7m')
+    await answer('n', 'EXIT=')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
   })
 })
