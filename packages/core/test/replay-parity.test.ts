@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { type RecordedRequest, type ScriptedResponse, scriptedResponse } from '@kode/providers/testing'
 import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
@@ -251,6 +251,30 @@ const SCENARIOS: readonly Scenario[] = [
       expect((await drain(agent.run('q', { signal: controller.signal }))).reason).toBe('aborted')
       agent.events.off('assistant_text_delta', stop)
       expect((await drain(agent.run('again'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort while streaming, after the provider reported usage',
+    async (h) => {
+      // Anthropic reports the input tokens as the message starts: the partial response has usage.
+      h.server.enqueue(
+        scriptedResponse('anthropic', {
+          id: 'msg_1',
+          model: 'claude-sonnet-4-5',
+          steps: [{ text: 'Partial answer that goes on.' }],
+          stallAfter: 1,
+        }),
+      )
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) }),
+        live,
+      )
+      const controller = new AbortController()
+      agent.events.on('assistant_text_delta', () => controller.abort())
+      expect((await drain(agent.run('q', { signal: controller.signal }))).reason).toBe('aborted')
+      expect(live.filter((e) => e.type === 'usage')).toHaveLength(1)
       return { sessionId: agent.sessionId, live }
     },
   ],

@@ -200,6 +200,9 @@ async function interrupted(
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
+    // Counted in the task's usage, so announced like a finished response's (replay shows it too).
+    const { responseId, usage } = message
+    if (usage) rt.events.emit('usage', { responseId, usage, costUsd: message.costUsd })
     const calls = toolCallsOf(message)
     // Never run: every call of an interrupted response is answered `aborted`.
     if (calls.length > 0) await runCalls(rt, state, calls, message.responseId, AbortSignal.abort())
