@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { replaySession } from '@kode/session'
+import { type RecordedRequest, type ScriptedResponse, scriptedResponse } from '@kode/providers/testing'
+import { exportSessionHtml, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply, think } from './helpers/chat-wire.js'
@@ -251,6 +251,30 @@ const SCENARIOS: readonly Scenario[] = [
       expect((await drain(agent.run('q', { signal: controller.signal }))).reason).toBe('aborted')
       agent.events.off('assistant_text_delta', stop)
       expect((await drain(agent.run('again'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an abort while streaming, after the provider reported usage',
+    async (h) => {
+      // Anthropic reports the input tokens as the message starts: the partial response has usage.
+      h.server.enqueue(
+        scriptedResponse('anthropic', {
+          id: 'msg_1',
+          model: 'claude-sonnet-4-5',
+          steps: [{ text: 'Partial answer that goes on.' }],
+          stallAfter: 1,
+        }),
+      )
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) }),
+        live,
+      )
+      const controller = new AbortController()
+      agent.events.on('assistant_text_delta', () => controller.abort())
+      expect((await drain(agent.run('q', { signal: controller.signal }))).reason).toBe('aborted')
+      expect(live.filter((e) => e.type === 'usage')).toHaveLength(1)
       return { sessionId: agent.sessionId, live }
     },
   ],
@@ -612,6 +636,56 @@ const SCENARIOS: readonly Scenario[] = [
       },
     ],
   ),
+  [
+    'a call that ran two sub-agents, interrupted in the second',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You research.') {
+          if (messages[1]?.content === 'first') return textReply('r-child-1', 'First done.')
+          return stalledChatStream({ id: 'r-child-2', steps: [say('Looking')] })
+        }
+        if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
+      })
+      const spec = { name: 'researcher', system: 'You research.' }
+      const fanOut = defineTool({
+        name: 'fan_out',
+        description: 'Runs two researchers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          await ctx.runSubAgent(spec, 'first')
+          await ctx.runSubAgent(spec, 'second')
+          return 'both done'
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [fanOut] }), live)
+      const controller = new AbortController()
+      const started: string[] = []
+      const stop = (event: Event) => {
+        if (event.type === 'task_start' && event.subAgentState) started.push(event.sessionId)
+        if (event.sessionId === started[1] && event.type === 'assistant_text_delta') controller.abort()
+      }
+      agent.events.on('event', stop)
+      expect((await drain(agent.run('Ask twice', { signal: controller.signal }))).reason).toBe('aborted')
+      agent.events.off('event', stop)
+      const children = live.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+      expect(children).toHaveLength(2)
+      expect(live.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+        uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] },
+      })
+      // The export nests both under the call, in the order they started, batched or not.
+      for (const batchSize of [undefined, 1]) {
+        const page = await exportSessionHtml(h.store, agent.sessionId, { batchSize })
+        const nested = children.map((id) => page.indexOf(`Sub-agent session <code>${id}</code>`))
+        expect(nested[0]).toBeGreaterThan(-1)
+        expect(nested[1]).toBeGreaterThan(nested[0]!)
+      }
+      expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   [
     'max turns reached',
     async (h) => {

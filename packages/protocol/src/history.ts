@@ -34,6 +34,14 @@ export const CompactionAttempt = Type.Object(
     reason: CompactionReason,
     /** The estimated input tokens of the next request, which stayed as they were. */
     tokensBefore: Type.Integer({ minimum: 0 }),
+    /**
+     * Usage of the summary request, when a model answered it (a summary cut at the output limit,
+     * empty, or interrupted after it reported usage): the task's `task_metadata` counts it, so the
+     * history keeps it too. Absent when no model answered, and in histories written before it.
+     */
+    usage: Type.Optional(Usage),
+    costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+    model: Type.Optional(Type.String()),
   },
   { $id: 'CompactionAttempt' },
 )

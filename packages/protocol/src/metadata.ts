@@ -25,8 +25,16 @@ export const ToolResultUiExtra = Type.Union(
     Type.Object({ type: Type.Literal('diff'), diff: Type.String(), path: Type.Optional(Type.String()) }),
     Type.Object({ type: Type.Literal('todo_list'), todos: Type.Array(TodoItem) }),
     Type.Object({ type: Type.Literal('markdown'), markdown: Type.String() }),
-    /** Links a sub-agent tool result to the child session it ran. */
-    Type.Object({ type: Type.Literal('session'), sessionId: Type.String() }),
+    /**
+     * Links a sub-agent tool result to the child session it ran; `moreSessionIds`, to the other
+     * sessions, in the order they started, when the call ran several (the engine links them all
+     * when it answers an interrupted or timed-out call). Readers from before it link the first.
+     */
+    Type.Object({
+      type: Type.Literal('session'),
+      sessionId: Type.String(),
+      moreSessionIds: Type.Optional(Type.Array(Type.String())),
+    }),
     /** Anything else a host wants to show; kept as given. */
     Type.Object({ type: Type.Literal('json'), value: Type.Unknown() }),
   ],

@@ -27,6 +27,17 @@ export type CompactionResult =
       errorMessage?: string
     }
 
+/** The usage, cost and model of a summary request, as its record keeps them. */
+type SummaryAccount = Pick<CompactionRecord, 'usage' | 'costUsd' | 'model'>
+
+/**
+ * A compaction's result, and for one that saved nothing what its summary request cost, when a
+ * model answered it: the task counted that, so the record of the attempt keeps it.
+ */
+type SummaryOutcome = Extract<CompactionResult, { compacted: true }> | (Unsaved & { spent?: SummaryAccount })
+
+type Unsaved = Extract<CompactionResult, { compacted: false }>
+
 /** The session a compaction summarises and appends its record to (the engine's journal is one). */
 export interface CompactionJournal {
   /** The records the model sees now (after the latest compaction, if any). */
@@ -85,9 +96,9 @@ export async function compact(
   const { journal, events } = ctx
   const tokensBefore = budget.inputTokens
   events.emit('compaction_start', { reason, tokensBefore })
-  const result = await summarise(ctx, reason, budget)
-  if (result.compacted) {
-    const { record } = result
+  const outcome = await summarise(ctx, reason, budget)
+  if (outcome.compacted) {
+    const { record } = outcome
     await journal.persist(record)
     events.emit('compaction_end', {
       reason,
@@ -97,29 +108,32 @@ export async function compact(
       summary: record.summary,
       firstKeptId: record.firstKeptId,
     })
-  } else {
-    const { errorMessage } = result
-    if (result.reason !== 'nothing_to_compact')
-      await journal.persist(attemptRecord(ctx, result, reason, tokensBefore))
-    events.emit('compaction_end', {
-      reason,
-      compacted: false,
-      tokensBefore,
-      ...(errorMessage === undefined ? {} : { errorMessage }),
-    })
+    return outcome
   }
+  const { spent, ...result } = outcome
+  const { errorMessage } = result
+  if (result.reason !== 'nothing_to_compact')
+    await journal.persist(attemptRecord(ctx, result, reason, tokensBefore, spent))
+  events.emit('compaction_end', {
+    reason,
+    compacted: false,
+    tokensBefore,
+    ...(errorMessage === undefined ? {} : { errorMessage }),
+  })
   return result
 }
 
 /** The record of a compaction whose summary failed or was interrupted (see `CompactionAttempt`). */
 function attemptRecord(
   ctx: CompactionContext,
-  result: Extract<CompactionResult, { compacted: false }>,
+  result: Unsaved,
   reason: CompactionReason,
   tokensBefore: number,
+  spent: SummaryAccount | undefined,
 ): ErrorRecord | InterruptRecord {
   const { createId, now } = ctx.settings
-  const base = { id: createId(), createdAt: now(), compaction: { reason, tokensBefore } }
+  // The summary's usage goes on the marker: the task counted it, so the history must carry it.
+  const base = { id: createId(), createdAt: now(), compaction: { reason, tokensBefore, ...spent } }
   if (result.reason === 'aborted') return { type: 'interrupt', ...base }
   return { type: 'error', ...base, message: result.errorMessage ?? 'The summary failed.', canRetry: false }
 }
@@ -128,7 +142,7 @@ async function summarise(
   ctx: CompactionContext,
   reason: CompactionReason,
   budget: ContextBudget,
-): Promise<CompactionResult> {
+): Promise<SummaryOutcome> {
   const { journal, settings, client, signal } = ctx
   const estimator = settings.estimator
   const records = journal.modelRecords
@@ -157,7 +171,8 @@ async function summarise(
   const previousSummary = previous?.summary
 
   let summary: string
-  const fields: Pick<CompactionRecord, 'usage' | 'costUsd' | 'model'> = {}
+  const fields: SummaryAccount = {}
+  const spent = () => (Object.keys(fields).length > 0 ? { spent: fields } : {})
   // Interrupted before it began (a listener of compaction_start, a signal given aborted): no summary.
   if (signal.aborted) return { compacted: false, reason: 'aborted' }
   try {
@@ -178,15 +193,17 @@ async function summarise(
       const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
         signal,
       })
-      if (message.stopReason === 'aborted' || signal.aborted) return { compacted: false, reason: 'aborted' }
+      // Counted whatever came of it, as an interrupted response of the task is: tokens were spent.
       ctx.accounting?.addResponse(message)
       if (message.usage) fields.usage = message.usage
       if (message.costUsd !== undefined) fields.costUsd = message.costUsd
       if (message.model !== undefined) fields.model = message.model
+      if (message.stopReason === 'aborted' || signal.aborted)
+        return { compacted: false, reason: 'aborted', ...spent() }
       // Cut off at the output limit, the summary lost what it had not said yet: the model would
       // carry on from a truncated account of the session, so it is a failed summary.
       if (message.stopReason === 'length')
-        return { compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY }
+        return { compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY, ...spent() }
       summary = joinText(message.parts)
     }
   } catch (error) {
@@ -194,9 +211,9 @@ async function summarise(
     const detail = ProviderError.is(error) ? error.message : thrownText(error)
     return { compacted: false, reason: 'failed', errorMessage: `The summary failed: ${detail}` }
   }
-  if (signal.aborted) return { compacted: false, reason: 'aborted' }
+  if (signal.aborted) return { compacted: false, reason: 'aborted', ...spent() }
   if (typeof summary !== 'string' || summary.trim() === '')
-    return { compacted: false, reason: 'failed', errorMessage: 'The summary came back empty.' }
+    return { compacted: false, reason: 'failed', errorMessage: 'The summary came back empty.', ...spent() }
 
   const record: CompactionRecord = {
     type: 'compaction',

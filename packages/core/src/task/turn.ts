@@ -200,6 +200,9 @@ async function interrupted(
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
+    // Counted in the task's usage, so announced like a finished response's (replay shows it too).
+    const { responseId, usage } = message
+    if (usage) rt.events.emit('usage', { responseId, usage, costUsd: message.costUsd })
     const calls = toolCallsOf(message)
     // Never run: every call of an interrupted response is answered `aborted`.
     if (calls.length > 0) await runCalls(rt, state, calls, message.responseId, AbortSignal.abort())
@@ -308,18 +311,25 @@ function providerFailure(error: ProviderError): TurnFailure {
  * or stopped by a host failure) before its tool could say so: given once the sub-agent has closed
  * its session, and linking it (with its accounting) as the tool's own result would have. So a
  * watcher sees the sub-agent end before the parent's result, and the parent's replay shows the
- * sub-agent inline, as for a sub-agent that returned (see docs/sessions.md).
+ * sub-agent inline, as for a sub-agent that returned (see docs/sessions.md). A call that started
+ * several sub-agents links them all, in the order they started.
  */
 async function linkSubAgent(
   call: { signal: AbortSignal; children: Promise<TaskOutcome | undefined>[] } | undefined,
   outcome: ToolOutcome,
 ): Promise<ToolOutcome> {
   if (call === undefined || !call.signal.aborted || outcome.uiExtra !== undefined) return outcome
-  const [first] = await Promise.all(call.children)
+  const [first, ...more] = (await Promise.all(call.children)).filter((child) => child !== undefined)
   if (first === undefined) return outcome
+  const moreSessionIds = more.map((child) => child.sessionId)
   return {
     ...outcome,
-    uiExtra: { type: 'session', sessionId: first.sessionId },
+    uiExtra:
+      moreSessionIds.length === 0
+        ? { type: 'session', sessionId: first.sessionId }
+        : { type: 'session', sessionId: first.sessionId, moreSessionIds },
+    // One result has one accounting: the first sub-agent's, as its `sessionId` names it. Every
+    // sub-agent's is in the task's `task_metadata.subAgents`.
     taskMetadata: first.metadata.main,
   }
 }

@@ -291,7 +291,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
     function check_ToolResultUiExtra(value) {
       return (
-        (((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'diff') && (typeof value['diff'] === 'string') && (value['path'] !== undefined ? ((typeof value['path'] === 'string')) : true)) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'todo_list') && Array.isArray(value['todos']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_TodoItem(value)))) { return false } }; return true; })(value['todos'])) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'markdown') && (typeof value['markdown'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'session') && (typeof value['sessionId'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'json') && true && ('value' in value)))
+        (((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'diff') && (typeof value['diff'] === 'string') && (value['path'] !== undefined ? ((typeof value['path'] === 'string')) : true)) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'todo_list') && Array.isArray(value['todos']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_TodoItem(value)))) { return false } }; return true; })(value['todos'])) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'markdown') && (typeof value['markdown'] === 'string')) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'session') && (typeof value['sessionId'] === 'string') && (value['moreSessionIds'] !== undefined ? (Array.isArray(value['moreSessionIds']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!(((typeof value === 'string')))) { return false } }; return true; })(value['moreSessionIds'])) : true)) || ((typeof value === 'object' && value !== null && !Array.isArray(value)) && (value['type'] === 'json') && true && ('value' in value)))
       )
     }
     function check_TodoItem(value) {
@@ -356,7 +356,21 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         (((value['reason'] === 'threshold')) || ((value['reason'] === 'overflow')) || ((value['reason'] === 'manual'))) &&
         Number.isInteger(value['tokensBefore']) &&
-        value['tokensBefore'] >= 0
+        value['tokensBefore'] >= 0 &&
+        (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
+        (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
+      )
+    }
+    function check_Usage(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['inputTokens'] !== undefined ? (Number.isInteger(value['inputTokens']) && value['inputTokens'] >= 0) : true) &&
+        (value['outputTokens'] !== undefined ? (Number.isInteger(value['outputTokens']) && value['outputTokens'] >= 0) : true) &&
+        (value['totalTokens'] !== undefined ? (Number.isInteger(value['totalTokens']) && value['totalTokens'] >= 0) : true) &&
+        (value['cacheReadTokens'] !== undefined ? (Number.isInteger(value['cacheReadTokens']) && value['cacheReadTokens'] >= 0) : true) &&
+        (value['cacheWriteTokens'] !== undefined ? (Number.isInteger(value['cacheWriteTokens']) && value['cacheWriteTokens'] >= 0) : true) &&
+        (value['reasoningTokens'] !== undefined ? (Number.isInteger(value['reasoningTokens']) && value['reasoningTokens'] >= 0) : true)
       )
     }
     return function check(value) {
@@ -428,7 +442,21 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         (((value['reason'] === 'threshold')) || ((value['reason'] === 'overflow')) || ((value['reason'] === 'manual'))) &&
         Number.isInteger(value['tokensBefore']) &&
-        value['tokensBefore'] >= 0
+        value['tokensBefore'] >= 0 &&
+        (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
+        (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
+      )
+    }
+    function check_Usage(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['inputTokens'] !== undefined ? (Number.isInteger(value['inputTokens']) && value['inputTokens'] >= 0) : true) &&
+        (value['outputTokens'] !== undefined ? (Number.isInteger(value['outputTokens']) && value['outputTokens'] >= 0) : true) &&
+        (value['totalTokens'] !== undefined ? (Number.isInteger(value['totalTokens']) && value['totalTokens'] >= 0) : true) &&
+        (value['cacheReadTokens'] !== undefined ? (Number.isInteger(value['cacheReadTokens']) && value['cacheReadTokens'] >= 0) : true) &&
+        (value['cacheWriteTokens'] !== undefined ? (Number.isInteger(value['cacheWriteTokens']) && value['cacheWriteTokens'] >= 0) : true) &&
+        (value['reasoningTokens'] !== undefined ? (Number.isInteger(value['reasoningTokens']) && value['reasoningTokens'] >= 0) : true)
       )
     }
     return function check(value) {

@@ -1,4 +1,5 @@
 import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
+import { linkedSessions } from '../replay/linked-sessions.js'
 import type { MarkdownRenderer } from './markdown.js'
 import { type ImageResolver, renderDetails, renderImage } from './render-parts.js'
 import { html, type SafeHtml } from './safe-html.js'
@@ -36,13 +37,15 @@ export function renderToolCall(
 }
 
 function renderResult(result: ToolResultMessage, context: ToolRenderContext): SafeHtml {
-  const sessionId = result.uiExtra?.type === 'session' ? result.uiExtra.sessionId : undefined
-  const nested = sessionId !== undefined ? context.subSession(sessionId) : undefined
+  const nested = linkedSessions(result).map((sessionId) => {
+    const markup = context.subSession(sessionId)
+    return markup
+      ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, markup)
+      : ''
+  })
   return html`<p class="label">Result</p><pre>${result.outputText}</pre>${result.parts.map((part) =>
     renderImage(part, context.resolveImage),
-  )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}${
-    nested ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, nested) : ''
-  }`
+  )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}${nested}`
 }
 
 function renderUiExtra(extra: ToolResultUiExtra, markdown: MarkdownRenderer): SafeHtml | string {

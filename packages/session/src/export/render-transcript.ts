@@ -119,6 +119,8 @@ export class TranscriptRenderer {
    * whole context; an interrupted task has its own record).
    */
   private unsavedCompaction(attempt: CompactionAttempt, why: string): void {
+    // A summary a model answered counts like a saved one's: its task's accounting counted it.
+    this.totals.add(attempt.usage, attempt.costUsd)
     const title = `Context not compacted (${attempt.reason}, about ${attempt.tokensBefore} tokens). ${why}`
     this.blocks.push(html`<div class="notice compaction">${title}</div>`)
   }

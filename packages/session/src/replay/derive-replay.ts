@@ -161,8 +161,8 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
 class IncrementalReplay {
   /** Records read and not replayed yet, in order. */
   private readonly held = new HeldRecords((records, ended) => this.drain(records, ended))
-  /** The calls the records read so far answer, with the session each first result links. */
-  private readonly resultLinks = new Map<string, string | undefined>()
+  /** The calls the records read so far answer, with the sessions each first result links. */
+  private readonly resultLinks = new Map<string, readonly string[]>()
   private readonly replay: SessionReplay
 
   constructor(sessionId: string, context: ReplayContext) {

@@ -3,10 +3,11 @@ import { SessionError } from '../errors.js'
 import { isValidSessionId } from '../session-id.js'
 import type { ReadBatchesOptions, SessionStore } from '../store/session-store.js'
 import { createReplayDeriver, deriveReplayEvents } from './derive-replay.js'
+import { linkedSessions } from './linked-sessions.js'
 
 /**
  * Loads every sub-agent session a history links (tool results with
- * `uiExtra: { type: 'session', sessionId }`, and the sub-agents that paused for approval: an
+ * `uiExtra: { type: 'session', sessionId, moreSessionIds? }`, and the sub-agents that paused for approval: an
  * `approval_request`'s `subAgentCall.sessionId`, linked before the call that ran it has a result),
  * and the sessions those link, from a store. A link to a session that is missing (deleted) or
  * whose id is not a valid session id is skipped.
@@ -130,15 +131,17 @@ function addLinked(
   loaded: ReadonlyMap<string, unknown>,
   skip: ReadonlySet<string>,
 ): void {
+  const add = (id: string) => {
+    if (isValidSessionId(id) && !loaded.has(id) && !skip.has(id)) ids.add(id)
+  }
   for (let i = 0; i < history.length; i++) {
     const event = history[i]!
-    let id: string | undefined
     if ('role' in event) {
-      if (event.role === 'tool' && event.uiExtra?.type === 'session') id = event.uiExtra.sessionId
+      if (event.role === 'tool' && event.uiExtra?.type === 'session')
+        for (const id of linkedSessions(event)) add(id)
     } else if (event.type === 'approval_request' && event.subAgentCall) {
-      id = event.subAgentCall.sessionId
+      add(event.subAgentCall.sessionId)
     }
-    if (id !== undefined && isValidSessionId(id) && !loaded.has(id) && !skip.has(id)) ids.add(id)
   }
 }
 

@@ -1,18 +1,19 @@
 import type { HistoryEvent } from '@kode/protocol'
+import { linkedSessions } from './linked-sessions.js'
 
 /**
- * Adds to `links` the calls `records` answer, each with the session its first result links (a
+ * Adds to `links` the calls `records` answer, each with the sessions its first result links (a
  * later result of the same call changes nothing), so whether a sub-agent's request is shown
  * inline is decided by the first result alone: the same however the history is split.
  */
 export function addResultLinks(
   records: readonly HistoryEvent[],
-  links: Map<string, string | undefined>,
+  links: Map<string, readonly string[]>,
 ): void {
   for (let i = 0; i < records.length; i++) {
     const record = records[i]!
     if ('role' in record && record.role === 'tool' && !links.has(record.toolCallId)) {
-      links.set(record.toolCallId, record.uiExtra?.type === 'session' ? record.uiExtra.sessionId : undefined)
+      links.set(record.toolCallId, linkedSessions(record))
     }
   }
 }

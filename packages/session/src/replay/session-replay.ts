@@ -13,6 +13,7 @@ import type {
   ToolResultMessage,
 } from '@kode/protocol'
 import { approvalResponseId } from '@kode/protocol/helpers'
+import { linkedSessions } from './linked-sessions.js'
 import {
   emitResponse,
   type ReplaySink,
@@ -25,10 +26,10 @@ import {
 export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
 
 /**
- * The calls with a result among the records read so far, each with the sub-agent session its
- * first result links (`undefined`: none).
+ * The calls with a result among the records read so far, each with the sub-agent sessions its
+ * first result links (empty: none).
  */
-export type ResultLinks = ReadonlyMap<string, string | undefined>
+export type ResultLinks = ReadonlyMap<string, readonly string[]>
 
 /** Shared by a session's replay and the sub-agent replays nested in it. */
 export interface ReplayContext {
@@ -303,7 +304,7 @@ export class SessionReplay implements ReplaySink {
       // A call answered while it waited for approval (an interrupt) is announced with its result.
       if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
-    if (result.uiExtra?.type === 'session') this.context.replayChild(result.uiExtra.sessionId)
+    for (const child of linkedSessions(result)) this.context.replayChild(child)
     this.emit(toolResultEvent(sessionId, result, call?.responseId, isLastInTurn))
     const timestamp = result.createdAt
     if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {
@@ -322,9 +323,9 @@ export class SessionReplay implements ReplaySink {
    */
   private replaysInline(request: ApprovalRequestRecord, via: SubAgentCall): boolean {
     if (!this.context.mayReplay(via.sessionId)) return false
-    const link = this.resultLinks.get(via.toolCallId)
-    if (link !== undefined) return link === via.sessionId
-    if (!this.resultLinks.has(via.toolCallId)) return true
+    const links = this.resultLinks.get(via.toolCallId)
+    if (links === undefined) return true
+    if (links.length > 0) return links.includes(via.sessionId)
     // The session where the call waits (deeper, when the sub-agent's own sub-agent asked).
     return !this.context.decidedIn(request.sessionId ?? via.sessionId, request.toolCallId)
   }

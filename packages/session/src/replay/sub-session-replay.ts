@@ -19,7 +19,7 @@ export class SubSessionReplay {
     context: ReplayContext,
     private readonly history: readonly HistoryEvent[],
   ) {
-    const links = new Map<string, string | undefined>()
+    const links = new Map<string, readonly string[]>()
     addResultLinks(history, links)
     this.replay = new SessionReplay(sessionId, context, links)
   }

@@ -1,0 +1,159 @@
+import { addUsage, type Event, type HistoryEvent, type TaskMetadataRecord, type Usage } from '@kode/protocol'
+import { scriptedResponse } from '@kode/providers/testing'
+import { deriveReplayEvents, exportHtml } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { chatStream, say } from './helpers/chat-wire.js'
+import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
+import { readChunk, readChunkSession, TINY } from './helpers/small-window.js'
+
+// One rule for usage: whatever a task's `task_metadata` counts is on a record of its history, so
+// a host that totals the records, the HTML export and the task's own accounting agree; and each
+// response it counts has one `usage` event, live and in replay alike.
+
+/** The usage the records of a history carry: responses, compactions and unsaved compactions. */
+function recordedUsage(history: readonly HistoryEvent[]): Usage {
+  let total: Usage = {}
+  for (const record of history) {
+    const usage =
+      'role' in record
+        ? record.role === 'assistant'
+          ? record.usage
+          : undefined
+        : record.type === 'compaction'
+          ? record.usage
+          : record.type === 'error' || record.type === 'interrupt'
+            ? record.compaction?.usage
+            : undefined
+    if (usage) total = addUsage(total, usage)
+  }
+  return total
+}
+
+function taskUsage(history: readonly HistoryEvent[]): Usage | undefined {
+  const tasks = history.filter((r): r is TaskMetadataRecord => !('role' in r) && r.type === 'task_metadata')
+  expect(tasks).toHaveLength(1)
+  return tasks[0]!.metadata.main.usage
+}
+
+const usageEvents = (events: readonly Event[]) =>
+  events.filter((e) => e.type === 'usage').map((e) => (e.type === 'usage' ? e.usage : undefined))
+
+/** A session of finished tool turns big enough to pass the tiny model's compaction threshold. */
+const longSession = (): HistoryEvent[] =>
+  readChunkSession(6, (n) => `chunk ${n}: ${'x'.repeat(2_000)}`, { id: 'done', text: 'Read them.' })
+
+describe('usage totals', () => {
+  const harness = useHarness()
+
+  test.each([
+    [
+      'cut at the output limit',
+      { id: 'sum-1', steps: [say('The user asked to')], finish: 'length' as const },
+    ],
+    ['empty', { id: 'sum-1', steps: [] }],
+  ])(
+    'a summary that was made but failed (%s) keeps its usage on the marker, and every total agrees',
+    async (_, summary) => {
+      const h = harness()
+      await h.store.create({ id: 'long' })
+      await h.store.append('long', longSession())
+      const agent = h.createAgent({
+        sessionId: 'long',
+        client: h.client({ model: 'tiny', catalog: TINY }),
+        tools: [readChunk],
+        compaction: { keepRecent: 1 },
+      })
+      h.server.enqueue(
+        chatStream({ ...summary, usage: { prompt: 900, completion: 7 } }),
+        chatStream({ id: 'r-1', steps: [say('Done.')], usage: { prompt: 3_100, completion: 2 } }),
+      )
+
+      const { outcome } = await collect(agent.run('Go on'))
+
+      expect(outcome.reason).toBe('completed')
+      const history = await agent.history()
+      const task = history.slice(longSession().length)
+      expect(task).toContainEqual(
+        expect.objectContaining({
+          type: 'error',
+          compaction: expect.objectContaining({
+            reason: 'threshold',
+            usage: { inputTokens: 900, outputTokens: 7, totalTokens: 907 },
+          }),
+        }),
+      )
+      expect(taskUsage(task)).toEqual({ inputTokens: 4_000, outputTokens: 9, totalTokens: 4_009 })
+      expect(recordedUsage(task)).toEqual(taskUsage(task))
+      // The export's total counts the summary as a response, as it counts a saved summary.
+      const html = exportHtml(task)
+      expect(html).toContain('<footer class="totals">Total: 2 responses · 4,000 in · 9 out')
+    },
+  )
+
+  test('a summary interrupted after the provider reported usage keeps it on the interrupt marker', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', longSession())
+    const agent = h.createAgent({
+      sessionId: 'long',
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      compaction: { keepRecent: 1 },
+    })
+    const controller = new AbortController()
+    // The summary starts (Anthropic reports its input tokens then), then stalls until interrupted.
+    h.server.handle(() => {
+      setTimeout(() => controller.abort(), 100)
+      return scriptedResponse('anthropic', {
+        id: 'msg_sum',
+        model: 'claude-sonnet-4-5',
+        steps: [{ text: 'The user asked' }],
+        usage: { inputTokens: 900, outputTokens: 7 },
+        stallAfter: 1,
+      })
+    })
+
+    expect(await agent.compact({ signal: controller.signal })).toEqual({
+      compacted: false,
+      reason: 'aborted',
+    })
+
+    const [marker, ...rest] = (await agent.history()).slice(longSession().length)
+    expect(rest).toEqual([])
+    expect(marker).toMatchObject({
+      type: 'interrupt',
+      compaction: { reason: 'manual', usage: { inputTokens: 900 }, model: 'claude-sonnet-4-5' },
+    })
+    expect(exportHtml([marker!])).toContain('<footer class="totals">Total: 1 response · 900 in')
+  })
+
+  test('an interrupted response that reported usage counts once live, in replay and in the export', async () => {
+    const h = harness()
+    h.server.enqueue(
+      scriptedResponse('anthropic', {
+        id: 'msg_1',
+        model: 'claude-sonnet-4-5',
+        steps: [{ text: 'Partial answer that goes on.' }],
+        usage: { inputTokens: 50, outputTokens: 30 },
+        stallAfter: 1,
+      }),
+    )
+    const agent = h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) })
+
+    const { events, outcome } = await collectInterrupting(
+      agent,
+      'q',
+      (e) => e.type === 'assistant_text_end' || e.type === 'assistant_text_delta',
+    )
+
+    expect(outcome.reason).toBe('aborted')
+    const history = await agent.history()
+    const counted = taskUsage(history)
+    // Anthropic reports the input tokens as the message starts: the partial response has them.
+    expect(counted?.inputTokens).toBe(50)
+    expect(recordedUsage(history)).toEqual(counted)
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(usageEvents(events)).toEqual([counted])
+    expect(usageEvents(replay)).toEqual(usageEvents(events))
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 50 in')
+  })
+})
