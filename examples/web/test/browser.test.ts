@@ -12,7 +12,12 @@ import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { launchChromium } from '../../../test/runtimes/chromium.js'
 import { saveNoteTool } from '../src/note-tool.js'
-import { FIXTURE_SESSION, writeFixtureSession } from './fixture-session.js'
+import {
+  FAN_OUT_SESSION,
+  FIXTURE_SESSION,
+  writeFanOutSession,
+  writeFixtureSession,
+} from './fixture-session.js'
 import { useApps } from './helpers.js'
 
 // The page in a real browser (Debian's Chromium through playwright-core), one browser for the
@@ -180,6 +185,18 @@ describe('the page', () => {
     ).toBe('SessionStore is in packages/session/src/store/session-store.ts')
     expect(await page.locator('#transcript h4').innerText()).toBe('Found it')
     expect(await page.locator('#transcript a').getAttribute('href')).toBe('https://example.com/docs/sessions')
+  })
+
+  test('a call that ran several sub-agents shows each under it, in the order they started', async () => {
+    const store = createMemorySessionStore()
+    await writeFanOutSession(store)
+    const { url } = await serve({ store })
+    const page = await openPage(`${url}/?session=${FAN_OUT_SESSION}`)
+    await page.waitForSelector('#transcript .tool[data-tool-call-id="call_fan"][data-status="success"]')
+    expect(
+      await page.locator('#transcript .tool[data-tool-call-id="call_fan"] .subagent .text').allInnerTexts(),
+    ).toEqual(['answer 1', 'answer 2'])
+    expect(page.problems).toEqual([])
   })
 
   test('the rendered transcript matches its screenshot', async () => {

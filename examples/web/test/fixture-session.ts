@@ -98,3 +98,50 @@ export async function writeFixtureSession(store: SessionStore): Promise<void> {
   await store.append(CHILD, child)
   await store.append(FIXTURE_SESSION, main)
 }
+
+/** A session whose one tool call ran two sub-agents, both linked by its result. */
+export const FAN_OUT_SESSION = '5e55a0e0-0000-4000-8000-000000000003'
+
+/** Writes {@link FAN_OUT_SESSION} and its two sub-agents' sessions into `store`. */
+export async function writeFanOutSession(store: SessionStore): Promise<void> {
+  const kids = ['5e55a0e0-0000-4000-8000-000000000004', '5e55a0e0-0000-4000-8000-000000000005']
+  await store.create({ id: FAN_OUT_SESSION, title: 'Ask two sub-agents' })
+  for (const [i, id] of kids.entries()) {
+    await store.create({
+      id,
+      parentSessionId: FAN_OUT_SESSION,
+      subAgent: { name: 'explore', parentToolCallId: 'call_fan' },
+    })
+    await store.append(id, [
+      { role: 'user', id: `k${i}u`, createdAt: at(2 + i), parts: [{ type: 'text', text: `part ${i + 1}` }] },
+      {
+        role: 'assistant',
+        id: `k${i}a`,
+        createdAt: at(2 + i),
+        parts: [{ type: 'text', text: `answer ${i + 1}` }],
+        stopReason: 'stop',
+      },
+    ])
+  }
+  await store.append(FAN_OUT_SESSION, [
+    { role: 'user', id: 'u1', createdAt: at(0), parts: [{ type: 'text', text: 'Ask two sub-agents' }] },
+    {
+      role: 'assistant',
+      id: 'a1',
+      createdAt: at(1),
+      parts: [{ type: 'tool_call', id: 'call_fan', name: 'fan_out', argumentsJson: '{}' }],
+      stopReason: 'tool_use',
+    },
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: at(4),
+      toolCallId: 'call_fan',
+      toolName: 'fan_out',
+      status: 'success',
+      outputText: 'both answered',
+      parts: [],
+      uiExtra: { type: 'session', sessionId: kids[0]!, moreSessionIds: [kids[1]!] },
+    },
+  ])
+}

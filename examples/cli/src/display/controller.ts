@@ -106,8 +106,11 @@ export class DisplayController {
   #replay(events: readonly ReplayEvent[]): void {
     // Replay carries no task_start: a parent's tool result linking a child session names it.
     for (const event of events) {
-      if (event.type === 'tool_result' && event.uiExtra?.type === 'session')
-        this.#replayNames.set(event.uiExtra.sessionId, event.toolName)
+      if (event.type === 'tool_result' && event.uiExtra?.type === 'session') {
+        // A call that ran several sub-agents links them all (`moreSessionIds`).
+        const { sessionId, moreSessionIds = [] } = event.uiExtra
+        for (const id of [sessionId, ...moreSessionIds]) this.#replayNames.set(id, event.toolName)
+      }
     }
     for (const event of events) this.handle(event, 'replay')
   }

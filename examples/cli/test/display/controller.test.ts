@@ -153,6 +153,46 @@ describe('DisplayController', () => {
     expect(commands[3]).toMatchObject({ name: 'explore', sessionId: 'kid' })
   })
 
+  test('a tool result linking several sub-agents names every one of them in replay', () => {
+    const { display, commands } = controller()
+    const child = (sessionId: string) => [
+      ev('turn_start', { sessionId }),
+      ev('response_complete', { sessionId, content: `${sessionId} answer` }),
+      ev('tool_call', { sessionId, toolCallId: `${sessionId}-k`, toolName: 'list_dir', arguments: '{}' }),
+      ev('tool_result', {
+        sessionId,
+        toolCallId: `${sessionId}-k`,
+        toolName: 'list_dir',
+        result: 'a/',
+        status: 'success',
+        isLastInTurn: true,
+      }),
+      ev('turn_end', { sessionId }),
+    ]
+    const events = [
+      ev('user_message', { content: 'hello' }),
+      ev('turn_start', {}),
+      ev('tool_call', { toolCallId: 'a', toolName: 'fan_out', arguments: '{}' }),
+      ...child('kid-1'),
+      ...child('kid-2'),
+      ev('tool_result', {
+        toolCallId: 'a',
+        toolName: 'fan_out',
+        result: 'interrupted',
+        status: 'error',
+        isLastInTurn: true,
+        uiExtra: { type: 'session', sessionId: 'kid-1', moreSessionIds: ['kid-2'] },
+      }),
+      ev('turn_end', {}),
+    ] as const
+    display.handle(ev('replay_history', { events: [...events], updatedAt: 0, isLoad: true }))
+    const named = commands.filter((c) => c.type === 'sub_agent_status')
+    expect(named).toEqual([
+      expect.objectContaining({ name: 'fan_out', sessionId: 'kid-1' }),
+      expect.objectContaining({ name: 'fan_out', sessionId: 'kid-2' }),
+    ])
+  })
+
   test('end shuts the display down', () => {
     const { display, commands } = controller()
     display.handle({ type: 'end', sessionId: '__app__', timestamp: 0 })

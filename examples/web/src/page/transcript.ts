@@ -145,9 +145,12 @@ export class Transcript {
         tool.querySelector('.status')!.textContent = event.status === 'success' ? '✓' : '✗'
         tool.querySelector('.result')!.textContent = event.result
         // A replayed sub-agent carries no link to its call until this result names its session.
+        // A call that ran several sub-agents links them all (`moreSessionIds`), in the order they started.
         if (event.uiExtra?.type === 'session') {
-          const sub = this.#lanes.get(event.uiExtra.sessionId)?.root.parentElement
-          if (sub && sub !== this.#root && !tool.contains(sub)) {
+          const { sessionId, moreSessionIds = [] } = event.uiExtra
+          for (const id of [sessionId, ...moreSessionIds]) {
+            const sub = this.#lanes.get(id)?.root.parentElement
+            if (!sub || sub === this.#root || tool.contains(sub)) continue
             tool.insertBefore(sub, tool.querySelector('.result'))
             const label = sub.querySelector('summary')
             if (label?.textContent === '⇢ sub-agent') label.textContent = `⇢ ${event.toolName}`
