@@ -155,6 +155,16 @@ export class SessionReplay implements ReplaySink {
           return
         }
         this.place(event.turn, timestamp, awaited)
+        // A call interrupted before any output that its provider billed: announced as live. (An
+        // error record's usage has no event, as a failed response's has none.)
+        if (event.usage) {
+          const { usage, costUsd } = event
+          this.emit(
+            costUsd === undefined
+              ? { type: 'usage', sessionId, timestamp, usage }
+              : { type: 'usage', sessionId, timestamp, usage, costUsd },
+          )
+        }
         this.emit({ type: 'interrupt', sessionId, timestamp })
         return
       case 'task_metadata':
