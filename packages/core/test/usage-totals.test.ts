@@ -249,4 +249,53 @@ describe('usage totals', () => {
     expect(usageEvents(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual([])
     expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 700 in')
   })
+
+  test('an attempt retried after output keeps what its provider billed on a retry record', async () => {
+    const h = harness()
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    })
+    const answer = {
+      id: 'msg_1',
+      model: 'claude-sonnet-4-5',
+      steps: [{ text: 'A long answer that will be cut off before it can finish streaming.' }],
+      usage: { inputTokens: 700, outputTokens: 12 },
+    }
+    // The first attempt streams some text, then the connection is cut: the engine retries.
+    const first = scriptedResponse('anthropic', answer)
+    const bytes = (first.body as string[]).join('').length
+    h.server.enqueue(
+      { ...first, resetAfterBytes: Math.floor(bytes / 2) },
+      scriptedResponse('anthropic', answer),
+    )
+
+    const { events, outcome } = await collect(agent.run('q'))
+
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expect(history).toContainEqual(
+      expect.objectContaining({
+        type: 'error',
+        canRetry: true,
+        usage: { inputTokens: 700, outputTokens: 1, totalTokens: 701 },
+      }),
+    )
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(1_400)
+    expect(recordedUsage(history)).toEqual(counted)
+    // The discarded attempt has no `usage` event, as a failed response has none.
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
+    expect(usageEvents(replay)).toEqual(usageEvents(events))
+    // Its retry notice is replayed where it was live: in the turn of the response that followed.
+    const shape = (list: readonly Event[]) =>
+      list
+        .filter((e) => ['turn_start', 'error', 'response_complete', 'turn_end'].includes(e.type))
+        .map((e) => (e.type === 'error' ? `error ${e.canRetry}` : e.type))
+    expect(shape(events)).toEqual(['turn_start', 'error true', 'response_complete', 'turn_end'])
+    expect(shape(replay)).toEqual(shape(events))
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 2 responses · 1,400 in')
+  })
 })

@@ -66,7 +66,9 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   // reads as aborted and ends below as that failure.
   const send = async (request: LLMRequest): Promise<ModelResult> => {
     const hooked = await hookedRequest(rt, request)
-    return hooked === undefined ? { kind: 'aborted', partial: undefined } : callModel(rt, client, hooked)
+    return hooked === undefined
+      ? { kind: 'aborted', partial: undefined }
+      : callModel(rt, client, hooked, state.accounting)
   }
   const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting, send)
   let end: TurnEnd
