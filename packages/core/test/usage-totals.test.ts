@@ -1,5 +1,12 @@
-import { addUsage, type Event, type HistoryEvent, type TaskMetadataRecord, type Usage } from '@kode/protocol'
-import { scriptedResponse } from '@kode/providers/testing'
+import {
+  addUsage,
+  checkEventOrder,
+  type Event,
+  type HistoryEvent,
+  type TaskMetadataRecord,
+  type Usage,
+} from '@kode/protocol'
+import { frameTyped, scriptedResponse } from '@kode/providers/testing'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say } from './helpers/chat-wire.js'
@@ -22,7 +29,7 @@ function recordedUsage(history: readonly HistoryEvent[]): Usage {
         : record.type === 'compaction'
           ? record.usage
           : record.type === 'error' || record.type === 'interrupt'
-            ? record.compaction?.usage
+            ? (record.compaction?.usage ?? record.usage)
             : undefined
     if (usage) total = addUsage(total, usage)
   }
@@ -155,5 +162,140 @@ describe('usage totals', () => {
     expect(usageEvents(events)).toEqual([counted])
     expect(usageEvents(replay)).toEqual(usageEvents(events))
     expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 50 in')
+  })
+
+  /** Anthropic's `message_start`, which reports the request's input tokens before any output. */
+  const messageStart = (inputTokens: number) => ({
+    type: 'message_start',
+    message: {
+      id: 'msg_1',
+      type: 'message',
+      role: 'assistant',
+      model: 'claude-sonnet-4-5',
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: inputTokens, output_tokens: 1 },
+    },
+  })
+
+  test('a call interrupted before any output keeps the input tokens it was billed on its interrupt record', async () => {
+    const h = harness()
+    const agent = h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) })
+    const controller = new AbortController()
+    // The message starts (the input tokens are reported), then the model thinks until interrupted.
+    h.server.handle(() => {
+      setTimeout(() => controller.abort(), 100)
+      return scriptedResponse('anthropic', {
+        id: 'msg_1',
+        model: 'claude-sonnet-4-5',
+        steps: [{ text: 'Never sent.' }],
+        usage: { inputTokens: 700, outputTokens: 5 },
+        stallAfter: 0,
+      })
+    })
+
+    const { events, outcome } = await collect(agent.run('q', { signal: controller.signal }))
+
+    expect(outcome.reason).toBe('aborted')
+    const history = await agent.history()
+    expect(history.at(-2)).toMatchObject({
+      type: 'interrupt',
+      turn: 'own',
+      usage: { inputTokens: 700 },
+      model: 'claude-sonnet-4-5',
+    })
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(700)
+    expect(recordedUsage(history)).toEqual(counted)
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(usageEvents(events)).toEqual([counted])
+    expect(usageEvents(replay)).toEqual([counted])
+    // Live and in replay, in the turn of the call, before its interrupt.
+    const shape = (list: readonly Event[]) =>
+      list.filter((e) => ['turn_start', 'usage', 'interrupt', 'turn_end'].includes(e.type)).map((e) => e.type)
+    expect(shape(events)).toEqual(['turn_start', 'usage', 'interrupt', 'turn_end'])
+    expect(shape(replay)).toEqual(shape(events))
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 700 in')
+  })
+
+  test('a call that failed before any text keeps the input tokens it was billed on its error record', async () => {
+    const h = harness()
+    const agent = h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) })
+    h.server.enqueue({
+      body: frameTyped(
+        [
+          messageStart(700),
+          { type: 'error', error: { type: 'invalid_request_error', message: 'Bad block.' } },
+        ].map((e) => JSON.stringify(e)),
+      ),
+    })
+
+    const { events, outcome } = await collect(agent.run('q'))
+
+    expect(outcome.reason).toBe('error')
+    const history = await agent.history()
+    expect(history.at(-2)).toMatchObject({
+      type: 'error',
+      turn: 'own',
+      usage: { inputTokens: 700 },
+      model: 'claude-sonnet-4-5',
+    })
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(700)
+    expect(recordedUsage(history)).toEqual(counted)
+    // As for a failed response that kept text: counted, but no `usage` event, live or in replay.
+    expect(usageEvents(events)).toEqual([])
+    expect(usageEvents(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 700 in')
+  })
+
+  test('an attempt retried after output keeps what its provider billed on a retry record', async () => {
+    const h = harness()
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    })
+    const answer = {
+      id: 'msg_1',
+      model: 'claude-sonnet-4-5',
+      steps: [{ text: 'A long answer that will be cut off before it can finish streaming.' }],
+      usage: { inputTokens: 700, outputTokens: 12 },
+    }
+    // The first attempt streams some text, then the connection is cut: the engine retries.
+    const first = scriptedResponse('anthropic', answer)
+    const bytes = (first.body as string[]).join('').length
+    h.server.enqueue(
+      { ...first, resetAfterBytes: Math.floor(bytes / 2) },
+      scriptedResponse('anthropic', answer),
+    )
+
+    const { events, outcome } = await collect(agent.run('q'))
+
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expect(history).toContainEqual(
+      expect.objectContaining({
+        type: 'error',
+        canRetry: true,
+        usage: { inputTokens: 700, outputTokens: 1, totalTokens: 701 },
+      }),
+    )
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(1_400)
+    expect(recordedUsage(history)).toEqual(counted)
+    // The discarded attempt has no `usage` event, as a failed response has none.
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
+    expect(usageEvents(replay)).toEqual(usageEvents(events))
+    // Its retry notice is replayed where it was live: in the turn of the response that followed.
+    const shape = (list: readonly Event[]) =>
+      list
+        .filter((e) => ['turn_start', 'error', 'response_complete', 'turn_end'].includes(e.type))
+        .map((e) => (e.type === 'error' ? `error ${e.canRetry}` : e.type))
+    expect(shape(events)).toEqual(['turn_start', 'error true', 'response_complete', 'turn_end'])
+    expect(shape(replay)).toEqual(shape(events))
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 2 responses · 1,400 in')
   })
 })

@@ -48,8 +48,22 @@ export const CompactionAttempt = Type.Object(
 export type CompactionAttempt = Static<typeof CompactionAttempt>
 
 /**
+ * What a model call that left no message was billed for: an `error` or `interrupt` record of a
+ * call that failed or was interrupted before any text, after its provider had reported usage
+ * (Anthropic reports the input tokens as the message starts). The task's `task_metadata` counts
+ * it, so the history keeps it too. Absent when the provider reported none, and in histories
+ * written before these fields.
+ */
+const UnsavedCallUsage = {
+  usage: Type.Optional(Usage),
+  costUsd: Type.Optional(Type.Number({ minimum: 0 })),
+  model: Type.Optional(Type.String()),
+}
+
+/**
  * A stream or API error that ended a response or task, kept so replay can show it; with
- * `compaction`, a compaction whose summary failed (see `CompactionAttempt`).
+ * `compaction`, a compaction whose summary failed (see `CompactionAttempt`); with `usage`, what
+ * the failed call that left no message was billed for (see `UnsavedCallUsage`).
  */
 export const ErrorRecord = record(
   'error',
@@ -61,6 +75,7 @@ export const ErrorRecord = record(
     code: Type.Optional(Type.String()),
     turn: Type.Optional(RecordTurn),
     compaction: Type.Optional(CompactionAttempt),
+    ...UnsavedCallUsage,
   },
   'ErrorRecord',
 )
@@ -85,11 +100,12 @@ export type TaskMetadataRecord = Static<typeof TaskMetadataRecord>
 /**
  * An interrupt that no message carries: the user interrupted before any assistant output or tool
  * result existed. Otherwise interrupts are derived from `stopReason`/`status` `aborted`. With
- * `compaction`, the user interrupted a compaction (see `CompactionAttempt`).
+ * `compaction`, the user interrupted a compaction (see `CompactionAttempt`); with `usage`, what the
+ * interrupted call was billed for (see `UnsavedCallUsage`).
  */
 export const InterruptRecord = record(
   'interrupt',
-  { turn: Type.Optional(RecordTurn), compaction: Type.Optional(CompactionAttempt) },
+  { turn: Type.Optional(RecordTurn), compaction: Type.Optional(CompactionAttempt), ...UnsavedCallUsage },
   'InterruptRecord',
 )
 export type InterruptRecord = Static<typeof InterruptRecord>

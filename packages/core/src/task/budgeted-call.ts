@@ -20,7 +20,7 @@ export async function callModelWithinBudget(
   client: LLMClient,
   request: () => LLMRequest,
   accounting: TaskAccounting,
-  send: (request: LLMRequest) => Promise<ModelResult> = (sent) => callModel(rt, client, sent),
+  send: (request: LLMRequest) => Promise<ModelResult> = (sent) => callModel(rt, client, sent, accounting),
 ): Promise<ModelResult> {
   const compaction = rt.settings.compaction
   let sent = request()

@@ -1,4 +1,4 @@
-import type { AssistantMessage } from '@kode/protocol'
+import type { AssistantMessage, ErrorRecord } from '@kode/protocol'
 import {
   type LLMClient,
   type LLMRequest,
@@ -9,6 +9,7 @@ import {
   retryDelayMs,
 } from '@kode/providers'
 import { abortableSleep } from './abortable-sleep.js'
+import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
 import { ResponseEvents } from './stream-events.js'
 
@@ -26,12 +27,15 @@ export type ModelResult =
  * output (each announced here as an `error` event with `canRetry: true`). A retryable failure
  * after output was streamed is the engine's to retry: the open streams close, an `error` with
  * `canRetry: true` is emitted, and the same request is sent again; the partial response is
- * discarded. Anything but a `ProviderError` (a bug in a custom client) is thrown.
+ * discarded, but what its provider reported it billed (usage, cost) is kept on an `error` record
+ * with `canRetry: true`, written before that event, and counted in `accounting`. Anything but a
+ * `ProviderError` (a bug in a custom client) is thrown.
  */
 export async function callModel(
   rt: TaskRuntime,
   client: LLMClient,
   request: LLMRequest,
+  accounting: Pick<TaskAccounting, 'addResponse'>,
 ): Promise<ModelResult> {
   const { signal, events } = rt
   const { retry, now } = rt.settings
@@ -62,7 +66,9 @@ export async function callModel(
       if (!ProviderError.is(error)) throw error
       const delayMs = retryDelayMs(attempt, error.retryAfterMs, retry)
       if (delivered && error.retryable && retryAllowed(attempt, now() - startedAt, delayMs, retry)) {
-        events.emit('error', { errorMessage: retryNotice(error, delayMs), canRetry: true })
+        const errorMessage = retryNotice(error, delayMs)
+        if (error.partial?.usage) await keepBilled(rt, accounting, error, error.partial, errorMessage)
+        events.emit('error', { errorMessage, canRetry: true })
         if (!(await abortableSleep(delayMs, signal))) return { kind: 'aborted', partial: undefined }
         continue
       }
@@ -84,4 +90,27 @@ export async function callModel(
 
 function retryNotice(error: ProviderError, delayMs: number): string {
   return `${error.message} (retrying in ${delayMs} ms)`
+}
+
+/**
+ * Keeps what a retried attempt was billed: an `error` record with `canRetry: true` and the
+ * attempt's usage (replay shows its retry notice in the turn of the response that follows), and
+ * counts it, so the task's records add up to its `task_metadata`.
+ */
+async function keepBilled(
+  rt: TaskRuntime,
+  accounting: Pick<TaskAccounting, 'addResponse'>,
+  error: ProviderError,
+  partial: AssistantMessage,
+  message: string,
+): Promise<void> {
+  const { createId, now } = rt.settings
+  const record: ErrorRecord = { type: 'error', id: createId(), createdAt: now(), message, canRetry: true }
+  if (error.status !== undefined) record.status = error.status
+  if (error.code !== undefined) record.code = error.code
+  if (partial.usage) record.usage = partial.usage
+  if (partial.costUsd !== undefined) record.costUsd = partial.costUsd
+  if (partial.model !== undefined) record.model = partial.model
+  await rt.journal.persist(record)
+  accounting.addResponse(partial)
 }

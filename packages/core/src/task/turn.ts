@@ -66,7 +66,9 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
   // reads as aborted and ends below as that failure.
   const send = async (request: LLMRequest): Promise<ModelResult> => {
     const hooked = await hookedRequest(rt, request)
-    return hooked === undefined ? { kind: 'aborted', partial: undefined } : callModel(rt, client, hooked)
+    return hooked === undefined
+      ? { kind: 'aborted', partial: undefined }
+      : callModel(rt, client, hooked, state.accounting)
   }
   const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting, send)
   let end: TurnEnd
@@ -209,7 +211,13 @@ async function interrupted(
   } else {
     // In this turn, which has no response: replay opens one for it too.
     const { createId, now } = rt.settings
-    await rt.journal.persist({ type: 'interrupt', id: createId(), createdAt: now(), turn: 'own' })
+    const billed = unsavedCall(partial)
+    await rt.journal.persist({ type: 'interrupt', id: createId(), createdAt: now(), turn: 'own', ...billed })
+    // Counted and announced as an interrupted response's usage is (replay shows it from the record).
+    if (billed.usage) {
+      state.accounting.addResponse(partial!)
+      rt.events.emit('usage', { usage: billed.usage, costUsd: billed.costUsd })
+    }
   }
   rt.events.emit('interrupt', {})
   return 'interrupted'
@@ -287,10 +295,30 @@ async function failed(
   if (failure.status !== undefined) record.status = failure.status
   if (failure.code !== undefined) record.code = failure.code
   // Without a kept message the error is this turn's only record: replay opens a turn for it, as here.
-  if (!afterResponse && (!partial || text.length === 0)) record.turn = 'own'
+  if (!afterResponse && (!partial || text.length === 0)) {
+    record.turn = 'own'
+    // What the provider billed before failing is counted, so the record keeps it. No `usage` event,
+    // as for a failed response that kept text.
+    Object.assign(record, unsavedCall(partial))
+    if (record.usage) state.accounting.addResponse(partial!)
+  }
   await journal.persist(record)
   rt.events.emit('error', { errorMessage: failure.message, canRetry: false })
   return { failed: failure.message }
+}
+
+/**
+ * The usage, cost and model of a call that left no message (failed or interrupted before any
+ * text), for its `error` or `interrupt` record: empty when the provider reported no usage.
+ */
+function unsavedCall(
+  partial: AssistantMessage | undefined,
+): Pick<ErrorRecord, 'usage' | 'costUsd' | 'model'> {
+  if (partial?.usage === undefined) return {}
+  const fields: Pick<ErrorRecord, 'usage' | 'costUsd' | 'model'> = { usage: partial.usage }
+  if (partial.costUsd !== undefined) fields.costUsd = partial.costUsd
+  if (partial.model !== undefined) fields.model = partial.model
+  return fields
 }
 
 function hostTurnFailure(failure: HostFailure, partial: AssistantMessage | undefined): TurnFailure {

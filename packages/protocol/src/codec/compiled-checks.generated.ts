@@ -348,7 +348,10 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['status'] !== undefined ? (Number.isInteger(value['status'])) : true) &&
         (value['code'] !== undefined ? ((typeof value['code'] === 'string')) : true) &&
         (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true) &&
-        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true)
+        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true) &&
+        (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
+        (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
       )
     }
     function check_CompactionAttempt(value) {
@@ -434,7 +437,10 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true) &&
-        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true)
+        (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true) &&
+        (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
+        (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
       )
     }
     function check_CompactionAttempt(value) {
@@ -697,6 +703,18 @@ export const versionlessCopies: Readonly<
       copy.compaction = value.compaction
       next++
     }
+    if (keys[next] === 'usage') {
+      copy.usage = value.usage
+      next++
+    }
+    if (keys[next] === 'costUsd') {
+      copy.costUsd = value.costUsd
+      next++
+    }
+    if (keys[next] === 'model') {
+      copy.model = value.model
+      next++
+    }
     return next === keys.length ? copy : undefined
   },
   TaskMetadataRecord: (value, keys) => {
@@ -719,6 +737,18 @@ export const versionlessCopies: Readonly<
     }
     if (keys[next] === 'compaction') {
       copy.compaction = value.compaction
+      next++
+    }
+    if (keys[next] === 'usage') {
+      copy.usage = value.usage
+      next++
+    }
+    if (keys[next] === 'costUsd') {
+      copy.costUsd = value.costUsd
+      next++
+    }
+    if (keys[next] === 'model') {
+      copy.model = value.model
       next++
     }
     return next === keys.length ? copy : undefined

@@ -133,6 +133,8 @@ export class TranscriptRenderer {
             this.unsavedCompaction(event.compaction, event.message)
             break
           }
+          // A call that failed before any text still cost what its provider reported.
+          this.totals.add(event.usage, event.costUsd)
           if (!event.canRetry && this.ending === 'finished') this.ending = 'failed'
           this.blocks.push(
             html`<div class="notice error">Error: ${event.message}${event.canRetry ? ' (retryable)' : ''}</div>`,
@@ -143,6 +145,7 @@ export class TranscriptRenderer {
             this.unsavedCompaction(event.compaction, 'The user interrupted the summary.')
             break
           }
+          this.totals.add(event.usage, event.costUsd)
           this.ending = 'interrupted'
           this.blocks.push(html`<div class="notice interrupt">Interrupted by the user</div>`)
           break

@@ -140,7 +140,11 @@ export class SessionReplay implements ReplaySink {
           this.unsavedCompaction(event.compaction, timestamp, awaited, event.message)
           return
         }
-        this.place(event.turn, timestamp, awaited)
+        // A retry the engine kept for what its attempt was billed (`canRetry` with `usage`) was
+        // announced in the turn of the response that followed: that turn is opened for it, as for
+        // an automatic compaction. Other retryable errors stay where `turn` says, as before.
+        if (event.canRetry && event.usage) this.placeBeforeResponse(timestamp, awaited)
+        else this.place(event.turn, timestamp, awaited)
         this.emit({
           type: 'error',
           sessionId,
@@ -155,6 +159,16 @@ export class SessionReplay implements ReplaySink {
           return
         }
         this.place(event.turn, timestamp, awaited)
+        // A call interrupted before any output that its provider billed: announced as live. (An
+        // error record's usage has no event, as a failed response's has none.)
+        if (event.usage) {
+          const { usage, costUsd } = event
+          this.emit(
+            costUsd === undefined
+              ? { type: 'usage', sessionId, timestamp, usage }
+              : { type: 'usage', sessionId, timestamp, usage, costUsd },
+          )
+        }
         this.emit({ type: 'interrupt', sessionId, timestamp })
         return
       case 'task_metadata':
@@ -389,12 +403,21 @@ export class SessionReplay implements ReplaySink {
    * kept when an earlier compaction of the same call opened it (`awaited`).
    */
   private placeCompaction(reason: CompactionReason, timestamp: number, awaited: boolean): void {
-    if (reason !== 'manual' && awaited) {
+    if (reason === 'manual') this.closeTurn()
+    else this.placeBeforeResponse(timestamp, awaited)
+  }
+
+  /**
+   * Places an event that ran in a turn before its model call answered (an automatic compaction, a
+   * retry): in the turn opened for the response, kept when an earlier one opened it (`awaited`).
+   */
+  private placeBeforeResponse(timestamp: number, awaited: boolean): void {
+    if (awaited) {
       this.turnAwaitsResponse = true
       return
     }
     this.closeTurn()
-    if (reason !== 'manual') this.openTurnForResponse(timestamp)
+    this.openTurnForResponse(timestamp)
   }
 
   /** Opens a turn whose response comes next (see `turnAwaitsResponse`). */
