@@ -137,6 +137,11 @@ describe('redact finds the key in every encoding a server may echo it in', () =>
     ['RFC 3986 strict percent-encoding', strict(key)],
     ['RFC 3986 strict with lowercase hex', lower(strict(key))],
     ['every character percent-encoded', [...key].map((c) => `%${c.charCodeAt(0).toString(16)}`).join('')],
+    [
+      'percent-encoded twice (a URL that carried an encoded URL)',
+      encodeURIComponent(encodeURIComponent(key)),
+    ],
+    ['form-encoded, then percent-encoded again', lower(encodeURIComponent(form(key)))],
     ['JSON with / escaped (PHP json_encode)', key.replaceAll('/', '\\/')],
     [
       'JSON with \\u escapes',
