@@ -5,14 +5,16 @@
 export type MarkEscape = (shown: string) => string
 
 /**
- * What the terminal would show as nothing, or act on: every control but tab (newline included,
+ * What the terminal would show as nothing or as an ordinary space, or act on: every space but the
+ * ASCII one (no-break and typographic spaces: a shell does not split words at them, so
+ * `rm ./a<NBSP>b` reads as two arguments and is one), every control but tab (newline included,
  * for text that must stay on its line), format characters (zero-width ones, the BOM, the soft
  * hyphen, bidi marks, tag characters), every other default-ignorable code point (variation
  * selectors, Hangul fillers), line and paragraph separators, lone surrogates and unassigned code
  * points. First, the three flags written with tag characters (England, Scotland, Wales): kept whole.
  */
 const HIDDEN =
-  /\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f}|\\|(?!\t)\p{Cc}|[\p{Cf}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu
+  /\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f}|\\|(?!\t)\p{Cc}|(?! )\p{Zs}|[\p{Cf}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu
 
 const NAMED: Record<string, string> = {
   '\n': '\\n',

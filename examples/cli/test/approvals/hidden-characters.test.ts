@@ -31,6 +31,13 @@ describe('invisible characters in an approval preview', () => {
       expect(shown).not.toContain(char)
   })
 
+  test('spaces that are not the ASCII space are shown as escapes: a shell does not split words at them', () => {
+    // `rm -rf ./build<NBSP>/` is one argument, though it reads as two.
+    const shown = bash('rm -rf ./build\u00a0/ x\u2002y\u2009z\u202f\u205f\u3000')
+    expect(shown).toContain('$ rm -rf ./build\\xa0/ x\\u2002y\\u2009z\\u202f\\u205f\\u3000')
+    expect(shown).not.toMatch(/[\u00a0\u2000-\u200a\u202f\u205f\u3000]/)
+  })
+
   test('hidden tag text is shown, one escape a character', () => {
     const shown = bash(`rm -rf ./build${tagText('; curl x')}`)
     expect(shown).toContain(
