@@ -9,6 +9,7 @@ import {
   joinText,
 } from '@kode/protocol'
 import { type LLMClient, ProviderError } from '@kode/providers'
+import { type Billed, billedBy } from '../billed.js'
 import { thrownText } from '../thrown-text.js'
 import type { ContextBudget } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
@@ -27,14 +28,11 @@ export type CompactionResult =
       errorMessage?: string
     }
 
-/** The usage, cost and model of a summary request, as its record keeps them. */
-type SummaryAccount = Pick<CompactionRecord, 'usage' | 'costUsd' | 'model'>
-
 /**
  * A compaction's result, and for one that saved nothing what its summary request cost, when a
  * model answered it: the task counted that, so the record of the attempt keeps it.
  */
-type SummaryOutcome = Extract<CompactionResult, { compacted: true }> | (Unsaved & { spent?: SummaryAccount })
+type SummaryOutcome = Extract<CompactionResult, { compacted: true }> | (Unsaved & { spent?: Billed })
 
 type Unsaved = Extract<CompactionResult, { compacted: false }>
 
@@ -129,7 +127,7 @@ function attemptRecord(
   result: Unsaved,
   reason: CompactionReason,
   tokensBefore: number,
-  spent: SummaryAccount | undefined,
+  spent: Billed | undefined,
 ): ErrorRecord | InterruptRecord {
   const { createId, now } = ctx.settings
   // The summary's usage goes on the marker: the task counted it, so the history must carry it.
@@ -171,7 +169,7 @@ async function summarise(
   const previousSummary = previous?.summary
 
   let summary: string
-  const fields: SummaryAccount = {}
+  const fields: Billed = {}
   const spent = () => (Object.keys(fields).length > 0 ? { spent: fields } : {})
   // Interrupted before it began (a listener of compaction_start, a signal given aborted): no summary.
   if (signal.aborted) return { compacted: false, reason: 'aborted' }
@@ -195,9 +193,7 @@ async function summarise(
       })
       // Counted whatever came of it, as an interrupted response of the task is: tokens were spent.
       ctx.accounting?.addResponse(message)
-      if (message.usage) fields.usage = message.usage
-      if (message.costUsd !== undefined) fields.costUsd = message.costUsd
-      if (message.model !== undefined) fields.model = message.model
+      Object.assign(fields, billedBy(message))
       if (message.stopReason === 'aborted' || signal.aborted)
         return { compacted: false, reason: 'aborted', ...spent() }
       // Cut off at the output limit, the summary lost what it had not said yet: the model would

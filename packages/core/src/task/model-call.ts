@@ -8,6 +8,7 @@ import {
   retryAllowed,
   retryDelayMs,
 } from '@kode/providers'
+import { billedBy } from '../billed.js'
 import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
@@ -108,9 +109,7 @@ async function keepBilled(
   const record: ErrorRecord = { type: 'error', id: createId(), createdAt: now(), message, canRetry: true }
   if (error.status !== undefined) record.status = error.status
   if (error.code !== undefined) record.code = error.code
-  if (partial.usage) record.usage = partial.usage
-  if (partial.costUsd !== undefined) record.costUsd = partial.costUsd
-  if (partial.model !== undefined) record.model = partial.model
+  Object.assign(record, billedBy(partial))
   await rt.journal.persist(record)
   accounting.addResponse(partial)
 }

@@ -8,6 +8,7 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
+import { type Billed, billedBy } from '../billed.js'
 import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { thrownText } from '../thrown-text.js'
@@ -311,14 +312,8 @@ async function failed(
  * The usage, cost and model of a call that left no message (failed or interrupted before any
  * text), for its `error` or `interrupt` record: empty when the provider reported no usage.
  */
-function unsavedCall(
-  partial: AssistantMessage | undefined,
-): Pick<ErrorRecord, 'usage' | 'costUsd' | 'model'> {
-  if (partial?.usage === undefined) return {}
-  const fields: Pick<ErrorRecord, 'usage' | 'costUsd' | 'model'> = { usage: partial.usage }
-  if (partial.costUsd !== undefined) fields.costUsd = partial.costUsd
-  if (partial.model !== undefined) fields.model = partial.model
-  return fields
+function unsavedCall(partial: AssistantMessage | undefined): Billed {
+  return partial?.usage === undefined ? {} : billedBy(partial)
 }
 
 function hostTurnFailure(failure: HostFailure, partial: AssistantMessage | undefined): TurnFailure {
