@@ -187,6 +187,24 @@ describe('a page on host B follows a session that another host deletes and creat
     events(frames)
       .filter((e) => e.type === 'user_message')
       .map((e) => e.content)
+  /**
+   * Reads B's event stream of the session until the user message `last` shows. Resolves once
+   * `first` has shown, with the read still going: `frames`, all it will have seen.
+   */
+  const readUntil = async (url: string, first: string, last: string) => {
+    let seen: Frame[] = []
+    let wake = () => {}
+    const frames = readStream(`${url}/sessions/${SESSION}/events`, (read) => {
+      seen = read
+      wake()
+      return userMessages(read).includes(last)
+    })
+    await new Promise<void>((resolve) => {
+      wake = () => userMessages(seen).includes(first) && resolve()
+      wake()
+    })
+    return { frames }
+  }
 
   test('B shows the new session from its start, not its records after the old one’s', async () => {
     const other = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
@@ -194,17 +212,7 @@ describe('a page on host B follows a session that another host deletes and creat
     await other.create({ id: SESSION })
     await other.append(SESSION, [user('o1', 'old question'), user('o2', 'old follow-up')])
     const { b } = await startHostB()
-    let seen: Frame[] = []
-    let wake = () => {}
-    const reader = readStream(`${b.url}/sessions/${SESSION}/events`, (frames) => {
-      seen = frames
-      wake()
-      return userMessages(frames).includes('new follow-up')
-    })
-    await new Promise<void>((resolve) => {
-      wake = () => userMessages(seen).includes('old follow-up') && resolve()
-      wake()
-    })
+    const reader = (await readUntil(b.url, 'old follow-up', 'new follow-up')).frames
 
     // Deleted and created again under its id, with more records than B has seen: following on
     // from B's position alone would carry on with the new session's third record.
@@ -253,17 +261,7 @@ describe('a page on host B follows a session that another host deletes and creat
       }
     })
     const { b } = await startHostB(store)
-    let seen: Frame[] = []
-    let wake = () => {}
-    const reader = readStream(`${b.url}/sessions/${SESSION}/events`, (frames) => {
-      seen = frames
-      wake()
-      return userMessages(frames).includes('new follow-up')
-    })
-    await new Promise<void>((resolve) => {
-      wake = () => userMessages(seen).includes('kept record') && resolve()
-      wake()
-    })
+    const reader = (await readUntil(b.url, 'kept record', 'new follow-up')).frames
     // The feed has followed a record, so it knows the session's incarnation.
     await followed
 
