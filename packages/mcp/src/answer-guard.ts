@@ -16,9 +16,10 @@ import { relay } from './relay.js'
  * closed with the request in flight. `stream-ended`: the stream that was to carry its answer ended
  * without it. `accepted`: the server answered the POST carrying it with 202 Accepted, which says
  * no answer will come (a protocol violation for a request). `not-resumed`: the server refused to
- * resume the stream that was to carry it until the SDK gave up.
+ * resume the stream that was to carry it until the SDK gave up. `unresumable`: that stream ended
+ * without it, naming as the event to resume from one whose id cannot be sent in an HTTP header.
  */
-export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed'
+export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed' | 'unresumable'
 
 /** Why requests are given up on while the transport lives on. */
 export type GivenUp = Exclude<Unanswered, 'closed'>
@@ -93,6 +94,8 @@ const REASONS: Readonly<Record<Unanswered, string>> = {
   'stream-ended': 'the stream that was to carry the answer ended without it',
   accepted: 'the server accepted the request (HTTP 202) without answering it',
   'not-resumed': 'the server did not resume the stream that was to carry the answer',
+  unresumable:
+    'the stream that was to carry the answer ended without it, naming an event id to resume it from that cannot be sent in an HTTP header',
 }
 
 /** Why Kode failed a request itself (see `AnswerGuard`); `undefined` for any other failure. */

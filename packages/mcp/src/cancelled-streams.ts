@@ -1,6 +1,7 @@
 import { isJSONRPCNotification, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { requestIdsOf } from './answer-guard.js'
-import { eventIdWatch, headerValue } from './event-ids.js'
+import { canResumeFrom, eventIdWatch, headerValue } from './event-ids.js'
+import { type ExpiringIds, expiringIds } from './expiring-ids.js'
 
 /** A POST's event stream carrying answers, which can be let go. */
 interface AnswerStream {
@@ -19,15 +20,18 @@ interface AnswerStream {
  *
  * The SDK, seeing the stream end, resumes it if it named an event (a GET with `Last-Event-ID`),
  * which a server would again keep open: that GET is answered here, with 405, on which the SDK
- * stops resuming without an error.
+ * stops resuming without an error. The SDK may never send it (it does not resume a stream that
+ * carried a result, which the cancelled request's may have just before it was let go), so the
+ * record of it is kept for a while only (see `ReleaseOptions`).
  */
 export function releaseCancelledStreams(
   fetchFn: typeof fetch,
   waiting: (ids: readonly RequestId[]) => RequestId[],
+  options: ReleaseOptions = RELEASE_DEFAULTS,
 ): typeof fetch {
   const open = new Set<AnswerStream>()
   /** The event ids the streams let go end at: where the SDK would resume them from. */
-  const released = new Set<string>()
+  const released = expiringIds(options.keepMs, options.max)
   return async (input, init) => {
     const method = init?.method?.toUpperCase() ?? 'GET'
     if (method === 'GET' && released.size > 0) {
@@ -56,6 +60,21 @@ export function releaseCancelledStreams(
   }
 }
 
+/** How long the event id a stream let go ends at is kept for the SDK's attempt to resume it. */
+export interface ReleaseOptions {
+  /** Ms each id is kept at most. */
+  readonly keepMs: number
+  /** How many ids are kept at most; the oldest goes first. */
+  readonly max: number
+}
+
+/**
+ * The SDK tries to resume a stream after its first reconnection delay: 1 s, or the server's
+ * `retry` hint if it sent one. Half a minute covers either but a server asking for longer, whose
+ * stream is then reopened and held as if it had not been let go.
+ */
+const RELEASE_DEFAULTS: ReleaseOptions = { keepMs: 30_000, max: 100 }
+
 /**
  * The same response, its body an event stream listed in `open` while it is read; released, it
  * ends there (what was read is still delivered) and its connection is closed.
@@ -64,7 +83,7 @@ function releasable(
   response: Response,
   requests: readonly RequestId[],
   open: Set<AnswerStream>,
-  released: Set<string>,
+  released: ExpiringIds,
 ): { response: Response; stream: AnswerStream } {
   const reader = (response.body as ReadableStream<Uint8Array>).getReader()
   const eventIds = eventIdWatch()
@@ -76,8 +95,9 @@ function releasable(
       if (over) return
       over = true
       open.delete(stream)
+      // An id no header can carry: the SDK's attempts to resume fail before any request.
       const from = eventIds.last()
-      if (from !== undefined) released.add(headerValue(from))
+      if (from !== undefined && canResumeFrom(from)) released.add(headerValue(from))
       controller?.close()
       void reader.cancel().catch(() => undefined)
     },

@@ -1,7 +1,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
-import { eventIdWatch, headerValue } from './event-ids.js'
+import { canResumeFrom, eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 
 /**
@@ -63,7 +63,8 @@ interface Resumable {
  *
  * Streamable HTTP leaves requests waiting in three more ways, which `watch.unanswered` hears of:
  * a POST's event stream that ends without the answers it was to carry and names no event the
- * SDK resumes from (see `eventIdWatch`); a 202 answer to a POST carrying requests; and a stream that named an event but
+ * SDK resumes from (see `eventIdWatch`), or only one no header can carry (see `canResumeFrom`:
+ * the SDK's attempts then fail before any request, unseen here); a 202 answer to a POST carrying requests; and a stream that named an event but
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
  */
@@ -133,6 +134,7 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
           // The SDK resumes the stream only from an event id it read: without one, it is over.
           const from = eventIds?.last()
           if (from === undefined) watch.unanswered(requests, 'stream-ended')
+          else if (!canResumeFrom(from)) watch.unanswered(requests, 'unresumable')
           else expectResumption(headerValue(from), requests)
         }
       },

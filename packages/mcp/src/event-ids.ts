@@ -109,3 +109,25 @@ export function eventIdWatch(): EventIdWatch {
 export function headerValue(eventId: string): string {
   return eventId.replace(/^[ \t]+|[ \t]+$/g, '')
 }
+
+/** Tab, then the range of space to `~` (visible ASCII), then the range of bytes 0x80 to 0xFF. */
+const HEADER_CHARS: readonly (readonly [number, number])[] = [
+  [0x09, 0x09],
+  [0x20, 0x7e],
+  [0x80, 0xff],
+]
+
+/**
+ * Whether a client can resume a stream from `eventId`: the `Last-Event-ID` header carrying it
+ * must be a valid header value (RFC 9110's field value: tabs, spaces, visible ASCII, bytes 0x80 to
+ * 0xFF). The MCP SDK tries no other: with a character above U+00FF, `Headers` throws before any
+ * request; with a control character, `fetch` rejects it unsent. Either way every attempt fails
+ * without reaching the server, and the stream is never resumed.
+ */
+export function canResumeFrom(eventId: string): boolean {
+  for (const char of headerValue(eventId)) {
+    const code = char.codePointAt(0)!
+    if (!HEADER_CHARS.some(([low, high]) => code >= low && code <= high)) return false
+  }
+  return true
+}

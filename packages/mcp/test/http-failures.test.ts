@@ -228,6 +228,30 @@ describe('a stream is resumed from the event id the SDK resumes from, not from a
   })
 })
 
+describe('a stream that names an event id no HTTP header can carry', () => {
+  test.each([
+    ['a character above U+00FF', 'non-latin1-id'],
+    ['a control character', 'control-char-id'],
+  ])(
+    'holding %s: the call fails at once saying so, nothing is sent to resume it, and the connection lives on',
+    async (_name, rawEnd) => {
+      server = await startWaitingHttp()
+      const { web, closes } = await connectWeb(server.origin)
+      const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 1, rawEnd }))
+      expect(result).toMatchObject({
+        status: 'error',
+        outputText:
+          'web__wait failed: MCP server "web" ended the stream that was to carry the answer without it, naming an event id to resume it from that cannot be sent in an HTTP header',
+      })
+      expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+      const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+      expect((await execute(resumptions, {})).outputText).toBe('[]')
+      expect(web.connected).toBe(true)
+      expect(closes).toEqual([])
+    },
+  )
+})
+
 describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
   test('each call is an error result once its own resumption is given up on', async () => {
     server = await startWaitingHttp({ resumable: true })

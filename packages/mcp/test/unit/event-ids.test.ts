@@ -1,5 +1,5 @@
 import { describe, expect, test } from 'vitest'
-import { eventIdWatch } from '../../src/event-ids.js'
+import { canResumeFrom, eventIdWatch } from '../../src/event-ids.js'
 
 /** The event id a client resumes an event stream sent as `chunks` from (`undefined`: none). */
 function resumesFrom(chunks: readonly (string | Uint8Array)[]): string | undefined {
@@ -46,5 +46,17 @@ describe('eventIdWatch', () => {
 
   test('the value keeps what follows the one space after the colon', () => {
     expect(resumesFrom(['id:  stream-1_2 \ndata: {}\n\n'])).toBe(' stream-1_2 ')
+  })
+})
+
+describe('canResumeFrom', () => {
+  test('an id a header carries: visible ASCII, inner spaces and tabs, Latin-1 letters, spaces around it', () => {
+    for (const id of ['stream-1_2', 'a b\tc', 'é', 'ÿ\u0080', ' padded ', ''])
+      expect(canResumeFrom(id)).toBe(true)
+  })
+
+  test('an id holding a character above U+00FF or a control character other than tab is not one', () => {
+    for (const id of ['✓', 'a🙂', 'a\u0001b', 'a\u001fb', 'a\u007fb', 'a\u000bb'])
+      expect(canResumeFrom(id)).toBe(false)
   })
 })

@@ -8,6 +8,7 @@ import {
   SessionLockedError,
   sessionNotFound,
 } from '../../errors.js'
+import { type BootIdReader, readBootId } from './boot-id.js'
 import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
@@ -25,6 +26,12 @@ interface LockContent extends LockHolder {
    * the owner from a later process that got the same pid. Absent in older lock files.
    */
   processStart?: number
+  /**
+   * The host's boot the lock was taken in (see `BootIdReader`): pids and the monotonic clock start
+   * over at boot, so neither tells a lock from before a reboot. Absent in older lock files and on
+   * hosts without a boot id.
+   */
+  bootId?: string
 }
 
 /** The process looking at a lock: who it is, and when it started. */
@@ -35,6 +42,8 @@ interface Observer {
   startedAt: number
   /** Monotonic ms at which this process started. */
   processStart: number
+  /** The host's current boot, if it has an id. */
+  bootId: string | undefined
 }
 
 /**
@@ -42,13 +51,15 @@ interface Observer {
  * move when the wall clock is set, so it identifies the process exactly; the wall-clock one is only
  * for lock files written before the monotonic one was recorded.
  */
-function observer(): Observer {
+async function observer(bootId: BootIdReader): Promise<Observer> {
+  const current = await bootId()
   const uptimeMs = process.uptime() * 1000
   return {
     pid: process.pid,
     hostname: hostname(),
     startedAt: Date.now() - uptimeMs,
     processStart: monotonicStart(),
+    bootId: current,
   }
 }
 
@@ -89,22 +100,25 @@ const SAME_START_MS = 1
  * hard-linked into place, which fails if the lock exists), holding the owner's pid and hostname.
  * A lock whose owner ran on this host and no longer runs (killed, crashed) is stale: it is removed,
  * `onStale` is told, and the lock is taken. That includes a lock carrying our own pid that an
- * earlier process took (a container restarted with the same pid, typically 1). A live owner (another
- * store in this process too), or one on another host, means refusal.
+ * earlier process took (a container restarted with the same pid, typically 1), and, where the host
+ * has a boot id (`bootId`, Linux's by default), any lock taken in an earlier boot of this host. A
+ * live owner (another store in this process too), or one on another host, means refusal.
  */
 export async function acquireLock(
   file: string,
   sessionId: string,
   now: number,
   onStale: (holder: LockHolder) => void,
+  bootId: BootIdReader = readBootId,
 ): Promise<HeldLock> {
-  const self = observer()
+  const self = await observer(bootId)
   const content: LockContent = {
     pid: self.pid,
     hostname: self.hostname,
     acquiredAt: now,
     token: randomUUID(),
     processStart: self.processStart,
+    ...(self.bootId === undefined ? {} : { bootId: self.bootId }),
   }
   const temp = `${file}.${content.token}.tmp`
   try {
@@ -188,6 +202,7 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
         token: typeof value.token === 'string' ? value.token : '',
       }
       if (typeof value.processStart === 'number') holder.processStart = value.processStart
+      if (typeof value.bootId === 'string') holder.bootId = value.bootId
       return holder
     }
   } catch {
@@ -197,12 +212,15 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
 }
 
 /**
- * Stale: the owner ran on this host and is gone. Another host's lock is never judged. A lock with
- * our own pid is ours only if it was taken after this process started: `process.kill` cannot tell,
- * since our pid is always alive.
+ * Stale: the owner ran on this host and is gone. Another host's lock is never judged. A lock taken
+ * in another boot of this host is stale whatever its pid (every process of that boot is gone);
+ * without boot ids on both sides (an older lock file, a host without one), the pid decides. A lock
+ * with our own pid is ours only if it was taken after this process started: `process.kill` cannot
+ * tell, since our pid is always alive.
  */
 function isStale(holder: LockContent, self: Observer): boolean {
   if (holder.hostname !== self.hostname) return false
+  if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return true
   if (holder.pid === self.pid) {
     return holder.processStart !== undefined
       ? Math.abs(holder.processStart - self.processStart) > SAME_START_MS
