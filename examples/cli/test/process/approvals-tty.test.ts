@@ -82,6 +82,22 @@ describe('asking for approval on a terminal', () => {
     expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('ran\n')
   })
 
+  test('the braille blank, a tab and a private-use character are shown as escapes in reverse video', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession(
+      'kode-approve-blank',
+      kodeIn(dir, 'exec "run \\`echo a\u2800b\tc\ue000 > ran.txt\\`"'),
+    )
+    await tmux.waitForText(APPROVAL_QUESTION)
+    expect(tmux.screen()).toContain('$ echo a\\u2800b\\tc\\ue000 > ran.txt')
+    // Each escape reaches the real terminal in reverse video (SGR 7).
+    const styled = tmux.styledScreen()
+    for (const shown of ['\\u2800', '\\t', '\\ue000'])
+      expect(styled).toMatch(new RegExp(`\x1b\\[[0-9;]*\\b7m${shown.replace(/\\/g, '\\\\')}\x1b\\[`))
+    await answer('n', 'EXIT=')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
+  })
+
   test('a character the terminal shows as nothing is shown as a marked escape, and n denies the call', async () => {
     dir = realpathSync(tempDir('kode-approve-tty-'))
     // A zero-width space inside the command: invisible if written as it is.
