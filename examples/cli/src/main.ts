@@ -6,7 +6,7 @@ import { terminalApprovals } from './approvals/terminal.js'
 import { parseCliArgs, USAGE, UsageError } from './args.js'
 import { ConfigError } from './config.js'
 import { runDemo } from './demo.js'
-import { createStyle } from './display/style.js'
+import { colorFor, createStyle, isLive } from './display/style.js'
 import { jsonTerminalSafe, terminalSafe } from './display/terminal-safe.js'
 import { runExec } from './exec.js'
 import { ProviderChoiceError, realModelHint } from './provider.js'
@@ -22,8 +22,8 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
   if (args.command === 'help') return print(`${USAGE}\n`)
   if (args.command === 'version') return print(`kode ${VERSION}\n`)
   const { stdout, stderr, stdin } = process
-  const live = Boolean(stdout.isTTY) && env.TERM !== 'dumb'
-  const style = createStyle(env.FORCE_COLOR ? env.FORCE_COLOR !== '0' : live && !env.NO_COLOR)
+  const live = isLive(stdout, env)
+  const style = createStyle(colorFor(stdout, env))
   const terminal = {
     write: (text: string) => void stdout.write(text),
     get columns() {
@@ -55,12 +55,13 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           io.err(
             `kode: ${offline.why}; answering with the local scripted model (offline). To use a real model, ${realModelHint(offline)}.\n`,
           )
-        // Questions go to stderr: stdout carries only the answer (or the events).
+        // Questions go to stderr: stdout carries only the answer (or the events). Their colour
+        // follows stderr, so `exec > file` still marks escapes and `exec 2> file` writes no colour.
         const decide = terminalApprovals(app.yes, {
           input: stdin,
           output: stderr,
           notify: (line) => io.err(`kode: ${line}\n`),
-          style,
+          style: createStyle(colorFor(stderr, env)),
         })
         return await runExec(app, args.prompt!, { format: args.output, resume, signal, decide }, io)
       }

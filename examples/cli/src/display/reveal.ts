@@ -7,16 +7,19 @@ export type MarkEscape = (shown: string) => string
 /**
  * What the terminal would show as nothing or as an ordinary space, or act on: every space but the
  * ASCII one (no-break and typographic spaces: a shell does not split words at them, so
- * `rm ./a<NBSP>b` reads as two arguments and is one), every control but tab (newline included,
- * for text that must stay on its line), format characters (zero-width ones, the BOM, the soft
- * hyphen, bidi marks, tag characters), every other default-ignorable code point (variation
- * selectors, Hangul fillers), line and paragraph separators, lone surrogates and unassigned code
- * points. First, the three flags written with tag characters (England, Scotland, Wales): kept whole.
+ * `rm ./a<NBSP>b` reads as two arguments and is one), the braille blank (U+2800, drawn as a space
+ * and not one), every control (newline included, for text that must stay on its line; tab too,
+ * which reads as spaces), format characters (zero-width ones, the BOM, the soft hyphen, bidi
+ * marks, tag characters), every other default-ignorable code point (variation selectors, Hangul
+ * fillers), line and paragraph separators, private-use characters (a font draws them as anything,
+ * an icon or nothing), lone surrogates and unassigned code points. First, the three flags written
+ * with tag characters (England, Scotland, Wales): kept whole.
  */
 const HIDDEN =
-  /\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f}|\\|(?!\t)\p{Cc}|(?! )\p{Zs}|[\p{Cf}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu
+  /\u{1f3f4}\u{e0067}\u{e0062}(?:\u{e0065}\u{e006e}\u{e0067}|\u{e0073}\u{e0063}\u{e0074}|\u{e0077}\u{e006c}\u{e0073})\u{e007f}|\\|\p{Cc}|(?! )\p{Zs}|[\u2800\p{Cf}\p{Co}\p{Cs}\p{Cn}\p{Zl}\p{Zp}\p{Default_Ignorable_Code_Point}]/gu
 
 const NAMED: Record<string, string> = {
+  '\t': '\\t',
   '\n': '\\n',
   '\r': '\\r',
   '\b': '\\b',
@@ -46,9 +49,24 @@ export function revealHidden(text: string, mark?: MarkEscape): string {
   return text.replace(HIDDEN, (match: string, offset: number) => {
     if (match === '\\') return mark ? match : '\\\\'
     if (match.length > 2 || inEmoji(match, text, offset)) return match
-    const shown = escapeOf(match)
-    return mark ? mark(shown) : shown
+    return escaped(match, mark)
   })
+}
+
+/**
+ * A path as {@link revealHidden} shows it, with the spaces at its start and its end shown as
+ * escapes too (`notes.txt\x20`): before ` (1 lines):` or at the end of a line they cannot be seen.
+ * Spaces inside it stay: they are seen between the characters around them.
+ */
+export function revealPath(path: string, mark?: MarkEscape): string {
+  const [, leading, middle, trailing] = /^( *)(.*?)( *)$/su.exec(path)!
+  const spaces = (run: string) => [...run].map((space) => escaped(space, mark)).join('')
+  return `${spaces(leading!)}${revealHidden(middle!, mark)}${spaces(trailing!)}`
+}
+
+function escaped(char: string, mark?: MarkEscape): string {
+  const shown = escapeOf(char)
+  return mark ? mark(shown) : shown
 }
 
 /** Whether `char` at `offset` is a joiner or a selector that an emoji sequence uses. */

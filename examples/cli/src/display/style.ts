@@ -18,6 +18,23 @@ export interface Style {
   accent(index: number, text: string): string
 }
 
+/** Whether `stream` is a terminal that can redraw: a TTY whose `TERM` is not `dumb`. */
+export function isLive(stream: { isTTY?: boolean }, env: { TERM?: string }): boolean {
+  return Boolean(stream.isTTY) && env.TERM !== 'dumb'
+}
+
+/**
+ * Whether what is written to `stream` is coloured: `FORCE_COLOR` (but `0`) says yes whatever the
+ * stream, `NO_COLOR` says no; otherwise only a live terminal gets colour. Asked of the stream the
+ * text goes to: `kode exec > file` still asks its questions on the terminal (stderr), in colour.
+ */
+export function colorFor(
+  stream: { isTTY?: boolean },
+  env: { TERM?: string; NO_COLOR?: string; FORCE_COLOR?: string },
+): boolean {
+  return env.FORCE_COLOR ? env.FORCE_COLOR !== '0' : isLive(stream, env) && !env.NO_COLOR
+}
+
 const sgr = (open: number, close: number) => (text: string) => `\x1b[${open}m${text}\x1b[${close}m`
 const ACCENTS = [36, 35, 33, 32, 34, 31] // cyan, magenta, yellow, green, blue, red
 

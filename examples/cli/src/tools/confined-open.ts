@@ -15,6 +15,8 @@ const DIRECTORY_FLAGS = constants.O_RDONLY | (constants.O_DIRECTORY ?? 0) | NO_F
 
 /** A directory opened and checked to be where the workspace said it is. */
 export interface OpenDirectory {
+  /** The absolute path it was checked to be at. */
+  readonly path: string
   /** The path of `name` in this very directory (through /proc on Linux, else by its path). */
   entry(name: string): string
   /** The directory itself, as {@link OpenDirectory.entry} reaches it. */
@@ -66,6 +68,19 @@ export async function openDirectory(
   })
 }
 
+/**
+ * Opens the directory `name` of `parent` through the parent's handle, checked as
+ * {@link openDirectory} does: a walk that goes down this way stays in the directories it opened,
+ * and a directory on it swapped for a symlink since it was listed is a `changed` error.
+ */
+export async function openSubdirectory(
+  workspace: Workspace,
+  parent: OpenDirectory,
+  name: string,
+): Promise<OpenDirectory> {
+  return opened(workspace, join(parent.path, name), parent.entry(name))
+}
+
 /** Makes the missing directory `dir` inside its parent, opened (and made) first. */
 async function created(workspace: Workspace, dir: string): Promise<OpenDirectory> {
   const parent = await openDirectory(workspace, dirname(dir), true)
@@ -89,9 +104,10 @@ async function opened(workspace: Workspace, dir: string, via?: string): Promise<
       throw error
     },
   )
-  if (handle === undefined) return { self: dir, entry: (name) => join(dir, name), close: async () => {} }
+  if (handle === undefined)
+    return { path: dir, self: dir, entry: (name) => join(dir, name), close: async () => {} }
   const self = (await whereIs(handle)) === undefined ? dir : procPath(handle)
-  return { self, entry: (name) => join(self, name), close: () => handle.close() }
+  return { path: dir, self, entry: (name) => join(self, name), close: () => handle.close() }
 }
 
 /** Where `handle` really is now (Linux), or `undefined` where that cannot be asked. */

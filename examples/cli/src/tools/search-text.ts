@@ -1,7 +1,8 @@
-import { readdir, stat } from 'node:fs/promises'
+import { readdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { defineTool, type Tool } from '@kode/core'
 import { Type } from '@sinclair/typebox'
+import { type OpenDirectory, openDirectory, openSubdirectory } from './confined-open.js'
 import { LineMatcher } from './line-matcher.js'
 import { openRegularFile } from './regular-file.js'
 import type { Workspace } from './workspace.js'
@@ -34,7 +35,8 @@ const Parameters = Type.Object({
 /**
  * `search_text`: grep-like and bounded. Matching lines as `path:line: text`, files in name order,
  * skipping dependencies and build output, binary files and files over 1 MiB; at most `maxResults`
- * matches and 5,000 files. Symlinks are not followed, so the search stays in the workspace. The
+ * matches and 5,000 files. Symlinks are not followed and directories are walked through their
+ * opened handles, so the search stays in the workspace even while its directories change. The
  * pattern runs in a worker thread with a time limit per file, so a catastrophically slow one fails
  * the call instead of blocking the agent.
  */
@@ -58,7 +60,7 @@ export function searchTextTool(
       let truncated = false
       const matcher = new LineMatcher(pattern, flags, timeoutMs)
       try {
-        for await (const file of walk(start, ctx.signal)) {
+        for await (const file of walk(workspace, start, ctx.signal)) {
           if (++files > MAX_FILES || matches.length >= maxResults) {
             truncated = true
             break
@@ -68,7 +70,8 @@ export function searchTextTool(
           const hits = await matcher.match(text, maxResults - matches.length, ctx.signal)
           if (hits.length === 0) continue
           const lines = text.split(/\r?\n/)
-          for (const i of hits) matches.push(`${workspace.display(file)}:${i + 1}: ${clip(lines[i]!.trim())}`)
+          for (const i of hits)
+            matches.push(`${workspace.display(file.path)}:${i + 1}: ${clip(lines[i]!.trim())}`)
         }
       } finally {
         await matcher.close()
@@ -89,24 +92,49 @@ function compile(pattern: string, flags: string): RegExp {
   }
 }
 
-/** Files under `start` (or `start` itself), depth first, names sorted so results are stable. */
-async function* walk(start: string, signal: AbortSignal): AsyncGenerator<string> {
-  if (!(await stat(start)).isDirectory()) {
-    yield start
-    return
-  }
-  const entries = await readdir(start, { withFileTypes: true })
-  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
-  for (const entry of entries) {
-    signal.throwIfAborted()
-    const path = join(start, entry.name)
-    if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name)) yield* walk(path, signal)
-    else if (entry.isFile()) yield path
+/** A file the walk found: its path, and the name that opens it through its directory's handle. */
+interface Found {
+  path: string
+  via?: string
+}
+
+/**
+ * Files under `start` (or `start` itself), depth first, names sorted so results are stable. Each
+ * directory is opened (and checked) through the handle of the one above it and listed through its
+ * own, so a directory swapped for a symlink during the walk is a `changed` error, not a way out.
+ */
+async function* walk(workspace: Workspace, start: string, signal: AbortSignal): AsyncGenerator<Found> {
+  const dir = await openDirectory(workspace, start).catch((error: NodeJS.ErrnoException) => {
+    // Not a directory (and not a symlink: that is `changed`): a file, searched alone.
+    if (error.code === 'ENOTDIR') return undefined
+    throw error
+  })
+  if (dir === undefined) yield { path: start }
+  else yield* walkOpened(workspace, dir, signal)
+}
+
+/** The files under the opened `dir`; closes it when done (or when the search stops early). */
+async function* walkOpened(
+  workspace: Workspace,
+  dir: OpenDirectory,
+  signal: AbortSignal,
+): AsyncGenerator<Found> {
+  try {
+    const entries = await readdir(dir.self, { withFileTypes: true })
+    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))
+    for (const entry of entries) {
+      signal.throwIfAborted()
+      if (entry.isDirectory() && !SKIPPED_DIRS.has(entry.name))
+        yield* walkOpened(workspace, await openSubdirectory(workspace, dir, entry.name), signal)
+      else if (entry.isFile()) yield { path: join(dir.path, entry.name), via: dir.entry(entry.name) }
+    }
+  } finally {
+    await dir.close()
   }
 }
 
-async function readSearchable(workspace: Workspace, file: string): Promise<string | undefined> {
-  const { handle, stat } = await openRegularFile(workspace, file)
+async function readSearchable(workspace: Workspace, file: Found): Promise<string | undefined> {
+  const { handle, stat } = await openRegularFile(workspace, file.path, { via: file.via })
   try {
     if (stat.size > MAX_FILE_BYTES) return undefined
     const bytes = await handle.readFile()

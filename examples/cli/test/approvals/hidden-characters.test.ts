@@ -38,6 +38,52 @@ describe('invisible characters in an approval preview', () => {
     expect(shown).not.toMatch(/[\u00a0\u2000-\u200a\u202f\u205f\u3000]/)
   })
 
+  test('the braille blank is shown as an escape: it looks like a space and is not one', () => {
+    const shown = bash('rm -rf ./build\u2800/')
+    expect(shown).toBe('bash:\n  $ rm -rf ./build\\u2800/')
+  })
+
+  test('private-use characters are shown as escapes: a font may draw them as anything, or as nothing', () => {
+    const shown = bash('cat a\ue000b\uf8ff \u{f0000}\u{ffffd}\u{100000}\u{10fffd}')
+    expect(shown).toBe('bash:\n  $ cat a\\ue000b\\uf8ff \\u{f0000}\\u{ffffd}\\u{100000}\\u{10fffd}')
+  })
+
+  test('a tab is shown as \\t: in a command it splits words as a space would, but not inside quotes', () => {
+    expect(bash("grep 'a\tb' x\ty")).toBe("bash:\n  $ grep 'a\\tb' x\\ty")
+    expect(bash('a\tb', inverse)).toBe(`bash:\n  $ a${inverse('\\t')}b`)
+  })
+
+  test('tabs in the lines of a file are shown as \\t, one a tab, with nothing added: nesting still shows', () => {
+    const content = 'func main() {\n\tif ok {\n\t\treturn\t// done\n\t}\n}\n'
+    expect(describeCall(call('write_file', { path: 'main.go', content }))).toEqual([
+      'write_file main.go (5 lines):',
+      '  │ func main() {',
+      '  │ \\tif ok {',
+      '  │ \\t\\treturn\\t// done',
+      '  │ \\t}',
+      '  │ }',
+    ])
+    const edit = describeCall(
+      call('edit_file', { path: 'Makefile', oldText: '\tgo build', newText: '    go build' }),
+      inverse,
+    )
+    expect(edit).toEqual(['edit_file Makefile:', `  - ${inverse('\\t')}go build`, '  +     go build'])
+  })
+
+  test('spaces at the end or the start of a path are shown as escapes; spaces inside it are not', () => {
+    expect(describeCall(call('write_file', { path: 'notes.txt  ', content: 'x' }))[0]).toBe(
+      'write_file notes.txt\\x20\\x20 (1 lines):',
+    )
+    expect(describeCall(call('write_file', { path: ' my notes.txt', content: 'x' }))[0]).toBe(
+      'write_file \\x20my notes.txt (1 lines):',
+    )
+    const edit = describeCall(
+      call('edit_file', { path: 'a b.txt \u200b ', oldText: 'o', newText: 'n' }),
+      inverse,
+    )
+    expect(edit[0]).toBe(`edit_file a b.txt ${inverse('\\u200b')}${inverse('\\x20')}:`)
+  })
+
   test('hidden tag text is shown, one escape a character', () => {
     const shown = bash(`rm -rf ./build${tagText('; curl x')}`)
     expect(shown).toContain(

@@ -15,6 +15,13 @@ function kodeIn(dir: string, args: string): string {
   return `cd ${JSON.stringify(dir)} && env -i ${vars} LANG=C.UTF-8 TERM=xterm-256color node ${JSON.stringify(KODE)} ${args}; echo "EXIT=$?"; sleep 60`
 }
 
+/** A colour or attribute (SGR) escape sequence. */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching escape sequences is the point
+const SGR = /\u001b\[[0-9;]*m/
+/** `shown` (a shown escape such as `\u200b`) in reverse video: SGR 7 on before it, a sequence after. */
+const inReverseVideo = (shown: string) =>
+  new RegExp(`\u001b\\[[0-9;]*\\b7m${shown.replace(/\\/g, '\\\\')}\u001b\\[`)
+
 // Approval asked on a real terminal (tmux gives kode a pty): the user types the answer.
 describe('asking for approval on a terminal', () => {
   let tmux: TmuxSession | undefined
@@ -80,6 +87,47 @@ describe('asking for approval on a terminal', () => {
     await answer('y', 'EXIT=0')
     expect(tmux.screen()).toContain('bash answered: (no output)')
     expect(readFileSync(join(dir, 'ran.txt'), 'utf8')).toBe('ran\n')
+  })
+
+  test('kode exec with stdout in a file still marks the escapes of the question it asks on the terminal', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    const command = kodeIn(dir, 'exec "run \\`echo a\u200bb > ran.txt\\`" > answer.txt')
+    tmux = new TmuxSession('kode-approve-stdout-file', command)
+    await tmux.waitForText(APPROVAL_QUESTION)
+    // The question goes to stderr, a terminal: in colour, so the escape is marked, not doubled.
+    expect(tmux.screen()).toContain('$ echo a\\u200bb > ran.txt')
+    expect(tmux.styledScreen()).toMatch(inReverseVideo('\\u200b'))
+    await answer('n', 'EXIT=')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
+  })
+
+  test('kode exec with stderr in a file writes the question there without colour, its escapes unmarked', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    const command = kodeIn(dir, 'exec "run \\`echo a\u200bb > ran.txt\\`" 2> question.txt')
+    tmux = new TmuxSession('kode-approve-stderr-file', command)
+    const question = () =>
+      existsSync(join(dir, 'question.txt')) ? readFileSync(join(dir, 'question.txt'), 'utf8') : ''
+    await tmux.waitFor('the question in question.txt', () => question().includes(APPROVAL_QUESTION))
+    // Without colour a shown escape is told apart by the doubled backslashes of the model's own.
+    expect(question()).toContain('$ echo a\\u200bb > ran.txt')
+    expect(question()).not.toMatch(SGR)
+    await answer('n', 'EXIT=')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
+  })
+
+  test('the braille blank, a tab and a private-use character are shown as escapes in reverse video', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession(
+      'kode-approve-blank',
+      kodeIn(dir, 'exec "run \\`echo a\u2800b\tc\ue000 > ran.txt\\`"'),
+    )
+    await tmux.waitForText(APPROVAL_QUESTION)
+    expect(tmux.screen()).toContain('$ echo a\\u2800b\\tc\\ue000 > ran.txt')
+    // Each escape reaches the real terminal in reverse video (SGR 7).
+    const styled = tmux.styledScreen()
+    for (const shown of ['\\u2800', '\\t', '\\ue000']) expect(styled).toMatch(inReverseVideo(shown))
+    await answer('n', 'EXIT=')
+    expect(existsSync(join(dir, 'ran.txt'))).toBe(false)
   })
 
   test('a character the terminal shows as nothing is shown as a marked escape, and n denies the call', async () => {

@@ -42,6 +42,11 @@ export class TmuxSession {
     return this.#tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'main')
   }
 
+  /** {@link TmuxSession.screen} with its colours and attributes, as escape sequences (tmux writes its own). */
+  styledScreen(): string {
+    return this.#tmux('capture-pane', '-p', '-e', '-J', '-S', '-', '-t', 'main')
+  }
+
   /** Whether the program is still running (tmux closes the session when it exits). */
   running(): boolean {
     try {

@@ -100,6 +100,24 @@ function racedBy(swap: () => void): Workspace {
   }
 }
 
+/**
+ * `workspace` whose `display` runs `swap` the first time: `search_text` shows its first match
+ * while it still has directories to walk, and another process swaps one of them meanwhile.
+ */
+function racedAtFirstMatch(swap: () => void): Workspace {
+  let swapped = false
+  return {
+    ...workspace,
+    display(absolute) {
+      if (!swapped) {
+        swapped = true
+        swap()
+      }
+      return workspace.display(absolute)
+    },
+  }
+}
+
 /** Replaces `dir` of the workspace with a symlink to `target` outside it. */
 const swapForSymlink = (dir: string, target: string) => () => {
   renameSync(join(root, dir), join(root, `${dir}.moved`))
@@ -146,6 +164,26 @@ describe('a directory swapped for a symlink after the check', () => {
     const search = searchTextTool(racedBy(swapForSymlink('src', 'elsewhere')))
     const found = await call(search, { pattern: 'secret', path: 'src/deep/a.txt' }).then(textOf, codeOf)
     expect(found).toBe('changed')
+  })
+
+  test('search_text given it does not walk the directory it now leads to, nor name what is there', async () => {
+    writeFileSync(join(base, 'elsewhere/deep/private-name.txt'), 'top secret\n')
+    const search = searchTextTool(racedBy(swapForSymlink('src', 'elsewhere')))
+    const error = await refusal(search, { pattern: 'secret', path: 'src' })
+    expect(codeOf(error)).toBe('changed')
+    expect(error.message).toMatch(/^src changed while kode was using it/)
+    expect(error.message).not.toContain('private-name')
+  })
+
+  test('search_text does not walk into it when it is swapped during the search', async () => {
+    // a.txt comes before src: its match is shown, then src is swapped before the walk reaches it.
+    writeFileSync(join(root, 'a.txt'), 'a secret of the workspace\n')
+    writeFileSync(join(base, 'elsewhere/deep/private-name.txt'), 'top secret\n')
+    const search = searchTextTool(racedAtFirstMatch(swapForSymlink('src', 'elsewhere')))
+    const error = await refusal(search, { pattern: 'secret' })
+    expect(codeOf(error)).toBe('changed')
+    expect(error.message).toMatch(/^src changed while kode was using it/)
+    expect(error.message).not.toContain('private-name')
   })
 
   test('list_dir does not list the directory it now leads to', async () => {

@@ -1,4 +1,12 @@
-import { mkdirSync, mkdtempSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readlinkSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Tool, ToolContext } from '@kode/core'
@@ -106,6 +114,23 @@ describe('search_text', () => {
     expect(out).toBe(
       'src/a.ts:1: export function createAgent() {}\n[stopped after 1 matches; narrow the search]',
     )
+  })
+
+  test('closes every directory it walked, also when it stops early', async () => {
+    // What this process holds open in the workspace (Linux: its /proc/self/fd links).
+    const held = () =>
+      readdirSync('/proc/self/fd')
+        .map((fd) => {
+          try {
+            return readlinkSync(`/proc/self/fd/${fd}`)
+          } catch {
+            return '' // the fd readdir itself used, closed by now
+          }
+        })
+        .filter((target) => target === root || target.startsWith(`${root}/`))
+    await call(searchTextTool(workspace), { pattern: 'createAgent' })
+    await call(searchTextTool(workspace), { pattern: 'createAgent', maxResults: 1 })
+    expect(held()).toEqual([])
   })
 
   test('says when nothing matches', async () => {
