@@ -6,6 +6,7 @@ import { type RecordedRequest, type ScriptedResponse, scriptedResponse } from '@
 import { exportSessionHtml, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
+import { anthropicStream, overloadedAfterStart } from './helpers/anthropic-wire.js'
 import { call, chatStream, say, stalledChatStream, textReply, think } from './helpers/chat-wire.js'
 import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered } from './helpers/history-checks.js'
@@ -73,6 +74,10 @@ const researcher = defineSubAgent({
   system: 'You research.',
   tools: [readFile],
 })
+
+/** How many retries a history keeps a record of (those whose attempt its provider billed). */
+const billedRetries = (history: readonly HistoryEvent[]) =>
+  history.filter((r) => !('role' in r) && r.type === 'error' && r.canRetry === true && r.usage).length
 
 /** A stream cut (connection reset) after roughly the first third of its bytes. */
 function cutStream(id: string, text: string): ScriptedResponse {
@@ -189,6 +194,42 @@ const SCENARIOS: readonly Scenario[] = [
       const live: Event[] = []
       const agent = record(h.createAgent({ retry: { maxAttempts: 2, baseDelayMs: 1 } }), live)
       expect((await drain(agent.run('Go'))).reason).toBe('error')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an overloaded error after the response started, retried by the client, in a later turn',
+    async (h) => {
+      h.server.enqueue(
+        anthropicStream('msg_1', [
+          { text: 'Reading.' },
+          { toolUse: { id: 'toolu_1', name: 'read_file', input: { path: 'a' } } },
+        ]),
+        overloadedAfterStart('msg_2', 700),
+        overloadedAfterStart('msg_3', 700),
+        anthropicStream('msg_4', [{ text: 'It says hi.' }]),
+      )
+      const live: Event[] = []
+      const client = h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' })
+      const agent = record(h.createAgent({ client, tools: [readFile] }), live)
+      expect((await drain(agent.run('Read a'))).reason).toBe('completed')
+      expect(billedRetries(await agent.history())).toBe(2)
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an overloaded error after the response started, client retries run out',
+    async (h) => {
+      h.server.enqueue(overloadedAfterStart('msg_1', 700), overloadedAfterStart('msg_2', 700))
+      const live: Event[] = []
+      const client = h.client({
+        api: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        retry: { maxAttempts: 2, baseDelayMs: 1 },
+      })
+      const agent = record(h.createAgent({ client }), live)
+      expect((await drain(agent.run('Go'))).reason).toBe('error')
+      expect(billedRetries(await agent.history())).toBe(1)
       return { sessionId: agent.sessionId, live }
     },
   ],
@@ -706,16 +747,38 @@ type Json = Record<string, unknown>
 /**
  * The live events a replay can show, as JSON carries them: the replayed event types only
  * (deltas, task boundaries, `tool_call_start`, `context_usage` are live only), without the
- * retry notices (`error` with `canRetry`), which are events and not records, and without the
- * compactions that found nothing to summarise, which no record keeps (see `nothingToCompact`).
+ * retry notices (`error` with `canRetry`) that no record keeps (see `keptRetries`), and without
+ * the compactions that found nothing to summarise, which no record keeps (see `nothingToCompact`).
  */
 function expectedReplay(
   live: readonly Event[],
   histories: ReadonlyMap<string, readonly HistoryEvent[]>,
 ): Json[] {
-  const events = (replayedPart(live) as Json[]).filter((e) => !(e.type === 'error' && e.canRetry === true))
+  const kept = keptRetries(histories)
+  const events = (replayedPart(live) as Json[]).filter((e) => {
+    if (e.type !== 'error' || e.canRetry !== true) return true
+    const next = kept.get(e.sessionId as string)
+    if (next === undefined || next[0] !== e.errorMessage) return false
+    next.shift()
+    return true
+  })
   const skipped = nothingToCompact(events, histories)
   return events.filter((_, i) => !skipped.has(i))
+}
+
+/**
+ * The messages of the retry notices each session's history keeps, in order: a retry whose attempt
+ * its provider billed has an `error` record (`canRetry` with `usage`); any other is an event only.
+ */
+function keptRetries(histories: ReadonlyMap<string, readonly HistoryEvent[]>): Map<string, string[]> {
+  const kept = new Map<string, string[]>()
+  for (const [id, history] of histories) {
+    const retries = history.flatMap((r) =>
+      !('role' in r) && r.type === 'error' && r.canRetry === true && r.usage ? [r.message] : [],
+    )
+    kept.set(id, retries)
+  }
+  return kept
 }
 
 /**

@@ -7,10 +7,11 @@ import {
   type Usage,
 } from '@kode/protocol'
 import { frameTyped, scriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, exportHtml } from '@kode/session'
+import { deriveReplayEvents, exportHtml, type SessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
+import { overloadedAfterStart } from './helpers/anthropic-wire.js'
 import { chatStream, say } from './helpers/chat-wire.js'
-import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
+import { collect, collectInterrupting, delay, useHarness } from './helpers/harness.js'
 import { readChunk, readChunkSession, TINY } from './helpers/small-window.js'
 
 // One rule for usage: whatever a task's `task_metadata` counts is on a record of its history, so
@@ -298,4 +299,164 @@ describe('usage totals', () => {
     expect(checkEventOrder(replay)).toEqual([])
     expect(exportHtml(history)).toContain('<footer class="totals">Total: 2 responses · 1,400 in')
   })
+
+  const answer = (text: string) =>
+    scriptedResponse('anthropic', {
+      id: 'msg_2',
+      model: 'claude-sonnet-4-5',
+      steps: [{ text }],
+      usage: { inputTokens: 700, outputTokens: 12 },
+    })
+  const isRetry = (r: HistoryEvent) => !('role' in r) && r.type === 'error' && r.canRetry === true
+  const retryShape = (list: readonly Event[]) =>
+    list
+      .filter((e) =>
+        [
+          'turn_start',
+          'error',
+          'assistant_text_start',
+          'response_complete',
+          'interrupt',
+          'turn_end',
+        ].includes(e.type),
+      )
+      .map((e) => (e.type === 'error' ? `error ${e.canRetry}` : e.type))
+
+  test('an attempt the client retried before any output keeps what its provider billed on a retry record', async () => {
+    const h = harness()
+    const agent = h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) })
+    h.server.enqueue(overloadedAfterStart('msg_1', 700), answer('Hello.'))
+
+    const { events, outcome } = await collect(agent.run('q'))
+
+    expect(outcome.reason).toBe('completed')
+    expect(h.server.requests).toHaveLength(2)
+    const history = await agent.history()
+    const retries = history.filter(isRetry)
+    expect(retries).toEqual([
+      expect.objectContaining({
+        code: 'overloaded_error',
+        usage: { inputTokens: 700, outputTokens: 1, totalTokens: 701 },
+        costUsd: (700 * 3 + 15) / 1e6,
+        model: 'claude-sonnet-4-5',
+      }),
+    ])
+    // Written before the response that followed, whose record holds its own usage only.
+    const response = history.findIndex((r) => 'role' in r && r.role === 'assistant')
+    expect(history.indexOf(retries[0]!)).toBeLessThan(response)
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(1_400)
+    expect(recordedUsage(history)).toEqual(counted)
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
+    expect(usageEvents(replay)).toEqual(usageEvents(events))
+    // Its retry notice, live and in replay, in the turn of the response that followed.
+    expect(retryShape(events)).toEqual([
+      'turn_start',
+      'error true',
+      'assistant_text_start',
+      'response_complete',
+      'turn_end',
+    ])
+    expect(retryShape(replay).filter((e) => e !== 'assistant_text_start')).toEqual(
+      retryShape(events).filter((e) => e !== 'assistant_text_start'),
+    )
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 2 responses · 1,400 in')
+  })
+
+  test('a retry record that takes longer to write than the retry waits still comes before the response', async () => {
+    const h = harness()
+    const slow = slowErrorWrites(h.store, 150)
+    const agent = h.createAgent({
+      store: slow,
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+    })
+    h.server.enqueue(overloadedAfterStart('msg_1', 700), answer('Hello.'))
+
+    const { events, outcome } = await collect(agent.run('q'))
+
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    const types = history.map((r) => ('role' in r ? r.role : r.type))
+    expect(types.slice(types.indexOf('error'))).toEqual(['error', 'assistant', 'task_metadata'])
+    expect(retryShape(events)).toEqual([
+      'turn_start',
+      'error true',
+      'assistant_text_start',
+      'response_complete',
+      'turn_end',
+    ])
+    expect(recordedUsage(history)).toEqual(taskUsage(history))
+  })
+
+  test('interrupted at the retry notice: the retry record is kept once, before the interrupt', async () => {
+    const h = harness()
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5', retry: { baseDelayMs: 5_000 } }),
+    })
+    h.server.enqueue(overloadedAfterStart('msg_1', 700), answer('Never asked for.'))
+
+    const { events, outcome } = await collectInterrupting(agent, 'q', (e) => e.type === 'error')
+
+    expect(outcome.reason).toBe('aborted')
+    expect(h.server.requests).toHaveLength(1)
+    const history = await agent.history()
+    const types = history.map((r) => ('role' in r ? r.role : r.type))
+    expect(types.slice(types.indexOf('error'))).toEqual(['error', 'interrupt', 'task_metadata'])
+    expect(history.filter(isRetry)).toHaveLength(1)
+    const counted = taskUsage(history)
+    expect(counted?.inputTokens).toBe(700)
+    expect(recordedUsage(history)).toEqual(counted)
+    const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
+    expect(retryShape(events)).toEqual(['turn_start', 'error true', 'interrupt', 'turn_end'])
+    expect(retryShape(replay)).toEqual(retryShape(events))
+    expect(checkEventOrder(replay)).toEqual([])
+    expect(exportHtml(history)).toContain('<footer class="totals">Total: 1 response · 700 in')
+  })
+
+  test('interrupted while the retry record is being written: it is kept once, before the interrupt', async () => {
+    const h = harness()
+    const controller = new AbortController()
+    const store = slowErrorWrites(h.store, 100, () => controller.abort())
+    const agent = h.createAgent({
+      store,
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+    })
+    h.server.enqueue(overloadedAfterStart('msg_1', 700), answer('Hello.'))
+
+    const { events, outcome } = await collect(agent.run('q', { signal: controller.signal }))
+
+    expect(outcome.reason).toBe('aborted')
+    const history = await agent.history()
+    const types = history.map((r) => ('role' in r ? r.role : r.type))
+    expect(types.slice(types.indexOf('error'))).toEqual(['error', 'interrupt', 'task_metadata'])
+    expect(history.filter(isRetry)).toHaveLength(1)
+    expect(recordedUsage(history)).toEqual(taskUsage(history))
+    expect(retryShape(events)).toEqual(['turn_start', 'error true', 'interrupt', 'turn_end'])
+  })
 })
+
+/**
+ * `store` with every append of an `error` record held for `ms` (calling `onWrite` as it starts):
+ * a slow disk, at the moment that matters here.
+ */
+function slowErrorWrites(store: SessionStore, ms: number, onWrite: () => void = () => {}): SessionStore {
+  return {
+    ...store,
+    async acquire(sessionId: string) {
+      const lease = await store.acquire(sessionId)
+      return {
+        sessionId,
+        release: () => lease.release(),
+        async append(events: readonly HistoryEvent[]) {
+          if (events.some((e) => !('role' in e) && e.type === 'error')) {
+            onWrite()
+            await delay(ms)
+          }
+          return lease.append(events)
+        },
+      }
+    },
+  }
+}

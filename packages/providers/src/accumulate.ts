@@ -236,6 +236,11 @@ export class Accumulator implements ResponseBuilder {
     return this.items.take()
   }
 
+  /** The response reported usage: the provider billed it, whatever happens next. */
+  hasUsage(): boolean {
+    return (this.readUsage?.() ?? this.reported) !== undefined
+  }
+
   /** Nothing came back: no part and no stop reason (a wire Kode misread, or a server's hiccup). */
   isEmpty(): boolean {
     return this.parts.length === 0 && this.rawStop === undefined

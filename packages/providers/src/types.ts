@@ -74,6 +74,13 @@ export interface RetryInfo {
   delayMs: number
   /** Why the previous attempt failed. */
   error: ProviderError
+  /**
+   * What the failed attempt reported it was billed, when it reported usage before failing
+   * (Anthropic's `message_start` counts the input): the attempt's message as far as it got, like
+   * {@link ProviderError.partial} (`stopReason: 'error'`, `usage`, `costUsd`, `model`). Absent
+   * when the attempt reported no usage. The retry's own response does not count it again.
+   */
+  partial?: AssistantMessage
 }
 
 /** Per-call options of {@link LLMClient.stream} and {@link LLMClient.complete}. */

@@ -13,6 +13,7 @@ import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
 import { ResponseEvents } from './stream-events.js'
+import { TransportRetries } from './transport-retries.js'
 
 /** How one model call ended, after the engine's own retries. */
 export type ModelResult =
@@ -28,9 +29,10 @@ export type ModelResult =
  * output (each announced here as an `error` event with `canRetry: true`). A retryable failure
  * after output was streamed is the engine's to retry: the open streams close, an `error` with
  * `canRetry: true` is emitted, and the same request is sent again; the partial response is
- * discarded, but what its provider reported it billed (usage, cost) is kept on an `error` record
- * with `canRetry: true`, written before that event, and counted in `accounting`. Anything but a
- * `ProviderError` (a bug in a custom client) is thrown.
+ * discarded. Either way, what the retried attempt's provider reported it billed (usage, cost) is
+ * kept on an `error` record with `canRetry: true`, written before that event, and counted in
+ * `accounting`; a transport retry's record and event come before anything the stream gave after
+ * it. Anything but a `ProviderError` (a bug in a custom client) is thrown.
  */
 export async function callModel(
   rt: TaskRuntime,
@@ -41,8 +43,20 @@ export async function callModel(
   const { signal, events } = rt
   const { retry, now } = rt.settings
   const startedAt = now()
-  const onRetry = (info: RetryInfo) =>
-    events.emit('error', { errorMessage: retryNotice(info.error, info.delayMs), canRetry: true })
+  // One rule for a retry, the transport's or the engine's: the billed attempt's record, then the notice.
+  const announceRetry = async (
+    error: ProviderError,
+    partial: AssistantMessage | undefined,
+    delayMs: number,
+  ) => {
+    const errorMessage = retryNotice(error, delayMs)
+    if (partial?.usage) await keepBilled(rt, accounting, error, partial, errorMessage)
+    events.emit('error', { errorMessage, canRetry: true })
+  }
+  const retries = new TransportRetries((info: RetryInfo) =>
+    announceRetry(info.error, info.partial, info.delayMs),
+  )
+  const options = { signal, onRetry: retries.onRetry }
 
   for (let attempt = 1; ; attempt++) {
     const response = new ResponseEvents(events)
@@ -51,7 +65,9 @@ export async function callModel(
     try {
       // One async turn per batch of items ready together, not per item; each item is taken when
       // handled, so an interrupt from a listener stops the response where item by item would.
-      for await (const ready of readReadyItems(client.stream(request, { signal, onRetry }))) {
+      for await (const ready of readReadyItems(client.stream(request, options))) {
+        // The transport's retries are written and announced before what came after them.
+        if (retries.pending) await retries.settled()
         for (const item of ready) {
           if (item.type === 'done') message = response.push(item)
           else {
@@ -62,20 +78,20 @@ export async function callModel(
       }
     } catch (error) {
       response.close()
+      await retries.settled()
       if (signal.aborted)
         return { kind: 'aborted', partial: ProviderError.is(error) ? error.partial : undefined }
       if (!ProviderError.is(error)) throw error
       const delayMs = retryDelayMs(attempt, error.retryAfterMs, retry)
       if (delivered && error.retryable && retryAllowed(attempt, now() - startedAt, delayMs, retry)) {
-        const errorMessage = retryNotice(error, delayMs)
-        if (error.partial?.usage) await keepBilled(rt, accounting, error, error.partial, errorMessage)
-        events.emit('error', { errorMessage, canRetry: true })
+        await announceRetry(error, error.partial, delayMs)
         if (!(await abortableSleep(delayMs, signal))) return { kind: 'aborted', partial: undefined }
         continue
       }
       return { kind: 'failed', error }
     }
     response.close()
+    await retries.settled()
     if (message === undefined) {
       if (signal.aborted) return { kind: 'aborted', partial: undefined }
       const error = new ProviderError(`${client.provider}: the stream ended without a final message`, {

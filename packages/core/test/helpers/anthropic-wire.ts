@@ -1,4 +1,4 @@
-import { type ScriptedResponse, type ScriptStep, scriptedResponse } from '@kode/providers/testing'
+import { frameTyped, type ScriptedResponse, type ScriptStep, scriptedResponse } from '@kode/providers/testing'
 
 /** One content block of a scripted Anthropic Messages response. */
 export type Block =
@@ -26,4 +26,19 @@ export function anthropicStream(id: string, blocks: readonly Block[]): ScriptedR
     steps,
     usage: { inputTokens: 50, outputTokens: 30 },
   })
+}
+
+/**
+ * Anthropic accepting a request, then overloaded before any output: `message_start` reports the
+ * input tokens (billed), then an `overloaded_error` event ends the stream, which the client
+ * retries itself.
+ */
+export function overloadedAfterStart(id: string, inputTokens: number): ScriptedResponse {
+  return {
+    body: frameTyped([
+      `{"type":"message_start","message":{"id":"${id}","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":${inputTokens},"output_tokens":1}}}`,
+      '{"type":"ping"}',
+      '{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+    ]),
+  }
 }

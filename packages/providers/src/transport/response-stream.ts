@@ -1,6 +1,7 @@
 import type { StreamItem } from '@kode/protocol'
 import { Accumulator } from '../accumulate.js'
 import type { EventMapper } from '../adapter/spec.js'
+import type { RetryInfo } from '../types.js'
 import { attemptError } from './attempt-error.js'
 import { checkNotPage, endOfBodyError, eventTooLarge, mappingError } from './body-checks.js'
 import { ResponseDeadline } from './deadline.js'
@@ -340,9 +341,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     const delayMs = retryDelayMs(retry, error.retryAfterMs, setup.retry)
     const elapsed = setup.message.now() - this.startedAt
     if (!this.delivered && error.retryable && retryAllowed(retry, elapsed, delayMs, setup.retry)) {
+      const info: RetryInfo = { attempt: retry, delayMs, error }
+      // What the provider billed for the attempt (its usage) goes to the caller before it is reset.
+      if (this.acc.hasUsage()) info.partial = this.acc.finish('error', error.message)
       this.resetAttempt()
       try {
-        setup.options.onRetry?.({ attempt: retry, delayMs, error })
+        setup.options.onRetry?.(info)
       } catch (callbackError) {
         // A throwing callback ends the stream with its own error rather than leaving it half reset.
         this.end()

@@ -1,5 +1,5 @@
 import type { StreamItem } from '@kode/protocol'
-import type { ProviderError } from '@kode/providers'
+import type { ProviderError, RetryInfo } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { ask, collect, fixture, streamOf, testClient, useServer } from '../helpers.js'
 
@@ -251,6 +251,41 @@ describe('anthropic hand-written streams', () => {
     )
     expect(message.stopReason).toBe('stop')
     expect(server().requests).toHaveLength(2)
+  })
+
+  test('a retried attempt that reported usage before failing hands onRetry what it was billed', async () => {
+    server().enqueue(streamOf('anthropic', fixture('anthropic', 'kode-overloaded-before-output')))
+    server().enqueue(streamOf('anthropic', fixture('anthropic', 'kode-overloaded-after-message-start')))
+    server().enqueue(streamOf('anthropic', fixture('anthropic', 'anthropic-text')))
+    const retries: RetryInfo[] = []
+    const message = await testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' }).complete(
+      ask(),
+      { onRetry: (info) => retries.push(info) },
+    )
+    expect(server().requests).toHaveLength(3)
+    expect(retries.map((r) => r.error.code)).toEqual(['overloaded_error', 'overloaded_error'])
+    // The first attempt failed before message_start: nothing billed, nothing handed on.
+    expect(retries[0]).not.toHaveProperty('partial')
+    expect(retries[1]?.partial).toEqual({
+      role: 'assistant',
+      ...stamps,
+      model: 'claude-sonnet-4-5',
+      parts: [],
+      responseId: 'msg_kode_busy',
+      stopReason: 'error',
+      isApiError: true,
+      errorMessage: 'anthropic reported an error in the stream overloaded_error: Overloaded',
+      usage: {
+        inputTokens: 2000,
+        outputTokens: 1,
+        totalTokens: 2001,
+        cacheReadTokens: 800,
+        cacheWriteTokens: 0,
+      },
+      costUsd: (1200 * 3 + 800 * 0.3 + 1 * 15) / 1e6,
+    })
+    // The response that followed carries its own usage only.
+    expect(message.usage).toMatchObject({ inputTokens: 12, outputTokens: 30 })
   })
 })
 

@@ -1,5 +1,5 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
-import { ProviderError } from '@kode/providers'
+import { ProviderError, type RetryInfo } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { ask, collect, fixture, streamOf, testClient, useServer } from '../helpers.js'
 
@@ -264,6 +264,26 @@ describe('google quirks (Kode fixtures)', () => {
       partial: { parts: [{ type: 'text', text: 'Partial' }], stopReason: 'error', isApiError: true },
     })
     expect(server().requests).toHaveLength(1)
+  })
+
+  test('an attempt whose chunks reported usage before an error chunk hands onRetry what it was billed', async () => {
+    server().enqueue(
+      streamOf('google', [
+        '{"candidates":[{"content":{"role":"model","parts":[{"text":""}]}}],"usageMetadata":{"promptTokenCount":640,"totalTokenCount":640},"modelVersion":"gemini-3-pro-preview","responseId":"kode-busy-1"}',
+        '{"error":{"code":503,"message":"The model is overloaded. Please try again later.","status":"UNAVAILABLE"}}',
+      ]),
+    )
+    const client = gemini('google-text')
+    const retries: RetryInfo[] = []
+    await client.complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(retries).toHaveLength(1)
+    expect(retries[0]!.error).toMatchObject({ code: 'UNAVAILABLE', retryable: true })
+    expect(retries[0]!.partial).toMatchObject({
+      parts: [],
+      stopReason: 'error',
+      responseId: 'kode-busy-1',
+      usage: { inputTokens: 640 },
+    })
   })
 
   test('unknown part kinds are skipped and an unknown finish reason is kept raw only', async () => {

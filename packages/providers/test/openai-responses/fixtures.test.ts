@@ -308,6 +308,23 @@ describe('openai-responses quirks (Kode fixtures)', () => {
     expect(server().requests).toHaveLength(2)
   })
 
+  test('response.failed with usage: the retry hands onRetry what the failed attempt was billed', async () => {
+    const client = responses('kode-failed-billed', 'gpt-5')
+    server().enqueue(streamOf('openai-responses', fixture('openai-responses', 'azure-text.1')))
+    const retries: RetryInfo[] = []
+    await client.complete(ask(), { onRetry: (info) => retries.push(info) })
+    expect(retries).toHaveLength(1)
+    expect(retries[0]!.error).toMatchObject({ code: 'server_error', retryable: true })
+    expect(retries[0]!.partial).toMatchObject({
+      parts: [],
+      stopReason: 'error',
+      responseId: 'resp_kode_billed',
+      model: 'gpt-5',
+      usage: { inputTokens: 900, outputTokens: 0, totalTokens: 900 },
+      costUsd: (900 * 1.25) / 1e6,
+    })
+  })
+
   test('an error event after output fails with the partial message and is not retried', async () => {
     const seen: StreamItem[] = []
     const error = await failure(responses('kode-error-event').stream(ask()), seen)

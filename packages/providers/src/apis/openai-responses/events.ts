@@ -79,7 +79,8 @@ interface ItemState {
  * from its `output_item.done`, and an item never streamed at all from `response.completed`.
  * `response.completed` means `stop`, or `tool_use` when the output holds function calls;
  * `response.incomplete` for `max_output_tokens` means `length`; both are terminal events.
- * `response.failed` and `error` events become a `ProviderError`.
+ * `response.failed` and `error` events become a `ProviderError` (the usage a failed response
+ * reports is kept on its partial).
  */
 export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   const items = new Map<number, ItemState>()
@@ -199,8 +200,12 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         // Both are terminal: the response is over whatever its status.
         return out.complete()
       }
-      case 'response.failed':
+      case 'response.failed': {
+        // A failed response can still report what it was billed (the input it read).
+        const usage = data.response?.usage
+        if (usage) out.usage(responsesUsage(usage))
         throw errorFromPayload(data.response?.error ?? { message: 'the response failed' }, errors)
+      }
       case 'error':
         throw errorFromPayload(data, errors)
       default:
