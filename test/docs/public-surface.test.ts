@@ -53,10 +53,9 @@ const UNDOCUMENTED: Record<string, string[]> = {
     'TextItem',
     'WireRequest',
   ],
-  // The testing kit: providers.md and writing-a-provider.md show its functions in use, but not
-  // yet the names of their option and result types.
+  // The conformance kit: writing-a-provider.md shows it in use, but not yet the names of its
+  // option and report types.
   '@kode/providers/testing': [
-    'ChunkOptions',
     'ConformanceCase',
     'ConformanceCheck',
     'ConformanceFailure',
@@ -64,16 +63,6 @@ const UNDOCUMENTED: Record<string, string[]> = {
     'ConformanceOptions',
     'ConformanceReport',
     'CaseExpectations',
-    'FramedApi',
-    'ResponseScript',
-    'ScriptStep',
-    'ScriptedApi',
-    'RecordedRequest',
-    'ResponseEnd',
-    'ResponseHandler',
-    'ScriptedResponse',
-    'SseTestServer',
-    'SseTestServerOptions',
   ],
 }
 
