@@ -27,44 +27,7 @@ const INTERNAL: Record<string, string> = {
  * Public names the docs do not explain yet: a backlog, to shrink, not to grow. A name leaves it
  * when a page documents it (the test fails while a listed name is already documented).
  */
-const UNDOCUMENTED: Record<string, string[]> = {
-  // The provider-authoring kit: writing-a-provider.md explains the factory, the mappings and the
-  // helpers a provider needs, but not yet these lower-level helpers and types.
-  '@kode/providers/adapter': [
-    'toBase64',
-    'defaultThinkingAsText',
-    'readErrorPayload',
-    'ImageFiles',
-    'KnownRun',
-    'PreparedMessages',
-    'PrepareMessagesOptions',
-    'ViewEntry',
-    'FinalEnd',
-    'MakeItems',
-    'WireItems',
-    'Speaker',
-    'ToolCallIdRule',
-    'Turn',
-    'TurnConverters',
-    'ErrorPayloadFields',
-    'AdapterConfig',
-    'Completion',
-    'SignatureOptions',
-    'TextItem',
-    'WireRequest',
-  ],
-  // The conformance kit: writing-a-provider.md shows it in use, but not yet the names of its
-  // option and report types.
-  '@kode/providers/testing': [
-    'ConformanceCase',
-    'ConformanceCheck',
-    'ConformanceFailure',
-    'ConformanceNotRun',
-    'ConformanceOptions',
-    'ConformanceReport',
-    'CaseExpectations',
-  ],
-}
+const UNDOCUMENTED: Record<string, string[]> = {}
 
 /** The pages of an entry point: docs/*.md, and the README of the package it belongs to. */
 function pagesOf(entry: string): string[] {
