@@ -336,3 +336,78 @@ describe('a deletion B learns of while its own task runs or starts', () => {
     ])
   })
 })
+
+describe('a session deleted while B replays what another host appended', () => {
+  /** A call of `explore` whose result links the sub-agent session `child`, which answered `answer`. */
+  const delegated = async (store: SessionStore, n: string, child: string, answer: string) => {
+    await store.create({ id: child, parentSessionId: SESSION, subAgent: { name: 'explore' } })
+    await store.append(child, [
+      user(`${n}cu`, `look it up (${n})`),
+      {
+        role: 'assistant',
+        id: `${n}ca`,
+        createdAt: 1,
+        parts: [{ type: 'text', text: answer }],
+        stopReason: 'stop',
+      },
+    ])
+    return [
+      {
+        role: 'assistant' as const,
+        id: `${n}a`,
+        createdAt: 1,
+        parts: [{ type: 'tool_call' as const, id: `${n}call`, name: 'explore', argumentsJson: '{}' }],
+        stopReason: 'tool_use' as const,
+      },
+      {
+        role: 'tool' as const,
+        id: `${n}t`,
+        createdAt: 1,
+        toolCallId: `${n}call`,
+        toolName: 'explore',
+        status: 'success' as const,
+        outputText: answer,
+        parts: [],
+        uiExtra: { type: 'session' as const, sessionId: child },
+      },
+    ]
+  }
+  const OLD_CHILD = '0b7c4c3e-3333-4aaa-8bbb-0000000000c1'
+  const NEW_CHILD = '0b7c4c3e-3333-4aaa-8bbb-0000000000c2'
+
+  test('the new session’s sub-agents show, not the deleted one’s', async () => {
+    const other = newStore()
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [user('o1', 'old question')])
+    const store = newStore()
+    // B's read of the old sub-agent's session waits until the test lets it go on.
+    const { waits, proceed } = gate(store, 'read', (id) => id === OLD_CHILD)
+    const follows = vi.spyOn(store, 'follow')
+    const b = await startB(store)
+    const reader = watch(b.url)
+    await reader.until((seen) => userMessages(seen).includes('old question'))
+
+    // Another host's call links a sub-agent: B loads its session to replay it.
+    await other.append(SESSION, await delegated(other, 'o', OLD_CHILD, 'old answer'))
+    await waits
+    // Meanwhile the session is deleted and created again, with one sub-agent link too.
+    await other.delete(SESSION)
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [
+      user('n1', 'new question'),
+      ...(await delegated(other, 'n', NEW_CHILD, 'new answer')),
+    ])
+    await eventually(() => follows.mock.calls.length > 1)
+    proceed()
+
+    await reader.until((seen) => events(seen).some((e) => e.type === 'tool_result'))
+    const frames = reader.frames()
+    const after = events(frames.slice(frames.findLastIndex((f) => f.event === 'reset') + 1))
+    // The sub-agent's own events come before its call's result, from the new sub-agent's session.
+    const messages = after.filter((e) => e.type === 'user_message').map((e) => [e.sessionId, e.content])
+    expect(messages).toEqual([
+      [SESSION, 'new question'],
+      [NEW_CHILD, 'look it up (n)'],
+    ])
+  })
+})

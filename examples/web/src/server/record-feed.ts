@@ -200,14 +200,19 @@ export class RecordFeed {
 
   async #replay(history: readonly HistoryEvent[]): Promise<ReplayEvent[]> {
     const links = history.filter((r) => 'role' in r && r.role === 'tool' && r.uiExtra?.type === 'session')
-    if (links.length !== this.#links) {
-      // A sub-agent's session is finished before the result linking it is written, so sessions
-      // are loaded again only when a new link appears.
-      this.#subSessions = await loadSubSessions(this.#store, history)
-      this.#subSessions.delete(this.#sessionId)
+    if (links.length === this.#links) return growingReplay(history, this.#sessionId, this.#subSessions)
+    // A sub-agent's session is finished before the result linking it is written, so sessions
+    // are loaded again only when a new link appears.
+    const held = this.#history
+    const subSessions = await loadSubSessions(this.#store, history)
+    subSessions.delete(this.#sessionId)
+    // Kept only for the history they were loaded for: a session that went meanwhile (its history
+    // replaced) must not lend its sub-agents to what the id holds now.
+    if (this.#history === held) {
+      this.#subSessions = subSessions
       this.#links = links.length
     }
-    return growingReplay(history, this.#sessionId, this.#subSessions)
+    return growingReplay(history, this.#sessionId, subSessions)
   }
 }
 
