@@ -80,8 +80,18 @@ function open(id: string): void {
     transcriptEl.dataset.lastEventId = message.lastEventId
     transcriptEl.scrollTop = transcriptEl.scrollHeight
   }
-  // The server could not place our Last-Event-ID (it restarted, or a new task began): start over.
-  source.addEventListener('reset', () => transcript.reset())
+  // The server could not place our Last-Event-ID (it restarted, or a new task began), or the log
+  // started over: start over. A deleted session ended any task of ours in it: say so.
+  source.addEventListener('reset', (message) => {
+    transcript.reset()
+    const { deleted, stoppedTask } = JSON.parse(message.data) as { deleted?: boolean; stoppedTask?: boolean }
+    if (!deleted) return
+    setRunning(false)
+    statusEl.textContent = stoppedTask
+      ? 'This session was deleted; the task running in it here was stopped.'
+      : 'This session was deleted.'
+    void refreshSessions()
+  })
   for (const a of document.querySelectorAll<HTMLAnchorElement>('#sessions a')) {
     a.toggleAttribute('aria-current', a.dataset.sessionId === id)
   }

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
 import { isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
-import { type AgentSetup, SessionHub, TaskStateError } from './session-hub.js'
+import { type AgentSetup, type LogReset, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
 
 /** Options of {@link createWebApp}. */
@@ -147,10 +147,10 @@ export function createWebApp(options: WebAppOptions): WebApp {
       },
       {
         event: (event) => res.write(eventFrame(event)),
-        // The log started over (another host's history changed what was shown): the client
-        // drops what it rendered, as after an unknown Last-Event-ID.
-        reset: (log) => {
-          res.write(controlFrame('reset', { reason: 'the replay started over' }))
+        // The log started over (another host's history changed what was shown, or the session
+        // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
+        reset: (log, why) => {
+          res.write(controlFrame('reset', resetReason(why)))
           res.write(log.map(eventFrame).join(''))
         },
       },
@@ -180,6 +180,24 @@ export function createWebApp(options: WebAppOptions): WebApp {
       await hub.close()
       for (const res of streams) res.end()
     },
+  }
+}
+
+/**
+ * The data of a `reset` frame for a log that started over. A deletion says so (`deleted`), and
+ * whether a task of this server that ran in the session was stopped (`stoppedTask`), for the page
+ * to tell its user.
+ */
+function resetReason(why: LogReset): { reason: string; deleted?: true; stoppedTask?: boolean } {
+  switch (why.kind) {
+    case 'replay':
+      return { reason: 'the replay started over' }
+    case 'deleted':
+      return { reason: 'the session was deleted', deleted: true, stoppedTask: why.stoppedTask }
+    default: {
+      const never: never = why
+      return never
+    }
   }
 }
 

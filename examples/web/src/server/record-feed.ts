@@ -27,6 +27,13 @@ export interface FeedTarget {
   append(events: readonly ReplayEvent[]): void
   /** The replay changed in a way that is not an extension of what was sent: start over with it. */
   reset(events: readonly ReplayEvent[]): void
+  /**
+   * The session the log showed is gone: deleted, maybe created again under its id. `history` is
+   * what the feed held of it. `'kept'`: the log shows a task of this server that runs in what the
+   * id holds now, and goes on with it (the feed stays paused until the task ends); `'emptied'`:
+   * the log is empty now, and the feed shows what the id holds from its first record.
+   */
+  gone(history: readonly HistoryEvent[]): 'kept' | 'emptied'
 }
 
 /**
@@ -40,7 +47,9 @@ export interface FeedTarget {
  * starts each follow at the last record it holds, which must come back first and unchanged, and
  * passes the session's `incarnation` once a record named it (the Postgres store's): so a session
  * deleted and created again under its id since the feed read it is not carried on with the new
- * session's records at the old one's positions. The log then starts over with the new session.
+ * session's records at the old one's positions. The log then starts over with the new session
+ * (see `FeedTarget.gone`: a task of this server in the deleted session is stopped, one in what the
+ * id holds now keeps the log).
  */
 export class RecordFeed {
   readonly #store: SessionStore
@@ -79,7 +88,10 @@ export class RecordFeed {
     return covered
   }
 
-  /** The log now shows the session's first `covered` records: show what comes after them. */
+  /**
+   * The log now shows the session's first `covered` records: show what comes after them. Not
+   * called for a task the target stopped because its session was gone (the feed took over then).
+   */
   resume(covered: number): void {
     this.#covered = covered
     this.#shown = undefined
@@ -135,19 +147,22 @@ export class RecordFeed {
   }
 
   /**
-   * Drops the history of a session that is gone and, unless a task of this server runs (its events
-   * are the log), empties the log: what the id holds from now on is followed from its start.
+   * Drops the history of a session that is gone, and tells the target, which empties the log
+   * unless it shows a task of this server that runs in what the id holds now: what the id holds
+   * from now on is followed from its start. A task of this server that ran in the deleted session
+   * is over as far as the log goes: the feed shows the id's records from here on, and that task
+   * does not resume it.
    */
   #startOver(): void {
+    const gone = this.#history
     this.#history = []
     this.#incarnation = undefined
     this.#subSessions = new Map()
     this.#links = 0
     this.#epoch++
-    if (this.#covered === Number.POSITIVE_INFINITY) return
+    if (this.#target.gone(gone) === 'kept') return
     this.#covered = 0
     this.#shown = []
-    this.#target.reset([])
   }
 
   /** Replays once per burst of records (a page of them arrives in one go). */
@@ -185,14 +200,19 @@ export class RecordFeed {
 
   async #replay(history: readonly HistoryEvent[]): Promise<ReplayEvent[]> {
     const links = history.filter((r) => 'role' in r && r.role === 'tool' && r.uiExtra?.type === 'session')
-    if (links.length !== this.#links) {
-      // A sub-agent's session is finished before the result linking it is written, so sessions
-      // are loaded again only when a new link appears.
-      this.#subSessions = await loadSubSessions(this.#store, history)
-      this.#subSessions.delete(this.#sessionId)
+    if (links.length === this.#links) return growingReplay(history, this.#sessionId, this.#subSessions)
+    // A sub-agent's session is finished before the result linking it is written, so sessions
+    // are loaded again only when a new link appears.
+    const held = this.#history
+    const subSessions = await loadSubSessions(this.#store, history)
+    subSessions.delete(this.#sessionId)
+    // Kept only for the history they were loaded for: a session that went meanwhile (its history
+    // replaced) must not lend its sub-agents to what the id holds now.
+    if (this.#history === held) {
+      this.#subSessions = subSessions
       this.#links = links.length
     }
-    return growingReplay(history, this.#sessionId, this.#subSessions)
+    return growingReplay(history, this.#sessionId, subSessions)
   }
 }
 

@@ -12,8 +12,12 @@ import type { LLMClient } from '@kode/providers'
 import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
+import { emptyLog, feedTarget, type HeldSession, type Subscriber } from './held-session.js'
 import { growingReplay, RecordFeed } from './record-feed.js'
+import { RunningTask } from './running-task.js'
 import { type TaskStart, taskReplay } from './task-replay.js'
+
+export type { LogReset, Subscriber } from './held-session.js'
 
 /** What a task runs with; the hub creates one agent per session from it. */
 export interface AgentSetup {
@@ -21,14 +25,6 @@ export interface AgentSetup {
   store: SessionStore
   tools: Tool[]
   system?: string
-}
-
-/** Someone reading a session's stream. */
-export interface Subscriber {
-  /** The next event of the log. */
-  event(event: SentEvent): void
-  /** The log started over (what was shown is not a prefix of it any more): here is all of it. */
-  reset(log: readonly SentEvent[]): void
 }
 
 /** Why a task could not start or be interrupted. */
@@ -70,23 +66,6 @@ export interface SessionHubOptions {
    * page that reconnects within it (a reload, a dropped connection) resumes without a reset.
    */
   releaseAfterMs?: number
-}
-
-interface HeldSession {
-  /** The entry of `#sessions` this is the session of: one that was released is not it any more. */
-  entry: Promise<HeldSession>
-  /** Set while the session waits to be released (no reader, no task). */
-  releaseTimer?: ReturnType<typeof setTimeout>
-  log: EventLog
-  subscribers: Set<Subscriber>
-  agent?: Agent
-  running?: { abort: AbortController; done: Promise<void> }
-  /** Follows the store for what other hosts append, when the store can follow. */
-  feed?: RecordFeed
-  /** Records this server's current task appended to the session. */
-  localRecords: number
-  /** The log's events (as JSON) while it is a replay only: no task of this server is in it. */
-  replayed?: string[]
 }
 
 /**
@@ -173,9 +152,9 @@ export class SessionHub {
   ): Promise<void> {
     const held = await this.#current(sessionId)
     if (held.running) throw new TaskStateError('task_running')
-    const abort = new AbortController()
     // Claimed before any await, so a second request arriving meanwhile is refused.
-    held.running = { abort, done: Promise.resolve() }
+    const task = new RunningTask()
+    held.running = task
     // This task's events are the log now; the feed takes over again after them.
     const covered = held.feed?.pause()
     held.localRecords = 0
@@ -188,12 +167,13 @@ export class SessionHub {
       const log = new EventLog(this.#newGeneration(), replay.events)
       held.agent ??= createAgent({
         ...this.#setup,
-        store: countAppends(this.#setup.store, sessionId, (n) => {
-          held.localRecords += n
+        store: countAppends(this.#setup.store, sessionId, (records) => {
+          held.localRecords += records.length
+          held.running?.appended(records)
         }),
         sessionId,
       })
-      const run = begin(held.agent, abort.signal)
+      const run = begin(held.agent, task.abort.signal)
       const events = run[Symbol.asyncIterator]()
       let first: IteratorResult<Event>
       try {
@@ -208,25 +188,42 @@ export class SessionHub {
         if (AgentError.is(error) && REFUSALS.has(error.code)) throw new TaskStateError(refused, error)
         throw error
       }
-      this.#switchLog(held, log)
-      const send = (event: Event) => this.#send(held, log, event)
+      task.started(replay.history)
+      // The session the log showed went while the task started: if the task took that session
+      // (not what the id holds now), it is stopped at once and the feed shows the id from its start.
+      if (task.goneWhileStarting.some((gone) => task.runsIn(gone))) {
+        task.stopForDeletion()
+        emptyLog(held, this.#newGeneration(), true)
+        held.feed?.resume(0)
+      } else this.#switchLog(held, log)
+      // Once the log was emptied for a deletion, a stopped task's last events are not the log.
+      const send = (event: Event) => held.log === log && this.#send(held, log, event)
       const pump = async () => {
         for (let next = first; !next.done; next = await events.next()) send(next.value)
         await run.done
-        if (titleFrom !== undefined) await this.#title(sessionId, titleFrom)
+        if (titleFrom !== undefined && !task.stoppedForDeletion) await this.#title(sessionId, titleFrom)
       }
-      held.running.done = pump()
+      task.done = pump()
         // The run's events already told clients how it ended; what is left is a host failure
-        // (the store), which the server's operator must see.
-        .catch((error: unknown) => console.error(`session ${sessionId}: the task failed:`, error))
+        // (the store), which the server's operator must see, unless the task was stopped because
+        // its session was deleted: its appends are refused then, as expected.
+        .catch((error: unknown) => {
+          if (!task.stoppedForDeletion) console.error(`session ${sessionId}: the task failed:`, error)
+        })
         .finally(() => {
           held.running = undefined
-          held.feed?.resume(start + held.localRecords)
+          // A task stopped for a deletion left the log to the feed already.
+          if (!task.stoppedForDeletion) held.feed?.resume(start + held.localRecords)
           this.#releaseWhenUnused(held, sessionId)
         })
     } catch (error) {
       held.running = undefined
-      if (covered !== undefined) held.feed?.resume(covered)
+      if (task.goneWhileStarting.length > 0) {
+        // The log still shows a session that went while the task tried to start: what the id
+        // holds now is followed from its start.
+        emptyLog(held, this.#newGeneration(), false)
+        held.feed?.resume(0)
+      } else if (covered !== undefined) held.feed?.resume(covered)
       this.#releaseWhenUnused(held, sessionId)
       throw error
     }
@@ -254,7 +251,7 @@ export class SessionHub {
       if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
     }
     for (const subscriber of held.subscribers) {
-      if (from === undefined) subscriber.reset(next)
+      if (from === undefined) subscriber.reset(next, { kind: 'replay' })
       else for (const event of next.slice(from)) subscriber.event(event)
     }
   }
@@ -268,9 +265,10 @@ export class SessionHub {
   async interrupt(sessionId: string): Promise<void> {
     // A session the hub does not hold runs no task here: nothing to load for the answer.
     const held = await this.#sessions.get(sessionId)
-    if (!held?.running) throw new TaskStateError('no_task_running')
-    held.running.abort.abort()
-    await held.running.done
+    const task = held?.running
+    if (!task) throw new TaskStateError('no_task_running')
+    task.abort.abort()
+    await task.done
   }
 
   /** Resolves when the session's current task (if any) has ended. */
@@ -341,21 +339,12 @@ export class SessionHub {
           replayed: log.since(0).map((event) => event.data),
         }
         if (this.#setup.store.follow) {
-          session.feed = new RecordFeed(this.#setup.store, sessionId, replay.history, {
-            append: (events) => {
-              for (const event of events) {
-                const sent = session.log.push(event)
-                session.replayed?.push(sent.data)
-                for (const subscriber of session.subscribers) subscriber.event(sent)
-              }
-            },
-            reset: (events) => {
-              session.log = new EventLog(this.#newGeneration(), events)
-              session.replayed = session.log.since(0).map((event) => event.data)
-              const all = session.log.since(0)
-              for (const subscriber of session.subscribers) subscriber.reset(all)
-            },
-          })
+          session.feed = new RecordFeed(
+            this.#setup.store,
+            sessionId,
+            replay.history,
+            feedTarget(session, this.#newGeneration),
+          )
         }
         return session
       })
