@@ -687,6 +687,42 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
   [
+    'a custom tool that ran two sub-agents and returned without linking them',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You research.') {
+          return textReply(`r-child-${String(messages[1]?.content)}`, `${String(messages[1]?.content)} done.`)
+        }
+        if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both done.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
+      })
+      const spec = { name: 'researcher', system: 'You research.' }
+      const fanOut = defineTool({
+        name: 'fan_out',
+        description: 'Runs two researchers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const first = await ctx.runSubAgent(spec, 'first')
+          const second = await ctx.runSubAgent(spec, 'second')
+          return `${first.text} ${second.text}`
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [fanOut] }), live)
+      expect((await drain(agent.run('Ask twice'))).reason).toBe('completed')
+      const children = live.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+      expect(children).toHaveLength(2)
+      // The engine linked both, in the order they started, with the first one's accounting.
+      expect(live.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+        status: 'success',
+        uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] },
+        taskMetadata: { sessionId: children[0] },
+      })
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
     'max turns reached',
     async (h) => {
       let n = 0

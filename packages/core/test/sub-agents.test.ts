@@ -595,3 +595,145 @@ describe('a sub-agent that runs out of time', () => {
     }
   })
 })
+
+describe('a tool of its own that runs sub-agents', () => {
+  const spec = { name: 'helper', system: 'You help.' }
+
+  /** Each child answers its input back; the parent calls `tool` once, then sums up. */
+  function echoing(h: Harness, tool: string): void {
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.') {
+        const input = String(messages[1]?.content)
+        return textReply(`r-${input}`, `${input} done.`)
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', tool, {})] })
+    })
+  }
+
+  const childrenOf = (events: readonly Event[]) =>
+    events.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+
+  test('links every sub-agent it started, in start order, when it links none itself', async () => {
+    const h = harness()
+    echoing(h, 'trio')
+    const trio = defineTool({
+      name: 'trio',
+      description: 'Runs three helpers at once',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        const outcomes = await Promise.all(['a', 'b', 'c'].map((input) => ctx.runSubAgent(spec, input)))
+        return { outputText: outcomes.map((o) => o.text).join(' ') }
+      },
+    })
+    const agent = h.createAgent({ tools: [trio] })
+    const { events } = await collect(agent.run('Go'))
+    const children = childrenOf(events)
+    expect(children).toHaveLength(3)
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({
+      outputText: 'a done. b done. c done.',
+      uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: children.slice(1) },
+      taskMetadata: { sessionId: children[0] },
+    })
+  })
+
+  test('keeps the link and the accounting a tool sets itself', async () => {
+    const h = harness()
+    echoing(h, 'pair')
+    const pair = defineTool({
+      name: 'pair',
+      description: 'Runs two helpers, links the second',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        await ctx.runSubAgent(spec, 'a')
+        const second = await ctx.runSubAgent(spec, 'b')
+        return {
+          outputText: second.text,
+          uiExtra: { type: 'session', sessionId: second.sessionId },
+          taskMetadata: second.metadata.main,
+        }
+      },
+    })
+    const agent = h.createAgent({ tools: [pair] })
+    const { events } = await collect(agent.run('Go'))
+    const [, second] = childrenOf(events)
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({
+      uiExtra: { type: 'session', sessionId: second },
+      taskMetadata: { sessionId: second },
+    })
+    expect((result as { uiExtra: object }).uiExtra).not.toHaveProperty('moreSessionIds')
+  })
+
+  test('keeps a UI extra of another kind, and accounting without a link', async () => {
+    const h = harness()
+    echoing(h, 'noted')
+    const noted = defineTool({
+      name: 'noted',
+      description: 'Runs a helper, shows a note',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        const outcome = await ctx.runSubAgent(spec, 'a')
+        return { outputText: outcome.text, uiExtra: { type: 'markdown', markdown: '**ok**' } }
+      },
+    })
+    const agent = h.createAgent({ tools: [noted] })
+    await collect(agent.run('Go'))
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({ uiExtra: { type: 'markdown', markdown: '**ok**' } })
+    expect(result).not.toHaveProperty('taskMetadata')
+  })
+
+  test('a sub-agent it did not wait for: the result comes once it has ended, and links it', async () => {
+    const h = harness()
+    echoing(h, 'fire')
+    const fire = defineTool({
+      name: 'fire',
+      description: 'Starts a helper and returns at once',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) => {
+        void ctx.runSubAgent(spec, 'a')
+        return 'started'
+      },
+    })
+    const agent = h.createAgent({ tools: [fire] })
+    const { events } = await collect(agent.run('Go'))
+    expectOrdered(events)
+    expectResultAfterChild(events, agent.sessionId, 'c1')
+  })
+
+  test('a sub-agent it did not wait for is interrupted with the task', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.')
+        return stalledChatStream({ id: 'r-late', steps: [say('Working')] })
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', 'fire', {})] })
+    })
+    const fire = defineTool({
+      name: 'fire',
+      description: 'Starts a helper and returns at once',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) => {
+        void ctx.runSubAgent(spec, 'a')
+        return 'started'
+      },
+    })
+    const agent = h.createAgent({ tools: [fire] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.sessionId !== agent.sessionId && event.type === 'assistant_text_delta') controller.abort()
+    })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    const child = events.find((e) => e.type === 'task_start' && e.subAgentState)!.sessionId
+    expect(events.findLast((e) => e.type === 'task_finish' && e.sessionId === child)).toMatchObject({
+      reason: 'aborted',
+    })
+    expectResultAfterChild(events, agent.sessionId, 'c1')
+    expectValidHistory(await h.store.read(child))
+  }, 10_000)
+})
