@@ -1,10 +1,10 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { AgentError, defineSubAgent, defineTool } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
-import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { replayedPart, replayOf } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
@@ -736,4 +736,92 @@ describe('a tool of its own that runs sub-agents', () => {
     expectResultAfterChild(events, agent.sessionId, 'c1')
     expectValidHistory(await h.store.read(child))
   }, 10_000)
+})
+
+describe('a sub-agent started after its call ended', () => {
+  const spec = { name: 'late', system: 'You help.' }
+
+  /** The parent calls `tool` once, then answers; a child would answer at once. */
+  function script(h: Harness, tool: string): void {
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.') return textReply('r-late', 'Late.')
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', tool, {})] })
+    })
+  }
+
+  /** What a late start did: its rejection (`undefined` if it resolved), read at once. */
+  function refusal(start: () => Promise<unknown>): Promise<unknown> {
+    return start().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+  }
+
+  async function expectNothingRan(h: Harness, agent: { sessionId: string }, events: readonly Event[]) {
+    expect(events.some((e) => e.type === 'task_start' && e.subAgentState)).toBe(false)
+    expect((await h.store.list()).map((info) => info.id)).toEqual([agent.sessionId])
+    expect(h.server.requests.some((r) => JSON.stringify(r.body).includes('You help.'))).toBe(false)
+  }
+
+  test.each(['while its task goes on', 'after its run ended'] as const)(
+    'is refused with a tool_call_ended AgentError when the tool returned, %s, and nothing runs',
+    async (when) => {
+      const h = harness()
+      script(h, 'linger')
+      const opened = gate()
+      let late: Promise<unknown> | undefined
+      const linger = defineTool({
+        name: 'linger',
+        description: 'Returns, and starts a helper later',
+        parameters: Type.Object({}),
+        execute: (_args, ctx) => {
+          late = opened.promise.then(() => refusal(() => ctx.runSubAgent(spec, 'late')))
+          return 'returned'
+        },
+      })
+      const agent = h.createAgent({ tools: [linger] })
+      if (when === 'while its task goes on') {
+        agent.events.on('event', (event) => {
+          if (event.type === 'turn_start' && late !== undefined) opened.open()
+        })
+      }
+      const { events, outcome } = await collect(agent.run('Go'))
+      opened.open()
+      const error = await late
+      expect(AgentError.is(error) && error.code).toBe('tool_call_ended')
+      expect(outcome.reason).toBe('completed')
+      await expectNothingRan(h, agent, events)
+    },
+  )
+
+  test('is refused the same way once the user interrupted the call', async () => {
+    const h = harness()
+    script(h, 'stubborn')
+    let late: Promise<unknown> | undefined
+    const stubborn = defineTool({
+      name: 'stubborn',
+      description: 'Starts a helper when interrupted',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) =>
+        new Promise<string>((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            late = refusal(() => ctx.runSubAgent(spec, 'late'))
+            resolve('stopped')
+          })
+          ctx.progress('waiting')
+        }),
+    })
+    const agent = h.createAgent({ tools: [stubborn] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.type === 'tool_progress') controller.abort()
+    })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    const error = await late
+    expect(AgentError.is(error) && error.code).toBe('tool_call_ended')
+    await expectNothingRan(h, agent, events)
+  })
 })

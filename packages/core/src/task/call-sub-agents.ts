@@ -1,4 +1,5 @@
 import type { ToolResultUiExtra, UserContentPart } from '@kode/protocol'
+import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import type { CallSignal } from '../tools/call-signal.js'
 import type { SubAgentOutcome, SubAgentSpec } from '../tools/sub-agent-spec.js'
@@ -42,13 +43,27 @@ export class CallSubAgents {
     return this.#byCall.has(toolCallId)
   }
 
-  /** Starts a child for the call (or carries on the next one it paused). */
+  /**
+   * Starts a child for the call (or carries on the next one it paused). A call that has its
+   * result already, or is about to get one without the tool (it returned, timed out, was
+   * interrupted or stopped by a host failure), starts none: its result cannot link a child any
+   * more, and one that ran anyway would run unseen by replay, so this rejects with an
+   * `AgentError` (`tool_call_ended`) and nothing runs.
+   */
   start(
     toolCallId: string,
     callSignal: CallSignal,
     spec: SubAgentSpec,
     input: string | readonly UserContentPart[],
   ): Promise<SubAgentOutcome> {
+    if (callSignal.ended || callSignal.signal.aborted) {
+      return Promise.reject(
+        new AgentError(
+          'tool_call_ended',
+          `Tool call ${toolCallId} has ended: it cannot start the sub-agent ${spec.name} any more.`,
+        ),
+      )
+    }
     // A child may outlive the tool's `execute` (a tool that did not wait for it): the user's
     // interrupt still reaches it once the call's own signal no longer follows the task's.
     const signal = AbortSignal.any([callSignal.signal, this.#rt.signal])

@@ -38,7 +38,8 @@ export interface ToolContext {
    * parent continues, the tool runs again with the same arguments and this carries on the paused
    * children, in the order they were started, with the user's decisions. The call's result waits
    * for every child it started and, unless the tool returns a `uiExtra` of its own, links them
-   * all in start order.
+   * all in start order. Once the call has ended (returned, timed out or interrupted) this rejects
+   * with an `AgentError` (`tool_call_ended`) and starts nothing.
    */
   runSubAgent(spec: SubAgentSpec, input: string | readonly UserContentPart[]): Promise<SubAgentOutcome>
 }
