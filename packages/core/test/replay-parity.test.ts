@@ -24,6 +24,11 @@ const messagesOf = (request: RecordedRequest) => (request.body as { messages: Me
 interface Ran {
   sessionId: string
   live: Event[]
+  /**
+   * Sub-agents ran at the same time: replay shows each one's events as a block (see
+   * `childrenInBlocks`), which the scenario checks they were not live.
+   */
+  concurrent?: true
 }
 
 /** Records every event `agent` emits from now on into `live`. */
@@ -722,6 +727,44 @@ const SCENARIOS: readonly Scenario[] = [
       return { sessionId: agent.sessionId, live }
     },
   ],
+  ...(['one call', 'sibling calls'] as const).map(
+    (of): Scenario => [
+      `sub-agents of ${of} that ran at the same time`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            const topic = String(messages[1]?.content)
+            const steps =
+              messages.at(-1)?.role === 'tool'
+                ? [say(`Report on ${topic}.`)]
+                : [call(`k-${topic}`, 'read_file', { path: topic })]
+            return chatStream({ id: `r-${topic}-${messages.length}`, steps }, { chunkDelayMs: 2 })
+          }
+          if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both in.')
+          const calls =
+            of === 'one call'
+              ? [call('p1', 'both', {})]
+              : [call('p1', 'researcher', { prompt: 'cats' }), call('p2', 'researcher', { prompt: 'dogs' })]
+          return chatStream({ id: 'r-parent-1', steps: calls })
+        })
+        const spec = { name: 'researcher', system: 'You research.', tools: [readFile] }
+        const both = defineTool({
+          name: 'both',
+          description: 'Runs two researchers at once',
+          parameters: Type.Object({}),
+          execute: async (_args, ctx) => {
+            const outcomes = await Promise.all(['cats', 'dogs'].map((topic) => ctx.runSubAgent(spec, topic)))
+            return outcomes.map((outcome) => outcome.text).join(' ')
+          },
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [both, researcher] }), live)
+        expect((await drain(agent.run('Research cats and dogs'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live, concurrent: true }
+      },
+    ],
+  ),
   [
     'max turns reached',
     async (h) => {
@@ -736,6 +779,35 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
 ]
+
+/**
+ * The live events with each sub-agent's moved to just before the parent's result that links it,
+ * as one block, the blocks in the order the result links them (the order they started), nested
+ * children likewise: what replay shows of sub-agents that ran at the same time, whose events
+ * interleaved live (docs/sessions.md, "Replay"). Each session's own events keep their live order.
+ * A no-op for sub-agents that ran one after the other.
+ */
+function childrenInBlocks(live: readonly Event[], root: string): Event[] {
+  const bySession = new Map<string, Event[]>()
+  for (const event of live) {
+    const list = bySession.get(event.sessionId) ?? []
+    list.push(event)
+    bySession.set(event.sessionId, list)
+  }
+  const placed = new Set<string>()
+  const stream = (id: string): Event[] => {
+    placed.add(id)
+    return (bySession.get(id) ?? []).flatMap((event) => {
+      if (event.type !== 'tool_result' || event.uiExtra?.type !== 'session') return [event]
+      const { sessionId, moreSessionIds = [] } = event.uiExtra
+      const linked = [sessionId, ...moreSessionIds].filter((child) => !placed.has(child))
+      return [...linked.flatMap(stream), event]
+    })
+  }
+  const events = stream(root)
+  expect(placed.size, 'every session is linked').toBe(bySession.size)
+  return events
+}
 
 type Json = Record<string, unknown>
 
@@ -828,8 +900,12 @@ describe('replay parity: the replay of a stored session is its live events', () 
     '%s',
     async (_, scenario) => {
       const h = harness()
-      const { sessionId, live } = await scenario(h)
-      expectOrdered(live)
+      const { sessionId, live: emitted, concurrent } = await scenario(h)
+      expectOrdered(emitted)
+      const live = concurrent ? childrenInBlocks(emitted, sessionId) : emitted
+      // Regrouping is what sets these scenarios apart: their children did interleave live.
+      expect(replayedPart(live)).toHaveLength(replayedPart(emitted).length)
+      if (concurrent) expect(replayedPart(live)).not.toEqual(replayedPart(emitted))
       const store = h.reopenStore()
       const replay = await replaySession(store, sessionId)
       expectOrdered(replay)
