@@ -20,6 +20,11 @@ export type AgentErrorCode =
   | 'approvals_missing'
   /** `continue` found no unfinished task and no pending approval in the session. */
   | 'nothing_to_continue'
+  /**
+   * A tool called `ctx.runSubAgent` after its call ended (it returned, timed out, or was
+   * interrupted): the call's result can no longer link the child, so none starts.
+   */
+  | 'tool_call_ended'
 
 /**
  * A mistake in how the host uses the engine. Failures of the model or of tools are never thrown:

@@ -25,6 +25,11 @@ const messagesOf = (request: RecordedRequest) => (request.body as { messages: Me
 interface Ran {
   sessionId: string
   live: Event[]
+  /**
+   * Sub-agents ran at the same time: replay shows each one's events as a block (see
+   * `childrenInBlocks`), which the scenario checks they were not live.
+   */
+  concurrent?: true
 }
 
 /** Records every event `agent` emits from now on into `live`. */
@@ -728,6 +733,80 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
   [
+    'a custom tool that ran two sub-agents and returned without linking them',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You research.') {
+          return textReply(`r-child-${String(messages[1]?.content)}`, `${String(messages[1]?.content)} done.`)
+        }
+        if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both done.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
+      })
+      const spec = { name: 'researcher', system: 'You research.' }
+      const fanOut = defineTool({
+        name: 'fan_out',
+        description: 'Runs two researchers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const first = await ctx.runSubAgent(spec, 'first')
+          const second = await ctx.runSubAgent(spec, 'second')
+          return `${first.text} ${second.text}`
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [fanOut] }), live)
+      expect((await drain(agent.run('Ask twice'))).reason).toBe('completed')
+      const children = live.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+      expect(children).toHaveLength(2)
+      // The engine linked both, in the order they started, with the first one's accounting.
+      expect(live.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+        status: 'success',
+        uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] },
+        taskMetadata: { sessionId: children[0] },
+      })
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['one call', 'sibling calls'] as const).map(
+    (of): Scenario => [
+      `sub-agents of ${of} that ran at the same time`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            const topic = String(messages[1]?.content)
+            const steps =
+              messages.at(-1)?.role === 'tool'
+                ? [say(`Report on ${topic}.`)]
+                : [call(`k-${topic}`, 'read_file', { path: topic })]
+            return chatStream({ id: `r-${topic}-${messages.length}`, steps }, { chunkDelayMs: 2 })
+          }
+          if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both in.')
+          const calls =
+            of === 'one call'
+              ? [call('p1', 'both', {})]
+              : [call('p1', 'researcher', { prompt: 'cats' }), call('p2', 'researcher', { prompt: 'dogs' })]
+          return chatStream({ id: 'r-parent-1', steps: calls })
+        })
+        const spec = { name: 'researcher', system: 'You research.', tools: [readFile] }
+        const both = defineTool({
+          name: 'both',
+          description: 'Runs two researchers at once',
+          parameters: Type.Object({}),
+          execute: async (_args, ctx) => {
+            const outcomes = await Promise.all(['cats', 'dogs'].map((topic) => ctx.runSubAgent(spec, topic)))
+            return outcomes.map((outcome) => outcome.text).join(' ')
+          },
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [both, researcher] }), live)
+        expect((await drain(agent.run('Research cats and dogs'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live, concurrent: true }
+      },
+    ],
+  ),
+  [
     'max turns reached',
     async (h) => {
       let n = 0
@@ -741,6 +820,35 @@ const SCENARIOS: readonly Scenario[] = [
     },
   ],
 ]
+
+/**
+ * The live events with each sub-agent's moved to just before the parent's result that links it,
+ * as one block, the blocks in the order the result links them (the order they started), nested
+ * children likewise: what replay shows of sub-agents that ran at the same time, whose events
+ * interleaved live (docs/sessions.md, "Replay"). Each session's own events keep their live order.
+ * A no-op for sub-agents that ran one after the other.
+ */
+function childrenInBlocks(live: readonly Event[], root: string): Event[] {
+  const bySession = new Map<string, Event[]>()
+  for (const event of live) {
+    const list = bySession.get(event.sessionId) ?? []
+    list.push(event)
+    bySession.set(event.sessionId, list)
+  }
+  const placed = new Set<string>()
+  const stream = (id: string): Event[] => {
+    placed.add(id)
+    return (bySession.get(id) ?? []).flatMap((event) => {
+      if (event.type !== 'tool_result' || event.uiExtra?.type !== 'session') return [event]
+      const { sessionId, moreSessionIds = [] } = event.uiExtra
+      const linked = [sessionId, ...moreSessionIds].filter((child) => !placed.has(child))
+      return [...linked.flatMap(stream), event]
+    })
+  }
+  const events = stream(root)
+  expect(placed.size, 'every session is linked').toBe(bySession.size)
+  return events
+}
 
 type Json = Record<string, unknown>
 
@@ -855,8 +963,12 @@ describe('replay parity: the replay of a stored session is its live events', () 
     '%s',
     async (_, scenario) => {
       const h = harness()
-      const { sessionId, live } = await scenario(h)
-      expectOrdered(live)
+      const { sessionId, live: emitted, concurrent } = await scenario(h)
+      expectOrdered(emitted)
+      const live = concurrent ? childrenInBlocks(emitted, sessionId) : emitted
+      // Regrouping is what sets these scenarios apart: their children did interleave live.
+      expect(replayedPart(live)).toHaveLength(replayedPart(emitted).length)
+      if (concurrent) expect(replayedPart(live)).not.toEqual(replayedPart(emitted))
       const store = h.reopenStore()
       const replay = await replaySession(store, sessionId)
       expectOrdered(replay)

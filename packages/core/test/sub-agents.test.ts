@@ -1,10 +1,10 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { AgentError, defineSubAgent, defineTool } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
-import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { replayedPart, replayOf } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
@@ -593,5 +593,235 @@ describe('a sub-agent that runs out of time', () => {
         events.findLast((e) => e.type === 'task_finish' && e.sessionId === sessionOf(name)),
       ).toMatchObject({ reason: 'error' })
     }
+  })
+})
+
+describe('a tool of its own that runs sub-agents', () => {
+  const spec = { name: 'helper', system: 'You help.' }
+
+  /** Each child answers its input back; the parent calls `tool` once, then sums up. */
+  function echoing(h: Harness, tool: string): void {
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.') {
+        const input = String(messages[1]?.content)
+        return textReply(`r-${input}`, `${input} done.`)
+      }
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', tool, {})] })
+    })
+  }
+
+  const childrenOf = (events: readonly Event[]) =>
+    events.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+
+  test('links every sub-agent it started, in start order, when it links none itself', async () => {
+    const h = harness()
+    echoing(h, 'trio')
+    const trio = defineTool({
+      name: 'trio',
+      description: 'Runs three helpers at once',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        const outcomes = await Promise.all(['a', 'b', 'c'].map((input) => ctx.runSubAgent(spec, input)))
+        return { outputText: outcomes.map((o) => o.text).join(' ') }
+      },
+    })
+    const agent = h.createAgent({ tools: [trio] })
+    const { events } = await collect(agent.run('Go'))
+    const children = childrenOf(events)
+    expect(children).toHaveLength(3)
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({
+      outputText: 'a done. b done. c done.',
+      uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: children.slice(1) },
+      taskMetadata: { sessionId: children[0] },
+    })
+  })
+
+  test('keeps the link and the accounting a tool sets itself', async () => {
+    const h = harness()
+    echoing(h, 'pair')
+    const pair = defineTool({
+      name: 'pair',
+      description: 'Runs two helpers, links the second',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        await ctx.runSubAgent(spec, 'a')
+        const second = await ctx.runSubAgent(spec, 'b')
+        return {
+          outputText: second.text,
+          uiExtra: { type: 'session', sessionId: second.sessionId },
+          taskMetadata: second.metadata.main,
+        }
+      },
+    })
+    const agent = h.createAgent({ tools: [pair] })
+    const { events } = await collect(agent.run('Go'))
+    const [, second] = childrenOf(events)
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({
+      uiExtra: { type: 'session', sessionId: second },
+      taskMetadata: { sessionId: second },
+    })
+    expect((result as { uiExtra: object }).uiExtra).not.toHaveProperty('moreSessionIds')
+  })
+
+  test('keeps a UI extra of another kind, and accounting without a link', async () => {
+    const h = harness()
+    echoing(h, 'noted')
+    const noted = defineTool({
+      name: 'noted',
+      description: 'Runs a helper, shows a note',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) => {
+        const outcome = await ctx.runSubAgent(spec, 'a')
+        return { outputText: outcome.text, uiExtra: { type: 'markdown', markdown: '**ok**' } }
+      },
+    })
+    const agent = h.createAgent({ tools: [noted] })
+    await collect(agent.run('Go'))
+    const [, , result] = await agent.history()
+    expect(result).toMatchObject({ uiExtra: { type: 'markdown', markdown: '**ok**' } })
+    expect(result).not.toHaveProperty('taskMetadata')
+  })
+
+  test('a sub-agent it did not wait for: the result comes once it has ended, and links it', async () => {
+    const h = harness()
+    echoing(h, 'fire')
+    const fire = defineTool({
+      name: 'fire',
+      description: 'Starts a helper and returns at once',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) => {
+        void ctx.runSubAgent(spec, 'a')
+        return 'started'
+      },
+    })
+    const agent = h.createAgent({ tools: [fire] })
+    const { events } = await collect(agent.run('Go'))
+    expectOrdered(events)
+    expectResultAfterChild(events, agent.sessionId, 'c1')
+  })
+
+  test('a sub-agent it did not wait for is interrupted with the task', async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.')
+        return stalledChatStream({ id: 'r-late', steps: [say('Working')] })
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', 'fire', {})] })
+    })
+    const fire = defineTool({
+      name: 'fire',
+      description: 'Starts a helper and returns at once',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) => {
+        void ctx.runSubAgent(spec, 'a')
+        return 'started'
+      },
+    })
+    const agent = h.createAgent({ tools: [fire] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.sessionId !== agent.sessionId && event.type === 'assistant_text_delta') controller.abort()
+    })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    const child = events.find((e) => e.type === 'task_start' && e.subAgentState)!.sessionId
+    expect(events.findLast((e) => e.type === 'task_finish' && e.sessionId === child)).toMatchObject({
+      reason: 'aborted',
+    })
+    expectResultAfterChild(events, agent.sessionId, 'c1')
+    expectValidHistory(await h.store.read(child))
+  }, 10_000)
+})
+
+describe('a sub-agent started after its call ended', () => {
+  const spec = { name: 'late', system: 'You help.' }
+
+  /** The parent calls `tool` once, then answers; a child would answer at once. */
+  function script(h: Harness, tool: string): void {
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You help.') return textReply('r-late', 'Late.')
+      if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'Done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('c1', tool, {})] })
+    })
+  }
+
+  /** What a late start did: its rejection (`undefined` if it resolved), read at once. */
+  function refusal(start: () => Promise<unknown>): Promise<unknown> {
+    return start().then(
+      () => undefined,
+      (error: unknown) => error,
+    )
+  }
+
+  async function expectNothingRan(h: Harness, agent: { sessionId: string }, events: readonly Event[]) {
+    expect(events.some((e) => e.type === 'task_start' && e.subAgentState)).toBe(false)
+    expect((await h.store.list()).map((info) => info.id)).toEqual([agent.sessionId])
+    expect(h.server.requests.some((r) => JSON.stringify(r.body).includes('You help.'))).toBe(false)
+  }
+
+  test.each(['while its task goes on', 'after its run ended'] as const)(
+    'is refused with a tool_call_ended AgentError when the tool returned, %s, and nothing runs',
+    async (when) => {
+      const h = harness()
+      script(h, 'linger')
+      const opened = gate()
+      let late: Promise<unknown> | undefined
+      const linger = defineTool({
+        name: 'linger',
+        description: 'Returns, and starts a helper later',
+        parameters: Type.Object({}),
+        execute: (_args, ctx) => {
+          late = opened.promise.then(() => refusal(() => ctx.runSubAgent(spec, 'late')))
+          return 'returned'
+        },
+      })
+      const agent = h.createAgent({ tools: [linger] })
+      if (when === 'while its task goes on') {
+        agent.events.on('event', (event) => {
+          if (event.type === 'turn_start' && late !== undefined) opened.open()
+        })
+      }
+      const { events, outcome } = await collect(agent.run('Go'))
+      opened.open()
+      const error = await late
+      expect(AgentError.is(error) && error.code).toBe('tool_call_ended')
+      expect(outcome.reason).toBe('completed')
+      await expectNothingRan(h, agent, events)
+    },
+  )
+
+  test('is refused the same way once the user interrupted the call', async () => {
+    const h = harness()
+    script(h, 'stubborn')
+    let late: Promise<unknown> | undefined
+    const stubborn = defineTool({
+      name: 'stubborn',
+      description: 'Starts a helper when interrupted',
+      parameters: Type.Object({}),
+      execute: (_args, ctx) =>
+        new Promise<string>((resolve) => {
+          ctx.signal.addEventListener('abort', () => {
+            late = refusal(() => ctx.runSubAgent(spec, 'late'))
+            resolve('stopped')
+          })
+          ctx.progress('waiting')
+        }),
+    })
+    const agent = h.createAgent({ tools: [stubborn] })
+    const controller = new AbortController()
+    agent.events.on('event', (event) => {
+      if (event.type === 'tool_progress') controller.abort()
+    })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    const error = await late
+    expect(AgentError.is(error) && error.code).toBe('tool_call_ended')
+    await expectNothingRan(h, agent, events)
   })
 })

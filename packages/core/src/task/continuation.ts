@@ -11,8 +11,9 @@ import {
   recordDecisions,
   SUPERSEDED_REASON,
 } from './approval.js'
+import type { ChildResume } from './call-sub-agents.js'
 import type { TaskRuntime } from './runtime.js'
-import { type CallsEnd, type ChildResume, runCalls, type TaskState } from './turn.js'
+import { type CallsEnd, runCalls, type TaskState } from './turn.js'
 
 /** The result of a call whose sub-agent waited for approval when the user sent a new message. */
 export const SUPERSEDED_SUB_AGENT_TEXT =

@@ -9,20 +9,14 @@ import {
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { type Billed, billedBy } from '../billed.js'
-import type { TaskOutcome } from '../outcome.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
-import {
-  type ApprovalDecision,
-  callsNeedingApproval,
-  type PendingCall,
-  recordSubAgentApprovals,
-  requestApprovals,
-} from './approval.js'
+import { callsNeedingApproval, recordSubAgentApprovals, requestApprovals } from './approval.js'
 import { callModelWithinBudget } from './budgeted-call.js'
+import { CallSubAgents, type ChildResume } from './call-sub-agents.js'
 import { callModel, type ModelResult } from './model-call.js'
 import type { HostFailure, TaskRuntime } from './runtime.js'
 import { runToolBatch } from './tool-batch.js'
@@ -329,40 +323,6 @@ function providerFailure(error: ProviderError): TurnFailure {
   return failure
 }
 
-/**
- * The result of a call that ran a sub-agent and was answered by the engine (interrupted, timed out,
- * or stopped by a host failure) before its tool could say so: given once the sub-agent has closed
- * its session, and linking it (with its accounting) as the tool's own result would have. So a
- * watcher sees the sub-agent end before the parent's result, and the parent's replay shows the
- * sub-agent inline, as for a sub-agent that returned (see docs/sessions.md). A call that started
- * several sub-agents links them all, in the order they started.
- */
-async function linkSubAgent(
-  call: { signal: AbortSignal; children: Promise<TaskOutcome | undefined>[] } | undefined,
-  outcome: ToolOutcome,
-): Promise<ToolOutcome> {
-  if (call === undefined || !call.signal.aborted || outcome.uiExtra !== undefined) return outcome
-  const [first, ...more] = (await Promise.all(call.children)).filter((child) => child !== undefined)
-  if (first === undefined) return outcome
-  const moreSessionIds = more.map((child) => child.sessionId)
-  return {
-    ...outcome,
-    uiExtra:
-      moreSessionIds.length === 0
-        ? { type: 'session', sessionId: first.sessionId }
-        : { type: 'session', sessionId: first.sessionId, moreSessionIds },
-    // One result has one accounting: the first sub-agent's, as its `sessionId` names it. Every
-    // sub-agent's is in the task's `task_metadata.subAgents`.
-    taskMetadata: first.metadata.main,
-  }
-}
-
-/** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
-export interface ChildResume {
-  sessionId: string
-  approvals: ApprovalDecision[]
-}
-
 /** What a batch of calls knows before it runs. */
 export interface CallsOptions {
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
@@ -400,13 +360,7 @@ export async function runCalls(
   signal: AbortSignal,
   options: CallsOptions = {},
 ): Promise<CallsEnd> {
-  const children: Promise<TaskOutcome | undefined>[] = []
-  /** The sub-agents each call started, and the call's own signal (aborted: the engine answered it). */
-  const started = new Map<string, { signal: AbortSignal; children: Promise<TaskOutcome | undefined>[] }>()
-  const resumes = new Map<string, ChildResume[]>()
-  for (const [id, list] of options.resume ?? []) resumes.set(id, [...list])
-  const paused = new Map<string, { sessionId: string; pending: readonly PendingCall[] }[]>()
-  const ranSubAgents = new Set<string>()
+  const subAgents = new CallSubAgents(rt, options.resume)
   const end = await runToolBatch({
     rt,
     calls,
@@ -415,8 +369,8 @@ export async function runCalls(
     ...(options.decided ? { decided: options.decided } : {}),
     ...(options.announced ? { announced: options.announced } : {}),
     ...(options.held ? { held: options.held } : {}),
-    suspended: (toolCallId) => paused.has(toolCallId),
-    mayBeSuspended: (toolCallId) => ranSubAgents.has(toolCallId),
+    suspended: (toolCallId) => subAgents.paused.has(toolCallId),
+    mayBeSuspended: (toolCallId) => subAgents.ran(toolCallId),
     context: (call, callSignal, progress) => ({
       // Made when the tool first reads it (most never do).
       get signal() {
@@ -428,35 +382,16 @@ export async function runCalls(
       responseId,
       resumed: options.resumed?.has(call.id) ?? false,
       progress,
-      runSubAgent: (spec, input) => {
-        ranSubAgents.add(call.id)
-        const parent = { rt, toolCallId: call.id, signal: callSignal.signal }
-        const child = rt.runSubAgent(parent, spec, input, resumes.get(call.id)?.shift()).then((run) => {
-          const { outcome, pending } = run
-          if (outcome.reason === 'awaiting_approval') {
-            const list = paused.get(call.id) ?? []
-            list.push({ sessionId: outcome.sessionId, pending })
-            paused.set(call.id, list)
-          }
-          return outcome
-        })
-        const ended = child.catch(() => undefined)
-        children.push(ended)
-        const entry = started.get(call.id) ?? { signal: callSignal.signal, children: [] }
-        entry.children.push(ended)
-        started.set(call.id, entry)
-        return child
-      },
+      runSubAgent: (spec, input) => subAgents.start(call.id, callSignal, spec, input),
     }),
-    finish: (toolCallId, outcome) => linkSubAgent(started.get(toolCallId), outcome),
+    finish: (toolCallId, outcome) => subAgents.link(toolCallId, outcome),
   })
   // An interrupt settles the parent's calls at once; the children still close their sessions
-  // (a call's result waited for its own: `linkSubAgent`). Their accounting joins the task's in the order they were started, not the order they ended.
-  for (const outcome of await Promise.all(children)) {
-    if (outcome) state.accounting.addSubAgent(outcome.metadata)
-  }
+  // (a call's result waited for its own: `CallSubAgents.link`). Their accounting joins the task's
+  // in the order they were started, not the order they ended.
+  for (const outcome of await subAgents.ended()) state.accounting.addSubAgent(outcome.metadata)
   for (const call of end.suspended) {
-    for (const child of paused.get(call.id) ?? []) {
+    for (const child of subAgents.paused.get(call.id) ?? []) {
       const subAgentCall = { toolCallId: call.id, sessionId: child.sessionId }
       await recordSubAgentApprovals(rt, subAgentCall, child.pending, responseId)
     }

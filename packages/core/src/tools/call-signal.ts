@@ -29,6 +29,11 @@ export class CallSignal {
     return controller.signal
   }
 
+  /** Whether the call has ended: its tool returned (or threw), or it timed out. */
+  get ended(): boolean {
+    return this.#ended
+  }
+
   /** Aborts the call (a timeout), unless it was aborted already. */
   abort(reason: unknown): void {
     const controller = this.#controller

@@ -36,7 +36,10 @@ export interface ToolContext {
    * it. `defineSubAgent` is this, packaged as a tool. A child that ends `awaiting_approval`
    * suspends this call (what the tool returns then is not used) and pauses the parent; when the
    * parent continues, the tool runs again with the same arguments and this carries on the paused
-   * children, in the order they were started, with the user's decisions.
+   * children, in the order they were started, with the user's decisions. The call's result waits
+   * for every child it started and, unless the tool returns a `uiExtra` of its own, links them
+   * all in start order. Once the call has ended (returned, timed out or interrupted) this rejects
+   * with an `AgentError` (`tool_call_ended`) and starts nothing.
    */
   runSubAgent(spec: SubAgentSpec, input: string | readonly UserContentPart[]): Promise<SubAgentOutcome>
 }

@@ -1,0 +1,114 @@
+import type { ToolResultUiExtra, UserContentPart } from '@kode/protocol'
+import { AgentError } from '../errors.js'
+import type { TaskOutcome } from '../outcome.js'
+import type { CallSignal } from '../tools/call-signal.js'
+import type { SubAgentOutcome, SubAgentSpec } from '../tools/sub-agent-spec.js'
+import type { ToolOutcome } from '../tools/tool-outcome.js'
+import type { ApprovalDecision, PendingCall } from './approval.js'
+import type { TaskRuntime } from './runtime.js'
+
+/** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
+export interface ChildResume {
+  sessionId: string
+  approvals: ApprovalDecision[]
+}
+
+/** A sub-agent that paused for approval: its session and its pending calls. */
+export interface PausedChild {
+  sessionId: string
+  pending: readonly PendingCall[]
+}
+
+/**
+ * The sub-agents one batch of tool calls starts (`ToolContext.runSubAgent`), by call, in the
+ * order they start: what links each call's result to its children, what the turn awaits before
+ * it ends, and which calls are suspended because a child paused for approval.
+ */
+export class CallSubAgents {
+  readonly #rt: TaskRuntime
+  /** Every child of the batch, settled (`undefined` for one that failed to run) when it has ended. */
+  readonly #all: Promise<TaskOutcome | undefined>[] = []
+  readonly #byCall = new Map<string, Promise<TaskOutcome | undefined>[]>()
+  readonly #resumes = new Map<string, ChildResume[]>()
+  /** The children that ended `awaiting_approval`, by the call that ran them. */
+  readonly paused = new Map<string, PausedChild[]>()
+
+  constructor(rt: TaskRuntime, resume: ReadonlyMap<string, readonly ChildResume[]> | undefined) {
+    this.#rt = rt
+    for (const [id, list] of resume ?? []) this.#resumes.set(id, [...list])
+  }
+
+  /** Whether the call started a sub-agent (it may still be suspended when it returns). */
+  ran(toolCallId: string): boolean {
+    return this.#byCall.has(toolCallId)
+  }
+
+  /**
+   * Starts a child for the call (or carries on the next one it paused). A call that has its
+   * result already, or is about to get one without the tool (it returned, timed out, was
+   * interrupted or stopped by a host failure), starts none: its result cannot link a child any
+   * more, and one that ran anyway would run unseen by replay, so this rejects with an
+   * `AgentError` (`tool_call_ended`) and nothing runs.
+   */
+  start(
+    toolCallId: string,
+    callSignal: CallSignal,
+    spec: SubAgentSpec,
+    input: string | readonly UserContentPart[],
+  ): Promise<SubAgentOutcome> {
+    if (callSignal.ended || callSignal.signal.aborted) {
+      return Promise.reject(
+        new AgentError(
+          'tool_call_ended',
+          `Tool call ${toolCallId} has ended: it cannot start the sub-agent ${spec.name} any more.`,
+        ),
+      )
+    }
+    // A child may outlive the tool's `execute` (a tool that did not wait for it): the user's
+    // interrupt still reaches it once the call's own signal no longer follows the task's.
+    const signal = AbortSignal.any([callSignal.signal, this.#rt.signal])
+    const parent = { rt: this.#rt, toolCallId, signal }
+    const resume = this.#resumes.get(toolCallId)?.shift()
+    const child = this.#rt.runSubAgent(parent, spec, input, resume).then(({ outcome, pending }) => {
+      if (outcome.reason === 'awaiting_approval') {
+        const list = this.paused.get(toolCallId) ?? []
+        list.push({ sessionId: outcome.sessionId, pending })
+        this.paused.set(toolCallId, list)
+      }
+      return outcome
+    })
+    const ended = child.catch(() => undefined)
+    this.#all.push(ended)
+    const list = this.#byCall.get(toolCallId) ?? []
+    list.push(ended)
+    this.#byCall.set(toolCallId, list)
+    return child
+  }
+
+  /**
+   * The call's outcome as its result will say it, given once every child it started has closed
+   * its session (so a watcher sees them end before the result, as the parent's replay shows them:
+   * see docs/sessions.md). Unless the outcome has a UI extra of its own (the tool's, which is
+   * kept as it is), it links the children, in the order they started: the first as `sessionId`,
+   * the others as `moreSessionIds`, with the first one's accounting unless the tool gave some.
+   */
+  async link(toolCallId: string, outcome: ToolOutcome): Promise<ToolOutcome> {
+    const children = this.#byCall.get(toolCallId)
+    if (children === undefined) return outcome
+    const [first, ...more] = (await Promise.all(children)).filter((child) => child !== undefined)
+    if (first === undefined || outcome.uiExtra !== undefined) return outcome
+    const moreSessionIds = more.map((child) => child.sessionId)
+    const uiExtra: ToolResultUiExtra =
+      moreSessionIds.length === 0
+        ? { type: 'session', sessionId: first.sessionId }
+        : { type: 'session', sessionId: first.sessionId, moreSessionIds }
+    // One result has one accounting: the first sub-agent's, as its `sessionId` names it. Every
+    // sub-agent's is in the task's `task_metadata.subAgents`.
+    return { ...outcome, uiExtra, taskMetadata: outcome.taskMetadata ?? first.metadata.main }
+  }
+
+  /** Every child's outcome once all have ended, in the order they started (failed ones left out). */
+  async ended(): Promise<TaskOutcome[]> {
+    return (await Promise.all(this.#all)).filter((outcome) => outcome !== undefined)
+  }
+}
