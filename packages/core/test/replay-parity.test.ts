@@ -2,7 +2,12 @@ import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import { type RecordedRequest, type ScriptedResponse, scriptedResponse } from '@kode/providers/testing'
+import {
+  type RecordedRequest,
+  type ScriptedResponse,
+  type ScriptStep,
+  scriptedResponse,
+} from '@kode/providers/testing'
 import { exportSessionHtml, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
@@ -11,7 +16,14 @@ import { call, chatStream, say, stalledChatStream, textReply, think } from './he
 import { collect, gate, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered } from './helpers/history-checks.js'
 import { replayedPart } from './helpers/replayed.js'
-import { isSummaryRequest, readChunk, TINY, toolLoopModel } from './helpers/small-window.js'
+import {
+  bodyTokens,
+  compactionsOf,
+  isSummaryRequest,
+  readChunk,
+  TINY,
+  toolLoopModel,
+} from './helpers/small-window.js'
 import { readFile } from './helpers/tools.js'
 
 // A parity sweep: for each scenario a real agent runs against a scripted model, and the replay of
@@ -492,6 +504,49 @@ const SCENARIOS: readonly Scenario[] = [
       const agent = chunkReader(h, live)
       expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
       expect(live.filter((e) => e.type === 'compaction_end').map((e) => e.compacted)).toEqual([false, true])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an automatic compaction whose summary attempt the client retried',
+    async (h) => {
+      let main = 0
+      let summaries = 0
+      const summaryRequests: RecordedRequest[] = []
+      // Each response reports its request's tokens, so the window fills as the log is read.
+      const reply = (id: string, steps: ScriptStep[], request: RecordedRequest) =>
+        scriptedResponse('anthropic', {
+          id,
+          model: 'claude-sonnet-4-5',
+          steps,
+          usage: { inputTokens: bodyTokens(request), outputTokens: 20 },
+        })
+      h.server.handle((request) => {
+        if (isSummaryRequest(request)) {
+          summaryRequests.push(request)
+          return ++summaries === 1
+            ? overloadedAfterStart('msg_s1', 900)
+            : reply(`msg_s${summaries}`, [{ text: 'Read chunks so far.' }], request)
+        }
+        main++
+        const step: ScriptStep =
+          main <= 30
+            ? { toolCall: { id: `toolu_${main}`, name: 'read_chunk', arguments: { n: main } } }
+            : { text: 'done' }
+        return reply(`msg_${main}`, [step], request)
+      })
+      const live: Event[] = []
+      const client = h.client({
+        api: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        catalog: { 'claude-sonnet-4-5': TINY.tiny! },
+      })
+      const agent = chunkReader(h, live, { client })
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
+      // The first summary's record keeps its retried attempt's input with its own.
+      const history = await agent.history()
+      const [first] = compactionsOf(history)
+      expect(first?.usage?.inputTokens).toBe(900 + bodyTokens(summaryRequests[1]!))
       return { sessionId: agent.sessionId, live }
     },
   ],

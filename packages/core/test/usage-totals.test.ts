@@ -435,6 +435,131 @@ describe('usage totals', () => {
     expect(recordedUsage(history)).toEqual(taskUsage(history))
     expect(retryShape(events)).toEqual(['turn_start', 'error true', 'interrupt', 'turn_end'])
   })
+
+  // A summary request is the client's to retry as any request is: what its retried attempts were
+  // billed belongs to the compaction's one record (saved, or the marker of one that saved nothing).
+  describe('a summary attempt the client retried', () => {
+    /** The Anthropic model with a window of a few thousand tokens, so the long session compacts. */
+    const SMALL_CLAUDE = { 'claude-sonnet-4-5': { ...TINY.tiny!, prices: { input: 3, output: 15 } } }
+    const summaryAnswer = scriptedResponse('anthropic', {
+      id: 'msg_sum',
+      model: 'claude-sonnet-4-5',
+      steps: [{ text: 'The user had six chunks read.' }],
+      usage: { inputTokens: 900, outputTokens: 7 },
+    })
+    const compactingAgent = async (h: ReturnType<typeof harness>, retry?: { baseDelayMs: number }) => {
+      await h.store.create({ id: 'long' })
+      await h.store.append('long', longSession())
+      return h.createAgent({
+        sessionId: 'long',
+        client: h.client({
+          api: 'anthropic',
+          model: 'claude-sonnet-4-5',
+          catalog: SMALL_CLAUDE,
+          ...(retry ? { retry } : {}),
+        }),
+        tools: [readChunk],
+        compaction: { keepRecent: 1 },
+      })
+    }
+    const compactionShape = (list: readonly Event[]) =>
+      list
+        .filter((e) => ['compaction_start', 'compaction_end', 'error', 'interrupt'].includes(e.type))
+        .map((e) => (e.type === 'compaction_end' ? `${e.type} ${e.compacted}` : e.type))
+
+    test('is kept on the compaction record with the summary, and every total agrees', async () => {
+      const h = harness()
+      const agent = await compactingAgent(h)
+      h.server.enqueue(overloadedAfterStart('msg_s1', 900), summaryAnswer, answer('Done.'))
+
+      const { events, outcome } = await collect(agent.run('Go on'))
+
+      expect(outcome.reason).toBe('completed')
+      expect(h.server.requests).toHaveLength(3)
+      const task = (await agent.history()).slice(longSession().length)
+      expect(task).toContainEqual(
+        expect.objectContaining({
+          type: 'compaction',
+          usage: { inputTokens: 1_800, outputTokens: 8, totalTokens: 1_808 },
+          costUsd: expect.closeTo((1_800 * 3 + 8 * 15) / 1e6, 12),
+          model: 'claude-sonnet-4-5',
+        }),
+      )
+      expect(taskUsage(task)).toEqual({ inputTokens: 2_500, outputTokens: 20, totalTokens: 2_520 })
+      expect(recordedUsage(task)).toEqual(taskUsage(task))
+      // Live and in replay alike: the compaction's events, no retry notice and no usage event of it.
+      const replay = deriveReplayEvents(task, { sessionId: agent.sessionId })
+      expect(compactionShape(events)).toEqual(['compaction_start', 'compaction_end true'])
+      expect(compactionShape(replay)).toEqual(compactionShape(events))
+      expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
+      expect(usageEvents(replay)).toEqual(usageEvents(events))
+      expect(exportHtml(task)).toContain('<footer class="totals">Total: 2 responses · 2,500 in · 20 out')
+    })
+
+    test('then a failed attempt: both are kept on its error marker', async () => {
+      const h = harness()
+      const agent = await compactingAgent(h)
+      const refused = {
+        body: frameTyped(
+          [
+            messageStart(900),
+            { type: 'error', error: { type: 'invalid_request_error', message: 'Bad block.' } },
+          ].map((e) => JSON.stringify(e)),
+        ),
+      }
+      h.server.enqueue(overloadedAfterStart('msg_s1', 900), refused, answer('Done.'))
+
+      const { events, outcome } = await collect(agent.run('Go on'))
+
+      expect(outcome.reason).toBe('completed')
+      const task = (await agent.history()).slice(longSession().length)
+      expect(task).toContainEqual(
+        expect.objectContaining({
+          type: 'error',
+          canRetry: false,
+          compaction: expect.objectContaining({
+            reason: 'threshold',
+            usage: { inputTokens: 1_800, outputTokens: 2, totalTokens: 1_802 },
+            model: 'claude-sonnet-4-5',
+          }),
+        }),
+      )
+      expect(taskUsage(task)?.inputTokens).toBe(2_500)
+      expect(recordedUsage(task)).toEqual(taskUsage(task))
+      const replay = deriveReplayEvents(task, { sessionId: agent.sessionId })
+      expect(compactionShape(events)).toEqual(['compaction_start', 'compaction_end false'])
+      expect(compactionShape(replay)).toEqual(compactionShape(events))
+    })
+
+    test('then interrupted while the client waits to retry: it is kept on the interrupt marker', async () => {
+      const h = harness()
+      const agent = await compactingAgent(h, { baseDelayMs: 5_000 })
+      const controller = new AbortController()
+      h.server.handle(() => {
+        setTimeout(() => controller.abort(), 100)
+        return overloadedAfterStart('msg_s1', 900)
+      })
+
+      const { events, outcome } = await collect(agent.run('Go on', { signal: controller.signal }))
+
+      expect(outcome.reason).toBe('aborted')
+      expect(h.server.requests).toHaveLength(1)
+      const task = (await agent.history()).slice(longSession().length)
+      expect(task).toContainEqual(
+        expect.objectContaining({
+          type: 'interrupt',
+          compaction: expect.objectContaining({
+            usage: { inputTokens: 900, outputTokens: 1, totalTokens: 901 },
+          }),
+        }),
+      )
+      expect(taskUsage(task)?.inputTokens).toBe(900)
+      expect(recordedUsage(task)).toEqual(taskUsage(task))
+      const replay = deriveReplayEvents(task, { sessionId: agent.sessionId })
+      expect(compactionShape(replay)).toEqual(compactionShape(events))
+      expect(exportHtml(task)).toContain('<footer class="totals">Total: 1 response · 900 in')
+    })
+  })
 })
 
 /**

@@ -11,11 +11,14 @@ import { bodyCounter, eventCounter, type MessageCounter } from './message-size.j
  * was carrying will never come. `dropped`: the HTTP+SSE event stream broke or ended: it carries
  * every answer, and one opened again is a new session the requests sent are unknown to.
  * `oversized`: the server sent a message larger than `maxMessageBytes` (or never ended one),
- * which is not read any further.
+ * which is not read any further. `deaf`: a streamable-HTTP server's own notification stream
+ * ended or broke after an event id no header can carry (see `canResumeFrom`): the SDK never opens
+ * it again, so the connection would no longer hear of a changed tool list.
  */
 export type ConnectionLoss =
   | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
   | { readonly kind: 'oversized'; readonly limit: number }
+  | { readonly kind: 'deaf' }
 
 /** What a transport is told to fail requests whose answers will never come though the server lives on. */
 export interface AnswerWatch {
@@ -67,6 +70,10 @@ interface Resumable {
  * the SDK's attempts then fail before any request, unseen here); a 202 answer to a POST carrying requests; and a stream that named an event but
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
+ *
+ * The notification stream (any other GET over streamable HTTP) is the SDK's to reopen, from its
+ * last event id: one no header can carry makes every attempt fail before any request, and the
+ * stream is gone for good, silently. That is a loss too (`deaf`), the one way Kode learns of it.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   /** The answer streams the SDK will resume, by the event id it resumes from. */
@@ -97,6 +104,7 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
       resumption !== undefined || method === (watch.answersOver === 'posts' ? 'POST' : 'GET')
     const requests = resumption?.requests ?? (carriesAnswers ? requestIdsOf(init?.body) : [])
     const closed = () => init?.signal?.aborted === true
+    const notifications = method === 'GET' && watch.answersOver === 'posts' && resumption === undefined
     let response: Response
     try {
       response = await fetchFn(input, init)
@@ -118,16 +126,24 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     const limit = watch.maxMessageBytes
     const isEvents = response.headers.get('content-type')?.includes('text/event-stream') === true
     const eventIds = isEvents ? eventIdWatch() : undefined
+    /** Whether the notification stream, now over, can never be opened again (then a loss). */
+    const deafened = () => {
+      if (!notifications || !response.ok || closed()) return false
+      const from = eventIds?.last()
+      if (from === undefined || canResumeFrom(from)) return false
+      watch.lose({ kind: 'deaf' })
+      return true
+    }
     return withWatchedBody(response, {
       tooLarge: isEvents ? eventCounter(limit) : bodyCounter(limit),
       onTooLarge: () => watch.lose({ kind: 'oversized', limit }),
       onBreak: (error) => {
-        if (!carriesAnswers || !response.ok || closed()) return
+        if (deafened() || !carriesAnswers || !response.ok || closed()) return
         watch.lose({ kind: watch.answersOver === 'posts' ? 'cut' : 'dropped', error })
       },
       onChunk: (chunk) => eventIds?.feed(chunk),
       onEnd: () => {
-        if (!carriesAnswers || !response.ok || closed()) return
+        if (deafened() || !carriesAnswers || !response.ok || closed()) return
         if (watch.answersOver === 'event-stream') {
           watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
         } else if (requests.length > 0) {
@@ -228,6 +244,12 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         serverName,
         `${server} dropped the event stream that carries its answers (${detailOf(loss.error)})`,
         { cause: loss.error },
+      )
+    case 'deaf':
+      return new McpConnectionError(
+        'closed',
+        serverName,
+        `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
       )
     case 'cut':
       return new McpConnectionError(

@@ -252,6 +252,53 @@ describe('a stream that names an event id no HTTP header can carry', () => {
   )
 })
 
+describe('a notification stream (GET) ended after an event id', () => {
+  test('one a client can send back: the SDK resumes it from that id, and the connection lives on', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const ended = await execute(waitTool(web), { ms: 1, endNotifications: 'plain-id' })
+    expect(ended).toMatchObject({ outputText: 'waited 1 ms, ended 1 stream(s)' })
+    const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+    const resumed = async () => {
+      for (let i = 0; i < 100; i++) {
+        const seen = (await execute(resumptions, {})).outputText
+        if (seen !== '[]') return seen
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      }
+      return '[]'
+    }
+    expect(await resumed()).toBe('["n1"]')
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
+  test.each([
+    ['a character above U+00FF', 'non-latin1-id'],
+    ['a control character', 'control-char-id'],
+  ])(
+    'holding %s, which no header can carry: the connection is over at once, saying so',
+    async (_name, endNotifications) => {
+      server = await startWaitingHttp()
+      const { web, closes } = await connectWeb(server.origin)
+      const gone = new Promise((resolve) => web.onClose(resolve))
+      // The call in flight fails with the connection, as calls do whenever it ends.
+      const result = await within(PROMPTLY_MS, execute(waitTool(web), { ms: 2_000, endNotifications }))
+      const message =
+        'MCP server "web" ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed'
+      expect(result).toMatchObject({ status: 'error', outputText: `web__wait failed: ${message}` })
+      expect(await within(PROMPTLY_MS, gone)).not.toBe('still waiting')
+      expect(web.connected).toBe(false)
+      expect(closes).toHaveLength(1)
+      const [error] = closes
+      expect(McpConnectionError.is(error) && [error.code, error.serverName, error.message]).toEqual([
+        'closed',
+        'web',
+        message,
+      ])
+    },
+  )
+})
+
 describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
   test('each call is an error result once its own resumption is given up on', async () => {
     server = await startWaitingHttp({ resumable: true })

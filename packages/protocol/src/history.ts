@@ -36,8 +36,9 @@ export const CompactionAttempt = Type.Object(
     tokensBefore: Type.Integer({ minimum: 0 }),
     /**
      * Usage of the summary request, when a model answered it (a summary cut at the output limit,
-     * empty, or interrupted after it reported usage): the task's `task_metadata` counts it, so the
-     * history keeps it too. Absent when no model answered, and in histories written before it.
+     * empty, or failed or interrupted after it reported usage), summed over the attempts its
+     * provider billed (the client's retries included): the task's `task_metadata` counts it, so
+     * the history keeps it too. Absent when no model answered, and in histories written before it.
      */
     usage: Type.Optional(Usage),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),
@@ -129,7 +130,10 @@ export const CompactionRecord = record(
     tokensAfter: Type.Integer({ minimum: 0 }),
     /** What started it: the budget threshold, a provider's context-overflow error, or the host. */
     reason: CompactionReason,
-    /** Usage of the summary request, when a model wrote the summary. */
+    /**
+     * Usage of the summary request, when a model wrote the summary: of every attempt its provider
+     * billed, summed (the client's retries included); `model` is the last one's.
+     */
     usage: Type.Optional(Usage),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),
     model: Type.Optional(Type.String()),

@@ -8,8 +8,8 @@ import {
   type InterruptRecord,
   joinText,
 } from '@kode/protocol'
-import { type LLMClient, ProviderError } from '@kode/providers'
-import { type Billed, billedBy } from '../billed.js'
+import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
+import { addBilled, type Billed, billedBy } from '../billed.js'
 import { thrownText } from '../thrown-text.js'
 import type { ContextBudget } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
@@ -66,7 +66,7 @@ export interface CompactionContext {
   signal: AbortSignal
   /** Tokens every request carries besides its messages (system text, tool definitions). */
   instructionTokens: number
-  /** The task's accounting, which the summary's response joins. */
+  /** The task's accounting, which every attempt of the summary request its provider billed joins. */
   accounting?: { addResponse(message: AssistantMessage): void }
 }
 
@@ -169,8 +169,16 @@ async function summarise(
   const previousSummary = previous?.summary
 
   let summary: string
-  const fields: Billed = {}
-  const spent = () => (Object.keys(fields).length > 0 ? { spent: fields } : {})
+  // What the summary request was billed, over every attempt its provider billed (those the client
+  // retried, then the last): counted as it comes, as the task's responses are, and kept on the
+  // compaction's one record, saved or not, so the history carries what the task counted.
+  let billed: Billed = {}
+  const charge = (message: AssistantMessage) => {
+    ctx.accounting?.addResponse(message)
+    billed = addBilled(billed, billedBy(message))
+  }
+  const unsaved = (result: Unsaved): SummaryOutcome =>
+    Object.keys(billed).length > 0 ? { ...result, spent: billed } : result
   // Interrupted before it began (a listener of compaction_start, a signal given aborted): no summary.
   if (signal.aborted) return { compacted: false, reason: 'aborted' }
   try {
@@ -188,28 +196,32 @@ async function summarise(
         signal,
       )
     } else {
+      // A retried attempt is billed only when its provider reported usage (as for the model call).
+      const onRetry = ({ partial }: RetryInfo) => (partial?.usage ? charge(partial) : undefined)
       const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
         signal,
+        onRetry,
       })
       // Counted whatever came of it, as an interrupted response of the task is: tokens were spent.
-      ctx.accounting?.addResponse(message)
-      Object.assign(fields, billedBy(message))
+      charge(message)
       if (message.stopReason === 'aborted' || signal.aborted)
-        return { compacted: false, reason: 'aborted', ...spent() }
+        return unsaved({ compacted: false, reason: 'aborted' })
       // Cut off at the output limit, the summary lost what it had not said yet: the model would
       // carry on from a truncated account of the session, so it is a failed summary.
       if (message.stopReason === 'length')
-        return { compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY, ...spent() }
+        return unsaved({ compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY })
       summary = joinText(message.parts)
     }
   } catch (error) {
-    if (signal.aborted) return { compacted: false, reason: 'aborted' }
+    // The last attempt, failed after its provider reported usage, was billed as well.
+    if (ProviderError.is(error) && error.partial?.usage) charge(error.partial)
+    if (signal.aborted) return unsaved({ compacted: false, reason: 'aborted' })
     const detail = ProviderError.is(error) ? error.message : thrownText(error)
-    return { compacted: false, reason: 'failed', errorMessage: `The summary failed: ${detail}` }
+    return unsaved({ compacted: false, reason: 'failed', errorMessage: `The summary failed: ${detail}` })
   }
-  if (signal.aborted) return { compacted: false, reason: 'aborted', ...spent() }
+  if (signal.aborted) return unsaved({ compacted: false, reason: 'aborted' })
   if (typeof summary !== 'string' || summary.trim() === '')
-    return { compacted: false, reason: 'failed', errorMessage: 'The summary came back empty.', ...spent() }
+    return unsaved({ compacted: false, reason: 'failed', errorMessage: 'The summary came back empty.' })
 
   const record: CompactionRecord = {
     type: 'compaction',
@@ -220,7 +232,7 @@ async function summarise(
     tokensBefore: budget.inputTokens,
     tokensAfter: 0,
     reason,
-    ...fields,
+    ...billed,
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
   const system = records.find((r) => 'role' in r && r.role === 'system')
