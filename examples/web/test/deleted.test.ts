@@ -152,6 +152,47 @@ describe('a session deleted while this server runs a task in it', () => {
   })
 })
 
+describe('a session replaced before B follows what it read', () => {
+  test.each([
+    ['fewer records than B read', [user('o1', 'old one'), user('o2', 'old two'), user('o3', 'old three')]],
+    ['records, where B read none', []],
+  ])(
+    'one created again with %s between the first read and the first follow shows from its first record',
+    async (_, old) => {
+      const other = newStore()
+      await other.create({ id: SESSION })
+      if (old.length > 0) await other.append(SESSION, old)
+      const store = newStore()
+      // B has read the session for its page; before its feed follows on, another host replaces the
+      // session with one holding fewer records than B read.
+      const follow = store.follow.bind(store)
+      let replaced = false
+      vi.spyOn(store, 'follow').mockImplementation(async function* (id, options) {
+        if (!replaced) {
+          replaced = true
+          await other.delete(SESSION)
+          await other.create({ id: SESSION })
+          await other.append(SESSION, [user('n1', 'new question')])
+        }
+        yield* follow(id, options)
+      })
+      const b = await startB(store)
+      const page = await openPage(`${b.url}/?session=${SESSION}`)
+
+      await page.waitForFunction(
+        () =>
+          [...document.querySelectorAll('#transcript .user')].map((e) => e.textContent?.trim()).join('|') ===
+          'new question',
+        null,
+        { timeout: 5_000 },
+      )
+      expect(replaced).toBe(true)
+      expect(await page.locator('#status').innerText()).toBe('This session was deleted.')
+      expect(page.problems).toEqual([])
+    },
+  )
+})
+
 /** The events of a stream, as the objects sent. */
 const events = (frames: Frame[]) => frames.filter((f) => f.id !== undefined).map((f) => JSON.parse(f.data))
 const userMessages = (frames: Frame[]) =>

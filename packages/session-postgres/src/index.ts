@@ -9,6 +9,7 @@ export {
   DEFAULT_FOLLOW_POLL_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_RECORD_BYTES,
+  type PostgresSessionHistory,
   type PostgresSessionStore,
   type PostgresSessionStoreOptions,
 } from './postgres-store.js'

@@ -76,10 +76,27 @@ export interface PostgresSessionStore extends SessionStore {
    */
   follow(sessionId: string, options?: PostgresFollowOptions): AsyncIterable<PostgresFollowedRecord>
   /**
+   * Reads a session's history like `read`, together with the session's `incarnation` (the one its
+   * `follow` names), both from one statement: they always belong together, even when another host
+   * deletes the session and creates it again under its id meanwhile. Follow on from the end of it
+   * with `{ from: history.length, incarnation }` to learn (`session_not_found`) of a session
+   * created again since, also one that holds fewer records than were read. Fails with
+   * `session_not_found` for a missing session.
+   */
+  readWithIncarnation(sessionId: string): Promise<PostgresSessionHistory>
+  /**
    * Reads a session's history in batches (see `SessionStore.readBatches`), a page of `batchSize`
    * records per query by position: the history as it was when the read began.
    */
   readBatches(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
+}
+
+/** What the Postgres store's `readWithIncarnation` returns: one session's history and its incarnation. */
+export interface PostgresSessionHistory {
+  /** The session's whole history, in append order, as `read` returns it. */
+  history: HistoryEvent[]
+  /** The incarnation of the session the history was read from, as its followed records name it. */
+  incarnation: string
 }
 
 /**
@@ -217,6 +234,18 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     forget: (lease) => held.delete(lease),
   }
 
+  /** The session's history and incarnation, read by one statement (see `readWithIncarnation`). */
+  const readHistory = async (sessionId: string): Promise<PostgresSessionHistory> => {
+    await open(sessionId)
+    const { rows } = await pool.query(sql.read, [sessionId])
+    const first = rows[0] as { incarnation: string } | undefined
+    if (!first) throw sessionNotFound(sessionId)
+    const history = (rows as { record: string | null }[]).flatMap((row) =>
+      row.record === null ? [] : [decodeHistoryEvent(row.record)],
+    )
+    return { history, incarnation: first.incarnation }
+  }
+
   return {
     create(init: CreateSessionInit = {}) {
       return operation(async () => {
@@ -250,14 +279,10 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       })
     },
     read(sessionId: string) {
-      return operation(async () => {
-        await open(sessionId)
-        const { rows } = await pool.query(sql.read, [sessionId])
-        if (rows.length === 0 && (await pool.query(sql.info, [sessionId])).rows.length === 0) {
-          throw sessionNotFound(sessionId)
-        }
-        return rows.map((row: { record: string }) => decodeHistoryEvent(row.record))
-      })
+      return operation(async () => (await readHistory(sessionId)).history)
+    },
+    readWithIncarnation(sessionId: string) {
+      return operation(() => readHistory(sessionId))
     },
     info(sessionId: string) {
       return operation(async () => {

@@ -20,7 +20,13 @@ export function statements(schema: string) {
       values ($1, $2::jsonb, $3, $3) on conflict (id) do nothing returning *`,
     info: `select * from ${s}.sessions where id = $1`,
     list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
-    read: `select record from ${s}.records where session_id = $1 order by seq`,
+    /**
+     * The session's incarnation and its records in order, in one statement, so both come from one
+     * snapshot; no row for a missing session, one with a null record for an empty one.
+     */
+    read: `select s.incarnation, r.record from ${s}.sessions s
+      left join ${s}.records r on r.session_id = s.id
+      where s.id = $1 order by r.seq`,
     /** Records after the first $2, at most $3 of them, each with its session's incarnation. */
     follow: `select r.seq, r.record, s.incarnation from ${s}.records r join ${s}.sessions s on s.id = r.session_id
       where r.session_id = $1 and r.seq > $2 order by r.seq limit $3`,

@@ -9,7 +9,7 @@ import {
   SessionLeaseLostError,
 } from '@kode/session-postgres'
 import pg from 'pg'
-import { afterEach, beforeEach, describe, expect, test } from 'vitest'
+import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { startCuttingProxy } from './helpers/cutting-proxy.js'
 
@@ -45,6 +45,17 @@ afterEach(async () => {
   await admin.end()
   await dropSchema(schema)
 })
+
+/** The first `n` records a feed yields. */
+const take = async (feed: AsyncIterable<PostgresFollowedRecord>, n: number) => {
+  const got: PostgresFollowedRecord[] = []
+  if (n === 0) return got
+  for await (const item of feed) {
+    got.push(item)
+    if (got.length === n) break
+  }
+  return got
+}
 
 describe('leases across hosts', () => {
   test('another store holding the lease refuses writers with who holds it and until when', async () => {
@@ -242,17 +253,6 @@ describe('follow across hosts', () => {
 })
 
 describe('a follower restarting from a position', () => {
-  /** The first `n` records a feed yields. */
-  const take = async (feed: AsyncIterable<PostgresFollowedRecord>, n: number) => {
-    const got: PostgresFollowedRecord[] = []
-    if (n === 0) return got
-    for await (const item of feed) {
-      got.push(item)
-      if (got.length === n) break
-    }
-    return got
-  }
-
   test('each followed record names its session incarnation, which a restart with from passes back', async () => {
     const store = open()
     await store.create({ id: 's' })
@@ -290,6 +290,78 @@ describe('a follower restarting from a position', () => {
     await store.create({ id: 's' })
     const follow = store.follow('s', { incarnation: 42 as unknown as string })
     await expect(take(follow, 1)).rejects.toThrow(TypeError)
+  })
+})
+
+describe('a read that names its incarnation', () => {
+  /** The session's incarnation as the table holds it now. */
+  const incarnationNow = async (sessionId: string) =>
+    (await admin.query(`select incarnation from "${schema}".sessions where id = $1`, [sessionId])).rows[0]
+      ?.incarnation as string | undefined
+
+  test('readWithIncarnation returns the history and the incarnation its follow names; a missing session fails', async () => {
+    const store = open()
+    await store.create({ id: 'empty' })
+    const empty = await store.readWithIncarnation('empty')
+    expect(empty).toEqual({ history: [], incarnation: await incarnationNow('empty') })
+    await store.create({ id: 's' })
+    await store.append('s', [record('a'), record('b')])
+    const { history, incarnation } = await store.readWithIncarnation('s')
+    expect(history.map((event) => event.id)).toEqual(['a', 'b'])
+    expect(incarnation).not.toBe(empty.incarnation)
+    const [followed] = await take(store.follow('s'), 1)
+    expect(followed!.incarnation).toBe(incarnation)
+    const error = await store.readWithIncarnation('missing').catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+
+  test('the history and the incarnation agree when another host replaces the session between the statements of the read', async () => {
+    // The host's pool: after each statement of the read, before the store sees its result, another
+    // host deletes the session and creates it again with fewer records. A read made of several
+    // statements would pair one session's records with the other's incarnation.
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
+    const store = createPostgresSessionStore({ pool, schema })
+    const other = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('old0'), record('old1'), record('old2')])
+    const incarnations = [await incarnationNow('s')]
+    let racing = false
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<pg.QueryResult>
+    vi.spyOn(pool, 'query').mockImplementation((async (...args: unknown[]) => {
+      const result = await query(...args)
+      if (racing) {
+        await other.delete('s')
+        await other.create({ id: 's' })
+        await other.append('s', [record(`new${incarnations.length}`)])
+        incarnations.push(await incarnationNow('s'))
+      }
+      return result
+    }) as never)
+    racing = true
+    const read = await store.readWithIncarnation('s')
+    racing = false
+    await store.close()
+    await pool.end()
+
+    // The race happened, and the read is one session's whole: its records with its incarnation.
+    expect(incarnations.length).toBeGreaterThan(1)
+    const which = incarnations.indexOf(read.incarnation)
+    expect(which).toBeGreaterThanOrEqual(0)
+    expect(read.history.map((event) => event.id)).toEqual(
+      which === 0 ? ['old0', 'old1', 'old2'] : [`new${which}`],
+    )
+  })
+
+  test('a follow from the end of such a read, with its incarnation, fails once the session was created again with fewer records', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1'), record('old2')])
+    const { history, incarnation } = await a.readWithIncarnation('s')
+    await b.delete('s')
+    await b.create({ id: 's' })
+    await b.append('s', [record('new0')])
+    const error = await take(a.follow('s', { from: history.length, incarnation }), 1).catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
   })
 })
 

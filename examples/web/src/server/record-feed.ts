@@ -6,6 +6,7 @@ import {
   SessionError,
   type SessionStore,
 } from '@kode/session'
+import type { PostgresSessionStore } from '@kode/session-postgres'
 
 /** How long the feed waits before following again after the store refused or failed. */
 const RETRY_MS = 1_000
@@ -45,11 +46,12 @@ export interface FeedTarget {
  *
  * When the follow fails (the database went away) the feed follows again from its position. It
  * starts each follow at the last record it holds, which must come back first and unchanged, and
- * passes the session's `incarnation` once a record named it (the Postgres store's): so a session
- * deleted and created again under its id since the feed read it is not carried on with the new
- * session's records at the old one's positions. The log then starts over with the new session
- * (see `FeedTarget.gone`: a task of this server in the deleted session is stopped, one in what the
- * id holds now keeps the log).
+ * passes the session's `incarnation` (the Postgres store's), read with the history it starts from
+ * (see `readFeedStart`) or named by a followed record: so a session deleted and created again
+ * under its id since the feed read it is not carried on with the new session's records at the old
+ * one's positions, nor waited on while it holds fewer records than the feed read. The log then
+ * starts over with the new session (see `FeedTarget.gone`: a task of this server in the deleted
+ * session is stopped, one in what the id holds now keeps the log).
  */
 export class RecordFeed {
   readonly #store: SessionStore
@@ -57,7 +59,7 @@ export class RecordFeed {
   readonly #target: FeedTarget
   readonly #abort = new AbortController()
   #history: HistoryEvent[]
-  /** The incarnation of the session the history belongs to, once a followed record named it. */
+  /** The incarnation of the session the history belongs to, once a read or a followed record named it. */
   #incarnation: string | undefined
   #subSessions = new Map<string, HistoryEvent[]>()
   /** How many records of the history the log already shows; Infinity while a local task runs. */
@@ -70,12 +72,14 @@ export class RecordFeed {
   #work: Promise<void> = Promise.resolve()
   #scheduled = false
 
-  constructor(store: SessionStore, sessionId: string, history: readonly HistoryEvent[], target: FeedTarget) {
+  /** Follows on from `start`, the history the log shows (and its incarnation, when the store read one). */
+  constructor(store: SessionStore, sessionId: string, start: FeedStart, target: FeedTarget) {
     this.#store = store
     this.#sessionId = sessionId
     this.#target = target
-    this.#history = [...history]
-    this.#covered = history.length
+    this.#history = [...start.history]
+    this.#incarnation = start.incarnation
+    this.#covered = start.history.length
     void this.#follow()
   }
 
@@ -130,8 +134,9 @@ export class RecordFeed {
       } catch (error) {
         if (signal.aborted) return
         // The session the log shows was deleted (and maybe created again): start over with
-        // whatever holds its id now.
-        if (SessionError.is(error) && error.code === 'session_not_found' && held !== undefined) {
+        // whatever holds its id now. (A session read empty is known by its incarnation.)
+        const shown = held !== undefined || options.incarnation !== undefined
+        if (SessionError.is(error) && error.code === 'session_not_found' && shown) {
           this.#startOver()
           continue
         }
@@ -214,6 +219,24 @@ export class RecordFeed {
     }
     return growingReplay(history, this.#sessionId, subSessions)
   }
+}
+
+/** What a feed starts from: a session's history, and the incarnation it was read from when known. */
+export interface FeedStart {
+  history: HistoryEvent[]
+  incarnation?: string | undefined
+}
+
+/**
+ * Reads a session's history for a feed to start from: with its incarnation when the store reads
+ * both in one go (the Postgres store's `readWithIncarnation`), so the feed's first follow already
+ * tells the session read from one created again under its id before the feed followed it.
+ */
+export async function readFeedStart(store: SessionStore, sessionId: string): Promise<FeedStart> {
+  const withIncarnation = (store as Partial<Pick<PostgresSessionStore, 'readWithIncarnation'>>)
+    .readWithIncarnation
+  if (typeof withIncarnation === 'function') return withIncarnation.call(store, sessionId)
+  return { history: await store.read(sessionId) }
 }
 
 /** The session's incarnation a followed record names, when its store tells (the Postgres store). */

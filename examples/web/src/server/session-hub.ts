@@ -7,13 +7,13 @@ import {
   createAgent,
   type Tool,
 } from '@kode/core'
-import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
+import type { Event, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
 import { emptyLog, feedTarget, type HeldSession, type Subscriber } from './held-session.js'
-import { growingReplay, RecordFeed } from './record-feed.js'
+import { type FeedStart, growingReplay, RecordFeed, readFeedStart } from './record-feed.js'
 import { RunningTask } from './running-task.js'
 import { type TaskStart, taskReplay } from './task-replay.js'
 
@@ -342,7 +342,7 @@ export class SessionHub {
           session.feed = new RecordFeed(
             this.#setup.store,
             sessionId,
-            replay.history,
+            { history: replay.history, incarnation: replay.incarnation },
             feedTarget(session, this.#newGeneration),
           )
         }
@@ -367,7 +367,7 @@ export class SessionHub {
    * pages show.
    */
   async #replay(sessionId: string, how?: TaskStart) {
-    const history = await this.#read(sessionId)
+    const { history, incarnation } = await this.#read(sessionId)
     const subSessions = await loadSubSessions(this.#setup.store, history)
     subSessions.delete(sessionId)
     const events =
@@ -376,15 +376,18 @@ export class SessionHub {
         : this.#setup.store.follow
           ? growingReplay(history, sessionId, subSessions)
           : taskReplay(history, sessionId, subSessions, 'continue')
-    return { events, history, records: history.length }
+    return { events, history, incarnation, records: history.length }
   }
 
-  /** The session's history; a session that does not exist yet is empty (its first task creates it). */
-  async #read(sessionId: string): Promise<HistoryEvent[]> {
+  /**
+   * The session's history, with its incarnation when the store names one (for the feed's first
+   * follow); a session that does not exist yet is empty (its first task creates it).
+   */
+  async #read(sessionId: string): Promise<FeedStart> {
     try {
-      return await this.#setup.store.read(sessionId)
+      return await readFeedStart(this.#setup.store, sessionId)
     } catch (error) {
-      if (SessionError.is(error) && error.code === 'session_not_found') return []
+      if (SessionError.is(error) && error.code === 'session_not_found') return { history: [] }
       throw error
     }
   }
