@@ -1,0 +1,219 @@
+import { defineSubAgent, defineTool } from '@kode/core'
+import type { Event } from '@kode/protocol'
+import { exportSessionHtml } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { expect } from 'vitest'
+import { call, chatStream, say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
+import { readFile } from '../helpers/tools.js'
+import { drain, messagesOf, record, researcher, type Scenario } from './scenario.js'
+
+/** Sub-agents: alone, stopped, several in one call, at the same time. */
+export const subAgents: readonly Scenario[] = [
+  [
+    'a sub-agent',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        const last = messages.at(-1)!
+        if (messages[0]?.content === 'You research.') {
+          if (last.role === 'tool') return textReply('r-child-2', 'a says hi')
+          return chatStream({ id: 'r-child-1', steps: [call('k1', 'read_file', { path: 'a' })] })
+        }
+        if (last.role === 'tool') return textReply('r-parent-2', 'The researcher says hi.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'researcher', { prompt: 'Read a' })] })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [researcher] }), live)
+      expect((await drain(agent.run('Ask the researcher'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a sub-agent stopped at its time limit',
+    async (h) => {
+      const slow = defineSubAgent({
+        name: 'slow',
+        description: 'Reports, slowly',
+        system: 'You report.',
+        timeoutMs: 300,
+      })
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You report.')
+          return stalledChatStream({ id: 'r-child', steps: [say('Reporting')] })
+        if (messages.at(-1)!.role === 'tool') return textReply('r-parent-2', 'It took too long.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'slow', { prompt: 'cats' })] })
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [slow] }), live)
+      expect((await drain(agent.run('Report on cats'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['streams', 'runs a tool'] as const).map(
+    (when): Scenario => [
+      `a sub-agent interrupted by the user while it ${when}`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            if (when === 'streams') return stalledChatStream({ id: 'r-child', steps: [say('Looking')] })
+            return chatStream({ id: 'r-child', steps: [call('k1', 'hang', {})] })
+          }
+          if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
+          return chatStream({ id: 'r-parent-1', steps: [call('p1', 'researcher', { prompt: 'Read a' })] })
+        })
+        const hang = defineTool({
+          name: 'hang',
+          description: 'Runs until interrupted',
+          parameters: Type.Object({}),
+          execute: () => new Promise<string>(() => {}),
+        })
+        const child = defineSubAgent({
+          name: 'researcher',
+          description: 'Researches',
+          system: 'You research.',
+          tools: [hang],
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [child] }), live)
+        const controller = new AbortController()
+        const trigger = when === 'streams' ? 'assistant_text_delta' : 'tool_call'
+        const stop = (event: Event) => {
+          if (event.sessionId !== agent.sessionId && event.type === trigger) controller.abort()
+        }
+        agent.events.on('event', stop)
+        expect((await drain(agent.run('Ask the researcher', { signal: controller.signal }))).reason).toBe(
+          'aborted',
+        )
+        agent.events.off('event', stop)
+        expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
+  [
+    'a call that ran two sub-agents, interrupted in the second',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You research.') {
+          if (messages[1]?.content === 'first') return textReply('r-child-1', 'First done.')
+          return stalledChatStream({ id: 'r-child-2', steps: [say('Looking')] })
+        }
+        if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
+      })
+      const spec = { name: 'researcher', system: 'You research.' }
+      const fanOut = defineTool({
+        name: 'fan_out',
+        description: 'Runs two researchers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          await ctx.runSubAgent(spec, 'first')
+          await ctx.runSubAgent(spec, 'second')
+          return 'both done'
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [fanOut] }), live)
+      const controller = new AbortController()
+      const started: string[] = []
+      const stop = (event: Event) => {
+        if (event.type === 'task_start' && event.subAgentState) started.push(event.sessionId)
+        if (event.sessionId === started[1] && event.type === 'assistant_text_delta') controller.abort()
+      }
+      agent.events.on('event', stop)
+      expect((await drain(agent.run('Ask twice', { signal: controller.signal }))).reason).toBe('aborted')
+      agent.events.off('event', stop)
+      const children = live.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+      expect(children).toHaveLength(2)
+      expect(live.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+        uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] },
+      })
+      // The export nests both under the call, in the order they started, batched or not.
+      for (const batchSize of [undefined, 1]) {
+        const page = await exportSessionHtml(h.store, agent.sessionId, { batchSize })
+        const nested = children.map((id) => page.indexOf(`Sub-agent session <code>${id}</code>`))
+        expect(nested[0]).toBeGreaterThan(-1)
+        expect(nested[1]).toBeGreaterThan(nested[0]!)
+      }
+      expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a custom tool that ran two sub-agents and returned without linking them',
+    async (h) => {
+      h.server.handle((request) => {
+        const messages = messagesOf(request)
+        if (messages[0]?.content === 'You research.') {
+          return textReply(`r-child-${String(messages[1]?.content)}`, `${String(messages[1]?.content)} done.`)
+        }
+        if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both done.')
+        return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
+      })
+      const spec = { name: 'researcher', system: 'You research.' }
+      const fanOut = defineTool({
+        name: 'fan_out',
+        description: 'Runs two researchers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const first = await ctx.runSubAgent(spec, 'first')
+          const second = await ctx.runSubAgent(spec, 'second')
+          return `${first.text} ${second.text}`
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [fanOut] }), live)
+      expect((await drain(agent.run('Ask twice'))).reason).toBe('completed')
+      const children = live.filter((e) => e.type === 'task_start' && e.subAgentState).map((e) => e.sessionId)
+      expect(children).toHaveLength(2)
+      // The engine linked both, in the order they started, with the first one's accounting.
+      expect(live.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+        status: 'success',
+        uiExtra: { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] },
+        taskMetadata: { sessionId: children[0] },
+      })
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  ...(['one call', 'sibling calls'] as const).map(
+    (of): Scenario => [
+      `sub-agents of ${of} that ran at the same time`,
+      async (h) => {
+        h.server.handle((request) => {
+          const messages = messagesOf(request)
+          if (messages[0]?.content === 'You research.') {
+            const topic = String(messages[1]?.content)
+            const steps =
+              messages.at(-1)?.role === 'tool'
+                ? [say(`Report on ${topic}.`)]
+                : [call(`k-${topic}`, 'read_file', { path: topic })]
+            return chatStream({ id: `r-${topic}-${messages.length}`, steps }, { chunkDelayMs: 2 })
+          }
+          if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both in.')
+          const calls =
+            of === 'one call'
+              ? [call('p1', 'both', {})]
+              : [call('p1', 'researcher', { prompt: 'cats' }), call('p2', 'researcher', { prompt: 'dogs' })]
+          return chatStream({ id: 'r-parent-1', steps: calls })
+        })
+        const spec = { name: 'researcher', system: 'You research.', tools: [readFile] }
+        const both = defineTool({
+          name: 'both',
+          description: 'Runs two researchers at once',
+          parameters: Type.Object({}),
+          execute: async (_args, ctx) => {
+            const outcomes = await Promise.all(['cats', 'dogs'].map((topic) => ctx.runSubAgent(spec, topic)))
+            return outcomes.map((outcome) => outcome.text).join(' ')
+          },
+        })
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [both, researcher] }), live)
+        expect((await drain(agent.run('Research cats and dogs'))).reason).toBe('completed')
+        return { sessionId: agent.sessionId, live, concurrent: true }
+      },
+    ],
+  ),
+]
