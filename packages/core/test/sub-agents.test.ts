@@ -686,18 +686,20 @@ describe('a tool of its own that runs sub-agents', () => {
     expect(result).not.toHaveProperty('taskMetadata')
   })
 
+  /** Starts a helper and returns without waiting for it. */
+  const fire = defineTool({
+    name: 'fire',
+    description: 'Starts a helper and returns at once',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) => {
+      void ctx.runSubAgent(spec, 'a')
+      return 'started'
+    },
+  })
+
   test('a sub-agent it did not wait for: the result comes once it has ended, and links it', async () => {
     const h = harness()
     echoing(h, 'fire')
-    const fire = defineTool({
-      name: 'fire',
-      description: 'Starts a helper and returns at once',
-      parameters: Type.Object({}),
-      execute: (_args, ctx) => {
-        void ctx.runSubAgent(spec, 'a')
-        return 'started'
-      },
-    })
     const agent = h.createAgent({ tools: [fire] })
     const { events } = await collect(agent.run('Go'))
     expectOrdered(events)
@@ -711,15 +713,6 @@ describe('a tool of its own that runs sub-agents', () => {
       if (messages[0]?.content === 'You help.')
         return stalledChatStream({ id: 'r-late', steps: [say('Working')] })
       return chatStream({ id: 'r-parent-1', steps: [call('c1', 'fire', {})] })
-    })
-    const fire = defineTool({
-      name: 'fire',
-      description: 'Starts a helper and returns at once',
-      parameters: Type.Object({}),
-      execute: (_args, ctx) => {
-        void ctx.runSubAgent(spec, 'a')
-        return 'started'
-      },
     })
     const agent = h.createAgent({ tools: [fire] })
     const controller = new AbortController()
