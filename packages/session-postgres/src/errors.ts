@@ -79,3 +79,16 @@ export function recordTooLarge(sessionId: string, index: number, count: number, 
     { sessionId },
   )
 }
+
+/**
+ * A batched read's session went while it was read: deleted, or deleted and created again under its
+ * id by another host. A `session_not_found`, as a follower of that session learns it; the batches
+ * handed out before are the old session's, and no record of the new one is.
+ */
+export function sessionGoneDuringRead(sessionId: string) {
+  return new SessionError(
+    'session_not_found',
+    `session ${sessionId} was deleted (or deleted and created again under its id) during a batched read of its history; read it again`,
+    { sessionId },
+  )
+}

@@ -86,7 +86,10 @@ export interface PostgresSessionStore extends SessionStore {
   readWithIncarnation(sessionId: string): Promise<PostgresSessionHistory>
   /**
    * Reads a session's history in batches (see `SessionStore.readBatches`), a page of `batchSize`
-   * records per query by position: the history as it was when the read began.
+   * records per query by position: the history as it was when the read began. Every page is
+   * checked against the incarnation the read began with: a session deleted, or deleted and created
+   * again under its id, during the read fails it with `session_not_found`, and no record of the
+   * new session is handed out.
    */
   readBatches(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
 }

@@ -1,5 +1,6 @@
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { type ReadBatchesOptions, readBatchSize, sessionNotFound, storeClosed } from '@kode/session'
+import { sessionGoneDuringRead } from './errors.js'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -14,11 +15,14 @@ export interface ReadBatchesContext {
 }
 
 /**
- * Reads a session's history a page at a time (see `SessionStore.readBatches`): the record count
- * first, then pages by position up to it, each page one short query, so no connection is held
- * between batches and appends committed meanwhile are not read (the result is the history as
- * it was when the read began). A session deleted during the read (also one created again under
- * the same id meanwhile) fails with `session_not_found`.
+ * Reads a session's history a page at a time (see `SessionStore.readBatches`): the record count and
+ * the session's incarnation first, in one statement, then pages by position up to that count, each
+ * page one short query, so no connection is held between batches and appends committed meanwhile
+ * are not read (the result is the history as it was when the read began). Every page names the
+ * incarnation of the session it was read from: a session deleted during the read, also one created
+ * again under the same id meanwhile, fails it with `session_not_found` (`sessionGoneDuringRead`)
+ * before any record of another session is handed out. Positions alone cannot tell: the new history
+ * may be longer, or start with the very records already read.
  */
 export async function* readSessionBatches(
   context: ReadBatchesContext,
@@ -32,14 +36,18 @@ export async function* readSessionBatches(
   const { pool, sql } = context
   const info = await pool.query(sql.info, [sessionId])
   if (info.rows.length === 0) throw sessionNotFound(sessionId)
-  const count = Number((info.rows[0] as { record_count: number | string }).record_count)
+  const session = info.rows[0] as { record_count: number | string; incarnation: string }
+  const count = Number(session.record_count)
   const position: ReadPosition = { next: 0, last: undefined }
   while (position.next < count) {
     signal?.throwIfAborted()
     if (context.closed()) throw storeClosed()
     const rows = await readPage(pool, sql, sessionId, position, Math.min(batchSize, count - position.next))
-    // The records of a session only grow while it exists: none, or not the ones read, means it went.
-    if (!rows || rows.length === 0) throw sessionNotFound(sessionId)
+    // The records of a session only grow while it exists: none, not the ones read, or another
+    // incarnation's, means it went.
+    if (!rows || rows.length === 0 || rows.some((row) => row.incarnation !== session.incarnation)) {
+      throw sessionGoneDuringRead(sessionId)
+    }
     const batch = rows.map((row) => decodeHistoryEvent(row.record))
     const lastRow = rows[rows.length - 1]!
     position.next = lastRow.seq

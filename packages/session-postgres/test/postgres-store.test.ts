@@ -1,5 +1,11 @@
 import type { HistoryEvent } from '@kode/protocol'
-import { SessionError, SessionLockedError, type SessionStore } from '@kode/session'
+import {
+  exportSessionHtml,
+  replaySession,
+  SessionError,
+  SessionLockedError,
+  type SessionStore,
+} from '@kode/session'
 import {
   createPostgresSessionStore,
   type PostgresFollowedRecord,
@@ -383,6 +389,105 @@ describe('batched reads across hosts', () => {
     })().catch((e: unknown) => e)
     expect(seen).toEqual(['old0'])
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+
+  /** Another host deletes the session and creates it again with `records`. */
+  const replace = async (store: SessionStore, records: string[]) => {
+    await store.delete('s')
+    await store.create({ id: 's' })
+    await store.append(
+      's',
+      records.map((id) => record(id)),
+    )
+  }
+
+  /**
+   * A store on a host's pool whose `after`-th statement from `race()` on, before the store sees
+   * its result, is followed by `action` (another host replacing the session, say): a race between
+   * two statements of one operation, made to happen every time.
+   */
+  const racedStore = (after: number, action: () => Promise<void>) => {
+    const pool = new pg.Pool({ connectionString: postgresUrl(), max: 2 })
+    const store = createPostgresSessionStore({ pool, schema })
+    let count: number | undefined
+    const query = pool.query.bind(pool) as (...args: unknown[]) => Promise<pg.QueryResult>
+    vi.spyOn(pool, 'query').mockImplementation((async (...args: unknown[]) => {
+      const result = await query(...args)
+      if (count !== undefined && ++count === after) await action()
+      return result
+    }) as never)
+    return {
+      store,
+      race: () => {
+        count = 0
+      },
+      close: async () => {
+        await store.close()
+        await pool.end()
+      },
+    }
+  }
+
+  test('a session replaced between the record count and the first page fails readBatches, yielding nothing of the new session', async () => {
+    // The new session longer than the old one (its first records would pass for the old history),
+    // then shorter (its records would run out before the count read).
+    for (const replacement of [['new0', 'new1', 'new2', 'new3', 'new4'], ['new0']]) {
+      const other = open()
+      const raced = racedStore(1, () => replace(other, replacement))
+      await raced.store.create({ id: 's' })
+      await raced.store.append('s', [record('old0'), record('old1'), record('old2')])
+      raced.race()
+      const seen: string[] = []
+      const error = await (async () => {
+        for await (const batch of raced.store.readBatches('s', { batchSize: 2 })) {
+          seen.push(...batch.map((event) => event.id))
+        }
+      })().catch((e: unknown) => e)
+      await raced.close()
+      await other.delete('s')
+      expect([replacement.length, seen]).toEqual([replacement.length, []])
+      expect(SessionError.is(error) && error.code).toBe('session_not_found')
+      expect((error as Error).message).toBe(
+        'session s was deleted (or deleted and created again under its id) during a batched read of its history; read it again',
+      )
+    }
+  })
+
+  test('a session created again with the same first record during readBatches fails it, never mixing the two histories', async () => {
+    // A re-created session may start with the very record the reader read last (the same import,
+    // the same first message): only the incarnation tells the two histories apart.
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    await a.append('s', [record('old0'), record('old1'), record('old2')])
+    const seen: string[] = []
+    const error = await (async () => {
+      for await (const batch of a.readBatches('s', { batchSize: 1 })) {
+        seen.push(...batch.map((event) => event.id))
+        if (seen.length === 1) await replace(b, ['old0', 'new1', 'new2'])
+      }
+    })().catch((e: unknown) => e)
+    expect(seen).toEqual(['old0'])
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+  })
+
+  test('replaySession and exportSessionHtml of a session replaced during their read fail with session_not_found', async () => {
+    const other = open()
+    // replaySession reads through readBatches only; exportSessionHtml reads info first: the race
+    // comes after readBatches' record count in both.
+    const operations: [string, number, (store: SessionStore) => Promise<unknown>][] = [
+      ['replaySession', 1, (store) => replaySession(store, 's', { batchSize: 2 })],
+      ['exportSessionHtml', 2, (store) => exportSessionHtml(store, 's', { batchSize: 2 })],
+    ]
+    for (const [name, after, operation] of operations) {
+      const raced = racedStore(after, () => replace(other, ['new0', 'new1', 'new2', 'new3']))
+      await raced.store.create({ id: 's', title: 'old' })
+      await raced.store.append('s', [record('old0'), record('old1'), record('old2')])
+      raced.race()
+      const error = await operation(raced.store).catch((e: unknown) => e)
+      await raced.close()
+      await other.delete('s')
+      expect([name, SessionError.is(error) && error.code]).toEqual([name, 'session_not_found'])
+    }
   })
 })
 
