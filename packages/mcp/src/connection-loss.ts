@@ -3,6 +3,7 @@ import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { canResumeFrom, eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
+import { notificationStream, type OpenOutcome } from './notification-stream.js'
 
 /**
  * Why a server is taken for gone. `unreachable`: an exchange that carries answers to requests (a
@@ -12,13 +13,16 @@ import { bodyCounter, eventCounter, type MessageCounter } from './message-size.j
  * every answer, and one opened again is a new session the requests sent are unknown to.
  * `oversized`: the server sent a message larger than `maxMessageBytes` (or never ended one),
  * which is not read any further. `deaf`: a streamable-HTTP server's own notification stream
- * ended or broke after an event id no header can carry (see `canResumeFrom`): the SDK never opens
- * it again, so the connection would no longer hear of a changed tool list.
+ * is gone for good, so the connection would no longer hear of a changed tool list: it ended or
+ * broke after an event id no header can carry (`unsendable-id`, see `canResumeFrom`), and the SDK
+ * never opens it again; or the server answered the SDK's last attempt to reopen it with an error
+ * status (`refused`), and the SDK gave up. (Its last attempt getting no response is `unreachable`.)
  */
 export type ConnectionLoss =
   | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
   | { readonly kind: 'oversized'; readonly limit: number }
-  | { readonly kind: 'deaf' }
+  | { readonly kind: 'deaf'; readonly why: 'unsendable-id' }
+  | { readonly kind: 'deaf'; readonly why: 'refused'; readonly status: number }
 
 /** What a transport is told to fail requests whose answers will never come though the server lives on. */
 export interface AnswerWatch {
@@ -41,8 +45,8 @@ export interface ExchangeWatch extends AnswerWatch {
    */
   answersOver: 'posts' | 'event-stream'
   /**
-   * How many times the SDK tries to resume an answer stream before giving up (its
-   * `reconnectionOptions.maxRetries`, streamable HTTP only).
+   * How many times the SDK tries to resume an answer stream, or reopen the notification stream,
+   * before giving up (its `reconnectionOptions.maxRetries`, streamable HTTP only).
    */
   resumeAttempts: number
 }
@@ -73,11 +77,20 @@ interface Resumable {
  *
  * The notification stream (any other GET over streamable HTTP) is the SDK's to reopen, from its
  * last event id: one no header can carry makes every attempt fail before any request, and the
- * stream is gone for good, silently. That is a loss too (`deaf`), the one way Kode learns of it.
+ * stream is gone for good, silently. So is it once the SDK's attempts failed (see
+ * `notificationStream`: a brief failure it recovers from is nothing). Either is a loss too
+ * (`deaf`, or `unreachable` if the last attempt got no response), the one way Kode learns of it.
  */
 export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typeof fetch {
   /** The answer streams the SDK will resume, by the event id it resumes from. */
   const resumable = new Map<string, Resumable>()
+  const notificationsStream = notificationStream(watch.resumeAttempts)
+  /** The SDK gave up reopening the notification stream at `failure`, if it did: a loss. */
+  const notificationsGone = (failure: OpenOutcome | undefined) => {
+    if (failure === undefined) return
+    if ('error' in failure) watch.lose({ kind: 'unreachable', error: failure.error })
+    else watch.lose({ kind: 'deaf', why: 'refused', status: failure.status })
+  }
   /** A resumption failed; once the SDK has given up (it does at once on a 405), so do we. */
   const resumeFailed = (from: string, failure: { error: unknown } | { status: number }) => {
     const resumption = resumable.get(from)
@@ -111,12 +124,14 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     } catch (error) {
       if (resumedFrom !== undefined && !closed()) resumeFailed(resumedFrom, { error })
       else if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
+      else if (notifications && !closed()) notificationsGone(notificationsStream.tried({ error }))
       throw error
     }
     if (resumedFrom !== undefined && !closed()) {
       if (!response.ok) resumeFailed(resumedFrom, { status: response.status })
       else resumable.delete(resumedFrom)
     }
+    if (notifications && !closed()) notificationsGone(notificationsStream.tried({ status: response.status }))
     // A request must get a JSON or event-stream answer; a 202 says none is coming (the SDK reads
     // nothing from it), and only a time limit would end the calls.
     if (method === 'POST' && carriesAnswers && response.status === 202 && requests.length > 0) {
@@ -126,24 +141,30 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     const limit = watch.maxMessageBytes
     const isEvents = response.headers.get('content-type')?.includes('text/event-stream') === true
     const eventIds = isEvents ? eventIdWatch() : undefined
-    /** Whether the notification stream, now over, can never be opened again (then a loss). */
-    const deafened = () => {
+    /**
+     * The notification stream is over: whether it can never be opened again (then a loss). If it
+     * can, the SDK is about to try.
+     */
+    const notificationsOver = () => {
       if (!notifications || !response.ok || closed()) return false
       const from = eventIds?.last()
-      if (from === undefined || canResumeFrom(from)) return false
-      watch.lose({ kind: 'deaf' })
+      if (from === undefined || canResumeFrom(from)) {
+        notificationsStream.ended()
+        return false
+      }
+      watch.lose({ kind: 'deaf', why: 'unsendable-id' })
       return true
     }
     return withWatchedBody(response, {
       tooLarge: isEvents ? eventCounter(limit) : bodyCounter(limit),
       onTooLarge: () => watch.lose({ kind: 'oversized', limit }),
       onBreak: (error) => {
-        if (deafened() || !carriesAnswers || !response.ok || closed()) return
+        if (notificationsOver() || !carriesAnswers || !response.ok || closed()) return
         watch.lose({ kind: watch.answersOver === 'posts' ? 'cut' : 'dropped', error })
       },
       onChunk: (chunk) => eventIds?.feed(chunk),
       onEnd: () => {
-        if (deafened() || !carriesAnswers || !response.ok || closed()) return
+        if (notificationsOver() || !carriesAnswers || !response.ok || closed()) return
         if (watch.answersOver === 'event-stream') {
           watch.lose({ kind: 'dropped', error: new Error('the server ended it') })
         } else if (requests.length > 0) {
@@ -249,7 +270,9 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
       return new McpConnectionError(
         'closed',
         serverName,
-        `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
+        loss.why === 'refused'
+          ? `${server} refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP ${loss.status}): no more can come, so the connection was closed`
+          : `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
       )
     case 'cut':
       return new McpConnectionError(

@@ -299,6 +299,93 @@ describe('a notification stream (GET) ended after an event id', () => {
   )
 })
 
+describe('a notification stream (GET) the SDK tries to reopen', () => {
+  /** The Last-Event-ID of each attempt to reopen the stream ended at `n1`, once there are `count`. */
+  async function reopenAttempts(web: McpConnection, count: number): Promise<string> {
+    const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+    let seen = '[]'
+    for (let i = 0; i < 200 && JSON.parse(seen).length < count; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      seen = (await execute(resumptions, {})).outputText
+    }
+    return seen
+  }
+
+  /** Long enough for the SDK, which waits 1 s then 1.5 s, to have made and given up another attempt. */
+  const SDK_WOULD_RETRY_MS = 2_000
+
+  test('answered 500 until the SDK gives up: the connection is over, and the call in flight fails saying so', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const result = await within(
+      PROMPTLY_MS,
+      execute(waitTool(web), { ms: TOOL_TIMEOUT_MS, reopenAnswers: [500], endNotifications: 'plain-id' }),
+    )
+    const message =
+      'MCP server "web" refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP 500): no more can come, so the connection was closed'
+    expect(result).toMatchObject({ status: 'error', outputText: `web__wait failed: ${message}` })
+    expect(web.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    const [error] = closes
+    expect(McpConnectionError.is(error) && [error.code, error.serverName, error.message]).toEqual([
+      'closed',
+      'web',
+      message,
+    ])
+  })
+
+  test('unreachable (the server was killed between calls): the connection is over once the SDK gives up', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const gone = new Promise((resolve) => web.onClose(resolve))
+    await server.stop()
+    expect(await within(PROMPTLY_MS, gone)).not.toBe('still waiting')
+    expect(web.connected).toBe(false)
+    expectClosedOnce(closes)
+    expect((closes[0] as Error).message).toMatch(/^MCP server "web" could not be reached \(.+\)$/)
+    expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({
+      status: 'error',
+      outputText: `web__wait failed: ${(closes[0] as Error).message}`,
+    })
+  })
+
+  test.each([
+    ['answered 405 (no such stream offered)', [405], 1],
+    ['answered 500, then 405', [500, 405], 2],
+  ])('%s: the SDK stops without a word, and the connection lives on', async (_name, reopenAnswers, count) => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const ended = await execute(waitTool(web), { ms: 1, reopenAnswers, endNotifications: 'plain-id' })
+    expect(ended).toMatchObject({ outputText: 'waited 1 ms, ended 1 stream(s)' })
+    expect(await reopenAttempts(web, count)).toBe(JSON.stringify(Array(count).fill('n1')))
+    await new Promise((resolve) => setTimeout(resolve, SDK_WOULD_RETRY_MS))
+    // The SDK took the 405 for its answer: it tried no more.
+    expect(await reopenAttempts(web, count)).toBe(JSON.stringify(Array(count).fill('n1')))
+    expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
+  test('reopened on a later attempt, each time it ends: the connection lives on, and the stream is open again', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    // Twice, each a brief failure before the stream is back: a failure once is not counted again.
+    for (const count of [2, 4]) {
+      const ended = await execute(wait, { ms: 1, reopenAnswers: [500, 200], endNotifications: 'plain-id' })
+      expect(ended).toMatchObject({ outputText: 'waited 1 ms, ended 1 stream(s)' })
+      expect(await reopenAttempts(web, count)).toBe(JSON.stringify(Array(count).fill('n1')))
+    }
+    // The stream the last attempt opened is there to end.
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await execute(wait, { ms: 1, dropNotifications: true })).toMatchObject({
+      outputText: 'waited 1 ms, cut 1 stream(s)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
 describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
   test('each call is an error result once its own resumption is given up on', async () => {
     server = await startWaitingHttp({ resumable: true })
