@@ -92,3 +92,16 @@ export function sessionGoneDuringRead(sessionId: string) {
     { sessionId },
   )
 }
+
+/**
+ * A followed session is not the one followed any more: deleted and created again under its id
+ * (another incarnation), or deleted, since the follower read it. A `session_not_found`, as for a
+ * session that is gone; the message says so, since a session of that id may exist again.
+ */
+export function sessionGoneWhileFollowed(sessionId: string) {
+  return new SessionError(
+    'session_not_found',
+    `session ${sessionId} was deleted (or deleted and created again under its id) since it was followed; read it again`,
+    { sessionId },
+  )
+}

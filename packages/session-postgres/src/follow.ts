@@ -1,5 +1,6 @@
 import { decodeHistoryEvent } from '@kode/protocol'
 import { type FollowedRecord, type FollowOptions, followStart, sessionNotFound } from '@kode/session'
+import { sessionGoneWhileFollowed } from './errors.js'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
@@ -61,7 +62,7 @@ export async function* followSession(
   /** Throws unless the session read is the incarnation followed (the first one read, when none was given). */
   const same = (read: string) => {
     incarnation ??= read
-    if (read !== incarnation) throw sessionNotFound(sessionId)
+    if (read !== incarnation) throw sessionGoneWhileFollowed(sessionId)
   }
   await context.open(sessionId)
   const { pool, sql } = context
@@ -80,7 +81,8 @@ export async function* followSession(
     while (!signal?.aborted && !context.closed()) {
       const rows = await quietly(async () => {
         const page = await readPage(pool, sql, sessionId, position, PAGE)
-        if (!page) throw sessionNotFound(sessionId)
+        // The last record read is not where it was: the session went, maybe came again.
+        if (!page) throw sessionGoneWhileFollowed(sessionId)
         return page
       })
       if (!rows) return

@@ -253,6 +253,9 @@ describe('follow across hosts', () => {
       }
     })().catch((e: unknown) => e)
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect((error as Error).message).toBe(
+      'session s was deleted (or deleted and created again under its id) since it was followed; read it again',
+    )
     // What the follower had read of the old session may still come; nothing of the new one does.
     expect(seen.filter((id) => id.startsWith('new'))).toEqual([])
   })
@@ -288,6 +291,9 @@ describe('a follower restarting from a position', () => {
       )
       const error = await take(a.follow('s', { from: 2, incarnation }), 1).catch((e: unknown) => e)
       expect(SessionError.is(error) && error.code).toBe('session_not_found')
+      expect((error as Error).message).toMatch(
+        /^session s was deleted \(or deleted and created again under its id\) since it was followed/,
+      )
     }
   })
 
