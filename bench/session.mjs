@@ -211,12 +211,13 @@ const scenarios = {
 
   /**
    * Load + replay as a stream: `replaySession` over the file store, which reads through
-   * `readBatches` (1,000 records a batch) into the incremental deriver; only the events are kept.
+   * `readBatches` (the store's default batch, or `batchSize`) into the incremental deriver; only
+   * the events are kept.
    */
-  async streamed({ dir }) {
+  async streamed({ dir, batchSize }) {
     const { replaySession } = await session()
     return measureStoreRead(dir, async (store, m) => {
-      const events = await replaySession(store, 'bench')
+      const events = await replaySession(store, 'bench', { batchSize })
       return { figures: { ...m.lap(), events: events.length }, kept: events }
     })
   },
@@ -225,11 +226,11 @@ const scenarios = {
    * Load + replay as a host that forwards a stored session to a UI does it: `replaySessionBatches`
    * over the file store, each batch of events handed on (here: counted) and none kept.
    */
-  async forwarded({ dir }) {
+  async forwarded({ dir, batchSize }) {
     const { replaySessionBatches } = await session()
     return measureStoreRead(dir, async (store, m) => {
       let events = 0
-      for await (const batch of replaySessionBatches(store, 'bench')) events += batch.length
+      for await (const batch of replaySessionBatches(store, 'bench', { batchSize })) events += batch.length
       return { figures: { ...m.lap(), events } }
     })
   },

@@ -27,7 +27,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
 }
 
 /** Registers the readBatches tests inside a store's contract suite; `store()` is the test's store. */
-export function describeReadBatchesContract(store: () => SessionStore): void {
+export function describeReadBatchesContract(store: () => SessionStore, defaultBatchSize: number): void {
   test('readBatches yields what read returns, in order, in batches of at most batchSize', async () => {
     const s = store()
     await s.create({ id: 'b' })
@@ -39,11 +39,15 @@ export function describeReadBatchesContract(store: () => SessionStore): void {
     expect(batches.length).toBeGreaterThanOrEqual(3)
   })
 
-  test('readBatches holds 1,000 records per batch by default', async () => {
+  test(`readBatches holds the store's default, ${defaultBatchSize} records, per batch`, async () => {
     const s = store()
     await s.create({ id: 'big' })
-    await s.append('big', records(1001))
-    expect((await batchesOf(s, 'big')).map((batch) => batch.length)).toEqual([1000, 1])
+    await s.append('big', records(2 * defaultBatchSize + 1))
+    expect((await batchesOf(s, 'big')).map((batch) => batch.length)).toEqual([
+      defaultBatchSize,
+      defaultBatchSize,
+      1,
+    ])
   })
 
   test('readBatches of an empty session yields nothing; of a missing one fails with session_not_found', async () => {

@@ -1,5 +1,6 @@
 import { CodecError, type HistoryEvent } from '@kode/protocol'
 import {
+  DEFAULT_READ_BATCH_SIZE,
   SessionError,
   SessionLockedError,
   type SessionPatch,
@@ -43,12 +44,13 @@ const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, 
 
 /**
  * Registers the shared SessionStore tests for one implementation. `follows`: whether the store
- * implements `follow` (a store that does not must leave it undefined).
+ * implements `follow` (a store that does not must leave it undefined). `readBatchSize`: its
+ * `readBatches` default (1,000, `DEFAULT_READ_BATCH_SIZE`, unless the store has its own).
  */
 export function describeSessionStoreContract(
   name: string,
   makeHarness: () => StoreHarness,
-  { follows }: { follows: boolean },
+  { follows, readBatchSize = DEFAULT_READ_BATCH_SIZE }: { follows: boolean; readBatchSize?: number },
 ): void {
   describe(`${name} store: the SessionStore contract`, () => {
     let harness: StoreHarness
@@ -280,7 +282,7 @@ export function describeSessionStoreContract(
       expect((await store.info(id))?.recordCount).toBe(20)
     })
 
-    describeReadBatchesContract(() => store)
+    describeReadBatchesContract(() => store, readBatchSize)
     if (follows) describeFollowContract(() => store)
     else
       test('follow is left undefined by a store that does not follow', () => {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
-import { createFileSessionStore } from '@kode/session/file'
+import { createFileSessionStore, FILE_READ_BATCH_SIZE } from '@kode/session/file'
 import { describeSessionStoreContract } from '../../../test/contract/session-store-contract.js'
 
 // The file and memory stores run the shared contract; other stores run it from their own tests.
@@ -25,5 +25,5 @@ describeSessionStoreContract(
       cleanup: () => rmSync(dir, { recursive: true, force: true }),
     }
   },
-  { follows: false },
+  { follows: false, readBatchSize: FILE_READ_BATCH_SIZE },
 )

@@ -71,7 +71,10 @@ export interface SessionStore {
 
 /** Options of `SessionStore.readBatches`. */
 export interface ReadBatchesOptions {
-  /** The most records one batch holds: a positive integer, default 1,000. */
+  /**
+   * The most records one batch holds: a positive integer. Default: the store's, 1,000 for the
+   * memory and Postgres stores, 250 for the file store.
+   */
   batchSize?: number | undefined
   /** Ends the read, which then throws the signal's reason. */
   signal?: AbortSignal | undefined
@@ -80,9 +83,15 @@ export interface ReadBatchesOptions {
 /** `readBatches`' default batch size: large enough that per-batch costs vanish, small enough to stay in the young heap. */
 export const DEFAULT_READ_BATCH_SIZE = 1000
 
-/** The batch size `options` ask for; a `TypeError` unless it is a positive integer. */
-export function readBatchSize(options: ReadBatchesOptions | undefined): number {
-  const size = options?.batchSize ?? DEFAULT_READ_BATCH_SIZE
+/**
+ * The batch size `options` ask for, else `defaultSize` (the store's own default); a `TypeError`
+ * unless it is a positive integer.
+ */
+export function readBatchSize(
+  options: ReadBatchesOptions | undefined,
+  defaultSize: number = DEFAULT_READ_BATCH_SIZE,
+): number {
+  const size = options?.batchSize ?? defaultSize
   if (!Number.isSafeInteger(size) || size < 1) {
     throw new TypeError(
       `readBatches: batchSize must be a positive integer, got ${String(options?.batchSize)}`,
