@@ -87,3 +87,73 @@ describe('exportSessionHtml', () => {
     ).toBe(reason)
   })
 })
+
+describe('exportSessionHtml of a session deleted while it is read', () => {
+  const user = (id: string): HistoryEvent => ({
+    role: 'user',
+    id,
+    createdAt: 1,
+    parts: [{ type: 'text', text: id }],
+  })
+
+  /** A memory store whose clock ticks, and whose reads of `main` run `meanwhile` once, after they began. */
+  async function racedStore(meanwhile: (store: SessionStore) => Promise<void>, batched: boolean) {
+    let t = 1_700_000_000_000
+    const store = createMemorySessionStore({ now: () => (t += 1000) })
+    await store.create({ id: 'main', title: 'the old one' })
+    await store.append('main', [user('old0'), user('old1'), user('old2')])
+    let ran = false
+    const once = async () => {
+      if (ran) return
+      ran = true
+      await meanwhile(store)
+    }
+    const raced: SessionStore = {
+      ...store,
+      info: (id) => store.info(id),
+      read: async (id) => {
+        const history = await store.read(id)
+        await once()
+        return history
+      },
+    }
+    if (batched)
+      raced.readBatches = async function* (id, options) {
+        for await (const batch of store.readBatches!(id, options)) {
+          yield batch
+          await once()
+        }
+      }
+    else delete raced.readBatches
+    return raced
+  }
+
+  const recreate = async (store: SessionStore) => {
+    await store.delete('main')
+    await store.create({ id: 'main', title: 'the new one' })
+    await store.append('main', [user('new0')])
+  }
+
+  test.each([
+    ['created again, read in batches', recreate, true],
+    ['created again, read whole', recreate, false],
+    ['deleted, read in batches', (store: SessionStore) => store.delete('main'), true],
+  ] as const)(
+    '%s: fails with session_not_found rather than mix two sessions',
+    async (_, meanwhile, batched) => {
+      const store = await racedStore(meanwhile, batched)
+      const error = await exportSessionHtml(store, 'main', { batchSize: 1 }).catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('session_not_found')
+      expect((error as Error).message).toBe(
+        'session main was deleted (or deleted and created again under its id) while it was exported; export it again',
+      )
+    },
+  )
+
+  test('a session appended to while it is read exports as it was read', async () => {
+    const store = await racedStore((s) => s.append('main', [user('later')]), true)
+    const page = await exportSessionHtml(store, 'main', { batchSize: 1 })
+    expect(page).toContain('the old one')
+    expect(page).toContain('old2')
+  })
+})

@@ -1,6 +1,7 @@
 import type { HistoryEvent } from '@kode/protocol'
-import { sessionNotFound } from '../errors.js'
+import { SessionError, sessionNotFound } from '../errors.js'
 import { loadLinked, loadSubSessions } from '../replay/load-sub-sessions.js'
+import type { SessionInfo } from '../session-info.js'
 import type { SessionStore } from '../store/session-store.js'
 import { type ExportHtmlOptions, exportHtml, HistorySummary, renderPage } from './export-html.js'
 import { createMarkdownRenderer } from './markdown.js'
@@ -8,7 +9,7 @@ import { TranscriptRenderer } from './render-transcript.js'
 
 /** Options of `exportSessionHtml`. */
 export interface ExportSessionHtmlOptions extends Pick<ExportHtmlOptions, 'title' | 'resolveImage'> {
-  /** Records read per batch where the store reads in batches (`readBatches`); default 1,000. */
+  /** Records read per batch where the store reads in batches (`readBatches`); default the store's. */
   batchSize?: number | undefined
   /** Ends the export, which then throws the signal's reason. */
   signal?: AbortSignal | undefined
@@ -20,7 +21,9 @@ export interface ExportSessionHtmlOptions extends Pick<ExportHtmlOptions, 'title
  * for byte. A store with `readBatches` is read a batch at a time and each record is rendered and
  * dropped as it comes, so only the page is held, not the history too. (An assistant message waits
  * for the results of its calls, which are shown inside it, so a call that never got a result
- * holds the records after it until the end.) Fails with `session_not_found` for a missing session.
+ * holds the records after it until the end.) Fails with `session_not_found` for a missing session,
+ * and for one deleted (or deleted and created again under its id, by another host) while it was
+ * read: the page would show one session's title and metadata over another's history.
  */
 export async function exportSessionHtml(
   store: SessionStore,
@@ -35,6 +38,7 @@ export async function exportSessionHtml(
     const history = await store.read(sessionId)
     const subSessions = await loadSubSessions(store, history)
     signal?.throwIfAborted()
+    await sameSession(store, info)
     return exportHtml(history, { ...page, info, subSessions })
   }
   const subSessions = new Map<string, HistoryEvent[]>()
@@ -52,6 +56,23 @@ export async function exportSessionHtml(
     summary.add(batch)
     renderer.push(batch)
   }
+  await sameSession(store, info)
   const { markup, totals } = renderer.end()
   return renderPage({ markup, totals, summary, seen, options: { ...page, info } })
+}
+
+/**
+ * Throws unless the session `info` describes is still there: one deleted meanwhile, or created
+ * again under its id (a new `createdAt`), holds another history than the one the page shows
+ * `info` over. A store that reads consistently (Postgres checks every page) already failed the
+ * read of a history that changed that way; this covers the `info` read before it.
+ */
+async function sameSession(store: SessionStore, info: SessionInfo): Promise<void> {
+  const now = await store.info(info.id)
+  if (now?.createdAt === info.createdAt) return
+  throw new SessionError(
+    'session_not_found',
+    `session ${info.id} was deleted (or deleted and created again under its id) while it was exported; export it again`,
+    { sessionId: info.id },
+  )
 }
