@@ -79,29 +79,3 @@ export function recordTooLarge(sessionId: string, index: number, count: number, 
     { sessionId },
   )
 }
-
-/**
- * A batched read's session went while it was read: deleted, or deleted and created again under its
- * id by another host. A `session_not_found`, as a follower of that session learns it; the batches
- * handed out before are the old session's, and no record of the new one is.
- */
-export function sessionGoneDuringRead(sessionId: string) {
-  return new SessionError(
-    'session_not_found',
-    `session ${sessionId} was deleted (or deleted and created again under its id) during a batched read of its history; read it again`,
-    { sessionId },
-  )
-}
-
-/**
- * A followed session is not the one followed any more: deleted and created again under its id
- * (another incarnation), or deleted, since the follower read it. A `session_not_found`, as for a
- * session that is gone; the message says so, since a session of that id may exist again.
- */
-export function sessionGoneWhileFollowed(sessionId: string) {
-  return new SessionError(
-    'session_not_found',
-    `session ${sessionId} was deleted (or deleted and created again under its id) since it was followed; read it again`,
-    { sessionId },
-  )
-}

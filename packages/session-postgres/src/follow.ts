@@ -1,6 +1,11 @@
 import { decodeHistoryEvent } from '@kode/protocol'
-import { type FollowedRecord, type FollowOptions, followStart, sessionNotFound } from '@kode/session'
-import { sessionGoneWhileFollowed } from './errors.js'
+import {
+  type FollowedRecord,
+  type FollowOptions,
+  followStart,
+  sessionGoneWhile,
+  sessionNotFound,
+} from '@kode/session'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
@@ -38,6 +43,9 @@ export interface FollowContext {
   closed(): boolean
 }
 
+/** How a follower hears that the session it followed went (see `sessionGoneWhile`). */
+const FOLLOWED = 'since it was followed; read it again'
+
 /**
  * Follows a session's history across hosts: reads the records after the last one seen, and when
  * there are none, waits for a notification of a committed append (or a lost notification
@@ -62,7 +70,7 @@ export async function* followSession(
   /** Throws unless the session read is the incarnation followed (the first one read, when none was given). */
   const same = (read: string) => {
     incarnation ??= read
-    if (read !== incarnation) throw sessionGoneWhileFollowed(sessionId)
+    if (read !== incarnation) throw sessionGoneWhile(sessionId, FOLLOWED)
   }
   await context.open(sessionId)
   const { pool, sql } = context
@@ -82,7 +90,7 @@ export async function* followSession(
       const rows = await quietly(async () => {
         const page = await readPage(pool, sql, sessionId, position, PAGE)
         // The last record read is not where it was: the session went, maybe came again.
-        if (!page) throw sessionGoneWhileFollowed(sessionId)
+        if (!page) throw sessionGoneWhile(sessionId, FOLLOWED)
         return page
       })
       if (!rows) return

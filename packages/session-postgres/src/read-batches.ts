@@ -1,6 +1,11 @@
 import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { type ReadBatchesOptions, readBatchSize, sessionNotFound, storeClosed } from '@kode/session'
-import { sessionGoneDuringRead } from './errors.js'
+import {
+  type ReadBatchesOptions,
+  readBatchSize,
+  sessionGoneWhile,
+  sessionNotFound,
+  storeClosed,
+} from '@kode/session'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -20,7 +25,7 @@ export interface ReadBatchesContext {
  * page one short query, so no connection is held between batches and appends committed meanwhile
  * are not read (the result is the history as it was when the read began). Every page names the
  * incarnation of the session it was read from: a session deleted during the read, also one created
- * again under the same id meanwhile, fails it with `session_not_found` (`sessionGoneDuringRead`)
+ * again under the same id meanwhile, fails it with `session_not_found` (`sessionGoneWhile`)
  * before any record of another session is handed out. Positions alone cannot tell: the new history
  * may be longer, or start with the very records already read.
  */
@@ -46,7 +51,7 @@ export async function* readSessionBatches(
     // The records of a session only grow while it exists: none, not the ones read, or another
     // incarnation's, means it went.
     if (!rows || rows.length === 0 || rows.some((row) => row.incarnation !== session.incarnation)) {
-      throw sessionGoneDuringRead(sessionId)
+      throw sessionGoneWhile(sessionId, 'during a batched read of its history; read it again')
     }
     const batch = rows.map((row) => decodeHistoryEvent(row.record))
     const lastRow = rows[rows.length - 1]!

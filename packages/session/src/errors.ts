@@ -151,6 +151,19 @@ export function sessionNotFound(sessionId: string, cause?: unknown): SessionErro
 }
 
 /**
+ * The `session_not_found` error for a session that went while it was in use (`activity`: "during a
+ * batched read of its history", "while it was exported"): deleted, or deleted and created again
+ * under its id, so a session of that id may exist again. What was read of it is the old session's.
+ */
+export function sessionGoneWhile(sessionId: string, activity: string): SessionError {
+  return new SessionError(
+    'session_not_found',
+    `session ${sessionId} was deleted (or deleted and created again under its id) ${activity}`,
+    { sessionId },
+  )
+}
+
+/**
  * The `session_broken` error: `cause` is the failure that kept a failed append from being undone;
  * `file` and `length`: where the acknowledged records end, so the file can be cut there by hand
  * when not even the metadata could record it.

@@ -12,6 +12,7 @@ export {
   SessionError,
   type SessionErrorCode,
   SessionLockedError,
+  sessionGoneWhile,
   sessionNotFound,
   storeClosed,
 } from './errors.js'

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
-import { SessionError, sessionNotFound } from '../errors.js'
+import { sessionGoneWhile, sessionNotFound } from '../errors.js'
 import { loadLinked, loadSubSessions } from '../replay/load-sub-sessions.js'
 import type { SessionInfo } from '../session-info.js'
 import type { SessionStore } from '../store/session-store.js'
@@ -70,9 +70,5 @@ export async function exportSessionHtml(
 async function sameSession(store: SessionStore, info: SessionInfo): Promise<void> {
   const now = await store.info(info.id)
   if (now?.createdAt === info.createdAt) return
-  throw new SessionError(
-    'session_not_found',
-    `session ${info.id} was deleted (or deleted and created again under its id) while it was exported; export it again`,
-    { sessionId: info.id },
-  )
+  throw sessionGoneWhile(info.id, 'while it was exported; export it again')
 }
