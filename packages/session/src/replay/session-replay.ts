@@ -2,6 +2,7 @@ import type {
   ApprovalRequestRecord,
   AssistantMessage,
   CompactionAttempt,
+  CompactionEndEvent,
   CompactionReason,
   HistoryEvent,
   HistoryRecord,
@@ -178,12 +179,7 @@ export class SessionReplay implements ReplaySink {
       case 'compaction': {
         // A marker where it ran: the records it summarised were replayed above, as they happened.
         const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
-        this.placeCompaction(reason, timestamp, awaited)
-        this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
-        this.emit({
-          type: 'compaction_end',
-          sessionId,
-          timestamp,
+        this.compactionEvents(timestamp, awaited, {
           reason,
           compacted: true,
           tokensBefore,
@@ -381,19 +377,29 @@ export class SessionReplay implements ReplaySink {
     awaited: boolean,
     errorMessage?: string,
   ): void {
-    const { sessionId } = this
     const { reason, tokensBefore } = attempt
-    this.placeCompaction(reason, timestamp, awaited)
-    this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
-    this.emit({
-      type: 'compaction_end',
-      sessionId,
-      timestamp,
+    this.compactionEvents(timestamp, awaited, {
       reason,
       compacted: false,
       tokensBefore,
       ...(errorMessage !== undefined ? { errorMessage } : {}),
     })
+  }
+
+  /**
+   * A compaction's pair of events, where it ran (see `placeCompaction`): `compaction_start`, then
+   * `compaction_end` with `end`'s fields (a saved one's summary, or an unsaved one's outcome).
+   */
+  private compactionEvents(
+    timestamp: number,
+    awaited: boolean,
+    end: Omit<CompactionEndEvent, 'type' | 'sessionId' | 'timestamp'>,
+  ): void {
+    const { sessionId } = this
+    const { reason, tokensBefore } = end
+    this.placeCompaction(reason, timestamp, awaited)
+    this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
+    this.emit({ type: 'compaction_end', sessionId, timestamp, ...end })
   }
 
   /**
