@@ -16,6 +16,7 @@ import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { ourStart } from './helpers/process-start.js'
 
 // `writeFile` and `link` pass through unless a test makes one call fail (a full disk, a file
 // system without hard links).
@@ -443,9 +444,8 @@ describe('a failing disk that cannot cut a failed append off', () => {
     expect((await openStore().read('s')).map((e) => e.id)).toEqual(['r1', 'r2', 'r3', 'f1'])
     // A restart: the kept lock is now an earlier process's (a restarted container's same pid).
     const lockFile = join(dir, 's', 'writer.lock')
-    const ourStart = Number(process.hrtime.bigint()) / 1e6 - process.uptime() * 1000
     const lock = JSON.parse(readFileSync(lockFile, 'utf8')) as object
-    writeFileSync(lockFile, JSON.stringify({ ...lock, processStart: ourStart - 60_000 }))
+    writeFileSync(lockFile, JSON.stringify({ ...lock, processStart: ourStart() - 60_000 }))
     warnings = []
     const writer = openStore()
     await writer.append('s', [record('r4')])

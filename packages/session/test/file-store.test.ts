@@ -24,6 +24,7 @@ import { createFileSessionStore, type FileSessionStoreOptions } from '@kode/sess
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { HistoryBuilder, shortConversation } from '../../../test/history/history.js'
 import { META_REWRITE_BYTES } from '../src/store/file/session-writer.js'
+import { ourStart } from './helpers/process-start.js'
 
 /** User messages of sizes from about 0.5 kB to 50 kB, some of them not ASCII. */
 function mixedRecords(count: number) {
@@ -288,21 +289,6 @@ describe('one writer per session', () => {
 
   describe('a lock carrying our own pid', () => {
     const lockFile = () => join(dir, 's', 'writer.lock')
-    /**
-     * This process's start on the monotonic clock, as the store records it in its locks: the
-     * uptime read between two clock readings, the tightest of a few, so a pause of this thread
-     * between the readings (a loaded machine) does not move it.
-     */
-    const ourStart = () => {
-      let best = { gap: Number.POSITIVE_INFINITY, start: 0 }
-      for (let i = 0; i < 8; i++) {
-        const before = Number(process.hrtime.bigint()) / 1e6
-        const uptimeMs = process.uptime() * 1000
-        const after = Number(process.hrtime.bigint()) / 1e6
-        if (after - before < best.gap) best = { gap: after - before, start: (before + after) / 2 - uptimeMs }
-      }
-      return best.start
-    }
     async function lockedBy(lock: object) {
       const store = openStore()
       await store.create({ id: 's' })

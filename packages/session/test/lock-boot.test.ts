@@ -6,6 +6,7 @@ import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
 import { type BootIdReader, readBootId } from '../src/store/file/boot-id.js'
 import { acquireLock, type HeldLock } from '../src/store/file/lock.js'
+import { ourStart } from './helpers/process-start.js'
 
 // A lock file kept across a reboot: pids and the monotonic clock start over at boot, so only the
 // boot id tells such a lock from a live one. The boot is played by the injected reader; the lock
@@ -28,21 +29,6 @@ const boot =
   (id: string | undefined): BootIdReader =>
   async () =>
     id
-
-/**
- * This process's start on the monotonic clock, as locks record it (see the file store's tests):
- * with it and our pid, a lock is this process's own, and live.
- */
-function ourStart(): number {
-  let best = { gap: Number.POSITIVE_INFINITY, start: 0 }
-  for (let i = 0; i < 8; i++) {
-    const before = Number(process.hrtime.bigint()) / 1e6
-    const uptimeMs = process.uptime() * 1000
-    const after = Number(process.hrtime.bigint()) / 1e6
-    if (after - before < best.gap) best = { gap: after - before, start: (before + after) / 2 - uptimeMs }
-  }
-  return best.start
-}
 
 /** A lock file as a process of this host with `pid` left it; `bootId` absent as in older files. */
 function writeLock(pid: number, bootId?: string): void {
