@@ -63,6 +63,16 @@ const take = async (feed: AsyncIterable<PostgresFollowedRecord>, n: number) => {
   return got
 }
 
+/** Another host deletes the session `s` and creates it again with `records`. */
+async function replace(store: SessionStore, records: string[]) {
+  await store.delete('s')
+  await store.create({ id: 's' })
+  await store.append(
+    's',
+    records.map((id) => record(id)),
+  )
+}
+
 describe('leases across hosts', () => {
   test('another store holding the lease refuses writers with who holds it and until when', async () => {
     const [a, b] = [open(), open()]
@@ -238,9 +248,7 @@ describe('follow across hosts', () => {
     const feed = a.follow('s')[Symbol.asyncIterator]()
     expect((await feed.next()).value).toMatchObject({ index: 0, record: { id: 'old0' } })
     // While the follower's reader is busy, another host replaces the session.
-    await b.delete('s')
-    await b.create({ id: 's' })
-    await b.append('s', [record('new0'), record('new1'), record('new2')])
+    await replace(b, ['new0', 'new1', 'new2'])
     const seen: string[] = []
     const error = await (async () => {
       for (;;) {
@@ -283,12 +291,7 @@ describe('a follower restarting from a position', () => {
     const { incarnation } = last!
     // While the follower is stopped, another host replaces the session: a longer history, then a shorter one.
     for (const replacement of [['new0', 'new1', 'new2', 'new3'], ['new0']]) {
-      await b.delete('s')
-      await b.create({ id: 's' })
-      await b.append(
-        's',
-        replacement.map((id) => record(id)),
-      )
+      await replace(b, replacement)
       const error = await take(a.follow('s', { from: 2, incarnation }), 1).catch((e: unknown) => e)
       expect(SessionError.is(error) && error.code).toBe('session_not_found')
       expect((error as Error).message).toMatch(
@@ -369,9 +372,7 @@ describe('a read that names its incarnation', () => {
     await a.create({ id: 's' })
     await a.append('s', [record('old0'), record('old1'), record('old2')])
     const { history, incarnation } = await a.readWithIncarnation('s')
-    await b.delete('s')
-    await b.create({ id: 's' })
-    await b.append('s', [record('new0')])
+    await replace(b, ['new0'])
     const error = await take(a.follow('s', { from: history.length, incarnation }), 1).catch((e: unknown) => e)
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
   })
@@ -387,25 +388,13 @@ describe('batched reads across hosts', () => {
       for await (const batch of a.readBatches('s', { batchSize: 1 })) {
         seen.push(...batch.map((event) => event.id))
         if (seen.length === 1) {
-          await b.delete('s')
-          await b.create({ id: 's' })
-          await b.append('s', [record('new0'), record('new1'), record('new2')])
+          await replace(b, ['new0', 'new1', 'new2'])
         }
       }
     })().catch((e: unknown) => e)
     expect(seen).toEqual(['old0'])
     expect(SessionError.is(error) && error.code).toBe('session_not_found')
   })
-
-  /** Another host deletes the session and creates it again with `records`. */
-  const replace = async (store: SessionStore, records: string[]) => {
-    await store.delete('s')
-    await store.create({ id: 's' })
-    await store.append(
-      's',
-      records.map((id) => record(id)),
-    )
-  }
 
   /**
    * A store on a host's pool whose `after`-th statement from `race()` on, before the store sees
