@@ -46,8 +46,8 @@ export interface ToolBatch {
    */
   announced?: ReadonlySet<string>
   /**
-   * The call's outcome as its result will say it, once what the call started has ended (the
-   * sub-agents of a call the engine answered for: see `runCalls`). Default: the outcome itself.
+   * The call's outcome as its result will say it, once what the call started has ended (its
+   * sub-agents, which the result links: see `runCalls`). Default: the outcome itself.
    */
   finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
 }
@@ -65,8 +65,8 @@ export interface BatchEnd {
  * order (a finished call waits for the ones before it), the last with `isLastInTurn` (the last
  * that gets a result now: see `lastResult`). On an interrupt every call without a result gets an
  * `aborted` one at once, without waiting for the tool (a tool that ignores its signal cannot hold
- * the task; `ToolBatch.finish` may still wait for what the engine itself runs, a sub-agent); when the abort is a host failure (`rt.hostFailure()`), those results are `error`s
- * instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
+ * the task; `ToolBatch.finish` may still wait for what the engine itself runs, a sub-agent); when
+ * the abort is a host failure (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
  * (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
  * interrupted the batch) and the suspended calls.
  */
