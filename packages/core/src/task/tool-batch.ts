@@ -66,9 +66,10 @@ export interface BatchEnd {
  * that gets a result now: see `lastResult`). On an interrupt every call without a result gets an
  * `aborted` one at once, without waiting for the tool (a tool that ignores its signal cannot hold
  * the task; `ToolBatch.finish` may still wait for what the engine itself runs, a sub-agent); when
- * the abort is a host failure (`rt.hostFailure()`), those results are `error`s instead. A suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one
- * (`ToolBatch.held`) unless interrupted. Resolves with whether any result is `aborted` (the user
- * interrupted the batch) and the suspended calls.
+ * the abort is a host failure (`rt.hostFailure()`), those results are `error`s instead. A
+ * suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one (`ToolBatch.held`)
+ * unless interrupted. Resolves with whether any result is `aborted` (the user interrupted the
+ * batch) and the suspended calls.
  */
 export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const { rt, calls, signal } = batch
