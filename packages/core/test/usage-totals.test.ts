@@ -43,6 +43,17 @@ function taskUsage(history: readonly HistoryEvent[]): Usage | undefined {
   return tasks[0]!.metadata.main.usage
 }
 
+/**
+ * What the task counted (`task_metadata`), checked to hold `inputTokens` and to be exactly the sum
+ * of what its records carry.
+ */
+function countedAsRecorded(history: readonly HistoryEvent[], inputTokens: number): Usage | undefined {
+  const counted = taskUsage(history)
+  expect(counted?.inputTokens).toBe(inputTokens)
+  expect(recordedUsage(history)).toEqual(counted)
+  return counted
+}
+
 const usageEvents = (events: readonly Event[]) =>
   events.filter((e) => e.type === 'usage').map((e) => (e.type === 'usage' ? e.usage : undefined))
 
@@ -155,10 +166,8 @@ describe('usage totals', () => {
 
     expect(outcome.reason).toBe('aborted')
     const history = await agent.history()
-    const counted = taskUsage(history)
     // Anthropic reports the input tokens as the message starts: the partial response has them.
-    expect(counted?.inputTokens).toBe(50)
-    expect(recordedUsage(history)).toEqual(counted)
+    const counted = countedAsRecorded(history, 50)
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(usageEvents(events)).toEqual([counted])
     expect(usageEvents(replay)).toEqual(usageEvents(events))
@@ -205,9 +214,7 @@ describe('usage totals', () => {
       usage: { inputTokens: 700 },
       model: 'claude-sonnet-4-5',
     })
-    const counted = taskUsage(history)
-    expect(counted?.inputTokens).toBe(700)
-    expect(recordedUsage(history)).toEqual(counted)
+    const counted = countedAsRecorded(history, 700)
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(usageEvents(events)).toEqual([counted])
     expect(usageEvents(replay)).toEqual([counted])
@@ -242,9 +249,7 @@ describe('usage totals', () => {
       usage: { inputTokens: 700 },
       model: 'claude-sonnet-4-5',
     })
-    const counted = taskUsage(history)
-    expect(counted?.inputTokens).toBe(700)
-    expect(recordedUsage(history)).toEqual(counted)
+    countedAsRecorded(history, 700)
     // As for a failed response that kept text: counted, but no `usage` event, live or in replay.
     expect(usageEvents(events)).toEqual([])
     expect(usageEvents(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual([])
@@ -282,9 +287,7 @@ describe('usage totals', () => {
         usage: { inputTokens: 700, outputTokens: 1, totalTokens: 701 },
       }),
     )
-    const counted = taskUsage(history)
-    expect(counted?.inputTokens).toBe(1_400)
-    expect(recordedUsage(history)).toEqual(counted)
+    countedAsRecorded(history, 1_400)
     // The discarded attempt has no `usage` event, as a failed response has none.
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
@@ -344,9 +347,7 @@ describe('usage totals', () => {
     // Written before the response that followed, whose record holds its own usage only.
     const response = history.findIndex((r) => 'role' in r && r.role === 'assistant')
     expect(history.indexOf(retries[0]!)).toBeLessThan(response)
-    const counted = taskUsage(history)
-    expect(counted?.inputTokens).toBe(1_400)
-    expect(recordedUsage(history)).toEqual(counted)
+    countedAsRecorded(history, 1_400)
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
     expect(usageEvents(replay)).toEqual(usageEvents(events))
@@ -405,9 +406,7 @@ describe('usage totals', () => {
     const types = history.map((r) => ('role' in r ? r.role : r.type))
     expect(types.slice(types.indexOf('error'))).toEqual(['error', 'interrupt', 'task_metadata'])
     expect(history.filter(isRetry)).toHaveLength(1)
-    const counted = taskUsage(history)
-    expect(counted?.inputTokens).toBe(700)
-    expect(recordedUsage(history)).toEqual(counted)
+    countedAsRecorded(history, 700)
     const replay = deriveReplayEvents(history, { sessionId: agent.sessionId })
     expect(retryShape(events)).toEqual(['turn_start', 'error true', 'interrupt', 'turn_end'])
     expect(retryShape(replay)).toEqual(retryShape(events))
