@@ -312,17 +312,25 @@ describe('a deletion B learns of while its own task runs or starts', () => {
     expect(history.filter((r) => 'role' in r && r.role === 'user')).toHaveLength(1)
   })
 
-  test('a task that starts from the history of a session deleted meanwhile is stopped once it has started', async () => {
+  /**
+   * Another host's session holding "old question", shown by B's page; B's store waits to take the
+   * session (a task's start: its history read) until the test calls `proceed`.
+   */
+  async function startingOverOldQuestion() {
     const other = newStore()
     await other.create({ id: SESSION })
     await other.append(SESSION, [user('o1', 'old question')])
     const store = newStore()
-    // B's task reads the history, then waits to take the session until the test lets it.
     const { waits, proceed } = gate(store, 'acquire', () => true)
     const follows = vi.spyOn(store, 'follow')
     const b = await startB(store)
     const reader = watch(b.url)
     await reader.until((seen) => userMessages(seen).includes('old question'))
+    return { other, waits, proceed, follows, b, reader }
+  }
+
+  test('a task that starts from the history of a session deleted meanwhile is stopped once it has started', async () => {
+    const { other, waits, proceed, follows, b, reader } = await startingOverOldQuestion()
 
     const started = fetch(`${b.url}/sessions/${SESSION}/messages`, post({ text: 'count' }))
     await waits
@@ -342,15 +350,7 @@ describe('a deletion B learns of while its own task runs or starts', () => {
   })
 
   test('a task that could not start leaves the log of a session deleted meanwhile empty', async () => {
-    const other = newStore()
-    await other.create({ id: SESSION })
-    await other.append(SESSION, [user('o1', 'old question')])
-    const store = newStore()
-    const { waits, proceed } = gate(store, 'acquire', () => true)
-    const follows = vi.spyOn(store, 'follow')
-    const b = await startB(store)
-    const reader = watch(b.url)
-    await reader.until((seen) => userMessages(seen).includes('old question'))
+    const { other, waits, proceed, follows, b, reader } = await startingOverOldQuestion()
 
     // A continuation, refused once it has read the session it takes: there is nothing to carry on.
     const continued = fetch(`${b.url}/sessions/${SESSION}/continue`, post())
