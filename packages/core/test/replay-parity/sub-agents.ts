@@ -7,6 +7,19 @@ import { call, chatStream, say, stalledChatStream, textReply } from '../helpers/
 import { readFile } from '../helpers/tools.js'
 import { drain, messagesOf, record, researcher, type Scenario } from './scenario.js'
 
+/** Runs two researchers, one after the other, without linking them itself; answers with their texts. */
+const fanOut = defineTool({
+  name: 'fan_out',
+  description: 'Runs two researchers, one after the other',
+  parameters: Type.Object({}),
+  execute: async (_args, ctx) => {
+    const spec = { name: 'researcher', system: 'You research.' }
+    const first = await ctx.runSubAgent(spec, 'first')
+    const second = await ctx.runSubAgent(spec, 'second')
+    return `${first.text} ${second.text}`
+  },
+})
+
 /** Sub-agents: alone, stopped, several in one call, at the same time. */
 export const subAgents: readonly Scenario[] = [
   [
@@ -104,17 +117,6 @@ export const subAgents: readonly Scenario[] = [
         if (messages.at(-1)?.content === 'Again?') return textReply('r-parent-2', 'Back.')
         return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
       })
-      const spec = { name: 'researcher', system: 'You research.' }
-      const fanOut = defineTool({
-        name: 'fan_out',
-        description: 'Runs two researchers, one after the other',
-        parameters: Type.Object({}),
-        execute: async (_args, ctx) => {
-          await ctx.runSubAgent(spec, 'first')
-          await ctx.runSubAgent(spec, 'second')
-          return 'both done'
-        },
-      })
       const live: Event[] = []
       const agent = record(h.createAgent({ tools: [fanOut] }), live)
       const controller = new AbortController()
@@ -152,17 +154,6 @@ export const subAgents: readonly Scenario[] = [
         }
         if (messages.at(-1)?.role === 'tool') return textReply('r-parent-2', 'Both done.')
         return chatStream({ id: 'r-parent-1', steps: [call('p1', 'fan_out', {})] })
-      })
-      const spec = { name: 'researcher', system: 'You research.' }
-      const fanOut = defineTool({
-        name: 'fan_out',
-        description: 'Runs two researchers, one after the other',
-        parameters: Type.Object({}),
-        execute: async (_args, ctx) => {
-          const first = await ctx.runSubAgent(spec, 'first')
-          const second = await ctx.runSubAgent(spec, 'second')
-          return `${first.text} ${second.text}`
-        },
       })
       const live: Event[] = []
       const agent = record(h.createAgent({ tools: [fanOut] }), live)
