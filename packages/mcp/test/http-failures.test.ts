@@ -47,6 +47,11 @@ function waitTool(web: McpConnection): Tool {
   return web.tools.find((tool) => tool.name === 'web__wait')!
 }
 
+/** The fixture's tool answering with the `Last-Event-ID` of every resumption it received, as JSON. */
+function resumptionsTool(web: McpConnection): Tool {
+  return web.tools.find((tool) => tool.name === 'web__resumptions')!
+}
+
 function expectClosedOnce(closes: unknown[], name = 'web'): void {
   expect(closes).toHaveLength(1)
   const [error] = closes
@@ -244,7 +249,7 @@ describe('a stream that names an event id no HTTP header can carry', () => {
           'web__wait failed: MCP server "web" ended the stream that was to carry the answer without it, naming an event id to resume it from that cannot be sent in an HTTP header',
       })
       expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
-      const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+      const resumptions = resumptionsTool(web)
       expect((await execute(resumptions, {})).outputText).toBe('[]')
       expect(web.connected).toBe(true)
       expect(closes).toEqual([])
@@ -258,7 +263,7 @@ describe('a notification stream (GET) ended after an event id', () => {
     const { web, closes } = await connectWeb(server.origin)
     const ended = await execute(waitTool(web), { ms: 1, endNotifications: 'plain-id' })
     expect(ended).toMatchObject({ outputText: 'waited 1 ms, ended 1 stream(s)' })
-    const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+    const resumptions = resumptionsTool(web)
     const resumed = async () => {
       for (let i = 0; i < 100; i++) {
         const seen = (await execute(resumptions, {})).outputText
@@ -302,7 +307,7 @@ describe('a notification stream (GET) ended after an event id', () => {
 describe('a notification stream (GET) the SDK tries to reopen', () => {
   /** The Last-Event-ID of each attempt to reopen the stream ended at `n1`, once there are `count`. */
   async function reopenAttempts(web: McpConnection, count: number): Promise<string> {
-    const resumptions = web.tools.find((tool) => tool.name === 'web__resumptions')!
+    const resumptions = resumptionsTool(web)
     let seen = '[]'
     for (let i = 0; i < 200 && JSON.parse(seen).length < count; i++) {
       await new Promise((resolve) => setTimeout(resolve, 50))
