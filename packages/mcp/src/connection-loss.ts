@@ -272,8 +272,12 @@ function withWatchedBody(response: Response, watch: BodyWatch): Response {
   })
 }
 
-/** The error that ends a connection after `loss`, for its calls' results and `onClose`. */
-export function lossError(serverName: string, loss: ConnectionLoss): McpConnectionError {
+/**
+ * The error that ends a connection after `loss`, for its calls' results and `onClose` (or for
+ * `connectMcpServer`, when the loss ended the connection before it was ready). A loss that has no
+ * error of its own to give as `cause` gives `otherwise`, if any (what the interrupted step failed with).
+ */
+export function lossError(serverName: string, loss: ConnectionLoss, otherwise?: unknown): McpConnectionError {
   const server = `MCP server "${serverName}"`
   switch (loss.kind) {
     case 'oversized':
@@ -281,6 +285,7 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         'message_too_large',
         serverName,
         `${server} sent a message larger than ${loss.limit} bytes (maxMessageBytes); the connection was closed`,
+        { cause: otherwise },
       )
     case 'unreachable':
       return new McpConnectionError(
@@ -305,6 +310,7 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         loss.why === 'refused'
           ? `${server} refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (${statusDetail(loss.status)}): no more can come, so the connection was closed`
           : `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
+        { cause: otherwise },
       )
     case 'cut':
       return new McpConnectionError(

@@ -454,6 +454,39 @@ describe('a notification stream (GET) the SDK tries to reopen', () => {
   })
 })
 
+describe('a notification stream (GET) lost while connecting', () => {
+  test.each([
+    [
+      'ended after an id no header can carry',
+      ['endNotificationsOnList=non-latin1-id'],
+      'MCP server "web" ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed',
+    ],
+    [
+      'refused until the SDK gave up reopening it',
+      ['getAnswers=200,500', 'endNotificationsOnList=plain-id'],
+      'MCP server "web" refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP 500): no more can come, so the connection was closed',
+    ],
+  ])('%s: connectMcpServer fails saying so, with a cause', async (_name, settings, message) => {
+    server = await startWaitingHttp({ settings })
+    // The server holds tools/list unanswered: only the lost stream can end the attempt in time.
+    const connecting = harness().connect({
+      name: 'web',
+      url: `${server.origin}/mcp`,
+      connectTimeoutMs: 30_000,
+    })
+    const error = await within(
+      PROMPTLY_MS,
+      connecting.catch((failure: unknown) => failure),
+    )
+    expect(McpConnectionError.is(error) && [error.code, error.serverName, error.message]).toEqual([
+      'closed',
+      'web',
+      message,
+    ])
+    expect((error as Error).cause).toBeInstanceOf(Error)
+  })
+})
+
 describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
   test('each call is an error result once its own resumption is given up on', async () => {
     server = await startWaitingHttp({ resumable: true })
