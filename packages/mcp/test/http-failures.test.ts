@@ -487,6 +487,21 @@ describe('a notification stream (GET) lost while connecting', () => {
   })
 })
 
+describe('a notification stream (GET) the server fails to open at first', () => {
+  test('answered 500: the SDK does not retry it, and the connection lives on without it', async () => {
+    server = await startWaitingHttp({ settings: ['getAnswers=500,200'] })
+    const { web, closes } = await connectWeb(server.origin)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    // No stream was opened to cut: the SDK made its one attempt.
+    expect(await execute(waitTool(web), { ms: 1, dropNotifications: true })).toMatchObject({
+      outputText: 'waited 1 ms, cut 0 stream(s)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
 describe('a streamable HTTP server that refuses to resume two calls’ streams', () => {
   test('each call is an error result once its own resumption is given up on', async () => {
     server = await startWaitingHttp({ resumable: true })
