@@ -3,7 +3,14 @@ import { type GivenUp, requestIdsOf } from './answer-guard.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { canResumeFrom, eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
-import { notificationStream, type OpenOutcome } from './notification-stream.js'
+import { notificationStream } from './notification-stream.js'
+import {
+  type FailedOpening,
+  type OpenOutcome,
+  type StreamOpenings,
+  statusDetail,
+  streamOpenings,
+} from './stream-opening.js'
 
 /**
  * Why a server is taken for gone. `unreachable`: an exchange that carries answers to requests (a
@@ -16,7 +23,8 @@ import { notificationStream, type OpenOutcome } from './notification-stream.js'
  * is gone for good, so the connection would no longer hear of a changed tool list: it ended or
  * broke after an event id no header can carry (`unsendable-id`, see `canResumeFrom`), and the SDK
  * never opens it again; or the server answered the SDK's last attempt to reopen it with an error
- * status (`refused`), and the SDK gave up. (Its last attempt getting no response is `unreachable`.)
+ * status or a redirect the SDK does not follow (`refused`), and the SDK gave up. (Its last attempt
+ * getting no response is `unreachable`.)
  */
 export type ConnectionLoss =
   | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
@@ -56,6 +64,8 @@ interface Resumable {
   readonly requests: readonly RequestId[]
   /** Attempts to resume it that failed so far. */
   failures: number
+  /** What each request of an attempt to resume it came to. */
+  readonly openings: StreamOpenings
 }
 
 /**
@@ -74,6 +84,7 @@ interface Resumable {
  * the SDK's attempts then fail before any request, unseen here); a 202 answer to a POST carrying requests; and a stream that named an event but
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
+ * Both streams' attempts count as `OpenOutcome` says: a redirect the SDK follows is no attempt.
  *
  * The notification stream (any other GET over streamable HTTP) is the SDK's to reopen, from its
  * last event id: one no header can carry makes every attempt fail before any request, and the
@@ -85,28 +96,45 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
   /** The answer streams the SDK will resume, by the event id it resumes from. */
   const resumable = new Map<string, Resumable>()
   const notificationsStream = notificationStream(watch.resumeAttempts)
+  const notificationOpenings = streamOpenings()
   /** The SDK gave up reopening the notification stream at `failure`, if it did: a loss. */
-  const notificationsGone = (failure: OpenOutcome | undefined) => {
+  const notificationsGone = (failure: FailedOpening | undefined) => {
     if (failure === undefined) return
-    if ('error' in failure) watch.lose({ kind: 'unreachable', error: failure.error })
+    if (failure.kind === 'unreachable') watch.lose({ kind: 'unreachable', error: failure.error })
     else watch.lose({ kind: 'deaf', why: 'refused', status: failure.status })
   }
-  /** A resumption failed; once the SDK has given up (it does at once on a 405), so do we. */
-  const resumeFailed = (from: string, failure: { error: unknown } | { status: number }) => {
-    const resumption = resumable.get(from)
-    if (resumption === undefined) return
-    resumption.failures++
-    const givenUp = 'status' in failure && failure.status === 405
-    if (!givenUp && resumption.failures < watch.resumeAttempts) return
-    resumable.delete(from)
-    if ('error' in failure) watch.lose({ kind: 'unreachable', error: failure.error })
-    else watch.unanswered(resumption.requests, 'not-resumed', `HTTP ${failure.status}`)
+  /** An attempt to resume a stream came to `outcome`; once the SDK has given up (at once on a 405), so do we. */
+  const resumeTried = (from: string, resumption: Resumable, outcome: OpenOutcome) => {
+    // Given up on already, or resumed, by an earlier request.
+    if (resumable.get(from) !== resumption) return
+    switch (outcome.kind) {
+      case 'redirected':
+        return
+      case 'opened':
+        resumable.delete(from)
+        return
+      case 'not-offered':
+        resumable.delete(from)
+        watch.unanswered(resumption.requests, 'not-resumed', statusDetail(405))
+        return
+      case 'refused':
+      case 'unreachable':
+        if (++resumption.failures < watch.resumeAttempts) return
+        resumable.delete(from)
+        if (outcome.kind === 'unreachable') watch.lose({ kind: 'unreachable', error: outcome.error })
+        else watch.unanswered(resumption.requests, 'not-resumed', statusDetail(outcome.status))
+        return
+      default: {
+        const unknown: never = outcome
+        throw new Error(`unknown outcome ${JSON.stringify(unknown)}`)
+      }
+    }
   }
   /** Once the answers read before the stream's end have settled their requests. */
   const expectResumption = (from: string, requests: readonly RequestId[]) =>
     setTimeout(() => {
       const left = watch.waiting(requests)
-      if (left.length > 0) resumable.set(from, { requests: left, failures: 0 })
+      if (left.length > 0) resumable.set(from, { requests: left, failures: 0, openings: streamOpenings() })
     }, 0)
   return async (input, init) => {
     const method = init?.method?.toUpperCase() ?? 'GET'
@@ -122,16 +150,20 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     try {
       response = await fetchFn(input, init)
     } catch (error) {
-      if (resumedFrom !== undefined && !closed()) resumeFailed(resumedFrom, { error })
-      else if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
-      else if (notifications && !closed()) notificationsGone(notificationsStream.tried({ error }))
+      if (resumedFrom !== undefined && resumption !== undefined && !closed()) {
+        resumeTried(resumedFrom, resumption, resumption.openings.unreachable(error))
+      } else if (carriesAnswers && !closed()) watch.lose({ kind: 'unreachable', error })
+      else if (notifications && !closed()) {
+        notificationsGone(notificationsStream.tried(notificationOpenings.unreachable(error)))
+      }
       throw error
     }
-    if (resumedFrom !== undefined && !closed()) {
-      if (!response.ok) resumeFailed(resumedFrom, { status: response.status })
-      else resumable.delete(resumedFrom)
+    if (resumedFrom !== undefined && resumption !== undefined && !closed()) {
+      resumeTried(resumedFrom, resumption, resumption.openings.answered(input, response))
     }
-    if (notifications && !closed()) notificationsGone(notificationsStream.tried({ status: response.status }))
+    if (notifications && !closed()) {
+      notificationsGone(notificationsStream.tried(notificationOpenings.answered(input, response)))
+    }
     // A request must get a JSON or event-stream answer; a 202 says none is coming (the SDK reads
     // nothing from it), and only a time limit would end the calls.
     if (method === 'POST' && carriesAnswers && response.status === 202 && requests.length > 0) {
@@ -240,8 +272,12 @@ function withWatchedBody(response: Response, watch: BodyWatch): Response {
   })
 }
 
-/** The error that ends a connection after `loss`, for its calls' results and `onClose`. */
-export function lossError(serverName: string, loss: ConnectionLoss): McpConnectionError {
+/**
+ * The error that ends a connection after `loss`, for its calls' results and `onClose` (or for
+ * `connectMcpServer`, when the loss ended the connection before it was ready). A loss that has no
+ * error of its own to give as `cause` gives `otherwise`, if any (what the interrupted step failed with).
+ */
+export function lossError(serverName: string, loss: ConnectionLoss, otherwise?: unknown): McpConnectionError {
   const server = `MCP server "${serverName}"`
   switch (loss.kind) {
     case 'oversized':
@@ -249,6 +285,7 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         'message_too_large',
         serverName,
         `${server} sent a message larger than ${loss.limit} bytes (maxMessageBytes); the connection was closed`,
+        { cause: otherwise },
       )
     case 'unreachable':
       return new McpConnectionError(
@@ -271,8 +308,9 @@ export function lossError(serverName: string, loss: ConnectionLoss): McpConnecti
         'closed',
         serverName,
         loss.why === 'refused'
-          ? `${server} refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP ${loss.status}): no more can come, so the connection was closed`
+          ? `${server} refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (${statusDetail(loss.status)}): no more can come, so the connection was closed`
           : `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
+        { cause: otherwise },
       )
     case 'cut':
       return new McpConnectionError(

@@ -123,6 +123,10 @@ export class ServerConnection implements McpConnection {
       await connection.#load(signal)
     } catch (error) {
       if (signal.aborted) throw error
+      // The connection was found gone meanwhile (its notification stream lost, say): that is
+      // why, in the words a connected server's `onClose` would get.
+      const loss = link.loss()
+      if (loss) throw lossError(options.name, loss, error)
       throw new McpConnectionError(
         'list_failed',
         options.name,

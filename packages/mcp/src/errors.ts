@@ -10,9 +10,12 @@ export type McpConnectionErrorCode =
   | 'connect_failed'
   /** The server did not answer `initialize` within `connectTimeoutMs`. */
   | 'initialize_timeout'
-  /** The server exited or closed the connection before it was ready. */
+  /**
+   * The server exited or closed the connection before it was ready, or was found gone while its
+   * tools were listed (its notification stream lost for good, say), as a connected one would be.
+   */
   | 'closed'
-  /** The server answered `initialize` but its tool list could not be read. */
+  /** The server answered `initialize` but its tool list could not be read, the connection still up. */
   | 'list_failed'
   /**
    * The server sent a message larger than `maxMessageBytes` (or never ended one): it was not read

@@ -1,5 +1,4 @@
-/** How an attempt to open a streamable-HTTP server's notification stream came out: a status, or no response. */
-export type OpenOutcome = { readonly status: number } | { readonly error: unknown }
+import type { FailedOpening, OpenOutcome } from './stream-opening.js'
 
 /**
  * Follows a streamable-HTTP server's notification stream (the standalone GET) through the SDK's
@@ -9,13 +8,13 @@ export type OpenOutcome = { readonly status: number } | { readonly error: unknow
  * `attempts` times (1 s, then 1.5 s apart, or at the server's `retry` interval) to reopen it: one
  * that opens it makes a later end start over; a 405 (the server offers no such stream) makes it
  * stop without a word, and is left so; a failure at the last attempt makes it give up, silently,
- * and is what `tried` reports. A redirect is no outcome: the SDK follows it with another request.
+ * and is what `tried` reports. A redirect the SDK follows is no outcome (see `OpenOutcome`).
  */
 export interface NotificationStream {
   /** The stream ended or broke, not closed by the client: the SDK will try to reopen it. */
   ended(): void
-  /** An attempt to open the stream came out as `outcome`: that outcome again if the SDK now gives up. */
-  tried(outcome: OpenOutcome): OpenOutcome | undefined
+  /** A request of an attempt to open the stream came out as `outcome`: that outcome again if the SDK now gives up. */
+  tried(outcome: OpenOutcome): FailedOpening | undefined
 }
 
 /** A notification stream's follower, for a transport whose SDK tries `attempts` (at least 1) times to reopen it. */
@@ -27,17 +26,23 @@ export function notificationStream(attempts: number): NotificationStream {
       failures = 0
     },
     tried(outcome) {
-      if (failures === undefined) return undefined
-      if ('status' in outcome) {
-        if (outcome.status >= 300 && outcome.status < 400) return undefined
-        if (outcome.status < 300 || outcome.status === 405) {
+      switch (outcome.kind) {
+        case 'redirected':
+          return undefined
+        case 'opened':
+        case 'not-offered':
           failures = undefined
           return undefined
+        case 'refused':
+        case 'unreachable':
+          if (failures === undefined || ++failures < attempts) return undefined
+          failures = undefined
+          return outcome
+        default: {
+          const unknown: never = outcome
+          throw new Error(`unknown outcome ${JSON.stringify(unknown)}`)
         }
       }
-      if (++failures < attempts) return undefined
-      failures = undefined
-      return outcome
     },
   }
 }

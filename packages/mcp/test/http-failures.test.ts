@@ -159,6 +159,20 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
     expect(closes).toEqual([])
   })
 
+  test('a resumption the server redirects within its origin is followed, not counted as failed: the answer comes', async () => {
+    server = await startWaitingHttp({ resumable: true })
+    const { web, closes } = await connectWeb(server.origin)
+    // As many redirects as the SDK has attempts: each followed, none is an attempt of its own.
+    const result = await within(
+      PROMPTLY_MS,
+      execute(waitTool(web), { ms: 300, poll: true, resumeRedirects: 2 }),
+    )
+    expect(result).toMatchObject({ outputText: 'waited 300 ms' })
+    expect((result as ToolOutput).status).not.toBe('error')
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
   test('two calls whose streams are resumed at once each get their own answer', async () => {
     server = await startWaitingHttp({ resumable: true })
     const { web, closes } = await connectWeb(server.origin)
@@ -339,6 +353,55 @@ describe('a notification stream (GET) the SDK tries to reopen', () => {
     ])
   })
 
+  test.each([
+    ['to another origin, which the SDK does not follow', 302, 'http://example.invalid/mcp'],
+    ['to itself, past as many redirects as the SDK follows', 307, undefined],
+  ])(
+    'answered with a redirect %s, until the SDK gives up: the connection is over, saying so',
+    async (_name, status, reopenLocation) => {
+      server = await startWaitingHttp()
+      const { web, closes } = await connectWeb(server.origin)
+      const result = await within(
+        PROMPTLY_MS,
+        execute(waitTool(web), {
+          ms: TOOL_TIMEOUT_MS,
+          reopenAnswers: [status],
+          ...(reopenLocation === undefined ? {} : { reopenLocation }),
+          endNotifications: 'plain-id',
+        }),
+      )
+      const message = `MCP server "web" refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP ${status}, a redirect it does not follow): no more can come, so the connection was closed`
+      expect(result).toMatchObject({ status: 'error', outputText: `web__wait failed: ${message}` })
+      expect(web.connected).toBe(false)
+      expect(closes).toHaveLength(1)
+      const [error] = closes
+      expect(McpConnectionError.is(error) && [error.code, error.serverName, error.message]).toEqual([
+        'closed',
+        'web',
+        message,
+      ])
+    },
+  )
+
+  test('reopened through redirects the SDK follows: they are no failed attempts, and the connection lives on', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    // One failed attempt, then one followed through two redirects (each a GET resuming from n1).
+    const ended = await execute(waitTool(web), {
+      ms: 1,
+      reopenAnswers: [500, 307, 307, 200],
+      endNotifications: 'plain-id',
+    })
+    expect(ended).toMatchObject({ outputText: 'waited 1 ms, ended 1 stream(s)' })
+    expect(await reopenAttempts(web, 4)).toBe(JSON.stringify(Array(4).fill('n1')))
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    expect(await execute(waitTool(web), { ms: 1, dropNotifications: true })).toMatchObject({
+      outputText: 'waited 1 ms, cut 1 stream(s)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
   test('unreachable (the server was killed between calls): the connection is over once the SDK gives up', async () => {
     server = await startWaitingHttp()
     const { web, closes } = await connectWeb(server.origin)
@@ -385,6 +448,54 @@ describe('a notification stream (GET) the SDK tries to reopen', () => {
     await new Promise((resolve) => setTimeout(resolve, 100))
     expect(await execute(wait, { ms: 1, dropNotifications: true })).toMatchObject({
       outputText: 'waited 1 ms, cut 1 stream(s)',
+    })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+})
+
+describe('a notification stream (GET) lost while connecting', () => {
+  test.each([
+    [
+      'ended after an id no header can carry',
+      ['endNotificationsOnList=non-latin1-id'],
+      'MCP server "web" ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed',
+    ],
+    [
+      'refused until the SDK gave up reopening it',
+      ['getAnswers=200,500', 'endNotificationsOnList=plain-id'],
+      'MCP server "web" refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (HTTP 500): no more can come, so the connection was closed',
+    ],
+  ])('%s: connectMcpServer fails saying so, with a cause', async (_name, settings, message) => {
+    server = await startWaitingHttp({ settings })
+    // The server holds tools/list unanswered: only the lost stream can end the attempt in time.
+    const connecting = harness().connect({
+      name: 'web',
+      url: `${server.origin}/mcp`,
+      connectTimeoutMs: 30_000,
+    })
+    const error = await within(
+      PROMPTLY_MS,
+      connecting.catch((failure: unknown) => failure),
+    )
+    expect(McpConnectionError.is(error) && [error.code, error.serverName, error.message]).toEqual([
+      'closed',
+      'web',
+      message,
+    ])
+    expect((error as Error).cause).toBeInstanceOf(Error)
+  })
+})
+
+describe('a notification stream (GET) the server fails to open at first', () => {
+  test('answered 500: the SDK does not retry it, and the connection lives on without it', async () => {
+    server = await startWaitingHttp({ settings: ['getAnswers=500,200'] })
+    const { web, closes } = await connectWeb(server.origin)
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(await execute(waitTool(web), { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    // No stream was opened to cut: the SDK made its one attempt.
+    expect(await execute(waitTool(web), { ms: 1, dropNotifications: true })).toMatchObject({
+      outputText: 'waited 1 ms, cut 0 stream(s)',
     })
     expect(web.connected).toBe(true)
     expect(closes).toEqual([])

@@ -36,10 +36,13 @@ export function startEverythingHttp(mode: 'streamableHttp' | 'sse'): Promise<Htt
 
 /**
  * Starts the waiting server (streamable HTTP on /mcp, any path really) on a free port; a
- * `resumable` one keeps its events for clients to resume streams from.
+ * `resumable` one keeps its events for clients to resume streams from. `settings` are its
+ * `key=value` words (see the fixture).
  */
-export function startWaitingHttp(options: { resumable?: boolean } = {}): Promise<HttpServer> {
-  return startHttpServer(options.resumable ? [WAITING, 'resumable'] : [WAITING])
+export function startWaitingHttp(
+  options: { resumable?: boolean; settings?: readonly string[] } = {},
+): Promise<HttpServer> {
+  return startHttpServer([WAITING, ...(options.resumable ? ['resumable'] : []), ...(options.settings ?? [])])
 }
 
 /**

@@ -1,8 +1,10 @@
 import { describe, expect, test } from 'vitest'
-import { notificationStream, type OpenOutcome } from '../../src/notification-stream.js'
+import { notificationStream } from '../../src/notification-stream.js'
+import type { OpenOutcome } from '../../src/stream-opening.js'
 
-const refused: OpenOutcome = { status: 500 }
-const unreachable: OpenOutcome = { error: new Error('fetch failed') }
+const refused: OpenOutcome = { kind: 'refused', status: 500 }
+const unreachable: OpenOutcome = { kind: 'unreachable', error: new Error('fetch failed') }
+const redirected: OpenOutcome = { kind: 'redirected' }
 
 /** What `tried` says for each outcome in turn. */
 function verdicts(stream: ReturnType<typeof notificationStream>, outcomes: readonly OpenOutcome[]) {
@@ -28,7 +30,7 @@ describe('notificationStream: when the SDK has given up reopening the notificati
   })
 
   test('an attempt that opens it, or a 405, leaves nothing to count; a later end starts over', () => {
-    for (const stops of [{ status: 200 }, { status: 405 }]) {
+    for (const stops of [{ kind: 'opened' }, { kind: 'not-offered' }] as const) {
       const stream = notificationStream(2)
       stream.ended()
       expect(verdicts(stream, [refused, stops, refused])).toEqual([undefined, undefined, undefined])
@@ -37,10 +39,10 @@ describe('notificationStream: when the SDK has given up reopening the notificati
     }
   })
 
-  test('a redirect is no attempt of its own: the SDK follows it', () => {
+  test('a redirect the SDK follows is no attempt of its own', () => {
     const stream = notificationStream(2)
     stream.ended()
-    expect(verdicts(stream, [{ status: 307 }, refused, { status: 302 }, refused])).toEqual([
+    expect(verdicts(stream, [redirected, refused, redirected, refused])).toEqual([
       undefined,
       undefined,
       undefined,
