@@ -15,6 +15,11 @@ export type DurableTaskErrorCode =
    * task was carried on: that task settled the stopped one's calls, and it has no outcome.
    */
   | 'task_superseded'
+  /**
+   * The task's session was deleted (or deleted and created again) after the task began, and
+   * before a worker carried it on: its history, the task's checkpoint, is gone.
+   */
+  | 'session_deleted'
 
 /**
  * A mistake in how the host uses durable tasks. `DurableTaskError.is(e)` recognises one from any

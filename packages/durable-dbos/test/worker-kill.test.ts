@@ -307,6 +307,44 @@ describe('a durable task whose worker is killed', () => {
     b.process.kill('SIGKILL')
     await b.exited
   })
+
+  test('whose session is deleted before another worker carries it on fails typed, without running anything again', async () => {
+    server.enqueue(callTools('d1', [{ id: 'l3', name: 'lookup', args: {} }]))
+    server.enqueue(callTools('d2', [{ id: 'n3', name: 'notify', args: {} }]))
+    const a = startWorker('worker-g', 'start', 'deleted')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => toolRuns().includes('notify n3 resumed=false worker-g'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // The user deletes the conversation once the dead worker's lease expired.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      await eventually(() => store.delete('deleted'))
+      expect(await store.info('deleted')).toBeUndefined()
+      const requests = server.requests.length
+      const runs = toolRuns().length
+
+      const b = startWorker('worker-h', 'reap')
+      expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+      const ended = await Promise.race(
+        [b.line('finished '), b.line('failed ')].map((line) => line.catch((error: Error) => error.message)),
+      )
+      expect(ended).toMatch(/^failed /)
+      expect(JSON.parse(ended.slice('failed '.length))).toMatchObject({
+        name: 'DurableTaskError',
+        code: 'session_deleted',
+      })
+      // The task did not start over on a new, empty session: nothing asked, nothing run, nothing kept.
+      expect(server.requests.length).toBe(requests)
+      expect(toolRuns().length).toBe(runs)
+      expect(await store.info('deleted')).toBeUndefined()
+      b.process.kill('SIGKILL')
+      await b.exited
+    } finally {
+      await store.close()
+    }
+  })
 })
 
 /** Retries `attempt` while the session's writer is still the dead worker's (its lease not expired). */
