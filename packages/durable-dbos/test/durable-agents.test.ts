@@ -199,7 +199,11 @@ describe('durable tasks on DBOS', () => {
     expect((error as Error).message).toBe(
       'agentFactory returned an agent of session somewhere-else for a task of session stray',
     )
-    expect((await strays.status(workflowId))?.status).toBe('ERROR')
+    // Recorded by DBOS and read back, it is still a DurableTaskError a host can test for.
+    expect(DurableTaskError.is(error) && error.code).toBe('wrong_session')
+    const status = await strays.status(workflowId)
+    expect(status?.status).toBe('ERROR')
+    expect(DurableTaskError.is(status?.error) && status.error.code).toBe('wrong_session')
     expect(await store.read('stray')).toEqual([])
   })
 

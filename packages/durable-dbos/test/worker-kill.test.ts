@@ -252,7 +252,7 @@ describe('a durable task whose worker is killed', () => {
     )
     expect(ended).toMatch(/^failed /)
     const failed = JSON.parse(ended.slice('failed '.length))
-    expect(failed.name).toBe('DurableTaskError')
+    expect(failed).toMatchObject({ name: 'DurableTaskError', code: 'task_superseded', typed: true })
     expect(failed.message).toMatch(
       /^the task of input .+:input stopped with its worker, and the task of input .+ began on its session before it was carried on$/,
     )
@@ -334,6 +334,7 @@ describe('a durable task whose worker is killed', () => {
       expect(JSON.parse(ended.slice('failed '.length))).toMatchObject({
         name: 'DurableTaskError',
         code: 'session_deleted',
+        typed: true,
       })
       // The task did not start over on a new, empty session: nothing asked, nothing run, nothing kept.
       expect(server.requests.length).toBe(requests)

@@ -8,14 +8,14 @@
 //   worker <config-json> reap
 //       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
 //       `finished <outcome JSON>` once it is done (its tools finish), or `failed <error JSON>`
-//       (its name, code and message) when its workflow failed
+//       (its name, code, message, and whether DurableTaskError.is knows it) when its workflow failed
 // Every tool run appends `<tool> <toolCallId> resumed=<bool> <worker>` to the tool log first.
 // With `dieAt` in the config, the worker kills itself (SIGKILL) when its agent emits that event:
 // a crash at an exact point of the task.
 import { appendFileSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineTool } from '@kode/core'
-import { createDurableAgents } from '@kode/durable-dbos'
+import { createDurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient } from '@kode/providers'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
@@ -131,7 +131,7 @@ switch (mode) {
           say(`finished ${JSON.stringify(outcome)}`)
         } catch (error) {
           const { name, code, message } = error as { name: string; code?: string; message: string }
-          say(`failed ${JSON.stringify({ name, code, message })}`)
+          say(`failed ${JSON.stringify({ name, code, message, typed: DurableTaskError.is(error) })}`)
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 200))
