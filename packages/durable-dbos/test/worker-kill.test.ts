@@ -346,6 +346,39 @@ describe('a durable task whose worker is killed', () => {
       await store.close()
     }
   })
+
+  test('killed while the model streams is carried on by asking for that response again, nothing of it kept', async () => {
+    // The response stops half way and never ends: A is killed while it streams.
+    server.enqueue({ ...reply('s1', 'A first answer that is long enough to be cut'), stallAfterBytes: 120 })
+    server.enqueue(reply('s2', 'The whole answer.'))
+    const before = server.requests.length
+    const a = startWorker('worker-i', 'start', 'streaming')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => server.requests.length === before + 1)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    const b = startWorker('worker-j', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'The whole answer.' })
+    expect(server.requests.length).toBe(before + 2)
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('streaming')
+      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
+        'user',
+        'assistant',
+        'task_metadata',
+      ])
+      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
+    } finally {
+      await store.close()
+    }
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
 })
 
 /** Retries `attempt` while the session's writer is still the dead worker's (its lease not expired). */
