@@ -11,21 +11,25 @@ export const WATCH_STEP = 'kode.task.watch'
  * DBOS tells a running workflow about a cancellation only inside a step
  * (`DBOS.stepStatus.cancelSignal`, which it polls for about once a second); elsewhere, only the
  * workflow's next DBOS call throws, and a task makes none while it runs. So one step lasts as long
- * as the task and aborts the run on cancel. The run itself stays outside the step: model calls and
- * tool results are not journaled by DBOS (the history is the checkpoint), and the step records
- * nothing but that the task ended. A cancelled task stops as an interrupted one does (calls that
+ * as the task and aborts the run on cancel. The run starts inside the step, since DBOS checks for
+ * a cancellation before it runs one: a task cancelled while its agent was built never starts. What
+ * the run does is not journaled by DBOS (the history is the checkpoint): the step records nothing
+ * but that the task ended. A cancelled task stops as an interrupted one does (calls that
  * were running or waiting get `aborted` results), then the step throws DBOS's
  * `DBOSWorkflowCancelledError` and the workflow stays `CANCELLED`.
  */
 export async function runCancellable(start: (signal: AbortSignal) => AgentRun): Promise<TaskOutcome> {
   const controller = new AbortController()
-  const run = start(controller.signal)
-  const settled = run.done.then(
-    () => undefined,
-    () => undefined,
-  )
+  // Started inside the step: DBOS checks for a cancellation before it runs one, so a task
+  // cancelled while its agent was being built never starts.
+  let run: AgentRun | undefined
   await DBOS.runStep(
     async () => {
+      run = start(controller.signal)
+      const settled = run.done.then(
+        () => undefined,
+        () => undefined,
+      )
       const cancel = DBOS.stepStatus?.cancelSignal
       if (cancel === undefined) return settled
       let onCancel!: () => void
@@ -43,5 +47,8 @@ export async function runCancellable(start: (signal: AbortSignal) => AgentRun): 
     },
     { name: WATCH_STEP },
   )
+  // An earlier execution recorded the step (its run ended, the workflow's own end was lost): the
+  // history holds no end of the task, so it runs here, outside the step.
+  run ??= start(controller.signal)
   return run.done
 }

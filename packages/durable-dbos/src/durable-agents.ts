@@ -67,7 +67,7 @@ export interface DurableTaskStatus {
   executorId: string | undefined
   /** The task's outcome once `status` is `SUCCESS`. */
   outcome: TaskOutcome | undefined
-  /** What the workflow threw once `status` is `ERROR`. */
+  /** What the workflow threw once `status` is `ERROR` (a `DurableTaskError` stays one). */
   error: unknown
   createdAt: number
   updatedAt: number | undefined
@@ -83,7 +83,8 @@ export interface DurableAgents {
   status(workflowId: string): Promise<DurableTaskStatus | undefined>
   /**
    * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
-   * default 1 000); rejects with what the workflow threw, or a `DurableTaskError`
+   * default 1 000); rejects with what the workflow threw (a `DurableTaskError` stays one:
+   * `task_superseded`, `session_deleted`, `wrong_session`), or a `DurableTaskError`
    * (`task_cancelled`) once the workflow was cancelled.
    */
   result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
@@ -165,7 +166,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         status: status.status,
         executorId: status.executorId,
         outcome: status.status === 'SUCCESS' ? (status.output as TaskOutcome) : undefined,
-        error: status.error,
+        error: DurableTaskError.revive(status.error),
         createdAt: status.createdAt,
         updatedAt: status.updatedAt,
       }
@@ -180,7 +181,8 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
           pollingIntervalMs,
         })) as TaskOutcome
       } catch (error) {
-        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED') throw error
+        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED')
+          throw DurableTaskError.revive(error)
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },

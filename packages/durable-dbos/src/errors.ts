@@ -15,11 +15,26 @@ export type DurableTaskErrorCode =
    * task was carried on: that task settled the stopped one's calls, and it has no outcome.
    */
   | 'task_superseded'
+  /**
+   * The task's session was deleted (or deleted and created again) after the task began, and
+   * before a worker carried it on: its history, the task's checkpoint, is gone.
+   */
+  | 'session_deleted'
+
+/** Every code, to recognise a recorded one (a `Record`, so a new code cannot be left out). */
+const CODES: Record<DurableTaskErrorCode, true> = {
+  invalid_options: true,
+  wrong_session: true,
+  unknown_task: true,
+  task_cancelled: true,
+  task_superseded: true,
+  session_deleted: true,
+}
 
 /**
- * A mistake in how the host uses durable tasks. `DurableTaskError.is(e)` recognises one from any
- * copy of this package (a workflow's recorded error comes back from DBOS as a plain `Error` with
- * the same `name` and `message`).
+ * A mistake in how the host uses durable tasks, or why a task could not run. `DurableTaskError.is(e)`
+ * recognises one from any copy of this package, and one a workflow threw as `result()` and
+ * `status()` give it back (see `revive`).
  */
 export class DurableTaskError extends Error {
   override readonly name = 'DurableTaskError'
@@ -29,6 +44,21 @@ export class DurableTaskError extends Error {
   constructor(code: DurableTaskErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.code = code
+  }
+
+  /**
+   * The error a workflow threw, as DBOS gives it back: DBOS records errors as JSON and rebuilds
+   * them as plain `Error`s (same `name`, `message`, `code`), which `is` would not know. One that was
+   * a `DurableTaskError` becomes one again (the same `cause`); anything else is returned as it is.
+   */
+  static revive(value: unknown): unknown {
+    if (DurableTaskError.is(value) || !(value instanceof Error) || value.name !== 'DurableTaskError')
+      return value
+    const code = (value as { code?: unknown }).code
+    if (typeof code !== 'string' || !Object.hasOwn(CODES, code)) return value
+    const revived = new DurableTaskError(code as DurableTaskErrorCode, value.message, { cause: value.cause })
+    if (value.stack !== undefined) revived.stack = value.stack
+    return revived
   }
 
   /** True for a `DurableTaskError` from any copy of this package. */

@@ -30,7 +30,8 @@ export type TaskPlan =
  * another input or none (a plain `agent.run`'s or `agent.continue`'s), and it fails with
  * `DurableTaskError` `task_superseded`. A continuation's records are those after `base`, the
  * session's record count when the workflow first ran (recorded by DBOS, so every execution sees
- * the same).
+ * the same), up to the first `task_metadata` after it; one that names an input is a new input's
+ * task that superseded the continuation.
  */
 export function planTask(
   task: DurableTask,
@@ -53,9 +54,21 @@ export function planTask(
     throw new DurableTaskError('task_superseded', superseded(inputId, ended, own.slice(1, end)))
   }
   const own = history.slice(base)
-  const finished = own.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
-  if (finished >= 0)
+  // The first end after `base` is this task's: later ones are tasks that ran on the session after
+  // it (while the workflow's own end, lost with its worker, waited for the reaper).
+  const finished = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
+  if (finished >= 0) {
+    const ended = own[finished] as TaskMetadataRecord
+    // A continuation names no input: an end that names one is a new input's task, which began
+    // after this one's worker died and settled its calls.
+    if (ended.inputId !== undefined) {
+      throw new DurableTaskError(
+        'task_superseded',
+        `the continued task stopped with its worker, and the task of input ${ended.inputId} began on its session before it was carried on`,
+      )
+    }
     return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
+  }
   // Decisions already recorded by an execution that died are not given twice.
   const decided = new Set<string>()
   for (const record of own) {

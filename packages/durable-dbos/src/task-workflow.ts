@@ -30,12 +30,20 @@ export interface TaskWorkflowDeps {
 }
 
 /**
+ * What the `kode.task.begin` step records: the session's record count and creation time when the
+ * task first ran (before any of its records). Workflows begun by an earlier version recorded the
+ * count alone.
+ */
+type Begun = { recordCount: number; createdAt: number } | number
+
+/**
  * One execution of a task's workflow: take the session's writer (waiting while another holds it:
  * after a crash, until the dead worker's lease expired), read the history, then start the task,
  * carry it on from its history (`agent.continue`), or report it when it had already finished.
- * Two DBOS steps: the session's record count when the task first ran, and one that lasts while the
- * task runs to interrupt it when the workflow is cancelled (see `runCancellable`). Model calls and
- * tool results live in the history alone, which is the checkpoint.
+ * Two DBOS steps: `kode.task.begin`, which on the first execution creates the session when it is
+ * new, takes its writer and records where the task begins, and one that lasts while the task runs
+ * to interrupt it when the workflow is cancelled (see `runCancellable`). Model calls and tool
+ * results live in the history alone, which is the checkpoint.
  */
 export async function executeTask(
   deps: TaskWorkflowDeps,
@@ -44,11 +52,8 @@ export async function executeTask(
 ): Promise<TaskOutcome> {
   const { store, agentFactory } = deps
   const { sessionId } = task
-  const lease = await acquireWhenFree(store, sessionId, deps.lockRetryMs)
+  const { lease, base } = await begin(deps, sessionId)
   try {
-    const base = await DBOS.runStep(async () => (await store.info(sessionId))?.recordCount ?? 0, {
-      name: 'kode.task.begin',
-    })
     const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
     if (plan.kind === 'finished') return plan.outcome
     const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
@@ -78,6 +83,51 @@ export async function executeTask(
   }
 }
 
+/**
+ * Takes the session's writer and the record count the task begins at. The first execution creates
+ * the session when it is new (inside the step, so only before the task began); a later one finds
+ * the session the task began on, or fails with `session_deleted`: starting over on a new session
+ * would run again every tool call the lost history had recorded.
+ */
+async function begin(
+  deps: TaskWorkflowDeps,
+  sessionId: string,
+): Promise<{ lease: SessionLease; base: number }> {
+  const { store, lockRetryMs } = deps
+  let lease: SessionLease | undefined
+  try {
+    const begun = await DBOS.runStep(
+      async (): Promise<Begun> => {
+        await createIfNew(store, sessionId)
+        lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
+        const info = await store.info(sessionId)
+        if (!info) throw deleted(sessionId)
+        return { recordCount: info.recordCount, createdAt: info.createdAt }
+      },
+      { name: 'kode.task.begin' },
+    )
+    // Recorded by an earlier execution: the step did not run again.
+    lease ??= await acquireWhenFree(store, sessionId, lockRetryMs).catch((error: unknown) => {
+      throw SessionError.is(error) && error.code === 'session_not_found' ? deleted(sessionId, error) : error
+    })
+    if (typeof begun === 'number') return { lease, base: begun }
+    // Deleted, then created again under the same id: not the session the task began on.
+    if ((await store.info(sessionId))?.createdAt !== begun.createdAt) throw deleted(sessionId)
+    return { lease, base: begun.recordCount }
+  } catch (error) {
+    await lease?.release().catch(() => {})
+    throw error
+  }
+}
+
+function deleted(sessionId: string, cause?: unknown): DurableTaskError {
+  return new DurableTaskError(
+    'session_deleted',
+    `session ${sessionId} was deleted after its task began: the task cannot be carried on`,
+    { cause },
+  )
+}
+
 /** What `agent.continue` takes for a plan: the decisions, and the input whose task it carries on. */
 function continueOptions(plan: TaskPlan & { kind: 'continue' }): ContinueOptions {
   const options: ContinueOptions = {}
@@ -94,18 +144,27 @@ function inputIdOf(workflowId: string): string {
   return `${workflowId}:input`
 }
 
-/** Takes the session's writer, creating the session when it is new; waits while another holds it. */
-async function acquireWhenFree(
-  store: SessionStore,
-  sessionId: string,
-  retryMs: number,
-): Promise<SessionLease> {
+/** Creates the session unless it exists. */
+async function createIfNew(store: SessionStore, sessionId: string): Promise<void> {
   try {
     await store.create({ id: sessionId })
   } catch (error) {
     if (!SessionError.is(error) || error.code !== 'session_exists') throw error
   }
+}
+
+/**
+ * Takes the session's writer; waits while another holds it, until `signal` (the workflow's
+ * cancellation) aborts the wait.
+ */
+async function acquireWhenFree(
+  store: SessionStore,
+  sessionId: string,
+  retryMs: number,
+  signal?: AbortSignal,
+): Promise<SessionLease> {
   for (;;) {
+    signal?.throwIfAborted()
     try {
       return await store.acquire(sessionId)
     } catch (error) {

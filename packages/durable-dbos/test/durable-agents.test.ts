@@ -17,6 +17,10 @@ let server: SseTestServer
 let store: SessionStore
 let durable: DurableAgents
 let strays: DurableAgents
+let gated: DurableAgents
+/** Lets `gated`'s factory return its agent; `factoryEntered` resolves once it was called. */
+let openGate: () => void = () => {}
+let factoryEntered: Promise<void> = Promise.resolve()
 const schema = freshSchema()
 const dbosSchema = freshDbosSchema()
 const written: string[] = []
@@ -33,6 +37,8 @@ const writeNote = defineTool({
     return 'noted'
   },
 })
+
+let enterFactory: () => void = () => {}
 
 /** Signals of the calls of `wait_for_cancel` that started, in order. */
 const waiting: AbortSignal[] = []
@@ -62,6 +68,18 @@ beforeAll(async () => {
         store,
         agentFactory: ({ sessionId, store }) =>
           createAgent({ client, store, sessionId, tools: [writeNote, waitForCancel] }),
+      })
+      gated = createDurableAgents({
+        name: 'kode.gated',
+        store,
+        agentFactory: async ({ sessionId, store }) => {
+          const gate = new Promise<void>((resolve) => {
+            openGate = resolve
+          })
+          enterFactory()
+          await gate
+          return createAgent({ client, store, sessionId })
+        },
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -192,6 +210,26 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('a task cancelled before its run began (while its agent is built) never starts it', async () => {
+    factoryEntered = new Promise<void>((resolve) => {
+      enterFactory = resolve
+    })
+    const requests = server.requests.length
+    const { workflowId } = await gated.start('cancel-early', 'Never asked')
+    await factoryEntered
+    await DBOS.cancelWorkflow(workflowId)
+    openGate()
+    const error = await gated.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && error.code).toBe('task_cancelled')
+    // The workflow gives the session back once it stopped.
+    const lease = await eventually(20_000, 'the session lease to be released', () =>
+      store.acquire('cancel-early'),
+    )
+    await lease.release()
+    expect(await lines('cancel-early')).toEqual([])
+    expect(server.requests.length).toBe(requests)
+  })
+
   test('an agent bound to another session fails the task with wrong_session, writing nothing', async () => {
     const { workflowId } = await strays.start('stray', 'Hello')
     const error = await strays.result(workflowId, FAST).catch((e: unknown) => e)
@@ -199,7 +237,11 @@ describe('durable tasks on DBOS', () => {
     expect((error as Error).message).toBe(
       'agentFactory returned an agent of session somewhere-else for a task of session stray',
     )
-    expect((await strays.status(workflowId))?.status).toBe('ERROR')
+    // Recorded by DBOS and read back, it is still a DurableTaskError a host can test for.
+    expect(DurableTaskError.is(error) && error.code).toBe('wrong_session')
+    const status = await strays.status(workflowId)
+    expect(status?.status).toBe('ERROR')
+    expect(DurableTaskError.is(status?.error) && status.error.code).toBe('wrong_session')
     expect(await store.read('stray')).toEqual([])
   })
 

@@ -246,6 +246,45 @@ describe('planTask', () => {
     ])
   })
 
+  test("a continuation's end is the first after base, and one naming an input is another task's", () => {
+    const carry: DurableTask = { kind: 'continue', sessionId: 's' }
+    const mine: HistoryEvent[] = [
+      {
+        role: 'assistant',
+        id: 'a5',
+        createdAt: 5,
+        parts: [{ type: 'text', text: 'Mine.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm5', createdAt: 6, metadata },
+    ]
+    const later: HistoryEvent[] = [
+      { role: 'user', id: 'u9', createdAt: 7, parts: [{ type: 'text', text: 'Next' }] },
+      {
+        role: 'assistant',
+        id: 'a9',
+        createdAt: 8,
+        parts: [{ type: 'text', text: 'Later.' }],
+        stopReason: 'stop',
+      },
+      { type: 'task_metadata', id: 'm9', createdAt: 9, metadata, inputId: 'u9' },
+    ]
+    expect(planTask(carry, [...earlier, ...mine, ...later], 3, 'x')).toMatchObject({
+      kind: 'finished',
+      outcome: { text: 'Mine.' },
+    })
+    let thrown: unknown
+    try {
+      planTask(carry, [...earlier, ...later], 3, 'x')
+    } catch (error) {
+      thrown = error
+    }
+    expect(DurableTaskError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'task_superseded',
+      'the continued task stopped with its worker, and the task of input u9 began on its session before it was carried on',
+    ])
+  })
+
   test('decisions an earlier execution recorded are not given twice', () => {
     const task: DurableTask = {
       kind: 'continue',

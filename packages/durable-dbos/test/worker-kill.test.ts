@@ -4,11 +4,12 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DBOSClient } from '@dbos-inc/dbos-sdk'
-import { createAgent } from '@kode/core'
+import { createAgent, defineTool } from '@kode/core'
 import { toolCallsOf } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
+import { Type } from '@sinclair/typebox'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { callTools, reply } from '../../../test/model/replies.js'
@@ -56,8 +57,11 @@ interface Worker {
   exited: Promise<number | null>
 }
 
-function startWorker(executorId: string, ...args: string[]): Worker {
+/** Starts a worker; with `dieAt`, one that SIGKILLs itself when its agent emits that event type. */
+function startWorker(who: string | { executorId: string; dieAt: string }, ...args: string[]): Worker {
+  const { executorId, dieAt } = typeof who === 'string' ? { executorId: who, dieAt: undefined } : who
   const config = {
+    ...(dieAt !== undefined ? { dieAt } : {}),
     postgresUrl: postgresUrl(),
     dbosUrl: dbosDatabaseUrl(),
     schema,
@@ -248,12 +252,130 @@ describe('a durable task whose worker is killed', () => {
     )
     expect(ended).toMatch(/^failed /)
     const failed = JSON.parse(ended.slice('failed '.length))
-    expect(failed.name).toBe('DurableTaskError')
+    expect(failed).toMatchObject({ name: 'DurableTaskError', code: 'task_superseded', typed: true })
     expect(failed.message).toMatch(
       /^the task of input .+:input stopped with its worker, and the task of input .+ began on its session before it was carried on$/,
     )
     // The dead task's model call was not made again, nor the plain run's.
     expect(server.requests.length).toBe(5)
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test("a continuation killed right after its last record reports its own outcome, not a later task's", async () => {
+    // The session's first task pauses for approval (a plain run in this process).
+    server.enqueue(callTools('q1', [{ id: 'a1', name: 'file_note', args: {} }]))
+    await withAgent('approve-then-die', [fileNote], async (agent) => {
+      expect(await agent.run('File a note').done).toMatchObject({ reason: 'awaiting_approval' })
+    })
+
+    // Worker A carries it on with the approval and dies right after the task's end is recorded,
+    // before DBOS could record the workflow's.
+    server.enqueue(reply('q2', 'Filed the note.'))
+    const workflowId = 'continue-then-die'
+    const a = startWorker(
+      { executorId: 'worker-e', dieAt: 'task_metadata' },
+      'continue',
+      'approve-then-die',
+      workflowId,
+    )
+    await a.exited
+    expect(toolRuns()).toContain('file_note a1 resumed=false worker-e')
+
+    // The session's next message runs (as a plain run) once A's lease expired, before the reaper.
+    server.enqueue(reply('q3', 'Something else, answered.'))
+    await withAgent('approve-then-die', [fileNote], async (agent) => {
+      expect(await eventually(() => agent.run('Something else').done)).toMatchObject({
+        text: 'Something else, answered.',
+      })
+    })
+    const requests = server.requests.length
+
+    const b = startWorker('worker-f', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({
+      sessionId: 'approve-then-die',
+      reason: 'completed',
+      text: 'Filed the note.',
+    })
+    // Read from the history: no model call, no tool run again.
+    expect(server.requests.length).toBe(requests)
+    expect(toolRuns().filter((line) => line.startsWith('file_note'))).toEqual([
+      'file_note a1 resumed=false worker-e',
+    ])
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test('whose session is deleted before another worker carries it on fails typed, without running anything again', async () => {
+    server.enqueue(callTools('d1', [{ id: 'l3', name: 'lookup', args: {} }]))
+    server.enqueue(callTools('d2', [{ id: 'n3', name: 'notify', args: {} }]))
+    const a = startWorker('worker-g', 'start', 'deleted')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => toolRuns().includes('notify n3 resumed=false worker-g'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // The user deletes the conversation once the dead worker's lease expired.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      await eventually(() => store.delete('deleted'))
+      expect(await store.info('deleted')).toBeUndefined()
+      const requests = server.requests.length
+      const runs = toolRuns().length
+
+      const b = startWorker('worker-h', 'reap')
+      expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+      const ended = await Promise.race(
+        [b.line('finished '), b.line('failed ')].map((line) => line.catch((error: Error) => error.message)),
+      )
+      expect(ended).toMatch(/^failed /)
+      expect(JSON.parse(ended.slice('failed '.length))).toMatchObject({
+        name: 'DurableTaskError',
+        code: 'session_deleted',
+        typed: true,
+      })
+      // The task did not start over on a new, empty session: nothing asked, nothing run, nothing kept.
+      expect(server.requests.length).toBe(requests)
+      expect(toolRuns().length).toBe(runs)
+      expect(await store.info('deleted')).toBeUndefined()
+      b.process.kill('SIGKILL')
+      await b.exited
+    } finally {
+      await store.close()
+    }
+  })
+
+  test('killed while the model streams is carried on by asking for that response again, nothing of it kept', async () => {
+    // The response stops half way and never ends: A is killed while it streams.
+    server.enqueue({ ...reply('s1', 'A first answer that is long enough to be cut'), stallAfterBytes: 120 })
+    server.enqueue(reply('s2', 'The whole answer.'))
+    const before = server.requests.length
+    const a = startWorker('worker-i', 'start', 'streaming')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => server.requests.length === before + 1)
+    await new Promise((resolve) => setTimeout(resolve, 200))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    const b = startWorker('worker-j', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'The whole answer.' })
+    expect(server.requests.length).toBe(before + 2)
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('streaming')
+      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
+        'user',
+        'assistant',
+        'task_metadata',
+      ])
+      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
+    } finally {
+      await store.close()
+    }
     b.process.kill('SIGKILL')
     await b.exited
   })
@@ -268,5 +390,34 @@ async function eventually<T>(attempt: () => Promise<T>): Promise<T> {
       if ((error as { code?: string }).code !== 'session_locked') throw error
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
+  }
+}
+
+/** The approval-gated tool of the workers, as a plain agent in this process declares it. */
+const fileNote = defineTool({
+  name: 'file_note',
+  description: 'Files a note, once a human approved it',
+  parameters: Type.Object({}),
+  needsApproval: true,
+  execute: () => 'filed',
+})
+
+/** Runs `use` with a plain agent of this process on the session, then closes it and its store. */
+async function withAgent(
+  sessionId: string,
+  tools: Parameters<typeof createAgent>[0]['tools'],
+  use: (agent: Awaited<ReturnType<typeof createAgent>>) => Promise<void>,
+): Promise<void> {
+  const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+  const client = createClient({ api: 'openai-chat', model: 'gpt-4o', apiKey: 'sk-test', baseUrl: server.url })
+  try {
+    const agent = await createAgent({ client, store, sessionId, tools })
+    try {
+      await use(agent)
+    } finally {
+      await agent.close()
+    }
+  } finally {
+    await store.close()
   }
 }

@@ -3,15 +3,19 @@
 //   worker <config-json> start <sessionId>
 //       start a task ("Pay the invoice") and print `started <workflowId>`; its tools log their run
 //       and then never finish (the test kills this worker during them)
+//   worker <config-json> continue <sessionId> <workflowId>
+//       carry the session's task on as durable task <workflowId>, approving call `a1`
 //   worker <config-json> reap
 //       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
 //       `finished <outcome JSON>` once it is done (its tools finish), or `failed <error JSON>`
-//       (its name, code and message) when its workflow failed
+//       (its name, code, message, and whether DurableTaskError.is knows it) when its workflow failed
 // Every tool run appends `<tool> <toolCallId> resumed=<bool> <worker>` to the tool log first.
+// With `dieAt` in the config, the worker kills itself (SIGKILL) when its agent emits that event:
+// a crash at an exact point of the task.
 import { appendFileSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineTool } from '@kode/core'
-import { createDurableAgents } from '@kode/durable-dbos'
+import { createDurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient } from '@kode/providers'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
@@ -25,9 +29,11 @@ interface WorkerConfig {
   executorId: string
   modelUrl: string
   toolLog: string
+  /** An agent event type: the worker SIGKILLs itself when it is emitted. */
+  dieAt?: string
 }
 
-const [json, mode, sessionId] = process.argv.slice(2)
+const [json, mode, sessionId, workflowId] = process.argv.slice(2)
 const config = JSON.parse(json!) as WorkerConfig
 const say = (line: string) => process.stdout.write(`${line}\n`)
 const hang = mode === 'start'
@@ -55,6 +61,19 @@ const tools = [
   tool('charge', 'rerun', 'charged 500 cents'),
   // Not idempotent (an email): answered as "may or may not have run" instead.
   tool('notify', 'error', 'notified'),
+  defineTool({
+    name: 'file_note',
+    description: 'Files a note, once a human approved it',
+    parameters: Type.Object({}),
+    needsApproval: true,
+    execute: (_args, ctx) => {
+      appendFileSync(
+        config.toolLog,
+        `file_note ${ctx.toolCallId} resumed=${ctx.resumed} ${config.executorId}\n`,
+      )
+      return 'filed'
+    },
+  }),
 ]
 
 const store = createPostgresSessionStore({
@@ -78,7 +97,15 @@ DBOS.setConfig({
 })
 const durable = createDurableAgents({
   store,
-  agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId, tools }),
+  agentFactory: async ({ sessionId, store }) => {
+    const agent = await createAgent({ client, store, sessionId, tools })
+    const { dieAt } = config
+    if (dieAt !== undefined)
+      agent.events.on('event', (event) => {
+        if (event.type === dieAt) process.kill(process.pid, 'SIGKILL')
+      })
+    return agent
+  },
   staleAfterMs: 500,
 })
 await DBOS.launch()
@@ -86,6 +113,11 @@ await DBOS.launch()
 switch (mode) {
   case 'start': {
     const { workflowId } = await durable.start(sessionId!, 'Pay the invoice')
+    say(`started ${workflowId}`)
+    break
+  }
+  case 'continue': {
+    await durable.continue(sessionId!, { approvals: [{ toolCallId: 'a1', approved: true }], workflowId })
     say(`started ${workflowId}`)
     break
   }
@@ -99,7 +131,7 @@ switch (mode) {
           say(`finished ${JSON.stringify(outcome)}`)
         } catch (error) {
           const { name, code, message } = error as { name: string; code?: string; message: string }
-          say(`failed ${JSON.stringify({ name, code, message })}`)
+          say(`failed ${JSON.stringify({ name, code, message, typed: DurableTaskError.is(error) })}`)
         }
       }
       await new Promise((resolve) => setTimeout(resolve, 200))
