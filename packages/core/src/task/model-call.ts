@@ -9,6 +9,7 @@ import {
   retryDelayMs,
 } from '@kode/providers'
 import { billedBy } from '../billed.js'
+import { retryNotice } from '../retry-notice.js'
 import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
@@ -116,10 +117,6 @@ export async function callModel(
  */
 function stampedBy(message: AssistantMessage, sentAt: number, now: () => number): AssistantMessage {
   return { ...message, createdAt: sentAt, durationMs: Math.max(0, now() - sentAt) }
-}
-
-function retryNotice(error: ProviderError, delayMs: number): string {
-  return `${error.message} (retrying in ${delayMs} ms)`
 }
 
 /**
