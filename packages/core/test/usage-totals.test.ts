@@ -486,9 +486,9 @@ describe('usage totals', () => {
       )
       expect(taskUsage(task)).toEqual({ inputTokens: 2_500, outputTokens: 20, totalTokens: 2_520 })
       expect(recordedUsage(task)).toEqual(taskUsage(task))
-      // Live and in replay alike: the compaction's events, no retry notice and no usage event of it.
+      // Live and in replay alike: the compaction's events with its retry's notice, no usage event of it.
       const replay = deriveReplayEvents(task, { sessionId: agent.sessionId })
-      expect(compactionShape(events)).toEqual(['compaction_start', 'compaction_end true'])
+      expect(compactionShape(events)).toEqual(['compaction_start', 'error', 'compaction_end true'])
       expect(compactionShape(replay)).toEqual(compactionShape(events))
       expect(usageEvents(events)).toEqual([{ inputTokens: 700, outputTokens: 12, totalTokens: 712 }])
       expect(usageEvents(replay)).toEqual(usageEvents(events))
@@ -526,7 +526,7 @@ describe('usage totals', () => {
       expect(taskUsage(task)?.inputTokens).toBe(2_500)
       expect(recordedUsage(task)).toEqual(taskUsage(task))
       const replay = deriveReplayEvents(task, { sessionId: agent.sessionId })
-      expect(compactionShape(events)).toEqual(['compaction_start', 'compaction_end false'])
+      expect(compactionShape(events)).toEqual(['compaction_start', 'error', 'compaction_end false'])
       expect(compactionShape(replay)).toEqual(compactionShape(events))
     })
 

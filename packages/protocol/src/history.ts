@@ -43,6 +43,8 @@ export const CompactionAttempt = Type.Object(
     usage: Type.Optional(Usage),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),
     model: Type.Optional(Type.String()),
+    /** The notices of the summary request's retries (see `CompactionRecord.retries`). */
+    retries: Type.Optional(Type.Array(Type.String())),
   },
   { $id: 'CompactionAttempt' },
 )
@@ -137,6 +139,12 @@ export const CompactionRecord = record(
     usage: Type.Optional(Usage),
     costUsd: Type.Optional(Type.Number({ minimum: 0 })),
     model: Type.Optional(Type.String()),
+    /**
+     * The notices of the summary request's retries by the client, in order: the `errorMessage` of
+     * each retryable `error` event the compaction emitted live, which replay shows again. Absent
+     * when the client retried nothing, and in histories written before it.
+     */
+    retries: Type.Optional(Type.Array(Type.String())),
   },
   'CompactionRecord',
 )

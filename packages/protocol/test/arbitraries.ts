@@ -2,6 +2,7 @@ import type {
   ApprovalDecisionRecord,
   ApprovalRequestRecord,
   AssistantMessage,
+  CompactionAttempt,
   CompactionRecord,
   DeveloperMessage,
   ErrorRecord,
@@ -192,7 +193,11 @@ export const toolResultMessage: fc.Arbitrary<ToolResultMessage> = partial<ToolRe
 )
 
 const compactionReason = fc.constantFrom('threshold' as const, 'overflow' as const, 'manual' as const)
-const compactionAttempt = rec({ reason: compactionReason, tokensBefore: fc.nat() })
+const retryNotices = fc.array(str, { minLength: 1, maxLength: 2 })
+const compactionAttempt = partial<CompactionAttempt>(
+  { reason: compactionReason, tokensBefore: fc.nat(), retries: retryNotices },
+  ['reason', 'tokensBefore'],
+)
 
 export const errorRecord: fc.Arbitrary<ErrorRecord> = partial<ErrorRecord>(
   {
@@ -228,6 +233,7 @@ export const compactionRecord: fc.Arbitrary<CompactionRecord> = partial<Compacti
     usage,
     costUsd: fc.double({ min: 0, max: 10, noNaN: true }),
     model: str,
+    retries: retryNotices,
   },
   ['type', 'id', 'createdAt', 'summary', 'firstKeptId', 'tokensBefore', 'tokensAfter', 'reason'],
 )

@@ -807,6 +807,49 @@ describe('compaction', () => {
     expect(checkEventOrder(events)).toEqual([])
   })
 
+  test("a compaction's summary retries replay as retryable errors between its compaction_start and compaction_end, saved or not", () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    const notices = ['503 busy (retrying in 1 ms)', '503 busy (retrying in 2 ms)']
+    const saved = { ...h.compaction('The user asked to read a file.', result.id), retries: notices }
+    const failed = {
+      ...h.error('The summary failed: down'),
+      compaction: { reason: 'manual' as const, tokensBefore: 3_000, retries: notices.slice(0, 1) },
+    }
+    const events = replay([user, ask, result, saved, h.assistant('done'), h.taskMetadata(2), failed])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start compaction_start error error compaction_end response_complete turn_end task_metadata compaction_start error compaction_end',
+    )
+    const retries = events.filter((e) => e.type === 'error')
+    expect(retries).toEqual([
+      {
+        type: 'error',
+        sessionId: 'main',
+        timestamp: saved.createdAt,
+        errorMessage: notices[0],
+        canRetry: true,
+      },
+      {
+        type: 'error',
+        sessionId: 'main',
+        timestamp: saved.createdAt,
+        errorMessage: notices[1],
+        canRetry: true,
+      },
+      {
+        type: 'error',
+        sessionId: 'main',
+        timestamp: failed.createdAt,
+        errorMessage: notices[0],
+        canRetry: true,
+      },
+    ])
+    expect(checkEventOrder(events)).toEqual([])
+    for (const event of events) validateEvent(event)
+  })
+
   test("two compactions before one model call (the threshold's, then an overflow's) share that call's turn", () => {
     const h = new HistoryBuilder()
     const user = h.user('go')

@@ -10,6 +10,7 @@ import {
 } from '@kode/protocol'
 import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
+import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
 import type { ContextBudget } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
@@ -29,10 +30,16 @@ export type CompactionResult =
     }
 
 /**
- * A compaction's result, and for one that saved nothing what its summary request cost, when a
- * model answered it: the task counted that, so the record of the attempt keeps it.
+ * What a compaction's record keeps of its summary request: what its provider billed (the task
+ * counted it), and the notices of the client's retries (the compaction announced them).
  */
-type SummaryOutcome = Extract<CompactionResult, { compacted: true }> | (Unsaved & { spent?: Billed })
+type RequestTrace = Billed & { retries?: string[] }
+
+/**
+ * A compaction's result, and for one that saved nothing what its record keeps of its summary
+ * request, when it made one that was billed or retried.
+ */
+type SummaryOutcome = Extract<CompactionResult, { compacted: true }> | (Unsaved & { spent?: RequestTrace })
 
 type Unsaved = Extract<CompactionResult, { compacted: false }>
 
@@ -45,7 +52,8 @@ export interface CompactionJournal {
   persist(record: CompactionRecord | ErrorRecord | InterruptRecord): Promise<void>
 }
 
-type CompactionEventType = 'compaction_start' | 'compaction_end'
+/** A compaction's own events, and `error` with `canRetry: true` for each retry of its summary request. */
+type CompactionEventType = 'compaction_start' | 'compaction_end' | 'error'
 
 /** Where a compaction announces itself (the task's events are one). */
 export interface CompactionEvents {
@@ -80,7 +88,8 @@ const SUMMARY_SHARE = 0.15
 
 /**
  * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
- * part summarised, then persists the `compaction` record in one append. Nothing is written before
+ * part summarised (each retry of the summary request announced between them as an `error` with
+ * `canRetry: true`), then persists the `compaction` record in one append. Nothing is written before
  * the summary exists, so an interrupted or crashed compaction leaves the model's view as it was
  * and the next call compacts again. A summary that failed persists an `error` record marked with
  * the compaction instead, an interrupted one an `interrupt` record so marked, so that replay shows
@@ -127,10 +136,11 @@ function attemptRecord(
   result: Unsaved,
   reason: CompactionReason,
   tokensBefore: number,
-  spent: Billed | undefined,
+  spent: RequestTrace | undefined,
 ): ErrorRecord | InterruptRecord {
   const { createId, now } = ctx.settings
-  // The summary's usage goes on the marker: the task counted it, so the history must carry it.
+  // The summary's usage goes on the marker (the task counted it, so the history must carry it), and
+  // its retries' notices (announced live, so replay shows them).
   const base = { id: createId(), createdAt: now(), compaction: { reason, tokensBefore, ...spent } }
   if (result.reason === 'aborted') return { type: 'interrupt', ...base }
   return { type: 'error', ...base, message: result.errorMessage ?? 'The summary failed.', canRetry: false }
@@ -141,7 +151,7 @@ async function summarise(
   reason: CompactionReason,
   budget: ContextBudget,
 ): Promise<SummaryOutcome> {
-  const { journal, settings, client, signal } = ctx
+  const { journal, settings, client, signal, events } = ctx
   const estimator = settings.estimator
   const records = journal.modelRecords
   const previous = journal.compaction
@@ -177,8 +187,13 @@ async function summarise(
     ctx.accounting?.addResponse(message)
     billed = addBilled(billed, billedBy(message))
   }
-  const unsaved = (result: Unsaved): SummaryOutcome =>
-    Object.keys(billed).length > 0 ? { ...result, spent: billed } : result
+  // The client's retries of the summary request, announced as a turn's are and kept on the same record.
+  const retries: string[] = []
+  const trace = (): RequestTrace => (retries.length > 0 ? { ...billed, retries: [...retries] } : billed)
+  const unsaved = (result: Unsaved): SummaryOutcome => {
+    const spent = trace()
+    return Object.keys(spent).length > 0 ? { ...result, spent } : result
+  }
   // Interrupted before it began (a listener of compaction_start, a signal given aborted): no summary.
   if (signal.aborted) return { compacted: false, reason: 'aborted' }
   try {
@@ -197,7 +212,12 @@ async function summarise(
       )
     } else {
       // A retried attempt is billed only when its provider reported usage (as for the model call).
-      const onRetry = ({ partial }: RetryInfo) => (partial?.usage ? charge(partial) : undefined)
+      const onRetry = ({ partial, error, delayMs }: RetryInfo) => {
+        if (partial?.usage) charge(partial)
+        const errorMessage = retryNotice(error, delayMs)
+        retries.push(errorMessage)
+        events.emit('error', { errorMessage, canRetry: true })
+      }
       const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
         signal,
         onRetry,
@@ -232,7 +252,7 @@ async function summarise(
     tokensBefore: budget.inputTokens,
     tokensAfter: 0,
     reason,
-    ...billed,
+    ...trace(),
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
   const system = records.find((r) => 'role' in r && r.role === 'system')

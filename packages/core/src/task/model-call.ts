@@ -9,6 +9,7 @@ import {
   retryDelayMs,
 } from '@kode/providers'
 import { billedBy } from '../billed.js'
+import { retryNotice } from '../retry-notice.js'
 import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
@@ -59,6 +60,9 @@ export async function callModel(
   const options = { signal, onRetry: retries.onRetry }
 
   for (let attempt = 1; ; attempt++) {
+    const sentAt = now()
+    // The agent's clock stamps what it keeps of the response, as it stamps every other record.
+    const stamp = (message: AssistantMessage) => stampedBy(message, sentAt, now)
     const response = new ResponseEvents(events)
     let delivered = false
     let message: AssistantMessage | undefined
@@ -79,8 +83,8 @@ export async function callModel(
     } catch (error) {
       response.close()
       await retries.settled()
-      if (signal.aborted)
-        return { kind: 'aborted', partial: ProviderError.is(error) ? error.partial : undefined }
+      const partial = ProviderError.is(error) && error.partial ? stamp(error.partial) : undefined
+      if (signal.aborted) return { kind: 'aborted', partial }
       if (!ProviderError.is(error)) throw error
       const delayMs = retryDelayMs(attempt, error.retryAfterMs, retry)
       if (delivered && error.retryable && retryAllowed(attempt, now() - startedAt, delayMs, retry)) {
@@ -88,6 +92,7 @@ export async function callModel(
         if (!(await abortableSleep(delayMs, signal))) return { kind: 'aborted', partial: undefined }
         continue
       }
+      if (partial) error.partial = partial
       return { kind: 'failed', error }
     }
     response.close()
@@ -100,13 +105,18 @@ export async function callModel(
       })
       return { kind: 'failed', error }
     }
-    if (message.stopReason === 'aborted') return { kind: 'aborted', partial: message }
-    return { kind: 'complete', message }
+    if (message.stopReason === 'aborted') return { kind: 'aborted', partial: stamp(message) }
+    return { kind: 'complete', message: stamp(message) }
   }
 }
 
-function retryNotice(error: ProviderError, delayMs: number): string {
-  return `${error.message} (retrying in ${delayMs} ms)`
+/**
+ * `message` stamped by the agent's clock: `createdAt` when the engine sent the request, `durationMs`
+ * until now (the client's retries before any output included, as the client measures it). The
+ * client stamps by its own clock, which a host may not have given the agent's.
+ */
+function stampedBy(message: AssistantMessage, sentAt: number, now: () => number): AssistantMessage {
+  return { ...message, createdAt: sentAt, durationMs: Math.max(0, now() - sentAt) }
 }
 
 /**

@@ -4,7 +4,7 @@ import { call, chatStream, say, think } from '../helpers/chat-wire.js'
 import { readFile } from '../helpers/tools.js'
 import { drain, fails, record, type Scenario, toolsThenText } from './scenario.js'
 
-/** The basics: text, tools, a failing tool, the turn limit. */
+/** The basics: text, tools, a failing tool, the turn limit, the clock. */
 export const basics: readonly Scenario[] = [
   [
     'a plain text answer',
@@ -13,6 +13,19 @@ export const basics: readonly Scenario[] = [
       const live: Event[] = []
       const agent = record(h.createAgent(), live)
       expect((await drain(agent.run('Hi'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    "a client on a clock of its own: the responses are on the agent's",
+    async (h) => {
+      h.server.handle(
+        toolsThenText(chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] })),
+      )
+      const live: Event[] = []
+      // Replay times a response's events by its message's `createdAt`, live by the agent's clock.
+      const agent = record(h.createAgent({ client: h.client({ now: () => 7 }), tools: [readFile] }), live)
+      expect((await drain(agent.run('Read a'))).reason).toBe('completed')
       return { sessionId: agent.sessionId, live }
     },
   ],

@@ -1,5 +1,10 @@
 import type { Event } from '@kode/protocol'
-import { type RecordedRequest, type ScriptStep, scriptedResponse } from '@kode/providers/testing'
+import {
+  type RecordedRequest,
+  type ScriptedResponse,
+  type ScriptStep,
+  scriptedResponse,
+} from '@kode/providers/testing'
 import { expect } from 'vitest'
 import { overloadedAfterStart } from '../helpers/anthropic-wire.js'
 import { chatStream, say, textReply } from '../helpers/chat-wire.js'
@@ -13,6 +18,12 @@ import {
 } from '../helpers/small-window.js'
 import { readFile } from '../helpers/tools.js'
 import { chunkReader, drain, OVERFLOW, record, type Scenario } from './scenario.js'
+
+/** A server too busy to answer, before any output: the client retries it, and nothing was billed. */
+const UNAVAILABLE: ScriptedResponse = {
+  status: 503,
+  body: JSON.stringify({ error: { message: 'The server is busy.', type: 'server_error' } }),
+}
 
 /** Compactions, manual and automatic, saved, failed, interrupted. */
 export const compaction: readonly Scenario[] = [
@@ -124,6 +135,50 @@ export const compaction: readonly Scenario[] = [
       const history = await agent.history()
       const [first] = compactionsOf(history)
       expect(first?.usage?.inputTokens).toBe(900 + bodyTokens(summaryRequests[1]!))
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'an automatic compaction whose summary request the client retried before any output',
+    async (h) => {
+      const model = toolLoopModel(30)
+      let unavailable = 0
+      h.server.handle((request, index) =>
+        isSummaryRequest(request) && unavailable++ < 2 ? UNAVAILABLE : model(request, index),
+      )
+      const live: Event[] = []
+      const agent = chunkReader(h, live)
+      expect((await drain(agent.run('Read the whole log'))).reason).toBe('completed')
+      // Announced inside the compaction, and kept on its record (nothing was billed).
+      const retries = live.filter((e) => e.type === 'error' && e.canRetry)
+      expect(retries).toHaveLength(2)
+      expect(compactionsOf(await agent.history())[0]?.retries).toEqual(
+        retries.map((e) => e.type === 'error' && e.errorMessage),
+      )
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a manual compaction whose summary the client retried, then cut at the output limit',
+    async (h) => {
+      const model = toolLoopModel(3)
+      let summaries = 0
+      h.server.handle((request, index) => {
+        if (isSummaryRequest(request))
+          return ++summaries === 1
+            ? UNAVAILABLE
+            : chatStream({ id: 'sum-cut', steps: [say('The user asked to read')], finish: 'length' })
+        return model.mainCalls() >= 4 ? textReply('r-after', 'Still here.') : model(request, index)
+      })
+      const live: Event[] = []
+      const agent = record(
+        h.createAgent({ tools: [readFile, readChunk], compaction: { keepRecent: 1 } }),
+        live,
+      )
+      expect((await drain(agent.run('Read the log'))).reason).toBe('completed')
+      expect(await agent.compact()).toMatchObject({ compacted: false, reason: 'failed' })
+      expect((await drain(agent.run('Anything else?'))).reason).toBe('completed')
+      expect(live.filter((e) => e.type === 'error' && e.canRetry)).toHaveLength(1)
       return { sessionId: agent.sessionId, live }
     },
   ],

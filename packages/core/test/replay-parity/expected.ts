@@ -59,15 +59,20 @@ export function expectedReplay(
 }
 
 /**
- * The messages of the retry notices each session's history keeps, in order: a retry whose attempt
- * its provider billed has an `error` record (`canRetry` with `usage`); any other is an event only.
+ * The messages of the retry notices each session's history keeps, in order: a turn's retry whose
+ * attempt its provider billed has an `error` record (`canRetry` with `usage`), any other of a
+ * turn's is an event only; a summary request's retries are all kept on its compaction's record
+ * (a `compaction` record, or the `compaction` marker of an `error` or `interrupt`).
  */
 function keptRetries(histories: ReadonlyMap<string, readonly HistoryEvent[]>): Map<string, string[]> {
   const kept = new Map<string, string[]>()
   for (const [id, history] of histories) {
-    const retries = history.flatMap((r) =>
-      !('role' in r) && r.type === 'error' && r.canRetry === true && r.usage ? [r.message] : [],
-    )
+    const retries = history.flatMap((r) => {
+      if ('role' in r) return []
+      if (r.type === 'compaction') return r.retries ?? []
+      if ((r.type === 'error' || r.type === 'interrupt') && r.compaction) return r.compaction.retries ?? []
+      return r.type === 'error' && r.canRetry === true && r.usage ? [r.message] : []
+    })
     kept.set(id, retries)
   }
   return kept

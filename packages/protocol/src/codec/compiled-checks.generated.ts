@@ -362,7 +362,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['tokensBefore'] >= 0 &&
         (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
         (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
-        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true) &&
+        (value['retries'] !== undefined ? (Array.isArray(value['retries']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!(((typeof value === 'string')))) { return false } }; return true; })(value['retries'])) : true)
       )
     }
     function check_Usage(value) {
@@ -451,7 +452,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['tokensBefore'] >= 0 &&
         (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
         (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
-        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true) &&
+        (value['retries'] !== undefined ? (Array.isArray(value['retries']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!(((typeof value === 'string')))) { return false } }; return true; })(value['retries'])) : true)
       )
     }
     function check_Usage(value) {
@@ -486,7 +488,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (((value['reason'] === 'threshold')) || ((value['reason'] === 'overflow')) || ((value['reason'] === 'manual'))) &&
         (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
         (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
-        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
+        (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true) &&
+        (value['retries'] !== undefined ? (Array.isArray(value['retries']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!(((typeof value === 'string')))) { return false } }; return true; })(value['retries'])) : true)
       )
     }
     function check_Usage(value) {
@@ -767,6 +770,10 @@ export const versionlessCopies: Readonly<
     }
     if (keys[next] === 'model') {
       copy.model = value.model
+      next++
+    }
+    if (keys[next] === 'retries') {
+      copy.retries = value.retries
       next++
     }
     return next === keys.length ? copy : undefined

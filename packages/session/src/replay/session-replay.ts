@@ -178,8 +178,8 @@ export class SessionReplay implements ReplaySink {
         return
       case 'compaction': {
         // A marker where it ran: the records it summarised were replayed above, as they happened.
-        const { reason, tokensBefore, tokensAfter, summary, firstKeptId } = event
-        this.compactionEvents(timestamp, awaited, {
+        const { reason, tokensBefore, tokensAfter, summary, firstKeptId, retries } = event
+        this.compactionEvents(timestamp, awaited, retries, {
           reason,
           compacted: true,
           tokensBefore,
@@ -377,8 +377,8 @@ export class SessionReplay implements ReplaySink {
     awaited: boolean,
     errorMessage?: string,
   ): void {
-    const { reason, tokensBefore } = attempt
-    this.compactionEvents(timestamp, awaited, {
+    const { reason, tokensBefore, retries } = attempt
+    this.compactionEvents(timestamp, awaited, retries, {
       reason,
       compacted: false,
       tokensBefore,
@@ -387,18 +387,22 @@ export class SessionReplay implements ReplaySink {
   }
 
   /**
-   * A compaction's pair of events, where it ran (see `placeCompaction`): `compaction_start`, then
+   * A compaction's events, where it ran (see `placeCompaction`): `compaction_start`, an `error`
+   * with `canRetry: true` for each retry of its summary request (`retries`, their notices), then
    * `compaction_end` with `end`'s fields (a saved one's summary, or an unsaved one's outcome).
    */
   private compactionEvents(
     timestamp: number,
     awaited: boolean,
+    retries: readonly string[] | undefined,
     end: Omit<CompactionEndEvent, 'type' | 'sessionId' | 'timestamp'>,
   ): void {
     const { sessionId } = this
     const { reason, tokensBefore } = end
     this.placeCompaction(reason, timestamp, awaited)
     this.emit({ type: 'compaction_start', sessionId, timestamp, reason, tokensBefore })
+    for (const errorMessage of retries ?? [])
+      this.emit({ type: 'error', sessionId, timestamp, errorMessage, canRetry: true })
     this.emit({ type: 'compaction_end', sessionId, timestamp, ...end })
   }
 
