@@ -335,6 +335,37 @@ describe('compaction', () => {
     expect(page).not.toContain('Interrupted by the user')
     expect(page.match(/Task finished/g)).toHaveLength(2)
   })
+
+  test("the summary request's retries show before the compaction, as a turn's retries do", () => {
+    const b = new HistoryBuilder()
+    const kept = b.user('the kept request')
+    const retries = ['Overloaded <529> (retrying in 1000 ms)', 'Overloaded (retrying in 2000 ms)']
+    const page = exportHtml([
+      b.user('first'),
+      b.assistant('answer'),
+      kept,
+      { ...b.compaction('Summary', kept.id), retries },
+      {
+        ...b.error('The summary failed'),
+        compaction: { reason: 'manual', tokensBefore: 9000, retries: [retries[1]!] },
+      },
+    ])
+    const saved = page.indexOf('Context compacted (threshold)')
+    const unsaved = page.indexOf('Context not compacted (manual')
+    const notices = [...page.matchAll(/<div class="notice error">Error: ([^<]*) \(retryable\)<\/div>/g)]
+    expect(
+      notices.map((m) => [
+        m[1],
+        m.index < saved ? 'before saved' : m.index < unsaved ? 'before unsaved' : 'after',
+      ]),
+    ).toEqual([
+      ['Overloaded &lt;529&gt; (retrying in 1000 ms)', 'before saved'],
+      ['Overloaded (retrying in 2000 ms)', 'before saved'],
+      ['Overloaded (retrying in 2000 ms)', 'before unsaved'],
+    ])
+    // Retries fail nothing: the task was not marked failed by them.
+    expect(page).not.toContain('Task failed')
+  })
 })
 
 describe('images', () => {

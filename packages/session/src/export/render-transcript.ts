@@ -121,8 +121,18 @@ export class TranscriptRenderer {
   private unsavedCompaction(attempt: CompactionAttempt, why: string): void {
     // A summary a model answered counts like a saved one's: its task's accounting counted it.
     this.totals.add(attempt.usage, attempt.costUsd)
+    this.retryNotices(attempt.retries)
     const title = `Context not compacted (${attempt.reason}, about ${attempt.tokensBefore} tokens). ${why}`
     this.blocks.push(html`<div class="notice compaction">${title}</div>`)
+  }
+
+  /**
+   * The notices of a summary request's retries, before its compaction's own notice: shown as a
+   * turn's retries are, and like them they fail nothing.
+   */
+  private retryNotices(retries: readonly string[] | undefined): void {
+    for (const notice of retries ?? [])
+      this.blocks.push(html`<div class="notice error">Error: ${notice} (retryable)</div>`)
   }
 
   private render(event: HistoryEvent): void {
@@ -163,6 +173,7 @@ export class TranscriptRenderer {
         }
         case 'compaction': {
           this.totals.add(event.usage, event.costUsd)
+          this.retryNotices(event.retries)
           const title = `Context compacted (${event.reason}): about ${event.tokensBefore} → ${event.tokensAfter} tokens; the model saw this summary instead of everything above`
           this.blocks.push(
             html`<div class="notice compaction">${renderDetails('compaction-summary', title, renderText(event.summary))}</div>`,
