@@ -67,6 +67,13 @@ const user = (id: string, text: string) => ({
   createdAt: 1,
   parts: [{ type: 'text' as const, text }],
 })
+const answer = (id: string, text: string) => ({
+  role: 'assistant' as const,
+  id,
+  createdAt: 1,
+  parts: [{ type: 'text' as const, text }],
+  stopReason: 'stop' as const,
+})
 const post = (body?: unknown): RequestInit => ({
   method: 'POST',
   headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -310,6 +317,50 @@ describe('a deletion B learns of while its own task runs or starts', () => {
     })
     const history = await other.read(SESSION)
     expect(history.filter((r) => 'role' in r && r.role === 'user')).toHaveLength(1)
+  })
+
+  test('a task B started after the delete and ended before B learned of it shows nothing of the deleted session', async () => {
+    // The deleted session held more records than B's task writes, so a feed that took the task's
+    // records for the first ones of the deleted session would show the rest after them.
+    const other = newStore()
+    await other.create({ id: SESSION })
+    await other.append(SESSION, [
+      ...[1, 2, 3].flatMap((n) => [user(`o${n}`, `old question ${n}`), answer(`a${n}`, `old answer ${n}`)]),
+    ])
+    const store = newStore()
+    const late = lateNews(store)
+    const b = await startB(store)
+    const reader = watch(b.url)
+    await reader.until((seen) => userMessages(seen).includes('old question 3'))
+
+    await other.delete(SESSION)
+    await late.caught
+    // B's task creates the session again under the id and ends (a short reply) before B learns
+    // of the deletion; then another host goes on in the session the task wrote.
+    expect((await fetch(`${b.url}/sessions/${SESSION}/messages`, post({ text: 'hello' }))).status).toBe(202)
+    await b.app.hub.idle(SESSION)
+    await other.append(SESSION, [user('n2', 'after the task')])
+    await settles(
+      reader.until((seen) => userMessages(seen).includes('after the task')),
+      5_000,
+    )
+    // Since the task's log replaced the deleted session's: the task, then what followed it.
+    const sinceReset = (frames: Frame[]) => frames.slice(frames.findLastIndex((f) => f.event === 'reset') + 1)
+    const old = (frames: Frame[]) => sinceReset(frames).filter((f) => f.data.includes('old '))
+    expect(old(reader.frames())).toEqual([])
+    expect(userMessages(sinceReset(reader.frames()))).toEqual(['hello', 'after the task'])
+
+    // The news of the deletion, come late, does not empty a log that shows what the id holds now.
+    const calls = late.spy.mock.calls.length
+    late.deliver()
+    await new Promise((resolve) => setTimeout(resolve, 500))
+    expect(late.spy.mock.calls.length).toBe(calls)
+    const frames = reader.frames()
+    expect(frames.filter((f) => f.event === 'reset').map((f) => JSON.parse(f.data))).toEqual([
+      { reason: 'the replay started over' },
+    ])
+    expect(old(frames)).toEqual([])
+    expect(userMessages(sinceReset(frames))).toEqual(['hello', 'after the task'])
   })
 
   /**

@@ -58,6 +58,8 @@ export class RecordFeed {
   readonly #sessionId: string
   readonly #target: FeedTarget
   readonly #abort = new AbortController()
+  /** Ends the current follow: when the feed closes, or follows the id again from its start. */
+  #following = new AbortController()
   #history: HistoryEvent[]
   /** The incarnation of the session the history belongs to, once a read or a followed record named it. */
   #incarnation: string | undefined
@@ -80,7 +82,7 @@ export class RecordFeed {
     this.#history = [...start.history]
     this.#incarnation = start.incarnation
     this.#covered = start.history.length
-    void this.#follow()
+    void this.#follow(this.#following.signal)
   }
 
   /** A task of this server starts: its events are the log from now on. Returns the count covered so far. */
@@ -95,22 +97,40 @@ export class RecordFeed {
   /**
    * The log now shows the session's first `covered` records: show what comes after them. Not
    * called for a task the target stopped because its session was gone (the feed took over then).
+   * `ranIn`, after a task of this server, tells whether the history the feed holds is of the
+   * session the task ran in (see `RunningTask.runsIn`). One that is not, or that cannot be told
+   * (the feed holds no record), may be a session deleted before the task created the id's session
+   * again, the feed not knowing it yet: the feed drops it and follows the id from its first
+   * record, so neither that session's records nor the late news of its deletion reach the log.
    */
-  resume(covered: number): void {
+  resume(covered: number, ranIn?: (history: readonly HistoryEvent[]) => boolean | undefined): void {
     this.#covered = covered
     this.#shown = undefined
     this.#epoch++
+    if (ranIn !== undefined && ranIn(this.#history) !== true) this.#followAgain()
     this.#schedule()
   }
 
   close(): void {
     this.#abort.abort()
+    this.#following.abort()
   }
 
-  async #follow(): Promise<void> {
+  /** Drops what the feed holds, without telling the target, and follows the id from its start. */
+  #followAgain(): void {
+    this.#following.abort()
+    this.#following = new AbortController()
+    this.#history = []
+    this.#incarnation = undefined
+    this.#subSessions = new Map()
+    this.#links = 0
+    void this.#follow(this.#following.signal)
+  }
+
+  /** Follows until `signal` (this follow's: see `#following`) is aborted. */
+  async #follow(signal: AbortSignal): Promise<void> {
     const follow = this.#store.follow?.bind(this.#store)
     if (!follow) return
-    const signal = this.#abort.signal
     while (!signal.aborted) {
       const held = this.#history.at(-1)
       const options = {
@@ -121,6 +141,8 @@ export class RecordFeed {
       try {
         let check = held !== undefined
         for await (const followed of follow(this.#sessionId, options)) {
+          // A follow replaced meanwhile holds another history's positions.
+          if (signal.aborted) return
           this.#incarnation = incarnationOf(followed) ?? this.#incarnation
           if (check) {
             check = false

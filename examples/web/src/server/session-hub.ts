@@ -212,8 +212,11 @@ export class SessionHub {
         })
         .finally(() => {
           held.running = undefined
-          // A task stopped for a deletion left the log to the feed already.
-          if (!task.stoppedForDeletion) held.feed?.resume(start + held.localRecords)
+          // A task stopped for a deletion left the log to the feed already. The feed may still hold
+          // a session deleted before this task created the id's session again: the task tells.
+          if (!task.stoppedForDeletion) {
+            held.feed?.resume(start + held.localRecords, (history) => task.runsIn(history))
+          }
           this.#releaseWhenUnused(held, sessionId)
         })
     } catch (error) {

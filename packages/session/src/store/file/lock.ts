@@ -9,6 +9,7 @@ import {
   sessionNotFound,
 } from '../../errors.js'
 import { type BootIdReader, readBootId } from './boot-id.js'
+import { type MachineIdReader, readMachineId } from './machine-id.js'
 import { READ } from './no-follow.js'
 
 /** A writer lock this process holds. */
@@ -32,6 +33,12 @@ interface LockContent extends LockHolder {
    * hosts without a boot id.
    */
   bootId?: string
+  /**
+   * The machine the lock was taken on (see `MachineIdReader`): hostnames repeat across machines,
+   * and a boot id or pid means nothing on another machine. Absent in older lock files and on
+   * hosts without a machine id.
+   */
+  machineId?: string
 }
 
 /** The process looking at a lock: who it is, and when it started. */
@@ -44,6 +51,8 @@ interface Observer {
   processStart: number
   /** The host's current boot, if it has an id. */
   bootId: string | undefined
+  /** This machine's id, if it has one. */
+  machineId: string | undefined
 }
 
 /**
@@ -51,8 +60,8 @@ interface Observer {
  * move when the wall clock is set, so it identifies the process exactly; the wall-clock one is only
  * for lock files written before the monotonic one was recorded.
  */
-async function observer(bootId: BootIdReader): Promise<Observer> {
-  const current = await bootId()
+async function observer(bootId: BootIdReader, machineId: MachineIdReader): Promise<Observer> {
+  const [current, machine] = await Promise.all([bootId(), machineId()])
   const uptimeMs = process.uptime() * 1000
   return {
     pid: process.pid,
@@ -60,6 +69,7 @@ async function observer(bootId: BootIdReader): Promise<Observer> {
     startedAt: Date.now() - uptimeMs,
     processStart: monotonicStart(),
     bootId: current,
+    machineId: machine,
   }
 }
 
@@ -102,7 +112,9 @@ const SAME_START_MS = 1
  * `onStale` is told, and the lock is taken. That includes a lock carrying our own pid that an
  * earlier process took (a container restarted with the same pid, typically 1), and, where the host
  * has a boot id (`bootId`, Linux's by default), any lock taken in an earlier boot of this host. A
- * live owner (another store in this process too), or one on another host, means refusal.
+ * live owner (another store in this process too), or one on another host, means refusal; a lock
+ * naming another machine id (`machineId`, `/etc/machine-id` by default) is another host's even
+ * under our hostname.
  */
 export async function acquireLock(
   file: string,
@@ -110,8 +122,9 @@ export async function acquireLock(
   now: number,
   onStale: (holder: LockHolder) => void,
   bootId: BootIdReader = readBootId,
+  machineId: MachineIdReader = readMachineId,
 ): Promise<HeldLock> {
-  const self = await observer(bootId)
+  const self = await observer(bootId, machineId)
   const content: LockContent = {
     pid: self.pid,
     hostname: self.hostname,
@@ -119,6 +132,7 @@ export async function acquireLock(
     token: randomUUID(),
     processStart: self.processStart,
     ...(self.bootId === undefined ? {} : { bootId: self.bootId }),
+    ...(self.machineId === undefined ? {} : { machineId: self.machineId }),
   }
   const temp = `${file}.${content.token}.tmp`
   try {
@@ -203,6 +217,7 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
       }
       if (typeof value.processStart === 'number') holder.processStart = value.processStart
       if (typeof value.bootId === 'string') holder.bootId = value.bootId
+      if (typeof value.machineId === 'string') holder.machineId = value.machineId
       return holder
     }
   } catch {
@@ -212,14 +227,15 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
 }
 
 /**
- * Stale: the owner ran on this host and is gone. Another host's lock is never judged. A lock taken
+ * Stale: the owner ran on this host and is gone. Another host's lock is never judged (see
+ * `onThisHost`). A lock taken
  * in another boot of this host is stale whatever its pid (every process of that boot is gone);
  * without boot ids on both sides (an older lock file, a host without one), the pid decides. A lock
  * with our own pid is ours only if it was taken after this process started: `process.kill` cannot
  * tell, since our pid is always alive.
  */
 function isStale(holder: LockContent, self: Observer): boolean {
-  if (holder.hostname !== self.hostname) return false
+  if (!onThisHost(holder, self)) return false
   if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return true
   if (holder.pid === self.pid) {
     return holder.processStart !== undefined
@@ -261,9 +277,20 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
   return false
 }
 
+/**
+ * The lock was taken on this machine: same hostname and, when the lock names a machine id, ours.
+ * A lock naming one while we have none to compare cannot be shown to be ours, so it counts as
+ * another host's: refused rather than broken while its writer may live. A lock without one (an
+ * older file, a host without one) is judged by hostname as before.
+ */
+function onThisHost(holder: LockContent, self: Observer): boolean {
+  if (holder.hostname !== self.hostname) return false
+  return holder.machineId === undefined || holder.machineId === self.machineId
+}
+
 /** Where a live holder runs, relative to us. */
 function ownerOf(holder: LockContent, self: Observer): LockOwner {
-  if (holder.hostname !== self.hostname) return 'other-host'
+  if (!onThisHost(holder, self)) return 'other-host'
   return holder.pid === self.pid ? 'this-process' : 'other-process'
 }
 
