@@ -1,6 +1,6 @@
 import { AgentError, defineTool, pendingApprovals } from '@kode/core'
 import { checkEventOrder, type Event, type HistoryEvent } from '@kode/protocol'
-import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
+import { deriveReplayEvents, exportHtml, forkSession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
@@ -504,6 +504,51 @@ describe('tool approval', () => {
     const html = exportHtml(history)
     expect(html).toContain('Approval requested for write_file')
     expect(html).toContain('Approved by the user: write_file (ok by me)')
+  })
+
+  test('a response and the approval requests of its calls are one append: a reader never sees one without the other', async () => {
+    const h = harness()
+    const appends: HistoryEvent[][] = []
+    const store: SessionStore = {
+      ...h.store,
+      async acquire(sessionId: string) {
+        const lease = await h.store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: (records: readonly HistoryEvent[]) => {
+            appends.push([...records])
+            return lease.append(records)
+          },
+        }
+      },
+    }
+    script(h)
+    const agent = h.createAgent({ store, tools: [writeTool().tool, readFile] })
+    const { outcome } = await collect(agent.run('Write a, read b'))
+    expect(outcome.reason).toBe('awaiting_approval')
+    const asked = appends.find((records) => records.some((r) => 'role' in r && r.role === 'assistant'))
+    expect(
+      asked?.map((r) => ('role' in r ? r.role : `${r.type} ${'toolCallId' in r ? r.toolCallId : ''}`)),
+    ).toEqual(['assistant', 'approval_request c1'])
+    // So the replay of what a follower can have read at any moment never shows a waiting call as
+    // one that runs (the replay of a cut history closes its turn, so compare the calls alone).
+    const history = await agent.history()
+    const calls = (records: readonly HistoryEvent[]) =>
+      summarize(deriveReplayEvents(records, { sessionId: agent.sessionId })).filter((e) =>
+        /^(tool_call|tool_approval_request) /.test(e),
+      )
+    const whole = calls(history)
+    expect(whole).toEqual([
+      'tool_approval_request c1 write_file {"path":"a.txt","text":"hi"}',
+      'tool_call c2 read_file {"path":"b.txt"}',
+    ])
+    let read = 0
+    for (const records of appends) {
+      read += records.length
+      const seen = calls(history.slice(0, read))
+      expect(whole.slice(0, seen.length), `after ${read} records`).toEqual(seen)
+    }
   })
 
   test('needsApproval as a function asks only for the arguments it names', async () => {

@@ -1,4 +1,4 @@
-import type { HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
+import type { ApprovalRequestRecord, HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
 import { approvalResponseId } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
@@ -47,23 +47,31 @@ export async function callsNeedingApproval(
   return waiting
 }
 
-/** Persists each call's `approval_request` record and emits `tool_approval_request`. */
-export async function requestApprovals(
+/** The `approval_request` records of the calls that wait for a decision. */
+export function approvalRequests(
   rt: TaskRuntime,
   calls: readonly ToolCallPart[],
   responseId: string | undefined,
-): Promise<void> {
+): ApprovalRequestRecord[] {
   const { createId, now } = rt.settings
+  return calls.map((call) => ({
+    type: 'approval_request',
+    id: createId(),
+    createdAt: now(),
+    toolCallId: call.id,
+    toolName: call.name,
+    arguments: call.argumentsJson,
+    ...(responseId !== undefined ? { responseId } : {}),
+  }))
+}
+
+/** Emits `tool_approval_request` for each call that waits, once its record is written. */
+export function announceApprovals(
+  rt: TaskRuntime,
+  calls: readonly ToolCallPart[],
+  responseId: string | undefined,
+): void {
   for (const call of calls) {
-    await rt.journal.persist({
-      type: 'approval_request',
-      id: createId(),
-      createdAt: now(),
-      toolCallId: call.id,
-      toolName: call.name,
-      arguments: call.argumentsJson,
-      ...(responseId !== undefined ? { responseId } : {}),
-    })
     rt.events.emit('tool_approval_request', {
       responseId,
       toolCallId: call.id,

@@ -124,13 +124,23 @@ export class Journal {
   }
 
   /** Appends one record durably, then remembers it. */
-  async persist(record: HistoryEvent): Promise<void> {
+  persist(record: HistoryEvent): Promise<void> {
+    return this.persistAll([record])
+  }
+
+  /**
+   * Appends records in one append, so that a reader of the session (another process following it)
+   * sees all of them or none, then remembers them.
+   */
+  async persistAll(records: readonly HistoryEvent[]): Promise<void> {
     if (!this.#lease) throw new Error(`the journal of session ${this.sessionId} is not open`)
-    await this.#lease.append([record])
-    this.#history.push(record)
-    this.#noteCalls(record)
-    if (!('role' in record) && record.type === 'compaction') this.#compacted()
-    else if (this.#model.records !== this.#history) this.#model.records.push(record)
+    await this.#lease.append(records)
+    for (const record of records) {
+      this.#history.push(record)
+      this.#noteCalls(record)
+      if (!('role' in record) && record.type === 'compaction') this.#compacted()
+      else if (this.#model.records !== this.#history) this.#model.records.push(record)
+    }
   }
 
   /**

@@ -14,7 +14,12 @@ import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
-import { callsNeedingApproval, recordSubAgentApprovals, requestApprovals } from './approval.js'
+import {
+  announceApprovals,
+  approvalRequests,
+  callsNeedingApproval,
+  recordSubAgentApprovals,
+} from './approval.js'
 import { callModelWithinBudget } from './budgeted-call.js'
 import { CallSubAgents, type ChildResume } from './call-sub-agents.js'
 import { callModel, type ModelResult } from './model-call.js'
@@ -141,7 +146,13 @@ async function completed(
 ): Promise<TurnEnd> {
   const { events } = rt
   const message = withUniqueCallIds(withActions(rt.formatter, response), rt.journal.callIds)
-  await rt.journal.persist(message)
+  const calls = toolCallsOf(message)
+  // Asked before the response is written, so that it and the approval requests of its calls are
+  // one append: a reader of the session never sees calls that wait without what holds them (its
+  // replay would show them as calls that run, then take that back).
+  const waiting = calls.length === 0 ? new Set<string>() : await callsNeedingApproval(rt, calls)
+  const held = calls.filter((call) => waiting.has(call.id))
+  await rt.journal.persistAll([message, ...approvalRequests(rt, held, message.responseId)])
   state.accounting.addResponse(message)
   state.lastText = rt.formatter.answerText(message)
   const { responseId, usage } = message
@@ -163,14 +174,8 @@ async function completed(
       })
     }
   }
-  const calls = toolCallsOf(message)
   if (calls.length === 0) return 'final'
-  const waiting = await callsNeedingApproval(rt, calls)
-  await requestApprovals(
-    rt,
-    calls.filter((call) => waiting.has(call.id)),
-    responseId,
-  )
+  announceApprovals(rt, held, responseId)
   // The waiting calls are held in the batch: interrupted (or failed) before the user could decide,
   // they are answered in call order like any call that did not run, so nothing stays pending.
   const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting })
