@@ -63,6 +63,18 @@ describe('openai-chat request', () => {
     })
   })
 
+  test('auto and none are not sent without tools (the API refuses a tool_choice without tools)', async () => {
+    expect((await sent({ messages: [user('Hi')], toolChoice: 'none' })).body).toEqual({
+      model: 'gpt-4.1',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    expect((await sent({ messages: [user('Hi')], toolChoice: 'auto' })).body).not.toHaveProperty(
+      'tool_choice',
+    )
+  })
+
   test('compat options: no include_usage, max_tokens, no auth without a key, host headers win', async () => {
     const recorded = await sent(
       { messages: [user('Hi')], maxOutputTokens: 5 },

@@ -63,6 +63,17 @@ describe('openai-responses request', () => {
     })
   })
 
+  test('auto and none are not sent without tools (the API refuses a tool_choice without tools)', async () => {
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'none' })).toEqual({
+      model: MODEL,
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    })
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'auto' })).not.toHaveProperty('tool_choice')
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },

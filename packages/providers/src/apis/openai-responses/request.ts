@@ -17,6 +17,7 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { sentToolChoice } from '../shared/tool-choice.js'
 import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Responses input content (the subset Kode sends). */
@@ -265,8 +266,9 @@ export function responsesBody(
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.reasoning) body.reasoning = { effort: request.reasoning.effort ?? 'medium', summary: 'auto' }
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+  const declaresTools = request.tools !== undefined && request.tools.length > 0
+  if (declaresTools) {
+    body.tools = request.tools!.map((tool) => ({
       type: 'function',
       name: tool.name,
       description: tool.description,
@@ -274,10 +276,9 @@ export function responsesBody(
       strict: false,
     }))
   }
-  if (request.toolChoice !== undefined) {
-    const choice = request.toolChoice
+  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  if (choice !== undefined)
     body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name }
-  }
   const format = request.responseFormat
   if (format) body.text = { format: { type: 'json_schema', ...jsonSchemaFormat(format) } }
   return body
