@@ -74,6 +74,25 @@ describe('openai-responses request', () => {
     expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'auto' })).not.toHaveProperty('tool_choice')
   })
 
+  test('a model the catalog says does not reason is not asked for encrypted reasoning (the API refuses it)', async () => {
+    expect(await bodyOf({ messages: [user('Hi')] }, { model: 'gpt-4.1' })).toEqual({
+      model: 'gpt-4.1',
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+    })
+    // A reasoning model, and one the catalog does not know, are asked for it; the host's list wins.
+    expect((await bodyOf({ messages: [user('Hi')] })).include).toEqual(['reasoning.encrypted_content'])
+    expect((await bodyOf({ messages: [user('Hi')] }, { model: 'my-proxy-model' })).include).toEqual([
+      'reasoning.encrypted_content',
+    ])
+    const chosen = await bodyOf(
+      { messages: [user('Hi')] },
+      { model: 'gpt-4.1', apiOptions: { 'openai-responses': { include: ['message.output_text.logprobs'] } } },
+    )
+    expect(chosen.include).toEqual(['message.output_text.logprobs'])
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },
