@@ -243,6 +243,24 @@ describe('openai-chat request', () => {
     })
   })
 
+  test('an assistant message holding only reasoning goes with empty content, not null (null needs tool_calls)', async () => {
+    const own = { api: 'openai-chat', provider: 'openai-chat', model: 'gpt-4.1' }
+    const messages = [user('Q'), assistant([{ type: 'thinking_text', text: 'hmm' }], own), user('Go on')]
+    expect(await messagesOf(messages)).toEqual([
+      { role: 'user', content: 'Q' },
+      { role: 'assistant', content: '', reasoning_content: 'hmm' },
+      { role: 'user', content: 'Go on' },
+    ])
+    // With tool calls the content stays null, as the API documents.
+    const calling = [user('Q'), assistant([{ type: 'thinking_text', text: 'hmm' }, call('c1', 'read')], own)]
+    expect((await messagesOf(calling))[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+      reasoning_content: 'hmm',
+    })
+  })
+
   test("another model's thinking degrades to <thinking> text and its signature is dropped", async () => {
     const foreign = { api: 'anthropic', provider: 'anthropic', model: 'claude-sonnet-4-5' }
     const messages = [

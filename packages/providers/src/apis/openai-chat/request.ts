@@ -230,7 +230,9 @@ function convertAssistant(
   }
   const fields = replay.kind === 'fields' ? replay.fields : undefined
   if (texts.length === 0 && calls.length === 0 && !fields) return null
-  const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
+  // `content` may be null only beside `tool_calls`: a message holding reasoning alone sends ''.
+  const content = texts.length > 0 ? texts.join('\n\n') : calls.length > 0 ? null : ''
+  const out: ChatMessage = { role: 'assistant', content }
   if (calls.length > 0) out.tool_calls = calls
   if (fields) Object.assign(out, fields)
   return out
