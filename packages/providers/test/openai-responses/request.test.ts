@@ -256,6 +256,18 @@ describe('openai-responses request', () => {
     ])
   })
 
+  test("images go as input_image with detail 'auto', the API's default, which strict servers (vLLM) require", async () => {
+    expect(await inputOf([user('Look', { type: 'image_url', url: PNG_DATA_URL })])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Look' },
+          { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' },
+        ],
+      },
+    ])
+  })
+
   test('tool output takes appended developer text; tool and developer images follow the outputs', async () => {
     const messages = [
       user('Go'),
@@ -272,8 +284,8 @@ describe('openai-responses request', () => {
         role: 'user',
         content: [
           { type: 'input_text', text: 'Images returned by tool tool (c1):' },
-          { type: 'input_image', image_url: PNG_DATA_URL },
-          { type: 'input_image', image_url: 'https://example.com/x.png' },
+          { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' },
+          { type: 'input_image', image_url: 'https://example.com/x.png', detail: 'auto' },
         ],
       },
       userText('Next'),

@@ -23,7 +23,7 @@ import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 /** Responses input content (the subset Kode sends). */
 export type ResponsesContent =
   | { type: 'input_text'; text: string }
-  | { type: 'input_image'; image_url: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' }
 
 /** Responses input items (the subset Kode sends). */
 export type ResponsesInputItem =
@@ -139,7 +139,8 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
 function contentPart(part: UserContentPart, files: ImageFiles): ResponsesContent {
   return part.type === 'text'
     ? { type: 'input_text', text: part.text }
-    : { type: 'input_image', image_url: imageUrlOf(part, files) }
+    : // `detail: 'auto'` is what the API assumes without it; strict servers (vLLM) require the field.
+      { type: 'input_image', image_url: imageUrlOf(part, files), detail: 'auto' }
 }
 
 function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
