@@ -169,16 +169,32 @@ describe('anthropic request', () => {
   })
 
   test('tool choices map to auto, none and a named tool', async () => {
-    expect((await bodyOf({ messages: [user('Q')], toolChoice: 'auto' })).tool_choice).toEqual({
+    const tools = [{ name: 'x', description: 'X', parameters: { type: 'object' } }]
+    expect((await bodyOf({ messages: [user('Q')], tools, toolChoice: 'auto' })).tool_choice).toEqual({
       type: 'auto',
     })
-    expect((await bodyOf({ messages: [user('Q')], toolChoice: 'none' })).tool_choice).toEqual({
+    expect((await bodyOf({ messages: [user('Q')], tools, toolChoice: 'none' })).tool_choice).toEqual({
       type: 'none',
     })
-    expect((await bodyOf({ messages: [user('Q')], toolChoice: { name: 'x' } })).tool_choice).toEqual({
+    expect((await bodyOf({ messages: [user('Q')], tools, toolChoice: { name: 'x' } })).tool_choice).toEqual({
       type: 'tool',
       name: 'x',
     })
+  })
+
+  test('auto and none are not sent without tools (the API refuses a tool_choice without tools)', async () => {
+    const none = await bodyOf({ messages: [user('Q')], toolChoice: 'none' }, { cacheControl: false })
+    expect(none).toEqual({
+      model: MODEL,
+      max_tokens: 64_000,
+      stream: true,
+      messages: [{ role: 'user', content: [text('Q')] }],
+    })
+    expect(await bodyOf({ messages: [user('Q')], toolChoice: 'auto' })).not.toHaveProperty('tool_choice')
+    // A structured answer declares its own tool: the choice goes with it.
+    const format = { type: 'json_schema' as const, name: 'a', schema: { type: 'object' } }
+    const withFormat = await bodyOf({ messages: [user('Q')], toolChoice: 'none', responseFormat: format })
+    expect(withFormat.tool_choice).toEqual({ type: 'none' })
   })
 
   test('system messages join the system prompt', async () => {

@@ -61,13 +61,21 @@ describe('google request', () => {
   })
 
   test('tool choices map to NONE, ANY, and ANY limited to one function', async () => {
+    const tools = [{ name: 'read', description: 'Read', parameters: { type: 'object' } }]
     const configOf = async (toolChoice: LLMRequest['toolChoice']) =>
-      (await bodyOf({ messages: [user('Hi')], toolChoice })).toolConfig
+      (await bodyOf({ messages: [user('Hi')], tools, toolChoice })).toolConfig
     expect(await configOf('none')).toEqual({ functionCallingConfig: { mode: 'NONE' } })
     expect(await configOf('required')).toEqual({ functionCallingConfig: { mode: 'ANY' } })
     expect(await configOf({ name: 'read' })).toEqual({
       functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['read'] },
     })
+  })
+
+  test('AUTO and NONE are not sent without function declarations (the API refuses a toolConfig without them)', async () => {
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'none' })).toEqual({
+      contents: [{ role: 'user', parts: [{ text: 'Hi' }] }],
+    })
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'auto' })).not.toHaveProperty('toolConfig')
   })
 
   describe('reasoning is sized the way the model takes it (catalog reasoningControl)', () => {

@@ -63,6 +63,18 @@ describe('openai-chat request', () => {
     })
   })
 
+  test('auto and none are not sent without tools (the API refuses a tool_choice without tools)', async () => {
+    expect((await sent({ messages: [user('Hi')], toolChoice: 'none' })).body).toEqual({
+      model: 'gpt-4.1',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    expect((await sent({ messages: [user('Hi')], toolChoice: 'auto' })).body).not.toHaveProperty(
+      'tool_choice',
+    )
+  })
+
   test('compat options: no include_usage, max_tokens, no auth without a key, host headers win', async () => {
     const recorded = await sent(
       { messages: [user('Hi')], maxOutputTokens: 5 },
@@ -228,6 +240,24 @@ describe('openai-chat request', () => {
     expect((await messagesOf(messages, { reasoningField: false }))[1]).toEqual({
       role: 'assistant',
       content: 'A',
+    })
+  })
+
+  test('an assistant message holding only reasoning goes with empty content, not null (null needs tool_calls)', async () => {
+    const own = { api: 'openai-chat', provider: 'openai-chat', model: 'gpt-4.1' }
+    const messages = [user('Q'), assistant([{ type: 'thinking_text', text: 'hmm' }], own), user('Go on')]
+    expect(await messagesOf(messages)).toEqual([
+      { role: 'user', content: 'Q' },
+      { role: 'assistant', content: '', reasoning_content: 'hmm' },
+      { role: 'user', content: 'Go on' },
+    ])
+    // With tool calls the content stays null, as the API documents.
+    const calling = [user('Q'), assistant([{ type: 'thinking_text', text: 'hmm' }, call('c1', 'read')], own)]
+    expect((await messagesOf(calling))[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [{ id: 'c1', type: 'function', function: { name: 'read', arguments: '{}' } }],
+      reasoning_content: 'hmm',
     })
   })
 

@@ -63,6 +63,36 @@ describe('openai-responses request', () => {
     })
   })
 
+  test('auto and none are not sent without tools (the API refuses a tool_choice without tools)', async () => {
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'none' })).toEqual({
+      model: MODEL,
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    })
+    expect(await bodyOf({ messages: [user('Hi')], toolChoice: 'auto' })).not.toHaveProperty('tool_choice')
+  })
+
+  test('a model the catalog says does not reason is not asked for encrypted reasoning (the API refuses it)', async () => {
+    expect(await bodyOf({ messages: [user('Hi')] }, { model: 'gpt-4.1' })).toEqual({
+      model: 'gpt-4.1',
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+    })
+    // A reasoning model, and one the catalog does not know, are asked for it; the host's list wins.
+    expect((await bodyOf({ messages: [user('Hi')] })).include).toEqual(['reasoning.encrypted_content'])
+    expect((await bodyOf({ messages: [user('Hi')] }, { model: 'my-proxy-model' })).include).toEqual([
+      'reasoning.encrypted_content',
+    ])
+    const chosen = await bodyOf(
+      { messages: [user('Hi')] },
+      { model: 'gpt-4.1', apiOptions: { 'openai-responses': { include: ['message.output_text.logprobs'] } } },
+    )
+    expect(chosen.include).toEqual(['message.output_text.logprobs'])
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },
@@ -226,6 +256,18 @@ describe('openai-responses request', () => {
     ])
   })
 
+  test("images go as input_image with detail 'auto', the API's default, which strict servers (vLLM) require", async () => {
+    expect(await inputOf([user('Look', { type: 'image_url', url: PNG_DATA_URL })])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'Look' },
+          { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' },
+        ],
+      },
+    ])
+  })
+
   test('tool output takes appended developer text; tool and developer images follow the outputs', async () => {
     const messages = [
       user('Go'),
@@ -242,8 +284,8 @@ describe('openai-responses request', () => {
         role: 'user',
         content: [
           { type: 'input_text', text: 'Images returned by tool tool (c1):' },
-          { type: 'input_image', image_url: PNG_DATA_URL },
-          { type: 'input_image', image_url: 'https://example.com/x.png' },
+          { type: 'input_image', image_url: PNG_DATA_URL, detail: 'auto' },
+          { type: 'input_image', image_url: 'https://example.com/x.png', detail: 'auto' },
         ],
       },
       userText('Next'),

@@ -15,6 +15,7 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { sentToolChoice } from '../shared/tool-choice.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 import { outputToolChoice, outputToolDeclaration, STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
 
@@ -253,12 +254,12 @@ export function anthropicBody(
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
+  const choice = sentToolChoice(request.toolChoice, tools.length > 0)
   // Thinking allows only `auto` and `none`: a forced tool choice wins over reasoning.
-  const forced =
-    request.toolChoice !== undefined && request.toolChoice !== 'auto' && request.toolChoice !== 'none'
+  const forced = choice !== undefined && choice !== 'auto' && choice !== 'none'
   const budget =
     !forced && startsWithThinking(mapped.messages) ? thinkingBudget(request.reasoning, maxTokens) : undefined
-  if (request.toolChoice !== undefined) body.tool_choice = anthropicToolChoice(request.toolChoice)
+  if (choice !== undefined) body.tool_choice = anthropicToolChoice(choice)
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
   else if (request.temperature !== undefined) body.temperature = request.temperature

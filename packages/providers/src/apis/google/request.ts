@@ -14,6 +14,7 @@ import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
 import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
+import { sentToolChoice } from '../shared/tool-choice.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 import { googleCallId, ResultCallIds } from './call-ids.js'
 import { type GoogleFileData, imageFileData } from './file-data.js'
@@ -201,10 +202,11 @@ export function googleBody(
 ) {
   const body: Record<string, unknown> = { contents: mapped.contents }
   if (mapped.system.length > 0) body.systemInstruction = { parts: mapped.system.map((text) => ({ text })) }
-  if (request.tools && request.tools.length > 0) {
+  const declaresTools = request.tools !== undefined && request.tools.length > 0
+  if (declaresTools) {
     body.tools = [
       {
-        functionDeclarations: request.tools.map((tool) => ({
+        functionDeclarations: request.tools!.map((tool) => ({
           name: tool.name,
           description: tool.description,
           parametersJsonSchema: tool.parameters,
@@ -212,8 +214,8 @@ export function googleBody(
       },
     ]
   }
-  if (request.toolChoice !== undefined)
-    body.toolConfig = { functionCallingConfig: callingConfig(request.toolChoice) }
+  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  if (choice !== undefined) body.toolConfig = { functionCallingConfig: callingConfig(choice) }
   const generation: Record<string, unknown> = {}
   if (request.maxOutputTokens !== undefined) generation.maxOutputTokens = request.maxOutputTokens
   if (request.temperature !== undefined) generation.temperature = request.temperature

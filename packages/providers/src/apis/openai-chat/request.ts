@@ -17,6 +17,7 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
+import { sentToolChoice } from '../shared/tool-choice.js'
 import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
@@ -229,7 +230,9 @@ function convertAssistant(
   }
   const fields = replay.kind === 'fields' ? replay.fields : undefined
   if (texts.length === 0 && calls.length === 0 && !fields) return null
-  const out: ChatMessage = { role: 'assistant', content: texts.length > 0 ? texts.join('\n\n') : null }
+  // `content` may be null only beside `tool_calls`: a message holding reasoning alone sends ''.
+  const content = texts.length > 0 ? texts.join('\n\n') : calls.length > 0 ? null : ''
+  const out: ChatMessage = { role: 'assistant', content }
   if (calls.length > 0) out.tool_calls = calls
   if (fields) Object.assign(out, fields)
   return out
@@ -260,13 +263,15 @@ export function chatBody(request: LLMRequest, messages: ChatMessage[], options: 
   if (request.maxOutputTokens !== undefined) body[options.maxTokensField] = request.maxOutputTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+  const declaresTools = request.tools !== undefined && request.tools.length > 0
+  if (declaresTools) {
+    body.tools = request.tools!.map((tool) => ({
       type: 'function',
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }))
   }
-  if (request.toolChoice !== undefined) body.tool_choice = chatToolChoice(request.toolChoice)
+  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  if (choice !== undefined) body.tool_choice = chatToolChoice(choice)
   const format = request.responseFormat
   if (format) body.response_format = { type: 'json_schema', json_schema: jsonSchemaFormat(format) }
   return body

@@ -1,4 +1,5 @@
 import type { ProviderFactory } from '../../adapter/spec.js'
+import type { ModelInfo } from '../../types.js'
 import { OPENAI_BASE_URL } from '../openai-chat/index.js'
 import { bearerAuth } from '../shared/auth.js'
 import { JsonTextCache } from '../shared/json-text-cache.js'
@@ -8,6 +9,15 @@ import { createResponsesMessageMapper, type ResponsesBodyOptions, responsesBody 
 
 /** What `include` asks for when the host sets nothing: reasoning that can be sent back without `store`. */
 export const RESPONSES_DEFAULT_INCLUDE: readonly string[] = ['reasoning.encrypted_content']
+
+/**
+ * `include` when the host sets none: encrypted reasoning, except for a model the catalog knows and
+ * does not mark as reasoning (`gpt-4o`, `gpt-4.1`), which the API answers with a 400 ("Encrypted
+ * content is not supported with this model"). A model the catalog does not know is asked for it.
+ */
+function defaultInclude(info: ModelInfo | undefined): readonly string[] {
+  return info !== undefined && info.reasoning !== true ? [] : RESPONSES_DEFAULT_INCLUDE
+}
 
 /**
  * `openai-responses`: the OpenAI Responses API, stateless (`store: false`, the history is sent
@@ -22,7 +32,7 @@ export const openaiResponses: ProviderFactory = (config) => {
   const bodyOptions: ResponsesBodyOptions = {
     model: config.model,
     store: apiOptions?.store ?? config.store ?? false,
-    include: apiOptions?.include ?? config.include ?? RESPONSES_DEFAULT_INCLUDE,
+    include: apiOptions?.include ?? config.include ?? defaultInclude(config.modelInfo),
   }
   const headers = bearerAuth(config.apiKey)
   const json = new JsonTextCache()

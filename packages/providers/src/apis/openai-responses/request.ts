@@ -17,12 +17,13 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
+import { sentToolChoice } from '../shared/tool-choice.js'
 import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Responses input content (the subset Kode sends). */
 export type ResponsesContent =
   | { type: 'input_text'; text: string }
-  | { type: 'input_image'; image_url: string }
+  | { type: 'input_image'; image_url: string; detail: 'auto' }
 
 /** Responses input items (the subset Kode sends). */
 export type ResponsesInputItem =
@@ -138,7 +139,8 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
 function contentPart(part: UserContentPart, files: ImageFiles): ResponsesContent {
   return part.type === 'text'
     ? { type: 'input_text', text: part.text }
-    : { type: 'input_image', image_url: imageUrlOf(part, files) }
+    : // `detail: 'auto'` is what the API assumes without it; strict servers (vLLM) require the field.
+      { type: 'input_image', image_url: imageUrlOf(part, files), detail: 'auto' }
 }
 
 function convertTool(message: ToolResultMessage, files: ImageFiles): ConvertedTool {
@@ -265,8 +267,9 @@ export function responsesBody(
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.reasoning) body.reasoning = { effort: request.reasoning.effort ?? 'medium', summary: 'auto' }
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+  const declaresTools = request.tools !== undefined && request.tools.length > 0
+  if (declaresTools) {
+    body.tools = request.tools!.map((tool) => ({
       type: 'function',
       name: tool.name,
       description: tool.description,
@@ -274,10 +277,9 @@ export function responsesBody(
       strict: false,
     }))
   }
-  if (request.toolChoice !== undefined) {
-    const choice = request.toolChoice
+  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  if (choice !== undefined)
     body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name }
-  }
   const format = request.responseFormat
   if (format) body.text = { format: { type: 'json_schema', ...jsonSchemaFormat(format) } }
   return body
