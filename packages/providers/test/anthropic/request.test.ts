@@ -197,6 +197,38 @@ describe('anthropic request', () => {
     expect(withFormat.tool_choice).toEqual({ type: 'none' })
   })
 
+  test('a history with tool calls but no tools declared names them as tools it may not call', async () => {
+    // The API refuses tool_use and tool_result blocks in a request that declares no tools ("Requests
+    // which include tool_use or tool_result blocks must define tools"): an agent whose tools were
+    // taken away, or complete() over a tool history.
+    const messages = [
+      user('Go'),
+      assistant([call('t1', 'shot', '{"x":1}'), call('t2', 'read'), call('t3', 'shot')]),
+      result('t1', 'done'),
+      result('t2', 'read it'),
+      result('t3', 'again'),
+      user('Now sum it up'),
+    ]
+    const body = await bodyOf({ messages }, { cacheControl: false })
+    const placeholder = (name: string) => ({
+      name,
+      description: 'Called earlier in this conversation; not available now.',
+      input_schema: { type: 'object' },
+    })
+    expect(body.tools).toEqual([placeholder('shot'), placeholder('read')])
+    expect(body.tool_choice).toEqual({ type: 'none' })
+    // A choice that forces a call is the host's to fix: it goes as set, with no tools to force.
+    const forced = await bodyOf({ messages, toolChoice: 'required' }, { cacheControl: false })
+    expect(forced).not.toHaveProperty('tools')
+    expect(forced.tool_choice).toEqual({ type: 'any' })
+    // Declared tools, or no tool blocks: nothing is added.
+    const tools = [{ name: 'x', description: 'X', parameters: { type: 'object' } }]
+    const declared = await bodyOf({ messages, tools }, { cacheControl: false })
+    expect(declared.tools).toEqual([{ name: 'x', description: 'X', input_schema: { type: 'object' } }])
+    expect(declared).not.toHaveProperty('tool_choice')
+    expect(await bodyOf({ messages: [user('Q')] })).not.toHaveProperty('tools')
+  })
+
   test('system messages join the system prompt', async () => {
     const body = await bodyOf({ system: 'A', messages: [system('B'), user('Hi')] }, { cacheControl: false })
     expect(body.system).toEqual([text('A'), text('B')])

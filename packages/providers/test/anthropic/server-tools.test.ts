@@ -94,7 +94,10 @@ describe('Anthropic server-tool blocks are kept whole, never tool calls', () => 
     const message = await claude(name).complete(ask())
     server().enqueue(streamOf('anthropic', fixture('anthropic', 'anthropic-text')))
     const next = testClient(server(), { api: 'anthropic', model: MODEL, cacheControl: false })
+    // The API refuses tool blocks without tools: the host offers the tool its code called.
+    const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object' } }
     await next.complete({
+      tools: [weather],
       messages: [
         ...ask().messages,
         message,
@@ -217,7 +220,10 @@ describe('programmatic tool calling: a call made by code, answered in the same c
     call.providerFields!.fields.toolset_name = 'weather'
     server().enqueue(streamOf('anthropic', fixture('anthropic', 'anthropic-text')))
     const next = testClient(server(), { api: 'anthropic', model: MODEL, cacheControl: false })
+    // The API refuses tool blocks without tools: the host offers the tool its code called.
+    const weather = { name: 'get_weather', description: 'Weather', parameters: { type: 'object' } }
     await next.complete({
+      tools: [weather],
       messages: [
         ...ask().messages,
         message,
@@ -268,6 +274,7 @@ describe('programmatic tool calling: a call made by code, answered in the same c
           },
         ],
         stream: true,
+        tools: [{ name: 'get_weather', description: 'Weather', input_schema: { type: 'object' } }],
         container: container.id,
       }),
     )

@@ -255,6 +255,15 @@ export function anthropicBody(
     body.tools = tools
   }
   const choice = sentToolChoice(request.toolChoice, tools.length > 0)
+  if (tools.length === 0 && choice === undefined) {
+    // The API refuses tool blocks in a request that declares no tools: the tools the history
+    // called are named, and may not be called (an agent whose tools were taken away, say).
+    const called = calledTools(mapped.messages)
+    if (called.length > 0) {
+      body.tools = called.map(unavailableTool)
+      body.tool_choice = { type: 'none' }
+    }
+  }
   // Thinking allows only `auto` and `none`: a forced tool choice wins over reasoning.
   const forced = choice !== undefined && choice !== 'auto' && choice !== 'none'
   const budget =
@@ -307,6 +316,25 @@ function thinkingBudget(reasoning: LLMRequest['reasoning'], maxTokens: number): 
   const wanted = reasoning.budgetTokens ?? EFFORT_BUDGET_TOKENS[reasoning.effort ?? 'medium']
   const budget = Math.min(wanted, maxTokens - 1)
   return budget >= MIN_THINKING_BUDGET ? budget : undefined
+}
+
+/** The names of the tools the history's assistant turns called, each once, in order. */
+function calledTools(messages: readonly AnthropicMessage[]): string[] {
+  const names = new Set<string>()
+  for (const message of messages) {
+    if (message.role !== 'assistant') continue
+    for (const block of message.content) if (block.type === 'tool_use') names.add(block.name)
+  }
+  return [...names]
+}
+
+/** A tool the history called that the request does not offer: declared so its blocks may be sent. */
+function unavailableTool(name: string) {
+  return {
+    name,
+    description: 'Called earlier in this conversation; not available now.',
+    input_schema: { type: 'object' },
+  }
 }
 
 function anthropicToolChoice(choice: NonNullable<LLMRequest['toolChoice']>) {
