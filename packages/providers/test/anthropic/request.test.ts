@@ -306,6 +306,26 @@ describe('anthropic request', () => {
     ])
   })
 
+  test("image/jpg and upper-case types go as the API's own names (it takes only four, lower-case)", async () => {
+    const readImageFile = async () => Uint8Array.of(255, 216, 255)
+    const content = (await messagesOf(
+      [
+        user(
+          { type: 'image_file', path: '/a.jpg', mimeType: 'image/jpg' },
+          { type: 'image_url', url: 'data:IMAGE/PNG;base64,iVBORw0KGgo=' },
+          { type: 'image_url', url: 'data:image/heic;base64,AAAA' },
+        ),
+      ],
+      { readImageFile },
+    )) as { content: { source: { media_type: string } }[] }[]
+    // A type the API does not take is sent as given: its error names it.
+    expect(content[0]!.content.map((block) => block.source.media_type)).toEqual([
+      'image/jpeg',
+      'image/png',
+      'image/heic',
+    ])
+  })
+
   test('signed and redacted thinking go back unchanged to the model that signed them', async () => {
     const own = { api: 'anthropic', provider: 'anthropic', model: MODEL }
     const messages = [

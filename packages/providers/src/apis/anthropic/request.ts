@@ -126,8 +126,20 @@ function imageBlock(part: ImagePart, files: ImageFiles): AnthropicBlock {
   const data = parseDataUrl(url)
   return {
     type: 'image',
-    source: data ? { type: 'base64', media_type: data.mimeType, data: data.data } : { type: 'url', url },
+    source: data
+      ? { type: 'base64', media_type: mediaType(data.mimeType), data: data.data }
+      : { type: 'url', url },
   }
+}
+
+/**
+ * The API takes `image/jpeg`, `image/png`, `image/gif` and `image/webp`, written so: a type written
+ * otherwise (`image/jpg`, upper case) goes as its name there; any other goes as given, and the API's
+ * error names it.
+ */
+function mediaType(mimeType: string): string {
+  const lower = mimeType.toLowerCase()
+  return lower === 'image/jpg' ? 'image/jpeg' : lower
 }
 
 function convertAssistant(message: AssistantMessage, options: AnthropicMessageOptions): AnthropicBlock[] {
