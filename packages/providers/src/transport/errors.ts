@@ -165,8 +165,9 @@ export function excerpt(text: string, max: number, secret: string | undefined): 
 }
 
 /**
- * `value` safe to keep as an error's `cause`: an error whose message, stack or causes quote
- * `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError} copy (console.error prints the cause chain);
+ * `value` safe to keep as an error's `cause`: an error whose message, stack, own properties or
+ * causes quote `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError}
+ * copy (console.error prints the cause chain and each error's properties);
  * a string is redacted; anything else is returned as it is.
  */
 export function redactCause(value: unknown, secret: string | undefined): unknown {
@@ -183,11 +184,19 @@ function safeCause(value: unknown, secret: string | undefined, depth: number): u
   return quotes(value, secret, depth) ? new RedactedError(value, secret, depth) : value
 }
 
-/** Whether `error` or one of its causes mentions `secret` in its message, stack or code. */
+/**
+ * Whether `error` or one of its causes mentions `secret` in its message, stack, code or other own
+ * properties (an HTTP library's error may keep the request, headers and all, which `console.error`
+ * and `JSON.stringify` show).
+ */
 function quotes(error: Error, secret: string | undefined, depth: number): boolean {
   if (depth >= MAX_CAUSE_DEPTH) return true
   const code = (error as { code?: unknown }).code
-  for (const text of [error.message, error.stack, typeof code === 'string' ? code : undefined]) {
+  const texts = [error.message, error.stack, typeof code === 'string' ? code : undefined]
+  const properties = ownPropertiesText(error)
+  // Properties that cannot be written out (a cycle) cannot be checked: copied to be safe.
+  if (properties === undefined) return true
+  for (const text of [...texts, properties]) {
     if (text !== undefined && redact(text, secret) !== text) return true
   }
   const cause = error.cause
@@ -196,8 +205,30 @@ function quotes(error: Error, secret: string | undefined, depth: number): boolea
 }
 
 /**
+ * The own enumerable properties of `error` but its message, stack and cause, as JSON, with
+ * `Headers` (and a `Request`'s headers) written out as `util.inspect` shows them; undefined when
+ * they cannot be written out.
+ */
+function ownPropertiesText(error: Error): string | undefined {
+  const own = Object.entries(error).filter(([name]) => !['message', 'stack', 'cause'].includes(name))
+  if (own.length === 0) return ''
+  try {
+    return JSON.stringify(Object.fromEntries(own), (_name, value: unknown) => {
+      if (typeof value === 'bigint') return String(value)
+      if (typeof Headers !== 'undefined' && value instanceof Headers) return Object.fromEntries(value)
+      if (typeof Request !== 'undefined' && value instanceof Request)
+        return { url: value.url, headers: Object.fromEntries(value.headers) }
+      return value
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A copy of an error that quoted the API key: the same `name` and `code`, its message and stack
- * with the key replaced by `[redacted]`, its causes made safe the same way.
+ * with the key replaced by `[redacted]`, its causes made safe the same way. Its other properties
+ * (where a request and its headers may be kept) are left out.
  */
 export class RedactedError extends Error {
   readonly code?: unknown
