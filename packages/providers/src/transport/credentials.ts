@@ -6,9 +6,11 @@
 const CREDENTIAL_HEADER = /key|token|secret|passw|auth|credential|cookie|signature/i
 
 /**
- * The credentials among a host's extra request headers, for errors to remove as they remove the
- * API key: each such header's value, and for `Scheme token` values (`Bearer ...`, `Basic ...`)
- * the token alone too, since a server may echo it without its scheme.
+ * The credentials among a host's extra request headers (or any name-to-value map, such as the
+ * environment given to a child process: `GITHUB_TOKEN`, `DB_PASSWORD`), for errors to remove as
+ * they remove the API key: each value whose name says it is a credential, and for `Scheme token`
+ * values (`Bearer ...`, `Basic ...`) the token alone too, since a server may echo it without its
+ * scheme.
  */
 export function headerCredentials(headers: Readonly<Record<string, string>> | undefined): string[] {
   const out: string[] = []
