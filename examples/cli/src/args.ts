@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { redact } from '@kode/providers/adapter'
 
 /** What the command line asked for. */
 export interface CliArgs {
@@ -78,7 +79,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     if (value !== undefined) args[key] = value
   }
   if (args.baseUrl !== undefined && !isWebUrl(args.baseUrl))
-    throw new UsageError(`--base-url must be an http:// or https:// URL (got "${args.baseUrl}")`)
+    // Quoted without a password or key it may carry: stderr ends up in logs.
+    throw new UsageError(
+      `--base-url must be an http:// or https:// URL (got "${redact(args.baseUrl, undefined)}")`,
+    )
   if (values.reasoning !== undefined)
     args.reasoning = oneOf('--reasoning', values.reasoning, ['minimal', 'low', 'medium', 'high'] as const)
   if (values.thinking !== undefined)

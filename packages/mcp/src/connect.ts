@@ -1,3 +1,4 @@
+import { redactCause } from '@kode/providers/adapter'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
@@ -11,6 +12,7 @@ import {
   type McpServerOptions,
   maxMessageBytesOf,
 } from './options.js'
+import { safeConnectionError, serverSecrets } from './secrets.js'
 import { stdioServer } from './stdio.js'
 
 /**
@@ -29,6 +31,16 @@ import { stdioServer } from './stdio.js'
  */
 export async function connectMcpServer(options: McpServerOptions): Promise<McpConnection> {
   checkOptions(options)
+  const secrets = serverSecrets(options)
+  try {
+    return await connect(options)
+  } catch (error) {
+    // A server may have echoed what it was given (a 401 body, its stderr): not into the error.
+    throw McpConnectionError.is(error) ? safeConnectionError(error, secrets) : redactCause(error, secrets)
+  }
+}
+
+async function connect(options: McpServerOptions): Promise<McpConnection> {
   const { name } = options
   const timeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
   const timeout = new AbortController()

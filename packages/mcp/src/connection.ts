@@ -1,4 +1,5 @@
 import type { Tool } from '@kode/core'
+import { redact } from '@kode/providers/adapter'
 import {
   CallToolResultSchema,
   ErrorCode,
@@ -13,6 +14,7 @@ import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
+import { safeConnectionError, serverSecrets } from './secrets.js'
 import { defaultPrefix, kodeToolName } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
@@ -94,6 +96,8 @@ export class ServerConnection implements McpConnection {
   #refreshAgain = false
   /** Set once the connection is over: by `close()` (`undefined` error) or by the server. */
   #ended: { error: McpConnectionError | undefined } | undefined
+  /** What the server was given that its errors must not repeat (see `serverSecrets`). */
+  readonly #secrets: readonly string[]
   #closing: Promise<void> | undefined
 
   private constructor(options: McpServerOptions, link: Link) {
@@ -101,6 +105,7 @@ export class ServerConnection implements McpConnection {
     this.transport = link.kind
     this.#options = options
     this.#link = link
+    this.#secrets = serverSecrets(options)
     const version = link.client.getServerVersion()
     this.server = {
       name: version?.name ?? '',
@@ -281,7 +286,8 @@ export class ServerConnection implements McpConnection {
         if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
         return result as CallResult
       },
-      describeFailure: (error, toolName) => this.#describeFailure(error, toolName),
+      // The text is kept in the history and sent to the model: a credential the server echoed is not.
+      describeFailure: (error, toolName) => redact(this.#describeFailure(error, toolName), this.#secrets),
     }
   }
 
@@ -339,10 +345,10 @@ export class ServerConnection implements McpConnection {
 
   #end(error: McpConnectionError | undefined): void {
     if (this.#ended) return
-    this.#ended = { error }
+    this.#ended = { error: error && safeConnectionError(error, this.#secrets) }
     for (const listener of [...this.#closeListeners]) {
       try {
-        listener(error)
+        listener(this.#ended.error)
       } catch {
         // A listener's bug must not keep the connection from closing.
       }

@@ -2,6 +2,7 @@ import type { AssistantMessage, StreamItem } from '@kode/protocol'
 import { ADAPTER_SPEC_VERSION, type Completion, type ProviderFactory } from './adapter/spec.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
+import { headerCredentials } from './transport/credentials.js'
 import { ProviderError } from './transport/errors.js'
 import { clientHeaders } from './transport/headers.js'
 import { ResponseStream } from './transport/response-stream.js'
@@ -36,7 +37,8 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const now = config.now ?? Date.now
   const createId = config.createId ?? (() => crypto.randomUUID())
   const modelInfo = lookupModel(config.api, config.model, config.catalog)
-  const errors = { label: provider, apiKey: config.apiKey, now }
+  // The key, and the credentials among the host's headers (Azure's `api-key`), never appear in errors.
+  const errors = { label: provider, apiKey: config.apiKey, secrets: headerCredentials(config.headers), now }
   const adapter = factory({ ...config, provider, modelInfo, errors, createId })
   if (adapter.specVersion !== undefined && adapter.specVersion !== ADAPTER_SPEC_VERSION) {
     throw new ProviderError(

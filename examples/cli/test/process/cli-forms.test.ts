@@ -73,4 +73,20 @@ describe('the command line', () => {
     expect(stdout).toBe('')
     expect(stderr).toMatch(/^kode: /)
   })
+
+  test('a bad --base-url is quoted without its password or key', async () => {
+    const url = 'ftp://me:hunter2-secret@example.test/v1?key=AIzaSecretKey123'
+    const { code, stderr } = await runKode([
+      'exec',
+      '--base-url',
+      url,
+      'hi',
+      '--sessions-dir',
+      tempDir('kode-usage-'),
+    ])
+    expect(code).toBe(2)
+    expect(stderr).toContain('ftp://[redacted]@example.test/v1?key=[redacted]')
+    expect(stderr).not.toContain('hunter2-secret')
+    expect(stderr).not.toContain('AIzaSecretKey123')
+  })
 })

@@ -5,7 +5,8 @@
  * prologue (`prepareMessages`, or `MessagePreparer` across a client's requests), per-message caching
  * (of conversions, `MessageCache`, and of their JSON, `JsonTextCache`), the wire items of a
  * history's settled part kept across requests (`SettledItems`), images, tool-call arguments and ids,
- * reasoning hand-off, and typed errors. Register the factory with `registerProvider` from
+ * reasoning hand-off, typed errors, and the redaction that keeps keys out of them (`redact`,
+ * `redactCause`, `headerCredentials`; @kode/mcp uses the same). Register the factory with `registerProvider` from
  * `@kode/providers`. See docs/writing-a-provider.md.
  */
 
@@ -53,7 +54,15 @@ export {
   type TurnConverters,
   userAssistantTurns,
 } from '../apis/shared/turns.js'
-export { ProviderError, type ProviderErrorInit, type TransportErrorCode } from '../transport/errors.js'
+export { headerCredentials } from '../transport/credentials.js'
+export {
+  ProviderError,
+  type ProviderErrorInit,
+  redact,
+  redactCause,
+  type Secrets,
+  type TransportErrorCode,
+} from '../transport/errors.js'
 export {
   type ErrorContext,
   type ErrorPayloadFields,

@@ -2,7 +2,7 @@ import type { Accumulator } from '../accumulate.js'
 import type { Completion } from '../adapter/spec.js'
 import { looksLikePage } from './body.js'
 import { excerpt, ProviderError } from './errors.js'
-import { type ErrorContext, transportError } from './failures.js'
+import { type ErrorContext, secretsOf, transportError } from './failures.js'
 import { messageOf } from './open-response.js'
 import { MAX_EVENT_CHARS, type SseEvent } from './sse.js'
 
@@ -22,7 +22,7 @@ export function checkNotPage(bytes: Uint8Array, errors: ErrorContext): boolean |
   const page = looksLikePage(bytes)
   if (!page) return page
   const head = new TextDecoder().decode(bytes.subarray(0, 200)).trim()
-  const detail = `expected an event stream, got a page: ${excerpt(head, 120, errors.apiKey)}`
+  const detail = `expected an event stream, got a page: ${excerpt(head, 120, secretsOf(errors))}`
   throw transportError(errors, 'invalid_response', detail, { retryable: false })
 }
 
@@ -41,7 +41,7 @@ export function eventTooLarge(errors: ErrorContext): ProviderError {
  */
 export function mappingError(thrown: unknown, event: SseEvent, errors: ErrorContext): unknown {
   if (ProviderError.is(thrown)) return thrown
-  const detail = `could not read an event (${messageOf(thrown)}): ${excerpt(event.data, 120, errors.apiKey)}`
+  const detail = `could not read an event (${messageOf(thrown)}): ${excerpt(event.data, 120, secretsOf(errors))}`
   return transportError(errors, 'invalid_response', detail, { retryable: false, cause: thrown })
 }
 

@@ -111,7 +111,7 @@ export function withRequestId(error: ProviderError, requestId: string | undefine
 }
 
 /**
- * `text` safe to keep in an error: every occurrence of `secret` (and of `secret` trimmed: HTTP
+ * `text` safe to keep in an error: every occurrence of `secret` (each of them, given several; and of it trimmed: HTTP
  * trims header values, so errors quote a key without its surrounding whitespace) becomes
  * `[redacted]` in any spelling a server may echo it in (raw, percent- or form-encoded,
  * JSON-escaped: see {@link secretPattern}), and so do the credentials of any URL in it
@@ -119,14 +119,19 @@ export function withRequestId(error: ProviderError, requestId: string | undefine
  * parameters (see {@link redactUrlSecrets}). Keys shorter than 8
  * characters are not secrets.
  */
-export function redact(text: string, secret: string | undefined): string {
+export function redact(text: string, secret: Secrets): string {
   let out = redactUrlSecrets(text)
-  if (!secret || secret.length < 8) return out
-  out = out.replace(secretPattern(secret), '[redacted]')
-  const trimmed = secret.trim()
-  if (trimmed !== secret && trimmed.length >= 8) out = out.replace(secretPattern(trimmed), '[redacted]')
+  for (const one of typeof secret === 'string' ? [secret] : (secret ?? [])) {
+    if (one.length < 8) continue
+    out = out.replace(secretPattern(one), '[redacted]')
+    const trimmed = one.trim()
+    if (trimmed !== one && trimmed.length >= 8) out = out.replace(secretPattern(trimmed), '[redacted]')
+  }
   return out
 }
+
+/** What {@link redact} removes: the API key, or every credential a request carries. */
+export type Secrets = string | readonly string[] | undefined
 
 // `scheme://userinfo@`: the userinfo is everything up to the `@` that has no `/`, `?`, `#` or space.
 const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi
@@ -159,35 +164,44 @@ export function originAndPath(url: URL): string {
  * At most `max` characters of `text`, with `secret` removed first: cutting first could split the
  * key and leave a prefix of it that `redact` no longer recognises.
  */
-export function excerpt(text: string, max: number, secret: string | undefined): string {
+export function excerpt(text: string, max: number, secret: Secrets): string {
   const clean = redact(text, secret)
   return clean.length > max ? `${clean.slice(0, max)}…` : clean
 }
 
 /**
- * `value` safe to keep as an error's `cause`: an error whose message, stack or causes quote
- * `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError} copy (console.error prints the cause chain);
+ * `value` safe to keep as an error's `cause`: an error whose message, stack, own properties or
+ * causes quote `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError}
+ * copy (console.error prints the cause chain and each error's properties);
  * a string is redacted; anything else is returned as it is.
  */
-export function redactCause(value: unknown, secret: string | undefined): unknown {
+export function redactCause(value: unknown, secret: Secrets): unknown {
   return safeCause(value, secret, 0)
 }
 
 // Cause chains are short; a deeper (or cyclic) one is cut rather than walked forever.
 const MAX_CAUSE_DEPTH = 8
 
-function safeCause(value: unknown, secret: string | undefined, depth: number): unknown {
+function safeCause(value: unknown, secret: Secrets, depth: number): unknown {
   if (typeof value === 'string') return redact(value, secret)
   if (!(value instanceof Error)) return value
   if (depth >= MAX_CAUSE_DEPTH) return undefined
   return quotes(value, secret, depth) ? new RedactedError(value, secret, depth) : value
 }
 
-/** Whether `error` or one of its causes mentions `secret` in its message, stack or code. */
-function quotes(error: Error, secret: string | undefined, depth: number): boolean {
+/**
+ * Whether `error` or one of its causes mentions `secret` in its message, stack, code or other own
+ * properties (an HTTP library's error may keep the request, headers and all, which `console.error`
+ * and `JSON.stringify` show).
+ */
+function quotes(error: Error, secret: Secrets, depth: number): boolean {
   if (depth >= MAX_CAUSE_DEPTH) return true
   const code = (error as { code?: unknown }).code
-  for (const text of [error.message, error.stack, typeof code === 'string' ? code : undefined]) {
+  const texts = [error.message, error.stack, typeof code === 'string' ? code : undefined]
+  const properties = ownPropertiesText(error)
+  // Properties that cannot be written out (a cycle) cannot be checked: copied to be safe.
+  if (properties === undefined) return true
+  for (const text of [...texts, properties]) {
     if (text !== undefined && redact(text, secret) !== text) return true
   }
   const cause = error.cause
@@ -196,13 +210,35 @@ function quotes(error: Error, secret: string | undefined, depth: number): boolea
 }
 
 /**
+ * The own enumerable properties of `error` but its message, stack and cause, as JSON, with
+ * `Headers` (and a `Request`'s headers) written out as `util.inspect` shows them; undefined when
+ * they cannot be written out.
+ */
+function ownPropertiesText(error: Error): string | undefined {
+  const own = Object.entries(error).filter(([name]) => !['message', 'stack', 'cause'].includes(name))
+  if (own.length === 0) return ''
+  try {
+    return JSON.stringify(Object.fromEntries(own), (_name, value: unknown) => {
+      if (typeof value === 'bigint') return String(value)
+      if (typeof Headers !== 'undefined' && value instanceof Headers) return Object.fromEntries(value)
+      if (typeof Request !== 'undefined' && value instanceof Request)
+        return { url: value.url, headers: Object.fromEntries(value.headers) }
+      return value
+    })
+  } catch {
+    return undefined
+  }
+}
+
+/**
  * A copy of an error that quoted the API key: the same `name` and `code`, its message and stack
- * with the key replaced by `[redacted]`, its causes made safe the same way.
+ * with the key replaced by `[redacted]`, its causes made safe the same way. Its other properties
+ * (where a request and its headers may be kept) are left out.
  */
 export class RedactedError extends Error {
   readonly code?: unknown
 
-  constructor(original: Error, secret: string | undefined, depth: number) {
+  constructor(original: Error, secret: Secrets, depth: number) {
     const cause = safeCause(original.cause, secret, depth + 1)
     super(redact(original.message, secret), cause === undefined ? undefined : { cause })
     this.name = original.name

@@ -1,5 +1,12 @@
 import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
-import { excerpt, ProviderError, type ProviderErrorInit, redact, redactCause } from './errors.js'
+import {
+  excerpt,
+  ProviderError,
+  type ProviderErrorInit,
+  redact,
+  redactCause,
+  type Secrets,
+} from './errors.js'
 import { isContextOverflow } from './overflow.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
 
@@ -9,8 +16,18 @@ export interface ErrorContext {
   label: string
   /** Removed from every provider message before it is kept. */
   apiKey?: string | undefined
+  /**
+   * Other credentials the request carries (those of the host's `headers`, see
+   * `headerCredentials`), removed the same way.
+   */
+  secrets?: readonly string[] | undefined
   /** Clock for HTTP-date `Retry-After` values. */
   now?: () => number
+}
+
+/** Every secret `ctx`'s errors must not contain: the API key and the other credentials. */
+export function secretsOf(ctx: ErrorContext): readonly string[] {
+  return ctx.apiKey === undefined ? (ctx.secrets ?? []) : [ctx.apiKey, ...(ctx.secrets ?? [])]
 }
 
 /** The parts of a provider error body every wire agrees on, more or less. */
@@ -47,13 +64,13 @@ function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
  * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
  */
 export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ProviderError> {
-  const { text, truncated } = await readQuotedBody(response, ctx.apiKey)
+  const { text, truncated } = await readQuotedBody(response, secretsOf(ctx))
   // A cut body is no JSON and not the provider's message as a whole: quoted, marked as cut.
   const payload = parseJsonOr(text)
   const fields = truncated && typeof payload === 'string' ? {} : readErrorPayload(payload)
   const quoted =
     fields.message ?? (truncated ? `${text.trim()}… (cut at ${MAX_QUOTED_BODY_BYTES} bytes)` : text.trim())
-  const providerMessage = redact(quoted || response.statusText, ctx.apiKey)
+  const providerMessage = redact(quoted || response.statusText, secretsOf(ctx))
   const shouldRetry = response.headers.get('x-should-retry')
   const retryable =
     shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
@@ -81,7 +98,7 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
  */
 export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderError {
   const fields = readErrorPayload(payload)
-  const providerMessage = redact(fields.message ?? 'unknown error', ctx.apiKey)
+  const providerMessage = redact(fields.message ?? 'unknown error', secretsOf(ctx))
   const retryable =
     isRetryableCode(fields.code) || (fields.status !== undefined && isRetryableStatus(fields.status))
   const code = fields.code !== undefined ? ` ${fields.code}` : ''
@@ -100,11 +117,11 @@ export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderE
  */
 export function errorFromThrown(thrown: unknown, ctx: ErrorContext): ProviderError {
   if (ProviderError.is(thrown)) return thrown
-  const detail = redact(describeThrown(thrown), ctx.apiKey)
+  const detail = redact(describeThrown(thrown), secretsOf(ctx))
   return new ProviderError(`${ctx.label}: network error: ${detail}`, {
     code: 'network',
     retryable: true,
-    cause: redactCause(thrown, ctx.apiKey),
+    cause: redactCause(thrown, secretsOf(ctx)),
   })
 }
 
@@ -121,8 +138,8 @@ export function transportError(
 ): ProviderError {
   const init: ProviderErrorInit = { code, retryable: options.retryable }
   if (options.status !== undefined) init.status = options.status
-  if (options.cause !== undefined) init.cause = redactCause(options.cause, ctx.apiKey)
-  return new ProviderError(`${ctx.label}: ${redact(detail, ctx.apiKey)}`, init)
+  if (options.cause !== undefined) init.cause = redactCause(options.cause, secretsOf(ctx))
+  return new ProviderError(`${ctx.label}: ${redact(detail, secretsOf(ctx))}`, init)
 }
 
 /** Parses one event's JSON data; bad JSON is an `invalid_response` error quoting the start of it. */
@@ -130,7 +147,7 @@ export function parseEventJson(data: string, ctx: ErrorContext): unknown {
   try {
     return JSON.parse(data)
   } catch (cause) {
-    const head = excerpt(data, 120, ctx.apiKey)
+    const head = excerpt(data, 120, secretsOf(ctx))
     throw transportError(ctx, 'invalid_response', `the stream sent an event that is not JSON: ${head}`, {
       retryable: true,
       cause,
@@ -199,12 +216,12 @@ export function isEventStreamLike(response: Response): boolean {
  * its type, its size (or that it was larger than what was read) and how it starts.
  */
 export async function notAStream(response: Response, errors: ErrorContext): Promise<ProviderError> {
-  const { text, truncated } = await readQuotedBody(response, errors.apiKey)
+  const { text, truncated } = await readQuotedBody(response, secretsOf(errors))
   const type = response.headers.get('content-type') ?? 'no content type'
   const size = truncated
     ? `more than ${MAX_QUOTED_BODY_BYTES} bytes`
     : `${new TextEncoder().encode(text).length} bytes`
-  const detail = `expected an event stream, got ${type} (${size}): ${excerpt(text, 200, errors.apiKey)}`
+  const detail = `expected an event stream, got ${type} (${size}): ${excerpt(text, 200, secretsOf(errors))}`
   return transportError(errors, 'invalid_response', detail, { retryable: false })
 }
 
@@ -212,9 +229,9 @@ export async function notAStream(response: Response, errors: ErrorContext): Prom
  * The start of a body to quote, at most {@link MAX_QUOTED_BODY_BYTES}, without the API key. It
  * reads a little past the cap and redacts before cutting, so a key across the cut leaves no prefix.
  */
-async function readQuotedBody(response: Response, apiKey: string | undefined): Promise<BodyHead> {
+async function readQuotedBody(response: Response, secrets: Secrets): Promise<BodyHead> {
   const head = await readBodyHead(response, MAX_QUOTED_BODY_BYTES + 4096)
-  const text = redact(head.text, apiKey)
+  const text = redact(head.text, secrets)
   return text.length > MAX_QUOTED_BODY_BYTES
     ? { text: text.slice(0, MAX_QUOTED_BODY_BYTES), truncated: true }
     : { text, truncated: head.truncated }

@@ -1,0 +1,33 @@
+import { headerCredentials, redact, redactCause } from '@kode/providers/adapter'
+import { McpConnectionError } from './errors.js'
+import type { McpServerOptions } from './options.js'
+
+/**
+ * What a server was given that must not come back in what Kode prints or keeps: every header value
+ * (with a `Bearer` token also alone), and the values of the environment variables named like
+ * credentials (`GITHUB_TOKEN`, `API_KEY`, `DB_PASSWORD`...). A server may echo them (a 401 body, its
+ * stderr, a tool's error), and those words end up in errors, tool results and the model's next request.
+ */
+export function serverSecrets(options: McpServerOptions): string[] {
+  if (options.url === undefined) return headerCredentials(options.env)
+  const headers = options.headers ?? {}
+  return [...Object.values(headers), ...headerCredentials(headers)]
+}
+
+/** `error` as it may be shown: a copy with its message and cause redacted, when either quotes a secret. */
+export function safeConnectionError(
+  error: McpConnectionError,
+  secrets: readonly string[],
+): McpConnectionError {
+  const message = redact(error.message, secrets)
+  const cause = redactCause(error.cause, secrets)
+  if (message === error.message && cause === error.cause) return error
+  const copy = new McpConnectionError(
+    error.code,
+    error.serverName,
+    message,
+    cause === undefined ? undefined : { cause },
+  )
+  if (error.stack !== undefined) copy.stack = redact(error.stack, secrets)
+  return copy
+}
