@@ -3,6 +3,7 @@ import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
+import { checkedApprovals, checkedInput } from './task-input.js'
 import type { DurableTask } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
 
@@ -75,7 +76,11 @@ export interface DurableTaskStatus {
 
 /** Durable tasks on DBOS (see `createDurableAgents`). */
 export interface DurableAgents {
-  /** Starts a task with the user's input on a session (created when new); resolves once it is recorded. */
+  /**
+   * Starts a task with the user's input on a session (created when new); resolves once it is
+   * recorded. An input that cannot run (not valid user input, or not JSON DBOS can record) is
+   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created.
+   */
   start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
   /** Carries the session's task on (approvals, or a task that stopped), as a durable task. */
   continue(sessionId: string, options?: DurableContinueOptions): Promise<DurableTaskHandle>
@@ -149,11 +154,13 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   }
 
   return {
-    start: (sessionId, input, startOptions = {}) => begin({ kind: 'run', sessionId, input }, startOptions),
-    continue(sessionId, continueOptions = {}) {
+    // Checked before DBOS records anything: a bad input fails the call, not the task.
+    start: async (sessionId, input, startOptions = {}) =>
+      begin({ kind: 'run', sessionId, input: checkedInput(input) }, startOptions),
+    async continue(sessionId, continueOptions = {}) {
       const { approvals, ...startOptions } = continueOptions
       const task: DurableTask = { kind: 'continue', sessionId }
-      if (approvals !== undefined) task.approvals = approvals
+      if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
       return begin(task, startOptions)
     },
     async status(workflowId) {

@@ -1,5 +1,5 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool } from '@kode/core'
+import { createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
@@ -253,6 +253,37 @@ describe('durable tasks on DBOS', () => {
     expect(await strays.status(workflowId)).toBeUndefined()
     const error = await strays.result(workflowId, FAST).catch((e: unknown) => e)
     expect(DurableTaskError.is(error) && error.code).toBe('unknown_task')
+  })
+
+  test('an input that cannot run is refused typed before anything is recorded: no workflow, no session', async () => {
+    const requests = server.requests.length
+    const inputs = [
+      // Not a user part: the session would refuse it, after the workflow had created the session.
+      [{ type: 'text' }],
+      // Not JSON: DBOS could not record it.
+      [{ type: 'text', text: 1n }],
+      42,
+    ] as unknown as UserInput[]
+    for (const [index, input] of inputs.entries()) {
+      const workflowId = `bad-input-${index}`
+      const error = await durable.start(`bad-input-${index}`, input, { workflowId }).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+      expect((error as Error).message).toMatch(/^the task's input is not valid user input: /)
+      expect(await durable.status(workflowId)).toBeUndefined()
+      expect(await store.info(`bad-input-${index}`)).toBeUndefined()
+    }
+    const bad = await durable
+      .continue('notes', {
+        approvals: [{ toolCallId: 'c1', approved: 'yes' }] as never,
+        workflowId: 'bad-approvals',
+      })
+      .catch((e: unknown) => e)
+    expect(DurableTaskError.is(bad) && [bad.code, bad.message]).toEqual([
+      'invalid_input',
+      'approvals[0] must be { toolCallId: string, approved: boolean, reason?: string }',
+    ])
+    expect(await durable.status('bad-approvals')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
   })
 
   test('options that cannot work are refused up front', () => {
