@@ -8,6 +8,7 @@ import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
+import { reapOnce } from '../src/reaper.js'
 import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
@@ -17,6 +18,12 @@ let server: SseTestServer
 let store: SessionStore
 let durable: DurableAgents
 let strays: DurableAgents
+let slowStart: DurableAgents
+/** Holds `slowStart`'s session creation until `openCreate()`. */
+let openCreate: () => void = () => {}
+const createGate = new Promise<void>((resolve) => {
+  openCreate = resolve
+})
 let gated: DurableAgents
 /** Lets `gated`'s factory return its agent; `factoryEntered` resolves once it was called. */
 let openGate: () => void = () => {}
@@ -80,6 +87,18 @@ beforeAll(async () => {
           await gate
           return createAgent({ client, store, sessionId })
         },
+      })
+      slowStart = createDurableAgents({
+        name: 'kode.slow-start',
+        // The session is created only once the test lets it: the task is "just starting".
+        store: {
+          ...store,
+          create: async (init) => {
+            await createGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -284,6 +303,35 @@ describe('durable tasks on DBOS', () => {
     ])
     expect(await durable.status('bad-approvals')).toBeUndefined()
     expect(server.requests.length).toBe(requests)
+  })
+
+  test("a reaper whose clock runs an hour ahead of the database's does not take a task that has just started", async () => {
+    server.enqueue(reply('k1', 'Started once.'))
+    const requests = server.requests.length
+    const { workflowId } = await slowStart.start('just-started', 'Start once')
+    // PENDING, and its session not created yet (no writer to find): only its age protects it.
+    expect((await slowStart.status(workflowId))?.status).toBe('PENDING')
+    expect(await store.info('just-started')).toBeUndefined()
+    // Another worker's reaper (this task is not its own), whose clock is an hour ahead.
+    const reaper = {
+      store,
+      workflowName: 'kode.slow-start',
+      local: new Set<string>(),
+      staleAfterMs: 2_000,
+      now: () => Date.now() + 3_600_000,
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await reapOnce(reaper)).toEqual([])
+    openCreate()
+    expect(await slowStart.result(workflowId, FAST)).toMatchObject({ text: 'Started once.' })
+    expect(server.requests.length).toBe(requests + 1)
+    expect(await lines('just-started')).toEqual([
+      'user: Start once',
+      'assistant: Started once.',
+      'task_metadata',
+    ])
   })
 
   test('options that cannot work are refused up front', () => {
