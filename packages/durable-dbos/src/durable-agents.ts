@@ -3,6 +3,7 @@ import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
+import { safeError } from './safe-error.js'
 import { checkedApprovals, checkedInput } from './task-input.js'
 import type { DurableTask } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
@@ -136,6 +137,9 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       local.add(workflowId)
       try {
         return await executeTask({ store, agentFactory, lockRetryMs }, task, workflowId)
+      } catch (error) {
+        // DBOS stores and logs what a workflow throws: never the credentials it might carry.
+        throw safeError(error)
       } finally {
         local.delete(workflowId)
       }

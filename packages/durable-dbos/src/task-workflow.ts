@@ -4,6 +4,7 @@ import { SessionError, type SessionLease, type SessionStore } from '@kode/sessio
 import { runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
+import { safeError } from './safe-error.js'
 import { type DurableTask, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
@@ -98,11 +99,16 @@ async function begin(
   try {
     const begun = await DBOS.runStep(
       async (): Promise<Begun> => {
-        await createIfNew(store, sessionId)
-        lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
-        const info = await store.info(sessionId)
-        if (!info) throw deleted(sessionId)
-        return { recordCount: info.recordCount, createdAt: info.createdAt }
+        try {
+          await createIfNew(store, sessionId)
+          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
+          const info = await store.info(sessionId)
+          if (!info) throw deleted(sessionId)
+          return { recordCount: info.recordCount, createdAt: info.createdAt }
+        } catch (error) {
+          // DBOS stores a step's error as JSON: never the credentials it might carry.
+          throw safeError(error)
+        }
       },
       { name: 'kode.task.begin' },
     )

@@ -1,11 +1,12 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
-import { createClient } from '@kode/providers'
+import { createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import type { SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
 import { reapOnce } from '../src/reaper.js'
@@ -19,6 +20,20 @@ let store: SessionStore
 let durable: DurableAgents
 let strays: DurableAgents
 let slowStart: DurableAgents
+let leakyRun: DurableAgents
+let leakyFactory: DurableAgents
+let leakyHook: DurableAgents
+const API_KEY = 'sk-live-0123456789abcdefABCDEF'
+
+/** An error as an HTTP client throws one: the request's headers on it and on its cause. */
+function leakingError(where: string): Error {
+  const request = { url: 'https://api.example.test/v1/chat', headers: { Authorization: `Bearer ${API_KEY}` } }
+  const cause = Object.assign(new Error(`socket hang up (x-api-key: ${API_KEY})`), { config: request })
+  return Object.assign(new Error(`${where} failed: POST with Authorization: Bearer ${API_KEY}`, { cause }), {
+    code: 'ECONNRESET',
+    request,
+  })
+}
 /** Holds `slowStart`'s session creation until `openCreate()`. */
 let openCreate: () => void = () => {}
 const createGate = new Promise<void>((resolve) => {
@@ -99,6 +114,43 @@ beforeAll(async () => {
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // A custom model client that fails as an HTTP library does: the request, headers and all,
+      // on the error and its cause, the key in the message too.
+      const leakyClient: LLMClient = {
+        api: client.api,
+        provider: client.provider,
+        model: client.model,
+        modelInfo: client.modelInfo,
+        stream: () => {
+          throw leakingError('stream')
+        },
+        complete: () => Promise.reject(leakingError('complete')),
+      }
+      leakyRun = createDurableAgents({
+        name: 'kode.leaky-run',
+        store,
+        agentFactory: ({ sessionId, store }) => createAgent({ client: leakyClient, store, sessionId }),
+      })
+      leakyHook = createDurableAgents({
+        name: 'kode.leaky-hook',
+        store,
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({
+            client,
+            store,
+            sessionId,
+            hooks: {
+              beforeModelCall: () => {
+                throw new Error(`the gateway refused Authorization: Bearer ${API_KEY}`)
+              },
+            },
+          }),
+      })
+      leakyFactory = createDurableAgents({
+        name: 'kode.leaky-factory',
+        store,
+        agentFactory: () => Promise.reject(leakingError('factory')),
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -334,6 +386,29 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('an error a task records or returns never carries an API key, in DBOS or to the host', async () => {
+    for (const [tasks, sessionId] of [
+      [leakyRun, 'leaky-run'],
+      [leakyFactory, 'leaky-factory'],
+      // A hook that throws fails the run with its error, after the task ended in the history.
+      [leakyHook, 'leaky-hook'],
+    ] as const) {
+      const { workflowId } = await tasks.start(sessionId, 'Hello')
+      const error = await tasks.result(workflowId, FAST).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      // What the host gets still says what failed.
+      expect((error as Error).message).toMatch(
+        /(failed: POST with|refused) Authorization: Bearer \[redacted\]/,
+      )
+      expect(everything(error)).not.toContain(API_KEY)
+      expect(everything((await tasks.status(workflowId))?.error)).not.toContain(API_KEY)
+      // What DBOS keeps in Postgres: the workflow's error and its steps' outputs.
+      const rows = await dbosRows(workflowId)
+      expect(rows).toContain('Authorization: Bearer [redacted]')
+      expect(rows).not.toContain(API_KEY)
+    }
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
@@ -348,6 +423,43 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 })
+
+/** Every string an error holds: its message, stack, fields and causes, as JSON would show them. */
+function everything(error: unknown): string {
+  const seen = new Set<unknown>()
+  const walk = (value: unknown): unknown => {
+    if (typeof value !== 'object' || value === null || seen.has(value)) return value
+    seen.add(value)
+    const out: Record<string, unknown> = {}
+    for (const key of Object.getOwnPropertyNames(value))
+      out[key] = walk((value as Record<string, unknown>)[key])
+    return out
+  }
+  return JSON.stringify(walk(error))
+}
+
+/** Every row DBOS keeps for a workflow (its status, output, steps...: each table that names it), as text. */
+async function dbosRows(workflowId: string): Promise<string> {
+  const client = new pg.Client({ connectionString: postgresUrl() })
+  await client.connect()
+  try {
+    const tables = await client.query(
+      `select table_name from information_schema.columns where table_schema = $1 and column_name = 'workflow_uuid'`,
+      [dbosSchema],
+    )
+    const rows: unknown[] = []
+    for (const { table_name } of tables.rows as { table_name: string }[]) {
+      const found = await client.query(
+        `select * from "${dbosSchema}"."${table_name}" where workflow_uuid = $1`,
+        [workflowId],
+      )
+      rows.push(...found.rows)
+    }
+    return JSON.stringify(rows)
+  } finally {
+    await client.end()
+  }
+}
 
 /** Polls until `check` holds; fails saying what never happened. */
 async function within(ms: number, what: string, check: () => boolean): Promise<void> {
