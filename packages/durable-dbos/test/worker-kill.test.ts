@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DBOSClient } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool } from '@kode/core'
+import { COMPACTION_PROMPT, createAgent, defineTool } from '@kode/core'
 import { toolCallsOf } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
@@ -58,10 +58,14 @@ interface Worker {
 }
 
 /** Starts a worker; with `dieAt`, one that SIGKILLs itself when its agent emits that event type. */
-function startWorker(who: string | { executorId: string; dieAt: string }, ...args: string[]): Worker {
-  const { executorId, dieAt } = typeof who === 'string' ? { executorId: who, dieAt: undefined } : who
+function startWorker(
+  who: string | { executorId: string; dieAt?: string; smallWindow?: boolean },
+  ...args: string[]
+): Worker {
+  const { executorId, dieAt, smallWindow } = typeof who === 'string' ? { executorId: who } : who
   const config = {
     ...(dieAt !== undefined ? { dieAt } : {}),
+    ...(smallWindow ? { smallWindow } : {}),
     postgresUrl: postgresUrl(),
     dbosUrl: dbosDatabaseUrl(),
     schema,
@@ -378,6 +382,117 @@ describe('a durable task whose worker is killed', () => {
     }
     b.process.kill('SIGKILL')
     await b.exited
+  })
+
+  test('killed while it compacts is carried on: the history is compacted once, no completed model call or tool again', async () => {
+    server.enqueue(callTools('m1', [{ id: 'g1', name: 'read_log', args: {} }]))
+    server.enqueue(reply('m-sum', 'Summary: the whole log was read, nothing wrong in it.'))
+    server.enqueue(reply('m2', 'The log is fine.'))
+    const before = server.requests.length
+    const workflowId = 'compact-then-die'
+    const a = startWorker(
+      { executorId: 'worker-k', dieAt: 'compaction_start', smallWindow: true },
+      'start',
+      'compacting',
+      workflowId,
+    )
+    await a.exited
+    // A read the log, then died as it began to compact: its summary was never asked for.
+    expect(server.requests.length).toBe(before + 1)
+    expect(toolRuns()).toContain('read_log g1 resumed=false worker-k')
+
+    const b = startWorker({ executorId: 'worker-l', smallWindow: true }, 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ sessionId: 'compacting', reason: 'completed', text: 'The log is fine.' })
+    // B asked for the summary, then for the answer: m1 was not asked for again.
+    expect(server.requests.length).toBe(before + 3)
+    expect(server.requests[before + 1]!.rawBody).toContain(JSON.stringify(COMPACTION_PROMPT).slice(1, 60))
+    expect(server.requests[before + 2]!.rawBody).toContain('Summary: the whole log was read')
+    expect(toolRuns().filter((line) => line.startsWith('read_log'))).toEqual([
+      'read_log g1 resumed=false worker-k',
+    ])
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('compacting')
+      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'compaction',
+        'assistant',
+        'task_metadata',
+      ])
+      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
+    } finally {
+      await store.close()
+    }
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test('killed as its call asks for approval pauses once on another worker; approved, the call runs exactly once', async () => {
+    server.enqueue(callTools('v1', [{ id: 'a2', name: 'file_note', args: {} }]))
+    const before = server.requests.length
+    const workflowId = 'approval-then-die'
+    const a = startWorker(
+      { executorId: 'worker-m', dieAt: 'tool_approval_request' },
+      'start',
+      'pending-approval',
+      workflowId,
+    )
+    await a.exited
+    expect(server.requests.length).toBe(before + 1)
+
+    // B carries the task on: it pauses again for the same call, with no model call.
+    const b = startWorker('worker-n', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const ended = await Promise.race(
+      [b.line('finished '), b.line('failed ')].map((line) => line.catch((error: Error) => error.message)),
+    )
+    expect(ended).toMatch(/^finished /)
+    const paused = JSON.parse(ended.slice('finished '.length))
+    expect(paused).toMatchObject({
+      sessionId: 'pending-approval',
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'a2', toolName: 'file_note' }],
+    })
+    expect(server.requests.length).toBe(before + 1)
+    b.process.kill('SIGKILL')
+    await b.exited
+
+    // The human approves; worker C carries the task on with the decision.
+    server.enqueue(reply('v2', 'Filed the note.'))
+    const c = startWorker('worker-o', 'continue', 'pending-approval', 'approve-a2', 'a2')
+    await c.line('started ')
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const done = await dbos.retrieveWorkflow('approve-a2').getResult()
+      expect(done).toMatchObject({ reason: 'completed', text: 'Filed the note.' })
+    } finally {
+      await dbos.destroy()
+    }
+    expect(server.requests.length).toBe(before + 2)
+    expect(toolRuns().filter((line) => line.startsWith('file_note a2'))).toEqual([
+      'file_note a2 resumed=false worker-o',
+    ])
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('pending-approval')
+      const count = (type: string) =>
+        history.filter((record) => !('role' in record) && record.type === type).length
+      expect([count('approval_request'), count('approval_decision')]).toEqual([1, 1])
+      expect(history.filter((record) => 'role' in record && record.role === 'tool')).toMatchObject([
+        { toolCallId: 'a2', status: 'success' },
+      ])
+    } finally {
+      await store.close()
+    }
+    c.process.kill('SIGKILL')
+    await c.exited
   })
 })
 
