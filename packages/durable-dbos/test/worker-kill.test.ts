@@ -52,6 +52,8 @@ interface Worker {
   process: ChildProcess
   /** What it printed on stderr so far (also passed on to this process's stderr). */
   stderr(): string
+  /** The lines it printed so far. */
+  lines(): readonly string[]
   /** Resolves with the first line (seen or coming) that starts with `prefix`. */
   line(prefix: string): Promise<string>
   exited: Promise<number | null>
@@ -96,6 +98,7 @@ function startWorker(
   return {
     process: proc,
     stderr: () => stderr,
+    lines: () => lines,
     exited,
     line: (prefix) =>
       new Promise((resolve, reject) => {
@@ -494,7 +497,65 @@ describe('a durable task whose worker is killed', () => {
     c.process.kill('SIGKILL')
     await c.exited
   })
+
+  test('carried on after a crash and cancelled while it waits for its session, it stops waiting and never runs', async () => {
+    server.enqueue(callTools('w1', [{ id: 'n4', name: 'notify', args: {} }]))
+    const workflowId = 'cancel-while-waiting'
+    const a = startWorker('worker-p', 'start', 'waiting', workflowId)
+    await until(() => toolRuns().includes('notify n4 resumed=false worker-p'))
+    a.process.kill('SIGKILL')
+    await a.exited
+    const requests = server.requests.length
+
+    // Another writer takes the session once A's lease expired, and keeps it.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, leaseMs: 1_000 })
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const held = await eventually(() => store.acquire('waiting'))
+      const records = (await store.read('waiting')).length
+      // A comes back under its executor id: DBOS carries the task on, and it waits for the session.
+      const back = startWorker('worker-p', 'recover')
+      await back.line('acquire waiting')
+      await dbos.cancelWorkflow(workflowId)
+      // DBOS polls for cancellations about once a second: the wait stops soon after.
+      await stopsPrinting(back, 'acquire waiting', 1_500, 15_000)
+      await held.release()
+      expect(back.lines().filter((line) => line.startsWith('factory'))).toEqual([])
+      expect(server.requests.length).toBe(requests)
+      expect((await store.read('waiting')).length).toBe(records)
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'CANCELLED' })
+      back.process.kill('SIGKILL')
+      await back.exited
+    } finally {
+      await dbos.destroy()
+      await store.close()
+    }
+  })
 })
+
+/** Resolves once `worker` printed no new `prefix` line for `quietMs`; fails if it still does after `withinMs`. */
+async function stopsPrinting(
+  worker: Worker,
+  prefix: string,
+  quietMs: number,
+  withinMs: number,
+): Promise<void> {
+  const count = () => worker.lines().filter((line) => line.startsWith(prefix)).length
+  const deadline = Date.now() + withinMs
+  let seen = count()
+  let since = Date.now()
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    if (count() !== seen) {
+      seen = count()
+      since = Date.now()
+    } else if (Date.now() - since >= quietMs) return
+    if (Date.now() > deadline) throw new Error(`the worker still printed "${prefix}" after ${withinMs} ms`)
+  }
+}
 
 /** Retries `attempt` while the session's writer is still the dead worker's (its lease not expired). */
 async function eventually<T>(attempt: () => Promise<T>): Promise<T> {

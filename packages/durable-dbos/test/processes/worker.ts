@@ -5,6 +5,10 @@
 //       and then never finish (the test kills this worker during them), but `lookup` and `read_log`
 //   worker <config-json> continue <sessionId> <workflowId> [toolCallId]
 //       carry the session's task on as durable task <workflowId>, approving call `toolCallId` (`a1`)
+//   worker <config-json> recover
+//       launch only: DBOS carries on the tasks left pending under this executor id; prints
+//       `acquire <sessionId>` at each attempt to take a session's writer, `factory <sessionId>`
+//       each time a task's agent is built
 //   worker <config-json> reap
 //       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
 //       `finished <outcome JSON>` once it is done (its tools finish), or `failed <error JSON>`
@@ -113,8 +117,18 @@ DBOS.setConfig({
   logLevel: 'error',
 })
 const durable = createDurableAgents({
-  store,
+  store:
+    mode === 'recover'
+      ? {
+          ...store,
+          acquire: (id) => {
+            say(`acquire ${id}`)
+            return store.acquire(id)
+          },
+        }
+      : store,
   agentFactory: async ({ sessionId, store }) => {
+    if (mode === 'recover') say(`factory ${sessionId}`)
     const agent = await createAgent({ client, store, sessionId, tools })
     const { dieAt } = config
     if (dieAt !== undefined)
@@ -138,6 +152,9 @@ switch (mode) {
     say(`started ${workflowId}`)
     break
   }
+  case 'recover':
+    say('ready')
+    break
   case 'reap': {
     for (;;) {
       const resumed = await durable.reap()
