@@ -10,6 +10,7 @@ import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { callTools, reply } from '../../../test/model/replies.js'
@@ -530,6 +531,82 @@ describe('a durable task whose worker is killed', () => {
       back.process.kill('SIGKILL')
       await back.exited
     } finally {
+      await dbos.destroy()
+      await store.close()
+    }
+  })
+
+  test('carried on past a watch step an earlier version recorded without an outcome, it runs inside a step: a cancel interrupts it', async () => {
+    server.enqueue(callTools('o1', [{ id: 'n5', name: 'notify', args: {} }]))
+    const workflowId = 'old-watch-step'
+    const a = startWorker('worker-q', 'start', 'old-step', workflowId)
+    await until(() => toolRuns().includes('notify n5 resumed=false worker-q'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // What an earlier version could leave: its watch step recorded with nothing (its run had
+    // ended without an end in the history), the workflow's own end lost with its worker.
+    const db = new pg.Client({ connectionString: postgresUrl() })
+    await db.connect()
+    try {
+      const inserted = await db.query(
+        `insert into "${dbosSchema}".operation_outputs
+           (workflow_uuid, function_id, output, serialization, function_name, started_at_epoch_ms, completed_at_epoch_ms, application_name)
+         select workflow_uuid, function_id + 1, $2, serialization, 'kode.task.watch', started_at_epoch_ms, completed_at_epoch_ms, application_name
+         from "${dbosSchema}".operation_outputs where workflow_uuid = $1 and function_name = 'kode.task.begin'`,
+        [
+          workflowId,
+          JSON.stringify({ json: null, meta: { values: ['undefined'] }, __dbos_serializer: 'superjson' }),
+        ],
+      )
+      expect(inserted.rowCount).toBe(1)
+    } finally {
+      await db.end()
+    }
+
+    // A comes back: DBOS carries the task on; its next response streams and never ends.
+    server.enqueue({ ...reply('o2', 'An answer that is long enough to be cut off'), stallAfterBytes: 120 })
+    const before = server.requests.length
+    const back = startWorker('worker-q', 'recover')
+    await until(() => server.requests.length === before + 1)
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      await dbos.cancelWorkflow(workflowId)
+      // The run is interrupted (DBOS polls for cancellations about once a second): the task ends.
+      const deadline = Date.now() + 15_000
+      const ended = async () => {
+        const last = (await store.read('old-step')).at(-1)
+        return last !== undefined && !('role' in last) && last.type === 'task_metadata'
+      }
+      while (!(await ended())) {
+        if (Date.now() > deadline) throw new Error('the carried-on task was not interrupted by the cancel')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const history = await store.read('old-step')
+      expect(history.at(-1)).toMatchObject({ type: 'task_metadata', inputId: `${workflowId}:input` })
+      expect(
+        history.map((record) => {
+          if (!('role' in record)) return record.type
+          if (record.role === 'assistant') return `assistant ${record.stopReason}`
+          if (record.role === 'tool') return `tool ${record.toolCallId} ${record.status}`
+          return record.role
+        }),
+      ).toEqual(['user', 'assistant tool_use', 'tool n5 error', 'interrupt', 'task_metadata'])
+      expect(back.lines().filter((line) => line.startsWith('factory'))).toEqual(['factory old-step'])
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'CANCELLED' })
+      // The recorded watch step was passed; the one the task ran in ended with the cancellation,
+      // which DBOS does not record as a step's outcome.
+      expect((await dbos.listWorkflowSteps(workflowId))?.map((step) => step.name)).toEqual([
+        'kode.task.begin',
+        'kode.task.watch',
+      ])
+    } finally {
+      back.process.kill('SIGKILL')
+      await back.exited
       await dbos.destroy()
       await store.close()
     }
