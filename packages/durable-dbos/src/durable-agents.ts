@@ -3,6 +3,8 @@ import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
+import { safeError } from './safe-error.js'
+import { checkedApprovals, checkedInput } from './task-input.js'
 import type { DurableTask } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
 
@@ -26,12 +28,14 @@ export interface DurableAgentsOptions {
   /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
   lockRetryMs?: number | undefined
   /**
-   * The reaper leaves a pending workflow alone until it has not changed for this long, in ms
+   * The reaper leaves a pending workflow alone until it has seen it unchanged for this long, in ms
    * (default 10 000), so a task that has just started and not yet taken its session is never
-   * taken from a live worker.
+   * taken from a live worker. Measured on the reaper's own clock from its first sight of the
+   * workflow's current state (never compared with DBOS's times, which are the database's clock), so
+   * a reaper's first sweep resumes nothing.
    */
   staleAfterMs?: number | undefined
-  /** The clock the reaper compares workflow times with. Default `Date.now`. */
+  /** The clock the reaper measures that span with, in ms. Default `performance.now` (monotonic). */
   now?: (() => number) | undefined
 }
 
@@ -75,7 +79,11 @@ export interface DurableTaskStatus {
 
 /** Durable tasks on DBOS (see `createDurableAgents`). */
 export interface DurableAgents {
-  /** Starts a task with the user's input on a session (created when new); resolves once it is recorded. */
+  /**
+   * Starts a task with the user's input on a session (created when new); resolves once it is
+   * recorded. An input that cannot run (not valid user input, or not JSON DBOS can record) is
+   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created.
+   */
   start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
   /** Carries the session's task on (approvals, or a task that stopped), as a durable task. */
   continue(sessionId: string, options?: DurableContinueOptions): Promise<DurableTaskHandle>
@@ -90,7 +98,8 @@ export interface DurableAgents {
   result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
   /**
    * One sweep of the reaper: resumes the pending tasks whose worker died (their session has no
-   * live writer). Resolves with the resumed workflow ids.
+   * live writer) that earlier sweeps saw unchanged for `staleAfterMs`. Resolves with the resumed
+   * workflow ids. The first sweep only looks: call it repeatedly, or use `startReaper`.
    */
   reap(): Promise<string[]>
   /** Sweeps every `intervalMs` (default 5 000) until `stop()`; a failed sweep is reported to `onError`. */
@@ -116,9 +125,11 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const name = options.name ?? 'kode.task'
   const lockRetryMs = positive(options.lockRetryMs ?? 250, 'lockRetryMs')
   const staleAfterMs = positive(options.staleAfterMs ?? 10_000, 'staleAfterMs')
-  const now = options.now ?? Date.now
+  const now = options.now ?? (() => performance.now())
   /** Workflows this process is running: never reaped by its own reaper. */
   const local = new Set<string>()
+  /** What the reaper saw of pending workflows, sweep to sweep (see `reapOnce`). */
+  const seen = new Map<string, { updatedAt: number; since: number }>()
 
   const workflow = DBOS.registerWorkflow(
     async (task: DurableTask): Promise<TaskOutcome> => {
@@ -126,6 +137,9 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       local.add(workflowId)
       try {
         return await executeTask({ store, agentFactory, lockRetryMs }, task, workflowId)
+      } catch (error) {
+        // DBOS stores and logs what a workflow throws: never the credentials it might carry.
+        throw safeError(error)
       } finally {
         local.delete(workflowId)
       }
@@ -149,11 +163,13 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   }
 
   return {
-    start: (sessionId, input, startOptions = {}) => begin({ kind: 'run', sessionId, input }, startOptions),
-    continue(sessionId, continueOptions = {}) {
+    // Checked before DBOS records anything: a bad input fails the call, not the task.
+    start: async (sessionId, input, startOptions = {}) =>
+      begin({ kind: 'run', sessionId, input: checkedInput(input) }, startOptions),
+    async continue(sessionId, continueOptions = {}) {
       const { approvals, ...startOptions } = continueOptions
       const task: DurableTask = { kind: 'continue', sessionId }
-      if (approvals !== undefined) task.approvals = approvals
+      if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
       return begin(task, startOptions)
     },
     async status(workflowId) {
@@ -186,14 +202,14 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },
-    reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now }),
+    reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen }),
     startReaper(reaperOptions = {}) {
       const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
       const onError = reaperOptions.onError ?? (() => {})
       let sweep: Promise<unknown> | undefined
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
-        sweep ??= reapOnce({ store, workflowName: name, local, staleAfterMs, now })
+        sweep ??= reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen })
           .catch(onError)
           .finally(() => {
             sweep = undefined

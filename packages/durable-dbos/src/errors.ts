@@ -4,6 +4,11 @@ const DURABLE_ERROR = Symbol.for('kode.DurableTaskError')
 export type DurableTaskErrorCode =
   /** An option of `createDurableAgents` or of a call is unusable. */
   | 'invalid_options'
+  /**
+   * The input of `start` (or the decisions of `continue`) cannot be run: not valid user input, or
+   * not something DBOS can record. Nothing was started.
+   */
+  | 'invalid_input'
   /** `agentFactory` returned an agent bound to another session than the task's. */
   | 'wrong_session'
   /** No workflow of these tasks has the id. */
@@ -24,6 +29,7 @@ export type DurableTaskErrorCode =
 /** Every code, to recognise a recorded one (a `Record`, so a new code cannot be left out). */
 const CODES: Record<DurableTaskErrorCode, true> = {
   invalid_options: true,
+  invalid_input: true,
   wrong_session: true,
   unknown_task: true,
   task_cancelled: true,

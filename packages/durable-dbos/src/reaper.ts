@@ -10,15 +10,27 @@ export interface ReaperDeps {
   /** Workflows running in this process, never reaped by it. */
   local: ReadonlySet<string>
   staleAfterMs: number
+  /** The reaper's clock: only spans of it are compared, never its time with the database's. */
   now: () => number
+  /**
+   * What the reaper saw of each pending workflow: its `updatedAt` (the database's clock) and when,
+   * by `now`, it first saw that value. Kept from sweep to sweep by the reaper's owner.
+   */
+  seen: Map<string, { updatedAt: number; since: number }>
 }
 
 /**
  * One sweep: every pending task workflow of this application version whose session has no live
- * writer (the worker that ran it died, and its lease expired) and that has not changed for
- * `staleAfterMs` goes back to DBOS's queue, where a live worker picks it up and carries the task
- * on from its history. Self-hosted DBOS recovers only the workflows of the executor that
- * restarts; this finds those of executors that never come back. Returns the resumed workflow ids.
+ * writer (the worker that ran it died, and its lease expired) and that this reaper has seen
+ * unchanged for `staleAfterMs` goes back to DBOS's queue, where a live worker picks it up and
+ * carries the task on from its history. Self-hosted DBOS recovers only the workflows of the
+ * executor that restarts; this finds those of executors that never come back. Returns the resumed
+ * workflow ids.
+ *
+ * DBOS stamps `updatedAt` with the database's clock; comparing it with this process's clock would
+ * take a task that has just started (and not yet taken its session) from a live worker whenever
+ * this clock runs ahead. So the age is measured on one clock: from the sweep that first saw the
+ * workflow's current `updatedAt` to this one. The first sweep of a reaper resumes nothing.
  */
 export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
   const pending = await DBOS.listWorkflows({
@@ -28,14 +40,25 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     applicationVersion: DBOS.applicationVersion,
     loadInput: true,
   })
+  const at = deps.now()
+  // Workflows no longer pending are forgotten: the map holds only what is still pending.
+  const stillPending = new Set(pending.map((workflow) => workflow.workflowID))
+  for (const id of deps.seen.keys()) if (!stillPending.has(id)) deps.seen.delete(id)
   const resumed: string[] = []
   for (const workflow of pending) {
     if (deps.local.has(workflow.workflowID)) continue
-    if (deps.now() - (workflow.updatedAt ?? workflow.createdAt) < deps.staleAfterMs) continue
+    const updatedAt = workflow.updatedAt ?? workflow.createdAt
+    const seen = deps.seen.get(workflow.workflowID)
+    if (seen?.updatedAt !== updatedAt) {
+      deps.seen.set(workflow.workflowID, { updatedAt, since: at })
+      continue
+    }
+    if (at - seen.since < deps.staleAfterMs) continue
     const task = workflow.input?.[0] as DurableTask | undefined
     if (typeof task?.sessionId !== 'string') continue
     if (await writerAlive(deps.store, task.sessionId)) continue
     await DBOS.resumeWorkflow(workflow.workflowID)
+    deps.seen.delete(workflow.workflowID)
     resumed.push(workflow.workflowID)
   }
   return resumed

@@ -46,7 +46,10 @@ export function planTask(
     if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
     const own = history.slice(at)
     const end = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
-    if (end === -1) return { kind: 'continue', approvals: undefined, inputId }
+    if (end === -1)
+      return (
+        pausedOutcome(task.sessionId, own, undefined) ?? { kind: 'continue', approvals: undefined, inputId }
+      )
     const ended = own[end] as TaskMetadataRecord
     if (ended.inputId === inputId) {
       return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, end + 1)) }
@@ -75,7 +78,54 @@ export function planTask(
     if (!('role' in record) && record.type === 'approval_decision') decided.add(record.toolCallId)
   }
   const approvals = task.approvals?.filter((decision) => !decided.has(decision.toolCallId))
-  return { kind: 'continue', approvals: approvals && approvals.length > 0 ? approvals : undefined }
+  const given = approvals && approvals.length > 0 ? approvals : undefined
+  return pausedOutcome(task.sessionId, own, given) ?? { kind: 'continue', approvals: given }
+}
+
+/**
+ * A task whose worker died as it paused for approval: calls wait for a decision, and the task was
+ * given none for them (the decisions it had were recorded before it paused again). Carrying it on
+ * would fail (`agent.continue` needs a decision for every waiting call), and nothing is left to run
+ * until the user decides: it is reported paused, as its worker would have reported it, and nothing
+ * is written (its accounting died with its worker: no turn ran in this execution). The host's
+ * `continue` with the decisions carries it on.
+ */
+function pausedOutcome(
+  sessionId: string,
+  records: readonly HistoryEvent[],
+  approvals: readonly ApprovalDecision[] | undefined,
+): TaskPlan | undefined {
+  const waiting = waitingCalls(records)
+  if (waiting.size === 0) return undefined
+  if (approvals?.some((decision) => waiting.has(decision.toolCallId))) return undefined
+  let text = ''
+  for (const record of records)
+    if ('role' in record && record.role === 'assistant') text = joinText(record.parts)
+  const outcome: TaskOutcome = {
+    sessionId,
+    reason: 'awaiting_approval',
+    text,
+    metadata: { main: { sessionId, durationMs: 0, turnCount: 0 }, subAgents: [] },
+    pendingApprovals: [...waiting.values()],
+  }
+  return { kind: 'finished', outcome }
+}
+
+/** The calls of `records` that asked for approval and have neither a decision nor a result. */
+function waitingCalls(records: readonly HistoryEvent[]): Map<string, PendingApproval> {
+  const pending = new Map<string, PendingApproval>()
+  for (const record of records) {
+    if ('role' in record) {
+      if (record.role === 'tool') pending.delete(record.toolCallId)
+    } else if (record.type === 'approval_request') {
+      pending.set(record.toolCallId, {
+        toolCallId: record.toolCallId,
+        toolName: record.toolName,
+        arguments: record.arguments,
+      })
+    } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
+  }
+  return pending
 }
 
 /** Why a task's first end after its input is another task's: which task that was, if it says. */

@@ -1,9 +1,10 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import type { Agent, ContinueOptions, TaskOutcome } from '@kode/core'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
-import { runCancellable } from './cancellation.js'
+import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
+import { safeError } from './safe-error.js'
 import { type DurableTask, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
@@ -40,9 +41,11 @@ type Begun = { recordCount: number; createdAt: number } | number
  * One execution of a task's workflow: take the session's writer (waiting while another holds it:
  * after a crash, until the dead worker's lease expired), read the history, then start the task,
  * carry it on from its history (`agent.continue`), or report it when it had already finished.
- * Two DBOS steps: `kode.task.begin`, which on the first execution creates the session when it is
- * new, takes its writer and records where the task begins, and one that lasts while the task runs
- * to interrupt it when the workflow is cancelled (see `runCancellable`). Model calls and tool
+ * Two kinds of DBOS steps: `kode.task.begin`, which on the first execution creates the session when
+ * it is new, takes its writer and records where the task begins, and `kode.task.watch`, which
+ * lasts while the task runs to interrupt it when the workflow is cancelled (see `inWatchStep`).
+ * A later execution (after a crash) waits for the writer, reads the history and builds the agent
+ * inside the watch step too, so a cancel reaches it wherever it waits. Model calls and tool
  * results live in the history alone, which is the checkpoint.
  */
 export async function executeTask(
@@ -50,74 +53,130 @@ export async function executeTask(
   task: DurableTask,
   workflowId: string,
 ): Promise<TaskOutcome> {
+  const { store, lockRetryMs } = deps
+  const { sessionId } = task
+  const begun = await begin(deps, sessionId)
+  let { lease } = begun
+  let prepared: Prepared | undefined
+  try {
+    // The first execution prepares outside any step: DBOS checks for a cancellation before it
+    // begins the watch step, so a task cancelled while its agent was being built never starts.
+    if (lease) prepared = await prepare(deps, task, workflowId, lease, begun.base)
+    if (prepared?.kind === 'finished') return prepared.outcome
+    return await inWatchStep(async (cancel) => {
+      lease ??= await resumeLease(store, sessionId, lockRetryMs, begun.createdAt, cancel)
+      prepared ??= await prepare(deps, task, workflowId, lease, begun.base)
+      if (prepared.kind === 'finished') return prepared.outcome
+      const { agent, plan } = prepared
+      return runCancellable(
+        (signal) =>
+          plan.kind === 'run'
+            ? agent.run(plan.input, { signal, messageId: plan.messageId })
+            : agent.continue(continueOptions(plan), { signal }),
+        cancel,
+      )
+    })
+  } finally {
+    if (prepared?.kind === 'run') await prepared.agent.close()
+    await lease?.release().catch(() => {})
+  }
+}
+
+/** What an execution found to do: the task's outcome, or a run on the agent built for it. */
+type Prepared =
+  | { kind: 'finished'; outcome: TaskOutcome }
+  | { kind: 'run'; agent: Agent; plan: TaskPlan & { kind: 'run' | 'continue' } }
+
+/** Reads the history under the lease, and builds the agent when there is something to run. */
+async function prepare(
+  deps: TaskWorkflowDeps,
+  task: DurableTask,
+  workflowId: string,
+  lease: SessionLease,
+  base: number,
+): Promise<Prepared> {
   const { store, agentFactory } = deps
   const { sessionId } = task
-  const { lease, base } = await begin(deps, sessionId)
-  try {
-    const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
-    if (plan.kind === 'finished') return plan.outcome
-    const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
-    if (agent.sessionId !== sessionId) {
-      await agent.close()
-      throw new DurableTaskError(
-        'wrong_session',
-        `agentFactory returned an agent of session ${agent.sessionId} for a task of session ${sessionId}`,
-      )
-    }
-    try {
-      // The workflow created the session before the agent existed: record the model the agent
-      // would have created it for.
-      if ((await store.info(sessionId))?.model === undefined) {
-        await store.update(sessionId, { model: agent.client.model, provider: agent.client.provider })
-      }
-      return await runCancellable((signal) =>
-        plan.kind === 'run'
-          ? agent.run(plan.input, { signal, messageId: plan.messageId })
-          : agent.continue(continueOptions(plan), { signal }),
-      )
-    } finally {
-      await agent.close()
-    }
-  } finally {
-    await lease.release().catch(() => {})
+  const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
+  if (plan.kind === 'finished') return plan
+  const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
+  if (agent.sessionId !== sessionId) {
+    await agent.close()
+    throw new DurableTaskError(
+      'wrong_session',
+      `agentFactory returned an agent of session ${agent.sessionId} for a task of session ${sessionId}`,
+    )
   }
+  try {
+    // The workflow created the session before the agent existed: record the model the agent
+    // would have created it for.
+    if ((await store.info(sessionId))?.model === undefined) {
+      await store.update(sessionId, { model: agent.client.model, provider: agent.client.provider })
+    }
+  } catch (error) {
+    await agent.close()
+    throw error
+  }
+  return { kind: 'run', agent, plan }
 }
 
 /**
  * Takes the session's writer and the record count the task begins at. The first execution creates
- * the session when it is new (inside the step, so only before the task began); a later one finds
- * the session the task began on, or fails with `session_deleted`: starting over on a new session
- * would run again every tool call the lost history had recorded.
+ * the session when it is new (inside the step, so only before the task began) and takes the
+ * writer; a later one finds the step recorded and no writer (`resumeLease` takes it).
  */
 async function begin(
   deps: TaskWorkflowDeps,
   sessionId: string,
-): Promise<{ lease: SessionLease; base: number }> {
+): Promise<{ lease: SessionLease | undefined; base: number; createdAt: number | undefined }> {
   const { store, lockRetryMs } = deps
   let lease: SessionLease | undefined
   try {
     const begun = await DBOS.runStep(
       async (): Promise<Begun> => {
-        await createIfNew(store, sessionId)
-        lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
-        const info = await store.info(sessionId)
-        if (!info) throw deleted(sessionId)
-        return { recordCount: info.recordCount, createdAt: info.createdAt }
+        try {
+          await createIfNew(store, sessionId)
+          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
+          const info = await store.info(sessionId)
+          if (!info) throw deleted(sessionId)
+          return { recordCount: info.recordCount, createdAt: info.createdAt }
+        } catch (error) {
+          // DBOS stores a step's error as JSON: never the credentials it might carry.
+          throw safeError(error)
+        }
       },
       { name: 'kode.task.begin' },
     )
-    // Recorded by an earlier execution: the step did not run again.
-    lease ??= await acquireWhenFree(store, sessionId, lockRetryMs).catch((error: unknown) => {
-      throw SessionError.is(error) && error.code === 'session_not_found' ? deleted(sessionId, error) : error
-    })
-    if (typeof begun === 'number') return { lease, base: begun }
-    // Deleted, then created again under the same id: not the session the task began on.
-    if ((await store.info(sessionId))?.createdAt !== begun.createdAt) throw deleted(sessionId)
-    return { lease, base: begun.recordCount }
+    if (typeof begun === 'number') return { lease, base: begun, createdAt: undefined }
+    return { lease, base: begun.recordCount, createdAt: begun.createdAt }
   } catch (error) {
     await lease?.release().catch(() => {})
     throw error
   }
+}
+
+/**
+ * A later execution's writer: taken when free (waiting, until `cancel`, while the dead worker's
+ * lease runs out or another task holds it), on the session the task began on, or `session_deleted`:
+ * starting over on a new session would run again every tool call the lost history had recorded.
+ */
+async function resumeLease(
+  store: SessionStore,
+  sessionId: string,
+  lockRetryMs: number,
+  createdAt: number | undefined,
+  cancel: AbortSignal | undefined,
+): Promise<SessionLease> {
+  const lease = await acquireWhenFree(store, sessionId, lockRetryMs, cancel).catch((error: unknown) => {
+    throw SessionError.is(error) && error.code === 'session_not_found' ? deleted(sessionId, error) : error
+  })
+  // Deleted, then created again under the same id: not the session the task began on. (Workflows
+  // begun by an earlier version recorded no creation time.)
+  if (createdAt !== undefined && (await store.info(sessionId))?.createdAt !== createdAt) {
+    await lease.release().catch(() => {})
+    throw deleted(sessionId)
+  }
+  return lease
 }
 
 function deleted(sessionId: string, cause?: unknown): DurableTaskError {

@@ -1,13 +1,15 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool } from '@kode/core'
+import { createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
-import { createClient } from '@kode/providers'
+import { createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import type { SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
+import { reapOnce } from '../src/reaper.js'
 import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
@@ -17,6 +19,26 @@ let server: SseTestServer
 let store: SessionStore
 let durable: DurableAgents
 let strays: DurableAgents
+let slowStart: DurableAgents
+let leakyRun: DurableAgents
+let leakyFactory: DurableAgents
+let leakyHook: DurableAgents
+const API_KEY = 'sk-live-0123456789abcdefABCDEF'
+
+/** An error as an HTTP client throws one: the request's headers on it and on its cause. */
+function leakingError(where: string): Error {
+  const request = { url: 'https://api.example.test/v1/chat', headers: { Authorization: `Bearer ${API_KEY}` } }
+  const cause = Object.assign(new Error(`socket hang up (x-api-key: ${API_KEY})`), { config: request })
+  return Object.assign(new Error(`${where} failed: POST with Authorization: Bearer ${API_KEY}`, { cause }), {
+    code: 'ECONNRESET',
+    request,
+  })
+}
+/** Holds `slowStart`'s session creation until `openCreate()`. */
+let openCreate: () => void = () => {}
+const createGate = new Promise<void>((resolve) => {
+  openCreate = resolve
+})
 let gated: DurableAgents
 /** Lets `gated`'s factory return its agent; `factoryEntered` resolves once it was called. */
 let openGate: () => void = () => {}
@@ -80,6 +102,55 @@ beforeAll(async () => {
           await gate
           return createAgent({ client, store, sessionId })
         },
+      })
+      slowStart = createDurableAgents({
+        name: 'kode.slow-start',
+        // The session is created only once the test lets it: the task is "just starting".
+        store: {
+          ...store,
+          create: async (init) => {
+            await createGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // A custom model client that fails as an HTTP library does: the request, headers and all,
+      // on the error and its cause, the key in the message too.
+      const leakyClient: LLMClient = {
+        api: client.api,
+        provider: client.provider,
+        model: client.model,
+        modelInfo: client.modelInfo,
+        stream: () => {
+          throw leakingError('stream')
+        },
+        complete: () => Promise.reject(leakingError('complete')),
+      }
+      leakyRun = createDurableAgents({
+        name: 'kode.leaky-run',
+        store,
+        agentFactory: ({ sessionId, store }) => createAgent({ client: leakyClient, store, sessionId }),
+      })
+      leakyHook = createDurableAgents({
+        name: 'kode.leaky-hook',
+        store,
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({
+            client,
+            store,
+            sessionId,
+            hooks: {
+              beforeModelCall: () => {
+                throw new Error(`the gateway refused Authorization: Bearer ${API_KEY}`)
+              },
+            },
+          }),
+      })
+      leakyFactory = createDurableAgents({
+        name: 'kode.leaky-factory',
+        store,
+        agentFactory: () => Promise.reject(leakingError('factory')),
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -255,6 +326,89 @@ describe('durable tasks on DBOS', () => {
     expect(DurableTaskError.is(error) && error.code).toBe('unknown_task')
   })
 
+  test('an input that cannot run is refused typed before anything is recorded: no workflow, no session', async () => {
+    const requests = server.requests.length
+    const inputs = [
+      // Not a user part: the session would refuse it, after the workflow had created the session.
+      [{ type: 'text' }],
+      // Not JSON: DBOS could not record it.
+      [{ type: 'text', text: 1n }],
+      42,
+    ] as unknown as UserInput[]
+    for (const [index, input] of inputs.entries()) {
+      const workflowId = `bad-input-${index}`
+      const error = await durable.start(`bad-input-${index}`, input, { workflowId }).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+      expect((error as Error).message).toMatch(/^the task's input is not valid user input: /)
+      expect(await durable.status(workflowId)).toBeUndefined()
+      expect(await store.info(`bad-input-${index}`)).toBeUndefined()
+    }
+    const bad = await durable
+      .continue('notes', {
+        approvals: [{ toolCallId: 'c1', approved: 'yes' }] as never,
+        workflowId: 'bad-approvals',
+      })
+      .catch((e: unknown) => e)
+    expect(DurableTaskError.is(bad) && [bad.code, bad.message]).toEqual([
+      'invalid_input',
+      'approvals[0] must be { toolCallId: string, approved: boolean, reason?: string }',
+    ])
+    expect(await durable.status('bad-approvals')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+  })
+
+  test("a reaper whose clock runs an hour ahead of the database's does not take a task that has just started", async () => {
+    server.enqueue(reply('k1', 'Started once.'))
+    const requests = server.requests.length
+    const { workflowId } = await slowStart.start('just-started', 'Start once')
+    // PENDING, and its session not created yet (no writer to find): only its age protects it.
+    expect((await slowStart.status(workflowId))?.status).toBe('PENDING')
+    expect(await store.info('just-started')).toBeUndefined()
+    // Another worker's reaper (this task is not its own), whose clock is an hour ahead.
+    const reaper = {
+      store,
+      workflowName: 'kode.slow-start',
+      local: new Set<string>(),
+      staleAfterMs: 2_000,
+      now: () => Date.now() + 3_600_000,
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 300))
+    expect(await reapOnce(reaper)).toEqual([])
+    openCreate()
+    expect(await slowStart.result(workflowId, FAST)).toMatchObject({ text: 'Started once.' })
+    expect(server.requests.length).toBe(requests + 1)
+    expect(await lines('just-started')).toEqual([
+      'user: Start once',
+      'assistant: Started once.',
+      'task_metadata',
+    ])
+  })
+
+  test('an error a task records or returns never carries an API key, in DBOS or to the host', async () => {
+    for (const [tasks, sessionId] of [
+      [leakyRun, 'leaky-run'],
+      [leakyFactory, 'leaky-factory'],
+      // A hook that throws fails the run with its error, after the task ended in the history.
+      [leakyHook, 'leaky-hook'],
+    ] as const) {
+      const { workflowId } = await tasks.start(sessionId, 'Hello')
+      const error = await tasks.result(workflowId, FAST).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      // What the host gets still says what failed.
+      expect((error as Error).message).toMatch(
+        /(failed: POST with|refused) Authorization: Bearer \[redacted\]/,
+      )
+      expect(everything(error)).not.toContain(API_KEY)
+      expect(everything((await tasks.status(workflowId))?.error)).not.toContain(API_KEY)
+      // What DBOS keeps in Postgres: the workflow's error and its steps' outputs.
+      const rows = await dbosRows(workflowId)
+      expect(rows).toContain('Authorization: Bearer [redacted]')
+      expect(rows).not.toContain(API_KEY)
+    }
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
@@ -269,6 +423,43 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 })
+
+/** Every string an error holds: its message, stack, fields and causes, as JSON would show them. */
+function everything(error: unknown): string {
+  const seen = new Set<unknown>()
+  const walk = (value: unknown): unknown => {
+    if (typeof value !== 'object' || value === null || seen.has(value)) return value
+    seen.add(value)
+    const out: Record<string, unknown> = {}
+    for (const key of Object.getOwnPropertyNames(value))
+      out[key] = walk((value as Record<string, unknown>)[key])
+    return out
+  }
+  return JSON.stringify(walk(error))
+}
+
+/** Every row DBOS keeps for a workflow (its status, output, steps...: each table that names it), as text. */
+async function dbosRows(workflowId: string): Promise<string> {
+  const client = new pg.Client({ connectionString: postgresUrl() })
+  await client.connect()
+  try {
+    const tables = await client.query(
+      `select table_name from information_schema.columns where table_schema = $1 and column_name = 'workflow_uuid'`,
+      [dbosSchema],
+    )
+    const rows: unknown[] = []
+    for (const { table_name } of tables.rows as { table_name: string }[]) {
+      const found = await client.query(
+        `select * from "${dbosSchema}"."${table_name}" where workflow_uuid = $1`,
+        [workflowId],
+      )
+      rows.push(...found.rows)
+    }
+    return JSON.stringify(rows)
+  } finally {
+    await client.end()
+  }
+}
 
 /** Polls until `check` holds; fails saying what never happened. */
 async function within(ms: number, what: string, check: () => boolean): Promise<void> {

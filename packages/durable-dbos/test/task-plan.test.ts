@@ -370,4 +370,62 @@ describe('finishedOutcome', () => {
       metadata,
     })
   })
+
+  describe('a task whose worker died as it paused for approval', () => {
+    const asking: HistoryEvent = {
+      type: 'approval_request',
+      id: 'q1',
+      createdAt: 4,
+      toolCallId: 'c1',
+      toolName: 'write',
+      arguments: '{}',
+    } as HistoryEvent
+    const paused = {
+      kind: 'finished',
+      outcome: {
+        sessionId: 's',
+        reason: 'awaiting_approval',
+        text: '',
+        metadata: { main: { sessionId: 's', durationMs: 0, turnCount: 0 }, subAgents: [] },
+        pendingApprovals: [{ toolCallId: 'c1', toolName: 'write', arguments: '{}' }],
+      },
+    }
+
+    test('is reported paused, not carried on without the decisions it waits for', () => {
+      expect(planTask(run, [...earlier, input, calling, asking], 3, 'u1')).toEqual(paused)
+    })
+
+    test('a continuation that paused again for a new call is reported paused; one given its decision carries on', () => {
+      const cont: DurableTask = {
+        kind: 'continue',
+        sessionId: 's',
+        approvals: [{ toolCallId: 'c0', approved: true }],
+      }
+      const decided: HistoryEvent = {
+        type: 'approval_decision',
+        id: 'd0',
+        createdAt: 3,
+        toolCallId: 'c0',
+        approved: true,
+      } as HistoryEvent
+      expect(planTask(cont, [...earlier, decided, calling, asking], 3, 'x')).toEqual(paused)
+      // The first execution of a continuation sees no record of its own: the agent checks its decisions.
+      expect(
+        planTask(
+          { ...cont, approvals: [{ toolCallId: 'zz', approved: true }] },
+          [...earlier, calling, asking],
+          5,
+          'x',
+        ),
+      ).toEqual({
+        kind: 'continue',
+        approvals: [{ toolCallId: 'zz', approved: true }],
+      })
+      const given = { ...cont, approvals: [{ toolCallId: 'c1', approved: true }] }
+      expect(planTask(given, [...earlier, calling, asking], 3, 'x')).toEqual({
+        kind: 'continue',
+        approvals: [{ toolCallId: 'c1', approved: true }],
+      })
+    })
+  })
 })

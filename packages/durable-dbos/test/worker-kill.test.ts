@@ -4,12 +4,13 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DBOSClient } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool } from '@kode/core'
+import { COMPACTION_PROMPT, createAgent, defineTool } from '@kode/core'
 import { toolCallsOf } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
+import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { bundleForNode } from '../../../test/children/bundle-for-node.js'
 import { callTools, reply } from '../../../test/model/replies.js'
@@ -52,16 +53,22 @@ interface Worker {
   process: ChildProcess
   /** What it printed on stderr so far (also passed on to this process's stderr). */
   stderr(): string
+  /** The lines it printed so far. */
+  lines(): readonly string[]
   /** Resolves with the first line (seen or coming) that starts with `prefix`. */
   line(prefix: string): Promise<string>
   exited: Promise<number | null>
 }
 
 /** Starts a worker; with `dieAt`, one that SIGKILLs itself when its agent emits that event type. */
-function startWorker(who: string | { executorId: string; dieAt: string }, ...args: string[]): Worker {
-  const { executorId, dieAt } = typeof who === 'string' ? { executorId: who, dieAt: undefined } : who
+function startWorker(
+  who: string | { executorId: string; dieAt?: string; smallWindow?: boolean },
+  ...args: string[]
+): Worker {
+  const { executorId, dieAt, smallWindow } = typeof who === 'string' ? { executorId: who } : who
   const config = {
     ...(dieAt !== undefined ? { dieAt } : {}),
+    ...(smallWindow ? { smallWindow } : {}),
     postgresUrl: postgresUrl(),
     dbosUrl: dbosDatabaseUrl(),
     schema,
@@ -92,6 +99,7 @@ function startWorker(who: string | { executorId: string; dieAt: string }, ...arg
   return {
     process: proc,
     stderr: () => stderr,
+    lines: () => lines,
     exited,
     line: (prefix) =>
       new Promise((resolve, reject) => {
@@ -379,7 +387,252 @@ describe('a durable task whose worker is killed', () => {
     b.process.kill('SIGKILL')
     await b.exited
   })
+
+  test('killed while it compacts is carried on: the history is compacted once, no completed model call or tool again', async () => {
+    server.enqueue(callTools('m1', [{ id: 'g1', name: 'read_log', args: {} }]))
+    server.enqueue(reply('m-sum', 'Summary: the whole log was read, nothing wrong in it.'))
+    server.enqueue(reply('m2', 'The log is fine.'))
+    const before = server.requests.length
+    const workflowId = 'compact-then-die'
+    const a = startWorker(
+      { executorId: 'worker-k', dieAt: 'compaction_start', smallWindow: true },
+      'start',
+      'compacting',
+      workflowId,
+    )
+    await a.exited
+    // A read the log, then died as it began to compact: its summary was never asked for.
+    expect(server.requests.length).toBe(before + 1)
+    expect(toolRuns()).toContain('read_log g1 resumed=false worker-k')
+
+    const b = startWorker({ executorId: 'worker-l', smallWindow: true }, 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ sessionId: 'compacting', reason: 'completed', text: 'The log is fine.' })
+    // B asked for the summary, then for the answer: m1 was not asked for again.
+    expect(server.requests.length).toBe(before + 3)
+    expect(server.requests[before + 1]!.rawBody).toContain(JSON.stringify(COMPACTION_PROMPT).slice(1, 60))
+    expect(server.requests[before + 2]!.rawBody).toContain('Summary: the whole log was read')
+    expect(toolRuns().filter((line) => line.startsWith('read_log'))).toEqual([
+      'read_log g1 resumed=false worker-k',
+    ])
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('compacting')
+      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
+        'user',
+        'assistant',
+        'tool',
+        'compaction',
+        'assistant',
+        'task_metadata',
+      ])
+      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
+    } finally {
+      await store.close()
+    }
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test('killed as its call asks for approval pauses once on another worker; approved, the call runs exactly once', async () => {
+    server.enqueue(callTools('v1', [{ id: 'a2', name: 'file_note', args: {} }]))
+    const before = server.requests.length
+    const workflowId = 'approval-then-die'
+    const a = startWorker(
+      { executorId: 'worker-m', dieAt: 'tool_approval_request' },
+      'start',
+      'pending-approval',
+      workflowId,
+    )
+    await a.exited
+    expect(server.requests.length).toBe(before + 1)
+
+    // B carries the task on: it pauses again for the same call, with no model call.
+    const b = startWorker('worker-n', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const ended = await Promise.race(
+      [b.line('finished '), b.line('failed ')].map((line) => line.catch((error: Error) => error.message)),
+    )
+    expect(ended).toMatch(/^finished /)
+    const paused = JSON.parse(ended.slice('finished '.length))
+    expect(paused).toMatchObject({
+      sessionId: 'pending-approval',
+      reason: 'awaiting_approval',
+      pendingApprovals: [{ toolCallId: 'a2', toolName: 'file_note' }],
+    })
+    expect(server.requests.length).toBe(before + 1)
+    b.process.kill('SIGKILL')
+    await b.exited
+
+    // The human approves; worker C carries the task on with the decision.
+    server.enqueue(reply('v2', 'Filed the note.'))
+    const c = startWorker('worker-o', 'continue', 'pending-approval', 'approve-a2', 'a2')
+    await c.line('started ')
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const done = await dbos.retrieveWorkflow('approve-a2').getResult()
+      expect(done).toMatchObject({ reason: 'completed', text: 'Filed the note.' })
+    } finally {
+      await dbos.destroy()
+    }
+    expect(server.requests.length).toBe(before + 2)
+    expect(toolRuns().filter((line) => line.startsWith('file_note a2'))).toEqual([
+      'file_note a2 resumed=false worker-o',
+    ])
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      const history = await store.read('pending-approval')
+      const count = (type: string) =>
+        history.filter((record) => !('role' in record) && record.type === type).length
+      expect([count('approval_request'), count('approval_decision')]).toEqual([1, 1])
+      expect(history.filter((record) => 'role' in record && record.role === 'tool')).toMatchObject([
+        { toolCallId: 'a2', status: 'success' },
+      ])
+    } finally {
+      await store.close()
+    }
+    c.process.kill('SIGKILL')
+    await c.exited
+  })
+
+  test('carried on after a crash and cancelled while it waits for its session, it stops waiting and never runs', async () => {
+    server.enqueue(callTools('w1', [{ id: 'n4', name: 'notify', args: {} }]))
+    const workflowId = 'cancel-while-waiting'
+    const a = startWorker('worker-p', 'start', 'waiting', workflowId)
+    await until(() => toolRuns().includes('notify n4 resumed=false worker-p'))
+    a.process.kill('SIGKILL')
+    await a.exited
+    const requests = server.requests.length
+
+    // Another writer takes the session once A's lease expired, and keeps it.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, leaseMs: 1_000 })
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const held = await eventually(() => store.acquire('waiting'))
+      const records = (await store.read('waiting')).length
+      // A comes back under its executor id: DBOS carries the task on, and it waits for the session.
+      const back = startWorker('worker-p', 'recover')
+      await back.line('acquire waiting')
+      await dbos.cancelWorkflow(workflowId)
+      // DBOS polls for cancellations about once a second: the wait stops soon after.
+      await stopsPrinting(back, 'acquire waiting', 1_500, 15_000)
+      await held.release()
+      expect(back.lines().filter((line) => line.startsWith('factory'))).toEqual([])
+      expect(server.requests.length).toBe(requests)
+      expect((await store.read('waiting')).length).toBe(records)
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'CANCELLED' })
+      back.process.kill('SIGKILL')
+      await back.exited
+    } finally {
+      await dbos.destroy()
+      await store.close()
+    }
+  })
+
+  test('carried on past a watch step an earlier version recorded without an outcome, it runs inside a step: a cancel interrupts it', async () => {
+    server.enqueue(callTools('o1', [{ id: 'n5', name: 'notify', args: {} }]))
+    const workflowId = 'old-watch-step'
+    const a = startWorker('worker-q', 'start', 'old-step', workflowId)
+    await until(() => toolRuns().includes('notify n5 resumed=false worker-q'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // What an earlier version could leave: its watch step recorded with nothing (its run had
+    // ended without an end in the history), the workflow's own end lost with its worker.
+    const db = new pg.Client({ connectionString: postgresUrl() })
+    await db.connect()
+    try {
+      const inserted = await db.query(
+        `insert into "${dbosSchema}".operation_outputs
+           (workflow_uuid, function_id, output, serialization, function_name, started_at_epoch_ms, completed_at_epoch_ms, application_name)
+         select workflow_uuid, function_id + 1, $2, serialization, 'kode.task.watch', started_at_epoch_ms, completed_at_epoch_ms, application_name
+         from "${dbosSchema}".operation_outputs where workflow_uuid = $1 and function_name = 'kode.task.begin'`,
+        [
+          workflowId,
+          JSON.stringify({ json: null, meta: { values: ['undefined'] }, __dbos_serializer: 'superjson' }),
+        ],
+      )
+      expect(inserted.rowCount).toBe(1)
+    } finally {
+      await db.end()
+    }
+
+    // A comes back: DBOS carries the task on; its next response streams and never ends.
+    server.enqueue({ ...reply('o2', 'An answer that is long enough to be cut off'), stallAfterBytes: 120 })
+    const before = server.requests.length
+    const back = startWorker('worker-q', 'recover')
+    await until(() => server.requests.length === before + 1)
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    try {
+      await dbos.cancelWorkflow(workflowId)
+      // The run is interrupted (DBOS polls for cancellations about once a second): the task ends.
+      const deadline = Date.now() + 15_000
+      const ended = async () => {
+        const last = (await store.read('old-step')).at(-1)
+        return last !== undefined && !('role' in last) && last.type === 'task_metadata'
+      }
+      while (!(await ended())) {
+        if (Date.now() > deadline) throw new Error('the carried-on task was not interrupted by the cancel')
+        await new Promise((resolve) => setTimeout(resolve, 100))
+      }
+      const history = await store.read('old-step')
+      expect(history.at(-1)).toMatchObject({ type: 'task_metadata', inputId: `${workflowId}:input` })
+      expect(
+        history.map((record) => {
+          if (!('role' in record)) return record.type
+          if (record.role === 'assistant') return `assistant ${record.stopReason}`
+          if (record.role === 'tool') return `tool ${record.toolCallId} ${record.status}`
+          return record.role
+        }),
+      ).toEqual(['user', 'assistant tool_use', 'tool n5 error', 'interrupt', 'task_metadata'])
+      expect(back.lines().filter((line) => line.startsWith('factory'))).toEqual(['factory old-step'])
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'CANCELLED' })
+      // The recorded watch step was passed; the one the task ran in ended with the cancellation,
+      // which DBOS does not record as a step's outcome.
+      expect((await dbos.listWorkflowSteps(workflowId))?.map((step) => step.name)).toEqual([
+        'kode.task.begin',
+        'kode.task.watch',
+      ])
+    } finally {
+      back.process.kill('SIGKILL')
+      await back.exited
+      await dbos.destroy()
+      await store.close()
+    }
+  })
 })
+
+/** Resolves once `worker` printed no new `prefix` line for `quietMs`; fails if it still does after `withinMs`. */
+async function stopsPrinting(
+  worker: Worker,
+  prefix: string,
+  quietMs: number,
+  withinMs: number,
+): Promise<void> {
+  const count = () => worker.lines().filter((line) => line.startsWith(prefix)).length
+  const deadline = Date.now() + withinMs
+  let seen = count()
+  let since = Date.now()
+  for (;;) {
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    if (count() !== seen) {
+      seen = count()
+      since = Date.now()
+    } else if (Date.now() - since >= quietMs) return
+    if (Date.now() > deadline) throw new Error(`the worker still printed "${prefix}" after ${withinMs} ms`)
+  }
+}
 
 /** Retries `attempt` while the session's writer is still the dead worker's (its lease not expired). */
 async function eventually<T>(attempt: () => Promise<T>): Promise<T> {

@@ -1,17 +1,22 @@
 // A worker process of the durable-task scenario: DBOS launched with its own executor id, Kode
 // tasks on the shared Postgres, the model at a scripted SSE server.
-//   worker <config-json> start <sessionId>
+//   worker <config-json> start <sessionId> [workflowId]
 //       start a task ("Pay the invoice") and print `started <workflowId>`; its tools log their run
-//       and then never finish (the test kills this worker during them)
-//   worker <config-json> continue <sessionId> <workflowId>
-//       carry the session's task on as durable task <workflowId>, approving call `a1`
+//       and then never finish (the test kills this worker during them), but `lookup` and `read_log`
+//   worker <config-json> continue <sessionId> <workflowId> [toolCallId]
+//       carry the session's task on as durable task <workflowId>, approving call `toolCallId` (`a1`)
+//   worker <config-json> recover
+//       launch only: DBOS carries on the tasks left pending under this executor id; prints
+//       `acquire <sessionId>` at each attempt to take a session's writer, `factory <sessionId>`
+//       each time a task's agent is built
 //   worker <config-json> reap
 //       sweep for tasks whose worker died; for each one resumed, print `resumed <workflowId>`, then
 //       `finished <outcome JSON>` once it is done (its tools finish), or `failed <error JSON>`
 //       (its name, code, message, and whether DurableTaskError.is knows it) when its workflow failed
 // Every tool run appends `<tool> <toolCallId> resumed=<bool> <worker>` to the tool log first.
 // With `dieAt` in the config, the worker kills itself (SIGKILL) when its agent emits that event:
-// a crash at an exact point of the task.
+// a crash at an exact point of the task. With `smallWindow`, the model's context window is 4 000
+// tokens, so a `read_log` result (about 3 000) makes the agent compact before its next model call.
 import { appendFileSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineTool } from '@kode/core'
@@ -31,9 +36,11 @@ interface WorkerConfig {
   toolLog: string
   /** An agent event type: the worker SIGKILLs itself when it is emitted. */
   dieAt?: string
+  /** A model whose context window is small enough for one `read_log` result to need compaction. */
+  smallWindow?: boolean
 }
 
-const [json, mode, sessionId, workflowId] = process.argv.slice(2)
+const [json, mode, sessionId, workflowId, approve = 'a1'] = process.argv.slice(2)
 const config = JSON.parse(json!) as WorkerConfig
 const say = (line: string) => process.stdout.write(`${line}\n`)
 const hang = mode === 'start'
@@ -61,6 +68,19 @@ const tools = [
   tool('charge', 'rerun', 'charged 500 cents'),
   // Not idempotent (an email): answered as "may or may not have run" instead.
   tool('notify', 'error', 'notified'),
+  // A long result: in a small window, the next model call waits for a compaction.
+  defineTool({
+    name: 'read_log',
+    description: 'Reads the whole log',
+    parameters: Type.Object({}),
+    execute: (_args, ctx) => {
+      appendFileSync(
+        config.toolLog,
+        `read_log ${ctx.toolCallId} resumed=${ctx.resumed} ${config.executorId}\n`,
+      )
+      return `log: ${'a line of the log with some words in it; '.repeat(280)}`
+    },
+  }),
   defineTool({
     name: 'file_note',
     description: 'Files a note, once a human approved it',
@@ -86,6 +106,7 @@ const client = createClient({
   model: 'gpt-4o',
   apiKey: 'sk-test',
   baseUrl: config.modelUrl,
+  ...(config.smallWindow ? { catalog: { 'gpt-4o': { contextWindow: 4_000, maxOutputTokens: 500 } } } : {}),
 })
 DBOS.setConfig({
   name: 'kode-worker-test',
@@ -96,8 +117,18 @@ DBOS.setConfig({
   logLevel: 'error',
 })
 const durable = createDurableAgents({
-  store,
+  store:
+    mode === 'recover'
+      ? {
+          ...store,
+          acquire: (id) => {
+            say(`acquire ${id}`)
+            return store.acquire(id)
+          },
+        }
+      : store,
   agentFactory: async ({ sessionId, store }) => {
+    if (mode === 'recover') say(`factory ${sessionId}`)
     const agent = await createAgent({ client, store, sessionId, tools })
     const { dieAt } = config
     if (dieAt !== undefined)
@@ -112,15 +143,18 @@ await DBOS.launch()
 
 switch (mode) {
   case 'start': {
-    const { workflowId } = await durable.start(sessionId!, 'Pay the invoice')
-    say(`started ${workflowId}`)
+    const handle = await durable.start(sessionId!, 'Pay the invoice', { workflowId })
+    say(`started ${handle.workflowId}`)
     break
   }
   case 'continue': {
-    await durable.continue(sessionId!, { approvals: [{ toolCallId: 'a1', approved: true }], workflowId })
+    await durable.continue(sessionId!, { approvals: [{ toolCallId: approve, approved: true }], workflowId })
     say(`started ${workflowId}`)
     break
   }
+  case 'recover':
+    say('ready')
+    break
   case 'reap': {
     for (;;) {
       const resumed = await durable.reap()

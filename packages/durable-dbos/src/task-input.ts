@@ -1,0 +1,54 @@
+import type { ApprovalDecision, UserInput } from '@kode/core'
+import { type HistoryEvent, roundTripHistoryEvent, type UserMessage } from '@kode/protocol'
+import { DurableTaskError } from './errors.js'
+
+/**
+ * The input of a new task as the workflow records it, checked before anything is recorded: what
+ * the session would refuse (a `CodecError` inside the workflow, after the session was created) or
+ * DBOS could not serialize (a `BigInt`, a cycle) fails the call with `DurableTaskError`
+ * `invalid_input`, and nothing is started. Parts are recorded as their JSON (after any `toJSON`),
+ * as the session would persist them, so every execution of the workflow runs what was checked.
+ */
+export function checkedInput(input: UserInput): UserInput {
+  const parts = typeof input === 'string' ? [{ type: 'text' as const, text: input }] : input
+  let written: UserMessage
+  try {
+    if (typeof input !== 'string' && !Array.isArray(input)) throw new TypeError('not a string or an array')
+    const message = { role: 'user', id: 'input', createdAt: 0, parts: [...parts] }
+    written = roundTripHistoryEvent(message as HistoryEvent) as UserMessage
+  } catch (cause) {
+    throw new DurableTaskError(
+      'invalid_input',
+      `the task's input is not valid user input: ${describe(cause)}`,
+      {
+        cause,
+      },
+    )
+  }
+  return typeof input === 'string' ? input : written.parts
+}
+
+/** The decisions of `continue`, checked the same way: each names a call and says yes or no. */
+export function checkedApprovals(approvals: unknown): ApprovalDecision[] {
+  if (!Array.isArray(approvals)) {
+    throw new DurableTaskError('invalid_input', 'approvals must be an array of decisions')
+  }
+  return approvals.map((decision: unknown, index) => {
+    const { toolCallId, approved, reason } = (decision ?? {}) as Record<string, unknown>
+    if (
+      typeof toolCallId !== 'string' ||
+      typeof approved !== 'boolean' ||
+      (reason !== undefined && typeof reason !== 'string')
+    ) {
+      throw new DurableTaskError(
+        'invalid_input',
+        `approvals[${index}] must be { toolCallId: string, approved: boolean, reason?: string }`,
+      )
+    }
+    return reason === undefined ? { toolCallId, approved } : { toolCallId, approved, reason }
+  })
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error)
+}
