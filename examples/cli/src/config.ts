@@ -145,7 +145,9 @@ export function parseConfig(text: string, path: string): KodeConfig {
   try {
     value = JSON.parse(text)
   } catch (error) {
-    throw new ConfigError(`${path} is not valid JSON: ${(error as Error).message}`, { cause: error })
+    // JSON.parse quotes the text around the mistake, which may be a token (an MCP server's
+    // headers): the error says where it is instead, and keeps no cause.
+    throw new ConfigError(`${path} is not valid JSON${whereIn(text, (error as Error).message)}`)
   }
   if (typeof value === 'object' && value !== null && 'apiKey' in value) {
     throw new ConfigError(
@@ -155,4 +157,33 @@ export function parseConfig(text: string, path: string): KodeConfig {
   const problem = Value.Errors(KodeConfig, value).First()
   if (problem) throw new ConfigError(`${path}: at ${problem.path || '/'}: ${problem.message}`)
   return value as KodeConfig
+}
+
+/** Where `JSON.parse` of `text` failed, as ` (line L, column C)`, from its message; '' when it does not say. */
+function whereIn(text: string, message: string): string {
+  const position = jsonErrorPosition(text, message)
+  if (position === undefined) return ''
+  const before = text.slice(0, position).split('\n')
+  return ` (line ${before.length}, column ${before.at(-1)!.length + 1})`
+}
+
+/**
+ * The offset `JSON.parse`'s message points at. V8 gives `at position N`, or for an unexpected
+ * token quotes up to 10 characters either side of it (`..."` when it cut before, `"...` after):
+ * found again in `text`, the quote tells the offset.
+ */
+function jsonErrorPosition(text: string, message: string): number | undefined {
+  const at = /at position (\d+)/.exec(message)
+  if (at) return Number(at[1])
+  if (message.startsWith('Unexpected end of JSON input')) return text.length
+  const quoted = /^Unexpected token '([\s\S]+?)', (\.\.\.)?"([\s\S]*)"(\.\.\.)? is not valid JSON$/.exec(
+    message,
+  )
+  if (!quoted) return undefined
+  const [, token, cutBefore, context, cutAfter] = quoted
+  const start = text.indexOf(context!)
+  if (start < 0) return undefined
+  if (cutBefore) return start + 10
+  if (cutAfter) return start + context!.length - 10
+  return start + context!.indexOf(token!)
 }

@@ -19,6 +19,30 @@ describe('config', () => {
     expect(() => parseConfig('{', 'kode.config.json')).toThrow(/kode.config.json is not valid JSON/)
   })
 
+  test('invalid JSON is located by line and column, never quoted: the text may hold a token', () => {
+    const text =
+      '{\n  "mcpServers": {"gh": {"url": "https://x", "headers": {"Authorization": ghp_secret12345}}}\n}'
+    let thrown: unknown
+    try {
+      parseConfig(text, 'kode.config.json')
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ConfigError)
+    expect((thrown as Error).message).toBe('kode.config.json is not valid JSON (line 2, column 74)')
+    expect(JSON.stringify(thrown, Object.getOwnPropertyNames(thrown))).not.toContain('ghp_')
+    expect((thrown as Error).cause).toBeUndefined()
+    // Short texts and V8's other messages are located too.
+    expect(() => parseConfig('{', 'c.json')).toThrow(/^c.json is not valid JSON \(line 1, column 2\)$/)
+    // (V8 reads `t` as the start of `true`: the unexpected token is the `o`.)
+    expect(() => parseConfig('{"a": tok}', 'c.json')).toThrow(
+      /^c.json is not valid JSON \(line 1, column 8\)$/,
+    )
+    expect(() => parseConfig('{"model": "a",\n "api": x1234567890123456789}', 'c.json')).toThrow(
+      /^c.json is not valid JSON \(line 2, column 9\)$/,
+    )
+  })
+
   test('an unknown field is refused with its path', () => {
     expect(() => parseConfig('{"modle":"x"}', 'c.json')).toThrow(ConfigError)
   })
