@@ -1,5 +1,5 @@
 import type { Tool } from '@kode/core'
-import { redact } from '@kode/providers/adapter'
+import { redact, redactCause } from '@kode/providers/adapter'
 import {
   CallToolResultSchema,
   ErrorCode,
@@ -171,6 +171,9 @@ export class ServerConnection implements McpConnection {
           await this.#load(options.signal)
         } while (this.#refreshAgain)
         return this.#tools
+      } catch (error) {
+        // The server's error may quote what it was given (see `serverSecrets`).
+        throw redactCause(error, this.#secrets)
       } finally {
         this.#refreshing = undefined
       }

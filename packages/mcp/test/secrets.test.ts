@@ -61,6 +61,27 @@ describe('credentials given to an MCP server never come back in what Kode prints
     for (const text of printed(error)) expect(text).not.toContain(TOKEN)
   })
 
+  test('a refresh of the tool list failing with an error that quotes the credential', async () => {
+    const gh = await connectMcpServer({
+      name: 'gh',
+      command: process.execPath,
+      args: [
+        SCRIPTED,
+        JSON.stringify([{ name: 'issues', inputSchema: { type: 'object' } }]),
+        '{}',
+        'relist-error',
+      ],
+      env: { GITHUB_TOKEN: TOKEN },
+    })
+    try {
+      const error = await gh.refresh().catch((e: unknown) => e)
+      expect(String(error)).toContain('token [redacted] was revoked')
+      for (const text of printed(error)) expect(text).not.toContain(TOKEN)
+    } finally {
+      await gh.close()
+    }
+  })
+
   test('a tool call failing with an error that quotes the credential: not in the history or the model request', async () => {
     const h = harness()
     const gh = await h.connect({
