@@ -26,6 +26,27 @@ export const hostControls: readonly Scenario[] = [
     },
   ],
   [
+    'an interrupt as a call asks for approval, before the calls beside it start',
+    async (h) => {
+      h.server.enqueue(
+        chatStream({
+          id: 'r1',
+          steps: [
+            call('c1', 'read_file', { path: 'a' }),
+            call('c2', 'write_file', { path: 'a' }),
+            call('c3', 'read_file', { path: 'b' }),
+          ],
+        }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile, needsOk] }), live)
+      const controller = new AbortController()
+      agent.events.on('tool_approval_request', () => controller.abort())
+      expect((await drain(agent.run('Write a', { signal: controller.signal }))).reason).toBe('aborted')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
     'steering during a tool and while the model answers',
     async (h) => {
       h.server.enqueue(
