@@ -425,3 +425,39 @@ test('afterToolCall does not see a call that ends after the task was interrupted
     'tool c1 aborted: The user interrupted this tool call before it finished.',
   )
 })
+
+describe('afterToolCall returning something that is not a result', () => {
+  test.each([
+    ['a number', 42],
+    ['true', true],
+    ['an array', ['done']],
+    ['an object without outputText', { output: 'done' }],
+    ['outputText that is not a string', { outputText: 7 }],
+  ] as const)('(%s) fails the task as a throwing hook does, never blaming the tool', async (_, replaced) => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({ tools: [tool], hooks: { afterToolCall: () => replaced as never } })
+    const run = agent.run('Write')
+    const raw: Event[] = []
+    const thrown = await (async () => {
+      for await (const event of run) raw.push(event)
+    })().catch((error: unknown) => error)
+    expectOrdered(raw)
+    expect(written).toEqual(['a'])
+    expect(thrown).toBeInstanceOf(TypeError)
+    expect((thrown as Error).message).toMatch(
+      /^afterToolCall must return a result \(text or an object with a string outputText\) or nothing/,
+    )
+    await expect(run.done).rejects.toBe(thrown)
+    expect(h.server.requests).toHaveLength(1)
+    const history = await agent.history()
+    expectValidHistory(history)
+    const lines = summarizeHistory(history)
+    expect(lines[2]).toMatch(
+      /^tool c1 error: The task failed .*: The afterToolCall hook threw: afterToolCall must/,
+    )
+    expect(lines.at(-2)).toMatch(/^error: The afterToolCall hook threw: afterToolCall must return/)
+  })
+})
