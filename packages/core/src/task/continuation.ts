@@ -70,30 +70,41 @@ export function planContinuation(
 
 /**
  * The task the history leaves unfinished (its process died before its `task_metadata`), with the
- * calls its last response made that have no result; undefined when the last task finished.
+ * calls its last response made that have no result; undefined when the last task finished. A
+ * `continue` that died after recording its decisions left one too, though its response came
+ * before the paused task's `task_metadata`: the calls it decided have no result.
  */
 function unfinishedTask(
   history: readonly HistoryEvent[],
 ): (Continuation & { kind: 'unfinished' }) | undefined {
   const lastEnd = history.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
-  const rest = history.slice(lastEnd + 1)
-  if (!rest.some((record) => 'role' in record && record.role !== 'system')) return undefined
-  // Only results after the last response answer its calls: an earlier turn's call may have had
-  // the same id (some providers' ids repeat from response to response).
-  let answered = new Set<string>()
-  let last: (typeof rest)[number] | undefined
-  for (const record of rest) {
-    if (!('role' in record)) continue
-    if (record.role === 'tool') answered.add(record.toolCallId)
-    if (record.role === 'assistant') {
-      last = record
-      answered = new Set()
-    }
-  }
+  const began = (record: HistoryEvent) =>
+    'role' in record ? record.role !== 'system' : record.type === 'approval_decision'
+  if (!history.slice(lastEnd + 1).some(began)) return undefined
+  // The calls of the last response, unless a message came after it (the calls before a message
+  // were answered, or are out of the provider's reach).
+  const at = history.findLastIndex(
+    (record) => 'role' in record && record.role !== 'system' && record.role !== 'tool',
+  )
+  const last = history[at]
   if (last === undefined || !('role' in last) || last.role !== 'assistant') {
     return { kind: 'unfinished', dangling: [], responseId: undefined }
   }
-  const dangling = toolCallsOf(last).filter((call) => !answered.has(call.id))
+  // Only results after the last response answer its calls (an earlier turn's call may have had the
+  // same id: some providers' ids repeat from response to response). A call whose approval is still
+  // to be decided is pending, not dangling: the request names it (a sub-agent's names the call here
+  // that ran the sub-agent).
+  const answered = new Set<string>()
+  const waiting = new Map<string, string>()
+  for (const record of history.slice(at + 1)) {
+    if ('role' in record) {
+      if (record.role === 'tool') answered.add(record.toolCallId)
+    } else if (record.type === 'approval_request') {
+      waiting.set(record.toolCallId, record.subAgentCall?.toolCallId ?? record.toolCallId)
+    } else if (record.type === 'approval_decision') waiting.delete(record.toolCallId)
+  }
+  const held = new Set(waiting.values())
+  const dangling = toolCallsOf(last).filter((call) => !answered.has(call.id) && !held.has(call.id))
   return { kind: 'unfinished', dangling, responseId: last.responseId }
 }
 
