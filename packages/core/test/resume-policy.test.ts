@@ -183,7 +183,9 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       const history = await agent.history()
       const watched = replayThenLive(DEAD, 'dead', events)
       expectOrdered(watched)
-      expect(replayedPart(watched)).toEqual(replayOf(history, 'dead'))
+      // (Timestamps aside: the dead records' clock is not the test's.)
+      const untimed = (events: unknown[]) => events.map((e) => ({ ...(e as object), timestamp: 0 }))
+      expect(untimed(replayedPart(watched))).toEqual(untimed(replayOf(history, 'dead')))
       // Both calls ran at once, so both are announced before the first one's progress.
       expect(summarize(watched).slice(0, 6)).toEqual([
         'user_message: Pay and read',
@@ -407,6 +409,53 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expectValidHistory(history)
     expect(summarizeHistory(history)[5]).toBe(`tool p1 error: ${STOPPED}`)
   })
+
+  test.each(['continue', 'run'] as const)(
+    'a process that died while a sibling ran and a call awaited approval: %s goes on with its open turn, as the replay shows it',
+    async (how) => {
+      const h = harness()
+      const dead: HistoryEvent[] = [
+        ...DEAD.slice(0, 2),
+        {
+          type: 'approval_request',
+          id: 'q1',
+          createdAt: 3,
+          toolCallId: 'c1',
+          toolName: 'charge',
+          arguments: '{"cents":500}',
+          responseId: 'r0',
+        },
+      ]
+      await deadSession(h, dead)
+      const { tool, runs } = chargeTool({ needsApproval: true })
+      h.server.enqueue(textReply('r1', 'Not paid.'))
+      const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+      const { events, outcome } = await collect(
+        how === 'continue'
+          ? agent.continue({ approvals: [{ toolCallId: 'c1', approved: false }] })
+          : agent.run('Never mind'),
+      )
+      expect(outcome.reason).toBe('completed')
+      expect(runs).toEqual([])
+      // The dead task's events (what a watcher saw: the replay of what it left, its turn still
+      // open), then this task's, are one valid sequence: the replay of the history they leave.
+      const watched = replayThenLive(dead, 'dead', events)
+      expectOrdered(watched)
+      const history = await agent.history()
+      expectValidHistory(history)
+      // (Timestamps aside: the dead records' clock is not the test's.)
+      const untimed = (events: unknown[]) => events.map((e) => ({ ...(e as object), timestamp: 0 }))
+      expect(untimed(replayedPart(watched))).toEqual(untimed(replayOf(history, 'dead')))
+      const denial =
+        how === 'continue' ? 'denied by the user' : 'denied by the user: the user sent a new message instead'
+      expect(summarize(events).slice(1, 5)).toEqual([
+        `tool_approval_decision c1 denied${how === 'continue' ? '' : ': the user sent a new message instead'}`,
+        'tool_call c1 charge {"cents":500}',
+        `tool_result c1 error: ${denial}`,
+        `tool_result c2 error (last): ${STOPPED}`,
+      ])
+    },
+  )
 
   test('approving a call after the process died while its sibling ran settles the sibling too', async () => {
     const h = harness()

@@ -258,19 +258,13 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
  * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
  * `error` result; the sub-agent's own session keeps its pending calls. The decisions and results
- * come in a turn of their own, before the message's.
+ * come in a turn of their own, before the message's; when the process died while the response's
+ * other calls ran, in the turn it left open, where those calls are answered too (as `continue`
+ * would settle them, none running again).
  */
 export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise<void> {
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
-  // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
-  rt.events.emit('turn_start', {})
-  await recordDecisions(
-    rt,
-    pending,
-    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
-    true,
-  )
   const decided = new Map<string, ToolOutcome>()
   for (const entry of pending) {
     const outcome = entry.subAgentCall
@@ -278,10 +272,34 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
       : deniedOutcome(SUPERSEDED_REASON)
     decided.set(entry.call.id, outcome)
   }
+  const announced = runningCalls(pending)
+  let calls = uniqueCalls(pending)
+  const responseId = pending[0]?.responseId
+  const unfinished = unfinishedTask(rt.journal.history)
+  if (unfinished) {
+    const waiting = new Set(calls.map((call) => call.id))
+    const stopped = unfinished.dangling.filter((call) => !waiting.has(call.id))
+    for (const call of stopped) {
+      announced.add(call.id)
+      decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+    }
+    calls = [...calls, ...stopped]
+    rt.events.resumeTurn(
+      calls.filter((call) => announced.has(call.id)).map((call) => callFields(call, responseId)),
+    )
+  } else {
+    // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
+    rt.events.emit('turn_start', {})
+  }
+  await recordDecisions(
+    rt,
+    pending,
+    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
+    true,
+  )
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
-  const announced = runningCalls(pending)
-  await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided, announced })
+  await runCalls(rt, state, calls, responseId, signal, { decided, announced })
   rt.events.emit('turn_end', {})
 }
 

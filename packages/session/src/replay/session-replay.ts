@@ -219,6 +219,9 @@ export class SessionReplay implements ReplaySink {
       }
       case 'approval_decision': {
         const { toolCallId, toolName, approved, reason } = event
+        // Decided in a turn a dead process left open: the calls that ran beside the request were
+        // announced by that process, before it died, so before the decision.
+        if (this.turnOpen) this.announceRunning(timestamp)
         // The turn `continue` opens before it records the decisions, even when the sub-agent's
         // replay shows this one (it did live, carrying on).
         this.continueTurn(timestamp)
