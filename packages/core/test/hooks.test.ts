@@ -461,3 +461,38 @@ describe('afterToolCall returning something that is not a result', () => {
     expect(lines.at(-2)).toMatch(/^error: The afterToolCall hook threw: afterToolCall must return/)
   })
 })
+
+describe('a hook that stops when its signal aborts', () => {
+  /** What a hook that honours its signal does (as `fetch` does): rejects with the abort's reason. */
+  const untilAborted = (signal: AbortSignal) =>
+    new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+    })
+
+  test.each(['beforeModelCall', 'beforeToolCall', 'afterToolCall'] as const)(
+    '(%s) lets the interrupted task end as aborted: the run resolves, it does not reject',
+    async (hook) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+      const { tool } = writeTool()
+      const controller = new AbortController()
+      const stopping = (ctx: { signal: AbortSignal }) => {
+        setTimeout(() => controller.abort(), 1)
+        return untilAborted(ctx.signal)
+      }
+      const hooks = {
+        beforeModelCall: (_request: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+        beforeToolCall: (_call: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+        afterToolCall: (_call: unknown, _result: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+      }
+      const agent = h.createAgent({ tools: [tool], hooks: { [hook]: hooks[hook] } as never })
+      const { events, outcome } = await collect(agent.run('Write', { signal: controller.signal }))
+      expectOrdered(events)
+      expect(outcome.reason).toBe('aborted')
+      expect(summarize(events).filter((line) => line.startsWith('error'))).toEqual([])
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history).filter((line) => line.startsWith('error'))).toEqual([])
+    },
+  )
+})

@@ -1,7 +1,13 @@
 import type { ToolCallPart } from '@kode/protocol'
 import { thrownText } from '../thrown-text.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
-import { errorOutcome, hostFailureOutcome, readOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import {
+  abortedOutcome,
+  errorOutcome,
+  hostFailureOutcome,
+  readOutcome,
+  type ToolOutcome,
+} from '../tools/tool-outcome.js'
 import type { AgentHooks } from './hooks.js'
 
 /** What running the tool hooks needs of the task (the task runtime is one). */
@@ -111,7 +117,13 @@ function readReplacement(replaced: unknown, toolName: string): ToolOutcome {
   return read
 }
 
+/**
+ * The outcome of a call whose hook threw: the task fails (`rt.failHost`). Not once the task was
+ * interrupted (or had failed already): the call is answered by then, and a hook that stops when its
+ * signal aborts (rejecting with the abort, as `fetch` does) did what it was asked to.
+ */
 function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {
+  if (rt.signal.aborted) return abortedOutcome(true)
   const message = `The ${hook} hook threw: ${thrownText(error)}`
   rt.failHost(error, message)
   return hostFailureOutcome(true, message)
