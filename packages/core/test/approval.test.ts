@@ -381,9 +381,10 @@ describe('tool approval', () => {
     expect(outcome.pendingApprovals).toBeUndefined()
     expect(checks).toBe(1)
     expect(summarize(events).slice(8)).toEqual([
+      // Neither started: announced together before their results, as the replay shows them.
       'tool_call c1 risky {}',
-      'tool_result c1 error: The user interrupted the task before this tool call ran.',
       'tool_call c2 risky {}',
+      'tool_result c1 error: The user interrupted the task before this tool call ran.',
       'tool_result c2 error (last): The user interrupted the task before this tool call ran.',
       'interrupt',
       'turn_end',

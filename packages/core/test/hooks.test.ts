@@ -425,3 +425,74 @@ test('afterToolCall does not see a call that ends after the task was interrupted
     'tool c1 aborted: The user interrupted this tool call before it finished.',
   )
 })
+
+describe('afterToolCall returning something that is not a result', () => {
+  test.each([
+    ['a number', 42],
+    ['true', true],
+    ['an array', ['done']],
+    ['an object without outputText', { output: 'done' }],
+    ['outputText that is not a string', { outputText: 7 }],
+  ] as const)('(%s) fails the task as a throwing hook does, never blaming the tool', async (_, replaced) => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({ tools: [tool], hooks: { afterToolCall: () => replaced as never } })
+    const run = agent.run('Write')
+    const raw: Event[] = []
+    const thrown = await (async () => {
+      for await (const event of run) raw.push(event)
+    })().catch((error: unknown) => error)
+    expectOrdered(raw)
+    expect(written).toEqual(['a'])
+    expect(thrown).toBeInstanceOf(TypeError)
+    expect((thrown as Error).message).toMatch(
+      /^afterToolCall must return a result \(text or an object with a string outputText\) or nothing/,
+    )
+    await expect(run.done).rejects.toBe(thrown)
+    expect(h.server.requests).toHaveLength(1)
+    const history = await agent.history()
+    expectValidHistory(history)
+    const lines = summarizeHistory(history)
+    expect(lines[2]).toMatch(
+      /^tool c1 error: The task failed .*: The afterToolCall hook threw: afterToolCall must/,
+    )
+    expect(lines.at(-2)).toMatch(/^error: The afterToolCall hook threw: afterToolCall must return/)
+  })
+})
+
+describe('a hook that stops when its signal aborts', () => {
+  /** What a hook that honours its signal does (as `fetch` does): rejects with the abort's reason. */
+  const untilAborted = (signal: AbortSignal) =>
+    new Promise<never>((_, reject) => {
+      signal.addEventListener('abort', () => reject(signal.reason), { once: true })
+    })
+
+  test.each(['beforeModelCall', 'beforeToolCall', 'afterToolCall'] as const)(
+    '(%s) lets the interrupted task end as aborted: the run resolves, it does not reject',
+    async (hook) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+      const { tool } = writeTool()
+      const controller = new AbortController()
+      const stopping = (ctx: { signal: AbortSignal }) => {
+        setTimeout(() => controller.abort(), 1)
+        return untilAborted(ctx.signal)
+      }
+      const hooks = {
+        beforeModelCall: (_request: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+        beforeToolCall: (_call: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+        afterToolCall: (_call: unknown, _result: unknown, ctx: { signal: AbortSignal }) => stopping(ctx),
+      }
+      const agent = h.createAgent({ tools: [tool], hooks: { [hook]: hooks[hook] } as never })
+      const { events, outcome } = await collect(agent.run('Write', { signal: controller.signal }))
+      expectOrdered(events)
+      expect(outcome.reason).toBe('aborted')
+      expect(summarize(events).filter((line) => line.startsWith('error'))).toEqual([])
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history).filter((line) => line.startsWith('error'))).toEqual([])
+    },
+  )
+})

@@ -1,12 +1,14 @@
 import { type Agent, defineTool } from '@kode/core'
 import { checkEventOrder, type Event, type HistoryEvent, isInterrupt } from '@kode/protocol'
 import type { RecordedRequest } from '@kode/providers/testing'
+import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply, think } from './helpers/chat-wire.js'
 import { collect, delay, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
+import { comparableReplay, expectedReplay } from './replay-parity/expected.js'
 
 const work = defineTool({
   name: 'work',
@@ -181,8 +183,9 @@ describe('interrupts', () => {
       'usage 100/20',
       'context_usage 120/128000',
       'tool_call c1 hang {}',
-      'tool_result c1 error: The user interrupted this tool call before it finished.',
+      // Interrupted while it waited for a slot: announced before the first result, as in the replay.
       'tool_call c2 hang {}',
+      'tool_result c1 error: The user interrupted this tool call before it finished.',
       'tool_result c2 error (last): The user interrupted the task before this tool call ran.',
       'interrupt',
       'turn_end',
@@ -303,4 +306,51 @@ describe('interrupts', () => {
       'task_metadata turns=1 subAgents=0',
     ])
   })
+})
+
+describe('an interrupt at every event index, replayed', () => {
+  const harness = useHarness()
+  const ask = defineTool({
+    name: 'ask',
+    description: 'Needs the user’s approval',
+    parameters: Type.Object({}),
+    needsApproval: true,
+    execute: () => 'asked',
+  })
+  /** Two parallel jobs around a call that waits for approval, then a final answer. */
+  const withApproval = (request: RecordedRequest) => {
+    const messages = (request.body as { messages: { role: string }[] }).messages
+    if (messages.at(-1)!.role === 'tool') return textReply('r2', 'Both are done.')
+    return chatStream({
+      id: 'r1',
+      steps: [
+        think('I should.'),
+        say('Starting.'),
+        call('c1', 'work', { ms: 4 }),
+        call('c2', 'ask', {}),
+        call('c3', 'work', { ms: 1 }),
+      ],
+    })
+  }
+  /** The events without `interrupt`: replay shows one per aborted result, live one per turn (docs/sessions.md). */
+  const withoutInterrupts = (events: readonly unknown[]) =>
+    events.filter((event) => (event as { type: string }).type !== 'interrupt')
+
+  test('shows every call where the live run announced it', async () => {
+    const h = harness()
+    h.server.handle(withApproval)
+    const baseline = await collect(h.createAgent({ tools: [work, ask] }).run('go'))
+    expect(baseline.outcome.reason).toBe('awaiting_approval')
+    for (let i = 0; i < baseline.events.length; i++) {
+      const agent = h.createAgent({ tools: [work, ask] })
+      const { events } = await runAborting(agent, 'go', i)
+      const history = await agent.history()
+      const histories = new Map([[agent.sessionId, history]])
+      const replay = await replaySession(h.store, agent.sessionId)
+      expect(
+        withoutInterrupts(comparableReplay(replay, histories)),
+        `abort at event ${i} (${baseline.events[i]?.type})`,
+      ).toEqual(withoutInterrupts(expectedReplay(events, histories)))
+    }
+  }, 60_000)
 })

@@ -176,4 +176,34 @@ describe('model settings', () => {
     expect(agent.running).toBe(false)
     expect(h.server.requests).toEqual([])
   })
+
+  test.each([
+    ['settings that are not an object', 'fast', 'modelSettings must be an object of settings'],
+    ['a null reasoning', { reasoning: null }, 'modelSettings.reasoning needs an effort'],
+    ['a reasoning given as text', { reasoning: 'high' }, 'modelSettings.reasoning needs an effort'],
+    ['null providerOptions', { providerOptions: null }, 'modelSettings.providerOptions must be an object'],
+    ['a non-numeric token limit', { maxOutputTokens: '100' }, 'modelSettings.maxOutputTokens must be'],
+  ])(
+    '%s are an invalid_options AgentError, from createAgent, run and a sub-agent alike',
+    (_, settings, message) => {
+      const h = harness()
+      const refused = (make: () => unknown) => {
+        try {
+          make()
+        } catch (error) {
+          expect(AgentError.is(error), String(error)).toBe(true)
+          expect((error as AgentError).code).toBe('invalid_options')
+          return (error as Error).message
+        }
+        return 'accepted'
+      }
+      const modelSettings = settings as never
+      expect(refused(() => h.createAgent({ modelSettings }))).toContain(message)
+      expect(refused(() => h.createAgent().run('Hi', { modelSettings }))).toContain(message)
+      expect(
+        refused(() => defineSubAgent({ name: 'helper', description: 'Helps', modelSettings })),
+      ).toContain(message)
+      expect(h.server.requests).toEqual([])
+    },
+  )
 })

@@ -1,4 +1,4 @@
-import { defineTool, type ToolContext } from '@kode/core'
+import { defineSubAgent, defineTool, type ToolContext } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
 import type { SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -183,7 +183,9 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       const history = await agent.history()
       const watched = replayThenLive(DEAD, 'dead', events)
       expectOrdered(watched)
-      expect(replayedPart(watched)).toEqual(replayOf(history, 'dead'))
+      // (Timestamps aside: the dead records' clock is not the test's.)
+      const untimed = (events: unknown[]) => events.map((e) => ({ ...(e as object), timestamp: 0 }))
+      expect(untimed(replayedPart(watched))).toEqual(untimed(replayOf(history, 'dead')))
       // Both calls ran at once, so both are announced before the first one's progress.
       expect(summarize(watched).slice(0, 6)).toEqual([
         'user_message: Pay and read',
@@ -273,6 +275,187 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expect(outcome.reason).toBe('completed')
     expectValidHistory(await agent.history())
   })
+
+  test.each(['continue', 'run'] as const)(
+    'a call approved by a continue whose process then died is settled by %s, never left without a result',
+    async (how) => {
+      const h = harness()
+      // The task paused for c1's approval and ended (task_metadata); a `continue` in another process
+      // recorded the decision, started c1, and died before its result.
+      const paused: HistoryEvent[] = [
+        ...DEAD.slice(0, 2),
+        {
+          type: 'approval_request',
+          id: 'q1',
+          createdAt: 3,
+          toolCallId: 'c1',
+          toolName: 'charge',
+          arguments: '{"cents":500}',
+          responseId: 'r0',
+        },
+        {
+          role: 'tool',
+          id: 't2',
+          createdAt: 4,
+          toolCallId: 'c2',
+          toolName: 'read_file',
+          status: 'success',
+          outputText: 'b',
+          parts: [],
+        },
+        {
+          type: 'task_metadata',
+          id: 'm1',
+          createdAt: 5,
+          metadata: {
+            main: {
+              sessionId: 'dead',
+              model: 'gpt-4o',
+              provider: 'openai-chat',
+              usage: {},
+              costUsd: 0,
+              durationMs: 0,
+              turnCount: 1,
+            },
+            subAgents: [],
+          },
+        },
+        {
+          type: 'approval_decision',
+          id: 'd1',
+          createdAt: 6,
+          toolCallId: 'c1',
+          toolName: 'charge',
+          approved: true,
+        },
+      ]
+      await deadSession(h, paused)
+      const { tool, runs } = chargeTool({ needsApproval: true })
+      h.server.enqueue(textReply('r1', 'Paid.'))
+      const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+      const { events, outcome } = await collect(how === 'continue' ? agent.continue() : agent.run('Status?'))
+      expect(outcome.reason).toBe('completed')
+      expectOrdered(replayThenLive(paused, 'dead', events))
+      const history = await agent.history()
+      expectValidHistory(history)
+      // A rerun tool the user approved runs again on continue; a new message answers it, running nothing.
+      if (how === 'continue') {
+        expect(runs).toEqual([{ toolCallId: 'c1', resumed: true }])
+        expect(summarizeHistory(history)[6]).toBe('tool c1 success: charged 500 cents')
+      } else {
+        expect(runs).toEqual([])
+        expect(summarizeHistory(history)[6]).toBe(`tool c1 error: ${STOPPED}`)
+      }
+      expect(replayedPart(events)).toEqual(
+        replayOf(history, 'dead').slice(replayOf(paused, 'dead').length - 1),
+      )
+    },
+  )
+
+  test("a sub-agent's call decided by a continue whose process then died: the call that ran it is answered", async () => {
+    const h = harness()
+    const metadata = {
+      main: {
+        sessionId: 'dead',
+        model: 'gpt-4o',
+        provider: 'openai-chat',
+        usage: {},
+        costUsd: 0,
+        durationMs: 0,
+        turnCount: 1,
+      },
+      subAgents: [],
+    }
+    const paused: HistoryEvent[] = [
+      DEAD[0]!,
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"pay"}' }],
+        stopReason: 'tool_use',
+        responseId: 'r0',
+      },
+      {
+        type: 'approval_request',
+        id: 'q1',
+        createdAt: 3,
+        toolCallId: 's1',
+        toolName: 'charge',
+        arguments: '{"cents":500}',
+        responseId: 'r0',
+        sessionId: 'child',
+        subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
+      },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata },
+      {
+        type: 'approval_decision',
+        id: 'd1',
+        createdAt: 5,
+        toolCallId: 's1',
+        toolName: 'charge',
+        approved: true,
+        sessionId: 'child',
+      },
+    ]
+    await deadSession(h, paused)
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [chargeTool().tool] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+    const { events, outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expectOrdered(replayThenLive(paused, 'dead', events))
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)[5]).toBe(`tool p1 error: ${STOPPED}`)
+  })
+
+  test.each(['continue', 'run'] as const)(
+    'a process that died while a sibling ran and a call awaited approval: %s goes on with its open turn, as the replay shows it',
+    async (how) => {
+      const h = harness()
+      const dead: HistoryEvent[] = [
+        ...DEAD.slice(0, 2),
+        {
+          type: 'approval_request',
+          id: 'q1',
+          createdAt: 3,
+          toolCallId: 'c1',
+          toolName: 'charge',
+          arguments: '{"cents":500}',
+          responseId: 'r0',
+        },
+      ]
+      await deadSession(h, dead)
+      const { tool, runs } = chargeTool({ needsApproval: true })
+      h.server.enqueue(textReply('r1', 'Not paid.'))
+      const agent = h.createAgent({ sessionId: 'dead', tools: [tool, readFile] })
+      const { events, outcome } = await collect(
+        how === 'continue'
+          ? agent.continue({ approvals: [{ toolCallId: 'c1', approved: false }] })
+          : agent.run('Never mind'),
+      )
+      expect(outcome.reason).toBe('completed')
+      expect(runs).toEqual([])
+      // The dead task's events (what a watcher saw: the replay of what it left, its turn still
+      // open), then this task's, are one valid sequence: the replay of the history they leave.
+      const watched = replayThenLive(dead, 'dead', events)
+      expectOrdered(watched)
+      const history = await agent.history()
+      expectValidHistory(history)
+      // (Timestamps aside: the dead records' clock is not the test's.)
+      const untimed = (events: unknown[]) => events.map((e) => ({ ...(e as object), timestamp: 0 }))
+      expect(untimed(replayedPart(watched))).toEqual(untimed(replayOf(history, 'dead')))
+      const denial =
+        how === 'continue' ? 'denied by the user' : 'denied by the user: the user sent a new message instead'
+      expect(summarize(events).slice(1, 5)).toEqual([
+        `tool_approval_decision c1 denied${how === 'continue' ? '' : ': the user sent a new message instead'}`,
+        'tool_call c1 charge {"cents":500}',
+        `tool_result c1 error: ${denial}`,
+        `tool_result c2 error (last): ${STOPPED}`,
+      ])
+    },
+  )
 
   test('approving a call after the process died while its sibling ran settles the sibling too', async () => {
     const h = harness()

@@ -1,3 +1,5 @@
+import { defineTool } from '@kode/core'
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
@@ -111,6 +113,48 @@ describe('steering', () => {
       'task_metadata turns=2 subAgents=0',
     ])
     expect(outcome.metadata.main.turnCount).toBe(2)
+  })
+
+  test('a message steered after the last turn ended waits for the next run, and a continue delivers one left by a pause', async () => {
+    const h = harness()
+    h.server.enqueue(
+      textReply('r1', 'One.'),
+      textReply('r2', 'Two.'),
+      chatStream({ id: 'r3', steps: [call('c1', 'write_file', { path: 'a' })] }),
+      textReply('r4', 'Wrote a.'),
+    )
+    const write = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => `wrote ${path}`,
+    })
+    const agent = h.createAgent({ tools: [write] })
+    const late = () => agent.steer('late')
+    agent.events.once('task_metadata', late)
+    expect((await collect(agent.run('Hi'))).outcome.reason).toBe('completed')
+    expect((await collect(agent.run('Again'))).outcome.reason).toBe('completed')
+    agent.events.once('tool_approval_request', () => agent.steer('and b'))
+    expect((await collect(agent.run('Write a'))).outcome.reason).toBe('awaiting_approval')
+    const { events } = await collect(agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }))
+    expectOrdered(events)
+    expect(summarize(events).slice(0, 7)).toEqual([
+      'task_start',
+      'turn_start',
+      'tool_approval_decision c1 approved',
+      'tool_call c1 write_file {"path":"a"}',
+      'tool_result c1 success (last): wrote a',
+      'turn_end',
+      'user_message: and b',
+    ])
+    expect(summarizeHistory(await agent.history()).filter((line) => line.startsWith('user'))).toEqual([
+      'user: Hi',
+      'user: Again',
+      'user: late',
+      'user: Write a',
+      'user: and b',
+    ])
   })
 
   test('a message steered while idle is delivered right after the next run’s input', async () => {

@@ -38,7 +38,10 @@ export interface AgentHooks {
     call: ToolCallPart,
     ctx: HookContext,
   ): ToolCallDecision | undefined | Promise<ToolCallDecision | undefined>
-  /** Sees (and may replace) each executed call's result before it is persisted and shown. */
+  /**
+   * Sees (and may replace) each executed call's result before it is persisted and shown: return a
+   * result (text or a `ToolOutput`), or nothing to keep it. Anything else fails like a throw.
+   */
   afterToolCall?(
     call: ToolCallPart,
     result: ToolOutput,

@@ -1,7 +1,13 @@
 import type { ToolCallPart } from '@kode/protocol'
 import { thrownText } from '../thrown-text.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
-import { errorOutcome, hostFailureOutcome, outcomeOf, type ToolOutcome } from '../tools/tool-outcome.js'
+import {
+  abortedOutcome,
+  errorOutcome,
+  hostFailureOutcome,
+  readOutcome,
+  type ToolOutcome,
+} from '../tools/tool-outcome.js'
 import type { AgentHooks } from './hooks.js'
 
 /** What running the tool hooks needs of the task (the task runtime is one). */
@@ -60,7 +66,7 @@ export async function runHookedCall(
   try {
     const replaced = await afterToolCall({ ...call }, toolOutputOf(outcome), ctx)
     // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
-    return replaced === undefined || replaced === null ? outcome : outcomeOf(replaced, call.name)
+    return replaced === undefined || replaced === null ? outcome : readReplacement(replaced, call.name)
   } catch (error) {
     return hookFailed(rt, 'afterToolCall', error)
   }
@@ -87,7 +93,37 @@ function readDecision(decision: unknown): Decision {
   return { argumentsJson: json }
 }
 
+/**
+ * The result `afterToolCall` put in place of the tool's. One that cannot be read is the hook's bug
+ * and fails like a throw: read as a tool's result would be, it would tell the model the tool
+ * returned something odd, hide the tool's real result, and let the task go on as if all was well.
+ */
+function readReplacement(replaced: unknown, toolName: string): ToolOutcome {
+  const refuse = (what: string) =>
+    new TypeError(
+      `afterToolCall must return a result (text or an object with a string outputText) or nothing; it returned ${what}`,
+    )
+  if (typeof replaced === 'string') return readOutcome(replaced, toolName)
+  if (typeof replaced !== 'object' || replaced === null) throw refuse(`a ${typeof replaced}`)
+  if (Array.isArray(replaced)) throw refuse('an array')
+  let read: ToolOutcome | undefined
+  try {
+    if (typeof (replaced as { outputText?: unknown }).outputText === 'string')
+      read = readOutcome(replaced, toolName)
+  } catch {
+    throw refuse('an object that could not be read')
+  }
+  if (read === undefined) throw refuse('an object without a string outputText')
+  return read
+}
+
+/**
+ * The outcome of a call whose hook threw: the task fails (`rt.failHost`). Not once the task was
+ * interrupted (or had failed already): the call is answered by then, and a hook that stops when its
+ * signal aborts (rejecting with the abort, as `fetch` does) did what it was asked to.
+ */
 function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {
+  if (rt.signal.aborted) return abortedOutcome(true)
   const message = `The ${hook} hook threw: ${thrownText(error)}`
   rt.failHost(error, message)
   return hostFailureOutcome(true, message)

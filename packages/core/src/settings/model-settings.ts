@@ -54,7 +54,12 @@ export function inheritedModelSettings(parent: ModelSettings): ModelSettings {
 
 /** Checks settings before anything runs; throws `AgentError` (`invalid_options`) naming the field. */
 export function checkModelSettings(settings: ModelSettings | undefined, where = 'modelSettings'): void {
-  if (!settings) return
+  // `null` is none, as for the options beside it.
+  if (settings === undefined || settings === null) return
+  // Hosts in plain JavaScript pass anything: each odd value is refused by name, never a TypeError.
+  if (typeof settings !== 'object' || Array.isArray(settings)) {
+    throw new AgentError('invalid_options', `${where} must be an object of settings`)
+  }
   const { maxOutputTokens, temperature, reasoning, toolChoice, providerOptions } = settings
   const fail = (message: string): never => {
     throw new AgentError('invalid_options', `${where}.${message}`)
@@ -64,7 +69,9 @@ export function checkModelSettings(settings: ModelSettings | undefined, where = 
   if (temperature !== undefined && !(Number.isFinite(temperature) && temperature >= 0))
     fail(`temperature must be a number of 0 or more (got ${temperature})`)
   if (reasoning !== undefined) {
-    if ('budgetTokens' in reasoning) {
+    if (typeof reasoning !== 'object' || reasoning === null) {
+      fail('reasoning needs an effort (minimal, low, medium, high) or a budgetTokens')
+    } else if ('budgetTokens' in reasoning) {
       const budget = reasoning.budgetTokens
       if (!(Number.isInteger(budget) && budget > 0))
         fail(`reasoning.budgetTokens must be a positive integer (got ${budget})`)
@@ -78,6 +85,8 @@ export function checkModelSettings(settings: ModelSettings | undefined, where = 
     fail(`toolChoice must be auto, none, required or { name } (got ${JSON.stringify(toolChoice)})`)
   }
   if (providerOptions !== undefined) {
+    if (typeof providerOptions !== 'object' || providerOptions === null || Array.isArray(providerOptions))
+      fail('providerOptions must be an object of request-body fields by api')
     for (const [api, fields] of Object.entries(providerOptions)) {
       if (typeof fields !== 'object' || fields === null || Array.isArray(fields))
         fail(`providerOptions.${api} must be an object of request-body fields`)

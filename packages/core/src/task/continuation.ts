@@ -70,30 +70,41 @@ export function planContinuation(
 
 /**
  * The task the history leaves unfinished (its process died before its `task_metadata`), with the
- * calls its last response made that have no result; undefined when the last task finished.
+ * calls its last response made that have no result; undefined when the last task finished. A
+ * `continue` that died after recording its decisions left one too, though its response came
+ * before the paused task's `task_metadata`: the calls it decided have no result.
  */
 function unfinishedTask(
   history: readonly HistoryEvent[],
 ): (Continuation & { kind: 'unfinished' }) | undefined {
   const lastEnd = history.findLastIndex((record) => !('role' in record) && record.type === 'task_metadata')
-  const rest = history.slice(lastEnd + 1)
-  if (!rest.some((record) => 'role' in record && record.role !== 'system')) return undefined
-  // Only results after the last response answer its calls: an earlier turn's call may have had
-  // the same id (some providers' ids repeat from response to response).
-  let answered = new Set<string>()
-  let last: (typeof rest)[number] | undefined
-  for (const record of rest) {
-    if (!('role' in record)) continue
-    if (record.role === 'tool') answered.add(record.toolCallId)
-    if (record.role === 'assistant') {
-      last = record
-      answered = new Set()
-    }
-  }
+  const began = (record: HistoryEvent) =>
+    'role' in record ? record.role !== 'system' : record.type === 'approval_decision'
+  if (!history.slice(lastEnd + 1).some(began)) return undefined
+  // The calls of the last response, unless a message came after it (the calls before a message
+  // were answered, or are out of the provider's reach).
+  const at = history.findLastIndex(
+    (record) => 'role' in record && record.role !== 'system' && record.role !== 'tool',
+  )
+  const last = history[at]
   if (last === undefined || !('role' in last) || last.role !== 'assistant') {
     return { kind: 'unfinished', dangling: [], responseId: undefined }
   }
-  const dangling = toolCallsOf(last).filter((call) => !answered.has(call.id))
+  // Only results after the last response answer its calls (an earlier turn's call may have had the
+  // same id: some providers' ids repeat from response to response). A call whose approval is still
+  // to be decided is pending, not dangling: the request names it (a sub-agent's names the call here
+  // that ran the sub-agent).
+  const answered = new Set<string>()
+  const waiting = new Map<string, string>()
+  for (const record of history.slice(at + 1)) {
+    if ('role' in record) {
+      if (record.role === 'tool') answered.add(record.toolCallId)
+    } else if (record.type === 'approval_request') {
+      waiting.set(record.toolCallId, record.subAgentCall?.toolCallId ?? record.toolCallId)
+    } else if (record.type === 'approval_decision') waiting.delete(record.toolCallId)
+  }
+  const held = new Set(waiting.values())
+  const dangling = toolCallsOf(last).filter((call) => !answered.has(call.id) && !held.has(call.id))
   return { kind: 'unfinished', dangling, responseId: last.responseId }
 }
 
@@ -247,19 +258,13 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
  * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
  * `error` result; the sub-agent's own session keeps its pending calls. The decisions and results
- * come in a turn of their own, before the message's.
+ * come in a turn of their own, before the message's; when the process died while the response's
+ * other calls ran, in the turn it left open, where those calls are answered too (as `continue`
+ * would settle them, none running again).
  */
 export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise<void> {
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
-  // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
-  rt.events.emit('turn_start', {})
-  await recordDecisions(
-    rt,
-    pending,
-    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
-    true,
-  )
   const decided = new Map<string, ToolOutcome>()
   for (const entry of pending) {
     const outcome = entry.subAgentCall
@@ -267,10 +272,34 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
       : deniedOutcome(SUPERSEDED_REASON)
     decided.set(entry.call.id, outcome)
   }
+  const announced = runningCalls(pending)
+  let calls = uniqueCalls(pending)
+  const responseId = pending[0]?.responseId
+  const unfinished = unfinishedTask(rt.journal.history)
+  if (unfinished) {
+    const waiting = new Set(calls.map((call) => call.id))
+    const stopped = unfinished.dangling.filter((call) => !waiting.has(call.id))
+    for (const call of stopped) {
+      announced.add(call.id)
+      decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
+    }
+    calls = [...calls, ...stopped]
+    rt.events.resumeTurn(
+      calls.filter((call) => announced.has(call.id)).map((call) => callFields(call, responseId)),
+    )
+  } else {
+    // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
+    rt.events.emit('turn_start', {})
+  }
+  await recordDecisions(
+    rt,
+    pending,
+    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
+    true,
+  )
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
-  const announced = runningCalls(pending)
-  await runCalls(rt, state, uniqueCalls(pending), pending[0]?.responseId, signal, { decided, announced })
+  await runCalls(rt, state, calls, responseId, signal, { decided, announced })
   rt.events.emit('turn_end', {})
 }
 

@@ -208,11 +208,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       end.suspended.push(call)
       continue
     }
-    if (!started[i]) {
-      // Interrupted before it started: announce it so its result answers a call.
-      started[i] = true
-      announce(batch, call)
-    }
+    if (!started[i] || batch.signal.aborted) announceUnstarted(batch, started, i)
     const message = resultMessage(call, outcome, settings.toolOutputLimit, {
       id: settings.createId(),
       createdAt: settings.now(),
@@ -259,6 +255,28 @@ async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): 
     }
     if (running.length === 0) return true
     await Promise.race(running)
+  }
+}
+
+/**
+ * Before result `i` once the batch was interrupted (or failed): the calls from `i` on that never
+ * started get results without running. Those that do not wait for approval are announced now,
+ * together and in call order, as a response's calls are when they start, so the replay (which
+ * announces a response's running calls together, before the first record of any of them) shows
+ * each call where it was live. A call that waited for approval is announced right before its own
+ * result, as the replay shows one answered while it waited.
+ */
+function announceUnstarted(batch: ToolBatch, started: boolean[], i: number): void {
+  const { calls, held } = batch
+  const waited = !started[i] && held?.has(calls[i]!.id) === true
+  for (let j = i; j < calls.length; j++) {
+    if (started[j] || held?.has(calls[j]!.id)) continue
+    started[j] = true
+    announce(batch, calls[j]!)
+  }
+  if (waited) {
+    started[i] = true
+    announce(batch, calls[i]!)
   }
 }
 

@@ -127,7 +127,9 @@ async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMR
     }
     return hooked
   } catch (error) {
-    rt.failHost(error, `The beforeModelCall hook threw: ${thrownText(error)}`)
+    // Interrupted meanwhile, the call reads as aborted: a hook that stops when its signal aborts
+    // (rejecting with the abort, as `fetch` does) did what it was asked to.
+    if (!rt.signal.aborted) rt.failHost(error, `The beforeModelCall hook threw: ${thrownText(error)}`)
     return undefined
   }
 }

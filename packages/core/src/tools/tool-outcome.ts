@@ -46,7 +46,11 @@ export function outcomeOf(value: unknown, toolName: string): ToolOutcome {
   }
 }
 
-function readOutcome(value: unknown, toolName: string): ToolOutcome {
+/**
+ * Reads a value returned as a tool's result (as `outcomeOf`, but a getter that throws is thrown
+ * on): text, a `ToolOutput`, or nothing; any other shape is an `error` outcome naming the tool.
+ */
+export function readOutcome(value: unknown, toolName: string): ToolOutcome {
   if (value === undefined || value === null) return { status: 'success', outputText: '', parts: [] }
   if (typeof value === 'string') return { status: 'success', outputText: value, parts: [] }
   if (typeof value !== 'object' || typeof (value as { outputText?: unknown }).outputText !== 'string') {

@@ -120,7 +120,8 @@ function nothingToCompact(events: readonly Json[], histories: ReadonlyMap<string
 /**
  * The replay without what it shows by design and a live run does not: the `response_complete`
  * of an aborted or failed message (its text has no other event), the `interrupt` after each
- * aborted tool result but the last of a run of them, and the second `interrupt` of a turn whose
+ * aborted tool result but the last of a run of them (a call answered while it waited for
+ * approval is announced between two results), and the second `interrupt` of a turn whose
  * response was aborted too (live emits one).
  */
 export function comparableReplay(
@@ -137,10 +138,11 @@ export function comparableReplay(
   return events.filter((event, i) => {
     if (event.type === 'response_complete') return !cut.has(event.responseId as string)
     if (event.type !== 'interrupt') return true
+    // Another result follows (a call answered while it waited for approval is announced first).
     const next = events[i + 1]
     return !(
       next?.sessionId === event.sessionId &&
-      (next?.type === 'tool_result' || next?.type === 'interrupt')
+      (next?.type === 'tool_result' || next?.type === 'interrupt' || next?.type === 'tool_call')
     )
   })
 }

@@ -26,6 +26,56 @@ export const hostControls: readonly Scenario[] = [
     },
   ],
   [
+    'an interrupt as a call asks for approval, before the calls beside it start',
+    async (h) => {
+      h.server.enqueue(
+        chatStream({
+          id: 'r1',
+          steps: [
+            call('c1', 'read_file', { path: 'a' }),
+            call('c2', 'write_file', { path: 'a' }),
+            call('c3', 'read_file', { path: 'b' }),
+          ],
+        }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile, needsOk] }), live)
+      const controller = new AbortController()
+      agent.events.on('tool_approval_request', () => controller.abort())
+      expect((await drain(agent.run('Write a', { signal: controller.signal }))).reason).toBe('aborted')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'two decisions on a restart, the continue interrupted at the first',
+    async (h) => {
+      h.server.enqueue(
+        chatStream({
+          id: 'r1',
+          steps: [call('c1', 'write_file', { path: 'a' }), call('c2', 'write_file', { path: 'b' })],
+        }),
+        textReply('r2', 'Stopped.'),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [needsOk] }), live)
+      expect((await drain(agent.run('Write a and b'))).reason).toBe('awaiting_approval')
+      const later = record(
+        h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [needsOk] }),
+        live,
+      )
+      const controller = new AbortController()
+      later.events.once('tool_approval_decision', () => controller.abort())
+      const approvals = [
+        { toolCallId: 'c1', approved: true },
+        { toolCallId: 'c2', approved: false },
+      ]
+      const run = later.continue({ approvals }, { signal: controller.signal })
+      expect((await drain(run)).reason).toBe('aborted')
+      expect((await drain(later.run('Why?'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
     'steering during a tool and while the model answers',
     async (h) => {
       h.server.enqueue(

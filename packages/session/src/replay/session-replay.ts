@@ -84,6 +84,8 @@ export class SessionReplay implements ReplaySink {
   private readonly shownInline = new Map<string, string | undefined>()
   /** Calls of `pendingCalls` whose `tool_call` was replayed. */
   private readonly announced = new Set<string>()
+  /** Calls of `pendingCalls` whose approval was requested (decided or not). */
+  private readonly requested = new Set<string>()
 
   constructor(
     private readonly sessionId: string,
@@ -206,6 +208,7 @@ export class SessionReplay implements ReplaySink {
           }
         }
         this.awaitingApproval.set(toolCallId, responseId)
+        this.requested.add(toolCallId)
         this.emit({
           type: 'tool_approval_request',
           sessionId: event.sessionId ?? sessionId,
@@ -219,6 +222,9 @@ export class SessionReplay implements ReplaySink {
       }
       case 'approval_decision': {
         const { toolCallId, toolName, approved, reason } = event
+        // Decided in a turn a dead process left open: the calls that ran beside the requests were
+        // announced by that process, before it died, so before the decision.
+        if (this.turnOpen) this.announceRunning(timestamp, this.requested)
         // The turn `continue` opens before it records the decisions, even when the sub-agent's
         // replay shows this one (it did live, carrying on).
         this.continueTurn(timestamp)
@@ -271,16 +277,16 @@ export class SessionReplay implements ReplaySink {
 
   /**
    * Replays, in call order, the `tool_call` of every call without a result that runs now: all but
-   * those waiting for approval and those announced already. Called at the first record of the
+   * those waiting for approval, those announced already and `except`. Called at the first record of the
    * running calls (a progress, a result, a sub-agent's approval request) and at the end of the
    * turn, so a response's calls are announced together once its approval requests are out, as the
    * engine starts them; and the replay of a history cut anywhere in its calls (a process that
    * died), followed by what a continued task emits, is the replay of the whole history.
    */
-  private announceRunning(timestamp: number): void {
+  private announceRunning(timestamp: number, except?: ReadonlySet<string>): void {
     if (this.announced.size === this.pendingCalls.size) return
     for (const [id, call] of this.pendingCalls) {
-      if (this.announced.has(id) || this.awaitingApproval.has(id)) continue
+      if (this.announced.has(id) || this.awaitingApproval.has(id) || except?.has(id)) continue
       this.continueTurn(timestamp)
       this.announced.add(id)
       this.emit(call)
@@ -300,6 +306,7 @@ export class SessionReplay implements ReplaySink {
       if (part.type === 'tool_call') {
         this.pendingCalls.set(part.id, toolCallEvent(sessionId, message, part))
         this.announced.delete(part.id)
+        this.requested.delete(part.id)
       }
     }
   }
