@@ -65,6 +65,17 @@ const DEAD: HistoryEvent[] = [
   },
 ]
 
+/** The approval request of DEAD's c1, as a task that paused for it (or died waiting) wrote it. */
+const ASKED_C1: HistoryEvent = {
+  type: 'approval_request',
+  id: 'q1',
+  createdAt: 3,
+  toolCallId: 'c1',
+  toolName: 'charge',
+  arguments: '{"cents":500}',
+  responseId: 'r0',
+}
+
 async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD): Promise<void> {
   await h.store.create({ id: 'dead' })
   await h.store.append('dead', records)
@@ -246,15 +257,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     const h = harness()
     await deadSession(h, [
       ...DEAD.slice(0, 2),
-      {
-        type: 'approval_request',
-        id: 'q1',
-        createdAt: 3,
-        toolCallId: 'c1',
-        toolName: 'charge',
-        arguments: '{"cents":500}',
-        responseId: 'r0',
-      },
+      ASKED_C1,
       {
         type: 'approval_decision',
         id: 'd1',
@@ -284,15 +287,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       // recorded the decision, started c1, and died before its result.
       const paused: HistoryEvent[] = [
         ...DEAD.slice(0, 2),
-        {
-          type: 'approval_request',
-          id: 'q1',
-          createdAt: 3,
-          toolCallId: 'c1',
-          toolName: 'charge',
-          arguments: '{"cents":500}',
-          responseId: 'r0',
-        },
+        ASKED_C1,
         {
           role: 'tool',
           id: 't2',
@@ -414,18 +409,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     'a process that died while a sibling ran and a call awaited approval: %s goes on with its open turn, as the replay shows it',
     async (how) => {
       const h = harness()
-      const dead: HistoryEvent[] = [
-        ...DEAD.slice(0, 2),
-        {
-          type: 'approval_request',
-          id: 'q1',
-          createdAt: 3,
-          toolCallId: 'c1',
-          toolName: 'charge',
-          arguments: '{"cents":500}',
-          responseId: 'r0',
-        },
-      ]
+      const dead: HistoryEvent[] = [...DEAD.slice(0, 2), ASKED_C1]
       await deadSession(h, dead)
       const { tool, runs } = chargeTool({ needsApproval: true })
       h.server.enqueue(textReply('r1', 'Not paid.'))
@@ -460,16 +444,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
   test('approving a call after the process died while its sibling ran settles the sibling too', async () => {
     const h = harness()
     // c1 awaited approval while c2 ran; the process died before c2's result.
-    const request: HistoryEvent = {
-      type: 'approval_request',
-      id: 'q1',
-      createdAt: 3,
-      toolCallId: 'c1',
-      toolName: 'charge',
-      arguments: '{"cents":500}',
-      responseId: 'r0',
-    }
-    const dead = [...DEAD.slice(0, 2), request]
+    const dead = [...DEAD.slice(0, 2), ASKED_C1]
     await deadSession(h, dead)
     const { tool, runs } = chargeTool({ needsApproval: true })
     h.server.enqueue(textReply('r1', 'Paid; b.txt may need another read.'))
