@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
 import { DBOSClient } from '@dbos-inc/dbos-sdk'
 import { COMPACTION_PROMPT, createAgent, defineTool } from '@kode/core'
-import { toolCallsOf } from '@kode/protocol'
+import { type HistoryEvent, toolCallsOf } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { createPostgresSessionStore } from '@kode/session-postgres'
@@ -169,9 +169,7 @@ describe('a durable task whose worker is killed', () => {
       'charge c1 resumed=true worker-b',
     ])
 
-    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
-    const history = await store.read('invoice')
-    await store.close()
+    const history = await storedHistory('invoice')
     const ids = history.map((record) => record.id)
     expect(new Set(ids).size).toBe(ids.length)
     expect(
@@ -372,18 +370,9 @@ describe('a durable task whose worker is killed', () => {
     const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
     expect(outcome).toMatchObject({ reason: 'completed', text: 'The whole answer.' })
     expect(server.requests.length).toBe(before + 2)
-    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
-    try {
-      const history = await store.read('streaming')
-      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
-        'user',
-        'assistant',
-        'task_metadata',
-      ])
-      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
-    } finally {
-      await store.close()
-    }
+    const history = await storedHistory('streaming')
+    expect(kindsOf(history)).toEqual(['user', 'assistant', 'task_metadata'])
+    expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
     b.process.kill('SIGKILL')
     await b.exited
   })
@@ -416,21 +405,16 @@ describe('a durable task whose worker is killed', () => {
     expect(toolRuns().filter((line) => line.startsWith('read_log'))).toEqual([
       'read_log g1 resumed=false worker-k',
     ])
-    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
-    try {
-      const history = await store.read('compacting')
-      expect(history.map((record) => ('role' in record ? record.role : record.type))).toEqual([
-        'user',
-        'assistant',
-        'tool',
-        'compaction',
-        'assistant',
-        'task_metadata',
-      ])
-      expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
-    } finally {
-      await store.close()
-    }
+    const history = await storedHistory('compacting')
+    expect(kindsOf(history)).toEqual([
+      'user',
+      'assistant',
+      'tool',
+      'compaction',
+      'assistant',
+      'task_metadata',
+    ])
+    expect(history.at(-1)).toMatchObject({ inputId: `${workflowId}:input` })
     b.process.kill('SIGKILL')
     await b.exited
   })
@@ -483,18 +467,12 @@ describe('a durable task whose worker is killed', () => {
     expect(toolRuns().filter((line) => line.startsWith('file_note a2'))).toEqual([
       'file_note a2 resumed=false worker-o',
     ])
-    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
-    try {
-      const history = await store.read('pending-approval')
-      const count = (type: string) =>
-        history.filter((record) => !('role' in record) && record.type === type).length
-      expect([count('approval_request'), count('approval_decision')]).toEqual([1, 1])
-      expect(history.filter((record) => 'role' in record && record.role === 'tool')).toMatchObject([
-        { toolCallId: 'a2', status: 'success' },
-      ])
-    } finally {
-      await store.close()
-    }
+    const history = await storedHistory('pending-approval')
+    const count = (kind: string) => kindsOf(history).filter((k) => k === kind).length
+    expect([count('approval_request'), count('approval_decision')]).toEqual([1, 1])
+    expect(history.filter((record) => 'role' in record && record.role === 'tool')).toMatchObject([
+      { toolCallId: 'a2', status: 'success' },
+    ])
     c.process.kill('SIGKILL')
     await c.exited
   })
@@ -654,6 +632,21 @@ const fileNote = defineTool({
   needsApproval: true,
   execute: () => 'filed',
 })
+
+/** The session's history as the workers left it, read with a store of this process. */
+async function storedHistory(sessionId: string): Promise<HistoryEvent[]> {
+  const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+  try {
+    return await store.read(sessionId)
+  } finally {
+    await store.close()
+  }
+}
+
+/** Each record's role, or its type for a record that is no message. */
+function kindsOf(history: readonly HistoryEvent[]): string[] {
+  return history.map((record) => ('role' in record ? record.role : record.type))
+}
 
 /** Runs `use` with a plain agent of this process on the session, then closes it and its store. */
 async function withAgent(
