@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import {
   assertSessionId,
   type CreateSessionInit,
@@ -17,6 +17,7 @@ import {
 } from '@kode/session'
 import pg from 'pg'
 import { confirmedAppend } from './append-outcome.js'
+import { decodeStoredRecord } from './decode-record.js'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
 import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
@@ -243,8 +244,8 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     const { rows } = await pool.query(sql.read, [sessionId])
     const first = rows[0] as { incarnation: string } | undefined
     if (!first) throw sessionNotFound(sessionId)
-    const history = (rows as { record: string | null }[]).flatMap((row) =>
-      row.record === null ? [] : [decodeHistoryEvent(row.record)],
+    const history = (rows as { seq: number | null; record: string | null }[]).flatMap((row) =>
+      row.record === null ? [] : [decodeStoredRecord(sessionId, row.seq!, row.record)],
     )
     return { history, incarnation: first.incarnation }
   }
