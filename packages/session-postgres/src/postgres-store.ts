@@ -2,6 +2,8 @@ import { hostname } from 'node:os'
 import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import {
   assertSessionId,
+  assertSessionInit,
+  assertSessionPatch,
   type CreateSessionInit,
   type LockHolder,
   type LockOwner,
@@ -255,6 +257,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         const id = init.id ?? createId()
         await open(id)
+        assertSessionInit(init, id)
         const { rows } = await pool.query(sql.create, [id, metaParam(init), now()])
         if (!rows[0])
           throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
@@ -298,6 +301,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     update(sessionId: string, patch: SessionPatch) {
       return operation(async () => {
         await open(sessionId)
+        assertSessionPatch(patch, sessionId)
         const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
         if (!rows[0]) throw sessionNotFound(sessionId)
         return infoOf(rows[0] as SessionRow)
