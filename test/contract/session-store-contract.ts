@@ -166,6 +166,20 @@ export function describeSessionStoreContract(
       expect(await store.info(created.id)).toEqual(updated)
     })
 
+    test('create and update refuse metadata of the wrong shape with invalid_metadata, changing nothing', async () => {
+      const created = await store.create({ id: 's', title: 't' })
+      // From a caller outside TypeScript: stored, it would make the session's metadata unreadable.
+      for (const patch of [{ title: 42 }, { model: { name: 'm' } }, { provider: null }, null]) {
+        expect(await codeOf(store.update('s', patch as unknown as SessionPatch))).toBe('invalid_metadata')
+      }
+      expect(await store.info('s')).toEqual(created)
+      for (const init of [{ title: 42 }, { subAgent: { parentToolCallId: 'c' } }, { forkedFrom: 's' }]) {
+        expect(await codeOf(store.create({ id: 'n', ...init } as never))).toBe('invalid_metadata')
+      }
+      expect(await store.info('n')).toBeUndefined()
+      expect((await store.list()).map((s) => s.id)).toEqual(['s'])
+    })
+
     test('list returns every session, newest updated first', async () => {
       const a = await store.create()
       const b = await store.create()

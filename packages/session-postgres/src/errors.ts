@@ -79,3 +79,23 @@ export function recordTooLarge(sessionId: string, index: number, count: number, 
     { sessionId },
   )
 }
+
+/**
+ * A stored record does not decode (a row edited by hand, or written by a newer Kode during a
+ * rolling upgrade): the same `corrupt_history` code as the file store's `CorruptHistoryError`, with
+ * the record's 1-based position in the session instead of a file line. Nothing is changed.
+ */
+export class CorruptRecordError extends SessionError {
+  override readonly name: string = 'CorruptRecordError'
+  /** The record's 1-based position in the session (its `seq`). */
+  readonly seq: number
+
+  constructor(sessionId: string, seq: number, cause: unknown) {
+    const detail = cause instanceof Error ? cause.message : String(cause)
+    super('corrupt_history', `session ${sessionId}, record ${seq}: not a valid history record: ${detail}`, {
+      sessionId,
+      cause,
+    })
+    this.seq = seq
+  }
+}

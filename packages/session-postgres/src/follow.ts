@@ -1,4 +1,3 @@
-import { decodeHistoryEvent } from '@kode/protocol'
 import {
   type FollowedRecord,
   type FollowOptions,
@@ -6,6 +5,7 @@ import {
   sessionGoneWhile,
   sessionNotFound,
 } from '@kode/session'
+import { decodeStoredRecord } from './decode-record.js'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { FeedListener } from './listener.js'
 import type { Statements } from './statements.js'
@@ -106,7 +106,11 @@ export async function* followSession(
         if (signal?.aborted || context.closed()) return
         same(row.incarnation)
         // seq counts from 1: the record at index `position.next` has seq `position.next + 1`.
-        yield { index: row.seq - 1, record: decodeHistoryEvent(row.record), incarnation: row.incarnation }
+        yield {
+          index: row.seq - 1,
+          record: decodeStoredRecord(sessionId, row.seq, row.record),
+          incarnation: row.incarnation,
+        }
         position.next = row.seq
         position.last = row.record
       }

@@ -2,7 +2,12 @@
  * @kode/session-postgres: a `SessionStore` in a shared Postgres, for hosts that run on several
  * machines. One writer per session across hosts by a lease with a fencing epoch.
  */
-export { SessionAppendInterruptedError, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+export {
+  CorruptRecordError,
+  SessionAppendInterruptedError,
+  SessionLeasedError,
+  SessionLeaseLostError,
+} from './errors.js'
 export type { PostgresFollowedRecord, PostgresFollowOptions } from './follow.js'
 export {
   createPostgresSessionStore,

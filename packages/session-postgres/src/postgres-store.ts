@@ -1,7 +1,9 @@
 import { hostname } from 'node:os'
-import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import {
   assertSessionId,
+  assertSessionInit,
+  assertSessionPatch,
   type CreateSessionInit,
   type LockHolder,
   type LockOwner,
@@ -17,6 +19,7 @@ import {
 } from '@kode/session'
 import pg from 'pg'
 import { confirmedAppend } from './append-outcome.js'
+import { decodeStoredRecord } from './decode-record.js'
 import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
 import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
@@ -243,8 +246,8 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     const { rows } = await pool.query(sql.read, [sessionId])
     const first = rows[0] as { incarnation: string } | undefined
     if (!first) throw sessionNotFound(sessionId)
-    const history = (rows as { record: string | null }[]).flatMap((row) =>
-      row.record === null ? [] : [decodeHistoryEvent(row.record)],
+    const history = (rows as { seq: number | null; record: string | null }[]).flatMap((row) =>
+      row.record === null ? [] : [decodeStoredRecord(sessionId, row.seq!, row.record)],
     )
     return { history, incarnation: first.incarnation }
   }
@@ -254,6 +257,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         const id = init.id ?? createId()
         await open(id)
+        assertSessionInit(init, id)
         const { rows } = await pool.query(sql.create, [id, metaParam(init), now()])
         if (!rows[0])
           throw new SessionError('session_exists', `session ${id} already exists`, { sessionId: id })
@@ -297,6 +301,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     update(sessionId: string, patch: SessionPatch) {
       return operation(async () => {
         await open(sessionId)
+        assertSessionPatch(patch, sessionId)
         const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
         if (!rows[0]) throw sessionNotFound(sessionId)
         return infoOf(rows[0] as SessionRow)

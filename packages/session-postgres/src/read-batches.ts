@@ -1,4 +1,4 @@
-import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import type { HistoryEvent } from '@kode/protocol'
 import {
   type ReadBatchesOptions,
   readBatchSize,
@@ -6,6 +6,7 @@ import {
   sessionNotFound,
   storeClosed,
 } from '@kode/session'
+import { decodeStoredRecord } from './decode-record.js'
 import { type ReadPosition, readPage } from './history-page.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -53,7 +54,7 @@ export async function* readSessionBatches(
     if (!rows || rows.length === 0 || rows.some((row) => row.incarnation !== session.incarnation)) {
       throw sessionGoneWhile(sessionId, 'during a batched read of its history; read it again')
     }
-    const batch = rows.map((row) => decodeHistoryEvent(row.record))
+    const batch = rows.map((row) => decodeStoredRecord(sessionId, row.seq, row.record))
     const lastRow = rows[rows.length - 1]!
     position.next = lastRow.seq
     position.last = lastRow.record

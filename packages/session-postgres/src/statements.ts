@@ -24,7 +24,7 @@ export function statements(schema: string) {
      * The session's incarnation and its records in order, in one statement, so both come from one
      * snapshot; no row for a missing session, one with a null record for an empty one.
      */
-    read: `select s.incarnation, r.record from ${s}.sessions s
+    read: `select s.incarnation, r.seq, r.record from ${s}.sessions s
       left join ${s}.records r on r.session_id = s.id
       where s.id = $1 order by r.seq`,
     /** Records after the first $2, at most $3 of them, each with its session's incarnation. */

@@ -196,6 +196,45 @@ describe('limits and validation', () => {
   })
 })
 
+describe('a stored record that does not decode', () => {
+  // A row hand-edited, or written by a newer Kode during a rolling upgrade: valid JSON, not a
+  // record this version can read.
+  const plant = async (text: string) => {
+    const store = open()
+    await store.create({ id: 's' })
+    await store.append('s', [record('a'), record('b')])
+    await admin.query(`update "${schema}".records set record = $1 where session_id = 's' and seq = 2`, [text])
+    return store
+  }
+  const corrupt = (seq: number) => ({ code: 'corrupt_history', sessionId: 's', seq })
+
+  test.each([
+    ['valid JSON but not a record', '{"v":1,"role":"user"}'],
+    ['a record of a newer format version', '{"v":99,"role":"user","id":"b","createdAt":1,"parts":[]}'],
+  ])(
+    '%s fails read, readBatches and follow with corrupt_history naming it, and changes nothing',
+    async (_, text) => {
+      const store = await plant(text)
+      const read = await store.read('s').catch((e: unknown) => e)
+      expect(SessionError.is(read)).toBe(true)
+      expect(read).toMatchObject(corrupt(2))
+      const batches: HistoryEvent[][] = []
+      const batched = await (async () => {
+        for await (const batch of store.readBatches('s', { batchSize: 1 })) batches.push(batch)
+      })().catch((e: unknown) => e)
+      expect(batched).toMatchObject(corrupt(2))
+      expect(batches.map((b) => b.map((e) => e.id))).toEqual([['a']])
+      const followed = await take(store.follow!('s'), 2).catch((e: unknown) => e)
+      expect(followed).toMatchObject(corrupt(2))
+      const { rows } = await admin.query(
+        `select record from "${schema}".records where session_id = 's' order by seq`,
+      )
+      expect(rows.map((r) => r.record)).toHaveLength(2)
+      expect(rows[1].record).toBe(text)
+    },
+  )
+})
+
 describe('metadata jsonb cannot hold as such', () => {
   // jsonb refuses a NUL character and a lone surrogate, though a title may hold either: a prompt
   // pasted with a NUL in it, or one cut in the middle of an emoji to make a title.

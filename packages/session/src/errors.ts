@@ -9,6 +9,8 @@ export type SessionErrorCode =
   /** A lease's writer was taken over (its lease expired and another writer acquired the session). */
   | 'session_lease_lost'
   | 'invalid_record'
+  /** `create` or `update` was given metadata of the wrong shape (a title that is not a string). */
+  | 'invalid_metadata'
   /** A record is larger than the store accepts (a database store's per-record limit). */
   | 'record_too_large'
   /**

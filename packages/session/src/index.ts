@@ -35,6 +35,8 @@ export {
 } from './replay/load-sub-sessions.js'
 export { assertSessionId, isValidSessionId } from './session-id.js'
 export {
+  assertSessionInit,
+  assertSessionPatch,
   type CreateSessionInit,
   ForkOrigin,
   SessionInfo,

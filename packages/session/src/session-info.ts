@@ -1,4 +1,6 @@
-import { type Static, Type } from '@sinclair/typebox'
+import { type Static, type TSchema, Type } from '@sinclair/typebox'
+import { Value } from '@sinclair/typebox/value'
+import { SessionError } from './errors.js'
 
 /** Who spawned a sub-agent session: the sub-agent's name and the parent's tool call that ran it. */
 export const SubAgentLink = Type.Object(
@@ -68,8 +70,49 @@ export interface StoreClock {
   createId?: (() => string) | undefined
 }
 
-/** Builds the metadata of a new, empty session. Absent fields stay absent (never `undefined`). */
+// What `create` and `update` accept, checked at run time: a caller outside TypeScript (a host
+// passing a request body on) could otherwise write metadata `SessionInfo` refuses to read back,
+// leaving the whole session unreadable.
+const CreateSessionInitSchema = Type.Object({
+  title: Type.Optional(Type.String()),
+  parentSessionId: Type.Optional(Type.String()),
+  subAgent: Type.Optional(SubAgentLink),
+  forkedFrom: Type.Optional(ForkOrigin),
+  model: Type.Optional(Type.String()),
+  provider: Type.Optional(Type.String()),
+})
+const SessionPatchSchema = Type.Object({
+  title: Type.Optional(Type.String()),
+  model: Type.Optional(Type.String()),
+  provider: Type.Optional(Type.String()),
+})
+
+/** Throws a `SessionError` (`invalid_metadata`) unless `init` has the shape `CreateSessionInit` says. */
+export function assertSessionInit(init: CreateSessionInit, sessionId?: string): void {
+  assertShape(CreateSessionInitSchema, init, 'create', sessionId)
+}
+
+/** Throws a `SessionError` (`invalid_metadata`) unless `patch` has the shape `SessionPatch` says. */
+export function assertSessionPatch(patch: SessionPatch, sessionId?: string): void {
+  assertShape(SessionPatchSchema, patch, 'update', sessionId)
+}
+
+function assertShape(schema: TSchema, value: unknown, call: string, sessionId: string | undefined): void {
+  if (Value.Check(schema, value)) return
+  const first = Value.Errors(schema, value).First()
+  throw new SessionError(
+    'invalid_metadata',
+    `${call}${sessionId === undefined ? '' : ` of ${sessionId}`}: at ${first?.path || '/'}: ${first?.message ?? 'invalid'}`,
+    sessionId === undefined ? {} : { sessionId },
+  )
+}
+
+/**
+ * Builds the metadata of a new, empty session. Absent fields stay absent (never `undefined`).
+ * Throws `invalid_metadata` for an `init` of the wrong shape.
+ */
 export function newSessionInfo(id: string, init: CreateSessionInit, now: number): SessionInfo {
+  assertSessionInit(init, id)
   const info: SessionInfo = { id, createdAt: now, updatedAt: now, recordCount: 0 }
   if (init.title !== undefined) info.title = init.title
   if (init.parentSessionId !== undefined) info.parentSessionId = init.parentSessionId
@@ -80,8 +123,12 @@ export function newSessionInfo(id: string, init: CreateSessionInit, now: number)
   return info
 }
 
-/** Returns `info` with `patch` applied. `updatedAt` does not move: it tracks appends only. */
+/**
+ * Returns `info` with `patch` applied. `updatedAt` does not move: it tracks appends only. Throws
+ * `invalid_metadata` for a `patch` of the wrong shape.
+ */
 export function patchSessionInfo(info: SessionInfo, patch: SessionPatch): SessionInfo {
+  assertSessionPatch(patch, info.id)
   const next = { ...info }
   if (patch.title !== undefined) next.title = patch.title
   if (patch.model !== undefined) next.model = patch.model

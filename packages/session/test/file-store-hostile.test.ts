@@ -471,3 +471,34 @@ async function collect(batches: AsyncIterable<HistoryEvent[]>): Promise<HistoryE
   for await (const batch of batches) all.push(...batch)
   return all
 }
+
+describe('metadata that is not what the types say (a caller outside TypeScript)', () => {
+  const bad: [string, Record<string, unknown>][] = [
+    ['a title that is a number', { title: 42 }],
+    ['a model that is an object', { model: { name: 'x' } }],
+    ['a provider that is null', { provider: null }],
+  ]
+  test.each(bad)(
+    'update with %s is refused with invalid_metadata; the session stays readable',
+    async (_, patch) => {
+      const store = openStore()
+      expect(await codeOf(store.update('s', patch as never))).toBe('invalid_metadata')
+      await store.close()
+      const again = openStore()
+      expect((await again.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+      expect(await again.info('s')).not.toHaveProperty(Object.keys(patch)[0]!)
+    },
+  )
+
+  test.each([
+    ...bad,
+    ['a sub-agent link without a name', { subAgent: { parentToolCallId: 'c' } }],
+    ['a fork origin that is a string', { forkedFrom: 's' }],
+    ['a parent session that is a number', { parentSessionId: 7 }],
+  ])('create with %s is refused with invalid_metadata and creates nothing', async (_, init) => {
+    const store = openStore()
+    expect(await codeOf(store.create({ id: 'n', ...init } as never))).toBe('invalid_metadata')
+    expect(existsSync(join(dir, 'n', 'session.json'))).toBe(false)
+    expect((await store.list()).map((s) => s.id)).toEqual(['s'])
+  })
+})

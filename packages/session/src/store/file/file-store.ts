@@ -6,6 +6,7 @@ import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
 import {
+  assertSessionInit,
   type CreateSessionInit,
   resolveClock,
   type SessionInfo,
@@ -160,6 +161,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async create(init: CreateSessionInit = {}) {
       const sessionId = init.id ?? createId()
       check(sessionId)
+      // Before anything is made on disk.
+      assertSessionInit(init, sessionId)
       // Another call of this store is opening or creating the session right now: it wins.
       if (opening.has(sessionId)) {
         throw new SessionLockedError(sessionId, undefined, undefined, 'this-store')
