@@ -107,6 +107,20 @@ describe('the page', () => {
     expect(await page.locator('#send').isDisabled()).toBe(false)
   })
 
+  test('a prompt sent while the server is down says so and leaves Send usable', async () => {
+    const running = await serve()
+    const page = await openPage(running.url)
+    await page.waitForFunction(() => document.getElementById('model')?.textContent === 'test model')
+    await running.close()
+    await send(page, 'hello')
+    await idle(page)
+    expect(await page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+    // The prompt is kept, to send again once the server is back.
+    expect(await page.inputValue('#input')).toBe('hello')
+    expect(page.problems).toEqual([])
+  })
+
   test('a reload mid-stream continues the stream with no gap and no duplicate', async () => {
     // "count" streams "1, 2, 3, " and then holds the response open until interrupted, so the
     // reload happens mid-task whatever the machine's speed.
