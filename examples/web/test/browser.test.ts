@@ -121,6 +121,21 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('a decision sent while the server is down says so and lets the user choose again', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const running = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(running.url)
+    await send(page, 'save a note: buy milk')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    await running.close()
+    await page.click('#transcript .approval button.approve')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    expect(await page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(page.problems).toEqual([])
+  })
+
   test('a reload mid-stream continues the stream with no gap and no duplicate', async () => {
     // "count" streams "1, 2, 3, " and then holds the response open until interrupted, so the
     // reload happens mid-task whatever the machine's speed.
