@@ -84,6 +84,9 @@ function open(id: string): void {
   // started over: start over. A deleted session ended any task of ours in it: say so.
   source.addEventListener('reset', (message) => {
     transcript.reset()
+    // Idle until the log says a task runs: a task the server was running when it died never
+    // sends its task_finish, and a server running one sends its task_start again.
+    setRunning(false)
     const { deleted, stoppedTask } = JSON.parse(message.data) as { deleted?: boolean; stoppedTask?: boolean }
     if (!deleted) return
     setRunning(false)
