@@ -107,6 +107,58 @@ describe('the page', () => {
     expect(await page.locator('#send').isDisabled()).toBe(false)
   })
 
+  test('a prompt sent while the server is down says so and leaves Send usable', async () => {
+    const running = await serve()
+    const page = await openPage(running.url)
+    await page.waitForFunction(() => document.getElementById('model')?.textContent === 'test model')
+    await running.close()
+    await send(page, 'hello')
+    await idle(page)
+    expect(await page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+    // The prompt is kept, to send again once the server is back.
+    expect(await page.inputValue('#input')).toBe('hello')
+    expect(page.problems).toEqual([])
+  })
+
+  test('a decision sent while the server is down says so and lets the user choose again', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const running = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(running.url)
+    await send(page, 'save a note: buy milk')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    await running.close()
+    await page.click('#transcript .approval button.approve')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    expect(await page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(page.problems).toEqual([])
+  })
+
+  test('a page reading a task when its server dies is idle once a new server answers', async () => {
+    const store = createMemorySessionStore()
+    const first = await serve({ store, delayMs: 20 })
+    const page = await openPage(first.url)
+    await send(page, 'count')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript .text')?.textContent?.includes('1, 2'),
+    )
+    const before = await page.locator('#transcript').getAttribute('data-last-event-id')
+    // The server goes without a word (no task_finish), and another comes up at its address.
+    await first.vanish()
+    await serve({ store, port: Number(new URL(first.url).port) })
+    // The page reconnected: the new server could not place its id, so it got a reset and the replay.
+    await page.waitForFunction(
+      (old) => document.querySelector<HTMLElement>('#transcript')?.dataset.lastEventId !== old,
+      before,
+    )
+    expect(await page.locator('#transcript .user').innerText()).toBe('count')
+    await idle(page)
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+    expect(page.problems).toEqual([])
+  })
+
   test('a reload mid-stream continues the stream with no gap and no duplicate', async () => {
     // "count" streams "1, 2, 3, " and then holds the response open until interrupted, so the
     // reload happens mid-task whatever the machine's speed.

@@ -17,6 +17,7 @@ export interface Running {
   store: SessionStore
   /** Stops the server (once; later calls wait for the same close). */
   close(): Promise<void>
+  vanish(): Promise<void>
 }
 
 /**
@@ -48,6 +49,8 @@ export async function startApp(
     tools?: Tool[]
     allowedHosts?: string[]
     releaseAfterMs?: number
+    /** The port to listen on (a restart at the same address); an ephemeral one by default. */
+    port?: number
   } = {},
 ) {
   const model = options.client
@@ -67,13 +70,18 @@ export async function startApp(
     ...(options.releaseAfterMs !== undefined ? { releaseAfterMs: options.releaseAfterMs } : {}),
   })
   const server: Server = createServer(app.handle)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
   let closing: Promise<void> | undefined
   return {
     url,
     app,
     store,
+    /** Drops every connection and stops listening, leaving the app as it was (a crash, as the page sees it). */
+    async vanish() {
+      server.closeAllConnections()
+      await new Promise((resolve) => server.close(resolve))
+    },
     // Once: a test that stops its server early is closed again after it, harmlessly.
     close() {
       closing ??= (async () => {

@@ -1,4 +1,5 @@
 import { mkdtemp, readFile } from 'node:fs/promises'
+import { Agent, request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
@@ -19,6 +20,32 @@ const post = (url: string, body?: unknown) =>
     headers: { 'content-type': 'application/json' },
     ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
   })
+/** `<status> <body>` of one request sent as given (a raw target, an agent to reuse a connection). */
+function rawRequest(
+  url: string,
+  method: string,
+  path: string,
+  body?: string,
+  agent?: Agent,
+): Promise<string> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: hostname, port, method, path, agent, headers: { 'content-type': 'application/json' } },
+      (res) => {
+        let text = ''
+        res.setEncoding('utf8')
+        res.on('data', (chunk: string) => {
+          text += chunk
+        })
+        res.on('end', () => resolve(`${res.statusCode} ${text}`))
+      },
+    )
+    req.on('error', reject)
+    req.setTimeout(5_000, () => req.destroy(new Error(`no answer to ${method} ${path}`)))
+    req.end(body)
+  })
+}
 const has = (type: string) => (frames: Frame[]) => frames.some((f) => f.id && typeOf(f) === type)
 const count = (n: number) => (frames: Frame[]) => frames.length >= n
 
@@ -143,6 +170,24 @@ describe('tasks over HTTP', () => {
     expect(huge.status).toBe(413)
     expect((await fetch(`${url}/../etc/passwd`)).status).toBe(404)
     expect((await fetch(`${url}/app.js.map`)).status).toBe(404)
+  })
+
+  test('a request target that is not a path is a 400, not a server error', async () => {
+    const { url } = await start()
+    // An absolute-form target (as sent to a proxy) whose authority does not parse.
+    expect(await rawRequest(url, 'GET', 'http://[zz/sessions')).toMatch(/^400 /)
+  })
+
+  test('after a 413 the connection still answers the next request', async () => {
+    const { url } = await start()
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 })
+    try {
+      const body = JSON.stringify({ text: 'x'.repeat(2_000_000) })
+      expect(await rawRequest(url, 'POST', `/sessions/${SESSION}/messages`, body, agent)).toMatch(/^413 /)
+      expect(await rawRequest(url, 'GET', '/sessions', undefined, agent)).toMatch(/^200 /)
+    } finally {
+      agent.destroy()
+    }
   })
 
   test('the session list holds top-level sessions with their titles, newest first', async () => {

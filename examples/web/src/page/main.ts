@@ -84,6 +84,9 @@ function open(id: string): void {
   // started over: start over. A deleted session ended any task of ours in it: say so.
   source.addEventListener('reset', (message) => {
     transcript.reset()
+    // Idle until the log says a task runs: a task the server was running when it died never
+    // sends its task_finish, and a server running one sends its task_start again.
+    setRunning(false)
     const { deleted, stoppedTask } = JSON.parse(message.data) as { deleted?: boolean; stoppedTask?: boolean }
     if (!deleted) return
     setRunning(false)
@@ -100,11 +103,28 @@ function open(id: string): void {
 /** Sends the user's decisions on pending tool calls; the continued task arrives on the stream. */
 async function decide(id: string, approvals: Decision[], transcript: Transcript): Promise<void> {
   setRunning(true)
-  const response = await post(`/sessions/${encodeURIComponent(id)}/approvals`, { approvals })
-  if (!response.ok) {
+  let failure: string | undefined
+  try {
+    const response = await post(`/sessions/${encodeURIComponent(id)}/approvals`, { approvals })
+    if (!response.ok) failure = await errorOf(response)
+  } catch {
+    failure = UNREACHABLE
+  }
+  if (failure !== undefined) {
     setRunning(false)
-    statusEl.textContent = ((await response.json()) as { error: string }).error
+    statusEl.textContent = failure
     transcript.decisionsFailed()
+  }
+}
+
+const UNREACHABLE = 'Could not reach the server; try again once it is back.'
+
+/** The `error` of a refused request, or its status when the body is not the server's JSON (a proxy's page). */
+async function errorOf(response: Response): Promise<string> {
+  try {
+    return ((await response.json()) as { error: string }).error
+  } catch {
+    return `The server answered ${response.status}.`
   }
 }
 
@@ -123,16 +143,24 @@ $('prompt').addEventListener('submit', async (event) => {
   // Busy from the click on, not from the first event: no second submit slips in while the
   // session is created, and the status never reads idle for a prompt already sent.
   setRunning(true)
-  if (!sessionId) {
-    const { id } = (await (await post('/sessions')).json()) as { id: string }
-    open(id)
-    setRunning(true)
-  }
-  input.value = ''
-  const response = await post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text })
-  if (!response.ok) {
+  try {
+    if (!sessionId) {
+      const { id } = (await (await post('/sessions')).json()) as { id: string }
+      open(id)
+      setRunning(true)
+    }
+    const response = await post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text })
+    if (!response.ok) {
+      setRunning(false)
+      statusEl.textContent = await errorOf(response)
+      return
+    }
+    if (input.value.trim() === text) input.value = ''
+  } catch {
+    // The server is down (a restart): keep the prompt, to send again once it is back.
     setRunning(false)
-    statusEl.textContent = ((await response.json()) as { error: string }).error
+    statusEl.textContent = UNREACHABLE
+    return
   }
   void refreshSessions()
 })

@@ -86,7 +86,7 @@ export function createWebApp(options: WebAppOptions): WebApp {
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const refused = refusal(req, allowedHosts)
     if (refused !== undefined) throw new HttpError(403, refused)
-    const url = new URL(req.url ?? '/', 'http://localhost')
+    const url = parseTarget(req.url)
     const parts = url.pathname.split('/').filter(Boolean)
     const method = req.method ?? 'GET'
     if (parts[0] !== 'sessions') {
@@ -172,6 +172,9 @@ export function createWebApp(options: WebAppOptions): WebApp {
         const status = error instanceof HttpError ? error.status : error instanceof TaskStateError ? 409 : 500
         if (status === 500) console.error(error)
         const message = status === 500 ? 'internal error' : (error as Error).message
+        // The rest of a body too large to read is still on the connection: close it after the
+        // answer, or the client's next request on it would wait behind those bytes.
+        if (status === 413 && !res.headersSent) res.setHeader('connection', 'close')
         if (res.headersSent) res.end()
         else json(res, status, { error: message })
       })
@@ -215,6 +218,15 @@ function parseApprovals(body: unknown): ApprovalDecision[] {
       throw new HttpError(400, `approvals[${i}].reason must be a string`)
     return { toolCallId, approved, ...(reason !== undefined && reason !== '' ? { reason } : {}) }
   })
+}
+
+/** The request's target as a URL; one that is not a path (an absolute form that does not parse) is a 400. */
+function parseTarget(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'http://localhost')
+  } catch {
+    throw new HttpError(400, 'invalid request target')
+  }
 }
 
 function json(res: ServerResponse, status: number, body: unknown): void {
