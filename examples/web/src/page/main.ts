@@ -89,7 +89,6 @@ function open(id: string): void {
     setRunning(false)
     const { deleted, stoppedTask } = JSON.parse(message.data) as { deleted?: boolean; stoppedTask?: boolean }
     if (!deleted) return
-    setRunning(false)
     statusEl.textContent = stoppedTask
       ? 'This session was deleted; the task running in it here was stopped.'
       : 'This session was deleted.'
