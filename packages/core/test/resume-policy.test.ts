@@ -76,6 +76,20 @@ const ASKED_C1: HistoryEvent = {
   responseId: 'r0',
 }
 
+/** The end of a task of session `dead` that paused for approval after one turn. */
+const PAUSED_METADATA = {
+  main: {
+    sessionId: 'dead',
+    model: 'gpt-4o',
+    provider: 'openai-chat',
+    usage: {},
+    costUsd: 0,
+    durationMs: 0,
+    turnCount: 1,
+  },
+  subAgents: [],
+}
+
 async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD): Promise<void> {
   await h.store.create({ id: 'dead' })
   await h.store.append('dead', records)
@@ -298,23 +312,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
           outputText: 'b',
           parts: [],
         },
-        {
-          type: 'task_metadata',
-          id: 'm1',
-          createdAt: 5,
-          metadata: {
-            main: {
-              sessionId: 'dead',
-              model: 'gpt-4o',
-              provider: 'openai-chat',
-              usage: {},
-              costUsd: 0,
-              durationMs: 0,
-              turnCount: 1,
-            },
-            subAgents: [],
-          },
-        },
+        { type: 'task_metadata', id: 'm1', createdAt: 5, metadata: PAUSED_METADATA },
         {
           type: 'approval_decision',
           id: 'd1',
@@ -349,18 +347,6 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
 
   test("a sub-agent's call decided by a continue whose process then died: the call that ran it is answered", async () => {
     const h = harness()
-    const metadata = {
-      main: {
-        sessionId: 'dead',
-        model: 'gpt-4o',
-        provider: 'openai-chat',
-        usage: {},
-        costUsd: 0,
-        durationMs: 0,
-        turnCount: 1,
-      },
-      subAgents: [],
-    }
     const paused: HistoryEvent[] = [
       DEAD[0]!,
       {
@@ -382,7 +368,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
         sessionId: 'child',
         subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
       },
-      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata },
+      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: PAUSED_METADATA },
       {
         type: 'approval_decision',
         id: 'd1',
