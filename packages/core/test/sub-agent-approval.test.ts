@@ -1,7 +1,7 @@
 import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
-import type { Event } from '@kode/protocol'
+import type { Event, HistoryEvent } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, forkSession, replaySession } from '@kode/session'
+import { deriveReplayEvents, forkSession, replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -189,6 +189,44 @@ describe.each(['memory', 'file'] as const)('sub-agent approval (%s store)', (kin
 
 describe('sub-agent approval', () => {
   const harness = useHarness('file')
+
+  test("a sub-agent's waiting calls are recorded in its parent's history in one append", async () => {
+    const h = harness()
+    const appends: HistoryEvent[][] = []
+    const store: SessionStore = {
+      ...h.store,
+      async acquire(sessionId: string) {
+        const lease = await h.store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: (records: readonly HistoryEvent[]) => {
+            appends.push([...records])
+            return lease.append(records)
+          },
+        }
+      },
+    }
+    const { writer } = writerAgent()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You write.') {
+        return chatStream({
+          id: 'r-child-1',
+          steps: [call('w1', 'write_file', { path: 'a.txt' }), call('w2', 'write_file', { path: 'b.txt' })],
+        })
+      }
+      return chatStream({ id: 'r-parent-1', steps: [call('p1', 'writer', { prompt: 'Write a and b' })] })
+    })
+    const agent = h.createAgent({ store, tools: [writer] })
+    expect((await collect(agent.run('Please write a and b'))).outcome.reason).toBe('awaiting_approval')
+    const relayed = appends.filter((records) =>
+      records.some((r) => !('role' in r) && r.type === 'approval_request' && r.subAgentCall !== undefined),
+    )
+    expect(relayed.map((records) => records.map((r) => ('toolCallId' in r ? r.toolCallId : r.id)))).toEqual([
+      ['w1', 'w2'],
+    ])
+  })
 
   test("a fork at a sub-agent's pause is decided apart from its source: neither writes into the other's sub-agent", async () => {
     const h = harness()

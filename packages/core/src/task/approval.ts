@@ -95,21 +95,24 @@ export async function recordSubAgentApprovals(
   responseId: string | undefined,
 ): Promise<void> {
   const { createId, now } = rt.settings
-  for (const entry of pending) {
-    const subAgentResponseId = approvalResponseId(entry)
-    await rt.journal.persist({
-      type: 'approval_request',
-      id: createId(),
-      createdAt: now(),
-      toolCallId: entry.toolCallId,
-      toolName: entry.toolName,
-      arguments: entry.arguments,
-      ...(responseId !== undefined ? { responseId } : {}),
-      sessionId: entry.sessionId ?? subAgentCall.sessionId,
-      subAgentCall,
-      ...(subAgentResponseId !== undefined ? { subAgentResponseId } : {}),
-    })
-  }
+  // One append, as a response's own requests are (see `approvalRequests`).
+  await rt.journal.persistAll(
+    pending.map((entry): ApprovalRequestRecord => {
+      const subAgentResponseId = approvalResponseId(entry)
+      return {
+        type: 'approval_request',
+        id: createId(),
+        createdAt: now(),
+        toolCallId: entry.toolCallId,
+        toolName: entry.toolName,
+        arguments: entry.arguments,
+        ...(responseId !== undefined ? { responseId } : {}),
+        sessionId: entry.sessionId ?? subAgentCall.sessionId,
+        subAgentCall,
+        ...(subAgentResponseId !== undefined ? { subAgentResponseId } : {}),
+      }
+    }),
+  )
 }
 
 /**

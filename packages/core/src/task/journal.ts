@@ -134,6 +134,7 @@ export class Journal {
    */
   async persistAll(records: readonly HistoryEvent[]): Promise<void> {
     if (!this.#lease) throw new Error(`the journal of session ${this.sessionId} is not open`)
+    if (records.length === 0) return
     await this.#lease.append(records)
     for (const record of records) {
       this.#history.push(record)
