@@ -2,6 +2,7 @@ import { type LLMClient, type LLMRequest, ProviderError } from '@kode/providers'
 import { type ContextBudget, measureBudget } from '../compaction/budget.js'
 import { type CompactionContext, compact } from '../compaction/compact.js'
 import type { CompactionSettings } from '../compaction/options.js'
+import { statusAndCode } from '../error-fields.js'
 import type { TaskAccounting } from './accounting.js'
 import { callModel, type ModelResult } from './model-call.js'
 import type { TaskRuntime } from './runtime.js'
@@ -128,8 +129,7 @@ function tooLarge(
     retryable: false,
     kind: 'context_overflow',
     cause: error,
-    ...(error.status === undefined ? {} : { status: error.status }),
-    ...(error.code === undefined ? {} : { code: error.code }),
+    ...statusAndCode(error),
     ...(error.providerMessage === undefined ? {} : { providerMessage: error.providerMessage }),
     ...(error.requestId === undefined ? {} : { requestId: error.requestId }),
   })

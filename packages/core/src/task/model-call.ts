@@ -9,6 +9,7 @@ import {
   retryDelayMs,
 } from '@kode/providers'
 import { billedBy } from '../billed.js'
+import { statusAndCode } from '../error-fields.js'
 import { retryNotice } from '../retry-notice.js'
 import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
@@ -132,10 +133,15 @@ async function keepBilled(
   message: string,
 ): Promise<void> {
   const { createId, now } = rt.settings
-  const record: ErrorRecord = { type: 'error', id: createId(), createdAt: now(), message, canRetry: true }
-  if (error.status !== undefined) record.status = error.status
-  if (error.code !== undefined) record.code = error.code
-  Object.assign(record, billedBy(partial))
+  const record: ErrorRecord = {
+    type: 'error',
+    id: createId(),
+    createdAt: now(),
+    message,
+    canRetry: true,
+    ...statusAndCode(error),
+    ...billedBy(partial),
+  }
   await rt.journal.persist(record)
   accounting.addResponse(partial)
 }

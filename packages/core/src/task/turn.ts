@@ -9,6 +9,7 @@ import {
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { type Billed, billedBy } from '../billed.js'
+import { statusAndCode } from '../error-fields.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
@@ -293,9 +294,8 @@ async function failed(
     createdAt: settings.now(),
     message: failure.message,
     canRetry: false,
+    ...statusAndCode(failure),
   }
-  if (failure.status !== undefined) record.status = failure.status
-  if (failure.code !== undefined) record.code = failure.code
   // Without a kept message the error is this turn's only record: replay opens a turn for it, as here.
   if (!afterResponse && (!partial || text.length === 0)) {
     record.turn = 'own'
@@ -324,10 +324,7 @@ function hostTurnFailure(failure: HostFailure, partial: AssistantMessage | undef
 }
 
 function providerFailure(error: ProviderError): TurnFailure {
-  const failure: TurnFailure = { message: error.message, partial: error.partial, apiError: true }
-  if (error.status !== undefined) failure.status = error.status
-  if (error.code !== undefined) failure.code = error.code
-  return failure
+  return { message: error.message, partial: error.partial, apiError: true, ...statusAndCode(error) }
 }
 
 /** What a batch of calls knows before it runs. */
