@@ -37,6 +37,7 @@ export {
 } from './transport/retry.js'
 export type {
   ClientConfig,
+  FixedTemperature,
   LLMClient,
   LLMRequest,
   ModelInfo,

@@ -66,6 +66,12 @@ export type ReasoningControl =
   /** A token budget within `min`..`max` (Gemini 2.5 `thinkingBudget`). */
   | { type: 'budget'; min: number; max: number }
 
+/**
+ * When a model refuses a `temperature` (it samples at its own): `always`, or `whileReasoning` (a
+ * request with `reasoning`). Kode then leaves `temperature` out of the request.
+ */
+export type FixedTemperature = 'always' | 'whileReasoning'
+
 /** What {@link StreamOptions.onRetry} is told before a retry. */
 export interface RetryInfo {
   /** 1 for the first retry, 2 for the second, ... */
@@ -124,6 +130,8 @@ export interface ModelInfo {
   reasoningControl?: ReasoningControl
   /** The model accepts image input. */
   images?: boolean
+  /** The model refuses a `temperature`, always or while it reasons; it is then left out. */
+  fixedTemperature?: FixedTemperature
 }
 
 /** How to reach a model. Only `api` and `model` are required. */

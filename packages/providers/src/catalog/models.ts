@@ -1,4 +1,4 @@
-import type { ModelInfo, ReasoningControl } from '../types.js'
+import type { FixedTemperature, ModelInfo, ReasoningControl } from '../types.js'
 
 /**
  * Built-in catalog, by wire api and model id: context window, max output, and USD prices per
@@ -11,35 +11,78 @@ type Row = readonly [
   contextWindow: number,
   maxOutputTokens: number,
   prices: readonly [input: number, output: number, cacheRead?: number, cacheWrite?: number] | undefined,
-  flags?: { reasoning?: boolean; images?: boolean; control?: ReasoningControl },
+  flags?: {
+    reasoning?: boolean
+    images?: boolean
+    control?: ReasoningControl
+    temperature?: FixedTemperature
+  },
 ]
 
+// OpenAI's reasoning models refuse any temperature but the default, gpt-5.1 only while it reasons
+// (its default effort is none).
 const OPENAI: readonly Row[] = [
-  [['gpt-5', 'gpt-5-2025-08-07'], 400_000, 128_000, [1.25, 10, 0.125], { reasoning: true, images: true }],
+  [
+    ['gpt-5', 'gpt-5-2025-08-07'],
+    400_000,
+    128_000,
+    [1.25, 10, 0.125],
+    { reasoning: true, images: true, temperature: 'always' },
+  ],
   [
     ['gpt-5-mini', 'gpt-5-mini-2025-08-07'],
     400_000,
     128_000,
     [0.25, 2, 0.025],
-    { reasoning: true, images: true },
+    { reasoning: true, images: true, temperature: 'always' },
   ],
   [
     ['gpt-5-nano', 'gpt-5-nano-2025-08-07'],
     400_000,
     128_000,
     [0.05, 0.4, 0.005],
-    { reasoning: true, images: true },
+    { reasoning: true, images: true, temperature: 'always' },
   ],
-  [['gpt-5.1', 'gpt-5.1-2025-11-13'], 400_000, 128_000, [1.25, 10, 0.125], { reasoning: true, images: true }],
-  [['gpt-5.1-codex', 'gpt-5-codex'], 400_000, 128_000, [1.25, 10, 0.125], { reasoning: true, images: true }],
+  [
+    ['gpt-5.1', 'gpt-5.1-2025-11-13'],
+    400_000,
+    128_000,
+    [1.25, 10, 0.125],
+    { reasoning: true, images: true, temperature: 'whileReasoning' },
+  ],
+  [
+    ['gpt-5.1-codex', 'gpt-5-codex'],
+    400_000,
+    128_000,
+    [1.25, 10, 0.125],
+    { reasoning: true, images: true, temperature: 'always' },
+  ],
   [['gpt-4.1', 'gpt-4.1-2025-04-14'], 1_047_576, 32_768, [2, 8, 0.5], { images: true }],
   [['gpt-4.1-mini', 'gpt-4.1-mini-2025-04-14'], 1_047_576, 32_768, [0.4, 1.6, 0.1], { images: true }],
   [['gpt-4.1-nano', 'gpt-4.1-nano-2025-04-14'], 1_047_576, 32_768, [0.1, 0.4, 0.025], { images: true }],
   [['gpt-4o', 'gpt-4o-2024-08-06', 'gpt-4o-2024-11-20'], 128_000, 16_384, [2.5, 10, 1.25], { images: true }],
   [['gpt-4o-mini', 'gpt-4o-mini-2024-07-18'], 128_000, 16_384, [0.15, 0.6, 0.075], { images: true }],
-  [['o3', 'o3-2025-04-16'], 200_000, 100_000, [2, 8, 0.5], { reasoning: true, images: true }],
-  [['o4-mini', 'o4-mini-2025-04-16'], 200_000, 100_000, [1.1, 4.4, 0.275], { reasoning: true, images: true }],
-  [['o3-mini', 'o3-mini-2025-01-31'], 200_000, 100_000, [1.1, 4.4, 0.55], { reasoning: true }],
+  [
+    ['o3', 'o3-2025-04-16'],
+    200_000,
+    100_000,
+    [2, 8, 0.5],
+    { reasoning: true, images: true, temperature: 'always' },
+  ],
+  [
+    ['o4-mini', 'o4-mini-2025-04-16'],
+    200_000,
+    100_000,
+    [1.1, 4.4, 0.275],
+    { reasoning: true, images: true, temperature: 'always' },
+  ],
+  [
+    ['o3-mini', 'o3-mini-2025-01-31'],
+    200_000,
+    100_000,
+    [1.1, 4.4, 0.55],
+    { reasoning: true, temperature: 'always' },
+  ],
   // OpenAI-compatible hosts most often used through openai-chat.
   [['deepseek-chat'], 128_000, 8_192, [0.28, 0.42, 0.028]],
   [['deepseek-reasoner'], 128_000, 65_536, [0.28, 0.42, 0.028], { reasoning: true }],
@@ -186,5 +229,6 @@ export function rowInfo(row: Row): ModelInfo {
   if (flags?.reasoning) info.reasoning = true
   if (flags?.images) info.images = true
   if (flags?.control) info.reasoningControl = flags.control
+  if (flags?.temperature) info.fixedTemperature = flags.temperature
   return info
 }

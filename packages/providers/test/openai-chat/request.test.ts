@@ -75,6 +75,24 @@ describe('openai-chat request', () => {
     )
   })
 
+  test('a model the catalog says refuses a temperature is sent none (the API answers it with a 400)', async () => {
+    const hot = { messages: [user('Hi')], temperature: 0.7 }
+    expect((await sent(hot, { model: 'o4-mini' })).body).toEqual({
+      model: 'o4-mini',
+      messages: [{ role: 'user', content: 'Hi' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    expect((await sent(hot, { model: 'gpt-5' })).body).not.toHaveProperty('temperature')
+    expect((await sent(hot, { model: 'gpt-5.1' })).body).toMatchObject({ temperature: 0.7 })
+    const reasoning = (await sent({ ...hot, reasoning: { effort: 'high' } }, { model: 'gpt-5.1' })).body
+    expect(reasoning).toMatchObject({ reasoning_effort: 'high' })
+    expect(reasoning).not.toHaveProperty('temperature')
+    // DeepSeek's reasoner accepts (and ignores) one; models the catalog does not know get it as set.
+    expect((await sent(hot, { model: 'deepseek-reasoner' })).body).toMatchObject({ temperature: 0.7 })
+    expect((await sent(hot, { model: 'my-model' })).body).toMatchObject({ temperature: 0.7 })
+  })
+
   test('compat options: no include_usage, max_tokens, no auth without a key, host headers win', async () => {
     const recorded = await sent(
       { messages: [user('Hi')], maxOutputTokens: 5 },

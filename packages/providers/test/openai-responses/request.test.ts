@@ -93,6 +93,29 @@ describe('openai-responses request', () => {
     expect(chosen.include).toEqual(['message.output_text.logprobs'])
   })
 
+  test('a model the catalog says refuses a temperature is sent none (the API answers it with a 400)', async () => {
+    const hot = { messages: [user('Hi')], temperature: 0.2 }
+    // o3 and gpt-5 sample at their own temperature only.
+    expect(await bodyOf(hot, { model: 'o3' })).toEqual({
+      model: 'o3',
+      input: [userText('Hi')],
+      stream: true,
+      store: false,
+      include: ['reasoning.encrypted_content'],
+    })
+    expect(await bodyOf(hot, { model: 'gpt-5-mini' })).not.toHaveProperty('temperature')
+    // gpt-5.1 takes one only while it does not reason (its default).
+    expect((await bodyOf(hot)).temperature).toBe(0.2)
+    const reasoning = await bodyOf({ ...hot, reasoning: { effort: 'low' } })
+    expect(reasoning).not.toHaveProperty('temperature')
+    expect(reasoning.reasoning).toEqual({ effort: 'low', summary: 'auto' })
+    // Models the catalog does not know, or knows to take one, get it as set; a host entry can say otherwise.
+    expect((await bodyOf(hot, { model: 'gpt-4.1' })).temperature).toBe(0.2)
+    expect((await bodyOf(hot, { model: 'my-proxy-model' })).temperature).toBe(0.2)
+    const own = { 'my-reasoner': { reasoning: true, fixedTemperature: 'always' as const } }
+    expect(await bodyOf(hot, { model: 'my-reasoner', catalog: own })).not.toHaveProperty('temperature')
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },

@@ -65,6 +65,7 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
     model: config.model,
     includeUsage: options.apiOptions?.includeUsage ?? config.includeUsage ?? true,
     maxTokensField: options.apiOptions?.maxTokensField ?? config.maxTokensField ?? options.maxTokensField,
+    fixedTemperature: config.modelInfo?.fixedTemperature,
   }
   const body = options.body ?? chatBody
   const events = options.events ?? createChatEventMapper

@@ -7,13 +7,14 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import { joinThinking } from '@kode/protocol/helpers'
-import type { LLMRequest } from '../../types.js'
+import type { FixedTemperature, LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import type { ViewEntry } from '../shared/prepare-messages.js'
 import { SettledItems, type WireItems } from '../shared/settled-items.js'
+import { sentTemperature } from '../shared/temperature.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
@@ -254,6 +255,8 @@ export interface ChatBodyOptions {
   model: string
   includeUsage: boolean
   maxTokensField: 'max_completion_tokens' | 'max_tokens'
+  /** The catalog's word on the model's temperature (see {@link sentTemperature}). */
+  fixedTemperature?: FixedTemperature | undefined
 }
 
 /** The Chat Completions request body. */
@@ -261,7 +264,8 @@ export function chatBody(request: LLMRequest, messages: ChatMessage[], options: 
   const body: Record<string, unknown> = { model: options.model, messages, stream: true }
   if (options.includeUsage) body.stream_options = { include_usage: true }
   if (request.maxOutputTokens !== undefined) body[options.maxTokensField] = request.maxOutputTokens
-  if (request.temperature !== undefined) body.temperature = request.temperature
+  const temperature = sentTemperature(request, options.fixedTemperature)
+  if (temperature !== undefined) body.temperature = temperature
   if (request.reasoning?.effort) body.reasoning_effort = request.reasoning.effort
   const declaresTools = request.tools !== undefined && request.tools.length > 0
   if (declaresTools) {

@@ -33,6 +33,7 @@ export const openaiResponses: ProviderFactory = (config) => {
     model: config.model,
     store: apiOptions?.store ?? config.store ?? false,
     include: apiOptions?.include ?? config.include ?? defaultInclude(config.modelInfo),
+    fixedTemperature: config.modelInfo?.fixedTemperature,
   }
   const headers = bearerAuth(config.apiKey)
   const json = new JsonTextCache()

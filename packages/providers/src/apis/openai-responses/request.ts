@@ -7,13 +7,14 @@ import type {
   UserContentPart,
   UserMessage,
 } from '@kode/protocol'
-import type { LLMRequest } from '../../types.js'
+import type { FixedTemperature, LLMRequest } from '../../types.js'
 import { type ImageFiles, imageUrlOf } from '../shared/images.js'
 import { jsonSchemaFormat } from '../shared/json-schema-format.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import type { ViewEntry } from '../shared/prepare-messages.js'
 import { SettledItems, type WireItems } from '../shared/settled-items.js'
+import { sentTemperature } from '../shared/temperature.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
@@ -245,6 +246,8 @@ export interface ResponsesBodyOptions {
   store: boolean
   /** `include`, by default `['reasoning.encrypted_content']` so reasoning can go back. */
   include: readonly string[]
+  /** The catalog's word on the model's temperature (see {@link sentTemperature}). */
+  fixedTemperature?: FixedTemperature | undefined
 }
 
 /**
@@ -265,7 +268,8 @@ export function responsesBody(
   if (options.include.length > 0) body.include = options.include
   if (mapped.instructions.length > 0) body.instructions = mapped.instructions.join('\n\n')
   if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens
-  if (request.temperature !== undefined) body.temperature = request.temperature
+  const temperature = sentTemperature(request, options.fixedTemperature)
+  if (temperature !== undefined) body.temperature = temperature
   if (request.reasoning) body.reasoning = { effort: request.reasoning.effort ?? 'medium', summary: 'auto' }
   const declaresTools = request.tools !== undefined && request.tools.length > 0
   if (declaresTools) {
