@@ -22,16 +22,17 @@ const AGENT_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>
     toolConfig: { functionCallingConfig: { mode: 'ANY', allowedFunctionNames: ['read_file'] } },
     generationConfig: { maxOutputTokens: 1000, temperature: 0.5 },
   },
+  // gpt-5 refuses any temperature (the catalog's `fixedTemperature`): none is sent.
   'openai-responses': {
     max_output_tokens: 1000,
-    temperature: 0.5,
     tool_choice: { type: 'function', name: 'read_file' },
   },
 }
 
 /**
  * The same with a run's settings over them: a larger limit, reasoning, `auto` tool choice and a
- * provider-specific field (the temperature is the agent's; Anthropic drops it while thinking).
+ * provider-specific field (the temperature is the agent's; Anthropic drops it while thinking, and
+ * gpt-5 always).
  */
 const RUN_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>> = {
   'openai-chat': {
@@ -65,7 +66,6 @@ const RUN_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>> 
   },
   'openai-responses': {
     max_output_tokens: 8000,
-    temperature: 0.5,
     reasoning: { effort: 'low', summary: 'auto' },
     tool_choice: 'auto',
     seed: 7,
