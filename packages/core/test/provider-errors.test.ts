@@ -43,12 +43,24 @@ describe('provider errors', () => {
       'task_finish completed: Hello.',
     ])
     expect(outcome).toMatchObject({ reason: 'completed', text: 'Hello.' })
-    // Retry notices are not history: nothing but the task is persisted.
-    expect(summarizeHistory(await agent.history())).toEqual([
+    // The notice is kept, so replay shows it where it was; the attempt billed nothing.
+    const history = await agent.history()
+    expect(summarizeHistory(history)).toEqual([
       'user: Hi',
+      expect.stringMatching(/^error \(retry\): .*Rate limit reached.* \(retrying in \d+ ms\)$/),
       'assistant stop: text "Hello."',
       'task_metadata turns=1 subAgents=0',
     ])
+    expect(history[1]).toEqual({
+      type: 'error',
+      id: expect.any(String),
+      createdAt: expect.any(Number),
+      message: expect.stringMatching(/Rate limit reached/),
+      canRetry: true,
+      retry: true,
+      status: 429,
+      code: 'rate_limit_exceeded',
+    })
     expect(h.server.requests).toHaveLength(2)
   })
 
@@ -86,6 +98,7 @@ describe('provider errors', () => {
     expect(outcome.reason).toBe('completed')
     expect(summarizeHistory(await agent.history())).toEqual([
       'user: Tell me',
+      expect.stringMatching(/^error \(retry\): .* \(retrying in \d+ ms\)$/),
       `assistant stop: text "${text}"`,
       'task_metadata turns=1 subAgents=0',
     ])
@@ -138,7 +151,7 @@ describe('provider errors', () => {
     expectOrdered(events)
     const history = await agent.history()
     expectValidHistory(history)
-    const kept = history[1]
+    const kept = history[2]
     expect(kept).toMatchObject({ role: 'assistant', stopReason: 'error', isApiError: true, responseId: 'r2' })
     // The second attempt's text as far as it streamed: kept, and the task's result.
     const partial = (kept as { parts: { text: string }[] }).parts[0]!.text
@@ -161,6 +174,7 @@ describe('provider errors', () => {
     ])
     expect(summarizeHistory(history)).toEqual([
       'user: Go',
+      expect.stringMatching(/^error \(retry\): /),
       `assistant error api-error: text "${partial}"`,
       expect.stringMatching(/^error: /),
       'task_metadata turns=1 subAgents=0',
@@ -190,6 +204,7 @@ describe('provider errors', () => {
     expect(outcome.reason).toBe('error')
     expect(summarizeHistory(await agent.history())).toEqual([
       'user: Hi',
+      expect.stringMatching(/^error \(retry\): .*Service Unavailable/),
       expect.stringMatching(/^error: .*Service Unavailable/),
       'task_metadata turns=1 subAgents=0',
     ])

@@ -64,9 +64,10 @@ const UnsavedCallUsage = {
 }
 
 /**
- * A stream or API error that ended a response or task, kept so replay can show it; with
- * `compaction`, a compaction whose summary failed (see `CompactionAttempt`); with `usage`, what
- * the failed call that left no message was billed for (see `UnsavedCallUsage`).
+ * A stream or API error that ended a response or task, kept so replay can show it; with `retry`,
+ * one a model call was retried after; with `compaction`, a compaction whose summary failed (see
+ * `CompactionAttempt`); with `usage`, what the failed call that left no message was billed for
+ * (see `UnsavedCallUsage`).
  */
 export const ErrorRecord = record(
   'error',
@@ -78,6 +79,11 @@ export const ErrorRecord = record(
     code: Type.Optional(Type.String()),
     turn: Type.Optional(RecordTurn),
     compaction: Type.Optional(CompactionAttempt),
+    /**
+     * The notice of a model call's retry (`canRetry: true`): the call went on, and the response
+     * that followed belongs to the same turn. Replay shows it there, as live.
+     */
+    retry: Type.Optional(Type.Literal(true)),
     ...UnsavedCallUsage,
   },
   'ErrorRecord',

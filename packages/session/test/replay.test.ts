@@ -442,6 +442,31 @@ describe('turns', () => {
     })
   })
 
+  test("a retry's notice opens the turn of the response that follows, billed or not, as live", () => {
+    const h = new HistoryBuilder()
+    const user = h.user('u')
+    const notice = { ...h.error('429 rate limited (retrying in 1 ms)', true), retry: true as const }
+    const billed = {
+      ...h.error('stream cut (retrying in 1 ms)', true),
+      usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0 },
+    }
+    const events = replay([user, notice, billed, h.assistant('a'), h.taskMetadata(1)])
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start error error response_complete turn_end task_metadata',
+    )
+    expect(events[2]).toEqual({
+      type: 'error',
+      sessionId: 'main',
+      timestamp: notice.createdAt,
+      errorMessage: '429 rate limited (retrying in 1 ms)',
+      canRetry: true,
+    })
+    // Without `retry` or `usage`, a retryable error is where the open turn is: none here.
+    const other = replay([h.user('u2'), h.error('529 overloaded', true), h.assistant('b')])
+    expect(shape(other).join(' ')).toBe('user_message error turn_start response_complete turn_end')
+    expect(checkEventOrder(events)).toEqual([])
+  })
+
   test("turn_end carries the time of the turn's latest record", () => {
     const h = new HistoryBuilder()
     const ask = h.calls(['a'])

@@ -31,10 +31,10 @@ export type ModelResult =
  * output (each announced here as an `error` event with `canRetry: true`). A retryable failure
  * after output was streamed is the engine's to retry: the open streams close, an `error` with
  * `canRetry: true` is emitted, and the same request is sent again; the partial response is
- * discarded. Either way, what the retried attempt's provider reported it billed (usage, cost) is
- * kept on an `error` record with `canRetry: true`, written before that event, and counted in
- * `accounting`; a transport retry's record and event come before anything the stream gave after
- * it. Anything but a `ProviderError` (a bug in a custom client) is thrown.
+ * discarded. Either way, the retry's notice is kept on an `error` record with `canRetry: true`
+ * and `retry: true`, written before that event, with what the retried attempt's provider reported
+ * it billed (usage, cost), counted in `accounting`; a transport retry's record and event come
+ * before anything the stream gave after it. Anything but a `ProviderError` (a bug in a custom client) is thrown.
  */
 export async function callModel(
   rt: TaskRuntime,
@@ -45,14 +45,14 @@ export async function callModel(
   const { signal, events } = rt
   const { retry, now } = rt.settings
   const startedAt = now()
-  // One rule for a retry, the transport's or the engine's: the billed attempt's record, then the notice.
+  // One rule for a retry, the transport's or the engine's: its record, then the notice.
   const announceRetry = async (
     error: ProviderError,
     partial: AssistantMessage | undefined,
     delayMs: number,
   ) => {
     const errorMessage = retryNotice(error, delayMs)
-    if (partial?.usage) await keepBilled(rt, accounting, error, partial, errorMessage)
+    await keepRetry(rt, accounting, error, partial, errorMessage)
     events.emit('error', { errorMessage, canRetry: true })
   }
   const retries = new TransportRetries((info: RetryInfo) =>
@@ -121,27 +121,30 @@ function stampedBy(message: AssistantMessage, sentAt: number, now: () => number)
 }
 
 /**
- * Keeps what a retried attempt was billed: an `error` record with `canRetry: true` and the
- * attempt's usage (replay shows its retry notice in the turn of the response that follows), and
- * counts it, so the task's records add up to its `task_metadata`.
+ * Keeps a retry's notice: an `error` record with `canRetry: true` and `retry: true`, which replay
+ * shows in the turn of the response that follows, as live. When the retried attempt's provider
+ * billed it, the record keeps the attempt's usage and the task counts it, so the task's records
+ * add up to its `task_metadata`.
  */
-async function keepBilled(
+async function keepRetry(
   rt: TaskRuntime,
   accounting: Pick<TaskAccounting, 'addResponse'>,
   error: ProviderError,
-  partial: AssistantMessage,
+  partial: AssistantMessage | undefined,
   message: string,
 ): Promise<void> {
   const { createId, now } = rt.settings
+  const billed = partial?.usage ? partial : undefined
   const record: ErrorRecord = {
     type: 'error',
     id: createId(),
     createdAt: now(),
     message,
     canRetry: true,
+    retry: true,
     ...statusAndCode(error),
-    ...billedBy(partial),
+    ...(billed ? billedBy(billed) : {}),
   }
   await rt.journal.persist(record)
-  accounting.addResponse(partial)
+  if (billed) accounting.addResponse(billed)
 }

@@ -98,7 +98,7 @@ export function summarizeHistory(history: readonly HistoryEvent[]): string[] {
     if (!('role' in record)) {
       switch (record.type) {
         case 'error':
-          return `error: ${record.message}`
+          return `error${record.retry ? ' (retry)' : ''}: ${record.message}`
         case 'task_metadata':
           return `task_metadata turns=${record.metadata.main.turnCount} subAgents=${record.metadata.subAgents.length}`
         case 'interrupt':

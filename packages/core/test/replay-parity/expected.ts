@@ -38,44 +38,18 @@ type Json = Record<string, unknown>
 
 /**
  * The live events a replay can show, as JSON carries them: the replayed event types only
- * (deltas, task boundaries, `tool_call_start`, `context_usage` are live only), without the
- * retry notices (`error` with `canRetry`) that no record keeps (see `keptRetries`), and without
- * the compactions that found nothing to summarise, which no record keeps (see `nothingToCompact`).
+ * (deltas, task boundaries, `tool_call_start`, `context_usage` are live only), and without the
+ * compactions that found nothing to summarise, which no record keeps (see `nothingToCompact`).
+ * Every retry notice (`error` with `canRetry`) is kept: a turn's on an `error` record, a summary
+ * request's on its compaction's record.
  */
 export function expectedReplay(
   live: readonly Event[],
   histories: ReadonlyMap<string, readonly HistoryEvent[]>,
 ): Json[] {
-  const kept = keptRetries(histories)
-  const events = (replayedPart(live) as Json[]).filter((e) => {
-    if (e.type !== 'error' || e.canRetry !== true) return true
-    const next = kept.get(e.sessionId as string)
-    if (next === undefined || next[0] !== e.errorMessage) return false
-    next.shift()
-    return true
-  })
+  const events = replayedPart(live) as Json[]
   const skipped = nothingToCompact(events, histories)
   return events.filter((_, i) => !skipped.has(i))
-}
-
-/**
- * The messages of the retry notices each session's history keeps, in order: a turn's retry whose
- * attempt its provider billed has an `error` record (`canRetry` with `usage`), any other of a
- * turn's is an event only; a summary request's retries are all kept on its compaction's record
- * (a `compaction` record, or the `compaction` marker of an `error` or `interrupt`).
- */
-function keptRetries(histories: ReadonlyMap<string, readonly HistoryEvent[]>): Map<string, string[]> {
-  const kept = new Map<string, string[]>()
-  for (const [id, history] of histories) {
-    const retries = history.flatMap((r) => {
-      if ('role' in r) return []
-      if (r.type === 'compaction') return r.retries ?? []
-      if ((r.type === 'error' || r.type === 'interrupt') && r.compaction) return r.compaction.retries ?? []
-      return r.type === 'error' && r.canRetry === true && r.usage ? [r.message] : []
-    })
-    kept.set(id, retries)
-  }
-  return kept
 }
 
 /**

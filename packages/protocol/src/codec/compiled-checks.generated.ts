@@ -349,6 +349,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['code'] !== undefined ? ((typeof value['code'] === 'string')) : true) &&
         (value['turn'] !== undefined ? ((((value['turn'] === 'own')) || ((value['turn'] === 'none')))) : true) &&
         (value['compaction'] !== undefined ? (check_CompactionAttempt(value['compaction'])) : true) &&
+        (value['retry'] !== undefined ? ((value['retry'] === true)) : true) &&
         (value['usage'] !== undefined ? (check_Usage(value['usage'])) : true) &&
         (value['costUsd'] !== undefined ? (Number.isFinite(value['costUsd']) && value['costUsd'] >= 0) : true) &&
         (value['model'] !== undefined ? ((typeof value['model'] === 'string')) : true)
@@ -704,6 +705,10 @@ export const versionlessCopies: Readonly<
     }
     if (keys[next] === 'compaction') {
       copy.compaction = value.compaction
+      next++
+    }
+    if (keys[next] === 'retry') {
+      copy.retry = value.retry
       next++
     }
     if (keys[next] === 'usage') {

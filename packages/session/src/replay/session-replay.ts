@@ -143,10 +143,10 @@ export class SessionReplay implements ReplaySink {
           this.unsavedCompaction(event.compaction, timestamp, awaited, event.message)
           return
         }
-        // A retry the engine kept for what its attempt was billed (`canRetry` with `usage`) was
-        // announced in the turn of the response that followed: that turn is opened for it, as for
-        // an automatic compaction. Other retryable errors stay where `turn` says, as before.
-        if (event.canRetry && event.usage) this.placeBeforeResponse(timestamp, awaited)
+        // A retry's notice (`retry`; before that field, only the billed ones were kept, with
+        // `usage`) was announced in the turn of the response that followed: that turn is opened
+        // for it, as for an automatic compaction. Other errors stay where `turn` says.
+        if (event.canRetry && (event.retry || event.usage)) this.placeBeforeResponse(timestamp, awaited)
         else this.place(event.turn, timestamp, awaited)
         this.emit({
           type: 'error',
