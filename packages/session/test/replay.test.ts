@@ -448,7 +448,7 @@ describe('turns', () => {
     const notice = { ...h.error('429 rate limited (retrying in 1 ms)', true), retry: true as const }
     const billed = {
       ...h.error('stream cut (retrying in 1 ms)', true),
-      usage: { input: 10, output: 2, cacheRead: 0, cacheWrite: 0 },
+      usage: { inputTokens: 10, outputTokens: 2 },
     }
     const events = replay([user, notice, billed, h.assistant('a'), h.taskMetadata(1)])
     expect(shape(events).join(' ')).toBe(
