@@ -28,6 +28,7 @@ import { type SessionPaths, sessionPaths } from './layout.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
+import { syncDirectory } from './sync-directory.js'
 
 /**
  * The file store's own `readBatches` default, smaller than other stores' (`DEFAULT_READ_BATCH_SIZE`,
@@ -284,7 +285,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         await lock.release()
         throw error
       }
-      await rm(trash, { recursive: true, force: true })
+      try {
+        // Until the store's directory is synced, a power loss can undo the rename: the session back.
+        if (fsync) await syncDirectory(root)
+      } finally {
+        await rm(trash, { recursive: true, force: true })
+      }
     },
 
     async close() {
