@@ -111,6 +111,15 @@ export class SessionWriter {
     }
   }
 
+  /**
+   * Takes the lock of a session no writer can open (its metadata is corrupt), so the caller can
+   * remove the session without another writer slipping in. Fails with `session_locked`.
+   */
+  static async lockUnreadable(ctx: WriterContext): Promise<HeldLock> {
+    await assertNotLink(ctx.paths.dir, ctx.sessionId)
+    return takeLock(ctx)
+  }
+
   /** Creates a session's directory and files and opens it for writing. */
   static async create(ctx: WriterContext, init: CreateSessionInit): Promise<SessionWriter> {
     try {
