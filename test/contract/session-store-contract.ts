@@ -21,6 +21,11 @@ export interface StoreHarness {
   open(clock?: StoreClock): SessionStore
   /** Removes the backing data; called after the store closed. */
   cleanup(): void | Promise<void>
+  /**
+   * Damages the stored metadata of session `sessionId` as a disk or a hand edit could, so the store
+   * can no longer read it. Stores whose metadata cannot be damaged so leave it out.
+   */
+  corruptMetadata?(sessionId: string): void | Promise<void>
 }
 
 /** A clock that ticks one second per call, and ids `s1`, `s2`, ... */
@@ -46,11 +51,16 @@ const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, 
  * Registers the shared SessionStore tests for one implementation. `follows`: whether the store
  * implements `follow` (a store that does not must leave it undefined). `readBatchSize`: its
  * `readBatches` default (1,000, `DEFAULT_READ_BATCH_SIZE`, unless the store has its own).
+ * `corruptible`: the harness implements `corruptMetadata`.
  */
 export function describeSessionStoreContract(
   name: string,
   makeHarness: () => StoreHarness,
-  { follows, readBatchSize = DEFAULT_READ_BATCH_SIZE }: { follows: boolean; readBatchSize?: number },
+  {
+    follows,
+    readBatchSize = DEFAULT_READ_BATCH_SIZE,
+    corruptible = false,
+  }: { follows: boolean; readBatchSize?: number; corruptible?: boolean },
 ): void {
   describe(`${name} store: the SessionStore contract`, () => {
     let harness: StoreHarness
@@ -197,6 +207,22 @@ export function describeSessionStoreContract(
       await expect(store.delete(id)).resolves.toBeUndefined()
       await expect(store.create({ id })).resolves.toMatchObject({ id, recordCount: 0 })
     })
+
+    // Deleting is how a user gets rid of a session the store can no longer read.
+    if (corruptible)
+      test('a session whose metadata is corrupt can still be deleted', async () => {
+        const { id } = await store.create()
+        await store.append(id, shortConversation())
+        const kept = await store.create()
+        await store.close()
+        await harness.corruptMetadata!(id)
+        store = harness.open(fakeClock())
+        await expect(store.info(id)).rejects.toThrow()
+        await store.delete(id)
+        expect(await store.info(id)).toBeUndefined()
+        expect((await store.list()).map((s) => s.id)).toEqual([kept.id])
+        await expect(store.create({ id })).resolves.toMatchObject({ id, recordCount: 0 })
+      })
 
     test('returned info is a copy the caller cannot change the store through', async () => {
       const info = await store.create({ subAgent: { name: 'a' } })

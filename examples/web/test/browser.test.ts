@@ -36,10 +36,17 @@ afterAll(async () => {
 })
 const serve = useApps()
 
-/** A page of a fresh context, recording CSP violations and uncaught page errors. */
-async function openPage(url: string): Promise<Page & { problems: string[] }> {
+/**
+ * A page of a fresh context, recording CSP violations and uncaught page errors. `before` runs on
+ * the page before it loads (to route its requests).
+ */
+async function openPage(
+  url: string,
+  before?: (page: Page) => Promise<unknown>,
+): Promise<Page & { problems: string[] }> {
   const context = await browser.newContext({ viewport: { width: 1100, height: 900 } })
   const page = (await context.newPage()) as Page & { problems: string[] }
+  await before?.(page)
   page.problems = []
   page.on('pageerror', (error) => page.problems.push(`pageerror: ${error.message}`))
   await page.addInitScript(() => {
@@ -133,6 +140,59 @@ describe('the page', () => {
     await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
     await idle(page)
     expect(await page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(page.problems).toEqual([])
+  })
+
+  test('Stop pressed while the server is down says so', async () => {
+    const running = await serve({ delayMs: 20 })
+    const page = await openPage(running.url)
+    await send(page, 'count')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript .text')?.textContent?.includes('1, 2'),
+    )
+    // Gone without a word: the page still shows the task running.
+    await running.vanish()
+    await page.click('#stop')
+    await expect.poll(() => page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(page.problems).toEqual([])
+  })
+
+  test('New session pressed while the server is down says so and keeps the session in view', async () => {
+    const running = await serve()
+    const page = await openPage(running.url)
+    await send(page, 'hello')
+    await idle(page)
+    const title = await page.locator('#title').innerText()
+    await running.close()
+    await page.click('#new-session')
+    await expect.poll(() => page.locator('#status').innerText()).toMatch(/Could not reach the server/)
+    expect(await page.locator('#title').innerText()).toBe(title)
+    expect(page.problems).toEqual([])
+  })
+
+  test('a session list the server is down for says so', async () => {
+    const running = await serve()
+    // The page's request for the list is held until the server is gone, then sent to it.
+    let held: () => void = () => {}
+    const asked = new Promise<void>((resolve) => {
+      held = resolve
+    })
+    let release: () => void = () => {}
+    const gone = new Promise<void>((resolve) => {
+      release = resolve
+    })
+    const page = await openPage(running.url, (page) =>
+      page.route('**/sessions', async (route) => {
+        if (route.request().method() !== 'GET') return route.continue()
+        held()
+        await gone
+        await route.continue()
+      }),
+    )
+    await asked
+    await running.close()
+    release()
+    await expect.poll(() => page.locator('#status').innerText()).toMatch(/Could not reach the server/)
     expect(page.problems).toEqual([])
   })
 

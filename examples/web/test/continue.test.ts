@@ -157,3 +157,33 @@ describe.each(stores)('a task that died, carried on with a page reading (%s stor
     expect(order).toEqual([])
   })
 })
+
+describe.each(stores)('a session that never existed (%s store)', (_name, makeStore) => {
+  test('`continue` and decisions are refused, and leave no session behind', async () => {
+    const store = makeStore()
+    const client = createClient({
+      api: 'openai-chat',
+      model: 'gpt-4o',
+      apiKey: 'sk-test',
+      baseUrl: model.url,
+    })
+    const app = await startApp({ store, client })
+    cleanups.push(() => app.close())
+    const never = '0b7c4c3e-4444-4aaa-8bbb-00000000dead'
+    const requests = model.requests.length
+    const carryOn = await fetch(`${app.url}/sessions/${never}/continue`, { method: 'POST' })
+    expect(carryOn.status).toBe(409)
+    expect(((await carryOn.json()) as { error: string }).error).toMatch(/^nothing to carry on: /)
+    const decide = await fetch(`${app.url}/sessions/${never}/approvals`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ approvals: [{ toolCallId: 'c1', approved: true }] }),
+    })
+    expect(decide.status).toBe(409)
+    expect(((await decide.json()) as { error: string }).error).toMatch(/do not fit what awaits approval/)
+    await app.app.hub.idle(never)
+    expect(await store.info(never)).toBeUndefined()
+    expect(await store.list()).toEqual([])
+    expect(model.requests).toHaveLength(requests)
+  })
+})

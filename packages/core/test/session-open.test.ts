@@ -89,3 +89,32 @@ describe("a task's session is opened with the fewest store calls, as before", ()
     ])
   })
 })
+
+describe('continue never creates a session', () => {
+  const fileHarness = useHarness('file')
+
+  test.each([
+    ['nothing', {}],
+    ['decisions', { approvals: [{ toolCallId: 'c1', approved: true }] }],
+  ] as const)(
+    'continue with %s in a session that does not exist is session_not_found, and the store stays empty',
+    async (_, options) => {
+      const h = fileHarness()
+      const agent = h.createAgent({ sessionId: 'never-made' })
+      const run = agent.continue(options)
+      const error = await run.done.catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('session_not_found')
+      expect(h.server.requests).toHaveLength(0)
+      expect(await h.store.list()).toEqual([])
+      expect(await h.store.info('never-made')).toBeUndefined()
+    },
+  )
+
+  test('an agent whose id was generated has no session to continue either', async () => {
+    const h = fileHarness()
+    const agent = h.createAgent()
+    const error = await agent.continue().done.catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect(await h.store.list()).toEqual([])
+  })
+})

@@ -9,20 +9,26 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs'
-import { link, open, writeFile } from 'node:fs/promises'
+import { link, open, rename, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, relative } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionErrorCode, type SessionStore, type StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
 import { ourStart } from './helpers/process-start.js'
 
-// `writeFile` and `link` pass through unless a test makes one call fail (a full disk, a file
-// system without hard links).
+// `writeFile`, `link`, `open` and `rename` pass through unless a test makes one call fail (a full
+// disk, a file system without hard links, a platform that cannot open a directory) or watches them.
 vi.mock('node:fs/promises', async (importOriginal) => {
   const actual = await importOriginal<typeof import('node:fs/promises')>()
-  return { ...actual, writeFile: vi.fn(actual.writeFile), link: vi.fn(actual.link) }
+  return {
+    ...actual,
+    writeFile: vi.fn(actual.writeFile),
+    link: vi.fn(actual.link),
+    open: vi.fn(actual.open),
+    rename: vi.fn(actual.rename),
+  }
 })
 
 // The file store's directory is shared with whatever else runs as the user: links planted in it,
@@ -326,6 +332,108 @@ describe('a power loss', () => {
       expect(synced).toContain(join(dir, 'p', 'session.json.tmp'))
     },
   )
+
+  /**
+   * Logs, relative to the store's directory, each rename (by its new name) and each sync (by the
+   * path of the file or directory synced), in order.
+   */
+  async function logRenamesAndSyncs(): Promise<string[]> {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+    const log: string[] = []
+    vi.mocked(rename).mockImplementation(async (from, to) => {
+      await actual.rename(from, to)
+      log.push(`rename ${relative(dir, String(to))}`)
+    })
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as Record<'sync' | 'datasync', () => Promise<void>>
+    await probe.close()
+    for (const method of ['sync', 'datasync'] as const) {
+      const original = proto[method]
+      vi.spyOn(proto, method).mockImplementation(async function (this: { fd: number }) {
+        const path = readlinkSync(`/proc/self/fd/${this.fd}`)
+        await original.call(this)
+        log.push(`sync ${relative(dir, path) || '.'}`)
+      })
+    }
+    return log
+  }
+  /** What the log says happened after `entry` (the last one by that name). */
+  const after = (log: string[], entry: string) => log.slice(log.lastIndexOf(entry) + 1)
+
+  // A rename is a change to the directory: until the directory is synced, a power loss can undo
+  // it, leaving the old session.json (or none, for a new session).
+  test.runIf(existsSync('/proc/self/fd'))(
+    'with fsync on, the session directory is synced after session.json is renamed into place',
+    async () => {
+      const store = createFileSessionStore({ dir, fsync: true })
+      stores.push(store)
+      const log = await logRenamesAndSyncs()
+      await store.create({ id: 'p' })
+      expect(after(log, 'rename p/session.json')).toContain('sync p')
+      // The new session's own entry in the store's directory too.
+      expect(log).toContain('sync .')
+      log.length = 0
+      await store.update('p', { title: 'renamed' })
+      expect(log).toContain('rename p/session.json')
+      expect(after(log, 'rename p/session.json')).toContain('sync p')
+    },
+  )
+
+  test.runIf(existsSync('/proc/self/fd'))(
+    'with fsync on, a deletion is synced: the session does not come back after a power loss',
+    async () => {
+      const store = createFileSessionStore({ dir, fsync: true })
+      stores.push(store)
+      const log = await logRenamesAndSyncs()
+      await store.delete('s')
+      const moved = log.find((entry) => entry.startsWith('rename .deleted-s-'))
+      expect(moved).toBeDefined()
+      expect(after(log, moved!)).toContain('sync .')
+    },
+  )
+
+  test.runIf(existsSync('/proc/self/fd'))('with fsync off, no directory is synced', async () => {
+    const store = createFileSessionStore({ dir, fsync: false })
+    stores.push(store)
+    const log = await logRenamesAndSyncs()
+    await store.create({ id: 'p' })
+    await store.update('p', { title: 'renamed' })
+    await store.delete('p')
+    expect(log.filter((entry) => entry.startsWith('sync'))).toEqual([])
+  })
+
+  /** Makes opening a directory of the store fail with `code`, as on a platform that cannot. */
+  async function failOpeningDirectories(code: string): Promise<void> {
+    const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+    vi.mocked(open).mockImplementation(async (path, ...rest) => {
+      const target = String(path)
+      if (target === dir || target === join(dir, 'p') || target === join(dir, 's')) {
+        throw Object.assign(new Error(`${code}: cannot open a directory`), { code })
+      }
+      return actual.open(path, ...rest)
+    })
+  }
+
+  test.each(['EISDIR', 'EPERM', 'EINVAL'])(
+    'a platform that cannot open a directory for syncing (%s) still creates, updates and deletes',
+    async (code) => {
+      await failOpeningDirectories(code)
+      const store = createFileSessionStore({ dir, fsync: true })
+      stores.push(store)
+      await store.create({ id: 'p' })
+      expect(await store.update('p', { title: 'renamed' })).toMatchObject({ title: 'renamed' })
+      await store.delete('s')
+      expect((await store.list()).map((info) => info.id)).toEqual(['p'])
+    },
+  )
+
+  test('any other failure to sync a directory fails the write: it may not survive a power loss', async () => {
+    const store = createFileSessionStore({ dir, fsync: true })
+    stores.push(store)
+    await store.create({ id: 'p' })
+    await failOpeningDirectories('EIO')
+    expect(await codeOf(store.update('p', { title: 'renamed' }))).toBe('EIO')
+  })
 })
 
 test('a session deleted while its writer lock is being taken is session_not_found', async () => {

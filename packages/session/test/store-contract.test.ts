@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
@@ -23,7 +23,8 @@ describeSessionStoreContract(
     return {
       open: (clock) => createFileSessionStore({ dir, fsync: false, ...clock }),
       cleanup: () => rmSync(dir, { recursive: true, force: true }),
+      corruptMetadata: (id) => writeFileSync(join(dir, id, 'session.json'), '{"v": 1, "id": '),
     }
   },
-  { follows: false, readBatchSize: FILE_READ_BATCH_SIZE },
+  { follows: false, readBatchSize: FILE_READ_BATCH_SIZE, corruptible: true },
 )

@@ -31,7 +31,11 @@ function setRunning(value: boolean): void {
 }
 
 async function refreshSessions(): Promise<void> {
-  const response = await fetch('/sessions')
+  const response = await attempt(() => fetch('/sessions'))
+  if (typeof response === 'string') {
+    statusEl.textContent = response
+    return
+  }
   const { model, sessions } = (await response.json()) as { model: string; sessions: SessionRow[] }
   $('model').textContent = model
   const list = $('sessions')
@@ -102,21 +106,28 @@ function open(id: string): void {
 /** Sends the user's decisions on pending tool calls; the continued task arrives on the stream. */
 async function decide(id: string, approvals: Decision[], transcript: Transcript): Promise<void> {
   setRunning(true)
-  let failure: string | undefined
-  try {
-    const response = await post(`/sessions/${encodeURIComponent(id)}/approvals`, { approvals })
-    if (!response.ok) failure = await errorOf(response)
-  } catch {
-    failure = UNREACHABLE
-  }
-  if (failure !== undefined) {
+  const response = await attempt(() => post(`/sessions/${encodeURIComponent(id)}/approvals`, { approvals }))
+  if (typeof response === 'string') {
     setRunning(false)
-    statusEl.textContent = failure
+    statusEl.textContent = response
     transcript.decisionsFailed()
   }
 }
 
 const UNREACHABLE = 'Could not reach the server; try again once it is back.'
+
+/**
+ * Sends a request: its response when the server accepted it, else what to tell the user (the
+ * server's refusal, or that it could not be reached: it is down or restarting).
+ */
+async function attempt(request: () => Promise<Response>): Promise<Response | string> {
+  try {
+    const response = await request()
+    return response.ok ? response : await errorOf(response)
+  } catch {
+    return UNREACHABLE
+  }
+}
 
 /** The `error` of a refused request, or its status when the body is not the server's JSON (a proxy's page). */
 async function errorOf(response: Response): Promise<string> {
@@ -142,25 +153,20 @@ $('prompt').addEventListener('submit', async (event) => {
   // Busy from the click on, not from the first event: no second submit slips in while the
   // session is created, and the status never reads idle for a prompt already sent.
   setRunning(true)
-  try {
-    if (!sessionId) {
-      const { id } = (await (await post('/sessions')).json()) as { id: string }
-      open(id)
-      setRunning(true)
-    }
-    const response = await post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text })
-    if (!response.ok) {
-      setRunning(false)
-      statusEl.textContent = await errorOf(response)
-      return
-    }
-    if (input.value.trim() === text) input.value = ''
-  } catch {
-    // The server is down (a restart): keep the prompt, to send again once it is back.
+  // Refused, or the server is down (a restart): the prompt is kept, to send again.
+  const failed = (why: string) => {
     setRunning(false)
-    statusEl.textContent = UNREACHABLE
-    return
+    statusEl.textContent = why
   }
+  if (!sessionId) {
+    const created = await attempt(() => post('/sessions'))
+    if (typeof created === 'string') return failed(created)
+    open(((await created.json()) as { id: string }).id)
+    setRunning(true)
+  }
+  const response = await attempt(() => post(`/sessions/${encodeURIComponent(sessionId!)}/messages`, { text }))
+  if (typeof response === 'string') return failed(response)
+  if (input.value.trim() === text) input.value = ''
   void refreshSessions()
 })
 
@@ -171,12 +177,21 @@ input.addEventListener('keydown', (event) => {
   }
 })
 
-stop.addEventListener('click', () => {
-  if (sessionId) void post(`/sessions/${encodeURIComponent(sessionId)}/interrupt`)
+stop.addEventListener('click', async () => {
+  if (!sessionId) return
+  // The task's events say when it stopped; a request refused or not delivered is told here.
+  const response = await attempt(() => post(`/sessions/${encodeURIComponent(sessionId!)}/interrupt`))
+  if (typeof response === 'string') statusEl.textContent = response
 })
 
 $('new-session').addEventListener('click', async () => {
-  const { id } = (await (await post('/sessions')).json()) as { id: string }
+  const response = await attempt(() => post('/sessions'))
+  if (typeof response === 'string') {
+    // The session in view stays: there is no new one to show.
+    statusEl.textContent = response
+    return
+  }
+  const { id } = (await response.json()) as { id: string }
   open(id)
   input.focus()
 })

@@ -67,10 +67,10 @@ class HttpError extends Error {
  * - `POST /sessions/:id/messages` `{ text }`: starts a task (409 while one runs);
  * - `POST /sessions/:id/approvals` `{ approvals: [{ toolCallId, approved, reason? }] }`: decides the
  *   pending tool approvals and continues the task on the same stream (409 while a task runs or
- *   when the decisions do not fit what is pending);
+ *   when the decisions do not fit what is pending, or the session does not exist: none is made);
  * - `POST /sessions/:id/continue`: carries on a task whose server died before it finished (409
  *   while a task runs, here or on another host whose lease has not expired, or when nothing is
- *   left to carry on);
+ *   left to carry on, as in a session that does not exist: none is made);
  * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
  * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
  * - `GET /`, `/app.js`, `/styles.css`: the page.

@@ -124,9 +124,10 @@ export class SessionHub {
    * Continues the session's task: with `approvals`, decisions on its pending tool approvals;
    * without, a task whose server died before it finished (from its history; a call that was running
    * is settled by its tool's `onResume`). Fails with `task_running` if a task runs here or another
-   * host still holds the session's lease, and with `nothing_pending` when there is nothing to carry
-   * on or the decisions do not fit what awaits approval (an unknown or already decided call, a
-   * pending call left out).
+   * host still holds the session's lease, and with `nothing_pending` (`nothing_to_continue`
+   * without `approvals`) when there is nothing to carry on, the session does not exist (it is not
+   * created), or the decisions do not fit what awaits approval (an unknown or already decided call,
+   * a pending call left out).
    */
   async continue(sessionId: string, approvals?: ApprovalDecision[]): Promise<void> {
     await this.#launch(
@@ -186,6 +187,9 @@ export class SessionHub {
         if (SessionError.is(error) && error.code === 'session_locked')
           throw new TaskStateError('task_running')
         if (AgentError.is(error) && REFUSALS.has(error.code)) throw new TaskStateError(refused, error)
+        // A continuation of a session that does not exist: nothing to carry on (the engine made none).
+        if (how !== 'run' && SessionError.is(error) && error.code === 'session_not_found')
+          throw new TaskStateError(refused, error)
         throw error
       }
       task.started(replay.history)

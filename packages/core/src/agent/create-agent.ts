@@ -115,7 +115,9 @@ export interface Agent {
    * is the checkpoint). Works from any process on the same store. Throws `AgentError`
    * (`agent_busy`) while a task runs; decisions that do not fit the history (`unknown_approval`,
    * `approval_already_decided`, `approvals_missing`) or a session with nothing to carry on
-   * (`nothing_to_continue`) reject the run's `done` and its iteration, before any event.
+   * (`nothing_to_continue`) reject the run's `done` and its iteration, before any event. A session
+   * the store does not have is not created: the store's `SessionError` (`session_not_found`)
+   * rejects them the same way.
    */
   continue<S extends TSchema | undefined = undefined>(
     options?: ContinueOptions<S>,

@@ -73,10 +73,12 @@ export class Journal {
 
   /**
    * Takes the session's writer for a task, creating the session with `init` when the store has
-   * none by this id, and (re)loads its history when it is not the one in memory. Fails with
-   * `session_locked` while another writer holds the session.
+   * none by this id, and (re)loads its history when it is not the one in memory. Without `init`
+   * (a continuation, which carries on what the history holds) a missing session is not created:
+   * the store's `session_not_found` is thrown. Fails with `session_locked` while another writer
+   * holds the session.
    */
-  async open(init: CreateSessionInit): Promise<void> {
+  async open(init: CreateSessionInit | undefined): Promise<void> {
     if (this.#lease) return
     const lease = await this.#acquire(init)
     try {
@@ -102,7 +104,8 @@ export class Journal {
     await lease?.release()
   }
 
-  async #acquire(init: CreateSessionInit): Promise<SessionLease> {
+  async #acquire(init: CreateSessionInit | undefined): Promise<SessionLease> {
+    if (init === undefined) return this.store.acquire(this.sessionId)
     // A generated id skips the `acquire` that would fail with `session_not_found` (an error built
     // and thrown for nothing); a store that has the session after all answers `session_exists`.
     const generated = this.#generated

@@ -43,8 +43,9 @@ export type TaskStart =
  * stops persisting (the store) is thrown.
  */
 export async function runTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
-  // The session's writer is held for the task, so no other writer interleaves with its turns.
-  await rt.journal.open(rt.sessionInit)
+  // The session's writer is held for the task, so no other writer interleaves with its turns. A
+  // continuation carries on what the history holds: a session that does not exist is not made.
+  await rt.journal.open(start.kind === 'continue' ? undefined : rt.sessionInit)
   let outcome: TaskOutcome
   try {
     outcome = await runOpenTask(rt, start)

@@ -48,8 +48,9 @@ export interface SessionStore {
   /** Every session (sub-agent sessions included), newest updated first. */
   list(): Promise<SessionInfo[]>
   /**
-   * Removes a session and its history. Deleting a session that does not exist does nothing.
-   * Refused with `session_locked` while a lease on the session is held.
+   * Removes a session and its history. Deleting a session that does not exist does nothing; one
+   * whose metadata cannot be read (`corrupt_metadata`) is still deleted, since that is how a user
+   * gets rid of it. Refused with `session_locked` while a lease on the session is held.
    */
   delete(sessionId: string): Promise<void>
   /**

@@ -25,9 +25,11 @@ import {
 } from '../session-store.js'
 import { countLines, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
+import type { HeldLock } from './lock.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
+import { syncDirectory } from './sync-directory.js'
 
 /**
  * The file store's own `readBatches` default, smaller than other stores' (`DEFAULT_READ_BATCH_SIZE`,
@@ -267,15 +269,20 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async delete(sessionId: string) {
       check(sessionId)
       leases.assertFree(sessionId)
-      let writer: SessionWriter
+      let writer: SessionWriter | undefined
       try {
         writer = await writerOf(sessionId)
       } catch (error) {
         if (SessionError.is(error) && error.code === 'session_not_found') return
-        throw error
+        // Deleting is how a user gets rid of a session whose metadata cannot be read: no writer
+        // can open it, so its lock is taken alone.
+        if (!(SessionError.is(error) && error.code === 'corrupt_metadata')) throw error
       }
-      const lock = await writer.closeForDelete()
-      writers.delete(sessionId)
+      let lock: HeldLock
+      if (writer) {
+        lock = await writer.closeForDelete()
+        writers.delete(sessionId)
+      } else lock = await SessionWriter.lockUnreadable(context(sessionId))
       // Renamed away first, so the session disappears at once even if removing its files is slow.
       const trash = join(root, `.deleted-${sessionId}-${randomUUID()}`)
       try {
@@ -284,7 +291,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         await lock.release()
         throw error
       }
-      await rm(trash, { recursive: true, force: true })
+      try {
+        // Until the store's directory is synced, a power loss can undo the rename: the session back.
+        if (fsync) await syncDirectory(root)
+      } finally {
+        await rm(trash, { recursive: true, force: true })
+      }
     },
 
     async close() {

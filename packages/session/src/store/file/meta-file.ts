@@ -1,9 +1,11 @@
 import { rename, unlink } from 'node:fs/promises'
+import { dirname } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { SessionError } from '../../errors.js'
 import { SessionInfo } from '../../session-info.js'
 import { CREATE_NEW, openNoFollow, READ } from './no-follow.js'
+import { syncDirectory } from './sync-directory.js'
 
 /** The metadata file's format version. */
 export const META_FORMAT_VERSION = 1
@@ -63,7 +65,8 @@ export async function readMetaFile(file: string, sessionId: string): Promise<Ses
  * Replaces a metadata file atomically: readers see the old file or the new one, never a mix. The
  * temp file is created anew (never written through a link left in its place) and removed when the
  * write fails (a full disk), so no `session.json.tmp` is left behind. With `sync`, its content is
- * on disk before it is renamed into place.
+ * on disk before it is renamed into place, and the rename is on disk (the directory synced) before
+ * this resolves.
  */
 export async function writeMetaFile(
   file: string,
@@ -83,6 +86,8 @@ export async function writeMetaFile(
       await handle.close()
     }
     await rename(temp, file)
+    // Until the directory is synced, a power loss can undo the rename: the old metadata comes back.
+    if (sync) await syncDirectory(dirname(file))
   } catch (error) {
     await removeTemp(temp).catch(() => {})
     throw error

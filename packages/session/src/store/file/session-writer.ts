@@ -1,4 +1,4 @@
-import { type FileHandle, mkdir, open } from 'node:fs/promises'
+import { type FileHandle, mkdir } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
 import {
@@ -16,6 +16,7 @@ import type { SessionPaths } from './layout.js'
 import { acquireLock, type HeldLock } from './lock.js'
 import { infoOf, metaOf, readMetaFile, removeTemp, writeMetaFile } from './meta-file.js'
 import { APPEND, assertNotLink, openNoFollow } from './no-follow.js'
+import { syncDirectory } from './sync-directory.js'
 
 /** What a writer needs from its store. */
 export interface WriterContext {
@@ -110,6 +111,15 @@ export class SessionWriter {
     }
   }
 
+  /**
+   * Takes the lock of a session no writer can open (its metadata is corrupt), so the caller can
+   * remove the session without another writer slipping in. Fails with `session_locked`.
+   */
+  static async lockUnreadable(ctx: WriterContext): Promise<HeldLock> {
+    await assertNotLink(ctx.paths.dir, ctx.sessionId)
+    return takeLock(ctx)
+  }
+
   /** Creates a session's directory and files and opens it for writing. */
   static async create(ctx: WriterContext, init: CreateSessionInit): Promise<SessionWriter> {
     try {
@@ -134,11 +144,9 @@ export class SessionWriter {
         await writer.handle.close()
         throw error
       }
-      if (ctx.fsync) {
-        // New directory entries are durable only once their directories are synced too.
-        await syncDirectory(ctx.paths.dir)
-        await syncDirectory(dirname(ctx.paths.dir))
-      }
+      // The session's own entries are synced with its metadata (`writeMetaFile`); its entry in the
+      // store's directory is durable only once that directory is synced too.
+      if (ctx.fsync) await syncDirectory(dirname(ctx.paths.dir))
       return writer
     } catch (error) {
       await lock.release()
@@ -344,20 +352,6 @@ function takeLock(ctx: WriterContext): Promise<HeldLock> {
   return acquireLock(ctx.paths.lock, ctx.sessionId, Date.now(), (holder) =>
     ctx.warn({ type: 'stale_lock_removed', sessionId: ctx.sessionId, file: ctx.paths.lock, pid: holder.pid }),
   )
-}
-
-/** Best effort: some platforms (Windows) cannot open or sync a directory. */
-async function syncDirectory(path: string): Promise<void> {
-  try {
-    const handle = await open(path, 'r')
-    try {
-      await handle.sync()
-    } finally {
-      await handle.close()
-    }
-  } catch {
-    // Nothing more can be done portably; the files themselves are synced.
-  }
 }
 
 /** Truncates the history from `size` to `length` bytes and tells the store's `warn` why. */
