@@ -47,7 +47,9 @@ export interface ToolBatch {
   announced?: ReadonlySet<string>
   /**
    * The call's outcome as its result will say it, once what the call started has ended (its
-   * sub-agents, which the result links: see `runCalls`). Default: the outcome itself.
+   * sub-agents, which the result links: see `runCalls`). Default: the outcome itself. A call that
+   * ran is finished before `afterToolCall` sees its result, and again before the result is
+   * recorded (an outcome linked already stays as it is).
    */
   finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
 }
@@ -170,7 +172,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     const execute = async (args: unknown): Promise<ToolOutcome> => {
       // Interrupted while `beforeToolCall` ran: the call is answered already and must not run.
       if (signal.aborted) return abortedOutcome(true)
-      return executeToolCall({
+      const outcome = await executeToolCall({
         tool,
         call,
         args,
@@ -179,6 +181,10 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
+      // Finished here, before `afterToolCall`, so the hook sees the result as it will be recorded
+      // (the sub-agents it links). `emitResults` finishes it again: a no-op for a linked result, and
+      // what links a replacement that has no UI extra of its own.
+      return batch.finish ? batch.finish(call.id, outcome) : outcome
     }
     const suspended = () => batch.suspended?.(call.id) === true
     void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
