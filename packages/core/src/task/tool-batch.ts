@@ -81,8 +81,9 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const onAbort = () => {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
-      const outcome = failure ? hostFailureOutcome(started[i]!, failure.message) : abortedOutcome(started[i]!)
-      slots[i]!.settle(outcome)
+      const slot = slots[i]!
+      const stage = slot.finished ? 'finished' : started[i] ? 'running' : 'pending'
+      slot.settle(failure ? hostFailureOutcome(stage, failure.message) : abortedOutcome(started[i]!))
     }
     gate.wake()
   }
@@ -184,7 +185,9 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
       // Finished here, before `afterToolCall`, so the hook sees the result as it will be recorded
       // (the sub-agents it links). `emitResults` finishes it again: a no-op for a linked result, and
       // what links a replacement that has no UI extra of its own.
-      return batch.finish ? batch.finish(call.id, outcome) : outcome
+      const finished = batch.finish ? await batch.finish(call.id, outcome) : outcome
+      slot.finished = true
+      return finished
     }
     const suspended = () => batch.suspended?.(call.id) === true
     void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
@@ -339,6 +342,11 @@ function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
 /** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
 class Slot {
   settled = false
+  /**
+   * The tool returned and its sub-agents ended: only `afterToolCall` may still run. A host failure
+   * from then on does not say the call stopped before it finished.
+   */
+  finished = false
   /** Settled by a call that is suspended: it gets no result now. */
   suspended = false
   /** The call's progress records, persisted in order; its result waits for them. */
