@@ -9,6 +9,7 @@ import {
 } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
+import { uncorrectedAnswerReason } from '../output/check-answer.js'
 import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
@@ -111,7 +112,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       break
     }
     if (turns === settings.maxTurns) {
-      errorMessage = `The task stopped after ${turns} turns (maxTurns) before the model finished.`
+      errorMessage = maxTurnsMessage(turns)
       await persistError(rt, errorMessage)
       reason = 'max_turns'
       break
@@ -134,8 +135,17 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     if (end === 'final' && !steered) {
       const verdict = answer?.judge(state.lastText, journal.history)
       if (verdict?.kind === 'correct') {
-        await deliverUserMessage(rt, [{ type: 'text', text: verdict.text }])
-        continue
+        if (turns + 1 < settings.maxTurns) {
+          await deliverUserMessage(rt, [{ type: 'text', text: verdict.text }])
+          continue
+        }
+        // No turn is left for the correction: the task stops at its limit, as one that would call
+        // tools again does, and says why the answer failed (the code says so to a history reader).
+        // No corrective message is sent: nothing would answer it.
+        errorMessage = maxTurnsMessage(turns + 1, uncorrectedAnswerReason(verdict.problems))
+        await persistError(rt, errorMessage, 'structured_output_invalid')
+        reason = 'max_turns'
+        break
       }
       if (verdict?.kind === 'invalid') {
         errorMessage = verdict.message
@@ -166,6 +176,12 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (errorMessage !== undefined) outcome.errorMessage = errorMessage
   if (reason === 'awaiting_approval') outcome.pendingApprovals = publicPending(pendingCalls(journal.history))
   return outcome
+}
+
+/** Why a task that ran `turns` turns stopped at `maxTurns`, and what was left undone when known. */
+function maxTurnsMessage(turns: number, detail?: string): string {
+  const stopped = `The task stopped after ${turns} turns (maxTurns) before the model finished`
+  return detail === undefined ? `${stopped}.` : `${stopped}: ${detail}`
 }
 
 /** An `error` record that ends the task between turns, and its `error` event. */
