@@ -14,7 +14,13 @@ import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
-import { carryOn, denySuperseded, planContinuation, settleStopped } from './continuation.js'
+import {
+  carryOn,
+  denySuperseded,
+  planContinuation,
+  STOPPED_SUB_AGENT_TEXT,
+  settleStopped,
+} from './continuation.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -33,6 +39,11 @@ export type TaskStart =
       approvals: readonly ApprovalDecision[] | undefined
       /** The user message whose task this carries on (see `ContinueOptions.inputId`). */
       inputId?: string | undefined
+      /**
+       * A sub-agent whose process died, and whose parent answered the call that ran it: its calls
+       * left without a result are answered (none runs again), and the task ends `error`.
+       */
+      settleOnly?: boolean | undefined
     }
 
 /**
@@ -59,9 +70,10 @@ export async function runTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOu
 
 async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
+  const settleOnly = start.kind === 'continue' && start.settleOnly === true
   // Decisions that do not fit the history are the host's mistake: refused before the task starts.
   const continuation =
-    start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined
+    start.kind === 'continue' && !settleOnly ? planContinuation(journal.history, start.approvals) : undefined
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
   events.emit('task_start', { subAgentState: rt.subAgentState })
@@ -71,7 +83,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   }
   await persistSystemPrompt(rt)
   let carried: CallsEnd = 'done'
-  if (start.kind === 'input') {
+  if (settleOnly) await settleStopped(rt, state)
+  else if (start.kind === 'input') {
     await denySuperseded(rt, state)
     await settleStopped(rt, state)
     await deliverUserMessage(rt, start.parts, start.mode, start.messageId)
@@ -83,6 +96,12 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
+    if (settleOnly) {
+      errorMessage = STOPPED_SUB_AGENT_TEXT
+      await persistError(rt, errorMessage)
+      reason = 'error'
+      break
+    }
     if (interrupted) {
       reason = 'aborted'
       break
