@@ -170,6 +170,11 @@ describe('hooks', () => {
       expect(thrown).toBe(boom)
       await expect(run.done).rejects.toBe(boom)
       const message = `The ${hook} hook threw: boom`
+      // The tool ran to its end before afterToolCall threw: its result says so.
+      const failed =
+        hook === 'afterToolCall'
+          ? `The task failed after this tool call finished (its result was not kept): ${message}`
+          : `The task failed before this tool call finished: ${message}`
       const start = ['task_start', 'user_message: Write', 'turn_start']
       const tail = [
         `error: ${message}`,
@@ -187,7 +192,7 @@ describe('hooks', () => {
               'usage 100/20',
               'context_usage 120/128000',
               'tool_call c1 write_file {"path":"a"}',
-              `tool_result c1 error (last): The task failed before this tool call finished: ${message}`,
+              `tool_result c1 error (last): ${failed}`,
               ...tail,
             ],
       )
@@ -200,7 +205,7 @@ describe('hooks', () => {
           : [
               'user: Write',
               'assistant tool_use: call c1 write_file {"path":"a"}',
-              `tool c1 error: The task failed before this tool call finished: ${message}`,
+              `tool c1 error: ${failed}`,
               ...end,
             ],
       )
@@ -456,7 +461,7 @@ describe('afterToolCall returning something that is not a result', () => {
     expectValidHistory(history)
     const lines = summarizeHistory(history)
     expect(lines[2]).toMatch(
-      /^tool c1 error: The task failed .*: The afterToolCall hook threw: afterToolCall must/,
+      /^tool c1 error: The task failed after this tool call finished \(its result was not kept\): The afterToolCall hook threw: afterToolCall must/,
     )
     expect(lines.at(-2)).toMatch(/^error: The afterToolCall hook threw: afterToolCall must return/)
   })

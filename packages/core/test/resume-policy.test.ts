@@ -392,6 +392,116 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
   })
 
   test.each(['continue', 'run'] as const)(
+    "a sub-agent whose process died while its approved call ran: the parent's %s settles the sub-agent's call too",
+    async (how) => {
+      const h = harness()
+      const paused: HistoryEvent[] = [
+        DEAD[0]!,
+        {
+          role: 'assistant',
+          id: 'a1',
+          createdAt: 2,
+          parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"pay"}' }],
+          stopReason: 'tool_use',
+          responseId: 'r0',
+        },
+        {
+          type: 'approval_request',
+          id: 'q1',
+          createdAt: 3,
+          toolCallId: 's1',
+          toolName: 'charge',
+          arguments: '{"cents":500}',
+          responseId: 'r0',
+          sessionId: 'child',
+          subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
+        },
+        { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: PAUSED_METADATA },
+        {
+          type: 'approval_decision',
+          id: 'd1',
+          createdAt: 5,
+          toolCallId: 's1',
+          toolName: 'charge',
+          approved: true,
+          sessionId: 'child',
+        },
+      ]
+      await deadSession(h, paused)
+      // The sub-agent's own session: it asked for s1, paused, was carried on with the approval, and
+      // its process died while s1 ran.
+      const child: HistoryEvent[] = [
+        { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+        {
+          role: 'assistant',
+          id: 'ca1',
+          createdAt: 2,
+          parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
+          stopReason: 'tool_use',
+          responseId: 'cr0',
+        },
+        {
+          type: 'approval_request',
+          id: 'cq1',
+          createdAt: 3,
+          toolCallId: 's1',
+          toolName: 'charge',
+          arguments: '{"cents":500}',
+          responseId: 'cr0',
+        },
+        {
+          type: 'task_metadata',
+          id: 'cm1',
+          createdAt: 4,
+          metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
+        },
+        {
+          type: 'approval_decision',
+          id: 'cd1',
+          createdAt: 5,
+          toolCallId: 's1',
+          toolName: 'charge',
+          approved: true,
+        },
+      ]
+      await h.store.create({
+        id: 'child',
+        parentSessionId: 'dead',
+        subAgent: { name: 'helper', parentToolCallId: 'p1' },
+      })
+      await h.store.append('child', child)
+      h.server.enqueue(textReply('r1', 'It may not have paid.'))
+      const { tool, runs } = chargeTool()
+      const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
+      const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+      const { events, outcome } = await collect(
+        how === 'continue' ? agent.continue() : agent.run('Never mind'),
+      )
+      expect(outcome.reason).toBe('completed')
+      // Nothing runs again: the parent's call is answered, and so is the sub-agent's.
+      expect(runs).toEqual([])
+      // What a watcher saw of both sessions (the replay of what the dead process left), then this
+      // task's events: one valid sequence for each session.
+      expectOrdered([...replayThenLive(child, 'child', []), ...replayThenLive(paused, 'dead', events)])
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history)[5]).toBe(`tool p1 error: ${STOPPED}`)
+      const settled = await h.store.read('child')
+      expectValidHistory(settled)
+      expect(summarizeHistory(settled).slice(5)).toEqual([
+        `tool s1 error: ${STOPPED}`,
+        expect.stringMatching(/^error: /),
+        'task_metadata turns=0 subAgents=0',
+      ])
+      // The sub-agent's events come before the parent's result, as a sub-agent's end always does.
+      const childEnd = events.findIndex((e) => e.type === 'task_finish' && e.sessionId === 'child')
+      const parentResult = events.findIndex((e) => e.type === 'tool_result' && e.toolCallId === 'p1')
+      expect(childEnd).toBeGreaterThan(-1)
+      expect(childEnd).toBeLessThan(parentResult)
+    },
+  )
+
+  test.each(['continue', 'run'] as const)(
     'a process that died while a sibling ran and a call awaited approval: %s goes on with its open turn, as the replay shows it',
     async (how) => {
       const h = harness()

@@ -686,6 +686,47 @@ describe('a tool of its own that runs sub-agents', () => {
     expect(result).not.toHaveProperty('taskMetadata')
   })
 
+  test.each(['keeps the result', 'replaces its text'] as const)(
+    'afterToolCall sees the result with its links, as it is recorded; a hook that %s keeps them',
+    async (what) => {
+      const h = harness()
+      echoing(h, 'trio')
+      const trio = defineTool({
+        name: 'trio',
+        description: 'Runs two helpers at once',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const outcomes = await Promise.all(['a', 'b'].map((input) => ctx.runSubAgent(spec, input)))
+          return { outputText: outcomes.map((o) => o.text).join(' ') }
+        },
+      })
+      const seen: unknown[] = []
+      const agent = h.createAgent({
+        tools: [trio],
+        hooks: {
+          afterToolCall: (call, result, ctx) => {
+            // Only the parent's own call: the children's hooks see their own (none here).
+            if (ctx.sessionId !== agent.sessionId) return undefined
+            seen.push({ call: call.id, uiExtra: result.uiExtra, taskMetadata: result.taskMetadata })
+            return what === 'replaces its text' ? { outputText: 'checked' } : undefined
+          },
+        },
+      })
+      const { events } = await collect(agent.run('Go'))
+      const children = childrenOf(events)
+      expect(children).toHaveLength(2)
+      const links = { type: 'session', sessionId: children[0], moreSessionIds: [children[1]] }
+      expect(seen).toEqual([
+        { call: 'c1', uiExtra: links, taskMetadata: expect.objectContaining({ sessionId: children[0] }) },
+      ])
+      const [, , result] = await agent.history()
+      expect(result).toMatchObject({
+        outputText: what === 'replaces its text' ? 'checked' : 'a done. b done.',
+        uiExtra: links,
+      })
+    },
+  )
+
   /** Starts a helper and returns without waiting for it. */
   const fire = defineTool({
     name: 'fire',

@@ -40,7 +40,8 @@ export interface AgentHooks {
   ): ToolCallDecision | undefined | Promise<ToolCallDecision | undefined>
   /**
    * Sees (and may replace) each executed call's result before it is persisted and shown: return a
-   * result (text or a `ToolOutput`), or nothing to keep it. Anything else fails like a throw.
+   * result (text or a `ToolOutput`), or nothing to keep it. Anything else fails like a throw. For a
+   * call that ran sub-agents it runs once they have ended, and the result links them (as recorded).
    */
   afterToolCall?(
     call: ToolCallPart,

@@ -3,6 +3,7 @@ import { thrownText } from '../thrown-text.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
 import {
   abortedOutcome,
+  type CallStage,
   errorOutcome,
   hostFailureOutcome,
   readOutcome,
@@ -46,7 +47,7 @@ export async function runHookedCall(
       // cannot hold (a BigInt, a cycle), fails like a throw instead of leaving the call unanswered.
       decision = readDecision(await beforeToolCall({ ...call }, ctx))
     } catch (error) {
-      return hookFailed(rt, 'beforeToolCall', error)
+      return hookFailed(rt, 'beforeToolCall', error, 'running')
     }
     if ('deny' in decision) return errorOutcome(`The call was refused: ${decision.deny}`)
     if ('argumentsJson' in decision) {
@@ -68,7 +69,7 @@ export async function runHookedCall(
     // `null` is nothing too, as for the other hooks: it must not erase the result (an error included).
     return replaced === undefined || replaced === null ? outcome : readReplacement(replaced, call.name)
   } catch (error) {
-    return hookFailed(rt, 'afterToolCall', error)
+    return hookFailed(rt, 'afterToolCall', error, 'finished')
   }
 }
 
@@ -122,11 +123,11 @@ function readReplacement(replaced: unknown, toolName: string): ToolOutcome {
  * interrupted (or had failed already): the call is answered by then, and a hook that stops when its
  * signal aborts (rejecting with the abort, as `fetch` does) did what it was asked to.
  */
-function hookFailed(rt: HookScope, hook: string, error: unknown): ToolOutcome {
+function hookFailed(rt: HookScope, hook: string, error: unknown, stage: CallStage): ToolOutcome {
   if (rt.signal.aborted) return abortedOutcome(true)
   const message = `The ${hook} hook threw: ${thrownText(error)}`
   rt.failHost(error, message)
-  return hostFailureOutcome(true, message)
+  return hostFailureOutcome(stage, message)
 }
 
 function toolOutputOf(outcome: ToolOutcome): ToolOutput {

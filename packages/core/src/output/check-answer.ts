@@ -68,3 +68,8 @@ export function correctionText(problems: readonly string[]): string {
 export function invalidAnswerMessage(problems: readonly string[]): string {
   return `The final answer is not valid against the output schema after a corrective turn: ${problems.join('; ')}`
 }
+
+/** Why the answer failed, for a task that stopped at `maxTurns` with no turn left to correct it. */
+export function uncorrectedAnswerReason(problems: readonly string[]): string {
+  return `its answer is not valid against the output schema, and no turn was left to correct it: ${problems.join('; ')}`
+}

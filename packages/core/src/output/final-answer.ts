@@ -6,8 +6,11 @@ import type { OutputSpec } from './output-spec.js'
 export type AnswerVerdict =
   /** It is valid: the task completes with it. */
   | { kind: 'accepted' }
-  /** It is not, for the first time: send this user message and let the model answer again. */
-  | { kind: 'correct'; text: string }
+  /**
+   * It is not, for the first time: send this user message and let the model answer again.
+   * `problems`: what is wrong with it, for a task that has no turn left to correct it.
+   */
+  | { kind: 'correct'; text: string; problems: string[] }
   /** It is not, after the corrective turn: the task ends with this reason. */
   | { kind: 'invalid'; message: string }
 
@@ -45,7 +48,7 @@ export class FinalAnswer {
     }
     if (this.#corrected) return { kind: 'invalid', message: invalidAnswerMessage(check.problems) }
     this.#corrected = true
-    return { kind: 'correct', text: correctionText(check.problems) }
+    return { kind: 'correct', text: correctionText(check.problems), problems: check.problems }
   }
 }
 

@@ -75,7 +75,7 @@ export async function runSubAgent(
   })
   try {
     const start: TaskStart = resume
-      ? { kind: 'continue', approvals: resume.approvals }
+      ? { kind: 'continue', approvals: resume.approvals, settleOnly: resume.settleOnly }
       : { kind: 'input', parts: userParts(input) }
     const outcome = await runTask(child, start)
     const pending = outcome.reason === 'awaiting_approval' ? pendingCalls(child.journal.history) : []

@@ -23,6 +23,10 @@ export const SUPERSEDED_SUB_AGENT_TEXT =
 export const STOPPED_CALL_TEXT =
   'The task stopped before this tool call finished (its process ended); it may or may not have run.'
 
+/** Why a sub-agent settled after its process died ends: the call that ran it was answered without it. */
+export const STOPPED_SUB_AGENT_TEXT =
+  "The task stopped (its process ended); the parent's call that ran it was answered without it."
+
 /** What `agent.continue` carries on, decided from the history before the task starts. */
 export type Continuation =
   /**
@@ -177,6 +181,9 @@ export async function carryOn(
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
   }
+  // A stopped call answered without running again leaves the sub-agents it carried on as their
+  // process left them: they are settled first, as a call's sub-agents end before its result.
+  await settleCarriedSubAgents(rt, [...decided.keys()])
   // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
   const signal = rerunAllowed ? rt.signal : new AbortController().signal
   const end = await runCalls(rt, state, calls, responseId, signal, {
@@ -284,6 +291,10 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
       decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
     calls = [...calls, ...stopped]
+    await settleCarriedSubAgents(
+      rt,
+      stopped.map((call) => call.id),
+    )
     rt.events.resumeTurn(
       calls.filter((call) => announced.has(call.id)).map((call) => callFields(call, responseId)),
     )
@@ -312,4 +323,41 @@ export async function settleStopped(rt: TaskRuntime, state: TaskState): Promise<
   const unfinished = unfinishedTask(rt.journal.history)
   if (unfinished === undefined || unfinished.dangling.length === 0) return
   await carryOn(rt, state, unfinished, false)
+}
+
+/**
+ * Settles the sub-agents that calls `callIds` carried on (the user's decisions went to them) before
+ * their process died: each settles what its process left (its calls without a result get the
+ * `STOPPED_CALL_TEXT` error, none runs again) and its task ends `error`, so its session leaves no
+ * call unanswered. A sub-agent session the store does not have, or whose task ended, is left alone.
+ */
+async function settleCarriedSubAgents(rt: TaskRuntime, callIds: readonly string[]): Promise<void> {
+  if (callIds.length === 0) return
+  const wanted = new Set(callIds)
+  const history = rt.journal.history
+  const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
+  // The sessions the calls' decisions were routed to, by call, in the order they were decided.
+  const requested = new Map<string, { toolCallId: string; sessionId: string }>()
+  const carried = new Map<string, string>()
+  for (const record of history.slice(at + 1)) {
+    if ('role' in record) continue
+    if (
+      record.type === 'approval_request' &&
+      record.subAgentCall &&
+      wanted.has(record.subAgentCall.toolCallId)
+    ) {
+      requested.set(record.toolCallId, record.subAgentCall)
+    } else if (record.type === 'approval_decision') {
+      const via = requested.get(record.toolCallId)
+      if (via && !carried.has(via.sessionId)) carried.set(via.sessionId, via.toolCallId)
+    }
+  }
+  for (const [sessionId, toolCallId] of carried) {
+    const info = await rt.store.info(sessionId)
+    // Its task may have ended before the process died (only the parent's result was lost).
+    if (info === undefined || unfinishedTask(await rt.store.read(sessionId)) === undefined) continue
+    const parent = { rt, toolCallId, signal: new AbortController().signal }
+    const spec = { name: info.subAgent?.name ?? 'sub_agent' }
+    await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true })
+  }
 }

@@ -9,11 +9,18 @@ import {
 } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
+import { uncorrectedAnswerReason } from '../output/check-answer.js'
 import { FinalAnswer } from '../output/final-answer.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
-import { carryOn, denySuperseded, planContinuation, settleStopped } from './continuation.js'
+import {
+  carryOn,
+  denySuperseded,
+  planContinuation,
+  STOPPED_SUB_AGENT_TEXT,
+  settleStopped,
+} from './continuation.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -32,6 +39,11 @@ export type TaskStart =
       approvals: readonly ApprovalDecision[] | undefined
       /** The user message whose task this carries on (see `ContinueOptions.inputId`). */
       inputId?: string | undefined
+      /**
+       * A sub-agent whose process died, and whose parent answered the call that ran it: its calls
+       * left without a result are answered (none runs again), and the task ends `error`.
+       */
+      settleOnly?: boolean | undefined
     }
 
 /**
@@ -59,9 +71,10 @@ export async function runTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOu
 
 async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutcome> {
   const { events, journal, signal, settings } = rt
+  const settleOnly = start.kind === 'continue' && start.settleOnly === true
   // Decisions that do not fit the history are the host's mistake: refused before the task starts.
   const continuation =
-    start.kind === 'continue' ? planContinuation(journal.history, start.approvals) : undefined
+    start.kind === 'continue' && !settleOnly ? planContinuation(journal.history, start.approvals) : undefined
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
   events.emit('task_start', { subAgentState: rt.subAgentState })
@@ -71,7 +84,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   }
   await persistSystemPrompt(rt)
   let carried: CallsEnd = 'done'
-  if (start.kind === 'input') {
+  if (settleOnly) await settleStopped(rt, state)
+  else if (start.kind === 'input') {
     await denySuperseded(rt, state)
     await settleStopped(rt, state)
     await deliverUserMessage(rt, start.parts, start.mode, start.messageId)
@@ -83,6 +97,12 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
+    if (settleOnly) {
+      errorMessage = STOPPED_SUB_AGENT_TEXT
+      await persistError(rt, errorMessage)
+      reason = 'error'
+      break
+    }
     if (interrupted) {
       reason = 'aborted'
       break
@@ -112,7 +132,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       break
     }
     if (turns === settings.maxTurns) {
-      errorMessage = `The task stopped after ${turns} turns (maxTurns) before the model finished.`
+      errorMessage = maxTurnsMessage(turns)
       await persistError(rt, errorMessage)
       reason = 'max_turns'
       break
@@ -135,8 +155,17 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     if (end === 'final' && !steered) {
       const verdict = answer?.judge(state.lastText, journal.history)
       if (verdict?.kind === 'correct') {
-        await deliverUserMessage(rt, [{ type: 'text', text: verdict.text }])
-        continue
+        if (turns + 1 < settings.maxTurns) {
+          await deliverUserMessage(rt, [{ type: 'text', text: verdict.text }])
+          continue
+        }
+        // No turn is left for the correction: the task stops at its limit, as one that would call
+        // tools again does, and says why the answer failed (the code says so to a history reader).
+        // No corrective message is sent: nothing would answer it.
+        errorMessage = maxTurnsMessage(turns + 1, uncorrectedAnswerReason(verdict.problems))
+        await persistError(rt, errorMessage, 'structured_output_invalid')
+        reason = 'max_turns'
+        break
       }
       if (verdict?.kind === 'invalid') {
         errorMessage = verdict.message
@@ -167,6 +196,12 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (errorMessage !== undefined) outcome.errorMessage = errorMessage
   if (reason === 'awaiting_approval') outcome.pendingApprovals = publicPending(pendingCalls(journal.history))
   return outcome
+}
+
+/** Why a task that ran `turns` turns stopped at `maxTurns`, and what was left undone when known. */
+function maxTurnsMessage(turns: number, detail?: string): string {
+  const stopped = `The task stopped after ${turns} turns (maxTurns) before the model finished`
+  return detail === undefined ? `${stopped}.` : `${stopped}: ${detail}`
 }
 
 /** An `error` record that ends the task between turns, and its `error` event. */

@@ -56,6 +56,11 @@ export interface SubAgentResume {
   sessionId: string
   /** The user's decisions on its pending calls. */
   approvals: readonly ApprovalDecision[]
+  /**
+   * Only settle what its dead process left (see `TaskStart`): the call that ran it was answered
+   * without it, so it runs nothing and ends.
+   */
+  settleOnly?: boolean
 }
 
 /** How a sub-agent's task ended, as the parent's call that ran it needs it. */

@@ -47,7 +47,9 @@ export interface ToolBatch {
   announced?: ReadonlySet<string>
   /**
    * The call's outcome as its result will say it, once what the call started has ended (its
-   * sub-agents, which the result links: see `runCalls`). Default: the outcome itself.
+   * sub-agents, which the result links: see `runCalls`). Default: the outcome itself. A call that
+   * ran is finished before `afterToolCall` sees its result, and again before the result is
+   * recorded (an outcome linked already stays as it is).
    */
   finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
 }
@@ -79,8 +81,9 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const onAbort = () => {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
-      const outcome = failure ? hostFailureOutcome(started[i]!, failure.message) : abortedOutcome(started[i]!)
-      slots[i]!.settle(outcome)
+      const slot = slots[i]!
+      const stage = slot.finished ? 'finished' : started[i] ? 'running' : 'pending'
+      slot.settle(failure ? hostFailureOutcome(stage, failure.message) : abortedOutcome(started[i]!))
     }
     gate.wake()
   }
@@ -170,7 +173,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     const execute = async (args: unknown): Promise<ToolOutcome> => {
       // Interrupted while `beforeToolCall` ran: the call is answered already and must not run.
       if (signal.aborted) return abortedOutcome(true)
-      return executeToolCall({
+      const outcome = await executeToolCall({
         tool,
         call,
         args,
@@ -179,6 +182,12 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
         formatToolError: settings.formatToolError,
         context: (callSignal) => batch.context(call, callSignal, progress),
       })
+      // Finished here, before `afterToolCall`, so the hook sees the result as it will be recorded
+      // (the sub-agents it links). `emitResults` finishes it again: a no-op for a linked result, and
+      // what links a replacement that has no UI extra of its own.
+      const finished = batch.finish ? await batch.finish(call.id, outcome) : outcome
+      slot.finished = true
+      return finished
     }
     const suspended = () => batch.suspended?.(call.id) === true
     void runHookedCall(rt, call, tool, plan.args, execute, suspended).then((outcome) => {
@@ -333,6 +342,11 @@ function planCall(call: ToolCallPart, tools: ToolSet): CallPlan {
 /** One call's outcome: settled once, by the call, a refusal or an interrupt, whichever is first. */
 class Slot {
   settled = false
+  /**
+   * The tool returned and its sub-agents ended: only `afterToolCall` may still run. A host failure
+   * from then on does not say the call stopped before it finished.
+   */
+  finished = false
   /** Settled by a call that is suspended: it gets no result now. */
   suspended = false
   /** The call's progress records, persisted in order; its result waits for them. */

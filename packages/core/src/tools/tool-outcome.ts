@@ -19,10 +19,22 @@ export function errorOutcome(outputText: string): ToolOutcome {
   return { status: 'error', outputText, parts: [] }
 }
 
+/**
+ * Where a call was when the task stopped: not run yet, running, or finished (the tool returned and
+ * its sub-agents ended) while `afterToolCall` still had its result.
+ */
+export type CallStage = 'pending' | 'running' | 'finished'
+
 /** A call the task stopped because the host failed (not the user): an `error`, never `aborted`. */
-export function hostFailureOutcome(started: boolean, message: string): ToolOutcome {
-  const when = started ? 'before this tool call finished' : 'before this tool call ran'
-  return errorOutcome(`The task failed ${when}: ${message}`)
+export function hostFailureOutcome(stage: CallStage, message: string): ToolOutcome {
+  return errorOutcome(`The task failed ${HOST_FAILURE_WHEN[stage]}: ${message}`)
+}
+
+const HOST_FAILURE_WHEN: Record<CallStage, string> = {
+  pending: 'before this tool call ran',
+  running: 'before this tool call finished',
+  // The tool did its work; what it returned is replaced by this failure.
+  finished: 'after this tool call finished (its result was not kept)',
 }
 
 export function abortedOutcome(started: boolean): ToolOutcome {

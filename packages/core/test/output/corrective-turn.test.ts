@@ -128,6 +128,41 @@ describe('structured output: validation', () => {
     expect(h.server.requests).toHaveLength(2)
   })
 
+  test('an invalid answer in the last turn maxTurns allows ends as max_turns, saying why the answer failed', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', '{"city":"Oslo"}'))
+    const agent = h.createAgent({ maxTurns: 1 })
+    const { events, outcome } = await collect(agent.run('Weather in Oslo?', { output: Weather }))
+
+    const reason =
+      'The task stopped after 1 turns (maxTurns) before the model finished: its answer is not valid ' +
+      'against the output schema, and no turn was left to correct it: /celsius: Expected required ' +
+      'property; /celsius: Expected number'
+    expectOrdered(events)
+    // No corrective message: no turn is left to answer it, and the history keeps none unanswered.
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'user_message: Weather in Oslo?',
+      ...textTurn('{"city":"Oslo"}'),
+      `error: ${reason}`,
+      'task_metadata turns=1 subAgents=0',
+      'task_finish max_turns: {"city":"Oslo"}',
+    ])
+    expect(events.at(-1)).toMatchObject({ type: 'task_finish', hasStructuredOutput: false })
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: Weather in Oslo?',
+      'assistant stop: text "{"city":"Oslo"}"',
+      `error: ${reason}`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(history[2]).toMatchObject({ type: 'error', message: reason, code: 'structured_output_invalid' })
+    expect(outcome).toMatchObject({ reason: 'max_turns', errorMessage: reason })
+    expect('output' in outcome).toBe(false)
+    expect(h.server.requests).toHaveLength(1)
+  })
+
   test('an answer in a fenced json block after a preamble is read', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', `Here it is:\n\`\`\`json\n${VALID}\n\`\`\``))
