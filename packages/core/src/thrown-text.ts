@@ -1,10 +1,19 @@
-/** Most a plain object's JSON may take of the text: the model and the host read it. */
-const MAX_OBJECT_CHARS = 1000
+/**
+ * The fields of a thrown plain object shown when it has no `message`: what says which failure it
+ * was. Any other field (`headers`, `config`, `request`, a token) may carry a credential, as an HTTP
+ * library's error object often does, and its value is never shown: the text goes to the model and
+ * into the history.
+ */
+const SHOWN_FIELDS = ['name', 'code', 'status', 'statusCode', 'type', 'errno'] as const
+/** Most a shown field's text may take. */
+const MAX_FIELD_CHARS = 200
+/** Most other fields named. */
+const MAX_NAMED_FIELDS = 10
 
 /**
  * The text of a thrown value, never its stack: a string as it is, an `Error`'s message (its name
- * when the message is empty), a plain object's `message` or else its JSON (cut at
- * {@link MAX_OBJECT_CHARS}) rather than `[object Object]`, anything else through `String`.
+ * when the message is empty), a plain object's `message` or else its code and status (see
+ * {@link plainObjectText}) rather than `[object Object]`, anything else through `String`.
  *
  * Never throws: tools, stores, hooks and listeners may throw anything (a null-prototype object, a
  * value whose `toString` or `message` getter throws), and the failure must still be reported.
@@ -31,15 +40,34 @@ function cannotBeShown(kind: string): string {
 }
 
 /**
- * A plain object some libraries throw instead of an `Error`: its `message` when it has one,
- * else its JSON (cut at {@link MAX_OBJECT_CHARS}), rather than `[object Object]`.
+ * A plain object some libraries throw instead of an `Error`: its `message` when it has one, else
+ * the JSON of its {@link SHOWN_FIELDS} that hold a string, number or boolean (`{"status":401}`),
+ * followed by the names, never the values, of its other fields
+ * (`(other fields not shown: headers)`).
  */
 function plainObjectText(error: object): string {
   const { message } = error as { message?: unknown }
   if (typeof message === 'string' && message !== '') return message
-  const json = JSON.stringify(error)
-  if (json === undefined) return '[object Object]'
-  return json.length > MAX_OBJECT_CHARS ? `${json.slice(0, MAX_OBJECT_CHARS)}…` : json
+  const shown: Record<string, unknown> = {}
+  const hidden: string[] = []
+  for (const [name, value] of Object.entries(error)) {
+    if ((SHOWN_FIELDS as readonly string[]).includes(name) && isScalar(value)) {
+      shown[name] = typeof value === 'string' ? cut(value, MAX_FIELD_CHARS) : value
+    } else hidden.push(name)
+  }
+  const json = JSON.stringify(shown)
+  if (hidden.length === 0) return json
+  const names = hidden.slice(0, MAX_NAMED_FIELDS).map((name) => cut(name, 40))
+  const list = `${names.join(', ')}${hidden.length > MAX_NAMED_FIELDS ? ', …' : ''}`
+  return json === '{}' ? `an object (fields not shown: ${list})` : `${json} (other fields not shown: ${list})`
+}
+
+function isScalar(value: unknown): value is string | number | boolean {
+  return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
 function thrownKind(value: unknown): string {

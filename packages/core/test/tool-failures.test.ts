@@ -92,16 +92,34 @@ describe('any thrown value becomes an error result', () => {
     ])
   })
 
-  test('a plain object thrown reads as its message, or else as its JSON, never [object Object]', async () => {
+  test('a plain object thrown reads as its message, or else as its code and status, never [object Object]', async () => {
     const lines = await runAll([
       throwing('plain_message', () => ({ message: 'not found', status: 404 })),
-      throwing('plain_fields', () => ({ code: 'E_LIMIT', retryAfter: 3 })),
-      throwing('huge', () => ({ data: 'x'.repeat(5000) })),
+      throwing('plain_fields', () => ({ code: 'E_LIMIT', status: 429 })),
+      throwing('huge', () => ({ code: 'x'.repeat(5000) })),
     ])
     expect(lines[0]).toBe('tool c1 error: not found')
-    expect(lines[1]).toBe('tool c2 error: {"code":"E_LIMIT","retryAfter":3}')
-    expect(lines[2]).toMatch(/^tool c3 error: \{"data":"x{100,}…$/)
-    expect(lines[2]!.length).toBeLessThan(1100)
+    expect(lines[1]).toBe('tool c2 error: {"code":"E_LIMIT","status":429}')
+    expect(lines[2]).toMatch(/^tool c3 error: \{"code":"x{100,}…"\}$/)
+    expect(lines[2]!.length).toBeLessThan(300)
+  })
+
+  test("a plain object thrown without a message shows no other field's value, only its name", async () => {
+    const token = 'Bearer sk-live-thrown-object-0123456789'
+    const lines = await runAll([
+      throwing('http', () => ({
+        status: 401,
+        headers: { authorization: token },
+        config: { url: 'https://x.test' },
+      })),
+      throwing('fields', () => ({ code: 'E_LIMIT', retryAfter: 3, apiKey: token })),
+      throwing('nothing_shown', () => ({ request: { headers: { authorization: token } } })),
+    ])
+    expect(lines).toEqual([
+      'tool c1 error: {"status":401} (other fields not shown: headers, config)',
+      'tool c2 error: {"code":"E_LIMIT"} (other fields not shown: retryAfter, apiKey)',
+      'tool c3 error: an object (fields not shown: request)',
+    ])
   })
 
   test('a formatToolError that throws falls back to the default text', async () => {

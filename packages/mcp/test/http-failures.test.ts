@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import type { Tool, ToolOutput } from '@kode/core'
 import { type McpConnection, McpConnectionError } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -583,5 +585,31 @@ describe('an HTTP+SSE server that dies', () => {
     expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
     expect(old.connected).toBe(false)
     expectClosedOnce(closes, 'old')
+  })
+})
+
+describe('an HTTP+SSE server that redirects its event stream elsewhere', () => {
+  // The event stream is opened once, while connecting: after that, its end is already a loss
+  // (above), so a redirect can only answer that first GET, and the connection fails saying so.
+  test('to another origin, which the SDK does not follow: connecting fails, naming the redirect', async () => {
+    const redirecting = createServer((_request, response) => {
+      response.writeHead(302, { location: 'http://example.invalid/sse' }).end()
+    })
+    await new Promise<void>((resolve) => redirecting.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = redirecting.address() as AddressInfo
+      const error = await within(
+        PROMPTLY_MS,
+        harness()
+          .connect({ name: 'old', url: `http://127.0.0.1:${port}/sse`, transport: 'sse' })
+          .catch((e: unknown) => e),
+      )
+      expect(McpConnectionError.is(error) && error.code).toBe('connect_failed')
+      expect((error as Error).message).toMatch(
+        /^MCP server "old" could not be reached: .*Redirect to http:\/\/example\.invalid\/sse not followed/,
+      )
+    } finally {
+      await new Promise((resolve) => redirecting.close(resolve))
+    }
   })
 })

@@ -18,6 +18,7 @@ export {
 } from './errors.js'
 export { type ExportHtmlOptions, exportHtml } from './export/export-html.js'
 export { type ExportSessionHtmlOptions, exportSessionHtml } from './export/export-session.js'
+export type { ImageUrls } from './export/image-urls.js'
 export type { ImageResolver } from './export/render-parts.js'
 export { type ForkOptions, forkSession } from './fork.js'
 export {

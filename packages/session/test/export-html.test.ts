@@ -383,6 +383,42 @@ describe('images', () => {
     expect(page).toContain('image (not loaded): <a href="https://x.test/a.png" rel="noopener noreferrer">')
   })
 
+  const signed = 'https://user:pw@bucket.test/a.png?X-Amz-Signature=abc123&sig=def456#token=ghi789'
+
+  test("a web image's URL is shown without its credentials, query and fragment by default", () => {
+    const page = exportHtml([
+      b.user('look', [{ type: 'image_url', url: signed }]),
+      b.assistant(`![chart](${signed})`),
+    ])
+    for (const secret of ['user:pw', 'abc123', 'def456', 'ghi789', 'X-Amz-Signature']) {
+      expect(page).not.toContain(secret)
+    }
+    expect(page).toContain(
+      'image (not loaded): <a href="https://bucket.test/a.png" rel="noopener noreferrer">https://bucket.test/a.png</a>',
+    )
+    expect(page).toContain(
+      'image (not loaded): <a href="https://bucket.test/a.png" rel="noopener noreferrer">chart</a>',
+    )
+  })
+
+  test('an image reference that is not a web URL is shown without its query either', () => {
+    const page = exportHtml([b.user('look', [{ type: 'image_url', url: 'gs://bucket/a.png?token=abc123' }])])
+    expect(page).not.toContain('abc123')
+    expect(page).toContain('image: gs://bucket/a.png')
+  })
+
+  test("imageUrls: 'as-given' shows a web image's URL as the history has it", () => {
+    const page = exportHtml(
+      [b.user('look', [{ type: 'image_url', url: signed }]), b.assistant(`![chart](${signed})`)],
+      {
+        imageUrls: 'as-given',
+      },
+    )
+    const shown = signed.replaceAll('&', '&amp;')
+    expect(page).toContain(`image (not loaded): <a href="${shown}" rel="noopener noreferrer">${shown}</a>`)
+    expect(page).toContain(`image (not loaded): <a href="${shown}" rel="noopener noreferrer">chart</a>`)
+  })
+
   test('image files are embedded through resolveImage, else named by path', () => {
     const file = { type: 'image_file' as const, path: 'shots/a.png', mimeType: 'image/png' }
     const history = [b.assistant([{ type: 'text', text: 'made it' }, file])]

@@ -13,6 +13,7 @@ import {
 import { createFileSessionStore } from '@kode/session/file'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
+import { HistoryBuilder } from '../../../test/history/history.js'
 import { scrambledHistory } from './helpers/scramble-history.js'
 
 // exportSessionHtml reads a store in batches and must give, byte for byte, the page exportHtml
@@ -34,6 +35,16 @@ async function wholePage(store: SessionStore, options: { title?: string } = {}) 
 }
 
 describe('exportSessionHtml', () => {
+  test('the imageUrls option is honoured when the store is read in batches', async () => {
+    const store = createMemorySessionStore({ now: () => 1_700_000_000_000 })
+    const url = 'https://bucket.test/a.png?sig=abc123'
+    await fill(store, [new HistoryBuilder().user('look', [{ type: 'image_url', url }])], new Map())
+    expect(await exportSessionHtml(store, 'main', { batchSize: 1 })).not.toContain('abc123')
+    expect(await exportSessionHtml(store, 'main', { batchSize: 1, imageUrls: 'as-given' })).toContain(
+      'abc123',
+    )
+  })
+
   test('scrambled histories with sub-agent sessions export byte for byte as exportHtml, at any batch size', async () => {
     for (let seed = 1; seed <= 80; seed++) {
       const { history, subSessions } = scrambledHistory(seed, 1 + (seed % 37))

@@ -170,32 +170,55 @@ export function excerpt(text: string, max: number, secret: Secrets): string {
 }
 
 /**
- * `value` safe to keep as an error's `cause`: an error whose message, stack, own properties or
- * causes quote `secret` or a URL secret (see {@link redact}) is replaced by a {@link RedactedError}
- * copy (console.error prints the cause chain and each error's properties);
- * a string is redacted; anything else is returned as it is.
+ * `value` safe to keep as an error's `cause`: an error whose message, stack, own properties,
+ * causes or aggregated errors (an `AggregateError`'s `errors`) quote `secret` or a URL secret (see
+ * {@link redact}) is replaced by a {@link RedactedError} copy (console.error prints the cause chain,
+ * the aggregated errors and each error's properties); a string is redacted; anything else is
+ * returned as it is.
  */
 export function redactCause(value: unknown, secret: Secrets): unknown {
-  return safeCause(value, secret, 0)
+  return safeCause(value, { secret, copiesLeft: MAX_ERRORS_COPIED }, 0)
 }
 
 // Cause chains are short; a deeper (or cyclic) one is cut rather than walked forever.
 const MAX_CAUSE_DEPTH = 8
+// An AggregateError holds a few errors (one per address a connect tried). A longer list, a tree
+// of aggregates or one that holds itself is checked and copied up to these bounds, then cut.
+const MAX_AGGREGATED_ERRORS = 16
+const MAX_ERRORS_CHECKED = 64
+const MAX_ERRORS_COPIED = 32
 
-function safeCause(value: unknown, secret: Secrets, depth: number): unknown {
-  if (typeof value === 'string') return redact(value, secret)
+/** One `redactCause` call: the secrets, and how many more errors it may copy. */
+interface Walk {
+  readonly secret: Secrets
+  copiesLeft: number
+}
+
+function safeCause(value: unknown, walk: Walk, depth: number): unknown {
+  if (typeof value === 'string') return redact(value, walk.secret)
   if (!(value instanceof Error)) return value
   if (depth >= MAX_CAUSE_DEPTH) return undefined
-  return quotes(value, secret, depth) ? new RedactedError(value, secret, depth) : value
+  if (!quotes(value, walk.secret, depth, { left: MAX_ERRORS_CHECKED })) return value
+  if (walk.copiesLeft <= 0) return undefined
+  walk.copiesLeft--
+  return new RedactedError(value, walk, depth)
+}
+
+/** The errors an `AggregateError` (or an error shaped like one) holds; undefined for others. */
+function aggregatedErrors(error: Error): readonly unknown[] | undefined {
+  const errors = (error as { errors?: unknown }).errors
+  return Array.isArray(errors) ? errors : undefined
 }
 
 /**
- * Whether `error` or one of its causes mentions `secret` in its message, stack, code or other own
- * properties (an HTTP library's error may keep the request, headers and all, which `console.error`
- * and `JSON.stringify` show).
+ * Whether `error`, one of its causes or one of its aggregated errors mentions `secret` in its
+ * message, stack, code or other own properties (an HTTP library's error may keep the request,
+ * headers and all, which `console.error` and `JSON.stringify` show). What is too deep or too much
+ * to check counts as quoting: it is copied, and cut, to be safe.
  */
-function quotes(error: Error, secret: Secrets, depth: number): boolean {
-  if (depth >= MAX_CAUSE_DEPTH) return true
+function quotes(error: Error, secret: Secrets, depth: number, budget: { left: number }): boolean {
+  if (depth >= MAX_CAUSE_DEPTH || budget.left <= 0) return true
+  budget.left--
   const code = (error as { code?: unknown }).code
   const texts = [error.message, error.stack, typeof code === 'string' ? code : undefined]
   const properties = ownPropertiesText(error)
@@ -204,9 +227,13 @@ function quotes(error: Error, secret: Secrets, depth: number): boolean {
   for (const text of [...texts, properties]) {
     if (text !== undefined && redact(text, secret) !== text) return true
   }
-  const cause = error.cause
-  if (cause instanceof Error) return quotes(cause, secret, depth + 1)
-  return typeof cause === 'string' && redact(cause, secret) !== cause
+  const errors = aggregatedErrors(error) ?? []
+  if (errors.length > MAX_AGGREGATED_ERRORS) return true
+  return [error.cause, ...errors].some((inner) =>
+    inner instanceof Error
+      ? quotes(inner, secret, depth + 1, budget)
+      : typeof inner === 'string' && redact(inner, secret) !== inner,
+  )
 }
 
 /**
@@ -232,18 +259,29 @@ function ownPropertiesText(error: Error): string | undefined {
 
 /**
  * A copy of an error that quoted the API key: the same `name` and `code`, its message and stack
- * with the key replaced by `[redacted]`, its causes made safe the same way. Its other properties
- * (where a request and its headers may be kept) are left out.
+ * with the key replaced by `[redacted]`, its causes and aggregated errors made safe the same way
+ * (those past the bounds of one `redactCause` call are left out). Its other properties (where a
+ * request and its headers may be kept) are left out.
  */
 export class RedactedError extends Error {
   readonly code?: unknown
+  /** The original's aggregated errors made safe; not enumerable, as an `AggregateError`'s are. */
+  declare readonly errors?: readonly unknown[]
 
-  constructor(original: Error, secret: Secrets, depth: number) {
-    const cause = safeCause(original.cause, secret, depth + 1)
+  constructor(original: Error, walk: Walk, depth: number) {
+    const { secret } = walk
+    const cause = safeCause(original.cause, walk, depth + 1)
     super(redact(original.message, secret), cause === undefined ? undefined : { cause })
     this.name = original.name
     const code = (original as { code?: unknown }).code
     if (code !== undefined) this.code = typeof code === 'string' ? redact(code, secret) : code
     this.stack = original.stack === undefined ? undefined : redact(original.stack, secret)
+    const errors = aggregatedErrors(original)
+    if (errors === undefined) return
+    const safe = errors
+      .slice(0, MAX_AGGREGATED_ERRORS)
+      .map((inner) => safeCause(inner, walk, depth + 1))
+      .filter((inner) => inner !== undefined)
+    Object.defineProperty(this, 'errors', { value: safe, writable: true, configurable: true })
   }
 }

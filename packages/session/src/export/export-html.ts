@@ -3,6 +3,7 @@ import { firstPrompt } from '../first-prompt.js'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
 import type { SessionInfo } from '../session-info.js'
 import { formatTime, type Totals } from './format.js'
+import { DEFAULT_IMAGE_URLS, type ImageUrls } from './image-urls.js'
 import { createMarkdownRenderer } from './markdown.js'
 import type { ImageResolver } from './render-parts.js'
 import { renderTranscript } from './render-transcript.js'
@@ -22,6 +23,12 @@ export interface ExportHtmlOptions {
    * the file's path instead. Only `data:image/` URLs are ever embedded.
    */
   resolveImage?: ImageResolver | undefined
+  /**
+   * How the URL of a web image (linked, never loaded) is shown: by default `'origin-and-path'`,
+   * without the query, fragment and `user:password@` where a signed URL keeps its signature;
+   * `'as-given'` keeps it as the history has it. See `ImageUrls`.
+   */
+  imageUrls?: ImageUrls | undefined
 }
 
 // No network and no script: only inline styles and inline (data:) images may load.
@@ -48,7 +55,8 @@ export function exportHtml(history: readonly HistoryEvent[], options: ExportHtml
   const { markup, totals } = renderTranscript(history, {
     subSessions: options.subSessions ?? new Map(),
     resolveImage: options.resolveImage,
-    markdown: createMarkdownRenderer(),
+    imageUrls: options.imageUrls ?? DEFAULT_IMAGE_URLS,
+    markdown: createMarkdownRenderer(options.imageUrls ?? DEFAULT_IMAGE_URLS),
     seen,
   })
   const summary = new HistorySummary()

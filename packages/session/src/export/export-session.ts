@@ -4,11 +4,13 @@ import { loadLinked, loadSubSessions } from '../replay/load-sub-sessions.js'
 import type { SessionInfo } from '../session-info.js'
 import type { SessionStore } from '../store/session-store.js'
 import { type ExportHtmlOptions, exportHtml, HistorySummary, renderPage } from './export-html.js'
+import { DEFAULT_IMAGE_URLS } from './image-urls.js'
 import { createMarkdownRenderer } from './markdown.js'
 import { TranscriptRenderer } from './render-transcript.js'
 
 /** Options of `exportSessionHtml`. */
-export interface ExportSessionHtmlOptions extends Pick<ExportHtmlOptions, 'title' | 'resolveImage'> {
+export interface ExportSessionHtmlOptions
+  extends Pick<ExportHtmlOptions, 'title' | 'resolveImage' | 'imageUrls'> {
   /** Records read per batch where the store reads in batches (`readBatches`); default the store's. */
   batchSize?: number | undefined
   /** Ends the export, which then throws the signal's reason. */
@@ -43,10 +45,12 @@ export async function exportSessionHtml(
   }
   const subSessions = new Map<string, HistoryEvent[]>()
   const seen = new Set([info.id])
+  const imageUrls = page.imageUrls ?? DEFAULT_IMAGE_URLS
   const renderer = new TranscriptRenderer({
     subSessions,
     resolveImage: page.resolveImage,
-    markdown: createMarkdownRenderer(),
+    imageUrls,
+    markdown: createMarkdownRenderer(imageUrls),
     seen,
   })
   const summary = new HistorySummary()

@@ -1,4 +1,5 @@
 import MarkdownIt, { type StateCore, type Token } from 'markdown-it'
+import { type ImageUrls, shownImageUrl } from './image-urls.js'
 import { isDataImage } from './render-parts.js'
 import { escapeHtml, SafeHtml } from './safe-html.js'
 
@@ -12,12 +13,12 @@ export type MarkdownRenderer = (text: string) => SafeHtml
  * Nothing in the text ever becomes markup of its own: `html: false` escapes raw HTML, so
  * `<script>` or `<img onerror>` show as text. Only `http(s):` and `mailto:` links become links
  * (with `rel="noopener noreferrer"`), so `javascript:` and every other scheme stay literal text;
- * images load only from inline `data:image/` URLs and any other image shows as a link to it, so
- * the page makes no network request.
+ * images load only from inline `data:image/` URLs and any other image shows as a link to it (its
+ * URL shown as `imageUrls` says), so the page makes no network request.
  *
  * Made per export, not at import: the package keeps no module state and costs nothing to import.
  */
-export function createMarkdownRenderer(): MarkdownRenderer {
+export function createMarkdownRenderer(imageUrls: ImageUrls): MarkdownRenderer {
   const md = new MarkdownIt({ html: false, linkify: false, typographer: false, breaks: true })
   // Stricter than markdown-it's own check: a transcript is a file on its own, so only web and
   // mail links (and inline images) mean anything; any other target stays literal text.
@@ -34,9 +35,10 @@ export function createMarkdownRenderer(): MarkdownRenderer {
   }
   rules.image = (tokens, i) => {
     const token = tokens[i]!
-    const src = token.attrGet('src') ?? ''
+    const given = token.attrGet('src') ?? ''
     const alt = token.children?.map((child) => child.content).join('') ?? token.content
-    if (isDataImage(src)) return `<img alt="${escapeHtml(alt)}" src="${escapeHtml(src)}">`
+    if (isDataImage(given)) return `<img alt="${escapeHtml(alt)}" src="${escapeHtml(given)}">`
+    const src = shownImageUrl(given, imageUrls)
     return `<span class="image-ref">image (not loaded): <a href="${escapeHtml(src)}" rel="noopener noreferrer">${escapeHtml(alt || src)}</a></span>`
   }
   return (text) => new SafeHtml(`<div class="markdown">${md.render(text)}</div>`)

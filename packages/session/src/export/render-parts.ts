@@ -1,4 +1,5 @@
 import type { ImageFilePart, ImagePart, ServerToolPart } from '@kode/protocol'
+import { type ImageUrls, shownImageUrl } from './image-urls.js'
 import { html, type SafeHtml } from './safe-html.js'
 
 /** Turns an image file into a `data:` URL for embedding; `undefined` leaves it as a reference. */
@@ -7,6 +8,12 @@ export type ImageResolver = (part: ImageFilePart) => string | undefined
 // Only inline image data is ever loaded: the transcript makes no network request.
 const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=\s]*$/i
 const WEB_URL = /^https?:\/\//i
+
+/** How images are rendered: image files embedded through `resolveImage`, URLs shown as `imageUrls` says. */
+export interface ImageRendering {
+  resolveImage: ImageResolver | undefined
+  imageUrls: ImageUrls
+}
 
 /** Whether `url` is an inline image (`data:image/...;base64,...`), the only kind ever loaded. */
 export function isDataImage(url: string): boolean {
@@ -25,15 +32,16 @@ export function renderDetails(className: string, summary: SafeHtml | string, bod
 
 /**
  * An image: inline `data:` images are shown; image files are shown when `resolveImage` embeds
- * them; web URLs and anything else are shown as a reference, never loaded.
+ * them; web URLs and anything else are shown as a reference (as `imageUrls` says), never loaded.
  */
-export function renderImage(part: ImagePart, resolveImage: ImageResolver | undefined): SafeHtml {
+export function renderImage(part: ImagePart, { resolveImage, imageUrls }: ImageRendering): SafeHtml {
   if (part.type === 'image_url') {
     if (DATA_IMAGE.test(part.url)) return html`<figure><img alt="image" src="${part.url}"></figure>`
-    if (WEB_URL.test(part.url)) {
-      return html`<p class="image-ref">image (not loaded): <a href="${part.url}" rel="noopener noreferrer">${part.url}</a></p>`
+    const url = shownImageUrl(part.url, imageUrls)
+    if (WEB_URL.test(url)) {
+      return html`<p class="image-ref">image (not loaded): <a href="${url}" rel="noopener noreferrer">${url}</a></p>`
     }
-    return html`<p class="image-ref">image: ${part.url.slice(0, 64)}…</p>`
+    return html`<p class="image-ref">image: ${url.slice(0, 64)}…</p>`
   }
   const embedded = resolveImage?.(part)
   if (embedded !== undefined && DATA_IMAGE.test(embedded)) {

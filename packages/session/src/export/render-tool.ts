@@ -1,14 +1,13 @@
 import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
 import { linkedSessions } from '../replay/linked-sessions.js'
 import type { MarkdownRenderer } from './markdown.js'
-import { type ImageResolver, renderDetails, renderImage } from './render-parts.js'
+import { type ImageRendering, renderDetails, renderImage } from './render-parts.js'
 import { html, type SafeHtml } from './safe-html.js'
 
 const PREVIEW_CHARS = 100
 
 /** What a tool block needs besides the call and its result. */
-export interface ToolRenderContext {
-  resolveImage: ImageResolver | undefined
+export interface ToolRenderContext extends ImageRendering {
   markdown: MarkdownRenderer
   /** The nested transcript of a linked sub-agent session, if it is available. */
   subSession(sessionId: string): SafeHtml | undefined
@@ -44,7 +43,7 @@ function renderResult(result: ToolResultMessage, context: ToolRenderContext): Sa
       : ''
   })
   return html`<p class="label">Result</p><pre>${result.outputText}</pre>${result.parts.map((part) =>
-    renderImage(part, context.resolveImage),
+    renderImage(part, context),
   )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}${nested}`
 }
 

@@ -12,7 +12,7 @@ import type { SubSessionHistories } from '../replay/derive-replay.js'
 import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
 import type { MarkdownRenderer } from './markdown.js'
 import {
-  type ImageResolver,
+  type ImageRendering,
   renderDetails,
   renderImage,
   renderServerTool,
@@ -22,9 +22,8 @@ import { renderToolCall, type ToolRenderContext } from './render-tool.js'
 import { html, type SafeHtml } from './safe-html.js'
 
 /** Shared by a transcript and the sub-agent transcripts nested in it. */
-export interface TranscriptContext {
+export interface TranscriptContext extends ImageRendering {
   subSessions: SubSessionHistories
-  resolveImage: ImageResolver | undefined
   /** Renders the assistant's text and tools' markdown notes. */
   markdown: MarkdownRenderer
   /** Sessions already rendered, so a link cycle cannot recurse forever. */
@@ -70,6 +69,7 @@ export class TranscriptRenderer {
   constructor(private readonly context: TranscriptContext) {
     this.tools = {
       resolveImage: context.resolveImage,
+      imageUrls: context.imageUrls,
       markdown: context.markdown,
       subSession: (sessionId) => {
         const child = context.subSessions.get(sessionId)
@@ -247,7 +247,7 @@ function renderPrompt(message: UserMessage | DeveloperMessage, context: Transcri
   }<time>${formatTime(message.createdAt)}</time></header>${
     modeContext ? html`<div class="mode-context">${renderText(modeContext)}</div>` : ''
   }${message.parts.map((part) =>
-    part.type === 'text' ? renderText(part.text) : renderImage(part, context.resolveImage),
+    part.type === 'text' ? renderText(part.text) : renderImage(part, context),
   )}</section>`
 }
 
@@ -275,7 +275,7 @@ function renderAssistant(
         break
       case 'image_url':
       case 'image_file':
-        body.push(renderImage(part, tools.resolveImage))
+        body.push(renderImage(part, tools))
         break
       case 'tool_call': {
         const result = results.get(part.id)
