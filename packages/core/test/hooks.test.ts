@@ -334,6 +334,25 @@ test('afterToolCall returning null keeps the result, as returning nothing does',
   expect(summarizeHistory(history)[2]).toBe('tool c1 error: disk full')
 })
 
+test('afterToolCall may return text: it replaces the result as a successful output', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'fail', {})] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const fail = defineTool({
+    name: 'fail',
+    description: 'Fails',
+    parameters: Type.Object({}),
+    execute: () => {
+      throw new Error('disk full')
+    },
+  })
+  // Typed without a cast: the hook's return type takes text.
+  const agent = h.createAgent({ tools: [fail], hooks: { afterToolCall: () => 'retried: written' } })
+  const { outcome } = await collect(agent.run('Go'))
+  expect(outcome.reason).toBe('completed')
+  expect(summarizeHistory(await agent.history())[2]).toBe('tool c1 success: retried: written')
+})
+
 test('a call interrupted while beforeToolCall runs never runs, even when the hook then allows it', async () => {
   const h = harness()
   h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))

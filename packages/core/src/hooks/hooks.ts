@@ -47,5 +47,5 @@ export interface AgentHooks {
     call: ToolCallPart,
     result: ToolOutput,
     ctx: HookContext,
-  ): ToolOutput | undefined | Promise<ToolOutput | undefined>
+  ): ToolOutput | string | undefined | Promise<ToolOutput | string | undefined>
 }
