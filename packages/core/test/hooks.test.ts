@@ -313,19 +313,21 @@ test('an interrupt while beforeModelCall ignores its signal ends the task at onc
   expectValidHistory(await agent.history())
 })
 
+/** A tool named `fail` that throws `disk full`. */
+const diskFull = defineTool({
+  name: 'fail',
+  description: 'Fails',
+  parameters: Type.Object({}),
+  execute: () => {
+    throw new Error('disk full')
+  },
+})
+
 test('afterToolCall returning null keeps the result, as returning nothing does', async () => {
   const h = harness()
   h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'fail', {})] }))
   h.server.enqueue(textReply('r2', 'Done.'))
-  const fail = defineTool({
-    name: 'fail',
-    description: 'Fails',
-    parameters: Type.Object({}),
-    execute: () => {
-      throw new Error('disk full')
-    },
-  })
-  const agent = h.createAgent({ tools: [fail], hooks: { afterToolCall: () => null as never } })
+  const agent = h.createAgent({ tools: [diskFull], hooks: { afterToolCall: () => null as never } })
   const { events, outcome } = await collect(agent.run('Go'))
   expectOrdered(events)
   expect(outcome.reason).toBe('completed')
@@ -338,16 +340,8 @@ test('afterToolCall may return text: it replaces the result as a successful outp
   const h = harness()
   h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'fail', {})] }))
   h.server.enqueue(textReply('r2', 'Done.'))
-  const fail = defineTool({
-    name: 'fail',
-    description: 'Fails',
-    parameters: Type.Object({}),
-    execute: () => {
-      throw new Error('disk full')
-    },
-  })
   // Typed without a cast: the hook's return type takes text.
-  const agent = h.createAgent({ tools: [fail], hooks: { afterToolCall: () => 'retried: written' } })
+  const agent = h.createAgent({ tools: [diskFull], hooks: { afterToolCall: () => 'retried: written' } })
   const { outcome } = await collect(agent.run('Go'))
   expect(outcome.reason).toBe('completed')
   expect(summarizeHistory(await agent.history())[2]).toBe('tool c1 success: retried: written')

@@ -95,6 +95,40 @@ async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD):
   await h.store.append('dead', records)
 }
 
+/** A parent paused at its sub-agent's approval request, decided by a continue whose process then died. */
+const CARRIED_SUB_AGENT: HistoryEvent[] = [
+  DEAD[0]!,
+  {
+    role: 'assistant',
+    id: 'a1',
+    createdAt: 2,
+    parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"pay"}' }],
+    stopReason: 'tool_use',
+    responseId: 'r0',
+  },
+  {
+    type: 'approval_request',
+    id: 'q1',
+    createdAt: 3,
+    toolCallId: 's1',
+    toolName: 'charge',
+    arguments: '{"cents":500}',
+    responseId: 'r0',
+    sessionId: 'child',
+    subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
+  },
+  { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: PAUSED_METADATA },
+  {
+    type: 'approval_decision',
+    id: 'd1',
+    createdAt: 5,
+    toolCallId: 's1',
+    toolName: 'charge',
+    approved: true,
+    sessionId: 'child',
+  },
+]
+
 /** The tool messages of the model request that follows the continued calls. */
 function toolMessagesSent(h: Harness): unknown[] {
   const body = h.server.requests.at(-1)?.body as { messages: { role: string }[] }
@@ -347,38 +381,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
 
   test("a sub-agent's call decided by a continue whose process then died: the call that ran it is answered", async () => {
     const h = harness()
-    const paused: HistoryEvent[] = [
-      DEAD[0]!,
-      {
-        role: 'assistant',
-        id: 'a1',
-        createdAt: 2,
-        parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"pay"}' }],
-        stopReason: 'tool_use',
-        responseId: 'r0',
-      },
-      {
-        type: 'approval_request',
-        id: 'q1',
-        createdAt: 3,
-        toolCallId: 's1',
-        toolName: 'charge',
-        arguments: '{"cents":500}',
-        responseId: 'r0',
-        sessionId: 'child',
-        subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
-      },
-      { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: PAUSED_METADATA },
-      {
-        type: 'approval_decision',
-        id: 'd1',
-        createdAt: 5,
-        toolCallId: 's1',
-        toolName: 'charge',
-        approved: true,
-        sessionId: 'child',
-      },
-    ]
+    const paused = CARRIED_SUB_AGENT
     await deadSession(h, paused)
     h.server.enqueue(textReply('r1', 'It may not have paid.'))
     const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [chargeTool().tool] })
@@ -395,38 +398,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     "a sub-agent whose process died while its approved call ran: the parent's %s settles the sub-agent's call too",
     async (how) => {
       const h = harness()
-      const paused: HistoryEvent[] = [
-        DEAD[0]!,
-        {
-          role: 'assistant',
-          id: 'a1',
-          createdAt: 2,
-          parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"pay"}' }],
-          stopReason: 'tool_use',
-          responseId: 'r0',
-        },
-        {
-          type: 'approval_request',
-          id: 'q1',
-          createdAt: 3,
-          toolCallId: 's1',
-          toolName: 'charge',
-          arguments: '{"cents":500}',
-          responseId: 'r0',
-          sessionId: 'child',
-          subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
-        },
-        { type: 'task_metadata', id: 'm1', createdAt: 4, metadata: PAUSED_METADATA },
-        {
-          type: 'approval_decision',
-          id: 'd1',
-          createdAt: 5,
-          toolCallId: 's1',
-          toolName: 'charge',
-          approved: true,
-          sessionId: 'child',
-        },
-      ]
+      const paused = CARRIED_SUB_AGENT
       await deadSession(h, paused)
       // The sub-agent's own session: it asked for s1, paused, was carried on with the approval, and
       // its process died while s1 ran.
