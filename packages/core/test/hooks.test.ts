@@ -170,11 +170,12 @@ describe('hooks', () => {
       expect(thrown).toBe(boom)
       await expect(run.done).rejects.toBe(boom)
       const message = `The ${hook} hook threw: boom`
-      // The tool ran to its end before afterToolCall threw: its result says so.
+      // The tool ran to its end before afterToolCall threw, and never ran when beforeToolCall
+      // threw: its result says so.
       const failed =
         hook === 'afterToolCall'
           ? `The task failed after this tool call finished (its result was not kept): ${message}`
-          : `The task failed before this tool call finished: ${message}`
+          : `The task failed before this tool call ran: ${message}`
       const start = ['task_start', 'user_message: Write', 'turn_start']
       const tail = [
         `error: ${message}`,
@@ -250,7 +251,7 @@ describe('hooks that return odd values', () => {
       const history = await agent.history()
       expectValidHistory(history)
       expect(summarizeHistory(history)[2]).toMatch(
-        /^tool c1 error: The task failed before this tool call finished: The beforeToolCall hook /,
+        /^tool c1 error: The task failed before this tool call ran: The beforeToolCall hook /,
       )
     },
   )

@@ -110,7 +110,7 @@ describe('failures the host must handle are thrown, after a well-formed event se
       'usage 100/20',
       'context_usage 120/128000',
       'tool_call c1 read_file {"path":"a"}',
-      `tool_result c1 error (last): The task failed before this tool call finished: ${failure}`,
+      `tool_result c1 error (last): The task failed before this tool call ran: ${failure}`,
       `error: ${failure}`,
       'turn_end',
       'task_metadata turns=1 subAgents=0',
@@ -121,7 +121,7 @@ describe('failures the host must handle are thrown, after a well-formed event se
     expect(summarizeHistory(history)).toEqual([
       'user: go',
       'assistant tool_use: call c1 read_file {"path":"a"}',
-      `tool c1 error: The task failed before this tool call finished: ${failure}`,
+      `tool c1 error: The task failed before this tool call ran: ${failure}`,
       `error: ${failure}`,
       'task_metadata turns=1 subAgents=0',
     ])
@@ -184,7 +184,10 @@ describe('failures the host must handle are thrown, after a well-formed event se
     const { events, thrown } = await drain(agent.run('Research cats'))
     expect((thrown as Error).message).toBe('listener bug')
     expectOrdered(events)
-    const failed = 'The task failed before this tool call finished: An event listener threw: listener bug'
+    const failure = 'An event listener threw: listener bug'
+    // The child's call never ran (the listener threw as it started); the parent's was running it.
+    const failed = `The task failed before this tool call ran: ${failure}`
+    const parentFailed = `The task failed before this tool call finished: ${failure}`
     const child = events.find((e) => e.sessionId !== agent.sessionId)!.sessionId
     expect(
       summarize(
@@ -215,7 +218,7 @@ describe('failures the host must handle are thrown, after a well-formed event se
       'usage 100/20',
       'context_usage 120/128000',
       'tool_call c1 researcher {"prompt":"cats"}',
-      `tool_result c1 error (last): ${failed}`,
+      `tool_result c1 error (last): ${parentFailed}`,
       'error: An event listener threw: listener bug',
       'turn_end',
       'task_metadata turns=1 subAgents=1',

@@ -47,7 +47,7 @@ export async function runHookedCall(
       // cannot hold (a BigInt, a cycle), fails like a throw instead of leaving the call unanswered.
       decision = readDecision(await beforeToolCall({ ...call }, ctx))
     } catch (error) {
-      return hookFailed(rt, 'beforeToolCall', error, 'running')
+      return hookFailed(rt, 'beforeToolCall', error, 'pending')
     }
     if ('deny' in decision) return errorOutcome(`The call was refused: ${decision.deny}`)
     if ('argumentsJson' in decision) {

@@ -82,7 +82,7 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!
-      const stage = slot.finished ? 'finished' : started[i] ? 'running' : 'pending'
+      const stage = slot.finished ? 'finished' : slot.running ? 'running' : 'pending'
       slot.settle(failure ? hostFailureOutcome(stage, failure.message) : abortedOutcome(started[i]!))
     }
     gate.wake()
@@ -173,6 +173,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
     const execute = async (args: unknown): Promise<ToolOutcome> => {
       // Interrupted while `beforeToolCall` ran: the call is answered already and must not run.
       if (signal.aborted) return abortedOutcome(true)
+      slot.running = true
       const outcome = await executeToolCall({
         tool,
         call,
@@ -347,6 +348,8 @@ class Slot {
    * from then on does not say the call stopped before it finished.
    */
   finished = false
+  /** The tool was called (`beforeToolCall` let it run): a host failure from then on stopped it. */
+  running = false
   /** Settled by a call that is suspended: it gets no result now. */
   suspended = false
   /** The call's progress records, persisted in order; its result waits for them. */

@@ -20,8 +20,8 @@ export function errorOutcome(outputText: string): ToolOutcome {
 }
 
 /**
- * Where a call was when the task stopped: not run yet, running, or finished (the tool returned and
- * its sub-agents ended) while `afterToolCall` still had its result.
+ * Where a call was when the task stopped: not run yet (`beforeToolCall` included), running, or
+ * finished (the tool returned and its sub-agents ended) while `afterToolCall` still had its result.
  */
 export type CallStage = 'pending' | 'running' | 'finished'
 
