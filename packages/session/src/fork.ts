@@ -79,5 +79,12 @@ function forkTitle(title: string | undefined, history: readonly HistoryEvent[]):
 
 function shorten(text: string | undefined): string | undefined {
   if (text === undefined || text.length <= TITLE_FROM_PROMPT_CHARS) return text
-  return `${text.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…`
+  let end = TITLE_FROM_PROMPT_CHARS - 1
+  // Never keep half of a surrogate pair (an emoji): alone it is not text, and shows as U+FFFD.
+  if (isHighSurrogate(text.charCodeAt(end - 1))) end--
+  return `${text.slice(0, end)}…`
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff
 }
