@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
+import { cutText } from './cut-text.js'
 import { SessionError, sessionNotFound } from './errors.js'
 import { firstPrompt } from './first-prompt.js'
 import { copyWaitingSubAgents, relink } from './fork-sub-agents.js'
@@ -78,13 +79,5 @@ function forkTitle(title: string | undefined, history: readonly HistoryEvent[]):
 }
 
 function shorten(text: string | undefined): string | undefined {
-  if (text === undefined || text.length <= TITLE_FROM_PROMPT_CHARS) return text
-  let end = TITLE_FROM_PROMPT_CHARS - 1
-  // Never keep half of a surrogate pair (an emoji): alone it is not text, and shows as U+FFFD.
-  if (isHighSurrogate(text.charCodeAt(end - 1))) end--
-  return `${text.slice(0, end)}…`
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff
+  return text === undefined ? undefined : cutText(text, TITLE_FROM_PROMPT_CHARS)
 }
