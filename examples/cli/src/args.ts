@@ -53,6 +53,15 @@ Options:
 Keys come from ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY, OPENROUTER_API_KEY.
 Config: ~/.config/kode/config.json, then ./kode.config.json (see docs/cli.md).`
 
+/** The flag each string option comes from, for messages. */
+const FLAG_OF = {
+  api: '--api',
+  model: '--model',
+  baseUrl: '--base-url',
+  resume: '--resume',
+  sessionsDir: '--sessions-dir',
+} as const
+
 /** Parses `argv` (without `node` and the script). */
 export function parseCliArgs(argv: readonly string[]): CliArgs {
   let parsed: ReturnType<typeof parse>
@@ -76,7 +85,12 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     ['resume', values.resume],
     ['sessionsDir', values['sessions-dir']],
   ] as const) {
-    if (value !== undefined) args[key] = value
+    if (value === undefined) continue
+    // An empty value is a slip (an unset shell variable), never a choice: an empty --sessions-dir
+    // would store sessions in the working directory and exports beside it, an empty --model
+    // would be reported as a missing default.
+    if (value.trim() === '') throw new UsageError(`${FLAG_OF[key]} needs a value (got "${value}")`)
+    args[key] = value
   }
   if (args.baseUrl !== undefined && !isWebUrl(args.baseUrl))
     // Quoted without a password or key it may carry: stderr ends up in logs.

@@ -43,6 +43,11 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     expect(error.message).toBe('at /v: expected a format version (a positive integer) (missing)')
   })
 
+  test('a version JSON reads as infinite is named as the number it is, not as null', () => {
+    const error = codecErrorOf(() => decodeHistoryEvent(`{"v":1e400,${JSON.stringify(user).slice(1)}`))
+    expect(error.message).toBe('at /v: expected a format version (a positive integer) (got Infinity)')
+  })
+
   test('a version newer than this release', () => {
     const error = codecErrorOf(() => decodeHistoryEvent(JSON.stringify({ v: 99, ...user })))
     expect(error.path).toBe('/v')

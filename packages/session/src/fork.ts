@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
+import { cutText } from './cut-text.js'
 import { SessionError, sessionNotFound } from './errors.js'
 import { firstPrompt } from './first-prompt.js'
 import { copyWaitingSubAgents, relink } from './fork-sub-agents.js'
@@ -78,6 +79,5 @@ function forkTitle(title: string | undefined, history: readonly HistoryEvent[]):
 }
 
 function shorten(text: string | undefined): string | undefined {
-  if (text === undefined || text.length <= TITLE_FROM_PROMPT_CHARS) return text
-  return `${text.slice(0, TITLE_FROM_PROMPT_CHARS - 1)}…`
+  return text === undefined ? undefined : cutText(text, TITLE_FROM_PROMPT_CHARS)
 }

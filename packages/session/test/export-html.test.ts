@@ -163,6 +163,17 @@ describe('content', () => {
     expect(page).toContain('Total: 2 responses · 4,000 in · 300 out · $0.7500')
   })
 
+  test("a tool call's one-line preview cut at its limit never splits an emoji", () => {
+    const b = new HistoryBuilder()
+    const call = b.calls(['write_file'])
+    const part = call.parts[0]!
+    // `{"text":"` is 9 units: the emoji's two units straddle the cut at 99.
+    if (part.type === 'tool_call') part.argumentsJson = `{"text":"${'a'.repeat(89)}😀${'b'.repeat(20)}"}`
+    const page = exportHtml([b.user('go'), call])
+    expect(page).toContain(`<code>{&quot;text&quot;:&quot;${'a'.repeat(89)}…</code>`)
+    expect(page).not.toMatch(/\p{Cs}/u)
+  })
+
   test('a tool result that answers no call is shown on its own', () => {
     const b = new HistoryBuilder()
     expect(exportHtml([b.result('ghost', 'grep', 'orphan output')])).toContain(

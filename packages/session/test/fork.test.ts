@@ -75,6 +75,16 @@ describe('forkSession', () => {
     expect((await forkSession(store, 'src')).title).toBe(`${'a'.repeat(59)}… (fork)`)
   })
 
+  test('a first prompt cut for the title never splits a character in two', async () => {
+    await store.create({ id: 'src' })
+    const h = new HistoryBuilder()
+    // The emoji's two UTF-16 units straddle the cut: half of it would be a lone surrogate.
+    await store.append('src', [h.user(`${'a'.repeat(58)}😀${'b'.repeat(20)}`)])
+    const { title } = await forkSession(store, 'src')
+    expect(title).toBe(`${'a'.repeat(58)}… (fork)`)
+    expect(title).not.toMatch(/\p{Cs}/u)
+  })
+
   test('the id and title can be given', async () => {
     await source('Fix bug')
     expect(await forkSession(store, 'src', 'm1', { id: 'mine', title: 'Try B' })).toMatchObject({

@@ -112,10 +112,17 @@ export function resultPreview(result: string, max = 70): string {
   return lines.length > 1 ? `${first} (+${lines.length - 1} lines)` : first
 }
 
-/** Collapses whitespace and cuts `text` to `max` characters with `…`. */
+/**
+ * Collapses whitespace and cuts `text` to `max` characters with `…`. The cut never keeps half of a
+ * surrogate pair (an emoji): alone, that half prints as U+FFFD.
+ */
 export function clip(text: string, max: number): string {
   const flat = text.replace(/\s+/g, ' ').trim()
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat
+  if (flat.length <= max) return flat
+  let end = max - 1
+  const last = flat.charCodeAt(end - 1)
+  if (last >= 0xd800 && last <= 0xdbff) end--
+  return `${flat.slice(0, end)}…`
 }
 
 /** The line collapsed thinking shows: its first line (a title, often bold), cut. */

@@ -56,6 +56,13 @@ describe('parseCliArgs', () => {
     expect(() => parseCliArgs(['--output', 'xml'])).toThrow(/--output must be one of text, stream-json/)
   })
 
+  test('an empty or blank value of a string flag is refused, naming the flag', () => {
+    for (const flag of ['--api', '--model', '--base-url', '--resume', '--sessions-dir']) {
+      expect(() => parseCliArgs([flag, ''])).toThrow(`${flag} needs a value`)
+      expect(() => parseCliArgs([flag, '  '])).toThrow(`${flag} needs a value`)
+    }
+  })
+
   test('an unknown flag is refused', () => {
     expect(() => parseCliArgs(['--colour'])).toThrow(UsageError)
   })

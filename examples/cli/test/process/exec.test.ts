@@ -122,6 +122,16 @@ describe('kode exec', () => {
     expect(code).toBe(2)
     expect(stderr).toContain('kode exec needs a prompt')
   })
+
+  test('an empty --sessions-dir, --resume, --model or --api is a usage error, and nothing is written', async () => {
+    const cwd = tempDir('kode-empty-flag-')
+    for (const flag of ['--sessions-dir', '--resume', '--model', '--api']) {
+      const { code, stderr } = await runKode(['exec', '--scripted', flag, '', 'hello'], {}, cwd)
+      expect(code, flag).toBe(2)
+      expect(stderr, flag).toContain(`${flag} needs a value`)
+      expect(readdirSync(cwd), flag).toEqual([])
+    }
+  })
 })
 
 describe('text that is not kode’s own on stdout and stderr', () => {

@@ -146,7 +146,8 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   const v = record.v
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     throw new CodecError('/v', 'a format version (a positive integer)', {
-      detail: v === undefined ? 'missing' : `got ${JSON.stringify(v)}`,
+      // A number is named as it is: JSON.stringify would call an infinite one (`1e400`) null.
+      detail: v === undefined ? 'missing' : `got ${typeof v === 'number' ? String(v) : JSON.stringify(v)}`,
     })
   }
   // A newer version changed more than optional fields (see HISTORY_FORMAT_VERSION): guessing

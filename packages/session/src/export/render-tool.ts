@@ -1,4 +1,5 @@
 import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
+import { cutText } from '../cut-text.js'
 import { linkedSessions } from '../replay/linked-sessions.js'
 import type { MarkdownRenderer } from './markdown.js'
 import { type ImageRendering, renderDetails, renderImage } from './render-parts.js'
@@ -84,5 +85,5 @@ function prettyJson(text: string): string {
 
 function oneLine(text: string): string {
   const flat = text.replace(/\s+/g, ' ')
-  return flat.length > PREVIEW_CHARS ? `${flat.slice(0, PREVIEW_CHARS - 1)}…` : flat
+  return cutText(flat, PREVIEW_CHARS)
 }
