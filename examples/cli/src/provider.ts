@@ -47,7 +47,7 @@ export function realModelHint(offline: Offline): string {
     case 'scripted-flag':
       return 'drop --scripted'
     case 'no-key':
-      return 'set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass --base-url for a local server'
+      return 'set ANTHROPIC_API_KEY, OPENAI_API_KEY, GEMINI_API_KEY or OPENROUTER_API_KEY, or pass --api openai-chat --base-url for a local server (Ollama, vLLM)'
     default: {
       const unknown: never = offline.reason
       return unknown

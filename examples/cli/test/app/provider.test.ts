@@ -14,6 +14,8 @@ describe('resolveProvider', () => {
     const resolved = resolveProvider({ reasoning: 'low' }, {})
     expect(resolved).toEqual({ kind: 'scripted', reason: 'no-key', why: 'no API key is set' })
     expect(realModelHint({ reason: 'no-key', why: '' })).toContain('set ANTHROPIC_API_KEY, OPENAI_API_KEY')
+    // Local servers speak Chat Completions; without --api the CLI would send Anthropic's format.
+    expect(realModelHint({ reason: 'no-key', why: '' })).toContain('--api openai-chat --base-url')
   })
 
   test('an api chosen without its key is refused, naming the missing variable', () => {

@@ -75,7 +75,7 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
   const retryable =
     shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
   const requestId = requestIdOf(response.headers)
-  const hint = response.status === 401 || response.status === 403 ? ' Check the API key.' : ''
+  const hint = response.status === 401 || response.status === 403 ? authHint(ctx) : ''
   const code = fields.code !== undefined ? ` ${fields.code}` : ''
   const where = requestId ? ` [request ${requestId}]` : ''
   return new ProviderError(
@@ -90,6 +90,12 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
       ...optionalRetryAfter(parseRetryAfter(response.headers, (ctx.now ?? Date.now)())),
     },
   )
+}
+
+/** What to check after a 401 or 403: the key that was sent, or that none was. */
+function authHint(ctx: ErrorContext): string {
+  const sentCredentials = Boolean(ctx.apiKey) || (ctx.secrets?.length ?? 0) > 0
+  return sentCredentials ? ' Check the API key.' : ' No API key was sent (set apiKey).'
 }
 
 /**

@@ -55,6 +55,16 @@ describe('errorFromResponse', () => {
     expect(error.providerMessage).toBe('Incorrect API key provided: [redacted]')
   })
 
+  test('a 401 to a request that sent no key says none was sent', async () => {
+    const body = { error: { message: 'Missing bearer authentication in header' } }
+    const error = await errorFromResponse(new Response(JSON.stringify(body), { status: 401 }), {
+      label: 'acme',
+    })
+    expect(error.message).toBe(
+      'acme responded 401: Missing bearer authentication in header No API key was sent (set apiKey).',
+    )
+  })
+
   test('x-should-retry from the provider overrides the status', async () => {
     const headers = { 'x-should-retry': 'false' }
     const error = await errorFromResponse(new Response('busy', { status: 503, headers }), ctx)
