@@ -1,6 +1,7 @@
 import { resolve } from 'node:path'
 import type { Agent, Tool } from '@kode/core'
 import { connectMcpServer, type McpConnection, type McpServerOptions } from '@kode/mcp'
+import { cutText } from '@kode/protocol/helpers'
 import type { McpServerConfig } from './config.js'
 
 /** One configured MCP server: connected, or why not. */
@@ -82,5 +83,5 @@ export function toolLines(builtin: readonly Tool[], mcp: McpServers | undefined)
 
 function firstLine(text: string): string {
   const first = text.split('\n')[0] ?? ''
-  return first.length > 70 ? `${first.slice(0, 69)}…` : first
+  return cutText(first, 70)
 }

@@ -3,6 +3,7 @@ import {
   addUsage,
   approvalResponseId,
   computeCostUsd,
+  cutText,
   type HistoryEvent,
   isInterrupt,
   joinText,
@@ -110,5 +111,21 @@ describe('approvalResponseId', () => {
     expect(approvalResponseId({ responseId: 'parent' })).toBe('parent')
     expect(approvalResponseId({ subAgentResponseId: 'child' })).toBe('child')
     expect(approvalResponseId({})).toBeUndefined()
+  })
+})
+
+describe('cutText', () => {
+  test('keeps text that fits, and marks a cut with … within the limit', () => {
+    expect(cutText('short', 5)).toBe('short')
+    expect(cutText('a longer text', 6)).toBe('a lon…')
+    expect(cutText('a longer text', 6)).toHaveLength(6)
+  })
+
+  test('never keeps half of an emoji (a surrogate pair) at the cut', () => {
+    // '😀' is two UTF-16 units; a cut after its first would leave a lone high surrogate.
+    const cut = cutText('ab😀cd', 4)
+    expect(cut).toBe('ab…')
+    expect(/[\ud800-\udbff]/.test(cut)).toBe(false)
+    expect(cutText('ab😀cd', 5)).toBe('ab😀…')
   })
 })

@@ -1,5 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
-import { cutText } from './cut-text.js'
+import { cutText } from '@kode/protocol/helpers'
 import { SessionError, sessionNotFound } from './errors.js'
 import { firstPrompt } from './first-prompt.js'
 import { copyWaitingSubAgents, relink } from './fork-sub-agents.js'

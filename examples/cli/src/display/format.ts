@@ -1,4 +1,5 @@
 import type { TaskMetadata, TaskMetadataSummary, Usage } from '@kode/protocol'
+import { cutText } from '@kode/protocol/helpers'
 
 /** `1234` → `1.2k`, `1234567` → `1.2M`; small counts as they are. */
 export function formatCount(n: number): string {
@@ -117,12 +118,7 @@ export function resultPreview(result: string, max = 70): string {
  * surrogate pair (an emoji): alone, that half prints as U+FFFD.
  */
 export function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim()
-  if (flat.length <= max) return flat
-  let end = max - 1
-  const last = flat.charCodeAt(end - 1)
-  if (last >= 0xd800 && last <= 0xdbff) end--
-  return `${flat.slice(0, end)}…`
+  return cutText(text.replace(/\s+/g, ' ').trim(), max)
 }
 
 /** The line collapsed thinking shows: its first line (a title, often bold), cut. */

@@ -1,4 +1,5 @@
 import type { AssistantMessage } from '@kode/protocol'
+import { cutText } from '@kode/protocol/helpers'
 import { secretPattern } from './secret-pattern.js'
 
 const PROVIDER_ERROR = Symbol.for('kode.ProviderError')
@@ -166,7 +167,7 @@ export function originAndPath(url: URL): string {
  */
 export function excerpt(text: string, max: number, secret: Secrets): string {
   const clean = redact(text, secret)
-  return clean.length > max ? `${clean.slice(0, max)}…` : clean
+  return clean.length > max ? cutText(clean, max + 1) : clean
 }
 
 /**

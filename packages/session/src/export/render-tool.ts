@@ -1,5 +1,5 @@
 import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/protocol'
-import { cutText } from '../cut-text.js'
+import { cutText } from '@kode/protocol/helpers'
 import { linkedSessions } from '../replay/linked-sessions.js'
 import type { MarkdownRenderer } from './markdown.js'
 import { type ImageRendering, renderDetails, renderImage } from './render-parts.js'
