@@ -4,7 +4,7 @@ import { deriveReplayEvents } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
-import { collect, delay, useHarness } from './helpers/harness.js'
+import { collect, delay, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { replayedPart, replayOf } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
@@ -100,13 +100,18 @@ function toolSection(lines: readonly string[], count: number): string[] {
 describe('tool calls of one response', () => {
   test('run concurrently, and results are persisted and emitted in call order when they finish out of order', async () => {
     const finished: string[] = []
+    // The slow call also waits for the fast one to finish: a loaded machine may start the fast
+    // call's timer more than 40 ms after the slow one's. Calls run one after the other would hang.
+    const fastFinished = gate()
     const work = defineTool({
       name: 'work',
       description: 'Works for a while',
       parameters: Type.Object({ name: Type.String(), ms: Type.Number() }),
       execute: async ({ name, ms }) => {
         await delay(ms)
+        if (name === 'slow') await fastFinished.promise
         finished.push(name)
+        if (name === 'fast') fastFinished.open()
         return `${name} done`
       },
     })

@@ -2,7 +2,7 @@ import type { StreamItem } from '@kode/protocol'
 import { type ClientConfig, ProviderError, type RetryInfo } from '@kode/providers'
 import { frameChat } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
-import { ask, collect, fixture, streamOf, testClient, useServer } from './helpers.js'
+import { ask, collect, fixture, openedFetch, streamOf, testClient, useServer } from './helpers.js'
 
 const server = useServer()
 const client = (config: Partial<ClientConfig> = {}) =>
@@ -194,7 +194,11 @@ describe('stalls', () => {
       stallAfterBytes: 20,
       headers: { 'content-type': 'application/json' },
     })
-    const error = await caught(client({ idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()))
+    // The headers and the 20 bytes are in before the 50 ms watchdog starts: it can only fire on the stall.
+    const fetch = await openedFetch(server(), 20)
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
     expect(error).toMatchObject({ status: 403, retryable: false })
     expect(error?.providerMessage).toBe(`${body.slice(0, 20)}… (cut at 65536 bytes)`)
     expect(await server().ended(0)).toBe('client_closed')

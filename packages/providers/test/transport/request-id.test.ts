@@ -1,7 +1,7 @@
 import type { ClientConfig, ProviderError, RetryInfo } from '@kode/providers'
 import { frameChat } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
-import { ask, collect, fixture, streamOf, testClient, useServer } from '../helpers.js'
+import { ask, collect, fixture, openedFetch, streamOf, testClient, useServer } from '../helpers.js'
 
 // A failure inside a 200 stream carries the request id of that response, like an HTTP error does.
 
@@ -59,7 +59,11 @@ describe('the request id of the response is on errors raised while reading it', 
     server().enqueue(
       streamOf('openai-chat', TEXT, { stallAfterBytes: 0, headers: { 'x-request-id': 'req_stall' } }),
     )
-    const error = await caught(client({ idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()))
+    // The headers (and their id) are in before the 50 ms watchdog starts: it can only fire on the stall.
+    const fetch = await openedFetch(server())
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
     expect(error).toMatchObject({ code: 'timeout', requestId: 'req_stall' })
   })
 
