@@ -200,8 +200,28 @@ describe('stalls', () => {
       client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
     )
     expect(error).toMatchObject({ status: 403, retryable: false })
-    expect(error?.providerMessage).toBe(`${body.slice(0, 20)}… (cut at 65536 bytes)`)
+    // It broke off: it was not cut at the reading limit.
+    expect(error?.providerMessage).toBe(`${body.slice(0, 20)}… (the rest did not arrive)`)
     expect(await server().ended(0)).toBe('client_closed')
+  })
+
+  test('an error body that keeps arriving, slower in all than idleTimeoutMs, is not a stall', async () => {
+    const message = 'This model is not available in your region; ask your administrator for access.'
+    const body = JSON.stringify({ error: { message, type: 'permission_error' } })
+    // Six pieces 100 ms apart: 500 ms in all, each gap well under the 400 ms watchdog.
+    const pieces = 6
+    server().enqueue({
+      status: 403,
+      body,
+      chunks: { maxBytes: Math.ceil(body.length / pieces) + 1, seed: 3 },
+      chunkDelayMs: 100,
+      headers: { 'content-type': 'application/json' },
+    })
+    const fetch = await openedFetch(server())
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 400, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
+    expect(error).toMatchObject({ status: 403, code: 'permission_error', providerMessage: message })
   })
 
   test('a stall before any output is retried like any transient failure', async () => {

@@ -9,13 +9,20 @@ export interface BodyHead {
   text: string
   /** The body went on past the bytes read (it was cancelled there). */
   truncated: boolean
+  /** The body failed before its end (a cut connection, a stall): `text` is what arrived. */
+  broken?: boolean
 }
 
 /**
  * Reads at most `maxBytes` of `response`'s body as UTF-8 and cancels the rest, so a huge or
  * endless body costs at most `maxBytes` of memory. A body that fails midway gives what arrived.
+ * `onBytes` runs as each piece arrives (the idle watchdog counts it as data).
  */
-export async function readBodyHead(response: Response, maxBytes = MAX_QUOTED_BODY_BYTES): Promise<BodyHead> {
+export async function readBodyHead(
+  response: Response,
+  maxBytes = MAX_QUOTED_BODY_BYTES,
+  onBytes?: () => void,
+): Promise<BodyHead> {
   const body = response.body
   if (!body) return { text: '', truncated: false }
   const reader = body.getReader()
@@ -26,6 +33,7 @@ export async function readBodyHead(response: Response, maxBytes = MAX_QUOTED_BOD
     for (;;) {
       const chunk = await reader.read()
       if (chunk.done) return { text: text + decoder.decode(), truncated: false }
+      onBytes?.()
       const room = maxBytes - read
       if (chunk.value.length > room) {
         text += decoder.decode(chunk.value.subarray(0, room))
@@ -36,7 +44,7 @@ export async function readBodyHead(response: Response, maxBytes = MAX_QUOTED_BOD
       text += decoder.decode(chunk.value, { stream: true })
     }
   } catch {
-    return { text: text + decoder.decode(), truncated: true }
+    return { text: text + decoder.decode(), truncated: false, broken: true }
   }
 }
 

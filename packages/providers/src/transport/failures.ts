@@ -63,13 +63,17 @@ function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
  * The error for a non-2xx response: the provider's message and code from the body, the request
  * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
  */
-export async function errorFromResponse(response: Response, ctx: ErrorContext): Promise<ProviderError> {
-  const { text, truncated } = await readQuotedBody(response, secretsOf(ctx))
+export async function errorFromResponse(
+  response: Response,
+  ctx: ErrorContext,
+  onBytes?: () => void,
+): Promise<ProviderError> {
+  const { text, truncated, broken } = await readQuotedBody(response, secretsOf(ctx), onBytes)
   // A cut body is no JSON and not the provider's message as a whole: quoted, marked as cut.
   const payload = parseJsonOr(text)
-  const fields = truncated && typeof payload === 'string' ? {} : readErrorPayload(payload)
-  const quoted =
-    fields.message ?? (truncated ? `${text.trim()}… (cut at ${MAX_QUOTED_BODY_BYTES} bytes)` : text.trim())
+  const cut = truncated || broken === true
+  const fields = cut && typeof payload === 'string' ? {} : readErrorPayload(payload)
+  const quoted = fields.message ?? (cut ? `${text.trim()}… (${cutNote(truncated)})` : text.trim())
   const providerMessage = redact(quoted || response.statusText, secretsOf(ctx))
   const shouldRetry = response.headers.get('x-should-retry')
   const retryable =
@@ -90,6 +94,11 @@ export async function errorFromResponse(response: Response, ctx: ErrorContext): 
       ...optionalRetryAfter(parseRetryAfter(response.headers, (ctx.now ?? Date.now)())),
     },
   )
+}
+
+/** Why a quoted body ends where it does: the reading limit, or the body broke off (cut, stalled). */
+function cutNote(truncated: boolean): string {
+  return truncated ? `cut at ${MAX_QUOTED_BODY_BYTES} bytes` : 'the rest did not arrive'
 }
 
 /** What to check after a 401 or 403: the key that was sent, or that none was. */
@@ -222,11 +231,14 @@ export function isEventStreamLike(response: Response): boolean {
  * its type, its size (or that it was larger than what was read) and how it starts.
  */
 export async function notAStream(response: Response, errors: ErrorContext): Promise<ProviderError> {
-  const { text, truncated } = await readQuotedBody(response, secretsOf(errors))
+  const { text, truncated, broken } = await readQuotedBody(response, secretsOf(errors))
   const type = response.headers.get('content-type') ?? 'no content type'
+  const bytes = `${new TextEncoder().encode(text).length} bytes`
   const size = truncated
     ? `more than ${MAX_QUOTED_BODY_BYTES} bytes`
-    : `${new TextEncoder().encode(text).length} bytes`
+    : broken
+      ? `${bytes}, then the body broke off`
+      : bytes
   const detail = `expected an event stream, got ${type} (${size}): ${excerpt(text, 200, secretsOf(errors))}`
   return transportError(errors, 'invalid_response', detail, { retryable: false })
 }
@@ -235,10 +247,10 @@ export async function notAStream(response: Response, errors: ErrorContext): Prom
  * The start of a body to quote, at most {@link MAX_QUOTED_BODY_BYTES}, without the API key. It
  * reads a little past the cap and redacts before cutting, so a key across the cut leaves no prefix.
  */
-async function readQuotedBody(response: Response, secrets: Secrets): Promise<BodyHead> {
-  const head = await readBodyHead(response, MAX_QUOTED_BODY_BYTES + 4096)
+async function readQuotedBody(response: Response, secrets: Secrets, onBytes?: () => void): Promise<BodyHead> {
+  const head = await readBodyHead(response, MAX_QUOTED_BODY_BYTES + 4096, onBytes)
   const text = redact(head.text, secrets)
   return text.length > MAX_QUOTED_BODY_BYTES
     ? { text: text.slice(0, MAX_QUOTED_BODY_BYTES), truncated: true }
-    : { text, truncated: head.truncated }
+    : { ...head, text }
 }

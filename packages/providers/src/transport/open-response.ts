@@ -73,7 +73,8 @@ export async function prepareRequest(setup: ResponseStreamSetup): Promise<Prepar
 /**
  * POSTs `request` (following redirects as configured) and checks the answer: a non-2xx status or
  * a body that is not an event stream is thrown as the error it means. `onHeaders` runs when the
- * response's headers arrive (the idle watchdog counts them as data).
+ * response's headers arrive, and as each piece of an error body does (the idle watchdog counts
+ * them as data).
  */
 export async function openResponse(
   setup: ResponseStreamSetup,
@@ -94,7 +95,8 @@ export async function openResponse(
     errors: setup.errors,
   })
   onHeaders()
-  if (!response.ok) throw await errorFromResponse(response, setup.errors)
+  // An error body that keeps arriving is not a stall: each piece counts as data, as headers do.
+  if (!response.ok) throw await errorFromResponse(response, setup.errors, onHeaders)
   const requestId = requestIdOf(response.headers)
   if (!response.body || !isEventStreamLike(response))
     throw withRequestId(await notAStream(response, setup.errors), requestId)
