@@ -51,7 +51,9 @@ export interface FeedTarget {
  * under its id since the feed read it is not carried on with the new session's records at the old
  * one's positions, nor waited on while it holds fewer records than the feed read. The log then
  * starts over with the new session (see `FeedTarget.gone`: a task of this server in the deleted
- * session is stopped, one in what the id holds now keeps the log).
+ * session is stopped, one in what the id holds now keeps the log). A session not created yet is
+ * waited for (the Postgres store's `untilCreated`), so one created and deleted again before the
+ * feed saw a record of it still empties the log and says it was deleted.
  */
 export class RecordFeed {
   readonly #store: SessionStore
