@@ -159,6 +159,56 @@ describe('a session deleted while this server runs a task in it', () => {
   })
 })
 
+describe('a session created and deleted while a page waits for it', () => {
+  /** Whether B's store listens for notifications on the test's schema (its one LISTEN connection). */
+  const listening = async () => {
+    const client = new pg.Client({ connectionString: postgresUrl() })
+    await client.connect()
+    try {
+      const { rows } = await client.query('select 1 from pg_stat_activity where query = $1', [
+        `listen "${schema}_records"`,
+      ])
+      return rows.length > 0
+    } finally {
+      await client.end()
+    }
+  }
+
+  test.each([
+    ['with a record', [user('o1', 'short-lived question')]],
+    ['empty', []],
+  ])(
+    'the page opened before the session existed says it was deleted, though it lived a moment only (%s)',
+    async (_, records) => {
+      const b = await startB()
+      const page = await openPage(`${b.url}/?session=${SESSION}`)
+      await page.waitForSelector('#status[data-state="idle"]', { state: 'attached' })
+      // B's feed waits on the store's notifications for the session to be created.
+      await eventually(listening, 5_000)
+
+      // Another host creates the session and deletes it again, well within a second.
+      const other = newStore()
+      await other.create({ id: SESSION })
+      if (records.length > 0) await other.append(SESSION, records)
+      await other.delete(SESSION)
+
+      await page.waitForFunction(
+        () => document.querySelector('#status')?.textContent === 'This session was deleted.',
+        null,
+        { timeout: 5_000 },
+      )
+      expect(await page.locator('#transcript').evaluate((e) => e.childElementCount)).toBe(0)
+
+      // What the id holds next shows from its first record.
+      await other.create({ id: SESSION })
+      await other.append(SESSION, [user('n1', 'new question')])
+      await page.waitForSelector('#transcript .user', { timeout: 5_000 })
+      expect(await page.locator('#transcript .user').allInnerTexts()).toEqual(['new question'])
+      expect(page.problems).toEqual([])
+    },
+  )
+})
+
 describe('a session replaced before B follows what it read', () => {
   test.each([
     ['fewer records than B read', [user('o1', 'old one'), user('o2', 'old two'), user('o3', 'old three')]],

@@ -118,3 +118,33 @@ describe('continue never creates a session', () => {
     expect(await h.store.list()).toEqual([])
   })
 })
+
+describe('compact never creates a session', () => {
+  const fileHarness = useHarness('file')
+
+  test('compact of a session that does not exist is session_not_found, emits nothing and the store stays empty', async () => {
+    const h = fileHarness()
+    const agent = h.createAgent({ sessionId: 'never-made' })
+    const events: string[] = []
+    agent.events.on('event', (event) => events.push(event.type))
+    const error = await agent.compact().catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect(events).toEqual([])
+    expect(h.server.requests).toHaveLength(0)
+    expect(await h.store.list()).toEqual([])
+    expect(await h.store.info('never-made')).toBeUndefined()
+    expect(agent.running).toBe(false)
+  })
+
+  test('an agent whose id was generated has nothing to compact either, and its first run still creates the session', async () => {
+    const h = fileHarness()
+    h.server.enqueue(textReply('r1', 'one'))
+    const agent = h.createAgent()
+    const error = await agent.compact().catch((e: unknown) => e)
+    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect(await h.store.list()).toEqual([])
+    const { outcome } = await collect(agent.run('first'))
+    expect(outcome.reason).toBe('completed')
+    expect((await h.store.list()).map((info) => info.id)).toEqual([agent.sessionId])
+  })
+})

@@ -22,6 +22,17 @@ export interface PostgresFollowOptions extends FollowOptions {
    * instead of carrying on with the new history's records at the old one's positions.
    */
   incarnation?: string | undefined
+  /**
+   * Waits for a session that does not exist instead of failing with `session_not_found`: once it
+   * is created, its records are followed from the first (its first append wakes the follower; a
+   * session created empty is seen at the next read, within `followPollMs`). A session created and
+   * deleted again while waited for fails the follow with `session_not_found` when the follower
+   * heard of it: an append or the delete was committed while the store's notification connection
+   * listened (it listens before the first read). One created and deleted while that connection
+   * was down goes unnoticed. With `incarnation` (a session seen before), a missing session fails
+   * at once, as without this option: it was deleted.
+   */
+  untilCreated?: boolean | undefined
 }
 
 /** A followed record, with the incarnation of the session it belongs to. */
@@ -45,6 +56,8 @@ export interface FollowContext {
 
 /** How a follower hears that the session it followed went (see `sessionGoneWhile`). */
 const FOLLOWED = 'since it was followed; read it again'
+/** How a follower waiting for a session hears that it was created and went meanwhile. */
+const AWAITED = 'while its creation was awaited'
 
 /**
  * Follows a session's history across hosts: reads the records after the last one seen, and when
@@ -76,6 +89,10 @@ export async function* followSession(
   const { pool, sql } = context
   // Subscribed before the first read: whatever is committed after that read wakes this follower.
   const subscription = context.listener.subscribe(sessionId)
+  const awaitCreation = options.untilCreated === true && incarnation === undefined
+  // A session created and deleted before the first read is heard of only by a connection that
+  // listened already.
+  if (awaitCreation) await context.listener.listening()
   /** A read; one cut short by the store closing (its pool ended) ends the follow quietly. */
   const quietly = async <T>(read: () => Promise<T>): Promise<T | undefined> => {
     try {
@@ -97,7 +114,14 @@ export async function* followSession(
       if (rows.length === 0) {
         const info = await quietly(() => pool.query(sql.info, [sessionId]))
         if (!info) return
-        if (info.rows.length === 0) throw sessionNotFound(sessionId)
+        if (info.rows.length === 0) {
+          // A session seen before, and missing now, was deleted.
+          if (!awaitCreation || incarnation !== undefined) throw sessionNotFound(sessionId)
+          // Heard of since the last read and missing again: created and deleted meanwhile.
+          if (subscription.heard()) throw sessionGoneWhile(sessionId, AWAITED)
+          await subscription.changed(signal)
+          continue
+        }
         same((info.rows[0] as { incarnation: string }).incarnation)
         await subscription.changed(signal)
         continue

@@ -10,6 +10,12 @@ export interface Subscription {
    * passed, `signal` aborted, or the listener closed. Connects the listener first when needed.
    */
   changed(signal: AbortSignal | undefined): Promise<void>
+  /**
+   * Whether a notification for the session came since the last call: its append or delete was
+   * committed while the connection listened. Unlike `changed`, a lost connection or a poll does
+   * not count, so it proves the session existed meanwhile.
+   */
+  heard(): boolean
   /** Stops listening for this follower. */
   close(): void
 }
@@ -18,6 +24,8 @@ interface Follower {
   sessionId: string
   /** Something happened since the follower last looked. */
   dirty: boolean
+  /** A notification for the session came since the follower last asked. */
+  heard: boolean
   wake?: () => void
 }
 
@@ -55,10 +63,15 @@ export class FeedListener {
   }
 
   subscribe(sessionId: string): Subscription {
-    const follower: Follower = { sessionId, dirty: false }
+    const follower: Follower = { sessionId, dirty: false, heard: false }
     this.#followers.add(follower)
     return {
       changed: (signal) => this.#changed(follower, signal),
+      heard: () => {
+        const heard = follower.heard
+        follower.heard = false
+        return heard
+      },
       close: () => {
         this.#followers.delete(follower)
         follower.wake?.()
@@ -132,6 +145,7 @@ export class FeedListener {
       for (const follower of this.#followers) {
         if (follower.sessionId !== notice.session) continue
         follower.dirty = true
+        follower.heard = true
         follower.wake?.()
       }
     })

@@ -14,6 +14,7 @@ import {
   type SessionPatch,
   type SessionStore,
   type StoreClock,
+  type StoreWarning,
   sessionNotFound,
   storeClosed,
 } from '@kode/session'
@@ -60,6 +61,11 @@ export interface PostgresSessionStoreOptions extends StoreClock {
    * the notification connection is down, followers read every second until it is back.
    */
   followPollMs?: number
+  /**
+   * Told about data that was ignored: `list()` leaving out a session whose `meta` column does not
+   * hold a session's metadata (`unreadable_session`, its `file` naming the table: `<schema>.sessions`).
+   */
+  onWarning?: ((warning: StoreWarning) => void) | undefined
 }
 
 /**
@@ -128,6 +134,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (!Number.isInteger(followPollMs) || followPollMs < 1)
     throw new TypeError('followPollMs must be a positive integer')
   const now = options.now ?? Date.now
+  const warn = options.onWarning ?? (() => {})
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
   const shared = options.pool ?? ownedPool(options.connectionString)
@@ -302,16 +309,30 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         await open(sessionId)
         assertSessionPatch(patch, sessionId)
-        const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
-        if (!rows[0]) throw sessionNotFound(sessionId)
-        return infoOf(rows[0] as SessionRow)
+        for (;;) {
+          const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
+          if (rows[0]) return infoOf(rows[0] as SessionRow)
+          // Missing, or its meta column is no object (which `||` would turn into an array).
+          const current = (await pool.query(sql.info, [sessionId])).rows[0] as SessionRow | undefined
+          if (!current) throw sessionNotFound(sessionId)
+          // Throws `corrupt_metadata`; a row put right in between is updated on the next turn.
+          infoOf(current)
+        }
       })
     },
     list() {
       return operation(async () => {
         await open()
         const { rows } = await pool.query(sql.list)
-        return (rows as SessionRow[]).map(infoOf)
+        // One session that cannot be read is left out, as the file store does, not the whole list.
+        return (rows as SessionRow[]).flatMap((row) => {
+          try {
+            return [infoOf(row)]
+          } catch (error) {
+            warn({ type: 'unreadable_session', sessionId: row.id, file: `${schema}.sessions`, error })
+            return []
+          }
+        })
       })
     },
     delete(sessionId: string) {

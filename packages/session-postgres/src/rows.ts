@@ -1,4 +1,10 @@
-import type { CreateSessionInit, SessionInfo, SessionPatch } from '@kode/session'
+import {
+  assertSessionInit,
+  type CreateSessionInit,
+  SessionError,
+  type SessionInfo,
+  type SessionPatch,
+} from '@kode/session'
 import { fromMetaColumn, toMetaColumn } from './meta-column.js'
 
 /** A row of the `sessions` table as `pg` returns it (bigint columns arrive as strings). */
@@ -40,13 +46,36 @@ export function patchParam(patch: SessionPatch): string {
   return JSON.stringify(toMetaColumn(metaOf({ title, model, provider })))
 }
 
-/** A fresh `SessionInfo` from a row; the caller owns it. */
+/**
+ * A fresh `SessionInfo` from a row; the caller owns it. Throws `corrupt_metadata` when the `meta`
+ * column does not hold metadata of a session's shape (jsonb holds any JSON: `null`, an array, a
+ * title that is not a string, put there by hand or by a tool outside Kode).
+ */
 export function infoOf(row: SessionRow): SessionInfo {
   return {
     id: row.id,
-    ...metaOf(fromMetaColumn(row.meta) as Meta),
+    ...metaOf(storedMeta(row)),
     createdAt: Number(row.created_at),
     updatedAt: Number(row.updated_at),
     recordCount: row.record_count,
   }
+}
+
+/** The row's metadata, checked as `create` checks what it is given. */
+function storedMeta(row: SessionRow): Meta {
+  let meta: unknown
+  try {
+    meta = fromMetaColumn(row.meta)
+    // Its check refuses a value that is not an object too.
+    assertSessionInit(meta as CreateSessionInit, row.id)
+  } catch (cause) {
+    // The check's message names the `create` it was made for; the path and the fault are what matter.
+    const detail = cause instanceof Error ? cause.message.replace(/^create of [^:]*: /, '') : String(cause)
+    throw new SessionError(
+      'corrupt_metadata',
+      `session ${row.id}: its meta column does not hold a session's metadata (${detail})`,
+      { sessionId: row.id, cause },
+    )
+  }
+  return meta as Meta
 }

@@ -30,7 +30,9 @@ export function statements(schema: string) {
     /** Records after the first $2, at most $3 of them, each with its session's incarnation. */
     follow: `select r.seq, r.record, s.incarnation from ${s}.records r join ${s}.sessions s on s.id = r.session_id
       where r.session_id = $1 and r.seq > $2 order by r.seq limit $3`,
-    update: `update ${s}.sessions set meta = meta || $2::jsonb where id = $1 returning *`,
+    /** Only a meta column holding an object: `||` would make an array of any other value. */
+    update: `update ${s}.sessions set meta = meta || $2::jsonb
+      where id = $1 and jsonb_typeof(meta) = 'object' returning *`,
     /** A plain append: only while no live lease is held; bumps the epoch so an expired holder is fenced off. */
     append: `with w as (
       update ${s}.sessions

@@ -5,6 +5,7 @@ import {
   SessionError,
   SessionLockedError,
   type SessionStore,
+  type StoreWarning,
 } from '@kode/session'
 import {
   createPostgresSessionStore,
@@ -276,6 +277,60 @@ describe('metadata jsonb cannot hold as such', () => {
     await store.create({ id: 's', title: 'plain', subAgent: { name: 'sub' } })
     const { rows } = await admin.query(`select meta from "${schema}".sessions where id = 's'`)
     expect(rows[0].meta).toEqual({ title: 'plain', subAgent: { name: 'sub' } })
+  })
+})
+
+describe('metadata of the wrong shape', () => {
+  // A row edited by hand, or by a tool outside Kode: the meta column is jsonb, so it holds any JSON.
+  const plant = async (meta: string) => {
+    const warnings: StoreWarning[] = []
+    const store = open({ onWarning: (warning) => warnings.push(warning) })
+    await store.create({ id: 'good', title: 'fine' })
+    await store.create({ id: 's', title: 'before' })
+    await admin.query(`update "${schema}".sessions set meta = $1::jsonb where id = 's'`, [meta])
+    return { store, warnings }
+  }
+  const shapes = [
+    ['JSON null', 'null'],
+    ['an array', '[]'],
+    ['a string', '"title"'],
+    ['a title that is not a string', '{"title": 5}'],
+    ['a malformed sub-agent link', '{"subAgent": {"parentToolCallId": 1}}'],
+    ['a wrapped string that is not JSON', '{"title": {"kode:json": "not json"}}'],
+  ]
+
+  test.each(shapes)('%s fails info with corrupt_metadata naming the session', async (_, meta) => {
+    const { store } = await plant(meta)
+    const error = await store.info('s').catch((e: unknown) => e)
+    expect(SessionError.is(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'corrupt_metadata', sessionId: 's' })
+  })
+
+  test.each(shapes)(
+    '%s is left out of list, reported as unreadable_session, as the file store does',
+    async (_, meta) => {
+      const { store, warnings } = await plant(meta)
+      expect((await store.list()).map((info) => info.id)).toEqual(['good'])
+      expect(warnings).toEqual([
+        {
+          type: 'unreadable_session',
+          sessionId: 's',
+          file: `${schema}.sessions`,
+          error: expect.objectContaining({ code: 'corrupt_metadata', sessionId: 's' }),
+        },
+      ])
+    },
+  )
+
+  test('update fails with corrupt_metadata and changes nothing; delete still removes the session', async () => {
+    const { store } = await plant('null')
+    const error = await store.update('s', { title: 'after' }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_metadata', sessionId: 's' })
+    const { rows } = await admin.query(`select meta from "${schema}".sessions where id = 's'`)
+    expect(rows[0].meta).toBeNull()
+    await store.delete('s')
+    expect(await store.info('s')).toBeUndefined()
+    expect((await store.list()).map((info) => info.id)).toEqual(['good'])
   })
 })
 

@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process'
+import { randomUUID } from 'node:crypto'
 import {
   appendFileSync,
   mkdirSync,
@@ -89,6 +90,58 @@ describe('layout', () => {
     mkdirSync(join(dir, '.deleted-old'))
     mkdirSync(join(dir, 'no-metadata'))
     expect((await store.list()).map((s) => s.id)).toEqual(['real'])
+  })
+})
+
+describe('sessions a crash left half deleted', () => {
+  // delete() renames the session's directory to .deleted-<id>-<uuid>, then removes it: a crash in
+  // between leaves that directory behind.
+  const trash = (id: string) => `.deleted-${id}-${randomUUID()}`
+  const leaveTrash = (name: string, files = 3) => {
+    mkdirSync(join(dir, name))
+    for (let i = 0; i < files; i++) writeFileSync(join(dir, name, `f${i}`), 'x'.repeat(1000))
+  }
+
+  test('list removes what a delete cut short left behind, and nothing else', async () => {
+    const store = openStore()
+    await store.create({ id: 'real' })
+    const left = [trash('gone'), trash('real')]
+    for (const name of left) leaveTrash(name)
+    // Look-alikes: not named as delete names its directories, or not a directory.
+    const outside = mkdtempSync(join(tmpdir(), 'kode-outside-'))
+    writeFileSync(join(outside, 'keep'), 'x')
+    const kept = [
+      '.deleted-old',
+      `.deleted-${randomUUID()}`,
+      `.deleted-x-${randomUUID()}.bak`,
+      '.deleted-x-1234',
+    ]
+    for (const name of kept) leaveTrash(name)
+    const file = trash('file')
+    writeFileSync(join(dir, file), 'x')
+    const link = trash('link')
+    symlinkSync(outside, join(dir, link), 'dir')
+    try {
+      expect((await store.list()).map((s) => s.id)).toEqual(['real'])
+      expect(readdirSync(dir).sort()).toEqual([...kept, file, link, 'real'].sort())
+      expect(readdirSync(outside)).toEqual(['keep'])
+      expect(await store.read('real')).toEqual([])
+    } finally {
+      rmSync(outside, { recursive: true, force: true })
+    }
+  })
+
+  test('stores listing together, and a delete under way meanwhile, neither fail nor lose a session', async () => {
+    const listers = [openStore(), openStore(), openStore()]
+    for (let i = 0; i < 10; i++) await listers[0]!.create({ id: `s${i}` })
+    for (let i = 0; i < 20; i++) leaveTrash(trash(`t${i}`), 20)
+    const lists = await Promise.all([
+      ...listers.map((store) => store.list()),
+      listers[0]!.delete('s0').then(() => listers[1]!.list()),
+    ])
+    for (const listed of lists.slice(0, 3)) expect(listed.length).toBeGreaterThanOrEqual(9)
+    expect(lists[3]!.map((s) => s.id).sort()).toEqual(['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9'])
+    expect(readdirSync(dir).sort()).toEqual(['s1', 's2', 's3', 's4', 's5', 's6', 's7', 's8', 's9'])
   })
 })
 

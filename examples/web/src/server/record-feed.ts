@@ -51,12 +51,16 @@ export interface FeedTarget {
  * under its id since the feed read it is not carried on with the new session's records at the old
  * one's positions, nor waited on while it holds fewer records than the feed read. The log then
  * starts over with the new session (see `FeedTarget.gone`: a task of this server in the deleted
- * session is stopped, one in what the id holds now keeps the log).
+ * session is stopped, one in what the id holds now keeps the log). A session not created yet is
+ * waited for (the Postgres store's `untilCreated`), so one created and deleted again before the
+ * feed saw a record of it still empties the log and says it was deleted.
  */
 export class RecordFeed {
   readonly #store: SessionStore
   readonly #sessionId: string
   readonly #target: FeedTarget
+  /** Whether the store's follow waits for a session not created yet (`untilCreated`). */
+  readonly #awaitsCreation: boolean
   readonly #abort = new AbortController()
   /** Ends the current follow: when the feed closes, or follows the id again from its start. */
   #following = new AbortController()
@@ -77,6 +81,7 @@ export class RecordFeed {
   /** Follows on from `start`, the history the log shows (and its incarnation, when the store read one). */
   constructor(store: SessionStore, sessionId: string, start: FeedStart, target: FeedTarget) {
     this.#store = store
+    this.#awaitsCreation = awaitsCreation(store)
     this.#sessionId = sessionId
     this.#target = target
     this.#history = [...start.history]
@@ -133,10 +138,14 @@ export class RecordFeed {
     if (!follow) return
     while (!signal.aborted) {
       const held = this.#history.at(-1)
+      // Nothing of the id seen yet: the Postgres store waits for the session to be created, and
+      // fails (session_not_found) when it hears of one created and deleted meanwhile.
+      const awaiting = held === undefined && this.#incarnation === undefined && this.#awaitsCreation
       const options = {
         from: held === undefined ? 0 : this.#history.length - 1,
         signal,
         ...(this.#incarnation === undefined ? {} : { incarnation: this.#incarnation }),
+        ...(awaiting ? { untilCreated: true } : {}),
       }
       try {
         let check = held !== undefined
@@ -157,13 +166,14 @@ export class RecordFeed {
         if (signal.aborted) return
         // The session the log shows was deleted (and maybe created again): start over with
         // whatever holds its id now. (A session read empty is known by its incarnation.)
-        const shown = held !== undefined || options.incarnation !== undefined
+        // A session created and deleted while awaited was there too, however briefly.
+        const shown = held !== undefined || options.incarnation !== undefined || awaiting
         if (SessionError.is(error) && error.code === 'session_not_found' && shown) {
           this.#startOver()
           continue
         }
-        // A session not created yet (its first task may run on another host), or a store that
-        // failed: follow again from the same position in a moment.
+        // A session not created yet, to a store that cannot wait for it (its first task may run on
+        // another host), or a store that failed: follow again from the same position in a moment.
         if (!(SessionError.is(error) && error.code === 'session_not_found')) {
           console.error(`session ${this.#sessionId}: following the store failed, retrying:`, error)
         }
@@ -259,6 +269,18 @@ export async function readFeedStart(store: SessionStore, sessionId: string): Pro
     .readWithIncarnation
   if (typeof withIncarnation === 'function') return withIncarnation.call(store, sessionId)
   return { history: await store.read(sessionId) }
+}
+
+/**
+ * Whether the store's `follow` takes `untilCreated` (the Postgres store's, known by its
+ * `readWithIncarnation`). Another store's follow fails at once for a missing session, which then
+ * means "not created yet": looked up again every second.
+ */
+function awaitsCreation(store: SessionStore): boolean {
+  return (
+    typeof (store as Partial<Pick<PostgresSessionStore, 'readWithIncarnation'>>).readWithIncarnation ===
+    'function'
+  )
 }
 
 /** The session's incarnation a followed record names, when its store tells (the Postgres store). */

@@ -152,7 +152,8 @@ export interface Agent {
    * record persisted (events `compaction_start` / `compaction_end` on the emitter), with the
    * agent's `compaction` options (their defaults when compaction is off). Resolves with what
    * happened; a failed or interrupted summary changes nothing (`close` interrupts it too). Throws `AgentError` (`agent_busy`)
-   * while a task runs, and what the store throws.
+   * while a task runs, and what the store throws: `session_not_found` for a session the store does
+   * not have (none is created, as with `continue`).
    */
   compact(options?: CompactOptions): Promise<CompactionResult>
 }
@@ -281,7 +282,8 @@ export function createAgent(options: AgentOptions): Agent {
   /** One manual compaction, holding the session's writer until it ends. */
   const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
     try {
-      await journal.open({ model: client.model, provider: client.provider })
+      // Nothing to compact in a session the store does not have: `session_not_found`, nothing created.
+      await journal.open(undefined)
       const sink = (event: Event) => emitOn(events, event)
       const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
       if (instructions.system !== undefined) request.system = instructions.system

@@ -244,7 +244,9 @@ describe('agent.compact()', () => {
 
   test('a session with nothing to summarise is left as it is', async () => {
     const h = harness()
-    const agent = h.createAgent()
+    // An empty session the store has (one it does not have is session_not_found: session-open.test.ts).
+    await h.store.create({ id: 'empty' })
+    const agent = h.createAgent({ sessionId: 'empty' })
     await expect(agent.compact()).resolves.toEqual({ compacted: false, reason: 'nothing_to_compact' })
     expect(await agent.history()).toEqual([])
   })

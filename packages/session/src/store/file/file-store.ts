@@ -1,7 +1,6 @@
-import { randomUUID } from 'node:crypto'
 import type { Dirent } from 'node:fs'
 import { type FileHandle, mkdir, readdir, rename, rm } from 'node:fs/promises'
-import { join, resolve } from 'node:path'
+import { resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
@@ -30,6 +29,7 @@ import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
 import { syncDirectory } from './sync-directory.js'
+import { removeTrash, trashPath } from './trash.js'
 
 /**
  * The file store's own `readBatches` default, smaller than other stores' (`DEFAULT_READ_BATCH_SIZE`,
@@ -250,6 +250,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         if ((error as NodeJS.ErrnoException).code === 'ENOENT') return []
         throw error
       }
+      // Alongside the sessions: what deletes cut short by a crash left (see `trash.ts`).
+      const sweeping = removeTrash(root, entries)
       const infos = await Promise.all(
         entries
           .filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
@@ -263,6 +265,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
             }
           }),
       )
+      await sweeping
       return sortNewestFirst(infos.filter((info): info is SessionInfo => info !== undefined))
     },
 
@@ -284,7 +287,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         writers.delete(sessionId)
       } else lock = await SessionWriter.lockUnreadable(context(sessionId))
       // Renamed away first, so the session disappears at once even if removing its files is slow.
-      const trash = join(root, `.deleted-${sessionId}-${randomUUID()}`)
+      const trash = trashPath(root, sessionId)
       try {
         await rename(sessionPaths(root, sessionId).dir, trash)
       } catch (error) {

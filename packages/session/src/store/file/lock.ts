@@ -252,7 +252,9 @@ function isStale(holder: LockContent, self: Observer): boolean {
 
 /**
  * Removes the lock only if it is still the stale one we judged: it is moved aside first, and put
- * back if a live writer replaced it in between.
+ * back if a live writer replaced it in between. The directory is not synced after the rename, as
+ * after no other lock change: a lock only matters to live processes, and a power loss ends them
+ * all, so a lock it brings back (this stale one, or the one taken after it) is stale again then.
  */
 async function removeIfSame(file: string, stale: LockContent, ourToken: string): Promise<boolean> {
   const aside = `${file}.${ourToken}.stale`
