@@ -7,6 +7,7 @@ import {
   type HistoryEvent,
   type InterruptRecord,
   joinText,
+  type Message,
 } from '@kode/protocol'
 import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
@@ -85,6 +86,8 @@ const CUT_SUMMARY = "The summary was cut off at the model's output limit, so not
 const KEEP_SHARE = 0.4
 /** Share of the window the summary may take. */
 const SUMMARY_SHARE = 0.15
+/** How many times a summary request the provider finds too long is sent again, each time halved. */
+const OVERFLOW_RETRIES = 3
 
 /**
  * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
@@ -218,10 +221,16 @@ async function summarise(
         retries.push(errorMessage)
         events.emit('error', { errorMessage, canRetry: true })
       }
-      const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
-        signal,
-        onRetry,
-      })
+      const message = await completeWithin(
+        ctx,
+        transcript,
+        plan.summarised,
+        (request) => {
+          const sent = summaryRequest(request, previousSummary, summaryTokens)
+          return client.complete(sent, { signal, onRetry })
+        },
+        charge,
+      )
       // Counted whatever came of it, as an interrupted response of the task is: tokens were spent.
       charge(message)
       if (message.stopReason === 'aborted' || signal.aborted)
@@ -262,6 +271,37 @@ async function summarise(
     plan.keptTokens +
     (system && 'role' in system ? estimator.message(system) : 0)
   return { compacted: true, record }
+}
+
+/**
+ * The summary request, sent again with half the transcript (the oldest messages giving way) while
+ * the provider answers that it does not fit the window, up to {@link OVERFLOW_RETRIES} times: the
+ * transcript was sized by the token estimate, which undercounts some text (CJK, a tokenizer unlike
+ * the estimate's), and a summary of the newer messages beats none. Each overflow its provider billed
+ * is charged; the last one is thrown.
+ */
+async function completeWithin(
+  ctx: CompactionContext,
+  transcript: string,
+  summarised: readonly Message[],
+  send: (transcript: string) => Promise<AssistantMessage>,
+  charge: (message: AssistantMessage) => void,
+): Promise<AssistantMessage> {
+  const estimator = ctx.settings.estimator
+  let sent = transcript
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send(sent)
+    } catch (error) {
+      if (attempt === OVERFLOW_RETRIES || ctx.signal.aborted) throw error
+      if (!ProviderError.is(error) || error.kind !== 'context_overflow') throw error
+      const smaller = transcriptOf(summarised, Math.floor(estimator.text(sent) / 2), estimator)
+      // Nothing left to leave out (one message alone, or the previous summary, is too large).
+      if (smaller.length >= sent.length) throw error
+      if (error.partial?.usage) charge(error.partial)
+      sent = smaller
+    }
+  }
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
