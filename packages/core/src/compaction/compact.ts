@@ -159,8 +159,10 @@ async function summarise(
   const records = journal.modelRecords
   const previous = journal.compaction
   const bodyFrom = previous ? records.findIndex((record) => record.id === previous.id) + 1 : 0
-  const keepTokens =
-    budget.inputLimit === undefined ? Number.POSITIVE_INFINITY : budget.inputLimit * KEEP_SHARE
+  // Only the latest system prompt is sent.
+  const system = records.findLast((r) => 'role' in r && r.role === 'system')
+  const systemTokens = system && 'role' in system ? estimator.message(system) : 0
+  const keepTokens = keepBudget(ctx, budget, systemTokens)
   const plan = planCompaction(records, bodyFrom, ctx.compaction.keepRecent, keepTokens, estimator)
   if (!plan) return { compacted: false, reason: 'nothing_to_compact' }
 
@@ -264,12 +266,8 @@ async function summarise(
     ...trace(),
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
-  const system = records.find((r) => 'role' in r && r.role === 'system')
   record.tokensAfter =
-    ctx.instructionTokens +
-    estimator.message(summaryMessage(record)) +
-    plan.keptTokens +
-    (system && 'role' in system ? estimator.message(system) : 0)
+    ctx.instructionTokens + estimator.message(summaryMessage(record)) + plan.keptTokens + systemTokens
   return { compacted: true, record }
 }
 
@@ -302,6 +300,19 @@ async function completeWithin(
       sent = smaller
     }
   }
+}
+
+/**
+ * The most tokens the kept part may take: {@link KEEP_SHARE} of the input limit, and at most half of
+ * what the threshold leaves besides the instructions and the system prompt. So the compacted request
+ * lands well under the threshold, with room for the summary and new work, however low the
+ * threshold or large the tool definitions; otherwise every turn would compact again.
+ */
+function keepBudget(ctx: CompactionContext, budget: ContextBudget, systemTokens: number): number {
+  const limit = budget.inputLimit
+  if (limit === undefined) return Number.POSITIVE_INFINITY
+  const underThreshold = ctx.compaction.threshold * limit - ctx.instructionTokens - systemTokens
+  return Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
