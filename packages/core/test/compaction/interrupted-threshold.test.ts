@@ -21,6 +21,7 @@ describe('an interrupt during a threshold compaction', () => {
       hooks: {
         beforeModelCall: () => {
           hookCalls++
+          return undefined
         },
       },
       compaction: {
