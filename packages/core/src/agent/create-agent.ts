@@ -281,7 +281,14 @@ export function createAgent(options: AgentOptions): Agent {
   /** One manual compaction, holding the session's writer until it ends. */
   const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
     try {
-      await journal.open({ model: client.model, provider: client.provider })
+      // A session that does not exist yet has nothing to summarise: compacting creates none.
+      try {
+        await journal.open(undefined)
+      } catch (error) {
+        if (SessionError.is(error) && error.code === 'session_not_found')
+          return { compacted: false, reason: 'nothing_to_compact' }
+        throw error
+      }
       const sink = (event: Event) => emitOn(events, event)
       const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
       if (instructions.system !== undefined) request.system = instructions.system

@@ -249,6 +249,19 @@ describe('agent.compact()', () => {
     expect(await agent.history()).toEqual([])
   })
 
+  test('an agent whose session does not exist yet creates none', async () => {
+    const h = harness()
+    const fresh = h.createAgent()
+    const named = h.createAgent({ sessionId: 'not-yet' })
+    await expect(fresh.compact()).resolves.toEqual({ compacted: false, reason: 'nothing_to_compact' })
+    await expect(named.compact()).resolves.toEqual({ compacted: false, reason: 'nothing_to_compact' })
+    expect(await h.store.list()).toEqual([])
+    // The first run still creates the session.
+    h.server.enqueue(textReply('r1', 'Hello.'))
+    expect((await fresh.run('Hi').done).reason).toBe('completed')
+    expect((await h.store.list()).map((info) => info.id)).toEqual([fresh.sessionId])
+  })
+
   test('a response whose calls await approval is kept, so the approved result reaches the model', async () => {
     const h = harness()
     await h.store.create({ id: 'paused' })
