@@ -162,7 +162,7 @@ async function summarise(
   // Only the latest system prompt is sent.
   const system = records.findLast((r) => 'role' in r && r.role === 'system')
   const systemTokens = system && 'role' in system ? estimator.message(system) : 0
-  const keepTokens = keepBudget(ctx, budget, systemTokens)
+  const keepTokens = keepBudget(ctx, reason, budget, systemTokens)
   const plan = planCompaction(records, bodyFrom, ctx.compaction.keepRecent, keepTokens, estimator)
   if (!plan) return { compacted: false, reason: 'nothing_to_compact' }
 
@@ -307,12 +307,23 @@ async function completeWithin(
  * what the threshold leaves besides the instructions and the system prompt. So the compacted request
  * lands well under the threshold, with room for the summary and new work, however low the
  * threshold or large the tool definitions; otherwise every turn would compact again.
+ *
+ * A provider that refused as too long a request estimated to fit shows that the estimate undercounts
+ * this session (CJK text is about a token a character, not four characters): the kept part then
+ * shrinks by the same ratio, or it would overflow again, and every later request with it.
  */
-function keepBudget(ctx: CompactionContext, budget: ContextBudget, systemTokens: number): number {
+function keepBudget(
+  ctx: CompactionContext,
+  reason: CompactionReason,
+  budget: ContextBudget,
+  systemTokens: number,
+): number {
   const limit = budget.inputLimit
   if (limit === undefined) return Number.POSITIVE_INFINITY
   const underThreshold = ctx.compaction.threshold * limit - ctx.instructionTokens - systemTokens
-  return Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
+  const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
+  const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
+  return keep * undercount
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
