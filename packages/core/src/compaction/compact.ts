@@ -77,6 +77,11 @@ export interface CompactionContext {
   instructionTokens: number
   /** The task's accounting, which every attempt of the summary request its provider billed joins. */
   accounting?: { addResponse(message: AssistantMessage): void }
+  /**
+   * Why `signal` aborted when the user did not interrupt (a host's listener or hook threw): a
+   * compaction so stopped failed, with this message, as the task does.
+   */
+  hostFailure?: () => { message: string } | undefined
 }
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
@@ -106,7 +111,7 @@ export async function compact(
   const { journal, events } = ctx
   const tokensBefore = budget.inputTokens
   events.emit('compaction_start', { reason, tokensBefore })
-  const outcome = await summarise(ctx, reason, budget)
+  const outcome = hostFailed(ctx, await summarise(ctx, reason, budget))
   if (outcome.compacted) {
     const { record } = outcome
     await journal.persist(record)
@@ -131,6 +136,13 @@ export async function compact(
     ...(errorMessage === undefined ? {} : { errorMessage }),
   })
   return result
+}
+
+/** A compaction stopped by a host's failure, not the user: failed, with the task's failure message. */
+function hostFailed(ctx: CompactionContext, outcome: SummaryOutcome): SummaryOutcome {
+  if (outcome.compacted || outcome.reason !== 'aborted') return outcome
+  const failure = ctx.hostFailure?.()
+  return failure ? { ...outcome, reason: 'failed', errorMessage: failure.message } : outcome
 }
 
 /** The record of a compaction whose summary failed or was interrupted (see `CompactionAttempt`). */

@@ -104,6 +104,7 @@ function contextOf(
     signal: rt.signal,
     instructionTokens: rt.settings.estimator.instructions(request.system, request.tools),
     accounting,
+    hostFailure: () => rt.hostFailure(),
   }
 }
 
