@@ -18,8 +18,8 @@ export interface CompactionPlan {
  * not fit. The kept part starts at a user or assistant message, never at a tool result or a
  * developer message, so a tool call and its result are never split and a kept response keeps
  * everything its thinking signatures were made with. The last response is always kept while some of
- * its calls have no result (a session paused for approval), and so is the task's new input (the user
- * messages after the last response), whatever their size. `undefined` when there is nothing to
+ * its calls have no result (a session paused for approval), and so is the task's new input (the last user
+ * message, when no response came after it), whatever its size. `undefined` when there is nothing to
  * summarise.
  */
 export function planCompaction(
@@ -46,8 +46,8 @@ export function planCompaction(
   }
   // A response whose calls are not all answered yet (awaiting approval, or left by a dead process)
   // is kept: the results still to come must find their calls in what the model sees. So is the
-  // task's input (the user messages after the last response), however large: summarised, it would
-  // reach the model as a transcript's excerpt, though it may well fit once the rest is summarised.
+  // task's input (the last user message, with no response after it), however large: summarised, it
+  // would reach the model as a transcript's excerpt, though it may well fit once the rest is.
   const keepFrom = Math.min(
     openResponse(records, bodyFrom) ?? records.length,
     newInput(records, bodyFrom) ?? records.length,
@@ -69,16 +69,19 @@ export function planCompaction(
   return { summarised, firstKept: records[cut], keptTokens }
 }
 
-/** Index of the first user message after the last assistant message, if any. */
+/**
+ * Index of the last user message when no response came after it: the task's input. Only the
+ * last: an earlier input that got no response (its task failed, one too large for the window
+ * among them) is summarised, or it would be kept, and fail, at every later compaction.
+ */
 function newInput(records: readonly HistoryEvent[], from: number): number | undefined {
-  let first: number | undefined
   for (let i = records.length - 1; i >= from; i--) {
     const record = records[i]!
     if (!('role' in record)) continue
-    if (record.role === 'assistant') break
-    if (record.role === 'user') first = i
+    if (record.role === 'assistant') return undefined
+    if (record.role === 'user') return i
   }
-  return first
+  return undefined
 }
 
 /** Index of the last assistant message when some of its tool calls have no result after it. */

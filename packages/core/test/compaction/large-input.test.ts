@@ -1,7 +1,22 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { textReply } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
 import { compactionsOf, readChunk, readChunkSession } from '../helpers/small-window.js'
+
+/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
+const overflow: ScriptedResponse = {
+  status: 400,
+  body: readFileSync(
+    join(
+      import.meta.dirname,
+      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
+    ),
+    'utf8',
+  ),
+}
 
 describe('a task whose input alone is larger than the kept part may be', () => {
   const h = useHarness()
@@ -38,5 +53,39 @@ describe('a task whose input alone is larger than the kept part may be', () => {
     const body = h().server.requests[0]!.rawBody
     expect(body).toContain('Ten chunks were read.')
     expect(body).toContain(document)
+  })
+
+  test('too large for the window fails its task, and the next task summarises it', async () => {
+    await h().store.create({ id: 'long' })
+    await h().store.append(
+      'long',
+      readChunkSession(10, (n) => `chunk ${n}: ${'x'.repeat(16_000)}`, { id: 'done', text: 'Read them.' }),
+    )
+    const summaries: string[] = []
+    const agent = h().createAgent({
+      sessionId: 'long',
+      tools: [readChunk],
+      compaction: {
+        summarize: async ({ transcript }) => {
+          summaries.push(transcript)
+          return `Summary ${summaries.length}.`
+        },
+      },
+    })
+    // About 125,000 tokens: more than the whole window.
+    const document = `Summarise this: ${'lorem ipsum dolor sit amet '.repeat(18_500)}END-OF-DOCUMENT`
+    h().server.enqueue(overflow)
+    const first = await collect(agent.run(document))
+    expect(first.outcome.reason).toBe('error')
+    expect(first.outcome.errorMessage).toMatch(/^The request does not fit the model's context window/)
+    expect(h().server.requests[0]!.rawBody).toContain(document)
+
+    h().server.enqueue(textReply('r2', 'Hi.'))
+    const second = await collect(agent.run('Never mind that, just say hi'))
+    expect(second.outcome.reason).toBe('completed')
+    expect(summaries.at(-1)).toContain('Summarise this: ')
+    const body = h().server.requests[1]!.rawBody
+    expect(body).not.toContain('END-OF-DOCUMENT')
+    expect(body).toContain('Never mind that, just say hi')
   })
 })
