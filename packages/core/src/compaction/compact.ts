@@ -322,7 +322,9 @@ async function completeWithin(
  *
  * A provider that refused as too long a request estimated to fit shows that the estimate undercounts
  * this session (CJK text is about a token a character, not four characters): the kept part then
- * shrinks by the same ratio, or it would overflow again, and every later request with it.
+ * shrinks by the same ratio, or it would overflow again, and every later request with it. For a
+ * model whose window is unknown, an overflow compaction keeps at most {@link KEEP_SHARE} of the
+ * refused request.
  */
 function keepBudget(
   ctx: CompactionContext,
@@ -331,7 +333,9 @@ function keepBudget(
   systemTokens: number,
 ): number {
   const limit = budget.inputLimit
-  if (limit === undefined) return Number.POSITIVE_INFINITY
+  // With no known window, the request the provider refused is the one bound there is.
+  if (limit === undefined)
+    return reason === 'overflow' ? budget.inputTokens * KEEP_SHARE : Number.POSITIVE_INFINITY
   const underThreshold = ctx.compaction.threshold * limit - ctx.instructionTokens - systemTokens
   const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
   const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
