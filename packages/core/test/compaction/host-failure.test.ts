@@ -1,4 +1,4 @@
-import type { Event } from '@kode/protocol'
+import { checkEventOrder, type Event } from '@kode/protocol'
 import { deriveReplayEvents } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { useHarness } from '../helpers/harness.js'
@@ -43,7 +43,12 @@ describe('a listener that throws at compaction_start', () => {
       expect.objectContaining({ type: 'error', message: failure, compaction: expect.anything() }),
     )
     expect(h().server.requests).toHaveLength(0)
-    const replayed = deriveReplayEvents(history).find((e) => e.type === 'compaction_end')
-    expect(replayed).toMatchObject({ compacted: false, errorMessage: failure })
+    const replay = deriveReplayEvents(history)
+    expect(replay.find((e) => e.type === 'compaction_end')).toMatchObject({
+      compacted: false,
+      errorMessage: failure,
+    })
+    expect(checkEventOrder(events)).toEqual([])
+    expect(checkEventOrder(replay)).toEqual([])
   })
 })
