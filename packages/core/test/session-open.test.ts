@@ -122,13 +122,12 @@ describe('continue never creates a session', () => {
 describe('compact never creates a session', () => {
   const fileHarness = useHarness('file')
 
-  test('compact of a session that does not exist is session_not_found, emits nothing and the store stays empty', async () => {
+  test('compact of a session that does not exist has nothing to compact, emits nothing and the store stays empty', async () => {
     const h = fileHarness()
     const agent = h.createAgent({ sessionId: 'never-made' })
     const events: string[] = []
     agent.events.on('event', (event) => events.push(event.type))
-    const error = await agent.compact().catch((e: unknown) => e)
-    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect(await agent.compact()).toEqual({ compacted: false, reason: 'nothing_to_compact' })
     expect(events).toEqual([])
     expect(h.server.requests).toHaveLength(0)
     expect(await h.store.list()).toEqual([])
@@ -140,8 +139,7 @@ describe('compact never creates a session', () => {
     const h = fileHarness()
     h.server.enqueue(textReply('r1', 'one'))
     const agent = h.createAgent()
-    const error = await agent.compact().catch((e: unknown) => e)
-    expect(SessionError.is(error) && error.code).toBe('session_not_found')
+    expect(await agent.compact()).toEqual({ compacted: false, reason: 'nothing_to_compact' })
     expect(await h.store.list()).toEqual([])
     const { outcome } = await collect(agent.run('first'))
     expect(outcome.reason).toBe('completed')

@@ -152,8 +152,8 @@ export interface Agent {
    * record persisted (events `compaction_start` / `compaction_end` on the emitter), with the
    * agent's `compaction` options (their defaults when compaction is off). Resolves with what
    * happened; a failed or interrupted summary changes nothing (`close` interrupts it too). Throws `AgentError` (`agent_busy`)
-   * while a task runs, and what the store throws: `session_not_found` for a session the store does
-   * not have (none is created, as with `continue`).
+   * while a task runs, and what the store throws. A session the store does not have (an agent that
+   * never ran) has nothing to compact: `nothing_to_compact`, and none is created.
    */
   compact(options?: CompactOptions): Promise<CompactionResult>
 }
@@ -282,8 +282,14 @@ export function createAgent(options: AgentOptions): Agent {
   /** One manual compaction, holding the session's writer until it ends. */
   const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
     try {
-      // Nothing to compact in a session the store does not have: `session_not_found`, nothing created.
-      await journal.open(undefined)
+      // A session that does not exist yet has nothing to summarise: compacting creates none.
+      try {
+        await journal.open(undefined)
+      } catch (error) {
+        if (SessionError.is(error) && error.code === 'session_not_found')
+          return { compacted: false, reason: 'nothing_to_compact' }
+        throw error
+      }
       const sink = (event: Event) => emitOn(events, event)
       const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
       if (instructions.system !== undefined) request.system = instructions.system

@@ -7,6 +7,7 @@ import {
   type HistoryEvent,
   type InterruptRecord,
   joinText,
+  type Message,
 } from '@kode/protocol'
 import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
@@ -76,6 +77,11 @@ export interface CompactionContext {
   instructionTokens: number
   /** The task's accounting, which every attempt of the summary request its provider billed joins. */
   accounting?: { addResponse(message: AssistantMessage): void }
+  /**
+   * Why `signal` aborted when the user did not interrupt (a host's listener or hook threw): a
+   * compaction so stopped failed, with this message, as the task does.
+   */
+  hostFailure?: () => { message: string } | undefined
 }
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
@@ -85,6 +91,8 @@ const CUT_SUMMARY = "The summary was cut off at the model's output limit, so not
 const KEEP_SHARE = 0.4
 /** Share of the window the summary may take. */
 const SUMMARY_SHARE = 0.15
+/** How many times a summary request the provider finds too long is sent again, each time halved. */
+const OVERFLOW_RETRIES = 3
 
 /**
  * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
@@ -103,7 +111,7 @@ export async function compact(
   const { journal, events } = ctx
   const tokensBefore = budget.inputTokens
   events.emit('compaction_start', { reason, tokensBefore })
-  const outcome = await summarise(ctx, reason, budget)
+  const outcome = hostFailed(ctx, await summarise(ctx, reason, budget))
   if (outcome.compacted) {
     const { record } = outcome
     await journal.persist(record)
@@ -128,6 +136,13 @@ export async function compact(
     ...(errorMessage === undefined ? {} : { errorMessage }),
   })
   return result
+}
+
+/** A compaction stopped by a host's failure, not the user: failed, with the task's failure message. */
+function hostFailed(ctx: CompactionContext, outcome: SummaryOutcome): SummaryOutcome {
+  if (outcome.compacted || outcome.reason !== 'aborted') return outcome
+  const failure = ctx.hostFailure?.()
+  return failure ? { ...outcome, reason: 'failed', errorMessage: failure.message } : outcome
 }
 
 /** The record of a compaction whose summary failed or was interrupted (see `CompactionAttempt`). */
@@ -156,8 +171,10 @@ async function summarise(
   const records = journal.modelRecords
   const previous = journal.compaction
   const bodyFrom = previous ? records.findIndex((record) => record.id === previous.id) + 1 : 0
-  const keepTokens =
-    budget.inputLimit === undefined ? Number.POSITIVE_INFINITY : budget.inputLimit * KEEP_SHARE
+  // Only the latest system prompt is sent.
+  const system = records.findLast((r) => 'role' in r && r.role === 'system')
+  const systemTokens = system && 'role' in system ? estimator.message(system) : 0
+  const keepTokens = keepBudget(ctx, reason, budget, systemTokens)
   const plan = planCompaction(records, bodyFrom, ctx.compaction.keepRecent, keepTokens, estimator)
   if (!plan) return { compacted: false, reason: 'nothing_to_compact' }
 
@@ -218,10 +235,16 @@ async function summarise(
         retries.push(errorMessage)
         events.emit('error', { errorMessage, canRetry: true })
       }
-      const message = await client.complete(summaryRequest(transcript, previousSummary, summaryTokens), {
-        signal,
-        onRetry,
-      })
+      const message = await completeWithin(
+        ctx,
+        transcript,
+        plan.summarised,
+        (request) => {
+          const sent = summaryRequest(request, previousSummary, summaryTokens)
+          return client.complete(sent, { signal, onRetry })
+        },
+        charge,
+      )
       // Counted whatever came of it, as an interrupted response of the task is: tokens were spent.
       charge(message)
       if (message.stopReason === 'aborted' || signal.aborted)
@@ -255,13 +278,68 @@ async function summarise(
     ...trace(),
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
-  const system = records.find((r) => 'role' in r && r.role === 'system')
   record.tokensAfter =
-    ctx.instructionTokens +
-    estimator.message(summaryMessage(record)) +
-    plan.keptTokens +
-    (system && 'role' in system ? estimator.message(system) : 0)
+    ctx.instructionTokens + estimator.message(summaryMessage(record)) + plan.keptTokens + systemTokens
   return { compacted: true, record }
+}
+
+/**
+ * The summary request, sent again with half the transcript (the oldest messages giving way) while
+ * the provider answers that it does not fit the window, up to {@link OVERFLOW_RETRIES} times: the
+ * transcript was sized by the token estimate, which undercounts some text (CJK, a tokenizer unlike
+ * the estimate's), and a summary of the newer messages beats none. Each overflow its provider billed
+ * is charged; the last one is thrown.
+ */
+async function completeWithin(
+  ctx: CompactionContext,
+  transcript: string,
+  summarised: readonly Message[],
+  send: (transcript: string) => Promise<AssistantMessage>,
+  charge: (message: AssistantMessage) => void,
+): Promise<AssistantMessage> {
+  const estimator = ctx.settings.estimator
+  let sent = transcript
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await send(sent)
+    } catch (error) {
+      if (attempt === OVERFLOW_RETRIES || ctx.signal.aborted) throw error
+      if (!ProviderError.is(error) || error.kind !== 'context_overflow') throw error
+      const smaller = transcriptOf(summarised, Math.floor(estimator.text(sent) / 2), estimator)
+      // Nothing left to leave out (one message alone, or the previous summary, is too large).
+      if (smaller.length >= sent.length) throw error
+      if (error.partial?.usage) charge(error.partial)
+      sent = smaller
+    }
+  }
+}
+
+/**
+ * The most tokens the kept part may take: {@link KEEP_SHARE} of the input limit, and at most half of
+ * what the threshold leaves besides the instructions and the system prompt. So the compacted request
+ * lands well under the threshold, with room for the summary and new work, however low the
+ * threshold or large the tool definitions; otherwise every turn would compact again.
+ *
+ * A provider that refused as too long a request estimated to fit shows that the estimate undercounts
+ * this session (CJK text is about a token a character, not four characters): the kept part then
+ * shrinks by the same ratio, or it would overflow again, and every later request with it. For a
+ * model whose window is unknown, an overflow compaction keeps at most {@link KEEP_SHARE} of the
+ * refused request.
+ */
+function keepBudget(
+  ctx: CompactionContext,
+  reason: CompactionReason,
+  budget: ContextBudget,
+  systemTokens: number,
+): number {
+  const limit = budget.inputLimit
+  // With no known window, the request the provider refused is the one bound there is.
+  if (limit === undefined)
+    return reason === 'overflow' ? budget.inputTokens * KEEP_SHARE : Number.POSITIVE_INFINITY
+  const underThreshold = ctx.compaction.threshold * limit - ctx.instructionTokens - systemTokens
+  const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
+  const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
+  return keep * undercount
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */

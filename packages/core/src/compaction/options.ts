@@ -27,8 +27,9 @@ export interface CompactionOptions {
   threshold?: number | undefined
   /**
    * Turns (a response and its tool results) kept verbatim after the summary; fewer when they do
-   * not fit in 40% of the usable window. Default 4; 0 summarises everything but a response whose
-   * calls still wait for results (approval).
+   * not fit in 40% of the usable window (or in half of what the threshold leaves besides the
+   * system prompt and tool definitions). Default 4; 0 summarises everything but the task's new input
+   * and a response whose calls still wait for results (approval), which are always kept.
    */
   keepRecent?: number | undefined
   /**

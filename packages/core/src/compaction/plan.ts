@@ -18,7 +18,8 @@ export interface CompactionPlan {
  * not fit. The kept part starts at a user or assistant message, never at a tool result or a
  * developer message, so a tool call and its result are never split and a kept response keeps
  * everything its thinking signatures were made with. The last response is always kept while some of
- * its calls have no result (a session paused for approval). `undefined` when there is nothing to
+ * its calls have no result (a session paused for approval), and so is the task's new input (the last user
+ * message, when no response came after it), whatever its size. `undefined` when there is nothing to
  * summarise.
  */
 export function planCompaction(
@@ -44,12 +45,17 @@ export function planCompaction(
     }
   }
   // A response whose calls are not all answered yet (awaiting approval, or left by a dead process)
-  // is kept: the results still to come must find their calls in what the model sees.
-  const open = openResponse(records, bodyFrom)
-  if (open !== undefined && open < cut) {
-    cut = open
+  // is kept: the results still to come must find their calls in what the model sees. So is the
+  // task's input (the last user message, with no response after it), however large: summarised, it
+  // would reach the model as a transcript's excerpt, though it may well fit once the rest is.
+  const keepFrom = Math.min(
+    openResponse(records, bodyFrom) ?? records.length,
+    newInput(records, bodyFrom) ?? records.length,
+  )
+  if (keepFrom < cut) {
+    cut = keepFrom
     keptTokens = 0
-    for (let i = open; i < records.length; i++) {
+    for (let i = keepFrom; i < records.length; i++) {
       const record = records[i]!
       if ('role' in record) keptTokens += estimator.message(record)
     }
@@ -61,6 +67,21 @@ export function planCompaction(
   }
   if (summarised.length === 0) return undefined
   return { summarised, firstKept: records[cut], keptTokens }
+}
+
+/**
+ * Index of the last user message when no response came after it: the task's input. Only the
+ * last: an earlier input that got no response (its task failed, one too large for the window
+ * among them) is summarised, or it would be kept, and fail, at every later compaction.
+ */
+function newInput(records: readonly HistoryEvent[], from: number): number | undefined {
+  for (let i = records.length - 1; i >= from; i--) {
+    const record = records[i]!
+    if (!('role' in record)) continue
+    if (record.role === 'assistant') return undefined
+    if (record.role === 'user') return i
+  }
+  return undefined
 }
 
 /** Index of the last assistant message when some of its tool calls have no result after it. */

@@ -13,7 +13,7 @@ import type { TaskRuntime } from './runtime.js'
  * when the request's estimated input passes the threshold, the session is compacted first; when the provider still
  * answers that the request is larger than the context window, the session is compacted once and
  * the call sent once more. An overflow that remains (or with compaction off) fails the call with
- * an error naming the sizes; an interrupt during that compaction reads as aborted. `request` builds the request from the session as it is then; `send`
+ * an error naming the sizes; an interrupt during either compaction reads as aborted, with no call made. `request` builds the request from the session as it is then; `send`
  * makes the call (by default `callModel`; the turn passes one that runs the host's hooks first).
  */
 export async function callModelWithinBudget(
@@ -39,6 +39,8 @@ export async function callModelWithinBudget(
       sent = request()
       budget = budgetOf(rt, client, sent)
     } else if (done.reason === 'failed') failedSummary = done.errorMessage
+    // Interrupted during the compaction: no call follows, so no budget for it and no hook.
+    if (rt.signal.aborted) return { kind: 'aborted', partial: undefined }
   }
   reportBudget(rt, budget)
   const result = await send(sent)
@@ -102,6 +104,7 @@ function contextOf(
     signal: rt.signal,
     instructionTokens: rt.settings.estimator.instructions(request.system, request.tools),
     accounting,
+    hostFailure: () => rt.hostFailure(),
   }
 }
 

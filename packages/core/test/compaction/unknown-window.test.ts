@@ -1,0 +1,51 @@
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import type { ScriptedResponse } from '@kode/providers/testing'
+import { describe, expect, test } from 'vitest'
+import { chatStream, say } from '../helpers/chat-wire.js'
+import { collect, useHarness } from '../helpers/harness.js'
+import { bodyTokens, compactionsOf, readChunk, readChunkSession } from '../helpers/small-window.js'
+
+/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
+const overflow: ScriptedResponse = {
+  status: 400,
+  body: readFileSync(
+    join(
+      import.meta.dirname,
+      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
+    ),
+    'utf8',
+  ),
+}
+
+/** The window of the model the server plays, which the catalog does not know. */
+const WINDOW = 12_000
+
+describe('a model whose window the catalog does not know', () => {
+  const h = useHarness()
+
+  test('overflowing, compacts to less than the request it refused, and completes', async () => {
+    await h().store.create({ id: 'long' })
+    // Six turns of about 4,000 tokens: the last four alone do not fit the window.
+    await h().store.append(
+      'long',
+      readChunkSession(6, (n) => `chunk ${n}: ${'x'.repeat(16_000)}`, { id: 'done', text: 'Read them.' }),
+    )
+    h().server.handle((request) =>
+      bodyTokens(request) > WINDOW ? overflow : chatStream({ id: 'r', steps: [say('Done.')] }),
+    )
+    const agent = h().createAgent({
+      sessionId: 'long',
+      client: h().client({ model: 'house-model' }),
+      tools: [readChunk],
+      compaction: { summarize: async () => 'Six chunks were read.' },
+    })
+    expect(agent.client.modelInfo?.contextWindow).toBeUndefined()
+
+    const { outcome } = await collect(agent.run('Go on'))
+
+    expect(outcome.reason).toBe('completed')
+    expect(compactionsOf(await agent.history())).toHaveLength(1)
+    expect(bodyTokens(h().server.requests.at(-1)!)).toBeLessThanOrEqual(WINDOW)
+  })
+})
