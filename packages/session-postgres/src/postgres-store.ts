@@ -32,6 +32,7 @@ import { assertSchemaName, ensureSchema } from './schema.js'
 import { KeyedQueue } from './serial.js'
 import { feedChannel, statements } from './statements.js'
 import { StorePool } from './store-pool.js'
+import { updateMeta } from './update-meta.js'
 
 /** Default `leaseMs`: how long a writer that stopped renewing keeps the session from others. */
 export const DEFAULT_LEASE_MS = 30_000
@@ -309,14 +310,12 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
       return operation(async () => {
         await open(sessionId)
         assertSessionPatch(patch, sessionId)
+        const param = patchParam(patch)
         for (;;) {
-          const { rows } = await pool.query(sql.update, [sessionId, patchParam(patch)])
-          if (rows[0]) return infoOf(rows[0] as SessionRow)
-          // Missing, or its meta column is no object (which `||` would turn into an array).
-          const current = (await pool.query(sql.info, [sessionId])).rows[0] as SessionRow | undefined
-          if (!current) throw sessionNotFound(sessionId)
-          // Throws `corrupt_metadata`; a row put right in between is updated on the next turn.
-          infoOf(current)
+          // Throws `corrupt_metadata`, changing nothing; a row put right in between is updated on
+          // the next turn.
+          const info = await updateMeta(pool, sql, sessionId, param)
+          if (info) return info
         }
       })
     },

@@ -322,6 +322,18 @@ describe('metadata of the wrong shape', () => {
     },
   )
 
+  test('update of an object meta with a bad field the patch does not fix changes nothing', async () => {
+    const meta = '{"subAgent": {"parentToolCallId": 1}}'
+    const { store } = await plant(meta)
+    const error = await store.update('s', { title: 'after' }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_metadata', sessionId: 's' })
+    const { rows } = await admin.query(`select meta from "${schema}".sessions where id = 's'`)
+    expect(rows[0].meta).toEqual(JSON.parse(meta))
+    // A patch that does put the row right is kept.
+    await admin.query(`update "${schema}".sessions set meta = '{"title": 5}'::jsonb where id = 's'`)
+    expect(await store.update('s', { title: 'fixed' })).toMatchObject({ id: 's', title: 'fixed' })
+  })
+
   test('update fails with corrupt_metadata and changes nothing; delete still removes the session', async () => {
     const { store } = await plant('null')
     const error = await store.update('s', { title: 'after' }).catch((e: unknown) => e)
