@@ -27,7 +27,7 @@ export interface CompactedHistory {
 /**
  * The records the model sees of `history`: all of them until a `compaction` record exists; from
  * then on the latest system prompt before the kept part, the latest summary as a user message, the
- * records from the compaction's `firstKeptId` on (the compaction record itself excluded). A
+ * records from the compaction's `firstKeptId` on (compaction records excluded). A
  * compaction whose `firstKeptId` is its own id (or unknown) keeps nothing before it. The history
  * itself is never changed: replay and export still show every record.
  */
@@ -52,7 +52,9 @@ export function compactedHistory(history: readonly HistoryEvent[]): CompactedHis
     }
   }
   records.push(summaryMessage(compaction))
-  for (let i = keptFrom; i < at; i++) records.push(history[i]!)
+  // An earlier compaction inside the kept part is no part of the view (its summary is in the
+  // latest one's): kept, it would pass for the latest to whoever reads the view again.
+  for (let i = keptFrom; i < at; i++) if (!isCompaction(history[i]!)) records.push(history[i]!)
   const freshFrom = records.length
   for (let i = at + 1; i < history.length; i++) records.push(history[i]!)
   return { records, compaction, freshFrom }
