@@ -1,10 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say, textReply } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import {
   compactionsOf,
   isSummaryRequest,
@@ -17,18 +15,6 @@ import {
 // saved as the compaction, the model would go on from whatever it cut off.
 
 const CUT = "The summary was cut off at the model's output limit, so nothing was compacted."
-
-/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
-const overflow: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
-}
 
 /** A summary that streams a few words, then stops at the output limit. */
 const cutSummary = chatStream({ id: 'sum-1', steps: [say('The user asked to read')], finish: 'length' })
@@ -68,7 +54,7 @@ describe('a summary cut off at the output limit', () => {
     await h.store.create({ id: 'long' })
     await h.store.append('long', toolSession(2, 40))
     const agent = h.createAgent({ sessionId: 'long', tools: [readChunk], compaction: { keepRecent: 1 } })
-    h.server.enqueue(overflow, cutSummary, textReply('r-after', 'Should not be asked.'))
+    h.server.enqueue(OVERFLOW, cutSummary, textReply('r-after', 'Should not be asked.'))
 
     const { outcome } = await collect(agent.run('Go on'))
 
@@ -92,7 +78,7 @@ describe('a summary cut off at the output limit', () => {
       tools: [readChunk],
       compaction: { keepRecent: 1 },
     })
-    h.server.enqueue(cutSummary, overflow, textReply('r-after', 'Should not be asked.'))
+    h.server.enqueue(cutSummary, OVERFLOW, textReply('r-after', 'Should not be asked.'))
 
     const { events, outcome } = await collect(agent.run('Go on'))
 

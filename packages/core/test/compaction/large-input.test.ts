@@ -1,22 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { textReply } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import { compactionsOf, readChunk, readChunkSession } from '../helpers/small-window.js'
-
-/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
-const overflow: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
-}
 
 describe('a task whose input alone is larger than the kept part may be', () => {
   const h = useHarness()
@@ -74,7 +60,7 @@ describe('a task whose input alone is larger than the kept part may be', () => {
     })
     // About 125,000 tokens: more than the whole window.
     const document = `Summarise this: ${'lorem ipsum dolor sit amet '.repeat(18_500)}END-OF-DOCUMENT`
-    h().server.enqueue(overflow)
+    h().server.enqueue(OVERFLOW)
     const first = await collect(agent.run(document))
     expect(first.outcome.reason).toBe('error')
     expect(first.outcome.errorMessage).toMatch(/^The request does not fit the model's context window/)

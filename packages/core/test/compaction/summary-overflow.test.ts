@@ -1,27 +1,13 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { textReply } from '../helpers/chat-wire.js'
 import { useHarness } from '../helpers/harness.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import { compactionsOf, isSummaryRequest, readChunkSession } from '../helpers/small-window.js'
 
 // The summary request is sized by the token estimate; text the estimate undercounts (CJK, a
 // tokenizer unlike the default 4 characters a token) can still make it overflow the window. The
 // older messages then give way until it fits, as they do when the estimate says they would not.
-
-/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
-const overflow: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
-}
 
 /** Six finished tool turns whose outputs are long CJK text (one token a character, not four). */
 const cjkSession = (): HistoryEvent[] =>
@@ -41,7 +27,7 @@ describe('a summary request that overflows the window', () => {
     await h.store.create({ id: 'long' })
     await h.store.append('long', cjkSession())
     const agent = h.createAgent({ sessionId: 'long', compaction: { keepRecent: 1 } })
-    h.server.enqueue(overflow, textReply('sum-1', 'The user had six chunks read.'))
+    h.server.enqueue(OVERFLOW, textReply('sum-1', 'The user had six chunks read.'))
 
     const result = await agent.compact()
 
@@ -63,7 +49,7 @@ describe('a summary request that overflows the window', () => {
     await h.store.create({ id: 'long' })
     await h.store.append('long', cjkSession())
     const agent = h.createAgent({ sessionId: 'long', compaction: { keepRecent: 1 } })
-    h.server.enqueue(overflow, overflow, overflow, overflow, overflow, overflow)
+    h.server.enqueue(OVERFLOW, OVERFLOW, OVERFLOW, OVERFLOW, OVERFLOW, OVERFLOW)
 
     const result = await agent.compact()
 

@@ -1,9 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import type { RecordedRequest } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import {
   compactionsOf,
   isSummaryRequest,
@@ -16,18 +15,6 @@ import {
 // The default estimate counts 4 characters a token; CJK text is about one token a character. A
 // session of CJK tool output is then four times larger than the engine estimates, and the provider
 // answers that it overflows although the estimate says it fits.
-
-/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
-const overflow: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
-}
 
 /** What the server's tokenizer counts: one token a CJK character, one per 4 other characters. */
 function realTokens(request: RecordedRequest): number {
@@ -50,7 +37,7 @@ describe('a session whose text the estimate undercounts', () => {
       const { max_completion_tokens: reserve = 500 } = request.body as { max_completion_tokens?: number }
       const accepted = realTokens(request) <= TINY.tiny!.contextWindow! - reserve
       sizes.push({ summary, tokens: realTokens(request), accepted })
-      if (!accepted) return overflow
+      if (!accepted) return OVERFLOW
       return chatStream({ id: `r${sizes.length}`, steps: [say(summary ? 'Six chunks were read.' : 'Done.')] })
     })
     const agent = h().createAgent({

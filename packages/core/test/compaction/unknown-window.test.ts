@@ -1,22 +1,8 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
-import type { ScriptedResponse } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import { bodyTokens, compactionsOf, readChunk, readChunkSession } from '../helpers/small-window.js'
-
-/** The recorded Chat Completions overflow error (the providers' tests check its classification). */
-const overflow: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
-}
 
 /** The window of the model the server plays, which the catalog does not know. */
 const WINDOW = 12_000
@@ -32,7 +18,7 @@ describe('a model whose window the catalog does not know', () => {
       readChunkSession(6, (n) => `chunk ${n}: ${'x'.repeat(16_000)}`, { id: 'done', text: 'Read them.' }),
     )
     h().server.handle((request) =>
-      bodyTokens(request) > WINDOW ? overflow : chatStream({ id: 'r', steps: [say('Done.')] }),
+      bodyTokens(request) > WINDOW ? OVERFLOW : chatStream({ id: 'r', steps: [say('Done.')] }),
     )
     const agent = h().createAgent({
       sessionId: 'long',

@@ -8,6 +8,7 @@ import {
 import { expect } from 'vitest'
 import { overloadedAfterStart } from '../helpers/anthropic-wire.js'
 import { chatStream, say, textReply } from '../helpers/chat-wire.js'
+import { OVERFLOW } from '../helpers/overflow.js'
 import {
   bodyTokens,
   compactionsOf,
@@ -17,7 +18,7 @@ import {
   toolLoopModel,
 } from '../helpers/small-window.js'
 import { readFile } from '../helpers/tools.js'
-import { chunkReader, drain, OVERFLOW, record, type Scenario } from './scenario.js'
+import { chunkReader, drain, record, type Scenario } from './scenario.js'
 
 /** A server too busy to answer, before any output: the client retries it, and nothing was billed. */
 const UNAVAILABLE: ScriptedResponse = {

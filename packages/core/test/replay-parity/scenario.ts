@@ -1,5 +1,3 @@
-import { readFileSync } from 'node:fs'
-import { join } from 'node:path'
 import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
@@ -93,18 +91,6 @@ export function cutStream(id: string, text: string): ScriptedResponse {
 export function toolsThenText(first: ScriptedResponse, text = 'All done.') {
   return (request: RecordedRequest): ScriptedResponse =>
     messagesOf(request).at(-1)?.role === 'tool' ? textReply('r-end', text) : first
-}
-
-/** The recorded Chat Completions context-overflow error (the providers' tests check its classification). */
-export const OVERFLOW: ScriptedResponse = {
-  status: 400,
-  body: readFileSync(
-    join(
-      import.meta.dirname,
-      '../../../providers/test/fixtures/errors/context-overflow/openai-chat.400.json',
-    ),
-    'utf8',
-  ),
 }
 
 export type Scenario = readonly [string, (h: Harness) => Promise<Ran>]
