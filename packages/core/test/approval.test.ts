@@ -1,11 +1,12 @@
 import { AgentError, defineTool, pendingApprovals } from '@kode/core'
 import { checkEventOrder, type Event, type HistoryEvent } from '@kode/protocol'
-import { deriveReplayEvents, exportHtml, forkSession, type SessionStore } from '@kode/session'
+import { deriveReplayEvents, exportHtml, forkSession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { recordingAppends } from './helpers/recording-store.js'
 import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
@@ -509,21 +510,7 @@ describe('tool approval', () => {
 
   test('a response and the approval requests of its calls are one append: a reader never sees one without the other', async () => {
     const h = harness()
-    const appends: HistoryEvent[][] = []
-    const store: SessionStore = {
-      ...h.store,
-      async acquire(sessionId: string) {
-        const lease = await h.store.acquire(sessionId)
-        return {
-          sessionId,
-          release: () => lease.release(),
-          append: (records: readonly HistoryEvent[]) => {
-            appends.push([...records])
-            return lease.append(records)
-          },
-        }
-      },
-    }
+    const { store, appends } = recordingAppends(h.store)
     script(h)
     const agent = h.createAgent({ store, tools: [writeTool().tool, readFile] })
     const { outcome } = await collect(agent.run('Write a, read b'))

@@ -1,12 +1,13 @@
 import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
-import type { Event, HistoryEvent } from '@kode/protocol'
+import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, forkSession, replaySession, type SessionStore } from '@kode/session'
+import { deriveReplayEvents, forkSession, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { recordingAppends } from './helpers/recording-store.js'
 import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
@@ -192,21 +193,7 @@ describe('sub-agent approval', () => {
 
   test("a sub-agent's waiting calls are recorded in its parent's history in one append", async () => {
     const h = harness()
-    const appends: HistoryEvent[][] = []
-    const store: SessionStore = {
-      ...h.store,
-      async acquire(sessionId: string) {
-        const lease = await h.store.acquire(sessionId)
-        return {
-          sessionId,
-          release: () => lease.release(),
-          append: (records: readonly HistoryEvent[]) => {
-            appends.push([...records])
-            return lease.append(records)
-          },
-        }
-      },
-    }
+    const { store, appends } = recordingAppends(h.store)
     const { writer } = writerAgent()
     h.server.handle((request) => {
       const messages = (request.body as { messages: Messages }).messages
