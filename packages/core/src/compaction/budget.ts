@@ -7,6 +7,26 @@ export function defaultOutputReserve(contextWindow: number): number {
   return Math.min(4_096, Math.floor(contextWindow / 4))
 }
 
+/** The share of what the instructions leave of the input limit that the history always gets before a threshold compaction. */
+const HISTORY_ROOM_SHARE = 0.25
+
+/**
+ * The input tokens past which a request is compacted before it is sent: `threshold` of the input
+ * limit, moved up when the instructions (the system prompt and the tool definitions, which no
+ * compaction shrinks) leave the history less than a quarter of what they leave of the limit.
+ * Otherwise long tool definitions would make every turn compact, summarising the turn before.
+ * `undefined` when the instructions alone take the whole limit: no compaction can make room then.
+ */
+export function compactionTrigger(
+  threshold: number,
+  inputLimit: number,
+  instructionTokens: number,
+): number | undefined {
+  const left = inputLimit - instructionTokens
+  if (left <= 0) return undefined
+  return instructionTokens + Math.max(threshold * inputLimit - instructionTokens, left * HISTORY_ROOM_SHARE)
+}
+
 /** How many input tokens the next request takes, against what the model accepts. */
 export interface ContextBudget {
   /** The request's input tokens: the last response's reported input and output plus an estimate of what came after. */

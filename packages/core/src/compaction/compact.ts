@@ -13,7 +13,7 @@ import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
-import type { ContextBudget } from './budget.js'
+import { type ContextBudget, compactionTrigger } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
 import type { TokenEstimator } from './estimate.js'
 import type { CompactionSettings } from './options.js'
@@ -316,7 +316,7 @@ async function completeWithin(
 
 /**
  * The most tokens the kept part may take: {@link KEEP_SHARE} of the input limit, and at most half of
- * what the threshold leaves besides the instructions and the system prompt. So the compacted request
+ * what the threshold (as {@link compactionTrigger} moves it) leaves besides the instructions and the system prompt. So the compacted request
  * lands well under the threshold, with room for the summary and new work, however low the
  * threshold or large the tool definitions; otherwise every turn would compact again.
  *
@@ -336,7 +336,8 @@ function keepBudget(
   // With no known window, the request the provider refused is the one bound there is.
   if (limit === undefined)
     return reason === 'overflow' ? budget.inputTokens * KEEP_SHARE : Number.POSITIVE_INFINITY
-  const underThreshold = ctx.compaction.threshold * limit - ctx.instructionTokens - systemTokens
+  const trigger = compactionTrigger(ctx.compaction.threshold, limit, ctx.instructionTokens) ?? limit
+  const underThreshold = trigger - ctx.instructionTokens - systemTokens
   const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
   const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
   return keep * undercount

@@ -22,7 +22,10 @@ export type Summarizer = (input: SummarizeInput) => Promise<string>
 export interface CompactionOptions {
   /**
    * Compact before a model call whose estimated input passes this fraction of the usable window
-   * (the context window minus the output reserve). Between 0 and 1; default 0.8.
+   * (the context window minus the output reserve). Between 0 and 1; default 0.8. When the system
+   * prompt and tool definitions, which no compaction shrinks, leave the history less than a quarter
+   * of what they leave of the window, the point moves up to give it that quarter, so that long
+   * tool definitions do not make every turn compact.
    */
   threshold?: number | undefined
   /**

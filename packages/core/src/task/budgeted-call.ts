@@ -1,5 +1,5 @@
 import { type LLMClient, type LLMRequest, ProviderError } from '@kode/providers'
-import { type ContextBudget, measureBudget } from '../compaction/budget.js'
+import { type ContextBudget, compactionTrigger, measureBudget } from '../compaction/budget.js'
 import { type CompactionContext, compact } from '../compaction/compact.js'
 import type { CompactionSettings } from '../compaction/options.js'
 import { statusAndCode } from '../error-fields.js'
@@ -10,7 +10,7 @@ import type { TaskRuntime } from './runtime.js'
 /**
  * The turn's model call with the context budget kept: before the call the request's budget is
  * measured and reported (`context_usage` with `estimated: true`, after a compaction it caused);
- * when the request's estimated input passes the threshold, the session is compacted first; when the provider still
+ * when the request's estimated input passes the threshold (see `compactionTrigger`), the session is compacted first; when the provider still
  * answers that the request is larger than the context window, the session is compacted once and
  * the call sent once more. An overflow that remains (or with compaction off) fails the call with
  * an error naming the sizes; an interrupt during either compaction reads as aborted, with no call made. `request` builds the request from the session as it is then; `send`
@@ -29,11 +29,11 @@ export async function callModelWithinBudget(
   // A summary that failed for this call: an overflow then ends the task rather than summarising
   // the same records again, which would most likely fail the same way (a cut summary, a down model).
   let failedSummary: string | undefined
-  if (
-    compaction &&
-    budget.inputLimit !== undefined &&
-    budget.inputTokens > compaction.threshold * budget.inputLimit
-  ) {
+  const trigger =
+    compaction && budget.inputLimit !== undefined
+      ? compactionTrigger(compaction.threshold, budget.inputLimit, instructionTokensOf(rt, sent))
+      : undefined
+  if (compaction && trigger !== undefined && budget.inputTokens > trigger) {
     const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'threshold', budget)
     if (done.compacted) {
       sent = request()
@@ -48,14 +48,20 @@ export async function callModelWithinBudget(
   const before = budgetOf(rt, client, sent)
   if (!compaction) return { kind: 'failed', error: tooLarge(result.error, before, false) }
   if (failedSummary !== undefined) {
-    return { kind: 'failed', error: tooLarge(result.error, before, false, failedSummary) }
+    return { kind: 'failed', error: tooLarge(result.error, before, false, summaryFailed(failedSummary)) }
+  }
+  if (before.inputLimit !== undefined && trigger === undefined) {
+    // Summarising the history cannot make room the instructions alone take.
+    const why = `The system prompt and tool definitions alone take about ${instructionTokensOf(rt, sent)} tokens, which no compaction shrinks. `
+    return { kind: 'failed', error: tooLarge(result.error, before, false, why) }
   }
   // Interrupted before or during the compaction: the user stopped the task, which did not fail.
   if (rt.signal.aborted) return { kind: 'aborted', partial: undefined }
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
   if (!done.compacted) {
     if (done.reason === 'aborted' || rt.signal.aborted) return { kind: 'aborted', partial: undefined }
-    return { kind: 'failed', error: tooLarge(result.error, before, false, done.errorMessage) }
+    const why = done.errorMessage === undefined ? undefined : summaryFailed(done.errorMessage)
+    return { kind: 'failed', error: tooLarge(result.error, before, false, why) }
   }
   sent = request()
   const retryBudget = budgetOf(rt, client, sent)
@@ -88,6 +94,10 @@ function budgetOf(rt: TaskRuntime, client: LLMClient, request: LLMRequest): Cont
   return measureBudget(request, journal.modelRecords, journal.freshFrom, client, settings.estimator)
 }
 
+function instructionTokensOf(rt: TaskRuntime, request: LLMRequest): number {
+  return rt.settings.estimator.instructions(request.system, request.tools)
+}
+
 function contextOf(
   rt: TaskRuntime,
   compaction: CompactionSettings,
@@ -102,31 +112,31 @@ function contextOf(
     compaction,
     client,
     signal: rt.signal,
-    instructionTokens: rt.settings.estimator.instructions(request.system, request.tools),
+    instructionTokens: instructionTokensOf(rt, request),
     accounting,
     hostFailure: () => rt.hostFailure(),
   }
 }
 
-/** The provider's overflow error, reworded to name the sizes (and why compaction made no room). */
+function summaryFailed(message: string): string {
+  return `The compaction that was to make room failed: ${message} `
+}
+
+/** The provider's overflow error, reworded to name the sizes (and `why` compaction made no room, a sentence). */
 function tooLarge(
   error: ProviderError,
   budget: ContextBudget,
   afterCompaction: boolean,
-  compactionFailure?: string,
+  why = '',
 ): ProviderError {
   const window =
     budget.contextWindow === undefined
       ? 'the window is unknown'
       : `the window is ${budget.contextWindow} tokens`
-  const failed =
-    compactionFailure === undefined
-      ? ''
-      : `The compaction that was to make room failed: ${compactionFailure} `
   const message =
     `The request does not fit the model's context window${afterCompaction ? ' even after compaction' : ''}: ` +
     `about ${budget.inputTokens} input tokens + ${budget.outputReserve} reserved for output; ${window}. ` +
-    failed +
+    why +
     error.message
   const failure = new ProviderError(message, {
     retryable: false,
