@@ -610,3 +610,26 @@ describe('metadata that is not what the types say (a caller outside TypeScript)'
     expect((await store.list()).map((s) => s.id)).toEqual(['s'])
   })
 })
+
+describe('a store whose directory cannot be made', () => {
+  // Node's own recursive mkdir never returns under Linux's /proc: a mistyped directory hung there.
+  test.runIf(process.platform === 'linux')(
+    'fails create with the system error, under /proc too',
+    async () => {
+      const store = createFileSessionStore({ dir: '/proc/kode-no-such-dir/sessions' })
+      stores.push(store)
+      await expect(store.create({ id: 's1' })).rejects.toMatchObject({ code: 'ENOENT' })
+    },
+  )
+
+  test('makes missing parents, and fails when a parent is a file', async () => {
+    const nested = createFileSessionStore({ dir: join(dir, 'a', 'b', 'c') })
+    stores.push(nested)
+    await nested.create({ id: 's1' })
+    expect(readdirSync(join(dir, 'a', 'b', 'c'))).toContain('s1')
+    writeFileSync(join(dir, 'file'), 'x')
+    const underFile = createFileSessionStore({ dir: join(dir, 'file', 'sessions') })
+    stores.push(underFile)
+    await expect(underFile.create({ id: 's1' })).rejects.toMatchObject({ code: 'ENOTDIR' })
+  })
+})

@@ -134,6 +134,15 @@ describe('kode exec', () => {
   })
 })
 
+describe('a sessions directory that cannot be made', () => {
+  // Node's own recursive mkdir never returns under Linux's /proc: kode hung there.
+  test.runIf(process.platform === 'linux')('exits with status 1 and the system error', async () => {
+    const { code, stderr } = await runKode(['exec', '--scripted', '--sessions-dir', '/proc/kode-nope', 'hi'])
+    expect(code).toBe(1)
+    expect(stderr).toContain("kode: ENOENT: no such file or directory, mkdir '/proc/kode-nope'")
+  })
+})
+
 describe('text that is not kode’s own on stdout and stderr', () => {
   const HIDDEN = ['\x1b', '\x07', '\x9b', '\u202e']
 

@@ -1,5 +1,5 @@
 import type { Dirent } from 'node:fs'
-import { type FileHandle, mkdir, readdir, rename, rm } from 'node:fs/promises'
+import { type FileHandle, readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
@@ -25,6 +25,7 @@ import {
 import { countLines, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
+import { makeDirectories } from './make-directories.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
@@ -173,7 +174,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         throw new SessionError('session_exists', `session ${sessionId} already exists`, { sessionId })
       }
       const writer = await track(sessionId, async () => {
-        await mkdir(root, { recursive: true })
+        await makeDirectories(root)
         return SessionWriter.create(context(sessionId), init)
       })
       return writer.info()
