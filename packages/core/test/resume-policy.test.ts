@@ -474,6 +474,165 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
   )
 
   test.each(['continue', 'run'] as const)(
+    "a sub-agent that never paused, whose process died mid-call: the parent's %s settles it and counts it",
+    async (how) => {
+      const h = harness()
+      // The parent called the sub-agent (p1) and died while it ran: no record of the child in the
+      // parent's history, only the child's own session, linked by its metadata.
+      const parent: HistoryEvent[] = [DEAD[0]!, CARRIED_SUB_AGENT[1]!]
+      await deadSession(h, parent)
+      await h.store.create({
+        id: 'child',
+        parentSessionId: 'dead',
+        subAgent: { name: 'helper', parentToolCallId: 'p1' },
+      })
+      const child: HistoryEvent[] = [
+        { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+        {
+          role: 'assistant',
+          id: 'ca1',
+          createdAt: 2,
+          parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
+          stopReason: 'tool_use',
+          responseId: 'cr0',
+          usage: { inputTokens: 70, outputTokens: 5 },
+          costUsd: 0.25,
+        },
+      ]
+      await h.store.append('child', child)
+      h.server.enqueue(textReply('r1', 'It may not have paid.'))
+      const { tool, runs } = chargeTool()
+      const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
+      const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+      const { events, outcome } = await collect(
+        how === 'continue' ? agent.continue() : agent.run('Never mind'),
+      )
+      expect(outcome.reason).toBe('completed')
+      expect(runs).toEqual([])
+      expectOrdered([...replayThenLive(child, 'child', []), ...replayThenLive(parent, 'dead', events)])
+      expect(summarizeHistory(await agent.history())[2]).toBe(`tool p1 error: ${STOPPED}`)
+      // The child's session ends: its dangling call is answered and its task has an end.
+      const settled = await h.store.read('child')
+      expectValidHistory(settled)
+      expect(summarizeHistory(settled).slice(2)).toEqual([
+        `tool s1 error: ${STOPPED}`,
+        expect.stringMatching(/^error: /),
+        'task_metadata turns=0 subAgents=0',
+      ])
+      const childEnd = events.findIndex((e) => e.type === 'task_finish' && e.sessionId === 'child')
+      const parentResult = events.findIndex((e) => e.type === 'tool_result' && e.toolCallId === 'p1')
+      expect(childEnd).toBeGreaterThan(-1)
+      expect(childEnd).toBeLessThan(parentResult)
+      // The settled child is one of the sub-agents the parent's task ran.
+      expect(outcome.metadata.subAgents.map((m) => [m.sessionId, m.subAgentName])).toEqual([
+        ['child', 'helper'],
+      ])
+    },
+  )
+
+  test('a rerun call settles the sub-agent its dead run started before it starts a new one', async () => {
+    const h = harness()
+    await deadSession(h, [
+      DEAD[0]!,
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'p1', name: 'delegate', argumentsJson: '{}' }],
+        stopReason: 'tool_use',
+        responseId: 'r0',
+      },
+    ])
+    await h.store.create({
+      id: 'child',
+      parentSessionId: 'dead',
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    await h.store.append('child', [
+      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+    ])
+    const delegate = defineTool({
+      name: 'delegate',
+      description: 'Delegates the payment',
+      parameters: Type.Object({}),
+      onResume: 'rerun',
+      execute: async (_args, ctx) => (await ctx.runSubAgent({ name: 'helper' }, 'pay')).text,
+    })
+    h.server.enqueue(textReply('cr1', 'Paid.'))
+    h.server.enqueue(textReply('r1', 'Done.'))
+    const agent = h.createAgent({ sessionId: 'dead', tools: [delegate] })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    const settled = await h.store.read('child')
+    expectValidHistory(settled)
+    expect(summarizeHistory(settled).slice(1)).toEqual([
+      expect.stringMatching(/^error: /),
+      'task_metadata turns=0 subAgents=0',
+    ])
+    // The old child first, then the one the rerun started.
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child', expect.any(String)])
+    expect(outcome.metadata.subAgents[1]?.sessionId).not.toBe('child')
+  })
+
+  test("a carried sub-agent settled after its process died is counted in the parent's task_metadata", async () => {
+    const h = harness()
+    await deadSession(h, CARRIED_SUB_AGENT)
+    await h.store.create({
+      id: 'child',
+      parentSessionId: 'dead',
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    await h.store.append('child', [
+      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+      {
+        role: 'assistant',
+        id: 'ca1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
+        stopReason: 'tool_use',
+        responseId: 'cr0',
+      },
+      {
+        type: 'approval_request',
+        id: 'cq1',
+        createdAt: 3,
+        toolCallId: 's1',
+        toolName: 'charge',
+        arguments: '{"cents":500}',
+        responseId: 'cr0',
+      },
+      {
+        type: 'task_metadata',
+        id: 'cm1',
+        createdAt: 4,
+        metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
+      },
+      {
+        type: 'approval_decision',
+        id: 'cd1',
+        createdAt: 5,
+        toolCallId: 's1',
+        toolName: 'charge',
+        approved: true,
+      },
+    ])
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [chargeTool().tool] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+    const { events, outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    const childMetadata = events.find((e) => e.type === 'task_metadata' && e.sessionId === 'child')
+    expect(childMetadata).toBeDefined()
+    expect(outcome.metadata.subAgents).toEqual([
+      (childMetadata as { metadata: { main: unknown } }).metadata.main,
+    ])
+    const parentRecord = (await agent.history()).findLast(
+      (record) => !('role' in record) && record.type === 'task_metadata',
+    )
+    expect(parentRecord).toMatchObject({ metadata: { subAgents: [{ sessionId: 'child' }] } })
+  })
+
+  test.each(['continue', 'run'] as const)(
     'a process that died while a sibling ran and a call awaited approval: %s goes on with its open turn, as the replay shows it',
     async (how) => {
       const h = harness()

@@ -181,9 +181,9 @@ export async function carryOn(
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
   }
-  // A stopped call answered without running again leaves the sub-agents it carried on as their
-  // process left them: they are settled first, as a call's sub-agents end before its result.
-  await settleCarriedSubAgents(rt, [...decided.keys()])
+  // A stopped call leaves the sub-agents it ran as their process left them: they are settled
+  // first, as a call's sub-agents end before its result (one that runs again starts new ones).
+  await settleStoppedSubAgents(rt, state, [...decided.keys(), ...resumed])
   // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
   const signal = rerunAllowed ? rt.signal : new AbortController().signal
   const end = await runCalls(rt, state, calls, responseId, signal, {
@@ -291,8 +291,9 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
       decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
     calls = [...calls, ...stopped]
-    await settleCarriedSubAgents(
+    await settleStoppedSubAgents(
       rt,
+      state,
       stopped.map((call) => call.id),
     )
     rt.events.resumeTurn(
@@ -326,19 +327,26 @@ export async function settleStopped(rt: TaskRuntime, state: TaskState): Promise<
 }
 
 /**
- * Settles the sub-agents that calls `callIds` carried on (the user's decisions went to them) before
- * their process died: each settles what its process left (its calls without a result get the
+ * Settles the sub-agents that calls `callIds` ran before their process died: those the calls
+ * carried on (the user's decisions went to them, as the history records) and those they started
+ * that never paused (the history has no record of them; the store links their sessions to this
+ * one and to the call). Each settles what its process left (its calls without a result get the
  * `STOPPED_CALL_TEXT` error, none runs again) and its task ends `error`, so its session leaves no
- * call unanswered. A sub-agent session the store does not have, or whose task ended, is left alone.
+ * call unanswered; its accounting is the parent task's, as any sub-agent's it ran. A sub-agent
+ * session the store does not have, or whose task ended, is left alone.
  */
-async function settleCarriedSubAgents(rt: TaskRuntime, callIds: readonly string[]): Promise<void> {
+async function settleStoppedSubAgents(
+  rt: TaskRuntime,
+  state: TaskState,
+  callIds: readonly string[],
+): Promise<void> {
   if (callIds.length === 0) return
   const wanted = new Set(callIds)
   const history = rt.journal.history
   const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
   // The sessions the calls' decisions were routed to, by call, in the order they were decided.
   const requested = new Map<string, { toolCallId: string; sessionId: string }>()
-  const carried = new Map<string, string>()
+  const children = new Map<string, string>()
   for (const record of history.slice(at + 1)) {
     if ('role' in record) continue
     if (
@@ -349,15 +357,35 @@ async function settleCarriedSubAgents(rt: TaskRuntime, callIds: readonly string[
       requested.set(record.toolCallId, record.subAgentCall)
     } else if (record.type === 'approval_decision') {
       const via = requested.get(record.toolCallId)
-      if (via && !carried.has(via.sessionId)) carried.set(via.sessionId, via.toolCallId)
+      if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
     }
   }
-  for (const [sessionId, toolCallId] of carried) {
+  for (const [sessionId, toolCallId] of await startedSubAgents(rt, wanted)) {
+    if (!children.has(sessionId)) children.set(sessionId, toolCallId)
+  }
+  for (const [sessionId, toolCallId] of children) {
     const info = await rt.store.info(sessionId)
     // Its task may have ended before the process died (only the parent's result was lost).
     if (info === undefined || unfinishedTask(await rt.store.read(sessionId)) === undefined) continue
     const parent = { rt, toolCallId, signal: new AbortController().signal }
     const spec = { name: info.subAgent?.name ?? 'sub_agent' }
-    await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true })
+    const { outcome } = await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true })
+    state.accounting.addSubAgent(outcome.metadata)
   }
+}
+
+/**
+ * The sub-agent sessions the store links to calls `callIds` of this session, by session id, in
+ * the order they were created (a call's own order: a sub-agent that paused is found here too).
+ */
+async function startedSubAgents(rt: TaskRuntime, callIds: ReadonlySet<string>): Promise<Map<string, string>> {
+  const started: { id: string; createdAt: number; toolCallId: string }[] = []
+  for (const info of await rt.store.list()) {
+    const toolCallId = info.subAgent?.parentToolCallId
+    if (info.parentSessionId !== rt.sessionId || info.forkedFrom !== undefined) continue
+    if (toolCallId !== undefined && callIds.has(toolCallId))
+      started.push({ id: info.id, createdAt: info.createdAt, toolCallId })
+  }
+  started.sort((a, b) => a.createdAt - b.createdAt)
+  return new Map(started.map((child) => [child.id, child.toolCallId]))
 }
