@@ -1,6 +1,6 @@
 import { defineSubAgent, defineTool, type ToolContext } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import type { SessionStore } from '@kode/session'
+import { replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -527,8 +527,60 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       expect(outcome.metadata.subAgents.map((m) => [m.sessionId, m.subAgentName])).toEqual([
         ['child', 'helper'],
       ])
+      // The parent's result links the child, so its replay shows the child's whole session (what
+      // ran before the crash, then its settling) before that result, as the export does.
+      const result = (await agent.history()).find((r) => 'role' in r && r.role === 'tool')
+      expect(result).toMatchObject({ uiExtra: { type: 'session', sessionId: 'child' } })
+      const replay = await replaySession(h.store, 'dead')
+      expectOrdered(replay)
+      const childEvents = replay.filter((e) => e.sessionId === 'child')
+      expect(childEvents.map((e) => e.type)).toEqual(replayOf(settled, 'child').map((e) => (e as Event).type))
+      const replayedResult = replay.findIndex((e) => e.type === 'tool_result' && e.toolCallId === 'p1')
+      expect(replay.findLastIndex((e) => e.sessionId === 'child')).toBeLessThan(replayedResult)
     },
   )
+
+  test("a sub-agent that finished before its parent's process died is linked, and left as it is", async () => {
+    const h = harness()
+    const parent: HistoryEvent[] = [DEAD[0]!, CARRIED_SUB_AGENT[1]!]
+    await deadSession(h, parent)
+    await h.store.create({
+      id: 'child',
+      parentSessionId: 'dead',
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    const child: HistoryEvent[] = [
+      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+      {
+        role: 'assistant',
+        id: 'ca1',
+        createdAt: 2,
+        parts: [{ type: 'text', text: 'Paid.' }],
+        stopReason: 'stop',
+        responseId: 'cr0',
+      },
+      {
+        type: 'task_metadata',
+        id: 'cm1',
+        createdAt: 3,
+        metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
+      },
+    ]
+    await h.store.append('child', child)
+    h.server.enqueue(textReply('r1', 'It may have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expect(await h.store.read('child')).toEqual(child)
+    const result = (await agent.history()).find((r) => 'role' in r && r.role === 'tool')
+    expect(result).toMatchObject({ uiExtra: { type: 'session', sessionId: 'child' } })
+    const replay = await replaySession(h.store, 'dead')
+    expectOrdered(replay)
+    expect(replay.filter((e) => e.sessionId === 'child').map((e) => e.type)).toEqual(
+      replayOf(child, 'child').map((e) => (e as Event).type),
+    )
+  })
 
   test('a rerun call settles the sub-agent its dead run started before it starts a new one', async () => {
     const h = harness()

@@ -95,20 +95,36 @@ export class CallSubAgents {
   async link(toolCallId: string, outcome: ToolOutcome): Promise<ToolOutcome> {
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome
-    const [first, ...more] = (await Promise.all(children)).filter((child) => child !== undefined)
-    if (first === undefined || outcome.uiExtra !== undefined) return outcome
-    const moreSessionIds = more.map((child) => child.sessionId)
-    const uiExtra: ToolResultUiExtra =
-      moreSessionIds.length === 0
-        ? { type: 'session', sessionId: first.sessionId }
-        : { type: 'session', sessionId: first.sessionId, moreSessionIds }
-    // One result has one accounting: the first sub-agent's, as its `sessionId` names it. Every
-    // sub-agent's is in the task's `task_metadata.subAgents`.
-    return { ...outcome, uiExtra, taskMetadata: outcome.taskMetadata ?? first.metadata.main }
+    return withSessionLinks(
+      outcome,
+      (await Promise.all(children)).filter((child) => child !== undefined),
+    )
   }
 
   /** Every child's outcome once all have ended, in the order they started (failed ones left out). */
   async ended(): Promise<TaskOutcome[]> {
     return (await Promise.all(this.#all)).filter((outcome) => outcome !== undefined)
   }
+}
+
+/**
+ * `outcome` linking the sub-agent sessions `children` ran, in that order: the first as `sessionId`,
+ * the others as `moreSessionIds`, with the first one's accounting unless the outcome has some. An
+ * outcome with a UI extra of its own (the tool's) is kept as it is, as is one with no children.
+ */
+export function withSessionLinks(
+  outcome: ToolOutcome,
+  children: readonly { sessionId: string; metadata?: TaskOutcome['metadata'] | undefined }[],
+): ToolOutcome {
+  const [first, ...more] = children
+  if (first === undefined || outcome.uiExtra !== undefined) return outcome
+  const moreSessionIds = more.map((child) => child.sessionId)
+  const uiExtra: ToolResultUiExtra =
+    moreSessionIds.length === 0
+      ? { type: 'session', sessionId: first.sessionId }
+      : { type: 'session', sessionId: first.sessionId, moreSessionIds }
+  // One result has one accounting: the first sub-agent's, as its `sessionId` names it. Every
+  // sub-agent's is in the task's `task_metadata.subAgents`.
+  const taskMetadata = outcome.taskMetadata ?? first.metadata?.main
+  return taskMetadata === undefined ? { ...outcome, uiExtra } : { ...outcome, uiExtra, taskMetadata }
 }

@@ -1,5 +1,6 @@
 import { type HistoryEvent, type ToolCallPart, toolCallsOf } from '@kode/protocol'
 import { AgentError } from '../errors.js'
+import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import {
   type ApprovalDecision,
@@ -11,7 +12,7 @@ import {
   recordDecisions,
   SUPERSEDED_REASON,
 } from './approval.js'
-import type { ChildResume } from './call-sub-agents.js'
+import { type ChildResume, withSessionLinks } from './call-sub-agents.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runCalls, type TaskState } from './turn.js'
 
@@ -183,7 +184,8 @@ export async function carryOn(
   }
   // A stopped call leaves the sub-agents it ran as their process left them: they are settled
   // first, as a call's sub-agents end before its result (one that runs again starts new ones).
-  await settleStoppedSubAgents(rt, state, [...decided.keys(), ...resumed])
+  const unseen = await settleStoppedSubAgents(rt, state, [...decided.keys(), ...resumed])
+  linkUnseen(decided, unseen)
   // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
   const signal = rerunAllowed ? rt.signal : new AbortController().signal
   const end = await runCalls(rt, state, calls, responseId, signal, {
@@ -291,11 +293,12 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
       decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
     }
     calls = [...calls, ...stopped]
-    await settleStoppedSubAgents(
+    const unseen = await settleStoppedSubAgents(
       rt,
       state,
       stopped.map((call) => call.id),
     )
+    linkUnseen(decided, unseen)
     rt.events.resumeTurn(
       calls.filter((call) => announced.has(call.id)).map((call) => callFields(call, responseId)),
     )
@@ -339,8 +342,9 @@ async function settleStoppedSubAgents(
   rt: TaskRuntime,
   state: TaskState,
   callIds: readonly string[],
-): Promise<void> {
-  if (callIds.length === 0) return
+): Promise<UnseenChildren> {
+  const unseen: UnseenChildren = new Map()
+  if (callIds.length === 0) return unseen
   const wanted = new Set(callIds)
   const history = rt.journal.history
   const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
@@ -360,17 +364,42 @@ async function settleStoppedSubAgents(
       if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
     }
   }
+  const carried = new Set(children.keys())
   for (const [sessionId, toolCallId] of await startedSubAgents(rt, wanted)) {
     if (!children.has(sessionId)) children.set(sessionId, toolCallId)
   }
   for (const [sessionId, toolCallId] of children) {
     const info = await rt.store.info(sessionId)
+    if (info === undefined) continue
+    let settled: TaskOutcome | undefined
     // Its task may have ended before the process died (only the parent's result was lost).
-    if (info === undefined || unfinishedTask(await rt.store.read(sessionId)) === undefined) continue
-    const parent = { rt, toolCallId, signal: new AbortController().signal }
-    const spec = { name: info.subAgent?.name ?? 'sub_agent' }
-    const { outcome } = await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true })
-    state.accounting.addSubAgent(outcome.metadata)
+    if (unfinishedTask(await rt.store.read(sessionId)) !== undefined) {
+      const parent = { rt, toolCallId, signal: new AbortController().signal }
+      const spec = { name: info.subAgent?.name ?? 'sub_agent' }
+      settled = (await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true }))
+        .outcome
+      state.accounting.addSubAgent(settled.metadata)
+    }
+    // Replay finds a carried one through the approval records; the others only through a link.
+    if (carried.has(sessionId)) continue
+    const list = unseen.get(toolCallId) ?? []
+    list.push({ sessionId, metadata: settled?.metadata })
+    unseen.set(toolCallId, list)
+  }
+  return unseen
+}
+
+/**
+ * The sub-agent sessions of stopped calls that their parent's history does not name (they never
+ * paused), by call: each call's result links them, so a replay of the parent shows them.
+ */
+type UnseenChildren = Map<string, { sessionId: string; metadata: TaskOutcome['metadata'] | undefined }[]>
+
+/** Links each decided call's result to the sub-agent sessions `unseen` lists for it. */
+function linkUnseen(decided: Map<string, ToolOutcome>, unseen: UnseenChildren): void {
+  for (const [toolCallId, children] of unseen) {
+    const outcome = decided.get(toolCallId)
+    if (outcome) decided.set(toolCallId, withSessionLinks(outcome, children))
   }
 }
 
