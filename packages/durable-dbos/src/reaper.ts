@@ -57,11 +57,23 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     const task = workflow.input?.[0] as DurableTask | undefined
     if (typeof task?.sessionId !== 'string') continue
     if (await writerAlive(deps.store, task.sessionId)) continue
+    // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
+    // is left alone, or the reaper would undo the cancellation and run the task again.
+    if (!(await unchanged(workflow.workflowID, updatedAt))) continue
     await DBOS.resumeWorkflow(workflow.workflowID)
     deps.seen.delete(workflow.workflowID)
     resumed.push(workflow.workflowID)
   }
   return resumed
+}
+
+/**
+ * Whether the workflow is still pending as the sweep saw it. Read just before the resume, which
+ * leaves a window of one round trip (DBOS offers no resume conditional on the status).
+ */
+async function unchanged(workflowId: string, updatedAt: number): Promise<boolean> {
+  const status = await DBOS.getWorkflowStatus(workflowId)
+  return status?.status === 'PENDING' && (status.updatedAt ?? status.createdAt) === updatedAt
 }
 
 /**

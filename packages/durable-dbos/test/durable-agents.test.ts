@@ -40,6 +40,12 @@ const createGate = new Promise<void>((resolve) => {
   openCreate = resolve
 })
 let gated: DurableAgents
+let stuck: DurableAgents
+/** Holds `stuck`'s session creation until `openStuck()`: its task stays pending, its session free. */
+let openStuck: () => void = () => {}
+const stuckGate = new Promise<void>((resolve) => {
+  openStuck = resolve
+})
 /** Lets `gated`'s factory return its agent; `factoryEntered` resolves once it was called. */
 let openGate: () => void = () => {}
 let factoryEntered: Promise<void> = Promise.resolve()
@@ -110,6 +116,17 @@ beforeAll(async () => {
           ...store,
           create: async (init) => {
             await createGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      stuck = createDurableAgents({
+        name: 'kode.stuck',
+        store: {
+          ...store,
+          create: async (init) => {
+            await stuckGate
             return store.create(init)
           },
         },
@@ -384,6 +401,36 @@ describe('durable tasks on DBOS', () => {
       'assistant: Started once.',
       'task_metadata',
     ])
+  })
+
+  test('a task cancelled while a reaper sweeps is not resumed by it: it stays cancelled', async () => {
+    const requests = server.requests.length
+    const { workflowId } = await stuck.start('cancelled-while-reaped', 'Never run')
+    expect((await stuck.status(workflowId))?.status).toBe('PENDING')
+    // Another worker's reaper; the host cancels the task just as the reaper looks for its writer.
+    const reaper = {
+      store: {
+        ...store,
+        acquire: async (id: string) => {
+          await DBOS.cancelWorkflow(workflowId)
+          return store.acquire(id)
+        },
+      },
+      workflowName: 'kode.stuck',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([])
+    expect((await stuck.status(workflowId))?.status).toBe('CANCELLED')
+    openStuck()
+    const error = await stuck.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && error.code).toBe('task_cancelled')
+    expect((await stuck.status(workflowId))?.status).toBe('CANCELLED')
+    expect(server.requests.length).toBe(requests)
   })
 
   test('an error a task records or returns never carries an API key, in DBOS or to the host', async () => {
