@@ -50,7 +50,8 @@ export interface DurableTaskHandle {
 export interface StartOptions {
   /**
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
-   * and returns that task: a request retried by the host cannot start a task twice.
+   * and returns that task: a request retried by the host cannot start a task twice. Non-empty,
+   * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
 }
@@ -149,7 +150,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
 
   const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
     assertSessionId(task.sessionId)
-    const workflowId = startOptions.workflowId ?? globalThis.crypto.randomUUID()
+    const workflowId = checkedWorkflowId(startOptions.workflowId) ?? globalThis.crypto.randomUUID()
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: workflowId,
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
@@ -226,6 +227,29 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     },
   }
 }
+
+/**
+ * A workflow id Postgres keeps as it is: it refuses a NUL in text, and pg sends a lone surrogate
+ * as U+FFFD, so an execution after a crash would read back another id than the first one ran
+ * under, and not find the input persisted under it (it would run the task again).
+ */
+function checkedWorkflowId(workflowId: unknown): string | undefined {
+  if (workflowId === undefined) return undefined
+  if (
+    typeof workflowId !== 'string' ||
+    workflowId === '' ||
+    workflowId.includes('\u0000') ||
+    LONE_SURROGATE.test(workflowId)
+  ) {
+    throw new DurableTaskError(
+      'invalid_options',
+      'workflowId must be a non-empty string without NUL characters or lone surrogates',
+    )
+  }
+  return workflowId
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 function positive(value: number, option: string): number {
   if (!(Number.isFinite(value) && value > 0)) {

@@ -456,6 +456,26 @@ describe('durable tasks on DBOS', () => {
     }
   })
 
+  test('a workflow id Postgres cannot keep as it is (a NUL, a lone surrogate) is refused typed, starting nothing', async () => {
+    const requests = server.requests.length
+    // Postgres refuses a NUL in text, and pg sends a lone surrogate as U+FFFD: an execution after a
+    // crash would read back another id, and not find the input persisted under the first.
+    for (const workflowId of ['wf-\u0000-nul', 'wf-\ud800-lone', '']) {
+      for (const begin of [
+        () => durable.start('odd-workflow-id', 'Hello', { workflowId }),
+        () => durable.continue('odd-workflow-id', { workflowId }),
+      ]) {
+        const error = await begin().catch((e: unknown) => e)
+        expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+          'invalid_options',
+          'workflowId must be a non-empty string without NUL characters or lone surrogates',
+        ])
+      }
+    }
+    expect(await store.info('odd-workflow-id')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
