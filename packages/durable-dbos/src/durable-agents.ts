@@ -23,7 +23,10 @@ export interface DurableAgentsOptions {
   store: SessionStore
   /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
   name?: string | undefined
-  /** A DBOS queue (registered by the host) to start tasks on, for concurrency limits. Default: none. */
+  /**
+   * A DBOS queue (registered by the host) to start tasks on, for concurrency limits; the reaper
+   * resumes tasks on it too. Default: none.
+   */
   queueName?: string | undefined
   /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
   lockRetryMs?: number | undefined
@@ -203,14 +206,23 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },
-    reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen }),
+    reap: () =>
+      reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName }),
     startReaper(reaperOptions = {}) {
       const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
       const onError = reaperOptions.onError ?? (() => {})
       let sweep: Promise<unknown> | undefined
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
-        sweep ??= reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen })
+        sweep ??= reapOnce({
+          store,
+          workflowName: name,
+          local,
+          staleAfterMs,
+          now,
+          seen,
+          queueName: options.queueName,
+        })
           .catch(onError)
           .finally(() => {
             sweep = undefined

@@ -17,6 +17,11 @@ export interface ReaperDeps {
    * by `now`, it first saw that value. Kept from sweep to sweep by the reaper's owner.
    */
   seen: Map<string, { updatedAt: number; since: number }>
+  /**
+   * The host's queue the tasks start on: a resumed task goes back to it, under its concurrency
+   * limits, rather than to DBOS's internal queue, which has none.
+   */
+  queueName?: string | undefined
 }
 
 /**
@@ -60,7 +65,10 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
     // is left alone, or the reaper would undo the cancellation and run the task again.
     if (!(await unchanged(workflow.workflowID, updatedAt))) continue
-    await DBOS.resumeWorkflow(workflow.workflowID)
+    await DBOS.resumeWorkflow(
+      workflow.workflowID,
+      deps.queueName === undefined ? undefined : { queueName: deps.queueName },
+    )
     deps.seen.delete(workflow.workflowID)
     resumed.push(workflow.workflowID)
   }

@@ -41,6 +41,11 @@ const createGate = new Promise<void>((resolve) => {
 })
 let gated: DurableAgents
 let stuck: DurableAgents
+let stuckQueued: DurableAgents
+let openQueuedGate: () => void = () => {}
+const queuedGate = new Promise<void>((resolve) => {
+  openQueuedGate = resolve
+})
 /** Holds `stuck`'s session creation until `openStuck()`: its task stays pending, its session free. */
 let openStuck: () => void = () => {}
 const stuckGate = new Promise<void>((resolve) => {
@@ -132,6 +137,19 @@ beforeAll(async () => {
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
+      // Tasks started on the host's queue (registered once DBOS runs), stuck the same way.
+      stuckQueued = createDurableAgents({
+        name: 'kode.stuck-queued',
+        queueName: 'kode-test-queue',
+        store: {
+          ...store,
+          create: async (init) => {
+            await queuedGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
       // A custom model client that fails as an HTTP library does: the request, headers and all,
       // on the error and its cause, the key in the message too.
       const leakyClient: LLMClient = {
@@ -176,6 +194,7 @@ beforeAll(async () => {
       })
     },
   })
+  await DBOS.registerQueue('kode-test-queue', { concurrency: 4 })
 }, 60_000)
 
 afterAll(async () => {
@@ -454,6 +473,28 @@ describe('durable tasks on DBOS', () => {
       expect(rows).toContain('Authorization: Bearer [redacted]')
       expect(rows).not.toContain(API_KEY)
     }
+  })
+
+  test("a task started on the host's queue is resumed by the reaper on that queue, under its limits", async () => {
+    const { workflowId } = await stuckQueued.start('reaped-on-queue', 'Queued')
+    await expect
+      .poll(async () => (await stuckQueued.status(workflowId))?.status, { timeout: 10_000 })
+      .toBe('PENDING')
+    const reaper = {
+      store,
+      workflowName: 'kode.stuck-queued',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+      queueName: 'kode-test-queue',
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([workflowId])
+    expect((await DBOS.getWorkflowStatus(workflowId))?.queueName).toBe('kode-test-queue')
+    await DBOS.cancelWorkflow(workflowId)
+    openQueuedGate()
   })
 
   test('a workflow id Postgres cannot keep as it is (a NUL, a lone surrogate) is refused typed, starting nothing', async () => {
