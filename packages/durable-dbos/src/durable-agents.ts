@@ -23,7 +23,10 @@ export interface DurableAgentsOptions {
   store: SessionStore
   /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
   name?: string | undefined
-  /** A DBOS queue (registered by the host) to start tasks on, for concurrency limits. Default: none. */
+  /**
+   * A DBOS queue (registered by the host) to start tasks on, for concurrency limits; the reaper
+   * resumes tasks on it too. Default: none.
+   */
   queueName?: string | undefined
   /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
   lockRetryMs?: number | undefined
@@ -50,7 +53,8 @@ export interface DurableTaskHandle {
 export interface StartOptions {
   /**
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
-   * and returns that task: a request retried by the host cannot start a task twice.
+   * and returns that task: a request retried by the host cannot start a task twice. Non-empty,
+   * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
 }
@@ -149,7 +153,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
 
   const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
     assertSessionId(task.sessionId)
-    const workflowId = startOptions.workflowId ?? globalThis.crypto.randomUUID()
+    const workflowId = checkedWorkflowId(startOptions.workflowId) ?? globalThis.crypto.randomUUID()
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: workflowId,
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
@@ -202,14 +206,23 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },
-    reap: () => reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen }),
+    reap: () =>
+      reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName }),
     startReaper(reaperOptions = {}) {
       const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
       const onError = reaperOptions.onError ?? (() => {})
       let sweep: Promise<unknown> | undefined
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
-        sweep ??= reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen })
+        sweep ??= reapOnce({
+          store,
+          workflowName: name,
+          local,
+          staleAfterMs,
+          now,
+          seen,
+          queueName: options.queueName,
+        })
           .catch(onError)
           .finally(() => {
             sweep = undefined
@@ -226,6 +239,29 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     },
   }
 }
+
+/**
+ * A workflow id Postgres keeps as it is: it refuses a NUL in text, and pg sends a lone surrogate
+ * as U+FFFD, so an execution after a crash would read back another id than the first one ran
+ * under, and not find the input persisted under it (it would run the task again).
+ */
+function checkedWorkflowId(workflowId: unknown): string | undefined {
+  if (workflowId === undefined) return undefined
+  if (
+    typeof workflowId !== 'string' ||
+    workflowId === '' ||
+    workflowId.includes('\u0000') ||
+    LONE_SURROGATE.test(workflowId)
+  ) {
+    throw new DurableTaskError(
+      'invalid_options',
+      'workflowId must be a non-empty string without NUL characters or lone surrogates',
+    )
+  }
+  return workflowId
+}
+
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 function positive(value: number, option: string): number {
   if (!(Number.isFinite(value) && value > 0)) {

@@ -17,6 +17,11 @@ export interface ReaperDeps {
    * by `now`, it first saw that value. Kept from sweep to sweep by the reaper's owner.
    */
   seen: Map<string, { updatedAt: number; since: number }>
+  /**
+   * The host's queue the tasks start on: a resumed task goes back to it, under its concurrency
+   * limits, rather than to DBOS's internal queue, which has none.
+   */
+  queueName?: string | undefined
 }
 
 /**
@@ -57,11 +62,26 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     const task = workflow.input?.[0] as DurableTask | undefined
     if (typeof task?.sessionId !== 'string') continue
     if (await writerAlive(deps.store, task.sessionId)) continue
-    await DBOS.resumeWorkflow(workflow.workflowID)
+    // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
+    // is left alone, or the reaper would undo the cancellation and run the task again.
+    if (!(await unchanged(workflow.workflowID, updatedAt))) continue
+    await DBOS.resumeWorkflow(
+      workflow.workflowID,
+      deps.queueName === undefined ? undefined : { queueName: deps.queueName },
+    )
     deps.seen.delete(workflow.workflowID)
     resumed.push(workflow.workflowID)
   }
   return resumed
+}
+
+/**
+ * Whether the workflow is still pending as the sweep saw it. Read just before the resume, which
+ * leaves a window of one round trip (DBOS offers no resume conditional on the status).
+ */
+async function unchanged(workflowId: string, updatedAt: number): Promise<boolean> {
+  const status = await DBOS.getWorkflowStatus(workflowId)
+  return status?.status === 'PENDING' && (status.updatedAt ?? status.createdAt) === updatedAt
 }
 
 /**

@@ -40,6 +40,17 @@ const createGate = new Promise<void>((resolve) => {
   openCreate = resolve
 })
 let gated: DurableAgents
+let stuck: DurableAgents
+let stuckQueued: DurableAgents
+let openQueuedGate: () => void = () => {}
+const queuedGate = new Promise<void>((resolve) => {
+  openQueuedGate = resolve
+})
+/** Holds `stuck`'s session creation until `openStuck()`: its task stays pending, its session free. */
+let openStuck: () => void = () => {}
+const stuckGate = new Promise<void>((resolve) => {
+  openStuck = resolve
+})
 /** Lets `gated`'s factory return its agent; `factoryEntered` resolves once it was called. */
 let openGate: () => void = () => {}
 let factoryEntered: Promise<void> = Promise.resolve()
@@ -115,6 +126,30 @@ beforeAll(async () => {
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
+      stuck = createDurableAgents({
+        name: 'kode.stuck',
+        store: {
+          ...store,
+          create: async (init) => {
+            await stuckGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // Tasks started on the host's queue (registered once DBOS runs), stuck the same way.
+      stuckQueued = createDurableAgents({
+        name: 'kode.stuck-queued',
+        queueName: 'kode-test-queue',
+        store: {
+          ...store,
+          create: async (init) => {
+            await queuedGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
       // A custom model client that fails as an HTTP library does: the request, headers and all,
       // on the error and its cause, the key in the message too.
       const leakyClient: LLMClient = {
@@ -159,6 +194,7 @@ beforeAll(async () => {
       })
     },
   })
+  await DBOS.registerQueue('kode-test-queue', { concurrency: 4 })
 }, 60_000)
 
 afterAll(async () => {
@@ -386,6 +422,36 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('a task cancelled while a reaper sweeps is not resumed by it: it stays cancelled', async () => {
+    const requests = server.requests.length
+    const { workflowId } = await stuck.start('cancelled-while-reaped', 'Never run')
+    expect((await stuck.status(workflowId))?.status).toBe('PENDING')
+    // Another worker's reaper; the host cancels the task just as the reaper looks for its writer.
+    const reaper = {
+      store: {
+        ...store,
+        acquire: async (id: string) => {
+          await DBOS.cancelWorkflow(workflowId)
+          return store.acquire(id)
+        },
+      },
+      workflowName: 'kode.stuck',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([])
+    expect((await stuck.status(workflowId))?.status).toBe('CANCELLED')
+    openStuck()
+    const error = await stuck.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && error.code).toBe('task_cancelled')
+    expect((await stuck.status(workflowId))?.status).toBe('CANCELLED')
+    expect(server.requests.length).toBe(requests)
+  })
+
   test('an error a task records or returns never carries an API key, in DBOS or to the host', async () => {
     for (const [tasks, sessionId] of [
       [leakyRun, 'leaky-run'],
@@ -407,6 +473,48 @@ describe('durable tasks on DBOS', () => {
       expect(rows).toContain('Authorization: Bearer [redacted]')
       expect(rows).not.toContain(API_KEY)
     }
+  })
+
+  test("a task started on the host's queue is resumed by the reaper on that queue, under its limits", async () => {
+    const { workflowId } = await stuckQueued.start('reaped-on-queue', 'Queued')
+    await expect
+      .poll(async () => (await stuckQueued.status(workflowId))?.status, { timeout: 10_000 })
+      .toBe('PENDING')
+    const reaper = {
+      store,
+      workflowName: 'kode.stuck-queued',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+      queueName: 'kode-test-queue',
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([workflowId])
+    expect((await DBOS.getWorkflowStatus(workflowId))?.queueName).toBe('kode-test-queue')
+    await DBOS.cancelWorkflow(workflowId)
+    openQueuedGate()
+  })
+
+  test('a workflow id Postgres cannot keep as it is (a NUL, a lone surrogate) is refused typed, starting nothing', async () => {
+    const requests = server.requests.length
+    // Postgres refuses a NUL in text, and pg sends a lone surrogate as U+FFFD: an execution after a
+    // crash would read back another id, and not find the input persisted under the first.
+    for (const workflowId of ['wf-\u0000-nul', 'wf-\ud800-lone', '']) {
+      for (const begin of [
+        () => durable.start('odd-workflow-id', 'Hello', { workflowId }),
+        () => durable.continue('odd-workflow-id', { workflowId }),
+      ]) {
+        const error = await begin().catch((e: unknown) => e)
+        expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+          'invalid_options',
+          'workflowId must be a non-empty string without NUL characters or lone surrogates',
+        ])
+      }
+    }
+    expect(await store.info('odd-workflow-id')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
   })
 
   test('options that cannot work are refused up front', () => {
