@@ -151,6 +151,9 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     { name },
   )
 
+  const sweepOnce = () =>
+    reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName })
+
   const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
     assertSessionId(task.sessionId)
     const workflowId = checkedWorkflowId(startOptions.workflowId) ?? globalThis.crypto.randomUUID()
@@ -206,23 +209,14 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },
-    reap: () =>
-      reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName }),
+    reap: sweepOnce,
     startReaper(reaperOptions = {}) {
       const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
       const onError = reaperOptions.onError ?? (() => {})
       let sweep: Promise<unknown> | undefined
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
-        sweep ??= reapOnce({
-          store,
-          workflowName: name,
-          local,
-          staleAfterMs,
-          now,
-          seen,
-          queueName: options.queueName,
-        })
+        sweep ??= sweepOnce()
           .catch(onError)
           .finally(() => {
             sweep = undefined
