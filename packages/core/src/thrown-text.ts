@@ -1,3 +1,5 @@
+import { cutText, redactCredentials } from '@kode/protocol'
+
 /**
  * The fields of a thrown plain object shown when it has no `message`: what says which failure it
  * was. Any other field (`headers`, `config`, `request`, a token) may carry a credential, as an HTTP
@@ -15,12 +17,19 @@ const MAX_NAMED_FIELDS = 10
  * when the message is empty), a plain object's `message` or else its code and status (see
  * {@link plainObjectText}) rather than `[object Object]`, anything else through `String`.
  *
+ * Credentials in it are redacted (`redactCredentials`): the text goes to the model, to the history
+ * and to every watcher, and a host's or an SDK's error message may quote a key or a header.
+ *
  * Never throws: tools, stores, hooks and listeners may throw anything (a null-prototype object, a
  * value whose `toString` or `message` getter throws), and the failure must still be reported.
  * Such a value reads as `unshowable(kind)`, `kind` saying what it was (`an object without a
  * prototype`); by default `<kind> that cannot be shown as text`.
  */
 export function thrownText(error: unknown, unshowable: (kind: string) => string = cannotBeShown): string {
+  return redactCredentials(rawText(error, unshowable))
+}
+
+function rawText(error: unknown, unshowable: (kind: string) => string): string {
   try {
     if (typeof error === 'string') return error
     if (error instanceof Error) {
@@ -52,22 +61,18 @@ function plainObjectText(error: object): string {
   const hidden: string[] = []
   for (const [name, value] of Object.entries(error)) {
     if ((SHOWN_FIELDS as readonly string[]).includes(name) && isScalar(value)) {
-      shown[name] = typeof value === 'string' ? cut(value, MAX_FIELD_CHARS) : value
+      shown[name] = typeof value === 'string' ? cutText(value, MAX_FIELD_CHARS + 1) : value
     } else hidden.push(name)
   }
   const json = JSON.stringify(shown)
   if (hidden.length === 0) return json
-  const names = hidden.slice(0, MAX_NAMED_FIELDS).map((name) => cut(name, 40))
+  const names = hidden.slice(0, MAX_NAMED_FIELDS).map((name) => cutText(name, 41))
   const list = `${names.join(', ')}${hidden.length > MAX_NAMED_FIELDS ? ', …' : ''}`
   return json === '{}' ? `an object (fields not shown: ${list})` : `${json} (other fields not shown: ${list})`
 }
 
 function isScalar(value: unknown): value is string | number | boolean {
   return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-}
-
-function cut(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, max)}…` : text
 }
 
 function thrownKind(value: unknown): string {

@@ -1,23 +1,6 @@
 import { Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
+import { redactCredentials } from '@kode/protocol/helpers'
 import { DurableTaskError } from './errors.js'
-
-/**
- * A credential in text: the value of a header that carries one (`Authorization: Bearer …`,
- * `x-api-key=…`, `"api-key": "…"`), or a bearer token anywhere. Values shorter than 12 characters
- * are left: they are words ("Authorization: required"), not keys.
- */
-const CREDENTIAL =
-  /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;})\]]{12,}/gi
-const BEARER = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi
-
-/** `text` with every credential it shows replaced by `[redacted]` (see `CREDENTIAL`). */
-export function redactCredentials(text: string): string {
-  return text
-    .replace(CREDENTIAL, (_match, name: string, sep: string, scheme: string | undefined) =>
-      scheme === undefined ? `${name}${sep}[redacted]` : `${name}${sep}${scheme} [redacted]`,
-    )
-    .replace(BEARER, (_match, scheme: string) => `${scheme} [redacted]`)
-}
 
 /**
  * What a task may hand DBOS of an error it throws: DBOS stores it as JSON in Postgres (every field

@@ -22,4 +22,5 @@ export {
   startsMessageGroup,
   toProviderMessages,
 } from './provider-messages.js'
+export { redactCredentials } from './redact-credentials.js'
 export { addUsage, computeCostUsd } from './usage-arithmetic.js'

@@ -1,0 +1,30 @@
+/**
+ * A credential in text: the value of a header or field that carries one (`Authorization: Bearer …`,
+ * `x-api-key=…`, `"api-key": "…"`). Values shorter than 12 characters are left: they are words
+ * ("Authorization: required"), not keys. A value ends at a space, a quote, `,;&` or a closing bracket.
+ */
+const CREDENTIAL =
+  /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;&})\]]{12,}/gi
+/** A bearer or basic token anywhere. */
+const BEARER = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi
+/**
+ * A key by its own shape, named nowhere: OpenAI's and Anthropic's (`sk-…`, `sk-proj-…`,
+ * `sk-ant-…`, with a digit somewhere: `sk-learn-compatible-models` is a word), OpenRouter's (`sk-or-…`), Google's (`AIza…`), xAI's (`xai-…`) and Groq's (`gsk_…`).
+ */
+const KEY_SHAPE =
+  /\b(?:sk-(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,})/g
+
+/**
+ * `text` with every credential it shows replaced by `[redacted]`: the value of a header or field
+ * that carries one, a bearer token, and keys of the major providers' shapes. A rule by shape, for
+ * text whose secrets are not known (a hook's or a tool's error message, an error a durable engine
+ * stores); where the key is known, redacting its value is surer.
+ */
+export function redactCredentials(text: string): string {
+  return text
+    .replace(CREDENTIAL, (_match, name: string, sep: string, scheme: string | undefined) =>
+      scheme === undefined ? `${name}${sep}[redacted]` : `${name}${sep}${scheme} [redacted]`,
+    )
+    .replace(BEARER, (_match, scheme: string) => `${scheme} [redacted]`)
+    .replace(KEY_SHAPE, '[redacted]')
+}
