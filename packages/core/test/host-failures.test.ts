@@ -85,7 +85,46 @@ describe('failures the host must handle are thrown, after a well-formed event se
     const { events, thrown } = await drain(run)
     expect(thrown).toBeInstanceOf(TypeError)
     expectOrdered(events)
-    expect(summarize(events).slice(-3)).toEqual(['error: adapter bug', 'turn_end', 'task_finish error: '])
+    expect(summarize(events).slice(-4)).toEqual([
+      'error: The model client threw: adapter bug',
+      'turn_end',
+      'task_metadata turns=1 subAgents=0',
+      'task_finish error: ',
+    ])
+    // Kept as a throwing hook's failure is: the session says how its task ended.
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history)).toEqual([
+      'user: go',
+      'error: The model client threw: adapter bug',
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+
+  test('a custom client whose stream() throws at once fails the run the same way', async () => {
+    const h = harness()
+    const broken: LLMClient = {
+      api: 'broken',
+      provider: 'broken',
+      model: 'm',
+      modelInfo: undefined,
+      stream: () => {
+        throw new TypeError('no stream for you')
+      },
+      complete: () => Promise.reject(new TypeError('no stream for you')),
+    }
+    const agent = createAgent({ client: broken, store: h.store })
+    const run = agent.run('go')
+    const { events, thrown } = await drain(run)
+    expect(thrown).toBeInstanceOf(TypeError)
+    await expect(run.done).rejects.toBe(thrown)
+    expectOrdered(events)
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'user: go',
+      'error: The model client threw: no stream for you',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    expect(agent.running).toBe(false)
   })
 
   test('a listener that throws stops the task as a failure, not an interrupt, then the run fails with its error', async () => {

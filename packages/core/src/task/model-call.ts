@@ -11,6 +11,7 @@ import {
 import { billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
 import { retryNotice } from '../retry-notice.js'
+import { thrownText } from '../thrown-text.js'
 import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
@@ -34,7 +35,8 @@ export type ModelResult =
  * discarded. Either way, the retry's notice is kept on an `error` record with `canRetry: true`
  * and `retry: true`, written before that event, with what the retried attempt's provider reported
  * it billed (usage, cost), counted in `accounting`; a transport retry's record and event come
- * before anything the stream gave after it. Anything but a `ProviderError` (a bug in a custom client) is thrown.
+ * before anything the stream gave after it. Anything but a `ProviderError` (a bug in a custom client)
+ * fails the task as a host failure (`rt.failHost`): the call reads as aborted, and the turn fails.
  */
 export async function callModel(
   rt: TaskRuntime,
@@ -86,7 +88,12 @@ export async function callModel(
       await retries.settled()
       const partial = ProviderError.is(error) && error.partial ? stamp(error.partial) : undefined
       if (signal.aborted) return { kind: 'aborted', partial }
-      if (!ProviderError.is(error)) throw error
+      if (!ProviderError.is(error)) {
+        // A bug in a custom client, not the provider's answer: the task fails as for a throwing
+        // hook, its error kept in the history, and the run rejects with what was thrown.
+        rt.failHost(error, `The model client threw: ${thrownText(error)}`)
+        return { kind: 'aborted', partial: undefined }
+      }
       const delayMs = retryDelayMs(attempt, error.retryAfterMs, retry)
       if (delivered && error.retryable && retryAllowed(attempt, now() - startedAt, delayMs, retry)) {
         await announceRetry(error, error.partial, delayMs)
