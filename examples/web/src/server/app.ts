@@ -21,6 +21,13 @@ export interface WebAppOptions extends AgentSetup {
    */
   allowedHosts?: readonly string[]
   /**
+   * How many bytes may wait for an event-stream reader beyond the log it was sent whole (its
+   * backlog, a reset), default 8 MiB. A reader that reads more slowly than events come (a stalled
+   * network, a client that stopped reading) is dropped past it, so the server does not hold every
+   * event for it; it reconnects with `Last-Event-ID` and misses nothing.
+   */
+  maxBufferedBytes?: number
+  /**
    * How long a session nobody reads and no task runs in stays in memory, in ms (default 30 s);
    * then it reloads from the store when opened again.
    */
@@ -78,6 +85,7 @@ class HttpError extends Error {
 export function createWebApp(options: WebAppOptions): WebApp {
   const hub = new SessionHub(options, { releaseAfterMs: options.releaseAfterMs })
   const keepAliveMs = options.keepAliveMs ?? 15_000
+  const maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
@@ -137,21 +145,32 @@ export function createWebApp(options: WebAppOptions): WebApp {
       (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined
     openEventStream(res)
     streams.add(res)
+    // What may wait for this reader: the log sent whole (a backlog, a reset) and a bounded tail.
+    let allowed = maxBufferedBytes
+    const sendWhole = (frames: string) => {
+      res.write(frames)
+      allowed = res.writableLength + maxBufferedBytes
+    }
     const unsubscribe = await hub.subscribe(
       sessionId,
       lastEventId,
       (backlog, resume) => {
         if (resume.reset) res.write(controlFrame('reset', { reason: 'unknown Last-Event-ID' }))
         // One write for the whole backlog: a reconnect costs one syscall, not one per event.
-        res.write(backlog.map(eventFrame).join(''))
+        sendWhole(backlog.map(eventFrame).join(''))
       },
       {
-        event: (event) => res.write(eventFrame(event)),
+        event: (event) => {
+          res.write(eventFrame(event))
+          // A reader this far behind is dropped rather than buffered for without bound. An
+          // EventSource dispatches only whole events, so it resumes after the last one it got.
+          if (res.writableLength > allowed) res.destroy()
+        },
         // The log started over (another host's history changed what was shown, or the session
         // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
         reset: (log, why) => {
           res.write(controlFrame('reset', resetReason(why)))
-          res.write(log.map(eventFrame).join(''))
+          sendWhole(log.map(eventFrame).join(''))
         },
       },
     )
