@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
-import { isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
+import { hasSeveralHosts, isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, type LogReset, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
 
@@ -92,6 +92,7 @@ export function createWebApp(options: WebAppOptions): WebApp {
   )
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (hasSeveralHosts(req)) throw new HttpError(400, 'more than one Host header')
     const refused = refusal(req, allowedHosts)
     if (refused !== undefined) throw new HttpError(403, refused)
     const url = parseTarget(req.url)
