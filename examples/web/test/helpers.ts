@@ -50,6 +50,7 @@ export async function startApp(
     allowedHosts?: string[]
     releaseAfterMs?: number
     maxBufferedBytes?: number
+    bodyTimeoutMs?: number
     /** The port to listen on (a restart at the same address); an ephemeral one by default. */
     port?: number
   } = {},
@@ -70,6 +71,7 @@ export async function startApp(
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.releaseAfterMs !== undefined ? { releaseAfterMs: options.releaseAfterMs } : {}),
     ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}),
+    ...(options.bodyTimeoutMs !== undefined ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
   })
   const server: Server = createServer(app.handle)
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))

@@ -28,6 +28,11 @@ export interface WebAppOptions extends AgentSetup {
    */
   maxBufferedBytes?: number
   /**
+   * How long a request body may take to arrive, in ms (default 30 s): one that trickles in slower
+   * (a slow-loris client holding connections open) is a `408` and its connection is closed.
+   */
+  bodyTimeoutMs?: number
+  /**
    * How long a session nobody reads and no task runs in stays in memory, in ms (default 30 s);
    * then it reloads from the store when opened again.
    */
@@ -86,6 +91,8 @@ export function createWebApp(options: WebAppOptions): WebApp {
   const hub = new SessionHub(options, { releaseAfterMs: options.releaseAfterMs })
   const keepAliveMs = options.keepAliveMs ?? 15_000
   const maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000
+  const readJson = (req: IncomingMessage) => readJsonBody(req, bodyTimeoutMs)
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
@@ -192,9 +199,9 @@ export function createWebApp(options: WebAppOptions): WebApp {
         const status = error instanceof HttpError ? error.status : error instanceof TaskStateError ? 409 : 500
         if (status === 500) console.error(error)
         const message = status === 500 ? 'internal error' : (error as Error).message
-        // The rest of a body too large to read is still on the connection: close it after the
-        // answer, or the client's next request on it would wait behind those bytes.
-        if (status === 413 && !res.headersSent) res.setHeader('connection', 'close')
+        // The rest of a body too large or too slow to read is still on the connection: close it
+        // after the answer, or the client's next request on it would wait behind those bytes.
+        if ((status === 413 || status === 408) && !res.headersSent) res.setHeader('connection', 'close')
         if (res.headersSent) res.end()
         else json(res, status, { error: message })
       })
@@ -254,8 +261,33 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body))
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The request's JSON body, read within `timeoutMs`. */
+async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<unknown> {
   if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
+  const read = readBody(req)
+  // After a timeout nobody awaits it: its connection closes under it.
+  read.catch(() => {})
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new HttpError(408, `the body did not arrive within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  let body: Buffer
+  try {
+    body = await Promise.race([read, late])
+  } finally {
+    clearTimeout(timer)
+  }
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch {
+    throw new HttpError(400, 'the body is not JSON')
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -263,11 +295,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`)
     chunks.push(chunk)
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw new HttpError(400, 'the body is not JSON')
-  }
+  return Buffer.concat(chunks)
 }
 
 /** One row of the page's session list. */
