@@ -49,6 +49,8 @@ export async function startApp(
     tools?: Tool[]
     allowedHosts?: string[]
     releaseAfterMs?: number
+    maxBufferedBytes?: number
+    bodyTimeoutMs?: number
     /** The port to listen on (a restart at the same address); an ephemeral one by default. */
     port?: number
   } = {},
@@ -68,6 +70,8 @@ export async function startApp(
     modelLabel: 'test model',
     ...(options.allowedHosts ? { allowedHosts: options.allowedHosts } : {}),
     ...(options.releaseAfterMs !== undefined ? { releaseAfterMs: options.releaseAfterMs } : {}),
+    ...(options.maxBufferedBytes !== undefined ? { maxBufferedBytes: options.maxBufferedBytes } : {}),
+    ...(options.bodyTimeoutMs !== undefined ? { bodyTimeoutMs: options.bodyTimeoutMs } : {}),
   })
   const server: Server = createServer(app.handle)
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))

@@ -1,5 +1,6 @@
 import { mkdtemp, readFile } from 'node:fs/promises'
 import { Agent, request } from 'node:http'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createMemorySessionStore } from '@kode/session'
@@ -188,6 +189,30 @@ describe('tasks over HTTP', () => {
     } finally {
       agent.destroy()
     }
+  })
+
+  test('a body that trickles in slower than the deadline is a 408, and its connection is closed', async () => {
+    const { url, store } = await start({ bodyTimeoutMs: 300 })
+    const socket = connect(Number(new URL(url).port), '127.0.0.1')
+    let answer = ''
+    socket.setEncoding('utf8')
+    socket.on('data', (chunk: string) => (answer += chunk))
+    const closed = new Promise<boolean>((resolve) => socket.on('close', () => resolve(true)))
+    // Headers announcing 100 bytes, then a byte now and then: a slow-loris body.
+    socket.write(
+      `POST /sessions/${SESSION}/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n` +
+        'Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{',
+    )
+    const drip = setInterval(() => socket.write(' '), 100)
+    try {
+      const ended = await Promise.race([closed, new Promise<false>((r) => setTimeout(() => r(false), 3_000))])
+      expect(answer).toMatch(/^HTTP\/1\.1 408 /)
+      expect(ended).toBe(true)
+    } finally {
+      clearInterval(drip)
+      socket.destroy()
+    }
+    expect(await store.list()).toEqual([])
   })
 
   test('the session list holds top-level sessions with their titles, newest first', async () => {

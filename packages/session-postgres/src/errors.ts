@@ -1,5 +1,16 @@
 import { type LockHolder, type LockOwner, SessionError, SessionLockedError } from '@kode/session'
 
+// Each class's own marker, so its `is` recognises its instances from any copy of this package
+// (its ESM and CJS builds, two installs), where `instanceof` fails, and not its base class's.
+const SESSION_LEASED_ERROR = Symbol.for('kode.SessionLeasedError')
+const SESSION_LEASE_LOST_ERROR = Symbol.for('kode.SessionLeaseLostError')
+const SESSION_APPEND_INTERRUPTED_ERROR = Symbol.for('kode.SessionAppendInterruptedError')
+const CORRUPT_RECORD_ERROR = Symbol.for('kode.CorruptRecordError')
+
+function hasMarker(value: unknown, marker: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true
+}
+
 /**
  * Another writer holds the session's lease in the shared database. `expiresAt` is when the lease
  * runs out by the database's clock unless its holder renews it; a holder that died stops renewing,
@@ -8,6 +19,13 @@ import { type LockHolder, type LockOwner, SessionError, SessionLockedError } fro
 export class SessionLeasedError extends SessionLockedError {
   override readonly name: string = 'SessionLeasedError'
   readonly expiresAt: Date | undefined
+
+  readonly [SESSION_LEASED_ERROR] = true
+
+  /** True for a `SessionLeasedError` from any copy of this package (not for other `SessionError`s). */
+  static override is(value: unknown): value is SessionLeasedError {
+    return hasMarker(value, SESSION_LEASED_ERROR)
+  }
 
   constructor(
     sessionId: string,
@@ -33,6 +51,13 @@ export class SessionLeaseLostError extends SessionError {
   /** The epoch this lease held; the session's current epoch is higher. */
   readonly epoch: number
 
+  readonly [SESSION_LEASE_LOST_ERROR] = true
+
+  /** True for a `SessionLeaseLostError` from any copy of this package (not for other `SessionError`s). */
+  static override is(value: unknown): value is SessionLeaseLostError {
+    return hasMarker(value, SESSION_LEASE_LOST_ERROR)
+  }
+
   constructor(sessionId: string, epoch: number) {
     super(
       'session_lease_lost',
@@ -53,6 +78,13 @@ export class SessionLeaseLostError extends SessionError {
 export class SessionAppendInterruptedError extends SessionError {
   override readonly name: string = 'SessionAppendInterruptedError'
   readonly written: false | 'unknown'
+
+  readonly [SESSION_APPEND_INTERRUPTED_ERROR] = true
+
+  /** True for a `SessionAppendInterruptedError` from any copy of this package (not for other `SessionError`s). */
+  static override is(value: unknown): value is SessionAppendInterruptedError {
+    return hasMarker(value, SESSION_APPEND_INTERRUPTED_ERROR)
+  }
 
   constructor(sessionId: string, written: false | 'unknown', cause: unknown) {
     const outcome =
@@ -89,6 +121,13 @@ export class CorruptRecordError extends SessionError {
   override readonly name: string = 'CorruptRecordError'
   /** The record's 1-based position in the session (its `seq`). */
   readonly seq: number
+
+  readonly [CORRUPT_RECORD_ERROR] = true
+
+  /** True for a `CorruptRecordError` from any copy of this package (not for other `SessionError`s). */
+  static override is(value: unknown): value is CorruptRecordError {
+    return hasMarker(value, CORRUPT_RECORD_ERROR)
+  }
 
   constructor(sessionId: string, seq: number, cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause)

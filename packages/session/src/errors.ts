@@ -1,4 +1,14 @@
 const SESSION_ERROR = Symbol.for('kode.SessionError')
+const CORRUPT_HISTORY_ERROR = Symbol.for('kode.CorruptHistoryError')
+const SESSION_LOCKED_ERROR = Symbol.for('kode.SessionLockedError')
+
+/**
+ * Whether `value` carries `marker`: how an error class recognises its instances from any copy of
+ * its package (its ESM and CJS builds, two installs), where `instanceof` fails.
+ */
+export function hasErrorMarker(value: unknown, marker: symbol): boolean {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[marker] === true
+}
 
 /** What went wrong, one value per failure a caller may want to handle differently. */
 export type SessionErrorCode =
@@ -49,11 +59,7 @@ export class SessionError extends Error {
 
   /** True for a `SessionError` (or subclass) from any copy of this package. */
   static is(value: unknown): value is SessionError {
-    return (
-      typeof value === 'object' &&
-      value !== null &&
-      (value as Record<symbol, unknown>)[SESSION_ERROR] === true
-    )
+    return hasErrorMarker(value, SESSION_ERROR)
   }
 }
 
@@ -66,6 +72,12 @@ export class CorruptHistoryError extends SessionError {
   override readonly name: string = 'CorruptHistoryError'
   readonly file: string
   readonly line: number
+  readonly [CORRUPT_HISTORY_ERROR] = true
+
+  /** True for a `CorruptHistoryError` from any copy of this package (not for other `SessionError`s). */
+  static override is(value: unknown): value is CorruptHistoryError {
+    return hasErrorMarker(value, CORRUPT_HISTORY_ERROR)
+  }
 
   constructor(sessionId: string, file: string, line: number, cause: unknown) {
     const detail = cause instanceof Error ? cause.message : String(cause)
@@ -106,6 +118,15 @@ export class SessionLockedError extends SessionError {
   readonly lockFile: string | undefined
   readonly holder: LockHolder | undefined
   readonly owner: LockOwner
+  readonly [SESSION_LOCKED_ERROR] = true
+
+  /**
+   * True for a `SessionLockedError` (or subclass, such as a database store's `SessionLeasedError`)
+   * from any copy of this package; not for other `SessionError`s.
+   */
+  static override is(value: unknown): value is SessionLockedError {
+    return hasErrorMarker(value, SESSION_LOCKED_ERROR)
+  }
 
   constructor(
     sessionId: string,

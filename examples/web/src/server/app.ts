@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type { ApprovalDecision } from '@kode/core'
 import { isValidSessionId, type SessionStore } from '@kode/session'
-import { isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
+import { hasSeveralHosts, isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, type LogReset, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
 
@@ -20,6 +20,18 @@ export interface WebAppOptions extends AgentSetup {
    * a request whose `Host` names any other is refused (`403`), against DNS rebinding.
    */
   allowedHosts?: readonly string[]
+  /**
+   * How many bytes may wait for an event-stream reader beyond the log it was sent whole (its
+   * backlog, a reset), default 8 MiB. A reader that reads more slowly than events come (a stalled
+   * network, a client that stopped reading) is dropped past it, so the server does not hold every
+   * event for it; it reconnects with `Last-Event-ID` and misses nothing.
+   */
+  maxBufferedBytes?: number
+  /**
+   * How long a request body may take to arrive, in ms (default 30 s): one that trickles in slower
+   * (a slow-loris client holding connections open) is a `408` and its connection is closed.
+   */
+  bodyTimeoutMs?: number
   /**
    * How long a session nobody reads and no task runs in stays in memory, in ms (default 30 s);
    * then it reloads from the store when opened again.
@@ -78,12 +90,16 @@ class HttpError extends Error {
 export function createWebApp(options: WebAppOptions): WebApp {
   const hub = new SessionHub(options, { releaseAfterMs: options.releaseAfterMs })
   const keepAliveMs = options.keepAliveMs ?? 15_000
+  const maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000
+  const readJson = (req: IncomingMessage) => readJsonBody(req, bodyTimeoutMs)
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
   )
 
   const route = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+    if (hasSeveralHosts(req)) throw new HttpError(400, 'more than one Host header')
     const refused = refusal(req, allowedHosts)
     if (refused !== undefined) throw new HttpError(403, refused)
     const url = parseTarget(req.url)
@@ -137,21 +153,32 @@ export function createWebApp(options: WebAppOptions): WebApp {
       (Array.isArray(header) ? header[0] : header) ?? url.searchParams.get('lastEventId') ?? undefined
     openEventStream(res)
     streams.add(res)
+    // What may wait for this reader: the log sent whole (a backlog, a reset) and a bounded tail.
+    let allowed = maxBufferedBytes
+    const sendWhole = (frames: string) => {
+      res.write(frames)
+      allowed = res.writableLength + maxBufferedBytes
+    }
     const unsubscribe = await hub.subscribe(
       sessionId,
       lastEventId,
       (backlog, resume) => {
         if (resume.reset) res.write(controlFrame('reset', { reason: 'unknown Last-Event-ID' }))
         // One write for the whole backlog: a reconnect costs one syscall, not one per event.
-        res.write(backlog.map(eventFrame).join(''))
+        sendWhole(backlog.map(eventFrame).join(''))
       },
       {
-        event: (event) => res.write(eventFrame(event)),
+        event: (event) => {
+          res.write(eventFrame(event))
+          // A reader this far behind is dropped rather than buffered for without bound. An
+          // EventSource dispatches only whole events, so it resumes after the last one it got.
+          if (res.writableLength > allowed) res.destroy()
+        },
         // The log started over (another host's history changed what was shown, or the session
         // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
         reset: (log, why) => {
           res.write(controlFrame('reset', resetReason(why)))
-          res.write(log.map(eventFrame).join(''))
+          sendWhole(log.map(eventFrame).join(''))
         },
       },
     )
@@ -172,9 +199,9 @@ export function createWebApp(options: WebAppOptions): WebApp {
         const status = error instanceof HttpError ? error.status : error instanceof TaskStateError ? 409 : 500
         if (status === 500) console.error(error)
         const message = status === 500 ? 'internal error' : (error as Error).message
-        // The rest of a body too large to read is still on the connection: close it after the
-        // answer, or the client's next request on it would wait behind those bytes.
-        if (status === 413 && !res.headersSent) res.setHeader('connection', 'close')
+        // The rest of a body too large or too slow to read is still on the connection: close it
+        // after the answer, or the client's next request on it would wait behind those bytes.
+        if ((status === 413 || status === 408) && !res.headersSent) res.setHeader('connection', 'close')
         if (res.headersSent) res.end()
         else json(res, status, { error: message })
       })
@@ -234,8 +261,33 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body))
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+/** The request's JSON body, read within `timeoutMs`. */
+async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<unknown> {
   if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
+  const read = readBody(req)
+  // After a timeout nobody awaits it: its connection closes under it.
+  read.catch(() => {})
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new HttpError(408, `the body did not arrive within ${timeoutMs} ms`)),
+      timeoutMs,
+    )
+  })
+  let body: Buffer
+  try {
+    body = await Promise.race([read, late])
+  } finally {
+    clearTimeout(timer)
+  }
+  try {
+    return JSON.parse(body.toString('utf8'))
+  } catch {
+    throw new HttpError(400, 'the body is not JSON')
+  }
+}
+
+async function readBody(req: IncomingMessage): Promise<Buffer> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req as AsyncIterable<Buffer>) {
@@ -243,11 +295,7 @@ async function readJson(req: IncomingMessage): Promise<unknown> {
     if (size > MAX_BODY_BYTES) throw new HttpError(413, `the body is larger than ${MAX_BODY_BYTES} bytes`)
     chunks.push(chunk)
   }
-  try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'))
-  } catch {
-    throw new HttpError(400, 'the body is not JSON')
-  }
+  return Buffer.concat(chunks)
 }
 
 /** One row of the page's session list. */

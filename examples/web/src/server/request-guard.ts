@@ -26,6 +26,14 @@ export function refusal(req: IncomingMessage, allowedHosts: ReadonlySet<string>)
 }
 
 /**
+ * Whether `req` names more than one `Host` (HTTP/1.1 makes that a `400`). Node reads the first;
+ * a proxy in front may read another, and let through a name this server would refuse.
+ */
+export function hasSeveralHosts(req: IncomingMessage): boolean {
+  return (req.headersDistinct.host?.length ?? 0) > 1
+}
+
+/**
  * Whether `req` says its body is JSON. Forms and `no-cors` fetches can only send text, url-encoded
  * or multipart bodies without the browser asking the server first (a CORS preflight, which this
  * server never grants), so this keeps other sites out even where a browser sends no `Origin`.
