@@ -159,7 +159,8 @@ export function createWebApp(options: WebAppOptions): WebApp {
       res.write(frames)
       allowed = res.writableLength + maxBufferedBytes
     }
-    const unsubscribe = await hub.subscribe(
+    // The session may fail to load: the request is then answered with the error, and forgotten.
+    const subscribed = hub.subscribe(
       sessionId,
       lastEventId,
       (backlog, resume) => {
@@ -182,6 +183,8 @@ export function createWebApp(options: WebAppOptions): WebApp {
         },
       },
     )
+    subscribed.catch(() => streams.delete(res))
+    const unsubscribe = await subscribed
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), keepAliveMs)
     const stop = () => {
       clearInterval(keepAlive)
