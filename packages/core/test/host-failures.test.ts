@@ -68,64 +68,57 @@ describe('failures the host must handle are thrown, after a well-formed event se
     expect(agent.running).toBe(false)
   })
 
-  test('a custom client that throws something other than a ProviderError fails the run', async () => {
-    const h = harness()
-    const broken: LLMClient = {
-      api: 'broken',
-      provider: 'broken',
-      model: 'm',
-      modelInfo: undefined,
-      stream: () => ({
-        [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(new TypeError('adapter bug')) }),
-      }),
-      complete: () => Promise.reject(new TypeError('adapter bug')),
-    }
-    const agent = createAgent({ client: broken, store: h.store })
-    const run = agent.run('go')
-    const { events, thrown } = await drain(run)
-    expect(thrown).toBeInstanceOf(TypeError)
-    expectOrdered(events)
-    expect(summarize(events).slice(-4)).toEqual([
-      'error: The model client threw: adapter bug',
-      'turn_end',
-      'task_metadata turns=1 subAgents=0',
-      'task_finish error: ',
-    ])
-    // Kept as a throwing hook's failure is: the session says how its task ended.
-    const history = await agent.history()
-    expectValidHistory(history)
-    expect(summarizeHistory(history)).toEqual([
-      'user: go',
-      'error: The model client threw: adapter bug',
-      'task_metadata turns=1 subAgents=0',
-    ])
-  })
-
-  test('a custom client whose stream() throws at once fails the run the same way', async () => {
-    const h = harness()
-    const broken: LLMClient = {
-      api: 'broken',
-      provider: 'broken',
-      model: 'm',
-      modelInfo: undefined,
-      stream: () => {
-        throw new TypeError('no stream for you')
-      },
-      complete: () => Promise.reject(new TypeError('no stream for you')),
-    }
-    const agent = createAgent({ client: broken, store: h.store })
-    const run = agent.run('go')
-    const { events, thrown } = await drain(run)
-    expect(thrown).toBeInstanceOf(TypeError)
-    await expect(run.done).rejects.toBe(thrown)
-    expectOrdered(events)
-    expect(summarizeHistory(await agent.history())).toEqual([
-      'user: go',
-      'error: The model client threw: no stream for you',
-      'task_metadata turns=1 subAgents=0',
-    ])
-    expect(agent.running).toBe(false)
-  })
+  test.each([
+    [
+      'mid-stream',
+      'adapter bug',
+      (error: Error): LLMClient['stream'] =>
+        () => ({ [Symbol.asyncIterator]: () => ({ next: () => Promise.reject(error) }) }),
+    ],
+    [
+      'at once',
+      'no stream for you',
+      (error: Error): LLMClient['stream'] =>
+        () => {
+          throw error
+        },
+    ],
+  ])(
+    'a custom client that throws something other than a ProviderError (%s) fails the run, its record kept',
+    async (_, text, stream) => {
+      const h = harness()
+      const error = new TypeError(text)
+      const broken: LLMClient = {
+        api: 'broken',
+        provider: 'broken',
+        model: 'm',
+        modelInfo: undefined,
+        stream: stream(error),
+        complete: () => Promise.reject(error),
+      }
+      const agent = createAgent({ client: broken, store: h.store })
+      const run = agent.run('go')
+      const { events, thrown } = await drain(run)
+      expect(thrown).toBe(error)
+      await expect(run.done).rejects.toBe(error)
+      expectOrdered(events)
+      expect(summarize(events).slice(-4)).toEqual([
+        `error: The model client threw: ${text}`,
+        'turn_end',
+        'task_metadata turns=1 subAgents=0',
+        'task_finish error: ',
+      ])
+      // Kept as a throwing hook's failure is: the session says how its task ended.
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history)).toEqual([
+        'user: go',
+        `error: The model client threw: ${text}`,
+        'task_metadata turns=1 subAgents=0',
+      ])
+      expect(agent.running).toBe(false)
+    },
+  )
 
   test('a listener that throws stops the task as a failure, not an interrupt, then the run fails with its error', async () => {
     const h = harness()

@@ -95,6 +95,55 @@ async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD):
   await h.store.append('dead', records)
 }
 
+/** The session of sub-agent `helper`, run by the dead session's call p1, holding `records`. */
+async function childSession(h: Harness, records: readonly HistoryEvent[]): Promise<void> {
+  await h.store.create({
+    id: 'child',
+    parentSessionId: 'dead',
+    subAgent: { name: 'helper', parentToolCallId: 'p1' },
+  })
+  await h.store.append('child', records)
+}
+
+/**
+ * That sub-agent's session when its parent was carried on: it asked for s1, paused, was carried on
+ * with the approval, and its process died while s1 ran.
+ */
+const CARRIED_CHILD: HistoryEvent[] = [
+  { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+  {
+    role: 'assistant',
+    id: 'ca1',
+    createdAt: 2,
+    parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
+    stopReason: 'tool_use',
+    responseId: 'cr0',
+  },
+  {
+    type: 'approval_request',
+    id: 'cq1',
+    createdAt: 3,
+    toolCallId: 's1',
+    toolName: 'charge',
+    arguments: '{"cents":500}',
+    responseId: 'cr0',
+  },
+  {
+    type: 'task_metadata',
+    id: 'cm1',
+    createdAt: 4,
+    metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
+  },
+  {
+    type: 'approval_decision',
+    id: 'cd1',
+    createdAt: 5,
+    toolCallId: 's1',
+    toolName: 'charge',
+    approved: true,
+  },
+]
+
 /** A parent paused at its sub-agent's approval request, decided by a continue whose process then died. */
 const CARRIED_SUB_AGENT: HistoryEvent[] = [
   DEAD[0]!,
@@ -402,46 +451,8 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       await deadSession(h, paused)
       // The sub-agent's own session: it asked for s1, paused, was carried on with the approval, and
       // its process died while s1 ran.
-      const child: HistoryEvent[] = [
-        { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
-        {
-          role: 'assistant',
-          id: 'ca1',
-          createdAt: 2,
-          parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
-          stopReason: 'tool_use',
-          responseId: 'cr0',
-        },
-        {
-          type: 'approval_request',
-          id: 'cq1',
-          createdAt: 3,
-          toolCallId: 's1',
-          toolName: 'charge',
-          arguments: '{"cents":500}',
-          responseId: 'cr0',
-        },
-        {
-          type: 'task_metadata',
-          id: 'cm1',
-          createdAt: 4,
-          metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
-        },
-        {
-          type: 'approval_decision',
-          id: 'cd1',
-          createdAt: 5,
-          toolCallId: 's1',
-          toolName: 'charge',
-          approved: true,
-        },
-      ]
-      await h.store.create({
-        id: 'child',
-        parentSessionId: 'dead',
-        subAgent: { name: 'helper', parentToolCallId: 'p1' },
-      })
-      await h.store.append('child', child)
+      const child = CARRIED_CHILD
+      await childSession(h, child)
       h.server.enqueue(textReply('r1', 'It may not have paid.'))
       const { tool, runs } = chargeTool()
       const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
@@ -481,11 +492,6 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       // parent's history, only the child's own session, linked by its metadata.
       const parent: HistoryEvent[] = [DEAD[0]!, CARRIED_SUB_AGENT[1]!]
       await deadSession(h, parent)
-      await h.store.create({
-        id: 'child',
-        parentSessionId: 'dead',
-        subAgent: { name: 'helper', parentToolCallId: 'p1' },
-      })
       const child: HistoryEvent[] = [
         { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
         {
@@ -499,7 +505,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
           costUsd: 0.25,
         },
       ]
-      await h.store.append('child', child)
+      await childSession(h, child)
       h.server.enqueue(textReply('r1', 'It may not have paid.'))
       const { tool, runs } = chargeTool()
       const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
@@ -544,11 +550,6 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     const h = harness()
     const parent: HistoryEvent[] = [DEAD[0]!, CARRIED_SUB_AGENT[1]!]
     await deadSession(h, parent)
-    await h.store.create({
-      id: 'child',
-      parentSessionId: 'dead',
-      subAgent: { name: 'helper', parentToolCallId: 'p1' },
-    })
     const child: HistoryEvent[] = [
       { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
       {
@@ -566,7 +567,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
         metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
       },
     ]
-    await h.store.append('child', child)
+    await childSession(h, child)
     h.server.enqueue(textReply('r1', 'It may have paid.'))
     const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
     const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
@@ -595,14 +596,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
         responseId: 'r0',
       },
     ])
-    await h.store.create({
-      id: 'child',
-      parentSessionId: 'dead',
-      subAgent: { name: 'helper', parentToolCallId: 'p1' },
-    })
-    await h.store.append('child', [
-      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
-    ])
+    await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
     const delegate = defineTool({
       name: 'delegate',
       description: 'Delegates the payment',
@@ -629,45 +623,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
   test("a carried sub-agent settled after its process died is counted in the parent's task_metadata", async () => {
     const h = harness()
     await deadSession(h, CARRIED_SUB_AGENT)
-    await h.store.create({
-      id: 'child',
-      parentSessionId: 'dead',
-      subAgent: { name: 'helper', parentToolCallId: 'p1' },
-    })
-    await h.store.append('child', [
-      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
-      {
-        role: 'assistant',
-        id: 'ca1',
-        createdAt: 2,
-        parts: [{ type: 'tool_call', id: 's1', name: 'charge', argumentsJson: '{"cents":500}' }],
-        stopReason: 'tool_use',
-        responseId: 'cr0',
-      },
-      {
-        type: 'approval_request',
-        id: 'cq1',
-        createdAt: 3,
-        toolCallId: 's1',
-        toolName: 'charge',
-        arguments: '{"cents":500}',
-        responseId: 'cr0',
-      },
-      {
-        type: 'task_metadata',
-        id: 'cm1',
-        createdAt: 4,
-        metadata: { ...PAUSED_METADATA, main: { ...PAUSED_METADATA.main, sessionId: 'child' } },
-      },
-      {
-        type: 'approval_decision',
-        id: 'cd1',
-        createdAt: 5,
-        toolCallId: 's1',
-        toolName: 'charge',
-        approved: true,
-      },
-    ])
+    await childSession(h, CARRIED_CHILD)
     h.server.enqueue(textReply('r1', 'It may not have paid.'))
     const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [chargeTool().tool] })
     const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
