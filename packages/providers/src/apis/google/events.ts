@@ -31,9 +31,14 @@ interface GoogleResponsePart {
   inlineData?: { mimeType?: string; data?: string }
 }
 
-/** Gemini's usage counts: `promptTokenCount` includes cached tokens, thoughts are counted apart. */
+/**
+ * Gemini's usage counts: `promptTokenCount` includes cached tokens; thoughts and the prompts of
+ * tools Gemini runs itself (Google Search, URL context) are counted apart.
+ */
 export interface GoogleUsage {
   promptTokenCount?: number
+  /** What Gemini's own tools read (a fetched page, search results): billed as input. */
+  toolUsePromptTokenCount?: number
   candidatesTokenCount?: number
   thoughtsTokenCount?: number
   cachedContentTokenCount?: number
@@ -147,6 +152,7 @@ export function googleStopReason(finish: string, calledTools: boolean): StopReas
 function hasCounts(usage: GoogleUsage): boolean {
   return (
     count(usage.promptTokenCount) !== undefined ||
+    count(usage.toolUsePromptTokenCount) !== undefined ||
     count(usage.candidatesTokenCount) !== undefined ||
     count(usage.thoughtsTokenCount) !== undefined ||
     count(usage.cachedContentTokenCount) !== undefined
@@ -154,12 +160,16 @@ function hasCounts(usage: GoogleUsage): boolean {
 }
 
 /**
- * Gemini usage -> Kode usage: input is `promptTokenCount` (cached tokens included), output is
- * candidates plus thoughts, reasoning is thoughts. `undefined` when nothing is counted yet
+ * Gemini usage -> Kode usage: input is `promptTokenCount` (cached tokens included) plus
+ * `toolUsePromptTokenCount` (not part of it, and billed as input), output is candidates plus
+ * thoughts, reasoning is thoughts. `undefined` when nothing is counted yet
  * (Gemini sends `usageMetadata` without counts on early chunks).
  */
 export function googleUsage(usage: GoogleUsage): Usage | undefined {
-  const input = count(usage.promptTokenCount)
+  const prompt = count(usage.promptTokenCount)
+  const toolPrompt = count(usage.toolUsePromptTokenCount)
+  const input =
+    prompt === undefined && toolPrompt === undefined ? undefined : (prompt ?? 0) + (toolPrompt ?? 0)
   const candidates = count(usage.candidatesTokenCount)
   const thoughts = count(usage.thoughtsTokenCount)
   const cached = count(usage.cachedContentTokenCount)
