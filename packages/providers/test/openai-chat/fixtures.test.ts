@@ -143,6 +143,19 @@ describe('openai-chat recorded streams', () => {
 })
 
 describe('openai-chat hand-written streams', () => {
+  test('arguments sent as a JSON object (llama.cpp, TGI) are kept as its JSON text, never dropped', async () => {
+    const message = await chat('llama', 'kode-object-arguments').complete(ask())
+    expect(message.parts).toEqual([
+      {
+        type: 'tool_call',
+        id: 'call_x',
+        name: 'delete_file',
+        argumentsJson: '{"path":"build/tmp.txt","force":false}',
+      },
+    ])
+    expect(message.stopReason).toBe('tool_use')
+  })
+
   test('parallel tool calls keep their order; a call without arguments gets {}', async () => {
     const items = await collect(chat('gpt-4.1', 'kode-parallel-tool-calls').stream(ask()))
     expect(

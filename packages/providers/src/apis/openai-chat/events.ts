@@ -41,7 +41,8 @@ interface ContentChunk {
 interface ChatToolCallDelta {
   index?: number
   id?: string | null
-  function?: { name?: string | null; arguments?: string | null } | null
+  /** `arguments` is JSON text; some servers (llama.cpp, TGI) send the object itself. */
+  function?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null
 }
 
 export interface ChatUsage {
@@ -98,7 +99,11 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
         const key = typeof call.index === 'number' ? call.index : i
         const fn = call.function
         if (call.id || fn?.name) out.toolCall(key, call.id, fn?.name)
-        if (fn?.arguments) out.toolCallArgs(key, fn.arguments)
+        const args = fn?.arguments
+        if (typeof args === 'string') {
+          if (args) out.toolCallArgs(key, args)
+        } else if (typeof args === 'object' && args !== null && !Array.isArray(args))
+          out.toolCallArgs(key, JSON.stringify(args))
       }
     }
     if (delta.images) {
