@@ -226,7 +226,10 @@ describe('stalls', () => {
 
   test('a stall before any output is retried like any transient failure', async () => {
     server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 10 }), ok())
-    const message = await client({ idleTimeoutMs: 1_000 }).complete(ask())
+    // Both responses (the first's 10 bytes included) are in before the watchdog starts: it can only
+    // fire on the stall, and the retry cannot time out waiting for its headers.
+    const fetch = await openedFetch(server(), 10, 0)
+    const message = await client({ fetch, idleTimeoutMs: 1_000 }).complete(ask())
     expect(message.stopReason).toBe('stop')
   })
 
@@ -258,8 +261,11 @@ describe('stalls', () => {
 
   test('a stall after output keeps what arrived on the error', async () => {
     const frames = frameChat(TEXT)
-    server().enqueue({ body: frames, stallAfterBytes: Buffer.byteLength(frames[0]!) })
-    const error = await caught(collect(client({ idleTimeoutMs: 500 }).stream(ask())))
+    const first = Buffer.byteLength(frames[0]!)
+    server().enqueue({ body: frames, stallAfterBytes: first })
+    // The headers and the first frame are in before the watchdog starts: it can only fire on the stall.
+    const fetch = await openedFetch(server(), first)
+    const error = await caught(collect(client({ fetch, idleTimeoutMs: 500 }).stream(ask())))
     expect(error).toMatchObject({
       code: 'timeout',
       partial: { parts: [{ type: 'text', text: 'Let me check. ' }] },

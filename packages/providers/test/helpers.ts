@@ -79,39 +79,5 @@ export function joinDeltas(payloads: readonly string[], field: string): string {
   return out
 }
 
-/**
- * A `fetch` that answers the client's one request with a response opened before the client asked:
- * a POST to `server` sent now, resolved once its headers and the first `bodyBytes` bytes of its
- * body have arrived. A client's idle watchdog starts with its request, so a test that needs it to
- * fire during the body (a stall) and not before the headers would otherwise race the server with
- * the timeout; with the response in hand the watchdog can only fire where the body stalls,
- * however loaded the machine. The client's abort is passed on to that request, so it closes the
- * real connection.
- */
-export async function openedFetch(server: SseTestServer, bodyBytes = 0): Promise<typeof fetch> {
-  const request = new AbortController()
-  const response = await fetch(`${server.url}/v1/opened`, {
-    method: 'POST',
-    body: '{}',
-    signal: request.signal,
-  })
-  if (bodyBytes > 0 && response.body) {
-    // Reading a clone (a tee of the body) leaves what it read queued in the response for the client.
-    const reader = response.clone().body!.getReader()
-    for (let read = 0; read < bodyBytes; ) {
-      const chunk = await reader.read()
-      if (chunk.done) break
-      read += chunk.value.length
-    }
-    reader.releaseLock()
-  }
-  let answered = false
-  return async (_input, init) => {
-    if (answered) throw new Error('openedFetch answers one request only')
-    answered = true
-    const signal = init?.signal
-    if (signal?.aborted) request.abort(signal.reason)
-    signal?.addEventListener('abort', () => request.abort(signal.reason), { once: true })
-    return response
-  }
-}
+/** Responses opened before the client asks (see `openedFetch` in the testing kit). */
+export { openedFetch } from '@kode/providers/testing'

@@ -26,6 +26,7 @@ export {
   sseComment,
   sseFrame,
 } from './framing.js'
+export { openedFetch } from './opened-fetch.js'
 export type { ResponseScript, ScriptStep } from './script.js'
 export { type ScriptedApi, scriptedResponse } from './scripted-response.js'
 export {

@@ -1,6 +1,6 @@
 import type { Accumulator } from '../accumulate.js'
 import type { Completion } from '../adapter/spec.js'
-import { looksLikePage } from './body.js'
+import { sniffBody } from './body.js'
 import { excerpt, ProviderError } from './errors.js'
 import { type ErrorContext, secretsOf, transportError } from './failures.js'
 import { messageOf } from './open-response.js'
@@ -14,15 +14,15 @@ const NO_TERMINAL_EVENT =
   'to accept a stream that ends after its finish reason.'
 
 /**
- * Whether the first bytes of a 200's body are a web page: `undefined` while too few bytes came to
- * tell, `false` for anything else. A page is not a stream that was cut: it is thrown as an
- * `invalid_response`, never retried.
+ * Whether the first bytes of a 200's body are something other than an event stream (a web page, a
+ * JSON document): `undefined` while too few bytes came to tell, `false` for a stream. Such a body
+ * is not a stream that was cut: it is thrown as an `invalid_response` quoting it, never retried.
  */
-export function checkNotPage(bytes: Uint8Array, errors: ErrorContext): boolean | undefined {
-  const page = looksLikePage(bytes)
-  if (!page) return page
+export function checkNotStream(bytes: Uint8Array, errors: ErrorContext): boolean | undefined {
+  const kind = sniffBody(bytes)
+  if (!kind) return kind
   const head = new TextDecoder().decode(bytes.subarray(0, 200)).trim()
-  const detail = `expected an event stream, got a page: ${excerpt(head, 120, secretsOf(errors))}`
+  const detail = `expected an event stream, got ${kind}: ${excerpt(head, 120, secretsOf(errors))}`
   throw transportError(errors, 'invalid_response', detail, { retryable: false })
 }
 

@@ -48,16 +48,21 @@ export async function readBodyHead(
   }
 }
 
+/** What the first bytes of a 200 body show it is, when it is not an event stream. */
+export type NotAStream = 'a page' | 'a JSON document'
+
 /**
- * Whether the first bytes of a 200 body are a web page rather than an event stream: an event
- * stream starts with a field, a comment or a blank line, a page (a captive portal, a proxy's
- * error page sent as 200) with `<`. `undefined` until a byte other than whitespace or a BOM arrives.
+ * What the first bytes of a 200 body are when they are not an event stream: an event stream
+ * starts with a field, a comment or a blank line; a page (a captive portal, a proxy's error page
+ * sent as 200) with `<`; a JSON document (an error some servers answer a streaming request with,
+ * without `data:`) with `{`. `false` for a stream, `undefined` until a byte other than whitespace
+ * or a BOM arrives.
  */
-export function looksLikePage(bytes: Uint8Array): boolean | undefined {
+export function sniffBody(bytes: Uint8Array): NotAStream | false | undefined {
   for (const byte of bytes) {
     if (byte === 0x20 || byte === 0x0a || byte === 0x0d || byte === 0x09) continue
     if (byte === 0xef || byte === 0xbb || byte === 0xbf) continue
-    return byte === 0x3c
+    return byte === 0x3c ? 'a page' : byte === 0x7b ? 'a JSON document' : false
   }
   return undefined
 }

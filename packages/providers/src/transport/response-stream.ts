@@ -3,7 +3,7 @@ import { Accumulator } from '../accumulate.js'
 import type { EventMapper } from '../adapter/spec.js'
 import type { RetryInfo } from '../types.js'
 import { attemptError } from './attempt-error.js'
-import { checkNotPage, endOfBodyError, eventTooLarge, mappingError } from './body-checks.js'
+import { checkNotStream, endOfBodyError, eventTooLarge, mappingError } from './body-checks.js'
 import { ResponseDeadline } from './deadline.js'
 import { type ProviderError, withRequestId } from './errors.js'
 import { IdleWatchdog } from './idle-watchdog.js'
@@ -286,7 +286,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
         if (this.decoder.end()) continue
         return this.endOfBody()
       }
-      if (!this.sniffed) this.sniffed = checkNotPage(chunk.value, this.setup.errors) !== undefined
+      if (!this.sniffed) this.sniffed = checkNotStream(chunk.value, this.setup.errors) !== undefined
       this.decoder.feed(chunk.value)
     }
   }

@@ -17,7 +17,8 @@ export type SseEvent = EventSourceMessage
 /**
  * Bytes in, events out. UTF-8 characters, lines and events may be split anywhere across
  * `feed` calls. Events queue up until taken with `next`, so a caller can map them one at a time
- * and stop between any two (comments such as `: OPENROUTER PROCESSING` are dropped here).
+ * and stop between any two (comments such as `: OPENROUTER PROCESSING`, and events whose data is
+ * blank, are dropped here).
  */
 export class SseDecoder {
   private readonly decoder = new TextDecoder()
@@ -38,6 +39,9 @@ export class SseDecoder {
   constructor() {
     this.parser = createParser({
       onEvent: (event) => {
+        // An event with no data (`data:` alone, or only spaces) is a keep-alive some proxies and
+        // servers send: it holds nothing to map, and no wire's payload is blank.
+        if (isBlank(event.data)) return
         const events = this.events
         events.slots[events.size++] = event
       },
@@ -91,4 +95,9 @@ export class SseDecoder {
   next(): SseEvent | undefined {
     return this.events.take()
   }
+}
+
+/** Empty or only whitespace; checks one character for the usual event (JSON starts with `{`). */
+function isBlank(data: string): boolean {
+  return data.length === 0 || (data.charCodeAt(0) <= 32 && data.trim() === '')
 }

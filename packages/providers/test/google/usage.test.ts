@@ -11,6 +11,10 @@ describe('googleUsage', () => {
     expect(googleUsage(metadata)).toBeUndefined()
   })
 
+  test('a tool-use prompt count alone is input', () => {
+    expect(googleUsage({ toolUsePromptTokenCount: 5 })).toStrictEqual({ inputTokens: 5 })
+  })
+
   test('any count makes a usage with only what was counted', () => {
     expect(googleUsage({ cachedContentTokenCount: 3 })).toStrictEqual({ cacheReadTokens: 3 })
     expect(googleUsage({ promptTokenCount: 9, thoughtsTokenCount: 4 })).toStrictEqual({
@@ -43,6 +47,35 @@ describe('the usage a Gemini stream reports, as the message keeps it', () => {
       ask(),
     )
     expect(message.usage).toEqual({ inputTokens: 9, outputTokens: 2, totalTokens: 11 })
+  })
+
+  test('tokens of tool-use prompts (Google Search, URL context) count as input, as Gemini bills them', async () => {
+    // Recorded shape of a url_context call: the fetched page is counted apart from the prompt, and
+    // the total is prompt + tool-use prompt + candidates + thoughts.
+    server().enqueue(
+      streamOf('google', [
+        chunk(
+          'Done.',
+          {
+            promptTokenCount: 26,
+            candidatesTokenCount: 90,
+            toolUsePromptTokenCount: 12504,
+            thoughtsTokenCount: 13,
+            cachedContentTokenCount: 20,
+            totalTokenCount: 12633,
+          },
+          'STOP',
+        ),
+      ]),
+    )
+    const message = await testClient(server(), { api: 'google', model: 'gemini-2.5-flash' }).complete(ask())
+    expect(message.usage).toEqual({
+      inputTokens: 26 + 12504,
+      outputTokens: 90 + 13,
+      cacheReadTokens: 20,
+      reasoningTokens: 13,
+      totalTokens: 12633,
+    })
   })
 
   test('a stream cut before its end keeps the counts of the last chunk that had any', async () => {

@@ -50,6 +50,25 @@ describe('bodies Kode only quotes are read up to 64 kB', () => {
     expect(error.message).toContain('<!DOCTYPE html>')
     expect(server().requests).toHaveLength(1)
   })
+
+  test.each([
+    ['text/event-stream', 'text/event-stream'],
+    ['text/plain', 'text/plain'],
+    ['no content type', ''],
+  ])(
+    'a JSON error sent as 200 with %s (no data: lines): invalid_response quoting it, not retried',
+    async (_, type) => {
+      // What some compatible servers answer a streaming request with when it fails up front.
+      const body =
+        '{"error":{"message":"You exceeded your current quota","type":"insufficient_quota","code":"insufficient_quota"}}\n'
+      server().enqueue({ headers: { 'content-type': type }, body, chunks: false })
+      const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })
+      const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+      expect(error).toMatchObject({ code: 'invalid_response', retryable: false })
+      expect(error.message).toBe(`openai-chat: expected an event stream, got a JSON document: ${body.trim()}`)
+      expect(server().requests).toHaveLength(1)
+    },
+  )
 })
 
 describe('responseTimeoutMs', () => {

@@ -25,6 +25,26 @@ describe('openai-chat recorded streams', () => {
     })
   })
 
+  test('Mistral (Magistral): content as a list of thinking and text chunks; other chunk types ignored', async () => {
+    const items = await collect(chat('magistral-medium-2509', 'kode-mistral-thinking-chunks').stream(ask()))
+    const id = 'c5b1d0b2e2a94f0e9d1a7f3b6c2e8a41'
+    expect(items.slice(0, -1)).toEqual([
+      { type: 'thinking_delta', text: 'Two plus two ', responseId: id },
+      { type: 'thinking_delta', text: 'is four.', responseId: id },
+      { type: 'text_delta', text: 'The answer ', responseId: id },
+      { type: 'text_delta', text: 'is 4.', responseId: id },
+    ])
+    const done = items.at(-1)
+    expect(done?.type === 'done' && done.message).toMatchObject({
+      parts: [
+        { type: 'thinking_text', text: 'Two plus two is four.' },
+        { type: 'text', text: 'The answer is 4.' },
+      ],
+      usage: { inputTokens: 12, outputTokens: 28, totalTokens: 40 },
+      stopReason: 'stop',
+    })
+  })
+
   test('Azure: prompt_filter_results chunk with empty choices and id is tolerated', async () => {
     const items = await collect(chat('gpt-5-nano', 'azure-model-router.1').stream(ask()))
     expect(items.slice(0, -1)).toEqual(
@@ -123,6 +143,19 @@ describe('openai-chat recorded streams', () => {
 })
 
 describe('openai-chat hand-written streams', () => {
+  test('arguments sent as a JSON object (llama.cpp, TGI) are kept as its JSON text, never dropped', async () => {
+    const message = await chat('llama', 'kode-object-arguments').complete(ask())
+    expect(message.parts).toEqual([
+      {
+        type: 'tool_call',
+        id: 'call_x',
+        name: 'delete_file',
+        argumentsJson: '{"path":"build/tmp.txt","force":false}',
+      },
+    ])
+    expect(message.stopReason).toBe('tool_use')
+  })
+
   test('parallel tool calls keep their order; a call without arguments gets {}', async () => {
     const items = await collect(chat('gpt-4.1', 'kode-parallel-tool-calls').stream(ask()))
     expect(

@@ -1,4 +1,4 @@
-import type { StopReason, Usage } from '@kode/protocol'
+import type { StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { count } from '../shared/counts.js'
@@ -6,12 +6,21 @@ import { type PartialArg, StreamedArgs } from './partial-args.js'
 
 /** The fields of a `GenerateContentResponse` chunk Kode reads; every one may be missing. */
 export interface GoogleChunk {
-  candidates?: { content?: { parts?: GoogleResponsePart[] | null } | null; finishReason?: string }[] | null
+  candidates?: GoogleCandidate[] | null
   usageMetadata?: GoogleUsage | null
   /** Set when the prompt itself was blocked; then there are no candidates. */
-  promptFeedback?: { blockReason?: string } | null
+  promptFeedback?: { blockReason?: string; blockReasonMessage?: string } | null
   responseId?: string
   error?: unknown
+}
+
+interface GoogleCandidate {
+  content?: { parts?: GoogleResponsePart[] | null } | null
+  finishReason?: string
+  /** Why it finished, in words (the malformed call of `MALFORMED_FUNCTION_CALL`). */
+  finishMessage?: string
+  /** With `SAFETY`, the rating that blocked the answer has `blocked: true`. */
+  safetyRatings?: { category?: string; blocked?: boolean }[] | null
 }
 
 /** One part of a streamed candidate. `thoughtSignature` may sit on any of them. */
@@ -31,9 +40,14 @@ interface GoogleResponsePart {
   inlineData?: { mimeType?: string; data?: string }
 }
 
-/** Gemini's usage counts: `promptTokenCount` includes cached tokens, thoughts are counted apart. */
+/**
+ * Gemini's usage counts: `promptTokenCount` includes cached tokens; thoughts and the prompts of
+ * tools Gemini runs itself (Google Search, URL context) are counted apart.
+ */
 export interface GoogleUsage {
   promptTokenCount?: number
+  /** What Gemini's own tools read (a fetched page, search results): billed as input. */
+  toolUsePromptTokenCount?: number
   candidatesTokenCount?: number
   thoughtsTokenCount?: number
   cachedContentTokenCount?: number
@@ -46,7 +60,8 @@ export interface GoogleUsage {
  * calls get deterministic ids when Gemini gives none: `call_<responseId>_<n>` for the n-th call of
  * the response (`call_<name>_<n>` without a response id); an id Gemini gave is also kept in the
  * call's `google` provider fields, to go back to it. Calls whose arguments stream as
- * `partialArgs` are assembled and closed when their last piece arrives.
+ * `partialArgs` are assembled and closed when their last piece arrives. A finish's `finishMessage`
+ * and blocking safety category, or a blocked prompt's `blockReasonMessage`, become `stopDetails`.
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let responseId: string | undefined
@@ -121,11 +136,32 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
       // A call still streaming when the model stops normally lost only its closing part; cut by
       // MAX_TOKENS it stays open and is marked incomplete.
       if (finish !== 'MAX_TOKENS') endStreamed(out)
-      out.stop(finish, googleStopReason(finish, calls > 0))
+      out.stop(finish, googleStopReason(finish, calls > 0), finishDetails(candidate))
     } else if (!candidate && chunk.promptFeedback?.blockReason) {
-      out.stop(chunk.promptFeedback.blockReason, undefined)
+      const explanation = chunk.promptFeedback.blockReasonMessage
+      out.stop(
+        chunk.promptFeedback.blockReason,
+        undefined,
+        typeof explanation === 'string' && explanation ? { explanation } : undefined,
+      )
     }
   }
+}
+
+/**
+ * What a finished candidate says beyond its reason: `finishMessage` as the explanation, and the
+ * category of the safety rating that blocked it; `undefined` when it says neither.
+ */
+function finishDetails(candidate: GoogleCandidate): StopDetails | undefined {
+  const details: StopDetails = {}
+  const ratings = candidate.safetyRatings
+  if (Array.isArray(ratings)) {
+    const blocking = ratings.find((r) => r?.blocked === true && typeof r.category === 'string')
+    if (blocking) details.category = blocking.category!
+  }
+  if (typeof candidate.finishMessage === 'string' && candidate.finishMessage)
+    details.explanation = candidate.finishMessage
+  return details.category === undefined && details.explanation === undefined ? undefined : details
 }
 
 /**
@@ -147,6 +183,7 @@ export function googleStopReason(finish: string, calledTools: boolean): StopReas
 function hasCounts(usage: GoogleUsage): boolean {
   return (
     count(usage.promptTokenCount) !== undefined ||
+    count(usage.toolUsePromptTokenCount) !== undefined ||
     count(usage.candidatesTokenCount) !== undefined ||
     count(usage.thoughtsTokenCount) !== undefined ||
     count(usage.cachedContentTokenCount) !== undefined
@@ -154,12 +191,16 @@ function hasCounts(usage: GoogleUsage): boolean {
 }
 
 /**
- * Gemini usage -> Kode usage: input is `promptTokenCount` (cached tokens included), output is
- * candidates plus thoughts, reasoning is thoughts. `undefined` when nothing is counted yet
+ * Gemini usage -> Kode usage: input is `promptTokenCount` (cached tokens included) plus
+ * `toolUsePromptTokenCount` (not part of it, and billed as input), output is candidates plus
+ * thoughts, reasoning is thoughts. `undefined` when nothing is counted yet
  * (Gemini sends `usageMetadata` without counts on early chunks).
  */
 export function googleUsage(usage: GoogleUsage): Usage | undefined {
-  const input = count(usage.promptTokenCount)
+  const prompt = count(usage.promptTokenCount)
+  const toolPrompt = count(usage.toolUsePromptTokenCount)
+  const input =
+    prompt === undefined && toolPrompt === undefined ? undefined : (prompt ?? 0) + (toolPrompt ?? 0)
   const candidates = count(usage.candidatesTokenCount)
   const thoughts = count(usage.thoughtsTokenCount)
   const cached = count(usage.cachedContentTokenCount)

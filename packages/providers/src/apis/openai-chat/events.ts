@@ -17,7 +17,8 @@ interface ChatChoice {
 }
 
 export interface ChatDelta {
-  content?: string | null
+  /** A string; Mistral's reasoning models send a list of chunks (see {@link mapContentChunks}). */
+  content?: string | ContentChunk[] | null
   refusal?: string | null
   /** DeepSeek, vLLM, LM Studio. */
   reasoning_content?: string | null
@@ -30,10 +31,18 @@ export interface ChatDelta {
   images?: { type?: string; image_url?: { url?: string } }[] | null
 }
 
+/** One chunk of a Mistral content list: text, thinking (itself a list of text chunks), or other. */
+interface ContentChunk {
+  type?: string
+  text?: string
+  thinking?: string | { type?: string; text?: string }[]
+}
+
 interface ChatToolCallDelta {
   index?: number
   id?: string | null
-  function?: { name?: string | null; arguments?: string | null } | null
+  /** `arguments` is JSON text; some servers (llama.cpp, TGI) send the object itself. */
+  function?: { name?: string | null; arguments?: string | Record<string, unknown> | null } | null
 }
 
 export interface ChatUsage {
@@ -81,6 +90,7 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
     const reasoning = delta.reasoning_content || delta.reasoning || delta.reasoning_text
     if (typeof reasoning === 'string') out.thinking(reasoning)
     if (typeof delta.content === 'string') out.text(delta.content)
+    else if (Array.isArray(delta.content)) mapContentChunks(delta.content, out)
     if (typeof delta.refusal === 'string') out.text(delta.refusal)
     const calls = delta.tool_calls
     if (calls) {
@@ -89,7 +99,11 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
         const key = typeof call.index === 'number' ? call.index : i
         const fn = call.function
         if (call.id || fn?.name) out.toolCall(key, call.id, fn?.name)
-        if (fn?.arguments) out.toolCallArgs(key, fn.arguments)
+        const args = fn?.arguments
+        if (typeof args === 'string') {
+          if (args) out.toolCallArgs(key, args)
+        } else if (typeof args === 'object' && args !== null && !Array.isArray(args))
+          out.toolCallArgs(key, JSON.stringify(args))
       }
     }
     if (delta.images) {
@@ -104,6 +118,25 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
     out.stop(finish, chatStopReason(finish))
     // After `length` a call may be cut before its arguments began, so only other finishes close calls.
     if (finish !== 'length') out.closeToolCalls()
+  }
+}
+
+/**
+ * A content list (Mistral's Magistral models): `text` chunks are answer text, `thinking` chunks
+ * (whose `thinking` is a list of text chunks, or a string) are reasoning; other chunk types
+ * (`reference`) and values of other types are ignored.
+ */
+function mapContentChunks(chunks: ContentChunk[], out: ResponseBuilder): void {
+  for (const chunk of chunks) {
+    if (typeof chunk !== 'object' || chunk === null) continue
+    if (chunk.type === 'text' && typeof chunk.text === 'string') out.text(chunk.text)
+    else if (chunk.type === 'thinking') {
+      const thinking = chunk.thinking
+      if (typeof thinking === 'string') out.thinking(thinking)
+      else if (Array.isArray(thinking))
+        for (const piece of thinking)
+          if (piece?.type === 'text' && typeof piece.text === 'string') out.thinking(piece.text)
+    }
   }
 }
 
