@@ -12,6 +12,7 @@ import { approvalFor } from './approval.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
+import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
@@ -210,11 +211,16 @@ export class ServerConnection implements McpConnection {
     do {
       const left = end - Date.now()
       if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout })
-      const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: left,
-        ...(signal ? { signal } : {}),
-      })
-      listed.push(...(page.tools as ListedTool[]))
+      // Not `listTools`: its schema fails the whole page over one odd tool (see `readTool`).
+      const page = await this.#link.client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        LIST_RESULT,
+        { timeout: left, ...(signal ? { signal } : {}) },
+      )
+      for (const raw of page.tools) {
+        const tool = readTool(raw)
+        if (tool) listed.push(tool)
+      }
       // A cursor seen before would page forever: a broken server's list ends there.
       cursor = page.nextCursor !== undefined && !cursors.has(page.nextCursor) ? page.nextCursor : undefined
       if (cursor !== undefined) cursors.add(cursor)

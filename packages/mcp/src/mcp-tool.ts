@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import { messageOf } from './errors.js'
 import type { McpToolInfo } from './options.js'
+import { createOutputCheck } from './output-check.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
 
@@ -12,6 +13,7 @@ export interface ListedTool {
   title?: string
   description?: string
   inputSchema: Record<string, unknown>
+  outputSchema?: Record<string, unknown>
   annotations?: Record<string, unknown>
   execution?: { taskSupport?: string }
 }
@@ -30,7 +32,8 @@ export interface ToolCaller {
 
 /**
  * A server's tool as a Kode tool: its JSON Schema offered to the model as it is and checked with
- * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call`.
+ * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call` and checking
+ * the result against the tool's output schema, if it has one.
  */
 export function toKodeTool(
   listed: ListedTool,
@@ -39,12 +42,14 @@ export function toKodeTool(
   options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
   const schema = objectSchema(listed.inputSchema)
+  const checkOutput = createOutputCheck(listed.name, listed.outputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
     try {
       const result = await caller.call(listed.name, args, {
         signal: ctx.signal,
         onProgress: (message) => ctx.progress(message),
       })
+      checkOutput(result)
       return toToolOutput(result)
     } catch (error) {
       // The SDK fails an aborted call at once with its own wrapper of the reason (having sent the

@@ -338,6 +338,75 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
     expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
   })
+  test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
+    const h = harness()
+    const fine = { name: 'fine', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } }
+    const odd = await h.connect(
+      scripted([
+        fine,
+        { inputSchema: { type: 'object' } }, // no name: nothing to call it by
+        { name: 'no_schema' },
+        { name: 'empty_schema', inputSchema: {} },
+        { name: 'boolean_property', inputSchema: { type: 'object', properties: { a: true } } },
+        { name: 'odd_title', title: 42, inputSchema: { type: 'object' } },
+      ]),
+    )
+    expect(odd.toolInfo.map((tool) => tool.serverToolName)).toEqual([
+      'fine',
+      'no_schema',
+      'empty_schema',
+      'boolean_property',
+      'odd_title',
+    ])
+    const [, noSchema, emptySchema, booleanProperty] = odd.tools
+    expect(noSchema!.parseArguments('{"x":1}')).toEqual({ ok: true, args: { x: 1 } })
+    expect(emptySchema!.parseArguments('{}')).toEqual({ ok: true, args: {} })
+    // A valid JSON Schema the protocol's own schema is stricter about is kept as it is.
+    expect(booleanProperty!.parameters).toMatchObject({ type: 'object', properties: { a: true } })
+    expect(odd.toolInfo[4]).toEqual({ serverToolName: 'odd_title', name: 'odd__odd_title' })
+    h.model.enqueue(response('r1', call('c1', 'odd__no_schema', { x: 1 })), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'no_schema {"x":1}' })
+  })
+  test('an output schema that does not compile leaves that tool’s results unchecked, and the list usable', async () => {
+    const h = harness()
+    const schema = { type: 'object', properties: {} }
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'first',
+            inputSchema: schema,
+            outputSchema: { type: 'object', properties: { a: { type: 'nope' } } },
+          },
+          {
+            name: 'second',
+            inputSchema: schema,
+            outputSchema: { type: 'object', properties: { y: { type: 'number' } }, required: ['y'] },
+          },
+        ],
+        {
+          first: { content: [{ type: 'text', text: 'a is 1' }], structuredContent: { a: 1 } },
+          second: { content: [{ type: 'text', text: 'y is a string' }], structuredContent: { y: 'one' } },
+        },
+      ),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__first', {}), call('c2', 'odd__second', {})),
+      response('r2', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({ outputText: 'a is 1' })
+    expect(results.c1?.status).not.toBe('error')
+    // A schema that compiles is still enforced.
+    expect(results.c2).toMatchObject({
+      status: 'error',
+      outputText: expect.stringMatching(/^odd__second failed: .*does not match the tool's output schema/),
+    })
+  })
   test('a re-read of a list whose pages never end gives up within connectTimeoutMs', async () => {
     const h = harness()
     const odd = await h.connect({
