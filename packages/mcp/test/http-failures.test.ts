@@ -544,6 +544,23 @@ describe('a streamable HTTP server that answers a call’s POST with 202 and no 
   })
 })
 
+describe('a streamable HTTP server that forgot the session (HTTP 404 to a request naming it)', () => {
+  test('the call is an error result saying so, and the connection is over, so that a host connects again', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    expect(await execute(wait, { ms: 1, forgetSession: true })).toMatchObject({ outputText: 'waited 1 ms' })
+    const message =
+      'MCP server "web" no longer knows the session (HTTP 404 to a request naming it), as after a restart: the connection was closed'
+    const result = await within(PROMPTLY_MS, execute(wait, { ms: 1 }))
+    expect(result).toEqual({ status: 'error', outputText: `web__wait failed: ${message}` })
+    expect(web.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    const [error] = closes
+    expect(McpConnectionError.is(error) && [error.code, error.message]).toEqual(['closed', message])
+  })
+})
+
 describe('an HTTP+SSE server that dies', () => {
   const LONG = 'old__trigger-long-running-operation'
   const DROPPED = new RegExp(
