@@ -89,6 +89,8 @@ interface Resumable {
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
  * Both streams' attempts count as `OpenOutcome` says: a redirect the SDK follows is no attempt.
+ * The HTTP+SSE event stream's opening follows the same rule: a redirect the SDK follows is not the
+ * stream, the request it leads to is.
  *
  * The notification stream (any other GET over streamable HTTP) is the SDK's to reopen, from its
  * last event id: one no header can carry makes every attempt fail before any request, and the
@@ -101,6 +103,8 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
   const resumable = new Map<string, Resumable>()
   const notificationsStream = notificationStream(watch.resumeAttempts)
   const notificationOpenings = streamOpenings()
+  /** The HTTP+SSE event stream's opening: what of its GETs is a redirect the SDK follows. */
+  const eventStreamOpenings = streamOpenings()
   /** The SDK gave up reopening the notification stream at `failure`, if it did: a loss. */
   const notificationsGone = (failure: FailedOpening | undefined) => {
     if (failure === undefined) return
@@ -150,6 +154,7 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     const requests = resumption?.requests ?? (carriesAnswers ? requestIdsOf(init?.body) : [])
     const closed = () => init?.signal?.aborted === true
     const notifications = method === 'GET' && watch.answersOver === 'posts' && resumption === undefined
+    const eventStream = method === 'GET' && watch.answersOver === 'event-stream'
     let response: Response
     try {
       response = await fetchFn(input, init)
@@ -168,6 +173,9 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     if (notifications && !closed()) {
       notificationsGone(notificationsStream.tried(notificationOpenings.answered(input, response)))
     }
+    // A redirect the SDK follows is not the stream: the request it leads to is (a refused one fails
+    // the SDK's start, and the connection with it).
+    if (eventStream && eventStreamOpenings.answered(input, response).kind === 'redirected') return response
     // The protocol's word for "no such session" (a GET's 404 is not: a server may route only POSTs).
     if (
       method === 'POST' &&

@@ -5,7 +5,7 @@ import { type McpConnection, McpConnectionError } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
-import { type HttpServer, startEverythingHttp, startWaitingHttp } from './support/servers.js'
+import { type HttpServer, startCancelHttp, startEverythingHttp, startWaitingHttp } from './support/servers.js'
 
 const harness = useHarness()
 let server: HttpServer | undefined
@@ -602,6 +602,24 @@ describe('an HTTP+SSE server that dies', () => {
     expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
     expect(old.connected).toBe(false)
     expectClosedOnce(closes, 'old')
+  })
+})
+
+describe('an HTTP+SSE server that redirects its event stream within its origin', () => {
+  test('the SDK follows it, and the stream it reaches is the one whose end ends the connection', async () => {
+    server = await startCancelHttp('sse')
+    const old = await harness().connect({ name: 'old', url: `${server.origin}/moved`, transport: 'sse' })
+    const closes: unknown[] = []
+    old.onClose((error) => closes.push(error))
+    const hold = old.tools.find((tool) => tool.name === 'old__hold')!
+    expect(await execute(hold, { ms: 1 })).toMatchObject({ outputText: 'held 1 ms' })
+    const ended = new Promise((resolve) => old.onClose(resolve))
+    await server.stop()
+    expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
+    expectClosedOnce(closes, 'old')
+    expect((closes[0] as Error).message).toMatch(
+      /^MCP server "old" dropped the event stream that carries its answers/,
+    )
   })
 })
 
