@@ -73,9 +73,22 @@ export function toKodeTool(
   })
 }
 
-/** Tool arguments are an object; a server that sends no (or another) schema gets an open object. */
+/**
+ * Tool arguments are an object. A schema that is one in all but its `type` (none, or a list naming
+ * `object`) keeps what it says of them, typed `object` as providers require; a server that sends
+ * no schema, or one of another type, gets an open object.
+ */
 function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (schema && typeof schema === 'object' && schema.type === 'object') return schema
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return openObject()
+  const { type } = schema
+  if (type === 'object') return schema
+  if (type === undefined || (Array.isArray(type) && type.includes('object')))
+    return { ...schema, type: 'object' }
+  return openObject()
+}
+
+/** A fresh one each time: a tool's schema is its own. */
+function openObject(): Record<string, unknown> {
   return { type: 'object', properties: {} }
 }
 

@@ -349,6 +349,9 @@ describe('odd tool lists still give an agent usable tools', () => {
         { name: 'empty_schema', inputSchema: {} },
         { name: 'boolean_property', inputSchema: { type: 'object', properties: { a: true } } },
         { name: 'odd_title', title: 42, inputSchema: { type: 'object' } },
+        { name: 'untyped', inputSchema: { properties: { a: { type: 'string' } }, required: ['a'] } },
+        { name: 'typed_list', inputSchema: { type: ['object'], properties: { a: { type: 'string' } } } },
+        { name: 'a_string', inputSchema: { type: 'string' } },
       ]),
     )
     expect(odd.toolInfo.map((tool) => tool.serverToolName)).toEqual([
@@ -357,6 +360,9 @@ describe('odd tool lists still give an agent usable tools', () => {
       'empty_schema',
       'boolean_property',
       'odd_title',
+      'untyped',
+      'typed_list',
+      'a_string',
     ])
     const [, noSchema, emptySchema, booleanProperty] = odd.tools
     expect(noSchema!.parseArguments('{"x":1}')).toEqual({ ok: true, args: { x: 1 } })
@@ -364,6 +370,14 @@ describe('odd tool lists still give an agent usable tools', () => {
     // A valid JSON Schema the protocol's own schema is stricter about is kept as it is.
     expect(booleanProperty!.parameters).toMatchObject({ type: 'object', properties: { a: true } })
     expect(odd.toolInfo[4]).toEqual({ serverToolName: 'odd_title', name: 'odd__odd_title' })
+    // An object schema in all but its type keeps what it says of the arguments; one of another type says nothing.
+    const [untyped, typedList, aString] = odd.tools.slice(5)
+    expect(untyped!.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'string' } } })
+    expect(untyped!.parseArguments('{}')).toMatchObject({ ok: false })
+    expect(typedList!.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'string' } } })
+    expect(typedList!.parseArguments('{"a":1}')).toMatchObject({ ok: false })
+    expect(aString!.parameters).toMatchObject({ type: 'object', properties: {} })
+    expect(aString!.parseArguments('{"b":1}')).toEqual({ ok: true, args: { b: 1 } })
     h.model.enqueue(response('r1', call('c1', 'odd__no_schema', { x: 1 })), response('r2', say('Done.')))
     const agent = h.agent({ tools: odd.tools })
     await collect(agent.run('go'))
