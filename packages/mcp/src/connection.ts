@@ -69,7 +69,8 @@ export interface McpConnection {
   /**
    * Calls `listener` once when the connection ends: with an `McpConnectionError` if the server went
    * away (`closed`, or `message_too_large` when it sent a message over `maxMessageBytes`), with
-   * `undefined` after `close()`. Returns the unsubscribe function.
+   * `undefined` after `close()`. On a connection that has already ended, it is called all the same,
+   * just after (a microtask). Returns the unsubscribe function.
    */
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void
   /**
@@ -188,8 +189,22 @@ export class ServerConnection implements McpConnection {
   }
 
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void {
-    this.#closeListeners.add(listener)
-    return () => this.#closeListeners.delete(listener)
+    const ended = this.#ended
+    if (ended === undefined) {
+      this.#closeListeners.add(listener)
+      return () => this.#closeListeners.delete(listener)
+    }
+    // Already over (a host subscribing after other awaits): told all the same, as later ones would
+    // have been, but not from inside the call, and not once unsubscribed.
+    let subscribed = true
+    queueMicrotask(() => {
+      if (subscribed) tell(listener, ended.error)
+    })
+    return () => {
+      const was = subscribed
+      subscribed = false
+      return was
+    }
   }
 
   close(): Promise<void> {
@@ -355,13 +370,20 @@ export class ServerConnection implements McpConnection {
   #end(error: McpConnectionError | undefined): void {
     if (this.#ended) return
     this.#ended = { error: error && safeConnectionError(error, this.#secrets) }
-    for (const listener of [...this.#closeListeners]) {
-      try {
-        listener(this.#ended.error)
-      } catch {
-        // A listener's bug must not keep the connection from closing.
-      }
-    }
+    for (const listener of [...this.#closeListeners]) tell(listener, this.#ended.error)
+    this.#closeListeners.clear()
+  }
+}
+
+/** Calls an `onClose` listener: its bug must not keep the connection from closing. */
+function tell(
+  listener: (error: McpConnectionError | undefined) => void,
+  error: McpConnectionError | undefined,
+): void {
+  try {
+    listener(error)
+  } catch {
+    // Nothing to do with it.
   }
 }
 

@@ -157,6 +157,40 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
   })
 
+  test('onClose after the connection ended is still told how it ended, once; close() likewise', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'die', inputSchema: { type: 'object' } }], { die: { exit: 3 } }),
+    )
+    const gone = new Promise((resolve) => odd.onClose(resolve))
+    await Promise.race([
+      odd.tools[0]!.execute({}, { signal: new AbortController().signal, progress: () => {} } as never),
+      gone,
+    ])
+    const first = await gone
+    expect(odd.connected).toBe(false)
+    const late: unknown[] = []
+    odd.onClose((error) => late.push(error))
+    const unsubscribed: unknown[] = []
+    odd.onClose((error) => unsubscribed.push(error))()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(late).toEqual([first])
+    expect(McpConnectionError.is(late[0]) && late[0].code).toBe('closed')
+    expect(unsubscribed).toEqual([])
+    await odd.close()
+    const afterClose: unknown[] = []
+    odd.onClose((error) => afterClose.push(error))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(afterClose).toEqual([first])
+
+    const closed = await h.connect(scripted([]))
+    await closed.close()
+    const byHost: unknown[] = []
+    closed.onClose((error) => byHost.push(error))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(byHost).toEqual([undefined])
+  })
+
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
     const h = harness()
     const odd = await h.connect(
