@@ -127,7 +127,9 @@ export class ServerConnection implements McpConnection {
       connection.refresh().catch(() => undefined)
     })
     try {
-      await connection.#load(signal)
+      // As a refresh, so that one a change announced meanwhile asks for comes after it, not beside
+      // it: a server may answer the two out of order, and the older list would win.
+      await connection.refresh({ signal })
     } catch (error) {
       if (signal.aborted) throw error
       // The connection was found gone meanwhile (its notification stream lost, say): that is
