@@ -44,7 +44,8 @@ async function connect(options: McpServerOptions): Promise<McpConnection> {
   const { name } = options
   const timeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
   const timeout = new AbortController()
-  const timer = setTimeout(() => timeout.abort(), timeoutMs)
+  // Longer than a timer holds (Infinity, say) is no limit: a timer would fire at once instead.
+  const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(() => timeout.abort(), timeoutMs) : undefined
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
   let link: Link | undefined
   try {
@@ -95,6 +96,14 @@ function checkOptions(options: McpServerOptions): void {
       'invalid_options',
       name,
       `MCP server "${name}" has an invalid maxMessageBytes (a positive whole number of bytes, or Infinity)`,
+    )
+  }
+  const { connectTimeoutMs } = options
+  if (connectTimeoutMs !== undefined && !(typeof connectTimeoutMs === 'number' && connectTimeoutMs > 0)) {
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)`,
     )
   }
   if (hasUrl && !URL.canParse(String(options.url))) {

@@ -232,7 +232,7 @@ export class ServerConnection implements McpConnection {
       const page = await this.#link.client.request(
         { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
         LIST_RESULT,
-        { timeout: left, ...(signal ? { signal } : {}) },
+        { timeout: Math.min(left, MAX_TIMER_MS), ...(signal ? { signal } : {}) },
       )
       for (const raw of page.tools) {
         const tool = readTool(raw)

@@ -106,6 +106,23 @@ describe('connection failures are typed errors, and leave no process behind', ()
     const unnamed = await failure(connectMcpServer({ name: '', command: 'node' }))
     expect(unnamed.code).toBe('invalid_options')
   })
+
+  test.each([0, -1, Number.NaN])('a connectTimeoutMs of %s is refused', async (ms) => {
+    const error = await failure(connectMcpServer({ ...everythingStdio(), connectTimeoutMs: ms }))
+    expect([error.code, error.message]).toEqual([
+      'invalid_options',
+      'MCP server "everything" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)',
+    ])
+  })
+
+  test.each([Number.POSITIVE_INFINITY, 2 ** 31])(
+    'a connectTimeoutMs of %s, past what a timer holds, is no limit rather than none at all',
+    async (ms) => {
+      const everything = await harness().connect({ ...everythingStdio(), connectTimeoutMs: ms })
+      expect(everything.tools.length).toBeGreaterThan(0)
+      await expect(everything.refresh()).resolves.toBe(everything.tools)
+    },
+  )
 })
 
 describe('secrets in the options are never quoted in errors', () => {
