@@ -44,7 +44,8 @@ async function connect(options: McpServerOptions): Promise<McpConnection> {
   const { name } = options
   const timeoutMs = options.connectTimeoutMs ?? MCP_DEFAULTS.connectTimeoutMs
   const timeout = new AbortController()
-  const timer = setTimeout(() => timeout.abort(), timeoutMs)
+  // Longer than a timer holds (Infinity, say) is no limit: a timer would fire at once instead.
+  const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(() => timeout.abort(), timeoutMs) : undefined
   const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
   let link: Link | undefined
   try {
@@ -95,6 +96,14 @@ function checkOptions(options: McpServerOptions): void {
       'invalid_options',
       name,
       `MCP server "${name}" has an invalid maxMessageBytes (a positive whole number of bytes, or Infinity)`,
+    )
+  }
+  const { connectTimeoutMs } = options
+  if (connectTimeoutMs !== undefined && !(typeof connectTimeoutMs === 'number' && connectTimeoutMs > 0)) {
+    throw new McpConnectionError(
+      'invalid_options',
+      name,
+      `MCP server "${name}" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)`,
     )
   }
   if (hasUrl && !URL.canParse(String(options.url))) {
@@ -152,6 +161,8 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   }
   const http = options as McpHttpServerOptions
   const kinds = httpKinds(http)
+  /** What streamable HTTP failed with, when HTTP+SSE is tried after it. */
+  let fellBackFrom: unknown
   for (const [i, kind] of kinds.entries()) {
     const link = createLink(
       (lose, answers) => httpTransport(http, kind, lose, answers),
@@ -164,15 +175,27 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
       return link
     } catch (error) {
       await link.shutdown()
-      if (i < kinds.length - 1 && suggestsSse(error) && !signal.aborted && !link.loss()) continue
-      throw signal.aborted ? error : handshakeError(options.name, error, link)
+      if (i < kinds.length - 1 && suggestsSse(error) && !signal.aborted && !link.loss()) {
+        fellBackFrom = error
+        continue
+      }
+      throw signal.aborted ? error : handshakeError(options.name, error, link, fellBackFrom)
     }
   }
   throw new McpConnectionError('invalid_options', options.name, 'no transport to try')
 }
 
-/** A failed handshake as a typed error, quoting what a dead child said on stderr. */
-function handshakeError(name: string, error: unknown, link: Link): McpConnectionError {
+/**
+ * A failed handshake as a typed error, quoting what a dead child said on stderr, or what the
+ * streamable-HTTP attempt failed with (`fellBackFrom`) before HTTP+SSE failed too: the fallback's
+ * error alone ("SSE error: 404") hides what the server said first, often the reason.
+ */
+function handshakeError(
+  name: string,
+  error: unknown,
+  link: Link,
+  fellBackFrom?: unknown,
+): McpConnectionError {
   if (McpConnectionError.is(error)) return error
   const { stdio } = link
   const loss = link.loss()
@@ -201,6 +224,14 @@ function handshakeError(name: string, error: unknown, link: Link): McpConnection
       'connect_failed',
       name,
       `MCP server "${name}" answered initialize with an error: ${messageOf(error)}`,
+      { cause: error },
+    )
+  }
+  if (fellBackFrom !== undefined) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" could not be connected over streamable HTTP (${messageOf(fellBackFrom)}) nor over HTTP+SSE (${messageOf(error)})`,
       { cause: error },
     )
   }

@@ -24,10 +24,14 @@ import {
  * broke after an event id no header can carry (`unsendable-id`, see `canResumeFrom`), and the SDK
  * never opens it again; or the server answered the SDK's last attempt to reopen it with an error
  * status or a redirect the SDK does not follow (`refused`), and the SDK gave up. (Its last attempt
- * getting no response is `unreachable`.)
+ * getting no response is `unreachable`.) `expired`: a streamable-HTTP server answered a POST in the
+ * session with 404, which the protocol reserves for a session it no longer knows (it restarted, or
+ * ended the session): every later request would get the same, and only a new session, that is a
+ * new connection, goes on.
  */
 export type ConnectionLoss =
   | { readonly kind: 'unreachable' | 'cut' | 'dropped'; readonly error: unknown }
+  | { readonly kind: 'expired' }
   | { readonly kind: 'oversized'; readonly limit: number }
   | { readonly kind: 'deaf'; readonly why: 'unsendable-id' }
   | { readonly kind: 'deaf'; readonly why: 'refused'; readonly status: number }
@@ -85,6 +89,8 @@ interface Resumable {
  * that the SDK, after its attempts to resume it (GETs with `Last-Event-ID`, watched as the POST
  * was), gave up on. A resumption that could not reach the server is a loss, as a POST's would be.
  * Both streams' attempts count as `OpenOutcome` says: a redirect the SDK follows is no attempt.
+ * The HTTP+SSE event stream's opening follows the same rule: a redirect the SDK follows is not the
+ * stream, the request it leads to is.
  *
  * The notification stream (any other GET over streamable HTTP) is the SDK's to reopen, from its
  * last event id: one no header can carry makes every attempt fail before any request, and the
@@ -97,6 +103,8 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
   const resumable = new Map<string, Resumable>()
   const notificationsStream = notificationStream(watch.resumeAttempts)
   const notificationOpenings = streamOpenings()
+  /** The HTTP+SSE event stream's opening: what of its GETs is a redirect the SDK follows. */
+  const eventStreamOpenings = streamOpenings()
   /** The SDK gave up reopening the notification stream at `failure`, if it did: a loss. */
   const notificationsGone = (failure: FailedOpening | undefined) => {
     if (failure === undefined) return
@@ -146,6 +154,7 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     const requests = resumption?.requests ?? (carriesAnswers ? requestIdsOf(init?.body) : [])
     const closed = () => init?.signal?.aborted === true
     const notifications = method === 'GET' && watch.answersOver === 'posts' && resumption === undefined
+    const eventStream = method === 'GET' && watch.answersOver === 'event-stream'
     let response: Response
     try {
       response = await fetchFn(input, init)
@@ -163,6 +172,19 @@ export function watchExchanges(fetchFn: typeof fetch, watch: ExchangeWatch): typ
     }
     if (notifications && !closed()) {
       notificationsGone(notificationsStream.tried(notificationOpenings.answered(input, response)))
+    }
+    // A redirect the SDK follows is not the stream: the request it leads to is (a refused one fails
+    // the SDK's start, and the connection with it).
+    if (eventStream && eventStreamOpenings.answered(input, response).kind === 'redirected') return response
+    // The protocol's word for "no such session" (a GET's 404 is not: a server may route only POSTs).
+    if (
+      method === 'POST' &&
+      watch.answersOver === 'posts' &&
+      response.status === 404 &&
+      new Headers(init?.headers).has('mcp-session-id') &&
+      !closed()
+    ) {
+      watch.lose({ kind: 'expired' })
     }
     // A request must get a JSON or event-stream answer; a 202 says none is coming (the SDK reads
     // nothing from it), and only a time limit would end the calls.
@@ -310,6 +332,13 @@ export function lossError(serverName: string, loss: ConnectionLoss, otherwise?: 
         loss.why === 'refused'
           ? `${server} refused to reopen the stream that carries its notifications (a changed tool list, say), and the SDK gave up (${statusDetail(loss.status)}): no more can come, so the connection was closed`
           : `${server} ended the stream that carries its notifications (a changed tool list, say) naming an event id to resume it from that cannot be sent in an HTTP header: it can never be resumed, so the connection was closed`,
+        { cause: otherwise },
+      )
+    case 'expired':
+      return new McpConnectionError(
+        'closed',
+        serverName,
+        `${server} no longer knows the session (HTTP 404 to a request naming it), as after a restart: the connection was closed`,
         { cause: otherwise },
       )
     case 'cut':

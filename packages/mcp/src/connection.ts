@@ -12,6 +12,7 @@ import { approvalFor } from './approval.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
+import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
@@ -68,7 +69,8 @@ export interface McpConnection {
   /**
    * Calls `listener` once when the connection ends: with an `McpConnectionError` if the server went
    * away (`closed`, or `message_too_large` when it sent a message over `maxMessageBytes`), with
-   * `undefined` after `close()`. Returns the unsubscribe function.
+   * `undefined` after `close()`. On a connection that has already ended, it is called all the same,
+   * just after (a microtask). Returns the unsubscribe function.
    */
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void
   /**
@@ -125,7 +127,9 @@ export class ServerConnection implements McpConnection {
       connection.refresh().catch(() => undefined)
     })
     try {
-      await connection.#load(signal)
+      // As a refresh, so that one a change announced meanwhile asks for comes after it, not beside
+      // it: a server may answer the two out of order, and the older list would win.
+      await connection.refresh({ signal })
     } catch (error) {
       if (signal.aborted) throw error
       // The connection was found gone meanwhile (its notification stream lost, say): that is
@@ -187,8 +191,22 @@ export class ServerConnection implements McpConnection {
   }
 
   onClose(listener: (error: McpConnectionError | undefined) => void): () => void {
-    this.#closeListeners.add(listener)
-    return () => this.#closeListeners.delete(listener)
+    const ended = this.#ended
+    if (ended === undefined) {
+      this.#closeListeners.add(listener)
+      return () => this.#closeListeners.delete(listener)
+    }
+    // Already over (a host subscribing after other awaits): told all the same, as later ones would
+    // have been, but not from inside the call, and not once unsubscribed.
+    let subscribed = true
+    queueMicrotask(() => {
+      if (subscribed) tell(listener, ended.error)
+    })
+    return () => {
+      const was = subscribed
+      subscribed = false
+      return was
+    }
   }
 
   close(): Promise<void> {
@@ -210,11 +228,16 @@ export class ServerConnection implements McpConnection {
     do {
       const left = end - Date.now()
       if (left <= 0) throw new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout })
-      const page = await this.#link.client.listTools(cursor === undefined ? {} : { cursor }, {
-        timeout: left,
-        ...(signal ? { signal } : {}),
-      })
-      listed.push(...(page.tools as ListedTool[]))
+      // Not `listTools`: its schema fails the whole page over one odd tool (see `readTool`).
+      const page = await this.#link.client.request(
+        { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
+        LIST_RESULT,
+        { timeout: Math.min(left, MAX_TIMER_MS), ...(signal ? { signal } : {}) },
+      )
+      for (const raw of page.tools) {
+        const tool = readTool(raw)
+        if (tool) listed.push(tool)
+      }
       // A cursor seen before would page forever: a broken server's list ends there.
       cursor = page.nextCursor !== undefined && !cursors.has(page.nextCursor) ? page.nextCursor : undefined
       if (cursor !== undefined) cursors.add(cursor)
@@ -349,13 +372,20 @@ export class ServerConnection implements McpConnection {
   #end(error: McpConnectionError | undefined): void {
     if (this.#ended) return
     this.#ended = { error: error && safeConnectionError(error, this.#secrets) }
-    for (const listener of [...this.#closeListeners]) {
-      try {
-        listener(this.#ended.error)
-      } catch {
-        // A listener's bug must not keep the connection from closing.
-      }
-    }
+    for (const listener of [...this.#closeListeners]) tell(listener, this.#ended.error)
+    this.#closeListeners.clear()
+  }
+}
+
+/** Calls an `onClose` listener: its bug must not keep the connection from closing. */
+function tell(
+  listener: (error: McpConnectionError | undefined) => void,
+  error: McpConnectionError | undefined,
+): void {
+  try {
+    listener(error)
+  } catch {
+    // Nothing to do with it.
   }
 }
 

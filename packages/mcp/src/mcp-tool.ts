@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import { messageOf } from './errors.js'
 import type { McpToolInfo } from './options.js'
+import { createOutputCheck } from './output-check.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
 
@@ -12,6 +13,7 @@ export interface ListedTool {
   title?: string
   description?: string
   inputSchema: Record<string, unknown>
+  outputSchema?: Record<string, unknown>
   annotations?: Record<string, unknown>
   execution?: { taskSupport?: string }
 }
@@ -30,7 +32,8 @@ export interface ToolCaller {
 
 /**
  * A server's tool as a Kode tool: its JSON Schema offered to the model as it is and checked with
- * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call`.
+ * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call` and checking
+ * the result against the tool's output schema, if it has one.
  */
 export function toKodeTool(
   listed: ListedTool,
@@ -39,12 +42,14 @@ export function toKodeTool(
   options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
   const schema = objectSchema(listed.inputSchema)
+  const checkOutput = createOutputCheck(listed.name, listed.outputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
     try {
       const result = await caller.call(listed.name, args, {
         signal: ctx.signal,
         onProgress: (message) => ctx.progress(message),
       })
+      checkOutput(result)
       return toToolOutput(result)
     } catch (error) {
       // The SDK fails an aborted call at once with its own wrapper of the reason (having sent the
@@ -68,9 +73,22 @@ export function toKodeTool(
   })
 }
 
-/** Tool arguments are an object; a server that sends no (or another) schema gets an open object. */
+/**
+ * Tool arguments are an object. A schema that is one in all but its `type` (none, or a list naming
+ * `object`) keeps what it says of them, typed `object` as providers require; a server that sends
+ * no schema, or one of another type, gets an open object.
+ */
 function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (schema && typeof schema === 'object' && schema.type === 'object') return schema
+  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return openObject()
+  const { type } = schema
+  if (type === 'object') return schema
+  if (type === undefined || (Array.isArray(type) && type.includes('object')))
+    return { ...schema, type: 'object' }
+  return openObject()
+}
+
+/** A fresh one each time: a tool's schema is its own. */
+function openObject(): Record<string, unknown> {
   return { type: 'object', properties: {} }
 }
 

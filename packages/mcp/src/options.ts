@@ -36,7 +36,7 @@ export interface McpCommonOptions {
   /**
    * Time for the whole connection (start, `initialize`, first `tools/list`) before it fails with
    * an `McpConnectionError` (`initialize_timeout`), and for each later `tools/list`. Default
-   * 60,000 ms.
+   * 60,000 ms; `Infinity` for no limit.
    */
   connectTimeoutMs?: number
   /** A tool call's time limit, overriding the agent's `toolTimeoutMs` for this server's tools. */

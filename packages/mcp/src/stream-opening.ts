@@ -1,8 +1,8 @@
 /**
  * What one request of the SDK's attempt to open an event stream with a GET (the notification
- * stream, or an answer stream it resumes) came to, as the SDK takes it: the one rule both are
- * followed by. `opened`: a 2xx. `not-offered`: a 405, on which the SDK stops trying, without an
- * error. `redirected`: a redirect the SDK follows with another request, which decides the attempt
+ * stream, or an answer stream it resumes, over streamable HTTP; the event stream of HTTP+SSE) came
+ * to, as the SDK takes it: the one rule they are all followed by. `opened`: a 2xx. `not-offered`:
+ * a 405, on which the SDK stops trying, without an error. `redirected`: a redirect the SDK follows with another request, which decides the attempt
  * (no outcome of its own). `refused`: any other status, a redirect the SDK does not follow
  * included: the attempt failed. `unreachable`: no response at all: the attempt failed too.
  */

@@ -106,6 +106,23 @@ describe('connection failures are typed errors, and leave no process behind', ()
     const unnamed = await failure(connectMcpServer({ name: '', command: 'node' }))
     expect(unnamed.code).toBe('invalid_options')
   })
+
+  test.each([0, -1, Number.NaN])('a connectTimeoutMs of %s is refused', async (ms) => {
+    const error = await failure(connectMcpServer({ ...everythingStdio(), connectTimeoutMs: ms }))
+    expect([error.code, error.message]).toEqual([
+      'invalid_options',
+      'MCP server "everything" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)',
+    ])
+  })
+
+  test.each([Number.POSITIVE_INFINITY, 2 ** 31])(
+    'a connectTimeoutMs of %s, past what a timer holds, is no limit rather than none at all',
+    async (ms) => {
+      const everything = await harness().connect({ ...everythingStdio(), connectTimeoutMs: ms })
+      expect(everything.tools.length).toBeGreaterThan(0)
+      await expect(everything.refresh()).resolves.toBe(everything.tools)
+    },
+  )
 })
 
 describe('secrets in the options are never quoted in errors', () => {
@@ -155,6 +172,40 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(everything.connected).toBe(false)
     expect(closes).toHaveLength(1)
     expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+  })
+
+  test('onClose after the connection ended is still told how it ended, once; close() likewise', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'die', inputSchema: { type: 'object' } }], { die: { exit: 3 } }),
+    )
+    const gone = new Promise((resolve) => odd.onClose(resolve))
+    await Promise.race([
+      odd.tools[0]!.execute({}, { signal: new AbortController().signal, progress: () => {} } as never),
+      gone,
+    ])
+    const first = await gone
+    expect(odd.connected).toBe(false)
+    const late: unknown[] = []
+    odd.onClose((error) => late.push(error))
+    const unsubscribed: unknown[] = []
+    odd.onClose((error) => unsubscribed.push(error))()
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(late).toEqual([first])
+    expect(McpConnectionError.is(late[0]) && late[0].code).toBe('closed')
+    expect(unsubscribed).toEqual([])
+    await odd.close()
+    const afterClose: unknown[] = []
+    odd.onClose((error) => afterClose.push(error))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(afterClose).toEqual([first])
+
+    const closed = await h.connect(scripted([]))
+    await closed.close()
+    const byHost: unknown[] = []
+    closed.onClose((error) => byHost.push(error))
+    await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(byHost).toEqual([undefined])
   })
 
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
@@ -337,6 +388,89 @@ describe('odd tool lists still give an agent usable tools', () => {
     await collect(agent.run('go'))
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
     expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
+  })
+  test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
+    const h = harness()
+    const fine = { name: 'fine', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } }
+    const odd = await h.connect(
+      scripted([
+        fine,
+        { inputSchema: { type: 'object' } }, // no name: nothing to call it by
+        { name: 'no_schema' },
+        { name: 'empty_schema', inputSchema: {} },
+        { name: 'boolean_property', inputSchema: { type: 'object', properties: { a: true } } },
+        { name: 'odd_title', title: 42, inputSchema: { type: 'object' } },
+        { name: 'untyped', inputSchema: { properties: { a: { type: 'string' } }, required: ['a'] } },
+        { name: 'typed_list', inputSchema: { type: ['object'], properties: { a: { type: 'string' } } } },
+        { name: 'a_string', inputSchema: { type: 'string' } },
+      ]),
+    )
+    expect(odd.toolInfo.map((tool) => tool.serverToolName)).toEqual([
+      'fine',
+      'no_schema',
+      'empty_schema',
+      'boolean_property',
+      'odd_title',
+      'untyped',
+      'typed_list',
+      'a_string',
+    ])
+    const [, noSchema, emptySchema, booleanProperty] = odd.tools
+    expect(noSchema!.parseArguments('{"x":1}')).toEqual({ ok: true, args: { x: 1 } })
+    expect(emptySchema!.parseArguments('{}')).toEqual({ ok: true, args: {} })
+    // A valid JSON Schema the protocol's own schema is stricter about is kept as it is.
+    expect(booleanProperty!.parameters).toMatchObject({ type: 'object', properties: { a: true } })
+    expect(odd.toolInfo[4]).toEqual({ serverToolName: 'odd_title', name: 'odd__odd_title' })
+    // An object schema in all but its type keeps what it says of the arguments; one of another type says nothing.
+    const [untyped, typedList, aString] = odd.tools.slice(5)
+    expect(untyped!.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'string' } } })
+    expect(untyped!.parseArguments('{}')).toMatchObject({ ok: false })
+    expect(typedList!.parameters).toMatchObject({ type: 'object', properties: { a: { type: 'string' } } })
+    expect(typedList!.parseArguments('{"a":1}')).toMatchObject({ ok: false })
+    expect(aString!.parameters).toMatchObject({ type: 'object', properties: {} })
+    expect(aString!.parseArguments('{"b":1}')).toEqual({ ok: true, args: { b: 1 } })
+    h.model.enqueue(response('r1', call('c1', 'odd__no_schema', { x: 1 })), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'no_schema {"x":1}' })
+  })
+  test('an output schema that does not compile leaves that tool’s results unchecked, and the list usable', async () => {
+    const h = harness()
+    const schema = { type: 'object', properties: {} }
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'first',
+            inputSchema: schema,
+            outputSchema: { type: 'object', properties: { a: { type: 'nope' } } },
+          },
+          {
+            name: 'second',
+            inputSchema: schema,
+            outputSchema: { type: 'object', properties: { y: { type: 'number' } }, required: ['y'] },
+          },
+        ],
+        {
+          first: { content: [{ type: 'text', text: 'a is 1' }], structuredContent: { a: 1 } },
+          second: { content: [{ type: 'text', text: 'y is a string' }], structuredContent: { y: 'one' } },
+        },
+      ),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__first', {}), call('c2', 'odd__second', {})),
+      response('r2', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({ outputText: 'a is 1' })
+    expect(results.c1?.status).not.toBe('error')
+    // A schema that compiles is still enforced.
+    expect(results.c2).toMatchObject({
+      status: 'error',
+      outputText: expect.stringMatching(/^odd__second failed: .*does not match the tool's output schema/),
+    })
   })
   test('a re-read of a list whose pages never end gives up within connectTimeoutMs', async () => {
     const h = harness()

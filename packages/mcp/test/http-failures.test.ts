@@ -5,7 +5,7 @@ import { type McpConnection, McpConnectionError } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
-import { type HttpServer, startEverythingHttp, startWaitingHttp } from './support/servers.js'
+import { type HttpServer, startCancelHttp, startEverythingHttp, startWaitingHttp } from './support/servers.js'
 
 const harness = useHarness()
 let server: HttpServer | undefined
@@ -544,6 +544,23 @@ describe('a streamable HTTP server that answers a call’s POST with 202 and no 
   })
 })
 
+describe('a streamable HTTP server that forgot the session (HTTP 404 to a request naming it)', () => {
+  test('the call is an error result saying so, and the connection is over, so that a host connects again', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    expect(await execute(wait, { ms: 1, forgetSession: true })).toMatchObject({ outputText: 'waited 1 ms' })
+    const message =
+      'MCP server "web" no longer knows the session (HTTP 404 to a request naming it), as after a restart: the connection was closed'
+    const result = await within(PROMPTLY_MS, execute(wait, { ms: 1 }))
+    expect(result).toEqual({ status: 'error', outputText: `web__wait failed: ${message}` })
+    expect(web.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    const [error] = closes
+    expect(McpConnectionError.is(error) && [error.code, error.message]).toEqual(['closed', message])
+  })
+})
+
 describe('an HTTP+SSE server that dies', () => {
   const LONG = 'old__trigger-long-running-operation'
   const DROPPED = new RegExp(
@@ -585,6 +602,24 @@ describe('an HTTP+SSE server that dies', () => {
     expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
     expect(old.connected).toBe(false)
     expectClosedOnce(closes, 'old')
+  })
+})
+
+describe('an HTTP+SSE server that redirects its event stream within its origin', () => {
+  test('the SDK follows it, and the stream it reaches is the one whose end ends the connection', async () => {
+    server = await startCancelHttp('sse')
+    const old = await harness().connect({ name: 'old', url: `${server.origin}/moved`, transport: 'sse' })
+    const closes: unknown[] = []
+    old.onClose((error) => closes.push(error))
+    const hold = old.tools.find((tool) => tool.name === 'old__hold')!
+    expect(await execute(hold, { ms: 1 })).toMatchObject({ outputText: 'held 1 ms' })
+    const ended = new Promise((resolve) => old.onClose(resolve))
+    await server.stop()
+    expect(await within(PROMPTLY_MS, ended)).not.toBe('still waiting')
+    expectClosedOnce(closes, 'old')
+    expect((closes[0] as Error).message).toMatch(
+      /^MCP server "old" dropped the event stream that carries its answers/,
+    )
   })
 })
 

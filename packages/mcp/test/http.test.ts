@@ -68,6 +68,17 @@ describe('a server over HTTP', () => {
     })
   })
 
+  test('a url neither transport is served at: the error quotes both attempts, not only the fallback', async () => {
+    server = await startEverythingHttp('streamableHttp')
+    const error = await connectMcpServer({ name: 'typo', url: `${server.origin}/wrong` }).catch(
+      (e: unknown) => e,
+    )
+    expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['connect_failed', 'typo'])
+    expect((error as Error).message).toMatch(
+      /^MCP server "typo" could not be connected over streamable HTTP \(Streamable HTTP error: Error POSTing to endpoint: .*Cannot POST \/wrong.*\) nor over HTTP\+SSE \(SSE error: Non-200 status code \(404\)\)$/s,
+    )
+  })
+
   test('a server that went away is a typed connect_failed error', async () => {
     server = await startEverythingHttp('streamableHttp')
     const { origin } = server

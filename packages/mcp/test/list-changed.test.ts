@@ -1,9 +1,11 @@
+import { fileURLToPath } from 'node:url'
 import { describe, expect, test } from 'vitest'
 import { collect, offeredTools, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
 import { CHANGING } from './support/servers.js'
 
 const harness = useHarness()
+const SCRIPTED = fileURLToPath(new URL('./fixtures/scripted-server.mjs', import.meta.url))
 
 describe('tools/list_changed', () => {
   test('a tool the server adds during a task is offered from the next turn on', async () => {
@@ -69,5 +71,17 @@ describe('tools/list_changed', () => {
     expect(offeredTools(h.model, 1)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
     await expect(dyn.refresh()).rejects.toThrow(/timed out/i)
     expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+  })
+
+  test('a change announced while the first list is read: the newer list is kept, whatever order the answers come in', async () => {
+    const tools = [{ name: 'old', inputSchema: { type: 'object' } }]
+    const dyn = await harness().connect({
+      name: 'dyn',
+      command: process.execPath,
+      args: [SCRIPTED, JSON.stringify(tools), '{}', 'reorder'],
+    })
+    // Once both answers have come (the first is held 300 ms at most), and the re-read it called for.
+    await new Promise((resolve) => setTimeout(resolve, 800))
+    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__old', 'dyn__fresh'])
   })
 })

@@ -1,0 +1,33 @@
+import { ListToolsResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js'
+import * as z from 'zod/v4'
+import type { ListedTool } from './mcp-tool.js'
+
+/**
+ * A `tools/list` page as the SDK reads it, but with each tool left to `readTool`: the SDK's own
+ * schema fails the whole page, and so the whole server, over one tool that departs from it.
+ */
+export const LIST_RESULT = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) })
+
+/**
+ * A listed tool as the protocol describes it, or, for one that departs from that, what of it reads:
+ * the fields that do, and its `inputSchema` as sent (an open object when it is not an object
+ * schema; `toKodeTool` decides). A tool without a name cannot be called and is `undefined`.
+ */
+export function readTool(raw: unknown): ListedTool | undefined {
+  const parsed = ToolSchema.safeParse(raw)
+  if (parsed.success) return parsed.data as ListedTool
+  if (!isRecord(raw) || typeof raw.name !== 'string') return undefined
+  const tool: Record<string, unknown> = {}
+  for (const [key, field] of Object.entries(ToolSchema.shape)) {
+    if (raw[key] === undefined) continue
+    const read = field.safeParse(raw[key])
+    if (read.success) tool[key] = read.data
+  }
+  // Valid JSON Schema the protocol's schema is stricter about (a boolean schema as a property).
+  tool.inputSchema ??= isRecord(raw.inputSchema) ? raw.inputSchema : {}
+  return tool as unknown as ListedTool
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value)
+}
