@@ -4,12 +4,14 @@ import type { McpServerOptions } from './options.js'
 
 /**
  * What a server was given that must not come back in what Kode prints or keeps: every header value
- * (with a `Bearer` token also alone), and the values of the environment variables named like
- * credentials (`GITHUB_TOKEN`, `API_KEY`, `DB_PASSWORD`...). A server may echo them (a 401 body, its
+ * (with a `Bearer` token also alone), and the values of the environment variables and command-line
+ * flags named like credentials (`GITHUB_TOKEN`, `API_KEY`, `DB_PASSWORD`, `--token X`,
+ * `--api-key=X`...). A server may echo them (a 401 body, its
  * stderr, a tool's error), and those words end up in errors, tool results and the model's next request.
  */
 export function serverSecrets(options: McpServerOptions): string[] {
-  if (options.url === undefined) return headerCredentials(options.env)
+  if (options.url === undefined)
+    return [...headerCredentials(options.env), ...headerCredentials(flagValues(options.args))]
   const headers = options.headers ?? {}
   return [...Object.values(headers), ...headerCredentials(headers)]
 }
@@ -30,4 +32,20 @@ export function safeConnectionError(
   )
   if (error.stack !== undefined) copy.stack = redact(error.stack, secrets)
   return copy
+}
+
+/**
+ * The command line's flags with their values, by name (`--token X` and `--token=X` both give
+ * `token: X`), for the rule that names credentials. A flag followed by another flag has no value.
+ */
+function flagValues(args: readonly string[] | undefined): Record<string, string> {
+  const flags: Record<string, string> = {}
+  for (let i = 0; i < (args?.length ?? 0); i++) {
+    const match = /^--?([^=\s]+)(?:=([\s\S]*))?$/.exec(args![i]!)
+    if (!match) continue
+    const next = args![i + 1]
+    const value = match[2] ?? (next !== undefined && !next.startsWith('-') ? next : undefined)
+    if (value !== undefined) flags[match[1]!] = value
+  }
+  return flags
 }

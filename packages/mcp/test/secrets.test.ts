@@ -61,6 +61,27 @@ describe('credentials given to an MCP server never come back in what Kode prints
     for (const text of printed(error)) expect(text).not.toContain(TOKEN)
   })
 
+  test.each([['--token', TOKEN], [`--api-key=${TOKEN}`]])(
+    'a stdio server given a credential on its command line (%s) writing it to stderr',
+    async (...flag) => {
+      const error = await connectMcpServer({
+        name: 'gh',
+        command: process.execPath,
+        args: [
+          '-e',
+          "console.error('bad credentials: ' + process.argv.slice(1).join(' ')); process.exit(1)",
+          '--',
+          ...flag,
+          '--verbose',
+        ],
+      }).catch((e: unknown) => e)
+      expect(McpConnectionError.is(error) && error.code).toBe('closed')
+      expect((error as Error).message).toContain('bad credentials: ')
+      expect((error as Error).message).toContain('[redacted] --verbose')
+      for (const text of printed(error)) expect(text).not.toContain(TOKEN)
+    },
+  )
+
   test('a refresh of the tool list failing with an error that quotes the credential', async () => {
     const gh = await connectMcpServer({
       name: 'gh',
