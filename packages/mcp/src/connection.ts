@@ -57,7 +57,8 @@ export interface McpConnection {
   /**
    * Reads the tool list again (done by itself when the server announces a change). Resolves with
    * the new tools; rejects if the server does not answer within `connectTimeoutMs`, keeping the
-   * old ones.
+   * old ones. Calls made while a read is under way share it; `signal` stops the caller's own wait
+   * (rejecting with its reason), not the read the others wait for.
    */
   refresh(options?: { signal?: AbortSignal }): Promise<readonly Tool[]>
   /**
@@ -163,16 +164,15 @@ export class ServerConnection implements McpConnection {
   }
 
   refresh(options: { signal?: AbortSignal } = {}): Promise<readonly Tool[]> {
-    if (this.#refreshing) {
-      // A change announced during a read may not be in it: read once more afterwards.
-      this.#refreshAgain = true
-      return this.#refreshing
-    }
-    this.#refreshing = (async () => {
+    // A change announced during a read may not be in it: read once more afterwards.
+    if (this.#refreshing) this.#refreshAgain = true
+    // One read for every caller, bounded by `connectTimeoutMs`; each caller's signal stops its own
+    // wait, not the read the others wait for.
+    this.#refreshing ??= (async () => {
       try {
         do {
           this.#refreshAgain = false
-          await this.#load(options.signal)
+          await this.#load()
         } while (this.#refreshAgain)
         return this.#tools
       } catch (error) {
@@ -182,7 +182,7 @@ export class ServerConnection implements McpConnection {
         this.#refreshing = undefined
       }
     })()
-    return this.#refreshing
+    return options.signal ? untilSettledOrRejected(this.#refreshing, options.signal) : this.#refreshing
   }
 
   onToolsChanged(listener: (tools: readonly Tool[]) => void): () => void {
@@ -217,7 +217,7 @@ export class ServerConnection implements McpConnection {
     return this.#closing
   }
 
-  async #load(signal: AbortSignal | undefined): Promise<void> {
+  async #load(): Promise<void> {
     const listed: ListedTool[] = []
     let cursor: string | undefined
     const cursors = new Set<string>()
@@ -232,7 +232,7 @@ export class ServerConnection implements McpConnection {
       const page = await this.#link.client.request(
         { method: 'tools/list', params: cursor === undefined ? {} : { cursor } },
         LIST_RESULT,
-        { timeout: Math.min(left, MAX_TIMER_MS), ...(signal ? { signal } : {}) },
+        { timeout: Math.min(left, MAX_TIMER_MS) },
       )
       for (const raw of page.tools) {
         const tool = readTool(raw)
@@ -394,6 +394,25 @@ function describe(tool: ListedTool): { description?: string } {
 }
 
 /** Waits for `promise` to settle, or for `signal` to abort, whichever comes first; never rejects. */
+/** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
+function untilSettledOrRejected<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort)
+        resolve(value)
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort)
+        reject(error)
+      },
+    )
+  })
+}
+
 function untilSettledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {

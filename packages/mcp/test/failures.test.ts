@@ -489,6 +489,26 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(outcome).toBe('rejected')
     expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__tool'])
   })
+  test('a refresh that joins one under way still stops when its own signal aborts', async () => {
+    const h = harness()
+    const odd = await h.connect({
+      ...scripted([{ name: 'tool', inputSchema: { type: 'object' } }]),
+      args: [SCRIPTED, JSON.stringify([{ name: 'tool', inputSchema: { type: 'object' } }]), '{}', 'endless'],
+      connectTimeoutMs: 2_000,
+    })
+    // A read that pages until the time limit, then a caller who gives up after 50 ms.
+    const first = odd.refresh()
+    first.catch(() => undefined)
+    const controller = new AbortController()
+    const reason = new Error('the user left')
+    setTimeout(() => controller.abort(reason), 50)
+    const started = Date.now()
+    await expect(odd.refresh({ signal: controller.signal })).rejects.toBe(reason)
+    expect(Date.now() - started).toBeLessThan(1_500)
+    // The read it joined goes on for the others, to its own end.
+    await expect(first).rejects.toThrow(/timed out/i)
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__tool'])
+  })
   test('a result in the 2024-10-07 form (toolResult) reaches the model', async () => {
     const h = harness()
     const odd = await h.connect(
