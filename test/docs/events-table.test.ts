@@ -19,9 +19,11 @@ const COMMON = new Set(['type', 'sessionId', 'timestamp', 'responseId'])
 function documentedEvents(markdown: string): Map<string, string[]> {
   const lines = markdown.split('\n')
   const start = lines.findIndex((line) => /^\| group\s+\| events/.test(line))
-  const rows = lines
-    .slice(start + 2)
-    .filter((_, i, all) => all.slice(0, i + 1).every((l) => l.startsWith('|')))
+  const after = lines.slice(start + 2)
+  const rows = after.slice(
+    0,
+    after.findIndex((line) => !line.startsWith('|')),
+  )
   const documented = new Map<string, string[]>()
   for (const row of rows) {
     const cell = row.split('|')[2] ?? ''
