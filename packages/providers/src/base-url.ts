@@ -29,14 +29,21 @@ function isAbsolute(root: string): boolean {
 /** The root as a URL: absolute, or relative to the page's address; `undefined` when neither reads. */
 function parse(root: string): URL | undefined {
   try {
-    return new URL(root, pageHref())
+    return isAbsolute(root) ? new URL(root) : new URL(root, pageHref())
   } catch {
     return undefined
   }
 }
 
-/** The address of the page or worker the code runs in, when it runs in one. */
+/**
+ * The address of the page or worker the code runs in, when it runs in one. Deno throws on reading
+ * `location` unless it was started with `--location`: that is no page either.
+ */
 function pageHref(): string | undefined {
-  const href = (globalThis as { location?: { href?: unknown } }).location?.href
-  return typeof href === 'string' ? href : undefined
+  try {
+    const href = (globalThis as { location?: { href?: unknown } }).location?.href
+    return typeof href === 'string' ? href : undefined
+  } catch {
+    return undefined
+  }
 }

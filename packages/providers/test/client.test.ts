@@ -82,6 +82,25 @@ describe('createClient', () => {
     expect(requested).toEqual(['https://app.example/llm/v1/chat/completions'])
   })
 
+  test("a location that throws when read, as Deno's without --location, is no page", () => {
+    Object.defineProperty(globalThis, 'location', {
+      configurable: true,
+      get() {
+        throw new ReferenceError('Access to "location", run again with --location <href>.')
+      },
+    })
+    try {
+      expect(createClient({ api: 'openai-chat', model: 'm', baseUrl: 'http://localhost:11434/v1' }).api).toBe(
+        'openai-chat',
+      )
+      expect(() => createClient({ api: 'openai-chat', model: 'm', baseUrl: '/llm/v1' })).toThrow(
+        expect.objectContaining({ code: 'invalid_config' }),
+      )
+    } finally {
+      Reflect.deleteProperty(globalThis, 'location')
+    }
+  })
+
   test('a host fetch may take a root the default fetch could not reach', () => {
     const ownFetch: typeof fetch = async () => new Response('')
     expect(() =>
