@@ -1,5 +1,6 @@
 import type { AssistantMessage, StreamItem } from '@kode/protocol'
 import { ADAPTER_SPEC_VERSION, type Completion, type ProviderFactory } from './adapter/spec.js'
+import { resolveBaseUrl } from './base-url.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { headerCredentials } from './transport/credentials.js'
@@ -15,7 +16,7 @@ const DEFAULT_RESPONSE_TIMEOUT_MS = 1_800_000
 /**
  * A client for one model behind one wire api. `api` picks the adapter (built-in or registered);
  * `baseUrl` replaces the api root. Throws a `ProviderError` with code `invalid_config` for an
- * api nobody provides.
+ * api nobody provides, and for a `baseUrl` the default fetch cannot reach (not an http(s) URL).
  */
 export function createClient(config: ClientConfig): LLMClient {
   const factory = resolveProvider(config.api)
@@ -46,7 +47,11 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
       { code: 'invalid_config', retryable: false },
     )
   }
-  const baseUrl = (config.baseUrl ?? adapter.defaultBaseUrl).replace(/\/+$/, '')
+  const baseUrl = resolveBaseUrl(
+    config.baseUrl ?? adapter.defaultBaseUrl,
+    provider,
+    config.fetch !== undefined,
+  )
   const completesOn = completionOf(config.completesOn ?? adapter.completesOn, provider)
   const retry = resolveRetryPolicy(config.retry)
   const message = {

@@ -1,7 +1,7 @@
 import { createClient, ProviderError, registerProvider } from '@kode/providers'
 import { parseEventJson } from '@kode/providers/adapter'
 import { sseFrame } from '@kode/providers/testing'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { ask, collect, deterministic, useServer } from './helpers.js'
 
 const server = useServer()
@@ -43,6 +43,69 @@ describe('createClient', () => {
     expect(() => createClient({ api: 'odd-completion', model: 'm' })).toThrow(
       expect.objectContaining({ code: 'invalid_config' }),
     )
+  })
+
+  test.each([
+    ['no scheme', 'api.openai.com/v1'],
+    ['a host taken for a scheme', 'localhost:11434/v1'],
+    ['a scheme fetch does not speak', 'ftp://models.example/v1'],
+    ['a relative root with no page to resolve it against', '/llm/v1'],
+  ])(
+    'a baseUrl with %s is an invalid_config error at creation, not a network error retried',
+    (_, baseUrl) => {
+      expect(() => createClient({ api: 'openai-chat', model: 'm', baseUrl })).toThrow(
+        expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining(baseUrl) }),
+      )
+    },
+  )
+
+  test('a relative baseUrl in a page is resolved against the page, so requests and redirects have a full URL', async () => {
+    const requested: string[] = []
+    const fetchInPage: typeof fetch = async (input) => {
+      requested.push(String(input))
+      return new Response(
+        'data: {"choices":[{"index":0,"delta":{"content":"hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n',
+        {
+          headers: { 'content-type': 'text/event-stream' },
+        },
+      )
+    }
+    vi.stubGlobal('location', new URL('https://app.example/chat/index.html'))
+    try {
+      const client = createClient({ api: 'openai-chat', model: 'm', baseUrl: '/llm/v1/', fetch: fetchInPage })
+      await client.complete({
+        messages: [{ role: 'user', id: 'u1', createdAt: 0, parts: [{ type: 'text', text: 'hi' }] }],
+      })
+    } finally {
+      vi.unstubAllGlobals()
+    }
+    expect(requested).toEqual(['https://app.example/llm/v1/chat/completions'])
+  })
+
+  test("a location that throws when read, as Deno's without --location, is no page", () => {
+    Object.defineProperty(globalThis, 'location', {
+      configurable: true,
+      get() {
+        throw new ReferenceError('Access to "location", run again with --location <href>.')
+      },
+    })
+    try {
+      expect(createClient({ api: 'openai-chat', model: 'm', baseUrl: 'http://localhost:11434/v1' }).api).toBe(
+        'openai-chat',
+      )
+      expect(() => createClient({ api: 'openai-chat', model: 'm', baseUrl: '/llm/v1' })).toThrow(
+        expect.objectContaining({ code: 'invalid_config' }),
+      )
+    } finally {
+      Reflect.deleteProperty(globalThis, 'location')
+    }
+  })
+
+  test('a host fetch may take a root the default fetch could not reach', () => {
+    const ownFetch: typeof fetch = async () => new Response('')
+    expect(() =>
+      createClient({ api: 'openai-chat', model: 'm', baseUrl: 'unix:/run/llm.sock', fetch: ownFetch }),
+    ).not.toThrow()
   })
 
   test('provider defaults to the api and labels messages and errors', () => {
