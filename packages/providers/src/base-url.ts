@@ -1,4 +1,5 @@
-import { ProviderError } from './transport/errors.js'
+import { redactCredentials } from '@kode/protocol/helpers'
+import { ProviderError, redactUrlSecrets } from './transport/errors.js'
 
 /**
  * The api root requests go to, without trailing slashes. A relative root (`/llm/v1`) is resolved
@@ -17,9 +18,17 @@ export function resolveBaseUrl(root: string, label: string, hostFetch: boolean):
   }
   if (hostFetch) return url && !isAbsolute(trimmed) ? url.href.replace(/\/+$/, '') : trimmed
   throw new ProviderError(
-    `${label}: baseUrl ${JSON.stringify(root)} is not an http(s) URL${pageHref() === undefined && !isAbsolute(trimmed) ? ' (a relative root needs a page to resolve it against)' : ''}; write it whole, such as http://localhost:11434/v1`,
+    `${label}: baseUrl ${JSON.stringify(shown(root))} is not an http(s) URL${pageHref() === undefined && !isAbsolute(trimmed) ? ' (a relative root needs a page to resolve it against)' : ''}; write it whole, such as http://localhost:11434/v1`,
     { code: 'invalid_config', retryable: false },
   )
+}
+
+/**
+ * The root as an error may name it: a malformed root can still carry a key (`…?key=AIza…`) or a
+ * `user:password@` (with no scheme, which the URL rule would not see), and errors are printed.
+ */
+function shown(root: string): string {
+  return redactCredentials(redactUrlSecrets(root).replace(/^[^/?#@\s]+@/, '[redacted]@'))
 }
 
 function isAbsolute(root: string): boolean {

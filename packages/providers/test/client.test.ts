@@ -59,6 +59,25 @@ describe('createClient', () => {
     },
   )
 
+  test.each([
+    [
+      'a key in its query',
+      'generativelanguage.googleapis.com/v1beta?key=AIzaSyA0123456789abcdefghijklmnopqrstu',
+      'AIzaSyA0123456789abcdefghijklmnopqrstu',
+    ],
+    ['a user and password', 'user:s3cretpassw0rd@models.example/v1', 's3cretpassw0rd'],
+  ])('a malformed baseUrl with %s is named without it', (_, baseUrl, secret) => {
+    let error: unknown
+    try {
+      createClient({ api: 'google', model: 'm', baseUrl })
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toMatchObject({ code: 'invalid_config' })
+    expect((error as Error).message).toContain('[redacted]')
+    expect((error as Error).message).not.toContain(secret)
+  })
+
   test('a relative baseUrl in a page is resolved against the page, so requests and redirects have a full URL', async () => {
     const requested: string[] = []
     const fetchInPage: typeof fetch = async (input) => {
