@@ -135,6 +135,12 @@ describe('openai-responses request', () => {
     expect(body.include).toEqual([])
   })
 
+  test('max_output_tokens below the API minimum of 16 is raised to 16 (the API answers 400)', async () => {
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 1 })).max_output_tokens).toBe(16)
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 16 })).max_output_tokens).toBe(16)
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 500 })).max_output_tokens).toBe(500)
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },
