@@ -48,7 +48,9 @@ describe('outputSpec', () => {
     ).toBe(false)
     expect(isStrictCompatible(wrap(Type.Not(Type.String())))).toBe(false)
     expect(isStrictCompatible(wrap({ oneOf: [{ type: 'string' }, { type: 'number' }] }))).toBe(false)
-    expect(isStrictCompatible(wrap({ type: 'string', if: { minLength: 1 }, then: {} }))).toBe(false)
+    expect(isStrictCompatible(wrap(JSON.parse('{"type":"string","if":{"minLength":1},"then":{}}')))).toBe(
+      false,
+    )
     expect(isStrictCompatible(wrap({ ...closed({}), patternProperties: { '^x': { type: 'string' } } }))).toBe(
       false,
     )
