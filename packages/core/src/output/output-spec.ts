@@ -50,14 +50,48 @@ function schemaName(schema: TSchema): string {
 }
 
 /**
- * Whether OpenAI's strict mode accepts the schema's shape: every object closes its properties
+ * Keywords OpenAI's strict mode refuses with a 400 (its structured-outputs guide: composition by
+ * `allOf`, `not`, `if`/`then`/`else` and the dependent keywords is unsupported, and unions go as
+ * `anyOf` only). TypeBox makes `allOf` for `Type.Intersect` and `not` for `Type.Not`.
+ */
+const STRICT_REFUSED_KEYWORDS = [
+  'allOf',
+  'oneOf',
+  'not',
+  'if',
+  'then',
+  'else',
+  'dependentRequired',
+  'dependentSchemas',
+  'patternProperties',
+] as const
+
+/** The string `format`s strict mode knows; it refuses any other. */
+const STRICT_FORMATS: ReadonlySet<string> = new Set([
+  'date-time',
+  'time',
+  'date',
+  'duration',
+  'email',
+  'hostname',
+  'ipv4',
+  'ipv6',
+  'uuid',
+])
+
+/**
+ * Whether OpenAI's strict mode accepts the schema: every object closes its properties
  * (`additionalProperties: false`) and requires all of them, at every depth (properties, array
- * items, `anyOf`, `$defs`). Keywords strict mode may not support are the API's to refuse.
+ * items, `anyOf`, `$defs`), and no keyword or string format it refuses appears (see
+ * {@link STRICT_REFUSED_KEYWORDS}). A schema it would refuse is sent with `strict: false`: it still
+ * guides the model, and the answer is validated either way.
  */
 export function isStrictCompatible(schema: unknown): boolean {
   if (typeof schema !== 'object' || schema === null) return true
   if (Array.isArray(schema)) return schema.every(isStrictCompatible)
   const node = schema as Record<string, unknown>
+  if (STRICT_REFUSED_KEYWORDS.some((key) => node[key] !== undefined)) return false
+  if (typeof node.format === 'string' && !STRICT_FORMATS.has(node.format)) return false
   if (node.type === 'object' || node.properties !== undefined) {
     if (node.additionalProperties !== false) return false
     const properties = (node.properties ?? {}) as Record<string, unknown>
@@ -65,7 +99,7 @@ export function isStrictCompatible(schema: unknown): boolean {
     if (!Object.keys(properties).every((key) => required.includes(key))) return false
     if (!Object.values(properties).every(isStrictCompatible)) return false
   }
-  for (const key of ['items', 'anyOf', 'allOf', 'oneOf', 'prefixItems'] as const) {
+  for (const key of ['items', 'anyOf', 'prefixItems'] as const) {
     if (node[key] !== undefined && !isStrictCompatible(node[key])) return false
   }
   for (const key of ['$defs', 'definitions'] as const) {

@@ -33,6 +33,39 @@ describe('outputSpec', () => {
     ).toBe(false)
   })
 
+  test('strict mode is not asked for a schema using what OpenAI strict mode refuses (the API answers 400)', () => {
+    const closed = <T extends Record<string, ReturnType<typeof Type.String>>>(props: T) =>
+      Type.Object(props, { additionalProperties: false })
+    const wrap = (inner: object) => ({
+      type: 'object',
+      properties: { v: inner },
+      required: ['v'],
+      additionalProperties: false,
+    })
+    // Composition strict mode does not support: TypeBox Intersect (allOf), Not, oneOf, if/then/else.
+    expect(
+      isStrictCompatible(wrap(Type.Intersect([closed({ a: Type.String() }), closed({ b: Type.String() })]))),
+    ).toBe(false)
+    expect(isStrictCompatible(wrap(Type.Not(Type.String())))).toBe(false)
+    expect(isStrictCompatible(wrap({ oneOf: [{ type: 'string' }, { type: 'number' }] }))).toBe(false)
+    expect(isStrictCompatible(wrap(JSON.parse('{"type":"string","if":{"minLength":1},"then":{}}')))).toBe(
+      false,
+    )
+    expect(isStrictCompatible(wrap({ ...closed({}), patternProperties: { '^x': { type: 'string' } } }))).toBe(
+      false,
+    )
+    // String formats beyond the ones strict mode knows.
+    expect(isStrictCompatible(wrap(Type.String({ format: 'uri' })))).toBe(false)
+    expect(isStrictCompatible(wrap(Type.String({ format: 'date-time' })))).toBe(true)
+    expect(isStrictCompatible(wrap(Type.String({ format: 'email' })))).toBe(true)
+    // What it does support stays strict: anyOf, $defs/$ref, enums, nullable unions.
+    expect(isStrictCompatible(wrap(Type.Union([Type.String(), Type.Null()])))).toBe(true)
+    expect(
+      outputSpec(Type.Object({ u: Type.String({ format: 'uri' }) }, { additionalProperties: false })).format
+        .strict,
+    ).toBe(false)
+  })
+
   test('the name comes from $id or title, made to fit [a-zA-Z0-9_-]{1,64}; the description goes along', () => {
     expect(outputSpec(Type.Object({}, { $id: 'Weather' })).format.name).toBe('Weather')
     expect(outputSpec(Type.Object({}, { title: 'A weather report!' })).format.name).toBe('A_weather_report')

@@ -10,7 +10,8 @@ import {
   requestIdOf,
   transportError,
 } from './failures.js'
-import { bodyJson, JsonText } from './json-text.js'
+import { bodyJson } from './json-text.js'
+import { withProviderOptions } from './provider-options.js'
 import { fetchFollowingRedirects } from './redirects.js'
 import type { RetryPolicy } from './retry.js'
 
@@ -106,16 +107,4 @@ export async function openResponse(
 /** What was thrown, as text for an error message. */
 export function messageOf(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown)
-}
-
-/** The request with the host's provider-specific fields over the adapter's (see `LLMRequest.providerOptions`). */
-function withProviderOptions(
-  wire: WireRequest,
-  options: Readonly<Record<string, unknown>> | undefined,
-): WireRequest {
-  if (options === undefined) return wire
-  // A body given whole as JSON text is read back to take the fields (a field given as text stays so).
-  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return wire
-  return { ...wire, body: { ...body, ...options } }
 }

@@ -488,6 +488,25 @@ describe('google request', () => {
     ])
   })
 
+  test('provider options merge into generationConfig: topP and stopSequences keep the limit, thinking and schema', async () => {
+    const schema = { type: 'object', properties: { a: { type: 'string' } }, required: ['a'] }
+    const body = await bodyOf({
+      messages: [user('Hi')],
+      maxOutputTokens: 100,
+      reasoning: { budgetTokens: 2_048 },
+      responseFormat: { type: 'json_schema', name: 'out', schema },
+      providerOptions: { google: { generationConfig: { topP: 0.9, stopSequences: ['END'] } } },
+    })
+    expect(body.generationConfig).toEqual({
+      maxOutputTokens: 100,
+      thinkingConfig: { includeThoughts: true, thinkingBudget: 2_048 },
+      responseMimeType: 'application/json',
+      responseJsonSchema: schema,
+      topP: 0.9,
+      stopSequences: ['END'],
+    })
+  })
+
   test('an aborted assistant message with nothing in it is left out', async () => {
     expect(await contentsOf([user('Go'), assistant([]), user('Again')])).toEqual([
       { role: 'user', parts: [{ text: 'Go' }, { text: 'Again' }] },

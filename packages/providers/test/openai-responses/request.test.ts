@@ -116,6 +116,31 @@ describe('openai-responses request', () => {
     expect(await bodyOf(hot, { model: 'my-reasoner', catalog: own })).not.toHaveProperty('temperature')
   })
 
+  test('provider options merge into nested objects: text.verbosity keeps the format, reasoning.summary the effort', async () => {
+    const schema = { type: 'object', properties: {}, required: [], additionalProperties: false }
+    const body = await bodyOf({
+      messages: [user('Hi')],
+      reasoning: { effort: 'high' },
+      responseFormat: { type: 'json_schema', name: 'out', schema, strict: true },
+      providerOptions: {
+        'openai-responses': { text: { verbosity: 'low' }, reasoning: { summary: 'detailed' }, include: [] },
+      },
+    })
+    expect(body.text).toEqual({
+      format: { type: 'json_schema', name: 'out', schema, strict: true },
+      verbosity: 'low',
+    })
+    expect(body.reasoning).toEqual({ effort: 'high', summary: 'detailed' })
+    // Arrays and other values replace the adapter's.
+    expect(body.include).toEqual([])
+  })
+
+  test('max_output_tokens below the API minimum of 16 is raised to 16 (the API answers 400)', async () => {
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 1 })).max_output_tokens).toBe(16)
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 16 })).max_output_tokens).toBe(16)
+    expect((await bodyOf({ messages: [user('Hi')], maxOutputTokens: 500 })).max_output_tokens).toBe(500)
+  })
+
   test('store and include are configurable; an empty include is left out', async () => {
     const body = await bodyOf(
       { messages: [user('Hi')], toolChoice: 'required' },

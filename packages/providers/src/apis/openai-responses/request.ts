@@ -239,6 +239,9 @@ function assistantText(text: string): Extract<ResponsesInputItem, { role: 'assis
   return { role: 'assistant', content: [{ type: 'output_text', text }] }
 }
 
+/** The API's floor for `max_output_tokens`: it answers a smaller one with a 400. */
+const MIN_OUTPUT_TOKENS = 16
+
 /** Options of the request body beyond the input. */
 export interface ResponsesBodyOptions {
   model: string
@@ -252,7 +255,8 @@ export interface ResponsesBodyOptions {
 
 /**
  * The Responses request body. `reasoning` asks for the effort (default `medium` when only a
- * budget is given; this api has no budgets) and for summaries (`summary: 'auto'`).
+ * budget is given; this api has no budgets) and for summaries (`summary: 'auto'`). A token limit
+ * below the API's floor of 16 is raised to it.
  */
 export function responsesBody(
   request: LLMRequest,
@@ -267,7 +271,8 @@ export function responsesBody(
   }
   if (options.include.length > 0) body.include = options.include
   if (mapped.instructions.length > 0) body.instructions = mapped.instructions.join('\n\n')
-  if (request.maxOutputTokens !== undefined) body.max_output_tokens = request.maxOutputTokens
+  if (request.maxOutputTokens !== undefined)
+    body.max_output_tokens = Math.max(request.maxOutputTokens, MIN_OUTPUT_TOKENS)
   const temperature = sentTemperature(request, options.fixedTemperature)
   if (temperature !== undefined) body.temperature = temperature
   if (request.reasoning) body.reasoning = { effort: request.reasoning.effort ?? 'medium', summary: 'auto' }

@@ -1,0 +1,38 @@
+import type { WireRequest } from '../adapter/spec.js'
+import { JsonText } from './json-text.js'
+
+/**
+ * The request with the host's provider-specific fields over the adapter's (see
+ * `LLMRequest.providerOptions`). A field whose value and the adapter's are both plain objects is
+ * merged into the adapter's, depth by depth, so an option inside an object the adapter fills
+ * (Gemini `generationConfig.topP`, Responses `text.verbosity`) keeps what the adapter put there:
+ * the token limit, the thinking config, the response schema. Any other value (an array, a
+ * string, `undefined` to remove the field) replaces the adapter's.
+ */
+export function withProviderOptions(
+  wire: WireRequest,
+  options: Readonly<Record<string, unknown>> | undefined,
+): WireRequest {
+  if (options === undefined) return wire
+  // A body given whole as JSON text is read back to take the fields (a field given as text stays so).
+  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
+  if (!isPlainObject(body)) return wire
+  return { ...wire, body: mergeFields(body, options) }
+}
+
+function mergeFields(base: Record<string, unknown>, over: Readonly<Record<string, unknown>>) {
+  const out: Record<string, unknown> = { ...base }
+  for (const [key, value] of Object.entries(over)) {
+    const current = Object.hasOwn(base, key) ? base[key] : undefined
+    const merged = isPlainObject(current) && isPlainObject(value) ? mergeFields(current, value) : value
+    // Defined, not assigned: a `__proto__` key from parsed JSON stays a field of the body.
+    Object.defineProperty(out, key, { value: merged, enumerable: true, writable: true, configurable: true })
+  }
+  return out
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false
+  const proto = Object.getPrototypeOf(value)
+  return proto === Object.prototype || proto === null
+}
