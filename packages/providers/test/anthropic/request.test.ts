@@ -87,6 +87,11 @@ describe('anthropic request', () => {
     })
   })
 
+  test('a temperature above 1, which Anthropic refuses with a 400, is sent as 1', async () => {
+    expect((await bodyOf({ messages: [user('Q')], temperature: 1.7 })).temperature).toBe(1)
+    expect((await bodyOf({ messages: [user('Q')], temperature: 0.3 })).temperature).toBe(0.3)
+  })
+
   test('reasoning becomes a thinking budget below max_tokens, and temperature is left out', async () => {
     expect(
       await bodyOf({

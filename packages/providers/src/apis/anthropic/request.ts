@@ -283,7 +283,8 @@ export function anthropicBody(
   if (choice !== undefined) body.tool_choice = anthropicToolChoice(choice)
   else if (format) body.tool_choice = outputToolChoice(otherTools, budget !== undefined)
   if (budget !== undefined) body.thinking = { type: 'enabled', budget_tokens: budget }
-  else if (request.temperature !== undefined) body.temperature = request.temperature
+  // Anthropic's range is 0 to 1 (OpenAI's and Gemini's go to 2): a higher one is a 400 there.
+  else if (request.temperature !== undefined) body.temperature = Math.min(request.temperature, 1)
   const container = containerOf(request.messages)
   if (container !== undefined) body.container = container
   return body
