@@ -95,6 +95,20 @@ async function deadSession(h: Harness, records: readonly HistoryEvent[] = DEAD):
   await h.store.append('dead', records)
 }
 
+/**
+ * Carries the dead session on (`continue`, or `run` with a new message) with sub-agent `helper`,
+ * whose `charge` tool records its runs; the parent's model then answers. The task must complete.
+ */
+async function carryOnDead(h: Harness, how: 'continue' | 'run') {
+  h.server.enqueue(textReply('r1', 'It may not have paid.'))
+  const { tool, runs } = chargeTool()
+  const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
+  const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+  const { events, outcome } = await collect(how === 'continue' ? agent.continue() : agent.run('Never mind'))
+  expect(outcome.reason).toBe('completed')
+  return { agent, events, outcome, runs }
+}
+
 /** The session of sub-agent `helper`, run by the dead session's call p1, holding `records`. */
 async function childSession(h: Harness, records: readonly HistoryEvent[]): Promise<void> {
   await h.store.create({
@@ -453,14 +467,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
       // its process died while s1 ran.
       const child = CARRIED_CHILD
       await childSession(h, child)
-      h.server.enqueue(textReply('r1', 'It may not have paid.'))
-      const { tool, runs } = chargeTool()
-      const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
-      const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
-      const { events, outcome } = await collect(
-        how === 'continue' ? agent.continue() : agent.run('Never mind'),
-      )
-      expect(outcome.reason).toBe('completed')
+      const { agent, events, runs } = await carryOnDead(h, how)
       // Nothing runs again: the parent's call is answered, and so is the sub-agent's.
       expect(runs).toEqual([])
       // What a watcher saw of both sessions (the replay of what the dead process left), then this
@@ -506,14 +513,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
         },
       ]
       await childSession(h, child)
-      h.server.enqueue(textReply('r1', 'It may not have paid.'))
-      const { tool, runs } = chargeTool()
-      const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [tool] })
-      const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
-      const { events, outcome } = await collect(
-        how === 'continue' ? agent.continue() : agent.run('Never mind'),
-      )
-      expect(outcome.reason).toBe('completed')
+      const { agent, events, outcome, runs } = await carryOnDead(h, how)
       expect(runs).toEqual([])
       expectOrdered([...replayThenLive(child, 'child', []), ...replayThenLive(parent, 'dead', events)])
       expect(summarizeHistory(await agent.history())[2]).toBe(`tool p1 error: ${STOPPED}`)
