@@ -1,11 +1,14 @@
 import { AgentError, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
+import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectValidHistory } from './helpers/history-checks.js'
-import { summarizeHistory } from './helpers/summarize.js'
+import { replayedPart } from './helpers/replayed.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
 
 type Messages = { role: string; content?: unknown }[]
 
@@ -83,7 +86,7 @@ describe('pending calls that share a tool call id', () => {
     expect(AgentError.is(twice) && twice.code).toBe('invalid_options')
     expect(written).toEqual([])
 
-    const { outcome } = await collect(
+    const { outcome, events } = await collect(
       agent.continue({
         approvals: [
           { toolCallId: 'w1', approved: true, sessionId: 'id3' },
@@ -105,6 +108,14 @@ describe('pending calls that share a tool call id', () => {
       'task_metadata turns=1 subAgents=2',
     ])
     expect(pendingApprovals(history)).toEqual([])
+    // Session by session (the two sub-agents ran at once, so live interleaves them), the events
+    // of both tasks are what the replay of the sessions shows, the sub-agents' inline.
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, 'id3', 'id4']) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
     expect(pendingApprovals(await h.store.read('id3'))).toEqual([])
     expect(pendingApprovals(await h.store.read('id4'))).toEqual([])
   })
