@@ -1,7 +1,7 @@
 import { AgentError, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
-import type { Event } from '@kode/protocol'
+import type { Event, HistoryEvent } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { replaySession } from '@kode/session'
+import { replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -161,5 +161,75 @@ describe('pending calls that share a tool call id', () => {
       "tool p1 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
       "tool p2 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
     ])
+  })
+})
+
+describe('decisions and a store that fails as they are recorded', () => {
+  const harness = useHarness('memory')
+
+  test('the decisions of one continue are one append: a failure keeps all of them pending, none decided', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt' }), call('c2', 'write_file', { path: 'b.txt' })],
+      }),
+    )
+    const agent = h.createAgent({ tools: [writeFile] })
+    await collect(agent.run('Write a and b'))
+    // The process dies as it records c2's decision: its store takes nothing more.
+    const store = h.store
+    const dying: SessionStore = {
+      ...store,
+      async acquire(sessionId: string) {
+        const lease = await store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: (records: readonly HistoryEvent[]) =>
+            records.some((r) => !('role' in r) && r.type === 'approval_decision' && r.toolCallId === 'c2')
+              ? Promise.reject(new Error('process died'))
+              : lease.append(records),
+        }
+      },
+    }
+    const doomed = h.createAgent({ store: dying, sessionId: agent.sessionId, tools: [writeFile] })
+    const error = await doomed
+      .continue({
+        approvals: [
+          { toolCallId: 'c1', approved: true },
+          { toolCallId: 'c2', approved: true },
+        ],
+      })
+      .done.catch((e: unknown) => e)
+    expect((error as Error).message).toContain('process died')
+    expect(written).toEqual([])
+    // What the user decided is asked again, whole: no decision was half kept.
+    const history = await store.read(agent.sessionId)
+    expect(pendingApprovals(history).map((p) => p.toolCallId)).toEqual(['c1', 'c2'])
+    h.server.enqueue(textReply('r2', 'Both written.'))
+    const later = h.createAgent({ sessionId: agent.sessionId, tools: [writeFile] })
+    const { outcome } = await collect(
+      later.continue({
+        approvals: [
+          { toolCallId: 'c1', approved: true },
+          { toolCallId: 'c2', approved: true },
+        ],
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt', 'b.txt'])
+    expectValidHistory(await later.history())
   })
 })

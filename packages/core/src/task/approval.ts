@@ -1,4 +1,10 @@
-import type { ApprovalRequestRecord, HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
+import type {
+  ApprovalDecisionRecord,
+  ApprovalRequestRecord,
+  HistoryEvent,
+  SubAgentCall,
+  ToolCallPart,
+} from '@kode/protocol'
 import { approvalResponseId } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
@@ -282,7 +288,7 @@ export function checkDecisions(
 }
 
 /**
- * Persists each decision (`approval_decision`) and emits `tool_approval_decision`. A sub-agent's
+ * Persists the decisions (`approval_decision`, in one append) and emits `tool_approval_decision`. A sub-agent's
  * call is announced by the sub-agent as it carries on; with `announceSubAgents` (the sub-agent
  * will not carry on) it is announced here, with the sub-agent's session id.
  */
@@ -293,19 +299,26 @@ export async function recordDecisions(
   announceSubAgents = false,
 ): Promise<void> {
   const { createId, now } = rt.settings
-  for (const entry of pending) {
-    const { approved, reason } = decide(entry)
+  const decided = pending.map((entry) => ({ entry, ...decide(entry) }))
+  // One append, as a response's requests are: a crash keeps every decision or none, so a call is
+  // never left decided while the others it was decided with are asked again.
+  await rt.journal.persistAll(
+    decided.map(({ entry, approved, reason }): ApprovalDecisionRecord => {
+      const { sessionId } = entry
+      return {
+        type: 'approval_decision',
+        id: createId(),
+        createdAt: now(),
+        toolCallId: entry.toolCallId,
+        toolName: entry.toolName,
+        approved,
+        ...(reason !== undefined ? { reason } : {}),
+        ...(sessionId !== undefined ? { sessionId } : {}),
+      }
+    }),
+  )
+  for (const { entry, approved, reason } of decided) {
     const { sessionId } = entry
-    await rt.journal.persist({
-      type: 'approval_decision',
-      id: createId(),
-      createdAt: now(),
-      toolCallId: entry.toolCallId,
-      toolName: entry.toolName,
-      approved,
-      ...(reason !== undefined ? { reason } : {}),
-      ...(sessionId !== undefined ? { sessionId } : {}),
-    })
     if (sessionId !== undefined) {
       if (announceSubAgents) {
         // With the response id the sub-agent's request carried, as the sub-agent announces it.
