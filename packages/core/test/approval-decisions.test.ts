@@ -233,3 +233,42 @@ describe('decisions and a store that fails as they are recorded', () => {
     expectValidHistory(await later.history())
   })
 })
+
+describe('decisions the host changes after continue', () => {
+  const harness = useHarness('memory')
+
+  test('are taken as they were when continue was called', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt' }), call('c2', 'write_file', { path: 'b.txt' })],
+      }),
+    )
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const agent = h.createAgent({ tools: [writeFile] })
+    await collect(agent.run('Write a and b'))
+    // A UI that sends its decisions, then clears its list and resets its choices for the next ask.
+    const approvals = [
+      { toolCallId: 'c1', approved: true },
+      { toolCallId: 'c2', approved: false },
+    ]
+    const run = agent.continue({ approvals })
+    approvals[0]!.approved = false
+    approvals.length = 0
+    const { outcome } = await collect(run)
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+  })
+})
