@@ -272,3 +272,32 @@ describe('decisions the host changes after continue', () => {
     expect(written).toEqual(['a.txt'])
   })
 })
+
+describe('a needsApproval function that answers neither true nor false', () => {
+  const harness = useHarness('memory')
+
+  test.each([undefined, 0, 'no', null])(
+    'answering %j asks: only false lets a call through',
+    async (answer) => {
+      const h = harness()
+      const written: string[] = []
+      const writeFile = defineTool({
+        name: 'write_file',
+        description: 'Writes a file',
+        parameters: Type.Object({ path: Type.String() }),
+        // As an untyped caller's function may.
+        needsApproval: (() => answer) as unknown as () => boolean,
+        execute: ({ path }) => {
+          written.push(path)
+          return `wrote ${path}`
+        },
+      })
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a.txt' })] }))
+      const agent = h.createAgent({ tools: [writeFile] })
+      const { outcome } = await collect(agent.run('Write a'))
+      expect(outcome.reason).toBe('awaiting_approval')
+      expect(outcome.pendingApprovals?.map((p) => p.toolCallId)).toEqual(['c1'])
+      expect(written).toEqual([])
+    },
+  )
+})
