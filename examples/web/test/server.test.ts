@@ -310,6 +310,23 @@ describe('POST /sessions/:id/approvals', () => {
     expect(await readFile(file, 'utf8')).toBe('- save a note: buy milk\n')
   })
 
+  test('a decision may name the session its call waits in, which tells apart calls sharing an id', async () => {
+    const server = await startWithNotes()
+    const { url, app, file } = server
+    const toolCallId = await askForNote(server)
+    // The call waits in this session, not in a sub-agent's: a decision for another one is refused.
+    const elsewhere = await post(`${url}/sessions/${SESSION}/approvals`, {
+      approvals: [{ toolCallId, approved: true, sessionId: 'a-sub-agent' }],
+    })
+    expect(elsewhere.status).toBe(409)
+    const response = await post(`${url}/sessions/${SESSION}/approvals`, {
+      approvals: [{ toolCallId, approved: true, sessionId: SESSION }],
+    })
+    expect(response.status).toBe(202)
+    await app.hub.idle(SESSION)
+    expect(await readFile(file, 'utf8')).toBe('- save a note: buy milk\n')
+  })
+
   test('a denial gives the model "denied by the user" with the reason, and the tool never runs', async () => {
     const server = await startWithNotes()
     const { url, app, events, file, store } = server
@@ -349,6 +366,7 @@ describe('POST /sessions/:id/approvals', () => {
       { approvals: [{ toolCallId: 1, approved: true }] },
       { approvals: [{ toolCallId: 'x', approved: 'yes' }] },
       { approvals: [{ toolCallId: 'x', approved: false, reason: 3 }] },
+      { approvals: [{ toolCallId: 'x', approved: true, sessionId: 3 }] },
     ]) {
       const response = await post(approvals, body)
       expect(response.status, JSON.stringify(body)).toBe(400)

@@ -34,18 +34,25 @@ export function checkedApprovals(approvals: unknown): ApprovalDecision[] {
     throw new DurableTaskError('invalid_input', 'approvals must be an array of decisions')
   }
   return approvals.map((decision: unknown, index) => {
-    const { toolCallId, approved, reason } = (decision ?? {}) as Record<string, unknown>
+    const { toolCallId, approved, reason, sessionId } = (decision ?? {}) as Record<string, unknown>
     if (
       typeof toolCallId !== 'string' ||
       typeof approved !== 'boolean' ||
-      (reason !== undefined && typeof reason !== 'string')
+      (reason !== undefined && typeof reason !== 'string') ||
+      (sessionId !== undefined && typeof sessionId !== 'string')
     ) {
       throw new DurableTaskError(
         'invalid_input',
-        `approvals[${index}] must be { toolCallId: string, approved: boolean, reason?: string }`,
+        `approvals[${index}] must be { toolCallId: string, approved: boolean, reason?: string, sessionId?: string }`,
       )
     }
-    return reason === undefined ? { toolCallId, approved } : { toolCallId, approved, reason }
+    // The session tells apart two sub-agents' calls that share an id (see `ApprovalDecision`).
+    return {
+      toolCallId,
+      approved,
+      ...(reason !== undefined ? { reason } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
+    }
   })
 }
 

@@ -1,4 +1,10 @@
-import type { ApprovalDecision, PendingApproval, TaskOutcome, UserInput } from '@kode/core'
+import {
+  type ApprovalDecision,
+  type PendingApproval,
+  pendingApprovals,
+  type TaskOutcome,
+  type UserInput,
+} from '@kode/core'
 import { type HistoryEvent, joinText, type TaskFinishReason, type TaskMetadataRecord } from '@kode/protocol'
 import { DurableTaskError } from './errors.js'
 
@@ -72,12 +78,17 @@ export function planTask(
     }
     return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
   }
-  // Decisions already recorded by an execution that died are not given twice.
-  const decided = new Set<string>()
+  // Decisions already recorded by an execution that died are not given twice. A decision naming
+  // its session is matched in that session only: two sub-agents' calls may share an id.
+  const decided: DecidedCall[] = []
   for (const record of own) {
-    if (!('role' in record) && record.type === 'approval_decision') decided.add(record.toolCallId)
+    if (!('role' in record) && record.type === 'approval_decision') {
+      decided.push({ toolCallId: record.toolCallId, sessionId: record.sessionId })
+    }
   }
-  const approvals = task.approvals?.filter((decision) => !decided.has(decision.toolCallId))
+  const approvals = task.approvals?.filter(
+    (decision) => !decided.some((call) => decides(decision, call, task.sessionId)),
+  )
   const given = approvals && approvals.length > 0 ? approvals : undefined
   return pausedOutcome(task.sessionId, own, given) ?? { kind: 'continue', approvals: given }
 }
@@ -95,9 +106,10 @@ function pausedOutcome(
   records: readonly HistoryEvent[],
   approvals: readonly ApprovalDecision[] | undefined,
 ): TaskPlan | undefined {
-  const waiting = waitingCalls(records)
-  if (waiting.size === 0) return undefined
-  if (approvals?.some((decision) => waiting.has(decision.toolCallId))) return undefined
+  const waiting = pendingApprovals(records)
+  if (waiting.length === 0) return undefined
+  if (approvals?.some((decision) => waiting.some((call) => decides(decision, call, sessionId))))
+    return undefined
   let text = ''
   for (const record of records)
     if ('role' in record && record.role === 'assistant') text = joinText(record.parts)
@@ -106,26 +118,23 @@ function pausedOutcome(
     reason: 'awaiting_approval',
     text,
     metadata: { main: { sessionId, durationMs: 0, turnCount: 0 }, subAgents: [] },
-    pendingApprovals: [...waiting.values()],
+    pendingApprovals: waiting,
   }
   return { kind: 'finished', outcome }
 }
 
-/** The calls of `records` that asked for approval and have neither a decision nor a result. */
-function waitingCalls(records: readonly HistoryEvent[]): Map<string, PendingApproval> {
-  const pending = new Map<string, PendingApproval>()
-  for (const record of records) {
-    if ('role' in record) {
-      if (record.role === 'tool') pending.delete(record.toolCallId)
-    } else if (record.type === 'approval_request') {
-      pending.set(record.toolCallId, {
-        toolCallId: record.toolCallId,
-        toolName: record.toolName,
-        arguments: record.arguments,
-      })
-    } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
-  }
-  return pending
+/** A call by its id and the session it waits in (none for the session's own calls). */
+type DecidedCall = { toolCallId: string; sessionId?: string | undefined }
+
+/**
+ * Whether `decision` is one on `call` of session `sessionId`'s history: the same call id, and the
+ * session it names (its own, or none, for the session's own calls), when it names one.
+ */
+function decides(decision: ApprovalDecision, call: DecidedCall, sessionId: string): boolean {
+  if (decision.toolCallId !== call.toolCallId) return false
+  const named = decision.sessionId
+  if (named === undefined) return true
+  return named === sessionId ? call.sessionId === undefined : call.sessionId === named
 }
 
 /** Why a task's first end after its input is another task's: which task that was, if it says. */

@@ -387,7 +387,7 @@ describe('durable tasks on DBOS', () => {
       .catch((e: unknown) => e)
     expect(DurableTaskError.is(bad) && [bad.code, bad.message]).toEqual([
       'invalid_input',
-      'approvals[0] must be { toolCallId: string, approved: boolean, reason?: string }',
+      'approvals[0] must be { toolCallId: string, approved: boolean, reason?: string, sessionId?: string }',
     ])
     expect(await durable.status('bad-approvals')).toBeUndefined()
     expect(server.requests.length).toBe(requests)

@@ -313,6 +313,64 @@ describe('planTask', () => {
   })
 })
 
+describe('planTask, with sub-agent calls that share an id', () => {
+  // The task's calls p1 and p2 each ran a sub-agent, and both sub-agents paused at their call w1.
+  const parentCalls: HistoryEvent = {
+    role: 'assistant',
+    id: 'a1',
+    createdAt: 3,
+    parts: [
+      { type: 'tool_call', id: 'p1', name: 'writer', argumentsJson: '{}' },
+      { type: 'tool_call', id: 'p2', name: 'writer', argumentsJson: '{}' },
+    ],
+    stopReason: 'tool_use',
+  }
+  const asked = (sessionId: string, via: string): HistoryEvent => ({
+    type: 'approval_request',
+    id: `q-${sessionId}`,
+    createdAt: 4,
+    toolCallId: 'w1',
+    toolName: 'write',
+    arguments: '{}',
+    sessionId,
+    subAgentCall: { toolCallId: via, sessionId },
+  })
+  const paused = [...earlier, input, parentCalls, asked('k1', 'p1'), asked('k2', 'p2')]
+  const decidedK1: HistoryEvent = {
+    type: 'approval_decision',
+    id: 'd1',
+    createdAt: 6,
+    toolCallId: 'w1',
+    toolName: 'write',
+    approved: true,
+    sessionId: 'k1',
+  }
+
+  test("a decision recorded for one session is not given again; the other session's is", () => {
+    const task: DurableTask = {
+      kind: 'continue',
+      sessionId: 's',
+      approvals: [
+        { toolCallId: 'w1', approved: true, sessionId: 'k1' },
+        { toolCallId: 'w1', approved: false, sessionId: 'k2' },
+      ],
+    }
+    expect(planTask(task, [...paused, decidedK1], 5, 'u1')).toEqual({
+      kind: 'continue',
+      approvals: [{ toolCallId: 'w1', approved: false, sessionId: 'k2' }],
+    })
+  })
+
+  test('a worker that died as the task paused reports each waiting call with its session', () => {
+    const task: DurableTask = { kind: 'continue', sessionId: 's' }
+    const plan = planTask(task, paused, 3, 'u1')
+    expect(plan.kind === 'finished' && plan.outcome.pendingApprovals).toEqual([
+      { toolCallId: 'w1', toolName: 'write', arguments: '{}', sessionId: 'k1' },
+      { toolCallId: 'w1', toolName: 'write', arguments: '{}', sessionId: 'k2' },
+    ])
+  })
+})
+
 describe('finishedOutcome', () => {
   test('an error record, an interrupt and a pending approval each say how the task ended', () => {
     const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata } as const

@@ -77,7 +77,7 @@ class HttpError extends Error {
  * - `GET /sessions`: the top-level sessions, newest first;
  * - `POST /sessions`: a fresh session id (the session is created by its first message);
  * - `POST /sessions/:id/messages` `{ text }`: starts a task (409 while one runs);
- * - `POST /sessions/:id/approvals` `{ approvals: [{ toolCallId, approved, reason? }] }`: decides the
+ * - `POST /sessions/:id/approvals` `{ approvals: [{ toolCallId, approved, reason?, sessionId? }] }`: decides the
  *   pending tool approvals and continues the task on the same stream (409 while a task runs or
  *   when the decisions do not fit what is pending, or the session does not exist: none is made);
  * - `POST /sessions/:id/continue`: carries on a task whose server died before it finished (409
@@ -240,13 +240,21 @@ function parseApprovals(body: unknown): ApprovalDecision[] {
   if (!Array.isArray(approvals) || approvals.length === 0)
     throw new HttpError(400, 'approvals must be a non-empty array')
   return approvals.map((item: unknown, i) => {
-    const { toolCallId, approved, reason } = (item ?? {}) as Record<string, unknown>
+    const { toolCallId, approved, reason, sessionId } = (item ?? {}) as Record<string, unknown>
     if (typeof toolCallId !== 'string' || toolCallId === '')
       throw new HttpError(400, `approvals[${i}].toolCallId must be a non-empty string`)
     if (typeof approved !== 'boolean') throw new HttpError(400, `approvals[${i}].approved must be a boolean`)
     if (reason !== undefined && typeof reason !== 'string')
       throw new HttpError(400, `approvals[${i}].reason must be a string`)
-    return { toolCallId, approved, ...(reason !== undefined && reason !== '' ? { reason } : {}) }
+    if (sessionId !== undefined && typeof sessionId !== 'string')
+      throw new HttpError(400, `approvals[${i}].sessionId must be a string`)
+    return {
+      toolCallId,
+      approved,
+      ...(reason !== undefined && reason !== '' ? { reason } : {}),
+      // The session the call waits in: tells apart two sub-agents' calls that share an id.
+      ...(sessionId !== undefined ? { sessionId } : {}),
+    }
   })
 }
 

@@ -276,7 +276,18 @@ export function createAgent(options: AgentOptions): Agent {
     }
     checkModelSettings(merged.modelSettings)
     if (merged.output !== undefined) outputSpec(merged.output)
-    return start({ kind: 'continue', approvals: options.approvals, inputId }, merged) as AgentRun<OutputOf<S>>
+    // Taken as they are now: the task checks them once it holds the session's writer, and a host
+    // may reuse its list (and decision objects) by then. The shape is checked there.
+    const { approvals } = options
+    const taken = Array.isArray(approvals)
+      ? approvals.map((decision: unknown) =>
+          decision !== null && typeof decision === 'object' ? { ...decision } : decision,
+        )
+      : approvals
+    return start(
+      { kind: 'continue', approvals: taken as ApprovalDecision[] | undefined, inputId },
+      merged,
+    ) as AgentRun<OutputOf<S>>
   }
 
   /** One manual compaction, holding the session's writer until it ends. */

@@ -1,4 +1,10 @@
-import type { ApprovalRequestRecord, HistoryEvent, SubAgentCall, ToolCallPart } from '@kode/protocol'
+import type {
+  ApprovalDecisionRecord,
+  ApprovalRequestRecord,
+  HistoryEvent,
+  SubAgentCall,
+  ToolCallPart,
+} from '@kode/protocol'
 import { approvalResponseId } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
@@ -12,6 +18,12 @@ export interface ApprovalDecision {
   approved: boolean
   /** Why; a denied call's result tells the model `denied by the user: <reason>`. */
   reason?: string | undefined
+  /**
+   * The session the call waits in, as its `PendingApproval.sessionId` says (a sub-agent's; the
+   * agent's own session, or none, for its own calls). Needed only when two pending calls share a
+   * `toolCallId`, as the calls of two sub-agents whose models number their calls alike can.
+   */
+  sessionId?: string | undefined
 }
 
 /** The reason recorded for calls a new user message leaves undecided. */
@@ -135,15 +147,16 @@ export interface PendingCall extends PendingApproval {
  */
 export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
   const parts = new Map<string, ToolCallPart>()
+  // By session and call id: two sub-agents' calls may share an id.
   const pending = new Map<string, PendingCall>()
   for (const record of history) {
     if ('role' in record) {
       if (record.role === 'assistant') {
         for (const part of record.parts) if (part.type === 'tool_call') parts.set(part.id, part)
       } else if (record.role === 'tool') {
-        pending.delete(record.toolCallId)
-        for (const [id, entry] of pending)
-          if (entry.subAgentCall?.toolCallId === record.toolCallId) pending.delete(id)
+        pending.delete(approvalKey(undefined, record.toolCallId))
+        for (const [key, entry] of pending)
+          if (entry.subAgentCall?.toolCallId === record.toolCallId) pending.delete(key)
       }
       continue
     }
@@ -166,10 +179,25 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
       if (record.sessionId !== undefined) entry.sessionId = record.sessionId
       if (subAgentCall !== undefined) entry.subAgentCall = subAgentCall
       if (record.subAgentResponseId !== undefined) entry.subAgentResponseId = record.subAgentResponseId
-      pending.set(record.toolCallId, entry)
-    } else if (record.type === 'approval_decision') pending.delete(record.toolCallId)
+      pending.set(approvalKey(record.sessionId, record.toolCallId), entry)
+    } else if (record.type === 'approval_decision') {
+      pending.delete(approvalKey(record.sessionId, record.toolCallId))
+    }
   }
   return [...pending.values()]
+}
+
+/**
+ * What names one call awaiting approval in a history: its id and the session it waits in
+ * (`undefined` for the history's own calls; a sub-agent's records carry its session id).
+ */
+export function approvalKey(sessionId: string | undefined, toolCallId: string): string {
+  return JSON.stringify([sessionId ?? null, toolCallId])
+}
+
+/** The key of a pending call (see `approvalKey`). */
+export function pendingKey(entry: PendingApproval): string {
+  return approvalKey(entry.sessionId, entry.toolCallId)
 }
 
 /** The public view of pending calls. */
@@ -193,20 +221,25 @@ export function pendingApprovals(history: readonly HistoryEvent[]): PendingAppro
 }
 
 /**
- * Checks `approvals` against what is pending; throws `AgentError`: a decision without a call id, a
- * boolean `approved` or a text `reason` (`invalid_options`), a call decided twice (in this list, or
- * already decided in the history), an id that awaits nothing, or a pending call left out.
+ * Checks `approvals` against what is pending and matches each to its call, by `pendingKey`;
+ * throws `AgentError`: a decision without a call id, a boolean `approved`, a text `reason` or a
+ * text `sessionId` (`invalid_options`), one whose call id waits in more than one session without
+ * a `sessionId` to tell which (`invalid_options`), a call decided twice (in this list, or already
+ * decided in the history), an id that awaits nothing, or a pending call left out. `sessionId` is
+ * the history's own session: a decision naming it is one on the history's own calls.
  */
 export function checkDecisions(
   history: readonly HistoryEvent[],
   pending: readonly PendingCall[],
   approvals: readonly ApprovalDecision[],
-): void {
-  const open = new Set(pending.map((p) => p.toolCallId))
+  sessionId: string,
+): Map<string, ApprovalDecision> {
+  const open = new Map(pending.map((entry) => [pendingKey(entry), entry]))
   const requested = new Set<string>()
   for (const record of history)
-    if (!('role' in record) && record.type === 'approval_request') requested.add(record.toolCallId)
-  const seen = new Set<string>()
+    if (!('role' in record) && record.type === 'approval_request')
+      requested.add(approvalKey(record.sessionId, record.toolCallId))
+  const decisions = new Map<string, ApprovalDecision>()
   for (const approval of approvals) {
     const id = approval?.toolCallId
     if (typeof id !== 'string' || typeof approval.approved !== 'boolean') {
@@ -216,20 +249,46 @@ export function checkDecisions(
     if (approval.reason !== undefined && typeof approval.reason !== 'string') {
       throw new AgentError('invalid_options', `the reason of the decision on ${id} must be a string`)
     }
-    if (seen.has(id) || (requested.has(id) && !open.has(id))) {
+    const named = approval.sessionId
+    if (named !== undefined && typeof named !== 'string') {
+      throw new AgentError('invalid_options', `the sessionId of the decision on ${id} must be a string`)
+    }
+    let key: string
+    if (named !== undefined) key = approvalKey(named === sessionId ? undefined : named, id)
+    else {
+      const waiting = pending.filter((entry) => entry.toolCallId === id)
+      if (waiting.length > 1) {
+        const sessions = waiting.map((entry) => entry.sessionId ?? sessionId).join(', ')
+        throw new AgentError(
+          'invalid_options',
+          `tool call ${id} waits in more than one session (${sessions}): the decision needs its sessionId`,
+        )
+      }
+      key = waiting[0] ? pendingKey(waiting[0]) : approvalKey(undefined, id)
+      // Not pending: was it asked (and decided) in any session?
+      if (!waiting[0]) {
+        for (const record of history)
+          if (!('role' in record) && record.type === 'approval_request' && record.toolCallId === id)
+            key = approvalKey(record.sessionId, id)
+      }
+    }
+    if (decisions.has(key) || (requested.has(key) && !open.has(key))) {
       throw new AgentError('approval_already_decided', `tool call ${id} was already decided`)
     }
-    if (!open.has(id)) throw new AgentError('unknown_approval', `tool call ${id} awaits no approval`)
-    seen.add(id)
+    if (!open.has(key)) throw new AgentError('unknown_approval', `tool call ${id} awaits no approval`)
+    // A copy: what was checked is what is recorded, whatever the caller's objects become.
+    const { approved, reason } = approval
+    decisions.set(key, { toolCallId: id, approved, ...(reason !== undefined ? { reason } : {}) })
   }
-  const missing = [...open].filter((id) => !seen.has(id))
+  const missing = [...open].filter(([key]) => !decisions.has(key)).map(([, entry]) => entry.toolCallId)
   if (missing.length > 0) {
     throw new AgentError('approvals_missing', `no decision for the tool calls ${missing.join(', ')}`)
   }
+  return decisions
 }
 
 /**
- * Persists each decision (`approval_decision`) and emits `tool_approval_decision`. A sub-agent's
+ * Persists the decisions (`approval_decision`, in one append) and emits `tool_approval_decision`. A sub-agent's
  * call is announced by the sub-agent as it carries on; with `announceSubAgents` (the sub-agent
  * will not carry on) it is announced here, with the sub-agent's session id.
  */
@@ -240,19 +299,26 @@ export async function recordDecisions(
   announceSubAgents = false,
 ): Promise<void> {
   const { createId, now } = rt.settings
-  for (const entry of pending) {
-    const { approved, reason } = decide(entry)
+  const decided = pending.map((entry) => ({ entry, ...decide(entry) }))
+  // One append, as a response's requests are: a crash keeps every decision or none, so a call is
+  // never left decided while the others it was decided with are asked again.
+  await rt.journal.persistAll(
+    decided.map(({ entry, approved, reason }): ApprovalDecisionRecord => {
+      const { sessionId } = entry
+      return {
+        type: 'approval_decision',
+        id: createId(),
+        createdAt: now(),
+        toolCallId: entry.toolCallId,
+        toolName: entry.toolName,
+        approved,
+        ...(reason !== undefined ? { reason } : {}),
+        ...(sessionId !== undefined ? { sessionId } : {}),
+      }
+    }),
+  )
+  for (const { entry, approved, reason } of decided) {
     const { sessionId } = entry
-    await rt.journal.persist({
-      type: 'approval_decision',
-      id: createId(),
-      createdAt: now(),
-      toolCallId: entry.toolCallId,
-      toolName: entry.toolName,
-      approved,
-      ...(reason !== undefined ? { reason } : {}),
-      ...(sessionId !== undefined ? { sessionId } : {}),
-    })
     if (sessionId !== undefined) {
       if (announceSubAgents) {
         // With the response id the sub-agent's request carried, as the sub-agent announces it.

@@ -4,11 +4,13 @@ import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import {
   type ApprovalDecision,
+  approvalKey,
   callsNeedingApproval,
   checkDecisions,
   deniedOutcome,
   type PendingCall,
   pendingCalls,
+  pendingKey,
   recordDecisions,
   SUPERSEDED_REASON,
 } from './approval.js'
@@ -37,6 +39,7 @@ export type Continuation =
   | {
       kind: 'approvals'
       pending: PendingCall[]
+      /** By `pendingKey`. */
       decisions: Map<string, ApprovalDecision>
       stopped: ToolCallPart[]
       /** The paused task's process died: its turn is still open (no `task_metadata` ended it). */
@@ -52,14 +55,14 @@ export type Continuation =
 export function planContinuation(
   history: readonly HistoryEvent[],
   approvals: readonly ApprovalDecision[] | undefined,
+  sessionId: string,
 ): Continuation {
   if (approvals !== undefined && !Array.isArray(approvals)) {
     throw new AgentError('invalid_options', 'approvals must be a list of decisions')
   }
   const pending = pendingCalls(history)
   if (pending.length > 0 || (approvals !== undefined && approvals.length > 0)) {
-    checkDecisions(history, pending, approvals ?? [])
-    const decisions = new Map((approvals ?? []).map((decision) => [decision.toolCallId, decision]))
+    const decisions = checkDecisions(history, pending, approvals ?? [], sessionId)
     // A process that died while the response's other calls ran left them without a result too.
     const waiting = new Set(pending.map((entry) => entry.call.id))
     const unfinished = unfinishedTask(history)
@@ -100,13 +103,17 @@ function unfinishedTask(
   // to be decided is pending, not dangling: the request names it (a sub-agent's names the call here
   // that ran the sub-agent).
   const answered = new Set<string>()
+  // By `approvalKey`: two sub-agents' calls may share an id.
   const waiting = new Map<string, string>()
   for (const record of history.slice(at + 1)) {
     if ('role' in record) {
       if (record.role === 'tool') answered.add(record.toolCallId)
     } else if (record.type === 'approval_request') {
-      waiting.set(record.toolCallId, record.subAgentCall?.toolCallId ?? record.toolCallId)
-    } else if (record.type === 'approval_decision') waiting.delete(record.toolCallId)
+      const key = approvalKey(record.sessionId, record.toolCallId)
+      waiting.set(key, record.subAgentCall?.toolCallId ?? record.toolCallId)
+    } else if (record.type === 'approval_decision') {
+      waiting.delete(approvalKey(record.sessionId, record.toolCallId))
+    }
   }
   const held = new Set(waiting.values())
   const dangling = toolCallsOf(last).filter((call) => !answered.has(call.id) && !held.has(call.id))
@@ -142,7 +149,7 @@ export async function carryOn(
   const resume = new Map<string, ChildResume[]>()
   let announced: Set<string> | undefined
   if (plan.kind === 'approvals') {
-    const decide = (entry: PendingCall) => plan.decisions.get(entry.toolCallId)!
+    const decide = (entry: PendingCall) => plan.decisions.get(pendingKey(entry))!
     calls = uniqueCalls(plan.pending)
     responseId = plan.pending[0]?.responseId
     announced = runningCalls(plan.pending)
@@ -165,7 +172,9 @@ export async function carryOn(
     for (const entry of plan.pending) {
       const decision = decide(entry)
       const via = entry.subAgentCall
-      if (via) routeDecision(resume, via.toolCallId, via.sessionId, decision)
+      // Named by the session it waits in, where the sub-agent (or its own sub-agent) finds it.
+      if (via)
+        routeDecision(resume, via.toolCallId, via.sessionId, { ...decision, sessionId: entry.sessionId })
       else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
     }
   } else {
@@ -252,7 +261,8 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
   for (const record of rt.journal.history) {
     if ('role' in record) {
       if (record.role === 'assistant') approved = new Set()
-    } else if (record.type === 'approval_decision' && record.approved) {
+    } else if (record.type === 'approval_decision' && record.approved && record.sessionId === undefined) {
+      // A sub-agent's call (`sessionId`) is not one of these, whatever its id.
       approved.add(record.toolCallId)
     }
   }
@@ -358,9 +368,9 @@ async function settleStoppedSubAgents(
       record.subAgentCall &&
       wanted.has(record.subAgentCall.toolCallId)
     ) {
-      requested.set(record.toolCallId, record.subAgentCall)
+      requested.set(approvalKey(record.sessionId, record.toolCallId), record.subAgentCall)
     } else if (record.type === 'approval_decision') {
-      const via = requested.get(record.toolCallId)
+      const via = requested.get(approvalKey(record.sessionId, record.toolCallId))
       if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
     }
   }

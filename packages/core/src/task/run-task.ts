@@ -74,7 +74,9 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   const settleOnly = start.kind === 'continue' && start.settleOnly === true
   // Decisions that do not fit the history are the host's mistake: refused before the task starts.
   const continuation =
-    start.kind === 'continue' && !settleOnly ? planContinuation(journal.history, start.approvals) : undefined
+    start.kind === 'continue' && !settleOnly
+      ? planContinuation(journal.history, start.approvals, rt.sessionId)
+      : undefined
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
   events.emit('task_start', { subAgentState: rt.subAgentState })

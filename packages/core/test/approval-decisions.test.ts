@@ -1,0 +1,303 @@
+import { AgentError, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
+import type { Event, HistoryEvent } from '@kode/protocol'
+import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
+import { replaySession, type SessionStore } from '@kode/session'
+import { Type } from '@sinclair/typebox'
+import { describe, expect, test } from 'vitest'
+import { call, chatStream, textReply } from './helpers/chat-wire.js'
+import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { expectValidHistory } from './helpers/history-checks.js'
+import { replayedPart } from './helpers/replayed.js'
+import { summarize, summarizeHistory } from './helpers/summarize.js'
+
+type Messages = { role: string; content?: unknown }[]
+
+/**
+ * Some models number their calls alike from session to session: two sub-agents of one response,
+ * each asking to write its file, both call their write `w1`. The parent's own write is `w1` too.
+ */
+function pausedTwice(h: Harness, ownWrite: boolean) {
+  const written: string[] = []
+  const writeFile = defineTool({
+    name: 'write_file',
+    description: 'Writes a file',
+    parameters: Type.Object({ path: Type.String() }),
+    needsApproval: true,
+    execute: ({ path }) => {
+      written.push(path)
+      return `wrote ${path}`
+    },
+  })
+  const writer = defineSubAgent({
+    name: 'writer',
+    description: 'Writes files',
+    system: 'You write.',
+    tools: [writeFile],
+  })
+  h.server.handle((request: RecordedRequest): ScriptedResponse => {
+    const messages = (request.body as { messages: Messages }).messages
+    const last = messages.at(-1)!
+    if (messages[0]?.content === 'You write.') {
+      if (last.role === 'tool') return textReply('rc2', `Writer: ${String(last.content)}`)
+      return chatStream({
+        id: 'rc1',
+        steps: [call('w1', 'write_file', { path: String(messages[1]?.content) })],
+      })
+    }
+    if (last.role === 'tool') return textReply('rp2', 'All done.')
+    return chatStream({
+      id: 'rp1',
+      steps: [
+        call('p1', 'writer', { prompt: 'a.txt' }),
+        call('p2', 'writer', { prompt: 'b.txt' }),
+        ...(ownWrite ? [call('w1', 'write_file', { path: 'c.txt' })] : []),
+      ],
+    })
+  })
+  const agent = h.createAgent({ tools: ownWrite ? [writer, writeFile] : [writer] })
+  return { agent, written }
+}
+
+describe('pending calls that share a tool call id', () => {
+  const harness = useHarness('file')
+
+  test('two sub-agents paused at the same id are each listed, and decided by session', async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, false)
+    const first = await collect(agent.run('Write a and b'))
+    expect(first.outcome.reason).toBe('awaiting_approval')
+    const pending = first.outcome.pendingApprovals!
+    expect(pending).toEqual([
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"a.txt"}', sessionId: 'id3' },
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"b.txt"}', sessionId: 'id4' },
+    ])
+    expect(pendingApprovals(await agent.history())).toEqual(pending)
+
+    // Without the session, a decision on w1 could be either: refused, and nothing runs.
+    const error = await agent
+      .continue({ approvals: [{ toolCallId: 'w1', approved: true }] })
+      .done.catch((e: unknown) => e)
+    expect(AgentError.is(error) && error.code).toBe('invalid_options')
+    const both = [
+      { toolCallId: 'w1', approved: true },
+      { toolCallId: 'w1', approved: false },
+    ]
+    const twice = await agent.continue({ approvals: both }).done.catch((e: unknown) => e)
+    expect(AgentError.is(twice) && twice.code).toBe('invalid_options')
+    expect(written).toEqual([])
+
+    const { outcome, events } = await collect(
+      agent.continue({
+        approvals: [
+          { toolCallId: 'w1', approved: true, sessionId: 'id3' },
+          { toolCallId: 'w1', approved: false, reason: 'not b', sessionId: 'id4' },
+        ],
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(4)).toEqual([
+      'task_metadata turns=1 subAgents=2',
+      'approval_decision w1 in id3 approved',
+      'approval_decision w1 in id4 denied: not b',
+      'tool p1 success: Writer: wrote a.txt',
+      'tool p2 success: Writer: denied by the user: not b',
+      'assistant stop: text "All done."',
+      'task_metadata turns=1 subAgents=2',
+    ])
+    expect(pendingApprovals(history)).toEqual([])
+    // Session by session (the two sub-agents ran at once, so live interleaves them), the events
+    // of both tasks are what the replay of the sessions shows, the sub-agents' inline.
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, 'id3', 'id4']) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
+    expect(pendingApprovals(await h.store.read('id3'))).toEqual([])
+    expect(pendingApprovals(await h.store.read('id4'))).toEqual([])
+  })
+
+  test("a parent's own call and a sub-agent's with one id: the parent's is named by its own session", async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, true)
+    const first = await collect(agent.run('Write a, b and c'))
+    const pending = first.outcome.pendingApprovals!
+    expect(pending.map((p) => [p.toolCallId, p.arguments, p.sessionId])).toEqual([
+      ['w1', '{"path":"c.txt"}', undefined],
+      ['w1', '{"path":"a.txt"}', 'id4'],
+      ['w1', '{"path":"b.txt"}', 'id5'],
+    ])
+    // Approve the parent's own write only, naming each call's session as the docs' example does.
+    const { outcome } = await collect(
+      agent.continue({
+        approvals: pending.map((p) => ({
+          toolCallId: p.toolCallId,
+          approved: p.sessionId === undefined,
+          sessionId: p.sessionId ?? agent.sessionId,
+        })),
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['c.txt'])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(pendingApprovals(history)).toEqual([])
+  })
+
+  test('a new message answers every call that shares the id', async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, false)
+    await collect(agent.run('Write a and b'))
+    h.server.handle(() => textReply('rp3', 'Fine.'))
+    const { outcome } = await collect(agent.run('Never mind'))
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+      "tool p1 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
+      "tool p2 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
+    ])
+  })
+})
+
+describe('decisions and a store that fails as they are recorded', () => {
+  const harness = useHarness('memory')
+
+  test('the decisions of one continue are one append: a failure keeps all of them pending, none decided', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt' }), call('c2', 'write_file', { path: 'b.txt' })],
+      }),
+    )
+    const agent = h.createAgent({ tools: [writeFile] })
+    await collect(agent.run('Write a and b'))
+    // The process dies as it records c2's decision: its store takes nothing more.
+    const store = h.store
+    const dying: SessionStore = {
+      ...store,
+      async acquire(sessionId: string) {
+        const lease = await store.acquire(sessionId)
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: (records: readonly HistoryEvent[]) =>
+            records.some((r) => !('role' in r) && r.type === 'approval_decision' && r.toolCallId === 'c2')
+              ? Promise.reject(new Error('process died'))
+              : lease.append(records),
+        }
+      },
+    }
+    const doomed = h.createAgent({ store: dying, sessionId: agent.sessionId, tools: [writeFile] })
+    const error = await doomed
+      .continue({
+        approvals: [
+          { toolCallId: 'c1', approved: true },
+          { toolCallId: 'c2', approved: true },
+        ],
+      })
+      .done.catch((e: unknown) => e)
+    expect((error as Error).message).toContain('process died')
+    expect(written).toEqual([])
+    // What the user decided is asked again, whole: no decision was half kept.
+    const history = await store.read(agent.sessionId)
+    expect(pendingApprovals(history).map((p) => p.toolCallId)).toEqual(['c1', 'c2'])
+    h.server.enqueue(textReply('r2', 'Both written.'))
+    const later = h.createAgent({ sessionId: agent.sessionId, tools: [writeFile] })
+    const { outcome } = await collect(
+      later.continue({
+        approvals: [
+          { toolCallId: 'c1', approved: true },
+          { toolCallId: 'c2', approved: true },
+        ],
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt', 'b.txt'])
+    expectValidHistory(await later.history())
+  })
+})
+
+describe('decisions the host changes after continue', () => {
+  const harness = useHarness('memory')
+
+  test('are taken as they were when continue was called', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt' }), call('c2', 'write_file', { path: 'b.txt' })],
+      }),
+    )
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const agent = h.createAgent({ tools: [writeFile] })
+    await collect(agent.run('Write a and b'))
+    // A UI that sends its decisions, then clears its list and resets its choices for the next ask.
+    const approvals = [
+      { toolCallId: 'c1', approved: true },
+      { toolCallId: 'c2', approved: false },
+    ]
+    const run = agent.continue({ approvals })
+    approvals[0]!.approved = false
+    approvals.length = 0
+    const { outcome } = await collect(run)
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+  })
+})
+
+describe('a needsApproval function that answers neither true nor false', () => {
+  const harness = useHarness('memory')
+
+  test.each([undefined, 0, 'no', null])(
+    'answering %j asks: only false lets a call through',
+    async (answer) => {
+      const h = harness()
+      const written: string[] = []
+      const writeFile = defineTool({
+        name: 'write_file',
+        description: 'Writes a file',
+        parameters: Type.Object({ path: Type.String() }),
+        // As an untyped caller's function may.
+        needsApproval: (() => answer) as unknown as () => boolean,
+        execute: ({ path }) => {
+          written.push(path)
+          return `wrote ${path}`
+        },
+      })
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a.txt' })] }))
+      const agent = h.createAgent({ tools: [writeFile] })
+      const { outcome } = await collect(agent.run('Write a'))
+      expect(outcome.reason).toBe('awaiting_approval')
+      expect(outcome.pendingApprovals?.map((p) => p.toolCallId)).toEqual(['c1'])
+      expect(written).toEqual([])
+    },
+  )
+})
