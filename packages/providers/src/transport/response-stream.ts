@@ -14,7 +14,7 @@ import {
   type ResponseStreamSetup,
 } from './open-response.js'
 import { retryAllowed, retryDelayMs, sleep } from './retry.js'
-import { SseDecoder } from './sse.js'
+import { isBlankEvent, SseDecoder } from './sse.js'
 
 export type { ResponseStreamSetup } from './open-response.js'
 
@@ -256,6 +256,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       try {
         mapper(event, acc)
       } catch (thrown) {
+        if (isBlankEvent(event)) continue
         throw mappingError(thrown, event, this.setup.errors)
       }
       if (items.head < items.size) {

@@ -17,8 +17,8 @@ export type SseEvent = EventSourceMessage
 /**
  * Bytes in, events out. UTF-8 characters, lines and events may be split anywhere across
  * `feed` calls. Events queue up until taken with `next`, so a caller can map them one at a time
- * and stop between any two (comments such as `: OPENROUTER PROCESSING`, and events whose data is
- * blank, are dropped here).
+ * and stop between any two (comments such as `: OPENROUTER PROCESSING` are dropped here; events
+ * whose data is blank are skipped where their mapping fails, see {@link isBlankEvent}).
  */
 export class SseDecoder {
   private readonly decoder = new TextDecoder()
@@ -39,9 +39,6 @@ export class SseDecoder {
   constructor() {
     this.parser = createParser({
       onEvent: (event) => {
-        // An event with no data (`data:` alone, or only spaces) is a keep-alive some proxies and
-        // servers send: it holds nothing to map, and no wire's payload is blank.
-        if (isBlank(event.data)) return
         const events = this.events
         events.slots[events.size++] = event
       },
@@ -97,7 +94,11 @@ export class SseDecoder {
   }
 }
 
-/** Empty or only whitespace; checks one character for the usual event (JSON starts with `{`). */
-function isBlank(data: string): boolean {
-  return data.length === 0 || (data.charCodeAt(0) <= 32 && data.trim() === '')
+/**
+ * Whether an event holds no data (`data:` alone, or only spaces): a keep-alive some proxies and
+ * servers send. No wire's payload is blank, so an event a mapper cannot read is skipped when it is
+ * one; checked only then, it costs the events that map nothing.
+ */
+export function isBlankEvent(event: SseEvent): boolean {
+  return event.data.trim() === ''
 }
