@@ -1,12 +1,13 @@
 import { AgentError, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
-import type { Event, HistoryEvent } from '@kode/protocol'
+import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { replaySession, type SessionStore } from '@kode/session'
+import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectValidHistory } from './helpers/history-checks.js'
+import { withAppends } from './helpers/recording-store.js'
 import { replayedPart } from './helpers/replayed.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 
@@ -189,21 +190,11 @@ describe('decisions and a store that fails as they are recorded', () => {
     const agent = h.createAgent({ tools: [writeFile] })
     await collect(agent.run('Write a and b'))
     // The process dies as it records c2's decision: its store takes nothing more.
-    const store = h.store
-    const dying: SessionStore = {
-      ...store,
-      async acquire(sessionId: string) {
-        const lease = await store.acquire(sessionId)
-        return {
-          sessionId,
-          release: () => lease.release(),
-          append: (records: readonly HistoryEvent[]) =>
-            records.some((r) => !('role' in r) && r.type === 'approval_decision' && r.toolCallId === 'c2')
-              ? Promise.reject(new Error('process died'))
-              : lease.append(records),
-        }
-      },
-    }
+    const dying = withAppends(h.store, (records, next) =>
+      records.some((r) => !('role' in r) && r.type === 'approval_decision' && r.toolCallId === 'c2')
+        ? Promise.reject(new Error('process died'))
+        : next(records),
+    )
     const doomed = h.createAgent({ store: dying, sessionId: agent.sessionId, tools: [writeFile] })
     const error = await doomed
       .continue({
@@ -216,7 +207,7 @@ describe('decisions and a store that fails as they are recorded', () => {
     expect((error as Error).message).toContain('process died')
     expect(written).toEqual([])
     // What the user decided is asked again, whole: no decision was half kept.
-    const history = await store.read(agent.sessionId)
+    const history = await h.store.read(agent.sessionId)
     expect(pendingApprovals(history).map((p) => p.toolCallId)).toEqual(['c1', 'c2'])
     h.server.enqueue(textReply('r2', 'Both written.'))
     const later = h.createAgent({ sessionId: agent.sessionId, tools: [writeFile] })

@@ -1,5 +1,5 @@
 import { AgentError, createAgent, defineSubAgent, defineTool } from '@kode/core'
-import { type Event, type HistoryEvent, isInterrupt } from '@kode/protocol'
+import { type Event, isInterrupt } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { createMemorySessionStore, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -7,6 +7,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { withAppends } from './helpers/recording-store.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -17,22 +18,11 @@ const harness = useHarness()
  * (by default an `Error`, as a full disk would).
  */
 function failingStore(failFrom: number, failure: () => unknown = () => new Error('disk full')): SessionStore {
-  const store = createMemorySessionStore()
   let appends = 0
-  return {
-    ...store,
-    async acquire(sessionId: string) {
-      const lease = await store.acquire(sessionId)
-      return {
-        sessionId,
-        release: () => lease.release(),
-        async append(events: readonly HistoryEvent[]) {
-          if (++appends >= failFrom) throw failure()
-          return lease.append(events)
-        },
-      }
-    },
-  }
+  return withAppends(createMemorySessionStore(), async (events, next) => {
+    if (++appends >= failFrom) throw failure()
+    return next(events)
+  })
 }
 
 /** Drains a run, returning its events and what its iterator threw. */

@@ -1,11 +1,12 @@
 import { defineSubAgent, defineTool, type ToolContext } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import { replaySession, type SessionStore } from '@kode/session'
+import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { withAppends } from './helpers/recording-store.js'
 import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
@@ -722,18 +723,7 @@ describe('onResume, when the store fails', () => {
   test('a continued task that cannot persist still answers the calls it carried on and ends their turn', async () => {
     const h = harness()
     await deadSession(h)
-    const store = h.store
-    const full: SessionStore = {
-      ...store,
-      async acquire(sessionId: string) {
-        const lease = await store.acquire(sessionId)
-        return {
-          sessionId,
-          release: () => lease.release(),
-          append: () => Promise.reject(new Error('disk full')),
-        }
-      },
-    }
+    const full = withAppends(h.store, () => Promise.reject(new Error('disk full')))
     const { tool } = chargeTool()
     const agent = h.createAgent({ store: full, sessionId: 'dead', tools: [tool, readFile] })
     const events: Event[] = []

@@ -12,6 +12,7 @@ import { describe, expect, test } from 'vitest'
 import { overloadedAfterStart } from './helpers/anthropic-wire.js'
 import { chatStream, say } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, delay, useHarness } from './helpers/harness.js'
+import { withAppends } from './helpers/recording-store.js'
 import { readChunk, readChunkSession, TINY } from './helpers/small-window.js'
 
 // One rule for usage: whatever a task's `task_metadata` counts is on a record of its history, so
@@ -566,21 +567,11 @@ describe('usage totals', () => {
  * a slow disk, at the moment that matters here.
  */
 function slowErrorWrites(store: SessionStore, ms: number, onWrite: () => void = () => {}): SessionStore {
-  return {
-    ...store,
-    async acquire(sessionId: string) {
-      const lease = await store.acquire(sessionId)
-      return {
-        sessionId,
-        release: () => lease.release(),
-        async append(events: readonly HistoryEvent[]) {
-          if (events.some((e) => !('role' in e) && e.type === 'error')) {
-            onWrite()
-            await delay(ms)
-          }
-          return lease.append(events)
-        },
-      }
-    },
-  }
+  return withAppends(store, async (events, next) => {
+    if (events.some((e) => !('role' in e) && e.type === 'error')) {
+      onWrite()
+      await delay(ms)
+    }
+    return next(events)
+  })
 }
