@@ -1,4 +1,4 @@
-import { AgentError, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
+import { AgentError, defineSubAgent, defineTool, type NeedsApproval, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { replaySession } from '@kode/session'
@@ -13,22 +13,28 @@ import { summarize, summarizeHistory } from './helpers/summarize.js'
 
 type Messages = { role: string; content?: unknown }[]
 
-/**
- * Some models number their calls alike from session to session: two sub-agents of one response,
- * each asking to write its file, both call their write `w1`. The parent's own write is `w1` too.
- */
-function pausedTwice(h: Harness, ownWrite: boolean) {
+/** A `write_file` tool that records the paths it wrote; it asks for approval unless told otherwise. */
+function writeTool(needsApproval: NeedsApproval<{ path: string }> = true) {
   const written: string[] = []
-  const writeFile = defineTool({
+  const tool = defineTool({
     name: 'write_file',
     description: 'Writes a file',
     parameters: Type.Object({ path: Type.String() }),
-    needsApproval: true,
+    needsApproval,
     execute: ({ path }) => {
       written.push(path)
       return `wrote ${path}`
     },
   })
+  return { tool, written }
+}
+
+/**
+ * Some models number their calls alike from session to session: two sub-agents of one response,
+ * each asking to write its file, both call their write `w1`. The parent's own write is `w1` too.
+ */
+function pausedTwice(h: Harness, ownWrite: boolean) {
+  const { tool: writeFile, written } = writeTool()
   const writer = defineSubAgent({
     name: 'writer',
     description: 'Writes files',
@@ -170,17 +176,7 @@ describe('decisions and a store that fails as they are recorded', () => {
 
   test('the decisions of one continue are one append: a failure keeps all of them pending, none decided', async () => {
     const h = harness()
-    const written: string[] = []
-    const writeFile = defineTool({
-      name: 'write_file',
-      description: 'Writes a file',
-      parameters: Type.Object({ path: Type.String() }),
-      needsApproval: true,
-      execute: ({ path }) => {
-        written.push(path)
-        return `wrote ${path}`
-      },
-    })
+    const { tool: writeFile, written } = writeTool()
     h.server.enqueue(
       chatStream({
         id: 'r1',
@@ -230,17 +226,7 @@ describe('decisions the host changes after continue', () => {
 
   test('are taken as they were when continue was called', async () => {
     const h = harness()
-    const written: string[] = []
-    const writeFile = defineTool({
-      name: 'write_file',
-      description: 'Writes a file',
-      parameters: Type.Object({ path: Type.String() }),
-      needsApproval: true,
-      execute: ({ path }) => {
-        written.push(path)
-        return `wrote ${path}`
-      },
-    })
+    const { tool: writeFile, written } = writeTool()
     h.server.enqueue(
       chatStream({
         id: 'r1',
@@ -271,18 +257,8 @@ describe('a needsApproval function that answers neither true nor false', () => {
     'answering %j asks: only false lets a call through',
     async (answer) => {
       const h = harness()
-      const written: string[] = []
-      const writeFile = defineTool({
-        name: 'write_file',
-        description: 'Writes a file',
-        parameters: Type.Object({ path: Type.String() }),
-        // As an untyped caller's function may.
-        needsApproval: (() => answer) as unknown as () => boolean,
-        execute: ({ path }) => {
-          written.push(path)
-          return `wrote ${path}`
-        },
-      })
+      // As an untyped caller's function may.
+      const { tool: writeFile, written } = writeTool((() => answer) as unknown as () => boolean)
       h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a.txt' })] }))
       const agent = h.createAgent({ tools: [writeFile] })
       const { outcome } = await collect(agent.run('Write a'))
