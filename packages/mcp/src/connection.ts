@@ -393,7 +393,6 @@ function describe(tool: ListedTool): { description?: string } {
   return tool.description === undefined ? {} : { description: tool.description }
 }
 
-/** Waits for `promise` to settle, or for `signal` to abort, whichever comes first; never rejects. */
 /** `promise`, or a rejection with the signal's reason as soon as `signal` aborts. */
 function untilSettledOrRejected<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason)
@@ -413,6 +412,7 @@ function untilSettledOrRejected<T>(promise: Promise<T>, signal: AbortSignal): Pr
   })
 }
 
+/** Waits for `promise` to settle, or for `signal` to abort, whichever comes first; never rejects. */
 function untilSettledOrAborted(promise: Promise<unknown>, signal: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
