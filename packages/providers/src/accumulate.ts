@@ -51,6 +51,8 @@ export class Accumulator implements ResponseBuilder {
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
   private stopDetails: StopDetails | undefined
+  /** The model sent refusal text (see `refusal`). */
+  private refused = false
   private fields: ProviderFields | undefined
   private terminal = false
 
@@ -67,6 +69,11 @@ export class Accumulator implements ResponseBuilder {
   // `text` and `thinking` run once per delta: their common case (the open part grows) and the
   // queueing of the item are written out in place rather than through helpers, which a cold JIT
   // pays a call each for.
+  refusal(delta: string, item?: TextItem): void {
+    if (typeof delta === 'string' && delta !== '') this.refused = true
+    this.text(delta, item)
+  }
+
   text(delta: string, item?: TextItem): void {
     if (typeof delta !== 'string' || delta === '') return
     const open = this.open
@@ -275,7 +282,7 @@ export class Accumulator implements ResponseBuilder {
       providerCost: this.providerCost,
       rawStop: this.rawStop,
       mappedStop: this.mappedStop,
-      stopDetails: this.stopDetails,
+      stopDetails: this.stopDetails ?? (this.refused ? { category: 'refusal' } : undefined),
     }
     const message = finalMessage(this.parts, reported, this.options, outcome, errorMessage)
     if (outcome !== 'error') this.emit({ type: 'done', message })

@@ -119,6 +119,11 @@ export interface ResponseBuilder {
    * starts a new part (each item goes back as its own message).
    */
   text(delta: string, item?: TextItem): void
+  /**
+   * Text the model sent instead of an answer (OpenAI's `refusal`): kept as text, as `text` keeps
+   * it, and the message's `stopDetails` is `{ category: 'refusal' }` unless the stop said more.
+   */
+  refusal(delta: string, item?: TextItem): void
   thinking(delta: string): void
   /**
    * Opaque reasoning state. Consecutive calls of one format and item extend one signature part

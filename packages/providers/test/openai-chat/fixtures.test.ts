@@ -45,6 +45,23 @@ describe('openai-chat recorded streams', () => {
     })
   })
 
+  test('refusal: streamed as text, the message marked { category: refusal }, the stop kept as sent', async () => {
+    const items = await collect(chat('gpt-4o', 'kode-refusal').stream(ask()))
+    const id = 'chatcmpl-kode-refusal'
+    expect(items.slice(0, -1)).toEqual([
+      { type: 'text_delta', text: "I'm sorry, ", responseId: id },
+      { type: 'text_delta', text: "I can't help with that.", responseId: id },
+    ])
+    const done = items.at(-1)
+    expect(done?.type === 'done' && done.message).toMatchObject({
+      parts: [{ type: 'text', text: "I'm sorry, I can't help with that." }],
+      stopReason: 'stop',
+      rawStopReason: 'stop',
+      stopDetails: { category: 'refusal' },
+      usage: { inputTokens: 21, outputTokens: 9, totalTokens: 30 },
+    })
+  })
+
   test('Azure: prompt_filter_results chunk with empty choices and id is tolerated', async () => {
     const items = await collect(chat('gpt-5-nano', 'azure-model-router.1').stream(ask()))
     expect(items.slice(0, -1)).toEqual(

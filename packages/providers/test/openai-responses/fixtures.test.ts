@@ -272,6 +272,27 @@ describe('openai-responses quirks (Kode fixtures)', () => {
     const message = await responses('kode-done-without-deltas').complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: "I can't help with that.", itemId: 'msg_kode_nd' }])
     expect(message.usage).toEqual({ inputTokens: 9, outputTokens: 7, totalTokens: 16 })
+    expect(message.stopDetails).toEqual({ category: 'refusal' })
+  })
+
+  test('refusal deltas stream as text, and the message is marked as a refusal', async () => {
+    const items = await collect(responses('kode-refusal-deltas').stream(ask()))
+    expect(items.slice(0, -1)).toEqual([
+      { type: 'text_delta', text: "I'm sorry, ", responseId: 'resp_kode_ref' },
+      { type: 'text_delta', text: "I can't help with that.", responseId: 'resp_kode_ref' },
+    ])
+    const done = items.at(-1)
+    expect(done?.type === 'done' && done.message).toMatchObject({
+      parts: [{ type: 'text', text: "I'm sorry, I can't help with that.", itemId: 'msg_kode_ref' }],
+      stopReason: 'stop',
+      rawStopReason: 'completed',
+      stopDetails: { category: 'refusal' },
+    })
+  })
+
+  test('a plain answer has no stopDetails', async () => {
+    const message = await responses('azure-text.1').complete(ask())
+    expect(message.stopDetails).toBeUndefined()
   })
 
   test('response.incomplete for max_output_tokens is length; the cut call is incomplete', async () => {

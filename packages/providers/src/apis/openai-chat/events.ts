@@ -91,7 +91,7 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
     if (typeof reasoning === 'string') out.thinking(reasoning)
     if (typeof delta.content === 'string') out.text(delta.content)
     else if (Array.isArray(delta.content)) mapContentChunks(delta.content, out)
-    if (typeof delta.refusal === 'string') out.text(delta.refusal)
+    if (typeof delta.refusal === 'string') out.refusal(delta.refusal)
     const calls = delta.tool_calls
     if (calls) {
       for (let i = 0; i < calls.length; i++) {

@@ -156,6 +156,7 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         // `delta(index)` written out: this is the event of nearly every token.
         const state = items.get(data.output_index) ?? stateOf(data.output_index)
         state.streamed = true
+        if (data.type === 'response.refusal.delta') return out.refusal(data.delta ?? '', state.text)
         return out.text(data.delta ?? '', state.text)
       }
       case 'response.reasoning_summary_part.added':
@@ -239,8 +240,13 @@ function mapWhole(index: number, item: ResponsesOutputItem, state: ItemState, ou
   switch (item.type) {
     case 'message': {
       let text = ''
-      for (const part of item.content ?? []) text += part.text ?? part.refusal ?? ''
-      out.text(text, state.text)
+      let refused = false
+      for (const part of item.content ?? []) {
+        text += part.text ?? part.refusal ?? ''
+        if (part.text === undefined && typeof part.refusal === 'string') refused = true
+      }
+      if (refused) out.refusal(text, state.text)
+      else out.text(text, state.text)
       return
     }
     case 'reasoning':
