@@ -118,7 +118,8 @@ export interface ServerToolBlock {
  * `server_tool_use` and its results (`web_search_tool_result`, `web_fetch_tool_result`,
  * `code_execution_tool_result`, `bash_code_execution_tool_result`,
  * `text_editor_code_execution_tool_result`, `tool_search_tool_result`), `mcp_tool_use` /
- * `mcp_tool_result` and `container_upload`. Kode never executes one and never treats it as a
+ * `mcp_tool_result` and `container_upload`; Gemini's `executableCode` and `codeExecutionResult`
+ * (format `google`). Kode never executes one and never treats it as a
  * `tool_call`; it goes back to the same wire format unchanged, and other formats leave it out.
  */
 export const ServerToolPart = Type.Object(

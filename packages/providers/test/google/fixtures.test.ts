@@ -286,6 +286,31 @@ describe('google quirks (Kode fixtures)', () => {
     })
   })
 
+  test('code Gemini ran itself and its output are server_tool parts in stream order; a non-object is dropped', async () => {
+    const message = await gemini('kode-code-execution', 'gemini-2.5-flash').complete(ask())
+    expect(message.parts).toEqual([
+      { type: 'text', text: 'Let me compute that.' },
+      {
+        type: 'server_tool',
+        format: 'google',
+        block: {
+          type: 'executableCode',
+          executableCode: { language: 'PYTHON', code: 'print(sum(range(101)))\n' },
+        },
+      },
+      {
+        type: 'server_tool',
+        format: 'google',
+        block: {
+          type: 'codeExecutionResult',
+          codeExecutionResult: { outcome: 'OUTCOME_OK', output: '5050\n' },
+        },
+      },
+      { type: 'text', text: 'The sum is 5050.' },
+    ])
+    expect(message.stopReason).toBe('stop')
+  })
+
   test('unknown part kinds are skipped and an unknown finish reason is kept raw only', async () => {
     const message = await gemini('kode-unknown-values').complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: 'Done.' }])

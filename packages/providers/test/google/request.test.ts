@@ -512,4 +512,46 @@ describe('google request', () => {
       { role: 'user', parts: [{ text: 'Go' }, { text: 'Again' }] },
     ])
   })
+
+  test("Gemini's code execution goes back where it was, with its signature; another format's server tool is left out", async () => {
+    const code = { language: 'PYTHON', code: 'print(2 + 2)' }
+    const output = { outcome: 'OUTCOME_OK', output: '4\n' }
+    const contents = await contentsOf([
+      user('What is 2 + 2?'),
+      assistant(
+        [
+          { type: 'text', text: 'Computing.' },
+          { type: 'server_tool', format: 'google', block: { type: 'executableCode', executableCode: code } },
+          sig('c2lnLWNvZGU='),
+          {
+            type: 'server_tool',
+            format: 'google',
+            block: { type: 'codeExecutionResult', codeExecutionResult: output },
+          },
+          {
+            type: 'server_tool',
+            format: 'anthropic',
+            block: { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: {} },
+          },
+          { type: 'server_tool', format: 'google', block: { type: 'somethingNew', value: 1 } },
+          { type: 'text', text: 'It is 4.' },
+        ],
+        OWN,
+      ),
+      user('Thanks'),
+    ])
+    expect(contents).toEqual([
+      { role: 'user', parts: [{ text: 'What is 2 + 2?' }] },
+      {
+        role: 'model',
+        parts: [
+          { text: 'Computing.' },
+          { executableCode: code, thoughtSignature: 'c2lnLWNvZGU=' },
+          { codeExecutionResult: output },
+          { text: 'It is 4.' },
+        ],
+      },
+      { role: 'user', parts: [{ text: 'Thanks' }] },
+    ])
+  })
 })

@@ -2,6 +2,7 @@ import type { StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { count } from '../shared/counts.js'
+import { type CodeExecutionParts, codeExecutionBlock } from './code-execution.js'
 import { type PartialArg, StreamedArgs } from './partial-args.js'
 
 /** The fields of a `GenerateContentResponse` chunk Kode reads; every one may be missing. */
@@ -24,7 +25,7 @@ interface GoogleCandidate {
 }
 
 /** One part of a streamed candidate. `thoughtSignature` may sit on any of them. */
-interface GoogleResponsePart {
+interface GoogleResponsePart extends CodeExecutionParts {
   text?: string
   /** The text is a thought summary. */
   thought?: boolean
@@ -105,6 +106,10 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
     } else if (part.inlineData?.data) {
       const { mimeType = 'application/octet-stream', data } = part.inlineData
       out.image({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
+    } else if (part.executableCode !== undefined || part.codeExecutionResult !== undefined) {
+      // Code Gemini ran itself (the code execution tool) and its output: never a call of ours.
+      const block = codeExecutionBlock(part)
+      if (block) out.serverTool('google', block)
     }
     if (part.thoughtSignature) {
       // Whole signatures, one per signed part: never joined with the one before.

@@ -17,6 +17,7 @@ import { argumentsObject } from '../shared/tool-arguments.js'
 import { sentToolChoice } from '../shared/tool-choice.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 import { googleCallId, ResultCallIds } from './call-ids.js'
+import { type CodeExecutionPart, codeExecutionPart } from './code-execution.js'
 import { type GoogleFileData, imageFileData } from './file-data.js'
 
 /** Gemini `Content` parts (the subset Kode sends). */
@@ -29,6 +30,7 @@ export type GooglePart =
       thoughtSignature?: string
     }
   | { functionResponse: { id?: string; name: string; response: { output: string } | { error: string } } }
+  | (CodeExecutionPart & { thoughtSignature?: string })
 
 export interface GoogleContent {
   role: 'user' | 'model'
@@ -178,9 +180,12 @@ function convertAssistant(message: AssistantMessage, options: GoogleMessageOptio
       case 'image_file':
         // Assistant image files are not read back; the model saw them when it made them.
         break
-      case 'server_tool':
-        // Another provider's server-side tool activity: Gemini has no place for it.
+      case 'server_tool': {
+        // Gemini's own code execution goes back as it came; another format's activity has no place here.
+        const wire = part.format === 'google' ? codeExecutionPart(part.block) : undefined
+        if (wire) out.push(signed(wire))
         break
+      }
       default: {
         const unknown: never = part
         throw new TypeError(`unknown part ${JSON.stringify(unknown)}`)
