@@ -117,6 +117,30 @@ describe('model settings', () => {
     })
   })
 
+  test("provider tools follow the agent's tools; a run's entry for an api replaces the agent's", async () => {
+    const h = harness()
+    const child = defineSubAgent({ name: 'helper', description: 'Helps' })
+    h.server.enqueue(textReplyFor('anthropic', 'r1', 'Done.'))
+    h.server.enqueue(textReplyFor('anthropic', 'r2', 'Done.'))
+    const webSearch = { type: 'web_search_20250305', name: 'web_search', max_uses: 3 }
+    const webFetch = { type: 'web_fetch_20250910', name: 'web_fetch' }
+    const agent = h.createAgent({
+      client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }),
+      tools: [readFile, child],
+      modelSettings: { providerTools: { anthropic: [webSearch], google: [{ codeExecution: {} }] } },
+    })
+    await collect(agent.run('Hi'))
+    await collect(agent.run('Again', { modelSettings: { providerTools: { anthropic: [webFetch] } } }))
+    const names = h.server.requests.map((r) =>
+      ((r.body as { tools: { name: string; type?: string }[] }).tools ?? []).map((t) => t.type ?? t.name),
+    )
+    expect(names).toEqual([
+      ['read_file', 'helper', 'web_search_20250305'],
+      ['read_file', 'helper', 'web_fetch_20250910'],
+    ])
+    expect((h.server.requests[0]!.body as { tools: unknown[] }).tools[2]).toEqual(webSearch)
+  })
+
   test('sub-agents inherit the settings but the tool choice; their spec overrides', async () => {
     const h = harness()
     const child = defineSubAgent({ name: 'helper', description: 'Helps', tools: [readFile] })
@@ -182,6 +206,16 @@ describe('model settings', () => {
     ['a null reasoning', { reasoning: null }, 'modelSettings.reasoning needs an effort'],
     ['a reasoning given as text', { reasoning: 'high' }, 'modelSettings.reasoning needs an effort'],
     ['null providerOptions', { providerOptions: null }, 'modelSettings.providerOptions must be an object'],
+    [
+      'a provider tool list that is an object',
+      { providerTools: { google: { codeExecution: {} } } },
+      'modelSettings.providerTools.google must list each tool as an object',
+    ],
+    [
+      'a provider tool given as text',
+      { providerTools: { google: ['codeExecution'] } },
+      'modelSettings.providerTools.google must list each tool as an object',
+    ],
     ['a non-numeric token limit', { maxOutputTokens: '100' }, 'modelSettings.maxOutputTokens must be'],
   ])(
     '%s are an invalid_options AgentError, from createAgent, run and a sub-agent alike',

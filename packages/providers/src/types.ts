@@ -28,6 +28,14 @@ export interface LLMRequest {
    * its own; the other apis' entries are ignored, so one request can carry options for several.
    */
   providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
+  /**
+   * Tools the provider runs itself, keyed by api, each as that api's `tools` array takes it:
+   * `{ anthropic: [{ type: 'web_search_20250305', name: 'web_search', max_uses: 3 }], google:
+   * [{ codeExecution: {} }], 'openai-responses': [{ type: 'web_search' }] }`. The entries under
+   * the client's api are added to the body's `tools`, after the function tools; the other apis'
+   * are ignored. What they produce comes back as `server_tool` parts (Anthropic, Gemini).
+   */
+  providerTools?: Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>> | undefined
 }
 
 /**

@@ -27,9 +27,16 @@ export interface ModelSettings {
    * api replaces the agent's entry for it.
    */
   providerOptions?: Readonly<Record<string, Readonly<Record<string, unknown>>>> | undefined
+  /**
+   * Tools the provider runs itself, keyed by api, each as that api's `tools` array takes it
+   * (`{ anthropic: [{ type: 'web_search_20250305', name: 'web_search' }], google: [{ codeExecution:
+   * {} }] }`): declared after the agent's tools for a client of that api, ignored by the others.
+   * A run's entry for an api replaces the agent's entry for it.
+   */
+  providerTools?: Readonly<Record<string, readonly Readonly<Record<string, unknown>>[]>> | undefined
 }
 
-/** `override`'s fields over `base`'s, field by field (providerOptions api by api). */
+/** `override`'s fields over `base`'s, field by field (providerOptions and providerTools api by api). */
 export function mergeModelSettings(
   base: ModelSettings | undefined,
   override: ModelSettings | undefined,
@@ -42,6 +49,9 @@ export function mergeModelSettings(
   }
   if (base.providerOptions && override.providerOptions) {
     merged.providerOptions = { ...base.providerOptions, ...override.providerOptions }
+  }
+  if (base.providerTools && override.providerTools) {
+    merged.providerTools = { ...base.providerTools, ...override.providerTools }
   }
   return merged
 }
@@ -60,7 +70,7 @@ export function checkModelSettings(settings: ModelSettings | undefined, where = 
   if (typeof settings !== 'object' || Array.isArray(settings)) {
     throw new AgentError('invalid_options', `${where} must be an object of settings`)
   }
-  const { maxOutputTokens, temperature, reasoning, toolChoice, providerOptions } = settings
+  const { maxOutputTokens, temperature, reasoning, toolChoice, providerOptions, providerTools } = settings
   const fail = (message: string): never => {
     throw new AgentError('invalid_options', `${where}.${message}`)
   }
@@ -92,6 +102,17 @@ export function checkModelSettings(settings: ModelSettings | undefined, where = 
         fail(`providerOptions.${api} must be an object of request-body fields`)
     }
   }
+  if (providerTools !== undefined) {
+    if (typeof providerTools !== 'object' || providerTools === null || Array.isArray(providerTools))
+      fail('providerTools must be an object of tool lists by api')
+    for (const [api, tools] of Object.entries(providerTools)) {
+      if (
+        !Array.isArray(tools) ||
+        !tools.every((tool) => typeof tool === 'object' && tool !== null && !Array.isArray(tool))
+      )
+        fail(`providerTools.${api} must list each tool as an object, as the api takes it`)
+    }
+  }
 }
 
 /** The request with the settings' fields set. */
@@ -102,5 +123,6 @@ export function withModelSettings(request: LLMRequest, settings: ModelSettings):
   if (settings.reasoning !== undefined) out.reasoning = { ...settings.reasoning }
   if (settings.toolChoice !== undefined) out.toolChoice = settings.toolChoice
   if (settings.providerOptions !== undefined) out.providerOptions = settings.providerOptions
+  if (settings.providerTools !== undefined) out.providerTools = settings.providerTools
   return out
 }

@@ -11,7 +11,7 @@ import {
   transportError,
 } from './failures.js'
 import { bodyJson } from './json-text.js'
-import { withProviderOptions } from './provider-options.js'
+import { withProviderOptions, withProviderTools } from './provider-options.js'
 import { fetchFollowingRedirects } from './redirects.js'
 import type { RetryPolicy } from './retry.js'
 
@@ -53,12 +53,14 @@ export interface OpenedResponse {
   requestId: string | undefined
 }
 
-/** Builds the wire request (the adapter's, with the host's provider options) and its JSON body. */
+/** Builds the wire request (the adapter's, with the host's provider tools and options) and its JSON body. */
 export async function prepareRequest(setup: ResponseStreamSetup): Promise<PreparedRequest> {
   let wire: WireRequest
   try {
     wire = await setup.adapter.buildRequest(setup.request)
-    wire = withProviderOptions(wire, setup.request.providerOptions?.[setup.message.api])
+    const api = setup.message.api
+    wire = withProviderTools(wire, setup.request.providerTools?.[api])
+    wire = withProviderOptions(wire, setup.request.providerOptions?.[api])
   } catch (thrown) {
     if (ProviderError.is(thrown)) throw thrown
     const detail = `could not build the request: ${messageOf(thrown)}`

@@ -20,6 +20,25 @@ export function withProviderOptions(
   return { ...wire, body: mergeFields(body, options) }
 }
 
+/**
+ * The request with the tools the provider runs itself (see `LLMRequest.providerTools`) added to
+ * the body's `tools` array, after the function tools the adapter declared. Every built-in api
+ * declares tools in a top-level `tools` array (Gemini's holds one `functionDeclarations` entry,
+ * beside which `{ codeExecution: {} }` or `{ googleSearch: {} }` go), so one rule serves them all.
+ * A value that is not a list of objects is refused: it would reach the provider as a 400.
+ */
+export function withProviderTools(wire: WireRequest, tools: readonly unknown[] | undefined): WireRequest {
+  if (tools === undefined) return wire
+  if (!Array.isArray(tools) || !tools.every(isPlainObject))
+    throw new TypeError('providerTools must list each tool as an object, as the api takes it')
+  if (tools.length === 0) return wire
+  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
+  if (!isPlainObject(body)) return wire
+  const declared = body.tools instanceof JsonText ? body.tools.toJSON() : body.tools
+  const list = Array.isArray(declared) ? [...declared, ...tools] : [...tools]
+  return { ...wire, body: { ...body, tools: list } }
+}
+
 function mergeFields(base: Record<string, unknown>, over: Readonly<Record<string, unknown>>) {
   const out: Record<string, unknown> = { ...base }
   for (const [key, value] of Object.entries(over)) {
