@@ -16,7 +16,7 @@ import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
-import { defaultPrefix, kodeToolName } from './tool-names.js'
+import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
 /**
@@ -264,15 +264,20 @@ export class ServerConnection implements McpConnection {
   #build(listed: readonly ListedTool[]): void {
     const options = this.#options
     const prefix = options.toolPrefix ?? defaultPrefix(options.name)
-    const taken = new Set<string>()
+    // A tool that only runs as an MCP task (a later protocol feature) cannot be called plainly.
+    const offered = listed.filter(
+      (tool) =>
+        tool.execution?.taskSupport !== 'required' &&
+        (!options.filter || options.filter({ name: tool.name, ...describe(tool) })),
+    )
+    const names = kodeToolNames(
+      prefix,
+      offered.map((tool) => tool.name),
+    )
     const tools: Tool[] = []
     const info: McpToolInfo[] = []
-    for (const tool of listed) {
-      // A tool that only runs as an MCP task (a later protocol feature) cannot be called plainly.
-      if (tool.execution?.taskSupport === 'required') continue
-      if (options.filter && !options.filter({ name: tool.name, ...describe(tool) })) continue
-      const name = kodeToolName(prefix, tool.name, taken)
-      taken.add(name)
+    for (const [i, tool] of offered.entries()) {
+      const name = names[i]!
       const toolInfo: McpToolInfo = {
         serverToolName: tool.name,
         name,

@@ -11,7 +11,7 @@ describe('tools/list_changed', () => {
   test('a tool the server adds during a task is offered from the next turn on', async () => {
     const h = harness()
     const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })
-    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists'])
     h.model.enqueue(
       response('r1', call('c1', 'dyn__add_tool')),
       response('r2', call('c2', 'dyn__added_1')),
@@ -25,10 +25,10 @@ describe('tools/list_changed', () => {
     })
     const { outcome } = await collect(agent.run('grow'))
     expect(outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
-    expect(changes).toEqual([['dyn__add_tool', 'dyn__hang_lists', 'dyn__added_1']])
+    expect(changes).toEqual([['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists', 'dyn__added_1']])
     expect([0, 1].map((i) => offeredTools(h.model, i))).toEqual([
-      ['dyn__add_tool', 'dyn__hang_lists'],
-      ['dyn__add_tool', 'dyn__hang_lists', 'dyn__added_1'],
+      ['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists'],
+      ['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists', 'dyn__added_1'],
     ])
     const results = toolResults(await agent.history())
     expect([results.c1?.outputText, results.c2?.outputText]).toEqual(['added added_1', 'added_1 ran'])
@@ -47,8 +47,42 @@ describe('tools/list_changed', () => {
     const ctx = { signal: new AbortController().signal, progress: () => {} } as never
     await add.execute({}, ctx)
     await add.execute({}, ctx)
-    expect((await dyn.refresh()).map((t) => t.name)).toEqual(['add_tool', 'hang_lists', 'added_1'])
-    expect(dyn.toolInfo.map((t) => t.serverToolName)).toEqual(['add_tool', 'hang_lists', 'added_1'])
+    expect((await dyn.refresh()).map((t) => t.name)).toEqual([
+      'add_tool',
+      'add_lookalike',
+      'hang_lists',
+      'added_1',
+    ])
+    expect(dyn.toolInfo.map((t) => t.serverToolName)).toEqual([
+      'add_tool',
+      'add_lookalike',
+      'hang_lists',
+      'added_1',
+    ])
+  })
+
+  test('a tool added under a name that reads like another: both get hashed names, and the old name is gone', async () => {
+    const h = harness()
+    const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })
+    const ctx = { signal: new AbortController().signal, progress: () => {} } as never
+    const lookalike = dyn.tools.find((t) => t.name === 'dyn__add_lookalike')!
+    await lookalike.execute({}, ctx)
+    const tools = await dyn.refresh()
+    const names = tools.map((t) => t.name)
+    // `dyn__add_tool` named add_tool before; it now names no tool, so a call the model made to it
+    // earlier can only fail as unknown, never run add.tool.
+    expect(names).not.toContain('dyn__add_tool')
+    const byServerName = new Map(dyn.toolInfo.map((t) => [t.serverToolName, t.name]))
+    expect(byServerName.get('add_tool')).toMatch(/^dyn__add_tool_[0-9a-f]{8}$/)
+    expect(byServerName.get('add.tool')).toMatch(/^dyn__add_tool_[0-9a-f]{8}$/)
+    expect(byServerName.get('add_tool')).not.toBe(byServerName.get('add.tool'))
+    const run = async (server: string) => {
+      const tool = tools.find((t) => t.name === byServerName.get(server))!
+      const out = (await tool.execute({}, ctx)) as { content?: { text?: string }[] } | string
+      return JSON.stringify(out)
+    }
+    expect(await run('add.tool')).toContain('add.tool ran')
+    expect(await run('add_tool')).toContain('added added_1')
   })
 
   test('a server that stops answering tools/list: the call still returns, the old tools stay', async () => {
@@ -68,9 +102,9 @@ describe('tools/list_changed', () => {
       status: 'success',
       outputText: 'lists hang from now on',
     })
-    expect(offeredTools(h.model, 1)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+    expect(offeredTools(h.model, 1)).toEqual(['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists'])
     await expect(dyn.refresh()).rejects.toThrow(/timed out/i)
-    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__hang_lists'])
+    expect(dyn.tools.map((t) => t.name)).toEqual(['dyn__add_tool', 'dyn__add_lookalike', 'dyn__hang_lists'])
   })
 
   test('a change announced while the first list is read: the newer list is kept, whatever order the answers come in', async () => {
