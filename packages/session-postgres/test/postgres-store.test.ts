@@ -118,6 +118,28 @@ describe('leases across hosts', () => {
     await second.release()
   })
 
+  test('a lease on a session deleted and created again is fenced off, also when the same store took the new session at the same epoch', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    // A task of store a holds the session, then stalls for longer than its lease.
+    const stalled = await a.acquire('s')
+    await stalled.append([record('old')])
+    await expire('s')
+    // Another host deletes the session and creates it again; a second task of store a takes it.
+    await b.delete('s')
+    await b.create({ id: 's' })
+    const current = await a.acquire('s')
+    expect(current.sessionId).toBe('s')
+    const error = await stalled.append([record('late')]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionLeaseLostError)
+    await current.append([record('new')])
+    expect((await b.read('s')).map((e) => e.id)).toEqual(['new'])
+    // Releasing the stalled lease leaves the new writer's lease in place.
+    await stalled.release()
+    expect(await b.append('s', [record('x')]).catch((e: SessionError) => e.code)).toBe('session_locked')
+    await current.release()
+  })
+
   test('each acquire bumps the epoch; a plain append fences off an expired lease too', async () => {
     const store = open()
     await store.create({ id: 's' })
