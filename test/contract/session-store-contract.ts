@@ -190,6 +190,23 @@ export function describeSessionStoreContract(
       expect((await store.list()).map((s) => s.id)).toEqual(['s'])
     })
 
+    test('fields a link carries beyond its own are kept exactly, whatever their keys and text', async () => {
+      // A caller outside TypeScript may pass a link with fields of its own: any key, any text, any
+      // value a database might take for its own encoding.
+      const extra = {
+        'nul \u0000 key': 'nul \u0000 value',
+        '\ud83d': ['\ude00', { 'kode:json': 'not json' }],
+        nested: { 'kode:json': '"looks wrapped"' },
+        n: 1.5,
+      }
+      const subAgent = { name: 'sub', ...extra } as never
+      const forkedFrom = { sessionId: 'src', messageId: 'm', ...extra } as never
+      const created = await store.create({ id: 's', subAgent, forkedFrom })
+      expect(created).toMatchObject({ subAgent, forkedFrom })
+      expect(await store.info('s')).toEqual(created)
+      expect(await store.list()).toEqual([created])
+    })
+
     test('list returns every session, newest updated first', async () => {
       const a = await store.create()
       const b = await store.create()
