@@ -22,10 +22,15 @@ export class StorePool {
     return this.#running.track(this.#pool.query(text, values))
   }
 
-  /** Checks a connection out; the caller releases it. */
+  /**
+   * Checks a connection out; the caller releases it. While it is out, pg-pool listens to none of
+   * its `'error'` events, and pg emits one when the server ends the connection (a restart,
+   * `pg_terminate_backend`), also after failing the query under way: without a listener that
+   * would crash the host. The query fails with it anyway; the connection goes back as broken.
+   */
   connect(): Promise<pg.PoolClient> {
     if (this.#closed) return Promise.reject(storeClosed())
-    return this.#running.track(this.#pool.connect())
+    return this.#running.track(this.#pool.connect().then(watched))
   }
 
   /**
@@ -45,4 +50,20 @@ export class StorePool {
     await this.#running.settled()
     this.#closed = true
   }
+}
+
+/** A checked-out connection that keeps an error it emits, and is released as broken after one. */
+function watched(client: pg.PoolClient): pg.PoolClient {
+  let lost: Error | undefined
+  const onError = (error: Error) => {
+    lost ??= error
+  }
+  client.on('error', onError)
+  const release = client.release.bind(client)
+  client.release = (error?: Error | boolean) => {
+    // The pool listens again from the release on.
+    release(error || lost)
+    client.removeListener('error', onError)
+  }
+  return client
 }

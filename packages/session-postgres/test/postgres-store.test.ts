@@ -684,6 +684,63 @@ describe('an append whose connection is lost', () => {
   })
 })
 
+describe('a connection the server ends in the middle of a transaction', () => {
+  /**
+   * Holds the session's row in a transaction of its own, so the store's next statement on it
+   * waits; `end` lets it go.
+   */
+  async function holdRow(sessionId: string) {
+    const holder = await admin.connect()
+    await holder.query('begin')
+    await holder.query(`select 1 from "${schema}".sessions where id = $1 for update`, [sessionId])
+    return {
+      end: async () => {
+        await holder.query('rollback')
+        holder.release()
+      },
+    }
+  }
+  /** Ends the backend running a statement that contains `marker` once it waits for the row. */
+  async function terminateWaiting(marker: string) {
+    for (;;) {
+      const { rows } = await admin.query(
+        `select pg_terminate_backend(pid) as ended from pg_stat_activity
+          where wait_event_type = 'Lock' and position($1 in query) > 0 and pid <> pg_backend_pid()`,
+        [marker],
+      )
+      if (rows.some((row) => row.ended === true)) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  test('an update whose transaction loses its connection fails, and the host keeps running', async () => {
+    const store = open()
+    await store.create({ id: 's', title: 'before' })
+    const row = await holdRow('s')
+    const update = store.update('s', { title: 'after' }).catch((e: unknown) => e)
+    await terminateWaiting('meta = meta ||')
+    const error = await update
+    expect(error).toMatchObject({ code: '57P01' })
+    await row.end()
+    expect(await store.info('s')).toMatchObject({ title: 'before' })
+    expect(await store.update('s', { title: 'again' })).toMatchObject({ title: 'again' })
+  })
+
+  test('an interrupted append whose look loses its connection looks again on another one', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const row = await holdRow('s')
+    const append = store.append('s', [record('a')]).catch((e: unknown) => e)
+    // The append's statement, then the look that waits for it to let the row go.
+    await terminateWaiting('unnest($2::text[]) with ordinality')
+    await terminateWaiting('for share')
+    await row.end()
+    expect(await append).toMatchObject({ code: 'append_interrupted', written: false })
+    await store.append('s', [record('b')])
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['b'])
+  })
+})
+
 describe('closing while operations are under way', () => {
   /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
   const settled = async (what: string, promise: Promise<unknown>) => {
