@@ -30,7 +30,17 @@ export class StorePool {
    */
   connect(): Promise<pg.PoolClient> {
     if (this.#closed) return Promise.reject(storeClosed())
-    return this.#running.track(this.#pool.connect().then(watched))
+    // The callback form: pg-pool calls it as it hands the connection out, so the listener is in
+    // place before pg reads on. A promise would resolve after the rest of the data that brought a
+    // new connection's first ReadyForQuery, which may end with the server ending it.
+    return this.#running.track(
+      new Promise<pg.PoolClient>((resolve, reject) => {
+        this.#pool.connect((error, client) => {
+          if (client) resolve(watched(client))
+          else reject(error)
+        })
+      }),
+    )
   }
 
   /**

@@ -726,6 +726,23 @@ describe('a connection the server ends in the middle of a transaction', () => {
     expect(await store.update('s', { title: 'again' })).toMatchObject({ title: 'again' })
   })
 
+  test('a new connection the server ends as soon as it is ready fails the operation that took it, and the host keeps running', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      // The store's first operation creates the schema in a transaction, on a new connection.
+      proxy.endOnceReady()
+      const error = await store.create({ id: 's' }).catch((e: unknown) => e)
+      expect(proxy.cuts()).toBe(1)
+      expect(error).toBeInstanceOf(Error)
+      expect(SessionError.is(error)).toBe(false)
+      await store.create({ id: 's', title: 't' })
+      expect(await store.info('s')).toMatchObject({ title: 't' })
+    } finally {
+      await proxy.close()
+    }
+  })
+
   test('an interrupted append whose look loses its connection looks again on another one', async () => {
     const store = open()
     await store.create({ id: 's' })
