@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import type { HistoryEvent } from '@kode/protocol'
 import {
   exportSessionHtml,
@@ -667,6 +668,45 @@ describe('an append whose connection is lost', () => {
       await proxy.close()
     }
   })
+  test("an error Postgres reports for an append is passed on, also through a host's pool of another copy of pg", async () => {
+    // A host may bring its own pg (another version, another install): its errors are not
+    // instances of this package's classes.
+    const require = createRequire(import.meta.url)
+    const loaded = Object.keys(require.cache).filter((key) => /[\\/]pg(-pool|-protocol)?[\\/]/.test(key))
+    const cached = loaded.map((key) => [key, require.cache[key]] as const)
+    for (const key of loaded) delete require.cache[key]
+    const otherPg = require('pg') as typeof pg
+    for (const [key, module] of cached) require.cache[key] = module
+    expect(otherPg.Pool).not.toBe(pg.Pool)
+    // A lock held elsewhere longer than the host allows its statements to wait for one.
+    const url = new URL(postgresUrl())
+    url.searchParams.set('options', '-c lock_timeout=100')
+    for (const pool of [
+      new pg.Pool({ connectionString: url.toString() }),
+      new otherPg.Pool({ connectionString: url.toString() }),
+    ]) {
+      const store = createPostgresSessionStore({ pool, schema })
+      try {
+        const id = pool instanceof pg.Pool ? 'own' : 'other'
+        await store.create({ id })
+        const holder = await admin.connect()
+        try {
+          await holder.query('begin')
+          await holder.query(`select 1 from "${schema}".sessions where id = $1 for update`, [id])
+          const error = await store.append(id, [record('a')]).catch((e: unknown) => e)
+          expect({ id, error }).toMatchObject({ id, error: { code: '55P03', severity: 'ERROR' } })
+        } finally {
+          await holder.query('rollback')
+          holder.release()
+        }
+        expect(await store.read(id)).toEqual([])
+      } finally {
+        await store.close()
+        await pool.end()
+      }
+    }
+  })
+
   test("an append whose connection is lost with the database out of reach fails with written: 'unknown'", async () => {
     const proxy = await startCuttingProxy(postgresUrl())
     try {
