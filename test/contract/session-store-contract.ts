@@ -1,4 +1,4 @@
-import { CodecError, type HistoryEvent } from '@kode/protocol'
+import { CodecError, type HistoryEvent, roundTripHistoryEvent } from '@kode/protocol'
 import {
   DEFAULT_READ_BATCH_SIZE,
   SessionError,
@@ -116,6 +116,47 @@ export function describeSessionStoreContract(
       expect(await store.read(id)).toEqual(history)
     })
 
+    test('records hold any text and any JSON number, read back as encoded, by every way of reading', async () => {
+      // What a database may refuse or rewrite: NUL, lone surrogates, escapes, line separators, a
+      // would-be SQL string; numbers at the edges of a double, and -0 (JSON writes it as 0).
+      const texts = [
+        'nul \u0000',
+        'cut \ud83d',
+        '\ude00 low',
+        '\u2028\u2029\r\n',
+        '\\u0000 "q"',
+        "'; drop table x; --",
+      ]
+      const times = [1e308, -0, 5e-324, Number.MAX_SAFE_INTEGER + 2]
+      const records = [
+        ...texts.map(
+          (text, i): HistoryEvent => ({
+            role: 'user',
+            id: `t${i}`,
+            createdAt: 1,
+            parts: [{ type: 'text', text }],
+          }),
+        ),
+        ...times.map((createdAt, i): HistoryEvent => ({ ...record(`n${i}`), createdAt })),
+      ]
+      const { id } = await store.create()
+      await store.append(id, records)
+      const held = records.map(roundTripHistoryEvent)
+      expect(Object.is((held[texts.length + 1] as { createdAt: number }).createdAt, 0)).toBe(true)
+      expect(await store.read(id)).toEqual(held)
+      const batches: HistoryEvent[] = []
+      for await (const batch of store.readBatches!(id, { batchSize: 3 })) batches.push(...batch)
+      expect(batches).toEqual(held)
+      if (store.follow) {
+        const followed: HistoryEvent[] = []
+        for await (const item of store.follow(id)) {
+          followed.push(item.record)
+          if (followed.length === held.length) break
+        }
+        expect(followed).toEqual(held)
+      }
+    })
+
     test('append counts records and moves updatedAt', async () => {
       const { id, createdAt } = await store.create()
       await store.append(id, shortConversation())
@@ -188,6 +229,23 @@ export function describeSessionStoreContract(
       }
       expect(await store.info('n')).toBeUndefined()
       expect((await store.list()).map((s) => s.id)).toEqual(['s'])
+    })
+
+    test('fields a link carries beyond its own are kept exactly, whatever their keys and text', async () => {
+      // A caller outside TypeScript may pass a link with fields of its own: any key, any text, any
+      // value a database might take for its own encoding.
+      const extra = {
+        'nul \u0000 key': 'nul \u0000 value',
+        '\ud83d': ['\ude00', { 'kode:json': 'not json' }],
+        nested: { 'kode:json': '"looks wrapped"' },
+        n: 1.5,
+      }
+      const subAgent = { name: 'sub', ...extra } as never
+      const forkedFrom = { sessionId: 'src', messageId: 'm', ...extra } as never
+      const created = await store.create({ id: 's', subAgent, forkedFrom })
+      expect(created).toMatchObject({ subAgent, forkedFrom })
+      expect(await store.info('s')).toEqual(created)
+      expect(await store.list()).toEqual([created])
     })
 
     test('list returns every session, newest updated first', async () => {
@@ -303,6 +361,20 @@ export function describeSessionStoreContract(
       expect(won).toHaveLength(1)
       expect(lost.map((r) => SessionError.is(r.reason) && r.reason.code)).toEqual(['session_locked'])
       await (won[0] as PromiseFulfilledResult<Awaited<ReturnType<SessionStore['acquire']>>>).value.release()
+    })
+
+    test('of two concurrent create() calls for one id exactly one wins; the other changes nothing', async () => {
+      const results = await Promise.allSettled([
+        store.create({ id: 's', title: 'first' }),
+        store.create({ id: 's', title: 'second' }),
+      ])
+      const won = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+      const lost = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as unknown] : []))
+      expect(won).toHaveLength(1)
+      // The file store's loser may find the winner still writing the session (session_locked).
+      expect(['session_exists', 'session_locked']).toContain(SessionError.is(lost[0]) && lost[0].code)
+      expect(await store.info('s')).toEqual(won[0])
+      expect(await codeOf(store.create({ id: 's' }))).toBe('session_exists')
     })
 
     test('acquire of a missing session is session_not_found and holds nothing', async () => {

@@ -15,9 +15,19 @@ const LOOKS = 3
  */
 export function connectionLost(error: unknown): boolean {
   if (SessionError.is(error) || !(error instanceof Error)) return false
-  if (!(error instanceof pg.DatabaseError)) return true
+  if (!reportedByPostgres(error)) return true
   const code = error.code ?? ''
   return code.startsWith('08') || code === '57P01' || code === '57P02'
+}
+
+/**
+ * Whether Postgres reported `error` (an ErrorResponse). Told by its shape, not `instanceof`: a
+ * host's pool may come from another copy of pg, whose `DatabaseError` is another class.
+ */
+function reportedByPostgres(error: Error): error is pg.DatabaseError {
+  if (error instanceof pg.DatabaseError) return true
+  const { code, severity } = error as { code?: unknown; severity?: unknown }
+  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
 }
 
 /**

@@ -12,10 +12,23 @@ export interface LeaseContext {
   /** This store's identity in `lease_owner`. */
   owner: string
   leaseMs: number
-  /** Writes a batch under the lease's epoch (one statement); throws `session_lease_lost`. */
-  append(sessionId: string, events: readonly HistoryEvent[], epoch: number): Promise<void>
+  /**
+   * Writes a batch under the lease's epoch, in the session's incarnation it was taken in (one
+   * statement); throws `session_lease_lost`.
+   */
+  append(sessionId: string, events: readonly HistoryEvent[], grant: LeaseGrant): Promise<void>
   /** Forgets the lease in the store's list of held leases. */
   forget(lease: PostgresLease): void
+}
+
+/**
+ * What `acquire` was granted: the fencing epoch, and the incarnation of the session it holds. Epochs
+ * count per incarnation (a session created again under its id starts over), so the pair, not the
+ * epoch alone, tells this lease from a later one of the same store.
+ */
+export interface LeaseGrant {
+  epoch: number
+  incarnation: string
 }
 
 /**
@@ -27,14 +40,16 @@ export interface LeaseContext {
 export class PostgresLease implements SessionLease {
   readonly sessionId: string
   readonly epoch: number
+  readonly #incarnation: string
   readonly #context: LeaseContext
   readonly #timer: ReturnType<typeof setInterval>
   #released: Promise<void> | undefined
 
-  constructor(context: LeaseContext, sessionId: string, epoch: number) {
+  constructor(context: LeaseContext, sessionId: string, grant: LeaseGrant) {
     this.#context = context
     this.sessionId = sessionId
-    this.epoch = epoch
+    this.epoch = grant.epoch
+    this.#incarnation = grant.incarnation
     this.#timer = setInterval(() => void this.#renew(), Math.max(1, Math.floor(context.leaseMs / 3)))
     // A lease must not keep a host process alive on its own.
     this.#timer.unref?.()
@@ -48,7 +63,7 @@ export class PostgresLease implements SessionLease {
         }),
       )
     }
-    return this.#context.append(this.sessionId, events, this.epoch)
+    return this.#context.append(this.sessionId, events, { epoch: this.epoch, incarnation: this.#incarnation })
   }
 
   release(): Promise<void> {
@@ -61,7 +76,9 @@ export class PostgresLease implements SessionLease {
     const { pool, sql, queue, owner } = this.#context
     try {
       // After this lease's appends, so none of them is refused by its own release.
-      await queue.run(this.sessionId, () => pool.query(sql.release, [this.sessionId, this.epoch, owner]))
+      await queue.run(this.sessionId, () =>
+        pool.query(sql.release, [this.sessionId, this.epoch, owner, this.#incarnation]),
+      )
     } finally {
       this.#context.forget(this)
     }
@@ -70,6 +87,8 @@ export class PostgresLease implements SessionLease {
   async #renew(): Promise<void> {
     const { pool, sql, owner, leaseMs } = this.#context
     // A failed renewal is not reported here: the next append checks the epoch and says so.
-    await pool.query(sql.renew, [this.sessionId, this.epoch, owner, leaseMs]).catch(() => {})
+    await pool
+      .query(sql.renew, [this.sessionId, this.epoch, owner, leaseMs, this.#incarnation])
+      .catch(() => {})
   }
 }

@@ -229,13 +229,13 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     queue,
     owner,
     leaseMs,
-    append(sessionId, events, epoch) {
+    append(sessionId, events, { epoch, incarnation }) {
       return operation(async () => {
         await open(sessionId)
         const lines = encode(sessionId, events)
         await queue.run(sessionId, () =>
           confirmedAppend(pool, sql, sessionId, lines, async () => {
-            const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs]
+            const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs, incarnation]
             const { rows } = await pool.query(sql.leasedAppend, params)
             if (rows.length === 0) {
               const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
@@ -288,7 +288,8 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         await open(sessionId)
         const params = [sessionId, owner, process.pid, host, leaseMs]
         const row = await guarded(sessionId, () => pool.query(sql.acquire, params))
-        const lease = new PostgresLease(context, sessionId, Number(row.lease_epoch))
+        const grant = { epoch: Number(row.lease_epoch), incarnation: String(row.incarnation) }
+        const lease = new PostgresLease(context, sessionId, grant)
         held.add(lease)
         return lease
       })

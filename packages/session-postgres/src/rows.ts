@@ -34,7 +34,8 @@ export function metaOf(init: CreateSessionInit | SessionPatch): Meta {
 
 /** The `meta` parameter of a create: the fields given, as the column stores them. */
 export function metaParam(init: CreateSessionInit): string {
-  return JSON.stringify(toMetaColumn(metaOf(init)))
+  // As JSON has it first (what the file store writes): a link's own fields may hold any value.
+  return JSON.stringify(toMetaColumn(JSON.parse(JSON.stringify(metaOf(init)))))
 }
 
 /**

@@ -43,13 +43,16 @@ export function statements(schema: string) {
       returning record_count - $3::integer as base
     ), ${insertRecords}
     select base, ${notify} from w`,
-    /** An append through a lease: only while the lease's epoch is current; renews the lease. */
+    /**
+     * An append through a lease: only while the lease's epoch is current, in the incarnation it was
+     * taken in (a session created again under its id starts its epochs over); renews the lease.
+     */
     leasedAppend: `with w as (
       update ${s}.sessions
       set record_count = record_count + $3::integer,
           updated_at = case when $3::integer > 0 then $4::bigint else updated_at end,
           lease_expires_at = ${expiry.replace('$LEASE', '$7')}
-      where id = $1 and lease_epoch = $5 and lease_owner = $6
+      where id = $1 and lease_epoch = $5 and lease_owner = $6 and incarnation = $8
       returning record_count - $3::integer as base
     ), ${insertRecords}
     select base, ${notify} from w`,
@@ -69,11 +72,11 @@ export function statements(schema: string) {
             'acquiredAt', floor(extract(epoch from clock_timestamp()) * 1000)),
           lease_expires_at = ${expiry.replace('$LEASE', '$5')}
       where id = $1 and ${free}
-      returning lease_epoch`,
+      returning lease_epoch, incarnation`,
     renew: `update ${s}.sessions set lease_expires_at = ${expiry.replace('$LEASE', '$4')}
-      where id = $1 and lease_epoch = $2 and lease_owner = $3 returning lease_epoch`,
+      where id = $1 and lease_epoch = $2 and lease_owner = $3 and incarnation = $5 returning lease_epoch`,
     release: `update ${s}.sessions set lease_owner = null, lease_holder = null, lease_expires_at = null
-      where id = $1 and lease_epoch = $2 and lease_owner = $3`,
+      where id = $1 and lease_epoch = $2 and lease_owner = $3 and incarnation = $4`,
     /** Who holds the session, when its lease is live. */
     holder: `select lease_owner, lease_holder, lease_expires_at, ${free} as free
       from ${s}.sessions where id = $1`,

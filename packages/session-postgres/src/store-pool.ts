@@ -22,10 +22,25 @@ export class StorePool {
     return this.#running.track(this.#pool.query(text, values))
   }
 
-  /** Checks a connection out; the caller releases it. */
+  /**
+   * Checks a connection out; the caller releases it. While it is out, pg-pool listens to none of
+   * its `'error'` events, and pg emits one when the server ends the connection (a restart,
+   * `pg_terminate_backend`), also after failing the query under way: without a listener that
+   * would crash the host. The query fails with it anyway; the connection goes back as broken.
+   */
   connect(): Promise<pg.PoolClient> {
     if (this.#closed) return Promise.reject(storeClosed())
-    return this.#running.track(this.#pool.connect())
+    // The callback form: pg-pool calls it as it hands the connection out, so the listener is in
+    // place before pg reads on. A promise would resolve after the rest of the data that brought a
+    // new connection's first ReadyForQuery, which may end with the server ending it.
+    return this.#running.track(
+      new Promise<pg.PoolClient>((resolve, reject) => {
+        this.#pool.connect((error, client) => {
+          if (client) resolve(watched(client))
+          else reject(error)
+        })
+      }),
+    )
   }
 
   /**
@@ -45,4 +60,20 @@ export class StorePool {
     await this.#running.settled()
     this.#closed = true
   }
+}
+
+/** A checked-out connection that keeps an error it emits, and is released as broken after one. */
+function watched(client: pg.PoolClient): pg.PoolClient {
+  let lost: Error | undefined
+  const onError = (error: Error) => {
+    lost ??= error
+  }
+  client.on('error', onError)
+  const release = client.release.bind(client)
+  client.release = (error?: Error | boolean) => {
+    // The pool listens again from the release on.
+    release(error || lost)
+    client.removeListener('error', onError)
+  }
+  return client
 }

@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module'
 import type { HistoryEvent } from '@kode/protocol'
 import {
   exportSessionHtml,
@@ -116,6 +117,28 @@ describe('leases across hosts', () => {
     await first.release()
     expect(await a.append('s', [record('x')]).catch((e: SessionError) => e.code)).toBe('session_locked')
     await second.release()
+  })
+
+  test('a lease on a session deleted and created again is fenced off, also when the same store took the new session at the same epoch', async () => {
+    const [a, b] = [open(), open()]
+    await a.create({ id: 's' })
+    // A task of store a holds the session, then stalls for longer than its lease.
+    const stalled = await a.acquire('s')
+    await stalled.append([record('old')])
+    await expire('s')
+    // Another host deletes the session and creates it again; a second task of store a takes it.
+    await b.delete('s')
+    await b.create({ id: 's' })
+    const current = await a.acquire('s')
+    expect(current.sessionId).toBe('s')
+    const error = await stalled.append([record('late')]).catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(SessionLeaseLostError)
+    await current.append([record('new')])
+    expect((await b.read('s')).map((e) => e.id)).toEqual(['new'])
+    // Releasing the stalled lease leaves the new writer's lease in place.
+    await stalled.release()
+    expect(await b.append('s', [record('x')]).catch((e: SessionError) => e.code)).toBe('session_locked')
+    await current.release()
   })
 
   test('each acquire bumps the epoch; a plain append fences off an expired lease too', async () => {
@@ -645,6 +668,45 @@ describe('an append whose connection is lost', () => {
       await proxy.close()
     }
   })
+  test("an error Postgres reports for an append is passed on, also through a host's pool of another copy of pg", async () => {
+    // A host may bring its own pg (another version, another install): its errors are not
+    // instances of this package's classes.
+    const require = createRequire(import.meta.url)
+    const loaded = Object.keys(require.cache).filter((key) => /[\\/]pg(-pool|-protocol)?[\\/]/.test(key))
+    const cached = loaded.map((key) => [key, require.cache[key]] as const)
+    for (const key of loaded) delete require.cache[key]
+    const otherPg = require('pg') as typeof pg
+    for (const [key, module] of cached) require.cache[key] = module
+    expect(otherPg.Pool).not.toBe(pg.Pool)
+    // A lock held elsewhere longer than the host allows its statements to wait for one.
+    const url = new URL(postgresUrl())
+    url.searchParams.set('options', '-c lock_timeout=100')
+    for (const pool of [
+      new pg.Pool({ connectionString: url.toString() }),
+      new otherPg.Pool({ connectionString: url.toString() }),
+    ]) {
+      const store = createPostgresSessionStore({ pool, schema })
+      try {
+        const id = pool instanceof pg.Pool ? 'own' : 'other'
+        await store.create({ id })
+        const holder = await admin.connect()
+        try {
+          await holder.query('begin')
+          await holder.query(`select 1 from "${schema}".sessions where id = $1 for update`, [id])
+          const error = await store.append(id, [record('a')]).catch((e: unknown) => e)
+          expect({ id, error }).toMatchObject({ id, error: { code: '55P03', severity: 'ERROR' } })
+        } finally {
+          await holder.query('rollback')
+          holder.release()
+        }
+        expect(await store.read(id)).toEqual([])
+      } finally {
+        await store.close()
+        await pool.end()
+      }
+    }
+  })
+
   test("an append whose connection is lost with the database out of reach fails with written: 'unknown'", async () => {
     const proxy = await startCuttingProxy(postgresUrl())
     try {
@@ -659,6 +721,80 @@ describe('an append whose connection is lost', () => {
     } finally {
       await proxy.close()
     }
+  })
+})
+
+describe('a connection the server ends in the middle of a transaction', () => {
+  /**
+   * Holds the session's row in a transaction of its own, so the store's next statement on it
+   * waits; `end` lets it go.
+   */
+  async function holdRow(sessionId: string) {
+    const holder = await admin.connect()
+    await holder.query('begin')
+    await holder.query(`select 1 from "${schema}".sessions where id = $1 for update`, [sessionId])
+    return {
+      end: async () => {
+        await holder.query('rollback')
+        holder.release()
+      },
+    }
+  }
+  /** Ends the backend running a statement that contains `marker` once it waits for the row. */
+  async function terminateWaiting(marker: string) {
+    for (;;) {
+      const { rows } = await admin.query(
+        `select pg_terminate_backend(pid) as ended from pg_stat_activity
+          where wait_event_type = 'Lock' and position($1 in query) > 0 and pid <> pg_backend_pid()`,
+        [marker],
+      )
+      if (rows.some((row) => row.ended === true)) return
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
+  }
+
+  test('an update whose transaction loses its connection fails, and the host keeps running', async () => {
+    const store = open()
+    await store.create({ id: 's', title: 'before' })
+    const row = await holdRow('s')
+    const update = store.update('s', { title: 'after' }).catch((e: unknown) => e)
+    await terminateWaiting('meta = meta ||')
+    const error = await update
+    expect(error).toMatchObject({ code: '57P01' })
+    await row.end()
+    expect(await store.info('s')).toMatchObject({ title: 'before' })
+    expect(await store.update('s', { title: 'again' })).toMatchObject({ title: 'again' })
+  })
+
+  test('a new connection the server ends as soon as it is ready fails the operation that took it, and the host keeps running', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url })
+      // The store's first operation creates the schema in a transaction, on a new connection.
+      proxy.endOnceReady()
+      const error = await store.create({ id: 's' }).catch((e: unknown) => e)
+      expect(proxy.cuts()).toBe(1)
+      expect(error).toBeInstanceOf(Error)
+      expect(SessionError.is(error)).toBe(false)
+      await store.create({ id: 's', title: 't' })
+      expect(await store.info('s')).toMatchObject({ title: 't' })
+    } finally {
+      await proxy.close()
+    }
+  })
+
+  test('an interrupted append whose look loses its connection looks again on another one', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const row = await holdRow('s')
+    const append = store.append('s', [record('a')]).catch((e: unknown) => e)
+    // The append's statement, then the look that waits for it to let the row go.
+    await terminateWaiting('unnest($2::text[]) with ordinality')
+    await terminateWaiting('for share')
+    await row.end()
+    expect(await append).toMatchObject({ code: 'append_interrupted', written: false })
+    await store.append('s', [record('b')])
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['b'])
   })
 })
 

@@ -15,14 +15,36 @@ export interface CuttingProxy {
    * it; with `down`, every connection after the cut is refused too (the database out of reach).
    */
   arm(marker: string, when: 'before' | 'after', down?: 'down'): void
+  /**
+   * Ends the next new connection as a server ending it just after it became ready does: its
+   * first ReadyForQuery and a FATAL `57P01` error (`pg_terminate_backend`) in one write, then
+   * the close.
+   */
+  endOnceReady(): void
   /** How many connections were cut so far. */
   cuts(): number
   close(): Promise<void>
 }
 
+/** ReadyForQuery, idle: the server waits for a statement. */
+const READY = Buffer.from([0x5a, 0, 0, 0, 5, 0x49])
+
+/** The ErrorResponse a backend ended by `pg_terminate_backend` sends before it closes. */
+const TERMINATED = (() => {
+  const fields = Buffer.from(
+    'SFATAL\0VFATAL\0C57P01\0Mterminating connection due to administrator command\0\0',
+    'latin1',
+  )
+  const header = Buffer.alloc(5)
+  header.write('E', 0, 'latin1')
+  header.writeInt32BE(fields.length + 4, 1)
+  return Buffer.concat([header, fields])
+})()
+
 export async function startCuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
   let armed: { marker: string; when: 'before' | 'after'; down: boolean } | undefined
+  let endReady = false
   let down = false
   let cuts = 0
   const sockets = new Set<Socket>()
@@ -43,6 +65,8 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
       upstream.destroy()
     }
     let awaitingAnswer = false
+    const endWhenReady = endReady
+    endReady = false
     client.on('data', (chunk: Buffer) => {
       if (armed && chunk.toString('latin1').includes(armed.marker)) {
         const { when } = armed
@@ -55,6 +79,10 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
     })
     upstream.on('data', (chunk: Buffer) => {
       if (awaitingAnswer) return cut()
+      if (endWhenReady && chunk.includes(READY)) {
+        client.write(Buffer.concat([chunk, TERMINATED]))
+        return cut()
+      }
       client.write(chunk)
     })
     client.on('close', () => upstream.destroy())
@@ -70,6 +98,9 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
     url: url.toString(),
     arm(marker, when, andDown) {
       armed = { marker, when, down: andDown === 'down' }
+    },
+    endOnceReady() {
+      endReady = true
     },
     cuts: () => cuts,
     close() {
