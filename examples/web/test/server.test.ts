@@ -171,6 +171,19 @@ describe('tasks over HTTP', () => {
     expect(huge.status).toBe(413)
     expect((await fetch(`${url}/../etc/passwd`)).status).toBe(404)
     expect((await fetch(`${url}/app.js.map`)).status).toBe(404)
+    expect((await fetch(`${url}/`, { method: 'DELETE' })).status).toBe(405)
+  })
+
+  test('HEAD of a page answers as GET does, without the body', async () => {
+    const { url } = await start()
+    const get = await fetch(`${url}/`)
+    const page = await get.arrayBuffer()
+    const head = await fetch(`${url}/`, { method: 'HEAD' })
+    expect(head.status).toBe(200)
+    expect(head.headers.get('content-type')).toBe(get.headers.get('content-type'))
+    expect(head.headers.get('content-length')).toBe(String(page.byteLength))
+    expect(await head.text()).toBe('')
+    expect((await fetch(`${url}/nope.js`, { method: 'HEAD' })).status).toBe(404)
   })
 
   test('a request target that is not a path is a 400, not a server error', async () => {

@@ -107,10 +107,17 @@ export function createWebApp(options: WebAppOptions): WebApp {
     const method = req.method ?? 'GET'
     if (parts[0] !== 'sessions') {
       const asset = STATIC[url.pathname]
-      if (!asset || method !== 'GET') throw new HttpError(404, 'not found')
+      if (!asset) throw new HttpError(404, 'not found')
+      // HEAD as GET without the body (uptime checks, `curl -I`); nothing else reads a page.
+      if (method !== 'GET' && method !== 'HEAD') throw new HttpError(405, 'method not allowed')
       const body = await readFile(join(options.publicDir, asset[0]))
-      res.writeHead(200, { 'content-type': asset[1], 'cache-control': 'no-cache', ...SECURITY_HEADERS })
-      res.end(body)
+      const headers = {
+        'content-type': asset[1],
+        'content-length': body.byteLength,
+        'cache-control': 'no-cache',
+      }
+      res.writeHead(200, { ...headers, ...SECURITY_HEADERS })
+      res.end(method === 'HEAD' ? undefined : body)
       return
     }
     if (parts.length === 1) {
