@@ -12,8 +12,10 @@ import { nativeFormatter } from '../formatters/native.js'
 import { outputSpec } from '../output/output-spec.js'
 import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import { AbortListeners } from '../task/abort-listeners.js'
 import type { ApprovalDecision } from '../task/approval.js'
 import { Journal } from '../task/journal.js'
+import { hookedRequest } from '../task/model-hook.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
@@ -291,7 +293,20 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /** One manual compaction, holding the session's writer until it ends. */
-  const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
+  const compactNow = async (controller: AbortController): Promise<CompactionResult> => {
+    const { signal } = controller
+    // A beforeModelCall hook that throws on the summary request fails the compaction, with its message.
+    let hookFailure: HostFailure | undefined
+    const hookScope = {
+      hooks,
+      sessionId,
+      signal,
+      aborts: new AbortListeners(signal),
+      failHost: (_error: unknown, message: string) => {
+        hookFailure ??= { message }
+        controller.abort()
+      },
+    }
     try {
       // A session that does not exist yet has nothing to summarise: compacting creates none.
       try {
@@ -320,6 +335,8 @@ export function createAgent(options: AgentOptions): Agent {
           client,
           signal,
           instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
+          hostFailure: () => hookFailure,
+          prepare: (summary) => hookedRequest(hookScope, summary),
         },
         'manual',
         budget,
@@ -359,7 +376,7 @@ export function createAgent(options: AgentOptions): Agent {
       const forward = () => controller.abort(external?.reason)
       if (external?.aborted) forward()
       else external?.addEventListener('abort', forward, { once: true })
-      const done = compactNow(controller.signal)
+      const done = compactNow(controller)
       compacting = { interrupt: () => controller.abort(), done }
       try {
         return await done

@@ -9,7 +9,7 @@ import {
   joinText,
   type Message,
 } from '@kode/protocol'
-import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
+import { type LLMClient, type LLMRequest, ProviderError, type RetryInfo } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
@@ -82,6 +82,12 @@ export interface CompactionContext {
    * compaction so stopped failed, with this message, as the task does.
    */
   hostFailure?: () => { message: string } | undefined
+  /**
+   * The host's `beforeModelCall` over the summary request, which is a request to the model like a
+   * turn's: a hook that redacts, routes or refuses requests must see it too. `undefined` when nothing
+   * is to be sent: the hook threw (which aborts `signal`, see `hostFailure`) or the user interrupted.
+   */
+  prepare?: (request: LLMRequest) => Promise<LLMRequest | undefined>
 }
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
@@ -239,8 +245,11 @@ async function summarise(
         ctx,
         transcript,
         plan.summarised,
-        (request) => {
-          const sent = summaryRequest(request, previousSummary, summaryTokens)
+        async (request) => {
+          const built = summaryRequest(request, previousSummary, summaryTokens)
+          const sent = ctx.prepare ? await ctx.prepare(built) : built
+          // The hook threw (which aborted the signal) or the user interrupted: nothing is sent.
+          if (sent === undefined) throw signal.reason
           return client.complete(sent, { signal, onRetry })
         },
         charge,

@@ -11,7 +11,6 @@ import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { type Billed, billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
@@ -24,6 +23,7 @@ import {
 import { callModelWithinBudget } from './budgeted-call.js'
 import { CallSubAgents, type ChildResume } from './call-sub-agents.js'
 import { callModel, type ModelResult } from './model-call.js'
+import { hookedRequest } from './model-hook.js'
 import type { HostFailure, TaskRuntime } from './runtime.js'
 import { runToolBatch } from './tool-batch.js'
 
@@ -106,39 +106,6 @@ function nextRequest(rt: TaskRuntime): LLMRequest {
   if (system !== undefined) request.system = system
   if (rt.output) request.responseFormat = rt.output.format
   return withModelSettings(request, rt.modelSettings)
-}
-
-/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails) or the task was interrupted. */
-async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
-  const hook = rt.hooks.beforeModelCall
-  if (!hook) return request
-  try {
-    // Interrupted while the hook ran: `undefined`, and the call reads as aborted.
-    const hooked = await rt.aborts.unlessAborted(
-      hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
-    )
-    if (rt.signal.aborted) return undefined
-    if (hooked === undefined || hooked === null) return request
-    // Checked here, where the host can be told what its hook did: sent on, a request without a
-    // messages list failed in the provider as "could not build the request".
-    if (typeof hooked !== 'object' || !Array.isArray((hooked as { messages?: unknown }).messages)) {
-      throw new TypeError(
-        `beforeModelCall must return a request (with a messages list) or nothing; it returned ${describe(hooked)}`,
-      )
-    }
-    return hooked
-  } catch (error) {
-    // Interrupted meanwhile, the call reads as aborted: a hook that stops when its signal aborts
-    // (rejecting with the abort, as `fetch` does) did what it was asked to.
-    if (!rt.signal.aborted) rt.failHost(error, `The beforeModelCall hook threw: ${thrownText(error)}`)
-    return undefined
-  }
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'object') return 'an object without a messages list'
-  return `a ${typeof value}`
 }
 
 async function completed(
