@@ -10,7 +10,12 @@ import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { outputSpec } from '../output/output-spec.js'
-import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
+import {
+  checkModelSettings,
+  checkToolChoice,
+  type ModelSettings,
+  mergeModelSettings,
+} from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { AbortListeners } from '../task/abort-listeners.js'
 import type { ApprovalDecision } from '../task/approval.js'
@@ -184,6 +189,10 @@ export function createAgent(options: AgentOptions): Agent {
   let compacting: { interrupt: () => void; done: Promise<unknown> } | undefined
   let closing: Promise<void> | undefined
 
+  // The tools a `toolChoice` may name: those the model is offered now (`setTools` changes them).
+  const offered = () => (instructions.tools ?? []).map((tool) => tool.name)
+  const agentSettings = options.modelSettings
+
   const start = (task: TaskStart, runOptions: RunOptions): AgentRun => {
     running = true
     const controller = new AbortController()
@@ -261,6 +270,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new AgentError('invalid_options', 'messageId must be a non-empty string')
     }
     checkModelSettings(runOptions.modelSettings)
+    checkToolChoice(mergeModelSettings(agentSettings, runOptions.modelSettings), offered())
     if (runOptions.output !== undefined) outputSpec(runOptions.output)
     return start({ kind: 'input', parts, mode, messageId }, runOptions) as AgentRun<OutputOf<S>>
   }
@@ -277,6 +287,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new AgentError('invalid_options', 'inputId must be a non-empty string')
     }
     checkModelSettings(merged.modelSettings)
+    checkToolChoice(mergeModelSettings(agentSettings, merged.modelSettings), offered())
     if (merged.output !== undefined) outputSpec(merged.output)
     // Taken as they are now: the task checks them once it holds the session's writer, and a host
     // may reuse its list (and decision objects) by then. The shape is checked there.
