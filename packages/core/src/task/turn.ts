@@ -52,15 +52,18 @@ interface TurnFailure {
 }
 
 /**
- * One turn: one model response and its tool calls, between `turn_start` and `turn_end`. The
+ * One turn: one model response and its tool calls, between `turn_start` and `turn_end` (`resumed`:
+ * the turn a process that died opened, whose `turn_start` is out already). The
  * response's message, with the actions the history formatter finds in its text appended as tool
  * calls, is persisted before `response_complete` announces it; an interrupted one is
  * persisted with `stopReason: 'aborted'` (or, with no output at all, an `interrupt` record), its
  * calls answered `aborted`, and `interrupt` is emitted before `turn_end`. When the signal aborted
  * because the host failed (`rt.hostFailure()`), the turn fails instead, as for a provider failure.
  */
-export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEnd> {
-  rt.events.emit('turn_start', {})
+export async function runTurn(rt: TaskRuntime, state: TaskState, resumed = false): Promise<TurnEnd> {
+  // A turn a process that died had opened (see `endsAwaitingResponse`) goes on without a second start.
+  if (resumed) rt.events.resumeTurn([])
+  else rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
   // A beforeModelCall hook that throws aborts the task's signal as a host failure; the call then
