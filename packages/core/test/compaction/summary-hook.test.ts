@@ -120,4 +120,30 @@ describe('beforeModelCall and the summary request', () => {
     })
     expect(h().server.requests).toHaveLength(1)
   })
+
+  test('an interrupt while the hook ignores its signal ends the compaction at once, sending nothing', async () => {
+    await longSession()
+    const controller = new AbortController()
+    const agent = h().createAgent({
+      sessionId: 'long',
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      compaction: { keepRecent: 1 },
+      hooks: {
+        // Never settles, and never looks at its signal.
+        beforeModelCall: () => {
+          controller.abort()
+          return new Promise<undefined>(() => {})
+        },
+      },
+    })
+    expect(await agent.compact({ signal: controller.signal })).toEqual({
+      compacted: false,
+      reason: 'aborted',
+    })
+    expect(h().server.requests).toHaveLength(0)
+    expect((await agent.history()).at(-1)).toMatchObject({
+      type: 'interrupt',
+      compaction: { reason: 'manual' },
+    })
+  })
 })
