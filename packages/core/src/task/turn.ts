@@ -10,6 +10,7 @@ import {
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { type Billed, billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
+import { outputInstructions } from '../output/output-spec.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
@@ -106,8 +107,12 @@ export async function runTurn(rt: TaskRuntime, state: TaskState, resumed = false
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
-  if (system !== undefined) request.system = system
-  if (rt.output) request.responseFormat = rt.output.format
+  // A formatter that offers the model tools only in its text (ReAct, CodeAct) needs every response
+  // free to state an action: the schema goes in the instructions, not in a native response format.
+  const inText = rt.output !== undefined && rt.tools.definitions !== undefined && !tools?.length
+  const texts = [system, inText ? outputInstructions(rt.output!) : undefined].filter((t) => t !== undefined)
+  if (texts.length > 0) request.system = texts.join('\n\n')
+  if (rt.output && !inText) request.responseFormat = rt.output.format
   return withModelSettings(request, rt.modelSettings)
 }
 
