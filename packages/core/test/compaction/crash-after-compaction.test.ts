@@ -10,6 +10,7 @@ import {
   compactionsOf,
   isSummaryRequest,
   readChunk,
+  readChunkSession,
   TINY,
   toolLoopModel,
 } from '../helpers/small-window.js'
@@ -96,6 +97,59 @@ describe("a process that died right after a retry's notice", () => {
       h().server.enqueue(chatStream({ id: 'r2', steps: [say('Hello again.')] }))
       const agent = h().createAgent({ sessionId: id })
       const live = await collect(mode === 'continue' ? agent.continue() : agent.run('Go on'))
+      expect(live.outcome.reason).toBe('completed')
+      const history = await agent.history()
+      expectValidHistory(history)
+      const watched = replayThenLive(prefix, id, live.events)
+      expect(checkEventOrder(watched)).toEqual([])
+      expect(replayedPart(watched)).toEqual(replayOf(history, id))
+    },
+  )
+})
+
+describe('a process that died right after an interrupted threshold compaction was marked', () => {
+  const h = useHarness()
+
+  test.each(['continue', 'run'] as const)(
+    '%s: its events go on from the open turn, as the replay of the history it leaves shows them',
+    async (mode) => {
+      const id = `cut-${mode}`
+      await h().store.create({ id: 'long' })
+      await h().store.append(
+        'long',
+        readChunkSession(6, (n) => `chunk ${n}: ${'x'.repeat(2_000)}`, { id: 'done', text: 'Read them.' }),
+      )
+      const options = {
+        client: h().client({ model: 'tiny', catalog: TINY }),
+        tools: [readChunk],
+        compaction: { keepRecent: 1, summarize: async () => 'Six chunks were read.' },
+      }
+      const controller = new AbortController()
+      const interrupted = h().createAgent({
+        ...options,
+        sessionId: 'long',
+        compaction: {
+          keepRecent: 1,
+          summarize: ({ signal }) => {
+            controller.abort()
+            return new Promise<string>((_, reject) =>
+              signal.addEventListener('abort', () => reject(signal.reason)),
+            )
+          },
+        },
+      })
+      expect((await interrupted.run('Go on', { signal: controller.signal }).done).reason).toBe('aborted')
+      const full = await interrupted.history()
+      const marker = full.findIndex(
+        (r) => !('role' in r) && r.type === 'interrupt' && r.compaction !== undefined,
+      )
+      expect(marker).toBeGreaterThan(0)
+      const prefix = full.slice(0, marker + 1)
+      await h().store.create({ id })
+      await h().store.append(id, prefix)
+      h().server.enqueue(chatStream({ id: 'r1', steps: [say('done')] }))
+      const agent = h().createAgent({ ...options, sessionId: id })
+      const live = await collect(mode === 'continue' ? agent.continue() : agent.run('Go on again'))
       expect(live.outcome.reason).toBe('completed')
       const history = await agent.history()
       expectValidHistory(history)
