@@ -9,7 +9,15 @@ import {
   joinText,
   type Message,
 } from '@kode/protocol'
-import { type LLMClient, type LLMRequest, ProviderError, type RetryInfo } from '@kode/providers'
+import {
+  type LLMClient,
+  type LLMRequest,
+  ProviderError,
+  type RetryInfo,
+  type RetryPolicy,
+  retryAllowed,
+  retryDelayMs,
+} from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
@@ -68,8 +76,13 @@ export interface CompactionEvents {
 export interface CompactionContext {
   journal: CompactionJournal
   events: CompactionEvents
-  /** The agent's settings it uses: the token counter, ids and the clock. */
-  settings: { readonly estimator: TokenEstimator; createId(): string; now(): number }
+  /** The agent's settings it uses: the token counter, ids, the clock, and the engine's retries. */
+  settings: {
+    readonly estimator: TokenEstimator
+    readonly retry: RetryPolicy
+    createId(): string
+    now(): number
+  }
   compaction: CompactionSettings
   client: LLMClient
   signal: AbortSignal
@@ -241,6 +254,23 @@ async function summarise(
         retries.push(errorMessage)
         events.emit('error', { errorMessage, canRetry: true })
       }
+      // The client retries before any output; after output, as for a turn, the engine does.
+      const complete = async (sent: LLMRequest): Promise<AssistantMessage> => {
+        const startedAt = settings.now()
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await client.complete(sent, { signal, onRetry })
+          } catch (error) {
+            if (!ProviderError.is(error) || !afterOutput(error) || signal.aborted) throw error
+            const delayMs = retryDelayMs(attempt, error.retryAfterMs, settings.retry)
+            if (!retryAllowed(attempt, settings.now() - startedAt, delayMs, settings.retry)) throw error
+            const info: RetryInfo = { error, delayMs, attempt }
+            if (error.partial) info.partial = error.partial
+            onRetry(info)
+            if (!(await pause(delayMs, signal))) throw signal.reason
+          }
+        }
+      }
       const message = await completeWithin(
         ctx,
         transcript,
@@ -250,7 +280,7 @@ async function summarise(
           const sent = ctx.prepare ? await ctx.prepare(built) : built
           // The hook threw (which aborted the signal) or the user interrupted: nothing is sent.
           if (sent === undefined) throw signal.reason
-          return client.complete(sent, { signal, onRetry })
+          return complete(sent)
         },
         charge,
       )
@@ -350,6 +380,30 @@ function keepBudget(
   const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
   const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
   return keep * undercount
+}
+
+/**
+ * Whether the request failed after its response had begun (a connection cut mid-summary): the
+ * client retries only before any output, so such a failure, when retryable, is the engine's to retry.
+ */
+function afterOutput(error: ProviderError): boolean {
+  return error.retryable && (error.partial?.parts.length ?? 0) > 0
+}
+
+/** Resolves `true` after `ms`, or `false` as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false)
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
