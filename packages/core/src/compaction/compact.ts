@@ -2,6 +2,7 @@ import {
   type AssistantMessage,
   type CompactionReason,
   type CompactionRecord,
+  cutText,
   type ErrorRecord,
   type EventOf,
   type HistoryEvent,
@@ -105,6 +106,11 @@ export interface CompactionContext {
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
 const CUT_SUMMARY = "The summary was cut off at the model's output limit, so nothing was compacted."
+
+/** Why a summary its provider ended for another reason than a finished answer is not saved. */
+function unfinishedSummary(rawStopReason: string): string {
+  return `The summary ended without a finished answer (the provider said ${cutText(rawStopReason, 80)}), so nothing was compacted.`
+}
 
 /** Share of the usable window the kept part may take, leaving room for the summary and new work. */
 const KEEP_SHARE = 0.4
@@ -292,6 +298,14 @@ async function summarise(
       // carry on from a truncated account of the session, so it is a failed summary.
       if (message.stopReason === 'length')
         return unsaved({ compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY })
+      // Ended for a reason Kode has no name for (a content filter, a refusal): what came is not the
+      // account asked for, and saved it would stand in for the older part of the session.
+      if (message.stopReason === undefined && message.rawStopReason !== undefined)
+        return unsaved({
+          compacted: false,
+          reason: 'failed',
+          errorMessage: unfinishedSummary(message.rawStopReason),
+        })
       summary = joinText(message.parts)
     }
   } catch (error) {
