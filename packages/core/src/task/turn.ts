@@ -107,13 +107,20 @@ export async function runTurn(rt: TaskRuntime, state: TaskState, resumed = false
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
-  // A formatter that offers the model tools only in its text (ReAct, CodeAct) needs every response
-  // free to state an action: the schema goes in the instructions, not in a native response format.
-  const inText = rt.output !== undefined && rt.tools.definitions !== undefined && !tools?.length
+  // A formatter that offers the model a tool in its text alone (ReAct, CodeAct's code tool) needs
+  // every response free to state an action: the schema goes in the instructions, not in a native
+  // response format.
+  const inText = rt.output !== undefined && offersInText(rt, tools)
   const texts = [system, inText ? outputInstructions(rt.output!) : undefined].filter((t) => t !== undefined)
   if (texts.length > 0) request.system = texts.join('\n\n')
   if (rt.output && !inText) request.responseFormat = rt.output.format
   return withModelSettings(request, rt.modelSettings)
+}
+
+/** Whether the formatter offers one of the task's tools in its text alone, not as a native tool. */
+function offersInText(rt: TaskRuntime, native: LLMRequest['tools']): boolean {
+  const declared = new Set((native ?? []).map((tool) => tool.name))
+  return (rt.tools.definitions ?? []).some((tool) => !declared.has(tool.name))
 }
 
 async function completed(

@@ -1,4 +1,10 @@
-import { reactFormatter } from '@kode/core'
+import {
+  CODE_EXECUTION_TOOL,
+  CodeExecutionParameters,
+  codeActFormatter,
+  defineTool,
+  reactFormatter,
+} from '@kode/core'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { anthropicStream } from '../helpers/anthropic-wire.js'
@@ -63,5 +69,26 @@ describe('structured output with a text strategy', () => {
     expect(outcome).toMatchObject({ reason: 'completed', output: { words: 3 } })
     const body = h().server.requests[0]!.body as Record<string, unknown>
     expect(body.response_format).toMatchObject({ type: 'json_schema' })
+  })
+
+  test('CodeAct with native tools beside its code tool: those stay native, and no native format is sent', async () => {
+    const python = defineTool({
+      name: CODE_EXECUTION_TOOL,
+      description: 'Runs Python 3.',
+      parameters: CodeExecutionParameters,
+      execute: ({ code }) => `ran: ${code}`,
+    })
+    h().server.enqueue(
+      textReply('r1', '```python\nprint(len("a b c".split()))\n```'),
+      textReply('r2', 'Final Answer: {"words": 3}'),
+    )
+    const agent = h().createAgent({ tools: [python, readFile], historyFormatter: codeActFormatter() })
+    const { outcome } = await collect(agent.run('How many words in "a b c"?', { output: Count }))
+    expect(outcome).toMatchObject({ reason: 'completed', output: { words: 3 } })
+    for (const request of h().server.requests) {
+      const body = request.body as { response_format?: unknown; tools?: { function: { name: string } }[] }
+      expect(body.response_format).toBeUndefined()
+      expect(body.tools?.map((tool) => tool.function.name)).toEqual(['read_file'])
+    }
   })
 })
