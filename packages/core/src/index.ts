@@ -74,4 +74,8 @@ export {
 } from './tools/define-tool.js'
 export { capOutput } from './tools/output-limit.js'
 export type { SubAgentOutcome, SubAgentSpec } from './tools/sub-agent-spec.js'
-export { INTERRUPTED_PENDING_TEXT, INTERRUPTED_RUNNING_TEXT } from './tools/tool-outcome.js'
+export {
+  INTERRUPTED_FINISHED_TEXT,
+  INTERRUPTED_PENDING_TEXT,
+  INTERRUPTED_RUNNING_TEXT,
+} from './tools/tool-outcome.js'

@@ -1,4 +1,4 @@
-import { defineTool } from '@kode/core'
+import { defineTool, INTERRUPTED_FINISHED_TEXT } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
@@ -513,5 +513,33 @@ describe('a hook that stops when its signal aborts', () => {
       expectValidHistory(history)
       expect(summarizeHistory(history).filter((line) => line.startsWith('error'))).toEqual([])
     },
+  )
+})
+
+test('a call interrupted while afterToolCall runs says its tool finished, so the model does not take it for undone', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+  const controller = new AbortController()
+  const { tool, written } = writeTool()
+  const agent = h.createAgent({
+    tools: [tool],
+    hooks: {
+      // Never settles, and ignores its signal.
+      afterToolCall: () => {
+        controller.abort()
+        return new Promise<undefined>(() => {})
+      },
+    },
+  })
+  const { events, outcome } = await collect(agent.run('Write', { signal: controller.signal }))
+  expectOrdered(events)
+  expect(outcome.reason).toBe('aborted')
+  expect(written).toEqual(['a'])
+  const history = await agent.history()
+  expectValidHistory(history)
+  // Its result is not kept (the hook never gave it back), but the write happened.
+  expect(summarizeHistory(history)[2]).toBe(`tool c1 aborted: ${INTERRUPTED_FINISHED_TEXT}`)
+  expect(INTERRUPTED_FINISHED_TEXT).toBe(
+    'The user interrupted the task after this tool call finished; its result was not kept.',
   )
 })

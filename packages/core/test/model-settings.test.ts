@@ -1,4 +1,4 @@
-import { AgentError, defineSubAgent } from '@kode/core'
+import { AgentError, defineSubAgent, reactFormatter } from '@kode/core'
 import { describe, expect, test } from 'vitest'
 import { APIS, textReplyFor } from './helpers/any-wire.js'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -199,6 +199,61 @@ describe('model settings', () => {
     )
     expect(agent.running).toBe(false)
     expect(h.server.requests).toEqual([])
+  })
+
+  test('a toolChoice naming a tool the model is not offered is refused before any request', async () => {
+    const h = harness()
+    const refused = (make: () => unknown) => {
+      try {
+        make()
+      } catch (error) {
+        expect(AgentError.is(error)).toBe(true)
+        return `${(error as AgentError).code}: ${(error as Error).message}`
+      }
+      return 'accepted'
+    }
+    const agent = h.createAgent({ tools: [readFile] })
+    expect(refused(() => agent.run('Hi', { modelSettings: { toolChoice: { name: 'write_file' } } }))).toBe(
+      'invalid_options: modelSettings.toolChoice names write_file, which is not a tool the model is offered (read_file)',
+    )
+    // The agent's own choice is checked against the tools it has when it runs.
+    const forced = h.createAgent({ tools: [readFile], modelSettings: { toolChoice: { name: 'read_file' } } })
+    forced.setTools([])
+    expect(refused(() => forced.run('Hi'))).toBe(
+      'invalid_options: modelSettings.toolChoice names read_file, which is not a tool the model is offered (none)',
+    )
+    expect(refused(() => forced.continue())).toContain('modelSettings.toolChoice names read_file')
+    // A text strategy offers the model no native tools to force.
+    const react = h.createAgent({ tools: [readFile], historyFormatter: reactFormatter() })
+    expect(
+      refused(() => react.run('Hi', { modelSettings: { toolChoice: { name: 'read_file' } } })),
+    ).toContain('modelSettings.toolChoice names read_file')
+    expect(h.server.requests).toEqual([])
+  })
+
+  test('a sub-agent whose toolChoice names none of its tools fails its call, and sends nothing', async () => {
+    const h = harness()
+    const helper = defineSubAgent({
+      name: 'helper',
+      description: 'Helps',
+      tools: [readFile],
+      modelSettings: { toolChoice: { name: 'write_file' } },
+    })
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'helper', { prompt: 'Read a' })] }),
+      textReply('r2', 'It failed.'),
+    )
+    const agent = h.createAgent({ tools: [helper] })
+    const { outcome } = await collect(agent.run('Go'))
+    expect(outcome.reason).toBe('completed')
+    expect(h.server.requests).toHaveLength(2)
+    const result = (await agent.history()).find((r) => 'role' in r && r.role === 'tool')
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText: expect.stringContaining(
+        'toolChoice names write_file, which is not a tool the model is offered (read_file)',
+      ),
+    })
   })
 
   test.each([

@@ -10,10 +10,17 @@ import { AgentError } from '../errors.js'
 import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { nativeFormatter } from '../formatters/native.js'
 import { outputSpec } from '../output/output-spec.js'
-import { checkModelSettings, type ModelSettings, mergeModelSettings } from '../settings/model-settings.js'
+import {
+  checkModelSettings,
+  checkToolChoice,
+  type ModelSettings,
+  mergeModelSettings,
+} from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
+import { AbortListeners } from '../task/abort-listeners.js'
 import type { ApprovalDecision } from '../task/approval.js'
 import { Journal } from '../task/journal.js'
+import { hookedRequest } from '../task/model-hook.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { TaskEvents } from '../task/task-events.js'
@@ -182,6 +189,10 @@ export function createAgent(options: AgentOptions): Agent {
   let compacting: { interrupt: () => void; done: Promise<unknown> } | undefined
   let closing: Promise<void> | undefined
 
+  // The tools a `toolChoice` may name: those the model is offered now (`setTools` changes them).
+  const offered = () => (instructions.tools ?? []).map((tool) => tool.name)
+  const agentSettings = options.modelSettings
+
   const start = (task: TaskStart, runOptions: RunOptions): AgentRun => {
     running = true
     const controller = new AbortController()
@@ -259,6 +270,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new AgentError('invalid_options', 'messageId must be a non-empty string')
     }
     checkModelSettings(runOptions.modelSettings)
+    checkToolChoice(mergeModelSettings(agentSettings, runOptions.modelSettings), offered())
     if (runOptions.output !== undefined) outputSpec(runOptions.output)
     return start({ kind: 'input', parts, mode, messageId }, runOptions) as AgentRun<OutputOf<S>>
   }
@@ -275,6 +287,7 @@ export function createAgent(options: AgentOptions): Agent {
       throw new AgentError('invalid_options', 'inputId must be a non-empty string')
     }
     checkModelSettings(merged.modelSettings)
+    checkToolChoice(mergeModelSettings(agentSettings, merged.modelSettings), offered())
     if (merged.output !== undefined) outputSpec(merged.output)
     // Taken as they are now: the task checks them once it holds the session's writer, and a host
     // may reuse its list (and decision objects) by then. The shape is checked there.
@@ -291,7 +304,20 @@ export function createAgent(options: AgentOptions): Agent {
   }
 
   /** One manual compaction, holding the session's writer until it ends. */
-  const compactNow = async (signal: AbortSignal): Promise<CompactionResult> => {
+  const compactNow = async (controller: AbortController): Promise<CompactionResult> => {
+    const { signal } = controller
+    // A beforeModelCall hook that throws on the summary request fails the compaction, with its message.
+    let hookFailure: HostFailure | undefined
+    const hookScope = {
+      hooks,
+      sessionId,
+      signal,
+      aborts: new AbortListeners(signal),
+      failHost: (_error: unknown, message: string) => {
+        hookFailure ??= { message }
+        controller.abort()
+      },
+    }
     try {
       // A session that does not exist yet has nothing to summarise: compacting creates none.
       try {
@@ -320,6 +346,8 @@ export function createAgent(options: AgentOptions): Agent {
           client,
           signal,
           instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
+          hostFailure: () => hookFailure,
+          prepare: (summary) => hookedRequest(hookScope, summary),
         },
         'manual',
         budget,
@@ -359,7 +387,7 @@ export function createAgent(options: AgentOptions): Agent {
       const forward = () => controller.abort(external?.reason)
       if (external?.aborted) forward()
       else external?.addEventListener('abort', forward, { once: true })
-      const done = compactNow(controller.signal)
+      const done = compactNow(controller)
       compacting = { interrupt: () => controller.abort(), done }
       try {
         return await done

@@ -2,6 +2,7 @@ import {
   type AssistantMessage,
   type CompactionReason,
   type CompactionRecord,
+  cutText,
   type ErrorRecord,
   type EventOf,
   type HistoryEvent,
@@ -9,7 +10,15 @@ import {
   joinText,
   type Message,
 } from '@kode/protocol'
-import { type LLMClient, ProviderError, type RetryInfo } from '@kode/providers'
+import {
+  type LLMClient,
+  type LLMRequest,
+  ProviderError,
+  type RetryInfo,
+  type RetryPolicy,
+  retryAllowed,
+  retryDelayMs,
+} from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
@@ -68,8 +77,13 @@ export interface CompactionEvents {
 export interface CompactionContext {
   journal: CompactionJournal
   events: CompactionEvents
-  /** The agent's settings it uses: the token counter, ids and the clock. */
-  settings: { readonly estimator: TokenEstimator; createId(): string; now(): number }
+  /** The agent's settings it uses: the token counter, ids, the clock, and the engine's retries. */
+  settings: {
+    readonly estimator: TokenEstimator
+    readonly retry: RetryPolicy
+    createId(): string
+    now(): number
+  }
   compaction: CompactionSettings
   client: LLMClient
   signal: AbortSignal
@@ -82,10 +96,21 @@ export interface CompactionContext {
    * compaction so stopped failed, with this message, as the task does.
    */
   hostFailure?: () => { message: string } | undefined
+  /**
+   * The host's `beforeModelCall` over the summary request, which is a request to the model like a
+   * turn's: a hook that redacts, routes or refuses requests must see it too. `undefined` when nothing
+   * is to be sent: the hook threw (which aborts `signal`, see `hostFailure`) or the user interrupted.
+   */
+  prepare?: (request: LLMRequest) => Promise<LLMRequest | undefined>
 }
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
 const CUT_SUMMARY = "The summary was cut off at the model's output limit, so nothing was compacted."
+
+/** Why a summary its provider ended for another reason than a finished answer is not saved. */
+function unfinishedSummary(rawStopReason: string): string {
+  return `The summary ended without a finished answer (the provider said ${cutText(rawStopReason, 80)}), so nothing was compacted.`
+}
 
 /** Share of the usable window the kept part may take, leaving room for the summary and new work. */
 const KEEP_SHARE = 0.4
@@ -235,13 +260,33 @@ async function summarise(
         retries.push(errorMessage)
         events.emit('error', { errorMessage, canRetry: true })
       }
+      // The client retries before any output; after output, as for a turn, the engine does.
+      const complete = async (sent: LLMRequest): Promise<AssistantMessage> => {
+        const startedAt = settings.now()
+        for (let attempt = 1; ; attempt++) {
+          try {
+            return await client.complete(sent, { signal, onRetry })
+          } catch (error) {
+            if (!ProviderError.is(error) || !afterOutput(error) || signal.aborted) throw error
+            const delayMs = retryDelayMs(attempt, error.retryAfterMs, settings.retry)
+            if (!retryAllowed(attempt, settings.now() - startedAt, delayMs, settings.retry)) throw error
+            const info: RetryInfo = { error, delayMs, attempt }
+            if (error.partial) info.partial = error.partial
+            onRetry(info)
+            if (!(await pause(delayMs, signal))) throw signal.reason
+          }
+        }
+      }
       const message = await completeWithin(
         ctx,
         transcript,
         plan.summarised,
-        (request) => {
-          const sent = summaryRequest(request, previousSummary, summaryTokens)
-          return client.complete(sent, { signal, onRetry })
+        async (request) => {
+          const built = summaryRequest(request, previousSummary, summaryTokens)
+          const sent = ctx.prepare ? await ctx.prepare(built) : built
+          // The hook threw (which aborted the signal) or the user interrupted: nothing is sent.
+          if (sent === undefined) throw signal.reason
+          return complete(sent)
         },
         charge,
       )
@@ -253,6 +298,14 @@ async function summarise(
       // carry on from a truncated account of the session, so it is a failed summary.
       if (message.stopReason === 'length')
         return unsaved({ compacted: false, reason: 'failed', errorMessage: CUT_SUMMARY })
+      // Ended for a reason Kode has no name for (a content filter, a refusal): what came is not the
+      // account asked for, and saved it would stand in for the older part of the session.
+      if (message.stopReason === undefined && message.rawStopReason !== undefined)
+        return unsaved({
+          compacted: false,
+          reason: 'failed',
+          errorMessage: unfinishedSummary(message.rawStopReason),
+        })
       summary = joinText(message.parts)
     }
   } catch (error) {
@@ -341,6 +394,30 @@ function keepBudget(
   const keep = Math.max(0, Math.min(limit * KEEP_SHARE, underThreshold / 2))
   const undercount = reason === 'overflow' && budget.inputTokens < limit ? budget.inputTokens / limit : 1
   return keep * undercount
+}
+
+/**
+ * Whether the request failed after its response had begun (a connection cut mid-summary): the
+ * client retries only before any output, so such a failure, when retryable, is the engine's to retry.
+ */
+function afterOutput(error: ProviderError): boolean {
+  return error.retryable && (error.partial?.parts.length ?? 0) > 0
+}
+
+/** Resolves `true` after `ms`, or `false` as soon as `signal` aborts. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false)
+    const onAbort = () => {
+      clearTimeout(timer)
+      resolve(false)
+    }
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort)
+      resolve(true)
+    }, ms)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */

@@ -25,7 +25,10 @@ export type ToolCallDecision =
  * hook's error. Sub-agents run their parent agent's hooks.
  */
 export interface AgentHooks {
-  /** Sees (and may replace) each request before it is sent: return a request, or nothing to keep it. */
+  /**
+   * Sees (and may replace) each request before it is sent, a compaction's summary request included
+   * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it.
+   */
   beforeModelCall?(
     request: LLMRequest,
     ctx: HookContext,

@@ -109,3 +109,16 @@ export function isStrictCompatible(schema: unknown): boolean {
   }
   return true
 }
+
+/**
+ * What the request's instructions say of the structured answer when no native response format may
+ * carry it: a text strategy (ReAct, CodeAct) reads the model's actions from its text, which a
+ * native format would hold to the schema on every turn. The schema, and that the final answer is a
+ * JSON object valid against it.
+ */
+export function outputInstructions(spec: OutputSpec): string {
+  return [
+    'Give your final answer as a JSON object that is valid against this JSON schema, and nothing else:',
+    JSON.stringify(spec.schema),
+  ].join('\n')
+}

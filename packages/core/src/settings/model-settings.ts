@@ -115,6 +115,29 @@ export function checkModelSettings(settings: ModelSettings | undefined, where = 
   }
 }
 
+/** Most tool names a refused `toolChoice` lists. */
+const MAX_LISTED_TOOLS = 20
+
+/**
+ * Refuses a `toolChoice` that names a tool the model is not offered (`offered`: the names of the
+ * tools the request declares natively; none with a text strategy): every api refuses such a request,
+ * and the engine can say why before anything is sent. Throws `AgentError` (`invalid_options`).
+ */
+export function checkToolChoice(
+  settings: ModelSettings,
+  offered: readonly string[],
+  where = 'modelSettings',
+): void {
+  const choice = settings.toolChoice
+  if (choice === undefined || typeof choice === 'string' || offered.includes(choice.name)) return
+  const listed = offered.slice(0, MAX_LISTED_TOOLS).join(', ')
+  const names = offered.length === 0 ? 'none' : offered.length > MAX_LISTED_TOOLS ? `${listed}, …` : listed
+  throw new AgentError(
+    'invalid_options',
+    `${where}.toolChoice names ${choice.name}, which is not a tool the model is offered (${names})`,
+  )
+}
+
 /** The request with the settings' fields set. */
 export function withModelSettings(request: LLMRequest, settings: ModelSettings): LLMRequest {
   const out: LLMRequest = { ...request }

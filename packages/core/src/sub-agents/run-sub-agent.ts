@@ -1,6 +1,6 @@
 import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import { outputSpec } from '../output/output-spec.js'
-import { inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
+import { checkToolChoice, inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { pendingCalls } from '../task/approval.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import {
@@ -43,6 +43,13 @@ export async function runSubAgent(
   const formatter = spec.historyFormatter ?? rt.formatter
   const tools = toolSet(spec.tools ?? [])
   const instructions = formatter.instructions(tools.definitions ?? [])
+  // Its tool choice is its own (none is inherited): it must name one of its tools.
+  const modelSettings = mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings)
+  checkToolChoice(
+    modelSettings,
+    (instructions.tools ?? []).map((tool) => tool.name),
+    `the sub-agent ${spec.name}'s modelSettings`,
+  )
   const subAgentState: SubAgentState = {
     name: spec.name,
     parentSessionId: rt.sessionId,
@@ -70,7 +77,7 @@ export async function runSubAgent(
     output: spec.output ? outputSpec(spec.output) : undefined,
     client: () => client,
     system: spec.system,
-    modelSettings: mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings),
+    modelSettings,
     subAgentState,
   })
   try {

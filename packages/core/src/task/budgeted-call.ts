@@ -5,6 +5,7 @@ import type { CompactionSettings } from '../compaction/options.js'
 import { statusAndCode } from '../error-fields.js'
 import type { TaskAccounting } from './accounting.js'
 import { callModel, type ModelResult } from './model-call.js'
+import { hookedRequest } from './model-hook.js'
 import type { TaskRuntime } from './runtime.js'
 
 /**
@@ -115,6 +116,7 @@ function contextOf(
     instructionTokens: instructionTokensOf(rt, request),
     accounting,
     hostFailure: () => rt.hostFailure(),
+    prepare: (summary) => hookedRequest(rt, summary),
   }
 }
 

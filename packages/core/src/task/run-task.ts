@@ -21,6 +21,7 @@ import {
   STOPPED_SUB_AGENT_TEXT,
   settleStopped,
 } from './continuation.js'
+import { endsAwaitingResponse } from './open-turn.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -80,6 +81,17 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
   events.emit('task_start', { subAgentState: rt.subAgentState })
+  // A process that died inside a turn awaiting its response (right after a threshold compaction,
+  // say) left that turn open: `continue` carries it on with the response, as the replay of the
+  // history it leaves shows it; anything else (a message first) closes it.
+  let openTurn = endsAwaitingResponse(journal.history)
+  const closeOpenTurn = () => {
+    if (!openTurn) return
+    openTurn = false
+    events.resumeTurn([])
+    events.emit('turn_end', {})
+  }
+  if (continuation?.kind !== 'unfinished') closeOpenTurn()
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
     lastText: '',
@@ -93,7 +105,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     await deliverUserMessage(rt, start.parts, start.mode, start.messageId)
   } else if (continuation) carried = await carryOn(rt, state, continuation)
   const interrupted = carried === 'interrupted'
-  if (carried === 'done') await deliverSteering(rt)
+  if (carried === 'done') await deliverSteering(rt, closeOpenTurn)
 
   const answer = rt.output ? new FinalAnswer(rt.output) : undefined
   let reason: TaskFinishReason
@@ -115,6 +127,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       break
     }
     const failure = rt.hostFailure()
+    // A task that ends before its first turn does not carry the dead process's turn on.
+    if (failure || signal.aborted) closeOpenTurn()
     if (failure) {
       errorMessage = failure.message
       await persistError(rt, errorMessage, failure.code)
@@ -139,7 +153,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       reason = 'max_turns'
       break
     }
-    const end = await runTurn(rt, state)
+    const end = await runTurn(rt, state, openTurn)
+    openTurn = false
     if (end === 'interrupted') {
       reason = 'aborted'
       break
@@ -274,9 +289,13 @@ function checkInputId(history: readonly HistoryEvent[], id: string): void {
   }
 }
 
-/** Delivers the messages the host queued with `steer`; true when there were any. */
-async function deliverSteering(rt: TaskRuntime): Promise<boolean> {
+/**
+ * Delivers the messages the host queued with `steer`; true when there were any. `before` runs
+ * first when there are (it closes a turn a message must not land in).
+ */
+async function deliverSteering(rt: TaskRuntime, before?: () => void): Promise<boolean> {
   const queued = rt.takeSteering()
+  if (queued.length > 0) before?.()
   for (const parts of queued) await deliverUserMessage(rt, parts)
   return queued.length > 0
 }

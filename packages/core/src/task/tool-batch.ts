@@ -83,7 +83,11 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!
       const stage = slot.finished ? 'finished' : slot.running ? 'running' : 'pending'
-      slot.settle(failure ? hostFailureOutcome(stage, failure.message) : abortedOutcome(started[i]!))
+      slot.settle(
+        failure
+          ? hostFailureOutcome(stage, failure.message)
+          : abortedOutcome(started[i]!, stage === 'finished'),
+      )
     }
     gate.wake()
   }

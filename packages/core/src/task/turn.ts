@@ -10,8 +10,8 @@ import {
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
 import { type Billed, billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
+import { outputInstructions } from '../output/output-spec.js'
 import { withModelSettings } from '../settings/model-settings.js'
-import { thrownText } from '../thrown-text.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
@@ -24,6 +24,7 @@ import {
 import { callModelWithinBudget } from './budgeted-call.js'
 import { CallSubAgents, type ChildResume } from './call-sub-agents.js'
 import { callModel, type ModelResult } from './model-call.js'
+import { hookedRequest } from './model-hook.js'
 import type { HostFailure, TaskRuntime } from './runtime.js'
 import { runToolBatch } from './tool-batch.js'
 
@@ -52,15 +53,18 @@ interface TurnFailure {
 }
 
 /**
- * One turn: one model response and its tool calls, between `turn_start` and `turn_end`. The
+ * One turn: one model response and its tool calls, between `turn_start` and `turn_end` (`resumed`:
+ * the turn a process that died opened, whose `turn_start` is out already). The
  * response's message, with the actions the history formatter finds in its text appended as tool
  * calls, is persisted before `response_complete` announces it; an interrupted one is
  * persisted with `stopReason: 'aborted'` (or, with no output at all, an `interrupt` record), its
  * calls answered `aborted`, and `interrupt` is emitted before `turn_end`. When the signal aborted
  * because the host failed (`rt.hostFailure()`), the turn fails instead, as for a provider failure.
  */
-export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEnd> {
-  rt.events.emit('turn_start', {})
+export async function runTurn(rt: TaskRuntime, state: TaskState, resumed = false): Promise<TurnEnd> {
+  // A turn a process that died had opened (see `endsAwaitingResponse`) goes on without a second start.
+  if (resumed) rt.events.resumeTurn([])
+  else rt.events.emit('turn_start', {})
   state.accounting.countTurn()
   const client = rt.client()
   // A beforeModelCall hook that throws aborts the task's signal as a host failure; the call then
@@ -103,42 +107,20 @@ export async function runTurn(rt: TaskRuntime, state: TaskState): Promise<TurnEn
 function nextRequest(rt: TaskRuntime): LLMRequest {
   const { tools, system } = rt.instructions
   const request: LLMRequest = { messages: rt.journal.providerMessages(), tools }
-  if (system !== undefined) request.system = system
-  if (rt.output) request.responseFormat = rt.output.format
+  // A formatter that offers the model a tool in its text alone (ReAct, CodeAct's code tool) needs
+  // every response free to state an action: the schema goes in the instructions, not in a native
+  // response format.
+  const inText = rt.output !== undefined && offersInText(rt, tools)
+  const texts = [system, inText ? outputInstructions(rt.output!) : undefined].filter((t) => t !== undefined)
+  if (texts.length > 0) request.system = texts.join('\n\n')
+  if (rt.output && !inText) request.responseFormat = rt.output.format
   return withModelSettings(request, rt.modelSettings)
 }
 
-/** The request after `beforeModelCall`; `undefined` when the hook threw (the task fails) or the task was interrupted. */
-async function hookedRequest(rt: TaskRuntime, request: LLMRequest): Promise<LLMRequest | undefined> {
-  const hook = rt.hooks.beforeModelCall
-  if (!hook) return request
-  try {
-    // Interrupted while the hook ran: `undefined`, and the call reads as aborted.
-    const hooked = await rt.aborts.unlessAborted(
-      hook(request, { sessionId: rt.sessionId, signal: rt.signal }),
-    )
-    if (rt.signal.aborted) return undefined
-    if (hooked === undefined || hooked === null) return request
-    // Checked here, where the host can be told what its hook did: sent on, a request without a
-    // messages list failed in the provider as "could not build the request".
-    if (typeof hooked !== 'object' || !Array.isArray((hooked as { messages?: unknown }).messages)) {
-      throw new TypeError(
-        `beforeModelCall must return a request (with a messages list) or nothing; it returned ${describe(hooked)}`,
-      )
-    }
-    return hooked
-  } catch (error) {
-    // Interrupted meanwhile, the call reads as aborted: a hook that stops when its signal aborts
-    // (rejecting with the abort, as `fetch` does) did what it was asked to.
-    if (!rt.signal.aborted) rt.failHost(error, `The beforeModelCall hook threw: ${thrownText(error)}`)
-    return undefined
-  }
-}
-
-function describe(value: unknown): string {
-  if (Array.isArray(value)) return 'an array'
-  if (typeof value === 'object') return 'an object without a messages list'
-  return `a ${typeof value}`
+/** Whether the formatter offers one of the task's tools in its text alone, not as a native tool. */
+function offersInText(rt: TaskRuntime, native: LLMRequest['tools']): boolean {
+  const declared = new Set((native ?? []).map((tool) => tool.name))
+  return (rt.tools.definitions ?? []).some((tool) => !declared.has(tool.name))
 }
 
 async function completed(

@@ -37,12 +37,21 @@ const HOST_FAILURE_WHEN: Record<CallStage, string> = {
   finished: 'after this tool call finished (its result was not kept)',
 }
 
-export function abortedOutcome(started: boolean): ToolOutcome {
-  return {
-    status: 'aborted',
-    outputText: started ? INTERRUPTED_RUNNING_TEXT : INTERRUPTED_PENDING_TEXT,
-    parts: [],
-  }
+/**
+ * The same, for a call whose tool had finished while `afterToolCall` still had its result: the
+ * tool's work is done (a file written), which the model must not take for undone.
+ */
+export const INTERRUPTED_FINISHED_TEXT =
+  'The user interrupted the task after this tool call finished; its result was not kept.'
+
+/** The `aborted` result of a call the user interrupted: before it ran, while it ran, or after (`finished`). */
+export function abortedOutcome(started: boolean, finished = false): ToolOutcome {
+  const outputText = finished
+    ? INTERRUPTED_FINISHED_TEXT
+    : started
+      ? INTERRUPTED_RUNNING_TEXT
+      : INTERRUPTED_PENDING_TEXT
+  return { status: 'aborted', outputText, parts: [] }
 }
 
 /**

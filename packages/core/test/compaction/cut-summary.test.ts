@@ -93,4 +93,25 @@ describe('a summary cut off at the output limit', () => {
     expect(requests[1]!.rawBody).toContain('chunk 1: ')
     expect(compactionsOf(await agent.history())).toEqual([])
   })
+
+  test('a summary the provider ended for another reason (a content filter, a refusal) is not saved either', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', toolSession(2, 40))
+    const agent = h.createAgent({ sessionId: 'long', compaction: { keepRecent: 1 } })
+    // OpenAI's content filter stopped the summary part-way: what came is not the account asked for.
+    h.server.enqueue(
+      chatStream({ id: 'sum-1', steps: [say('The user asked to read')], finish: 'content_filter' }),
+    )
+
+    const result = await agent.compact()
+
+    expect(result).toEqual({
+      compacted: false,
+      reason: 'failed',
+      errorMessage:
+        'The summary ended without a finished answer (the provider said content_filter), so nothing was compacted.',
+    })
+    expect(compactionsOf(await agent.history())).toEqual([])
+  })
 })

@@ -91,4 +91,34 @@ describe("a summary request's retries", () => {
     ])
     expect(compactionPart(replayOf(task, agent.sessionId))).toEqual(compactionPart(live))
   })
+
+  test('a summary cut after its output began is sent again, as a turn is, and the compaction saved', async () => {
+    const h = harness()
+    const live: Event[] = []
+    const agent = await longAgent(h, live)
+    const summary = `The user had six chunks read. ${'They held log lines. '.repeat(20)}`
+    const whole = chatStream({ id: 'sum-1', steps: [say(summary)] })
+    const bytes = (whole.body as string[]).join('').length
+    // The connection resets a third of the way into the summary's stream: after output began.
+    const cut: ScriptedResponse = { ...whole, resetAfterBytes: Math.floor(bytes / 3) }
+    h.server.enqueue(cut, chatStream({ id: 'sum-2', steps: [say(summary)] }), textReply('r1', 'Done.'))
+
+    const { outcome } = await collect(agent.run('Go on'))
+
+    expect(outcome.reason).toBe('completed')
+    expect(h.server.requests).toHaveLength(3)
+    const shape = compactionPart(live).map((e) =>
+      e.type === 'error'
+        ? `error ${e.canRetry}`
+        : e.type === 'compaction_end'
+          ? `end ${e.compacted}`
+          : e.type,
+    )
+    expect(shape).toEqual(['compaction_start', 'error true', 'end true'])
+    const notices = compactionPart(live).flatMap((e) => (e.type === 'error' ? [e.errorMessage] : []))
+    expect(notices[0]).toMatch(/\(retrying in \d+ ms\)$/)
+    const task = (await agent.history()).slice(longSession().length)
+    expect(task).toContainEqual(expect.objectContaining({ type: 'compaction', summary, retries: notices }))
+    expect(compactionPart(replayOf(task, agent.sessionId))).toEqual(compactionPart(live))
+  })
 })
