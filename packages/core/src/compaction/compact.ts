@@ -21,6 +21,7 @@ import {
 } from '@kode/providers'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
+import { abortableSleep } from '../task/abortable-sleep.js'
 import { thrownText } from '../thrown-text.js'
 import { type ContextBudget, compactionTrigger } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
@@ -273,7 +274,7 @@ async function summarise(
             const info: RetryInfo = { error, delayMs, attempt }
             if (error.partial) info.partial = error.partial
             onRetry(info)
-            if (!(await pause(delayMs, signal))) throw signal.reason
+            if (!(await abortableSleep(delayMs, signal))) throw signal.reason
           }
         }
       }
@@ -402,22 +403,6 @@ function keepBudget(
  */
 function afterOutput(error: ProviderError): boolean {
   return error.retryable && (error.partial?.parts.length ?? 0) > 0
-}
-
-/** Resolves `true` after `ms`, or `false` as soon as `signal` aborts. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve(false)
-    const onAbort = () => {
-      clearTimeout(timer)
-      resolve(false)
-    }
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort)
-      resolve(true)
-    }, ms)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
 }
 
 /** `promise`, or a rejection as soon as `signal` aborts, whichever comes first. */
