@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process'
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -147,6 +149,54 @@ describe('symbolic links inside the store are refused, never written through', (
     expect(JSON.parse(readFileSync(join(dir, 's', 'session.json'), 'utf8'))).toMatchObject({
       title: 'renamed',
     })
+  })
+})
+
+// A FIFO opened for reading blocks until a writer opens it, for ever (and holds one of the few
+// threads the platform does file I/O on): a store must not wait on one planted in its directory.
+describe('a session file that is not a regular file is refused, never waited on', () => {
+  const fifo = (path: string) => {
+    rmSync(path, { force: true })
+    execFileSync('mkfifo', [path])
+  }
+
+  test('a FIFO as history.jsonl: read, readBatches, info and append are refused at once', async () => {
+    fifo(join(dir, 's', 'history.jsonl'))
+    const store = openStore()
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.readBatches!('s')[Symbol.asyncIterator]().next())).toBe('not_a_regular_file')
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('not_a_regular_file')
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+  })
+
+  test('a FIFO as session.json: the session is refused, and list() skips it with a warning', async () => {
+    fifo(join(dir, 's', 'session.json'))
+    const store = openStore()
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await store.list()).toEqual([])
+    expect(warnings.map((w) => w.type)).toEqual(['unreadable_session'])
+  })
+
+  test('a FIFO as the writer lock: the session is refused as locked by an unreadable lock', async () => {
+    execFileSync('mkfifo', [join(dir, 's', 'writer.lock')])
+    const error = await openStore()
+      .append('s', [record('r3')])
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
+  })
+
+  test('a directory as history.jsonl or session.json is refused the same way', async () => {
+    rmSync(join(dir, 's', 'history.jsonl'))
+    mkdirSync(join(dir, 's', 'history.jsonl'))
+    const store = openStore()
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('not_a_regular_file')
+    rmSync(join(dir, 's', 'session.json'))
+    mkdirSync(join(dir, 's', 'session.json'))
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
   })
 })
 

@@ -193,9 +193,12 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
   let text: string
   try {
-    // Never through a link planted as the lock: such a lock is unreadable, so refused.
+    // Never through a link planted as the lock, nor waiting on a FIFO: such a lock is unreadable,
+    // so refused.
     const handle = await open(file, READ)
     try {
+      // A FIFO, a directory (READ does not wait on a FIFO): no lock content, so refused.
+      if (!(await handle.stat()).isFile()) return 'unreadable'
       text = await handle.readFile('utf8')
     } finally {
       await handle.close()
