@@ -247,6 +247,43 @@ describe('a full disk mid-append', () => {
     expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
   })
 
+  test("this store's reads never see a batch being written, so never the records of one that fails", async () => {
+    const store = openStore()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    const original = proto.write
+    let halfWritten!: () => void
+    const onDisk = new Promise<void>((resolve) => {
+      halfWritten = resolve
+    })
+    let resume!: () => void
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve
+    })
+    let calls = 0
+    // The kernel writes the first half of the batch (its first line whole), then the disk is full.
+    vi.spyOn(proto, 'write').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      const [buffer, offset] = args as [Buffer, number]
+      if (++calls > 1) throw Object.assign(new Error('ENOSPC: the write failed'), { code: 'ENOSPC' })
+      const written = await original.call(this, buffer, offset, Math.floor((buffer.length - offset) / 2) + 1)
+      halfWritten()
+      await resumed
+      return written
+    })
+    const batch = [record('f1', 'a'.repeat(100)), record('f2', 'b'.repeat(100))]
+    const appending = codeOf(store.append('s', batch))
+    await onDisk
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+    const batches: string[] = []
+    for await (const b of store.readBatches!('s', { batchSize: 1 })) batches.push(...b.map((e) => e.id))
+    expect(batches).toEqual(['r1', 'r2'])
+    expect(warnings).toEqual([])
+    resume()
+    expect(await appending).toBe('ENOSPC')
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+  })
+
   test('a metadata write that fails leaves no session.json.tmp behind', async () => {
     const store = openStore()
     const probe = await open(join(outside, 'probe'), 'w')

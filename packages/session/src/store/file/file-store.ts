@@ -139,14 +139,16 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   }
 
   /**
-   * The paths of a session that exists, for reading it, and where its records end when a failed
-   * append left bytes past them (`limit`; this store's own writer never leaves any).
+   * The paths of a session that exists, for reading it, and where its records end (`limit`): with
+   * this store's own writer, at the acknowledged records (an append being written may still fail
+   * and be cut off); else where a failed append that could not be cut off left bytes past them.
    */
   const readable = async (sessionId: string) => {
     check(sessionId)
     const paths = sessionPaths(root, sessionId)
     await assertNotLink(paths.dir, sessionId)
-    if (await ownWriter(sessionId)) return { paths, limit: undefined }
+    const writer = await ownWriter(sessionId)
+    if (writer) return { paths, limit: writer.acknowledgedLength() }
     const meta = await readMetaFile(paths.meta, sessionId)
     if (!meta) throw sessionNotFound(sessionId)
     return { paths, limit: meta.committedLength }

@@ -194,6 +194,14 @@ export class SessionWriter {
     }
   }
 
+  /**
+   * Where the acknowledged records end. Bytes past it belong to an append still being written
+   * (which may yet fail and be cut off), so this store's reads stop here.
+   */
+  acknowledgedLength(): number {
+    return this.byteLength
+  }
+
   /** The session's current metadata. */
   info(): SessionInfo {
     return copyInfo(this.state)
