@@ -186,6 +186,28 @@ function mountSmallDisk(bytes: number): { path: string; unmount: () => void } | 
   }
 }
 
+describe('a store with more sessions than the process may open files', () => {
+  // macOS allows a process 256 open files by default: a store of a few hundred sessions is common.
+  test('list() returns every session; none is skipped as unreadable for want of a file descriptor', async () => {
+    const count = 600
+    const store = createFileSessionStore({ dir, fsync: false })
+    for (let i = 0; i < count; i++) {
+      await store.create({ id: `many-${i}` })
+      await store.append(`many-${i}`, [{ role: 'user', id: 'u', createdAt: 1, parts: [] }])
+    }
+    await store.close()
+    const listing = spawnSync(
+      'sh',
+      ['-c', `ulimit -n 200 && exec "$0" "$@"`, process.execPath, child, 'list', dir, '-'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(listing.stderr).toBe('')
+    expect(listing.stdout.trim()).toBe(`listed ${count + 1} warned 0`)
+  }, 60_000)
+})
+
 const smallDisk = mountSmallDisk(256 * 1024)
 afterAll(() => smallDisk?.unmount())
 

@@ -7,6 +7,8 @@
 //   fill <dir> <session> <bytes>  append batches of three records of about <bytes> each until an
 //                                 append fails; print `acked <records>` after each, then
 //                                 `failed <code>`, then `closed` or `close_failed <code>`
+//   list <dir> -                  list the sessions; print `listed <count> warned <count>`, or
+//                                 `failed <code>`
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
 import { SessionError, SessionLockedError } from '@kode/session'
@@ -14,7 +16,8 @@ import { createFileSessionStore } from '@kode/session/file'
 
 const [mode, dir, sessionId, bytes] = process.argv.slice(2)
 if (!mode || !dir || !sessionId) throw new Error('usage: store-child <mode> <dir> <session> [bytes]')
-const store = createFileSessionStore({ dir, fsync: true })
+let warned = 0
+const store = createFileSessionStore({ dir, fsync: true, onWarning: () => warned++ })
 
 function record(id: string, size = 16): UserMessage {
   return { role: 'user', id, createdAt: Date.now(), parts: [{ type: 'text', text: 'x'.repeat(size) }] }
@@ -73,6 +76,15 @@ switch (mode) {
       process.stdout.write('closed\n')
     } catch (error) {
       process.stdout.write(`close_failed ${(error as NodeJS.ErrnoException).code}\n`)
+    }
+    break
+  }
+  case 'list': {
+    try {
+      const sessions = await store.list()
+      process.stdout.write(`listed ${sessions.length} warned ${warned}\n`)
+    } catch (error) {
+      process.stdout.write(`failed ${(error as NodeJS.ErrnoException).code}\n`)
     }
     break
   }

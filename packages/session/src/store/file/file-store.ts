@@ -26,6 +26,7 @@ import { countLines, readHistoryBatches, readHistoryFile } from './history-file.
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
 import { makeDirectories } from './make-directories.js'
+import { mapLimited } from './map-limited.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'
@@ -41,6 +42,12 @@ import { removeTrash, trashPath } from './trash.js'
  * (`replaySessionBatches`) took 10-17% less CPU, and a replay that keeps its events the same.
  */
 export const FILE_READ_BATCH_SIZE = 250
+
+/**
+ * Sessions whose metadata `list()` reads at once. Each read holds a file open; libuv runs four file
+ * operations at a time anyway, so more would only spend file descriptors.
+ */
+const LIST_READS = 16
 
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions extends StoreClock {
@@ -255,19 +262,19 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       }
       // Alongside the sessions: what deletes cut short by a crash left (see `trash.ts`).
       const sweeping = removeTrash(root, entries)
-      const infos = await Promise.all(
-        entries
-          .filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
-          .map(async (entry) => {
-            try {
-              return await info(entry.name)
-            } catch (error) {
-              const file = sessionPaths(root, entry.name).meta
-              warn({ type: 'unreadable_session', sessionId: entry.name, file, error })
-              return undefined
-            }
-          }),
-      )
+      const sessions = entries.filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
+      const infos = await mapLimited(sessions, LIST_READS, async (entry) => {
+        try {
+          return await info(entry.name)
+        } catch (error) {
+          // Out of file descriptors is this process's state, not the session's: no reason to skip it.
+          const code = (error as NodeJS.ErrnoException).code
+          if (code === 'EMFILE' || code === 'ENFILE') throw error
+          const file = sessionPaths(root, entry.name).meta
+          warn({ type: 'unreadable_session', sessionId: entry.name, file, error })
+          return undefined
+        }
+      })
       await sweeping
       return sortNewestFirst(infos.filter((info): info is SessionInfo => info !== undefined))
     },
