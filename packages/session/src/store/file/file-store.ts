@@ -3,6 +3,7 @@ import { type FileHandle, readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
+import { mapLimited } from '../../map-limited.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
 import {
   assertSessionInit,
@@ -26,7 +27,6 @@ import { countLines, readHistoryBatches, readHistoryFile } from './history-file.
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
 import { makeDirectories } from './make-directories.js'
-import { mapLimited } from './map-limited.js'
 import { infoOf, readMetaFile } from './meta-file.js'
 import { assertNotLink, openNoFollow, READ } from './no-follow.js'
 import { SessionWriter, type WriterContext } from './session-writer.js'

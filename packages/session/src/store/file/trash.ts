@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { Dirent } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { mapLimited } from '../../map-limited.js'
 import { isValidSessionId } from '../../session-id.js'
-import { mapLimited } from './map-limited.js'
 
 // `delete` renames a session's directory to a trash name, then removes it: the session is gone at
 // once even when removing its files is slow. A crash in between leaves the renamed directory,
