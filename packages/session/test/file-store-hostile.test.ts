@@ -187,6 +187,19 @@ describe('a session file that is not a regular file is refused, never waited on'
     expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
   })
 
+  test('such a session can still be deleted, as one whose metadata is corrupt', async () => {
+    const setup = openStore()
+    await setup.create({ id: 't' })
+    await setup.close()
+    fifo(join(dir, 's', 'history.jsonl'))
+    rmSync(join(dir, 't', 'session.json'))
+    mkdirSync(join(dir, 't', 'session.json'))
+    const store = openStore()
+    await store.delete('s')
+    await store.delete('t')
+    expect(readdirSync(dir)).toEqual([])
+  })
+
   test('a directory as history.jsonl or session.json is refused the same way', async () => {
     rmSync(join(dir, 's', 'history.jsonl'))
     mkdirSync(join(dir, 's', 'history.jsonl'))

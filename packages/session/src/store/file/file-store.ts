@@ -2,7 +2,13 @@ import type { Dirent } from 'node:fs'
 import { type FileHandle, readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
+import {
+  SessionError,
+  type SessionErrorCode,
+  SessionLockedError,
+  sessionNotFound,
+  storeClosed,
+} from '../../errors.js'
 import { mapLimited } from '../../map-limited.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
 import {
@@ -48,6 +54,9 @@ export const FILE_READ_BATCH_SIZE = 250
  * operations at a time anyway, so more would only spend file descriptors.
  */
 const LIST_READS = 16
+
+/** Why no writer can open a session that `delete` still removes. */
+const UNOPENABLE: ReadonlySet<SessionErrorCode> = new Set(['corrupt_metadata', 'not_a_regular_file'])
 
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions extends StoreClock {
@@ -287,9 +296,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         writer = await writerOf(sessionId)
       } catch (error) {
         if (SessionError.is(error) && error.code === 'session_not_found') return
-        // Deleting is how a user gets rid of a session whose metadata cannot be read: no writer
-        // can open it, so its lock is taken alone.
-        if (!(SessionError.is(error) && error.code === 'corrupt_metadata')) throw error
+        // Deleting is how a user gets rid of a session whose metadata cannot be read, or whose
+        // files are not files: no writer can open it, so its lock is taken alone.
+        if (!(SessionError.is(error) && UNOPENABLE.has(error.code))) throw error
       }
       let lock: HeldLock
       if (writer) {
