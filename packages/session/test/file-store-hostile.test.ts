@@ -333,6 +333,28 @@ describe('a full disk mid-append', () => {
     expect(await openStore().info('s')).toMatchObject({ title: 'before', recordCount: 3 })
   })
 
+  test('a create that fails leaves no session directory behind, and the id can be created later', async () => {
+    const store = openStore()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    // The metadata cannot be written...
+    const spy = vi.spyOn(proto, 'writeFile').mockImplementation(async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    expect(await codeOf(store.create({ id: 'n' }))).toBe('ENOSPC')
+    spy.mockRestore()
+    // ...or the writer lock cannot.
+    vi.mocked(writeFile).mockImplementationOnce(async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    expect(await codeOf(store.create({ id: 'm' }))).toBe('ENOSPC')
+    expect(readdirSync(dir)).toEqual(['s'])
+    await store.create({ id: 'n' })
+    await store.create({ id: 'm' })
+    expect((await store.list()).map((info) => info.id).sort()).toEqual(['m', 'n', 's'])
+  })
+
   test('a writer lock that cannot be written leaves no temp file in the session directory', async () => {
     const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
     // The disk fills up while the lock's temp file is written: it is created, its content is not.
