@@ -200,6 +200,19 @@ describe('a session file that is not a regular file is refused, never waited on'
     expect(readdirSync(dir)).toEqual([])
   })
 
+  test('a file in place of a session directory is no session, and its id is taken', async () => {
+    writeFileSync(join(dir, 'f'), 'not a session')
+    const store = openStore()
+    expect(await store.info('f')).toBeUndefined()
+    expect(await codeOf(store.read('f'))).toBe('session_not_found')
+    expect(await codeOf(store.append('f', [record('r1')]))).toBe('session_not_found')
+    expect(await codeOf(store.update('f', { title: 't' }))).toBe('session_not_found')
+    expect(await codeOf(store.create({ id: 'f' }))).toBe('session_exists')
+    await store.delete('f')
+    expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('not a session')
+    expect((await store.list()).map((info) => info.id)).toEqual(['s'])
+  })
+
   test('a directory as history.jsonl or session.json is refused the same way', async () => {
     rmSync(join(dir, 's', 'history.jsonl'))
     mkdirSync(join(dir, 's', 'history.jsonl'))

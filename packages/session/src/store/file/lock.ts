@@ -318,6 +318,8 @@ function heldLock(file: string, token: string): HeldLock {
 }
 
 function missingSession(error: unknown, sessionId: string): SessionError | undefined {
-  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+  // ENOTDIR: a file, not a session directory, has its name.
+  const code = (error as NodeJS.ErrnoException).code
+  if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined
   return sessionNotFound(sessionId, error)
 }

@@ -1,4 +1,4 @@
-import { type FileHandle, mkdir, rmdir, unlink } from 'node:fs/promises'
+import { type FileHandle, lstat, mkdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
 import {
@@ -131,6 +131,14 @@ export class SessionWriter {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     await assertNotLink(ctx.paths.dir, ctx.sessionId)
+    if (!made && !(await lstat(ctx.paths.dir)).isDirectory()) {
+      // A file has the session's name: the id is taken, though by no session.
+      throw new SessionError(
+        'session_exists',
+        `session ${ctx.sessionId} cannot be created: ${ctx.paths.dir} exists and is not a directory`,
+        { sessionId: ctx.sessionId },
+      )
+    }
     let lock: HeldLock
     try {
       lock = await takeLock(ctx)
