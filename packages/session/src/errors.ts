@@ -35,6 +35,11 @@ export type SessionErrorCode =
   | 'store_closed'
   | 'symlink_refused'
   /**
+   * The file store found something other than a regular file (a FIFO, a socket, a device, a
+   * directory) where one of a session's files belongs.
+   */
+  | 'not_a_regular_file'
+  /**
    * A failed append could not be undone (the file store's truncate failed too): the session's file
    * may hold records that were never acknowledged, so this store refuses every operation on the
    * session until it is opened again by a new store (see docs/sessions.md).

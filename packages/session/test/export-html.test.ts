@@ -464,6 +464,44 @@ describe('sub-agent sessions', () => {
     expect(page).toContain('Total: 2 responses · 15 in · 3 out · $3.00')
   })
 
+  // A sub-agent that paused for approval is linked by its parent's approval request, before the
+  // call that runs it has a result; a new user message that denies its call gives that call an
+  // error result linking nothing. Its work happened and was paid for either way.
+  test.each([
+    ['while the parent waits for the decision', false],
+    ['after a new message denied the call, its result linking nothing', true],
+  ])(
+    'a sub-agent paused for approval is nested under the call that runs it, and counted: %s',
+    (_, denied) => {
+      const h = new HistoryBuilder()
+      const ask = h.calls(['task'], { usage: { inputTokens: 10, outputTokens: 1 }, costUsd: 1 })
+      const call = callIds(ask)[0]!
+      const request: HistoryEvent = {
+        type: 'approval_request',
+        id: 'ar',
+        createdAt: ask.createdAt + 1,
+        toolCallId: 'k1',
+        toolName: 'write_file',
+        arguments: '{}',
+        sessionId: 'kid',
+        subAgentCall: { toolCallId: call, sessionId: 'kid' },
+      }
+      const history = denied
+        ? [ask, request, h.result(call, 'task', 'denied by the user', { status: 'error' })]
+        : [ask, request]
+      const c = new HistoryBuilder(9)
+      const child = [
+        c.user('sub question'),
+        c.assistant('sub answer', { usage: { inputTokens: 5, outputTokens: 2 }, costUsd: 2 }),
+      ]
+      const page = exportHtml(history, { subSessions: new Map([['kid', child]]) })
+      const nested = page.indexOf('<details class="sub-session"><summary>Sub-agent session <code>kid</code>')
+      expect(nested).toBeGreaterThan(page.indexOf('<span class="tool-name">task</span>'))
+      expect(page.indexOf('sub answer')).toBeGreaterThan(nested)
+      expect(page).toContain('Total: 2 responses · 15 in · 3 out · $3.00')
+    },
+  )
+
   test('a long generated session with sub-agents renders, every sub-agent once', () => {
     const { history, subSessions } = generateSession({ seed: 11, tasks: 40, sessionId: 'g' })
     const page = exportHtml(history, { subSessions })

@@ -1,5 +1,7 @@
+import { execFileSync } from 'node:child_process'
 import {
   existsSync,
+  mkdirSync,
   mkdtempSync,
   readdirSync,
   readFileSync,
@@ -150,6 +152,80 @@ describe('symbolic links inside the store are refused, never written through', (
   })
 })
 
+// A FIFO opened for reading blocks until a writer opens it, for ever (and holds one of the few
+// threads the platform does file I/O on): a store must not wait on one planted in its directory.
+describe('a session file that is not a regular file is refused, never waited on', () => {
+  const fifo = (path: string) => {
+    rmSync(path, { force: true })
+    execFileSync('mkfifo', [path])
+  }
+
+  test('a FIFO as history.jsonl: read, readBatches, info and append are refused at once', async () => {
+    fifo(join(dir, 's', 'history.jsonl'))
+    const store = openStore()
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.readBatches!('s')[Symbol.asyncIterator]().next())).toBe('not_a_regular_file')
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('not_a_regular_file')
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+  })
+
+  test('a FIFO as session.json: the session is refused, and list() skips it with a warning', async () => {
+    fifo(join(dir, 's', 'session.json'))
+    const store = openStore()
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await store.list()).toEqual([])
+    expect(warnings.map((w) => w.type)).toEqual(['unreadable_session'])
+  })
+
+  test('a FIFO as the writer lock: the session is refused as locked by an unreadable lock', async () => {
+    execFileSync('mkfifo', [join(dir, 's', 'writer.lock')])
+    const error = await openStore()
+      .append('s', [record('r3')])
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
+  })
+
+  test('such a session can still be deleted, as one whose metadata is corrupt', async () => {
+    const setup = openStore()
+    await setup.create({ id: 't' })
+    await setup.close()
+    fifo(join(dir, 's', 'history.jsonl'))
+    rmSync(join(dir, 't', 'session.json'))
+    mkdirSync(join(dir, 't', 'session.json'))
+    const store = openStore()
+    await store.delete('s')
+    await store.delete('t')
+    expect(readdirSync(dir)).toEqual([])
+  })
+
+  test('a file in place of a session directory is no session, and its id is taken', async () => {
+    writeFileSync(join(dir, 'f'), 'not a session')
+    const store = openStore()
+    expect(await store.info('f')).toBeUndefined()
+    expect(await codeOf(store.read('f'))).toBe('session_not_found')
+    expect(await codeOf(store.append('f', [record('r1')]))).toBe('session_not_found')
+    expect(await codeOf(store.update('f', { title: 't' }))).toBe('session_not_found')
+    expect(await codeOf(store.create({ id: 'f' }))).toBe('session_exists')
+    await store.delete('f')
+    expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('not a session')
+    expect((await store.list()).map((info) => info.id)).toEqual(['s'])
+  })
+
+  test('a directory as history.jsonl or session.json is refused the same way', async () => {
+    rmSync(join(dir, 's', 'history.jsonl'))
+    mkdirSync(join(dir, 's', 'history.jsonl'))
+    const store = openStore()
+    expect(await codeOf(store.read('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('not_a_regular_file')
+    rmSync(join(dir, 's', 'session.json'))
+    mkdirSync(join(dir, 's', 'session.json'))
+    expect(await codeOf(store.info('s'))).toBe('not_a_regular_file')
+  })
+})
+
 /**
  * Makes the next history write stop half-way and fail with ENOSPC (default), as a full disk does:
  * the kernel writes what fits, and the next write fails.
@@ -197,6 +273,43 @@ describe('a full disk mid-append', () => {
     expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
   })
 
+  test("this store's reads never see a batch being written, so never the records of one that fails", async () => {
+    const store = openStore()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    const original = proto.write
+    let halfWritten!: () => void
+    const onDisk = new Promise<void>((resolve) => {
+      halfWritten = resolve
+    })
+    let resume!: () => void
+    const resumed = new Promise<void>((resolve) => {
+      resume = resolve
+    })
+    let calls = 0
+    // The kernel writes the first half of the batch (its first line whole), then the disk is full.
+    vi.spyOn(proto, 'write').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      const [buffer, offset] = args as [Buffer, number]
+      if (++calls > 1) throw Object.assign(new Error('ENOSPC: the write failed'), { code: 'ENOSPC' })
+      const written = await original.call(this, buffer, offset, Math.floor((buffer.length - offset) / 2) + 1)
+      halfWritten()
+      await resumed
+      return written
+    })
+    const batch = [record('f1', 'a'.repeat(100)), record('f2', 'b'.repeat(100))]
+    const appending = codeOf(store.append('s', batch))
+    await onDisk
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+    const batches: string[] = []
+    for await (const b of store.readBatches!('s', { batchSize: 1 })) batches.push(...b.map((e) => e.id))
+    expect(batches).toEqual(['r1', 'r2'])
+    expect(warnings).toEqual([])
+    resume()
+    expect(await appending).toBe('ENOSPC')
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['r1', 'r2'])
+  })
+
   test('a metadata write that fails leaves no session.json.tmp behind', async () => {
     const store = openStore()
     const probe = await open(join(outside, 'probe'), 'w')
@@ -231,6 +344,28 @@ describe('a full disk mid-append', () => {
     await store.append('s', [record('r3')])
     await store.close()
     expect(await openStore().info('s')).toMatchObject({ title: 'before', recordCount: 3 })
+  })
+
+  test('a create that fails leaves no session directory behind, and the id can be created later', async () => {
+    const store = openStore()
+    const probe = await open(join(outside, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { writeFile: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    // The metadata cannot be written...
+    const spy = vi.spyOn(proto, 'writeFile').mockImplementation(async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    expect(await codeOf(store.create({ id: 'n' }))).toBe('ENOSPC')
+    spy.mockRestore()
+    // ...or the writer lock cannot.
+    vi.mocked(writeFile).mockImplementationOnce(async () => {
+      throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' })
+    })
+    expect(await codeOf(store.create({ id: 'm' }))).toBe('ENOSPC')
+    expect(readdirSync(dir)).toEqual(['s'])
+    await store.create({ id: 'n' })
+    await store.create({ id: 'm' })
+    expect((await store.list()).map((info) => info.id).sort()).toEqual(['m', 'n', 's'])
   })
 
   test('a writer lock that cannot be written leaves no temp file in the session directory', async () => {

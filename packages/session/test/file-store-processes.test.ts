@@ -2,6 +2,7 @@ import { type ChildProcess, spawnSync } from 'node:child_process'
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
+import type { HistoryEvent } from '@kode/protocol'
 import type { SessionStore, StoreWarning } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from 'vitest'
@@ -185,6 +186,68 @@ function mountSmallDisk(bytes: number): { path: string; unmount: () => void } | 
     },
   }
 }
+
+describe('a store with more sessions than the process may open files', () => {
+  // macOS allows a process 256 open files by default: a store of a few hundred sessions is common.
+  test('list() returns every session; none is skipped as unreadable for want of a file descriptor', async () => {
+    const count = 600
+    const store = createFileSessionStore({ dir, fsync: false })
+    for (let i = 0; i < count; i++) {
+      await store.create({ id: `many-${i}` })
+      await store.append(`many-${i}`, [{ role: 'user', id: 'u', createdAt: 1, parts: [] }])
+    }
+    await store.close()
+    const listing = spawnSync(
+      'sh',
+      ['-c', `ulimit -n 200 && exec "$0" "$@"`, process.execPath, child, 'list', dir, '-'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(listing.stderr).toBe('')
+    expect(listing.stdout.trim()).toBe(`listed ${count + 1} warned 0`)
+  }, 60_000)
+
+  test('a session that ran more sub-agents than that replays with every one of them', async () => {
+    const count = 600
+    const store = createFileSessionStore({ dir, fsync: false })
+    const parent: HistoryEvent[] = [{ role: 'user', id: 'u', createdAt: 1, parts: [] }]
+    for (let i = 0; i < count; i++) {
+      await store.create({ id: `child-${i}`, parentSessionId: 's', subAgent: { name: 'helper' } })
+      await store.append(`child-${i}`, [{ role: 'user', id: 'cu', createdAt: 1, parts: [] }])
+      parent.push(
+        {
+          role: 'assistant',
+          id: `a${i}`,
+          createdAt: 1,
+          parts: [{ type: 'tool_call', id: `c${i}`, name: 'helper', argumentsJson: '{}' }],
+        },
+        {
+          role: 'tool',
+          id: `t${i}`,
+          createdAt: 1,
+          toolCallId: `c${i}`,
+          toolName: 'helper',
+          status: 'success',
+          outputText: 'done',
+          parts: [],
+          uiExtra: { type: 'session', sessionId: `child-${i}` },
+        },
+      )
+    }
+    await store.append('s', parent)
+    await store.close()
+    const replay = spawnSync(
+      'sh',
+      ['-c', `ulimit -n 200 && exec "$0" "$@"`, process.execPath, child, 'replay', dir, 's'],
+      {
+        encoding: 'utf8',
+      },
+    )
+    expect(replay.stderr).toBe('')
+    expect(replay.stdout.trim()).toBe(`replayed ${count + 1}`)
+  }, 60_000)
+})
 
 const smallDisk = mountSmallDisk(256 * 1024)
 afterAll(() => smallDisk?.unmount())

@@ -196,6 +196,37 @@ describe('torn and corrupt history', () => {
     expect(readFileSync(historyFile('s'), 'utf8')).toBe(corrupted)
   })
 
+  // The store writes only UTF-8 (JSON escapes lone surrogates), so a complete line that is not
+  // UTF-8 was damaged on disk or edited with another encoding: decoding it would swap its bytes
+  // for U+FFFD and hand out a record that was never written.
+  test('a line that is not valid UTF-8 is corrupt: named by file and line, never read with its bytes replaced', async () => {
+    const records = mixedRecords(60)
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', records)
+    await store.close()
+    const bytes = readFileSync(historyFile('s'))
+    // Line 40 (index 39) is not ASCII; one byte of its first "é" (C3 A9) becomes "(".
+    const lineStarts = [0]
+    for (let i = bytes.indexOf(0x0a); i !== -1; i = bytes.indexOf(0x0a, i + 1)) lineStarts.push(i + 1)
+    const e = bytes.indexOf(Buffer.from('é'), lineStarts[39])
+    expect(e).toBeLessThan(lineStarts[40]!)
+    bytes[e + 1] = 0x28
+    writeFileSync(historyFile('s'), bytes)
+
+    const reader = openStore()
+    const error = await reader.read('s').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 40 })
+    expect((error as Error).message).toContain('UTF-8')
+    const handedOut: HistoryEvent[] = []
+    const batched = await (async () => {
+      for await (const batch of reader.readBatches!('s', { batchSize: 7 })) handedOut.push(...batch)
+    })().catch((e: unknown) => e)
+    expect(batched).toMatchObject({ code: 'corrupt_history', line: 40 })
+    expect(handedOut).toEqual(records.slice(0, 35))
+    expect(readFileSync(historyFile('s')).equals(bytes)).toBe(true)
+  })
+
   test('unreadable metadata fails info with corrupt_metadata and list skips the session with a warning', async () => {
     const store = openStore()
     await store.create({ id: 'bad' })

@@ -12,6 +12,11 @@ export interface ToolRenderContext extends ImageRendering {
   markdown: MarkdownRenderer
   /** The nested transcript of a linked sub-agent session, if it is available. */
   subSession(sessionId: string): SafeHtml | undefined
+  /**
+   * The sub-agent sessions that paused for approval inside call `toolCallId`, as the session's
+   * approval requests link them before the call's result (which may link nothing: a denial).
+   */
+  pausedSessions(toolCallId: string): readonly string[]
 }
 
 /**
@@ -30,22 +35,27 @@ export function renderToolCall(
   const badge =
     state === 'success' ? '' : html` <span class="badge ${state}">${badgeText(state, call)}</span>`
   const preview = call ? html` <code>${oneLine(call.argumentsJson)}</code>` : ''
-  const body = html`${call ? html`<p class="label">Arguments</p><pre>${prettyJson(call.argumentsJson)}</pre>` : ''}${
-    result ? renderResult(result, context) : html`<p class="label">No result was recorded.</p>`
-  }`
-  return renderDetails(`tool ${state}`, html`<span class="tool-name">${name}</span>${preview}${badge}`, body)
-}
-
-function renderResult(result: ToolResultMessage, context: ToolRenderContext): SafeHtml {
-  const nested = linkedSessions(result).map((sessionId) => {
+  const callId = call?.id ?? result?.toolCallId
+  const linked = new Set([
+    ...(result ? linkedSessions(result) : []),
+    ...(callId !== undefined ? context.pausedSessions(callId) : []),
+  ])
+  const nested = [...linked].map((sessionId) => {
     const markup = context.subSession(sessionId)
     return markup
       ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, markup)
       : ''
   })
+  const body = html`${call ? html`<p class="label">Arguments</p><pre>${prettyJson(call.argumentsJson)}</pre>` : ''}${
+    result ? renderResult(result, context) : html`<p class="label">No result was recorded.</p>`
+  }${nested}`
+  return renderDetails(`tool ${state}`, html`<span class="tool-name">${name}</span>${preview}${badge}`, body)
+}
+
+function renderResult(result: ToolResultMessage, context: ToolRenderContext): SafeHtml {
   return html`<p class="label">Result</p><pre>${result.outputText}</pre>${result.parts.map((part) =>
     renderImage(part, context),
-  )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}${nested}`
+  )}${result.uiExtra ? renderUiExtra(result.uiExtra, context.markdown) : ''}`
 }
 
 function renderUiExtra(extra: ToolResultUiExtra, markdown: MarkdownRenderer): SafeHtml | string {

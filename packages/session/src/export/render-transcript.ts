@@ -60,6 +60,11 @@ export class TranscriptRenderer {
   /** The first result of each call, among the records pushed so far. */
   private readonly results = new Map<string, ToolResultMessage>()
   private readonly shown = new Set<ToolResultMessage>()
+  /**
+   * The sub-agent sessions each call's approval requests link before its first result (a
+   * sub-agent that paused inside it), in order: shown with the call like the ones its result links.
+   */
+  private readonly paused = new Map<string, string[]>()
   private readonly tools: ToolRenderContext
   /** Records pushed and not rendered yet, in order. */
   private readonly held = new HeldRecords((records, ended) => this.drain(records, ended))
@@ -79,14 +84,23 @@ export class TranscriptRenderer {
         this.totals.merge(rendered.totals)
         return html`<p class="usage">${rendered.totals.describe()}</p>${rendered.markup}`
       },
+      pausedSessions: (toolCallId) => this.paused.get(toolCallId) ?? [],
     }
   }
 
   /** Takes the next records of the history and renders those it can. */
   push(records: readonly HistoryEvent[]): void {
     for (const event of records) {
-      if ('role' in event && event.role === 'tool' && !this.results.has(event.toolCallId))
-        this.results.set(event.toolCallId, event)
+      if ('role' in event) {
+        if (event.role === 'tool' && !this.results.has(event.toolCallId))
+          this.results.set(event.toolCallId, event)
+      } else if (event.type === 'approval_request' && event.subAgentCall) {
+        // Only before the call's result, as a call is rendered once its result has come.
+        const { toolCallId, sessionId } = event.subAgentCall
+        if (this.results.has(toolCallId)) continue
+        const sessions = this.paused.get(toolCallId) ?? []
+        if (!sessions.includes(sessionId)) this.paused.set(toolCallId, [...sessions, sessionId])
+      }
     }
     this.held.push(records)
   }

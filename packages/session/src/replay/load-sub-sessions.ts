@@ -1,5 +1,6 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
 import { SessionError } from '../errors.js'
+import { mapLimited } from '../map-limited.js'
 import { isValidSessionId } from '../session-id.js'
 import type { ReadBatchesOptions, SessionStore } from '../store/session-store.js'
 import { createReplayDeriver, deriveReplayEvents } from './derive-replay.js'
@@ -36,8 +37,10 @@ export async function loadLinked(
     const ids = new Set<string>()
     for (const events of frontier) addLinked(events, ids, loaded, skip)
     if (ids.size === 0) return
-    const children = await Promise.all(
-      [...ids].map(async (id) => [id, await readIfPresent(store, id)] as const),
+    const children = await mapLimited(
+      [...ids],
+      SUB_SESSION_READS,
+      async (id) => [id, await readIfPresent(store, id)] as const,
     )
     frontier = []
     for (const [id, events] of children) {
@@ -47,6 +50,13 @@ export async function loadLinked(
     }
   }
 }
+
+/**
+ * Sub-agent sessions read at once. A session can link hundreds; read all together, a file store
+ * opens a file for each (past the process's limit on open files, 256 by default on macOS, the
+ * reads fail) and a database store queues a query for each.
+ */
+const SUB_SESSION_READS = 8
 
 /** Options of `replaySession` and `replaySessionBatches`. */
 export interface ReplaySessionOptions {

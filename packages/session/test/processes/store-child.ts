@@ -7,14 +7,20 @@
 //   fill <dir> <session> <bytes>  append batches of three records of about <bytes> each until an
 //                                 append fails; print `acked <records>` after each, then
 //                                 `failed <code>`, then `closed` or `close_failed <code>`
+//   list <dir> -                  list the sessions; print `listed <count> warned <count>`, or
+//                                 `failed <code>`
+//   replay <dir> <session>        replay the session, its sub-agents loaded with loadSubSessions;
+//                                 print `replayed <count of sessions its events name>`, or
+//                                 `failed <code>`
 import { createInterface } from 'node:readline'
 import type { UserMessage } from '@kode/protocol'
-import { SessionError, SessionLockedError } from '@kode/session'
+import { deriveReplayEvents, loadSubSessions, SessionError, SessionLockedError } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 
 const [mode, dir, sessionId, bytes] = process.argv.slice(2)
 if (!mode || !dir || !sessionId) throw new Error('usage: store-child <mode> <dir> <session> [bytes]')
-const store = createFileSessionStore({ dir, fsync: true })
+let warned = 0
+const store = createFileSessionStore({ dir, fsync: true, onWarning: () => warned++ })
 
 function record(id: string, size = 16): UserMessage {
   return { role: 'user', id, createdAt: Date.now(), parts: [{ type: 'text', text: 'x'.repeat(size) }] }
@@ -73,6 +79,26 @@ switch (mode) {
       process.stdout.write('closed\n')
     } catch (error) {
       process.stdout.write(`close_failed ${(error as NodeJS.ErrnoException).code}\n`)
+    }
+    break
+  }
+  case 'list': {
+    try {
+      const sessions = await store.list()
+      process.stdout.write(`listed ${sessions.length} warned ${warned}\n`)
+    } catch (error) {
+      process.stdout.write(`failed ${(error as NodeJS.ErrnoException).code}\n`)
+    }
+    break
+  }
+  case 'replay': {
+    try {
+      const history = await store.read(sessionId)
+      const subSessions = await loadSubSessions(store, history)
+      const events = deriveReplayEvents(history, { sessionId, subSessions })
+      process.stdout.write(`replayed ${new Set(events.map((e) => e.sessionId)).size}\n`)
+    } catch (error) {
+      process.stdout.write(`failed ${(error as NodeJS.ErrnoException).code}\n`)
     }
     break
   }

@@ -2,7 +2,14 @@ import type { Dirent } from 'node:fs'
 import { type FileHandle, readdir, rename, rm } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
-import { SessionError, SessionLockedError, sessionNotFound, storeClosed } from '../../errors.js'
+import {
+  SessionError,
+  type SessionErrorCode,
+  SessionLockedError,
+  sessionNotFound,
+  storeClosed,
+} from '../../errors.js'
+import { mapLimited } from '../../map-limited.js'
 import { assertSessionId, isValidSessionId } from '../../session-id.js'
 import {
   assertSessionInit,
@@ -41,6 +48,15 @@ import { removeTrash, trashPath } from './trash.js'
  * (`replaySessionBatches`) took 10-17% less CPU, and a replay that keeps its events the same.
  */
 export const FILE_READ_BATCH_SIZE = 250
+
+/**
+ * Sessions whose metadata `list()` reads at once. Each read holds a file open; libuv runs four file
+ * operations at a time anyway, so more would only spend file descriptors.
+ */
+const LIST_READS = 16
+
+/** Why no writer can open a session that `delete` still removes. */
+const UNOPENABLE: ReadonlySet<SessionErrorCode> = new Set(['corrupt_metadata', 'not_a_regular_file'])
 
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions extends StoreClock {
@@ -139,14 +155,16 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   }
 
   /**
-   * The paths of a session that exists, for reading it, and where its records end when a failed
-   * append left bytes past them (`limit`; this store's own writer never leaves any).
+   * The paths of a session that exists, for reading it, and where its records end (`limit`): with
+   * this store's own writer, at the acknowledged records (an append being written may still fail
+   * and be cut off); else where a failed append that could not be cut off left bytes past them.
    */
   const readable = async (sessionId: string) => {
     check(sessionId)
     const paths = sessionPaths(root, sessionId)
     await assertNotLink(paths.dir, sessionId)
-    if (await ownWriter(sessionId)) return { paths, limit: undefined }
+    const writer = await ownWriter(sessionId)
+    if (writer) return { paths, limit: writer.acknowledgedLength() }
     const meta = await readMetaFile(paths.meta, sessionId)
     if (!meta) throw sessionNotFound(sessionId)
     return { paths, limit: meta.committedLength }
@@ -253,19 +271,19 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       }
       // Alongside the sessions: what deletes cut short by a crash left (see `trash.ts`).
       const sweeping = removeTrash(root, entries)
-      const infos = await Promise.all(
-        entries
-          .filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
-          .map(async (entry) => {
-            try {
-              return await info(entry.name)
-            } catch (error) {
-              const file = sessionPaths(root, entry.name).meta
-              warn({ type: 'unreadable_session', sessionId: entry.name, file, error })
-              return undefined
-            }
-          }),
-      )
+      const sessions = entries.filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
+      const infos = await mapLimited(sessions, LIST_READS, async (entry) => {
+        try {
+          return await info(entry.name)
+        } catch (error) {
+          // Out of file descriptors is this process's state, not the session's: no reason to skip it.
+          const code = (error as NodeJS.ErrnoException).code
+          if (code === 'EMFILE' || code === 'ENFILE') throw error
+          const file = sessionPaths(root, entry.name).meta
+          warn({ type: 'unreadable_session', sessionId: entry.name, file, error })
+          return undefined
+        }
+      })
       await sweeping
       return sortNewestFirst(infos.filter((info): info is SessionInfo => info !== undefined))
     },
@@ -278,9 +296,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         writer = await writerOf(sessionId)
       } catch (error) {
         if (SessionError.is(error) && error.code === 'session_not_found') return
-        // Deleting is how a user gets rid of a session whose metadata cannot be read: no writer
-        // can open it, so its lock is taken alone.
-        if (!(SessionError.is(error) && error.code === 'corrupt_metadata')) throw error
+        // Deleting is how a user gets rid of a session whose metadata cannot be read, or whose
+        // files are not files: no writer can open it, so its lock is taken alone.
+        if (!(SessionError.is(error) && UNOPENABLE.has(error.code))) throw error
       }
       let lock: HeldLock
       if (writer) {

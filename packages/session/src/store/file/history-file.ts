@@ -1,6 +1,6 @@
-import { isAscii } from 'node:buffer'
+import { isAscii, isUtf8 } from 'node:buffer'
 import type { FileHandle } from 'node:fs/promises'
-import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { CodecError, decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { CorruptHistoryError } from '../../errors.js'
 import { openNoFollow, READ } from './no-follow.js'
 
@@ -65,9 +65,9 @@ export async function readHistoryFile(
  * `batchSize` as they are decoded, so memory tracks what the caller keeps and not the file size
  * twice over. A file that is a symbolic link is refused (`symlink_refused`). A last line without
  * its newline is a write cut short by a crash (or one in progress): it is reported to `onTorn` and
- * not decoded. Any other undecodable line throws `CorruptHistoryError` naming the file and the
- * 1-based line number, after the batches before it. Yields nothing for a missing file. The file is
- * closed when the iteration ends, whichever way.
+ * not decoded. Any other undecodable line (not JSON, not a record, not UTF-8) throws
+ * `CorruptHistoryError` naming the file and the 1-based line number, after the batches before it.
+ * Yields nothing for a missing file. The file is closed when the iteration ends, whichever way.
  */
 export async function* readHistoryBatches(
   file: string,
@@ -110,12 +110,9 @@ export async function* readHistoryBatches(
           // A single line longer than a piece is decoded whole.
           if (to < from) to = buffer.indexOf(NEWLINE, from + DECODE_BYTES)
         }
-        // One string per piece, split into lines: far cheaper than a string per line from the
-        // buffer. ASCII-only pieces take the much faster latin1 decoder (same result for ASCII).
-        const encoding = isAscii(buffer.subarray(from, to)) ? 'latin1' : 'utf8'
-        const texts = buffer.toString(encoding, from, to).split('\n')
+        const { texts, notUtf8 } = pieceLines(buffer, from, to)
         for (let next = 0; next < texts.length; ) {
-          const stop = decodeLines(texts, next, events, batchSize, { sessionId, file, line })
+          const stop = decodeLines(texts, next, events, batchSize, { sessionId, file, line, notUtf8 })
           line += stop - next
           next = stop
           if (events.length >= batchSize) {
@@ -138,12 +135,44 @@ export async function* readHistoryBatches(
   if (kept > 0) options.onTorn?.({ line: line + 1, bytes: kept })
 }
 
+/** A piece's lines as text, and which of them (by index) are not valid UTF-8. */
+interface PieceLines {
+  texts: string[]
+  notUtf8?: ReadonlySet<number> | undefined
+}
+
+/**
+ * Decodes `buffer[from, to)` (whole lines) into its lines. One string per piece, split into lines:
+ * far cheaper than a string per line from the buffer. ASCII-only pieces take the much faster
+ * latin1 decoder (same result for ASCII). The store writes only UTF-8, so a piece that is not is
+ * damaged: it is split by bytes instead, to name the lines that are not (their bytes would read as
+ * U+FFFD, a record nobody wrote).
+ */
+function pieceLines(buffer: Buffer, from: number, to: number): PieceLines {
+  const piece = buffer.subarray(from, to)
+  if (isAscii(piece)) return { texts: buffer.toString('latin1', from, to).split('\n') }
+  if (isUtf8(piece)) return { texts: buffer.toString('utf8', from, to).split('\n') }
+  const texts: string[] = []
+  const notUtf8 = new Set<number>()
+  for (let start = 0; start <= piece.length; ) {
+    let end = piece.indexOf(NEWLINE, start)
+    if (end === -1) end = piece.length
+    const line = piece.subarray(start, end)
+    if (!isUtf8(line)) notUtf8.add(texts.length)
+    texts.push(line.toString('utf8'))
+    start = end + 1
+  }
+  return { texts, notUtf8 }
+}
+
 /** Where the lines given to `decodeLines` come from: the file, and the lines before them. */
 interface LinesOrigin {
   sessionId: string
   file: string
   /** How many lines of the file come before `lines[from]`. */
   line: number
+  /** Indexes of `lines` whose bytes are not valid UTF-8. */
+  notUtf8?: ReadonlySet<number> | undefined
 }
 
 /**
@@ -164,6 +193,9 @@ function decodeLines(
   let i = from
   for (; i < lines.length && into.length < limit; i++) {
     try {
+      if (origin.notUtf8?.has(i)) {
+        throw new CodecError('', 'UTF-8 text', { detail: 'the line holds bytes that are not valid UTF-8' })
+      }
       into.push(decodeHistoryEvent(lines[i]!))
     } catch (cause) {
       throw new CorruptHistoryError(origin.sessionId, origin.file, origin.line + (i - from) + 1, cause)

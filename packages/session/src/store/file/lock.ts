@@ -193,9 +193,12 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
   let text: string
   try {
-    // Never through a link planted as the lock: such a lock is unreadable, so refused.
+    // Never through a link planted as the lock, nor waiting on a FIFO: such a lock is unreadable,
+    // so refused.
     const handle = await open(file, READ)
     try {
+      // A FIFO, a directory (READ does not wait on a FIFO): no lock content, so refused.
+      if (!(await handle.stat()).isFile()) return 'unreadable'
       text = await handle.readFile('utf8')
     } finally {
       await handle.close()
@@ -315,6 +318,8 @@ function heldLock(file: string, token: string): HeldLock {
 }
 
 function missingSession(error: unknown, sessionId: string): SessionError | undefined {
-  if ((error as NodeJS.ErrnoException).code !== 'ENOENT') return undefined
+  // ENOTDIR: a file, not a session directory, has its name.
+  const code = (error as NodeJS.ErrnoException).code
+  if (code !== 'ENOENT' && code !== 'ENOTDIR') return undefined
   return sessionNotFound(sessionId, error)
 }

@@ -27,7 +27,7 @@ export const SessionMeta = Type.Object(
 )
 export type SessionMeta = Static<typeof SessionMeta>
 
-/** Reads and validates a metadata file; `undefined` when it does not exist. */
+/** Reads and validates a metadata file; `undefined` when it (or its session directory) does not exist. */
 export async function readMetaFile(file: string, sessionId: string): Promise<SessionMeta | undefined> {
   let text: string
   try {
@@ -38,7 +38,9 @@ export async function readMetaFile(file: string, sessionId: string): Promise<Ses
       await handle.close()
     }
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined
+    // ENOTDIR: a file, not a directory, has the session's name, which `list()` skips too.
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
     throw error
   }
   const corrupt = (detail: string, cause?: unknown) =>

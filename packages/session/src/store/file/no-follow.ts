@@ -4,11 +4,15 @@ import { SessionError } from '../../errors.js'
 
 // Where the platform has no O_NOFOLLOW (Windows), the lstat checks below still refuse links.
 const NOFOLLOW = constants.O_NOFOLLOW ?? 0
+// Opening a FIFO for reading waits for a writer, for ever, on one of libuv's few I/O threads; with
+// O_NONBLOCK it returns at once, and the file's type is checked before anything is read. Regular
+// files ignore the flag.
+const NONBLOCK = constants.O_NONBLOCK ?? 0
 
-/** Flags for reading a session file without following a link in its place. */
-export const READ = constants.O_RDONLY | NOFOLLOW
+/** Flags for reading a session file without following a link in its place, or waiting on a FIFO. */
+export const READ = constants.O_RDONLY | NOFOLLOW | NONBLOCK
 /** Flags for appending to (and reading) a history file, created when missing, never through a link. */
-export const APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NOFOLLOW
+export const APPEND = constants.O_RDWR | constants.O_APPEND | constants.O_CREAT | NOFOLLOW | NONBLOCK
 /** Flags for a new file that must not exist yet (a link in its place counts as existing). */
 export const CREATE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | NOFOLLOW
 
@@ -27,19 +31,45 @@ export function symlinkRefused(path: string, sessionId: string, cause?: unknown)
 }
 
 /**
+ * The refusal to use what is not a regular file (a FIFO, socket, device or directory) as a session
+ * file: reading a FIFO would wait for a writer for ever, and none of them holds a session's data.
+ */
+export function notRegularFile(path: string, sessionId: string, cause?: unknown): SessionError {
+  return new SessionError(
+    'not_a_regular_file',
+    `${path} is not a regular file (a FIFO, socket, device or directory is in its place); the session ` +
+      'store reads and writes only regular files. Remove it, or restore the session from a backup.',
+    { sessionId, cause },
+  )
+}
+
+/**
  * Opens a session file without following a link in its place. `ENOENT` passes through as the
- * platform's error; a link is `symlink_refused`.
+ * platform's error; a link is `symlink_refused`, anything but a regular file `not_a_regular_file`.
  */
 export async function openNoFollow(path: string, flags: number, sessionId: string): Promise<FileHandle> {
   if (NOFOLLOW === 0) await assertNotLink(path, sessionId)
+  let handle: FileHandle
   try {
-    return await open(path, flags, 0o644)
+    handle = await open(path, flags, 0o644)
   } catch (error) {
     // Linux and macOS say ELOOP for a link opened with O_NOFOLLOW; FreeBSD says EMLINK.
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ELOOP' || code === 'EMLINK') throw symlinkRefused(path, sessionId, error)
+    // A directory opened for writing; a socket (or a FIFO opened to write with no reader).
+    if (code === 'EISDIR' || code === 'ENXIO') throw notRegularFile(path, sessionId, error)
     throw error
   }
+  let regular: boolean
+  try {
+    regular = (await handle.stat()).isFile()
+  } catch (error) {
+    await handle.close()
+    throw error
+  }
+  if (regular) return handle
+  await handle.close()
+  throw notRegularFile(path, sessionId)
 }
 
 /**

@@ -1,4 +1,4 @@
-import { type FileHandle, mkdir } from 'node:fs/promises'
+import { type FileHandle, lstat, mkdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
 import {
@@ -122,14 +122,30 @@ export class SessionWriter {
 
   /** Creates a session's directory and files and opens it for writing. */
   static async create(ctx: WriterContext, init: CreateSessionInit): Promise<SessionWriter> {
+    let made = false
     try {
       await mkdir(ctx.paths.dir)
+      made = true
     } catch (error) {
       // An existing directory without metadata is a create that crashed half-way: take it over.
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error
     }
     await assertNotLink(ctx.paths.dir, ctx.sessionId)
-    const lock = await takeLock(ctx)
+    if (!made && !(await lstat(ctx.paths.dir)).isDirectory()) {
+      // A file has the session's name: the id is taken, though by no session.
+      throw new SessionError(
+        'session_exists',
+        `session ${ctx.sessionId} cannot be created: ${ctx.paths.dir} exists and is not a directory`,
+        { sessionId: ctx.sessionId },
+      )
+    }
+    let lock: HeldLock
+    try {
+      lock = await takeLock(ctx)
+    } catch (error) {
+      if (made) await removeDirectory(ctx)
+      throw error
+    }
     try {
       if (await readMetaFile(ctx.paths.meta, ctx.sessionId)) {
         throw new SessionError('session_exists', `session ${ctx.sessionId} already exists`, {
@@ -149,7 +165,14 @@ export class SessionWriter {
       if (ctx.fsync) await syncDirectory(dirname(ctx.paths.dir))
       return writer
     } catch (error) {
+      // A create that failed (a full disk) leaves no session, nor a directory that lists as
+      // nothing for ever. Our files go while we hold the lock, so they are never another writer's.
+      if (made) {
+        await unlink(ctx.paths.meta).catch(() => {})
+        await unlink(ctx.paths.history).catch(() => {})
+      }
       await lock.release()
+      if (made) await removeDirectory(ctx)
       throw error
     }
   }
@@ -192,6 +215,14 @@ export class SessionWriter {
       await handle.close()
       throw error
     }
+  }
+
+  /**
+   * Where the acknowledged records end. Bytes past it belong to an append still being written
+   * (which may yet fail and be cut off), so this store's reads stop here.
+   */
+  acknowledgedLength(): number {
+    return this.byteLength
   }
 
   /** The session's current metadata. */
@@ -341,6 +372,14 @@ export class SessionWriter {
     }
     this.needsRepair = false
   }
+}
+
+/**
+ * Removes the directory a failed create made, if it is empty: once the lock is given back, another
+ * create may have taken the directory over (its lock file is in it), and it is left to that one.
+ */
+async function removeDirectory(ctx: WriterContext): Promise<void> {
+  await rmdir(ctx.paths.dir).catch(() => {})
 }
 
 function metaTemp(ctx: WriterContext): string {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { Dirent } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import { join } from 'node:path'
+import { mapLimited } from '../../map-limited.js'
 import { isValidSessionId } from '../../session-id.js'
 
 // `delete` renames a session's directory to a trash name, then removes it: the session is gone at
@@ -29,9 +30,10 @@ export function isTrash(entry: Dirent): boolean {
  * reads it meanwhile.
  */
 export async function removeTrash(root: string, entries: readonly Dirent[]): Promise<void> {
-  await Promise.all(
-    entries
-      .filter(isTrash)
-      .map((entry) => rm(join(root, entry.name), { recursive: true, force: true }).catch(() => {})),
+  await mapLimited(entries.filter(isTrash), TRASH_REMOVALS, (entry) =>
+    rm(join(root, entry.name), { recursive: true, force: true }).catch(() => {}),
   )
 }
+
+// Few at a time: each removal holds directory handles open, beside `list`'s own reads.
+const TRASH_REMOVALS = 4
