@@ -42,6 +42,9 @@ export class LineInput {
     this.#rl = createInterface({ input, output: echo, prompt, terminal: this.#terminal, historySize: 500 })
     this.#rl.on('line', (text) => this.#push({ kind: 'line', text }))
     this.#rl.on('SIGINT', () => this.interrupt())
+    // The terminal went away (closed, hung up: `setRawMode EIO`): that is end of input, not a
+    // crash. The error may come from inside `close` itself, so close once it has returned.
+    this.#rl.on('error', () => queueMicrotask(() => this.#rl.close()))
     this.#rl.on('close', () => {
       this.#ended = true
       this.#push({ kind: 'eof' })
