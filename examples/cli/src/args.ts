@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util'
-import { redact } from '@kode/providers/adapter'
+import { baseUrlProblem } from './base-url.js'
 
 /** What the command line asked for. */
 export interface CliArgs {
@@ -92,11 +92,8 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
     if (value.trim() === '') throw new UsageError(`${FLAG_OF[key]} needs a value (got "${value}")`)
     args[key] = value
   }
-  if (args.baseUrl !== undefined && !isWebUrl(args.baseUrl))
-    // Quoted without a password or key it may carry: stderr ends up in logs.
-    throw new UsageError(
-      `--base-url must be an http:// or https:// URL (got "${redact(args.baseUrl, undefined)}")`,
-    )
+  const baseUrl = args.baseUrl === undefined ? undefined : baseUrlProblem(args.baseUrl)
+  if (baseUrl !== undefined) throw new UsageError(`--base-url ${baseUrl}`)
   if (values.reasoning !== undefined)
     args.reasoning = oneOf('--reasoning', values.reasoning, ['minimal', 'low', 'medium', 'high'] as const)
   if (values.thinking !== undefined)
@@ -141,13 +138,4 @@ function parse(argv: readonly string[]) {
 function oneOf<const T extends string>(flag: string, value: string, allowed: readonly T[]): T {
   if ((allowed as readonly string[]).includes(value)) return value as T
   throw new UsageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}")`)
-}
-
-function isWebUrl(value: string): boolean {
-  try {
-    const { protocol } = new URL(value)
-    return protocol === 'http:' || protocol === 'https:'
-  } catch {
-    return false
-  }
 }

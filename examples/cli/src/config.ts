@@ -3,6 +3,7 @@ import { homedir } from 'node:os'
 import { join } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
+import { baseUrlProblem } from './base-url.js'
 import { type ProjectTrust, trustProjectConfig } from './project-trust.js'
 
 const StringMap = Type.Record(Type.String(), Type.String())
@@ -156,7 +157,10 @@ export function parseConfig(text: string, path: string): KodeConfig {
   }
   const problem = Value.Errors(KodeConfig, value).First()
   if (problem) throw new ConfigError(`${path}: at ${problem.path || '/'}: ${problem.message}`)
-  return value as KodeConfig
+  const config = value as KodeConfig
+  const baseUrl = config.baseUrl === undefined ? undefined : baseUrlProblem(config.baseUrl)
+  if (baseUrl !== undefined) throw new ConfigError(`${path}: at /baseUrl: ${baseUrl}`)
+  return config
 }
 
 /** Where `JSON.parse` of `text` failed, as ` (line L, column C)`, from its message; '' when it does not say. */

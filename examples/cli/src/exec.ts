@@ -36,14 +36,18 @@ export async function runExec(
   const agent = app.agent(options.resume)
   const json = options.format === 'stream-json'
   const { signal, decide } = options
+  /** The last error printed: the task's end does not say it again. */
+  let shownError: string | undefined
   const loop: ApprovalLoop = {
     decide,
     signal,
     modelSettings: app.model.modelSettings,
     onEvent: (event) => {
       if (json) io.out(`${encodeEvent(event)}\n`)
-      else if (event.type === 'error' && event.sessionId === agent.sessionId)
+      else if (event.type === 'error' && event.sessionId === agent.sessionId) {
+        shownError = event.errorMessage
         io.err(`kode: ${event.errorMessage}\n`)
+      }
     },
   }
   const pending = options.resume === undefined ? [] : pendingApprovals(await agent.history())
@@ -52,7 +56,7 @@ export async function runExec(
       `kode: session ${agent.sessionId} waits for approval of ${pending.length} call(s); deciding them first\n`,
     )
     const resumed = await resumeWithApprovals(agent, pending, loop)
-    if (!json && resumed !== undefined) report(resumed, agent.sessionId, io)
+    if (!json && resumed !== undefined) report(resumed, agent.sessionId, io, shownError)
     if (resumed === undefined || resumed.reason === 'awaiting_approval' || resumed.reason === 'aborted') {
       if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
       else if (resumed === undefined)
@@ -65,17 +69,20 @@ export async function runExec(
   const outcome = await runWithApprovals(agent, run, loop)
   await app.titleSession(agent.sessionId, prompt)
   if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
-  else report(outcome, agent.sessionId, io)
+  else report(outcome, agent.sessionId, io, shownError)
   return exitCodeOf(outcome.reason)
 }
 
-/** Prints a task's answer on stdout, and on stderr why it did not complete. */
-function report(outcome: TaskOutcome, sessionId: string, io: ExecOutput): void {
+/**
+ * Prints a task's answer on stdout, and on stderr why it did not complete, unless that is the
+ * error just printed (`shownError`).
+ */
+function report(outcome: TaskOutcome, sessionId: string, io: ExecOutput, shownError?: string): void {
   if (outcome.text !== '') io.out(outcome.text.endsWith('\n') ? outcome.text : `${outcome.text}\n`)
   if (outcome.reason === 'awaiting_approval')
     io.err(
       `kode: task paused: ${outcome.pendingApprovals?.length ?? 0} call(s) wait for approval in session ${sessionId}; "kode --resume ${sessionId}" asks about them\n`,
     )
-  else if (outcome.reason !== 'completed')
+  else if (outcome.reason !== 'completed' && (outcome.errorMessage ?? outcome.reason) !== shownError)
     io.err(`kode: task ended: ${outcome.errorMessage ?? outcome.reason}\n`)
 }

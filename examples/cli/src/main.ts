@@ -13,11 +13,16 @@ import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
 import { findSession } from './sessions.js'
+import { Termination } from './termination.js'
 
 const VERSION: string = manifest.version
 
 /** Runs the `kode` command line; resolves with the exit status. */
-async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<number> {
+async function main(
+  argv: readonly string[],
+  env: NodeJS.ProcessEnv,
+  termination: Termination,
+): Promise<number> {
   const args = parseCliArgs(argv)
   if (args.command === 'help') return print(`${USAGE}\n`)
   if (args.command === 'version') return print(`kode ${VERSION}\n`)
@@ -43,7 +48,7 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
     const resume = args.resume !== undefined ? await resumable(app, args.resume) : undefined
     switch (args.command) {
       case 'exec': {
-        const signal = interruptSignal()
+        const signal = interruptSignal(termination)
         const io = {
           // Text from the model, tools and servers must not drive the terminal (docs/cli.md).
           out: (text: string) =>
@@ -72,12 +77,17 @@ async function main(argv: readonly string[], env: NodeJS.ProcessEnv): Promise<nu
           notify: (line) => void stderr.write(terminalSafe(`kode: ${line}\n`)),
           style,
         })
-        return await runDemo(app, { output: terminal, style, live }, interruptSignal(), decide)
+        return await runDemo(app, { output: terminal, style, live }, interruptSignal(termination), decide)
       }
       case 'repl': {
         const input = new LineInput(stdin, stdout, style.bold('› '))
         // Without a terminal (piped input) Ctrl-C arrives as a signal rather than a keystroke.
         process.on('SIGINT', () => input.interrupt())
+        // SIGTERM, SIGHUP: interrupt the task as Ctrl-C does, then leave as end of input does.
+        termination.stop = () => {
+          input.onInterrupt?.()
+          input.close()
+        }
         try {
           const repl = new Repl(app, { input, output: terminal, style, live }, resume)
           return await repl.run({ resumed: resume !== undefined })
@@ -107,9 +117,13 @@ async function resumable(
   }
 }
 
-/** A signal that aborts on the first Ctrl-C (SIGINT); a second one exits at once. */
-function interruptSignal(): AbortSignal {
+/**
+ * A signal that aborts on the first Ctrl-C (SIGINT); a second one exits at once. SIGTERM and
+ * SIGHUP abort it too (see {@link Termination}).
+ */
+function interruptSignal(termination: Termination): AbortSignal {
   const controller = new AbortController()
+  termination.stop = () => controller.abort()
   process.on('SIGINT', () => {
     if (controller.signal.aborted) process.exit(130)
     controller.abort()
@@ -130,15 +144,18 @@ function fail(error: unknown): number {
   return known ? 2 : 1
 }
 
-// A reader that went away (`kode exec ... | head`) is not an error worth a stack trace.
+const termination = new Termination().listen()
+
+// A reader that went away (`kode exec ... | head`, a closed terminal) is not an error worth a
+// stack trace.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE') process.exit(0)
+  if (error.code === 'EPIPE' || error.code === 'EIO') termination.exit(0)
   throw error
 })
 
-main(process.argv.slice(2), process.env)
+main(process.argv.slice(2), process.env, termination)
   .catch(fail)
   .then((code) => {
     // Exit once what was written has been flushed (stdout may be an asynchronous pipe).
-    process.stdout.write('', () => process.exit(code))
+    process.stdout.write('', () => termination.exit(code))
   })

@@ -48,6 +48,8 @@ function readAnswer(terminal: ApprovalTerminal, signal: AbortSignal): Promise<st
       done(undefined)
     })
     rl.on('close', () => done(undefined))
+    // The terminal went away (closed, hung up: `setRawMode EIO`): nobody is left to answer.
+    rl.on('error', () => done(undefined))
     rl.question('› ', (answer) => done(answer))
   })
 }

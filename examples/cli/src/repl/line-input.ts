@@ -17,6 +17,8 @@ export class LineInput {
   readonly #queue: InputEvent[] = []
   #waiting: ((event: InputEvent) => void) | undefined
   #muted = true
+  /** Input has ended (Ctrl-D, the pipe closed): every read from now on is `eof`. */
+  #ended = false
   /** Called for Ctrl-C while no prompt is shown (a task is running). */
   onInterrupt: (() => void) | undefined
 
@@ -40,7 +42,13 @@ export class LineInput {
     this.#rl = createInterface({ input, output: echo, prompt, terminal: this.#terminal, historySize: 500 })
     this.#rl.on('line', (text) => this.#push({ kind: 'line', text }))
     this.#rl.on('SIGINT', () => this.interrupt())
-    this.#rl.on('close', () => this.#push({ kind: 'eof' }))
+    // The terminal went away (closed, hung up: `setRawMode EIO`): that is end of input, not a
+    // crash. The error may come from inside `close` itself, so close once it has returned.
+    this.#rl.on('error', () => queueMicrotask(() => this.#rl.close()))
+    this.#rl.on('close', () => {
+      this.#ended = true
+      this.#push({ kind: 'eof' })
+    })
   }
 
   /** Shows the prompt and resolves with the next line, Ctrl-C or end of input. */
@@ -51,6 +59,8 @@ export class LineInput {
       if (queued.kind === 'line') this.#output.write(`${this.#rl.getPrompt()}${queued.text}\n`)
       return Promise.resolve(queued)
     }
+    // The one `eof` may have gone to an approval question: a later prompt must not wait forever.
+    if (this.#ended) return Promise.resolve({ kind: 'eof' })
     this.#muted = false
     this.#rl.prompt(true)
     return new Promise((resolve) => {

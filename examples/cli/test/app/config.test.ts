@@ -51,6 +51,26 @@ describe('config', () => {
     expect(() => parseConfig('{"thinking":"sometimes"}', 'c.json')).toThrow(/at \/thinking/)
   })
 
+  test('a baseUrl that is not an http(s) URL is refused with its path, as --base-url is, its secrets left out', () => {
+    let thrown: unknown
+    try {
+      parseConfig('{"baseUrl":"ftp://me:hunter2@example.test/?key=AIzaSecret"}', 'c.json')
+    } catch (error) {
+      thrown = error
+    }
+    expect(thrown).toBeInstanceOf(ConfigError)
+    expect((thrown as Error).message).toBe(
+      'c.json: at /baseUrl: must be an http:// or https:// URL (got "ftp://[redacted]@example.test/?key=[redacted]")',
+    )
+    expect(() => parseConfig('{"baseUrl":"localhost:11434"}', 'c.json')).toThrow(/at \/baseUrl: must be/)
+  })
+
+  test('a baseUrl with a user name or password is refused: fetch would refuse every request to it', () => {
+    expect(() => parseConfig('{"baseUrl":"http://me:hunter2@localhost:8080/v1"}', 'c.json')).toThrow(
+      'c.json: at /baseUrl: cannot carry a user name or password, since fetch refuses such a URL (got "http://[redacted]@localhost:8080/v1")',
+    )
+  })
+
   test('an API key in the file is refused: keys come from the environment', () => {
     expect(() => parseConfig('{"apiKey":"sk-secret"}', 'c.json')).toThrow(/environment variable/)
   })

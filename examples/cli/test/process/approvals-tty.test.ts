@@ -80,6 +80,18 @@ describe('asking for approval on a terminal', () => {
     expect(existsSync(join(dir, 'late.txt'))).toBe(false)
   })
 
+  test('in the REPL: Ctrl-D at the question leaves the call pending and exits, as at the prompt', async () => {
+    dir = realpathSync(tempDir('kode-approve-tty-'))
+    tmux = new TmuxSession('kode-approve-cd', kodeIn(dir, ''))
+    await tmux.waitForText('Ctrl-C twice to exit')
+    await answer('write late.txt', APPROVAL_QUESTION)
+    // End of input answers the question with nothing, and leaves nothing to read the next prompt from.
+    tmux.send('C-d')
+    await tmux.waitForText('EXIT=0')
+    expect(tmux.screen()).toContain('Not decided: the calls stay pending')
+    expect(existsSync(join(dir, 'late.txt'))).toBe(false)
+  })
+
   test('kode exec on a terminal asks too, and y lets the command run', async () => {
     dir = realpathSync(tempDir('kode-approve-tty-'))
     tmux = new TmuxSession('kode-approve-exec', kodeIn(dir, 'exec "run \\`echo ran > ran.txt\\`"'))

@@ -66,6 +66,7 @@ describe('the command line', () => {
     ['exec without a prompt', ['exec']],
     ['a bad --output', ['exec', '--output', 'xml', 'hi']],
     ['a bad --base-url', ['exec', '--base-url', 'ftp://example.test', 'hi']],
+    ['a --base-url with a user and password', ['exec', '--base-url', 'http://me:pw@127.0.0.1:9/v1', 'hi']],
     ['--resume of no stored session', ['exec', '--resume', 'no-such-session', 'hi']],
   ])('%s exits with status 2, says why on stderr and prints nothing on stdout', async (_what, args) => {
     const { code, stdout, stderr } = await runKode([...args, '--sessions-dir', tempDir('kode-usage-')])

@@ -179,6 +179,30 @@ describe('text that is not kode’s own on stdout and stderr', () => {
     expect(stdout).toContain('bash answered: a]0;tbcd')
   })
 
+  test("a model server's error that ends the task is printed once, not again as the task's end", async () => {
+    const server = createServer((_request, response) => {
+      response.writeHead(400, { 'content-type': 'application/json' })
+      response.end(JSON.stringify({ error: { message: 'model m does not exist' } }))
+    })
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+    const { port } = server.address() as AddressInfo
+    try {
+      const { code, stdout, stderr } = await runKode(
+        ['exec', '--api', 'openai-chat', '--model', 'm', '--base-url', `http://127.0.0.1:${port}/v1`].concat([
+          '--sessions-dir',
+          tempDir('kode-exec-'),
+          'hi',
+        ]),
+        { OPENAI_API_KEY: 'sk-test-not-a-real-key' },
+      )
+      expect(code).toBe(1)
+      expect(stdout).toBe('')
+      expect(stderr.split('\n').filter((line) => line.includes('model m does not exist'))).toHaveLength(1)
+    } finally {
+      server.close()
+    }
+  })
+
   test("a model server's error message reaches stderr without its escape sequences", async () => {
     const server = createServer((_request, response) => {
       response.writeHead(400, { 'content-type': 'application/json' })
