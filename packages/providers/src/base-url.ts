@@ -6,13 +6,21 @@ import { ProviderError, redactUrlSecrets } from './transport/errors.js'
  * against the page's address where there is one (a browser, a worker), so requests and redirects
  * have a full URL. With the default fetch, a root that is no http(s) URL (`api.openai.com/v1`,
  * `localhost:11434/v1`, a relative root in Node) is refused here, as `invalid_config`: fetch
- * would fail every request with it, which reads as a network error and is retried. A host's own
+ * would fail every request with it, which reads as a network error and is retried; so is a root
+ * with a `user:password@`, which fetch refuses. A host's own
  * fetch decides for itself which roots it takes.
  */
 export function resolveBaseUrl(root: string, label: string, hostFetch: boolean): string {
   const trimmed = root.replace(/\/+$/, '')
   const url = parse(trimmed)
   if (url && (url.protocol === 'http:' || url.protocol === 'https:')) {
+    // fetch refuses a URL with credentials on every request ("Request cannot be constructed from
+    // a URL that includes credentials"), which would read as a network error and be retried.
+    if (!hostFetch && (url.username || url.password))
+      throw new ProviderError(
+        `${label}: baseUrl ${JSON.stringify(shown(root))} carries a user:password@, which fetch refuses; send credentials with apiKey or headers`,
+        { code: 'invalid_config', retryable: false },
+      )
     // An absolute root is kept as written (a query on it stays where the host put it).
     return isAbsolute(trimmed) ? trimmed : url.href.replace(/\/+$/, '')
   }

@@ -66,6 +66,11 @@ describe('createClient', () => {
       'AIzaSyA0123456789abcdefghijklmnopqrstu',
     ],
     ['a user and password', 'user:s3cretpassw0rd@models.example/v1', 's3cretpassw0rd'],
+    [
+      'a user and password on an http(s) root',
+      'https://user:s3cretpassw0rd@models.example/v1',
+      's3cretpassw0rd',
+    ],
   ])('a malformed baseUrl with %s is named without it', (_, baseUrl, secret) => {
     let error: unknown
     try {
