@@ -27,7 +27,7 @@ import { type ContextBudget, compactionTrigger } from './budget.js'
 import { summaryMessage } from './compacted-history.js'
 import type { TokenEstimator } from './estimate.js'
 import type { CompactionSettings } from './options.js'
-import { planCompaction } from './plan.js'
+import { type CompactionPlan, planCompaction } from './plan.js'
 import { COMPACTION_PROMPT, summaryRequest, transcriptOf } from './summary-request.js'
 
 /** How a compaction ended: a record was persisted, or why not. */
@@ -121,7 +121,8 @@ const SUMMARY_SHARE = 0.15
 const OVERFLOW_RETRIES = 3
 
 /**
- * One compaction, between `compaction_start` and `compaction_end`: plans the split, has the older
+ * One compaction: plans the split (with nothing to summarise it returns at once, emitting nothing),
+ * then, between `compaction_start` and `compaction_end`, has the older
  * part summarised (each retry of the summary request announced between them as an `error` with
  * `canRetry: true`), then persists the `compaction` record in one append. Nothing is written before
  * the summary exists, so an interrupted or crashed compaction leaves the model's view as it was
@@ -136,8 +137,11 @@ export async function compact(
 ): Promise<CompactionResult> {
   const { journal, events } = ctx
   const tokensBefore = budget.inputTokens
+  const planned = planFor(ctx, reason, budget)
+  // Nothing to summarise: no request, no record and no events, so a replay shows what this showed.
+  if (!planned) return { compacted: false, reason: 'nothing_to_compact' }
   events.emit('compaction_start', { reason, tokensBefore })
-  const outcome = hostFailed(ctx, await summarise(ctx, reason, budget))
+  const outcome = hostFailed(ctx, await summarise(ctx, reason, budget, planned))
   if (outcome.compacted) {
     const { record } = outcome
     await journal.persist(record)
@@ -153,8 +157,7 @@ export async function compact(
   }
   const { spent, ...result } = outcome
   const { errorMessage } = result
-  if (result.reason !== 'nothing_to_compact')
-    await journal.persist(attemptRecord(ctx, result, reason, tokensBefore, spent))
+  await journal.persist(attemptRecord(ctx, result, reason, tokensBefore, spent))
   events.emit('compaction_end', {
     reason,
     compacted: false,
@@ -187,12 +190,22 @@ function attemptRecord(
   return { type: 'error', ...base, message: result.errorMessage ?? 'The summary failed.', canRetry: false }
 }
 
-async function summarise(
+/** What a compaction summarises and keeps, and what it builds on. */
+interface Planned {
+  plan: CompactionPlan
+  /** The compaction before this one, whose summary the new one extends. */
+  previous: CompactionRecord | undefined
+  /** The latest system prompt's tokens (only it is sent). */
+  systemTokens: number
+}
+
+/** The split a compaction would make now; `undefined` when there is nothing to summarise. */
+function planFor(
   ctx: CompactionContext,
   reason: CompactionReason,
   budget: ContextBudget,
-): Promise<SummaryOutcome> {
-  const { journal, settings, client, signal, events } = ctx
+): Planned | undefined {
+  const { journal, settings } = ctx
   const estimator = settings.estimator
   const records = journal.modelRecords
   const previous = journal.compaction
@@ -202,7 +215,17 @@ async function summarise(
   const systemTokens = system && 'role' in system ? estimator.message(system) : 0
   const keepTokens = keepBudget(ctx, reason, budget, systemTokens)
   const plan = planCompaction(records, bodyFrom, ctx.compaction.keepRecent, keepTokens, estimator)
-  if (!plan) return { compacted: false, reason: 'nothing_to_compact' }
+  return plan ? { plan, previous, systemTokens } : undefined
+}
+
+async function summarise(
+  ctx: CompactionContext,
+  reason: CompactionReason,
+  budget: ContextBudget,
+  { plan, previous, systemTokens }: Planned,
+): Promise<SummaryOutcome> {
+  const { settings, client, signal, events } = ctx
+  const estimator = settings.estimator
 
   const window = budget.contextWindow
   const modelMax = client.modelInfo?.maxOutputTokens

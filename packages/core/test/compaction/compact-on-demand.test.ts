@@ -247,8 +247,13 @@ describe('agent.compact()', () => {
     // An empty session the store has (one it does not have is session_not_found: session-open.test.ts).
     await h.store.create({ id: 'empty' })
     const agent = h.createAgent({ sessionId: 'empty' })
+    // No event either: nothing is written, so a replay could show none.
+    const seen: string[] = []
+    agent.events.on('compaction_start', (event) => seen.push(event.type))
+    agent.events.on('compaction_end', (event) => seen.push(event.type))
     await expect(agent.compact()).resolves.toEqual({ compacted: false, reason: 'nothing_to_compact' })
     expect(await agent.history()).toEqual([])
+    expect(seen).toEqual([])
   })
 
   test('a response whose calls await approval is kept, so the approved result reaches the model', async () => {
