@@ -141,7 +141,7 @@ function tourSummary(request: ScriptedRequest): string {
     '1. Run `pnpm test` for the whole suite.',
     '2. Start `kode` and ask your own questions:',
   )
-  lines.push('', '```sh', 'ANTHROPIC_API_KEY=... kode', '```')
+  lines.push('', '```sh', 'ANTHROPIC_API_KEY=... pnpm kode', '```')
   return lines.join('\n')
 }
 
