@@ -19,9 +19,9 @@ import {
   retryAllowed,
   retryDelayMs,
 } from '@kode/providers'
+import { abortableSleep } from '../abortable-sleep.js'
 import { addBilled, type Billed, billedBy } from '../billed.js'
 import { retryNotice } from '../retry-notice.js'
-import { abortableSleep } from '../task/abortable-sleep.js'
 import { thrownText } from '../thrown-text.js'
 import { type ContextBudget, compactionTrigger } from './budget.js'
 import { summaryMessage } from './compacted-history.js'

@@ -8,11 +8,11 @@ import {
   retryAllowed,
   retryDelayMs,
 } from '@kode/providers'
+import { abortableSleep } from '../abortable-sleep.js'
 import { billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
 import { retryNotice } from '../retry-notice.js'
 import { thrownText } from '../thrown-text.js'
-import { abortableSleep } from './abortable-sleep.js'
 import type { TaskAccounting } from './accounting.js'
 import type { TaskRuntime } from './runtime.js'
 import { ResponseEvents } from './stream-events.js'
