@@ -49,7 +49,7 @@ describe('runInSandbox (Node.js programs)', () => {
     // The grandchild starts a session of its own (out of the program's process group) and keeps the
     // program's stdout open for a minute: the run must not wait for it.
     const code =
-      'import { spawn } from "node:child_process"\nconst child = spawn("sleep", ["60"], { detached: true, stdio: ["ignore", "inherit", "inherit"] })\nchild.unref()\nconsole.log(`done ${child.pid}`)'
+      'import { spawn } from "node:child_process"\nconst child = spawn("sleep", ["60"], { detached: true, stdio: ["ignore", "inherit", "inherit"] })\nchild.unref()\nconsole.log("done", child.pid)'
     const result = await runInSandbox(
       { file: 'main.mjs', command: () => ({ command: process.execPath, args: ['main.mjs'] }) },
       code,
