@@ -57,7 +57,9 @@ export function jsonHazard(text: string): string | undefined {
       next(stack)
       i++
     } else if (code === MINUS || (code >= ZERO && code <= NINE)) {
-      const token = NUMBER.exec(text.slice(i, i + MAX_NUMBER_SCAN))![0]
+      let end = i + 1
+      while (end < text.length && isNumberChar(text.charCodeAt(end))) end++
+      const token = text.slice(i, end)
       // A fraction or an exponent says the model meant a float, which rounds as floats do.
       if (!/[.eE]/.test(token) && !Number.isSafeInteger(Number(token))) {
         return `the integer ${cut(token)} cannot be read exactly (beyond 2^53); send it as a string (at ${shown(valuePath(stack.at(-1)))})`
@@ -85,10 +87,18 @@ const NINE = 0x39
 const LETTER_T = 0x74
 const LETTER_F = 0x66
 const LETTER_N = 0x6e
-/** A JSON number. */
-const NUMBER = /^-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/
-/** Long enough for any number a model writes; a longer integer is beyond 2^53 anyway. */
-const MAX_NUMBER_SCAN = 400
+
+/** Whether `code` may continue a JSON number (in JSON that parsed, nothing else follows one but these). */
+function isNumberChar(code: number): boolean {
+  return (
+    (code >= ZERO && code <= NINE) ||
+    code === 0x2e ||
+    code === 0x65 ||
+    code === 0x45 ||
+    code === 0x2b ||
+    code === MINUS
+  )
+}
 
 function keyHazard(object: Frame & { kind: 'object' }, key: string): string | undefined {
   const at = `(at ${shown(pathOf(object))})`
