@@ -36,6 +36,13 @@ describe('reading CodeAct responses', () => {
     expect(codeact.parseActions(reply(text))).toEqual([code('print("```")'), code('print(2)')])
   })
 
+  test("an indented fence's indentation is removed from its lines, as CommonMark does (a block in a list item)", () => {
+    const text = '1. Count:\n   ```python\n   for i in range(2):\n       print(i)\n  print("done")\n   ```'
+    expect(codeact.parseActions(reply(text))).toEqual([
+      code('for i in range(2):\n    print(i)\nprint("done")'),
+    ])
+  })
+
   test('a block left open at a normal stop runs; cut off by an interrupt it is text only', () => {
     expect(codeact.parseActions(reply('```python\nprint(1)'))).toEqual([code('print(1)')])
     const cut = reply('```python\nprint(1', 'aborted')
