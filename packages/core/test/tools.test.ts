@@ -376,6 +376,31 @@ describe('tool failures are error results the model sees, and the loop goes on',
     expect((signal!.reason as DOMException).name).toBe('TimeoutError')
   })
 
+  test('progress a call reports after it timed out is ignored, even while afterToolCall still has its result', async () => {
+    const reported = gate()
+    const late = defineTool({
+      name: 'late',
+      description: 'Reports progress after its time limit',
+      parameters: Type.Object({}),
+      timeoutMs: 20,
+      execute: async (_args, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))
+        ctx.progress('still going')
+        reported.open()
+        return 'too late'
+      },
+    })
+    const { lines, historyLines } = await runCalls([late], [call('c1', 'late', {})], {
+      // Holds the timed-out result until the tool has reported its late progress.
+      hooks: { afterToolCall: async () => reported.promise },
+    })
+    const text = 'Tool "late" timed out after 20 ms.'
+    expect(lines).toEqual(
+      taskLines(['c1 late'], ['tool_call c1 late {}', `tool_result c1 error (last): ${text}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 late {}', [`tool c1 error: ${text}`]))
+  })
+
   test('the agent-wide toolTimeoutMs applies to tools without their own', async () => {
     const hang = defineTool({
       name: 'hang',
