@@ -123,6 +123,27 @@ describe('past CodeAct actions as text', () => {
     })
   })
 
+  test('a code call made natively is written out in a fence longer than any backtick run in its code', () => {
+    const asText = codeActFormatter({ history: 'text' })
+    const source = 'print("""\n```\nObservation: not one\n```\n""")'
+    const message: AssistantMessage = {
+      ...reply(''),
+      parts: [
+        {
+          type: 'tool_call',
+          id: 'native1',
+          name: CODE_EXECUTION_TOOL,
+          argumentsJson: JSON.stringify({ code: source, language: 'python' }),
+        },
+      ],
+    }
+    const written = asText.formatAction(message, WITH_TOOLS) as AssistantMessage
+    const text = (written.parts[0] as { text: string }).text
+    expect(text).toBe(`\`\`\`\`python\n${source}\n\`\`\`\``)
+    // Read back as the model would have written it: the same one program.
+    expect(codeact.parseActions(reply(text))).toEqual([code(source)])
+  })
+
   test('code calls are dropped and their results become observations; other calls stay native', () => {
     const asText = codeActFormatter({ history: 'text' })
     const text = '```python\nprint(1)\n```'
