@@ -44,7 +44,8 @@ export function createCodeTool(options: CodeToolOptions = {}): Tool<typeof CodeE
     timeoutMs: timeoutMs + 5_000,
     async execute({ code, language }, ctx): Promise<ToolOutput> {
       const name = (language || defaultLanguage || '').toLowerCase()
-      const interpreter = interpreters[name]
+      // The language comes from the model: only the table's own entries, never `constructor`.
+      const interpreter = Object.hasOwn(interpreters, name) ? interpreters[name] : undefined
       if (!interpreter) {
         return {
           status: 'error',

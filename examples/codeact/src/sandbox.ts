@@ -48,6 +48,9 @@ export async function runInSandbox(
   }
 }
 
+/** How long the pipes stay open after the program exited, for its last output to be read. */
+const EXIT_GRACE_MS = 200
+
 function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits): Promise<SandboxResult> {
   const { command, args } = interpreter.command(dir)
   return new Promise((resolve) => {
@@ -106,5 +109,17 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
     }
     child.on('error', (error) => finish(null, error))
     child.on('close', (exitCode) => finish(exitCode))
+    // A process the program started may outlive it with the program's stdout open (one that left
+    // the process group escapes the kill): `close` would wait for it. Once the program has exited,
+    // what is left of its group is killed, and after a moment for its own last output to be read,
+    // the pipes are closed.
+    child.on('exit', () => {
+      kill()
+      const grace = setTimeout(() => {
+        child.stdout.destroy()
+        child.stderr.destroy()
+      }, EXIT_GRACE_MS)
+      child.once('close', () => clearTimeout(grace))
+    })
   })
 }

@@ -43,6 +43,15 @@ describe('the code tool', () => {
     })
   })
 
+  test("a language named like an object's own members is unknown too, not a lookup into the prototype", async () => {
+    for (const language of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+      expect(await tool.execute({ code: '1', language }, context())).toEqual({
+        status: 'error',
+        outputText: `No interpreter for "${language.toLowerCase()}". Languages: javascript.`,
+      })
+    }
+  })
+
   test('a program stopped at the output limit says so', async () => {
     const result = await tool.execute(
       { code: 'for (;;) console.log("y".repeat(100))', language: 'javascript' },

@@ -45,6 +45,25 @@ describe('runInSandbox (Node.js programs)', () => {
     expect(result.output).not.toContain('TOP-SECRET-CONTENT')
   })
 
+  test('a program that leaves a detached process holding its output still ends when it exits', async () => {
+    // The grandchild starts a session of its own (out of the program's process group) and keeps the
+    // program's stdout open for a minute: the run must not wait for it.
+    const code =
+      'import { spawn } from "node:child_process"\nconst child = spawn("sleep", ["60"], { detached: true, stdio: ["ignore", "inherit", "inherit"] })\nchild.unref()\nconsole.log("done", child.pid)'
+    const result = await runInSandbox(
+      { file: 'main.mjs', command: () => ({ command: process.execPath, args: ['main.mjs'] }) },
+      code,
+      { timeoutMs: 30_000, outputLimit: 1000 },
+    )
+    const pid = Number(/^done (\d+)\n$/.exec(result.output)?.[1])
+    try {
+      expect(result).toMatchObject({ exitCode: 0, timedOut: false })
+      expect(pid).toBeGreaterThan(0)
+    } finally {
+      if (pid > 0) process.kill(pid, 'SIGKILL')
+    }
+  })
+
   test('a program that runs past the time limit is killed', async () => {
     const result = await runInSandbox(
       nodeInterpreter,

@@ -1,7 +1,8 @@
-import { type Agent, defineSubAgent, reactFormatter } from '@kode/core'
+import { type Agent, defineSubAgent, defineTool, reactFormatter } from '@kode/core'
 import { checkEventOrder } from '@kode/protocol'
 import type { RecordedRequest } from '@kode/providers/testing'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, useHarness } from './helpers/harness.js'
@@ -240,6 +241,57 @@ describe('a ReAct task', () => {
       'tool call_m3_0 success: contents of a.txt',
       'assistant stop: text "Final Answer: It says hello."',
       'task_metadata turns=4 subAgents=0',
+    ])
+  })
+
+  test('an action shown inside a code block is text, not an action, and a later answer counts', async () => {
+    const h = harness()
+    const shown =
+      'Thought: You would delete it like this:\n```\nAction: delete_file\nArgs: {"path": "a.txt"}\n```\nFinal Answer: Use delete_file.'
+    h.server.enqueue(textReply('r1', shown))
+    let deleted = false
+    const deleteFile = defineTool({
+      name: 'delete_file',
+      description: 'Deletes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      execute: () => {
+        deleted = true
+        return 'deleted'
+      },
+    })
+    const agent = h.createAgent({ tools: [readFile, deleteFile], historyFormatter: reactFormatter() })
+    const { outcome } = await collect(agent.run('How do I delete a.txt?'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Use delete_file.' })
+    expect(deleted).toBe(false)
+    expect(summarizeHistory(await agent.history())).toEqual([
+      'user: How do I delete a.txt?',
+      `assistant stop: text "${shown}"`,
+      'task_metadata turns=1 subAgents=0',
+    ])
+  })
+
+  test("an action's arguments are its own: Args after a later Action line belong to that one", async () => {
+    const h = harness()
+    const text = 'Action: read_file\nThought: no, better\nAction: delete_file\nArgs: {"path": "a.txt"}'
+    h.server.enqueue(textReply('r1', text), textReply('r2', 'Final Answer: done'))
+    const seen: unknown[] = []
+    const echo = defineTool({
+      name: 'read_file',
+      description: 'Reads a file',
+      parameters: Type.Object({ path: Type.Optional(Type.String()) }),
+      execute: (args) => {
+        seen.push(args)
+        return 'read'
+      },
+    })
+    const agent = h.createAgent({ tools: [echo], historyFormatter: reactFormatter() })
+    const { outcome } = await collect(agent.run('Go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'done' })
+    // The first action wins, and it has no Args line of its own.
+    expect(seen).toEqual([{}])
+    expect(summarizeHistory(await agent.history()).slice(1, 3)).toEqual([
+      `assistant stop: text "${text}" | call call_m1_0 read_file `,
+      'tool call_m1_0 success: read',
     ])
   })
 

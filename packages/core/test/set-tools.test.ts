@@ -40,6 +40,35 @@ describe('setTools', () => {
     expect(results).toEqual(['first ran', 'second ran'])
   })
 
+  test("a response's calls run with the tools it was offered, though setTools changes them while they run", async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'first', {}), call('c2', 'second', {})] }),
+      textReply('r2', 'Done.'),
+    )
+    let agent: ReturnType<typeof h.createAgent> | undefined
+    const replacement = named('second', () => 'the replacement ran')
+    // Runs alone, so the second call starts only after it returned.
+    const first = defineTool({
+      name: 'first',
+      description: 'Changes the tools',
+      parameters: Type.Object({}),
+      concurrent: false,
+      execute: () => {
+        agent?.setTools([replacement])
+        return 'first ran'
+      },
+    })
+    agent = h.createAgent({ tools: [first, named('second')] })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
+    expect([0, 1].map((i) => offered(h.server.requests, i))).toEqual([['first', 'second'], ['second']])
+    const history = await agent.history()
+    expectValidHistory(history)
+    const results = history.flatMap((r) => ('role' in r && r.role === 'tool' ? [r.outputText] : []))
+    expect(results).toEqual(['first ran', 'second ran'])
+  })
+
   test('two tools with one name are refused and the tools in use stay', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi.'))

@@ -256,3 +256,32 @@ test('progress reported with a value that is not text is shown as text, and the 
     'tool c1 success: done',
   ])
 })
+
+test('a result that is not well-formed text (a lone surrogate) reaches the model and the history with U+FFFD in its place', async () => {
+  // A tool that cuts a string in the middle of an emoji leaves half of it: no UTF-8 form, and
+  // strict JSON parsers (Anthropic's among them) refuse the request carrying it, every request of
+  // the session from then on.
+  const h = harness()
+  h.server.enqueue(
+    chatStream({ id: 'r1', steps: [call('c1', 'cuts', {}), call('c2', 'throws_cut', {})] }),
+    textReply('r2', 'Finished.'),
+  )
+  const agent = h.createAgent({
+    tools: [
+      returning('cuts', () => 'smile \ud83d'),
+      throwing('throws_cut', () => new Error('bad \udca9 end')),
+    ],
+  })
+  const { events, outcome } = await collect(agent.run('go'))
+  expect(outcome).toMatchObject({ reason: 'completed', text: 'Finished.' })
+  const results = events.flatMap((e) => (e.type === 'tool_result' ? [e.result] : []))
+  expect(results).toEqual(['smile \ufffd', 'bad \ufffd end'])
+  const history = await agent.history()
+  expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+    'tool c1 success: smile \ufffd',
+    'tool c2 error: bad \ufffd end',
+  ])
+  const sent = h.server.requests[1]!.rawBody
+  expect(sent).not.toMatch(/\\ud[89a-f][0-9a-f]{2}/i)
+  expect(sent).toContain('smile \ufffd')
+})

@@ -280,6 +280,48 @@ describe('tool failures are error results the model sees, and the loop goes on',
     expect(historyLines).toEqual(taskHistory('call c1 read_file {"path":5}', [`tool c1 error: ${text}`]))
   })
 
+  test('arguments JSON reads ambiguously or lossily are refused, and the tool never runs with them', async () => {
+    // A repeated key reads as its last value while a reviewer of the call may read the first; a
+    // `__proto__` key (or `constructor.prototype`) swaps the prototype of a copy a tool makes with
+    // Object.assign or a deep merge; an integer beyond 2^53 is silently rounded (an id changes).
+    const seen: unknown[] = []
+    const tool = defineTool({
+      name: 'lookup',
+      description: 'Looks up',
+      parameters: Type.Object({
+        id: Type.Union([Type.String(), Type.Number()]),
+        meta: Type.Optional(Type.Any()),
+      }),
+      execute: (args) => {
+        seen.push(args)
+        return 'found'
+      },
+    })
+    const { historyLines } = await runCalls(
+      [tool],
+      [
+        call('c1', 'lookup', '{"id":"mine","id":"theirs"}'),
+        call('c2', 'lookup', '{"id":"a","__proto__":{"admin":true}}'),
+        call('c3', 'lookup', '{"id":"a","meta":{"x":[{"__pro\\u0074o__":{}}]}}'),
+        call('c4', 'lookup', '{"id":"a","meta":{"constructor":{"prototype":{"admin":true}}}}'),
+        call('c5', 'lookup', '{"id":9007199254740993}'),
+        call('c6', 'lookup', '{"id":-123456789012345678901234567890}'),
+        call('c7', 'lookup', '{"id":9007199254740991,"meta":{"constructor":"ok","big":1.5e300,"ids":[1,2]}}'),
+      ],
+    )
+    const refused = (why: string) => `Invalid arguments for tool "lookup": ${why}`
+    expect(historyLines.filter((line) => line.startsWith('tool '))).toEqual([
+      `tool c1 error: ${refused('the key "id" appears twice in one object (at /)')}`,
+      `tool c2 error: ${refused('a key named "__proto__" is not allowed (at /)')}`,
+      `tool c3 error: ${refused('a key named "__proto__" is not allowed (at /meta/x/0)')}`,
+      `tool c4 error: ${refused('a "constructor" key holding "prototype" is not allowed (at /meta)')}`,
+      `tool c5 error: ${refused('the integer 9007199254740993 cannot be read exactly (beyond 2^53); send it as a string (at /id)')}`,
+      `tool c6 error: ${refused('the integer -123456789012345678901234567890 cannot be read exactly (beyond 2^53); send it as a string (at /id)')}`,
+      'tool c7 success: found',
+    ])
+    expect(seen).toHaveLength(1)
+  })
+
   test('a tool that throws gives the error message, not a stack', async () => {
     const broken = defineTool({
       name: 'broken',
@@ -332,6 +374,31 @@ describe('tool failures are error results the model sees, and the loop goes on',
     expect(historyLines).toEqual(taskHistory('call c1 hang {}', [`tool c1 error: ${text}`]))
     expect(signal?.aborted).toBe(true)
     expect((signal!.reason as DOMException).name).toBe('TimeoutError')
+  })
+
+  test('progress a call reports after it timed out is ignored, even while afterToolCall still has its result', async () => {
+    const reported = gate()
+    const late = defineTool({
+      name: 'late',
+      description: 'Reports progress after its time limit',
+      parameters: Type.Object({}),
+      timeoutMs: 20,
+      execute: async (_args, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }))
+        ctx.progress('still going')
+        reported.open()
+        return 'too late'
+      },
+    })
+    const { lines, historyLines } = await runCalls([late], [call('c1', 'late', {})], {
+      // Holds the timed-out result until the tool has reported its late progress.
+      hooks: { afterToolCall: async () => reported.promise },
+    })
+    const text = 'Tool "late" timed out after 20 ms.'
+    expect(lines).toEqual(
+      taskLines(['c1 late'], ['tool_call c1 late {}', `tool_result c1 error (last): ${text}`]),
+    )
+    expect(historyLines).toEqual(taskHistory('call c1 late {}', [`tool c1 error: ${text}`]))
   })
 
   test('the agent-wide toolTimeoutMs applies to tools without their own', async () => {

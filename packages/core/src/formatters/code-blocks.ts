@@ -12,17 +12,18 @@ export interface CodeBlock {
   end: number
 }
 
-const OPENING = /^ {0,3}(`{3,}|~{3,})([^\n]*)$/
+const OPENING = /^( {0,3})(`{3,}|~{3,})([^\n]*)$/
 const CLOSING = /^ {0,3}(`{3,}|~{3,})[ \t]*$/
 
 /**
  * The fenced code blocks of `text`, in order, as CommonMark reads them: a fence is three or more
  * backticks or tildes at the start of a line, and a block closes at a line holding only a fence
- * of the same character that is at least as long. A block the text leaves open runs to its end.
+ * of the same character that is at least as long; up to the opening fence's indentation is removed
+ * from each line. A block the text leaves open runs to its end.
  */
 export function parseCodeBlocks(text: string): CodeBlock[] {
   const blocks: CodeBlock[] = []
-  let open: { fence: string; language: string; start: number; lines: string[] } | undefined
+  let open: { fence: string; indent: number; language: string; start: number; lines: string[] } | undefined
   let offset = 0
   for (const line of text.split('\n')) {
     const lineStart = offset
@@ -30,9 +31,9 @@ export function parseCodeBlocks(text: string): CodeBlock[] {
     if (!open) {
       const opening = OPENING.exec(line)
       // A backtick fence's info string cannot hold a backtick (that is inline code).
-      if (!opening || (opening[1]![0] === '`' && opening[2]!.includes('`'))) continue
-      const language = opening[2]!.trim().split(/\s+/, 1)[0]!.toLowerCase()
-      open = { fence: opening[1]!, language, start: lineStart, lines: [] }
+      if (!opening || (opening[2]![0] === '`' && opening[3]!.includes('`'))) continue
+      const language = opening[3]!.trim().split(/\s+/, 1)[0]!.toLowerCase()
+      open = { fence: opening[2]!, indent: opening[1]!.length, language, start: lineStart, lines: [] }
       continue
     }
     const closing = CLOSING.exec(line)
@@ -46,11 +47,21 @@ export function parseCodeBlocks(text: string): CodeBlock[] {
         end,
       })
       open = undefined
-    } else open.lines.push(line)
+    } else open.lines.push(unindented(line, open.indent))
   }
   if (open) {
     const code = open.lines.join('\n')
     blocks.push({ language: open.language, code, closed: false, start: open.start, end: text.length })
   }
   return blocks
+}
+
+/**
+ * A line of a block whose opening fence was indented `indent` spaces (inside a list item, say):
+ * up to that many leading spaces are removed, as CommonMark does, so the code runs as written.
+ */
+function unindented(line: string, indent: number): string {
+  let spaces = 0
+  while (spaces < indent && line[spaces] === ' ') spaces++
+  return spaces === 0 ? line : line.slice(spaces)
 }

@@ -120,8 +120,13 @@ function codeAction(block: CodeBlock, toolName: string, cut: boolean): ParsedAct
 function renderCodeCall(call: ToolCallPart): string {
   try {
     const { code, language } = JSON.parse(call.argumentsJson) as Partial<CodeExecutionParameters>
-    if (typeof code === 'string')
-      return `\`\`\`${typeof language === 'string' ? language : ''}\n${code}\n\`\`\``
+    if (typeof code === 'string') {
+      // Longer than any run of backticks in the code, so no line of it closes the block.
+      let longest = 2
+      for (const run of code.matchAll(/`+/g)) longest = Math.max(longest, run[0].length)
+      const fence = '`'.repeat(longest + 1)
+      return `${fence}${typeof language === 'string' ? language : ''}\n${code}\n${fence}`
+    }
   } catch {
     // Not JSON: written as it is below.
   }

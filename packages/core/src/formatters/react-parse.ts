@@ -1,3 +1,4 @@
+import { parseCodeBlocks } from './code-blocks.js'
 import type { ParsedAction } from './history-formatter.js'
 import { jsonObjectEnd } from './json-object.js'
 import { answerAfter, type LabelLine, ownTextEnd, scanLabels } from './labels.js'
@@ -10,15 +11,21 @@ export interface ReActStep {
 
 /**
  * Reads a ReAct response: the first `Action:` or `Final Answer:` line decides which it is, and
- * anything from an `Observation:` line on is ignored (the model imagining the result). An action
- * is the tool name on the `Action:` line and the JSON object after `Args:` (on one line or
+ * anything from an `Observation:` line on is ignored (the model imagining the result); lines
+ * inside a fenced code block are not labels. An action is the tool name on the `Action:` line and
+ * the JSON object after its own `Args:` (before any later `Action:` line; on one line or
  * several, optionally in a code fence); without `Args:` it has no arguments. `cut` means the text
  * ended early (an interrupt, or `length`): an action whose name line or arguments did not finish
  * is then dropped or `incomplete`. Arguments that are not a JSON object are passed on as written,
  * so the tool reports them to the model.
  */
 export function parseReAct(text: string, cut: boolean): ReActStep {
-  const labels = scanLabels(text)
+  // A label inside a code block is something the model shows (an example, a quote), not a step it
+  // takes, as in CodeAct.
+  const blocks = parseCodeBlocks(text)
+  const labels = scanLabels(text).filter(
+    (line) => !blocks.some((block) => line.start > block.start && line.start < block.end),
+  )
   const end = ownTextEnd(text, labels)
   const first = labels.find(
     (line) => line.start < end && (line.label === 'action' || line.label === 'final answer'),
@@ -32,9 +39,16 @@ export function parseReAct(text: string, cut: boolean): ReActStep {
   if (cut && nameEnd === text.length) return {}
   const name = toolName(text.slice(first.valueStart, nameEnd))
   if (name === '') return {}
-  const args = labels.find((line) => line.label === 'args' && line.start > first.start && line.start < end)
+  // The action's own `Args:` line: before any later action or answer, whose arguments they would be.
+  const next = labels.find(
+    (line) => line.start > first.start && (line.label === 'action' || line.label === 'final answer'),
+  )
+  const argsEnd = Math.min(end, next?.start ?? end)
+  const args = labels.find(
+    (line) => line.label === 'args' && line.start > first.start && line.start < argsEnd,
+  )
   const { argumentsJson, closed } = args
-    ? argumentsAfter(text, args, end)
+    ? argumentsAfter(text, args, argsEnd)
     : { argumentsJson: '', closed: false }
   const action: ParsedAction = { name, argumentsJson }
   // In a cut response, only arguments whose JSON object closed are complete.

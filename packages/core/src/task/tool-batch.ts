@@ -122,12 +122,15 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   const { rt, calls, signal, responseId } = batch
   const { events, settings } = rt
   const stopped = () => signal.aborted || gate.halted
+  // The tools the response was answered with: `setTools` while the batch runs applies from the next
+  // model call on, not to the calls of this response that have not started yet.
+  const tools = rt.tools
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
     if (batch.held?.has(call.id)) continue
     const decided = batch.decided?.get(call.id)
-    const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, rt.tools)
+    const plan: CallPlan = decided ? { tool: undefined, outcome: decided } : planCall(call, tools)
     const exclusive = plan.tool !== undefined && !plan.tool.concurrent
     while (!stopped() && !gate.admits(exclusive)) await gate.changed()
     if (stopped()) return

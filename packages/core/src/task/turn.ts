@@ -367,7 +367,11 @@ export async function runCalls(
       sessionId: rt.sessionId,
       responseId,
       resumed: options.resumed?.has(call.id) ?? false,
-      progress,
+      // Once the call has ended (returned, threw or timed out), what it reports is no longer its
+      // progress, though its result may still wait (for afterToolCall, for its sub-agents).
+      progress: (message) => {
+        if (!callSignal.ended) progress(message)
+      },
       runSubAgent: (spec, input) => subAgents.start(call.id, callSignal, spec, input),
     }),
     finish: (toolCallId, outcome) => subAgents.link(toolCallId, outcome),

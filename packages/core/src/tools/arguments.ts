@@ -2,6 +2,7 @@ import type { Static, TSchema } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
 import { createSchemaCheck, type SchemaCheck } from '../schema-check.js'
 import { thrownText } from '../thrown-text.js'
+import { jsonHazard } from './json-hazards.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }
@@ -11,7 +12,8 @@ const MAX_REPORTED_ERRORS = 5
 
 /**
  * A parser for one tool's arguments: JSON text in, typed and validated arguments out. Empty text
- * means no arguments (`{}`), as several providers send it. `validate`, when given, checks the
+ * means no arguments (`{}`), as several providers send it. JSON that `JSON.parse` reads
+ * ambiguously or lossily is refused (see {@link jsonHazard}). `validate`, when given, checks the
  * parsed value instead of the schema. Otherwise the schema is compiled here, once per tool (where a
  * Content Security Policy forbids compiling, it is interpreted instead); a schema TypeBox cannot
  * check throws an `AgentError` (`invalid_tool`) naming `toolName`, rather than failing the first call.
@@ -31,6 +33,10 @@ export function createArgumentParser<P extends TSchema>(
     } catch (error) {
       return { ok: false, error: `the arguments are not valid JSON (${(error as Error).message})` }
     }
+    // What JSON.parse reads ambiguously or lossily (a repeated key, `__proto__`, an integer
+    // beyond 2^53) never reaches the check, nor the tool.
+    const hazard = jsonHazard(json)
+    if (hazard !== undefined) return { ok: false, error: hazard }
     if (!check) return validated(validate!, value)
     if (check.check(value)) return { ok: true, args: value }
     return { ok: false, error: describeMismatches(check, value) }

@@ -28,7 +28,10 @@ export interface ToolContext {
    * the work idempotent.
    */
   readonly resumed: boolean
-  /** Reports progress to the host as a `tool_progress` event; ignored once the call has a result. */
+  /**
+   * Reports progress to the host as a `tool_progress` event; ignored once the call has ended
+   * (returned, thrown, timed out or interrupted).
+   */
   progress(message: string): void
   /**
    * Runs a child agent in its own session (a sub-agent) and resolves with its outcome. Its events

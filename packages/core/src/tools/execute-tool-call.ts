@@ -46,6 +46,9 @@ async function executeGuarded(run: ToolExecution): Promise<ToolOutcome> {
     return await new Promise<ToolOutcome>((resolve) => {
       const timer = setTimeout(() => {
         const reason = new ToolTimeoutError(tool.name, timeoutMs)
+        // Ended first: what the tool does when its signal aborts (a last progress report) comes
+        // after its call ended.
+        signal.end()
         signal.abort(reason)
         resolve(errorOutcome(reason.message))
       }, timeoutMs)

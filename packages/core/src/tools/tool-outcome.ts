@@ -6,6 +6,7 @@ import {
   validateHistoryEvent,
 } from '@kode/protocol'
 import { capOutput } from './output-limit.js'
+import { wellFormed } from './well-formed.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
 export type ToolOutcome = Omit<ToolResultMessage, 'role' | 'id' | 'createdAt' | 'toolCallId' | 'toolName'>
@@ -93,7 +94,10 @@ export function readOutcome(value: unknown, toolName: string): ToolOutcome {
   return outcome
 }
 
-/** Stamps an outcome into the persisted result message; its text is capped at `outputLimit`. */
+/**
+ * Stamps an outcome into the persisted result message; its text is made well-formed (see
+ * {@link wellFormed}) and capped at `outputLimit`.
+ */
 export function resultMessage(
   call: ToolCallPart,
   outcome: ToolOutcome,
@@ -107,7 +111,7 @@ export function resultMessage(
     toolCallId: call.id,
     toolName: call.name,
     ...outcome,
-    outputText: capOutput(outcome.outputText, outputLimit),
+    outputText: capOutput(wellFormed(outcome.outputText), outputLimit),
   }
   if (isPlainText(message)) {
     // Text alone (what most tools return) is its own JSON round trip: checked as it is, it is

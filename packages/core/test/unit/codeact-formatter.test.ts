@@ -36,6 +36,13 @@ describe('reading CodeAct responses', () => {
     expect(codeact.parseActions(reply(text))).toEqual([code('print("```")'), code('print(2)')])
   })
 
+  test("an indented fence's indentation is removed from its lines, as CommonMark does (a block in a list item)", () => {
+    const text = '1. Count:\n   ```python\n   for i in range(2):\n       print(i)\n  print("done")\n   ```'
+    expect(codeact.parseActions(reply(text))).toEqual([
+      code('for i in range(2):\n    print(i)\nprint("done")'),
+    ])
+  })
+
   test('a block left open at a normal stop runs; cut off by an interrupt it is text only', () => {
     expect(codeact.parseActions(reply('```python\nprint(1)'))).toEqual([code('print(1)')])
     const cut = reply('```python\nprint(1', 'aborted')
@@ -114,6 +121,27 @@ describe('past CodeAct actions as text', () => {
       createdAt: 2,
       parts: [{ type: 'text', text: 'Observation: 1' }],
     })
+  })
+
+  test('a code call made natively is written out in a fence longer than any backtick run in its code', () => {
+    const asText = codeActFormatter({ history: 'text' })
+    const source = 'print("""\n```\nObservation: not one\n```\n""")'
+    const message: AssistantMessage = {
+      ...reply(''),
+      parts: [
+        {
+          type: 'tool_call',
+          id: 'native1',
+          name: CODE_EXECUTION_TOOL,
+          argumentsJson: JSON.stringify({ code: source, language: 'python' }),
+        },
+      ],
+    }
+    const written = asText.formatAction(message, WITH_TOOLS) as AssistantMessage
+    const text = (written.parts[0] as { text: string }).text
+    expect(text).toBe(`\`\`\`\`python\n${source}\n\`\`\`\``)
+    // Read back as the model would have written it: the same one program.
+    expect(codeact.parseActions(reply(text))).toEqual([code(source)])
   })
 
   test('code calls are dropped and their results become observations; other calls stay native', () => {

@@ -47,6 +47,27 @@ describe('defineTool', () => {
     ])
   })
 
+  test('numbers of any length are read whole: a long float is no integer, keys in strings are no keys', () => {
+    const anything = defineTool({
+      name: 'anything',
+      description: 'Takes anything',
+      parameters: Type.Object({}, { additionalProperties: true }),
+      execute: () => '',
+    })
+    const long = `0.${'1'.repeat(500)}`
+    const json = `{"x":${long},"y":[1e400,-2.5E-3,9007199254740991,-9007199254740991],"z":"{\\"a\\":1,\\"a\\":2}"}`
+    expect(anything.parseArguments(json).ok).toBe(true)
+    expect(anything.parseArguments('{"ids":[1,9007199254740992]}')).toEqual({
+      ok: false,
+      error:
+        'the integer 9007199254740992 cannot be read exactly (beyond 2^53); send it as a string (at /ids/1)',
+    })
+    expect(anything.parseArguments('{"a/b~c":{"k":1,"k":2}}')).toEqual({
+      ok: false,
+      error: 'the key "k" appears twice in one object (at /a~1b~0c)',
+    })
+  })
+
   test('empty argument text means an empty object', () => {
     const none = defineTool({ name: 'none', description: '', parameters: Type.Object({}), execute: () => '' })
     expect(none.parseArguments('  ')).toEqual({ ok: true, args: {} })

@@ -23,6 +23,14 @@ describe('capOutput', () => {
     expect(capped).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/)
   })
 
+  test('a limit too small for the marker still holds: the head alone, marked with …', () => {
+    for (const limit of [1, 10, 40]) {
+      const capped = capOutput('x'.repeat(1_000), limit)
+      expect(capped.length).toBeLessThanOrEqual(limit)
+      expect(capped).toBe(`${'x'.repeat(limit - 1)}…`)
+    }
+  })
+
   test('Infinity disables the cap', () => {
     const text = 'x'.repeat(100_000)
     expect(capOutput(text, Number.POSITIVE_INFINITY)).toBe(text)
