@@ -6,7 +6,8 @@
  * - a `__proto__` key, or a `constructor` key holding `prototype`: `JSON.parse` makes them plain
  *   own keys, but a tool that copies its arguments with `Object.assign` or a deep merge swaps a
  *   prototype (or pollutes `Object.prototype`) with them;
- * - an integer beyond 2^53: it is rounded without a word, so an id the model sent changes.
+ * - an integer beyond 2^53 that a number cannot hold exactly: it is rounded without a word, so an
+ *   id the model sent changes (one it holds exactly, such as 2^60, reads as written).
  *
  * Each is refused with a sentence the model can act on; a value that needs such a key or number
  * can be sent as a string.
@@ -61,7 +62,7 @@ export function jsonHazard(text: string): string | undefined {
       while (end < text.length && isNumberChar(text.charCodeAt(end))) end++
       const token = text.slice(i, end)
       // A fraction or an exponent says the model meant a float, which rounds as floats do.
-      if (!/[.eE]/.test(token) && !Number.isSafeInteger(Number(token))) {
+      if (!/[.eE]/.test(token) && !readsExactly(token)) {
         return `the integer ${cut(token)} cannot be read exactly (beyond 2^53); send it as a string (at ${shown(valuePath(stack.at(-1)))})`
       }
       next(stack)
@@ -87,6 +88,13 @@ const NINE = 0x39
 const LETTER_T = 0x74
 const LETTER_F = 0x66
 const LETTER_N = 0x6e
+
+/** Whether the integer `token` is the number `JSON.parse` reads it as, digit for digit. */
+function readsExactly(token: string): boolean {
+  const value = Number(token)
+  if (Number.isSafeInteger(value)) return true
+  return Number.isFinite(value) && BigInt(token) === BigInt(value)
+}
 
 /** Whether `code` may continue a JSON number (in JSON that parsed, nothing else follows one but these). */
 function isNumberChar(code: number): boolean {

@@ -57,11 +57,14 @@ describe('defineTool', () => {
     const long = `0.${'1'.repeat(500)}`
     const json = `{"x":${long},"y":[1e400,-2.5E-3,9007199254740991,-9007199254740991],"z":"{\\"a\\":1,\\"a\\":2}"}`
     expect(anything.parseArguments(json).ok).toBe(true)
-    expect(anything.parseArguments('{"ids":[1,9007199254740992]}')).toEqual({
+    expect(anything.parseArguments('{"ids":[1,9007199254740993]}')).toEqual({
       ok: false,
       error:
-        'the integer 9007199254740992 cannot be read exactly (beyond 2^53); send it as a string (at /ids/1)',
+        'the integer 9007199254740993 cannot be read exactly (beyond 2^53); send it as a string (at /ids/1)',
     })
+    // Beyond 2^53 but held exactly (2^53, 2^60, a nanosecond timestamp): read as written.
+    const exact = '{"n":[9007199254740992,1152921504606846976,1700000000000000000,-1152921504606846976]}'
+    expect(anything.parseArguments(exact).ok).toBe(true)
     expect(anything.parseArguments('{"a/b~c":{"k":1,"k":2}}')).toEqual({
       ok: false,
       error: 'the key "k" appears twice in one object (at /a~1b~0c)',
