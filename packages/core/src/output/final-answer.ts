@@ -1,4 +1,4 @@
-import type { AssistantMessage, HistoryEvent } from '@kode/protocol'
+import { type AssistantMessage, cutText, type HistoryEvent, joinText } from '@kode/protocol'
 import { checkAnswer, correctionText, invalidAnswerMessage } from './check-answer.js'
 import type { OutputSpec } from './output-spec.js'
 
@@ -40,16 +40,30 @@ export class FinalAnswer {
 
   /** Judges the task's final answer: its text, and the last assistant message of `history`. */
   judge(answerText: string, history: readonly HistoryEvent[]): AnswerVerdict {
-    const check = checkAnswer(this.spec.check, answerText, lastAssistant(history))
+    const last = lastAssistant(history)
+    const check = checkAnswer(this.spec.check, answerText, last)
     if (check.ok) {
       this.#accepted = true
       this.#value = check.value
       return { kind: 'accepted' }
     }
+    // A refusal is no malformed answer: a turn asking again for the schema would be spent on it.
+    const refusal = last && refusalOf(last)
+    if (refusal !== undefined) return { kind: 'invalid', message: refusal }
     if (this.#corrected) return { kind: 'invalid', message: invalidAnswerMessage(check.problems) }
     this.#corrected = true
     return { kind: 'correct', text: correctionText(check.problems), problems: check.problems }
   }
+}
+
+/**
+ * Why the answer is a refusal, when the provider marked it one (an OpenAI refusal's `stopDetails`,
+ * Anthropic's `refusal` stop), in the provider's or the model's words; `undefined` otherwise.
+ */
+function refusalOf(message: AssistantMessage): string | undefined {
+  if (message.stopDetails?.category !== 'refusal' && message.rawStopReason !== 'refusal') return undefined
+  const said = message.stopDetails?.explanation ?? joinText(message.parts)
+  return `The model refused to answer${said.trim() ? `: ${cutText(said.trim(), 500)}` : '.'}`
 }
 
 function lastAssistant(history: readonly HistoryEvent[]): AssistantMessage | undefined {

@@ -233,3 +233,32 @@ describe('structured output: validation', () => {
     expect('output' in outcome).toBe(false)
   })
 })
+
+describe('structured output: a refusal', () => {
+  const harness = useHarness()
+  const chunk = (delta: object, finish: string | null = null) =>
+    `data: ${JSON.stringify({ id: 'r1', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`
+
+  test('ends the task as structured_output_invalid at once, in the model’s words, with no corrective turn', async () => {
+    const h = harness()
+    h.server.enqueue({
+      body:
+        chunk({ role: 'assistant', content: null, refusal: '' }) +
+        chunk({ refusal: "I'm sorry, I can't help with that." }) +
+        chunk({}, 'stop') +
+        'data: [DONE]\n\n',
+    })
+    const agent = h.createAgent()
+    const { outcome } = await collect(agent.run('Weather in Oslo?', { output: Weather }))
+    const reason = "The model refused to answer: I'm sorry, I can't help with that."
+    expect(outcome).toMatchObject({ reason: 'structured_output_invalid', errorMessage: reason })
+    expect(h.server.requests).toHaveLength(1)
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(history.at(-2)).toMatchObject({
+      type: 'error',
+      message: reason,
+      code: 'structured_output_invalid',
+    })
+  })
+})
