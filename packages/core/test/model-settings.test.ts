@@ -72,6 +72,17 @@ const RUN_FIELDS: Record<(typeof APIS)[number]['api'], Record<string, unknown>> 
   },
 }
 
+/** `code: message` of the AgentError `make` throws, or `accepted`. */
+function refused(make: () => unknown): string {
+  try {
+    make()
+  } catch (error) {
+    expect(AgentError.is(error)).toBe(true)
+    return `${(error as AgentError).code}: ${(error as Error).message}`
+  }
+  return 'accepted'
+}
+
 describe('model settings', () => {
   const harness = useHarness()
 
@@ -175,15 +186,6 @@ describe('model settings', () => {
 
   test('unusable settings are refused before anything runs, naming the field', async () => {
     const h = harness()
-    const refused = (make: () => unknown) => {
-      try {
-        make()
-      } catch (error) {
-        expect(AgentError.is(error)).toBe(true)
-        return `${(error as AgentError).code}: ${(error as Error).message}`
-      }
-      return 'accepted'
-    }
     expect(refused(() => h.createAgent({ modelSettings: { maxOutputTokens: 0 } }))).toBe(
       'invalid_options: modelSettings.maxOutputTokens must be a positive integer (got 0)',
     )
@@ -203,15 +205,6 @@ describe('model settings', () => {
 
   test('a toolChoice naming a tool the model is not offered is refused before any request', async () => {
     const h = harness()
-    const refused = (make: () => unknown) => {
-      try {
-        make()
-      } catch (error) {
-        expect(AgentError.is(error)).toBe(true)
-        return `${(error as AgentError).code}: ${(error as Error).message}`
-      }
-      return 'accepted'
-    }
     const agent = h.createAgent({ tools: [readFile] })
     expect(refused(() => agent.run('Hi', { modelSettings: { toolChoice: { name: 'write_file' } } }))).toBe(
       'invalid_options: modelSettings.toolChoice names write_file, which is not a tool the model is offered (read_file)',

@@ -28,6 +28,12 @@ const compactionPart = (events: readonly unknown[]) =>
     ['compaction_start', 'compaction_end', 'error'].includes(e.type),
   )
 
+/** The compaction's events in short: `compaction_start`, `error <canRetry>`, `end <compacted>`. */
+const shapeOf = (live: readonly unknown[]) =>
+  compactionPart(live).map((e) =>
+    e.type === 'error' ? `error ${e.canRetry}` : e.type === 'compaction_end' ? `end ${e.compacted}` : e.type,
+  )
+
 async function longAgent(h: Harness, live: Event[]) {
   await h.store.create({ id: 'long' })
   await h.store.append('long', longSession())
@@ -54,13 +60,7 @@ describe("a summary request's retries", () => {
 
     expect(outcome.reason).toBe('completed')
     expect(h.server.requests).toHaveLength(4)
-    const shape = compactionPart(live).map((e) =>
-      e.type === 'error'
-        ? `error ${e.canRetry}`
-        : e.type === 'compaction_end'
-          ? `end ${e.compacted}`
-          : e.type,
-    )
+    const shape = shapeOf(live)
     expect(shape).toEqual(['compaction_start', 'error true', 'error true', 'end true'])
     const notices = compactionPart(live).flatMap((e) => (e.type === 'error' ? [e.errorMessage] : []))
     expect(notices[0]).toMatch(/\(retrying in \d+ ms\)$/)
@@ -107,13 +107,7 @@ describe("a summary request's retries", () => {
 
     expect(outcome.reason).toBe('completed')
     expect(h.server.requests).toHaveLength(3)
-    const shape = compactionPart(live).map((e) =>
-      e.type === 'error'
-        ? `error ${e.canRetry}`
-        : e.type === 'compaction_end'
-          ? `end ${e.compacted}`
-          : e.type,
-    )
+    const shape = shapeOf(live)
     expect(shape).toEqual(['compaction_start', 'error true', 'end true'])
     const notices = compactionPart(live).flatMap((e) => (e.type === 'error' ? [e.errorMessage] : []))
     expect(notices[0]).toMatch(/\(retrying in \d+ ms\)$/)
