@@ -18,12 +18,30 @@ const renderings = (error: unknown) => [
 ]
 
 describe('URL credentials and key-bearing query parameters never appear in errors', () => {
-  test('a user:pass@ in baseUrl: not in the message, cause, String(), JSON.stringify or a retry notice', async () => {
+  test('a user:pass@ in baseUrl: refused at createClient, and not in the message, cause, String() or JSON.stringify', () => {
+    let error: unknown
+    try {
+      testClient(server(), {
+        api: 'openai-chat',
+        model: 'gpt-4o',
+        baseUrl: server().url.replace('http://', `http://user:${PASSWORD}@`),
+      })
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(ProviderError.is(error) && error.code).toBe('invalid_config')
+    for (const text of renderings(error)) expect(text).not.toContain(PASSWORD)
+    expect((error as Error).message).toContain('[redacted]@')
+  })
+
+  test("a user:pass@ in baseUrl with the host's own fetch: not in the message, cause, String(), JSON.stringify or a retry notice", async () => {
     const retries: RetryInfo[] = []
     const client = testClient(server(), {
       api: 'openai-chat',
       model: 'gpt-4o',
       baseUrl: server().url.replace('http://', `http://user:${PASSWORD}@`),
+      // A fetch of the host's own decides which roots it takes: this one (the platform's) refuses it.
+      fetch: (input, init) => fetch(input, init),
       retry: { maxAttempts: 2, baseDelayMs: 1, maxDelayMs: 1 },
     })
     const error = await client
