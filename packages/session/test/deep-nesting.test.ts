@@ -1,0 +1,79 @@
+import type { HistoryEvent } from '@kode/protocol'
+import {
+  createMemorySessionStore,
+  deriveReplayEvents,
+  loadSubSessions,
+  replaySession,
+  type SessionStore,
+} from '@kode/session'
+import { describe, expect, test } from 'vitest'
+import { callIds, HistoryBuilder } from '../../../test/history/history.js'
+
+// Sub-agent sessions nest to any depth: a chain far deeper than the call stack would allow one
+// frame per level is read, replayed, exported and forked without recursion.
+const DEPTH = 10_000
+
+const id = (level: number) => `s${level}`
+
+/** A session that ran the sub-agent of `level + 1` and got its result (none at the bottom). */
+function finished(b: HistoryBuilder, level: number): HistoryEvent[] {
+  const ask = b.calls(['task'])
+  const link = level < DEPTH ? { uiExtra: { type: 'session' as const, sessionId: id(level + 1) } } : {}
+  return [
+    b.user(`level ${level}`),
+    ask,
+    b.result(callIds(ask)[0]!, 'task', `done ${level}`, link),
+    b.assistant(`answer ${level}`, { stopReason: 'stop', usage: { inputTokens: 1, outputTokens: 1 } }),
+    b.taskMetadata(2),
+  ]
+}
+
+async function chain(make: (b: HistoryBuilder, level: number) => HistoryEvent[]) {
+  let n = 0
+  const store = createMemorySessionStore({ createId: () => `copy${++n}` })
+  const b = new HistoryBuilder()
+  for (let level = 0; level <= DEPTH; level++) {
+    await store.create({
+      id: id(level),
+      ...(level > 0 ? { parentSessionId: id(level - 1), subAgent: { name: 'task' } } : {}),
+    })
+    await store.append(id(level), make(b, level))
+  }
+  return store
+}
+
+/** The same store, with the bottom session linking the top one: a cycle through every level. */
+async function cycle(store: SessionStore) {
+  const b = new HistoryBuilder(1_800_000_000_000)
+  const ask = b.calls(['task'])
+  await store.append(id(DEPTH), [
+    ask,
+    b.result(callIds(ask)[0]!, 'task', 'again', { uiExtra: { type: 'session', sessionId: id(0) } }),
+  ])
+}
+
+describe(`a chain of ${DEPTH} nested sub-agent sessions`, { timeout: 30_000 }, () => {
+  test('loads every level', async () => {
+    const store = await chain(finished)
+    const subSessions = await loadSubSessions(store, await store.read(id(0)))
+    expect(subSessions.size).toBe(DEPTH)
+    await cycle(store)
+    expect((await loadSubSessions(store, await store.read(id(0)))).size).toBe(DEPTH + 1)
+  })
+
+  test('replays every level, innermost first, also through a link cycle', async () => {
+    const store = await chain(finished)
+    const events = await replaySession(store, id(0))
+    const results = events.filter((event) => event.type === 'tool_result')
+    expect(results).toHaveLength(DEPTH + 1)
+    expect(results[0]).toMatchObject({ sessionId: id(DEPTH), result: `done ${DEPTH}` })
+    expect(results.at(-1)).toMatchObject({ sessionId: id(0), result: 'done 0' })
+    await cycle(store)
+    const history = await store.read(id(0))
+    const again = deriveReplayEvents(history, {
+      sessionId: id(0),
+      subSessions: await loadSubSessions(store, history),
+    })
+    expect(again.filter((event) => event.type === 'tool_result')).toHaveLength(DEPTH + 2)
+  })
+})
