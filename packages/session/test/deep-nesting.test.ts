@@ -2,6 +2,8 @@ import type { HistoryEvent } from '@kode/protocol'
 import {
   createMemorySessionStore,
   deriveReplayEvents,
+  exportHtml,
+  exportSessionHtml,
   loadSubSessions,
   replaySession,
   type SessionStore,
@@ -75,5 +77,18 @@ describe(`a chain of ${DEPTH} nested sub-agent sessions`, { timeout: 30_000 }, (
       subSessions: await loadSubSessions(store, history),
     })
     expect(again.filter((event) => event.type === 'tool_result')).toHaveLength(DEPTH + 2)
+  })
+
+  test('exports every level nested in its parent, also through a link cycle', async () => {
+    const store = await chain(finished)
+    const page = await exportSessionHtml(store, id(0))
+    expect(page.match(/class="sub-session"/g)).toHaveLength(DEPTH)
+    expect(page).toContain(`with ${DEPTH} sub-agent sessions`)
+    // Innermost last: each level's answer comes after its sub-agent's.
+    expect(page.indexOf(`answer ${DEPTH}`)).toBeLessThan(page.indexOf('answer 0'))
+    await cycle(store)
+    const history = await store.read(id(0))
+    const html = exportHtml(history, { subSessions: await loadSubSessions(store, history) })
+    expect(html.match(/class="sub-session"/g)).toHaveLength(DEPTH + 1)
   })
 })
