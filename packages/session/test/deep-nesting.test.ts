@@ -4,6 +4,7 @@ import {
   deriveReplayEvents,
   exportHtml,
   exportSessionHtml,
+  forkSession,
   loadSubSessions,
   replaySession,
   type SessionStore,
@@ -28,6 +29,33 @@ function finished(b: HistoryBuilder, level: number): HistoryEvent[] {
     b.assistant(`answer ${level}`, { stopReason: 'stop', usage: { inputTokens: 1, outputTokens: 1 } }),
     b.taskMetadata(2),
   ]
+}
+
+/** A session paused on its sub-agent of `level + 1`, which paused on its own (the bottom asks). */
+function paused(b: HistoryBuilder, level: number): HistoryEvent[] {
+  return pausedOn(b, level, level < DEPTH ? id(level + 1) : undefined)
+}
+
+/** As `paused`, with the bottom waiting on the top: a cycle through every level. */
+function pausedInCycle(b: HistoryBuilder, level: number): HistoryEvent[] {
+  return pausedOn(b, level, level < DEPTH ? id(level + 1) : id(0))
+}
+
+function pausedOn(b: HistoryBuilder, level: number, child: string | undefined): HistoryEvent[] {
+  const ask = b.calls(['task'])
+  const callId = callIds(ask)[0]!
+  const request: HistoryEvent = {
+    type: 'approval_request',
+    id: `request-${level}`,
+    createdAt: 1,
+    toolCallId: 'write',
+    toolName: 'write_file',
+    arguments: '{}',
+    ...(child !== undefined
+      ? { sessionId: id(DEPTH), subAgentCall: { toolCallId: callId, sessionId: child } }
+      : {}),
+  }
+  return [b.user(`level ${level}`), ask, request, b.taskMetadata(1)]
 }
 
 async function chain(make: (b: HistoryBuilder, level: number) => HistoryEvent[]) {
@@ -90,5 +118,27 @@ describe(`a chain of ${DEPTH} nested sub-agent sessions`, { timeout: 30_000 }, (
     const history = await store.read(id(0))
     const html = exportHtml(history, { subSessions: await loadSubSessions(store, history) })
     expect(html.match(/class="sub-session"/g)).toHaveLength(DEPTH + 1)
+  })
+
+  test('a fork copies every level of a chain of paused sub-agents', async () => {
+    const store = await chain(paused)
+    const fork = await forkSession(store, id(0))
+    const sessions = await store.list()
+    expect(sessions).toHaveLength(2 * (DEPTH + 1))
+    let at = fork.id
+    for (let level = 0; level < DEPTH; level++) {
+      const request = (await store.read(at)).find((e) => 'type' in e && e.type === 'approval_request')
+      if (!request || !('subAgentCall' in request) || !request.subAgentCall) throw new Error('no request')
+      expect(request.subAgentCall.sessionId).not.toBe(id(level + 1))
+      at = request.subAgentCall.sessionId
+    }
+    expect(await store.read(at)).toEqual(await store.read(id(DEPTH)))
+  })
+
+  test('a fork of a chain of paused sub-agents that waits on its top copies each once', async () => {
+    const store = await chain(pausedInCycle)
+    await forkSession(store, id(0))
+    // The fork, a copy of each sub-agent, and one of the top (as the bottom's sub-agent).
+    expect(await store.list()).toHaveLength(DEPTH + 1 + 1 + DEPTH + 1)
   })
 })
