@@ -10,8 +10,11 @@ const PREVIEW_CHARS = 100
 /** What a tool block needs besides the call and its result. */
 export interface ToolRenderContext extends ImageRendering {
   markdown: MarkdownRenderer
-  /** The nested transcript of a linked sub-agent session, if it is available. */
-  subSession(sessionId: string): SafeHtml | undefined
+  /**
+   * The block of a linked sub-agent session's nested transcript: a slot, filled once the
+   * transcript is rendered (empty when it is not available, or nested elsewhere).
+   */
+  subSession(sessionId: string): SafeHtml
   /**
    * The sub-agent sessions that paused for approval inside call `toolCallId`, as the session's
    * approval requests link them before the call's result (which may link nothing: a denial).
@@ -40,12 +43,7 @@ export function renderToolCall(
     ...(result ? linkedSessions(result) : []),
     ...(callId !== undefined ? context.pausedSessions(callId) : []),
   ])
-  const nested = [...linked].map((sessionId) => {
-    const markup = context.subSession(sessionId)
-    return markup
-      ? renderDetails('sub-session', html`Sub-agent session <code>${sessionId}</code>`, markup)
-      : ''
-  })
+  const nested = [...linked].map((sessionId) => context.subSession(sessionId))
   const body = html`${call ? html`<p class="label">Arguments</p><pre>${prettyJson(call.argumentsJson)}</pre>` : ''}${
     result ? renderResult(result, context) : html`<p class="label">No result was recorded.</p>`
   }${nested}`

@@ -9,8 +9,15 @@ import {
 } from '@kode/protocol'
 import { HeldRecords } from '../held-records.js'
 import type { SubSessionHistories } from '../replay/derive-replay.js'
-import { formatCost, formatDuration, formatTime, formatUsage, Totals } from './format.js'
+import { formatCost, formatDuration, formatTime, formatUsage } from './format.js'
 import type { MarkdownRenderer } from './markdown.js'
+import {
+  nestSubSessions,
+  type OwnTranscript,
+  type RenderedTranscript,
+  SlotLinks,
+  TotalsLog,
+} from './nested-sessions.js'
 import {
   type ImageRendering,
   renderDetails,
@@ -30,11 +37,7 @@ export interface TranscriptContext extends ImageRendering {
   seen: Set<string>
 }
 
-/** A session's rendered records and its usage totals (nested sub-agent sessions included). */
-export interface RenderedTranscript {
-  markup: SafeHtml
-  totals: Totals
-}
+export type { RenderedTranscript } from './nested-sessions.js'
 
 /**
  * Renders one session's history in order. Tool results are shown inside the assistant message
@@ -52,10 +55,12 @@ export function renderTranscript(
 /**
  * Renders a history pushed in batches, exactly as `renderTranscript` renders the whole: an
  * assistant message is held (with the records after it) until every call it makes has its result,
- * or the history ends, since the results are shown inside it.
+ * or the history ends, since the results are shown inside it. The sub-agent sessions it links are
+ * rendered at the end, each on its own, and nested into their slots (see `nestSubSessions`).
  */
 export class TranscriptRenderer {
-  readonly totals = new Totals()
+  private readonly totals = new TotalsLog()
+  private readonly slots = new SlotLinks()
   private readonly blocks: SafeHtml[] = []
   /** The first result of each call, among the records pushed so far. */
   private readonly results = new Map<string, ToolResultMessage>()
@@ -76,14 +81,7 @@ export class TranscriptRenderer {
       resolveImage: context.resolveImage,
       imageUrls: context.imageUrls,
       markdown: context.markdown,
-      subSession: (sessionId) => {
-        const child = context.subSessions.get(sessionId)
-        if (!child || context.seen.has(sessionId)) return undefined
-        context.seen.add(sessionId)
-        const rendered = renderTranscript(child, context)
-        this.totals.merge(rendered.totals)
-        return html`<p class="usage">${rendered.totals.describe()}</p>${rendered.markup}`
-      },
+      subSession: (sessionId) => this.slots.slotFor(sessionId, this.totals),
       pausedSessions: (toolCallId) => this.paused.get(toolCallId) ?? [],
     }
   }
@@ -107,8 +105,22 @@ export class TranscriptRenderer {
 
   /** Ends the history: renders what was held and returns the markup and the usage totals. */
   end(): RenderedTranscript {
+    const { context } = this
+    return nestSubSessions(this.endOwn(), {
+      subSessions: context.subSessions,
+      seen: context.seen,
+      renderOwn: (history) => {
+        const renderer = new TranscriptRenderer(context)
+        renderer.push(history)
+        return renderer.endOwn()
+      },
+    })
+  }
+
+  /** Ends the history: its own markup, with a slot for each sub-agent session it links. */
+  private endOwn(): OwnTranscript {
     this.held.end()
-    return { markup: html`${this.blocks}`, totals: this.totals }
+    return { markup: html`${this.blocks}`, totals: this.totals, links: this.slots.links }
   }
 
   /** Renders `records` in order until one must wait; returns its index (the length when none). */

@@ -1,9 +1,40 @@
-/** A fragment of markup that is already safe: built by `html`, never from raw text. */
+/**
+ * A fragment of markup that is already safe: built by `html`, never from raw text. `slots`: the
+ * places, in order, where markup rendered later goes (see `slot`).
+ */
 export class SafeHtml {
-  constructor(readonly value: string) {}
+  constructor(
+    readonly value: string,
+    readonly slots?: readonly Slot[] | undefined,
+  ) {}
   toString(): string {
     return this.value
   }
+}
+
+/** A place in a fragment's `value`, at offset `at`, where the markup `key` names goes later. */
+export interface Slot {
+  readonly at: number
+  readonly key: number
+}
+
+/** An empty fragment that holds the place of markup `key`, filled in later by `fillSlots`. */
+export function slot(key: number): SafeHtml {
+  return new SafeHtml('', [{ at: 0, key }])
+}
+
+/** The fragment with each slot replaced by `fill(key)`; a fragment without slots as it is. */
+export function fillSlots(fragment: SafeHtml, fill: (key: number) => SafeHtml | string): SafeHtml {
+  const { value, slots } = fragment
+  if (slots === undefined) return fragment
+  let out = ''
+  let from = 0
+  for (const { at, key } of slots) {
+    const markup = fill(key)
+    out += value.slice(from, at) + (typeof markup === 'string' ? markup : markup.value)
+    from = at
+  }
+  return new SafeHtml(out + value.slice(from))
 }
 
 const SPECIAL = /[&<>"']/g
@@ -26,18 +57,30 @@ export type HtmlValue = SafeHtml | string | number | boolean | null | undefined 
  * render nothing. There is no way to splice raw text in, which is the point.
  */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
-  let out = strings[0]!
-  for (let i = 0; i < values.length; i++) out += render(values[i]) + strings[i + 1]!
-  return new SafeHtml(out)
+  const out: Built = { text: strings[0]!, slots: undefined }
+  for (let i = 0; i < values.length; i++) {
+    append(out, values[i])
+    out.text += strings[i + 1]!
+  }
+  return new SafeHtml(out.text, out.slots)
 }
 
-function render(value: HtmlValue): string {
-  if (value instanceof SafeHtml) return value.value
-  if (value === null || value === undefined || value === false) return ''
-  if (Array.isArray(value)) {
-    let out = ''
-    for (const item of value) out += render(item)
-    return out
+interface Built {
+  text: string
+  slots: Slot[] | undefined
+}
+
+function append(out: Built, value: HtmlValue): void {
+  if (value instanceof SafeHtml) {
+    // A fragment's slots move with it, to where it lands.
+    if (value.slots !== undefined) {
+      out.slots ??= []
+      for (const { at, key } of value.slots) out.slots.push({ at: out.text.length + at, key })
+    }
+    out.text += value.value
+  } else if (Array.isArray(value)) {
+    for (const item of value) append(out, item)
+  } else if (value !== null && value !== undefined && value !== false) {
+    out.text += escapeHtml(String(value))
   }
-  return escapeHtml(String(value))
 }

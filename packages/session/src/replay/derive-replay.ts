@@ -3,6 +3,7 @@ import { HeldRecords } from '../held-records.js'
 import { addResultLinks, isLastInTurn } from './lookahead.js'
 import { type ReplayContext, SessionReplay, type SubSessionHistories } from './session-replay.js'
 import { SubSessionReplay } from './sub-session-replay.js'
+import { WorkStack } from './work-stack.js'
 
 export type { SubSessionHistories } from './session-replay.js'
 
@@ -99,22 +100,26 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
   const paused = new Map<string, SubSessionReplay>()
   /** The calls each sub-agent session records a decision on, as they are asked for. */
   const decisions = new Map<string, Set<string>>()
+  const work = new WorkStack()
+  const startChild = (childId: string, pausedFor: string | undefined) => {
+    if (!context.mayReplay(childId)) return
+    begun.add(childId)
+    // A sub-agent's history comes whole, and the sessions it links were loaded with it.
+    const child = paused.get(childId) ?? new SubSessionReplay(childId, context, subSessions.get(childId)!)
+    // Not resumable while it runs: a link cycle back to it finds it taken.
+    paused.delete(childId)
+    if (pausedFor === undefined) child.toEnd()
+    else child.toPause(pausedFor, () => paused.set(childId, child))
+  }
   const context: ReplayContext = {
     out: [],
+    work,
     mayReplay: (childId) => subSessions.has(childId) && (!begun.has(childId) || paused.has(childId)),
     replayChild(childId, pausedFor) {
-      if (!context.mayReplay(childId)) return
-      begun.add(childId)
-      // A sub-agent's history comes whole, and the sessions it links were loaded with it.
-      const child = paused.get(childId) ?? new SubSessionReplay(childId, context, subSessions.get(childId)!)
-      // Not resumable while it runs: a link cycle back to it finds it taken.
-      paused.delete(childId)
-      if (pausedFor === undefined) {
-        child.toEnd()
-        return
-      }
-      child.toPause(pausedFor)
-      paused.set(childId, child)
+      work.push(() => {
+        startChild(childId, pausedFor)
+        return false
+      })
     },
     decidedIn(childId, toolCallId) {
       const history = subSessions.get(childId)
@@ -130,7 +135,7 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
       return decided.has(toolCallId)
     },
   }
-  const replay = new IncrementalReplay(sessionId, context)
+  const replay = new IncrementalReplay(sessionId, context, work)
   let ended = false
   const collect = (run: () => void): ReplayEvent[] => {
     if (ended) throw new Error('the replay deriver has ended: create a new one')
@@ -146,7 +151,10 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
         replay.end()
         // Sub-agents paused where no result carries their replay on (only in histories written
         // elsewhere, or link cycles): the rest of each, so their turns close too.
-        for (let next = first(paused); next !== undefined; next = first(paused)) context.replayChild(next)
+        for (let next = first(paused); next !== undefined; next = first(paused)) {
+          context.replayChild(next)
+          work.run()
+        }
       })
       ended = true
       return out
@@ -166,7 +174,12 @@ class IncrementalReplay {
   private readonly resultLinks = new Map<string, readonly string[]>()
   private readonly replay: SessionReplay
 
-  constructor(sessionId: string, context: ReplayContext) {
+  constructor(
+    sessionId: string,
+    context: ReplayContext,
+    /** Runs what each record scheduled (the replays of the sub-agents it shows), before the next. */
+    private readonly work: WorkStack,
+  ) {
     this.replay = new SessionReplay(sessionId, context, this.resultLinks)
   }
 
@@ -190,10 +203,12 @@ class IncrementalReplay {
           if (!this.resultLinks.has(record.subAgentCall.toolCallId)) return i
         }
         this.replay.record(record)
+        this.work.run()
       } else if (record.role === 'tool') {
         const last = isLastInTurn(records, i)
         if (last === undefined && !ended) return i
         this.replay.message(record, last ?? true)
+        this.work.run()
       } else {
         this.replay.message(record, false)
       }

@@ -22,6 +22,7 @@ import {
   toolResultEvent,
   userMessageEvent,
 } from './replay-events.js'
+import type { WorkStack } from './work-stack.js'
 
 /** Histories of sub-agent sessions, by session id, as `loadSubSessions` returns them. */
 export type SubSessionHistories = ReadonlyMap<string, readonly HistoryEvent[]>
@@ -43,11 +44,15 @@ export interface ReplayContext {
    */
   mayReplay(sessionId: string): boolean
   /**
-   * Replays the sub-agent session `sessionId` into `out` from where its replay stopped: with
-   * `pausedFor`, to the end of the task in which it asked for that call's approval (what it ran
-   * before it paused); otherwise to its end. Does nothing when `mayReplay` says no.
+   * Schedules the replay of the sub-agent session `sessionId` into `out` from where its replay
+   * stopped: with `pausedFor`, to the end of the task in which it asked for that call's approval
+   * (what it ran before it paused); otherwise to its end. It does nothing when, by then,
+   * `mayReplay` says no. Scheduled on `work`, not run, so nesting never grows the call stack: the
+   * caller schedules what follows the child's replay first (see `WorkStack`).
    */
   replayChild(sessionId: string, pausedFor?: string): void
+  /** The work of this derivation: sub-agent replays and what follows them. */
+  work: WorkStack
   /** Whether the sub-agent session `sessionId` is given and records a decision on `toolCallId`. */
   decidedIn(sessionId: string, toolCallId: string): boolean
 }
@@ -201,9 +206,10 @@ export class SessionReplay implements ReplaySink {
           this.suspendedCalls.add(subAgentCall.toolCallId)
           if (this.replaysInline(event, subAgentCall)) {
             // Its request is shown where the sub-agent ran, live: in the task it paused, before
-            // this record (written once the sub-agent's task had ended).
-            this.context.replayChild(subAgentCall.sessionId, toolCallId)
+            // this record (written once the sub-agent's task had ended). Set first: the child's
+            // replay, run after this, never reads this session's state.
             this.shownInline.set(toolCallId, responseId)
+            this.context.replayChild(subAgentCall.sessionId, toolCallId)
             return
           }
         }
@@ -312,7 +318,6 @@ export class SessionReplay implements ReplaySink {
   }
 
   private toolResult(result: ToolResultMessage, isLastInTurn: boolean): void {
-    const { sessionId } = this
     this.continueTurn(result.createdAt)
     this.announceRunning(result.createdAt)
     const call = this.pendingCalls.get(result.toolCallId)
@@ -321,7 +326,27 @@ export class SessionReplay implements ReplaySink {
       // A call answered while it waited for approval (an interrupt) is announced with its result.
       if (!this.announced.delete(result.toolCallId)) this.emit(call)
     }
-    for (const child of linkedSessions(result)) this.context.replayChild(child)
+    const children = linkedSessions(result)
+    if (children.length === 0) {
+      this.resultEvents(result, call, isLastInTurn)
+      return
+    }
+    // The result's events come after the children's replays, so they are scheduled first.
+    const { work } = this.context
+    work.push(() => {
+      this.resultEvents(result, call, isLastInTurn)
+      return false
+    })
+    for (let i = children.length - 1; i >= 0; i--) this.context.replayChild(children[i]!)
+  }
+
+  /** A tool result's own events, after the replays of the sub-agents it links. */
+  private resultEvents(
+    result: ToolResultMessage,
+    call: ToolCallEvent | undefined,
+    isLastInTurn: boolean,
+  ): void {
+    const { sessionId } = this
     this.emit(toolResultEvent(sessionId, result, call?.responseId, isLastInTurn))
     const timestamp = result.createdAt
     if (result.uiExtra?.type === 'todo_list' && result.sideEffects?.includes('todo_change')) {

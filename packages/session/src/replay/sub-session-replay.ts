@@ -1,6 +1,7 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { addResultLinks, isLastInTurn } from './lookahead.js'
 import { type ReplayContext, SessionReplay } from './session-replay.js'
+import type { WorkStack } from './work-stack.js'
 
 /**
  * A sub-agent session's replay, nested in its parent's. Its history comes whole, so nothing waits
@@ -13,6 +14,7 @@ export class SubSessionReplay {
   /** The index of the next record to replay. */
   private next = 0
   private readonly replay: SessionReplay
+  private readonly work: WorkStack
 
   constructor(
     sessionId: string,
@@ -22,30 +24,41 @@ export class SubSessionReplay {
     const links = new Map<string, readonly string[]>()
     addResultLinks(history, links)
     this.replay = new SessionReplay(sessionId, context, links)
+    this.work = context.work
   }
 
   /**
-   * Replays up to the end of the task in which the sub-agent asked for `toolCallId`'s approval;
-   * nothing when no request for it is left (replayed already: several calls paused the same task).
+   * Schedules the replay up to the end of the task in which the sub-agent asked for
+   * `toolCallId`'s approval (nothing when no request for it is left: replayed already, several
+   * calls paused the same task), then `then`.
    */
-  toPause(toolCallId: string): void {
-    this.replayTo(pauseEnd(this.history, this.next, toolCallId))
+  toPause(toolCallId: string, then: () => void): void {
+    this.replayTo(pauseEnd(this.history, this.next, toolCallId), then)
   }
 
-  /** Replays the rest and closes the last turn. */
+  /** Schedules the replay of the rest, which closes the last turn. */
   toEnd(): void {
-    this.replayTo(this.history.length)
-    this.replay.closeTurn()
+    this.replayTo(this.history.length, () => this.replay.closeTurn())
   }
 
-  private replayTo(stop: number): void {
-    const { history, replay } = this
-    while (this.next < stop) {
-      const index = this.next++
-      const record = history[index]!
-      if (!('role' in record)) replay.record(record)
-      else replay.message(record, record.role === 'tool' && (isLastInTurn(history, index) ?? true))
-    }
+  /**
+   * Replays the records up to `stop` as a task of the work stack: it steps aside for the
+   * sub-agent replays a record schedules, and goes on once they are done.
+   */
+  private replayTo(stop: number, then: () => void): void {
+    const { history, replay, work } = this
+    work.push(() => {
+      const mark = work.size
+      while (this.next < stop) {
+        const index = this.next++
+        const record = history[index]!
+        if (!('role' in record)) replay.record(record)
+        else replay.message(record, record.role === 'tool' && (isLastInTurn(history, index) ?? true))
+        if (work.size > mark) return true
+      }
+      then()
+      return false
+    })
   }
 }
 
