@@ -61,6 +61,20 @@ describe('tools/list_changed', () => {
     ])
   })
 
+  test('a read that finds the same list calls no listener and keeps the tools as they were', async () => {
+    const h = harness()
+    const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })
+    const before = dyn.tools
+    const changes: number[] = []
+    dyn.onToolsChanged((tools) => changes.push(tools.length))
+    await expect(dyn.refresh()).resolves.toBe(before)
+    expect([dyn.tools, changes]).toEqual([before, []])
+    // The control: a read that finds a changed list does call the listener, with a new array.
+    await dyn.tools[0]!.execute({}, { signal: new AbortController().signal, progress: () => {} } as never)
+    const after = await dyn.refresh()
+    expect([after === before, changes]).toEqual([false, [before.length + 1]])
+  })
+
   test('a tool added under a name that reads like another: both get hashed names, and the old name is gone', async () => {
     const h = harness()
     const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })
