@@ -40,7 +40,9 @@ export class TaskAccounting {
 
   /** Records a sub-agent's task, with the sub-agents it ran in turn (flattened). */
   addSubAgent(summary: TaskMetadataSummary): void {
-    this.#subAgents.push(summary.main, ...summary.subAgents)
+    // A loop, not a spread: spreading some 150,000 items into one call overflows the stack.
+    this.#subAgents.push(summary.main)
+    for (const subAgent of summary.subAgents) this.#subAgents.push(subAgent)
   }
 
   summary(): TaskMetadataSummary {
