@@ -245,7 +245,7 @@ function checkedWorkflowId(workflowId: unknown): string | undefined {
     typeof workflowId !== 'string' ||
     workflowId === '' ||
     workflowId.includes('\u0000') ||
-    LONE_SURROGATE.test(workflowId)
+    !workflowId.isWellFormed()
   ) {
     throw new DurableTaskError(
       'invalid_options',
@@ -254,8 +254,6 @@ function checkedWorkflowId(workflowId: unknown): string | undefined {
   }
   return workflowId
 }
-
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
 
 function positive(value: number, option: string): number {
   if (!(Number.isFinite(value) && value > 0)) {

@@ -10,10 +10,8 @@
 /** The key of a wrapped value: `{ "kode:json": "\"a\\u0000b\"" }` reads back as `"a\u0000b"`. */
 const WRAPPED = 'kode:json'
 
-const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/
-
 function jsonbHolds(text: string): boolean {
-  return !text.includes('\u0000') && !LONE_SURROGATE.test(text)
+  return !text.includes('\u0000') && text.isWellFormed()
 }
 
 function wrap(value: unknown): { [WRAPPED]: string } {

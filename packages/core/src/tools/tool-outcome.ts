@@ -6,7 +6,6 @@ import {
   validateHistoryEvent,
 } from '@kode/protocol'
 import { capOutput } from './output-limit.js'
-import { wellFormed } from './well-formed.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
 export type ToolOutcome = Omit<ToolResultMessage, 'role' | 'id' | 'createdAt' | 'toolCallId' | 'toolName'>
@@ -95,8 +94,11 @@ export function readOutcome(value: unknown, toolName: string): ToolOutcome {
 }
 
 /**
- * Stamps an outcome into the persisted result message; its text is made well-formed (see
- * {@link wellFormed}) and capped at `outputLimit`.
+ * Stamps an outcome into the persisted result message; its text is capped at `outputLimit`, and
+ * each lone surrogate in it (half of an emoji, left by a tool that cut a string) becomes U+FFFD,
+ * as a UTF-8 encoder would make it. Such text has no UTF-8 form, and strict JSON parsers refuse a
+ * request carrying its `\ud83d` escape: kept in the history, it would fail every later request of
+ * the session.
  */
 export function resultMessage(
   call: ToolCallPart,
@@ -111,7 +113,7 @@ export function resultMessage(
     toolCallId: call.id,
     toolName: call.name,
     ...outcome,
-    outputText: capOutput(wellFormed(outcome.outputText), outputLimit),
+    outputText: capOutput(outcome.outputText.toWellFormed(), outputLimit),
   }
   if (isPlainText(message)) {
     // Text alone (what most tools return) is its own JSON round trip: checked as it is, it is
