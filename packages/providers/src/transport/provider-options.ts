@@ -14,9 +14,8 @@ export function withProviderOptions(
   options: Readonly<Record<string, unknown>> | undefined,
 ): WireRequest {
   if (options === undefined) return wire
-  // A body given whole as JSON text is read back to take the fields (a field given as text stays so).
-  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
-  if (!isPlainObject(body)) return wire
+  const body = plainBody(wire)
+  if (body === undefined) return wire
   return { ...wire, body: mergeFields(body, options) }
 }
 
@@ -32,11 +31,20 @@ export function withProviderTools(wire: WireRequest, tools: readonly unknown[] |
   if (!Array.isArray(tools) || !tools.every(isPlainObject))
     throw new TypeError('providerTools must list each tool as an object, as the api takes it')
   if (tools.length === 0) return wire
-  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
-  if (!isPlainObject(body)) return wire
+  const body = plainBody(wire)
+  if (body === undefined) return wire
   const declared = body.tools instanceof JsonText ? body.tools.toJSON() : body.tools
   const list = Array.isArray(declared) ? [...declared, ...tools] : [...tools]
   return { ...wire, body: { ...body, tools: list } }
+}
+
+/**
+ * The body's fields, to add to: a body given whole as JSON text is read back (a field given as
+ * text stays so). `undefined` for a body that is no object of fields.
+ */
+function plainBody(wire: WireRequest): Record<string, unknown> | undefined {
+  const body = wire.body instanceof JsonText ? wire.body.toJSON() : wire.body
+  return isPlainObject(body) ? body : undefined
 }
 
 function mergeFields(base: Record<string, unknown>, over: Readonly<Record<string, unknown>>) {
