@@ -3,7 +3,7 @@ import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
 import { lossError } from './connection-loss.js'
-import { McpConnectionError, messageOf } from './errors.js'
+import { detailOf, McpConnectionError, messageOf } from './errors.js'
 import { httpKinds, httpTransport, suggestsSse } from './http.js'
 import { createLink, type Link, MAX_TIMER_MS } from './link.js'
 import {
@@ -231,14 +231,14 @@ function handshakeError(
     return new McpConnectionError(
       'connect_failed',
       name,
-      `MCP server "${name}" could not be connected over streamable HTTP (${messageOf(fellBackFrom)}) nor over HTTP+SSE (${messageOf(error)})`,
+      `MCP server "${name}" could not be connected over streamable HTTP (${detailOf(fellBackFrom)}) nor over HTTP+SSE (${detailOf(error)})`,
       { cause: error },
     )
   }
   return new McpConnectionError(
     'connect_failed',
     name,
-    `MCP server "${name}" could not be reached: ${messageOf(error)}`,
+    `MCP server "${name}" could not be reached: ${detailOf(error)}`,
     { cause: error },
   )
 }

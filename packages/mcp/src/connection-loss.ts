@@ -1,6 +1,6 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type GivenUp, requestIdsOf } from './answer-guard.js'
-import { McpConnectionError, messageOf } from './errors.js'
+import { detailOf, McpConnectionError } from './errors.js'
 import { canResumeFrom, eventIdWatch, headerValue } from './event-ids.js'
 import { bodyCounter, eventCounter, type MessageCounter } from './message-size.js'
 import { notificationStream } from './notification-stream.js'
@@ -353,10 +353,4 @@ export function lossError(serverName: string, loss: ConnectionLoss, otherwise?: 
       throw new Error(`unknown connection loss ${JSON.stringify(unknown)}`)
     }
   }
-}
-
-/** `fetch failed: connect ECONNREFUSED ...`: fetch's own messages say little without their cause's. */
-function detailOf(error: unknown): string {
-  const cause = error instanceof Error ? error.cause : undefined
-  return cause instanceof Error ? `${messageOf(error)}: ${messageOf(cause)}` : messageOf(error)
 }

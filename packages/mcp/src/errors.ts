@@ -63,3 +63,9 @@ export function messageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name
   return String(error)
 }
+
+/** `fetch failed: connect ECONNREFUSED ...`: fetch's own messages say little without their cause's. */
+export function detailOf(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined
+  return cause instanceof Error ? `${messageOf(error)}: ${messageOf(cause)}` : messageOf(error)
+}

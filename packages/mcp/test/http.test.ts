@@ -79,12 +79,14 @@ describe('a server over HTTP', () => {
     )
   })
 
-  test('a server that went away is a typed connect_failed error', async () => {
+  test('a server that went away is a typed connect_failed error saying why (fetch alone says "fetch failed")', async () => {
     server = await startEverythingHttp('streamableHttp')
     const { origin } = server
     await server.stop()
     const error = await connectMcpServer({ name: 'gone', url: `${origin}/mcp` }).catch((e: unknown) => e)
     expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['connect_failed', 'gone'])
-    expect((error as Error).message).toMatch(/^MCP server "gone" could not be reached: /)
+    expect((error as Error).message).toMatch(
+      /^MCP server "gone" could not be reached: fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
+    )
   })
 })
