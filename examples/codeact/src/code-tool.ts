@@ -64,6 +64,9 @@ function describeRun(result: SandboxResult, limits: { timeoutMs: number; outputL
   if (result.truncated) notes.push(`[output cut at ${limits.outputLimit} bytes; the program was stopped]`)
   if (result.timedOut) notes.push(`[timed out after ${limits.timeoutMs} ms; the program was stopped]`)
   if (result.exitCode !== null && result.exitCode !== 0) notes.push(`[exit code ${result.exitCode}]`)
+  // A signal nothing here sent: the program's own, or the system's (an out-of-memory killer).
+  const stopped = result.timedOut || result.truncated || result.aborted
+  if (result.exitSignal !== null && !stopped) notes.push(`[killed by ${result.exitSignal}]`)
   const failed = result.exitCode !== 0 || result.timedOut || result.truncated
   const text = [result.output.trimEnd(), ...notes].filter((line) => line !== '').join('\n')
   return { status: failed ? 'error' : 'success', outputText: text === '' ? '(no output)' : text }

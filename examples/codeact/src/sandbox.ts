@@ -20,6 +20,8 @@ export interface SandboxResult {
   output: string
   /** The exit code, or `null` when the process was killed. */
   exitCode: number | null
+  /** The signal that ended the process (`SIGKILL` when a limit stopped it), else `null`. */
+  exitSignal: NodeJS.Signals | null
   timedOut: boolean
   /** The output passed `outputLimit` (and the program was stopped). */
   truncated: boolean
@@ -98,17 +100,17 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
     else limits.signal?.addEventListener('abort', onAbort, { once: true })
     let settled = false
     // A process that fails to start emits `error` and may still emit `close`: the first one counts.
-    const finish = (exitCode: number | null, spawnError?: Error) => {
+    const finish = (exitCode: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
       if (settled) return
       settled = true
       clearTimeout(timer)
       limits.signal?.removeEventListener('abort', onAbort)
       let output = Buffer.concat(chunks).toString('utf8')
       if (spawnError) output += `${output ? '\n' : ''}Could not start ${command}: ${spawnError.message}`
-      resolve({ output, exitCode, ...result })
+      resolve({ output, exitCode, exitSignal, ...result })
     }
-    child.on('error', (error) => finish(null, error))
-    child.on('close', (exitCode) => finish(exitCode))
+    child.on('error', (error) => finish(null, null, error))
+    child.on('close', (exitCode, exitSignal) => finish(exitCode, exitSignal))
     // A process the program started may outlive it with the program's stdout open (one that left
     // the process group escapes the kill): `close` would wait for it. Once the program has exited,
     // what is left of its group is killed, and after a moment for its own last output to be read,

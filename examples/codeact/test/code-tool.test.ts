@@ -35,6 +35,14 @@ describe('the code tool', () => {
     expect((result as { outputText: string }).outputText.endsWith('[exit code 1]')).toBe(true)
   })
 
+  test('a program killed by a signal (its own, or an out-of-memory killer) says which', async () => {
+    const code = 'console.log("before"); process.kill(process.pid, "SIGSEGV")'
+    expect(await tool.execute({ code, language: 'javascript' }, context())).toEqual({
+      status: 'error',
+      outputText: 'before\n[killed by SIGSEGV]',
+    })
+  })
+
   test('a block without a language runs in the default one; an unknown language is an error', async () => {
     expect(await tool.execute({ code: 'console.log("hi")' }, context())).toMatchObject({ outputText: 'hi' })
     expect(await tool.execute({ code: 'puts 1', language: 'ruby' }, context())).toEqual({
