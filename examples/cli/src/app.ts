@@ -11,6 +11,7 @@ import {
   API_KEY_ENV,
   type ConnectedModel,
   connectModel,
+  MissingKeyError,
   type ProviderChoice,
   ProviderChoiceError,
   type ResolvedProvider,
@@ -149,7 +150,18 @@ export async function openApp(init: AppInit): Promise<App> {
     },
     async switchModel(next) {
       const merged = switchChoice(current.choice, current.api, next)
-      const resolved = resolveProvider(merged, env)
+      let resolved: ResolvedProvider
+      try {
+        resolved = resolveProvider(merged, env)
+      } catch (error) {
+        // `--scripted` is no help in a REPL already running, and the key is read only at start.
+        if (!(error instanceof MissingKeyError)) throw error
+        throw new MissingKeyError(
+          error.keyEnv,
+          error.chosen,
+          ' and start kode again (it reads keys when it starts), or switch to a model whose key is set',
+        )
+      }
       if (resolved.kind === 'scripted') throw new ProviderChoiceError(`cannot switch: ${resolved.why}`)
       const model = await connect(resolved, merged)
       current = { choice: merged, api: resolved.api }

@@ -87,13 +87,18 @@ export class MissingKeyError extends ProviderChoiceError {
   override readonly name = 'MissingKeyError'
   /** The environment variable that is not set, e.g. `GEMINI_API_KEY`. */
   readonly keyEnv: string
+  /** The model that needs it, e.g. `google gemini-2.5-pro`. */
+  readonly chosen: string
 
-  /** `chosen` names the model, e.g. `google gemini-2.5-pro`. */
-  constructor(keyEnv: string, chosen: string) {
-    super(
-      `${keyEnv} is not set, and ${chosen} needs it: set ${keyEnv}, or pass --scripted to run offline with the scripted model`,
-    )
+  /** `remedy` follows "set <keyEnv>": what else to do, where the choice was made. */
+  constructor(
+    keyEnv: string,
+    chosen: string,
+    remedy = ', or pass --scripted to run offline with the scripted model',
+  ) {
+    super(`${keyEnv} is not set, and ${chosen} needs it: set ${keyEnv}${remedy}`)
     this.keyEnv = keyEnv
+    this.chosen = chosen
   }
 }
 

@@ -68,7 +68,7 @@ describe('/model from a DeepSeek config', () => {
     const switching = app.switchModel({ api: 'anthropic', model: 'claude-sonnet-4-5' })
     await expect(switching).rejects.toThrow(MissingKeyError)
     await expect(app.switchModel({ api: 'anthropic', model: 'claude-sonnet-4-5' })).rejects.toThrow(
-      /^ANTHROPIC_API_KEY is not set/,
+      'ANTHROPIC_API_KEY is not set, and anthropic claude-sonnet-4-5 needs it: set ANTHROPIC_API_KEY and start kode again (it reads keys when it starts), or switch to a model whose key is set',
     )
     expect(app.model.label).toBe('openai-chat deepseek-chat')
   })
