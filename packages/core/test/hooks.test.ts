@@ -452,6 +452,8 @@ describe('afterToolCall returning something that is not a result', () => {
     ['an array', ['done']],
     ['an object without outputText', { output: 'done' }],
     ['outputText that is not a string', { outputText: 7 }],
+    ['parts the history cannot hold', { outputText: 'done', parts: [{ type: 'video', url: 'x' }] }],
+    ['a uiExtra JSON cannot hold', { outputText: 'done', uiExtra: { size: 10n } }],
   ] as const)('(%s) fails the task as a throwing hook does, never blaming the tool', async (_, replaced) => {
     const h = harness()
     h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))

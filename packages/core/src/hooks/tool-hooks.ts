@@ -1,4 +1,4 @@
-import type { ToolCallPart } from '@kode/protocol'
+import { CodecError, roundTripHistoryEvent, type ToolCallPart } from '@kode/protocol'
 import { thrownText } from '../thrown-text.js'
 import type { Tool, ToolOutput } from '../tools/define-tool.js'
 import {
@@ -115,6 +115,14 @@ function readReplacement(replaced: unknown, toolName: string): ToolOutcome {
     throw refuse('an object that could not be read')
   }
   if (read === undefined) throw refuse('an object without a string outputText')
+  // What the history cannot hold (a part of no known type, a BigInt in uiExtra) is the hook's
+  // bug too: kept for the result, it would read as the tool's.
+  try {
+    roundTripHistoryEvent({ role: 'tool', id: 'r', createdAt: 0, toolCallId: 'c', toolName, ...read })
+  } catch (error) {
+    if (!CodecError.is(error)) throw error
+    throw refuse(`a result the history cannot hold (${error.message})`)
+  }
   return read
 }
 
