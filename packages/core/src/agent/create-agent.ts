@@ -348,6 +348,7 @@ export function createAgent(options: AgentOptions): Agent {
           instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
           hostFailure: () => hookFailure,
           prepare: (summary) => hookedRequest(hookScope, summary),
+          providerOptions: agentSettings?.providerOptions,
         },
         'manual',
         budget,

@@ -103,6 +103,12 @@ export interface CompactionContext {
    * is to be sent: the hook threw (which aborts `signal`, see `hostFailure`) or the user interrupted.
    */
   prepare?: (request: LLMRequest) => Promise<LLMRequest | undefined>
+  /**
+   * The task's `modelSettings.providerOptions`, which the summary request carries too: a gateway
+   * or deployment that needs a field of its own on every request (a route, `store: false`, a user
+   * id) needs it on this one. The other settings are a turn's (its tools, its output budget).
+   */
+  providerOptions?: LLMRequest['providerOptions']
 }
 
 /** Why a summary the model stopped at its output limit (`stopReason: 'length'`) is not saved. */
@@ -307,6 +313,7 @@ async function summarise(
         plan.summarised,
         async (request) => {
           const built = summaryRequest(request, previousSummary, summaryTokens)
+          if (ctx.providerOptions !== undefined) built.providerOptions = ctx.providerOptions
           const sent = ctx.prepare ? await ctx.prepare(built) : built
           // The hook threw (which aborted the signal) or the user interrupted: nothing is sent.
           if (sent === undefined) throw signal.reason

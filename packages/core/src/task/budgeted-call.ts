@@ -117,6 +117,7 @@ function contextOf(
     accounting,
     hostFailure: () => rt.hostFailure(),
     prepare: (summary) => hookedRequest(rt, summary),
+    providerOptions: rt.modelSettings.providerOptions,
   }
 }
 

@@ -147,3 +147,57 @@ describe('beforeModelCall and the summary request', () => {
     })
   })
 })
+
+// A gateway or deployment that needs a field on every request needs it on the summary request too.
+describe('the summary request and the model settings', () => {
+  const h = useHarness()
+
+  async function longSession() {
+    await h().store.create({ id: 'long' })
+    await h().store.append(
+      'long',
+      readChunkSession(6, (n) => `chunk ${n} ${'x'.repeat(2_000)}`, { id: 'done', text: 'Read them.' }),
+    )
+  }
+
+  test("carries the task's providerOptions (the run's over the agent's), and none of a turn's other settings", async () => {
+    await longSession()
+    h().server.enqueue(chatStream({ id: 's1', steps: [say('Six chunks read.')] }), textReply('r1', 'ok'))
+    const agent = h().createAgent({
+      sessionId: 'long',
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { keepRecent: 1 },
+      modelSettings: {
+        temperature: 0.2,
+        providerOptions: { 'openai-chat': { user: 'agent', store: false } },
+      },
+    })
+    const run = agent.run('Go on', {
+      modelSettings: { providerOptions: { 'openai-chat': { user: 'run-7' } } },
+    })
+    expect((await collect(run)).outcome.reason).toBe('completed')
+    const [summary, turn] = h().server.requests
+    expect(isSummaryRequest(summary!)).toBe(true)
+    expect(summary!.body).toMatchObject({ user: 'run-7' })
+    expect(summary!.body).not.toHaveProperty('store')
+    expect(summary!.body).not.toHaveProperty('temperature')
+    expect(turn!.body).toMatchObject({ user: 'run-7', temperature: 0.2 })
+  })
+
+  test("agent.compact()'s summary request carries the agent's providerOptions", async () => {
+    await longSession()
+    h().server.enqueue(chatStream({ id: 's1', steps: [say('Six chunks read.')] }))
+    const agent = h().createAgent({
+      sessionId: 'long',
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { keepRecent: 1 },
+      modelSettings: { providerOptions: { 'openai-chat': { user: 'agent' } } },
+    })
+    expect(await agent.compact()).toMatchObject({ compacted: true })
+    const [summary] = h().server.requests
+    expect(isSummaryRequest(summary!)).toBe(true)
+    expect(summary!.body).toMatchObject({ user: 'agent' })
+  })
+})
