@@ -132,6 +132,21 @@ describe('createClient', () => {
     ).not.toThrow()
   })
 
+  test("a baseUrl with a query keeps it after the api's path (Azure's classic api-version)", async () => {
+    const chat = 'data: {"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    const gemini =
+      'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}]},"finishReason":"STOP"}]}\r\n\r\n'
+    server().enqueue({ body: chat }, { body: gemini })
+    const root = `${server().url}/openai/deployments/gpt-4o/?api-version=2024-10-21`
+    await createClient({ api: 'openai-chat', model: 'gpt-4o', baseUrl: root }).complete(ask())
+    const gateway = `${server().url}/v1beta?tenant=a`
+    await createClient({ api: 'google', model: 'gemini-2.5-flash', baseUrl: gateway }).complete(ask())
+    expect(server().requests.map((r) => r.url)).toEqual([
+      '/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21',
+      '/v1beta/models/gemini-2.5-flash:streamGenerateContent?tenant=a&alt=sse',
+    ])
+  })
+
   test('provider defaults to the api and labels messages and errors', () => {
     const client = createClient({ api: 'openai-chat', model: 'm', provider: 'deepseek' })
     expect([client.api, client.provider, client.model]).toEqual(['openai-chat', 'deepseek', 'm'])
