@@ -271,6 +271,42 @@ test('fetch and dispatcher are passed through; host headers override the adapter
   expect((seen!.init.headers as Record<string, string>).authorization).toBe('Bearer other')
 })
 
+test('a host header overrides the one of the same name whatever its case, rather than joining it', async () => {
+  server().enqueue(
+    { body: 'data: {"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n' },
+    { body: 'event: message_stop\ndata: {"type":"message_stop"}\n\n' },
+  )
+  const headers = { Authorization: 'Bearer gateway-token', 'Content-Type': 'application/json; charset=utf-8' }
+  await createClient({
+    api: 'openai-chat',
+    model: 'm',
+    apiKey: 'sk-0123456789',
+    baseUrl: server().url,
+    headers,
+  })
+    .complete(ask())
+    .catch(() => undefined)
+  const anthropic = { 'Anthropic-Version': '2023-06-01', 'X-Api-Key': 'sk-ant-host-key' }
+  await createClient({
+    api: 'anthropic',
+    model: 'm',
+    apiKey: 'sk-ant-0123456789',
+    baseUrl: server().url,
+    headers: anthropic,
+  })
+    .complete(ask())
+    .catch(() => undefined)
+  const [chat, messages] = server().requests
+  expect(chat!.headers).toMatchObject({
+    authorization: 'Bearer gateway-token',
+    'content-type': 'application/json; charset=utf-8',
+  })
+  expect(messages!.headers).toMatchObject({
+    'anthropic-version': '2023-06-01',
+    'x-api-key': 'sk-ant-host-key',
+  })
+})
+
 test("the default fetch is the global one, called as a browser's fetch must be (never as a method)", async () => {
   const original = globalThis.fetch
   let receiver: unknown = 'not called'
