@@ -291,8 +291,8 @@ export class Accumulator implements ResponseBuilder {
 
   /** Settles a call at the end; announces it when the response completed and it never was. */
   private settle(call: ToolCallState, completed: boolean): void {
-    const cut = !completed || this.mappedStop === 'length'
-    settleToolCall(call.part, call.closed, cut, this.options.createId)
+    const limit = this.mappedStop === 'length'
+    settleToolCall(call.part, call.closed, !completed || limit, this.options.createId, limit)
     if (completed && !call.started && call.part.name) this.announce(call)
   }
 

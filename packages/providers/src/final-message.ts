@@ -82,7 +82,9 @@ export function finalMessage(
 }
 
 /**
- * Gives a call its final id and arguments. Empty arguments of a call the wire closed are `{}`.
+ * Gives a call its final id and arguments. Empty arguments of a call the wire closed are `{}`,
+ * unless the output limit ended the response (`limit`): a wire that closes the blocks it cut
+ * (Anthropic) closes a call the limit cut right after its name with no arguments at all.
  * Arguments that do not parse are `incomplete` only when they were cut (`cut`: the call never
  * closed, or the response was cut by `length`, an abort or a failure). Malformed JSON in a call
  * that closed in a finished response is the model's mistake: it is kept as written, for the tool
@@ -93,9 +95,10 @@ export function settleToolCall(
   closed: boolean,
   cut: boolean,
   createId: () => string,
+  limit = false,
 ): void {
   if (!part.id) part.id = `call_${createId()}`
-  if (closed && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
+  if (closed && !limit && part.argumentsJson.trim() === '') part.argumentsJson = '{}'
   else if ((cut || !closed) && !isJson(part.argumentsJson)) part.incomplete = true
 }
 

@@ -132,6 +132,21 @@ describe('createClient', () => {
     ).not.toThrow()
   })
 
+  test("a baseUrl with a query keeps it after the api's path (Azure's classic api-version)", async () => {
+    const chat = 'data: {"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
+    const gemini =
+      'data: {"candidates":[{"content":{"parts":[{"text":"Hi"}]},"finishReason":"STOP"}]}\r\n\r\n'
+    server().enqueue({ body: chat }, { body: gemini })
+    const root = `${server().url}/openai/deployments/gpt-4o/?api-version=2024-10-21`
+    await createClient({ api: 'openai-chat', model: 'gpt-4o', baseUrl: root }).complete(ask())
+    const gateway = `${server().url}/v1beta?tenant=a`
+    await createClient({ api: 'google', model: 'gemini-2.5-flash', baseUrl: gateway }).complete(ask())
+    expect(server().requests.map((r) => r.url)).toEqual([
+      '/openai/deployments/gpt-4o/chat/completions?api-version=2024-10-21',
+      '/v1beta/models/gemini-2.5-flash:streamGenerateContent?tenant=a&alt=sse',
+    ])
+  })
+
   test('provider defaults to the api and labels messages and errors', () => {
     const client = createClient({ api: 'openai-chat', model: 'm', provider: 'deepseek' })
     expect([client.api, client.provider, client.model]).toEqual(['openai-chat', 'deepseek', 'm'])
@@ -254,6 +269,42 @@ test('fetch and dispatcher are passed through; host headers override the adapter
   expect(seen?.url).toBe('https://api.openai.com/v1/chat/completions')
   expect(seen?.init.dispatcher).toBe(dispatcher)
   expect((seen!.init.headers as Record<string, string>).authorization).toBe('Bearer other')
+})
+
+test('a host header overrides the one of the same name whatever its case, rather than joining it', async () => {
+  server().enqueue(
+    { body: 'data: {"choices":[{"delta":{"content":"Hi"},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n' },
+    { body: 'event: message_stop\ndata: {"type":"message_stop"}\n\n' },
+  )
+  const headers = { Authorization: 'Bearer gateway-token', 'Content-Type': 'application/json; charset=utf-8' }
+  await createClient({
+    api: 'openai-chat',
+    model: 'm',
+    apiKey: 'sk-0123456789',
+    baseUrl: server().url,
+    headers,
+  })
+    .complete(ask())
+    .catch(() => undefined)
+  const anthropic = { 'Anthropic-Version': '2023-06-01', 'X-Api-Key': 'sk-ant-host-key' }
+  await createClient({
+    api: 'anthropic',
+    model: 'm',
+    apiKey: 'sk-ant-0123456789',
+    baseUrl: server().url,
+    headers: anthropic,
+  })
+    .complete(ask())
+    .catch(() => undefined)
+  const [chat, messages] = server().requests
+  expect(chat!.headers).toMatchObject({
+    authorization: 'Bearer gateway-token',
+    'content-type': 'application/json; charset=utf-8',
+  })
+  expect(messages!.headers).toMatchObject({
+    'anthropic-version': '2023-06-01',
+    'x-api-key': 'sk-ant-host-key',
+  })
 })
 
 test("the default fetch is the global one, called as a browser's fetch must be (never as a method)", async () => {

@@ -157,7 +157,8 @@ export interface ResponseBuilder {
   responseFields(fields: ProviderFields): void
   /**
    * Ends the current text or thinking part; with a key, also closes that tool call. A closed call
-   * with empty arguments gets `{}`; a call whose arguments do not parse as JSON is marked
+   * with empty arguments gets `{}` (unless the response stops with `length`: report a whole call's
+   * `{}` yourself); a call whose arguments do not parse as JSON is marked
    * `incomplete` (and must not run) when it was cut: not closed, or cut by `length`, an abort or a
    * failure. Malformed arguments of a call closed in a finished response are kept as written.
    */

@@ -9,6 +9,7 @@ import {
 } from './errors.js'
 import { isContextOverflow } from './overflow.js'
 import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
+import { retryInfoDelayMs } from './retry-info.js'
 
 /** What error messages need to know: who answered, and which secret must never appear. */
 export interface ErrorContext {
@@ -36,21 +37,31 @@ export interface ErrorPayloadFields {
   code?: string
   /** A numeric code some providers put in the body (OpenRouter, Google). */
   status?: number
+  /** The delay the body asks for before a retry (Google's `RetryInfo`), in milliseconds. */
+  retryAfterMs?: number
 }
 
 /**
  * Reads the common error body shapes: `{ error: { message, type, code } }` (OpenAI and
  * compatibles), `{ type: 'error', error: { type, message } }` (Anthropic), `{ error: { code: 429,
- * status: 'RESOURCE_EXHAUSTED', message } }` (Google), `{ message }` / `{ detail }` (others).
+ * status: 'RESOURCE_EXHAUSTED', message, details } }` (Google, whose `RetryInfo` detail gives the
+ * delay to wait), `{ message }` / `{ detail }` (others). A list holding such a body (Vertex AI's
+ * streaming endpoint answers `[{ error }]`) is read as its first entry.
  */
 export function readErrorPayload(payload: unknown): ErrorPayloadFields {
+  if (Array.isArray(payload) && isObject(payload[0])) payload = payload[0]
   if (typeof payload === 'string') return { message: payload }
   if (!isObject(payload)) return {}
   const inner = payload.error
   if (typeof inner === 'string') return { message: inner, ...codeOf(payload) }
   const body = isObject(inner) ? inner : payload
   const message = firstString(body.message, payload.message, body.detail, payload.detail)
-  return { ...(message !== undefined ? { message } : {}), ...codeOf(body) }
+  const retryAfterMs = retryInfoDelayMs(body)
+  return {
+    ...(message !== undefined ? { message } : {}),
+    ...codeOf(body),
+    ...(retryAfterMs !== undefined ? { retryAfterMs } : {}),
+  }
 }
 
 function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
@@ -91,7 +102,10 @@ export async function errorFromResponse(
       providerMessage,
       ...(fields.code !== undefined ? { code: fields.code } : {}),
       ...(requestId !== undefined ? { requestId } : {}),
-      ...optionalRetryAfter(parseRetryAfter(response.headers, (ctx.now ?? Date.now)())),
+      // A header wins; Google says it only in the body.
+      ...optionalRetryAfter(
+        parseRetryAfter(response.headers, (ctx.now ?? Date.now)()) ?? fields.retryAfterMs,
+      ),
     },
   )
 }

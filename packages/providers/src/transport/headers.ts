@@ -1,7 +1,9 @@
 import { type ErrorContext, transportError } from './failures.js'
 
 /**
- * The headers of a request: the transport's own, the adapter's, then the host's. Each value is
+ * The headers of a request: the transport's own, the adapter's, then the host's, each replacing a
+ * header of the same name before it whatever its case (`fetch` would join `authorization` and
+ * `Authorization` into one value, `Bearer a, Bearer b`). Each value is
  * checked the way `fetch` will check it, so a value HTTP forbids (an API key holding a newline)
  * fails here as a non-retryable `invalid_request` that names the header, before anything is sent.
  * `fetch` itself would throw a TypeError quoting the value, which is the key.
@@ -14,9 +16,9 @@ export function requestHeaders(
   const headers: Record<string, string> = {
     'content-type': 'application/json',
     accept: 'text/event-stream',
-    ...adapter,
-    ...host,
   }
+  override(headers, adapter)
+  if (host) override(headers, host)
   try {
     new Headers(headers)
   } catch (thrown) {
@@ -46,6 +48,16 @@ export function clientHeaders(
       sent = Object.entries(adapter)
     }
     return headers
+  }
+}
+
+/** Sets each of `over` on `headers`, first removing a header of the same name in another case. */
+function override(headers: Record<string, string>, over: Record<string, string>): void {
+  for (const [name, value] of Object.entries(over)) {
+    const lower = name.toLowerCase()
+    for (const known of Object.keys(headers)) if (known.toLowerCase() === lower) delete headers[known]
+    // Defined, not assigned: a `__proto__` name from parsed JSON stays a header.
+    Object.defineProperty(headers, name, { value, enumerable: true, writable: true, configurable: true })
   }
 }
 

@@ -13,6 +13,7 @@ import {
 import { bodyJson } from './json-text.js'
 import { withProviderOptions, withProviderTools } from './provider-options.js'
 import { fetchFollowingRedirects } from './redirects.js'
+import { requestUrl } from './request-url.js'
 import type { RetryPolicy } from './retry.js'
 
 /** Everything one response needs; built by the client per `stream()` call, from what it made once. */
@@ -67,7 +68,7 @@ export async function prepareRequest(setup: ResponseStreamSetup): Promise<Prepar
     throw transportError(setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
   }
   return {
-    url: setup.baseUrl + wire.path,
+    url: requestUrl(setup.baseUrl, wire.path),
     headers: setup.requestHeaders(wire.headers),
     body: bodyJson(wire.body),
   }

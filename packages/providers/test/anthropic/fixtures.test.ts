@@ -225,6 +225,27 @@ describe('anthropic hand-written streams', () => {
     ])
   })
 
+  test('max_tokens right after a tool call began: the call has no arguments and is incomplete, not {}', async () => {
+    // The limit fell between the tool's name and its input: the API still stops the block.
+    server().enqueue(
+      streamOf('anthropic', [
+        '{"type":"message_start","message":{"id":"msg_cut0","type":"message","role":"assistant","model":"claude-sonnet-4-5","content":[],"stop_reason":null,"usage":{"input_tokens":50,"output_tokens":1}}}',
+        '{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_cut0","name":"delete_files","input":{}}}',
+        '{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":""}}',
+        '{"type":"content_block_stop","index":0}',
+        '{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"output_tokens":8}}',
+        '{"type":"message_stop"}',
+      ]),
+    )
+    const message = await testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' }).complete(
+      ask(),
+    )
+    expect(message).toMatchObject({ stopReason: 'length', rawStopReason: 'max_tokens' })
+    expect(message.parts).toEqual([
+      { type: 'tool_call', id: 'toolu_cut0', name: 'delete_files', argumentsJson: '', incomplete: true },
+    ])
+  })
+
   test('an error event after output throws the typed error with the partial', async () => {
     const error = (await claude('kode-in-stream-error')
       .complete(ask())

@@ -225,6 +225,20 @@ describe('google quirks (Kode fixtures)', () => {
     })
   })
 
+  test('MAX_TOKENS after a whole call without args: the call is whole, with {} arguments', async () => {
+    // Gemini sends a call whole (without `args` when it takes none): the limit cannot have cut it.
+    server().enqueue(
+      streamOf('google', [
+        '{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"list_rooms"}}]},"finishReason":"MAX_TOKENS"}],"responseId":"kode-max-2"}',
+      ]),
+    )
+    const message = await testClient(server(), { api: 'google', model: 'gemini-2.5-flash' }).complete(ask())
+    expect(message).toMatchObject({ stopReason: 'length', rawStopReason: 'MAX_TOKENS' })
+    expect(message.parts).toEqual([
+      { type: 'tool_call', id: 'call_kode-max-2_0', name: 'list_rooms', argumentsJson: '{}' },
+    ])
+  })
+
   test('SAFETY keeps the text so far, with no stop reason and the raw value', async () => {
     const message = await gemini('kode-safety').complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: 'I can describe the' }])

@@ -60,6 +60,17 @@ describe('google request', () => {
     })
   })
 
+  test('a model named by its resource name (models/…, tunedModels/…) is posted to that resource', async () => {
+    // What models.list returns, and the only name a tuned model has.
+    const urlOf = async (model: string) => (await sent({ messages: [user('Hi')] }, { model })).url
+    expect(await urlOf('models/gemini-2.5-flash')).toBe(
+      '/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    )
+    expect(await urlOf('tunedModels/support-bot-7')).toBe(
+      '/tunedModels/support-bot-7:streamGenerateContent?alt=sse',
+    )
+  })
+
   test('tool choices map to NONE, ANY, and ANY limited to one function', async () => {
     const tools = [{ name: 'read', description: 'Read', parameters: { type: 'object' } }]
     const configOf = async (toolChoice: LLMRequest['toolChoice']) =>

@@ -90,7 +90,8 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
         if (call.partialArgs) streaming.args.add(call.partialArgs)
         return
       }
-      if (call.args) out.toolCallArgs(key, JSON.stringify(call.args))
+      // A whole call: without `args` it has none, also in a response the output limit ended.
+      out.toolCallArgs(key, call.args ? JSON.stringify(call.args) : '{}')
       out.endBlock(key)
     } else if (streaming) {
       if (call.partialArgs) streaming.args.add(call.partialArgs)

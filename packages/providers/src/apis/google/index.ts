@@ -9,7 +9,8 @@ export const GOOGLE_BASE_URL = 'https://generativelanguage.googleapis.com/v1beta
 
 /**
  * `google`: Gemini `streamGenerateContent` with server-sent events. POSTs to
- * `${baseUrl}/models/${model}:streamGenerateContent?alt=sse` with the key in `x-goog-api-key`.
+ * `${baseUrl}/models/${model}:streamGenerateContent?alt=sse` with the key in `x-goog-api-key`
+ * (`${baseUrl}/${model}:…` for a model named by its resource name, see `resourceName`).
  */
 export const google: ProviderFactory = (config) => {
   const messages = createGoogleMessageMapper({
@@ -17,7 +18,7 @@ export const google: ProviderFactory = (config) => {
     thinkingAsText: thinkingRenderer(config.thinkingAsText),
   })
   const headers: Record<string, string> = config.apiKey ? { 'x-goog-api-key': config.apiKey } : {}
-  const path = `/models/${config.model}:streamGenerateContent?alt=sse`
+  const path = `/${resourceName(config.model)}:streamGenerateContent?alt=sse`
   const json = new JsonTextCache()
   return {
     defaultBaseUrl: GOOGLE_BASE_URL,
@@ -38,4 +39,13 @@ export const google: ProviderFactory = (config) => {
     // Gemini's stream has no terminal event: the chunk with the finish reason is the last.
     completesOn: 'stop_reason',
   }
+}
+
+/**
+ * The model's resource name: a model id (`gemini-2.5-flash`) under `models/`, and a name that is
+ * one already as it is (`models/gemini-2.5-flash`, as `models.list` returns it, or a tuned
+ * model's `tunedModels/<id>`).
+ */
+function resourceName(model: string): string {
+  return model.startsWith('models/') || model.startsWith('tunedModels/') ? model : `models/${model}`
 }
