@@ -176,7 +176,47 @@ async function resumeLease(
     await lease.release().catch(() => {})
     throw deleted(sessionId)
   }
+  try {
+    await subAgentWritersGone(store, sessionId, lockRetryMs, cancel)
+  } catch (error) {
+    await lease.release().catch(() => {})
+    throw error
+  }
   return lease
+}
+
+/**
+ * Waits until no live writer holds a sub-agent session of the task's, at any depth. A worker that
+ * died while a sub-agent ran held that session's lease too, renewed on a schedule of its own, so it
+ * may run out after the task's: carrying the task on settles what the sub-agent left in its
+ * session, which would fail on it. Only the task's writer writes its sub-agents' sessions, so a
+ * live lease there is a dead (or paused) worker's; taking it fences that one off.
+ */
+async function subAgentWritersGone(
+  store: SessionStore,
+  sessionId: string,
+  lockRetryMs: number,
+  cancel: AbortSignal | undefined,
+): Promise<void> {
+  const children = new Map<string, string[]>()
+  for (const info of await store.list()) {
+    // A fork is a session of its own, written by its own tasks.
+    if (info.subAgent === undefined || info.forkedFrom !== undefined || info.parentSessionId === undefined)
+      continue
+    const siblings = children.get(info.parentSessionId) ?? []
+    siblings.push(info.id)
+    children.set(info.parentSessionId, siblings)
+  }
+  const below = [...(children.get(sessionId) ?? [])]
+  for (let next = below.pop(); next !== undefined; next = below.pop()) {
+    below.push(...(children.get(next) ?? []))
+    const lease = await acquireWhenFree(store, next, lockRetryMs, cancel).catch((error: unknown) => {
+      // Deleted meanwhile: nothing of it to settle.
+      if (SessionError.is(error) && error.code === 'session_not_found') return undefined
+      throw error
+    })
+    await lease?.release()
+  }
 }
 
 function deleted(sessionId: string, cause?: unknown): DurableTaskError {
