@@ -212,7 +212,9 @@ export class SessionHub {
         // (the store), which the server's operator must see, unless the task was stopped because
         // its session was deleted: its appends are refused then, as expected.
         .catch((error: unknown) => {
-          if (!task.stoppedForDeletion) console.error(`session ${sessionId}: the task failed:`, error)
+          if (task.stoppedForDeletion) return
+          console.error(`session ${sessionId}: the task failed:`, error)
+          if (held.log === log) held.failedTask = true
         })
         .finally(() => {
           held.running = undefined
@@ -241,19 +243,21 @@ export class SessionHub {
    * brings the clients already reading to it. A log that was a replay only, and that the new one
    * extends (a turn another host left open is closed now), gets the missing events; one that holds
    * a task of this server that finished has the same content, and its readers carry on. Anything
-   * else (a closed turn the task carries on, a task that failed) is not a prefix of the new log:
-   * its readers reset and get all of it.
+   * else (a closed turn the task carries on, a task that failed: it showed what its store may not
+   * have kept) is not a prefix of the new log: its readers reset and get all of it.
    */
   #switchLog(held: HeldSession, log: EventLog): void {
     const old = held.log
     const shown = held.replayed
     const next = log.since(0)
+    const failed = held.failedTask
     held.log = log
     held.replayed = undefined
+    held.failedTask = undefined
     let from: number | undefined
     if (shown !== undefined) {
       if (shown.length <= next.length && shown.every((data, i) => data === next[i]!.data)) from = shown.length
-    } else {
+    } else if (!failed) {
       const last = old.since(old.length - 1)[0]
       if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
     }
