@@ -238,8 +238,9 @@ describe('the page', () => {
       res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>502 Bad Gateway</h1>')
     })
     await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve))
+    // EventSource asks again after the server's retry delay (1 s).
     await expect
-      .poll(() => page.locator('#status').innerText())
+      .poll(() => page.locator('#status').innerText(), { timeout: 15_000 })
       .toBe('Lost the connection to the server; trying again…')
     expect(refused).toBeGreaterThan(0)
     proxy.closeAllConnections()
