@@ -219,6 +219,44 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('a page whose stream gets an error page while its server restarts says so, and reads again once it is back', async () => {
+    const store = createMemorySessionStore()
+    const first = await serve({ store, delayMs: 20 })
+    const port = Number(new URL(first.url).port)
+    const page = await openPage(first.url)
+    await send(page, 'count')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript .text')?.textContent?.includes('1, 2'),
+    )
+    const before = await page.locator('#transcript').getAttribute('data-last-event-id')
+    // The server goes, and a proxy in front of it answers the page's reconnect with its own error
+    // page, as a load balancer does while its backend restarts.
+    await first.vanish()
+    let refused = 0
+    const proxy = createServer((_req, res) => {
+      refused++
+      res.writeHead(502, { 'content-type': 'text/html' }).end('<h1>502 Bad Gateway</h1>')
+    })
+    await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve))
+    // EventSource asks again after the server's retry delay (1 s).
+    await expect
+      .poll(() => page.locator('#status').innerText(), { timeout: 15_000 })
+      .toBe('Lost the connection to the server; trying again…')
+    expect(refused).toBeGreaterThan(0)
+    proxy.closeAllConnections()
+    await new Promise((resolve) => proxy.close(resolve))
+    await serve({ store, port })
+    // The page connected again: the new server could not place its id, so it got a reset and the replay.
+    await page.waitForFunction(
+      (old) => document.querySelector<HTMLElement>('#transcript')?.dataset.lastEventId !== old,
+      before,
+    )
+    expect(await page.locator('#transcript .user').innerText()).toBe('count')
+    await idle(page)
+    expect(await page.locator('#status').innerText()).toBe('')
+    expect(page.problems).toEqual([])
+  })
+
   test('a reload mid-stream continues the stream with no gap and no duplicate', async () => {
     // "count" streams "1, 2, 3, " and then holds the response open until interrupted, so the
     // reload happens mid-task whatever the machine's speed.

@@ -106,6 +106,50 @@ describe('a page on host B follows tasks that run on host A', () => {
     expect(rest).toEqual(watched.slice(cut))
   })
 
+  test('a message on B as A’s task ends: B’s page shows A’s task, then B’s, each once', async () => {
+    const a = await startHostA()
+    const inner = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+    // A's whole task runs between B's read of the session and B's task taking it: B's task goes
+    // on from A's records, which the history B read does not hold.
+    let raced = false
+    const store = new Proxy(inner, {
+      get(target, key) {
+        if (key !== 'acquire') {
+          const value: unknown = Reflect.get(target, key)
+          return typeof value === 'function' ? value.bind(target) : value
+        }
+        return async (id: string) => {
+          if (!raced) {
+            raced = true
+            expect((await post(`${a}/sessions/${id}/messages`, { text: 'hello from A' })).status).toBe(202)
+          }
+          // A's lease is taken back once its task has ended.
+          for (;;) {
+            try {
+              return await target.acquire(id)
+            } catch (error) {
+              if ((error as { code?: string }).code !== 'session_locked') throw error
+              await new Promise((resolve) => setTimeout(resolve, 20))
+            }
+          }
+        }
+      },
+    })
+    const { b } = await startHostB(store)
+    const stream = `${b.url}/sessions/${SESSION}/events`
+    const watching = readStream(stream, nth('task_finish', 1))
+    expect((await post(`${b.url}/sessions/${SESSION}/messages`, { text: 'hello from B' })).status).toBe(202)
+    const got = events(await watching)
+    expect(got.filter((e) => e.type === 'user_message').map((e) => e.content)).toEqual([
+      'hello from A',
+      'hello from B',
+    ])
+    expect(got.filter((e) => e.type === 'task_metadata')).toHaveLength(2)
+    await b.app.hub.idle(SESSION)
+    // A page opened afterwards sees the same.
+    expect(events(await readStream(stream, nth('task_finish', 1)))).toEqual(got)
+  })
+
   test('B decides an approval for a task A started, then follows A’s next task after its own events', async () => {
     const a = await startHostA()
     const { b, store } = await startHostB()

@@ -22,7 +22,8 @@ export type DurableTaskErrorCode =
   | 'task_superseded'
   /**
    * The task's session was deleted (or deleted and created again) after the task began, and
-   * before a worker carried it on: its history, the task's checkpoint, is gone.
+   * before a worker carried it on: its history, the task's checkpoint, is gone. Or a `continue`
+   * named a session that does not exist: it has nothing to carry on, and creates none.
    */
   | 'session_deleted'
 

@@ -55,7 +55,7 @@ export async function executeTask(
 ): Promise<TaskOutcome> {
   const { store, lockRetryMs } = deps
   const { sessionId } = task
-  const begun = await begin(deps, sessionId)
+  const begun = await begin(deps, task)
   let { lease } = begun
   let prepared: Prepared | undefined
   try {
@@ -121,22 +121,31 @@ async function prepare(
 }
 
 /**
- * Takes the session's writer and the record count the task begins at. The first execution creates
- * the session when it is new (inside the step, so only before the task began) and takes the
- * writer; a later one finds the step recorded and no writer (`resumeLease` takes it).
+ * Takes the session's writer and the record count the task begins at. The first execution of a new
+ * input's task creates the session when it is new (inside the step, so only before the task
+ * began) and takes the writer; a later one finds the step recorded and no writer (`resumeLease`
+ * takes it). A `continue` never creates its session: one that does not exist (deleted while its
+ * calls awaited a decision) has nothing to carry on, and creating it would bring it back empty.
  */
 async function begin(
   deps: TaskWorkflowDeps,
-  sessionId: string,
+  task: DurableTask,
 ): Promise<{ lease: SessionLease | undefined; base: number; createdAt: number | undefined }> {
   const { store, lockRetryMs } = deps
+  const { sessionId } = task
   let lease: SessionLease | undefined
   try {
     const begun = await DBOS.runStep(
       async (): Promise<Begun> => {
         try {
-          await createIfNew(store, sessionId)
-          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal)
+          if (task.kind === 'run') await createIfNew(store, sessionId)
+          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal).catch(
+            (error: unknown) => {
+              throw SessionError.is(error) && error.code === 'session_not_found'
+                ? missing(sessionId, error)
+                : error
+            },
+          )
           const info = await store.info(sessionId)
           if (!info) throw deleted(sessionId)
           return { recordCount: info.recordCount, createdAt: info.createdAt }
@@ -176,7 +185,55 @@ async function resumeLease(
     await lease.release().catch(() => {})
     throw deleted(sessionId)
   }
+  try {
+    await subAgentWritersGone(store, sessionId, lockRetryMs, cancel)
+  } catch (error) {
+    await lease.release().catch(() => {})
+    throw error
+  }
   return lease
+}
+
+/**
+ * Waits until no live writer holds a sub-agent session of the task's, at any depth. A worker that
+ * died while a sub-agent ran held that session's lease too, renewed on a schedule of its own, so it
+ * may run out after the task's: carrying the task on settles what the sub-agent left in its
+ * session, which would fail on it. Only the task's writer writes its sub-agents' sessions, so a
+ * live lease there is a dead (or paused) worker's; taking it fences that one off.
+ */
+async function subAgentWritersGone(
+  store: SessionStore,
+  sessionId: string,
+  lockRetryMs: number,
+  cancel: AbortSignal | undefined,
+): Promise<void> {
+  const children = new Map<string, string[]>()
+  for (const info of await store.list()) {
+    // A fork is a session of its own, written by its own tasks.
+    if (info.subAgent === undefined || info.forkedFrom !== undefined || info.parentSessionId === undefined)
+      continue
+    const siblings = children.get(info.parentSessionId) ?? []
+    siblings.push(info.id)
+    children.set(info.parentSessionId, siblings)
+  }
+  const below = [...(children.get(sessionId) ?? [])]
+  for (let next = below.pop(); next !== undefined; next = below.pop()) {
+    below.push(...(children.get(next) ?? []))
+    const lease = await acquireWhenFree(store, next, lockRetryMs, cancel).catch((error: unknown) => {
+      // Deleted meanwhile: nothing of it to settle.
+      if (SessionError.is(error) && error.code === 'session_not_found') return undefined
+      throw error
+    })
+    await lease?.release()
+  }
+}
+
+function missing(sessionId: string, cause: unknown): DurableTaskError {
+  return new DurableTaskError(
+    'session_deleted',
+    `session ${sessionId} does not exist (it was deleted, or never created): there is no task to carry on`,
+    { cause },
+  )
 }
 
 function deleted(sessionId: string, cause?: unknown): DurableTaskError {

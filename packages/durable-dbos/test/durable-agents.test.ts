@@ -287,6 +287,24 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('decisions for a session deleted while its calls awaited them fail typed, and leave no session behind', async () => {
+    server.enqueue(callTools('r5', [{ id: 'c2', name: 'write_note', args: { text: 'eggs' } }]))
+    const paused = await durable.start('notes-deleted', 'Note eggs')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    // The user deletes the conversation; a decision from a page still showing it comes after.
+    await store.delete('notes-deleted')
+    const requests = server.requests.length
+    const continued = await durable.continue('notes-deleted', {
+      approvals: [{ toolCallId: 'c2', approved: true }],
+    })
+    const error = await durable.result(continued.workflowId, FAST).catch((error: unknown) => error)
+    expect(DurableTaskError.is(error)).toBe(true)
+    expect(error).toMatchObject({ code: 'session_deleted' })
+    expect(await store.info('notes-deleted')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+    expect(written).not.toContain('eggs')
+  })
+
   test('DBOS.cancelWorkflow interrupts the running task: its call is aborted, the lease released, the workflow CANCELLED', async () => {
     server.enqueue(callTools('r6', [{ id: 'w1', name: 'wait_for_cancel', args: {} }]))
     const started = new Promise<void>((resolve) => {

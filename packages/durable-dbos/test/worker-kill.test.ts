@@ -477,6 +477,58 @@ describe('a durable task whose worker is killed', () => {
     await c.exited
   })
 
+  test("killed while a sub-agent runs, it is carried on once the sub-agent's session is free too", async () => {
+    server.enqueue(callTools('x1', [{ id: 'e1', name: 'research', args: { prompt: 'Dig it up' } }]))
+    server.enqueue(callTools('x2', [{ id: 'k1', name: 'dig', args: {} }]))
+    const workflowId = 'sub-agent-then-die'
+    const a = startWorker('worker-r', 'start', 'researching', workflowId)
+    await until(() => toolRuns().includes('dig k1 resumed=false worker-r'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    // The dead worker held the sub-agent's session too, under a lease that renews on its own
+    // schedule: it may run out after the task's. This store holds it as that lease would.
+    const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema, leaseMs: 1_000 })
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const child = (await store.list()).find((info) => info.parentSessionId === 'researching')!
+      expect(child.subAgent).toMatchObject({ name: 'research', parentToolCallId: 'e1' })
+      const held = await eventually(() => store.acquire(child.id))
+      server.enqueue(reply('x3', 'Nothing to dig up.'))
+      const requests = server.requests.length
+      // A comes back under its executor id: DBOS carries the task on, and it needs the sub-agent's
+      // session to settle what the sub-agent left.
+      const back = startWorker('worker-r', 'recover')
+      await back.line(`acquire ${child.id}`)
+      await held.release()
+      const done = await dbos.retrieveWorkflow(workflowId).getResult()
+      expect(done).toMatchObject({
+        sessionId: 'researching',
+        reason: 'completed',
+        text: 'Nothing to dig up.',
+      })
+      expect(server.requests.length).toBe(requests + 1)
+      expect(toolRuns().filter((line) => line.startsWith('dig'))).toEqual(['dig k1 resumed=false worker-r'])
+      // Both sessions answer every call once: the sub-agent's, and the parent's call that ran it.
+      const answered = (history: HistoryEvent[]) =>
+        history.flatMap((record) =>
+          'role' in record && record.role === 'tool' ? [`${record.toolCallId} ${record.status}`] : [],
+        )
+      expect(answered(await store.read(child.id))).toEqual(['k1 error'])
+      const history = await store.read('researching')
+      expect(answered(history)).toEqual(['e1 error'])
+      expect(history.at(-1)).toMatchObject({ type: 'task_metadata', inputId: `${workflowId}:input` })
+      back.process.kill('SIGKILL')
+      await back.exited
+    } finally {
+      await dbos.destroy()
+      await store.close()
+    }
+  })
+
   test('carried on after a crash and cancelled while it waits for its session, it stops waiting and never runs', async () => {
     server.enqueue(callTools('w1', [{ id: 'n4', name: 'notify', args: {} }]))
     const workflowId = 'cancel-while-waiting'

@@ -70,8 +70,36 @@ function open(id: string): void {
   )
   transcript.reset()
   setRunning(false)
-  source = new EventSource(`/sessions/${encodeURIComponent(id)}/events`)
-  source.onmessage = (message) => {
+  follow(id, transcript)
+  for (const a of document.querySelectorAll<HTMLAnchorElement>('#sessions a')) {
+    a.toggleAttribute('aria-current', a.dataset.sessionId === id)
+  }
+}
+
+const LOST = 'Lost the connection to the server; trying again…'
+
+/**
+ * Reads session `id`'s stream into `transcript`, after the event `lastEventId` when given. An
+ * EventSource reconnects by itself after a dropped connection, but gives up for good on an answer
+ * that is not a stream (a proxy's error page while the server restarts, a server error): then the
+ * page says so and reads again, resuming after the last event it showed.
+ */
+function follow(id: string, transcript: Transcript, lastEventId?: string): void {
+  const query = lastEventId ? `?lastEventId=${encodeURIComponent(lastEventId)}` : ''
+  const current = new EventSource(`/sessions/${encodeURIComponent(id)}/events${query}`)
+  source = current
+  current.onopen = () => {
+    if (statusEl.textContent === LOST) statusEl.textContent = running ? 'working…' : ''
+  }
+  current.onerror = () => {
+    if (current.readyState !== EventSource.CLOSED) return
+    statusEl.textContent = LOST
+    setTimeout(() => {
+      // Unless another session was opened meanwhile.
+      if (source === current) follow(id, transcript, transcriptEl.dataset.lastEventId)
+    }, 1_000)
+  }
+  current.onmessage = (message) => {
     const event = JSON.parse(message.data) as StreamEvent
     transcript.apply(event)
     if (event.sessionId === id) {
@@ -86,7 +114,7 @@ function open(id: string): void {
   }
   // The server could not place our Last-Event-ID (it restarted, or a new task began), or the log
   // started over: start over. A deleted session ended any task of ours in it: say so.
-  source.addEventListener('reset', (message) => {
+  current.addEventListener('reset', (message) => {
     transcript.reset()
     // Idle until the log says a task runs: a task the server was running when it died never
     // sends its task_finish, and a server running one sends its task_start again.
@@ -98,9 +126,6 @@ function open(id: string): void {
       : 'This session was deleted.'
     void refreshSessions()
   })
-  for (const a of document.querySelectorAll<HTMLAnchorElement>('#sessions a')) {
-    a.toggleAttribute('aria-current', a.dataset.sessionId === id)
-  }
 }
 
 /** Sends the user's decisions on pending tool calls; the continued task arrives on the stream. */

@@ -35,6 +35,11 @@ export interface HeldSession {
   localRecords: number
   /** The log's events (as JSON) while it is a replay only: no task of this server is in it. */
   replayed?: string[]
+  /**
+   * The log ends with a task of this server that failed (its store refused an append): it may show
+   * what the store never kept, so the next log is not taken for its continuation.
+   */
+  failedTask?: boolean
 }
 
 /**

@@ -17,6 +17,8 @@ export class RunningTask {
   readonly goneWhileStarting: (readonly HistoryEvent[])[] = []
   /** The task was stopped because the session it ran in was deleted: its end is expected. */
   stoppedForDeletion = false
+  /** How many records the session held when the task took its writer (see `countAppends`). */
+  taken: number | undefined
 
   /** Records the task appended (through the store it writes with). */
   appended(records: readonly HistoryEvent[]): void {

@@ -7,7 +7,7 @@ import {
   createAgent,
   type Tool,
 } from '@kode/core'
-import type { Event, ReplayEvent } from '@kode/protocol'
+import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
 import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
@@ -163,15 +163,20 @@ export class SessionHub {
     try {
       // The new log starts from the replay the task's events extend, so it holds everything a
       // client opening the session needs; clients already reading are brought to it below.
-      const replay = await this.#replay(sessionId, how)
-      start = replay.records
-      const log = new EventLog(this.#newGeneration(), replay.events)
+      let replay = await this.#replay(sessionId, how)
       held.agent ??= createAgent({
         ...this.#setup,
-        store: countAppends(this.#setup.store, sessionId, (records) => {
-          held.localRecords += records.length
-          held.running?.appended(records)
-        }),
+        store: countAppends(
+          this.#setup.store,
+          sessionId,
+          (records) => {
+            held.localRecords += records.length
+            held.running?.appended(records)
+          },
+          (recordCount) => {
+            if (held.running) held.running.taken = recordCount
+          },
+        ),
         sessionId,
       })
       const run = begin(held.agent, task.abort.signal)
@@ -192,6 +197,15 @@ export class SessionHub {
           throw new TaskStateError(refused, error)
         throw error
       }
+      // Another host appended between the read above and the task taking the session (its task
+      // ended then): the task's events extend the history as the task took it. (A session deleted
+      // meanwhile is told by the feed: see `goneWhileStarting`.)
+      if (task.taken !== undefined && task.taken > replay.records) {
+        const grown = await this.#replay(sessionId, how, task.taken)
+        if (startsWith(grown.history, replay.history)) replay = grown
+      }
+      start = replay.records
+      const log = new EventLog(this.#newGeneration(), replay.events)
       task.started(replay.history)
       // The session the log showed went while the task started: if the task took that session
       // (not what the id holds now), it is stopped at once and the feed shows the id from its start.
@@ -212,7 +226,9 @@ export class SessionHub {
         // (the store), which the server's operator must see, unless the task was stopped because
         // its session was deleted: its appends are refused then, as expected.
         .catch((error: unknown) => {
-          if (!task.stoppedForDeletion) console.error(`session ${sessionId}: the task failed:`, error)
+          if (task.stoppedForDeletion) return
+          console.error(`session ${sessionId}: the task failed:`, error)
+          if (held.log === log) held.failedTask = true
         })
         .finally(() => {
           held.running = undefined
@@ -241,19 +257,21 @@ export class SessionHub {
    * brings the clients already reading to it. A log that was a replay only, and that the new one
    * extends (a turn another host left open is closed now), gets the missing events; one that holds
    * a task of this server that finished has the same content, and its readers carry on. Anything
-   * else (a closed turn the task carries on, a task that failed) is not a prefix of the new log:
-   * its readers reset and get all of it.
+   * else (a closed turn the task carries on, a task that failed: it showed what its store may not
+   * have kept) is not a prefix of the new log: its readers reset and get all of it.
    */
   #switchLog(held: HeldSession, log: EventLog): void {
     const old = held.log
     const shown = held.replayed
     const next = log.since(0)
+    const failed = held.failedTask
     held.log = log
     held.replayed = undefined
+    held.failedTask = undefined
     let from: number | undefined
     if (shown !== undefined) {
       if (shown.length <= next.length && shown.every((data, i) => data === next[i]!.data)) from = shown.length
-    } else {
+    } else if (!failed) {
       const last = old.since(old.length - 1)[0]
       if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
     }
@@ -371,10 +389,12 @@ export class SessionHub {
    * a turn that ends the history is left open (see `growingReplay`): another host may still be
    * writing it; with one that does not, only a turn whose calls have no result (a dead task's,
    * which `continue` or a new message carries on) is, so a continued task's events extend what
-   * pages show.
+   * pages show. With `records`, the replay of the history's first `records` records only.
    */
-  async #replay(sessionId: string, how?: TaskStart) {
-    const { history, incarnation } = await this.#read(sessionId)
+  async #replay(sessionId: string, how?: TaskStart, records?: number) {
+    const read = await this.#read(sessionId)
+    const { incarnation } = read
+    const history = records === undefined ? read.history : read.history.slice(0, records)
     const subSessions = await loadSubSessions(this.#setup.store, history)
     subSessions.delete(sessionId)
     const events =
@@ -408,4 +428,10 @@ export class SessionHub {
       await store.update(sessionId, { title: line.length > 60 ? `${line.slice(0, 59)}…` : line })
     }
   }
+}
+
+/** Whether `history` goes on from `start`: the same record where `start` ends. */
+function startsWith(history: readonly HistoryEvent[], start: readonly HistoryEvent[]): boolean {
+  const at = start.length - 1
+  return at < 0 || JSON.stringify(history[at]) === JSON.stringify(start[at])
 }

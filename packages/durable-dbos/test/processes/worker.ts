@@ -2,7 +2,8 @@
 // tasks on the shared Postgres, the model at a scripted SSE server.
 //   worker <config-json> start <sessionId> [workflowId]
 //       start a task ("Pay the invoice") and print `started <workflowId>`; its tools log their run
-//       and then never finish (the test kills this worker during them), but `lookup` and `read_log`
+//       and then never finish (the test kills this worker during them), but `lookup` and `read_log`;
+//       `research` is a sub-agent, whose tool `dig` never finishes either
 //   worker <config-json> continue <sessionId> <workflowId> [toolCallId]
 //       carry the session's task on as durable task <workflowId>, approving call `toolCallId` (`a1`)
 //   worker <config-json> recover
@@ -19,7 +20,7 @@
 // tokens, so a `read_log` result (about 3 000) makes the agent compact before its next model call.
 import { appendFileSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool } from '@kode/core'
+import { createAgent, defineSubAgent, defineTool } from '@kode/core'
 import { createDurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient } from '@kode/providers'
 import { createPostgresSessionStore } from '@kode/session-postgres'
@@ -68,6 +69,12 @@ const tools = [
   tool('charge', 'rerun', 'charged 500 cents'),
   // Not idempotent (an email): answered as "may or may not have run" instead.
   tool('notify', 'error', 'notified'),
+  // A sub-agent whose one tool, `dig`, never finishes on the worker to be killed.
+  defineSubAgent({
+    name: 'research',
+    description: 'Researches with a sub-agent',
+    tools: [tool('dig', 'error', 'dug')],
+  }),
   // A long result: in a small window, the next model call waits for a compaction.
   defineTool({
     name: 'read_log',
