@@ -290,6 +290,35 @@ describe('openai-responses quirks (Kode fixtures)', () => {
     })
   })
 
+  test('a web search OpenAI ran is a server_tool part before the answer; it is not sent back', async () => {
+    const message = await responses('kode-web-search').complete(ask())
+    const search = {
+      type: 'server_tool',
+      format: 'openai-responses',
+      block: {
+        id: 'ws_kode_1',
+        type: 'web_search_call',
+        status: 'completed',
+        action: { type: 'search', query: 'node 24 release date' },
+      },
+    }
+    expect(message.parts).toEqual([
+      search,
+      { type: 'text', text: 'Node 24 came out in May 2025.', itemId: 'msg_kode_ws' },
+    ])
+    expect(message.stopReason).toBe('stop')
+    server().enqueue(streamOf('openai-responses', fixture('openai-responses', 'azure-text.1')))
+    await testClient(server(), { api: 'openai-responses', model: 'gpt-5.1' }).complete({
+      messages: [
+        ...ask().messages,
+        message,
+        { role: 'user', id: 'u2', createdAt: 2, parts: [{ type: 'text', text: 'Thanks' }] },
+      ],
+    })
+    const input = (server().requests.at(-1)!.body as { input: { type?: string; role?: string }[] }).input
+    expect(input.map((item) => item.type ?? item.role)).toEqual(['user', 'assistant', 'user'])
+  })
+
   test('a plain answer has no stopDetails', async () => {
     const message = await responses('azure-text.1').complete(ask())
     expect(message.stopDetails).toBeUndefined()

@@ -59,6 +59,21 @@ type ResponsesEvent =
   | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response?: ResponsesResponse }
   | { type: 'error' }
 
+/**
+ * The items of tools OpenAI runs on its own side (web search, file search, code interpreter, a
+ * remote MCP server): kept whole, when done, as `server_tool` parts in stream order, for the
+ * transcript. Items of tools the host runs (`computer_call`, `local_shell_call`,
+ * `custom_tool_call`) are none of these, and neither are images (`image_generation_call`, whose
+ * result is a whole base64 image).
+ */
+const SERVER_TOOL_ITEMS: ReadonlySet<string> = new Set([
+  'web_search_call',
+  'file_search_call',
+  'code_interpreter_call',
+  'mcp_call',
+  'mcp_list_tools',
+])
+
 /** What the mapper knows about one output item, by `output_index`. */
 interface ItemState {
   /** Message items: what their text parts record. */
@@ -75,7 +90,8 @@ interface ItemState {
  * Copilot rewrites ids on every event). Reasoning summaries and raw reasoning text become
  * thinking, one part per summary; the encrypted content of a finished reasoning item becomes an
  * `openai-responses` signature with the item id. Message text keeps the item id and `phase`.
- * Function calls keep call id and item id. An item that arrives without deltas is mapped whole
+ * Function calls keep call id and item id. The items of tools OpenAI runs itself (web search, ...)
+ * become `openai-responses` `server_tool` parts. An item that arrives without deltas is mapped whole
  * from its `output_item.done`, and an item never streamed at all from `response.completed`.
  * `response.completed` means `stop`, or `tool_use` when the output holds function calls;
  * `response.incomplete` for `max_output_tokens` means `length`; both are terminal events.
@@ -132,6 +148,10 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         : { format: 'openai-responses' as const }
       out.signature(item.encrypted_content, options)
     } else if (item.type === 'function_call') out.endBlock(index)
+    else if (item.type !== undefined && SERVER_TOOL_ITEMS.has(item.type)) {
+      out.endBlock()
+      out.serverTool('openai-responses', item as ResponsesOutputItem & { type: string })
+    }
   }
 
   // Deltas may arrive for an item whose `added` event never came; they still count as streamed.

@@ -209,7 +209,9 @@ function convertAssistant(message: AssistantMessage, options: ResponsesMessageOp
         // Assistant messages carry no images on this wire.
         break
       case 'server_tool':
-        // Another provider's server-side tool activity: this wire has no place for it.
+        // Another provider's server-side tool activity has no place here. This wire's own (a web
+        // search) is kept for the transcript only: the message's text and citations carry what
+        // the model found, and a stateless request has no stored item for it to refer to.
         break
       default: {
         const unknown: never = part
