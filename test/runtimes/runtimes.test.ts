@@ -1,12 +1,15 @@
-import { execFile } from 'node:child_process'
+import { execFile, spawnSync } from 'node:child_process'
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { hostname, tmpdir } from 'node:os'
+import { dirname, join } from 'node:path'
 import type { SseTestServer } from '@kode/providers/testing'
+import { createFileSessionStore } from '@kode/session/file'
 import type { Browser } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { bundleForNode } from '../children/bundle-for-node.js'
 import { bundleForBrowser } from '../packaging/browser-bundle.js'
 import { launchChromium } from './chromium.js'
+import type { FileStoreSummary } from './file-store.js'
 import { startModelServer } from './model-server.js'
 import type { StalledSummary } from './stalled.js'
 import { runTask, type TaskSummary } from './task.js'
@@ -34,6 +37,8 @@ const stalledEnds: StalledSummary = { idle: 'timeout', aborted: 'aborted' }
 let server: SseTestServer
 let dir: string
 let reference: TaskSummary
+/** The file store task, bundled for Node's platform (it needs `node:fs`). */
+let fileStoreTask: string
 
 /** Runs a runtime to its end; one still running after `timeoutMs` (a hang) is killed and fails. */
 function run(binary: string, args: string[], timeoutMs = 60_000): Promise<string> {
@@ -68,12 +73,32 @@ console.log(JSON.stringify(await run(args[0])))
 `,
   )
   reference = await runTask(`${server.url}/v1`)
+  fileStoreTask = await bundleForNode(join(import.meta.dirname, 'file-store.ts'))
 }, 60_000)
 
 afterAll(async () => {
   await server?.close()
   if (dir) rmSync(dir, { recursive: true, force: true })
+  if (fileStoreTask) rmSync(dirname(fileStoreTask), { recursive: true, force: true })
 })
+
+/**
+ * A store directory with session `s` (one record) whose writer lock was left by a process of this
+ * host that has exited, as after a crash.
+ */
+async function storeWithStaleLock(): Promise<string> {
+  const storeDir = mkdtempSync(join(dir, 'store-'))
+  const store = createFileSessionStore({ dir: storeDir })
+  await store.create({ id: 's' })
+  await store.append('s', [
+    { role: 'user', id: 'first', createdAt: 0, parts: [{ type: 'text', text: 'Hi' }] },
+  ])
+  await store.close()
+  const exited = spawnSync(process.execPath, ['-e', '']).pid
+  const lock = { pid: exited, hostname: hostname(), acquiredAt: 0, token: 'crashed' }
+  writeFileSync(join(storeDir, 's', 'writer.lock'), JSON.stringify(lock))
+  return storeDir
+}
 
 test('the task itself: one tool call, its result, the answer streamed and persisted', () => {
   expect(reference).toEqual({
@@ -123,12 +148,38 @@ describe.each(Object.entries(runtimes))('%s', (name, { binary, args }) => {
     expect(JSON.stringify(server.requests.at(-1)!.body)).toContain('"role":"tool"')
   })
 
+  test('runs the file store: the lock of a crashed writer is removed, the record appended', async () => {
+    const storeDir = await storeWithStaleLock()
+    // Deno reads and writes the store's directory only; checking the lock's owner needs --allow-run.
+    const allowed = name === 'Deno' ? ['--allow-sys=hostname', '--allow-run', ...fileAccess(storeDir)] : []
+    const output = await run(binary, [...args, ...allowed, fileStoreTask, storeDir])
+    expect(JSON.parse(output)).toEqual({ records: ['first', 'appended'], warnings: ['stale_lock_removed'] })
+  })
+
   test('ends stalled responses on the idle timeout and on abort, the garbage collected meanwhile', async () => {
     // The task takes well under a second; a stream that never ends hangs it until it is killed.
     const stalled = [...args, join(dir, 'main.mjs'), `${server.url}/stall/v1`, 'stalled']
     const output = await run(binary, stalled, 20_000)
     expect(JSON.parse(output)).toEqual(stalledEnds)
   })
+})
+
+/** Deno's permission to read and write `storeDir` and nothing else. */
+const fileAccess = (storeDir: string) => [`--allow-read=${storeDir}`, `--allow-write=${storeDir}`]
+
+test('Deno without --allow-run: the file store says it cannot judge a lock, not that a dead writer holds it', async () => {
+  const { binary, args } = runtimes.Deno!
+  const storeDir = await storeWithStaleLock()
+  const output = await run(binary, [
+    ...args,
+    '--allow-sys=hostname',
+    ...fileAccess(storeDir),
+    fileStoreTask,
+    storeDir,
+  ])
+  const summary = JSON.parse(output) as FileStoreSummary
+  expect(summary.records).toEqual([])
+  expect(summary.error).toContain('--allow-run')
 })
 
 describe('Chromium', () => {
