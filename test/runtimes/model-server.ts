@@ -19,15 +19,26 @@ const sayTheSum = scriptedResponse('openai-chat', {
   usage,
 }).body
 
+/** Some text, then a stall with the connection open: a model that stopped sending. */
+const stall = scriptedResponse('openai-chat', {
+  id: 'chatcmpl-rt',
+  steps: [{ text: 'Thinking about it' }],
+  stallAfter: 1,
+})
+
 const hasToolResult = (request: RecordedRequest) =>
   JSON.stringify((request.body as { messages?: unknown }).messages ?? []).includes('"role":"tool"')
 
 /**
- * An OpenAI-compatible model on 127.0.0.1 for the runtime task: it calls `add` until the request
- * carries a tool result, then says the sum. Stateless, so any number of runs can share it.
+ * An OpenAI-compatible model on 127.0.0.1 for the runtime tasks: it calls `add` until the request
+ * carries a tool result, then says the sum; under `/stall/` it streams some text and stalls.
+ * Stateless, so any number of runs can share it.
  */
 export function startModelServer(): Promise<SseTestServer> {
   return createSseTestServer({
-    handler: (request) => ({ body: hasToolResult(request) ? sayTheSum : callAdd }),
+    handler: (request) => {
+      if (request.url.startsWith('/stall/')) return stall
+      return { body: hasToolResult(request) ? sayTheSum : callAdd }
+    },
   })
 }

@@ -186,6 +186,17 @@ describe('stalls', () => {
     expect(await server().ended(0)).toBe('client_closed')
   })
 
+  test('a stall ends with a timeout, its connection closed, also when fetch no longer follows the signal', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 0 }))
+    // As Deno's fetch, once a collection cut the request's signal from it: aborting reaches nothing.
+    const fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, signal: null })
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
+    expect(error).toMatchObject({ code: 'timeout', retryable: true })
+    expect(await server().ended(0)).toBe('client_closed')
+  })
+
   test('an error response whose body stalls is still that HTTP error, quoting what arrived', async () => {
     const body = '{"error":{"message":"This model is not available in your region"}}'
     server().enqueue({
@@ -355,6 +366,20 @@ describe('abort and cancel', () => {
     const items = await collect(client({ fetch }).stream(ask()))
     expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'stop' } })
     expect(signal?.aborted).toBe(false)
+  })
+
+  test('aborting a stalled body ends with an aborted done and closes the connection, whatever fetch does with the signal', async () => {
+    server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 500 }))
+    // As Deno's fetch, once a collection cut the request's signal from it: aborting reaches nothing.
+    const fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, signal: null })
+    const controller = new AbortController()
+    const items: StreamItem[] = []
+    for await (const item of client({ fetch }).stream(ask(), { signal: controller.signal })) {
+      items.push(item)
+      if (items.length === 1) setTimeout(() => controller.abort(), 0)
+    }
+    expect(items.at(-1)).toMatchObject({ type: 'done', message: { stopReason: 'aborted' } })
+    expect(await server().ended(0)).toBe('client_closed')
   })
 
   test('breaking out of the loop cancels the HTTP request', async () => {

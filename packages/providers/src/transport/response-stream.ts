@@ -67,7 +67,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private deferred: { error: unknown } | undefined
   private readonly onAbort = () => {
     this.hot = false
-    this.controller?.abort()
+    this.abortAttempt()
   }
   private readonly settle = () => {
     this.inflight = undefined
@@ -85,7 +85,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.deadline = new ResponseDeadline(setup.responseTimeoutMs)
     this.watchdog = new IdleWatchdog(setup.idleTimeoutMs, () => {
       this.idleFired = true
-      this.controller?.abort()
+      this.abortAttempt()
     })
   }
 
@@ -273,6 +273,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   /** Maps queued events, reading more bytes when none are left, until an item is ready or the body ends. */
   private async advance(): Promise<StreamItem | undefined> {
     const reader = this.reader!
+    const signal = this.controller?.signal
     for (;;) {
       const item = this.readyItem()
       if (item !== undefined) return item
@@ -283,6 +284,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
       const chunk = await reader.read()
       this.watchdog.pause()
       if (chunk.done) {
+        // The attempt was aborted and its reader cancelled (see `abortAttempt`): not the body's end.
+        if (signal?.aborted) throw signal.reason
         // The last event may end in a lone CR, complete only now: map it before the end.
         if (this.decoder.end()) continue
         return this.endOfBody()
@@ -301,6 +304,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     // The body was read to its end, so nothing is left to cancel: aborting anyway costs every
     // response a DOMException and undici's abort handling.
     this.controller = undefined
+    this.reader = undefined
     this.end()
     return this.takeReady()
   }
@@ -318,7 +322,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.idleFired = false
     this.sniffed = false
     this.watchdog.start()
-    this.deadline.start(() => controller.abort())
+    this.deadline.start(() => this.abortAttempt())
     const opened = await openResponse(setup, this.prepared, controller.signal, () => this.watchdog.touch())
     this.requestId = opened.requestId
     this.reader = opened.reader
@@ -377,7 +381,7 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.finished = true
     this.watchdog.stop()
     this.deadline.stop()
-    this.controller?.abort()
+    this.abortAttempt()
     this.reader = undefined
     this.setup.options.signal?.removeEventListener('abort', this.onAbort)
   }
@@ -386,12 +390,24 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     this.hot = false
     this.watchdog.stop()
     this.deadline.stop()
-    this.controller?.abort()
+    this.abortAttempt()
     this.reader = undefined
     this.requestId = undefined
     this.mapper = undefined
     this.decoder = new SseDecoder()
     this.acc = this.newAccumulator()
+  }
+
+  /**
+   * Aborts the attempt's request and cancels its body. The abort alone ends a pending read where
+   * `fetch` keeps the request's signal alive, but Deno holds it weakly: once nothing else refers to
+   * the response, a garbage collection cuts the signal from the request, the abort does nothing,
+   * and the read (with the connection) waits for ever. Cancelling the reader ends it anywhere; the
+   * read then reports the end of the body, which `advance` tells from the real one.
+   */
+  private abortAttempt(): void {
+    this.controller?.abort()
+    this.reader?.cancel().catch(() => {})
   }
 
   private newAccumulator(): Accumulator {

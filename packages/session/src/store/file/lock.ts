@@ -249,7 +249,13 @@ function isStale(holder: LockContent, self: Observer): boolean {
     process.kill(holder.pid, 0)
     return false
   } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'ESRCH'
+    // ESRCH: no such process; EPERM: it runs, as another user. Anything else means the check could
+    // not be made (Deno without --allow-run refuses it): thrown, so the writer is told why, rather
+    // than told for ever that a process which may be long gone holds the session.
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ESRCH') return true
+    if (code === 'EPERM') return false
+    throw error
   }
 }
 
