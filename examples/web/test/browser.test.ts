@@ -196,7 +196,11 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
-  test('a page reading a task when its server dies is idle once a new server answers', async () => {
+  /**
+   * A page reading a task ("count") of a server that then goes without a word (no task_finish):
+   * the store, the server's port, the page, and the last event id the page showed.
+   */
+  async function pageOfVanishedServer() {
     const store = createMemorySessionStore()
     const first = await serve({ store, delayMs: 20 })
     const page = await openPage(first.url)
@@ -205,33 +209,33 @@ describe('the page', () => {
       document.querySelector('#transcript .text')?.textContent?.includes('1, 2'),
     )
     const before = await page.locator('#transcript').getAttribute('data-last-event-id')
-    // The server goes without a word (no task_finish), and another comes up at its address.
     await first.vanish()
-    await serve({ store, port: Number(new URL(first.url).port) })
-    // The page reconnected: the new server could not place its id, so it got a reset and the replay.
+    return { store, port: Number(new URL(first.url).port), page, before }
+  }
+
+  /** The new server could not place the page's id: it got a reset and the replay, and is idle. */
+  async function replayedAfterReconnect(page: Page, before: string | null) {
     await page.waitForFunction(
       (old) => document.querySelector<HTMLElement>('#transcript')?.dataset.lastEventId !== old,
       before,
     )
     expect(await page.locator('#transcript .user').innerText()).toBe('count')
     await idle(page)
+  }
+
+  test('a page reading a task when its server dies is idle once a new server answers', async () => {
+    const { store, port, page, before } = await pageOfVanishedServer()
+    // Another server comes up at its address.
+    await serve({ store, port })
+    await replayedAfterReconnect(page, before)
     expect(await page.locator('#send').isDisabled()).toBe(false)
     expect(page.problems).toEqual([])
   })
 
   test('a page whose stream gets an error page while its server restarts says so, and reads again once it is back', async () => {
-    const store = createMemorySessionStore()
-    const first = await serve({ store, delayMs: 20 })
-    const port = Number(new URL(first.url).port)
-    const page = await openPage(first.url)
-    await send(page, 'count')
-    await page.waitForFunction(() =>
-      document.querySelector('#transcript .text')?.textContent?.includes('1, 2'),
-    )
-    const before = await page.locator('#transcript').getAttribute('data-last-event-id')
     // The server goes, and a proxy in front of it answers the page's reconnect with its own error
     // page, as a load balancer does while its backend restarts.
-    await first.vanish()
+    const { store, port, page, before } = await pageOfVanishedServer()
     let refused = 0
     const proxy = createServer((_req, res) => {
       refused++
@@ -246,13 +250,7 @@ describe('the page', () => {
     proxy.closeAllConnections()
     await new Promise((resolve) => proxy.close(resolve))
     await serve({ store, port })
-    // The page connected again: the new server could not place its id, so it got a reset and the replay.
-    await page.waitForFunction(
-      (old) => document.querySelector<HTMLElement>('#transcript')?.dataset.lastEventId !== old,
-      before,
-    )
-    expect(await page.locator('#transcript .user').innerText()).toBe('count')
-    await idle(page)
+    await replayedAfterReconnect(page, before)
     expect(await page.locator('#status').innerText()).toBe('')
     expect(page.problems).toEqual([])
   })

@@ -196,7 +196,13 @@ describe('a streamable HTTP server that ends a call’s answer stream without an
       PROMPTLY_MS,
       execute(waitTool(web), { ms: TOOL_TIMEOUT_MS, poll: true, thenExit: true }),
     )
-    expect(result).toMatchObject({ status: 'error', outputText: expect.stringMatching(UNREACHABLE) })
+    // The server may still be closing the socket of the SDK's attempt to resume when it is gone.
+    expect(result).toMatchObject({
+      status: 'error',
+      outputText: expect.stringMatching(
+        /^web__wait failed: MCP server "web" (could not be reached|dropped the connection during a request) \(.+\)$/,
+      ),
+    })
     expect(web.connected).toBe(false)
     expectClosedOnce(closes)
   })

@@ -18,8 +18,8 @@ import {
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
+import { startCuttingProxy } from '../../../test/postgres/cutting-proxy.js'
 import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
-import { startCuttingProxy } from './helpers/cutting-proxy.js'
 
 // What the Postgres store adds to the shared contract: leases across stores (hosts) with a
 // fencing epoch, the per-record size limit, the schema it creates, and who owns the pool.

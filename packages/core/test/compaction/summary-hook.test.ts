@@ -1,6 +1,7 @@
 import { COMPACTION_PROMPT } from '@kode/core'
 import { checkEventOrder, type Event } from '@kode/protocol'
 import type { LLMRequest } from '@kode/providers'
+import type { SessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say, textReply } from '../helpers/chat-wire.js'
 import { collect, useHarness } from '../helpers/harness.js'
@@ -21,20 +22,21 @@ function redacting(seen: (string | undefined)[]) {
   }
 }
 
+/** Stores session `long`: six long read_chunk turns, past the tiny threshold, each output holding `marker`. */
+async function storeLongSession(store: SessionStore, marker: string) {
+  await store.create({ id: 'long' })
+  await store.append(
+    'long',
+    readChunkSession(6, (n) => `chunk ${n} ${marker} ${'x'.repeat(2_000)}`, {
+      id: 'done',
+      text: 'Read them.',
+    }),
+  )
+}
+
 describe('beforeModelCall and the summary request', () => {
   const h = useHarness()
-
-  /** A stored session of six long read_chunk turns, each output holding SECRET: past the tiny threshold. */
-  async function longSession() {
-    await h().store.create({ id: 'long' })
-    await h().store.append(
-      'long',
-      readChunkSession(6, (n) => `chunk ${n} SECRET ${'x'.repeat(2_000)}`, {
-        id: 'done',
-        text: 'Read them.',
-      }),
-    )
-  }
+  const longSession = () => storeLongSession(h().store, 'SECRET')
 
   test("a threshold compaction's summary request goes through the hook, and is sent as it returns it", async () => {
     await longSession()
@@ -151,14 +153,7 @@ describe('beforeModelCall and the summary request', () => {
 // A gateway or deployment that needs a field on every request needs it on the summary request too.
 describe('the summary request and the model settings', () => {
   const h = useHarness()
-
-  async function longSession() {
-    await h().store.create({ id: 'long' })
-    await h().store.append(
-      'long',
-      readChunkSession(6, (n) => `chunk ${n} ${'x'.repeat(2_000)}`, { id: 'done', text: 'Read them.' }),
-    )
-  }
+  const longSession = () => storeLongSession(h().store, 'plain')
 
   test("carries the task's providerOptions (the run's over the agent's), and none of a turn's other settings", async () => {
     await longSession()
