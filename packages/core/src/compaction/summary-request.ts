@@ -1,4 +1,4 @@
-import { joinText, type Message, serverToolsOf, toolCallsOf } from '@kode/protocol'
+import { type AssistantMessage, joinText, type Message, serverToolsOf, toolCallsOf } from '@kode/protocol'
 
 import type { LLMRequest } from '@kode/providers'
 import type { TokenEstimator } from './estimate.js'
@@ -77,7 +77,7 @@ function block(message: Message): string {
     case 'assistant': {
       const calls = toolCallsOf(message).map((call) => `\nCalled ${call.name} ${cut(call.argumentsJson)}`)
       const served = (serverToolsOf(message.parts) ?? []).map((part) => `\n${cut(serverToolText(part))}`)
-      return `Assistant: ${cut(joinText(message.parts))}${served.join('')}${calls.join('')}${imageNotes(message.parts)}`
+      return `Assistant: ${cut(joinText(message.parts))}${served.join('')}${calls.join('')}${imageNotes(message.parts)}${refusalNote(message)}`
     }
     case 'tool':
       return `Result of ${message.toolName} (${message.status}): ${cut(message.outputText)}${imageNotes(message.parts)}`
@@ -86,6 +86,13 @@ function block(message: Message): string {
       return String(unknown)
     }
   }
+}
+
+/** A refusal said as one (it may hold no text at all), with the provider's explanation. */
+function refusalNote(message: AssistantMessage): string {
+  if (message.rawStopReason !== 'refusal' && message.stopDetails?.category !== 'refusal') return ''
+  const explanation = message.stopDetails?.explanation?.trim()
+  return `\n(The model refused to answer${explanation ? `: ${cut(explanation)}` : '.'})`
 }
 
 function imageNotes(parts: readonly { type: string }[]): string {

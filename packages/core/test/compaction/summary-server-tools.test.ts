@@ -94,6 +94,40 @@ function session(): HistoryEvent[] {
 describe('the summary transcript', () => {
   const harness = useHarness()
 
+  test('says a response was a refusal, with the explanation the provider gave', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', [
+      user('u1', 'Write the exploit'),
+      {
+        role: 'assistant',
+        id: 'a1',
+        ...at,
+        parts: [],
+        rawStopReason: 'refusal',
+        stopDetails: { category: 'cyber', explanation: 'This request asks for malware.' },
+      },
+      user('u2', 'Then explain the bug'),
+      {
+        role: 'assistant',
+        id: 'a2',
+        ...at,
+        parts: [{ type: 'text', text: 'It is an overflow.' }],
+        stopReason: 'stop',
+      },
+    ])
+    const agent = h.createAgent({ sessionId: 'long', compaction: { keepRecent: 1 } })
+    h.server.enqueue(textReply('sum-1', 'The model refused an exploit.'))
+
+    expect(await agent.compact()).toMatchObject({ compacted: true })
+
+    const [request] = h.server.requests.filter(isSummaryRequest)
+    const body = JSON.parse(request!.rawBody) as { messages: { content: string }[] }
+    expect(body.messages.at(-1)!.content).toContain(
+      'Assistant: \n(The model refused to answer: This request asks for malware.)',
+    )
+  })
+
   test("keeps what the provider's own tools did, without their opaque data", async () => {
     const h = harness()
     await h.store.create({ id: 'long' })
