@@ -88,6 +88,41 @@ describe('providerTools', () => {
     ])
   })
 
+  test('anthropic: a history with tool calls and only provider tools leaves them free to run', async () => {
+    // The request declares tools (the provider's), which is all the API asks of a history with
+    // tool_use blocks: no stand-in declarations, and no tool_choice none, which would also keep the
+    // model from searching the web.
+    const messages: LLMRequest['messages'] = [
+      ...ask('Go').messages,
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'toolu_1', name: 'read', argumentsJson: '{}' }],
+      },
+      {
+        role: 'tool',
+        id: 't1',
+        createdAt: 3,
+        toolCallId: 'toolu_1',
+        toolName: 'read',
+        status: 'success',
+        outputText: 'x',
+        parts: [],
+      },
+      { role: 'user', id: 'u2', createdAt: 4, parts: [{ type: 'text', text: 'Now search the web' }] },
+    ]
+    expect(await toolsSent('anthropic', { messages, providerTools: PROVIDER_TOOLS })).toEqual(
+      PROVIDER_TOOLS.anthropic,
+    )
+    expect(server().requests.at(-1)!.body).not.toHaveProperty('tool_choice')
+    // A host's none now has tools to go with, and is sent.
+    await toolsSent('anthropic', { messages, providerTools: PROVIDER_TOOLS, toolChoice: 'none' })
+    expect((server().requests.at(-1)!.body as { tool_choice?: unknown }).tool_choice).toEqual({
+      type: 'none',
+    })
+  })
+
   test("another api's entries and an empty list change nothing", async () => {
     expect(
       await toolsSent('google', { providerTools: { anthropic: PROVIDER_TOOLS.anthropic } }),

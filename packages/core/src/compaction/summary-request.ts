@@ -1,6 +1,8 @@
-import { joinText, type Message, toolCallsOf } from '@kode/protocol'
+import { type AssistantMessage, joinText, type Message, serverToolsOf, toolCallsOf } from '@kode/protocol'
+
 import type { LLMRequest } from '@kode/providers'
 import type { TokenEstimator } from './estimate.js'
+import { serverToolText } from './server-tool-text.js'
 
 /**
  * The system prompt of the engine's summary request. The model gets the older part of the
@@ -24,7 +26,8 @@ export const IMAGE_NOTE = '[image omitted from the summary]'
 
 /**
  * The transcript of the summarised messages: one block per message, thinking left out, images
- * replaced by {@link IMAGE_NOTE}, long text cut in the middle. When it exceeds `maxTokens` the
+ * replaced by {@link IMAGE_NOTE}, the provider's own tools written out (see `serverToolText`), long
+ * text cut in the middle. When it exceeds `maxTokens` the
  * oldest blocks give way to a note saying how many were omitted.
  */
 export function transcriptOf(
@@ -73,7 +76,8 @@ function block(message: Message): string {
       return `User: ${cut(joinText(message.parts))}${imageNotes(message.parts)}`
     case 'assistant': {
       const calls = toolCallsOf(message).map((call) => `\nCalled ${call.name} ${cut(call.argumentsJson)}`)
-      return `Assistant: ${cut(joinText(message.parts))}${calls.join('')}${imageNotes(message.parts)}`
+      const served = (serverToolsOf(message.parts) ?? []).map((part) => `\n${cut(serverToolText(part))}`)
+      return `Assistant: ${cut(joinText(message.parts))}${served.join('')}${calls.join('')}${imageNotes(message.parts)}${refusalNote(message)}`
     }
     case 'tool':
       return `Result of ${message.toolName} (${message.status}): ${cut(message.outputText)}${imageNotes(message.parts)}`
@@ -82,6 +86,13 @@ function block(message: Message): string {
       return String(unknown)
     }
   }
+}
+
+/** A refusal said as one (it may hold no text at all), with the provider's explanation. */
+function refusalNote(message: AssistantMessage): string {
+  if (message.rawStopReason !== 'refusal' && message.stopDetails?.category !== 'refusal') return ''
+  const explanation = message.stopDetails?.explanation?.trim()
+  return `\n(The model refused to answer${explanation ? `: ${cut(explanation)}` : '.'})`
 }
 
 function imageNotes(parts: readonly { type: string }[]): string {

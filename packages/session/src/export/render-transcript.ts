@@ -327,10 +327,16 @@ function renderAssistant(
   if (message.usage || message.costUsd !== undefined) facts.push(formatCost(message.costUsd))
   if (message.durationMs !== undefined) facts.push(formatDuration(message.durationMs))
   const summary = facts.filter(Boolean).join(' · ')
+  // A refusal is no error, but the reader must see the model declined; the provider's explanation
+  // (Anthropic's, Gemini's blocked prompt) is meant for the user.
+  const refused = message.rawStopReason === 'refusal' || message.stopDetails?.category === 'refusal'
+  const explanation = message.stopDetails?.explanation
   const classes = `msg assistant${aborted ? ' aborted' : ''}${failed ? ' failed' : ''}`
   return html`<section class="${classes}"><header>Assistant${aborted ? html` <span class="badge aborted">interrupted</span>` : ''}${
     failed ? html` <span class="badge error">error</span>` : ''
-  }<time>${formatTime(message.createdAt)}</time></header>${body}${
+  }${refused ? html` <span class="badge refused">refused</span>` : ''}<time>${formatTime(message.createdAt)}</time></header>${body}${
+    explanation ? html`<div class="notice stop">${explanation}</div>` : ''
+  }${
     failed && message.errorMessage ? html`<div class="notice error">${message.errorMessage}</div>` : ''
   }${summary ? html`<div class="usage">${summary}</div>` : ''}</section>`
 }

@@ -38,6 +38,7 @@ details > .body { padding: 4px 10px 8px; background: var(--bg); border-top: 1px 
 .tool-name { font-weight: 600; font-family: ui-monospace, SFMono-Regular, Menlo, monospace; }
 .badge { font-size: 0.75em; font-weight: 600; border-radius: 10px; padding: 0 8px; border: 1px solid currentColor; }
 .badge.error, .badge.aborted, .badge.missing { color: var(--error); }
+.badge.refused { color: var(--warn); }
 .badge.mode { color: var(--accent); }
 .mode-context { color: var(--muted); border-left: 3px solid var(--border); padding-left: 8px; margin-bottom: 6px; }
 details.tool.error, details.tool.aborted, details.tool.missing { border-color: var(--error); }
@@ -46,6 +47,7 @@ details.tool.error, details.tool.aborted, details.tool.missing { border-color: v
 .notice { margin: 8px 0; padding: 6px 12px; border-radius: 6px; font-size: 0.9em; }
 .notice.error { color: var(--error); background: var(--error-bg); }
 .notice.interrupt { color: var(--warn); border: 1px dashed var(--warn); }
+.notice.stop { color: var(--warn); border: 1px solid var(--warn); }
 .notice.task { color: var(--muted); border: 1px solid var(--border); }
 .notice.task.interrupted { color: var(--warn); border-color: var(--warn); }
 .notice.task.failed { color: var(--error); border-color: var(--error); }

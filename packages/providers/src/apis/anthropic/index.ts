@@ -26,6 +26,7 @@ export const anthropic: ProviderFactory = (config) => {
     model: config.model,
     defaultMaxTokens: config.modelInfo?.maxOutputTokens ?? 4_096,
     cacheControl: cacheControlOf(config.apiOptions?.anthropic?.cacheControl ?? config.cacheControl),
+    api: config.api,
   }
   const headers: Record<string, string> = { 'anthropic-version': ANTHROPIC_VERSION }
   if (config.apiKey) headers['x-api-key'] = config.apiKey

@@ -215,6 +215,8 @@ export interface AnthropicBodyOptions {
   /** `max_tokens` when the request sets none (the catalog's max output, else 4,096). */
   defaultMaxTokens: number
   cacheControl: CacheControl | undefined
+  /** The client's api: its `providerTools` entry is added to the body's tools after this body is built. */
+  api: string
 }
 
 /**
@@ -266,10 +268,13 @@ export function anthropicBody(
     if (cache) tools[tools.length - 1] = { ...tools[tools.length - 1], cache_control: cache }
     body.tools = tools
   }
-  const choice = sentToolChoice(request.toolChoice, tools.length > 0)
-  if (tools.length === 0 && choice === undefined) {
+  // The tools the provider runs (web search, ...) are declared too, once this body is built.
+  const serverTools = (request.providerTools?.[options.api]?.length ?? 0) > 0
+  const choice = sentToolChoice(request.toolChoice, tools.length > 0 || serverTools)
+  if (tools.length === 0 && !serverTools && choice === undefined) {
     // The API refuses tool blocks in a request that declares no tools: the tools the history
-    // called are named, and may not be called (an agent whose tools were taken away, say).
+    // called are named, and may not be called (an agent whose tools were taken away, say). With
+    // server tools declared the request has tools, and `none` would keep the model from them too.
     const called = calledTools(mapped.messages)
     if (called.length > 0) {
       body.tools = called.map(unavailableTool)
