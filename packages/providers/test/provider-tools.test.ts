@@ -89,9 +89,8 @@ describe('providerTools', () => {
   })
 
   test('anthropic: a history with tool calls and only provider tools leaves them free to run', async () => {
-    // The request declares tools (the provider's), which is all the API asks of a history with
-    // tool_use blocks: no stand-in declarations, and no tool_choice none, which would also keep the
-    // model from searching the web.
+    // The tools the history called are declared as unavailable stand-ins, as without provider
+    // tools, but with no tool_choice none, which would also keep the model from searching the web.
     const messages: LLMRequest['messages'] = [
       ...ask('Go').messages,
       {
@@ -112,9 +111,11 @@ describe('providerTools', () => {
       },
       { role: 'user', id: 'u2', createdAt: 4, parts: [{ type: 'text', text: 'Now search the web' }] },
     ]
-    expect(await toolsSent('anthropic', { messages, providerTools: PROVIDER_TOOLS })).toEqual(
-      PROVIDER_TOOLS.anthropic,
-    )
+    const sent = (await toolsSent('anthropic', { messages, providerTools: PROVIDER_TOOLS })) as {
+      name: string
+    }[]
+    expect(sent.map((tool) => tool.name)).toEqual(['read', 'web_search'])
+    expect(sent.slice(1)).toEqual(PROVIDER_TOOLS.anthropic)
     expect(server().requests.at(-1)!.body).not.toHaveProperty('tool_choice')
     // A host's none now has tools to go with, and is sent.
     await toolsSent('anthropic', { messages, providerTools: PROVIDER_TOOLS, toolChoice: 'none' })

@@ -271,14 +271,15 @@ export function anthropicBody(
   // The tools the provider runs (web search, ...) are declared too, once this body is built.
   const serverTools = (request.providerTools?.[options.api]?.length ?? 0) > 0
   const choice = sentToolChoice(request.toolChoice, tools.length > 0 || serverTools)
-  if (tools.length === 0 && !serverTools && choice === undefined) {
+  if (tools.length === 0 && choice === undefined) {
     // The API refuses tool blocks in a request that declares no tools: the tools the history
     // called are named, and may not be called (an agent whose tools were taken away, say). With
-    // server tools declared the request has tools, and `none` would keep the model from them too.
+    // server tools declared, `none` would keep the model from them too: the stand-ins say they
+    // are not available, and a call of one is answered as a call of an unknown tool.
     const called = calledTools(mapped.messages)
     if (called.length > 0) {
       body.tools = called.map(unavailableTool)
-      body.tool_choice = { type: 'none' }
+      if (!serverTools) body.tool_choice = { type: 'none' }
     }
   }
   // Thinking allows only `auto` and `none`: a forced tool choice wins over reasoning.
