@@ -46,6 +46,15 @@ export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
 }
 
 /**
+ * Whether the model refused to answer: Anthropic's `refusal` stop, or the `refusal` category an
+ * adapter gives a refusal sent as text (OpenAI's). `stopDetails.explanation` says why, when the
+ * provider did.
+ */
+export function isRefusal(message: AssistantMessage): boolean {
+  return message.rawStopReason === 'refusal' || message.stopDetails?.category === 'refusal'
+}
+
+/**
  * Where the user interrupted: an assistant message with `stopReason: 'aborted'`, a tool result
  * with `status: 'aborted'`, or an explicit interrupt record each mean the user interrupted there.
  */

@@ -6,6 +6,7 @@ import {
   cutText,
   type HistoryEvent,
   isInterrupt,
+  isRefusal,
   joinText,
   joinThinking,
   toolCallsOf,
@@ -83,6 +84,20 @@ describe('interrupt derivation (seed 000)', () => {
     expect(toolResultEventStatus('error')).toBe('error')
     expect(toolResultEventStatus('success')).toBe('success')
   })
+})
+
+test("isRefusal: Anthropic's refusal stop or a refusal category, nothing else", () => {
+  const message = (fields: Partial<AssistantMessage>): AssistantMessage => ({
+    role: 'assistant',
+    id: 'a',
+    createdAt: 1,
+    parts: [],
+    ...fields,
+  })
+  expect(isRefusal(message({ rawStopReason: 'refusal' }))).toBe(true)
+  expect(isRefusal(message({ stopReason: 'stop', stopDetails: { category: 'refusal' } }))).toBe(true)
+  expect(isRefusal(message({ stopReason: 'stop', rawStopReason: 'end_turn' }))).toBe(false)
+  expect(isRefusal(message({ stopDetails: { category: 'cyber' } }))).toBe(false)
 })
 
 test('joinText, joinThinking and toolCallsOf keep part order', () => {

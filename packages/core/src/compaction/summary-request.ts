@@ -1,5 +1,11 @@
-import { type AssistantMessage, joinText, type Message, serverToolsOf, toolCallsOf } from '@kode/protocol'
-
+import {
+  type AssistantMessage,
+  isRefusal,
+  joinText,
+  type Message,
+  serverToolsOf,
+  toolCallsOf,
+} from '@kode/protocol'
 import type { LLMRequest } from '@kode/providers'
 import type { TokenEstimator } from './estimate.js'
 import { serverToolText } from './server-tool-text.js'
@@ -90,7 +96,7 @@ function block(message: Message): string {
 
 /** A refusal said as one (it may hold no text at all), with the provider's explanation. */
 function refusalNote(message: AssistantMessage): string {
-  if (message.rawStopReason !== 'refusal' && message.stopDetails?.category !== 'refusal') return ''
+  if (!isRefusal(message)) return ''
   const explanation = message.stopDetails?.explanation?.trim()
   return `\n(The model refused to answer${explanation ? `: ${cut(explanation)}` : '.'})`
 }

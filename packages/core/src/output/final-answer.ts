@@ -1,4 +1,4 @@
-import { type AssistantMessage, cutText, type HistoryEvent, joinText } from '@kode/protocol'
+import { type AssistantMessage, cutText, type HistoryEvent, isRefusal, joinText } from '@kode/protocol'
 import { checkAnswer, correctionText, invalidAnswerMessage } from './check-answer.js'
 import type { OutputSpec } from './output-spec.js'
 
@@ -61,7 +61,7 @@ export class FinalAnswer {
  * Anthropic's `refusal` stop), in the provider's or the model's words; `undefined` otherwise.
  */
 function refusalOf(message: AssistantMessage): string | undefined {
-  if (message.stopDetails?.category !== 'refusal' && message.rawStopReason !== 'refusal') return undefined
+  if (!isRefusal(message)) return undefined
   const said = message.stopDetails?.explanation ?? joinText(message.parts)
   return `The model refused to answer${said.trim() ? `: ${cutText(said.trim(), 500)}` : '.'}`
 }

@@ -3,6 +3,7 @@ import {
   type CompactionAttempt,
   type DeveloperMessage,
   type HistoryEvent,
+  isRefusal,
   joinText,
   type ToolResultMessage,
   type UserMessage,
@@ -329,7 +330,7 @@ function renderAssistant(
   const summary = facts.filter(Boolean).join(' · ')
   // A refusal is no error, but the reader must see the model declined; the provider's explanation
   // (Anthropic's, Gemini's blocked prompt) is meant for the user.
-  const refused = message.rawStopReason === 'refusal' || message.stopDetails?.category === 'refusal'
+  const refused = isRefusal(message)
   const explanation = message.stopDetails?.explanation
   const classes = `msg assistant${aborted ? ' aborted' : ''}${failed ? ' failed' : ''}`
   return html`<section class="${classes}"><header>Assistant${aborted ? html` <span class="badge aborted">interrupted</span>` : ''}${
