@@ -30,3 +30,17 @@ test('host entries win over built-in ones', () => {
     contextWindow: 1,
   })
 })
+
+test("a Gemini model's resource name is the model of that id; a host entry under the name comes first", () => {
+  const flash = lookupModel('google', 'gemini-2.5-flash')
+  expect(flash?.reasoningControl).toBeDefined()
+  expect(lookupModel('google', 'models/gemini-2.5-flash')).toEqual(flash)
+  expect(
+    lookupModel('google', 'models/gemini-2.5-flash', { 'models/gemini-2.5-flash': { contextWindow: 7 } }),
+  ).toEqual({
+    contextWindow: 7,
+  })
+  // Only Gemini names models so, and only under `models/`: nothing else is stripped.
+  expect(lookupModel('google', 'tunedModels/gemini-2.5-flash')).toBeUndefined()
+  expect(lookupModel('openai-chat', 'models/gpt-4o')).toBeUndefined()
+})

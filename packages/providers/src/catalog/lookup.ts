@@ -1,9 +1,13 @@
 import type { ModelInfo } from '../types.js'
 import { BUILTIN_ROWS, rowInfo } from './models.js'
 
+const GEMINI_MODEL_PREFIX = 'models/'
+
 /**
  * The catalog entry for `model` on `api`: the host's `extra` entry if it has one, else the
  * built-in one, else `undefined`. The built-in table is only scanned on lookup (no import-time work).
+ * A Gemini model named by its resource name (`models/gemini-2.5-flash`, as `models.list` names
+ * it) is the model of that id; the host's own entry under the name as given comes first.
  */
 export function lookupModel(
   api: string,
@@ -12,7 +16,11 @@ export function lookupModel(
 ): ModelInfo | undefined {
   const own = extra && Object.hasOwn(extra, model) ? extra[model] : undefined
   if (own) return own
-  const row = BUILTIN_ROWS[api]?.find(([ids]) => ids.includes(model))
+  const id =
+    api === 'google' && model.startsWith(GEMINI_MODEL_PREFIX)
+      ? model.slice(GEMINI_MODEL_PREFIX.length)
+      : model
+  const row = BUILTIN_ROWS[api]?.find(([ids]) => ids.includes(id))
   return row ? rowInfo(row) : undefined
 }
 
