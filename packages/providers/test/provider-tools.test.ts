@@ -124,6 +124,25 @@ describe('providerTools', () => {
     })
   })
 
+  test('a tool choice applies to provider tools alone, except on Gemini, whose choice is of functions', async () => {
+    const choiceSent = async (api: Api, toolChoice: LLMRequest['toolChoice']) => {
+      await toolsSent(api, { providerTools: PROVIDER_TOOLS, toolChoice })
+      return server().requests.at(-1)!.body as Record<string, unknown>
+    }
+    expect((await choiceSent('openai-responses', 'none')).tool_choice).toBe('none')
+    expect((await choiceSent('openai-responses', 'auto')).tool_choice).toBe('auto')
+    expect((await choiceSent('openai-chat', 'none')).tool_choice).toBe('none')
+    expect((await choiceSent('anthropic', 'none')).tool_choice).toEqual({ type: 'none' })
+    // Gemini's function calling config is refused without function declarations.
+    expect(await choiceSent('google', 'none')).not.toHaveProperty('toolConfig')
+    // Without provider tools for the api, `none` still means what no choice means.
+    await toolsSent('openai-responses', {
+      providerTools: { anthropic: PROVIDER_TOOLS.anthropic },
+      toolChoice: 'none',
+    })
+    expect(server().requests.at(-1)!.body).not.toHaveProperty('tool_choice')
+  })
+
   test("another api's entries and an empty list change nothing", async () => {
     expect(
       await toolsSent('google', { providerTools: { anthropic: PROVIDER_TOOLS.anthropic } }),

@@ -15,7 +15,7 @@ import { SettledItems, type WireItems } from '../shared/settled-items.js'
 import { signatureFits } from '../shared/thinking.js'
 import { argumentsObject } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
-import { sentToolChoice } from '../shared/tool-choice.js'
+import { declaresProviderTools, sentToolChoice } from '../shared/tool-choice.js'
 import { lastTurnStart, type Turn, type TurnConverters, userAssistantTurns } from '../shared/turns.js'
 import { outputToolChoice, outputToolDeclaration, STRUCTURED_OUTPUT_TOOL } from './output-tool.js'
 
@@ -269,7 +269,7 @@ export function anthropicBody(
     body.tools = tools
   }
   // The tools the provider runs (web search, ...) are declared too, once this body is built.
-  const serverTools = (request.providerTools?.[options.api]?.length ?? 0) > 0
+  const serverTools = declaresProviderTools(request, options.api)
   const choice = sentToolChoice(request.toolChoice, tools.length > 0 || serverTools)
   if (tools.length === 0 && choice === undefined) {
     // The API refuses tool blocks in a request that declares no tools: the tools the history

@@ -66,6 +66,7 @@ export function chatAdapter(config: AdapterConfig, options: ChatAdapterOptions):
     includeUsage: options.apiOptions?.includeUsage ?? config.includeUsage ?? true,
     maxTokensField: options.apiOptions?.maxTokensField ?? config.maxTokensField ?? options.maxTokensField,
     fixedTemperature: config.modelInfo?.fixedTemperature,
+    api: config.api,
   }
   const body = options.body ?? chatBody
   const events = options.events ?? createChatEventMapper

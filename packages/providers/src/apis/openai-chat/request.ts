@@ -18,7 +18,7 @@ import { sentTemperature } from '../shared/temperature.js'
 import { isOwnMessage, type Speaker } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { TOOL_CALL_ID_RULES, toolCallIdFitter } from '../shared/tool-call-ids.js'
-import { sentToolChoice } from '../shared/tool-choice.js'
+import { declaresProviderTools, sentToolChoice } from '../shared/tool-choice.js'
 import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Chat Completions wire types (the subset Kode sends). */
@@ -257,6 +257,8 @@ export interface ChatBodyOptions {
   maxTokensField: 'max_completion_tokens' | 'max_tokens'
   /** The catalog's word on the model's temperature (see {@link sentTemperature}). */
   fixedTemperature?: FixedTemperature | undefined
+  /** The client's api: its `providerTools` entry is added to the body's tools after this body is built. */
+  api: string
 }
 
 /** The Chat Completions request body. */
@@ -274,7 +276,10 @@ export function chatBody(request: LLMRequest, messages: ChatMessage[], options: 
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }))
   }
-  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  const choice = sentToolChoice(
+    request.toolChoice,
+    declaresTools || declaresProviderTools(request, options.api),
+  )
   if (choice !== undefined) body.tool_choice = chatToolChoice(choice)
   const format = request.responseFormat
   if (format) body.response_format = { type: 'json_schema', json_schema: jsonSchemaFormat(format) }

@@ -34,6 +34,7 @@ export const openaiResponses: ProviderFactory = (config) => {
     store: apiOptions?.store ?? config.store ?? false,
     include: apiOptions?.include ?? config.include ?? defaultInclude(config.modelInfo),
     fixedTemperature: config.modelInfo?.fixedTemperature,
+    api: config.api,
   }
   const headers = bearerAuth(config.apiKey)
   const json = new JsonTextCache()

@@ -18,7 +18,7 @@ import { sentTemperature } from '../shared/temperature.js'
 import { isOwnMessage, type Speaker, signatureFits } from '../shared/thinking.js'
 import { sendableArguments } from '../shared/tool-arguments.js'
 import { fitToolCallId, TOOL_CALL_ID_RULES } from '../shared/tool-call-ids.js'
-import { sentToolChoice } from '../shared/tool-choice.js'
+import { declaresProviderTools, sentToolChoice } from '../shared/tool-choice.js'
 import { ToolImageRun, toolImageContent } from '../shared/tool-images.js'
 
 /** Responses input content (the subset Kode sends). */
@@ -253,6 +253,8 @@ export interface ResponsesBodyOptions {
   include: readonly string[]
   /** The catalog's word on the model's temperature (see {@link sentTemperature}). */
   fixedTemperature?: FixedTemperature | undefined
+  /** The client's api: its `providerTools` entry is added to the body's tools after this body is built. */
+  api: string
 }
 
 /**
@@ -288,7 +290,10 @@ export function responsesBody(
       strict: false,
     }))
   }
-  const choice = sentToolChoice(request.toolChoice, declaresTools)
+  const choice = sentToolChoice(
+    request.toolChoice,
+    declaresTools || declaresProviderTools(request, options.api),
+  )
   if (choice !== undefined)
     body.tool_choice = typeof choice === 'string' ? choice : { type: 'function', name: choice.name }
   const format = request.responseFormat

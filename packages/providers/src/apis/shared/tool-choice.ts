@@ -15,3 +15,11 @@ export function sentToolChoice(
   if (declaresTools) return choice
   return choice === 'auto' || choice === 'none' ? undefined : choice
 }
+
+/**
+ * Whether the request declares tools the provider runs itself for `api` (web search, ...): they
+ * are tools to the API, so a tool choice applies to them too (`none` keeps the model from them).
+ */
+export function declaresProviderTools(request: LLMRequest, api: string): boolean {
+  return (request.providerTools?.[api]?.length ?? 0) > 0
+}
