@@ -24,4 +24,5 @@ export {
   toProviderMessages,
 } from './provider-messages.js'
 export { redactCredentials } from './redact-credentials.js'
+export { type ServerToolView, serverToolView } from './server-tool-view.js'
 export { addUsage, computeCostUsd } from './usage-arithmetic.js'

@@ -59,3 +59,25 @@ describe('server-tool parts in replay and export', () => {
     expect(page).not.toContain('<script>alert(1)')
   })
 })
+
+test("the export shows Gemini's code as code and what it printed as text", () => {
+  const code: ServerToolPart = {
+    type: 'server_tool',
+    format: 'google',
+    block: { type: 'executableCode', executableCode: { language: 'PYTHON', code: 'print(2 ** 10 < 3)' } },
+  }
+  const output: ServerToolPart = {
+    type: 'server_tool',
+    format: 'google',
+    block: { type: 'codeExecutionResult', codeExecutionResult: { outcome: 'OUTCOME_OK', output: 'False\n' } },
+  }
+  const page = exportHtml([
+    { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Compute' }] },
+    { role: 'assistant', id: 'a1', createdAt: 2, parts: [code, output], stopReason: 'stop' },
+  ])
+  expect(page).toContain('Code run by the provider <code>python</code>')
+  expect(page).toContain('<pre><code>print(2 ** 10 &lt; 3)</code></pre>')
+  expect(page).toContain('Code output <code>OUTCOME_OK</code>')
+  expect(page).toContain('<pre>False\n</pre>')
+  expect(page).not.toContain('executableCode')
+})

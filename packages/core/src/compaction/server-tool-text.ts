@@ -1,4 +1,4 @@
-import type { ServerToolPart } from '@kode/protocol'
+import { type ServerToolPart, serverToolView } from '@kode/protocol'
 
 /**
  * A tool the provider ran (a `server_tool` part) as a transcript line: what it was asked and what
@@ -7,16 +7,28 @@ import type { ServerToolPart } from '@kode/protocol'
  * they would crowd out what it can.
  */
 export function serverToolText(part: ServerToolPart): string {
-  const { type, ...block } = part.block as Record<string, unknown> & { type: string }
-  if (typeof block.name === 'string')
-    return `Ran ${block.name} (the provider's tool) ${json(block.input ?? {})}`
-  const code = block.executableCode as { code?: unknown } | undefined
-  if (type === 'executableCode' && typeof code?.code === 'string')
-    return `Ran code (the provider's tool):\n${code.code}`
-  const result = block.codeExecutionResult as { outcome?: unknown; output?: unknown } | undefined
-  if (type === 'codeExecutionResult' && typeof result?.output === 'string')
-    return `Code output (${String(result.outcome ?? 'unknown outcome')}):\n${result.output}`
-  return `Provider tool result ${type}: ${json('content' in block ? block.content : block)}`
+  const view = serverToolView(part)
+  switch (view.kind) {
+    case 'call':
+      return `Ran ${view.name} (the provider's tool) ${json(view.input)}`
+    case 'code':
+      return `Ran code (the provider's tool):\n${view.code}`
+    case 'code_output':
+      return `Code output (${view.outcome ?? 'unknown outcome'}):\n${view.output}`
+    case 'result':
+      return `Provider tool result ${view.type}: ${json(view.content === part.block ? withoutType(view.content) : view.content)}`
+    default: {
+      const unknown: never = view
+      return unknown
+    }
+  }
+}
+
+/** A whole block shown as the result: its type is named already. */
+function withoutType(content: unknown): unknown {
+  if (typeof content !== 'object' || content === null || Array.isArray(content)) return content
+  const { type, ...rest } = content as Record<string, unknown>
+  return rest
 }
 
 function json(value: unknown): string {

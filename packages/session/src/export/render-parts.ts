@@ -1,4 +1,10 @@
-import type { ImageFilePart, ImagePart, ServerToolPart } from '@kode/protocol'
+import {
+  cutText,
+  type ImageFilePart,
+  type ImagePart,
+  type ServerToolPart,
+  serverToolView,
+} from '@kode/protocol'
 import { type ImageUrls, shownImageUrl } from './image-urls.js'
 import { html, type SafeHtml } from './safe-html.js'
 
@@ -51,23 +57,49 @@ export function renderImage(part: ImagePart, { resolveImage, imageUrls }: ImageR
 }
 
 // A search result or a file listing can be long; the transcript shows the start of it.
-const MAX_SERVER_TOOL_JSON = 4_000
+const MAX_SERVER_TOOL_TEXT = 4_000
 
 /**
- * A tool the provider ran on its own side (web search, code execution, MCP), shown as what it is:
- * the call with its name and input, or the result with its type, the block as JSON, collapsed.
+ * A tool the provider ran on its own side (web search, code execution, MCP), shown as what it is,
+ * collapsed: a call with its name and input, code the model had run (Gemini's) as code, and what
+ * it printed as text; any other result with its type, as JSON.
  */
 export function renderServerTool(part: ServerToolPart): SafeHtml {
-  const block = part.block as Record<string, unknown>
-  const name = typeof block.name === 'string' ? block.name : undefined
-  const isCall = 'input' in block || name !== undefined
-  const summary = isCall
-    ? html`Server tool <code>${name ?? part.block.type}</code>`
-    : html`Server tool result <code>${part.block.type}</code>`
-  const shown = isCall ? block.input : 'content' in block ? block.content : block
-  let json = safeJson(shown)
-  if (json.length > MAX_SERVER_TOOL_JSON) json = `${json.slice(0, MAX_SERVER_TOOL_JSON)}…`
-  return renderDetails('server-tool', summary, html`<pre>${json}</pre>`)
+  const view = serverToolView(part)
+  switch (view.kind) {
+    case 'call':
+      return renderDetails('server-tool', html`Server tool <code>${view.name}</code>`, jsonBlock(view.input))
+    case 'code':
+      return renderDetails(
+        'server-tool',
+        html`Code run by the provider${view.language ? html` <code>${view.language.toLowerCase()}</code>` : ''}`,
+        html`<pre><code>${capped(view.code)}</code></pre>`,
+      )
+    case 'code_output':
+      return renderDetails(
+        'server-tool',
+        html`Code output${view.outcome ? html` <code>${view.outcome}</code>` : ''}`,
+        html`<pre>${capped(view.output)}</pre>`,
+      )
+    case 'result':
+      return renderDetails(
+        'server-tool',
+        html`Server tool result <code>${view.type}</code>`,
+        jsonBlock(view.content),
+      )
+    default: {
+      const unknown: never = view
+      return unknown
+    }
+  }
+}
+
+function jsonBlock(value: unknown): SafeHtml {
+  return html`<pre>${capped(safeJson(value))}</pre>`
+}
+
+function capped(text: string): string {
+  return cutText(text, MAX_SERVER_TOOL_TEXT)
 }
 
 function safeJson(value: unknown): string {
