@@ -225,6 +225,9 @@ describe('hooks that return odd values', () => {
     ['cyclic arguments', { arguments: cyclic }],
     ['arguments that are a function', { arguments: () => 'a' }],
     ['allow: false', { allow: false }],
+    // A misspelt key must not read as "nothing returned": a permission hook never fails open.
+    ['an object with none of allow, deny or arguments', { allowed: false }],
+    ['an empty object', {}],
   ] as const)(
     'beforeToolCall returning %s ends the call with a result and fails the task',
     async (_, decision) => {

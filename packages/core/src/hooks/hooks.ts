@@ -35,7 +35,8 @@ export interface AgentHooks {
   ): LLMRequest | undefined | Promise<LLMRequest | undefined>
   /**
    * Runs before each tool call whose arguments are valid (and, for a tool that needs approval,
-   * after it was approved): allow it, deny it, or rewrite its arguments. Nothing returned allows it.
+   * after it was approved): allow it, deny it, or rewrite its arguments. Nothing returned allows it;
+   * an object with none of `allow`, `deny` and `arguments` fails like a throw (never open).
    */
   beforeToolCall?(
     call: ToolCallPart,
