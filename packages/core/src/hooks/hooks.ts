@@ -27,7 +27,8 @@ export type ToolCallDecision =
 export interface AgentHooks {
   /**
    * Sees (and may replace) each request before it is sent, a compaction's summary request included
-   * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it.
+   * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it. A request
+   * whose settings `modelSettings` would refuse fails like a throw, before anything is sent.
    */
   beforeModelCall?(
     request: LLMRequest,
