@@ -268,3 +268,67 @@ describe('a needsApproval function that answers neither true nor false', () => {
     },
   )
 })
+
+describe('a continue interrupted before its calls start', () => {
+  const harness = useHarness('file')
+
+  test('a denied call keeps the denial the user gave: the model reads it, not an interrupt', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'write_file', { path: 'a.txt' }), call('c2', 'write_file', { path: 'b.txt' })],
+      }),
+    )
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({ tools: [tool] })
+    expect((await agent.run('Write a and b').done).reason).toBe('awaiting_approval')
+    const controller = new AbortController()
+    controller.abort()
+    const approvals = [
+      { toolCallId: 'c1', approved: true },
+      { toolCallId: 'c2', approved: false, reason: 'never b' },
+    ]
+    const { events, outcome } = await collect(agent.continue({ approvals }, { signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    expect(written).toEqual([])
+    expect(summarize(events.filter((event) => event.type === 'tool_result'))).toEqual([
+      'tool_result c1 error: The user interrupted the task before this tool call ran.',
+      'tool_result c2 error (last): denied by the user: never b',
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => line.startsWith('tool '))).toEqual([
+      'tool c1 aborted: The user interrupted the task before this tool call ran.',
+      'tool c2 error: denied by the user: never b',
+    ])
+  })
+
+  test('a call a dead process left still says it may have run', async () => {
+    const h = harness()
+    await h.store.create({ id: 'dead' })
+    await h.store.append('dead', [
+      { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Write a' }] },
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'c9', name: 'write_file', argumentsJson: '{"path":"a.txt"}' }],
+        stopReason: 'tool_use',
+        responseId: 'r0',
+      },
+    ])
+    const { tool, written } = writeTool(false)
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool] })
+    const controller = new AbortController()
+    controller.abort()
+    const { events, outcome } = await collect(agent.continue({}, { signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    expect(written).toEqual([])
+    // Its write may well have happened: an interrupt now must not tell the model it never ran.
+    expect(summarize(events.filter((event) => event.type === 'tool_result'))).toEqual([
+      'tool_result c9 error (last): The task stopped before this tool call finished (its process ended); it may or may not have run.',
+    ])
+    expectValidHistory(await agent.history())
+  })
+})

@@ -225,6 +225,9 @@ describe('hooks that return odd values', () => {
     ['cyclic arguments', { arguments: cyclic }],
     ['arguments that are a function', { arguments: () => 'a' }],
     ['allow: false', { allow: false }],
+    // A misspelt key must not read as "nothing returned": a permission hook never fails open.
+    ['an object with none of allow, deny or arguments', { allowed: false }],
+    ['an empty object', {}],
   ] as const)(
     'beforeToolCall returning %s ends the call with a result and fails the task',
     async (_, decision) => {
@@ -281,6 +284,58 @@ describe('beforeModelCall returning something that is not a request', () => {
     expect(h.server.requests).toHaveLength(0)
     const history = await agent.history()
     expectValidHistory(history)
+  })
+})
+
+describe('beforeModelCall returning a request with settings no api takes', () => {
+  test.each([
+    ['a temperature that is not a number', { temperature: Number.NaN }, /temperature/],
+    ['a negative token limit', { maxOutputTokens: -5 }, /maxOutputTokens/],
+    ['an unknown tool choice', { toolChoice: 'sometimes' }, /toolChoice/],
+    ['a fractional reasoning budget', { reasoning: { budgetTokens: 1.5 } }, /budgetTokens/],
+    [
+      'provider options that are not objects',
+      { providerOptions: { 'openai-chat': 'fast' } },
+      /providerOptions/,
+    ],
+  ] as const)(
+    '(%s) fails the task as a throwing hook does, before anything is sent',
+    async (_, fields, named) => {
+      const h = harness()
+      h.server.enqueue(textReply('r1', 'Hi.'))
+      // The agent's own settings are checked before anything runs; the hook's must not slip through
+      // to the wire (a NaN temperature went out as `null`, the provider's default).
+      const agent = h.createAgent({
+        hooks: { beforeModelCall: (request) => ({ ...request, ...fields }) as never },
+      })
+      const run = agent.run('Hello')
+      const error = await run.done.then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      )
+      expect(error).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toMatch(/^beforeModelCall returned a request whose /)
+      expect((error as Error).message).toMatch(named)
+      expect(h.server.requests).toHaveLength(0)
+      const history = await agent.history()
+      expectValidHistory(history)
+      expect(summarizeHistory(history).at(-2)).toMatch(
+        /^error: The beforeModelCall hook threw: beforeModelCall returned/,
+      )
+    },
+  )
+
+  test('a request whose settings are usable is sent as returned', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'Hi.'))
+    const agent = h.createAgent({
+      hooks: {
+        beforeModelCall: (request) =>
+          ({ ...request, temperature: 0.2, maxOutputTokens: 100, reasoning: {} }) as never,
+      },
+    })
+    expect((await agent.run('Hello').done).reason).toBe('completed')
+    expect(h.server.requests[0]!.body).toMatchObject({ temperature: 0.2, max_completion_tokens: 100 })
   })
 })
 

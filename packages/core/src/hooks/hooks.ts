@@ -27,7 +27,8 @@ export type ToolCallDecision =
 export interface AgentHooks {
   /**
    * Sees (and may replace) each request before it is sent, a compaction's summary request included
-   * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it.
+   * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it. A request
+   * whose settings `modelSettings` would refuse fails like a throw, before anything is sent.
    */
   beforeModelCall?(
     request: LLMRequest,
@@ -35,7 +36,8 @@ export interface AgentHooks {
   ): LLMRequest | undefined | Promise<LLMRequest | undefined>
   /**
    * Runs before each tool call whose arguments are valid (and, for a tool that needs approval,
-   * after it was approved): allow it, deny it, or rewrite its arguments. Nothing returned allows it.
+   * after it was approved): allow it, deny it, or rewrite its arguments. Nothing returned allows it;
+   * an object with none of `allow`, `deny` and `arguments` fails like a throw (never open).
    */
   beforeToolCall?(
     call: ToolCallPart,

@@ -87,7 +87,12 @@ function readDecision(decision: unknown): Decision {
     // `{ allow: false }` reads as a refusal: it must never let the call run.
     throw new TypeError('it returned allow other than true; refuse a call with { deny: reason }')
   }
-  if (!('arguments' in decision)) return { allow: true }
+  if (!('arguments' in decision)) {
+    if ('allow' in decision) return { allow: true }
+    // A misspelt decision (`{ allowed: false }`, `{}`) must not read as "nothing returned":
+    // a permission hook never fails open.
+    throw new TypeError('it returned an object with none of allow, deny or arguments')
+  }
   const json: string | undefined = JSON.stringify((decision as { arguments: unknown }).arguments ?? {})
   // A function or a Symbol has no JSON; it must not pass for "no arguments".
   if (json === undefined) throw new TypeError('its arguments cannot be written as JSON')

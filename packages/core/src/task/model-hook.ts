@@ -1,5 +1,7 @@
 import type { LLMRequest } from '@kode/providers'
+import { AgentError } from '../errors.js'
 import type { AgentHooks } from '../hooks/hooks.js'
+import { checkModelSettings } from '../settings/model-settings.js'
 import { thrownText } from '../thrown-text.js'
 import type { AbortListeners } from './abort-listeners.js'
 
@@ -39,6 +41,7 @@ export async function hookedRequest(
         `beforeModelCall must return a request (with a messages list) or nothing; it returned ${describe(hooked)}`,
       )
     }
+    checkSettings(hooked as LLMRequest)
     return hooked
   } catch (error) {
     // Interrupted meanwhile, the call reads as aborted: a hook that stops when its signal aborts
@@ -52,4 +55,34 @@ function describe(value: unknown): string {
   if (Array.isArray(value)) return 'an array'
   if (typeof value === 'object') return 'an object without a messages list'
   return `a ${typeof value}`
+}
+
+/**
+ * The hook's request gets the checks the agent's and the run's settings got before anything ran:
+ * sent on, a NaN temperature went out as `null` (the provider's default) and a negative token
+ * limit or an unknown tool choice as they were, each the hook's bug read as the provider's answer.
+ */
+function checkSettings(request: LLMRequest): void {
+  const { maxOutputTokens, temperature, reasoning, toolChoice, providerOptions, providerTools } = request
+  // A request may name an effort and a budget, or neither (the provider's default effort).
+  const sized =
+    reasoning?.budgetTokens !== undefined
+      ? { budgetTokens: reasoning.budgetTokens }
+      : reasoning?.effort !== undefined
+        ? { effort: reasoning.effort }
+        : undefined
+  try {
+    checkModelSettings(
+      { maxOutputTokens, temperature, reasoning: sized, toolChoice, providerOptions, providerTools },
+      'request',
+    )
+  } catch (error) {
+    if (!AgentError.is(error)) throw error
+    throw new TypeError(
+      `beforeModelCall returned a request whose ${error.message.slice('request.'.length)}`,
+      {
+        cause: error,
+      },
+    )
+  }
 }

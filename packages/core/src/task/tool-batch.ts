@@ -82,6 +82,14 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!
+      // An outcome known before the batch (a denial, a dead process's "may or may not have run")
+      // stays true whatever stops the batch: read as an interrupt, the model would take a denied
+      // call for one it may retry, or a call that may have run for one that never did.
+      const decided = batch.decided?.get(calls[i]!.id)
+      if (decided) {
+        slot.settle(decided)
+        continue
+      }
       const stage = slot.finished ? 'finished' : slot.running ? 'running' : 'pending'
       slot.settle(
         failure

@@ -93,10 +93,10 @@ function nothingToCompact(events: readonly Json[], histories: ReadonlyMap<string
 
 /**
  * The replay without what it shows by design and a live run does not: the `response_complete`
- * of an aborted or failed message (its text has no other event), the `interrupt` after each
- * aborted tool result but the last of a run of them (a call answered while it waited for
- * approval is announced between two results), and the second `interrupt` of a turn whose
- * response was aborted too (live emits one).
+ * of an aborted or failed message (its text has no other event), and the `interrupt`s a turn's
+ * aborted tool results each get in the replay where live emits one, after the turn's last result
+ * (aborted or not: a denied call's result may follow an aborted one), and the second `interrupt`
+ * of a turn whose response was aborted too (live emits one).
  */
 export function comparableReplay(
   replay: readonly Event[],
@@ -109,14 +109,37 @@ export function comparableReplay(
     }
   }
   const events = JSON.parse(JSON.stringify(replay)) as Json[]
-  return events.filter((event, i) => {
-    if (event.type === 'response_complete') return !cut.has(event.responseId as string)
-    if (event.type !== 'interrupt') return true
-    // Another result follows (a call answered while it waited for approval is announced first).
-    const next = events[i + 1]
-    return !(
-      next?.sessionId === event.sessionId &&
-      (next?.type === 'tool_result' || next?.type === 'interrupt' || next?.type === 'tool_call')
-    )
+  // By session: an aborted result's `interrupt` that more of the turn's results follow, moved to
+  // where live emits the turn's one `interrupt`, after its last result, unless another comes there.
+  const deferred = new Map<string, Json>()
+  const out: Json[] = []
+  events.forEach((event, i) => {
+    if (event.type === 'response_complete' && cut.has(event.responseId as string)) return
+    const session = event.sessionId as string
+    if (event.type === 'interrupt') {
+      // Another result follows (a call answered while it waited for approval is announced first).
+      const next = events[i + 1]
+      if (next?.sessionId === session && RESULTS.has(next?.type as string)) deferred.set(session, event)
+      else {
+        deferred.delete(session)
+        out.push(event)
+      }
+      return
+    }
+    const moved = deferred.get(session)
+    if (
+      moved &&
+      !RESULTS.has(event.type as string) &&
+      event.type !== 'todo_change' &&
+      event.type !== 'tool_progress'
+    ) {
+      out.push(moved)
+      deferred.delete(session)
+    }
+    out.push(event)
   })
+  return out
 }
+
+/** The events of a turn's results, after which an aborted result's `interrupt` may come live. */
+const RESULTS: ReadonlySet<string> = new Set(['tool_result', 'interrupt', 'tool_call'])
