@@ -115,6 +115,20 @@ describe('connection failures are typed errors, and leave no process behind', ()
     ])
   })
 
+  test.each([0, -1, Number.NaN, '1000'])(
+    'a toolTimeoutMs of %s is refused before anything is started',
+    async (ms) => {
+      // A command that cannot start: a check made after starting it would fail as spawn_failed.
+      const error = await failure(
+        connectMcpServer({ name: 'x', command: '/nonexistent/kode-mcp-server', toolTimeoutMs: ms as number }),
+      )
+      expect([error.code, error.message]).toEqual([
+        'invalid_options',
+        'MCP server "x" has an invalid toolTimeoutMs (a positive number of milliseconds, or Infinity)',
+      ])
+    },
+  )
+
   test.each([Number.POSITIVE_INFINITY, 2 ** 31])(
     'a connectTimeoutMs of %s, past what a timer holds, is no limit rather than none at all',
     async (ms) => {
