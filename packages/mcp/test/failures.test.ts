@@ -403,6 +403,34 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
     expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
   })
+  test('an error result is not checked against the output schema: the model reads the server’s error', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'quote',
+            inputSchema: { type: 'object', properties: {} },
+            outputSchema: { type: 'object', properties: { price: { type: 'number' } }, required: ['price'] },
+          },
+        ],
+        {
+          quote: {
+            content: [{ type: 'text', text: 'quota exceeded, try again tomorrow' }],
+            structuredContent: { error: 'quota_exceeded' },
+            isError: true,
+          },
+        },
+      ),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__quote', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'error',
+      outputText: 'quota exceeded, try again tomorrow',
+    })
+  })
   test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
     const h = harness()
     const fine = { name: 'fine', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } }
