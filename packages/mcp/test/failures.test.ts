@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { connectMcpServer, McpConnectionError } from '@kode/mcp'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
 import { EVERYTHING, everythingStdio, isAlive } from './support/servers.js'
@@ -430,6 +430,26 @@ describe('odd tool lists still give an agent usable tools', () => {
       status: 'error',
       outputText: 'quota exceeded, try again tomorrow',
     })
+  })
+  test('a format Ajv does not know (Pydantic’s "path") is ignored without a word on the host’s console', async () => {
+    const h = harness()
+    const pathSchema = { type: 'object', properties: { p: { type: 'string', format: 'path' } } }
+    const odd = await h.connect(
+      scripted([{ name: 'stat', inputSchema: pathSchema, outputSchema: pathSchema }], {
+        stat: { content: [{ type: 'text', text: 'a file' }], structuredContent: { p: '/tmp/a' } },
+      }),
+    )
+    const warn = vi.spyOn(console, 'warn')
+    try {
+      h.model.enqueue(response('r1', call('c1', 'odd__stat', { p: '/tmp/a' })), response('r2', say('Done.')))
+      const agent = h.agent({ tools: odd.tools })
+      await collect(agent.run('go'))
+      expect(toolResults(await agent.history()).c1).toMatchObject({ status: 'success', outputText: 'a file' })
+      expect(odd.tools[0]!.parseArguments('{"p":1}')).toMatchObject({ ok: false })
+      expect(warn).not.toHaveBeenCalled()
+    } finally {
+      warn.mockRestore()
+    }
   })
   test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
     const h = harness()
