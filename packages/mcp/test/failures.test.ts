@@ -451,6 +451,55 @@ describe('odd tool lists still give an agent usable tools', () => {
       warn.mockRestore()
     }
   })
+  test('an array schema without items is offered with items: {} (OpenAI refuses the whole request otherwise)', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([
+        {
+          name: 'tag',
+          inputSchema: {
+            type: 'object',
+            properties: {
+              tags: { type: 'array', description: 'the tags' },
+              ids: { anyOf: [{ type: ['array', 'null'] }, { type: 'string' }] },
+              nested: { type: 'object', properties: { list: { type: 'array', items: { type: 'array' } } } },
+              // A property named like a keyword is a property, not a keyword.
+              items: { type: 'string' },
+            },
+            $defs: { pair: { type: 'array', maxItems: 2 } },
+            required: ['tags'],
+          },
+        },
+      ]),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__tag', { tags: ['a', 1], ids: [2], nested: { list: [[3]] } })),
+      response('r2', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    const body = h.model.requests[0]!.body as { tools: { function: { parameters: unknown } }[] }
+    expect(body.tools[0]!.function.parameters).toEqual({
+      type: 'object',
+      properties: {
+        tags: { type: 'array', description: 'the tags', items: {} },
+        ids: { anyOf: [{ type: ['array', 'null'], items: {} }, { type: 'string' }] },
+        nested: {
+          type: 'object',
+          properties: { list: { type: 'array', items: { type: 'array', items: {} } } },
+        },
+        items: { type: 'string' },
+      },
+      $defs: { pair: { type: 'array', maxItems: 2, items: {} } },
+      required: ['tags'],
+    })
+    // It means what it meant: any items.
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'success',
+      outputText: 'tag {"tags":["a",1],"ids":[2],"nested":{"list":[[3]]}}',
+    })
+    expect(odd.tools[0]!.parseArguments('{}')).toMatchObject({ ok: false })
+  })
   test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
     const h = harness()
     const fine = { name: 'fine', inputSchema: { type: 'object', properties: { a: { type: 'string' } } } }
