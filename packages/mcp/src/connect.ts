@@ -98,13 +98,16 @@ function checkOptions(options: McpServerOptions): void {
       `MCP server "${name}" has an invalid maxMessageBytes (a positive whole number of bytes, or Infinity)`,
     )
   }
-  const { connectTimeoutMs } = options
-  if (connectTimeoutMs !== undefined && !(typeof connectTimeoutMs === 'number' && connectTimeoutMs > 0)) {
-    throw new McpConnectionError(
-      'invalid_options',
-      name,
-      `MCP server "${name}" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)`,
-    )
+  // Checked here, not first by each tool's definition once the server is up and listed its tools.
+  for (const field of ['connectTimeoutMs', 'toolTimeoutMs'] as const) {
+    const ms = options[field]
+    if (ms !== undefined && !(typeof ms === 'number' && ms > 0)) {
+      throw new McpConnectionError(
+        'invalid_options',
+        name,
+        `MCP server "${name}" has an invalid ${field} (a positive number of milliseconds, or Infinity)`,
+      )
+    }
   }
   if (hasUrl && !URL.canParse(String(options.url))) {
     throw new McpConnectionError('invalid_options', name, `MCP server "${name}" has an invalid url`)

@@ -246,8 +246,9 @@ export class ServerConnection implements McpConnection {
     // initialize): keep the tools, and do not make agents re-read an identical list.
     const listing = JSON.stringify(listed)
     if (listing === this.#listing) return
-    this.#listing = listing
     this.#build(listed)
+    // Only once built: a list whose tools could not be made (a filter that threw) is made again.
+    this.#listing = listing
     // Every listener hears of the change even if one throws (an agent refusing a clashing name);
     // the first error is then the refresh's.
     let failure: { error: unknown } | undefined

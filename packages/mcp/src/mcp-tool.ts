@@ -1,6 +1,7 @@
 import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
+import { withArrayItems } from './array-items.js'
 import { messageOf } from './errors.js'
 import type { McpToolInfo } from './options.js'
 import { createOutputCheck } from './output-check.js'
@@ -41,7 +42,7 @@ export function toKodeTool(
   caller: ToolCaller,
   options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
-  const schema = objectSchema(listed.inputSchema)
+  const schema = withArrayItems(objectSchema(listed.inputSchema))
   const checkOutput = createOutputCheck(listed.name, listed.outputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
     try {

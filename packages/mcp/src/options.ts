@@ -39,7 +39,10 @@ export interface McpCommonOptions {
    * 60,000 ms; `Infinity` for no limit.
    */
   connectTimeoutMs?: number
-  /** A tool call's time limit, overriding the agent's `toolTimeoutMs` for this server's tools. */
+  /**
+   * A tool call's time limit, overriding the agent's `toolTimeoutMs` for this server's tools: a
+   * positive number of milliseconds, or `Infinity` for none.
+   */
   toolTimeoutMs?: number
   /** Aborting it abandons a connection attempt (and stops the server it started). */
   signal?: AbortSignal

@@ -5,7 +5,8 @@ import type { CallResult } from './tool-result.js'
 /**
  * Checks a tool's result against its `outputSchema`, as the SDK's `callTool` does for the tools
  * `listTools` read (which Kode reads itself, see `readTool`): a result that is not an error must
- * carry `structuredContent`, and that must match. The schema is compiled on first use, on its own
+ * carry `structuredContent`, and that must match. An error result is not checked (the SDK checks
+ * its `structuredContent` too, though its own comment says it does not). The schema is compiled on first use, on its own
  * (see `SCHEMA_VALIDATOR`); one Ajv cannot compile leaves results unchecked, as an input schema
  * that does not compile leaves arguments to the server. Throws an `McpError` as the SDK would.
  */
@@ -16,8 +17,10 @@ export function createOutputCheck(
   if (schema === undefined) return () => undefined
   let check: ((value: unknown) => string | undefined) | undefined
   return (result) => {
+    // An error result need not follow the schema, and failing it would hide the server's error
+    // from the model behind a complaint about the schema.
+    if (result.isError === true) return
     if (result.structuredContent === undefined || result.structuredContent === null) {
-      if (result.isError === true) return
       throw new McpError(
         ErrorCode.InvalidRequest,
         `Tool ${toolName} has an output schema but did not return structured content`,

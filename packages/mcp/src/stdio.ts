@@ -9,7 +9,10 @@ export interface StdioServer {
   readonly transport: StdioClientTransport
   /** The child's pid once started. */
   pid(): number | undefined
-  /** The end of what the child wrote to stderr, trimmed; `''` for nothing. */
+  /**
+   * The end of what the child wrote to stderr, trimmed, starting at a whole word (redaction finds
+   * whole credentials only); `''` for nothing.
+   */
   stderrTail(): string
   /**
    * Stops the child and the processes it started (stdin closed, then SIGTERM, then SIGKILL) and
@@ -26,6 +29,8 @@ export interface StdioServer {
 /** Prepares (does not start) the child: started by the client's `connect`. */
 export function stdioServer(options: McpStdioServerOptions): StdioServer {
   let tail = ''
+  /** Whether `tail` lost its start: it may begin in the middle of a word, a credential's say. */
+  let cut = false
   let tooLarge: (() => void) | undefined
   const transport = new StdioClientTransport({
     command: options.command,
@@ -34,7 +39,9 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     cwd: options.cwd,
     maxMessageBytes: maxMessageBytesOf(options),
     onStderr: (text) => {
-      tail = (tail + text).slice(-STDERR_TAIL)
+      const joined = tail + text
+      cut ||= joined.length > STDERR_TAIL
+      tail = joined.slice(-STDERR_TAIL)
       try {
         options.onStderr?.(text)
       } catch {
@@ -48,7 +55,8 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     // Kept by the transport after it closes: the SDK client may close it on its own (a failed
     // handshake) before we report on it.
     pid: () => transport.pid,
-    stderrTail: () => tail.trim(),
+    // Redaction finds whole credentials only: the end of one cut off at the start would be quoted.
+    stderrTail: () => (cut ? tail.replace(/^\S*/, '') : tail).trim(),
     onTooLarge: (listener) => {
       tooLarge = listener
     },

@@ -3,14 +3,20 @@ const MAX_NAME = 64
 
 /**
  * The Kode names of a server's tools, in list order: `prefix` + the MCP name, made of the
- * characters every provider accepts (others become `_`) and at most 64 long. A name that had to be
+ * characters every provider accepts (others become `_`), starting with a letter or `_`, and at
+ * most 64 long. A name that had to be
  * shortened, or that another listed tool's name also becomes once made safe (`a.b` and `a/b`),
  * ends in a short hash of its MCP name instead: every tool of such a group does, whatever the
  * list's order. So a name never moves from one tool to another when the server reorders its list
  * or adds a tool, which would make a call the model made earlier run a different tool.
  */
 export function kodeToolNames(prefix: string, mcpNames: readonly string[]): string[] {
-  const plain = mcpNames.map((mcpName) => `${prefix}${mcpName}`.replace(UNSAFE, '_'))
+  const plain = mcpNames.map((mcpName) => {
+    const name = `${prefix}${mcpName}`.replace(UNSAFE, '_')
+    // Vertex AI wants a letter or `_` first: `2fa_verify` (or a server named `1password`) is
+    // `_2fa_verify`.
+    return /^[^A-Za-z_]/.test(name) ? `_${name}` : name
+  })
   const counts = new Map<string, number>()
   for (const name of plain) counts.set(name, (counts.get(name) ?? 0) + 1)
   // Plain names first, so a hashed name can never take one a tool is given as it is.

@@ -21,9 +21,10 @@ export interface CallResult {
 
 /**
  * Maps a `tools/call` result to a Kode tool output: text blocks joined (one per line) into
- * `outputText`, images as image parts (data URLs), what the model cannot take (audio, binary
- * resources, unknown blocks) as a one-line note, `isError` as an `error` result, structured content
- * kept in `uiExtra` (and as the text when the server sent no text).
+ * `outputText`, PNG, JPEG and WebP images as image parts (data URLs), what the model cannot take
+ * (audio, other images, binary resources, unknown blocks) as a one-line note, `isError` as an
+ * `error` result, structured content kept in `uiExtra` (and as the text when the server sent no
+ * text).
  */
 export function toToolOutput(result: CallResult): ToolOutput {
   const texts: string[] = []
@@ -54,7 +55,10 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
       const { data, mimeType } = block as { data: unknown; mimeType: unknown }
       if (typeof data !== 'string' || typeof mimeType !== 'string')
         return '[an image the server sent malformed]'
-      parts.push({ type: 'image_url', url: `data:${mimeType};base64,${data}` })
+      const type = modelImageType(mimeType)
+      // Kept in the history, an image the model's API refuses would fail this and every later request.
+      if (type === undefined) return `[image (${mimeType}) omitted: models take PNG, JPEG and WebP images]`
+      parts.push({ type: 'image_url', url: `data:${type};base64,${data}` })
       return undefined
     }
     case 'audio':
@@ -72,6 +76,23 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
     default:
       return `[${String(block.type)} content omitted]`
   }
+}
+
+/**
+ * The image types every provider's API takes, by the names they take them under. Not GIF: Gemini
+ * does not list it, and OpenAI refuses an animated one.
+ */
+const MODEL_IMAGE_TYPES: Readonly<Record<string, string>> = {
+  'image/png': 'image/png',
+  'image/jpeg': 'image/jpeg',
+  'image/jpg': 'image/jpeg',
+  'image/webp': 'image/webp',
+}
+
+/** `mimeType` as models take it (`image/JPG` is `image/jpeg`), or `undefined` for a type they refuse. */
+function modelImageType(mimeType: string): string | undefined {
+  const essence = mimeType.split(';')[0]!.trim().toLowerCase()
+  return Object.hasOwn(MODEL_IMAGE_TYPES, essence) ? MODEL_IMAGE_TYPES[essence] : undefined
 }
 
 function stringify(value: unknown): string {

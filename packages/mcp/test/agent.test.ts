@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, realpathSync } from 'node:fs'
+import { mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Event } from '@kode/protocol'
 import { deriveReplayEvents } from '@kode/session'
@@ -74,6 +74,39 @@ describe('an agent driven by a scripted model uses MCP tools', () => {
       .messages
     expect(JSON.stringify(messages)).toContain('data:image/png;base64,iVBOR')
     expect(messages.filter((m) => m.role === 'tool')).toHaveLength(6)
+  })
+
+  test('an image of a type models refuse (SVG, BMP) is a note, not a part that would fail every later request', async () => {
+    const { h, fs, files } = await connectBoth()
+    writeFileSync(join(files, 'logo.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>')
+    writeFileSync(join(files, 'pixel.bmp'), Buffer.from('424d1e000000', 'hex'))
+    // A 1x1 PNG: a type every provider takes, still passed on.
+    const png =
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNk+M9QDwADhgGAWjR9awAAAABJRU5ErkJggg=='
+    writeFileSync(join(files, 'pixel.png'), Buffer.from(png, 'base64'))
+    h.model.enqueue(
+      response(
+        'r1',
+        call('c1', 'fs__read_media_file', { path: join(files, 'logo.svg') }),
+        call('c2', 'fs__read_media_file', { path: join(files, 'pixel.bmp') }),
+        call('c3', 'fs__read_media_file', { path: join(files, 'pixel.png') }),
+      ),
+      response('r2', say('Seen.')),
+    )
+    const agent = h.agent({ tools: fs.tools })
+    const { outcome } = await collect(agent.run('look at the pictures'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Seen.' })
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({ status: 'success', parts: [] })
+    expect(results.c1?.outputText).toContain('[image (image/svg+xml) omitted')
+    expect(results.c2).toMatchObject({ status: 'success', parts: [] })
+    expect(results.c2?.outputText).toContain('[image (image/bmp) omitted')
+    expect(results.c3?.parts).toEqual([{ type: 'image_url', url: `data:image/png;base64,${png}` }])
+    // The model is never sent an image its API refuses (a 400 for this and every later request).
+    const request = JSON.stringify(h.model.requests[1]?.body)
+    expect(request).not.toContain('data:image/svg+xml')
+    expect(request).not.toContain('data:image/bmp')
+    expect(request).toContain(`data:image/png;base64,${png}`)
   })
 
   test('a long-running call reports its progress as tool_progress events', async () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url'
 import { connectMcpServer, McpConnectionError } from '@kode/mcp'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
 import { call, response, say } from './support/model.js'
 import { EVERYTHING, everythingStdio, isAlive } from './support/servers.js'
@@ -114,6 +114,20 @@ describe('connection failures are typed errors, and leave no process behind', ()
       'MCP server "everything" has an invalid connectTimeoutMs (a positive number of milliseconds, or Infinity)',
     ])
   })
+
+  test.each([0, -1, Number.NaN, '1000'])(
+    'a toolTimeoutMs of %s is refused before anything is started',
+    async (ms) => {
+      // A command that cannot start: a check made after starting it would fail as spawn_failed.
+      const error = await failure(
+        connectMcpServer({ name: 'x', command: '/nonexistent/kode-mcp-server', toolTimeoutMs: ms as number }),
+      )
+      expect([error.code, error.message]).toEqual([
+        'invalid_options',
+        'MCP server "x" has an invalid toolTimeoutMs (a positive number of milliseconds, or Infinity)',
+      ])
+    },
+  )
 
   test.each([Number.POSITIVE_INFINITY, 2 ** 31])(
     'a connectTimeoutMs of %s, past what a timer holds, is no limit rather than none at all',
@@ -388,6 +402,103 @@ describe('odd tool lists still give an agent usable tools', () => {
     await collect(agent.run('go'))
     expect(toolResults(await agent.history()).c1).toMatchObject({ outputText: 'y is 1' })
     expect(toolResults(await agent.history()).c1?.status).not.toBe('error')
+  })
+  test('an error result is not checked against the output schema: the model reads the server’s error', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'quote',
+            inputSchema: { type: 'object', properties: {} },
+            outputSchema: { type: 'object', properties: { price: { type: 'number' } }, required: ['price'] },
+          },
+        ],
+        {
+          quote: {
+            content: [{ type: 'text', text: 'quota exceeded, try again tomorrow' }],
+            structuredContent: { error: 'quota_exceeded' },
+            isError: true,
+          },
+        },
+      ),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__quote', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'error',
+      outputText: 'quota exceeded, try again tomorrow',
+    })
+  })
+  test('a format Ajv does not know (Pydantic’s "path") is ignored without a word on the host’s console', async () => {
+    const h = harness()
+    const pathSchema = { type: 'object', properties: { p: { type: 'string', format: 'path' } } }
+    const odd = await h.connect(
+      scripted([{ name: 'stat', inputSchema: pathSchema, outputSchema: pathSchema }], {
+        stat: { content: [{ type: 'text', text: 'a file' }], structuredContent: { p: '/tmp/a' } },
+      }),
+    )
+    const warn = vi.spyOn(console, 'warn')
+    try {
+      h.model.enqueue(response('r1', call('c1', 'odd__stat', { p: '/tmp/a' })), response('r2', say('Done.')))
+      const agent = h.agent({ tools: odd.tools })
+      await collect(agent.run('go'))
+      expect(toolResults(await agent.history()).c1).toMatchObject({ status: 'success', outputText: 'a file' })
+      expect(odd.tools[0]!.parseArguments('{"p":1}')).toMatchObject({ ok: false })
+      expect(warn).not.toHaveBeenCalled()
+    } finally {
+      warn.mockRestore()
+    }
+  })
+  test('an array schema without items is offered with items: {} (OpenAI refuses the whole request otherwise)', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([
+        {
+          name: 'tag',
+          inputSchema: {
+            type: 'object',
+            properties: {
+              tags: { type: 'array', description: 'the tags' },
+              ids: { anyOf: [{ type: ['array', 'null'] }, { type: 'string' }] },
+              nested: { type: 'object', properties: { list: { type: 'array', items: { type: 'array' } } } },
+              // A property named like a keyword is a property, not a keyword.
+              items: { type: 'string' },
+            },
+            $defs: { pair: { type: 'array', maxItems: 2 } },
+            required: ['tags'],
+          },
+        },
+      ]),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__tag', { tags: ['a', 1], ids: [2], nested: { list: [[3]] } })),
+      response('r2', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools })
+    await collect(agent.run('go'))
+    const body = h.model.requests[0]!.body as { tools: { function: { parameters: unknown } }[] }
+    expect(body.tools[0]!.function.parameters).toEqual({
+      type: 'object',
+      properties: {
+        tags: { type: 'array', description: 'the tags', items: {} },
+        ids: { anyOf: [{ type: ['array', 'null'], items: {} }, { type: 'string' }] },
+        nested: {
+          type: 'object',
+          properties: { list: { type: 'array', items: { type: 'array', items: {} } } },
+        },
+        items: { type: 'string' },
+      },
+      $defs: { pair: { type: 'array', maxItems: 2, items: {} } },
+      required: ['tags'],
+    })
+    // It means what it meant: any items.
+    expect(toolResults(await agent.history()).c1).toMatchObject({
+      status: 'success',
+      outputText: 'tag {"tags":["a",1],"ids":[2],"nested":{"list":[[3]]}}',
+    })
+    expect(odd.tools[0]!.parseArguments('{}')).toMatchObject({ ok: false })
   })
   test('tools listed against the protocol’s schema cost only themselves: the others are offered as usual', async () => {
     const h = harness()

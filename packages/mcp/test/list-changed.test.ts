@@ -61,6 +61,27 @@ describe('tools/list_changed', () => {
     ])
   })
 
+  test('a read whose tools could not be made (a filter that threw) is made again by the next read', async () => {
+    const h = harness()
+    let failures = 1
+    const dyn = await h.connect({
+      name: 'dyn',
+      command: process.execPath,
+      args: [CHANGING],
+      filter: (tool) => {
+        if (tool.name === 'added_1' && failures-- > 0) throw new Error('filter failed once')
+        return true
+      },
+    })
+    const ctx = { signal: new AbortController().signal, progress: () => {} } as never
+    // The call's result waits for the read of the list it changed, whose filter threw.
+    await dyn.tools[0]!.execute({}, ctx)
+    expect(failures).toBe(0)
+    expect(dyn.tools.map((t) => t.name)).not.toContain('dyn__added_1')
+    // The same list once more: not taken for one already made.
+    expect((await dyn.refresh()).map((t) => t.name)).toContain('dyn__added_1')
+  })
+
   test('a read that finds the same list calls no listener and keeps the tools as they were', async () => {
     const h = harness()
     const dyn = await h.connect({ name: 'dyn', command: process.execPath, args: [CHANGING] })

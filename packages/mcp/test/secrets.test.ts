@@ -61,6 +61,23 @@ describe('credentials given to an MCP server never come back in what Kode prints
     for (const text of printed(error)) expect(text).not.toContain(TOKEN)
   })
 
+  test('a stdio server whose stderr quoted under errors starts in the middle of a credential', async () => {
+    // The end of stderr kept for errors (4,000 characters) starts inside the token: its tail is
+    // no longer the credential redaction looks for.
+    const error = await connectMcpServer({
+      name: 'gh',
+      command: process.execPath,
+      args: [
+        '-e',
+        "console.error('config: token=' + process.env.GITHUB_TOKEN + '\\n' + 'x'.repeat(3985)); process.exit(1)",
+      ],
+      env: { GITHUB_TOKEN: TOKEN },
+    }).catch((e: unknown) => e)
+    expect(McpConnectionError.is(error) && error.code).toBe('closed')
+    expect((error as Error).message).toContain('x'.repeat(3985))
+    for (const text of printed(error)) expect(text).not.toContain(TOKEN.slice(-10))
+  })
+
   test.each([['--token', TOKEN], [`--api-key=${TOKEN}`]])(
     'a stdio server given a credential on its command line (%s) writing it to stderr',
     async (...flag) => {

@@ -9,6 +9,14 @@ describe('Kode names of MCP tools', () => {
     ])
   })
 
+  test('a name that would start with a digit or a dash starts with _ (Vertex AI refuses it otherwise)', () => {
+    expect(kodeToolNames('', ['2fa_verify', '-x', 'ok', '_y'])).toEqual(['_2fa_verify', '_-x', 'ok', '_y'])
+    expect(kodeToolNames(defaultPrefix('1password'), ['get'])).toEqual(['_1password__get'])
+    const [long] = kodeToolNames('', [`9${'x'.repeat(70)}`])
+    expect(long).toMatch(/^_9x+_[0-9a-f]{8}$/)
+    expect(long).toHaveLength(64)
+  })
+
   test('a name past 64 characters is shortened and ends in a stable hash', () => {
     const long = 'x'.repeat(80)
     const [name] = kodeToolNames('s__', [long])

@@ -17,6 +17,24 @@ describe('a tools/call result as a Kode tool output', () => {
     })
   })
 
+  test('an image goes under the type name models take; one of a type they refuse is a note', () => {
+    expect(
+      toToolOutput({
+        content: [
+          { type: 'image', data: 'AAAA', mimeType: 'image/JPG' },
+          { type: 'image', data: 'BBBB', mimeType: 'image/webp; q=1' },
+          { type: 'image', data: 'CCCC', mimeType: 'image/tiff' },
+        ],
+      }),
+    ).toEqual({
+      outputText: '[image (image/tiff) omitted: models take PNG, JPEG and WebP images]',
+      parts: [
+        { type: 'image_url', url: 'data:image/jpeg;base64,AAAA' },
+        { type: 'image_url', url: 'data:image/webp;base64,BBBB' },
+      ],
+    })
+  })
+
   test('isError makes an error result', () => {
     expect(toToolOutput({ content: [{ type: 'text', text: 'no such file' }], isError: true })).toEqual({
       outputText: 'no such file',
