@@ -92,7 +92,7 @@ export type ToolReturn = string | ToolOutput
 
 /** What `defineTool` takes. */
 export interface ToolSpec<P extends TSchema> {
-  /** The name the model calls: 1-64 characters from `A-Z a-z 0-9 _ -`. */
+  /** The name the model calls: 1-64 characters from `A-Z a-z 0-9 _ -`, starting with a letter or `_`. */
   name: string
   /** Tells the model what the tool does and when to use it. */
   description: string
@@ -154,7 +154,7 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
   if (typeof spec.name !== 'string' || !isToolName(spec.name)) {
     throw new AgentError(
       'invalid_tool',
-      `invalid tool name ${JSON.stringify(spec.name)}: use 1-64 characters from A-Z a-z 0-9 _ -`,
+      `invalid tool name ${JSON.stringify(spec.name)}: use 1-64 characters from A-Z a-z 0-9 _ -, starting with a letter or _`,
     )
   }
   if (spec.timeoutMs !== undefined && !(spec.timeoutMs > 0)) {

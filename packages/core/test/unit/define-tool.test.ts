@@ -178,3 +178,21 @@ describe('defineTool', () => {
     expect(tool.parseArguments('{"n":"x"}')).toEqual({ ok: false, error: '/n: Expected number' })
   })
 })
+
+test('a tool name starts with a letter or _, which Gemini and Vertex AI require', () => {
+  const spec = { description: '', parameters: Type.Object({}), execute: () => '' }
+  expect(defineTool({ ...spec, name: '_2fa' }).name).toBe('_2fa')
+  for (const name of ['2fa_verify', '-x', '']) {
+    const error = (() => {
+      try {
+        defineTool({ ...spec, name })
+      } catch (e) {
+        return e
+      }
+    })()
+    expect(AgentError.is(error) && [error.code, error.message], name).toEqual([
+      'invalid_tool',
+      `invalid tool name ${JSON.stringify(name)}: use 1-64 characters from A-Z a-z 0-9 _ -, starting with a letter or _`,
+    ])
+  }
+})
