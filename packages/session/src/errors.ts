@@ -16,7 +16,10 @@ export type SessionErrorCode =
   | 'session_not_found'
   | 'session_exists'
   | 'session_locked'
-  /** A lease's writer was taken over (its lease expired and another writer acquired the session). */
+  /**
+   * A lease's writer was taken over: a database lease expired and another writer acquired the
+   * session, or the file store's lock file was moved away and another process took the session.
+   */
   | 'session_lease_lost'
   | 'invalid_record'
   /** `create` or `update` was given metadata of the wrong shape (a title that is not a string). */

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
@@ -32,6 +32,7 @@ afterEach(() => {
 })
 
 const start = (...args: string[]) => startChild(child, running, ...args)
+const record = (id: string): HistoryEvent => ({ role: 'user', id, createdAt: 1, parts: [] })
 
 function reader(warnings: StoreWarning[]): SessionStore {
   return createFileSessionStore({ dir, onWarning: (w) => warnings.push(w) })
@@ -156,6 +157,38 @@ describe('two processes writing one session', () => {
     const next = start('try', dir, 's')
     expect(await next.line(() => true)).toBe('ok')
     await store.close()
+  })
+
+  test('a writer whose lock another process moved away stops writing; the process that took the session keeps it', async () => {
+    // What a lost race leaves: a process that judged this writer's lock stale moved it aside and
+    // could not put it back before a third took the session (here, the `hold` child).
+    const store = reader([])
+    const lease = await store.acquire('s')
+    await lease.append([record('mine-1')])
+    const lock = join(dir, 's', 'writer.lock')
+    renameSync(lock, `${lock}.moved`)
+    const other = start('hold', dir, 's')
+    await other.line((line) => line === 'ready')
+    const theirs = readFileSync(lock, 'utf8')
+
+    await expect(lease.append([record('mine-2')])).rejects.toMatchObject({ code: 'session_lease_lost' })
+    await expect(lease.append([record('mine-3')])).rejects.toMatchObject({ code: 'session_lease_lost' })
+    await lease.release()
+    await store.close()
+    // Neither its lock nor its metadata was touched: the other process still holds the session.
+    expect(readFileSync(lock, 'utf8')).toBe(theirs)
+    const ids = readFileSync(join(dir, 's', 'history.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((line) => (JSON.parse(line) as { id: string }).id)
+    expect(ids).toEqual(['mine-1', `held-${other.process.pid}`])
+
+    other.send('close')
+    await other.line((line) => line === 'closed')
+    const after = createFileSessionStore({ dir })
+    expect((await after.read('s')).map((r) => r.id)).toEqual(ids)
+    expect((await after.info('s'))?.recordCount).toBe(2)
+    await after.close()
   })
 
   test('a session whose writer was killed is taken over by the next process', async () => {

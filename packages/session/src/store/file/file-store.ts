@@ -102,6 +102,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     now,
     warn,
     broke: (error) => broken.set(sessionId, error),
+    // The next call opens a new writer, which meets the lock of the process that holds it now.
+    lost: () => void letGo(sessionId),
   })
   const check = (sessionId: string) => {
     if (closed) throw storeClosed()
@@ -207,12 +209,22 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         leases.give(sessionId, token)
         throw error
       }
+      // Once another process took the session over, this lease stays lost: a new writer would
+      // append after records its holder never saw.
+      let lost: SessionError | undefined
       return {
         sessionId,
         async append(events) {
           leases.assertCurrent(sessionId, token)
+          if (lost) throw lost
           const lines = encodeRecords(sessionId, events)
-          if (lines.length > 0) await (await writerOf(sessionId)).append(lines)
+          if (lines.length === 0) return
+          try {
+            await (await writerOf(sessionId)).append(lines)
+          } catch (error) {
+            if (SessionError.is(error) && error.code === 'session_lease_lost') lost = error
+            throw error
+          }
         },
         async release() {
           if (leases.give(sessionId, token) && !closed) await letGo(sessionId)

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type FileHandle, link, open, rename, unlink, writeFile } from 'node:fs/promises'
+import { type FileHandle, link, lstat, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import {
   type LockHolder,
@@ -15,8 +15,21 @@ import { READ } from './no-follow.js'
 /** A writer lock this process holds. */
 export interface HeldLock {
   readonly file: string
+  /**
+   * Whether the lock file is still the one this lock placed (the same file, not a copy with our
+   * content). False once another process moved it away: one that judged it stale in a race with a
+   * third taking the session can fail to put it back (see `removeIfSame`), and the third then
+   * holds the session.
+   */
+  held(): Promise<boolean>
   /** Removes the lock file if it is still ours. */
   release(): Promise<void>
+}
+
+/** A file as the file system knows it, whatever its name: tells our lock file from another one. */
+interface FileIdentity {
+  dev: bigint
+  ino: bigint
 }
 
 interface LockContent extends LockHolder {
@@ -140,7 +153,8 @@ export async function acquireLock(
     await writeFile(temp, JSON.stringify(content), { flag: 'wx' })
     // Retried when a stale lock was removed or the lock vanished between our attempts.
     for (let round = 0; round < 3; round++) {
-      if (await createFrom(temp, file, content)) return heldLock(file, content.token)
+      const placed = await createFrom(temp, file, content)
+      if (placed) return heldLock(file, content.token, placed)
       const holder = await readHolder(file)
       if (holder === 'missing') continue
       if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
@@ -158,11 +172,13 @@ export async function acquireLock(
   }
 }
 
-/** Places the lock; false when a lock already exists. */
-async function createFrom(temp: string, file: string, content: LockContent): Promise<boolean> {
+/** Places the lock, returning the file it is; false when a lock already exists. */
+async function createFrom(temp: string, file: string, content: LockContent): Promise<FileIdentity | false> {
+  // The link is the temp file under the lock's name: the same file, known before it is placed.
+  const { dev, ino } = await lstat(temp, { bigint: true })
   try {
     await link(temp, file)
-    return true
+    return { dev, ino }
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'EEXIST') return false
@@ -177,8 +193,11 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false
     throw error
   }
+  let placed: FileIdentity
   try {
     await handle.writeFile(JSON.stringify(content))
+    const stats = await handle.stat({ bigint: true })
+    placed = { dev: stats.dev, ino: stats.ino }
   } catch (error) {
     // Created by us and left without its content (a full disk): removed, or it would lock every
     // writer out of the session until someone deleted it by hand.
@@ -187,7 +206,7 @@ async function createFrom(temp: string, file: string, content: LockContent): Pro
     throw error
   }
   await handle.close()
-  return true
+  return placed
 }
 
 async function readHolder(file: string): Promise<LockContent | 'missing' | 'unreadable'> {
@@ -310,10 +329,23 @@ function publicHolder({ pid, hostname, acquiredAt }: LockContent): LockHolder {
   return { pid, hostname, acquiredAt }
 }
 
-function heldLock(file: string, token: string): HeldLock {
+function heldLock(file: string, token: string, placed: FileIdentity): HeldLock {
   let released = false
   return {
     file,
+    async held() {
+      try {
+        const now = await lstat(file, { bigint: true })
+        if (now.dev === placed.dev && now.ino === placed.ino) return true
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') return false
+        throw error
+      }
+      // Another file, or a file system whose inode numbers are not stable (an SMB mount with
+      // `noserverino`): the content decides, since our token is in our lock file alone.
+      const holder = await readHolder(file)
+      return typeof holder === 'object' && holder.token === token
+    },
     async release() {
       if (released) return
       released = true

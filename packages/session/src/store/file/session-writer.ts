@@ -27,6 +27,8 @@ export interface WriterContext {
   warn: (warning: StoreWarning) => void
   /** Told once when a failed append cannot be cut off (see `SessionWriter.append`). */
   broke: (error: SessionError) => void
+  /** Told once when the writer finds its lock taken over (see `SessionWriter.append`). */
+  lost: () => void
 }
 
 /**
@@ -62,6 +64,11 @@ export class SessionWriter {
   private broken: SessionError | undefined
   /** Whether session.json on disk says where the records end (`committedLength`) while broken. */
   private fenced = false
+  /**
+   * Set when the lock file is no longer this writer's: another process holds the session, so
+   * nothing is written any more (no record, no repair, no metadata) and the lock is not touched.
+   */
+  private lost: SessionError | undefined
   private closed = false
 
   private constructor(
@@ -76,6 +83,7 @@ export class SessionWriter {
     this.metaByteLength = metaByteLength
     this.meta = new CoalescingWriter(
       async () => {
+        await this.assertLockHeld()
         const written = this.byteLength
         const broken = this.broken !== undefined
         await writeMetaFile(
@@ -233,6 +241,8 @@ export class SessionWriter {
   /** Appends encoded lines as one write; resolves once they are written (and synced). */
   append(lines: readonly string[]): Promise<void> {
     return this.enqueue(async () => {
+      // Before anything touches the file: another writer's records may follow ours now.
+      await this.assertLockHeld()
       if (this.needsRepair) await this.repair()
       const data = Buffer.from(`${lines.join('\n')}\n`, 'utf8')
       try {
@@ -266,6 +276,7 @@ export class SessionWriter {
    */
   update(patch: SessionPatch): Promise<SessionInfo> {
     return this.enqueue(async () => {
+      await this.assertLockHeld()
       const before = this.state
       this.state = patchSessionInfo(before, patch)
       try {
@@ -286,6 +297,13 @@ export class SessionWriter {
    */
   close(): Promise<void> {
     return this.shutdown(async () => {
+      // Another process holds the session: its metadata, its records (no repair) and its lock are
+      // its own.
+      await this.assertLockHeld().catch(() => {})
+      if (this.lost) {
+        await this.handle.close()
+        return
+      }
       let keepLock = false
       try {
         if (this.needsRepair) {
@@ -333,6 +351,23 @@ export class SessionWriter {
     const done = this.queue.then(final)
     this.queue = done.catch(() => {})
     return done
+  }
+
+  /**
+   * Throws `session_lease_lost` once the lock file is not this writer's any more. A live writer's
+   * lock is only ever moved by another process that judged it stale in a race (see `HeldLock.held`):
+   * one stat per write, so that two processes never both append to the session.
+   */
+  private async assertLockHeld(): Promise<void> {
+    if (this.lost) throw this.lost
+    if (await this.lock.held()) return
+    this.lost ??= new SessionError(
+      'session_lease_lost',
+      `session ${this.ctx.sessionId}: another process took the session over (its lock file ${this.ctx.paths.lock} is no longer this writer's); nothing more is written by this one`,
+      { sessionId: this.ctx.sessionId },
+    )
+    this.ctx.lost()
+    throw this.lost
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {
