@@ -14,6 +14,24 @@ async function storedSession(): Promise<{ dir: string; id: string; sessionDir: s
 
 // A session file that cannot be read is named, with why; the user's current session is kept.
 describe('a stored session that cannot be read', () => {
+  test('--resume by a prefix names its unreadable session.json, not "no session"', async () => {
+    const { dir, id, sessionDir } = await storedSession()
+    writeFileSync(join(sessionDir, 'session.json'), '{oops')
+    const { code, stdout, stderr } = await runKode(['exec', '--resume', id.slice(0, 8), 'hello'], {}, dir)
+    expect(stderr).not.toContain('no session')
+    expect(stderr).toContain(join(sessionDir, 'session.json'))
+    expect(code).toBe(1)
+    expect(stdout).toBe('')
+  })
+
+  test('/sessions says which sessions it cannot read, and why', async () => {
+    const { dir, id, sessionDir } = await storedSession()
+    writeFileSync(join(sessionDir, 'session.json'), '{oops')
+    const { code, stdout } = await runKode([], {}, dir, '/sessions\n')
+    expect(code).toBe(0)
+    expect(stdout).toContain(`${id}  cannot be read: ${join(sessionDir, 'session.json')}`)
+  })
+
   test('a failed /resume keeps the current session: the next prompt runs, the broken one is untouched', async () => {
     const { dir, id, sessionDir } = await storedSession()
     const file = join(sessionDir, 'history.jsonl')
