@@ -52,6 +52,9 @@ const COMMANDS: Record<string, SlashCommand> = {
       const before = args[0] === 'before'
       const prefix = before ? args[1] : args[0]
       if (before && !prefix) throw new Error('usage: /fork before <id> (the ids of prompts: /history)')
+      // A new session is stored with its first task: before that, the store knows no such id.
+      if (!(await repl.app.store.info(repl.agent.sessionId)))
+        throw new Error('nothing to fork yet: run a task first')
       const history = await repl.agent.history()
       const ids = history.map((event) => event.id)
       const matched = prefix ? matchPrefix(prefix, ids, 'record') : undefined
