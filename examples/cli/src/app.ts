@@ -2,7 +2,6 @@ import { homedir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { type Agent, createAgent, type Tool } from '@kode/core'
 import type { SessionStore } from '@kode/session'
-import { createFileSessionStore } from '@kode/session/file'
 import type { CliArgs } from './args.js'
 import { type KodeConfig, loadCliConfig } from './config.js'
 import { clip } from './display/format.js'
@@ -18,6 +17,7 @@ import {
   resolveProvider,
   switchChoice,
 } from './provider.js'
+import { openSessionShelf, type SessionListing } from './sessions.js'
 import { builtinTools } from './tools/index.js'
 import { openWorkspace, type Workspace } from './tools/workspace.js'
 
@@ -26,6 +26,8 @@ export interface App {
   readonly cwd: string
   readonly workspace: Workspace
   readonly store: SessionStore
+  /** The sessions a user can resume, and those that could not be read (see `openSessionShelf`). */
+  listSessions(): Promise<SessionListing>
   /** The tools agents get: the built-in ones, then the MCP servers' (current: their lists may change). */
   readonly tools: readonly Tool[]
   /** The built-in tools alone. */
@@ -105,7 +107,7 @@ export async function openApp(init: AppInit): Promise<App> {
     connectModel(resolved, { reasoning: next.reasoning, chunkDelayMs: init.scriptedDelayMs })
   const workspace = await openWorkspace(cwd)
   const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
-  const store = createFileSessionStore({ dir: sessionsDir })
+  const { store, listSessions } = openSessionShelf(sessionsDir)
   const builtin = builtinTools(workspace, { env: withoutKeys(env, config.apiKeyEnv) })
   const system = systemPrompt(workspace.root)
   const first = resolveProvider(choice, env)
@@ -124,6 +126,7 @@ export async function openApp(init: AppInit): Promise<App> {
     cwd: workspace.root,
     workspace,
     store,
+    listSessions,
     get tools() {
       return tools()
     },

@@ -101,6 +101,10 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
   if (values.help) return { ...args, command: 'help' }
   if (values.version) return { ...args, command: 'version' }
   const [command, ...rest] = positionals
+  // A flag the command does not take would be ignored without a word (`kode --output
+  // stream-json` prints no JSON, `kode demo --resume` starts a new session): refuse it.
+  if (values.output !== undefined && command !== 'exec')
+    throw new UsageError('--output applies to kode exec only')
   if (command === undefined) return args
   if (command === 'exec') {
     const prompt = rest.join(' ').trim()
@@ -108,7 +112,11 @@ export function parseCliArgs(argv: readonly string[]): CliArgs {
       throw new UsageError('kode exec needs a prompt: kode exec "what does src/index.ts export?"')
     return { ...args, command: 'exec', prompt }
   }
-  if (command === 'demo' && rest.length === 0) return { ...args, command: 'demo' }
+  if (command === 'demo' && rest.length === 0) {
+    if (args.resume !== undefined)
+      throw new UsageError('--resume applies to the REPL and kode exec, not to kode demo')
+    return { ...args, command: 'demo' }
+  }
   throw new UsageError(`unknown command "${positionals.join(' ')}"`)
 }
 

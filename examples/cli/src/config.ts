@@ -29,6 +29,9 @@ export const McpServerConfig = Type.Union([
 ])
 export type McpServerConfig = Static<typeof McpServerConfig>
 
+/** An MCP server's name: the start of its tools' names (`<server>__<tool>`). */
+const SERVER_NAME = /^[A-Za-z0-9_-]{1,32}$/
+
 /** The config file's schema. Every field is optional; flags override the file. */
 export const KodeConfig = Type.Object(
   {
@@ -63,7 +66,10 @@ export const KodeConfig = Type.Object(
      * the user trusts the project: a server is a program started on the user's machine.
      */
     mcpServers: Type.Optional(
-      Type.Record(Type.String({ pattern: '^[A-Za-z0-9_-]{1,32}$' }), McpServerConfig),
+      // A pattern of keys alone only types the keys that match it: the others must be refused.
+      Type.Record(Type.String({ pattern: SERVER_NAME.source }), McpServerConfig, {
+        additionalProperties: false,
+      }),
     ),
   },
   { additionalProperties: false },
@@ -154,6 +160,14 @@ export function parseConfig(text: string, path: string): KodeConfig {
     throw new ConfigError(
       `${path}: API keys are not read from config files; set the provider's environment variable (or name it with apiKeyEnv)`,
     )
+  }
+  const servers = (value as { mcpServers?: unknown }).mcpServers
+  if (typeof servers === 'object' && servers !== null) {
+    const name = Object.keys(servers).find((key) => !SERVER_NAME.test(key))
+    if (name !== undefined)
+      throw new ConfigError(
+        `${path}: at /mcpServers/${name}: an MCP server's name is 1-32 characters from A-Z a-z 0-9 _ -`,
+      )
   }
   const problem = Value.Errors(KodeConfig, value).First()
   if (problem) throw new ConfigError(`${path}: at ${problem.path || '/'}: ${problem.message}`)

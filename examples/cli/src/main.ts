@@ -12,7 +12,7 @@ import { runExec } from './exec.js'
 import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
-import { findSession } from './sessions.js'
+import { findSession, type SessionShelf } from './sessions.js'
 import { Termination } from './termination.js'
 
 const VERSION: string = manifest.version
@@ -104,12 +104,9 @@ async function main(
 }
 
 /** The session `--resume` names; none, or several, is a usage error (exit status 2). */
-async function resumable(
-  app: { store: Parameters<typeof findSession>[0] },
-  idOrPrefix: string,
-): Promise<string> {
+async function resumable(app: SessionShelf, idOrPrefix: string): Promise<string> {
   try {
-    return await findSession(app.store, idOrPrefix)
+    return await findSession(app, idOrPrefix)
   } catch (error) {
     // No such session, or a prefix of several: the command line's mistake. I/O errors are not.
     if ((error as NodeJS.ErrnoException).code !== undefined) throw error

@@ -2,7 +2,14 @@ import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { type HistoryEvent, isMessage, joinText } from '@kode/protocol'
-import { exportSessionHtml, isValidSessionId, type SessionInfo, type SessionStore } from '@kode/session'
+import {
+  exportSessionHtml,
+  isValidSessionId,
+  type SessionInfo,
+  type SessionStore,
+  type StoreWarning,
+} from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
 import { clip } from './display/format.js'
 import { truncateToWidth, visibleWidth } from './display/style.js'
 
@@ -24,16 +31,79 @@ function embedImage(part: { path: string; mimeType: string }): string | undefine
   }
 }
 
-/** The sessions a user can resume: top-level ones (not sub-agents'), newest first. */
-export async function topLevelSessions(store: SessionStore): Promise<SessionInfo[]> {
-  return (await store.list()).filter((info) => info.subAgent === undefined)
+/** A stored session whose metadata could not be read, so `list()` left it out. */
+export interface UnreadableSession {
+  readonly id: string
+  /** Why, as the store said it (the file and the mistake). */
+  readonly reason: string
 }
 
-/** The stored session `idOrPrefix` names: its exact id, or an unambiguous prefix of a top-level session's. */
-export async function findSession(store: SessionStore, idOrPrefix: string): Promise<string> {
+/** What the user can resume, and the sessions that could not be read to tell. */
+export interface SessionListing {
+  /** Top-level sessions (not sub-agents'), newest first. */
+  readonly sessions: SessionInfo[]
+  readonly unreadable: UnreadableSession[]
+}
+
+/** A session store, and a listing that names the sessions its `list()` had to leave out. */
+export interface SessionShelf {
+  readonly store: SessionStore
+  listSessions(): Promise<SessionListing>
+}
+
+/**
+ * The file store of `dir` as a {@link SessionShelf}: a session whose `session.json` is corrupt is
+ * not silently missing from `/sessions` and `--resume`, which name it and why instead.
+ */
+export function openSessionShelf(dir: string): SessionShelf {
+  // The listings under way, each collecting the sessions its `list()` skips.
+  const listings = new Set<UnreadableSession[]>()
+  const onWarning = (warning: StoreWarning) => {
+    if (warning.type !== 'unreadable_session') return
+    const reason = warning.error instanceof Error ? warning.error.message : String(warning.error)
+    for (const unreadable of listings) unreadable.push({ id: warning.sessionId, reason })
+  }
+  const store = createFileSessionStore({ dir, onWarning })
+  return {
+    store,
+    async listSessions() {
+      const unreadable: UnreadableSession[] = []
+      listings.add(unreadable)
+      try {
+        const sessions = (await store.list()).filter((info) => info.subAgent === undefined)
+        return { sessions, unreadable: unreadable.sort((a, b) => a.id.localeCompare(b.id)) }
+      } finally {
+        listings.delete(unreadable)
+      }
+    },
+  }
+}
+
+/** A shelf over a store whose `list()` skips nothing (the memory store). */
+export function shelfOf(store: SessionStore): SessionShelf {
+  return {
+    store,
+    listSessions: async () => ({
+      sessions: (await store.list()).filter((info) => info.subAgent === undefined),
+      unreadable: [],
+    }),
+  }
+}
+
+/**
+ * The stored session `idOrPrefix` names: its exact id, or an unambiguous prefix of a top-level
+ * session's. A prefix of a session that cannot be read fails with the store's reason, as its
+ * exact id does, rather than as no session at all.
+ */
+export async function findSession(shelf: SessionShelf, idOrPrefix: string): Promise<string> {
+  const { store } = shelf
   if (isValidSessionId(idOrPrefix) && (await store.info(idOrPrefix))) return idOrPrefix
-  const ids = (await topLevelSessions(store)).map((info) => info.id)
-  return matchPrefix(idOrPrefix, ids, 'session')
+  const { sessions, unreadable } = await shelf.listSessions()
+  const ids = [...sessions.map((info) => info.id), ...unreadable.map((session) => session.id)]
+  const id = matchPrefix(idOrPrefix, ids, 'session')
+  // Read it again: it throws why it cannot be read, unless it was mended in between.
+  if (unreadable.some((session) => session.id === id)) await store.info(id)
+  return id
 }
 
 /** The one id among `ids` that is `prefix` or starts with it; throws when none or several do. */

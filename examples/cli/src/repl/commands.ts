@@ -1,14 +1,7 @@
 import { join } from 'node:path'
 import { forkSession } from '@kode/session'
 import { toolLines } from '../mcp.js'
-import {
-  exportSession,
-  findSession,
-  matchPrefix,
-  promptLines,
-  sessionLines,
-  topLevelSessions,
-} from '../sessions.js'
+import { exportSession, findSession, matchPrefix, promptLines, sessionLines } from '../sessions.js'
 import type { Repl, ReplEnd } from './repl.js'
 
 interface SlashCommand {
@@ -22,10 +15,13 @@ const COMMANDS: Record<string, SlashCommand> = {
     usage: '/sessions',
     help: 'list stored sessions, newest first (* is the current one)',
     async run(repl) {
-      const sessions = await topLevelSessions(repl.app.store)
-      if (sessions.length === 0) repl.print('No stored sessions yet.')
+      const { sessions, unreadable } = await repl.app.listSessions()
+      if (sessions.length === 0 && unreadable.length === 0) repl.print('No stored sessions yet.')
       const columns = Math.min(120, repl.columns)
       for (const line of sessionLines(sessions.slice(0, 30), repl.agent.sessionId, columns)) repl.print(line)
+      // Left out of the list by the store: named, so a corrupt file is not a session gone missing.
+      for (const { id, reason } of unreadable)
+        repl.print(`  ${id}  cannot be read: ${reason}`, repl.style.yellow)
       return undefined
     },
   },
@@ -34,7 +30,7 @@ const COMMANDS: Record<string, SlashCommand> = {
     help: 'continue a stored session (an unambiguous prefix of its id is enough)',
     async run(repl, [prefix]) {
       if (!prefix) throw new Error('usage: /resume <id>')
-      return repl.switchTo(await findSession(repl.app.store, prefix))
+      return repl.switchTo(await findSession(repl.app, prefix))
     },
   },
   history: {
@@ -56,6 +52,9 @@ const COMMANDS: Record<string, SlashCommand> = {
       const before = args[0] === 'before'
       const prefix = before ? args[1] : args[0]
       if (before && !prefix) throw new Error('usage: /fork before <id> (the ids of prompts: /history)')
+      // A new session is stored with its first task: before that, the store knows no such id.
+      if (!(await repl.app.store.info(repl.agent.sessionId)))
+        throw new Error('nothing to fork yet: run a task first')
       const history = await repl.agent.history()
       const ids = history.map((event) => event.id)
       const matched = prefix ? matchPrefix(prefix, ids, 'record') : undefined

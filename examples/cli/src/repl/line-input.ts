@@ -1,5 +1,11 @@
 import { createInterface, type Interface } from 'node:readline'
 import { Writable } from 'node:stream'
+import {
+  BRACKETED_PASTE_OFF,
+  BRACKETED_PASTE_ON,
+  joinPastedLines,
+  restorePastedBreaks,
+} from './bracketed-paste.js'
 
 /** What the user did at the prompt. */
 export type InputEvent = { kind: 'line'; text: string } | { kind: 'interrupt' } | { kind: 'eof' }
@@ -8,7 +14,8 @@ export type InputEvent = { kind: 'line'; text: string } | { kind: 'interrupt' } 
  * The prompt: one readline interface for the whole session, so typing ahead while a task runs
  * is kept for the next prompt. Its echo is muted while no prompt is shown, so keystrokes do not
  * scribble over the streaming output. Ctrl-C at the prompt clears a typed line, or (on an empty
- * line) is reported as `interrupt`; while a task runs it calls `onInterrupt`.
+ * line) is reported as `interrupt`; while a task runs it calls `onInterrupt`. On a terminal, what is
+ * pasted at the prompt is one line, its line breaks kept (bracketed paste).
  */
 export class LineInput {
   readonly #rl: Interface
@@ -39,8 +46,16 @@ export class LineInput {
     Object.defineProperty(echo, 'columns', { get: () => output.columns })
     Object.defineProperty(echo, 'isTTY', { value: output.isTTY })
     output.on('resize', () => echo.emit('resize'))
-    this.#rl = createInterface({ input, output: echo, prompt, terminal: this.#terminal, historySize: 500 })
-    this.#rl.on('line', (text) => this.#push({ kind: 'line', text }))
+    this.#rl = createInterface({
+      input: this.#terminal ? joinPastedLines(input) : input,
+      output: echo,
+      prompt,
+      terminal: this.#terminal,
+      historySize: 500,
+    })
+    this.#rl.on('line', (text) =>
+      this.#push({ kind: 'line', text: this.#terminal ? restorePastedBreaks(text) : text }),
+    )
     this.#rl.on('SIGINT', () => this.interrupt())
     // The terminal went away (closed, hung up: `setRawMode EIO`): that is end of input, not a
     // crash. The error may come from inside `close` itself, so close once it has returned.
@@ -62,10 +77,14 @@ export class LineInput {
     // The one `eof` may have gone to an approval question: a later prompt must not wait forever.
     if (this.#ended) return Promise.resolve({ kind: 'eof' })
     this.#muted = false
+    // Pastes are marked only while the prompt is shown: one typed ahead during a task, or into
+    // whatever runs after kode, is left to the terminal as before.
+    this.#pasteMode(true)
     this.#rl.prompt(true)
     return new Promise((resolve) => {
       this.#waiting = (event) => {
         this.#muted = true
+        this.#pasteMode(false)
         resolve(event)
       }
     })
@@ -111,7 +130,12 @@ export class LineInput {
   }
 
   close(): void {
+    this.#pasteMode(false)
     this.#rl.close()
+  }
+
+  #pasteMode(on: boolean): void {
+    if (this.#terminal) this.#output.write(on ? BRACKETED_PASTE_ON : BRACKETED_PASTE_OFF)
   }
 
   #push(event: InputEvent): void {

@@ -127,15 +127,17 @@ export class Repl {
    * `#runTask` does).
    */
   async switchTo(sessionId: string): Promise<'gave_up' | undefined> {
+    // Read the session before leaving this one: a session that cannot be read (a corrupt file)
+    // fails here, and the REPL stays where it was instead of on a session every prompt fails in.
+    const info = await this.app.store.info(sessionId)
+    const events = info ? await replaySession(this.app.store, sessionId) : []
     if (sessionId !== this.agent.sessionId) {
       // Let go of the session we leave, so nothing holds its writer while we are elsewhere.
       await this.agent.close()
       this.agent = this.app.agent(sessionId)
     }
     this.display.setMainSession(sessionId)
-    const info = await this.app.store.info(sessionId)
     if (!info) return undefined
-    const events = await replaySession(this.app.store, sessionId)
     this.print(`── session ${sessionId}${info.title ? ` · ${info.title}` : ''} ──`, this.style.dim)
     this.#show({
       type: 'replay_history',

@@ -25,6 +25,17 @@ describe('parseCliArgs', () => {
     })
   })
 
+  test('a flag of another command is a usage error, not silently ignored', () => {
+    // `--output` shapes exec's output only; the demo always starts a new session.
+    expect(() => parseCliArgs(['--output', 'stream-json'])).toThrow('--output applies to kode exec only')
+    expect(() => parseCliArgs(['demo', '--output', 'text'])).toThrow('--output applies to kode exec only')
+    expect(() => parseCliArgs(['demo', '--resume', 'abc'])).toThrow(
+      '--resume applies to the REPL and kode exec, not to kode demo',
+    )
+    expect(parseCliArgs(['--resume', 'abc'])).toMatchObject({ command: 'repl', resume: 'abc' })
+    expect(parseCliArgs(['--help', '--output', 'text'])).toMatchObject({ command: 'help' })
+  })
+
   test('exec without a prompt is a usage error', () => {
     expect(() => parseCliArgs(['exec'])).toThrow(UsageError)
   })

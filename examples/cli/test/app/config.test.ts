@@ -94,6 +94,17 @@ describe('config', () => {
     )
   })
 
+  test('an MCP server name outside 1-32 of A-Z a-z 0-9 _ - is refused with its path', () => {
+    // The name becomes the start of its tools' names (`<server>__<tool>`), which models restrict.
+    for (const name of ['x y', 'a.b', '', 'n'.repeat(33)])
+      expect(() =>
+        parseConfig(JSON.stringify({ mcpServers: { [name]: { command: 'a' } } }), 'c.json'),
+      ).toThrow(`c.json: at /mcpServers/${name}`)
+    expect(parseConfig(JSON.stringify({ mcpServers: { 'gh_2-x': { command: 'a' } } }), 'c.json')).toEqual({
+      mcpServers: { 'gh_2-x': { command: 'a' } },
+    })
+  })
+
   test('missing files are skipped', async () => {
     expect(await loadConfig([join(tmpdir(), 'no-such-kode-config.json')])).toEqual({ config: {}, files: [] })
   })

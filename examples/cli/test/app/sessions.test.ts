@@ -4,7 +4,14 @@ import type { HistoryEvent } from '@kode/protocol'
 import { createMemorySessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { visibleWidth } from '../../src/display/style.js'
-import { exportSession, findSession, matchPrefix, promptLines, sessionLines } from '../../src/sessions.js'
+import {
+  exportSession,
+  findSession,
+  matchPrefix,
+  promptLines,
+  sessionLines,
+  shelfOf,
+} from '../../src/sessions.js'
 import { tempDir } from '../process/run-kode.js'
 
 const user = (id: string, text: string): HistoryEvent => ({
@@ -29,8 +36,8 @@ describe('sessions', () => {
     const store = createMemorySessionStore()
     await store.create({ id: 'parent-1' })
     await store.create({ id: 'pa-child', subAgent: { name: 'explore' }, parentSessionId: 'parent-1' })
-    expect(await findSession(store, 'pa')).toBe('parent-1')
-    expect(await findSession(store, 'pa-child')).toBe('pa-child')
+    expect(await findSession(shelfOf(store), 'pa')).toBe('parent-1')
+    expect(await findSession(shelfOf(store), 'pa-child')).toBe('pa-child')
   })
 
   test('sessionLines marks the current session', async () => {

@@ -26,18 +26,21 @@ export function tempDir(prefix: string): string {
 
 /**
  * Runs `kode` with `args` in the repository (or `cwd`), offline unless `env` adds a key, its
- * stdin not a terminal; resolves with its exit code and output.
+ * stdin not a terminal: a pipe that stays open, or that gives `input` and ends (a piped REPL);
+ * resolves with its exit code and output.
  */
 export function runKode(
   args: string[],
   env: NodeJS.ProcessEnv = {},
   cwd = REPO,
+  input?: string,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const options = { cwd, env: { ...offlineEnv(), ...env }, maxBuffer: 64 * 1024 * 1024 }
   return new Promise((resolve) => {
-    execFile('node', [KODE, ...args], options, (error, stdout, stderr) => {
+    const child = execFile('node', [KODE, ...args], options, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
       resolve({ code, stdout, stderr })
     })
+    if (input !== undefined) child.stdin?.end(input)
   })
 }

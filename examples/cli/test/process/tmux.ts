@@ -37,6 +37,15 @@ export class TmuxSession {
     this.#tmux('send-keys', '-t', 'main', ...keys)
   }
 
+  /**
+   * Pastes `text` as a terminal does: inside bracketed-paste markers when the program asked for
+   * them, as plain typing otherwise.
+   */
+  paste(text: string): void {
+    this.#tmux('set-buffer', '-b', 'paste', text)
+    this.#tmux('paste-buffer', '-p', '-d', '-b', 'paste', '-t', 'main')
+  }
+
   /** The screen and its scrollback as text, wrapped lines joined. */
   screen(): string {
     return this.#tmux('capture-pane', '-p', '-J', '-S', '-', '-t', 'main')

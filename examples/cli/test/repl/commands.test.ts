@@ -8,6 +8,7 @@ import type { App } from '../../src/app.js'
 import { createStyle } from '../../src/display/style.js'
 import { LineInput } from '../../src/repl/line-input.js'
 import { Repl } from '../../src/repl/repl.js'
+import { shelfOf } from '../../src/sessions.js'
 
 // The session commands on a stored session of two tasks, driven through the REPL's own input.
 
@@ -38,6 +39,7 @@ async function startRepl() {
   await store.append('s1', HISTORY)
   const app = {
     store,
+    listSessions: shelfOf(store).listSessions,
     exportsDir: '',
     thinking: 'collapse',
     model: { client: unused, label: 'test', close: async () => {} },

@@ -10,6 +10,7 @@ import { createStyle } from '../../src/display/style.js'
 import { LineInput } from '../../src/repl/line-input.js'
 import { Repl } from '../../src/repl/repl.js'
 import { anthropicStream } from '../../src/scripted/anthropic-stream.js'
+import { shelfOf } from '../../src/sessions.js'
 
 // Ctrl-C in the REPL while a task runs, driven through the REPL's own LineInput (as the SIGINT
 // handler drives it when input is not a terminal).
@@ -21,6 +22,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     cwd: '/',
     workspace: undefined as never,
     store,
+    listSessions: shelfOf(store).listSessions,
     tools,
     builtinTools: tools,
     system: '',
