@@ -21,6 +21,9 @@ export function requestHeaders(
   if (host) override(headers, host)
   try {
     new Headers(headers)
+    for (const name in headers) {
+      if (FORBIDDEN_VALUE.test(headers[name]!)) throw new TypeError(`invalid ${name} header value`)
+    }
   } catch (thrown) {
     const name = Object.keys(headers).find((key) => !isValidHeader(key, headers[key]!)) ?? 'a header'
     const detail = `the request header ${JSON.stringify(name)} has a value HTTP does not allow (a line break or another forbidden character; check the API key)`
@@ -71,6 +74,7 @@ function sameEntries(headers: Record<string, string>, entries: readonly [string,
 }
 
 function isValidHeader(name: string, value: string): boolean {
+  if (FORBIDDEN_VALUE.test(value)) return false
   try {
     new Headers([[name, value]])
     return true
@@ -78,3 +82,10 @@ function isValidHeader(name: string, value: string): boolean {
     return false
   }
 }
+
+/**
+ * What HTTP forbids in a header value beyond what `Headers` refuses (NUL, CR, LF): the other
+ * control characters, which undici refuses only as it sends, failing like a network error that
+ * is then retried.
+ */
+const FORBIDDEN_VALUE = /[^\t\x20-\x7e\x80-\uffff]/

@@ -83,13 +83,16 @@ describe('through a client', () => {
     ['openai-chat', `${KEY}\n`.replace('secret', 'sec\nret')],
     ['anthropic', ` sk-ant-${KEY}\u0000 `],
     ['google', `AIza-${KEY}\r`.replace('abc', 'a\rbc')],
+    // Control characters fetch's Headers let through, and the HTTP layer refuses as it sends.
+    ['openai-responses', `${KEY}\u0001`],
+    ['anthropic', `sk-ant-${KEY}\u007f`.replace('secret', 'sec\u001bret')],
   ] as const) {
     test(`${api}: a key HTTP cannot carry fails as invalid_request, unsent, and the key is never printed`, async () => {
       const error = await caught(client({ api, apiKey: key }).complete(ask()))
       expect(error).toMatchObject({ code: 'invalid_request', retryable: false })
       expect(error?.message).toContain('check the API key')
       expect(server().requests).toHaveLength(0)
-      for (const piece of key.trim().split(/\s|\0/)) {
+      for (const piece of key.trim().split(/[\s\0-\x1f\x7f]/)) {
         if (piece.length >= 8) expect(printed(error)).not.toContain(piece.slice(0, 8))
       }
     })
