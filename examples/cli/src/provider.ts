@@ -113,15 +113,17 @@ export function resolveProvider(choice: ProviderChoice, env: NodeJS.ProcessEnv):
   if (choice.scripted) return { kind: 'scripted', reason: 'scripted-flag', why: '--scripted was given' }
   const apis = availableApis()
   const keyEnvOf = (api: string) => choice.apiKeyEnv ?? API_KEY_ENV[api] ?? `${api.toUpperCase()}_API_KEY`
+  // A variable set to blanks (`KEY=' '`, an empty line in an env file) holds no key.
+  const keyIn = (name: string) => (env[name]?.trim() ? env[name] : undefined)
   const api =
     choice.api ??
-    PREFERENCE.find((candidate) => apis.includes(candidate) && env[keyEnvOf(candidate)]) ??
+    PREFERENCE.find((candidate) => apis.includes(candidate) && keyIn(keyEnvOf(candidate))) ??
     'anthropic'
   if (!apis.includes(api)) {
     throw new ProviderChoiceError(`unknown api "${api}"; available: ${apis.join(', ')}`)
   }
   const keyEnv = keyEnvOf(api)
-  const apiKey = env[keyEnv] || undefined
+  const apiKey = keyIn(keyEnv)
   const model = choice.model ?? DEFAULT_MODEL[api]
   if (!apiKey && !choice.baseUrl) {
     const chosen = choice.api !== undefined || choice.model !== undefined || choice.apiKeyEnv !== undefined

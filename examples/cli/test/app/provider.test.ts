@@ -25,6 +25,19 @@ describe('resolveProvider', () => {
     expect(choose).toThrow(/^GEMINI_API_KEY is not set, and google gemini-2.5-pro needs it/)
   })
 
+  test('a key variable set to blanks holds no key', () => {
+    expect(resolveProvider({}, { ANTHROPIC_API_KEY: ' ', OPENAI_API_KEY: '\n' })).toMatchObject({
+      kind: 'scripted',
+      reason: 'no-key',
+    })
+    // Nor does it decide the api: the one with a key does.
+    expect(resolveProvider({}, { ANTHROPIC_API_KEY: '  ', OPENAI_API_KEY: 'sk-o' })).toMatchObject({
+      kind: 'real',
+      apiKey: 'sk-o',
+    })
+    expect(() => resolveProvider({ api: 'anthropic' }, { ANTHROPIC_API_KEY: '\t' })).toThrow(MissingKeyError)
+  })
+
   test('a model chosen without an api needs the key of the api it would go to', () => {
     expect(() => resolveProvider({ model: 'claude-opus-4-1' }, {})).toThrow(/^ANTHROPIC_API_KEY is not set/)
   })
