@@ -5,7 +5,7 @@ import { Type } from '@sinclair/typebox'
 import { expect } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
 import { readFile } from '../helpers/tools.js'
-import { drain, messagesOf, record, researcher, type Scenario } from './scenario.js'
+import { drain, messagesOf, needsOk, record, researcher, type Scenario } from './scenario.js'
 
 /** Runs two researchers, one after the other, without linking them itself; answers with their texts. */
 const fanOut = defineTool({
@@ -20,8 +20,69 @@ const fanOut = defineTool({
   },
 })
 
-/** Sub-agents: alone, stopped, several in one call, at the same time. */
+/** A writer whose write_file call needs approval. */
+const writer = defineSubAgent({
+  name: 'writer',
+  description: 'Writes',
+  system: 'You write.',
+  tools: [needsOk],
+})
+
+/** The parent calls `tool` (p1); the writer writes a.txt and answers with the tool's result. */
+function writerRoute(tool: string, args: Record<string, string> = {}) {
+  return (request: Parameters<typeof messagesOf>[0]) => {
+    const messages = messagesOf(request)
+    const last = messages.at(-1)!
+    if (messages[0]?.content === 'You write.') {
+      if (last.role === 'tool') return textReply('r-child-2', `Writer: ${String(last.content)}`)
+      return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+    }
+    if (last.role === 'tool') return textReply('r-parent-2', `Parent: ${String(last.content)}`)
+    if (last.content === 'Again?') return textReply('r-parent-3', 'Back.')
+    return chatStream({ id: 'r-parent-1', steps: [call('p1', tool, args)] })
+  }
+}
+
+/** Sub-agents: alone, stopped, several in one call, at the same time, paused and not carried on. */
 export const subAgents: readonly Scenario[] = [
+  [
+    'a sub-agent paused for approval, its parent continued under an interrupt before the call ran',
+    async (h) => {
+      h.server.handle(writerRoute('writer', { prompt: 'Write' }))
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [writer] }), live)
+      expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
+      const stopped = new AbortController()
+      stopped.abort()
+      const approvals = [{ toolCallId: 'w1', approved: true }]
+      expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe('aborted')
+      expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a sub-agent paused for approval that its call, run again, does not carry on',
+    async (h) => {
+      h.server.handle(writerRoute('once'))
+      let runs = 0
+      const once = defineTool({
+        name: 'once',
+        description: 'Runs the writer the first time only',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          if (runs++ > 0) return 'Not again.'
+          return (await ctx.runSubAgent({ name: 'writer', system: 'You write.', tools: [needsOk] }, 'Write'))
+            .text
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [once] }), live)
+      expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
+      const approvals = [{ toolCallId: 'w1', approved: false, reason: 'no' }]
+      expect((await drain(agent.continue({ approvals }))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   [
     'a sub-agent',
     async (h) => {
