@@ -1,4 +1,4 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { exportSessionHtml } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -37,29 +37,48 @@ function writerRoute(tool: string, args: Record<string, string> = {}) {
       if (last.role === 'tool') return textReply('r-child-2', `Writer: ${String(last.content)}`)
       return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
     }
+    if (messages[0]?.content === 'You manage.') {
+      if (last.role === 'tool') return textReply('r-manager-2', `Manager: ${String(last.content)}`)
+      return chatStream({ id: 'r-manager-1', steps: [call('m1', 'writer', { prompt: 'Write' })] })
+    }
     if (last.role === 'tool') return textReply('r-parent-2', `Parent: ${String(last.content)}`)
     if (last.content === 'Again?') return textReply('r-parent-3', 'Back.')
     return chatStream({ id: 'r-parent-1', steps: [call('p1', tool, args)] })
   }
 }
 
+/** A manager whose writer's write_file call needs approval. */
+const manager = defineSubAgent({
+  name: 'manager',
+  description: 'Manages',
+  system: 'You manage.',
+  tools: [writer],
+})
+
 /** Sub-agents: alone, stopped, several in one call, at the same time, paused and not carried on. */
 export const subAgents: readonly Scenario[] = [
-  [
-    'a sub-agent paused for approval, its parent continued under an interrupt before the call ran',
-    async (h) => {
-      h.server.handle(writerRoute('writer', { prompt: 'Write' }))
-      const live: Event[] = []
-      const agent = record(h.createAgent({ tools: [writer] }), live)
-      expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
-      const stopped = new AbortController()
-      stopped.abort()
-      const approvals = [{ toolCallId: 'w1', approved: true }]
-      expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe('aborted')
-      expect((await drain(agent.run('Again?'))).reason).toBe('completed')
-      return { sessionId: agent.sessionId, live }
-    },
-  ],
+  ...([writer, manager] as const).map(
+    (top): Scenario => [
+      `a ${top.name === 'writer' ? 'sub-agent' : 'sub-agent two levels down'} paused for approval, its parent continued under an interrupt before the call ran`,
+      async (h) => {
+        h.server.handle(writerRoute(top.name, { prompt: 'Write' }))
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [top] }), live)
+        expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
+        const stopped = new AbortController()
+        stopped.abort()
+        const approvals = [{ toolCallId: 'w1', approved: true }]
+        expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe(
+          'aborted',
+        )
+        expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+        // No session is left with a pending call: each sub-agent's was answered.
+        for (const id of new Set(live.map((e) => e.sessionId)))
+          expect(pendingApprovals(await h.store.read(id))).toEqual([])
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
   [
     'a sub-agent paused for approval that its call, run again, does not carry on',
     async (h) => {
