@@ -140,7 +140,13 @@ export class CallSubAgents {
     const left = this.#resumes.get(toolCallId)
     if (left !== undefined && left.length > 0) {
       this.#resumes.delete(toolCallId)
-      for (const resume of left) this.#track(toolCallId, this.#settleNotCarriedOn(toolCallId, resume))
+      // One after the other, in the order they were started, as the call would have carried them on.
+      let before: Promise<unknown> = Promise.resolve()
+      for (const resume of left) {
+        const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
+        this.#track(toolCallId, settled)
+        before = settled
+      }
     }
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome

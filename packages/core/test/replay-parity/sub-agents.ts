@@ -4,6 +4,7 @@ import { exportSessionHtml } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { expect } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
+import { collect } from '../helpers/harness.js'
 import { readFile } from '../helpers/tools.js'
 import { drain, messagesOf, needsOk, record, researcher, type Scenario } from './scenario.js'
 
@@ -79,6 +80,38 @@ export const subAgents: readonly Scenario[] = [
       },
     ],
   ),
+  [
+    'two sub-agents of one call paused for approval, the parent continued under an interrupt',
+    async (h) => {
+      h.server.handle(writerRoute('write_twice'))
+      const spec = { name: 'writer', system: 'You write.', tools: [needsOk] }
+      const twice = defineTool({
+        name: 'write_twice',
+        description: 'Runs two writers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const first = await ctx.runSubAgent(spec, 'first')
+          const second = await ctx.runSubAgent(spec, 'second')
+          return `${first.text} ${second.text}`
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [twice] }), live)
+      const paused = await collect(agent.run('Please write twice'))
+      expect(paused.outcome.pendingApprovals).toHaveLength(2)
+      const stopped = new AbortController()
+      stopped.abort()
+      const approvals = (paused.outcome.pendingApprovals ?? []).map((p) => ({
+        toolCallId: p.toolCallId,
+        sessionId: p.sessionId,
+        approved: true,
+      }))
+      expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe('aborted')
+      for (const id of new Set(live.map((e) => e.sessionId)))
+        expect(pendingApprovals(await h.store.read(id))).toEqual([])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   [
     'a sub-agent paused for approval that its call, run again, does not carry on',
     async (h) => {
