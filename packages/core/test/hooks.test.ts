@@ -24,6 +24,24 @@ function writeTool() {
 }
 
 describe('hooks', () => {
+  test('beforeModelCall adding a message of an unknown role fails the task naming it; nothing is sent', async () => {
+    const h = harness()
+    const agent = h.createAgent({
+      hooks: {
+        beforeModelCall: (request) => ({
+          ...request,
+          messages: [...request.messages, { role: 'narrator', id: 'n1', createdAt: 1, parts: [] } as never],
+        }),
+      },
+    })
+    const { events, outcome } = await collect(agent.run('Hello'))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('error')
+    expect(outcome.errorMessage).toContain('request message 1 has an unknown role "narrator"')
+    expect(h.server.requests).toHaveLength(0)
+    expectValidHistory(await agent.history())
+  })
+
   test('beforeModelCall is awaited and may replace the request; it sees the session and the signal', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi.'))

@@ -305,6 +305,112 @@ describe('sub-agent approval', () => {
     expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
   })
 
+  test("a continue interrupted before the parent's call runs carries the sub-agent on interrupted: its session records and announces the decision, nothing stays pending", async () => {
+    const h = harness()
+    const { agent, written, events: first } = await pausedParent(h)
+    const stopped = new AbortController()
+    stopped.abort()
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }, { signal: stopped.signal }),
+    )
+    expectOrdered([...first, ...events])
+    const interrupted = 'The user interrupted the task before this tool call ran.'
+    expect(summarize(events)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
+      '[id3] tool_approval_decision w1 approved',
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      `[id3] tool_result w1 error (last): ${interrupted}`,
+      '[id3] interrupt',
+      '[id3] turn_end',
+      '[id3] task_metadata turns=0 subAgents=0',
+      '[id3] task_finish aborted: ',
+      `tool_result p1 error (last): ${interrupted}`,
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=0 subAgents=1',
+      'task_finish aborted: ',
+    ])
+    expect(outcome.reason).toBe('aborted')
+    expect(written).toEqual([])
+    // The parent's result links the sub-agent it settled, as a call that carried it on does.
+    expect(events.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+      uiExtra: { type: 'session', sessionId: 'id3' },
+    })
+    const child = await h.store.read('id3')
+    expectValidHistory(child)
+    expect(summarizeHistory(child)).toEqual([
+      ...CHILD_PAUSED_HISTORY,
+      'approval_decision w1 approved',
+      `tool w1 aborted: ${interrupted}`,
+      'task_metadata turns=0 subAgents=0',
+    ])
+    expect(pendingApprovals(child)).toEqual([])
+    expect(pendingApprovals(await agent.history())).toEqual([])
+    // The live events of both tasks are the replay, the sub-agent's settling included.
+    const replay = await replaySession(h.store, agent.sessionId)
+    expect(replay.filter((e) => e.type === 'tool_approval_decision')).toEqual(
+      replayedPart(events.filter((e) => e.type === 'tool_approval_decision')),
+    )
+    expect(replay).toEqual(replayedPart([...first, ...events]))
+  })
+
+  test("a paused sub-agent its call does not carry on when it runs again is settled before the call's result, saying so", async () => {
+    const h = harness()
+    h.server.handle(route)
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => `wrote ${path}`,
+    })
+    const spec = { name: 'writer', system: 'You write.', tools: [writeFile] }
+    let runs = 0
+    const once = defineTool({
+      name: 'writer',
+      description: 'Runs the writer the first time only',
+      parameters: Type.Object({ prompt: Type.String() }),
+      execute: async ({ prompt }, ctx) => {
+        if (runs++ > 0) return 'Not again.'
+        return (await ctx.runSubAgent(spec, prompt)).text
+      },
+    })
+    const agent = h.createAgent({ tools: [once] })
+    expect((await collect(agent.run('Please write a.txt'))).outcome.reason).toBe('awaiting_approval')
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }),
+    )
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Parent: Not again.' })
+    const notCarriedOn =
+      "The parent's call that ran this sub-agent ended without carrying it on: its calls waiting for approval never ran."
+    expect(summarize(events).slice(0, 12)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
+      '[id3] tool_approval_decision w1 approved',
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      `[id3] tool_result w1 error (last): The task failed before this tool call ran: ${notCarriedOn}`,
+      '[id3] turn_end',
+      `[id3] error: ${notCarriedOn}`,
+      '[id3] task_metadata turns=0 subAgents=0',
+      '[id3] task_finish error: ',
+      'tool_result p1 success (last): Not again.',
+    ])
+    const child = await h.store.read('id3')
+    expectValidHistory(child)
+    expect(pendingApprovals(child)).toEqual([])
+    expect(summarizeHistory(child).slice(CHILD_PAUSED_HISTORY.length)).toEqual([
+      'approval_decision w1 approved',
+      `tool w1 error: The task failed before this tool call ran: ${notCarriedOn}`,
+      `error: ${notCarriedOn}`,
+      'task_metadata turns=0 subAgents=0',
+    ])
+  })
+
   test('another process continues the parent: the decision reaches the sub-agent through the store', async () => {
     const h = harness()
     const { agent, events: first } = await pausedParent(h)

@@ -2,6 +2,7 @@ import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import { outputSpec } from '../output/output-spec.js'
 import { checkToolChoice, inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { pendingCalls } from '../task/approval.js'
+import { SubAgentNotCarriedOn } from '../task/call-sub-agents.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import {
   createTaskRuntime,
@@ -64,7 +65,7 @@ export async function runSubAgent(
     hooks: rt.hooks,
     failHost: rt.failHost,
     runSubAgent: rt.runSubAgent,
-    hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal),
+    hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal) ?? notCarriedOn(parent.signal),
   }
   const child = createTaskRuntime(scope, {
     sessionId,
@@ -104,6 +105,12 @@ function timedOut(signal: AbortSignal): HostFailure | undefined {
     message: `The sub-agent stopped at its time limit: ${lowerFirst(reason.message)}`,
     code: 'timeout',
   }
+}
+
+/** The failure of a paused child its parent's call ended without carrying on (see `CallSubAgents.link`). */
+function notCarriedOn(signal: AbortSignal): HostFailure | undefined {
+  const reason: unknown = signal.aborted ? signal.reason : undefined
+  return reason instanceof SubAgentNotCarriedOn ? { message: reason.message } : undefined
 }
 
 function lowerFirst(text: string): string {

@@ -13,6 +13,20 @@ export interface ChildResume {
   approvals: ApprovalDecision[]
 }
 
+/**
+ * Why a paused sub-agent's session was settled without carrying it on: the parent's call that ran
+ * it ended (returned, threw or timed out) without calling `runSubAgent` for it again.
+ */
+export class SubAgentNotCarriedOn extends Error {
+  override readonly name = 'SubAgentNotCarriedOn'
+  constructor(options?: ErrorOptions) {
+    super(
+      "The parent's call that ran this sub-agent ended without carrying it on: its calls waiting for approval never ran.",
+      options,
+    )
+  }
+}
+
 /** A sub-agent that paused for approval: its session and its pending calls. */
 export interface PausedChild {
   sessionId: string
@@ -77,12 +91,38 @@ export class CallSubAgents {
       }
       return outcome
     })
-    const ended = child.catch(() => undefined)
+    this.#track(
+      toolCallId,
+      child.catch(() => undefined),
+    )
+    return child
+  }
+
+  #track(toolCallId: string, ended: Promise<TaskOutcome | undefined>): void {
     this.#all.push(ended)
     const list = this.#byCall.get(toolCallId) ?? []
     list.push(ended)
     this.#byCall.set(toolCallId, list)
-    return child
+  }
+
+  /**
+   * Carries a paused child on with its decisions under an aborted signal, so its session records
+   * and announces them (as the parent's history does) and answers its calls; nothing runs. The
+   * task's interrupt (or host failure) is the child's; otherwise the call ended without it, and
+   * the child ends `error` saying so (`SubAgentNotCarriedOn`). A child whose session is gone, or
+   * that fails to settle, is left as it is (the parent's result says what happened).
+   */
+  async #settleNotCarriedOn(toolCallId: string, resume: ChildResume): Promise<TaskOutcome | undefined> {
+    const rt = this.#rt
+    const signal = rt.signal.aborted ? rt.signal : AbortSignal.abort(new SubAgentNotCarriedOn())
+    try {
+      const info = await rt.store.info(resume.sessionId)
+      if (info === undefined) return undefined
+      const spec = { name: info.subAgent?.name ?? 'sub_agent' }
+      return (await rt.runSubAgent({ rt, toolCallId, signal }, spec, [], resume)).outcome
+    } catch {
+      return undefined
+    }
   }
 
   /**
@@ -91,8 +131,23 @@ export class CallSubAgents {
    * see docs/sessions.md). Unless the outcome has a UI extra of its own (the tool's, which is
    * kept as it is), it links the children, in the order they started: the first as `sessionId`,
    * the others as `moreSessionIds`, with the first one's accounting unless the tool gave some.
+   *
+   * The call has ended, so paused children it was to carry on and did not (it was interrupted
+   * before it ran, or it ended without calling `runSubAgent` for them) never will: each is
+   * settled here, after those it started (see `settleNotCarriedOn`), and linked too.
    */
   async link(toolCallId: string, outcome: ToolOutcome): Promise<ToolOutcome> {
+    const left = this.#resumes.get(toolCallId)
+    if (left !== undefined && left.length > 0) {
+      this.#resumes.delete(toolCallId)
+      // One after the other, in the order they were started, as the call would have carried them on.
+      let before: Promise<unknown> = Promise.resolve()
+      for (const resume of left) {
+        const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
+        this.#track(toolCallId, settled)
+        before = settled
+      }
+    }
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome
     return withSessionLinks(

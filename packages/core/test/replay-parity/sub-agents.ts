@@ -1,11 +1,12 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import { exportSessionHtml } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { expect } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
+import { collect } from '../helpers/harness.js'
 import { readFile } from '../helpers/tools.js'
-import { drain, messagesOf, record, researcher, type Scenario } from './scenario.js'
+import { drain, messagesOf, needsOk, record, researcher, type Scenario } from './scenario.js'
 
 /** Runs two researchers, one after the other, without linking them itself; answers with their texts. */
 const fanOut = defineTool({
@@ -20,8 +21,120 @@ const fanOut = defineTool({
   },
 })
 
-/** Sub-agents: alone, stopped, several in one call, at the same time. */
+/** A writer whose write_file call needs approval. */
+const writer = defineSubAgent({
+  name: 'writer',
+  description: 'Writes',
+  system: 'You write.',
+  tools: [needsOk],
+})
+
+/** The parent calls `tool` (p1); the writer writes a.txt and answers with the tool's result. */
+function writerRoute(tool: string, args: Record<string, string> = {}) {
+  return (request: Parameters<typeof messagesOf>[0]) => {
+    const messages = messagesOf(request)
+    const last = messages.at(-1)!
+    if (messages[0]?.content === 'You write.') {
+      if (last.role === 'tool') return textReply('r-child-2', `Writer: ${String(last.content)}`)
+      return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+    }
+    if (messages[0]?.content === 'You manage.') {
+      if (last.role === 'tool') return textReply('r-manager-2', `Manager: ${String(last.content)}`)
+      return chatStream({ id: 'r-manager-1', steps: [call('m1', 'writer', { prompt: 'Write' })] })
+    }
+    if (last.role === 'tool') return textReply('r-parent-2', `Parent: ${String(last.content)}`)
+    if (last.content === 'Again?') return textReply('r-parent-3', 'Back.')
+    return chatStream({ id: 'r-parent-1', steps: [call('p1', tool, args)] })
+  }
+}
+
+/** A manager whose writer's write_file call needs approval. */
+const manager = defineSubAgent({
+  name: 'manager',
+  description: 'Manages',
+  system: 'You manage.',
+  tools: [writer],
+})
+
+/** Sub-agents: alone, stopped, several in one call, at the same time, paused and not carried on. */
 export const subAgents: readonly Scenario[] = [
+  ...([writer, manager] as const).map(
+    (top): Scenario => [
+      `a ${top.name === 'writer' ? 'sub-agent' : 'sub-agent two levels down'} paused for approval, its parent continued under an interrupt before the call ran`,
+      async (h) => {
+        h.server.handle(writerRoute(top.name, { prompt: 'Write' }))
+        const live: Event[] = []
+        const agent = record(h.createAgent({ tools: [top] }), live)
+        expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
+        const stopped = new AbortController()
+        stopped.abort()
+        const approvals = [{ toolCallId: 'w1', approved: true }]
+        expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe(
+          'aborted',
+        )
+        expect((await drain(agent.run('Again?'))).reason).toBe('completed')
+        // No session is left with a pending call: each sub-agent's was answered.
+        for (const id of new Set(live.map((e) => e.sessionId)))
+          expect(pendingApprovals(await h.store.read(id))).toEqual([])
+        return { sessionId: agent.sessionId, live }
+      },
+    ],
+  ),
+  [
+    'two sub-agents of one call paused for approval, the parent continued under an interrupt',
+    async (h) => {
+      h.server.handle(writerRoute('write_twice'))
+      const spec = { name: 'writer', system: 'You write.', tools: [needsOk] }
+      const twice = defineTool({
+        name: 'write_twice',
+        description: 'Runs two writers, one after the other',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          const first = await ctx.runSubAgent(spec, 'first')
+          const second = await ctx.runSubAgent(spec, 'second')
+          return `${first.text} ${second.text}`
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [twice] }), live)
+      const paused = await collect(agent.run('Please write twice'))
+      expect(paused.outcome.pendingApprovals).toHaveLength(2)
+      const stopped = new AbortController()
+      stopped.abort()
+      const approvals = (paused.outcome.pendingApprovals ?? []).map((p) => ({
+        toolCallId: p.toolCallId,
+        sessionId: p.sessionId,
+        approved: true,
+      }))
+      expect((await drain(agent.continue({ approvals }, { signal: stopped.signal }))).reason).toBe('aborted')
+      for (const id of new Set(live.map((e) => e.sessionId)))
+        expect(pendingApprovals(await h.store.read(id))).toEqual([])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
+  [
+    'a sub-agent paused for approval that its call, run again, does not carry on',
+    async (h) => {
+      h.server.handle(writerRoute('once'))
+      let runs = 0
+      const once = defineTool({
+        name: 'once',
+        description: 'Runs the writer the first time only',
+        parameters: Type.Object({}),
+        execute: async (_args, ctx) => {
+          if (runs++ > 0) return 'Not again.'
+          return (await ctx.runSubAgent({ name: 'writer', system: 'You write.', tools: [needsOk] }, 'Write'))
+            .text
+        },
+      })
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [once] }), live)
+      expect((await drain(agent.run('Please write'))).reason).toBe('awaiting_approval')
+      const approvals = [{ toolCallId: 'w1', approved: false, reason: 'no' }]
+      expect((await drain(agent.continue({ approvals }))).reason).toBe('completed')
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   [
     'a sub-agent',
     async (h) => {

@@ -1,6 +1,7 @@
 import type { Message, SystemMessage } from '@kode/protocol'
 import { toProviderMessages } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
+import { checkMessages } from './check-messages.js'
 import { holdsImageFiles, readImageFiles } from './images.js'
 import {
   type PreparedMessages,
@@ -33,11 +34,16 @@ const KEPT_HISTORIES = 8
 export class MessagePreparer {
   /** By first message (`undefined` for an empty history), the least recently used first. */
   readonly #histories = new Map<Message | undefined, SettledHistory>()
+  /** The messages found to be messages (see `checkMessages`): a history message is immutable once written. */
+  readonly #checked = new WeakSet<Message>()
 
   async prepare(request: LLMRequest, options: PrepareMessagesOptions = {}): Promise<PreparedMessages> {
     const history = request.messages
     const converted = options.converted ?? (() => false)
     const kept = this.#keptFor(history)
+    // The settled messages were checked when they were new (a request that failed settles none),
+    // and so were the tail's that an earlier request sent.
+    checkMessages(history, kept.messages.length, this.#checked)
     kept.settle(history, converted)
     const tail = toProviderMessages(history.slice(kept.messages.length))
     const view = viewEntries(tail)

@@ -8,6 +8,7 @@ import type {
 } from '@kode/protocol'
 import { toProviderMessages } from '@kode/protocol/helpers'
 import type { LLMRequest } from '../../types.js'
+import { checkMessages } from './check-messages.js'
 import { type ImageFiles, readImageFiles } from './images.js'
 
 /** A message as the provider will see it, with the developer messages folded into it. */
@@ -58,6 +59,7 @@ export async function prepareMessages(
   request: LLMRequest,
   options: PrepareMessagesOptions = {},
 ): Promise<PreparedMessages> {
+  checkMessages(request.messages)
   const messages = toProviderMessages(request.messages)
   const files = await readImageFiles(messages, options.converted ?? (() => false), options.readImageFile)
   const { entries, system } = viewEntries(messages)
