@@ -256,6 +256,141 @@ export function describeSessionStoreContract(
       expect((await store.list()).map((s) => s.id)).toEqual([a.id, c.id, b.id])
     })
 
+    test('list with parentSessionId returns the sub-agent sessions and forks of that session only', async () => {
+      const parent = await store.create({ id: 'parent' })
+      const sub = await store.create({ id: 'sub', parentSessionId: 'parent', subAgent: { name: 'a' } })
+      const fork = await store.create({
+        id: 'fork',
+        parentSessionId: 'parent',
+        forkedFrom: { sessionId: 'parent', messageId: 'm' },
+      })
+      await store.create({ id: 'other', parentSessionId: 'elsewhere', subAgent: { name: 'a' } })
+      await store.create({ id: 'nested', parentSessionId: 'sub', subAgent: { name: 'b' } })
+      await store.append(sub.id, shortConversation())
+      const subNow = await store.info(sub.id)
+      expect(await store.list({ parentSessionId: 'parent' })).toEqual([subNow, fork])
+      expect((await store.list({ parentSessionId: 'sub' })).map((s) => s.id)).toEqual(['nested'])
+      expect(await store.list({ parentSessionId: parent.id, limit: 1 })).toEqual([subNow])
+      expect(await store.list({ parentSessionId: 'nobody' })).toEqual([])
+      expect((await store.list({})).map((s) => s.id)).toEqual(['sub', 'nested', 'other', 'fork', 'parent'])
+    })
+
+    test('list with parentSessionId finds a parent id of any text', async () => {
+      // The parent id is metadata, not checked as a session id: a database may store it encoded.
+      for (const [i, parentSessionId] of ['nul \u0000 id', '\ud83d', 'it\'s "quoted"'].entries()) {
+        await store.create({ id: `child${i}`, parentSessionId })
+        expect((await store.list({ parentSessionId })).map((s) => s.id)).toEqual([`child${i}`])
+      }
+    })
+
+    describe('paging', () => {
+      // Seven sessions whose order needs every part of the key: f and g tie on updatedAt (f was
+      // created later), c, d and e tie on both times (by id), a and b too.
+      const order = ['f', 'g', 'c', 'd', 'e', 'a', 'b']
+      beforeEach(async () => {
+        let t = 1000
+        await store.close()
+        store = harness.open({ now: () => t, createId: () => 'unused' })
+        for (const id of ['g', 'b', 'a'])
+          await store.create({ id, parentSessionId: id === 'b' ? 'p' : undefined })
+        t = 2000
+        for (const id of ['e', 'c', 'd'])
+          await store.create({ id, parentSessionId: id === 'e' ? undefined : 'p' })
+        t = 3000
+        await store.create({ id: 'f', parentSessionId: 'p' })
+        await store.append('g', shortConversation())
+      })
+
+      test('orders ties on updatedAt by createdAt, then by id', async () => {
+        const infos = await store.list()
+        expect(infos.map((s) => s.id)).toEqual(order)
+        expect(infos.map((s) => [s.updatedAt, s.createdAt])).toEqual([
+          [3000, 3000],
+          [3000, 1000],
+          [2000, 2000],
+          [2000, 2000],
+          [2000, 2000],
+          [1000, 1000],
+          [1000, 1000],
+        ])
+      })
+
+      test('walking the pages returns every session exactly once, in order', async () => {
+        const pages: string[][] = []
+        let page = await store.list({ limit: 3 })
+        // Bounded, so a store that ignores the options fails here instead of looping.
+        for (let reads = 1; reads <= order.length; reads++) {
+          pages.push(page.map((s) => s.id))
+          if (page.length < 3) break
+          page = await store.list({ limit: 3, after: page.at(-1)! })
+        }
+        expect(pages).toEqual([['f', 'g', 'c'], ['d', 'e', 'a'], ['b']])
+        // A page ending exactly at the end is followed by an empty one.
+        const [last] = await store.list({ limit: 1, after: (await store.info('a'))! })
+        expect(await store.list({ limit: 1, after: last! })).toEqual([])
+      })
+
+      test('pages of one parent', async () => {
+        const first = await store.list({ parentSessionId: 'p', limit: 2 })
+        expect(first.map((s) => s.id)).toEqual(['f', 'c'])
+        const rest = await store.list({ parentSessionId: 'p', after: first.at(-1)! })
+        expect(rest.map((s) => s.id)).toEqual(['d', 'b'])
+      })
+
+      test('after reads only the sort key, which need not be a session', async () => {
+        const ids = async (after: { updatedAt: number; createdAt: number; id: string }, limit?: number) =>
+          (await store.list({ after: { title: 'ignored', recordCount: -1, ...after } as never, limit })).map(
+            (s) => s.id,
+          )
+        expect(await ids({ updatedAt: 2000, createdAt: 2000, id: 'c' })).toEqual(['d', 'e', 'a', 'b'])
+        expect(await ids({ updatedAt: 2000, createdAt: 2000, id: 'cc' }, 1)).toEqual(['d'])
+        expect(await ids({ updatedAt: 3000, createdAt: 2999, id: '' })).toEqual([
+          'g',
+          'c',
+          'd',
+          'e',
+          'a',
+          'b',
+        ])
+        // Times no session has: a fraction, and values beyond any a database column holds.
+        expect(await ids({ updatedAt: 2000.5, createdAt: 0, id: '' })).toEqual(['c', 'd', 'e', 'a', 'b'])
+        expect(await ids({ updatedAt: 2000, createdAt: 1999.5, id: '' })).toEqual(['a', 'b'])
+        expect(await ids({ updatedAt: Number.MAX_VALUE, createdAt: 0, id: '' })).toEqual(order)
+        expect(await ids({ updatedAt: -Number.MAX_VALUE, createdAt: 0, id: '' })).toEqual([])
+      })
+    })
+
+    test('list refuses options of the wrong shape with invalid_list_options, before it reads', async () => {
+      await store.create()
+      const key = { updatedAt: 1, createdAt: 1, id: 's1' }
+      const bad: unknown[] = [
+        null,
+        'all',
+        { limit: 0 },
+        { limit: -1 },
+        { limit: Number.NaN },
+        { limit: 1.5 },
+        { limit: Number.POSITIVE_INFINITY },
+        { limit: '3' },
+        { after: null },
+        { after: 's1' },
+        { after: { createdAt: 1, id: 's1' } },
+        { after: { updatedAt: 1, id: 's1' } },
+        { after: { updatedAt: 1, createdAt: 1 } },
+        { after: { ...key, updatedAt: Number.NaN } },
+        { after: { ...key, createdAt: Number.POSITIVE_INFINITY } },
+        { after: { ...key, createdAt: '1' } },
+        { after: { ...key, id: 1 } },
+        { parentSessionId: 5 },
+        { parentSessionId: null },
+      ]
+      for (const options of bad)
+        expect(await codeOf(store.list(options as never))).toBe('invalid_list_options')
+      // Checked before anything else: a closed store still names the options.
+      await store.close()
+      expect(await codeOf(store.list({ limit: 0 }))).toBe('invalid_list_options')
+    })
+
     test('delete removes the session; deleting a missing one does nothing', async () => {
       const { id } = await store.create()
       await store.append(id, shortConversation())
@@ -280,6 +415,17 @@ export function describeSessionStoreContract(
         expect(await store.info(id)).toBeUndefined()
         expect((await store.list()).map((s) => s.id)).toEqual([kept.id])
         await expect(store.create({ id })).resolves.toMatchObject({ id, recordCount: 0 })
+      })
+
+    if (corruptible)
+      test('a page leaves out a session whose metadata is corrupt and is still full', async () => {
+        for (const id of ['a', 'b', 'c', 'd']) await store.create({ id })
+        await store.close()
+        await harness.corruptMetadata!('c')
+        store = harness.open(fakeClock())
+        const first = await store.list({ limit: 2 })
+        expect(first.map((s) => s.id)).toEqual(['d', 'b'])
+        expect((await store.list({ limit: 2, after: first[1]! })).map((s) => s.id)).toEqual(['a'])
       })
 
     test('returned info is a copy the caller cannot change the store through', async () => {

@@ -1,6 +1,6 @@
 import { defineSubAgent, defineTool, type ToolContext } from '@kode/core'
 import type { Event, HistoryEvent } from '@kode/protocol'
-import { replaySession } from '@kode/session'
+import { replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -582,6 +582,54 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     expect(replay.filter((e) => e.sessionId === 'child').map((e) => e.type)).toEqual(
       replayOf(child, 'child').map((e) => (e as Event).type),
     )
+  })
+
+  test("finding the sub-agents a dead call started lists the parent's sessions only", async () => {
+    const h = harness()
+    await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
+    await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
+    // Another session's sub-agent, linked to a call of the same id: never this task's.
+    await h.store.create({
+      id: 'stranger',
+      parentSessionId: 'other',
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    const lists: unknown[] = []
+    const store: SessionStore = {
+      ...h.store,
+      list: (options) => {
+        lists.push(options)
+        return h.store.list(options)
+      },
+    }
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expect(lists).toEqual([{ parentSessionId: 'dead' }])
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
+    expect(await h.store.read('stranger')).toEqual([])
+  })
+
+  test('a store whose list takes no options still finds them', async () => {
+    const h = harness()
+    await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
+    await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
+    await h.store.create({
+      id: 'stranger',
+      parentSessionId: 'other',
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    // A store written before list took options: it lists every session whatever it is passed.
+    const store: SessionStore = { ...h.store, list: () => h.store.list() }
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
+    expect(await h.store.read('stranger')).toEqual([])
   })
 
   test('a rerun call settles the sub-agent its dead run started before it starts a new one', async () => {

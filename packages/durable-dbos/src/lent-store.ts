@@ -36,7 +36,7 @@ export function lentStore(store: SessionStore, lease: SessionLease): SessionStor
     ...(store.follow ? { follow: store.follow.bind(store) } : {}),
     info: (id) => store.info(id),
     update: (id, patch) => store.update(id, patch),
-    list: () => store.list(),
+    list: (options) => store.list(options),
     delete: (id) => store.delete(id),
     // The host owns the store: an agent closing "its" store must not close it for every task.
     close: async () => {},

@@ -207,18 +207,11 @@ async function subAgentWritersGone(
   lockRetryMs: number,
   cancel: AbortSignal | undefined,
 ): Promise<void> {
-  const children = new Map<string, string[]>()
-  for (const info of await store.list()) {
-    // A fork is a session of its own, written by its own tasks.
-    if (info.subAgent === undefined || info.forkedFrom !== undefined || info.parentSessionId === undefined)
-      continue
-    const siblings = children.get(info.parentSessionId) ?? []
-    siblings.push(info.id)
-    children.set(info.parentSessionId, siblings)
-  }
-  const below = [...(children.get(sessionId) ?? [])]
+  // Each session once: metadata written by hand could make a session its own ancestor.
+  const seen = new Set([sessionId])
+  const below = await subAgentsOf(store, sessionId, seen)
   for (let next = below.pop(); next !== undefined; next = below.pop()) {
-    below.push(...(children.get(next) ?? []))
+    below.push(...(await subAgentsOf(store, next, seen)))
     const lease = await acquireWhenFree(store, next, lockRetryMs, cancel).catch((error: unknown) => {
       // Deleted meanwhile: nothing of it to settle.
       if (SessionError.is(error) && error.code === 'session_not_found') return undefined
@@ -226,6 +219,24 @@ async function subAgentWritersGone(
     })
     await lease?.release()
   }
+}
+
+/**
+ * The ids of the sub-agent sessions `parentId` spawned that are not in `seen` yet; adds them. The
+ * store is asked for the session's children only, and each is checked again: a store that ignores
+ * the filter lists every session.
+ */
+async function subAgentsOf(store: SessionStore, parentId: string, seen: Set<string>): Promise<string[]> {
+  const ids: string[] = []
+  for (const info of await store.list({ parentSessionId: parentId })) {
+    // A fork is a session of its own, written by its own tasks.
+    if (info.subAgent === undefined || info.forkedFrom !== undefined || info.parentSessionId !== parentId)
+      continue
+    if (seen.has(info.id)) continue
+    seen.add(info.id)
+    ids.push(info.id)
+  }
+  return ids
 }
 
 function missing(sessionId: string, cause: unknown): DurableTaskError {

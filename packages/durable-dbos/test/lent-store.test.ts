@@ -74,6 +74,16 @@ describe('lentStore', () => {
     expect(seen).toEqual(['u5'])
   })
 
+  test("passes list's options to the host store", async () => {
+    const { store, lease } = await hostStore()
+    await store.create({ id: 'sub', parentSessionId: 's', subAgent: { name: 'helper' } })
+    await store.create({ id: 'other' })
+    const lent = lentStore(store, lease)
+    expect((await lent.list({ parentSessionId: 's' })).map((info) => info.id)).toEqual(['sub'])
+    expect(await lent.list({ limit: 2 })).toEqual(await store.list({ limit: 2 }))
+    expect(await lent.list()).toHaveLength(3)
+  })
+
   test('offers no optional method the host store lacks, so callers fall back as they would on it', async () => {
     const { store, lease } = await hostStore()
     const { readBatches: _batches, follow: _follow, ...bare } = store

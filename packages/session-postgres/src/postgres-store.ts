@@ -5,6 +5,8 @@ import {
   assertSessionInit,
   assertSessionPatch,
   type CreateSessionInit,
+  checkListOptions,
+  type ListSessionsOptions,
   type LockHolder,
   type LockOwner,
   type ReadBatchesOptions,
@@ -25,6 +27,7 @@ import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './err
 import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
+import { listSessions } from './list-sessions.js'
 import { FeedListener } from './listener.js'
 import { readSessionBatches } from './read-batches.js'
 import { infoOf, metaParam, patchParam, type SessionRow } from './rows.js'
@@ -320,19 +323,11 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         }
       })
     },
-    list() {
+    list(listOptions?: ListSessionsOptions) {
       return operation(async () => {
+        const query = checkListOptions(listOptions)
         await open()
-        const { rows } = await pool.query(sql.list)
-        // One session that cannot be read is left out, as the file store does, not the whole list.
-        return (rows as SessionRow[]).flatMap((row) => {
-          try {
-            return [infoOf(row)]
-          } catch (error) {
-            warn({ type: 'unreadable_session', sessionId: row.id, file: `${schema}.sessions`, error })
-            return []
-          }
-        })
+        return listSessions(pool, schema, query, warn)
       })
     },
     delete(sessionId: string) {

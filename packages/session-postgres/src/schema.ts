@@ -47,6 +47,11 @@ export function schemaStatements(schema: string): string[] {
     end $$`,
     // list() reads sessions newest updated first.
     `create index if not exists sessions_by_update on ${s}.sessions (updated_at desc, created_at desc, id)`,
+    // list({ parentSessionId }) reads one session's sub-agent sessions and forks, in the same order,
+    // without a pass over every session; only the sessions that have a parent are in it.
+    `create index if not exists sessions_by_parent on ${s}.sessions
+      ((meta->'parentSessionId'), updated_at desc, created_at desc, id)
+      where meta->'parentSessionId' is not null`,
     `create table if not exists ${s}.records (
       session_id text not null references ${s}.sessions (id) on delete cascade,
       seq integer not null,

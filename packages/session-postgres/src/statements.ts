@@ -19,7 +19,6 @@ export function statements(schema: string) {
     create: `insert into ${s}.sessions (id, meta, created_at, updated_at)
       values ($1, $2::jsonb, $3, $3) on conflict (id) do nothing returning *`,
     info: `select * from ${s}.sessions where id = $1`,
-    list: `select * from ${s}.sessions order by updated_at desc, created_at desc, id`,
     /**
      * The session's incarnation and its records in order, in one statement, so both come from one
      * snapshot; no row for a missing session, one with a null record for an empty one.

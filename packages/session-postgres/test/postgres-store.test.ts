@@ -863,7 +863,7 @@ describe('closing while operations are under way', () => {
 })
 
 describe('schema and pool', () => {
-  test('the schema, its tables and the index for list() are created on first use', async () => {
+  test('the schema, its tables and the indexes for list() are created on first use', async () => {
     const store = open()
     const exists = async () =>
       (await admin.query('select 1 from information_schema.schemata where schema_name = $1', [schema]))
@@ -874,7 +874,12 @@ describe('schema and pool', () => {
     const { rows } = await admin.query('select indexname from pg_indexes where schemaname = $1 order by 1', [
       schema,
     ])
-    expect(rows.map((r) => r.indexname)).toEqual(['records_pkey', 'sessions_by_update', 'sessions_pkey'])
+    expect(rows.map((r) => r.indexname)).toEqual([
+      'records_pkey',
+      'sessions_by_parent',
+      'sessions_by_update',
+      'sessions_pkey',
+    ])
   })
 
   test('a sessions table made before incarnations gets the column on first use, a distinct value per session', async () => {
@@ -907,6 +912,23 @@ describe('schema and pool', () => {
     await open().list()
     const { rows } = await admin.query(`select id, incarnation from "${schema}".sessions order by id`)
     expect(rows.map((row) => row.incarnation)).toEqual([incarnations[2], incarnations[0], incarnations[1]])
+  })
+
+  test('tables made before list took a parent get its index on first use, and list by the rows they hold', async () => {
+    const before = open()
+    await before.create({ id: 'parent' })
+    await before.create({ id: 'child', parentSessionId: 'parent', subAgent: { name: 'a' } })
+    await admin.query(`drop index "${schema}".sessions_by_parent`)
+    await before.close()
+    const store = open()
+    expect((await store.list({ parentSessionId: 'parent' })).map((info) => info.id)).toEqual(['child'])
+    const { rows } = await admin.query(
+      'select indexname from pg_indexes where schemaname = $1 and indexname = $2',
+      [schema, 'sessions_by_parent'],
+    )
+    expect(rows).toHaveLength(1)
+    // Opening the store again changes nothing.
+    await open().list()
   })
 
   test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {

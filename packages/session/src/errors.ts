@@ -24,6 +24,11 @@ export type SessionErrorCode =
   | 'invalid_record'
   /** `create` or `update` was given metadata of the wrong shape (a title that is not a string). */
   | 'invalid_metadata'
+  /**
+   * `list` was given options it cannot use (a `limit` that is not a positive integer, an `after`
+   * without its times or id); refused before the store reads anything.
+   */
+  | 'invalid_list_options'
   /** A record is larger than the store accepts (a database store's per-record limit). */
   | 'record_too_large'
   /**

@@ -46,6 +46,12 @@ export {
   SubAgentLink,
 } from './session-info.js'
 export { followStart } from './store/follow-start.js'
+export {
+  checkListOptions,
+  type ListSessionsOptions,
+  type ListSessionsQuery,
+  pageSessions,
+} from './store/list-options.js'
 export { createMemorySessionStore, type MemorySessionStoreOptions } from './store/memory-store.js'
 export type {
   FollowedRecord,

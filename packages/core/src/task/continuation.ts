@@ -419,7 +419,8 @@ function linkUnseen(decided: Map<string, ToolOutcome>, unseen: UnseenChildren): 
  */
 async function startedSubAgents(rt: TaskRuntime, callIds: ReadonlySet<string>): Promise<Map<string, string>> {
   const started: { id: string; createdAt: number; toolCallId: string }[] = []
-  for (const info of await rt.store.list()) {
+  // The filter is the store's to apply if it can; a store that ignores it lists every session.
+  for (const info of await rt.store.list({ parentSessionId: rt.sessionId })) {
     const toolCallId = info.subAgent?.parentToolCallId
     if (info.parentSessionId !== rt.sessionId || info.forkedFrom !== undefined) continue
     if (toolCallId !== undefined && callIds.has(toolCallId))

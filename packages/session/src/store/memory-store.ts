@@ -10,11 +10,11 @@ import {
   type SessionInfo,
   type SessionPatch,
   type StoreClock,
-  sortNewestFirst,
 } from '../session-info.js'
 import { encodeRecords } from './encode-records.js'
 import { followStart } from './follow-start.js'
 import { LeaseRegistry } from './leases.js'
+import { checkListOptions, type ListSessionsOptions, pageSessions } from './list-options.js'
 import {
   type FollowedRecord,
   type FollowOptions,
@@ -141,9 +141,13 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
       session.info = patchSessionInfo(session.info, patch)
       return copyInfo(session.info)
     },
-    async list() {
+    async list(listOptions?: ListSessionsOptions) {
+      const query = checkListOptions(listOptions)
       open()
-      return sortNewestFirst([...sessions.values()].map((s) => copyInfo(s.info)))
+      return pageSessions(
+        [...sessions.values()].map((s) => s.info),
+        query,
+      ).map(copyInfo)
     },
     async delete(sessionId: string) {
       open()

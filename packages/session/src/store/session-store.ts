@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import type { CreateSessionInit, SessionInfo, SessionPatch } from '../session-info.js'
+import type { ListSessionsOptions } from './list-options.js'
 
 /**
  * Where sessions live: an append-only history per session plus its metadata. The engine writes
@@ -45,8 +46,29 @@ export interface SessionStore {
   info(sessionId: string): Promise<SessionInfo | undefined>
   /** Changes title, model or provider. Fails with `session_not_found`. */
   update(sessionId: string, patch: SessionPatch): Promise<SessionInfo>
-  /** Every session (sub-agent sessions included), newest updated first. */
-  list(): Promise<SessionInfo[]>
+  /**
+   * The sessions (sub-agent sessions included), newest updated first: by `updatedAt`, then by
+   * `createdAt` (newest first), then by `id`. With no options, all of them.
+   *
+   * `options.parentSessionId` keeps only the sessions whose `parentSessionId` is that one: its
+   * sub-agent sessions and the forks made from it. `options.limit` and `options.after` read the
+   * list a page at a time (keyset pagination): pass the last session of a page as `after` to get
+   * the next `limit` sessions after it, until a page comes back shorter than `limit`. Each page is
+   * read when it is asked for, not from one snapshot: a session neither updated nor deleted
+   * between the reads comes exactly once over the chain of pages, in its place. One that gets a
+   * record appended meanwhile moves to the front (its `updatedAt` is the newest), ahead of the pages
+   * still to come, so it comes at most once (where it was, if its page was read before) or not at
+   * all; so does a session created meanwhile. (Writers whose clocks disagree, such as hosts
+   * sharing a database, can stamp an append older than the session was: that session moves back
+   * and may come twice.) Options of the wrong shape are refused with `invalid_list_options`
+   * before anything is read.
+   *
+   * The options are optional, so that a store written for an earlier release, whose `list` takes
+   * none, still fits: the engine's callers pass `parentSessionId` and still check each session's
+   * own `parentSessionId`, so a store that ignores it and lists every session stays correct, only
+   * slower. Hosts that page must use a store that pages (the file, memory and Postgres stores do).
+   */
+  list(options?: ListSessionsOptions): Promise<SessionInfo[]>
   /**
    * Removes a session and its history. Deleting a session that does not exist does nothing; one
    * whose metadata cannot be read (`corrupt_metadata`) is still deleted, since that is how a user

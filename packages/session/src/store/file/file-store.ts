@@ -18,10 +18,10 @@ import {
   type SessionInfo,
   type SessionPatch,
   type StoreClock,
-  sortNewestFirst,
 } from '../../session-info.js'
 import { encodeRecords } from '../encode-records.js'
 import { LeaseRegistry } from '../leases.js'
+import { checkListOptions, type ListSessionsOptions, pageSessions } from '../list-options.js'
 import {
   type ReadBatchesOptions,
   readBatchSize,
@@ -272,7 +272,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       return (await writerOf(sessionId)).update(patch)
     },
 
-    async list() {
+    async list(listOptions?: ListSessionsOptions) {
+      const query = checkListOptions(listOptions)
       if (closed) throw storeClosed()
       let entries: Dirent[]
       try {
@@ -297,7 +298,11 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         }
       })
       await sweeping
-      return sortNewestFirst(infos.filter((info): info is SessionInfo => info !== undefined))
+      // Every session's metadata is read either way: the directory holds no index to page by.
+      return pageSessions(
+        infos.filter((info): info is SessionInfo => info !== undefined),
+        query,
+      )
     },
 
     async delete(sessionId: string) {
