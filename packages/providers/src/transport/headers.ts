@@ -19,15 +19,11 @@ export function requestHeaders(
   }
   override(headers, adapter)
   if (host) override(headers, host)
-  try {
-    new Headers(headers)
-    for (const name in headers) {
-      if (FORBIDDEN_VALUE.test(headers[name]!)) throw new TypeError(`invalid ${name} header value`)
-    }
-  } catch (thrown) {
-    const name = Object.keys(headers).find((key) => !isValidHeader(key, headers[key]!)) ?? 'a header'
+  for (const name in headers) {
+    const problem = headerProblem(name, headers[name]!)
+    if (problem === undefined) continue
     const detail = `the request header ${JSON.stringify(name)} has a value HTTP does not allow (a line break or another forbidden character; check the API key)`
-    throw transportError(ctx, 'invalid_request', detail, { retryable: false, cause: thrown })
+    throw transportError(ctx, 'invalid_request', detail, { retryable: false, cause: problem })
   }
   return headers
 }
@@ -73,13 +69,14 @@ function sameEntries(headers: Record<string, string>, entries: readonly [string,
   return count === entries.length
 }
 
-function isValidHeader(name: string, value: string): boolean {
-  if (FORBIDDEN_VALUE.test(value)) return false
+/** Why `fetch` would refuse the header, as it would say it; `undefined` when it would take it. */
+function headerProblem(name: string, value: string): unknown {
+  if (FORBIDDEN_VALUE.test(value)) return new TypeError(`invalid ${name} header value`)
   try {
     new Headers([[name, value]])
-    return true
-  } catch {
-    return false
+    return undefined
+  } catch (thrown) {
+    return thrown
   }
 }
 
