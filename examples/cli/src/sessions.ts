@@ -70,7 +70,7 @@ export function openSessionShelf(dir: string): SessionShelf {
       const unreadable: UnreadableSession[] = []
       listings.add(unreadable)
       try {
-        const sessions = (await store.list()).filter((info) => info.subAgent === undefined)
+        const sessions = await topLevelSessions(store)
         return { sessions, unreadable: unreadable.sort((a, b) => a.id.localeCompare(b.id)) }
       } finally {
         listings.delete(unreadable)
@@ -83,11 +83,13 @@ export function openSessionShelf(dir: string): SessionShelf {
 export function shelfOf(store: SessionStore): SessionShelf {
   return {
     store,
-    listSessions: async () => ({
-      sessions: (await store.list()).filter((info) => info.subAgent === undefined),
-      unreadable: [],
-    }),
+    listSessions: async () => ({ sessions: await topLevelSessions(store), unreadable: [] }),
   }
+}
+
+/** The sessions a user can resume: top-level ones (not sub-agents'), newest first. */
+async function topLevelSessions(store: SessionStore): Promise<SessionInfo[]> {
+  return (await store.list()).filter((info) => info.subAgent === undefined)
 }
 
 /**
