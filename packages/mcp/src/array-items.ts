@@ -1,3 +1,5 @@
+import { isRecord } from './is-record.js'
+
 /** Keywords whose value is a schema. */
 const SCHEMA_KEYWORDS = [
   'items',
@@ -66,8 +68,4 @@ function fix(schema: unknown, depth: number): unknown {
   const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'))
   if (isArray && schema.items === undefined) set('items', {})
   return out ?? schema
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

@@ -1,5 +1,6 @@
 import { ListToolsResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod/v4'
+import { isRecord } from './is-record.js'
 import type { ListedTool } from './mcp-tool.js'
 
 /**
@@ -26,8 +27,4 @@ export function readTool(raw: unknown): ListedTool | undefined {
   // Valid JSON Schema the protocol's schema is stricter about (a boolean schema as a property).
   tool.inputSchema ??= isRecord(raw.inputSchema) ? raw.inputSchema : {}
   return tool as unknown as ListedTool
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value)
 }

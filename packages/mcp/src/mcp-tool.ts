@@ -3,6 +3,7 @@ import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import { withArrayItems } from './array-items.js'
 import { messageOf } from './errors.js'
+import { isRecord } from './is-record.js'
 import type { McpToolInfo } from './options.js'
 import { createOutputCheck } from './output-check.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
@@ -120,10 +121,7 @@ function compile(
         : { ok: false, error: result.errorMessage ?? 'the arguments do not match the schema' }
     }
   } catch {
-    return (args) =>
-      typeof args === 'object' && args !== null && !Array.isArray(args)
-        ? { ok: true, args: args as Record<string, unknown> }
-        : { ok: false, error: '/: must be an object' }
+    return (args) => (isRecord(args) ? { ok: true, args } : { ok: false, error: '/: must be an object' })
   }
 }
 
