@@ -23,8 +23,8 @@ export interface CallResult {
  * Maps a `tools/call` result to a Kode tool output: text blocks joined (one per line) into
  * `outputText`, PNG, JPEG and WebP images as image parts (data URLs), what the model cannot take
  * (audio, other images, binary resources, unknown blocks) as a one-line note, `isError` as an
- * `error` result, structured content kept in `uiExtra` (and as the text when the server sent no
- * text).
+ * `error` result, structured content kept in `uiExtra` when its JSON is at most
+ * `STRUCTURED_CONTENT_LIMIT` characters (and as the text when the server sent no text).
  */
 export function toToolOutput(result: CallResult): ToolOutput {
   const texts: string[] = []
@@ -38,8 +38,14 @@ export function toToolOutput(result: CallResult): ToolOutput {
   }
   const output: ToolOutput = { outputText: texts.join('\n') }
   if (result.structuredContent !== undefined) {
-    output.uiExtra = { type: 'json', value: result.structuredContent }
-    if (texts.length === 0) output.outputText = stringify(result.structuredContent)
+    const json = stringify(result.structuredContent)
+    // Kept for UIs, not read by the model, and not capped by the agent's `toolOutputLimit`: a whole
+    // file (or an image's data again, as `server-filesystem` sends) would be stored in the history
+    // on every call.
+    if (json.length <= STRUCTURED_CONTENT_LIMIT) {
+      output.uiExtra = { type: 'json', value: result.structuredContent }
+    }
+    if (texts.length === 0) output.outputText = json
   }
   if (parts.length > 0) output.parts = parts
   if (result.isError === true) output.status = 'error'
@@ -58,6 +64,10 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
       const type = modelImageType(mimeType)
       // Kept in the history, an image the model's API refuses would fail this and every later request.
       if (type === undefined) return `[image (${mimeType}) omitted: models take PNG, JPEG and WebP images]`
+      if (data.length > IMAGE_DATA_LIMIT) {
+        const mb = (data.length / 1024 / 1024).toFixed(1)
+        return `[image (${mimeType}, ${mb} MB as base64) omitted: models take images up to 5 MB]`
+      }
       parts.push({ type: 'image_url', url: `data:${type};base64,${data}` })
       return undefined
     }
@@ -77,6 +87,15 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
       return `[${String(block.type)} content omitted]`
   }
 }
+
+/**
+ * The largest image data (base64 characters) every provider's API takes: Anthropic refuses an image
+ * whose base64 form is over 5 MiB, and kept in the history it would fail every later request.
+ */
+export const IMAGE_DATA_LIMIT = 5 * 1024 * 1024
+
+/** The longest structured content (characters of its JSON) kept in a result's `uiExtra`. */
+export const STRUCTURED_CONTENT_LIMIT = 256 * 1024
 
 /**
  * The image types every provider's API takes, by the names they take them under. Not GIF: Gemini

@@ -109,6 +109,39 @@ describe('an agent driven by a scripted model uses MCP tools', () => {
     expect(request).toContain(`data:image/png;base64,${png}`)
   })
 
+  test('an image over the 5 MB models take is a note; large structured content is not stored again', async () => {
+    const { h, fs, files } = await connectBoth()
+    // 4 MiB of file: 5.3 MiB as base64, over the limit Anthropic applies to an image's base64 form.
+    const big = Buffer.alloc(4 * 1024 * 1024, 7)
+    big.write('\x89PNG\r\n\x1a\n', 'latin1')
+    writeFileSync(join(files, 'huge.png'), big)
+    writeFileSync(join(files, 'long.txt'), 'x'.repeat(400_000))
+    h.model.enqueue(
+      response(
+        'r1',
+        call('c1', 'fs__read_media_file', { path: join(files, 'huge.png') }),
+        call('c2', 'fs__read_text_file', { path: join(files, 'long.txt') }),
+      ),
+      response('r2', say('Seen.')),
+    )
+    const agent = h.agent({ tools: fs.tools })
+    const { outcome } = await collect(agent.run('look'))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Seen.' })
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({ status: 'success', parts: [] })
+    expect(results.c1?.outputText).toBe(
+      '[image (image/png, 5.3 MB as base64) omitted: models take images up to 5 MB]',
+    )
+    // The server sends the image's data again as structured content, and the file's text: kept
+    // whole for UIs, they would be stored uncapped in the history on every call.
+    expect(results.c1?.uiExtra).toBeUndefined()
+    expect(results.c2?.uiExtra).toBeUndefined()
+    expect(results.c2?.outputText.length).toBeLessThan(40_000)
+    const history = JSON.stringify(await agent.history())
+    expect(history.length).toBeLessThan(200_000)
+    expect(JSON.stringify(h.model.requests[1]?.body)).not.toContain('data:image/png')
+  })
+
   test('a long-running call reports its progress as tool_progress events', async () => {
     const h = harness()
     const everything = await h.connect(everythingStdio())

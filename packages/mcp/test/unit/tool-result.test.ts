@@ -52,6 +52,25 @@ describe('a tools/call result as a Kode tool output', () => {
     ).toBe('one')
   })
 
+  test('structured content over 256 KiB of JSON is not kept for UIs; an image over 5 MiB is a note', () => {
+    const long = { text: 'x'.repeat(256 * 1024 - 11) } // {"text":"…"}: 256 KiB of JSON
+    expect(toToolOutput({ content: [], structuredContent: long }).uiExtra).toEqual({
+      type: 'json',
+      value: long,
+    })
+    const longer = { text: `${long.text}x` }
+    expect(toToolOutput({ content: [], structuredContent: longer })).toEqual({
+      outputText: JSON.stringify(longer),
+    })
+    const limit = 5 * 1024 * 1024
+    expect(
+      toToolOutput({ content: [{ type: 'image', data: 'A'.repeat(limit), mimeType: 'image/png' }] }).parts,
+    ).toHaveLength(1)
+    expect(
+      toToolOutput({ content: [{ type: 'image', data: 'A'.repeat(limit + 4), mimeType: 'image/png' }] }),
+    ).toEqual({ outputText: '[image (image/png, 5.0 MB as base64) omitted: models take images up to 5 MB]' })
+  })
+
   test('what the model cannot take is a one-line note; unknown blocks are tolerated', () => {
     const output = toToolOutput({
       content: [
