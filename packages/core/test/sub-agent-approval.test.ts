@@ -267,27 +267,42 @@ describe('sub-agent approval', () => {
     ])
   })
 
-  test("a new user message answers the parent's waiting call; the sub-agent's session keeps its pending call", async () => {
+  test("a new user message answers the parent's waiting call and settles the sub-agent: its session records and announces the denial, nothing stays pending", async () => {
     const h = harness()
     const { agent, written, events: first } = await pausedParent(h)
     const { events, outcome } = await collect(agent.run('Never mind'))
     expectOrdered([...first, ...events])
     const waited =
       "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
+    const superseded =
+      "The user sent the parent agent a new message instead of deciding: this sub-agent's calls waiting for approval never ran."
+    const denied = 'denied by the user: the user sent a new message instead'
     expect(summarize(events)).toEqual([
       'task_start',
       'turn_start',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
       '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      `[id3] tool_result w1 error (last): ${denied}`,
+      '[id3] turn_end',
+      `[id3] error: ${superseded}`,
+      '[id3] task_metadata turns=0 subAgents=0',
+      '[id3] task_finish error: ',
       `tool_result p1 error (last): ${waited}`,
       'turn_end',
       'user_message: Never mind',
       ...textResponse('Fine.'),
       'turn_end',
-      'task_metadata turns=1 subAgents=0',
+      'task_metadata turns=1 subAgents=1',
       'task_finish completed: Fine.',
     ])
     expect(outcome.reason).toBe('completed')
     expect(written).toEqual([])
+    // The parent's result links the sub-agent it settled.
+    expect(events.find((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId)).toMatchObject({
+      uiExtra: { type: 'session', sessionId: 'id3' },
+    })
     const parent = await agent.history()
     expectValidHistory(parent)
     expect(summarizeHistory(parent)).toEqual([
@@ -296,13 +311,20 @@ describe('sub-agent approval', () => {
       `tool p1 error: ${waited}`,
       'user: Never mind',
       'assistant stop: text "Fine."',
-      'task_metadata turns=1 subAgents=0',
+      'task_metadata turns=1 subAgents=1',
     ])
-    // The parent's events of both tasks are its replay: the call announced once, the denial's turn.
-    expect(parentPart([...first, ...events], agent.sessionId)).toEqual(
-      parentPart(replayOf(parent, agent.sessionId) as Event[], agent.sessionId),
-    )
-    expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
+    const child = await h.store.read('id3')
+    expectValidHistory(child)
+    expect(summarizeHistory(child)).toEqual([
+      ...CHILD_PAUSED_HISTORY,
+      'approval_decision w1 denied: the user sent a new message instead',
+      `tool w1 error: ${denied}`,
+      `error: ${superseded}`,
+      'task_metadata turns=0 subAgents=0',
+    ])
+    expect(pendingApprovals(child)).toEqual([])
+    // The live events of both tasks are the replay, the sub-agent's settling included.
+    expect(await replaySession(h.store, agent.sessionId)).toEqual(replayedPart([...first, ...events]))
   })
 
   test("a continue interrupted before the parent's call runs carries the sub-agent on interrupted: its session records and announces the decision, nothing stays pending", async () => {

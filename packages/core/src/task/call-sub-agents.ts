@@ -13,17 +13,19 @@ export interface ChildResume {
   approvals: ApprovalDecision[]
 }
 
+/** Why a paused sub-agent is settled when the parent's call that ran it ended without carrying it on. */
+export const NOT_CARRIED_ON_TEXT =
+  "The parent's call that ran this sub-agent ended without carrying it on: its calls waiting for approval never ran."
+
 /**
  * Why a paused sub-agent's session was settled without carrying it on: the parent's call that ran
- * it ended (returned, threw or timed out) without calling `runSubAgent` for it again.
+ * it ended (returned, threw or timed out) without calling `runSubAgent` for it again, or the user
+ * sent the parent a new message instead of deciding.
  */
 export class SubAgentNotCarriedOn extends Error {
   override readonly name = 'SubAgentNotCarriedOn'
-  constructor(options?: ErrorOptions) {
-    super(
-      "The parent's call that ran this sub-agent ended without carrying it on: its calls waiting for approval never ran.",
-      options,
-    )
+  constructor(message = NOT_CARRIED_ON_TEXT, options?: ErrorOptions) {
+    super(message, options)
   }
 }
 
@@ -47,8 +49,16 @@ export class CallSubAgents {
   /** The children that ended `awaiting_approval`, by the call that ran them. */
   readonly paused = new Map<string, PausedChild[]>()
 
-  constructor(rt: TaskRuntime, resume: ReadonlyMap<string, readonly ChildResume[]> | undefined) {
+  /** What a paused child the batch does not carry on ends saying (see `settleNotCarriedOn`). */
+  readonly #notCarriedOn: string
+
+  constructor(
+    rt: TaskRuntime,
+    resume: ReadonlyMap<string, readonly ChildResume[]> | undefined,
+    notCarriedOn = NOT_CARRIED_ON_TEXT,
+  ) {
     this.#rt = rt
+    this.#notCarriedOn = notCarriedOn
     for (const [id, list] of resume ?? []) this.#resumes.set(id, [...list])
   }
 
@@ -108,13 +118,16 @@ export class CallSubAgents {
   /**
    * Carries a paused child on with its decisions under an aborted signal, so its session records
    * and announces them (as the parent's history does) and answers its calls; nothing runs. The
-   * task's interrupt (or host failure) is the child's; otherwise the call ended without it, and
-   * the child ends `error` saying so (`SubAgentNotCarriedOn`). A child whose session is gone, or
+   * task's interrupt (or host failure) is the child's; otherwise the call ended without it (or
+   * the user sent a new message instead), and the child ends `error` saying so
+   * (`SubAgentNotCarriedOn`). A child whose session is gone, or
    * that fails to settle, is left as it is (the parent's result says what happened).
    */
   async #settleNotCarriedOn(toolCallId: string, resume: ChildResume): Promise<TaskOutcome | undefined> {
     const rt = this.#rt
-    const signal = rt.signal.aborted ? rt.signal : AbortSignal.abort(new SubAgentNotCarriedOn())
+    const signal = rt.signal.aborted
+      ? rt.signal
+      : AbortSignal.abort(new SubAgentNotCarriedOn(this.#notCarriedOn))
     try {
       const info = await rt.store.info(resume.sessionId)
       if (info === undefined) return undefined

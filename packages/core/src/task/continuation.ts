@@ -22,6 +22,10 @@ import { type CallsEnd, runCalls, type TaskState } from './turn.js'
 export const SUPERSEDED_SUB_AGENT_TEXT =
   "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
 
+/** What a sub-agent whose parent got a new message instead of decisions ends saying. */
+export const SUPERSEDED_CHILD_TEXT =
+  "The user sent the parent agent a new message instead of deciding: this sub-agent's calls waiting for approval never ran."
+
 /** The text of a call a task left unanswered when its process stopped. */
 export const STOPPED_CALL_TEXT =
   'The task stopped before this tool call finished (its process ended); it may or may not have run.'
@@ -276,7 +280,9 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
 /**
  * Before a new user message: calls still awaiting approval are denied (the user moved on), so the
  * history stays valid input and none of them ever runs. A call whose sub-agent waited gets an
- * `error` result; the sub-agent's own session keeps its pending calls. The decisions and results
+ * `error` result, and the sub-agent is carried on with the denials and nothing run, before that
+ * result (which links it): its session records and announces them, and its task ends `error`
+ * (`SUPERSEDED_CHILD_TEXT`), so it keeps no call that could never be answered. The decisions and results
  * come in a turn of their own, before the message's; when the process died while the response's
  * other calls ran, in the turn it left open, where those calls are answered too (as `continue`
  * would settle them, none running again).
@@ -285,11 +291,18 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
   const pending = pendingCalls(rt.journal.history)
   if (pending.length === 0) return
   const decided = new Map<string, ToolOutcome>()
+  const resume = new Map<string, ChildResume[]>()
+  const denial = (entry: PendingCall): ApprovalDecision => ({
+    toolCallId: entry.toolCallId,
+    approved: false,
+    reason: SUPERSEDED_REASON,
+  })
   for (const entry of pending) {
-    const outcome = entry.subAgentCall
-      ? errorOutcome(SUPERSEDED_SUB_AGENT_TEXT)
-      : deniedOutcome(SUPERSEDED_REASON)
-    decided.set(entry.call.id, outcome)
+    const via = entry.subAgentCall
+    if (via) {
+      decided.set(entry.call.id, errorOutcome(SUPERSEDED_SUB_AGENT_TEXT))
+      routeDecision(resume, via.toolCallId, via.sessionId, { ...denial(entry), sessionId: entry.sessionId })
+    } else decided.set(entry.call.id, deniedOutcome(SUPERSEDED_REASON))
   }
   const announced = runningCalls(pending)
   let calls = uniqueCalls(pending)
@@ -316,15 +329,16 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
     // In a turn of their own, as `continue` answers decided calls (and as the replay shows them).
     rt.events.emit('turn_start', {})
   }
-  await recordDecisions(
-    rt,
-    pending,
-    (entry) => ({ toolCallId: entry.toolCallId, approved: false, reason: SUPERSEDED_REASON }),
-    true,
-  )
+  // The sub-agents' decisions are announced by the sub-agents, as they record them.
+  await recordDecisions(rt, pending, denial)
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
-  await runCalls(rt, state, calls, responseId, signal, { decided, announced })
+  await runCalls(rt, state, calls, responseId, signal, {
+    decided,
+    announced,
+    resume,
+    notCarriedOn: SUPERSEDED_CHILD_TEXT,
+  })
   rt.events.emit('turn_end', {})
 }
 

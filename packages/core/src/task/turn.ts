@@ -318,6 +318,11 @@ export interface CallsOptions {
    * `runSubAgent` calls continue these sessions, in order, instead of starting new ones.
    */
   resume?: ReadonlyMap<string, readonly ChildResume[]>
+  /**
+   * What a sub-agent of `resume` ends saying when its call does not carry it on (default: that
+   * the call ended without it).
+   */
+  notCarriedOn?: string
   /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
   resumed?: ReadonlySet<string>
   /** Calls waiting for approval, which do not run (see `ToolBatch.held`). */
@@ -346,7 +351,7 @@ export async function runCalls(
   signal: AbortSignal,
   options: CallsOptions = {},
 ): Promise<CallsEnd> {
-  const subAgents = new CallSubAgents(rt, options.resume)
+  const subAgents = new CallSubAgents(rt, options.resume, options.notCarriedOn)
   const end = await runToolBatch({
     rt,
     calls,
