@@ -4,7 +4,7 @@ import { baseUrlProblem } from './base-url.js'
 /** What the command line asked for. */
 export interface CliArgs {
   command: 'repl' | 'exec' | 'demo' | 'help' | 'version'
-  /** `exec`'s prompt. */
+  /** `exec`'s prompt (`-`: read it from stdin). */
   prompt?: string
   api?: string
   model?: string
@@ -32,7 +32,7 @@ export class UsageError extends Error {
 /** What `kode --help` prints. */
 export const USAGE = `Usage:
   kode [options]                 interactive session (REPL)
-  kode exec [options] <prompt>   run one task and print the answer
+  kode exec [options] <prompt>   run one task and print the answer (prompt - : read it from stdin)
   kode demo [options]            run the demo task (offline with a scripted model when no key is set)
 
 Options:

@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { Readable } from 'node:stream'
 // Bundled into dist/kode.js at build time: `kode -v` is always the version of this package.
 import manifest from '../package.json' with { type: 'json' }
 import { openApp } from './app.js'
@@ -13,6 +14,7 @@ import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
 import { findSession, type SessionShelf } from './sessions.js'
+import { readStdinPrompt } from './stdin-prompt.js'
 import { Termination } from './termination.js'
 
 const VERSION: string = manifest.version
@@ -27,6 +29,10 @@ async function main(
   if (args.command === 'help') return print(`${USAGE}\n`)
   if (args.command === 'version') return print(`kode ${VERSION}\n`)
   const { stdout, stderr, stdin } = process
+  // `kode exec -` reads its prompt from stdin, before anything starts: nothing remains there to
+  // read answers from, so calls are decided as without a terminal.
+  const promptFromStdin = args.command === 'exec' && args.prompt === '-'
+  const prompt = promptFromStdin ? await readStdinPrompt(stdin) : args.prompt
   const live = isLive(stdout, env)
   const style = createStyle(colorFor(stdout, env))
   const terminal = {
@@ -63,12 +69,12 @@ async function main(
         // Questions go to stderr: stdout carries only the answer (or the events). Their colour
         // follows stderr, so `exec > file` still marks escapes and `exec 2> file` writes no colour.
         const decide = terminalApprovals(app.yes, {
-          input: stdin,
+          input: promptFromStdin ? Readable.from([]) : stdin,
           output: stderr,
           notify: (line) => io.err(`kode: ${line}\n`),
           style: createStyle(colorFor(stderr, env)),
         })
-        return await runExec(app, args.prompt!, { format: args.output, resume, signal, decide }, io)
+        return await runExec(app, prompt!, { format: args.output, resume, signal, decide }, io)
       }
       case 'demo': {
         const decide = terminalApprovals(app.yes, {

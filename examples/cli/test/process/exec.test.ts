@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, realpathSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
@@ -115,6 +115,44 @@ describe('kode exec', () => {
     })
     expect(code).toBe(2)
     expect(stderr).toContain('kode: DEEPSEEK_API_KEY is not set')
+  })
+
+  test('`exec -` reads the prompt from stdin; calls that ask are decided as without a terminal', async () => {
+    const sessions = tempDir('kode-exec-')
+    const { code, stdout, stderr } = await runKode(
+      ['exec', '--sessions-dir', sessions, '-'],
+      {},
+      undefined,
+      '  hello from a pipe\n\n',
+    )
+    expect(code, stderr).toBe(0)
+    expect(stdout).toContain("I am Kode's **scripted offline model**")
+    const store = createFileSessionStore({ dir: sessions })
+    const [info] = await store.list()
+    expect(info?.title).toBe('hello from a pipe')
+    await store.close()
+    // A call that asks: nobody is left to ask once stdin held the prompt.
+    const cwd = realpathSync(tempDir('kode-exec-write-'))
+    const write = await runKode(['exec', '-'], {}, cwd, 'write notes.txt')
+    expect(write.code).toBe(0)
+    expect(write.stderr).toContain('kode: denied write_file: no terminal to ask for approval')
+    expect(existsSync(join(cwd, 'notes.txt'))).toBe(false)
+  })
+
+  test('`exec -` with nothing on stdin, or more than 8 MiB, is a usage error and runs nothing', async () => {
+    const sessions = tempDir('kode-exec-')
+    const empty = await runKode(['exec', '--sessions-dir', sessions, '-'], {}, undefined, ' \n')
+    expect(empty.code).toBe(2)
+    expect(empty.stderr).toContain('kode exec -: stdin held no prompt')
+    const huge = await runKode(
+      ['exec', '--sessions-dir', sessions, '-'],
+      {},
+      undefined,
+      'x'.repeat(8 * 1024 * 1024 + 1),
+    )
+    expect(huge.code).toBe(2)
+    expect(huge.stderr).toContain('kode exec -: the prompt on stdin is over 8 MiB')
+    expect(readdirSync(sessions)).toEqual([])
   })
 
   test('a usage error exits with status 2 and the usage', async () => {
