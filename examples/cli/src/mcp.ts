@@ -4,10 +4,13 @@ import { connectMcpServer, type McpConnection, type McpServerOptions } from '@ko
 import { cutText } from '@kode/protocol/helpers'
 import type { McpServerConfig } from './config.js'
 
-/** One configured MCP server: connected, or why not. */
+/**
+ * One configured MCP server: connected, or why not (`error`). `lost`: it was connected and went
+ * away (its process exited, its connection dropped); `reconnect` tries it again.
+ */
 export type McpServerStatus =
-  | { name: string; connection: McpConnection; error?: undefined }
-  | { name: string; connection?: undefined; error: string }
+  | { name: string; connection: McpConnection; error?: undefined; lost?: undefined }
+  | { name: string; connection?: undefined; error: string; lost?: boolean }
 
 /** The configured MCP servers of a run, and the agents that get their tools. */
 export interface McpServers {
@@ -16,6 +19,12 @@ export interface McpServers {
   tools(): Tool[]
   /** Keeps `agent`'s tools current when a server's list changes (`all()` builds the full list). */
   follow(agent: Agent, all: () => readonly Tool[]): void
+  /**
+   * Connects again each server that went away since it was connected (not one that never
+   * connected: its config is wrong, and trying it before every task would only repeat that), and
+   * offers the followed agents its tools again. Resolves with a notice per server tried.
+   */
+  reconnect(): Promise<string[]>
   /** Closes every connection, stopping the servers' processes. */
   close(): Promise<void>
 }
@@ -28,8 +37,14 @@ export async function connectServers(
   config: Readonly<Record<string, McpServerConfig>> | undefined,
   cwd: string,
 ): Promise<McpServers> {
-  const servers = await Promise.all(
-    Object.entries(config ?? {}).map(async ([name, server]): Promise<McpServerStatus> => {
+  const entries = Object.entries(config ?? {})
+  const followed: { agent: Agent; all: () => readonly Tool[] }[] = []
+  const offerTools = () => {
+    for (const { agent, all } of followed) agent.setTools(all())
+  }
+  let closing = false
+  const servers: McpServerStatus[] = await Promise.all(
+    entries.map(async ([name, server]): Promise<McpServerStatus> => {
       try {
         return { name, connection: await connectMcpServer(optionsOf(name, server, cwd)) }
       } catch (error) {
@@ -37,21 +52,50 @@ export async function connectServers(
       }
     }),
   )
-  const connections = servers.flatMap((s) => (s.connection ? [s.connection] : []))
-  const followed: { agent: Agent; all: () => readonly Tool[] }[] = []
-  for (const connection of connections) {
-    connection.onToolsChanged(() => {
-      for (const { agent, all } of followed) agent.setTools(all())
+  /** Follows server `i`'s connection: its list changes, and its going away. */
+  const watch = (i: number, connection: McpConnection) => {
+    connection.onToolsChanged(offerTools)
+    connection.onClose((error) => {
+      if (closing || servers[i]?.connection !== connection) return
+      servers[i] = { name: servers[i].name, error: error?.message ?? 'the connection closed', lost: true }
+      // Its tools answer every call with the error until it is back: leave them out meanwhile.
+      offerTools()
     })
   }
+  servers.forEach((server, i) => {
+    if (server.connection) watch(i, server.connection)
+  })
   return {
     servers,
-    tools: () => connections.flatMap((c) => c.tools),
+    tools: () => servers.flatMap((s) => s.connection?.tools ?? []),
     follow(agent, all) {
-      if (connections.length > 0) followed.push({ agent, all })
+      if (servers.some((s) => s.connection || s.lost)) followed.push({ agent, all })
+    },
+    async reconnect() {
+      const notices = await Promise.all(
+        servers.map(async (server, i): Promise<string | undefined> => {
+          if (!server.lost || closing) return undefined
+          try {
+            const connection = await connectMcpServer(optionsOf(server.name, config![server.name]!, cwd))
+            if (closing) {
+              await connection.close()
+              return undefined
+            }
+            servers[i] = { name: server.name, connection }
+            watch(i, connection)
+            return `MCP server ${server.name} went away and is connected again`
+          } catch (error) {
+            servers[i] = { name: server.name, error: (error as Error).message, lost: true }
+            return `MCP server ${server.name} went away and could not be connected again: ${(error as Error).message}`
+          }
+        }),
+      )
+      if (notices.some((notice) => notice !== undefined)) offerTools()
+      return notices.filter((notice) => notice !== undefined)
     },
     close: async () => {
-      await Promise.all(connections.map((c) => c.close()))
+      closing = true
+      await Promise.all(servers.map((s) => s.connection?.close()))
     },
   }
 }
@@ -76,7 +120,8 @@ export function toolLines(builtin: readonly Tool[], mcp: McpServers | undefined)
     if (server.connection) {
       const { tools, transport } = server.connection
       lines.push(`MCP server ${server.name} (${transport}, ${tools.length} tools):`, ...tools.map(line))
-    } else lines.push(`MCP server ${server.name}: not connected: ${server.error}`)
+    } else if (server.lost) lines.push(`MCP server ${server.name}: went away: ${server.error}`)
+    else lines.push(`MCP server ${server.name}: not connected: ${server.error}`)
   }
   return lines
 }

@@ -164,8 +164,12 @@ export class Repl {
     return this.#drive((loop) => resumeWithApprovals(this.agent, pending, loop))
   }
 
-  /** Runs one task; resolves `gave_up` when a second Ctrl-C gave up on a task that did not stop. */
-  #runTask(text: string): Promise<'gave_up' | undefined> {
+  /**
+   * Runs one task; resolves `gave_up` when a second Ctrl-C gave up on a task that did not stop.
+   * An MCP server that went away since the last task is connected again first.
+   */
+  async #runTask(text: string): Promise<'gave_up' | undefined> {
+    for (const notice of (await this.app.mcp?.reconnect()) ?? []) this.print(notice, this.style.yellow)
     return this.#drive(async (loop) => {
       const run = this.agent.run(text, { signal: loop.signal, modelSettings: loop.modelSettings })
       const outcome = await runWithApprovals(this.agent, run, loop)

@@ -93,3 +93,52 @@ describe('mcpServers in the config file', () => {
     expect(() => process.kill(pid!, 0)).toThrow()
   })
 })
+
+describe('an MCP server that goes away', () => {
+  test('is listed as gone, then connected again before the next task, its tools offered again', async () => {
+    const home = tempDir('kode-mcp-lost-')
+    mkdirSync(join(home, 'kode'))
+    writeFileSync(
+      join(home, 'kode/config.json'),
+      JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING] } } }),
+    )
+    const env = { HOME: home, XDG_CONFIG_HOME: home }
+    const args = parseCliArgs(['--scripted', '--sessions-dir', join(home, 'sessions')])
+    const app = await openApp({ args, env, cwd: home, scriptedDelayMs: 0 })
+    try {
+      const first = app.mcp!.servers[0]!.connection!
+      const names = () => app.tools.map((tool) => tool.name)
+      expect(names()).toContain('everything__echo')
+      process.kill(first.pid!, 'SIGKILL')
+      while (app.mcp!.servers[0]!.connection) await new Promise((r) => setTimeout(r, 10))
+      expect(app.mcp!.servers[0]).toMatchObject({ name: 'everything', lost: true })
+      expect(names()).not.toContain('everything__echo')
+
+      const stdin = new PassThrough()
+      const chunks: string[] = []
+      const output = { write: (text: string) => void chunks.push(text), columns: 120 }
+      const lines = new PassThrough()
+      lines.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+      const input = new LineInput(stdin, lines as unknown as NodeJS.WriteStream, '› ')
+      const repl = new Repl(app, { input, output, style: createStyle(false), live: false })
+      const status = repl.run({ resumed: false })
+      const screen = () => chunks.join('')
+      stdin.write('/tools\n')
+      while (!screen().includes('MCP server everything: went away:'))
+        await new Promise((r) => setTimeout(r, 10))
+      stdin.write('hello\n')
+      while (!screen().includes('scripted offline model')) await new Promise((r) => setTimeout(r, 10))
+      expect(screen()).toContain('MCP server everything went away and is connected again')
+      stdin.write('/exit\n')
+      await status
+      input.close()
+      const again = app.mcp!.servers[0]!.connection!
+      expect(again.pid).not.toBe(first.pid)
+      expect(names()).toContain('everything__echo')
+      // Only a server that went away is tried again: nothing is left to reconnect.
+      expect(await app.mcp!.reconnect()).toEqual([])
+    } finally {
+      await app.close()
+    }
+  })
+})
