@@ -43,6 +43,11 @@ export type SessionErrorCode =
   | 'store_closed'
   | 'symlink_refused'
   /**
+   * The file store found a session file with more than one name (a hard link), which it will not
+   * write: an append or a repair would change the file under its other names too.
+   */
+  | 'hard_link_refused'
+  /**
    * The file store found something other than a regular file (a FIFO, a socket, a device, a
    * directory) where one of a session's files belongs.
    */

@@ -78,6 +78,35 @@ async function codeOf(promise: Promise<unknown>): Promise<SessionErrorCode | str
   return 'resolved'
 }
 
+describe('a session file with other names (a hard link) is never written', () => {
+  test('an append is refused, the other name keeps its bytes, and reading still works', async () => {
+    // A backup made with `cp -al`, or a file outside the store linked in.
+    const other = join(outside, 'backup-history.jsonl')
+    await link(join(dir, 's', 'history.jsonl'), other)
+    const before = readFileSync(other, 'utf8')
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r3')]))).toBe('hard_link_refused')
+    expect(readFileSync(other, 'utf8')).toBe(before)
+    expect((await store.read('s')).map((r) => r.id)).toEqual(['r1', 'r2'])
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+    // Deleting the session removes its name only: the other keeps the bytes.
+    await store.delete('s')
+    expect(await store.info('s')).toBeUndefined()
+    expect(readFileSync(other, 'utf8')).toBe(before)
+  })
+
+  test('a torn tail is not cut off through a hard link', async () => {
+    const history = join(dir, 's', 'history.jsonl')
+    writeFileSync(history, `${readFileSync(history, 'utf8')}{"role":"user","id":"r3`)
+    const other = join(outside, 'victim.jsonl')
+    await link(history, other)
+    const before = readFileSync(other, 'utf8')
+    const store = openStore()
+    expect(await codeOf(store.append('s', [record('r4')]))).toBe('hard_link_refused')
+    expect(readFileSync(other, 'utf8')).toBe(before)
+  })
+})
+
 describe('symbolic links inside the store are refused, never written through', () => {
   test('a symlinked history.jsonl: append and read are refused and the target is untouched', async () => {
     const target = join(outside, 'precious.txt')

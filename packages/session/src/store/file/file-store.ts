@@ -56,7 +56,11 @@ export const FILE_READ_BATCH_SIZE = 250
 const LIST_READS = 16
 
 /** Why no writer can open a session that `delete` still removes. */
-const UNOPENABLE: ReadonlySet<SessionErrorCode> = new Set(['corrupt_metadata', 'not_a_regular_file'])
+const UNOPENABLE: ReadonlySet<SessionErrorCode> = new Set([
+  'corrupt_metadata',
+  'not_a_regular_file',
+  'hard_link_refused',
+])
 
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions extends StoreClock {
@@ -314,7 +318,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       } catch (error) {
         if (SessionError.is(error) && error.code === 'session_not_found') return
         // Deleting is how a user gets rid of a session whose metadata cannot be read, or whose
-        // files are not files: no writer can open it, so its lock is taken alone.
+        // files are not files (or have other names, which removing this one leaves alone): no
+        // writer can open it, so its lock is taken alone.
         if (!(SessionError.is(error) && UNOPENABLE.has(error.code))) throw error
       }
       let lock: HeldLock

@@ -1,4 +1,4 @@
-import { constants } from 'node:fs'
+import { constants, type Stats } from 'node:fs'
 import { type FileHandle, lstat, open } from 'node:fs/promises'
 import { SessionError } from '../../errors.js'
 
@@ -44,8 +44,23 @@ export function notRegularFile(path: string, sessionId: string, cause?: unknown)
 }
 
 /**
+ * The refusal to write a session file that has other names (a hard link): appending to it, or
+ * cutting a torn tail off it, would change the file under every name, in a backup made with
+ * `cp -al` or outside the store.
+ */
+export function hardLinkRefused(path: string, sessionId: string, links: number): SessionError {
+  return new SessionError(
+    'hard_link_refused',
+    `${path} has ${links} names (hard links); the session store does not write a file that has others, ` +
+      'since the change would reach them too. Replace it with a copy of its own (cp, not cp -l).',
+    { sessionId },
+  )
+}
+
+/**
  * Opens a session file without following a link in its place. `ENOENT` passes through as the
- * platform's error; a link is `symlink_refused`, anything but a regular file `not_a_regular_file`.
+ * platform's error; a link is `symlink_refused`, anything but a regular file `not_a_regular_file`,
+ * and a file with other names opened for writing `hard_link_refused`.
  */
 export async function openNoFollow(path: string, flags: number, sessionId: string): Promise<FileHandle> {
   if (NOFOLLOW === 0) await assertNotLink(path, sessionId)
@@ -60,16 +75,17 @@ export async function openNoFollow(path: string, flags: number, sessionId: strin
     if (code === 'EISDIR' || code === 'ENXIO') throw notRegularFile(path, sessionId, error)
     throw error
   }
-  let regular: boolean
+  let stats: Stats
   try {
-    regular = (await handle.stat()).isFile()
+    stats = await handle.stat()
   } catch (error) {
     await handle.close()
     throw error
   }
-  if (regular) return handle
+  const writes = (flags & (constants.O_WRONLY | constants.O_RDWR)) !== 0
+  if (stats.isFile() && !(writes && stats.nlink > 1)) return handle
   await handle.close()
-  throw notRegularFile(path, sessionId)
+  throw stats.isFile() ? hardLinkRefused(path, sessionId, stats.nlink) : notRegularFile(path, sessionId)
 }
 
 /**
