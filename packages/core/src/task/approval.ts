@@ -288,15 +288,13 @@ export function checkDecisions(
 }
 
 /**
- * Persists the decisions (`approval_decision`, in one append) and emits `tool_approval_decision`. A sub-agent's
- * call is announced by the sub-agent as it carries on; with `announceSubAgents` (the sub-agent
- * will not carry on) it is announced here, with the sub-agent's session id.
+ * Persists the decisions (`approval_decision`, in one append) and emits `tool_approval_decision`. A
+ * sub-agent's call is announced by the sub-agent as it carries on (or is settled).
  */
 export async function recordDecisions(
   rt: TaskRuntime,
   pending: readonly PendingCall[],
   decide: (call: PendingCall) => ApprovalDecision,
-  announceSubAgents = false,
 ): Promise<void> {
   const { createId, now } = rt.settings
   const decided = pending.map((entry) => ({ entry, ...decide(entry) }))
@@ -318,24 +316,7 @@ export async function recordDecisions(
     }),
   )
   for (const { entry, approved, reason } of decided) {
-    const { sessionId } = entry
-    if (sessionId !== undefined) {
-      if (announceSubAgents) {
-        // With the response id the sub-agent's request carried, as the sub-agent announces it.
-        const responseId = approvalResponseId(entry)
-        rt.sink({
-          type: 'tool_approval_decision',
-          sessionId,
-          timestamp: now(),
-          ...(responseId !== undefined ? { responseId } : {}),
-          toolCallId: entry.toolCallId,
-          toolName: entry.toolName,
-          approved,
-          ...(reason !== undefined ? { reason } : {}),
-        })
-      }
-      continue
-    }
+    if (entry.sessionId !== undefined) continue
     rt.events.emit('tool_approval_decision', {
       responseId: entry.responseId,
       toolCallId: entry.toolCallId,
