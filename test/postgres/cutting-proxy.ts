@@ -21,6 +21,14 @@ export interface CuttingProxy {
    * the close.
    */
   endOnceReady(): void
+  /**
+   * Stalls every open connection that sent a `LISTEN`: from now on nothing is forwarded either way
+   * and nothing is closed, as when a network path dies silently (no reset reaches either side).
+   * Connections made later are forwarded as usual.
+   */
+  stallListening(): void
+  /** How many statements containing `marker` clients sent so far (through any connection). */
+  sent(marker: string): number
   /** How many connections were cut so far. */
   cuts(): number
   close(): Promise<void>
@@ -48,6 +56,9 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
   let down = false
   let cuts = 0
   const sockets = new Set<Socket>()
+  /** Stalls a connection that listened, by connection. */
+  const listening = new Set<() => void>()
+  const chunks: string[] = []
   const server = createServer((client) => {
     if (down) {
       client.destroy()
@@ -65,9 +76,17 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
       upstream.destroy()
     }
     let awaitingAnswer = false
+    let stalled = false
     const endWhenReady = endReady
     endReady = false
     client.on('data', (chunk: Buffer) => {
+      if (stalled) return
+      chunks.push(chunk.toString('latin1'))
+      // The store's LISTEN statement (`listen "<channel>"`).
+      if (chunk.toString('latin1').includes('listen "'))
+        listening.add(() => {
+          stalled = true
+        })
       if (armed && chunk.toString('latin1').includes(armed.marker)) {
         const { when } = armed
         down = armed.down
@@ -78,6 +97,7 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
       upstream.write(chunk)
     })
     upstream.on('data', (chunk: Buffer) => {
+      if (stalled) return
       if (awaitingAnswer) return cut()
       if (endWhenReady && chunk.includes(READY)) {
         client.write(Buffer.concat([chunk, TERMINATED]))
@@ -102,6 +122,11 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
     endOnceReady() {
       endReady = true
     },
+    stallListening() {
+      for (const stall of listening) stall()
+      listening.clear()
+    },
+    sent: (marker) => chunks.filter((chunk) => chunk.includes(marker)).length,
     cuts: () => cuts,
     close() {
       for (const socket of sockets) socket.destroy()

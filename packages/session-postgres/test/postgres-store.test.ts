@@ -398,6 +398,46 @@ describe('follow across hosts', () => {
   })
 })
 
+describe('a notification connection that dies silently', () => {
+  test('is found dead and replaced: a record appended after that reaches the follower before its next poll', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      // Its safety-net read is ten minutes away: only a notification, or a connection found lost,
+      // brings the record in time.
+      const follower = open({ connectionString: proxy.url, followPollMs: 600_000 })
+      const writer = open()
+      await writer.create({ id: 's' })
+      await writer.append('s', [record('a')])
+      const feed = follower.follow('s')[Symbol.asyncIterator]()
+      expect((await feed.next()).value).toMatchObject({ index: 0, record: { id: 'a' } })
+      /** The next record, asked for once the follower read all there is and waits (it looked the session up). */
+      const waiting = async () => {
+        const looked = proxy.sent(`select * from "${schema}".sessions where id = $1`)
+        const next = feed.next()
+        while (proxy.sent(`select * from "${schema}".sessions where id = $1`) === looked)
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        // Wrapped: returned bare, the promise would be awaited with this function's.
+        return { next }
+      }
+      // Its LISTEN is in place (it listens before it waits) and a notification brings a record.
+      let { next } = await waiting()
+      await writer.append('s', [record('b')])
+      expect((await next).value).toMatchObject({ index: 1, record: { id: 'b' } })
+      ;({ next } = await waiting())
+      // The network path of that connection dies with no reset to either side: the follower's host
+      // hears nothing more on it, and nothing tells it the connection is gone.
+      proxy.stallListening()
+      await writer.append('s', [record('c')])
+      expect((await next).value).toMatchObject({ index: 2, record: { id: 'c' } })
+      await feed.return?.()
+      // Closing does not wait on the dead connection.
+      await follower.close()
+    } finally {
+      await proxy.close()
+    }
+  }, 60_000)
+})
+
 describe('a follower restarting from a position', () => {
   test('each followed record names its session incarnation, which a restart with from passes back', async () => {
     const store = open()
