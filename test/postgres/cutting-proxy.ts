@@ -12,9 +12,9 @@ export interface CuttingProxy {
   url: string
   /**
    * Cuts the next connection sending `marker`, `before` forwarding it or `after` Postgres answered
-   * it; with `down`, every connection after the cut is refused too (the database out of reach).
+   * it, or (`stall`) stalls it instead of forwarding it, as `stallListening` stalls a connection; with `down`, every connection after the cut is refused too (the database out of reach).
    */
-  arm(marker: string, when: 'before' | 'after', down?: 'down'): void
+  arm(marker: string, when: 'before' | 'after' | 'stall', down?: 'down'): void
   /**
    * Ends the next new connection as a server ending it just after it became ready does: its
    * first ReadyForQuery and a FATAL `57P01` error (`pg_terminate_backend`) in one write, then
@@ -51,7 +51,7 @@ const TERMINATED = (() => {
 
 export async function startCuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
-  let armed: { marker: string; when: 'before' | 'after'; down: boolean } | undefined
+  let armed: { marker: string; when: 'before' | 'after' | 'stall'; down: boolean } | undefined
   let endReady = false
   let down = false
   let cuts = 0
@@ -92,6 +92,10 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
         down = armed.down
         armed = undefined
         if (when === 'before') return cut()
+        if (when === 'stall') {
+          stalled = true
+          return
+        }
         awaitingAnswer = true
       }
       upstream.write(chunk)

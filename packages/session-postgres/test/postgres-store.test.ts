@@ -708,6 +708,37 @@ describe('an append whose connection is lost', () => {
       await proxy.close()
     }
   })
+  test('an append whose connection died silently fails after queryTimeoutMs with append_interrupted, nothing written', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url, queryTimeoutMs: 1_000 })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      // The network path dies as the statement leaves: no answer and no reset ever come. Without a
+      // timeout the append, and the task whose lease keeps renewing on other connections, would
+      // wait for ever.
+      proxy.arm(APPEND, 'stall')
+      const error = await store.append('s', [record('lost')]).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+      expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: false })
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before'])
+      await store.append('s', [record('after')])
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before', 'after'])
+    } finally {
+      await proxy.close()
+    }
+  }, 30_000)
+
+  test('queryTimeoutMs is a positive integer, and only for a pool the store makes', () => {
+    for (const queryTimeoutMs of [0, -1, 1.5, Number.NaN])
+      expect(() => open({ queryTimeoutMs })).toThrow('queryTimeoutMs must be a positive integer')
+    const pool = new pg.Pool({ connectionString: postgresUrl() })
+    expect(() => createPostgresSessionStore({ pool, queryTimeoutMs: 1_000 })).toThrow(
+      'queryTimeoutMs is for a pool the store makes',
+    )
+    return pool.end()
+  })
+
   test("an error Postgres reports for an append is passed on, also through a host's pool of another copy of pg", async () => {
     // A host may bring its own pg (another version, another install): its errors are not
     // instances of this package's classes.
