@@ -7,7 +7,9 @@ import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { createMemorySessionStore, deriveReplayEvents, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
+import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { crashTools } from './crash-tools.js'
 import { type Frame, readStream, startApp } from './helpers.js'
 
@@ -189,9 +191,37 @@ describe.each(stores)('a session that never existed (%s store)', (_name, makeSto
   })
 })
 
-describe.each(stores)('a task that died inside a sub-agent (%s store)', (_name, makeStore) => {
+/**
+ * The stores of the sub-agent case, each with the store the dead process's lease is held through:
+ * the same one for the memory and file stores (their leases hold within one store), another host's
+ * store for Postgres.
+ */
+const leaseStores: [string, () => { store: SessionStore; holder: SessionStore }][] = [
+  ...stores.map(([name, make]): [string, () => { store: SessionStore; holder: SessionStore }] => [
+    name,
+    () => {
+      const store = make()
+      return { store, holder: store }
+    },
+  ]),
+  [
+    'postgres, another host holding the lease, as a',
+    () => {
+      const schema = freshSchema()
+      const open = () => createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+      const [store, holder] = [open(), open()]
+      cleanups.push(async () => {
+        await Promise.all([store.close(), holder.close()])
+        await dropSchema(schema)
+      })
+      return { store, holder }
+    },
+  ],
+]
+
+describe.each(leaseStores)('a task that died inside a sub-agent (%s store)', (_name, makeStores) => {
   test("while the sub-agent's lease is still held, `continue` and a message are 409 before anything starts; then `continue` works", async () => {
-    const store = makeStore()
+    const { store, holder } = makeStores()
     const delegate: HistoryEvent = {
       ...call,
       parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"look it up"}' }],
@@ -210,7 +240,7 @@ describe.each(stores)('a task that died inside a sub-agent (%s store)', (_name, 
     await store.append(child, childRecords)
     // The dead process took the sub-agent's lease after its parent's: the parent's has expired, the
     // sub-agent's not yet (held here as that process would hold it).
-    const held = await store.acquire(child)
+    const held = await holder.acquire(child)
     const client = createClient({
       api: 'openai-chat',
       model: 'gpt-4o',
