@@ -12,15 +12,23 @@ export interface CuttingProxy {
   url: string
   /**
    * Cuts the next connection sending `marker`, `before` forwarding it or `after` Postgres answered
-   * it; with `down`, every connection after the cut is refused too (the database out of reach).
+   * it, or (`stall`) stalls it instead of forwarding it, as `stallListening` stalls a connection; with `down`, every connection after the cut is refused too (the database out of reach).
    */
-  arm(marker: string, when: 'before' | 'after', down?: 'down'): void
+  arm(marker: string, when: 'before' | 'after' | 'stall', down?: 'down'): void
   /**
    * Ends the next new connection as a server ending it just after it became ready does: its
    * first ReadyForQuery and a FATAL `57P01` error (`pg_terminate_backend`) in one write, then
    * the close.
    */
   endOnceReady(): void
+  /**
+   * Stalls every open connection that sent a `LISTEN`: from now on nothing is forwarded either way
+   * and nothing is closed, as when a network path dies silently (no reset reaches either side).
+   * Connections made later are forwarded as usual.
+   */
+  stallListening(): void
+  /** How many statements containing `marker` clients sent so far (through any connection). */
+  sent(marker: string): number
   /** How many connections were cut so far. */
   cuts(): number
   close(): Promise<void>
@@ -43,11 +51,14 @@ const TERMINATED = (() => {
 
 export async function startCuttingProxy(databaseUrl: string): Promise<CuttingProxy> {
   const target = new URL(databaseUrl)
-  let armed: { marker: string; when: 'before' | 'after'; down: boolean } | undefined
+  let armed: { marker: string; when: 'before' | 'after' | 'stall'; down: boolean } | undefined
   let endReady = false
   let down = false
   let cuts = 0
   const sockets = new Set<Socket>()
+  /** Stalls a connection that listened, by connection. */
+  const listening = new Set<() => void>()
+  const chunks: string[] = []
   const server = createServer((client) => {
     if (down) {
       client.destroy()
@@ -65,19 +76,32 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
       upstream.destroy()
     }
     let awaitingAnswer = false
+    let stalled = false
     const endWhenReady = endReady
     endReady = false
     client.on('data', (chunk: Buffer) => {
+      if (stalled) return
+      chunks.push(chunk.toString('latin1'))
+      // The store's LISTEN statement (`listen "<channel>"`).
+      if (chunk.toString('latin1').includes('listen "'))
+        listening.add(() => {
+          stalled = true
+        })
       if (armed && chunk.toString('latin1').includes(armed.marker)) {
         const { when } = armed
         down = armed.down
         armed = undefined
         if (when === 'before') return cut()
+        if (when === 'stall') {
+          stalled = true
+          return
+        }
         awaitingAnswer = true
       }
       upstream.write(chunk)
     })
     upstream.on('data', (chunk: Buffer) => {
+      if (stalled) return
       if (awaitingAnswer) return cut()
       if (endWhenReady && chunk.includes(READY)) {
         client.write(Buffer.concat([chunk, TERMINATED]))
@@ -102,6 +126,11 @@ export async function startCuttingProxy(databaseUrl: string): Promise<CuttingPro
     endOnceReady() {
       endReady = true
     },
+    stallListening() {
+      for (const stall of listening) stall()
+      listening.clear()
+    },
+    sent: (marker) => chunks.filter((chunk) => chunk.includes(marker)).length,
     cuts: () => cuts,
     close() {
       for (const socket of sockets) socket.destroy()

@@ -1,12 +1,15 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { defineSubAgent } from '@kode/core'
 import { checkEventOrder, type HistoryEvent } from '@kode/protocol'
 import { createClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { createMemorySessionStore, deriveReplayEvents, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
+import { createPostgresSessionStore } from '@kode/session-postgres'
 import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
+import { dropSchema, freshSchema, postgresUrl } from '../../../test/postgres/schemas.js'
 import { crashTools } from './crash-tools.js'
 import { type Frame, readStream, startApp } from './helpers.js'
 
@@ -185,5 +188,98 @@ describe.each(stores)('a session that never existed (%s store)', (_name, makeSto
     expect(await store.info(never)).toBeUndefined()
     expect(await store.list()).toEqual([])
     expect(model.requests).toHaveLength(requests)
+  })
+})
+
+/**
+ * The stores of the sub-agent case, each with the store the dead process's lease is held through:
+ * the same one for the memory and file stores (their leases hold within one store), another host's
+ * store for Postgres.
+ */
+const leaseStores: [string, () => { store: SessionStore; holder: SessionStore }][] = [
+  ...stores.map(([name, make]): [string, () => { store: SessionStore; holder: SessionStore }] => [
+    name,
+    () => {
+      const store = make()
+      return { store, holder: store }
+    },
+  ]),
+  [
+    'postgres, another host holding the lease, as a',
+    () => {
+      const schema = freshSchema()
+      const open = () => createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+      const [store, holder] = [open(), open()]
+      cleanups.push(async () => {
+        await Promise.all([store.close(), holder.close()])
+        await dropSchema(schema)
+      })
+      return { store, holder }
+    },
+  ],
+]
+
+describe.each(leaseStores)('a task that died inside a sub-agent (%s store)', (_name, makeStores) => {
+  test("while the sub-agent's lease is still held, `continue` and a message are 409 before anything starts; then `continue` works", async () => {
+    const { store, holder } = makeStores()
+    const delegate: HistoryEvent = {
+      ...call,
+      parts: [{ type: 'tool_call', id: 'p1', name: 'helper', argumentsJson: '{"prompt":"look it up"}' }],
+    }
+    const child = '0b7c4c3e-4444-4aaa-8bbb-0000000000c1'
+    const childRecords: HistoryEvent[] = [
+      { role: 'user', id: 'cu1', createdAt: at(2), parts: [{ type: 'text', text: 'look it up' }] },
+    ]
+    await store.create({ id: SESSION })
+    await store.append(SESSION, [user, delegate])
+    await store.create({
+      id: child,
+      parentSessionId: SESSION,
+      subAgent: { name: 'helper', parentToolCallId: 'p1' },
+    })
+    await store.append(child, childRecords)
+    // The dead process took the sub-agent's lease after its parent's: the parent's has expired, the
+    // sub-agent's not yet (held here as that process would hold it).
+    const held = await holder.acquire(child)
+    const client = createClient({
+      api: 'openai-chat',
+      model: 'gpt-4o',
+      apiKey: 'sk-test',
+      baseUrl: model.url,
+    })
+    const helper = defineSubAgent({ name: 'helper', description: 'Looks things up', tools: [] })
+    const app = await startApp({ store, client, tools: [helper] })
+    cleanups.push(() => app.close())
+    const requests = model.requests.length
+
+    const carryOn = await fetch(`${app.url}/sessions/${SESSION}/continue`, { method: 'POST' })
+    expect(carryOn.status).toBe(409)
+    expect(((await carryOn.json()) as { error: string }).error).toBe(
+      `sub-agent session ${child} is still held by another writer (its lease has not expired yet); try again later`,
+    )
+    const message = await fetch(`${app.url}/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ text: 'What happened?' }),
+    })
+    expect(message.status).toBe(409)
+    await app.app.hub.idle(SESSION)
+    expect(await store.read(SESSION)).toEqual([user, delegate])
+    expect(await store.read(child)).toEqual(childRecords)
+    expect(model.requests).toHaveLength(requests)
+
+    // Once that lease is given back, `continue` carries the task on to its end.
+    await held.release()
+    model.enqueue(reply('r2', 'The lookup did not finish.'))
+    const stream = `${app.url}/sessions/${SESSION}/events`
+    // The sub-agent's task ends too (`error`: it was settled, not run); the parent's ends last.
+    const own = (frames: Frame[]) =>
+      events(frames).filter((e) => (e as { sessionId?: string }).sessionId === SESSION)
+    const page = readStream(stream, (frames) => own(frames).some((e) => e.type === 'task_finish'))
+    expect((await fetch(`${app.url}/sessions/${SESSION}/continue`, { method: 'POST' })).status).toBe(202)
+    const got = own(await page)
+    expect(got.at(-1)).toMatchObject({ type: 'task_finish', reason: 'completed' })
+    expect(got.filter((e) => e.type === 'error')).toEqual([])
+    expect((await store.read(child)).length).toBeGreaterThan(childRecords.length)
   })
 })

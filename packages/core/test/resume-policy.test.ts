@@ -584,6 +584,37 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     )
   })
 
+  test.each(['continue', 'run'] as const)(
+    "a sub-agent session whose dead writer's lease has not expired yet: %s is refused before it starts",
+    async (how) => {
+      const h = harness()
+      const dead = [DEAD[0]!, CARRIED_SUB_AGENT[1]!]
+      await deadSession(h, dead)
+      const child: HistoryEvent[] = [
+        { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+      ]
+      await childSession(h, child)
+      // The parent's lease expired (the task can take it) but the sub-agent's, taken later by the
+      // dead process and renewed later, has not: what settling the sub-agent needs is not free yet.
+      const held = await h.store.acquire('child')
+      const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+      const agent = h.createAgent({ sessionId: 'dead', tools: [helper] })
+      const run = how === 'continue' ? agent.continue() : agent.run('Never mind')
+      const events = run[Symbol.asyncIterator]()
+      // No `task_start`: a host that answers once the task started (the web example's 202) is told first.
+      await expect(events.next()).rejects.toMatchObject({ code: 'session_locked', sessionId: 'child' })
+      await expect(run.done).rejects.toMatchObject({ code: 'session_locked' })
+      expect(await h.store.read('dead')).toEqual(dead)
+      expect(await h.store.read('child')).toEqual(child)
+      // Once that lease is given back, the same request carries the task on.
+      await held.release()
+      h.server.enqueue(textReply('r1', 'It may not have paid.'))
+      const { outcome } = await collect(how === 'continue' ? agent.continue() : agent.run('Never mind'))
+      expect(outcome.reason).toBe('completed')
+      expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
+    },
+  )
+
   test("finding the sub-agents a dead call started lists the parent's sessions only", async () => {
     const h = harness()
     await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
@@ -607,7 +638,8 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
     const { outcome } = await collect(agent.continue())
     expect(outcome.reason).toBe('completed')
-    expect(lists).toEqual([{ parentSessionId: 'dead' }])
+    // Once to check the sub-agents are free before the task starts, once to settle them.
+    expect(lists).toEqual([{ parentSessionId: 'dead' }, { parentSessionId: 'dead' }])
     expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
     expect(await h.store.read('stranger')).toEqual([])
   })

@@ -14,6 +14,7 @@ export {
   DEFAULT_FOLLOW_POLL_MS,
   DEFAULT_LEASE_MS,
   DEFAULT_MAX_RECORD_BYTES,
+  DEFAULT_QUERY_TIMEOUT_MS,
   type PostgresSessionHistory,
   type PostgresSessionStore,
   type PostgresSessionStoreOptions,

@@ -29,6 +29,12 @@ interface Follower {
   wake?: () => void
 }
 
+/**
+ * How often the listening connection is asked whether it still answers, at most (never less often
+ * than followers poll): a connection that died silently is found within two of these.
+ */
+const HEARTBEAT_MS = 5_000
+
 /** The notification a committed append or delete sends: which session, and its record count. */
 export interface FeedNotice {
   session: string
@@ -43,14 +49,19 @@ export interface FeedNotice {
  * the pool (made from its options, never one of its connections, so following cannot starve the
  * store's reads and appends) while anything follows, and closed when nothing does. When it is
  * lost, every follower is woken (it reads what it missed) and the next wait connects again,
- * polling meanwhile.
+ * polling meanwhile. A connection whose network path died with no reset (a cut cable, a NAT or
+ * firewall that dropped it) reports nothing, and a listening connection sends nothing on its own:
+ * so the listener asks it something every `heartbeatMs`, and one that has not answered by the
+ * next ask is taken for lost.
  */
 export class FeedListener {
   readonly #pool: StorePool
   readonly #channel: string
   readonly #pollMs: number
+  readonly #heartbeatMs: number
   readonly #followers = new Set<Follower>()
   #client: pg.Client | undefined
+  #heartbeat: ReturnType<typeof setInterval> | undefined
   /** Connections being closed, which `close()` waits for. */
   readonly #ending = new InFlight()
   #connecting: Promise<void> | undefined
@@ -60,6 +71,7 @@ export class FeedListener {
     this.#pool = pool
     this.#channel = channel
     this.#pollMs = pollMs
+    this.#heartbeatMs = Math.min(pollMs, HEARTBEAT_MS)
   }
 
   subscribe(sessionId: string): Subscription {
@@ -128,6 +140,7 @@ export class FeedListener {
     const lost = () => {
       if (this.#client !== client) return
       this.#client = undefined
+      this.#stopHeartbeat()
       this.#end(client)
       this.#wakeAll()
     }
@@ -157,6 +170,7 @@ export class FeedListener {
       throw error
     }
     this.#client = client
+    this.#startHeartbeat(client, lost)
     // Appends committed while the connection was being set up were not heard: look again.
     this.#wakeAll()
     if (this.#closed || this.#followers.size === 0) this.#disconnect()
@@ -173,7 +187,31 @@ export class FeedListener {
     const client = this.#client
     if (!client) return
     this.#client = undefined
+    this.#stopHeartbeat()
     this.#end(client)
+  }
+
+  /**
+   * Asks the connection a trivial question every `heartbeatMs`; one still unanswered at the next
+   * ask (or refused) means the connection is lost. The question is still under way then, so ending
+   * the client destroys its socket instead of waiting for a goodbye that would never come.
+   */
+  #startHeartbeat(client: pg.Client, lost: () => void): void {
+    let answered = true
+    this.#heartbeat = setInterval(() => {
+      if (!answered) return lost()
+      answered = false
+      client.query('select 1').then(() => {
+        answered = true
+      }, lost)
+    }, this.#heartbeatMs)
+    // Following must not keep a host process alive on its own.
+    this.#heartbeat.unref?.()
+  }
+
+  #stopHeartbeat(): void {
+    clearInterval(this.#heartbeat)
+    this.#heartbeat = undefined
   }
 
   #end(client: pg.Client): void {

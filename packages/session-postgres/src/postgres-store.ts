@@ -41,6 +41,9 @@ import { updateMeta } from './update-meta.js'
 export const DEFAULT_LEASE_MS = 30_000
 /** Default `maxRecordBytes`: the largest encoded history record the store accepts. */
 export const DEFAULT_MAX_RECORD_BYTES = 8 * 1024 * 1024
+/** Default `queryTimeoutMs`: how long a statement of the store's own pool may go unanswered. */
+export const DEFAULT_QUERY_TIMEOUT_MS = 60_000
+
 /** Default `followPollMs`: how often a follower reads again when no notification came. */
 export const DEFAULT_FOLLOW_POLL_MS = 30_000
 
@@ -65,6 +68,15 @@ export interface PostgresSessionStoreOptions extends StoreClock {
    * the notification connection is down, followers read every second until it is back.
    */
   followPollMs?: number
+  /**
+   * How long a statement of the pool the store makes (with `connectionString`) may go unanswered,
+   * in milliseconds (default 60 000): after that, pg gives up on it and the store treats its
+   * connection as lost (an append then looks whether it was written). A connection whose network
+   * path died silently (no reset reached the host) otherwise leaves its statement, and the task
+   * that waits for it, hanging for ever, while its lease renews on other connections. For a
+   * `pool` the host passes, set pg's `query_timeout` on it instead.
+   */
+  queryTimeoutMs?: number
   /**
    * Told about data that was ignored: `list()` leaving out a session whose `meta` column does not
    * hold a session's metadata (`unreadable_session`, its `file` naming the table: `<schema>.sessions`).
@@ -137,11 +149,16 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   const followPollMs = options.followPollMs ?? DEFAULT_FOLLOW_POLL_MS
   if (!Number.isInteger(followPollMs) || followPollMs < 1)
     throw new TypeError('followPollMs must be a positive integer')
+  const queryTimeoutMs = options.queryTimeoutMs ?? DEFAULT_QUERY_TIMEOUT_MS
+  if (!Number.isInteger(queryTimeoutMs) || queryTimeoutMs < 1)
+    throw new TypeError('queryTimeoutMs must be a positive integer')
+  if (options.pool !== undefined && options.queryTimeoutMs !== undefined)
+    throw new TypeError("queryTimeoutMs is for a pool the store makes: set pg's query_timeout on your pool")
   const now = options.now ?? Date.now
   const warn = options.onWarning ?? (() => {})
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
-  const shared = options.pool ?? ownedPool(options.connectionString)
+  const shared = options.pool ?? ownedPool(options.connectionString, queryTimeoutMs)
   const pool = new StorePool(shared)
   /** The operations under way: close() lets them finish before it releases leases and ends the pool. */
   const operations = new InFlight()
@@ -370,8 +387,8 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
  * query opens a fresh one, so there is nothing to do. A pool the host passes in is the host's to
  * watch.
  */
-function ownedPool(connectionString: string | undefined): pg.Pool {
-  const pool = new pg.Pool({ connectionString })
+function ownedPool(connectionString: string | undefined, queryTimeoutMs: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString, query_timeout: queryTimeoutMs })
   pool.on('error', () => {})
   return pool
 }

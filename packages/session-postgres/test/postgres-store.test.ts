@@ -398,6 +398,46 @@ describe('follow across hosts', () => {
   })
 })
 
+describe('a notification connection that dies silently', () => {
+  test('is found dead and replaced: a record appended after that reaches the follower before its next poll', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      // Its safety-net read is ten minutes away: only a notification, or a connection found lost,
+      // brings the record in time.
+      const follower = open({ connectionString: proxy.url, followPollMs: 600_000 })
+      const writer = open()
+      await writer.create({ id: 's' })
+      await writer.append('s', [record('a')])
+      const feed = follower.follow('s')[Symbol.asyncIterator]()
+      expect((await feed.next()).value).toMatchObject({ index: 0, record: { id: 'a' } })
+      /** The next record, asked for once the follower read all there is and waits (it looked the session up). */
+      const waiting = async () => {
+        const looked = proxy.sent(`select * from "${schema}".sessions where id = $1`)
+        const next = feed.next()
+        while (proxy.sent(`select * from "${schema}".sessions where id = $1`) === looked)
+          await new Promise((resolve) => setTimeout(resolve, 10))
+        // Wrapped: returned bare, the promise would be awaited with this function's.
+        return { next }
+      }
+      // Its LISTEN is in place (it listens before it waits) and a notification brings a record.
+      let { next } = await waiting()
+      await writer.append('s', [record('b')])
+      expect((await next).value).toMatchObject({ index: 1, record: { id: 'b' } })
+      ;({ next } = await waiting())
+      // The network path of that connection dies with no reset to either side: the follower's host
+      // hears nothing more on it, and nothing tells it the connection is gone.
+      proxy.stallListening()
+      await writer.append('s', [record('c')])
+      expect((await next).value).toMatchObject({ index: 2, record: { id: 'c' } })
+      await feed.return?.()
+      // Closing does not wait on the dead connection.
+      await follower.close()
+    } finally {
+      await proxy.close()
+    }
+  }, 60_000)
+})
+
 describe('a follower restarting from a position', () => {
   test('each followed record names its session incarnation, which a restart with from passes back', async () => {
     const store = open()
@@ -668,6 +708,37 @@ describe('an append whose connection is lost', () => {
       await proxy.close()
     }
   })
+  test('an append whose connection died silently fails after queryTimeoutMs with append_interrupted, nothing written', async () => {
+    const proxy = await startCuttingProxy(postgresUrl())
+    try {
+      const store = open({ connectionString: proxy.url, queryTimeoutMs: 1_000 })
+      await store.create({ id: 's' })
+      await store.append('s', [record('before')])
+      // The network path dies as the statement leaves: no answer and no reset ever come. Without a
+      // timeout the append, and the task whose lease keeps renewing on other connections, would
+      // wait for ever.
+      proxy.arm(APPEND, 'stall')
+      const error = await store.append('s', [record('lost')]).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(SessionAppendInterruptedError)
+      expect(error).toMatchObject({ code: 'append_interrupted', sessionId: 's', written: false })
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before'])
+      await store.append('s', [record('after')])
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['before', 'after'])
+    } finally {
+      await proxy.close()
+    }
+  }, 30_000)
+
+  test('queryTimeoutMs is a positive integer, and only for a pool the store makes', () => {
+    for (const queryTimeoutMs of [0, -1, 1.5, Number.NaN])
+      expect(() => open({ queryTimeoutMs })).toThrow('queryTimeoutMs must be a positive integer')
+    const pool = new pg.Pool({ connectionString: postgresUrl() })
+    expect(() => createPostgresSessionStore({ pool, queryTimeoutMs: 1_000 })).toThrow(
+      'queryTimeoutMs is for a pool the store makes',
+    )
+    return pool.end()
+  })
+
   test("an error Postgres reports for an append is passed on, also through a host's pool of another copy of pg", async () => {
     // A host may bring its own pg (another version, another install): its errors are not
     // instances of this package's classes.

@@ -31,18 +31,25 @@ export interface AgentSetup {
 export class TaskStateError extends Error {
   override readonly name = 'TaskStateError'
   constructor(
-    readonly code: 'task_running' | 'no_task_running' | 'nothing_pending' | 'nothing_to_continue',
+    readonly code:
+      | 'task_running'
+      | 'sub_agent_locked'
+      | 'no_task_running'
+      | 'nothing_pending'
+      | 'nothing_to_continue',
     cause?: unknown,
   ) {
     super(
       code === 'task_running'
         ? 'a task is already running in this session'
-        : code === 'no_task_running'
-          ? 'no task is running'
-          : code === 'nothing_to_continue'
-            ? `nothing to carry on: ${(cause as Error).message}`
-            : // The engine's message says which call did not fit.
-              `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
+        : code === 'sub_agent_locked'
+          ? `sub-agent session ${(cause as SessionError).sessionId} is still held by another writer (its lease has not expired yet); try again later`
+          : code === 'no_task_running'
+            ? 'no task is running'
+            : code === 'nothing_to_continue'
+              ? `nothing to carry on: ${(cause as Error).message}`
+              : // The engine's message says which call did not fit.
+                `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
       { cause },
     )
   }
@@ -189,8 +196,13 @@ export class SessionHub {
         await run.done.catch(() => {})
         if (AgentError.is(error) && error.code === 'agent_busy') throw new TaskStateError('task_running')
         // Another host's task holds the session (or held it and died: its lease has not expired yet).
-        if (SessionError.is(error) && error.code === 'session_locked')
+        if (SessionError.is(error) && error.code === 'session_locked') {
+          // A dead task's sub-agent, whose lease its process renewed after the session's: settling
+          // it is refused until that lease expires, before the task starts (the engine checks).
+          if (error.sessionId !== undefined && error.sessionId !== sessionId)
+            throw new TaskStateError('sub_agent_locked', error)
           throw new TaskStateError('task_running')
+        }
         if (AgentError.is(error) && REFUSALS.has(error.code)) throw new TaskStateError(refused, error)
         // A continuation of a session that does not exist: nothing to carry on (the engine made none).
         if (how !== 'run' && SessionError.is(error) && error.code === 'session_not_found')

@@ -1,4 +1,5 @@
 import { type HistoryEvent, type ToolCallPart, toolCallsOf } from '@kode/protocol'
+import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
@@ -369,29 +370,7 @@ async function settleStoppedSubAgents(
 ): Promise<UnseenChildren> {
   const unseen: UnseenChildren = new Map()
   if (callIds.length === 0) return unseen
-  const wanted = new Set(callIds)
-  const history = rt.journal.history
-  const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
-  // The sessions the calls' decisions were routed to, by call, in the order they were decided.
-  const requested = new Map<string, { toolCallId: string; sessionId: string }>()
-  const children = new Map<string, string>()
-  for (const record of history.slice(at + 1)) {
-    if ('role' in record) continue
-    if (
-      record.type === 'approval_request' &&
-      record.subAgentCall &&
-      wanted.has(record.subAgentCall.toolCallId)
-    ) {
-      requested.set(approvalKey(record.sessionId, record.toolCallId), record.subAgentCall)
-    } else if (record.type === 'approval_decision') {
-      const via = requested.get(approvalKey(record.sessionId, record.toolCallId))
-      if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
-    }
-  }
-  const carried = new Set(children.keys())
-  for (const [sessionId, toolCallId] of await startedSubAgents(rt, wanted)) {
-    if (!children.has(sessionId)) children.set(sessionId, toolCallId)
-  }
+  const { children, carried } = await stoppedSubAgents(rt.store, rt.sessionId, rt.journal.history, callIds)
   for (const [sessionId, toolCallId] of children) {
     const info = await rt.store.info(sessionId)
     if (info === undefined) continue
@@ -414,6 +393,107 @@ async function settleStoppedSubAgents(
 }
 
 /**
+ * The sub-agent sessions calls `callIds` of session `sessionId` ran, by session id (the call that
+ * ran each): those the calls carried on (the user's decisions went to them, as `history` records,
+ * in the order they were decided: `carried`), then those the store links to the calls.
+ */
+async function stoppedSubAgents(
+  store: SessionStore,
+  sessionId: string,
+  history: readonly HistoryEvent[],
+  callIds: readonly string[],
+): Promise<{ children: Map<string, string>; carried: Set<string> }> {
+  const wanted = new Set(callIds)
+  const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
+  const requested = new Map<string, { toolCallId: string; sessionId: string }>()
+  const children = new Map<string, string>()
+  for (const record of history.slice(at + 1)) {
+    if ('role' in record) continue
+    if (
+      record.type === 'approval_request' &&
+      record.subAgentCall &&
+      wanted.has(record.subAgentCall.toolCallId)
+    ) {
+      requested.set(approvalKey(record.sessionId, record.toolCallId), record.subAgentCall)
+    } else if (record.type === 'approval_decision') {
+      const via = requested.get(approvalKey(record.sessionId, record.toolCallId))
+      if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
+    }
+  }
+  const carried = new Set(children.keys())
+  for (const [child, toolCallId] of await startedSubAgents(store, sessionId, wanted)) {
+    if (!children.has(child)) children.set(child, toolCallId)
+  }
+  return { children, carried }
+}
+
+/**
+ * Before a task starts on a history a dead process left: checks that the sub-agent sessions the
+ * task will settle (those the dead calls ran, theirs in turn, and, when the process died after
+ * deciding a sub-agent's calls, the sub-agents carried on) are free, by taking and giving back each
+ * one's lease. The dead process took a sub-agent's lease after its parent's and renewed it on its
+ * own timer, so it can outlive the parent's: the task would take the parent, start, and only then
+ * fail on the sub-agent. It is refused with `session_locked` before it starts instead, and can be
+ * asked again once that lease expired. Costs nothing when no task died.
+ */
+export async function checkStoppedSubAgentsFree(rt: TaskRuntime): Promise<void> {
+  const history = rt.journal.history
+  const unfinished = unfinishedTask(history)
+  if (unfinished === undefined) return
+  const carriedOn = pendingCalls(history).flatMap((entry) =>
+    entry.subAgentCall ? [entry.subAgentCall.sessionId] : [],
+  )
+  for (const child of new Set(carriedOn)) await checkFree(rt.store, child)
+  await checkChildrenFree(
+    rt.store,
+    rt.sessionId,
+    history,
+    unfinished.dangling.map((call) => call.id),
+  )
+}
+
+async function checkChildrenFree(
+  store: SessionStore,
+  sessionId: string,
+  history: readonly HistoryEvent[],
+  callIds: readonly string[],
+): Promise<void> {
+  if (callIds.length === 0) return
+  const { children } = await stoppedSubAgents(store, sessionId, history, callIds)
+  for (const child of children.keys()) {
+    let childHistory: HistoryEvent[]
+    try {
+      childHistory = await store.read(child)
+    } catch (error) {
+      if (SessionError.is(error) && error.code === 'session_not_found') continue
+      throw error
+    }
+    const unfinished = unfinishedTask(childHistory)
+    // A sub-agent whose task ended before its process died is left alone: no lease is needed.
+    if (unfinished === undefined) continue
+    await checkFree(store, child)
+    await checkChildrenFree(
+      store,
+      child,
+      childHistory,
+      unfinished.dangling.map((call) => call.id),
+    )
+  }
+}
+
+/** Takes the session's lease and gives it back: `session_locked` while another writer holds it. */
+async function checkFree(store: SessionStore, sessionId: string): Promise<void> {
+  let lease: SessionLease
+  try {
+    lease = await store.acquire(sessionId)
+  } catch (error) {
+    if (SessionError.is(error) && error.code === 'session_not_found') return
+    throw error
+  }
+  await lease.release()
+}
+
+/**
  * The sub-agent sessions of stopped calls that their parent's history does not name (they never
  * paused), by call: each call's result links them, so a replay of the parent shows them.
  */
@@ -431,12 +511,16 @@ function linkUnseen(decided: Map<string, ToolOutcome>, unseen: UnseenChildren): 
  * The sub-agent sessions the store links to calls `callIds` of this session, by session id, in
  * the order they were created (a call's own order: a sub-agent that paused is found here too).
  */
-async function startedSubAgents(rt: TaskRuntime, callIds: ReadonlySet<string>): Promise<Map<string, string>> {
+async function startedSubAgents(
+  store: SessionStore,
+  sessionId: string,
+  callIds: ReadonlySet<string>,
+): Promise<Map<string, string>> {
   const started: { id: string; createdAt: number; toolCallId: string }[] = []
   // The filter is the store's to apply if it can; a store that ignores it lists every session.
-  for (const info of await rt.store.list({ parentSessionId: rt.sessionId })) {
+  for (const info of await store.list({ parentSessionId: sessionId })) {
     const toolCallId = info.subAgent?.parentToolCallId
-    if (info.parentSessionId !== rt.sessionId || info.forkedFrom !== undefined) continue
+    if (info.parentSessionId !== sessionId || info.forkedFrom !== undefined) continue
     if (toolCallId !== undefined && callIds.has(toolCallId))
       started.push({ id: info.id, createdAt: info.createdAt, toolCallId })
   }

@@ -16,6 +16,7 @@ import type { ApprovalDecision } from './approval.js'
 import { pendingCalls, publicPending } from './approval.js'
 import {
   carryOn,
+  checkStoppedSubAgentsFree,
   denySuperseded,
   planContinuation,
   STOPPED_SUB_AGENT_TEXT,
@@ -80,6 +81,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       : undefined
   if (start.kind === 'input' && start.messageId !== undefined) checkFreeId(journal.history, start.messageId)
   if (start.kind === 'continue' && start.inputId !== undefined) checkInputId(journal.history, start.inputId)
+  // A settling sub-agent was checked with its parent.
+  if (!settleOnly) await checkStoppedSubAgentsFree(rt)
   events.emit('task_start', { subAgentState: rt.subAgentState })
   // A process that died inside a turn awaiting its response (right after a threshold compaction,
   // say) left that turn open: `continue` carries it on with the response, as the replay of the
