@@ -17,6 +17,33 @@ const EVERYTHING = fileURLToPath(
   new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url),
 )
 
+/** A REPL on `app` fed through a pipe: `type` a line and wait for text on its screen, then `exit`. */
+function startRepl(app: App) {
+  const stdin = new PassThrough()
+  const chunks: string[] = []
+  const output = { write: (text: string) => void chunks.push(text), columns: 120 }
+  // The REPL's own lines (what /tools prints) go to the prompt's output.
+  const lines = new PassThrough()
+  lines.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
+  const input = new LineInput(stdin, lines as unknown as NodeJS.WriteStream, '› ')
+  const status = new Repl(app, { input, output, style: createStyle(false), live: false }).run({
+    resumed: false,
+  })
+  const screen = () => chunks.join('')
+  return {
+    screen,
+    async type(line: string, until: string) {
+      stdin.write(`${line}\n`)
+      while (!screen().includes(until)) await new Promise((r) => setTimeout(r, 10))
+    },
+    async exit() {
+      stdin.write('/exit\n')
+      await status
+      input.close()
+    },
+  }
+}
+
 describe('mcpServers in the config file', () => {
   let app: App
   let home: string
@@ -65,21 +92,10 @@ describe('mcpServers in the config file', () => {
   })
 
   test('/tools lists the built-in tools and each server with its tools', async () => {
-    const stdin = new PassThrough()
-    const chunks: string[] = []
-    const output = { write: (text: string) => void chunks.push(text), columns: 120 }
-    // The REPL's own lines (what /tools prints) go to the prompt's output.
-    const lines = new PassThrough()
-    lines.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
-    const input = new LineInput(stdin, lines as unknown as NodeJS.WriteStream, '› ')
-    const repl = new Repl(app, { input, output, style: createStyle(false), live: false })
-    const status = repl.run({ resumed: false })
-    stdin.write('/tools\n')
-    while (!chunks.join('').includes('MCP server broken')) await new Promise((r) => setTimeout(r, 10))
-    stdin.write('/exit\n')
-    await status
-    input.close()
-    const screen = chunks.join('')
+    const repl = startRepl(app)
+    await repl.type('/tools', 'MCP server broken')
+    await repl.exit()
+    const screen = repl.screen()
     expect(screen).toContain('Built-in tools:')
     expect(screen).toMatch(/MCP server everything \(stdio, \d+ tools\):/)
     expect(screen).toMatch(/ {2}everything__echo +Echoes back the input string/)
@@ -106,33 +122,22 @@ describe('an MCP server that goes away', () => {
     const args = parseCliArgs(['--scripted', '--sessions-dir', join(home, 'sessions')])
     const app = await openApp({ args, env, cwd: home, scriptedDelayMs: 0 })
     try {
-      const first = app.mcp!.servers[0]!.connection!
+      // Read through a function: the server's status changes under the test.
+      const server = () => app.mcp!.servers[0]!
+      const first = server().connection!
       const names = () => app.tools.map((tool) => tool.name)
       expect(names()).toContain('everything__echo')
       process.kill(first.pid!, 'SIGKILL')
-      while (app.mcp!.servers[0]!.connection) await new Promise((r) => setTimeout(r, 10))
-      expect(app.mcp!.servers[0]).toMatchObject({ name: 'everything', lost: true })
+      while (server().connection) await new Promise((r) => setTimeout(r, 10))
+      expect(server()).toMatchObject({ name: 'everything', lost: true })
       expect(names()).not.toContain('everything__echo')
 
-      const stdin = new PassThrough()
-      const chunks: string[] = []
-      const output = { write: (text: string) => void chunks.push(text), columns: 120 }
-      const lines = new PassThrough()
-      lines.on('data', (chunk: Buffer) => chunks.push(chunk.toString()))
-      const input = new LineInput(stdin, lines as unknown as NodeJS.WriteStream, '› ')
-      const repl = new Repl(app, { input, output, style: createStyle(false), live: false })
-      const status = repl.run({ resumed: false })
-      const screen = () => chunks.join('')
-      stdin.write('/tools\n')
-      while (!screen().includes('MCP server everything: went away:'))
-        await new Promise((r) => setTimeout(r, 10))
-      stdin.write('hello\n')
-      while (!screen().includes('scripted offline model')) await new Promise((r) => setTimeout(r, 10))
-      expect(screen()).toContain('MCP server everything went away and is connected again')
-      stdin.write('/exit\n')
-      await status
-      input.close()
-      const again = app.mcp!.servers[0]!.connection!
+      const repl = startRepl(app)
+      await repl.type('/tools', 'MCP server everything: went away:')
+      await repl.type('hello', 'scripted offline model')
+      expect(repl.screen()).toContain('MCP server everything went away and is connected again')
+      await repl.exit()
+      const again = server().connection!
       expect(again.pid).not.toBe(first.pid)
       expect(names()).toContain('everything__echo')
       // Only a server that went away is tried again: nothing is left to reconnect.
