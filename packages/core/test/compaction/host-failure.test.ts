@@ -91,8 +91,8 @@ describe('agent.compact() and a host that fails', () => {
       message: failure,
       compaction: { reason: 'manual' },
     })
-    const replay = deriveReplayEvents(history)
-    expect(replay.slice(-2)).toMatchObject([
+    const replay = deriveReplayEvents(history).filter((e) => e.type.startsWith('compaction'))
+    expect(replay).toMatchObject([
       { type: 'compaction_start', reason: 'manual' },
       { type: 'compaction_end', compacted: false, errorMessage: failure },
     ])
