@@ -15,6 +15,7 @@ import {
   checkToolChoice,
   type ModelSettings,
   mergeModelSettings,
+  withModelSettings,
 } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { AbortListeners } from '../task/abort-listeners.js'
@@ -342,8 +343,11 @@ export function createAgent(options: AgentOptions): Agent {
           return { compacted: false, reason: 'nothing_to_compact' }
         throw error
       }
-      const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
-      if (instructions.system !== undefined) request.system = instructions.system
+      // The request a task would send now: its output reserve (the agent's maxOutputTokens) sets
+      // the limit, so the kept part leaves the next task under its threshold.
+      const next: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
+      if (instructions.system !== undefined) next.system = instructions.system
+      const request = withModelSettings(next, mergeModelSettings(agentSettings, undefined))
       const budget = measureBudget(
         request,
         journal.modelRecords,
