@@ -706,20 +706,21 @@ describe("a sub-agent's approval recorded in its parent", () => {
 })
 
 describe('compaction', () => {
-  test('a manual compaction record closes the turn and becomes compaction_start then compaction_end; the summarised records are replayed in full', () => {
+  test('a manual compaction record comes between tasks as compaction_start then compaction_end; the summarised records are replayed in full', () => {
     const h = new HistoryBuilder()
     const user = h.user('go')
     const ask = h.calls(['read_file'])
     const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
     const kept = h.calls(['list_dir'])
     const keptResult = h.result(callIds(kept)[0]!, 'list_dir', 'a b')
+    const ended = h.taskMetadata(2)
     const compaction = {
       ...h.compaction('The user asked to read a file; it said "file text".', kept.id),
       reason: 'manual' as const,
     }
-    const events = replay([user, ask, result, kept, keptResult, compaction])
+    const events = replay([user, ask, result, kept, keptResult, ended, compaction])
     expect(shape(events).join(' ')).toBe(
-      'user_message turn_start response_complete tool_call tool_result turn_end turn_start response_complete tool_call tool_result turn_end compaction_start compaction_end',
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start response_complete tool_call tool_result turn_end task_metadata compaction_start compaction_end',
     )
     expect(events.slice(-2)).toEqual([
       {
@@ -743,6 +744,27 @@ describe('compaction', () => {
     ])
     expect(checkEventOrder(events)).toEqual([])
     for (const event of events) validateEvent(event)
+  })
+
+  test('a manual compaction of a session a dead process left mid-turn keeps that turn open, as the next task carries it on', () => {
+    const h = new HistoryBuilder()
+    const user = h.user('go')
+    const ask = h.calls(['read_file'])
+    const result = h.result(callIds(ask)[0]!, 'read_file', 'file text')
+    // The process died while this call ran: no result, no task_metadata.
+    const running = h.calls(['list_dir'], { responseId: 'r-running' })
+    const compaction = {
+      ...h.compaction('The user asked to read a file; it said "file text".', running.id),
+      reason: 'manual' as const,
+    }
+    const settled = h.result(callIds(running)[0]!, 'list_dir', 'stopped', { status: 'error' })
+    const events = replay([user, ask, result, running, compaction, settled])
+    // The call was announced live before the process died; the compaction came after it.
+    expect(shape(events).join(' ')).toBe(
+      'user_message turn_start response_complete tool_call tool_result turn_end turn_start response_complete tool_call compaction_start compaction_end tool_result turn_end',
+    )
+    expect(events.at(-2)).toMatchObject({ type: 'tool_result', responseId: 'r-running' })
+    expect(checkEventOrder(events)).toEqual([])
   })
 
   test('an automatic compaction record opens the turn of the response that follows, as it ran live before that model call', () => {

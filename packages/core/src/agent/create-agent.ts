@@ -15,6 +15,7 @@ import {
   checkToolChoice,
   type ModelSettings,
   mergeModelSettings,
+  withModelSettings,
 } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { AbortListeners } from '../task/abort-listeners.js'
@@ -76,7 +77,7 @@ export interface RunInputOptions<S extends TSchema | undefined = TSchema | undef
 
 /** Options of {@link Agent.compact}. */
 export interface CompactOptions {
-  /** Aborting it stops the summary; nothing is persisted then. */
+  /** Aborting it stops the summary: no `compaction` record is persisted, only the attempt's `interrupt` marker. */
   signal?: AbortSignal | undefined
 }
 
@@ -158,8 +159,9 @@ export interface Agent {
    * Compacts the session now, between tasks: the older part is summarised and a `compaction`
    * record persisted (events `compaction_start` / `compaction_end` on the emitter), with the
    * agent's `compaction` options (their defaults when compaction is off). Resolves with what
-   * happened; a failed or interrupted summary changes nothing (`close` interrupts it too). Throws `AgentError` (`agent_busy`)
-   * while a task runs, and what the store throws. A session the store does not have (an agent that
+   * happened; a failed or interrupted summary changes what the model sees in nothing (`close`
+   * interrupts it too). Throws `AgentError` (`agent_busy`) while a task runs, what the store
+   * throws, and what an event listener threw (after `compaction_end`, as a run does). A session the store does not have (an agent that
    * never ran) has nothing to compact: `nothing_to_compact`, and none is created.
    */
   compact(options?: CompactOptions): Promise<CompactionResult>
@@ -306,18 +308,32 @@ export function createAgent(options: AgentOptions): Agent {
   /** One manual compaction, holding the session's writer until it ends. */
   const compactNow = async (controller: AbortController): Promise<CompactionResult> => {
     const { signal } = controller
-    // A beforeModelCall hook that throws on the summary request fails the compaction, with its message.
-    let hookFailure: HostFailure | undefined
+    // A host's bug stops the compaction as a failed one, with its message (never as an interrupt):
+    // a beforeModelCall hook that throws on the summary request, or a listener that throws.
+    let hostFailure: HostFailure | undefined
+    const failHost = (message: string) => {
+      if (signal.aborted) return
+      hostFailure = { message }
+      controller.abort()
+    }
     const hookScope = {
       hooks,
       sessionId,
       signal,
       aborts: new AbortListeners(signal),
-      failHost: (_error: unknown, message: string) => {
-        hookFailure ??= { message }
-        controller.abort()
-      },
+      failHost: (_error: unknown, message: string) => failHost(message),
     }
+    // As for a task, the sequence still ends well formed, then compact() rejects with the error.
+    let listenerFailure: { error: unknown } | undefined
+    const sink = (event: Event) => {
+      try {
+        emitOn(events, event)
+      } catch (error) {
+        listenerFailure ??= { error }
+        failHost(`An event listener threw: ${thrownText(error)}`)
+      }
+    }
+    const compactionEvents = new TaskEvents(sessionId, settings.now, sink)
     try {
       // A session that does not exist yet has nothing to summarise: compacting creates none.
       try {
@@ -327,9 +343,11 @@ export function createAgent(options: AgentOptions): Agent {
           return { compacted: false, reason: 'nothing_to_compact' }
         throw error
       }
-      const sink = (event: Event) => emitOn(events, event)
-      const request: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
-      if (instructions.system !== undefined) request.system = instructions.system
+      // The request a task would send now: its output reserve (the agent's maxOutputTokens) sets
+      // the limit, so the kept part leaves the next task under its threshold.
+      const next: LLMRequest = { messages: journal.providerMessages(), tools: instructions.tools }
+      if (instructions.system !== undefined) next.system = instructions.system
+      const request = withModelSettings(next, mergeModelSettings(agentSettings, undefined))
       const budget = measureBudget(
         request,
         journal.modelRecords,
@@ -337,22 +355,28 @@ export function createAgent(options: AgentOptions): Agent {
         client,
         settings.estimator,
       )
-      return await compact(
+      const result = await compact(
         {
           journal,
-          events: new TaskEvents(sessionId, settings.now, sink),
+          events: compactionEvents,
           settings,
           compaction: settings.compaction ?? resolveCompaction(undefined)!,
           client,
           signal,
           instructionTokens: settings.estimator.instructions(instructions.system, instructions.tools),
-          hostFailure: () => hookFailure,
+          hostFailure: () => hostFailure,
           prepare: (summary) => hookedRequest(hookScope, summary),
           providerOptions: agentSettings?.providerOptions,
         },
         'manual',
         budget,
       )
+      if (listenerFailure) throw listenerFailure.error
+      return result
+    } catch (error) {
+      // A store that failed mid-compaction: its compaction_start still gets its compaction_end.
+      if (error !== listenerFailure?.error) compactionEvents.abandon(error)
+      throw error
     } finally {
       await journal.close().catch(() => {})
     }

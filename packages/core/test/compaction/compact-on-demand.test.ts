@@ -6,7 +6,7 @@ import { anthropicStream } from '../helpers/anthropic-wire.js'
 import { say, stalledChatStream, textReply } from '../helpers/chat-wire.js'
 import { collect, NOW, useHarness } from '../helpers/harness.js'
 import { expectValidHistory } from '../helpers/history-checks.js'
-import { TINY } from '../helpers/small-window.js'
+import { isSummaryRequest, readChunk, readChunkSession, TINY } from '../helpers/small-window.js'
 import { readFile } from '../helpers/tools.js'
 
 const at = { createdAt: NOW }
@@ -283,5 +283,34 @@ describe('agent.compact()', () => {
     const { messages } = h.server.requests[0]!.body as { messages: { role: string; tool_call_id?: string }[] }
     expect(messages.map((m) => m.tool_call_id ?? m.role)).toEqual(['user', 'assistant', 'c2', 'c1'])
     expect(JSON.stringify(messages[3])).toContain('wrote a.txt')
+  })
+})
+
+describe("agent.compact() and the agent's model settings", () => {
+  const harness = useHarness()
+
+  test("keeps what the agent's output reserve leaves room for, so its next task does not compact again at once", async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    // Six chunks of about 650 tokens each.
+    await h.store.append(
+      'long',
+      readChunkSession(6, (n) => `chunk ${n}: ${'y'.repeat(2_600)}`, { id: 'done', text: 'Read them.' }),
+    )
+    const agent = h.createAgent({
+      sessionId: 'long',
+      client: h.client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      // A reserve of 2,500 of the 4,000-token window leaves requests 1,500 input tokens.
+      modelSettings: { maxOutputTokens: 2_500 },
+    })
+    h.server.enqueue(textReply('s1', 'Six chunks were read.'), textReply('r1', 'Nothing more.'))
+    expect((await agent.compact()).compacted).toBe(true)
+
+    const { events, outcome } = await collect(agent.run('Anything else?'))
+    expect(outcome.reason).toBe('completed')
+    expect(events.some((e) => e.type === 'compaction_start')).toBe(false)
+    expect(h.server.requests).toHaveLength(2)
+    expect(isSummaryRequest(h.server.requests[1]!)).toBe(false)
   })
 })

@@ -1,4 +1,4 @@
-import { checkEventOrder, type HistoryEvent } from '@kode/protocol'
+import { checkEventOrder, type Event, type HistoryEvent } from '@kode/protocol'
 import type { RecordedRequest } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { chatStream, say } from '../helpers/chat-wire.js'
@@ -158,4 +158,67 @@ describe('a process that died right after an interrupted threshold compaction wa
       expect(replayedPart(watched)).toEqual(replayOf(history, id))
     },
   )
+})
+
+// A manual compaction of a session whose process died mid-turn runs between that dead task and
+// the next one: the next task still carries the dead turn on (or closes it), so the compaction's
+// events come inside that turn, live and in replay.
+describe('a manual compaction of a session a dead process left mid-turn', { timeout: 60_000 }, () => {
+  const h = useHarness()
+
+  /** A session cut as a process killed there leaves it: after a response or a threshold compaction. */
+  async function deadSession(id: string, cut: 'call' | 'threshold'): Promise<HistoryEvent[]> {
+    h().server.handle(toolLoopModel(20))
+    const first = h().createAgent({
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { keepRecent: 2 },
+    })
+    expect((await collect(first.run('Read the log'))).outcome.reason).toBe('completed')
+    const full = await first.history()
+    const [compaction] = compactionsOf(full)
+    // The first response after the first compaction: its call had run, its result not persisted.
+    const at =
+      cut === 'threshold'
+        ? full.indexOf(compaction!)
+        : full.findIndex((r, i) => i > full.indexOf(compaction!) && 'role' in r && r.role === 'assistant')
+    const prefix = full.slice(0, at + 1)
+    await h().store.create({ id })
+    await h().store.append(id, prefix)
+    let n = 0
+    h().server.handle((request: RecordedRequest) =>
+      chatStream({
+        id: `next-${++n}`,
+        steps: [say(isSummaryRequest(request) ? 'Summary.' : 'done')],
+        usage: { prompt: bodyTokens(request), completion: 20 },
+      }),
+    )
+    return prefix
+  }
+
+  test.each([
+    ['call', 'continue'],
+    ['call', 'run'],
+    ['threshold', 'continue'],
+    ['threshold', 'run'],
+  ] as const)('cut after a %s, then %s: the events go on as the replay shows them', async (cut, mode) => {
+    const id = `cut-${cut}-${mode}`
+    const prefix = await deadSession(id, cut)
+    const agent = h().createAgent({
+      sessionId: id,
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { keepRecent: 1 },
+    })
+    const live: Event[] = []
+    agent.events.on('event', (event) => live.push(event))
+    expect((await agent.compact()).compacted).toBe(true)
+    const { outcome } = await collect(mode === 'continue' ? agent.continue() : agent.run('Go on'))
+    expect(outcome.reason).toBe('completed')
+    const history = await agent.history()
+    expectValidHistory(history)
+    const watched = replayThenLive(prefix, id, live)
+    expect(checkEventOrder(watched)).toEqual([])
+    expect(replayedPart(watched)).toEqual(replayOf(history, id))
+  })
 })

@@ -42,9 +42,10 @@ export interface ReplayOptions {
  *   was aborted and so already followed by one. `turn_end` closes the turn at the next user,
  *   developer or assistant message, at a task-metadata record, or at the end.
  * - Records: `error` becomes `error`, `interrupt` becomes `interrupt`, `task_metadata` becomes
- *   `task_metadata`; `compaction` closes the open turn and becomes `compaction_start`, an `error`
- *   (`canRetry: true`) per notice of its `retries`, then `compaction_end` (`compacted: true`,
- *   with its summary and token counts). The records it
+ *   `task_metadata`; `compaction` becomes `compaction_start`, an `error` (`canRetry: true`) per
+ *   notice of its `retries`, then `compaction_end` (`compacted: true`, with its summary and token
+ *   counts): an automatic one in the turn it opens for the response that follows, a manual one
+ *   between tasks, or inside the turn a dead process left open. The records it
  *   summarised are replayed in full before it: replay always shows the whole history.
  * - `approval_request` and `approval_decision` become `tool_approval_request` and
  *   `tool_approval_decision`. A sub-agent's call recorded in its parent's history carries the

@@ -440,13 +440,21 @@ export class SessionReplay implements ReplaySink {
 
   /**
    * Places a compaction's events (a `compaction` record, or an `error` record marking one that
-   * saved nothing) where it ran. A manual one ran between tasks. An automatic one ran in the turn
-   * whose model call needed the room, before that call: the turn is opened for the response, or
-   * kept when an earlier compaction of the same call opened it (`awaited`).
+   * saved nothing) where it ran. A manual one ran between tasks: a turn still open there is one a
+   * process that died left open, which the next task carries on (or closes) after the compaction,
+   * so it stays open, as it was (its calls the dead process had started announced first, as they
+   * were live). An automatic one ran in the turn whose model call needed the room, before that
+   * call: the turn is opened for the response, or kept when an earlier compaction of the same call
+   * opened it (`awaited`).
    */
   private placeCompaction(reason: CompactionReason, timestamp: number, awaited: boolean): void {
-    if (reason === 'manual') this.closeTurn()
-    else this.placeBeforeResponse(timestamp, awaited)
+    if (reason !== 'manual') {
+      this.placeBeforeResponse(timestamp, awaited)
+      return
+    }
+    if (!this.turnOpen) return
+    this.announceRunning(timestamp)
+    this.turnAwaitsResponse = awaited
   }
 
   /**
