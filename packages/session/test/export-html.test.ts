@@ -148,6 +148,44 @@ describe('content', () => {
     )
   })
 
+  test('pretty-printed arguments keep every value as the model wrote it', () => {
+    const b = new HistoryBuilder()
+    const call = b.calls(['write_file'])
+    const part = call.parts[0]!
+    if (part.type === 'tool_call')
+      part.argumentsJson =
+        '{"id": 12345678901234567890, "big":1e400,"price" :1.50,"k":1,"k":2,"s":"\\u00e9 \\"{[,:"  ,"e":{ },"l":[ ],"n":[1,[true,null]]}'
+    const page = exportHtml([b.user('go'), call])
+    const shown = [
+      '{',
+      '  "id": 12345678901234567890,',
+      '  "big": 1e400,',
+      '  "price": 1.50,',
+      '  "k": 1,',
+      '  "k": 2,',
+      '  "s": "\\u00e9 \\"{[,:",',
+      '  "e": {},',
+      '  "l": [],',
+      '  "n": [',
+      '    1,',
+      '    [',
+      '      true,',
+      '      null',
+      '    ]',
+      '  ]',
+      '}',
+    ].join('\n')
+    expect(page).toContain(`<pre>${escaped(shown)}</pre>`)
+  })
+
+  test('arguments that are not JSON are shown as they are', () => {
+    const b = new HistoryBuilder()
+    const call = b.calls(['bash'])
+    const part = call.parts[0]!
+    if (part.type === 'tool_call') part.argumentsJson = '{"cmd": "ls",'
+    expect(exportHtml([b.user('go'), call])).toContain(`<pre>${escaped('{"cmd": "ls",')}</pre>`)
+  })
+
   test('failed, interrupted and missing results are marked', () => {
     expect(page).toContain('<details class="tool error">')
     expect(page).toContain('<span class="badge error">error</span>')
