@@ -456,6 +456,19 @@ describe('images', () => {
     expect(page).toContain('image: gs://bucket/a.png')
   })
 
+  test('an image reference that is not a web URL is cut only when long, never inside a character', () => {
+    const long = `blob:${'😀'.repeat(40)}`
+    const page = exportHtml([
+      b.user('look', [
+        { type: 'image_url', url: 'ftp://x.test/a.png' },
+        { type: 'image_url', url: long },
+      ]),
+    ])
+    expect(page).toContain('<p class="image-ref">image: ftp://x.test/a.png</p>')
+    expect(page).toContain(`<p class="image-ref">image: blob:${'😀'.repeat(29)}…</p>`)
+    expect(page).not.toMatch(/\p{Cs}/u)
+  })
+
   test("imageUrls: 'as-given' shows a web image's URL as the history has it", () => {
     const page = exportHtml(
       [b.user('look', [{ type: 'image_url', url: signed }]), b.assistant(`![chart](${signed})`)],
