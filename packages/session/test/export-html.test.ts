@@ -80,6 +80,18 @@ describe('self-contained and safe', () => {
     expect(page).not.toMatch(/href="javascript/i)
   })
 
+  test('text that leaves a bidi override open is closed where it ends; a URL is kept as it is', () => {
+    const b = new HistoryBuilder()
+    const url = 'https://x.test/a\u202egnp.exe'
+    const page = exportHtml([b.user(`see \u2067\u202ethis`, [{ type: 'image_url', url }])])
+    expect(page).toContain('<div class="text">see \u2067\u202ethis\u2069\u202c</div>')
+    expect(page).toContain(`<a href="${url}" rel="noopener noreferrer">${url}\u202c</a>`)
+    // Open before a newline: closed, since a newline ends it only where white space is kept.
+    expect(exportHtml([b.user('a\u202eb\nc')])).toContain('<div class="text">a\u202eb\nc\u202c</div>')
+    // Closed already, or no control at all: as it is.
+    expect(exportHtml([b.user('a\u202eb\u202c c')])).toContain('<div class="text">a\u202eb\u202c c</div>')
+  })
+
   test('the same input gives the same page', () => {
     expect(exportHtml(hostile, { title: 'x' })).toBe(exportHtml(hostile, { title: 'x' }))
   })
