@@ -198,6 +198,31 @@ describe('content', () => {
     expect(exportHtml([b.user('go'), call])).toContain(`<pre>${escaped('{"cmd": "ls",')}</pre>`)
   })
 
+  test('thinking the provider redacted is marked where it was, its opaque data not shown', () => {
+    const b = new HistoryBuilder()
+    const signature = (redacted: boolean) => ({
+      type: 'thinking_signature' as const,
+      signature: redacted ? 'EmwKAhgBEgy3va3pzix/opaque' : 'sig-of-visible-thinking',
+      format: 'anthropic' as const,
+      model: 'claude-x',
+      ...(redacted ? { redacted } : {}),
+    })
+    const page = exportHtml([
+      b.user('go'),
+      b.assistant([
+        { type: 'thinking_text', text: 'first thought' },
+        signature(false),
+        signature(true),
+        { type: 'text', text: 'answer' },
+      ]),
+    ])
+    expect(page).toContain(
+      '<div class="text">first thought</div></div></details><p class="label thinking-redacted">Thinking redacted by the provider</p><div class="markdown"><p>answer</p>',
+    )
+    expect(page).not.toContain('opaque')
+    expect(page).not.toContain('sig-of-visible-thinking')
+  })
+
   test('failed, interrupted and missing results are marked', () => {
     expect(page).toContain('<details class="tool error">')
     expect(page).toContain('<span class="badge error">error</span>')
