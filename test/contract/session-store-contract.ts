@@ -1,6 +1,9 @@
 import { CodecError, type HistoryEvent, roundTripHistoryEvent } from '@kode/protocol'
 import {
   DEFAULT_READ_BATCH_SIZE,
+  exportHtml,
+  exportSessionHtml,
+  forkSession,
   SessionError,
   SessionLockedError,
   type SessionPatch,
@@ -538,6 +541,79 @@ export function describeSessionStoreContract(
       await lease.release()
       expect((await store.read(id)).map((e) => e.id)).toEqual(records.map((r) => r.id))
       expect((await store.info(id))?.recordCount).toBe(20)
+    })
+
+    test('a fork holds the records up to the chosen one, links its source and exports like its history', async () => {
+      await store.create({ id: 'src', title: 'Fix', model: 'm', provider: 'p' })
+      const history = shortConversation()
+      await store.append('src', history)
+      const at = history[2]!.id
+      const fork = await forkSession(store, 'src', at)
+      expect(fork).toMatchObject({
+        title: 'Fix (fork)',
+        parentSessionId: 'src',
+        forkedFrom: { sessionId: 'src', messageId: at },
+        model: 'm',
+        provider: 'p',
+        recordCount: 3,
+      })
+      expect(fork.subAgent).toBeUndefined()
+      expect(await store.read(fork.id)).toEqual(history.slice(0, 3))
+      expect(await store.read('src')).toEqual(history)
+      expect((await store.list({ parentSessionId: 'src' })).map((info) => info.id)).toEqual([fork.id])
+      expect(await exportSessionHtml(store, fork.id)).toBe(
+        exportHtml(history.slice(0, 3), { info: await store.info(fork.id) }),
+      )
+    })
+
+    test("a fork of a sub-agent's approval pause owns a copy of the sub-agent; the source's is untouched", async () => {
+      const b = new HistoryBuilder()
+      const request = { toolCallId: 'w1', toolName: 'write_file', arguments: '{}' }
+      const childPaused: HistoryEvent[] = [
+        b.user('Write a.txt'),
+        b.assistant([{ type: 'tool_call', id: 'w1', name: 'write_file', argumentsJson: '{}' }]),
+        { type: 'approval_request', id: 'child-request', createdAt: 1, ...request },
+        b.taskMetadata(1),
+      ]
+      const decided: HistoryEvent = {
+        type: 'approval_decision',
+        id: 'later',
+        createdAt: 2,
+        toolCallId: 'w1',
+        toolName: 'write_file',
+        approved: true,
+      }
+      await store.create({ id: 'parent' })
+      await store.create({
+        id: 'child',
+        parentSessionId: 'parent',
+        subAgent: { name: 'writer', parentToolCallId: 'p1' },
+      })
+      await store.append('child', [...childPaused, decided])
+      const parent: HistoryEvent[] = [
+        b.user('Please write a.txt'),
+        b.assistant([{ type: 'tool_call', id: 'p1', name: 'writer', argumentsJson: '{}' }]),
+        {
+          type: 'approval_request',
+          id: 'parent-request',
+          createdAt: 3,
+          ...request,
+          sessionId: 'child',
+          subAgentCall: { toolCallId: 'p1', sessionId: 'child' },
+        },
+        b.taskMetadata(1),
+      ]
+      await store.append('parent', parent)
+      const fork = await forkSession(store, 'parent')
+      const [copy] = await store.list({ parentSessionId: fork.id })
+      expect(copy).toMatchObject({ subAgent: { name: 'writer', parentToolCallId: 'p1' } })
+      expect(await store.read(copy!.id)).toEqual(childPaused)
+      expect((await store.read(fork.id))[2]).toMatchObject({
+        sessionId: copy!.id,
+        subAgentCall: { toolCallId: 'p1', sessionId: copy!.id },
+      })
+      expect(await store.read('child')).toEqual([...childPaused, decided])
+      expect(await store.read('parent')).toEqual(parent)
     })
 
     describeReadBatchesContract(() => store, readBatchSize)

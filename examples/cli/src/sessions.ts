@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { type HistoryEvent, isMessage, joinText } from '@kode/protocol'
@@ -12,6 +11,7 @@ import {
 import { createFileSessionStore } from '@kode/session/file'
 import { clip } from './display/format.js'
 import { truncateToWidth, visibleWidth } from './display/style.js'
+import { embedImage } from './embed-image.js'
 
 /** Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the path. */
 export async function exportSession(store: SessionStore, sessionId: string, file: string): Promise<string> {
@@ -20,15 +20,6 @@ export async function exportSession(store: SessionStore, sessionId: string, file
   await mkdir(dirname(file), { recursive: true })
   await writeFile(file, html)
   return file
-}
-
-/** Embeds an image file the session refers to, when it can still be read. */
-function embedImage(part: { path: string; mimeType: string }): string | undefined {
-  try {
-    return `data:${part.mimeType};base64,${readFileSync(part.path).toString('base64')}`
-  } catch {
-    return undefined
-  }
 }
 
 /** A stored session whose metadata could not be read, so `list()` left it out. */

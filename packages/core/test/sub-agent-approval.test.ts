@@ -241,6 +241,33 @@ describe('sub-agent approval', () => {
     ])
   })
 
+  test("a fork after a sub-agent's decision, before its call's result, settles its own copy of the sub-agent", async () => {
+    const h = harness()
+    const { agent, written } = await pausedParent(h)
+    await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    expect(written).toEqual(['a.txt'])
+    const decision = (await agent.history()).find((e) => 'type' in e && e.type === 'approval_decision')!
+    const fork = await forkSession(h.store, agent.sessionId, decision.id)
+    const forked = h.createAgent({ sessionId: fork.id, tools: [writerAgent().writer] })
+    const onFork = await collect(forked.continue())
+    expect(onFork.outcome.reason).toBe('completed')
+    const forkHistory = await forked.history()
+    expectValidHistory(forkHistory)
+    const request = forkHistory.find((e) => 'type' in e && e.type === 'approval_request')
+    const copyId = request && 'subAgentCall' in request ? request.subAgentCall?.sessionId : undefined
+    expect(copyId).not.toBe('id3')
+    // As if its process had died after the decision: the approved call is settled, not left waiting.
+    const copy = await h.store.read(copyId!)
+    expectValidHistory(copy)
+    expect(summarizeHistory(copy).slice(CHILD_PAUSED_HISTORY.length)).toEqual([
+      'approval_decision w1 approved',
+      'tool w1 error: The task stopped before this tool call finished (its process ended); it may or may not have run.',
+      "error: The task stopped (its process ended); the parent's call that ran it was answered without it.",
+      'task_metadata turns=0 subAgents=0',
+    ])
+    expect(written).toEqual(['a.txt'])
+  })
+
   test('a denied call of a sub-agent is never run; the sub-agent reads the denial and the parent its answer', async () => {
     const h = harness()
     const { agent, written, events: first } = await pausedParent(h)

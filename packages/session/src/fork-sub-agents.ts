@@ -7,16 +7,41 @@ import type { SessionStore } from './store/session-store.js'
  * `records`. Continuing a session decides such a call in the sub-agent's own session, so a fork
  * that shared it would write into its source's sub-agent (and take the source's decision away).
  */
-export function waitingSubAgents(records: readonly HistoryEvent[]): Map<string, string> {
+export function waitingSubAgents(records: readonly HistoryEvent[]): Map<string, WaitingSubAgent> {
   const answered = new Set<string>()
   for (const event of records) if ('role' in event && event.role === 'tool') answered.add(event.toolCallId)
-  const waiting = new Map<string, string>()
+  const waiting = new Map<string, WaitingSubAgent>()
+  // The sub-agent each relayed request's call waits under, by the call's session and id.
+  const asked = new Map<string, string>()
   for (const event of records) {
-    if ('role' in event || event.type !== 'approval_request' || !event.subAgentCall) continue
-    if (!answered.has(event.subAgentCall.toolCallId))
-      waiting.set(event.subAgentCall.sessionId, event.toolCallId)
+    if ('role' in event) continue
+    if (event.type === 'approval_request' && event.subAgentCall) {
+      if (answered.has(event.subAgentCall.toolCallId)) continue
+      const { sessionId } = event.subAgentCall
+      asked.set(callKey(event.sessionId, event.toolCallId), sessionId)
+      // A request after decisions is a new pause: the sub-agent carried on and asked again.
+      const decided = waiting.get(sessionId)?.decided
+      waiting.set(sessionId, {
+        toolCallId: event.toolCallId,
+        decided: decided === undefined || decided.size > 0 ? new Set() : decided,
+      })
+    } else if (event.type === 'approval_decision') {
+      const sessionId = asked.get(callKey(event.sessionId, event.toolCallId))
+      if (sessionId !== undefined) waiting.get(sessionId)?.decided.add(event.toolCallId)
+    }
   }
   return waiting
+}
+
+/** A sub-agent the records leave waiting: the last call it asked about, and those already decided. */
+export interface WaitingSubAgent {
+  toolCallId: string
+  /** The calls the records hold a decision for: the sub-agent had carried on with them. */
+  decided: Set<string>
+}
+
+function callKey(sessionId: string | undefined, toolCallId: string): string {
+  return JSON.stringify([sessionId ?? null, toolCallId])
 }
 
 /**
@@ -33,11 +58,11 @@ export async function copyWaitingSubAgents(
   created: string[],
   copies: Map<string, string> = new Map(),
 ): Promise<Map<string, string>> {
-  for (const [sessionId, toolCallId] of waitingSubAgents(records)) {
+  for (const [sessionId, waiting] of waitingSubAgents(records)) {
     if (copies.has(sessionId)) continue
     const info = await store.info(sessionId)
     if (!info) continue
-    const history = cutAtPause(await store.read(sessionId), toolCallId)
+    const history = cutAtPause(await store.read(sessionId), waiting)
     const copy = await store.create({
       parentSessionId: parentId,
       ...(info.title !== undefined ? { title: info.title } : {}),
@@ -96,11 +121,22 @@ export function relink(
 }
 
 /**
- * A sub-agent's records up to the end of the task in which it asked about `toolCallId` (the
- * `task_metadata` after that request): what its parent's records saw. The whole history when the
- * request or the task's end is not there.
+ * A sub-agent's records as its parent's records saw them: up to the end of the task in which it
+ * asked about `toolCallId` (the `task_metadata` after that request), or, when the parent's records
+ * already hold decisions on its calls, up to its own record of the last of them (it had carried
+ * on, and what followed was still running). The whole history when the request or the task's end
+ * is not there.
  */
-function cutAtPause(history: readonly HistoryEvent[], toolCallId: string): readonly HistoryEvent[] {
+function cutAtPause(
+  history: readonly HistoryEvent[],
+  { toolCallId, decided }: WaitingSubAgent,
+): readonly HistoryEvent[] {
+  if (decided.size > 0) {
+    const last = history.findLastIndex(
+      (e) => !('role' in e) && e.type === 'approval_decision' && decided.has(e.toolCallId),
+    )
+    if (last !== -1) return history.slice(0, last + 1)
+  }
   const asked = history.findIndex(
     (e) => !('role' in e) && e.type === 'approval_request' && e.toolCallId === toolCallId,
   )

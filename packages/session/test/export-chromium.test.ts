@@ -3,9 +3,10 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
-import { decodeHistoryEvent } from '@kode/protocol'
+import { decodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { exportHtml } from '@kode/session'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { HistoryBuilder } from '../../../test/history/history.js'
 
 // The export of a hostile transcript, loaded in a real headless Chromium (Debian's `chromium`
 // package, installed here when missing): no script may run and the hostile text must show as
@@ -218,6 +219,64 @@ describe('hostile transcript in headless Chromium', { timeout: 120_000 }, () => 
       'image (not loaded): pixel',
     ])
       expect(visible).toContain(text)
+  })
+
+  test('bidi controls in a name or a message reorder only that text', () => {
+    const RLO = '\u202e'
+    const RLI = '\u2067'
+    const b = new HistoryBuilder(1763000000000)
+    const approval: HistoryEvent = {
+      type: 'approval_request',
+      id: 'ap1',
+      createdAt: 1763000000001,
+      toolCallId: 'c1',
+      toolName: `evil${RLO}gnp.exe`,
+      arguments: '{"path":"a.txt"}',
+    }
+    const decision: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'ap2',
+      createdAt: 1763000000002,
+      toolCallId: 'c1',
+      toolName: `evil${RLO}gnp.exe`,
+      approved: false,
+      reason: 'no',
+    }
+    const history = [b.user('go'), approval, decision, b.error(`bad ${RLI}${RLO}thing`, true)]
+    /**
+     * Writes, for each notice, its characters in the order a reader sees them
+     * (left to right, line by line), measured from the laid-out text.
+     */
+    const ORDER = `<script>
+const order = (el) => {
+  const chars = []
+  const walker = document.createTreeWalker(el, NodeFilter.SHOW_TEXT)
+  for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+    for (let i = 0; i < node.length; i++) {
+      const range = document.createRange()
+      range.setStart(node, i)
+      range.setEnd(node, i + 1)
+      const box = range.getBoundingClientRect()
+      if (box.width > 0) chars.push([Math.round(box.top), box.left, node.data[i]])
+    }
+  }
+  chars.sort((a, b) => a[0] - b[0] || a[1] - b[1])
+  return chars.map((c) => c[2]).join('')
+}
+const seen = [...document.querySelectorAll('.notice')].map(order)
+document.documentElement.setAttribute('data-order', btoa(String.fromCharCode(...new TextEncoder().encode(JSON.stringify(seen)))))
+document.currentScript.remove()
+</script>`
+    const dom = domOfMarkup('bidi-no-csp.html', withScript(exportHtml(history).replace(CSP_META, ''), ORDER))
+    const encoded = /data-order="([A-Za-z0-9+/=]*)"/.exec(dom)?.[1]
+    expect(encoded, 'the probe ran').toBeDefined()
+    const seen: string[] = JSON.parse(Buffer.from(encoded!, 'base64').toString('utf8'))
+    // The name itself shows reversed, as its author meant; what follows it reads as written.
+    expect(seen).toEqual([
+      'Approval requested for evilexe.png {"path":"a.txt"}',
+      'Denied by the user: evilexe.png (no)',
+      'Error: bad gniht (retryable)',
+    ])
   })
 
   test('a screenshot of the page is a real rendering', () => {

@@ -80,6 +80,18 @@ describe('self-contained and safe', () => {
     expect(page).not.toMatch(/href="javascript/i)
   })
 
+  test('text that leaves a bidi override open is closed where it ends; a URL is kept as it is', () => {
+    const b = new HistoryBuilder()
+    const url = 'https://x.test/a\u202egnp.exe'
+    const page = exportHtml([b.user(`see \u2067\u202ethis`, [{ type: 'image_url', url }])])
+    expect(page).toContain('<div class="text">see \u2067\u202ethis\u2069\u202c</div>')
+    expect(page).toContain(`<a href="${url}" rel="noopener noreferrer">${url}\u202c</a>`)
+    // Open before a newline: closed, since a newline ends it only where white space is kept.
+    expect(exportHtml([b.user('a\u202eb\nc')])).toContain('<div class="text">a\u202eb\nc\u202c</div>')
+    // Closed already, or no control at all: as it is.
+    expect(exportHtml([b.user('a\u202eb\u202c c')])).toContain('<div class="text">a\u202eb\u202c c</div>')
+  })
+
   test('the same input gives the same page', () => {
     expect(exportHtml(hostile, { title: 'x' })).toBe(exportHtml(hostile, { title: 'x' }))
   })
@@ -146,6 +158,69 @@ describe('content', () => {
     expect(page).toContain(
       '<pre>{\n  &quot;path&quot;: &quot;a.ts&quot;\n}</pre><p class="label">Result</p><pre>file body</pre>',
     )
+  })
+
+  test('pretty-printed arguments keep every value as the model wrote it', () => {
+    const b = new HistoryBuilder()
+    const call = b.calls(['write_file'])
+    const part = call.parts[0]!
+    if (part.type === 'tool_call')
+      part.argumentsJson =
+        '{"id": 12345678901234567890, "big":1e400,"price" :1.50,"k":1,"k":2,"s":"\\u00e9 \\"{[,:"  ,"e":{ },"l":[ ],"n":[1,[true,null]]}'
+    const page = exportHtml([b.user('go'), call])
+    const shown = [
+      '{',
+      '  "id": 12345678901234567890,',
+      '  "big": 1e400,',
+      '  "price": 1.50,',
+      '  "k": 1,',
+      '  "k": 2,',
+      '  "s": "\\u00e9 \\"{[,:",',
+      '  "e": {},',
+      '  "l": [],',
+      '  "n": [',
+      '    1,',
+      '    [',
+      '      true,',
+      '      null',
+      '    ]',
+      '  ]',
+      '}',
+    ].join('\n')
+    expect(page).toContain(`<pre>${escaped(shown)}</pre>`)
+  })
+
+  test('arguments that are not JSON are shown as they are', () => {
+    const b = new HistoryBuilder()
+    const call = b.calls(['bash'])
+    const part = call.parts[0]!
+    if (part.type === 'tool_call') part.argumentsJson = '{"cmd": "ls",'
+    expect(exportHtml([b.user('go'), call])).toContain(`<pre>${escaped('{"cmd": "ls",')}</pre>`)
+  })
+
+  test('thinking the provider redacted is marked where it was, its opaque data not shown', () => {
+    const b = new HistoryBuilder()
+    const signature = (redacted: boolean) => ({
+      type: 'thinking_signature' as const,
+      signature: redacted ? 'EmwKAhgBEgy3va3pzix/opaque' : 'sig-of-visible-thinking',
+      format: 'anthropic' as const,
+      model: 'claude-x',
+      ...(redacted ? { redacted } : {}),
+    })
+    const page = exportHtml([
+      b.user('go'),
+      b.assistant([
+        { type: 'thinking_text', text: 'first thought' },
+        signature(false),
+        signature(true),
+        { type: 'text', text: 'answer' },
+      ]),
+    ])
+    expect(page).toContain(
+      '<div class="text">first thought</div></div></details><p class="label thinking-redacted">Thinking redacted by the provider</p><div class="markdown"><p>answer</p>',
+    )
+    expect(page).not.toContain('opaque')
+    expect(page).not.toContain('sig-of-visible-thinking')
   })
 
   test('failed, interrupted and missing results are marked', () => {
@@ -416,6 +491,19 @@ describe('images', () => {
     const page = exportHtml([b.user('look', [{ type: 'image_url', url: 'gs://bucket/a.png?token=abc123' }])])
     expect(page).not.toContain('abc123')
     expect(page).toContain('image: gs://bucket/a.png')
+  })
+
+  test('an image reference that is not a web URL is cut only when long, never inside a character', () => {
+    const long = `blob:${'😀'.repeat(40)}`
+    const page = exportHtml([
+      b.user('look', [
+        { type: 'image_url', url: 'ftp://x.test/a.png' },
+        { type: 'image_url', url: long },
+      ]),
+    ])
+    expect(page).toContain('<p class="image-ref">image: ftp://x.test/a.png</p>')
+    expect(page).toContain(`<p class="image-ref">image: blob:${'😀'.repeat(29)}…</p>`)
+    expect(page).not.toMatch(/\p{Cs}/u)
   })
 
   test("imageUrls: 'as-given' shows a web image's URL as the history has it", () => {

@@ -218,6 +218,70 @@ describe('a fork where a sub-agent waits for approval', () => {
     expect(await files.read('parent')).toEqual(parent)
   })
 
+  test('a fork made after the decision, before the call ran the sub-agent to its end, cuts the copy just after its decision', async () => {
+    const { parent, childPaused, childAll } = await pausedParent()
+    const w1 = (parent[2] as { toolCallId: string }).toolCallId
+    const decision: HistoryEvent = {
+      type: 'approval_decision',
+      id: 'parent-decision',
+      createdAt: 4,
+      toolCallId: w1,
+      toolName: 'write_file',
+      approved: true,
+      sessionId: 'child',
+    }
+    await files.append('parent', [decision])
+    const fork = await forkSession(files, 'parent')
+    const forked = await files.read(fork.id)
+    const copy = (forked.at(-1) as { sessionId: string }).sessionId
+    expect(copy).not.toBe('child')
+    // The child's own decision is kept (its continue had begun); what it did next is not.
+    expect(await files.read(copy)).toEqual(childAll.slice(0, childPaused.length + 1))
+  })
+
+  test('a sub-agent that asked again after a decision is cut at the end of its new pause', async () => {
+    const { parent, childAll } = await pausedParent()
+    const w1 = (parent[2] as { toolCallId: string }).toolCallId
+    const b = new HistoryBuilder(1_900_000_000_000)
+    const again = b.calls(['write_file'])
+    const w2 = callIds(again)[0]!
+    const request = { toolCallId: w2, toolName: 'write_file', arguments: '{}' }
+    const childAgain: HistoryEvent[] = [
+      again,
+      { type: 'approval_request', id: 'child-request-2', createdAt: 5, ...request },
+      b.taskMetadata(1),
+    ]
+    await files.append('child', childAgain)
+    await files.append('parent', [
+      {
+        type: 'approval_decision',
+        id: 'd1',
+        createdAt: 4,
+        toolCallId: w1,
+        toolName: 'write_file',
+        approved: true,
+        sessionId: 'child',
+      },
+      {
+        type: 'approval_request',
+        id: 'parent-request-2',
+        createdAt: 6,
+        ...request,
+        sessionId: 'child',
+        subAgentCall: {
+          toolCallId: (parent[2] as { subAgentCall: { toolCallId: string } }).subAgentCall.toolCallId,
+          sessionId: 'child',
+        },
+      },
+      b.taskMetadata(1),
+    ])
+    const fork = await forkSession(files, 'parent')
+    const copy = (
+      (await files.read(fork.id)).find((e) => e.id === 'parent-request-2') as { sessionId: string }
+    ).sessionId
+    expect(await files.read(copy)).toEqual([...childAll, ...childAgain])
+  })
+
   test('a fork made after the sub-agent was answered shares its finished session', async () => {
     const { parent } = await pausedParent()
     const p1 = (parent[2] as { subAgentCall: { toolCallId: string } }).subAgentCall.toolCallId

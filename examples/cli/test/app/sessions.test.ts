@@ -1,4 +1,5 @@
-import { readFileSync } from 'node:fs'
+import { execFileSync } from 'node:child_process'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
 import { createMemorySessionStore } from '@kode/session'
@@ -108,5 +109,46 @@ describe('sessions', () => {
     const html = readFileSync(file, 'utf8')
     expect(html).toContain('the main prompt')
     expect(html).toContain('the child prompt')
+  })
+
+  test('exportSession embeds an image file only when it is one, of the type the history names', async () => {
+    const dir = tempDir('kode-export-images-')
+    // A 1x1 PNG, a text file a history calls a PNG, a PNG called a JPEG, and a FIFO.
+    const png = Buffer.from(
+      'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR4nGNgYGD4DwABBAEAwS2OUAAAAABJRU5ErkJggg==',
+      'base64',
+    )
+    writeFileSync(join(dir, 'ok.png'), png)
+    writeFileSync(join(dir, 'secret.png'), 'AWS_SECRET_ACCESS_KEY=not-an-image\n')
+    writeFileSync(join(dir, 'wrong.jpg'), png)
+    execFileSync('mkfifo', [join(dir, 'pipe.png')])
+    const image = (name: string, mimeType: string) => ({
+      type: 'image_file' as const,
+      path: join(dir, name),
+      mimeType,
+    })
+    const store = createMemorySessionStore()
+    await store.create({ id: 'main' })
+    await store.append('main', [
+      {
+        role: 'user',
+        id: 'u1',
+        createdAt: 0,
+        parts: [
+          { type: 'text', text: 'look' },
+          image('ok.png', 'image/png'),
+          image('secret.png', 'image/png'),
+          image('wrong.jpg', 'image/jpeg'),
+          image('pipe.png', 'image/png'),
+        ],
+      },
+    ])
+    const html = readFileSync(await exportSession(store, 'main', join(dir, 'main.html')), 'utf8')
+    expect(html).toContain(`src="data:image/png;base64,${png.toString('base64')}"`)
+    expect(html).not.toContain(Buffer.from('AWS_SECRET').toString('base64').slice(0, 12))
+    expect(html).toContain(`image file: ${join(dir, 'secret.png')} (image/png)`)
+    expect(html).toContain(`image file: ${join(dir, 'wrong.jpg')} (image/jpeg)`)
+    expect(html).toContain(`image file: ${join(dir, 'pipe.png')} (image/png)`)
+    expect(html.match(/<img /g)).toHaveLength(1)
   })
 })

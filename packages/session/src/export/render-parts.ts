@@ -14,6 +14,8 @@ export type ImageResolver = (part: ImageFilePart) => string | undefined
 // Only inline image data is ever loaded: the transcript makes no network request.
 const DATA_IMAGE = /^data:image\/[a-z0-9.+-]+(;[a-z0-9=.+-]+)*;base64,[a-z0-9+/=\s]*$/i
 const WEB_URL = /^https?:\/\//i
+// An image that is neither inline nor on the web (a `blob:`, `gs://` reference) is named, not shown.
+const MAX_IMAGE_REF = 64
 
 /** How images are rendered: image files embedded through `resolveImage`, URLs shown as `imageUrls` says. */
 export interface ImageRendering {
@@ -47,7 +49,7 @@ export function renderImage(part: ImagePart, { resolveImage, imageUrls }: ImageR
     if (WEB_URL.test(url)) {
       return html`<p class="image-ref">image (not loaded): <a href="${url}" rel="noopener noreferrer">${url}</a></p>`
     }
-    return html`<p class="image-ref">image: ${url.slice(0, 64)}…</p>`
+    return html`<p class="image-ref">image: ${cutText(url, MAX_IMAGE_REF)}</p>`
   }
   const embedded = resolveImage?.(part)
   if (embedded !== undefined && DATA_IMAGE.test(embedded)) {

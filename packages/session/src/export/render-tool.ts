@@ -2,6 +2,7 @@ import type { ToolCallPart, ToolResultMessage, ToolResultUiExtra } from '@kode/p
 import { cutText } from '@kode/protocol/helpers'
 import { linkedSessions } from '../replay/linked-sessions.js'
 import type { MarkdownRenderer } from './markdown.js'
+import { prettyJson } from './pretty-json.js'
 import { type ImageRendering, renderDetails, renderImage } from './render-parts.js'
 import { html, type SafeHtml } from './safe-html.js'
 
@@ -81,14 +82,6 @@ function renderUiExtra(extra: ToolResultUiExtra, markdown: MarkdownRenderer): Sa
 function badgeText(state: ToolResultMessage['status'] | 'missing', call: ToolCallPart | undefined): string {
   if (state === 'missing') return call?.incomplete ? 'not run' : 'no result'
   return state === 'aborted' ? 'interrupted' : state
-}
-
-function prettyJson(text: string): string {
-  try {
-    return JSON.stringify(JSON.parse(text), null, 2)
-  } catch {
-    return text
-  }
 }
 
 function oneLine(text: string): string {

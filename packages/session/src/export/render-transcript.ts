@@ -311,6 +311,10 @@ function renderAssistant(
         break
       }
       case 'thinking_signature':
+        // Its data is opaque (for the provider only), but a reader should know the model thought
+        // here: Anthropic's redacted thinking has no text of its own.
+        if (part.redacted === true)
+          body.push(html`<p class="label thinking-redacted">Thinking redacted by the provider</p>`)
         break
       case 'server_tool':
         body.push(renderServerTool(part))

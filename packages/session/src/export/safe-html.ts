@@ -1,3 +1,5 @@
+import { closeBidi } from './bidi.js'
+
 /**
  * A fragment of markup that is already safe: built by `html`, never from raw text. `slots`: the
  * places, in order, where markup rendered later goes (see `slot`).
@@ -54,12 +56,14 @@ export type HtmlValue = SafeHtml | string | number | boolean | null | undefined 
 /**
  * Builds markup from a template in which every interpolated value is escaped, unless it is
  * already `SafeHtml` (another `html` fragment). Arrays are joined; `null`, `undefined` and `false`
- * render nothing. There is no way to splice raw text in, which is the point.
+ * render nothing. There is no way to splice raw text in, which is the point. Text shown as content
+ * has the bidi embeddings it leaves open closed (see `closeBidi`); an attribute value (after `="`)
+ * is kept as it is, since a URL must not change.
  */
 export function html(strings: TemplateStringsArray, ...values: HtmlValue[]): SafeHtml {
   const out: Built = { text: strings[0]!, slots: undefined }
   for (let i = 0; i < values.length; i++) {
-    append(out, values[i])
+    append(out, values[i], strings[i]!.endsWith('="'))
     out.text += strings[i + 1]!
   }
   return new SafeHtml(out.text, out.slots)
@@ -70,7 +74,7 @@ interface Built {
   slots: Slot[] | undefined
 }
 
-function append(out: Built, value: HtmlValue): void {
+function append(out: Built, value: HtmlValue, attribute: boolean): void {
   if (value instanceof SafeHtml) {
     // A fragment's slots move with it, to where it lands.
     if (value.slots !== undefined) {
@@ -79,8 +83,9 @@ function append(out: Built, value: HtmlValue): void {
     }
     out.text += value.value
   } else if (Array.isArray(value)) {
-    for (const item of value) append(out, item)
+    for (const item of value) append(out, item, attribute)
   } else if (value !== null && value !== undefined && value !== false) {
-    out.text += escapeHtml(String(value))
+    const text = String(value)
+    out.text += escapeHtml(attribute ? text : closeBidi(text))
   }
 }
