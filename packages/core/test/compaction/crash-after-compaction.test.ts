@@ -15,6 +15,28 @@ import {
   toolLoopModel,
 } from '../helpers/small-window.js'
 
+/**
+ * Stores `prefix` as session `id`, as a dead process left it, and has the model answer what comes
+ * next: a summary for a summary request, `done` otherwise.
+ */
+async function leftBehind(
+  h: ReturnType<ReturnType<typeof useHarness>>,
+  id: string,
+  prefix: HistoryEvent[],
+): Promise<HistoryEvent[]> {
+  await h.store.create({ id })
+  await h.store.append(id, prefix)
+  let n = 0
+  h.server.handle((request: RecordedRequest) =>
+    chatStream({
+      id: `next-${++n}`,
+      steps: [say(isSummaryRequest(request) ? 'Summary.' : 'done')],
+      usage: { prompt: bodyTokens(request), completion: 20 },
+    }),
+  )
+  return prefix
+}
+
 // A threshold compaction runs in the turn whose model call needs the room, before that call: a
 // process that died right after persisting it left that turn open, awaiting its response. The
 // replay of the history the next task leaves shows that response in the same turn; the next
@@ -37,17 +59,7 @@ describe('a process that died right after a threshold compaction', { timeout: 60
     const [first] = compactionsOf(full)
     expect(first?.reason).toBe('threshold')
     const prefix = full.slice(0, full.indexOf(first!) + 1)
-    await h().store.create({ id })
-    await h().store.append(id, prefix)
-    let n = 0
-    h().server.handle((request: RecordedRequest) =>
-      chatStream({
-        id: `next-${++n}`,
-        steps: [say(isSummaryRequest(request) ? 'Summary.' : 'done')],
-        usage: { prompt: bodyTokens(request), completion: 20 },
-      }),
-    )
-    return prefix
+    return leftBehind(h(), id, prefix)
   }
 
   test.each(['continue', 'run'] as const)(
@@ -183,17 +195,7 @@ describe('a manual compaction of a session a dead process left mid-turn', { time
         ? full.indexOf(compaction!)
         : full.findIndex((r, i) => i > full.indexOf(compaction!) && 'role' in r && r.role === 'assistant')
     const prefix = full.slice(0, at + 1)
-    await h().store.create({ id })
-    await h().store.append(id, prefix)
-    let n = 0
-    h().server.handle((request: RecordedRequest) =>
-      chatStream({
-        id: `next-${++n}`,
-        steps: [say(isSummaryRequest(request) ? 'Summary.' : 'done')],
-        usage: { prompt: bodyTokens(request), completion: 20 },
-      }),
-    )
-    return prefix
+    return leftBehind(h(), id, prefix)
   }
 
   test.each([
