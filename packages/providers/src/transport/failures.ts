@@ -1,6 +1,7 @@
 import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
 import {
   excerpt,
+  messageOf,
   ProviderError,
   type ProviderErrorInit,
   redact,
@@ -200,7 +201,7 @@ export function requestIdOf(headers: Headers): string | undefined {
 }
 
 function describeThrown(thrown: unknown): string {
-  if (!(thrown instanceof Error)) return String(thrown)
+  if (!(thrown instanceof Error)) return messageOf(thrown)
   // undici reports "fetch failed" / "terminated" and puts the socket error in `cause`.
   const cause = thrown.cause
   if (cause instanceof Error) {

@@ -8,6 +8,7 @@ import { ResponseDeadline } from './deadline.js'
 import { type ProviderError, withRequestId } from './errors.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import {
+  createMapper,
   openResponse,
   type PreparedRequest,
   prepareRequest,
@@ -321,12 +322,14 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (setup.options.signal?.aborted) controller.abort()
     this.idleFired = false
     this.sniffed = false
+    // Made before the request is sent: an adapter that cannot make one has nothing to read it with.
+    const mapper = createMapper(setup)
     this.watchdog.start()
     this.deadline.start(() => this.abortAttempt())
     const opened = await openResponse(setup, this.prepared, controller.signal, () => this.watchdog.touch())
     this.requestId = opened.requestId
     this.reader = opened.reader
-    this.mapper = setup.adapter.createEventMapper(setup.request)
+    this.mapper = mapper
   }
 
   /**
