@@ -342,3 +342,20 @@ test("a host's fetch is called bare too, so `fetch: window.fetch` works in a bro
   )
   expect([undefined, globalThis]).toContain(receiver)
 })
+
+test('registering a name again replaces its factory for clients made after; earlier clients keep theirs', async () => {
+  const saying = (word: string) => () => ({
+    defaultBaseUrl: 'http://unused',
+    buildRequest: () => ({ path: `/${word}`, headers: {}, body: {} }),
+    createEventMapper: () => (_: unknown, out: { stop: (raw: string, reason: 'stop') => void }) =>
+      out.stop(word, 'stop'),
+  })
+  registerProvider('registered-twice', saying('first'))
+  const before = createClient({ api: 'registered-twice', model: 'm', baseUrl: server().url })
+  registerProvider('registered-twice', saying('second'))
+  const after = createClient({ api: 'registered-twice', model: 'm', baseUrl: server().url })
+  server().enqueue({ body: [sseFrame('x')] }, { body: [sseFrame('x')] })
+  expect((await before.complete(ask())).rawStopReason).toBe('first')
+  expect((await after.complete(ask())).rawStopReason).toBe('second')
+  expect(server().requests.map((request) => request.url)).toEqual(['/first', '/second'])
+})
