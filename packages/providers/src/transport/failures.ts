@@ -131,12 +131,14 @@ export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderE
   const providerMessage = redact(fields.message ?? 'unknown error', secretsOf(ctx))
   const retryable =
     isRetryableCode(fields.code) || (fields.status !== undefined && isRetryableStatus(fields.status))
-  const code = fields.code !== undefined ? ` ${fields.code}` : ''
+  // The code is the server's text too (an HTTP error body is redacted whole before it is read).
+  const safeCode = fields.code === undefined ? undefined : redact(fields.code, secretsOf(ctx))
+  const code = safeCode !== undefined ? ` ${safeCode}` : ''
   return new ProviderError(`${ctx.label} reported an error in the stream${code}: ${providerMessage}`, {
     retryable,
     ...(isContextOverflow(fields.status, fields) ? { kind: 'context_overflow' as const } : {}),
     providerMessage,
-    ...(fields.code !== undefined ? { code: fields.code } : {}),
+    ...(safeCode !== undefined ? { code: safeCode } : {}),
     ...(fields.status !== undefined ? { status: fields.status } : {}),
   })
 }
