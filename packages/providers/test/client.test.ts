@@ -46,6 +46,23 @@ describe('createClient', () => {
   })
 
   test.each([
+    ['returns no adapter', () => undefined, 'returned no adapter'],
+    [
+      'returns an adapter without defaultBaseUrl, and the host gives no baseUrl',
+      () => ({
+        buildRequest: () => ({ path: '/', headers: {}, body: {} }),
+        createEventMapper: () => () => {},
+      }),
+      'no defaultBaseUrl',
+    ],
+  ])('a factory that %s is an invalid_config error at creation, naming the problem', (_, factory, says) => {
+    registerProvider('half-made', factory as never)
+    expect(() => createClient({ api: 'half-made', model: 'm' })).toThrow(
+      expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining(says) }),
+    )
+  })
+
+  test.each([
     ['no scheme', 'api.openai.com/v1'],
     ['a host taken for a scheme', 'localhost:11434/v1'],
     ['a scheme fetch does not speak', 'ftp://models.example/v1'],
