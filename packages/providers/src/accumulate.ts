@@ -302,7 +302,20 @@ export class Accumulator implements ResponseBuilder {
    * repeat them on every chunk). A read that reports nothing falls back to the last `usage`.
    */
   private checkedUsage(): Usage | undefined {
-    return checkedUsage(this.readUsage?.() ?? this.reported)
+    return checkedUsage(this.readUsageSafely() ?? this.reported)
+  }
+
+  /**
+   * What the `usageFrom` reader returns. It runs when the message is built, outside any event's
+   * mapping, so a reader that trips on what the server sent counts as reporting nothing, as
+   * `undefined` does, rather than failing a response whose content has all arrived.
+   */
+  private readUsageSafely(): Usage | undefined {
+    try {
+      return this.readUsage?.()
+    } catch {
+      return undefined
+    }
   }
 
   /** Settles a call at the end; announces it when the response completed and it never was. */

@@ -20,6 +20,21 @@ interface PassEvent {
   details?: unknown
 }
 
+registerProvider('usage-reader-throws', () => ({
+  defaultBaseUrl: 'http://unused',
+  buildRequest: () => ({ path: '/u', headers: {}, body: {} }),
+  createEventMapper: () => (event, out) => {
+    const data = JSON.parse(event.data) as { text?: string; end?: string }
+    if (data.text) out.text(data.text)
+    // Counts read from the last chunk when the message is built, by a reader that trips on it.
+    out.usage({ inputTokens: 5 })
+    out.usageFrom(() => {
+      throw new TypeError("Cannot read properties of undefined (reading 'prompt_tokens')")
+    })
+    if (data.end) out.stop(data.end, 'stop')
+  },
+}))
+
 registerProvider('pass-through', (config) => ({
   defaultBaseUrl: 'http://unused',
   buildRequest: () => ({ path: '/p', headers: {}, body: {} }),
@@ -85,4 +100,12 @@ describe('values a custom adapter passes on unchecked', () => {
     expect(message.rawStopReason).toBe('finished')
     expectRecordable(message)
   })
+})
+
+test('a usageFrom reader that throws counts as reporting nothing: the response still ends with its message', async () => {
+  server().enqueue({ body: [sseFrame('{"text":"Hi"}'), sseFrame('{"end":"done"}')] })
+  const message = await testClient(server(), { api: 'usage-reader-throws', model: 'm' }).complete(ask())
+  expect(message).toMatchObject({ parts: [{ type: 'text', text: 'Hi' }], stopReason: 'stop' })
+  expect(message.usage).toEqual({ inputTokens: 5 })
+  expectRecordable(message)
 })
