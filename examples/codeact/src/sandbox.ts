@@ -99,6 +99,10 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
     }
     if (limits.signal?.aborted) onAbort()
     else limits.signal?.addEventListener('abort', onAbort, { once: true })
+    // The limits are kept by this process: one that exits first (`process.exit`) would leave the
+    // program running in its own group for ever, its directory never removed. A host killed by a
+    // signal cannot do this; see the README.
+    process.once('exit', kill)
     let settled = false
     // A process that fails to start emits `error` and may still emit `close`: the first one counts.
     const finish = (exitCode: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
@@ -106,6 +110,7 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
       settled = true
       clearTimeout(timer)
       limits.signal?.removeEventListener('abort', onAbort)
+      process.removeListener('exit', kill)
       const bytes = Buffer.concat(chunks)
       let output = (result.truncated ? wholeCharacters(bytes) : bytes).toString('utf8')
       if (spawnError) output += `${output ? '\n' : ''}Could not start ${command}: ${spawnError.message}`
