@@ -111,3 +111,16 @@ describe('odd values a mapping throws', () => {
     expect({ retries, requests }).toEqual({ retries: 0, requests: 1 })
   })
 })
+
+test('aborting while buildRequest still waits (an image file on a slow disk) ends the stream aborted at once', async () => {
+  const api = adapterWith({ build: () => new Promise(() => {}) })
+  const controller = new AbortController()
+  const client = testClient(server(), { api, model: 'm' })
+  const stream = client.stream(ask(), { signal: controller.signal })[Symbol.asyncIterator]()
+  const first = stream.next()
+  controller.abort()
+  const item = await first
+  expect(item).toMatchObject({ done: false, value: { type: 'done', message: { stopReason: 'aborted' } } })
+  expect(await stream.next()).toEqual({ done: true, value: undefined })
+  expect(server().requests).toHaveLength(0)
+})

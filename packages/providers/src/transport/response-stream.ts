@@ -14,7 +14,7 @@ import {
   prepareRequest,
   type ResponseStreamSetup,
 } from './open-response.js'
-import { retryAllowed, retryDelayMs, sleep } from './retry.js'
+import { retryAllowed, retryDelayMs, sleep, untilAborted } from './retry.js'
 import { isBlankEvent, SseDecoder } from './sse.js'
 
 export type { ResponseStreamSetup } from './open-response.js'
@@ -313,7 +313,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private async connect(): Promise<void> {
     const { setup } = this
     this.attempt++
-    this.prepared ??= await prepareRequest(setup)
+    // Building may wait on the host (its readImageFile): an abort ends that wait, as it ends a fetch.
+    this.prepared ??= await untilAborted(prepareRequest(setup), setup.options.signal)
     // The consumer left meanwhile: send nothing.
     if (this.finished) return
     const controller = new AbortController()
