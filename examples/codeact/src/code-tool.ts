@@ -36,7 +36,7 @@ export function createCodeTool(options: CodeToolOptions = {}): Tool<typeof CodeE
     name: CODE_EXECUTION_TOOL,
     description:
       `Runs one program as a separate process in a fresh, empty temporary directory (languages: ${languages.join(', ')}). ` +
-      `Nothing carries over between programs. No environment variables; at most ${timeoutMs} ms; ` +
+      `Nothing carries over between programs. No environment variables but PATH, HOME, TMPDIR and LANG; at most ${timeoutMs} ms; ` +
       `output past ${outputLimit} bytes stops the program.`,
     parameters: CodeExecutionParameters,
     concurrent: false,

@@ -31,10 +31,11 @@ export interface SandboxResult {
 
 /**
  * Runs `code` with `interpreter` in a child process: in a fresh temporary directory (its working
- * directory, removed afterwards), with an environment of `PATH` and a `HOME` and `TMPDIR` inside
- * that directory and nothing else (no keys or tokens of the host reach it), stdin closed, in a
- * process group of its own so that everything it starts is killed with it. This limits mistakes;
- * it is not a security boundary (see the interpreters for what each can reach).
+ * directory, removed afterwards), with an environment of `PATH`, a `HOME` and `TMPDIR` inside
+ * that directory and `LANG` and nothing else (no keys or tokens of the host reach it), stdin
+ * closed, in a process group of its own so that what it starts is killed with it (unless it leaves
+ * the group: a daemon outlives the run). This limits mistakes; it is not a security boundary (see
+ * the interpreters for what each can reach).
  */
 export async function runInSandbox(
   interpreter: Interpreter,
@@ -98,6 +99,10 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
     }
     if (limits.signal?.aborted) onAbort()
     else limits.signal?.addEventListener('abort', onAbort, { once: true })
+    // The limits are kept by this process: one that exits first (`process.exit`) would leave the
+    // program running in its own group for ever, its directory never removed. A host killed by a
+    // signal cannot do this; see the README.
+    process.once('exit', kill)
     let settled = false
     // A process that fails to start emits `error` and may still emit `close`: the first one counts.
     const finish = (exitCode: number | null, exitSignal: NodeJS.Signals | null, spawnError?: Error) => {
@@ -105,7 +110,9 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
       settled = true
       clearTimeout(timer)
       limits.signal?.removeEventListener('abort', onAbort)
-      let output = Buffer.concat(chunks).toString('utf8')
+      process.removeListener('exit', kill)
+      const bytes = Buffer.concat(chunks)
+      let output = (result.truncated ? wholeCharacters(bytes) : bytes).toString('utf8')
       if (spawnError) output += `${output ? '\n' : ''}Could not start ${command}: ${spawnError.message}`
       resolve({ output, exitCode, exitSignal, ...result })
     }
@@ -124,4 +131,18 @@ function runProcess(interpreter: Interpreter, dir: string, limits: SandboxLimits
       child.once('close', () => clearTimeout(grace))
     })
   })
+}
+
+/**
+ * `bytes` without a UTF-8 character the output limit cut in half at its end, which would decode
+ * to a replacement character (3 bytes, past the limit) rather than be left out.
+ */
+function wholeCharacters(bytes: Buffer): Buffer {
+  // The start of the last character: at most 3 continuation bytes (10xxxxxx) back.
+  let start = bytes.length - 1
+  while (start > 0 && bytes.length - start < 4 && (bytes[start]! & 0xc0) === 0x80) start--
+  const lead = bytes[start]
+  if (lead === undefined) return bytes
+  const size = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1
+  return bytes.length - start < size ? bytes.subarray(0, start) : bytes
 }

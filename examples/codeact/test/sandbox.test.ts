@@ -83,6 +83,14 @@ describe('runInSandbox (Node.js programs)', () => {
     expect(result.output).toBe('x'.repeat(5000))
   })
 
+  test('output cut at the limit ends on a whole character, within the limit', async () => {
+    // Two-byte characters and an odd limit: the last one would be cut in half.
+    const code = 'for (;;) process.stdout.write("é".repeat(1000))'
+    const result = await runInSandbox(nodeInterpreter, code, { timeoutMs: 10_000, outputLimit: 5001 })
+    expect(result.truncated).toBe(true)
+    expect(result.output).toBe('é'.repeat(2500))
+  })
+
   test('an aborted signal stops the program', async () => {
     const controller = new AbortController()
     const running = runInSandbox(nodeInterpreter, 'console.log("up")\nsetInterval(() => {}, 1000)', {

@@ -126,13 +126,17 @@ export function cohereBody(
   if (request.temperature !== undefined) body.temperature = request.temperature
   if (request.reasoning?.budgetTokens !== undefined)
     body.thinking = { type: 'enabled', token_budget: request.reasoning.budgetTokens }
-  if (request.tools && request.tools.length > 0) {
-    body.tools = request.tools.map((tool) => ({
+  const choice = request.toolChoice
+  // Cohere's tool_choice names no tool: a named choice offers that tool alone and requires a call.
+  const named = typeof choice === 'object' ? choice.name : undefined
+  const tools = (request.tools ?? []).filter((tool) => named === undefined || tool.name === named)
+  if (tools.length > 0) {
+    body.tools = tools.map((tool) => ({
       type: 'function',
       function: { name: tool.name, description: tool.description, parameters: tool.parameters },
     }))
   }
-  if (request.toolChoice === 'required') body.tool_choice = 'REQUIRED'
-  else if (request.toolChoice === 'none') body.tool_choice = 'NONE'
+  if (choice === 'required' || named !== undefined) body.tool_choice = 'REQUIRED'
+  else if (choice === 'none') body.tool_choice = 'NONE'
   return body
 }

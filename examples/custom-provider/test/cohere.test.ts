@@ -131,4 +131,33 @@ describe('cohere plugin', () => {
       await server.close()
     }
   })
+
+  test('a named tool choice forces a call of that tool: only it is offered, and a call is required', async () => {
+    // Cohere's tool_choice has no tool name (REQUIRED or NONE): ignoring the name would let the
+    // model answer in text or call another tool.
+    registerCohere('cohere-named-choice')
+    const server = await createSseTestServer()
+    try {
+      server.enqueue({ body: framesOf('cohere-tool-call') })
+      const client = createClient({
+        api: 'cohere-named-choice',
+        model: 'command-a-03-2025',
+        baseUrl: server.url,
+      })
+      const tool = (name: string) => ({ name, description: name, parameters: { type: 'object' } })
+      await client.complete({
+        messages: [{ role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'Hi' }] }],
+        tools: [tool('get_time'), tool('get_weather')],
+        toolChoice: { name: 'get_weather' },
+      })
+      const body = server.requests[0]!.body as {
+        tools: { function: { name: string } }[]
+        tool_choice?: string
+      }
+      expect(body.tools.map((t) => t.function.name)).toEqual(['get_weather'])
+      expect(body.tool_choice).toBe('REQUIRED')
+    } finally {
+      await server.close()
+    }
+  })
 })

@@ -15,7 +15,15 @@ import type {
 import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './adapter/spec.js'
 import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
 import { Fifo } from './transport/fifo.js'
-import { isImage, isProviderFields, isText, optionalString } from './wire-values.js'
+import {
+  checkedStopDetails,
+  checkedUsage,
+  isImage,
+  isProviderFields,
+  isStopReason,
+  isText,
+  optionalString,
+} from './wire-values.js'
 
 /** Who is answering; stamped on the final message. */
 export type AccumulatorOptions = MessageStamps
@@ -228,8 +236,8 @@ export class Accumulator implements ResponseBuilder {
   stop(raw: string, reason: StopReason | undefined, details?: StopDetails): void {
     if (typeof raw !== 'string') return
     this.rawStop = raw
-    this.mappedStop = reason
-    this.stopDetails = details
+    this.mappedStop = isStopReason(reason) ? reason : undefined
+    this.stopDetails = checkedStopDetails(details)
   }
 
   complete(): void {
@@ -245,7 +253,7 @@ export class Accumulator implements ResponseBuilder {
 
   /** The response reported usage: the provider billed it, whatever happens next. */
   hasUsage(): boolean {
-    return (this.readUsage?.() ?? this.reported) !== undefined
+    return this.checkedUsage() !== undefined
   }
 
   /** Nothing came back: no part and no stop reason (a wire Kode misread, or a server's hiccup). */
@@ -278,7 +286,7 @@ export class Accumulator implements ResponseBuilder {
     const reported = {
       responseId: this.id,
       providerFields: this.fields,
-      usage: this.readUsage?.() ?? this.reported,
+      usage: this.checkedUsage(),
       providerCost: this.providerCost,
       rawStop: this.rawStop,
       mappedStop: this.mappedStop,
@@ -287,6 +295,27 @@ export class Accumulator implements ResponseBuilder {
     const message = finalMessage(this.parts, reported, this.options, outcome, errorMessage)
     if (outcome !== 'error') this.emit({ type: 'done', message })
     return message
+  }
+
+  /**
+   * The usage last reported, its counts checked here rather than on every report (some wires
+   * repeat them on every chunk). A read that reports nothing falls back to the last `usage`.
+   */
+  private checkedUsage(): Usage | undefined {
+    return checkedUsage(this.readUsageSafely() ?? this.reported)
+  }
+
+  /**
+   * What the `usageFrom` reader returns. It runs when the message is built, outside any event's
+   * mapping, so a reader that trips on what the server sent counts as reporting nothing, as
+   * `undefined` does, rather than failing a response whose content has all arrived.
+   */
+  private readUsageSafely(): Usage | undefined {
+    try {
+      return this.readUsage?.()
+    } catch {
+      return undefined
+    }
   }
 
   /** Settles a call at the end; announces it when the response completed and it never was. */

@@ -41,6 +41,12 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   // The key, and the credentials among the host's headers (Azure's `api-key`), never appear in errors.
   const errors = { label: provider, apiKey: config.apiKey, secrets: headerCredentials(config.headers), now }
   const adapter = factory({ ...config, provider, modelInfo, errors, createId })
+  // A plugin written in plain JavaScript has no types to catch these; found here, named, rather
+  // than as a TypeError from inside the client.
+  if (typeof adapter !== 'object' || adapter === null)
+    throw invalidConfig(`${provider}: the provider factory returned no adapter`)
+  if (config.baseUrl === undefined && typeof adapter.defaultBaseUrl !== 'string')
+    throw invalidConfig(`${provider}: the adapter has no defaultBaseUrl; set baseUrl`)
   if (adapter.specVersion !== undefined && adapter.specVersion !== ADAPTER_SPEC_VERSION) {
     throw new ProviderError(
       `${provider}: the adapter implements spec version ${adapter.specVersion}; this Kode implements ${ADAPTER_SPEC_VERSION}`,
@@ -123,4 +129,8 @@ function completionOf(value: Completion | undefined, provider: string): Completi
  */
 function bareFetch(host: typeof fetch | undefined): typeof fetch {
   return host ? (input, init) => host(input, init) : (input, init) => globalThis.fetch(input, init)
+}
+
+function invalidConfig(message: string): ProviderError {
+  return new ProviderError(message, { code: 'invalid_config', retryable: false })
 }

@@ -1,4 +1,4 @@
-import type { ImagePart, ProviderFields } from '@kode/protocol'
+import type { ImagePart, ProviderFields, StopDetails, StopReason, Usage } from '@kode/protocol'
 
 // What a value from the server must be to count. Adapters pass on what the server sent, and a
 // broken or hostile server sends any type anywhere: the accumulator checks every value with
@@ -33,4 +33,54 @@ export function isImage(part: ImagePart): boolean {
     typeof part.mimeType === 'string' &&
     part.mimeType.startsWith('image/')
   )
+}
+
+const USAGE_COUNTS = [
+  'inputTokens',
+  'outputTokens',
+  'totalTokens',
+  'cacheReadTokens',
+  'cacheWriteTokens',
+  'reasoningTokens',
+] as const satisfies readonly (keyof Usage)[]
+
+/**
+ * The counts of `usage` the history schema takes (non-negative integers); a count of another type
+ * counts as not reported. `undefined` when none is left: no usage rather than an empty one.
+ */
+export function checkedUsage(usage: unknown): Usage | undefined {
+  if (typeof usage !== 'object' || usage === null) return undefined
+  const out: Usage = {}
+  let any = false
+  for (const key of USAGE_COUNTS) {
+    const value = (usage as Record<string, unknown>)[key]
+    if (typeof value === 'number' && Number.isInteger(value) && value >= 0) {
+      out[key] = value
+      any = true
+    }
+  }
+  return any ? out : undefined
+}
+
+/** The text fields of `details`; `undefined` when none is left. */
+export function checkedStopDetails(details: unknown): StopDetails | undefined {
+  if (typeof details !== 'object' || details === null) return undefined
+  const { category, explanation } = details as Record<string, unknown>
+  const out: StopDetails = {}
+  if (typeof category === 'string') out.category = category
+  if (typeof explanation === 'string') out.explanation = explanation
+  return out.category === undefined && out.explanation === undefined ? undefined : out
+}
+
+const STOP_REASONS: ReadonlySet<unknown> = new Set<StopReason>([
+  'stop',
+  'length',
+  'tool_use',
+  'error',
+  'aborted',
+])
+
+/** One of Kode's stop reasons; anything else maps to none. */
+export function isStopReason(value: unknown): value is StopReason {
+  return STOP_REASONS.has(value)
 }

@@ -46,6 +46,23 @@ describe('createClient', () => {
   })
 
   test.each([
+    ['returns no adapter', () => undefined, 'returned no adapter'],
+    [
+      'returns an adapter without defaultBaseUrl, and the host gives no baseUrl',
+      () => ({
+        buildRequest: () => ({ path: '/', headers: {}, body: {} }),
+        createEventMapper: () => () => {},
+      }),
+      'no defaultBaseUrl',
+    ],
+  ])('a factory that %s is an invalid_config error at creation, naming the problem', (_, factory, says) => {
+    registerProvider('half-made', factory as never)
+    expect(() => createClient({ api: 'half-made', model: 'm' })).toThrow(
+      expect.objectContaining({ code: 'invalid_config', message: expect.stringContaining(says) }),
+    )
+  })
+
+  test.each([
     ['no scheme', 'api.openai.com/v1'],
     ['a host taken for a scheme', 'localhost:11434/v1'],
     ['a scheme fetch does not speak', 'ftp://models.example/v1'],
@@ -341,4 +358,21 @@ test("a host's fetch is called bare too, so `fetch: window.fetch` works in a bro
     ask(),
   )
   expect([undefined, globalThis]).toContain(receiver)
+})
+
+test('registering a name again replaces its factory for clients made after; earlier clients keep theirs', async () => {
+  const saying = (word: string) => () => ({
+    defaultBaseUrl: 'http://unused',
+    buildRequest: () => ({ path: `/${word}`, headers: {}, body: {} }),
+    createEventMapper: () => (_: unknown, out: { stop: (raw: string, reason: 'stop') => void }) =>
+      out.stop(word, 'stop'),
+  })
+  registerProvider('registered-twice', saying('first'))
+  const before = createClient({ api: 'registered-twice', model: 'm', baseUrl: server().url })
+  registerProvider('registered-twice', saying('second'))
+  const after = createClient({ api: 'registered-twice', model: 'm', baseUrl: server().url })
+  server().enqueue({ body: [sseFrame('x')] }, { body: [sseFrame('x')] })
+  expect((await before.complete(ask())).rawStopReason).toBe('first')
+  expect((await after.complete(ask())).rawStopReason).toBe('second')
+  expect(server().requests.map((request) => request.url)).toEqual(['/first', '/second'])
 })

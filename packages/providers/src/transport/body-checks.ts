@@ -1,9 +1,8 @@
 import type { Accumulator } from '../accumulate.js'
 import type { Completion } from '../adapter/spec.js'
 import { sniffBody } from './body.js'
-import { excerpt, ProviderError } from './errors.js'
+import { excerpt, messageOf, ProviderError } from './errors.js'
 import { type ErrorContext, secretsOf, transportError } from './failures.js'
-import { messageOf } from './open-response.js'
 import { MAX_EVENT_CHARS, type SseEvent } from './sse.js'
 
 /** The `stream_cut` message for a stream that closed after its finish reason without the terminal event. */

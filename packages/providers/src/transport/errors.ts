@@ -286,3 +286,18 @@ export class RedactedError extends Error {
     Object.defineProperty(this, 'errors', { value: safe, writable: true, configurable: true })
   }
 }
+
+/**
+ * What was thrown, as text for an error message: an error's message, a thrown object's `message`,
+ * else the value as a string. Never throws itself (an object without a prototype has no `toString`).
+ */
+export function messageOf(thrown: unknown): string {
+  if (thrown instanceof Error) return thrown.message
+  const message = typeof thrown === 'object' && thrown !== null ? Reflect.get(thrown, 'message') : undefined
+  if (typeof message === 'string') return message
+  try {
+    return String(thrown)
+  } catch {
+    return Object.prototype.toString.call(thrown)
+  }
+}

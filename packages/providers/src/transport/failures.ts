@@ -1,6 +1,7 @@
 import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
 import {
   excerpt,
+  messageOf,
   ProviderError,
   type ProviderErrorInit,
   redact,
@@ -130,12 +131,14 @@ export function errorFromPayload(payload: unknown, ctx: ErrorContext): ProviderE
   const providerMessage = redact(fields.message ?? 'unknown error', secretsOf(ctx))
   const retryable =
     isRetryableCode(fields.code) || (fields.status !== undefined && isRetryableStatus(fields.status))
-  const code = fields.code !== undefined ? ` ${fields.code}` : ''
+  // The code is the server's text too (an HTTP error body is redacted whole before it is read).
+  const safeCode = fields.code === undefined ? undefined : redact(fields.code, secretsOf(ctx))
+  const code = safeCode !== undefined ? ` ${safeCode}` : ''
   return new ProviderError(`${ctx.label} reported an error in the stream${code}: ${providerMessage}`, {
     retryable,
     ...(isContextOverflow(fields.status, fields) ? { kind: 'context_overflow' as const } : {}),
     providerMessage,
-    ...(fields.code !== undefined ? { code: fields.code } : {}),
+    ...(safeCode !== undefined ? { code: safeCode } : {}),
     ...(fields.status !== undefined ? { status: fields.status } : {}),
   })
 }
@@ -200,7 +203,7 @@ export function requestIdOf(headers: Headers): string | undefined {
 }
 
 function describeThrown(thrown: unknown): string {
-  if (!(thrown instanceof Error)) return String(thrown)
+  if (!(thrown instanceof Error)) return messageOf(thrown)
   // undici reports "fetch failed" / "terminated" and puts the socket error in `cause`.
   const cause = thrown.cause
   if (cause instanceof Error) {

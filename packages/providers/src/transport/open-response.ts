@@ -1,7 +1,7 @@
 import type { AccumulatorOptions } from '../accumulate.js'
-import type { Completion, WireAdapter, WireRequest } from '../adapter/spec.js'
+import type { Completion, EventMapper, WireAdapter, WireRequest } from '../adapter/spec.js'
 import type { LLMRequest, StreamOptions } from '../types.js'
-import { ProviderError, withRequestId } from './errors.js'
+import { messageOf, ProviderError, withRequestId } from './errors.js'
 import {
   type ErrorContext,
   errorFromResponse,
@@ -56,22 +56,63 @@ export interface OpenedResponse {
 
 /** Builds the wire request (the adapter's, with the host's provider tools and options) and its JSON body. */
 export async function prepareRequest(setup: ResponseStreamSetup): Promise<PreparedRequest> {
-  let wire: WireRequest
+  // Everything here fails the same way on every attempt: an adapter's mistake is never sent,
+  // and never taken for a network error to retry.
   try {
-    wire = await setup.adapter.buildRequest(setup.request)
+    let wire = checkedWire(await setup.adapter.buildRequest(setup.request))
     const api = setup.message.api
     wire = withProviderTools(wire, setup.request.providerTools?.[api])
     wire = withProviderOptions(wire, setup.request.providerOptions?.[api])
+    return {
+      url: checkedUrl(setup.baseUrl, wire.path),
+      headers: setup.requestHeaders(wire.headers),
+      body: bodyJson(wire.body),
+    }
   } catch (thrown) {
     if (ProviderError.is(thrown)) throw thrown
     const detail = `could not build the request: ${messageOf(thrown)}`
     throw transportError(setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
   }
-  return {
-    url: requestUrl(setup.baseUrl, wire.path),
-    headers: setup.requestHeaders(wire.headers),
-    body: bodyJson(wire.body),
+}
+
+/** What `buildRequest` returned, if it has the shape of a request (plain JS adapters have no types to say so). */
+function checkedWire(wire: WireRequest): WireRequest {
+  if (typeof wire !== 'object' || wire === null) throw new TypeError('buildRequest returned no request')
+  if (typeof wire.path !== 'string') throw new TypeError('the request has no path')
+  if (typeof wire.headers !== 'object' || wire.headers === null)
+    throw new TypeError('the request has no headers object')
+  return wire
+}
+
+/**
+ * The request's URL. When the base URL is absolute, a path that makes no URL with it (`chat`
+ * without its slash, joined to a port) is the adapter's mistake; fetch would call it a network
+ * error. A relative base URL is left to the host's fetch to resolve.
+ */
+function checkedUrl(baseUrl: string, path: string): string {
+  const url = requestUrl(baseUrl, path)
+  if (URL.canParse(baseUrl) && !URL.canParse(url))
+    throw new TypeError(`the path ${JSON.stringify(path)} makes no URL with the base URL`)
+  return url
+}
+
+/**
+ * The adapter's event mapper for one attempt. One it cannot make (its factory threw, or returned
+ * something that is not a function) is an `invalid_request`, and nothing is sent: every attempt
+ * would fail the same way, and without a mapper no event could be read.
+ */
+export function createMapper(setup: ResponseStreamSetup): EventMapper {
+  let mapper: unknown
+  try {
+    mapper = setup.adapter.createEventMapper(setup.request)
+  } catch (thrown) {
+    if (ProviderError.is(thrown)) throw thrown
+    const detail = `createEventMapper failed: ${messageOf(thrown)}`
+    throw transportError(setup.errors, 'invalid_request', detail, { retryable: false, cause: thrown })
   }
+  if (typeof mapper === 'function') return mapper as EventMapper
+  const detail = `createEventMapper returned ${mapper === null ? 'null' : typeof mapper}, not a function`
+  throw transportError(setup.errors, 'invalid_request', detail, { retryable: false })
 }
 
 /**
@@ -105,9 +146,4 @@ export async function openResponse(
   if (!response.body || !isEventStreamLike(response))
     throw withRequestId(await notAStream(response, setup.errors), requestId)
   return { reader: response.body.getReader(), requestId }
-}
-
-/** What was thrown, as text for an error message. */
-export function messageOf(thrown: unknown): string {
-  return thrown instanceof Error ? thrown.message : String(thrown)
 }

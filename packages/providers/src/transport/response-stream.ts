@@ -8,12 +8,13 @@ import { ResponseDeadline } from './deadline.js'
 import { type ProviderError, withRequestId } from './errors.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import {
+  createMapper,
   openResponse,
   type PreparedRequest,
   prepareRequest,
   type ResponseStreamSetup,
 } from './open-response.js'
-import { retryAllowed, retryDelayMs, sleep } from './retry.js'
+import { retryAllowed, retryDelayMs, sleep, untilAborted } from './retry.js'
 import { isBlankEvent, SseDecoder } from './sse.js'
 
 export type { ResponseStreamSetup } from './open-response.js'
@@ -312,7 +313,8 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
   private async connect(): Promise<void> {
     const { setup } = this
     this.attempt++
-    this.prepared ??= await prepareRequest(setup)
+    // Building may wait on the host (its readImageFile): an abort ends that wait, as it ends a fetch.
+    this.prepared ??= await untilAborted(prepareRequest(setup), setup.options.signal)
     // The consumer left meanwhile: send nothing.
     if (this.finished) return
     const controller = new AbortController()
@@ -321,12 +323,14 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     if (setup.options.signal?.aborted) controller.abort()
     this.idleFired = false
     this.sniffed = false
+    // Made before the request is sent: an adapter that cannot make one has nothing to read it with.
+    const mapper = createMapper(setup)
     this.watchdog.start()
     this.deadline.start(() => this.abortAttempt())
     const opened = await openResponse(setup, this.prepared, controller.signal, () => this.watchdog.touch())
     this.requestId = opened.requestId
     this.reader = opened.reader
-    this.mapper = setup.adapter.createEventMapper(setup.request)
+    this.mapper = mapper
   }
 
   /**

@@ -120,6 +120,17 @@ export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void
   })
 }
 
+/** `work`, or a rejection with the signal's reason as soon as it aborts (the work is left to end alone). */
+export function untilAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (signal === undefined) return work
+  if (signal.aborted) return Promise.reject(signal.reason)
+  return new Promise((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}
+
 function stripUndefined<T extends object>(value: T): Partial<T> {
   const out: Partial<T> = {}
   for (const key of Object.keys(value) as (keyof T)[]) {
