@@ -205,14 +205,14 @@ describe('text that is not kode’s own on stdout and stderr', () => {
   })
 
   test('text output shows the answer without its escape sequences', async () => {
-    const { code, stdout } = await runKode([
+    const { code, stdout, stderr } = await runKode([
       'exec',
       '--yes',
       '--sessions-dir',
       tempDir('kode-exec-'),
       "run `printf 'a\\033]0;t\\007b\\302\\233c\\342\\200\\256d'`",
     ])
-    expect(code).toBe(0)
+    expect(code, stderr).toBe(0)
     for (const char of HIDDEN) expect(stdout).not.toContain(char)
     expect(stdout).toContain('bash answered: a]0;tbcd')
   })

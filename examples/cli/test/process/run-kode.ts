@@ -39,7 +39,9 @@ export function runKode(
   return new Promise((resolve) => {
     const child = execFile('node', [KODE, ...args], options, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0
-      resolve({ code, stdout, stderr })
+      // A child that could not run (spawn failed, output too large) says why where a test looks.
+      const why = error && typeof error.code !== 'number' ? `\n[runKode: ${error.message}]` : ''
+      resolve({ code, stdout, stderr: stderr + why })
     })
     if (input !== undefined) child.stdin?.end(input)
   })
