@@ -11,7 +11,7 @@
 //
 // Prints the `npm install` command that installs the tarballs.
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs'
 import { join, relative, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 
@@ -38,7 +38,9 @@ const dirs = [
 const run = (cmd, args, cwd = root) =>
   execFileSync(cmd, args, { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] })
 
-run('pnpm', [...dirs.flatMap((dir) => ['--filter', `./${dir}`]), 'run', 'build'])
+const packages = dirs.filter((dir) => dir !== 'examples/cli')
+run('pnpm', [...packages.flatMap((dir) => ['--filter', `./${dir}`]), 'run', 'build'])
+if (dirs.includes('examples/cli')) buildInPlace(join(root, 'examples/cli'))
 rmSync(out, { recursive: true, force: true })
 mkdirSync(out, { recursive: true })
 
@@ -80,6 +82,19 @@ function repositoryFields(url, dir) {
       ? `${web}/tree/HEAD/${dir}#readme`
       : `${web}#readme`,
   }
+}
+
+/**
+ * Builds the CLI into a directory of its own, then moves each file over its old copy in `dist`: a
+ * rename replaces a file whole, so `kode` (a test running it, a shell using it) never finds
+ * `dist/kode.js` missing or half written, as it would while tsup cleans and writes `dist` itself.
+ */
+function buildInPlace(dir) {
+  const staging = join(dir, 'dist/.next')
+  rmSync(staging, { recursive: true, force: true })
+  run('pnpm', ['exec', 'tsup', '--out-dir', staging], dir)
+  for (const name of readdirSync(staging)) renameSync(join(staging, name), join(dir, 'dist', name))
+  rmSync(staging, { recursive: true, force: true })
 }
 
 function originUrl() {

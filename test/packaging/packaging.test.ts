@@ -47,12 +47,24 @@ let tarballs: string
 /** The CLI installed from its tarball, as `npm install -g` would, into a private prefix. */
 let cliPrefix: string
 const REPOSITORY = 'https://git.example.test/kode/kode.git'
+/** How often `dist/kode.js` was found missing while `scripts/pack.mjs` ran. */
+let kodeMissing = 0
 
 beforeAll(async () => {
   host = mkdtempSync(join(tmpdir(), 'kode-host-'))
   tarballs = join(host, 'tarballs')
-  // The one script the docs give a user: builds and packs every package and the CLI.
-  const printed = await run('node', ['scripts/pack.mjs', '--out', tarballs, '--repository', REPOSITORY], repo)
+  // The one script the docs give a user: builds and packs every package and the CLI. Other tests
+  // run the CLI's `dist/kode.js` meanwhile: watch that it is there all along.
+  const kode = join(repo, 'examples/cli/dist/kode.js')
+  const watch = setInterval(() => {
+    if (!existsSync(kode)) kodeMissing++
+  }, 2)
+  let printed: string
+  try {
+    printed = await run('node', ['scripts/pack.mjs', '--out', tarballs, '--repository', REPOSITORY], repo)
+  } finally {
+    clearInterval(watch)
+  }
   const install = /npm install (\S+\.tgz(?: \S+\.tgz)*) @sinclair\/typebox/.exec(printed)
   if (!install) throw new Error(`scripts/pack.mjs printed no install command:\n${printed}`)
   writeFileSync(
@@ -201,6 +213,10 @@ describe('the tarballs', () => {
       expect(JSON.stringify(manifest.dependencies ?? {})).not.toContain('workspace:')
     },
   )
+
+  test("building for the tarballs never leaves the CLI's dist/kode.js missing (tests and shells run it meanwhile)", () => {
+    expect(kodeMissing).toBe(0)
+  })
 
   test('the working tree is left as it was: the fields exist only in the tarballs', () => {
     for (const p of packages)
