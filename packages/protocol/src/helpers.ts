@@ -25,4 +25,4 @@ export {
 } from './provider-messages.js'
 export { redactCredentials } from './redact-credentials.js'
 export { type ServerToolView, serverToolView } from './server-tool-view.js'
-export { addUsage, computeCostUsd } from './usage-arithmetic.js'
+export { addUsage, computeCostUsd, USAGE_KEYS } from './usage-arithmetic.js'

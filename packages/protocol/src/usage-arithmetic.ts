@@ -30,7 +30,8 @@ export function addUsage(a: Usage, b: Usage): Usage {
   return out
 }
 
-const USAGE_KEYS = [
+/** The counts a `Usage` may hold, as its schema lists them (without loading the schema). */
+export const USAGE_KEYS = [
   'inputTokens',
   'outputTokens',
   'totalTokens',

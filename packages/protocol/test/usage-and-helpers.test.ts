@@ -11,6 +11,8 @@ import {
   joinThinking,
   toolCallsOf,
   toolResultEventStatus,
+  USAGE_KEYS,
+  Usage,
 } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 
@@ -37,6 +39,10 @@ describe('computeCostUsd', () => {
   test('is undefined when the provider reported neither input nor output', () => {
     expect(computeCostUsd({ reasoningTokens: 10 }, prices)).toBeUndefined()
   })
+})
+
+test('USAGE_KEYS lists every count of the Usage schema, and nothing else', () => {
+  expect([...USAGE_KEYS].sort()).toEqual(Object.keys(Usage.properties).sort())
 })
 
 test('addUsage sums field by field and keeps unreported fields absent', () => {

@@ -1,4 +1,5 @@
 import type { ImagePart, ProviderFields, StopDetails, StopReason, Usage } from '@kode/protocol'
+import { USAGE_KEYS } from '@kode/protocol/helpers'
 
 // What a value from the server must be to count. Adapters pass on what the server sent, and a
 // broken or hostile server sends any type anywhere: the accumulator checks every value with
@@ -35,15 +36,6 @@ export function isImage(part: ImagePart): boolean {
   )
 }
 
-const USAGE_COUNTS = [
-  'inputTokens',
-  'outputTokens',
-  'totalTokens',
-  'cacheReadTokens',
-  'cacheWriteTokens',
-  'reasoningTokens',
-] as const satisfies readonly (keyof Usage)[]
-
 /**
  * The counts of `usage` the history schema takes (non-negative integers); a count of another type
  * counts as not reported. `undefined` when none is left: no usage rather than an empty one.
@@ -52,7 +44,7 @@ export function checkedUsage(usage: unknown): Usage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined
   const out: Usage = {}
   let any = false
-  for (const key of USAGE_COUNTS) {
+  for (const key of USAGE_KEYS) {
     const value = (usage as Record<string, unknown>)[key]
     if (typeof value === 'number' && Number.isInteger(value) && value >= 0) {
       out[key] = value
