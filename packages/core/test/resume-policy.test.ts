@@ -121,6 +121,20 @@ async function childSession(h: Harness, records: readonly HistoryEvent[]): Promi
 }
 
 /**
+ * A session a dead process left in a call that started sub-agent `child`, and another session's
+ * sub-agent linked to a call of the same id: never this task's.
+ */
+async function deadWithStranger(h: Harness): Promise<void> {
+  await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
+  await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
+  await h.store.create({
+    id: 'stranger',
+    parentSessionId: 'other',
+    subAgent: { name: 'helper', parentToolCallId: 'p1' },
+  })
+}
+
+/**
  * That sub-agent's session when its parent was carried on: it asked for s1, paused, was carried on
  * with the approval, and its process died while s1 ran.
  */
@@ -617,14 +631,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
 
   test("finding the sub-agents a dead call started lists the parent's sessions only", async () => {
     const h = harness()
-    await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
-    await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
-    // Another session's sub-agent, linked to a call of the same id: never this task's.
-    await h.store.create({
-      id: 'stranger',
-      parentSessionId: 'other',
-      subAgent: { name: 'helper', parentToolCallId: 'p1' },
-    })
+    await deadWithStranger(h)
     const lists: unknown[] = []
     const store: SessionStore = {
       ...h.store,
@@ -646,13 +653,7 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
 
   test('a store whose list takes no options still finds them', async () => {
     const h = harness()
-    await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
-    await childSession(h, [{ role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] }])
-    await h.store.create({
-      id: 'stranger',
-      parentSessionId: 'other',
-      subAgent: { name: 'helper', parentToolCallId: 'p1' },
-    })
+    await deadWithStranger(h)
     // A store written before list took options: it lists every session whatever it is passed.
     const store: SessionStore = { ...h.store, list: () => h.store.list() }
     h.server.enqueue(textReply('r1', 'It may not have paid.'))
