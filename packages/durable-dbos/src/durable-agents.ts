@@ -3,6 +3,7 @@ import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
+import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
 import { checkedApprovals, checkedInput } from './task-input.js'
 import type { DurableTask } from './task-plan.js'
@@ -75,7 +76,10 @@ export interface DurableTaskStatus {
   executorId: string | undefined
   /** The task's outcome once `status` is `SUCCESS`. */
   outcome: TaskOutcome | undefined
-  /** What the workflow threw once `status` is `ERROR` (a `DurableTaskError` stays one). */
+  /**
+   * What the workflow threw once `status` is `ERROR` (a `DurableTaskError`, `AgentError` or
+   * `SessionError` stays one).
+   */
   error: unknown
   createdAt: number
   updatedAt: number | undefined
@@ -96,8 +100,9 @@ export interface DurableAgents {
   /**
    * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
    * default 1 000); rejects with what the workflow threw (a `DurableTaskError` stays one:
-   * `task_superseded`, `session_deleted`, `wrong_session`), or a `DurableTaskError`
-   * (`task_cancelled`) once the workflow was cancelled.
+   * `task_superseded`, `session_deleted`, `wrong_session`; so do an `AgentError`, such as
+   * `unknown_approval` for a `continue` whose decisions do not fit the history, and a
+   * `SessionError`), or a `DurableTaskError` (`task_cancelled`) once the workflow was cancelled.
    */
   result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
   /**
@@ -189,7 +194,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         status: status.status,
         executorId: status.executorId,
         outcome: status.status === 'SUCCESS' ? (status.output as TaskOutcome) : undefined,
-        error: DurableTaskError.revive(status.error),
+        error: reviveError(status.error),
         createdAt: status.createdAt,
         updatedAt: status.updatedAt,
       }
@@ -204,8 +209,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
           pollingIntervalMs,
         })) as TaskOutcome
       } catch (error) {
-        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED')
-          throw DurableTaskError.revive(error)
+        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED') throw reviveError(error)
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },

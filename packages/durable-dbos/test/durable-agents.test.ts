@@ -1,9 +1,9 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool, type UserInput } from '@kode/core'
+import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
-import type { SessionStore } from '@kode/session'
+import { SessionError, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import pg from 'pg'
@@ -23,6 +23,7 @@ let slowStart: DurableAgents
 let leakyRun: DurableAgents
 let leakyFactory: DurableAgents
 let leakyHook: DurableAgents
+let closedStore: DurableAgents
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
 
 /** An error as an HTTP client throws one: the request's headers on it and on its cause. */
@@ -186,6 +187,14 @@ beforeAll(async () => {
         name: 'kode.leaky-factory',
         store,
         agentFactory: () => Promise.reject(leakingError('factory')),
+      })
+      // An agent built on a store the host closed: the task fails with the store's SessionError.
+      closedStore = createDurableAgents({
+        name: 'kode.closed-store',
+        store,
+        agentFactory: () => {
+          throw new SessionError('store_closed', 'the session store is closed', { sessionId: 'closed-store' })
+        },
       })
       strays = createDurableAgents({
         name: 'kode.stray',
@@ -353,6 +362,32 @@ describe('durable tasks on DBOS', () => {
     await lease.release()
     expect(await lines('cancel-early')).toEqual([])
     expect(server.requests.length).toBe(requests)
+  })
+
+  test("the engine's and the store's refusals inside a task reach the host typed, with their code", async () => {
+    server.enqueue(callTools('t1', [{ id: 'c9', name: 'write_note', args: { text: 'tea' } }]))
+    const paused = await durable.start('notes-typo', 'Note tea')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    // A decision on a call that awaits none: agent.continue refuses it with AgentError.
+    const continued = await durable.continue('notes-typo', {
+      approvals: [{ toolCallId: 'c8', approved: true }],
+    })
+    const refused = await durable.result(continued.workflowId, FAST).catch((e: unknown) => e)
+    expect(AgentError.is(refused) && [refused.code, refused.message]).toEqual([
+      'unknown_approval',
+      'tool call c8 awaits no approval',
+    ])
+    const status = await durable.status(continued.workflowId)
+    expect(AgentError.is(status?.error) && status.error.code).toBe('unknown_approval')
+    expect(written).not.toContain('tea')
+
+    const { workflowId } = await closedStore.start('closed-store', 'Hello')
+    const closed = await closedStore.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(SessionError.is(closed) && [closed.code, closed.sessionId, closed.message]).toEqual([
+      'store_closed',
+      'closed-store',
+      'the session store is closed',
+    ])
   })
 
   test('an agent bound to another session fails the task with wrong_session, writing nothing', async () => {
