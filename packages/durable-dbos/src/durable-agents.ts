@@ -54,7 +54,8 @@ export interface DurableTaskHandle {
 export interface StartOptions {
   /**
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
-   * and returns that task: a request retried by the host cannot start a task twice. Non-empty,
+   * and returns that task: a request retried by the host cannot start a task twice. An id a task of
+   * another session has is refused (`invalid_options`), after DBOS was asked. Non-empty,
    * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
@@ -159,19 +160,30 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const sweepOnce = () =>
     reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName })
 
-  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
-    assertSessionId(task.sessionId)
-    const workflowId = checkedWorkflowId(startOptions.workflowId) ?? globalThis.crypto.randomUUID()
-    const handle = await DBOS.startWorkflow(workflow, {
-      workflowID: workflowId,
-      ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
-    })(task)
-    return { workflowId: handle.workflowID, sessionId: task.sessionId }
-  }
-
   const own = async (workflowId: string) => {
     const status = await DBOS.getWorkflowStatus(workflowId)
     return status && status.workflowName === name ? status : undefined
+  }
+
+  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
+    assertSessionId(task.sessionId)
+    const given = checkedWorkflowId(startOptions.workflowId)
+    const handle = await DBOS.startWorkflow(workflow, {
+      workflowID: given ?? globalThis.crypto.randomUUID(),
+      ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
+    })(task)
+    // DBOS hands back the task an id already has, whatever its input: one of another session is
+    // a host's mistake, never this session's task (its outcome is another conversation's).
+    if (given !== undefined) {
+      const existing = (await own(given))?.input?.[0] as DurableTask | undefined
+      if (existing !== undefined && existing.sessionId !== task.sessionId) {
+        throw new DurableTaskError(
+          'invalid_options',
+          `workflow ${given} is a task of session ${existing.sessionId}, not one of session ${task.sessionId}: give each task its own workflowId`,
+        )
+      }
+    }
+    return { workflowId: handle.workflowID, sessionId: task.sessionId }
   }
 
   return {

@@ -270,6 +270,27 @@ describe('durable tasks on DBOS', () => {
     expect(await lines('once')).toEqual(['user: Answer once', 'assistant: Once.', 'task_metadata'])
   })
 
+  test('a workflow id that names a task of another session is refused typed, never handed out as this one', async () => {
+    server.enqueue(reply('r2b', 'Mine.'))
+    const mine = await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })
+    await durable.result(mine.workflowId, FAST)
+    const requests = server.requests.length
+    for (const begin of [
+      () => durable.start('id-thief', 'Answer me', { workflowId: 'task-taken' }),
+      () => durable.continue('id-thief', { workflowId: 'task-taken' }),
+    ]) {
+      const error = await begin().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_options',
+        'workflow task-taken is a task of session id-owner, not one of session id-thief: give each task its own workflowId',
+      ])
+    }
+    // The same task on its own session, asked for again, is still that task.
+    expect(await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })).toEqual(mine)
+    expect(await store.info('id-thief')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+  })
+
   test('a task paused for approval is continued as another durable task with the decisions', async () => {
     server.enqueue(callTools('r3', [{ id: 'c1', name: 'write_note', args: { text: 'milk' } }]))
     server.enqueue(reply('r4', 'Noted milk.'))
