@@ -24,6 +24,7 @@ let leakyRun: DurableAgents
 let leakyFactory: DurableAgents
 let leakyHook: DurableAgents
 let closedStore: DurableAgents
+let badClose: DurableAgents
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
 
 /** An error as an HTTP client throws one: the request's headers on it and on its cause. */
@@ -196,6 +197,18 @@ beforeAll(async () => {
           throw new SessionError('store_closed', 'the session store is closed', { sessionId: 'closed-store' })
         },
       })
+      // An agent whose close fails (a host's wrapper around it, say).
+      badClose = createDurableAgents({
+        name: 'kode.bad-close',
+        store,
+        agentFactory: async ({ sessionId, store }) => {
+          const agent = await createAgent({ client, store, sessionId })
+          return new Proxy(agent, {
+            get: (target, key) =>
+              key === 'close' ? () => Promise.reject(new Error('close failed')) : Reflect.get(target, key),
+          })
+        },
+      })
       strays = createDurableAgents({
         name: 'kode.stray',
         store,
@@ -289,6 +302,16 @@ describe('durable tasks on DBOS', () => {
     expect(await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })).toEqual(mine)
     expect(await store.info('id-thief')).toBeUndefined()
     expect(server.requests.length).toBe(requests)
+  })
+
+  test("an agent whose close fails still gives the session's writer back", async () => {
+    server.enqueue(reply('r2c', 'Closed badly.'))
+    const { workflowId } = await badClose.start('bad-close', 'Hello')
+    await badClose.result(workflowId, FAST).catch(() => undefined)
+    // The workflow ended: its lease is released, or the session would stay locked for ever.
+    const lease = await store.acquire('bad-close')
+    await lease.release()
+    expect(await lines('bad-close')).toEqual(['user: Hello', 'assistant: Closed badly.', 'task_metadata'])
   })
 
   test('a task paused for approval is continued as another durable task with the decisions', async () => {
