@@ -1,4 +1,4 @@
-import { DBOS } from '@dbos-inc/dbos-sdk'
+import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
@@ -55,7 +55,8 @@ export interface StartOptions {
   /**
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
    * and returns that task: a request retried by the host cannot start a task twice. An id a task of
-   * another session has is refused (`invalid_options`), after DBOS was asked. Non-empty,
+   * another session has is refused (`invalid_options`), after DBOS was asked, and so is one of
+   * another workflow (other durable agents', under another `name`). Non-empty,
    * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
@@ -171,7 +172,17 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: given ?? globalThis.crypto.randomUUID(),
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
-    })(task)
+    })(task).catch((error: unknown) => {
+      // The id is another workflow's (other durable agents', or not a Kode task at all).
+      if (error instanceof DBOSErrors.DBOSConflictingWorkflowError) {
+        throw new DurableTaskError(
+          'invalid_options',
+          `workflow ${given} is not a task of ${name}: give each task its own workflowId`,
+          { cause: error },
+        )
+      }
+      throw error
+    })
     // DBOS hands back the task an id already has, whatever its input: one of another session is
     // a host's mistake, never this session's task (its outcome is another conversation's).
     if (given !== undefined) {

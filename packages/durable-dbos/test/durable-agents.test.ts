@@ -1,4 +1,4 @@
-import { DBOS } from '@dbos-inc/dbos-sdk'
+import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient, type LLMClient } from '@kode/providers'
@@ -302,6 +302,24 @@ describe('durable tasks on DBOS', () => {
     expect(await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })).toEqual(mine)
     expect(await store.info('id-thief')).toBeUndefined()
     expect(server.requests.length).toBe(requests)
+  })
+
+  test('a workflow id that names a task of other durable agents is refused typed', async () => {
+    server.enqueue(reply('r2d', 'Ours.'))
+    const ours = await durable.start('id-of-kode-task', 'Answer', { workflowId: 'task-of-kode.task' })
+    await durable.result(ours.workflowId, FAST)
+    for (const begin of [
+      () => strays.start('id-of-kode-task', 'Answer', { workflowId: 'task-of-kode.task' }),
+      () => strays.continue('id-of-kode-task', { workflowId: 'task-of-kode.task' }),
+    ]) {
+      const error = await begin().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_options',
+        'workflow task-of-kode.task is not a task of kode.stray: give each task its own workflowId',
+      ])
+      // DBOS's own error says what it found.
+      expect((error as Error).cause).toBeInstanceOf(DBOSErrors.DBOSConflictingWorkflowError)
+    }
   })
 
   test("an agent whose close fails still gives the session's writer back", async () => {
