@@ -1,8 +1,9 @@
-import { DBOS } from '@dbos-inc/dbos-sdk'
+import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
+import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
 import { checkedApprovals, checkedInput } from './task-input.js'
 import type { DurableTask } from './task-plan.js'
@@ -53,7 +54,9 @@ export interface DurableTaskHandle {
 export interface StartOptions {
   /**
    * The workflow id (default: a new UUID). Starting again with an id that exists starts nothing
-   * and returns that task: a request retried by the host cannot start a task twice. Non-empty,
+   * and returns that task: a request retried by the host cannot start a task twice. An id a task of
+   * another session has is refused (`invalid_options`), after DBOS was asked, and so is one of
+   * another workflow (other durable agents', under another `name`). Non-empty,
    * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
@@ -75,7 +78,10 @@ export interface DurableTaskStatus {
   executorId: string | undefined
   /** The task's outcome once `status` is `SUCCESS`. */
   outcome: TaskOutcome | undefined
-  /** What the workflow threw once `status` is `ERROR` (a `DurableTaskError` stays one). */
+  /**
+   * What the workflow threw once `status` is `ERROR` (a `DurableTaskError`, `AgentError` or
+   * `SessionError` stays one).
+   */
   error: unknown
   createdAt: number
   updatedAt: number | undefined
@@ -96,8 +102,9 @@ export interface DurableAgents {
   /**
    * Waits for the task's outcome, wherever it runs (polling DBOS every `pollingIntervalMs`,
    * default 1 000); rejects with what the workflow threw (a `DurableTaskError` stays one:
-   * `task_superseded`, `session_deleted`, `wrong_session`), or a `DurableTaskError`
-   * (`task_cancelled`) once the workflow was cancelled.
+   * `task_superseded`, `session_deleted`, `wrong_session`; so do an `AgentError`, such as
+   * `unknown_approval` for a `continue` whose decisions do not fit the history, and a
+   * `SessionError`), or a `DurableTaskError` (`task_cancelled`) once the workflow was cancelled.
    */
   result(workflowId: string, options?: { pollingIntervalMs?: number | undefined }): Promise<TaskOutcome>
   /**
@@ -154,19 +161,40 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const sweepOnce = () =>
     reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName })
 
-  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
-    assertSessionId(task.sessionId)
-    const workflowId = checkedWorkflowId(startOptions.workflowId) ?? globalThis.crypto.randomUUID()
-    const handle = await DBOS.startWorkflow(workflow, {
-      workflowID: workflowId,
-      ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
-    })(task)
-    return { workflowId: handle.workflowID, sessionId: task.sessionId }
-  }
-
   const own = async (workflowId: string) => {
     const status = await DBOS.getWorkflowStatus(workflowId)
     return status && status.workflowName === name ? status : undefined
+  }
+
+  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
+    assertSessionId(task.sessionId)
+    const given = checkedWorkflowId(startOptions.workflowId)
+    const handle = await DBOS.startWorkflow(workflow, {
+      workflowID: given ?? globalThis.crypto.randomUUID(),
+      ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
+    })(task).catch((error: unknown) => {
+      // The id is another workflow's (other durable agents', or not a Kode task at all).
+      if (error instanceof DBOSErrors.DBOSConflictingWorkflowError) {
+        throw new DurableTaskError(
+          'invalid_options',
+          `workflow ${given} is not a task of ${name}: give each task its own workflowId`,
+          { cause: error },
+        )
+      }
+      throw error
+    })
+    // DBOS hands back the task an id already has, whatever its input: one of another session is
+    // a host's mistake, never this session's task (its outcome is another conversation's).
+    if (given !== undefined) {
+      const existing = (await own(given))?.input?.[0] as DurableTask | undefined
+      if (existing !== undefined && existing.sessionId !== task.sessionId) {
+        throw new DurableTaskError(
+          'invalid_options',
+          `workflow ${given} is a task of session ${existing.sessionId}, not one of session ${task.sessionId}: give each task its own workflowId`,
+        )
+      }
+    }
+    return { workflowId: handle.workflowID, sessionId: task.sessionId }
   }
 
   return {
@@ -189,7 +217,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
         status: status.status,
         executorId: status.executorId,
         outcome: status.status === 'SUCCESS' ? (status.output as TaskOutcome) : undefined,
-        error: DurableTaskError.revive(status.error),
+        error: reviveError(status.error),
         createdAt: status.createdAt,
         updatedAt: status.updatedAt,
       }
@@ -204,8 +232,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
           pollingIntervalMs,
         })) as TaskOutcome
       } catch (error) {
-        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED')
-          throw DurableTaskError.revive(error)
+        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED') throw reviveError(error)
         throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
       }
     },

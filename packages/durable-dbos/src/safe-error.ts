@@ -1,5 +1,6 @@
 import { Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import { redactCredentials } from '@kode/protocol/helpers'
+import { SessionError } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 
 /**
@@ -8,7 +9,8 @@ import { DurableTaskError } from './errors.js'
  * HTTP client's, a custom model client's) may carry the request that failed, headers and all, so
  * it is kept as its name, message, `code` and stack only, credentials redacted, and its causes the
  * same way. A `DurableTaskError` stays one (its cause made safe); DBOS's own errors pass as they
- * are, since DBOS tells a cancellation by its class.
+ * are, since DBOS tells a cancellation by its class. A `SessionError` keeps its `sessionId` too, so
+ * `result()` can give it back as one (see `reviveError`).
  */
 export function safeError(error: unknown): unknown {
   if (error instanceof DBOSErrors.DBOSError) return error
@@ -25,7 +27,11 @@ function copy(value: unknown, seen: Set<unknown>): Error {
   let safe: Error
   if (DurableTaskError.is(value)) safe = new DurableTaskError(value.code, message, { cause })
   else {
-    safe = Object.assign(new Error(message, cause === undefined ? undefined : { cause }), codeOf(value))
+    safe = Object.assign(
+      new Error(message, cause === undefined ? undefined : { cause }),
+      codeOf(value),
+      sessionOf(value),
+    )
     safe.name = value.name
   }
   if (value.stack !== undefined) safe.stack = redactCredentials(value.stack)
@@ -38,4 +44,10 @@ function codeOf(error: Error): { code?: string | number } {
   if (typeof code === 'string') return { code: redactCredentials(code) }
   if (typeof code === 'number') return { code }
   return {}
+}
+
+/** The `sessionId` a `SessionError` names. */
+function sessionOf(error: Error): { sessionId?: string } {
+  if (!SessionError.is(error) || typeof error.sessionId !== 'string') return {}
+  return { sessionId: error.sessionId }
 }

@@ -77,8 +77,12 @@ export async function executeTask(
       )
     })
   } finally {
-    if (prepared?.kind === 'run') await prepared.agent.close()
-    await lease?.release().catch(() => {})
+    // The lease is given back even when the agent's close fails: held, it would renew for ever.
+    try {
+      if (prepared?.kind === 'run') await prepared.agent.close()
+    } finally {
+      await lease?.release().catch(() => {})
+    }
   }
 }
 

@@ -1,9 +1,9 @@
-import { DBOS } from '@dbos-inc/dbos-sdk'
-import { createAgent, defineTool, type UserInput } from '@kode/core'
+import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
+import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
-import type { SessionStore } from '@kode/session'
+import { SessionError, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import pg from 'pg'
@@ -23,6 +23,8 @@ let slowStart: DurableAgents
 let leakyRun: DurableAgents
 let leakyFactory: DurableAgents
 let leakyHook: DurableAgents
+let closedStore: DurableAgents
+let badClose: DurableAgents
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
 
 /** An error as an HTTP client throws one: the request's headers on it and on its cause. */
@@ -187,6 +189,26 @@ beforeAll(async () => {
         store,
         agentFactory: () => Promise.reject(leakingError('factory')),
       })
+      // An agent built on a store the host closed: the task fails with the store's SessionError.
+      closedStore = createDurableAgents({
+        name: 'kode.closed-store',
+        store,
+        agentFactory: () => {
+          throw new SessionError('store_closed', 'the session store is closed', { sessionId: 'closed-store' })
+        },
+      })
+      // An agent whose close fails (a host's wrapper around it, say).
+      badClose = createDurableAgents({
+        name: 'kode.bad-close',
+        store,
+        agentFactory: async ({ sessionId, store }) => {
+          const agent = await createAgent({ client, store, sessionId })
+          return new Proxy(agent, {
+            get: (target, key) =>
+              key === 'close' ? () => Promise.reject(new Error('close failed')) : Reflect.get(target, key),
+          })
+        },
+      })
       strays = createDurableAgents({
         name: 'kode.stray',
         store,
@@ -259,6 +281,55 @@ describe('durable tasks on DBOS', () => {
     expect((await durable.result('task-once', FAST)).text).toBe('Once.')
     expect(server.requests.length).toBe(requests)
     expect(await lines('once')).toEqual(['user: Answer once', 'assistant: Once.', 'task_metadata'])
+  })
+
+  test('a workflow id that names a task of another session is refused typed, never handed out as this one', async () => {
+    server.enqueue(reply('r2b', 'Mine.'))
+    const mine = await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })
+    await durable.result(mine.workflowId, FAST)
+    const requests = server.requests.length
+    for (const begin of [
+      () => durable.start('id-thief', 'Answer me', { workflowId: 'task-taken' }),
+      () => durable.continue('id-thief', { workflowId: 'task-taken' }),
+    ]) {
+      const error = await begin().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_options',
+        'workflow task-taken is a task of session id-owner, not one of session id-thief: give each task its own workflowId',
+      ])
+    }
+    // The same task on its own session, asked for again, is still that task.
+    expect(await durable.start('id-owner', 'Answer me', { workflowId: 'task-taken' })).toEqual(mine)
+    expect(await store.info('id-thief')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+  })
+
+  test('a workflow id that names a task of other durable agents is refused typed', async () => {
+    server.enqueue(reply('r2d', 'Ours.'))
+    const ours = await durable.start('id-of-kode-task', 'Answer', { workflowId: 'task-of-kode.task' })
+    await durable.result(ours.workflowId, FAST)
+    for (const begin of [
+      () => strays.start('id-of-kode-task', 'Answer', { workflowId: 'task-of-kode.task' }),
+      () => strays.continue('id-of-kode-task', { workflowId: 'task-of-kode.task' }),
+    ]) {
+      const error = await begin().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_options',
+        'workflow task-of-kode.task is not a task of kode.stray: give each task its own workflowId',
+      ])
+      // DBOS's own error says what it found.
+      expect((error as Error).cause).toBeInstanceOf(DBOSErrors.DBOSConflictingWorkflowError)
+    }
+  })
+
+  test("an agent whose close fails still gives the session's writer back", async () => {
+    server.enqueue(reply('r2c', 'Closed badly.'))
+    const { workflowId } = await badClose.start('bad-close', 'Hello')
+    await badClose.result(workflowId, FAST).catch(() => undefined)
+    // The workflow ended: its lease is released, or the session would stay locked for ever.
+    const lease = await store.acquire('bad-close')
+    await lease.release()
+    expect(await lines('bad-close')).toEqual(['user: Hello', 'assistant: Closed badly.', 'task_metadata'])
   })
 
   test('a task paused for approval is continued as another durable task with the decisions', async () => {
@@ -353,6 +424,32 @@ describe('durable tasks on DBOS', () => {
     await lease.release()
     expect(await lines('cancel-early')).toEqual([])
     expect(server.requests.length).toBe(requests)
+  })
+
+  test("the engine's and the store's refusals inside a task reach the host typed, with their code", async () => {
+    server.enqueue(callTools('t1', [{ id: 'c9', name: 'write_note', args: { text: 'tea' } }]))
+    const paused = await durable.start('notes-typo', 'Note tea')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    // A decision on a call that awaits none: agent.continue refuses it with AgentError.
+    const continued = await durable.continue('notes-typo', {
+      approvals: [{ toolCallId: 'c8', approved: true }],
+    })
+    const refused = await durable.result(continued.workflowId, FAST).catch((e: unknown) => e)
+    expect(AgentError.is(refused) && [refused.code, refused.message]).toEqual([
+      'unknown_approval',
+      'tool call c8 awaits no approval',
+    ])
+    const status = await durable.status(continued.workflowId)
+    expect(AgentError.is(status?.error) && status.error.code).toBe('unknown_approval')
+    expect(written).not.toContain('tea')
+
+    const { workflowId } = await closedStore.start('closed-store', 'Hello')
+    const closed = await closedStore.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(SessionError.is(closed) && [closed.code, closed.sessionId, closed.message]).toEqual([
+      'store_closed',
+      'closed-store',
+      'the session store is closed',
+    ])
   })
 
   test('an agent bound to another session fails the task with wrong_session, writing nothing', async () => {

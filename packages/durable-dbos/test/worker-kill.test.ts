@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { createInterface } from 'node:readline'
@@ -62,12 +62,13 @@ interface Worker {
 
 /** Starts a worker; with `dieAt`, one that SIGKILLs itself when its agent emits that event type. */
 function startWorker(
-  who: string | { executorId: string; dieAt?: string; smallWindow?: boolean },
+  who: string | { executorId: string; dieAt?: string; smallWindow?: boolean; holdUntil?: string },
   ...args: string[]
 ): Worker {
-  const { executorId, dieAt, smallWindow } = typeof who === 'string' ? { executorId: who } : who
+  const { executorId, dieAt, smallWindow, holdUntil } = typeof who === 'string' ? { executorId: who } : who
   const config = {
     ...(dieAt !== undefined ? { dieAt } : {}),
+    ...(holdUntil !== undefined ? { holdUntil } : {}),
     ...(smallWindow ? { smallWindow } : {}),
     postgresUrl: postgresUrl(),
     dbosUrl: dbosDatabaseUrl(),
@@ -527,6 +528,54 @@ describe('a durable task whose worker is killed', () => {
       await dbos.destroy()
       await store.close()
     }
+  })
+
+  test('paused mid-tool and taken over, its worker wakes fenced off: nothing it does after lands', async () => {
+    server.enqueue(callTools('z1', [{ id: 'n7', name: 'notify', args: {} }]))
+    server.enqueue(reply('z2', 'Carried on while the first worker slept.'))
+    const workflowId = 'paused-then-woken'
+    const letGo = join(dir, 'let-go')
+    const a = startWorker({ executorId: 'worker-s', holdUntil: letGo }, 'start', 'paused', workflowId)
+    await until(() => toolRuns().includes('notify n7 resumed=false worker-s'))
+    // A stops (a long GC pause, a frozen VM) in the middle of its tool call; its lease runs out.
+    a.process.kill('SIGSTOP')
+
+    const b = startWorker('worker-t', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Carried on while the first worker slept.' })
+    b.process.kill('SIGKILL')
+    await b.exited
+    const taken = await storedHistory('paused')
+
+    // A wakes up: its tool call finishes, and the result it would append is refused.
+    writeFileSync(letGo, '')
+    a.process.kill('SIGCONT')
+    expect(await a.line('run-')).toBe('run-failed session_lease_lost')
+    expect(await storedHistory('paused')).toEqual(taken)
+    expect(
+      taken.flatMap((record) =>
+        'role' in record && record.role === 'tool' ? [`${record.toolCallId} ${record.status}`] : [],
+      ),
+    ).toEqual(['n7 error'])
+    expect(toolRuns().filter((line) => line.startsWith('notify n7'))).toEqual([
+      'notify n7 resumed=false worker-s',
+    ])
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      // B's end stands: A's failure is not recorded over it.
+      expect(await dbos.getWorkflow(workflowId)).toMatchObject({ status: 'SUCCESS', executorId: 'worker-t' })
+      expect(await dbos.retrieveWorkflow(workflowId).getResult()).toMatchObject({
+        text: 'Carried on while the first worker slept.',
+      })
+    } finally {
+      await dbos.destroy()
+    }
+    a.process.kill('SIGKILL')
+    await a.exited
   })
 
   test('carried on after a crash and cancelled while it waits for its session, it stops waiting and never runs', async () => {

@@ -18,7 +18,9 @@
 // With `dieAt` in the config, the worker kills itself (SIGKILL) when its agent emits that event:
 // a crash at an exact point of the task. With `smallWindow`, the model's context window is 4 000
 // tokens, so a `read_log` result (about 3 000) makes the agent compact before its next model call.
-import { appendFileSync } from 'node:fs'
+// With `holdUntil` (a file), the tools of a `start` worker finish once that file exists, and the
+// worker prints `run-ended <reason>` or `run-failed <code>` when its agent's run settles.
+import { appendFileSync, existsSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineSubAgent, defineTool } from '@kode/core'
 import { createDurableAgents, DurableTaskError } from '@kode/durable-dbos'
@@ -39,12 +41,21 @@ interface WorkerConfig {
   dieAt?: string
   /** A model whose context window is small enough for one `read_log` result to need compaction. */
   smallWindow?: boolean
+  /** A file: the tools of a `start` worker finish once it exists, rather than never. */
+  holdUntil?: string
 }
 
 const [json, mode, sessionId, workflowId, approve = 'a1'] = process.argv.slice(2)
 const config = JSON.parse(json!) as WorkerConfig
 const say = (line: string) => process.stdout.write(`${line}\n`)
 const hang = mode === 'start'
+
+/** Never, or once the `holdUntil` file exists. */
+async function held(): Promise<void> {
+  const { holdUntil } = config
+  if (holdUntil === undefined) return new Promise(() => {})
+  while (!existsSync(holdUntil)) await new Promise((resolve) => setTimeout(resolve, 50))
+}
 
 /** A tool that logs each run, then never finishes on the worker to be killed. */
 function tool(name: string, onResume: 'error' | 'rerun', result: string) {
@@ -58,7 +69,7 @@ function tool(name: string, onResume: 'error' | 'rerun', result: string) {
         config.toolLog,
         `${name} ${ctx.toolCallId} resumed=${ctx.resumed} ${config.executorId}\n`,
       )
-      if (hang && name !== 'lookup') await new Promise(() => {})
+      if (hang && name !== 'lookup') await held()
       return result
     },
   })
@@ -138,6 +149,18 @@ const durable = createDurableAgents({
     if (mode === 'recover') say(`factory ${sessionId}`)
     const agent = await createAgent({ client, store, sessionId, tools })
     const { dieAt } = config
+    if (config.holdUntil !== undefined && hang) {
+      // How the run ends on this worker, once its tools were let go.
+      const run = agent.run.bind(agent)
+      agent.run = (input, options) => {
+        const started = run(input, options)
+        started.done.then(
+          (outcome) => say(`run-ended ${outcome.reason}`),
+          (error: { code?: string }) => say(`run-failed ${error.code}`),
+        )
+        return started
+      }
+    }
     if (dieAt !== undefined)
       agent.events.on('event', (event) => {
         if (event.type === dieAt) process.kill(process.pid, 'SIGKILL')
