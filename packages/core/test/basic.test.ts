@@ -77,6 +77,7 @@ describe.each(['memory', 'file'] as const)('a task (%s store)', (kind) => {
           },
           subAgents: [],
         },
+        reason: 'completed',
       },
     ])
     expect(outcome).toEqual({

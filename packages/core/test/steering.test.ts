@@ -230,6 +230,8 @@ describe('limits and switches', () => {
     expect(outcome).toMatchObject({ reason: 'max_turns', errorMessage: message })
     const history = await agent.history()
     expectValidHistory(history)
+    // The task's end records why it ended: a reader of the history can tell it from a failure.
+    expect(history.at(-1)).toMatchObject({ type: 'task_metadata', reason: 'max_turns' })
     expect(summarizeHistory(history)).toEqual([
       'user: Loop forever',
       'assistant tool_use: call c1 read_file {"path":"1"}',

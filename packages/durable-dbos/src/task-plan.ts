@@ -149,6 +149,13 @@ function superseded(inputId: string, ended: TaskMetadataRecord, between: readonl
   return `${stopped} a task that named no input (a plain agent.continue) carried it on instead`
 }
 
+/** The reasons whose outcome says what stopped the task (`errorMessage`), as a live run's does. */
+const STOPPED_BY_ERROR: ReadonlySet<TaskFinishReason> = new Set([
+  'error',
+  'max_turns',
+  'structured_output_invalid',
+])
+
 /**
  * The outcome of a task that finished before its workflow could record it (the worker died in
  * between), read from its records: they end with its `task_metadata`.
@@ -197,10 +204,11 @@ export function finishedOutcome(sessionId: string, records: readonly HistoryEven
         break
     }
   }
-  const outcome: TaskOutcome = { sessionId, reason, text, metadata: last.metadata }
-  if (pending.size > 0) {
-    outcome.reason = 'awaiting_approval'
-    outcome.pendingApprovals = [...pending.values()]
-  } else if (reason === 'error' && errorMessage !== undefined) outcome.errorMessage = errorMessage
+  // The task's end says why it ended; in histories written before it did, the records tell what
+  // they can (a turn limit or an invalid structured answer then reads as an error).
+  const ended = last.reason ?? (pending.size > 0 ? 'awaiting_approval' : reason)
+  const outcome: TaskOutcome = { sessionId, reason: ended, text, metadata: last.metadata }
+  if (ended === 'awaiting_approval') outcome.pendingApprovals = [...pending.values()]
+  else if (errorMessage !== undefined && STOPPED_BY_ERROR.has(ended)) outcome.errorMessage = errorMessage
   return outcome
 }

@@ -404,6 +404,39 @@ describe('finishedOutcome', () => {
     })
   })
 
+  test('the reason its end records is the reason of the outcome, with what stopped it', () => {
+    const stopped: HistoryEvent = {
+      type: 'error',
+      id: 'e',
+      createdAt: 4,
+      message: 'stopped after 1 turn',
+      canRetry: false,
+    }
+    for (const reason of ['max_turns', 'structured_output_invalid', 'error'] as const) {
+      const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata, reason } as const
+      expect(finishedOutcome('s', [input, stopped, end])).toEqual({
+        sessionId: 's',
+        reason,
+        text: '',
+        errorMessage: 'stopped after 1 turn',
+        metadata,
+      })
+    }
+    const answer: HistoryEvent = {
+      role: 'assistant',
+      id: 'a',
+      createdAt: 5,
+      parts: [{ type: 'text', text: 'Done.' }],
+    }
+    const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata, reason: 'completed' } as const
+    expect(finishedOutcome('s', [input, answer, end])).toEqual({
+      sessionId: 's',
+      reason: 'completed',
+      text: 'Done.',
+      metadata,
+    })
+  })
+
   test('a compaction whose summary failed does not make the task a failure', () => {
     const end = { type: 'task_metadata', id: 'm', createdAt: 9, metadata } as const
     const failedSummary: HistoryEvent = {

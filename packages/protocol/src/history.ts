@@ -11,6 +11,7 @@ import {
   UserMessage,
 } from './messages.js'
 import { TaskMetadataSummary } from './metadata.js'
+import { TaskFinishReason } from './task-finish-reason.js'
 import { Usage } from './usage.js'
 
 /**
@@ -101,6 +102,14 @@ export const TaskMetadataRecord = record(
      * looks for them after a crash tells its task's end from a later task's.
      */
     inputId: Type.Optional(Type.String({ minLength: 1 })),
+    /**
+     * Why the task ended, as its `task_finish` event and its outcome said. Absent in histories
+     * written before it was recorded. With it, the outcome of a task whose process died before
+     * handing it back can be rebuilt from the history: an error record alone does not tell a task
+     * that stopped at its turn limit (`max_turns`) or on an invalid structured answer from one that
+     * failed.
+     */
+    reason: Type.Optional(TaskFinishReason),
   },
   'TaskMetadataRecord',
 )

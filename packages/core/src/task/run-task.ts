@@ -207,6 +207,7 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   }
   const inputId = start.kind === 'input' ? start.messageId : start.inputId
   if (inputId !== undefined) ended.inputId = inputId
+  ended.reason = reason
   await journal.persist(ended)
   events.emit('task_metadata', { metadata })
   const hasStructuredOutput = answer?.accepted === true

@@ -125,6 +125,8 @@ describe('structured output: validation', () => {
       metadata: (history[5] as { metadata: unknown }).metadata,
     })
     expect('output' in outcome).toBe(false)
+    // The task's end records why it ended: a reader of the history can tell it from a failure.
+    expect(history[5]).toMatchObject({ type: 'task_metadata', reason: 'structured_output_invalid' })
     expect(h.server.requests).toHaveLength(2)
   })
 

@@ -391,7 +391,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         value['id'].length >= 1 &&
         Number.isFinite(value['createdAt']) &&
         check_TaskMetadataSummary(value['metadata']) &&
-        (value['inputId'] !== undefined ? ((typeof value['inputId'] === 'string') && value['inputId'].length >= 1) : true)
+        (value['inputId'] !== undefined ? ((typeof value['inputId'] === 'string') && value['inputId'].length >= 1) : true) &&
+        (value['reason'] !== undefined ? ((((value['reason'] === 'completed')) || ((value['reason'] === 'max_turns')) || ((value['reason'] === 'error')) || ((value['reason'] === 'aborted')) || ((value['reason'] === 'awaiting_approval')) || ((value['reason'] === 'structured_output_invalid')))) : true)
       )
     }
     function check_TaskMetadataSummary(value) {
@@ -731,6 +732,10 @@ export const versionlessCopies: Readonly<
     let next = 5
     if (keys[next] === 'inputId') {
       copy.inputId = value.inputId
+      next++
+    }
+    if (keys[next] === 'reason') {
+      copy.reason = value.reason
       next++
     }
     return next === keys.length ? copy : undefined
