@@ -380,6 +380,28 @@ describe('sub-agent approval', () => {
     expect(replayedPart(events)).toEqual(replay.slice(paused + 1))
   })
 
+  test('a decision for a sub-agent whose session was deleted: the parent announces it, as its replay shows it', async () => {
+    const h = harness()
+    const { agent } = await pausedParent(h)
+    await h.store.delete('id3')
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: false, sessionId: 'id3' }] }),
+    )
+    expect(outcome.reason).toBe('completed')
+    // The call runs again and cannot carry the sub-agent on; the decision is announced before its result.
+    expect(summarize(events).slice(0, 3)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] tool_approval_decision w1 denied',
+    ])
+    expect(summarize(events)[3]).toMatch(/^tool_result p1 error \(last\): /)
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    const replay = replayOf(parent, agent.sessionId)
+    const paused = replay.findIndex((event) => (event as Event).type === 'task_metadata')
+    expect(replayedPart(events)).toEqual(replay.slice(paused + 1))
+  })
+
   test("a new user message when the paused sub-agent's session cannot be written: the parent announces the denial its replay shows", async () => {
     const h = harness()
     const { agent, events: first } = await pausedParent(h)

@@ -95,14 +95,21 @@ export class CallSubAgents {
     const signal = AbortSignal.any([callSignal.signal, this.#rt.signal])
     const parent = { rt: this.#rt, toolCallId, signal }
     const resume = this.#resumes.get(toolCallId)?.shift()
-    const child = this.#rt.runSubAgent(parent, spec, input, resume).then(({ outcome, pending }) => {
-      if (outcome.reason === 'awaiting_approval') {
-        const list = this.paused.get(toolCallId) ?? []
-        list.push({ sessionId: outcome.sessionId, pending })
-        this.paused.set(toolCallId, list)
-      }
-      return outcome
-    })
+    const child = this.#rt.runSubAgent(parent, spec, input, resume).then(
+      ({ outcome, pending }) => {
+        if (outcome.reason === 'awaiting_approval') {
+          const list = this.paused.get(toolCallId) ?? []
+          list.push({ sessionId: outcome.sessionId, pending })
+          this.paused.set(toolCallId, list)
+        }
+        return outcome
+      },
+      async (error: unknown) => {
+        // Not carried on (its session is gone, a write failed): its decisions are the parent's to announce.
+        if (resume !== undefined) await this.#announceUnrecorded(resume)
+        throw error
+      },
+    )
     this.#track(
       toolCallId,
       child.catch(() => undefined),
@@ -144,8 +151,8 @@ export class CallSubAgents {
   }
 
   /**
-   * Announces the decisions of `resume` that no sub-agent session records, after settling it
-   * failed (its session is gone, or a write failed before its decisions were recorded): the
+   * Announces the decisions of `resume` that no sub-agent session records, after carrying it on or
+   * settling it failed (its session is gone, or a write failed before its decisions were recorded): the
    * parent's history records them, and its replay shows each one that no sub-agent's replay shows,
    * where it waited (the sub-agent's session id and response). One the sub-agent recorded it
    * announced itself. A session that cannot be read counts as recording none.
