@@ -1,7 +1,7 @@
 import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { deriveReplayEvents, forkSession, replaySession } from '@kode/session'
+import { deriveReplayEvents, forkSession, replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -352,6 +352,102 @@ describe('sub-agent approval', () => {
     expect(pendingApprovals(child)).toEqual([])
     // The live events of both tasks are the replay, the sub-agent's settling included.
     expect(await replaySession(h.store, agent.sessionId)).toEqual(replayedPart([...first, ...events]))
+  })
+
+  test("a new user message after the paused sub-agent's session was deleted: the parent announces the denial its replay shows", async () => {
+    const h = harness()
+    const { agent, events: first } = await pausedParent(h)
+    await h.store.delete('id3')
+    const { events, outcome } = await collect(agent.run('Never mind'))
+    expect(outcome.reason).toBe('completed')
+    expectOrdered([...first, ...events])
+    const waited =
+      "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
+    // No sub-agent to carry on: its denial is announced where it waited, as the replay shows it.
+    expect(summarize(events).slice(0, 6)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
+      `tool_result p1 error (last): ${waited}`,
+      'turn_end',
+      'user_message: Never mind',
+    ])
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    // The parent's replay (its sub-agent's session gone) from the end of the paused task on.
+    const replay = replayOf(parent, agent.sessionId)
+    const paused = replay.findIndex((event) => (event as Event).type === 'task_metadata')
+    expect(replayedPart(events)).toEqual(replay.slice(paused + 1))
+  })
+
+  test('a decision for a sub-agent whose session was deleted: the parent announces it, as its replay shows it', async () => {
+    const h = harness()
+    const { agent } = await pausedParent(h)
+    await h.store.delete('id3')
+    const { events, outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'w1', approved: false, sessionId: 'id3' }] }),
+    )
+    expect(outcome.reason).toBe('completed')
+    // The call runs again and cannot carry the sub-agent on; the decision is announced before its result.
+    expect(summarize(events).slice(0, 3)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] tool_approval_decision w1 denied',
+    ])
+    expect(summarize(events)[3]).toMatch(/^tool_result p1 error \(last\): /)
+    const parent = await agent.history()
+    expectValidHistory(parent)
+    const replay = replayOf(parent, agent.sessionId)
+    const paused = replay.findIndex((event) => (event as Event).type === 'task_metadata')
+    expect(replayedPart(events)).toEqual(replay.slice(paused + 1))
+  })
+
+  test("a new user message when the paused sub-agent's session cannot be written: the parent announces the denial its replay shows", async () => {
+    const h = harness()
+    const { agent, events: first } = await pausedParent(h)
+    // The sub-agent's session takes no more records (a full disk, a lost database).
+    const failing: SessionStore = {
+      ...h.store,
+      async acquire(sessionId) {
+        const lease = await h.store.acquire(sessionId)
+        if (sessionId !== 'id3') return lease
+        return {
+          sessionId,
+          release: () => lease.release(),
+          append: () => Promise.reject(new Error('disk full')),
+        }
+      },
+    }
+    const again = h.createAgent({ sessionId: agent.sessionId, store: failing, tools: [writerAgent().writer] })
+    const { events, outcome } = await collect(again.run('Never mind'))
+    expect(outcome.reason).toBe('completed')
+    expectOrdered([...first, ...events])
+    const waited =
+      "The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead."
+    expect(summarize(events).slice(0, 10)).toEqual([
+      'task_start',
+      'turn_start',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
+      '[id3] error: disk full',
+      '[id3] turn_end',
+      '[id3] task_finish error: ',
+      '[id3] tool_approval_decision w1 denied: the user sent a new message instead',
+      `tool_result p1 error (last): ${waited}`,
+      'turn_end',
+    ])
+    // The sub-agent's session is as the pause left it.
+    expect(summarizeHistory(await h.store.read('id3'))).toEqual(CHILD_PAUSED_HISTORY)
+    // The replay of the parent, its sub-agent inline, from the end of the paused task on: the live
+    // events without the sub-agent's abandoned task, which its session could not record.
+    const replay = await replaySession(h.store, agent.sessionId)
+    const paused = replay.findIndex(
+      (event) => event.type === 'task_metadata' && event.sessionId === agent.sessionId,
+    )
+    const recorded = events.filter(
+      (event) => event.sessionId !== 'id3' || event.type === 'tool_approval_decision',
+    )
+    expect(replayedPart(recorded)).toEqual(replay.slice(paused + 1))
   })
 
   test("a continue interrupted before the parent's call runs carries the sub-agent on interrupted: its session records and announces the decision, nothing stays pending", async () => {

@@ -28,6 +28,7 @@ import { summaryMessage } from './compacted-history.js'
 import type { TokenEstimator } from './estimate.js'
 import type { CompactionSettings } from './options.js'
 import { type CompactionPlan, planCompaction } from './plan.js'
+import { summaryProviderOptions } from './summary-options.js'
 import { COMPACTION_PROMPT, summaryRequest, transcriptOf } from './summary-request.js'
 
 /** How a compaction ended: a record was persisted, or why not. */
@@ -106,7 +107,8 @@ export interface CompactionContext {
   /**
    * The task's `modelSettings.providerOptions`, which the summary request carries too: a gateway
    * or deployment that needs a field of its own on every request (a route, `store: false`, a user
-   * id) needs it on this one. The other settings are a turn's (its tools, its output budget).
+   * id) needs it on this one, without a turn's extended thinking (see `summaryProviderOptions`).
+   * The other settings are a turn's (its tools, its output budget).
    */
   providerOptions?: LLMRequest['providerOptions']
 }
@@ -313,7 +315,8 @@ async function summarise(
         plan.summarised,
         async (request) => {
           const built = summaryRequest(request, previousSummary, summaryTokens)
-          if (ctx.providerOptions !== undefined) built.providerOptions = ctx.providerOptions
+          const providerOptions = summaryProviderOptions(ctx.providerOptions)
+          if (providerOptions !== undefined) built.providerOptions = providerOptions
           const sent = ctx.prepare ? await ctx.prepare(built) : built
           // The hook threw (which aborted the signal) or the user interrupted: nothing is sent.
           if (sent === undefined) throw signal.reason

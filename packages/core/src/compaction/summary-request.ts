@@ -6,6 +6,7 @@ import {
   serverToolsOf,
   toolCallsOf,
 } from '@kode/protocol'
+import { modeBlock } from '@kode/protocol/helpers'
 import type { LLMRequest } from '@kode/providers'
 import type { TokenEstimator } from './estimate.js'
 import { serverToolText } from './server-tool-text.js'
@@ -31,10 +32,11 @@ const MAX_MESSAGE_CHARS = 4_000
 export const IMAGE_NOTE = '[image omitted from the summary]'
 
 /**
- * The transcript of the summarised messages: one block per message, thinking left out, images
- * replaced by {@link IMAGE_NOTE}, the provider's own tools written out (see `serverToolText`), long
- * text cut in the middle. When it exceeds `maxTokens` the
- * oldest blocks give way to a note saying how many were omitted.
+ * The transcript of the summarised messages: one block per message, a user message's mode first
+ * (as the model read it, see `modeBlock`), thinking left out, images replaced by
+ * {@link IMAGE_NOTE}, the provider's own tools written out (see `serverToolText`), long text cut in
+ * the middle. When it exceeds `maxTokens` the oldest blocks give way to a note saying how many
+ * were omitted.
  */
 export function transcriptOf(
   messages: readonly Message[],
@@ -78,8 +80,11 @@ function block(message: Message): string {
       return `System: ${cut(joinText(message.parts))}`
     case 'developer':
       return `Developer note: ${cut(joinText(message.parts))}`
-    case 'user':
-      return `User: ${cut(joinText(message.parts))}${imageNotes(message.parts)}`
+    case 'user': {
+      // The model read the mode (and its context: instructions, often) before the text.
+      const mode = message.mode === undefined ? '' : `${modeBlock(message.mode, message.modeContext)}\n`
+      return `User: ${cut(mode + joinText(message.parts))}${imageNotes(message.parts)}`
+    }
     case 'assistant': {
       const calls = toolCallsOf(message).map((call) => `\nCalled ${call.name} ${cut(call.argumentsJson)}`)
       const served = (serverToolsOf(message.parts) ?? []).map((part) => `\n${cut(serverToolText(part))}`)

@@ -1,4 +1,4 @@
-import type { ToolResultUiExtra, UserContentPart } from '@kode/protocol'
+import type { HistoryEvent, ToolResultUiExtra, UserContentPart } from '@kode/protocol'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import type { CallSignal } from '../tools/call-signal.js'
@@ -11,6 +11,8 @@ import type { TaskRuntime } from './runtime.js'
 export interface ChildResume {
   sessionId: string
   approvals: ApprovalDecision[]
+  /** The requests `approvals` answer, in the same order (see `announceUnrecorded`). */
+  requests: PendingCall[]
 }
 
 /** Why a paused sub-agent is settled when the parent's call that ran it ended without carrying it on. */
@@ -93,14 +95,21 @@ export class CallSubAgents {
     const signal = AbortSignal.any([callSignal.signal, this.#rt.signal])
     const parent = { rt: this.#rt, toolCallId, signal }
     const resume = this.#resumes.get(toolCallId)?.shift()
-    const child = this.#rt.runSubAgent(parent, spec, input, resume).then(({ outcome, pending }) => {
-      if (outcome.reason === 'awaiting_approval') {
-        const list = this.paused.get(toolCallId) ?? []
-        list.push({ sessionId: outcome.sessionId, pending })
-        this.paused.set(toolCallId, list)
-      }
-      return outcome
-    })
+    const child = this.#rt.runSubAgent(parent, spec, input, resume).then(
+      ({ outcome, pending }) => {
+        if (outcome.reason === 'awaiting_approval') {
+          const list = this.paused.get(toolCallId) ?? []
+          list.push({ sessionId: outcome.sessionId, pending })
+          this.paused.set(toolCallId, list)
+        }
+        return outcome
+      },
+      async (error: unknown) => {
+        // Not carried on (its session is gone, a write failed): its decisions are the parent's to announce.
+        if (resume !== undefined) await this.#announceUnrecorded(resume)
+        throw error
+      },
+    )
     this.#track(
       toolCallId,
       child.catch(() => undefined),
@@ -130,11 +139,47 @@ export class CallSubAgents {
       : AbortSignal.abort(new SubAgentNotCarriedOn(this.#notCarriedOn))
     try {
       const info = await rt.store.info(resume.sessionId)
-      if (info === undefined) return undefined
-      const spec = { name: info.subAgent?.name ?? 'sub_agent' }
-      return (await rt.runSubAgent({ rt, toolCallId, signal }, spec, [], resume)).outcome
+      if (info !== undefined) {
+        const spec = { name: info.subAgent?.name ?? 'sub_agent' }
+        return (await rt.runSubAgent({ rt, toolCallId, signal }, spec, [], resume)).outcome
+      }
     } catch {
-      return undefined
+      // Left as it is: the store failed it (or it failed the store's check).
+    }
+    await this.#announceUnrecorded(resume)
+    return undefined
+  }
+
+  /**
+   * Announces the decisions of `resume` that no sub-agent session records, after carrying it on or
+   * settling it failed (its session is gone, or a write failed before its decisions were recorded): the
+   * parent's history records them, and its replay shows each one that no sub-agent's replay shows,
+   * where it waited (the sub-agent's session id and response). One the sub-agent recorded it
+   * announced itself. A session that cannot be read counts as recording none.
+   */
+  async #announceUnrecorded(resume: ChildResume): Promise<void> {
+    const histories = new Map<string, readonly HistoryEvent[]>()
+    const read = async (sessionId: string) => {
+      let history = histories.get(sessionId)
+      if (history === undefined) {
+        history = await this.#rt.store.read(sessionId).catch(() => [])
+        histories.set(sessionId, history)
+      }
+      return history
+    }
+    for (const [i, decision] of resume.approvals.entries()) {
+      const request = resume.requests[i]
+      const sessionId = request?.sessionId
+      if (request === undefined || sessionId === undefined) continue
+      if (decidedIn(await read(sessionId), request.toolCallId)) continue
+      const responseId = request.subAgentResponseId ?? request.responseId
+      this.#rt.events.emitFor(sessionId, 'tool_approval_decision', {
+        ...(responseId !== undefined ? { responseId } : {}),
+        toolCallId: request.toolCallId,
+        toolName: request.toolName,
+        approved: decision.approved,
+        ...(decision.reason !== undefined ? { reason: decision.reason } : {}),
+      })
     }
   }
 
@@ -195,4 +240,25 @@ export function withSessionLinks(
   // sub-agent's is in the task's `task_metadata.subAgents`.
   const taskMetadata = outcome.taskMetadata ?? first.metadata?.main
   return taskMetadata === undefined ? { ...outcome, uiExtra } : { ...outcome, uiExtra, taskMetadata }
+}
+
+/** Whether `history` (a sub-agent's) records a decision on its call `toolCallId`, after the request. */
+function decidedIn(history: readonly HistoryEvent[], toolCallId: string): boolean {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const record = history[i]!
+    if ('role' in record) continue
+    if (
+      record.type === 'approval_request' &&
+      record.toolCallId === toolCallId &&
+      record.sessionId === undefined
+    )
+      return false
+    if (
+      record.type === 'approval_decision' &&
+      record.toolCallId === toolCallId &&
+      record.sessionId === undefined
+    )
+      return true
+  }
+  return false
 }

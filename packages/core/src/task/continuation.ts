@@ -178,8 +178,7 @@ export async function carryOn(
       const decision = decide(entry)
       const via = entry.subAgentCall
       // Named by the session it waits in, where the sub-agent (or its own sub-agent) finds it.
-      if (via)
-        routeDecision(resume, via.toolCallId, via.sessionId, { ...decision, sessionId: entry.sessionId })
+      if (via) routeDecision(resume, via, entry, { ...decision, sessionId: entry.sessionId })
       else if (!decision.approved) decided.set(entry.toolCallId, deniedOutcome(decision.reason))
     }
   } else {
@@ -218,21 +217,25 @@ function callFields(call: ToolCallPart, responseId: string | undefined) {
   return { responseId, toolCallId: call.id, toolName: call.name, arguments: call.argumentsJson }
 }
 
-/** Adds a decision to what the sub-agent in `sessionId`, run by call `callId`, carries on with. */
+/**
+ * Adds a decision on `entry` to what the sub-agent `via` names (run by its call) carries on with,
+ * with the request it answers.
+ */
 function routeDecision(
   resume: Map<string, ChildResume[]>,
-  callId: string,
-  sessionId: string,
+  via: { toolCallId: string; sessionId: string },
+  entry: PendingCall,
   decision: ApprovalDecision,
 ): void {
-  const list = resume.get(callId) ?? []
-  let child = list.find((entry) => entry.sessionId === sessionId)
+  const list = resume.get(via.toolCallId) ?? []
+  let child = list.find((resumed) => resumed.sessionId === via.sessionId)
   if (!child) {
-    child = { sessionId, approvals: [] }
+    child = { sessionId: via.sessionId, approvals: [], requests: [] }
     list.push(child)
   }
   child.approvals.push(decision)
-  resume.set(callId, list)
+  child.requests.push(entry)
+  resume.set(via.toolCallId, list)
 }
 
 /** The calls to run for pending entries, once each (a sub-agent's calls share their parent's call). */
@@ -302,7 +305,7 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
     const via = entry.subAgentCall
     if (via) {
       decided.set(entry.call.id, errorOutcome(SUPERSEDED_SUB_AGENT_TEXT))
-      routeDecision(resume, via.toolCallId, via.sessionId, { ...denial(entry), sessionId: entry.sessionId })
+      routeDecision(resume, via, entry, { ...denial(entry), sessionId: entry.sessionId })
     } else decided.set(entry.call.id, deniedOutcome(SUPERSEDED_REASON))
   }
   const announced = runningCalls(pending)
@@ -341,6 +344,15 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
     notCarriedOn: SUPERSEDED_CHILD_TEXT,
   })
   rt.events.emit('turn_end', {})
+}
+
+/**
+ * Whether a task on this history settles calls of the turn a dead process left open, and so carries
+ * that turn on and ends it: calls it left without a result, or calls awaiting decisions (of a task
+ * that paused, or died).
+ */
+export function settlesOpenTurn(history: readonly HistoryEvent[]): boolean {
+  return (unfinishedTask(history)?.dangling.length ?? 0) > 0 || pendingCalls(history).length > 0
 }
 
 /**

@@ -41,3 +41,58 @@ function isManualCompaction(record: HistoryEvent): boolean {
       return false
   }
 }
+
+/**
+ * Whether the history ends inside a turn that is done: its response, and whatever of its calls
+ * ran, are written, and no record a task writes between turns (a message, a `task_metadata`, an
+ * `error` or `interrupt` between turns) came after. The process that wrote it died before its task
+ * ended (asking for the next response, say). The replay closes that turn at whatever comes next,
+ * and at the end of the history only because it ends there; so the next task closes it too, unless
+ * it carries it on with calls left to settle (see `continuation.ts`). Manual compactions, which run
+ * between tasks, and system messages are passed over; a turn awaiting its response is
+ * `endsAwaitingResponse`'s.
+ */
+export function endsInDoneTurn(history: readonly HistoryEvent[]): boolean {
+  for (let at = history.length - 1; at >= 0; at--) {
+    const record = history[at]!
+    if ('role' in record) {
+      if (record.role === 'system') continue
+      return record.role === 'assistant' || record.role === 'tool'
+    }
+    switch (record.type) {
+      case 'task_metadata':
+        return false
+      case 'compaction':
+        if (record.reason === 'manual') continue
+        return false
+      case 'error':
+      case 'interrupt':
+        if (record.compaction) {
+          if (record.compaction.reason === 'manual') continue
+          return false
+        }
+        // A retry's notice: the next turn, awaiting its response.
+        if (
+          record.type === 'error' &&
+          record.canRetry &&
+          (record.retry === true || record.usage !== undefined)
+        )
+          return false
+        // A record in a turn of its own ended it (the task's end was still to come); one between
+        // turns came after the turn ended; one without `turn` stayed in the turn before it.
+        if (record.turn === 'own') return true
+        if (record.turn === 'none') return false
+        continue
+      case 'approval_request':
+        continue
+      case 'approval_decision':
+      case 'tool_progress':
+        return true
+      default: {
+        const unknown: never = record
+        return unknown
+      }
+    }
+  }
+  return false
+}

@@ -37,6 +37,14 @@ export class TaskEvents {
     this.#sink(event)
   }
 
+  /**
+   * Emits an event of another session, which could not emit it itself (a sub-agent whose session
+   * is gone): it opens or closes nothing of this task's.
+   */
+  emitFor<T extends EventType>(sessionId: string, type: T, fields: EventFields<T>): void {
+    this.#sink({ type, sessionId, timestamp: this.#now(), ...fields } as Event)
+  }
+
   /** The hot path, once per streamed delta: built as one literal, and deltas open or close nothing. */
   delta(
     type: 'thinking_delta' | 'assistant_text_delta',

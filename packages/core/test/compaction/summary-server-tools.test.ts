@@ -128,6 +128,51 @@ describe('the summary transcript', () => {
     )
   })
 
+  // The model read the mode and its context as part of the user's message (instructions such as
+  // where to keep notes): the summary that replaces the message must know them too.
+  test("keeps a user message's mode and its context, as the model read them", async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', [
+      {
+        ...user('u1', 'Delete the build folder'),
+        mode: 'koding',
+        modeContext: 'Add notes to KODING.md',
+      } as HistoryEvent,
+      { role: 'assistant', id: 'a1', ...at, parts: [{ type: 'text', text: 'Deleted.' }], stopReason: 'stop' },
+      { ...user('u2', 'And the cache?'), mode: 'plan' } as HistoryEvent,
+      { role: 'assistant', id: 'a2', ...at, parts: [{ type: 'text', text: 'Also.' }], stopReason: 'stop' },
+      user('u3', 'Thanks'),
+      { role: 'assistant', id: 'a3', ...at, parts: [{ type: 'text', text: 'Welcome.' }], stopReason: 'stop' },
+    ])
+    const agent = h.createAgent({ sessionId: 'long', compaction: { keepRecent: 1 } })
+    h.server.enqueue(textReply('sum-1', 'Deleted the build folder and the cache.'))
+
+    expect(await agent.compact()).toMatchObject({ compacted: true })
+
+    const [request] = h.server.requests.filter(isSummaryRequest)
+    const body = JSON.parse(request!.rawBody) as { messages: { content: string }[] }
+    expect(body.messages.at(-1)!.content).toBe(
+      [
+        '<conversation>',
+        'User: <user-mode name="koding">',
+        'Add notes to KODING.md',
+        '</user-mode>',
+        'Delete the build folder',
+        '',
+        'Assistant: Deleted.',
+        '',
+        'User: <user-mode name="plan" />',
+        'And the cache?',
+        '',
+        'Assistant: Also.',
+        '</conversation>',
+        '',
+        'Write the summary now.',
+      ].join('\n'),
+    )
+  })
+
   test("keeps what the provider's own tools did, without their opaque data", async () => {
     const h = harness()
     await h.store.create({ id: 'long' })

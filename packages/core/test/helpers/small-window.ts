@@ -70,7 +70,8 @@ export function compactionsOf(history: readonly HistoryEvent[]): CompactionRecor
 
 /**
  * A finished session of `read_chunk` tool turns: the user's "Read the log", one call per chunk
- * with `output(n)` as its result, then `answer` as the assistant's closing text.
+ * with `output(n)` as its result, then `answer` as the assistant's closing text and the task's
+ * `task_metadata`.
  */
 export function readChunkSession(
   turns: number,
@@ -102,12 +103,24 @@ export function readChunkSession(
       },
     )
   }
-  records.push({
-    role: 'assistant',
-    id: answer.id,
-    ...at,
-    parts: [{ type: 'text', text: answer.text }],
-    stopReason: 'stop',
-  })
+  records.push(
+    {
+      role: 'assistant',
+      id: answer.id,
+      ...at,
+      parts: [{ type: 'text', text: answer.text }],
+      stopReason: 'stop',
+    },
+    // The task's end: without it the session would read as one whose process died mid-task.
+    {
+      type: 'task_metadata',
+      id: `${answer.id}-end`,
+      ...at,
+      metadata: {
+        main: { sessionId: '', usage: {}, costUsd: 0, durationMs: 0, turnCount: turns + 1 },
+        subAgents: [],
+      },
+    },
+  )
   return records
 }
