@@ -150,10 +150,10 @@ function fail(error: unknown): number {
 const termination = new Termination().listen()
 
 // A reader that went away (`kode exec ... | head`, a closed terminal) is not an error worth a
-// stack trace.
+// stack trace: what runs is interrupted, and kode ends as that signal would end it.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE' || error.code === 'EIO') termination.exit(0)
-  throw error
+  if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error
+  termination.outputClosed(error.code)
 })
 
 main(process.argv.slice(2), process.env, termination)
