@@ -47,6 +47,8 @@ async function main(
     env,
     cwd: process.cwd(),
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
+    // On stderr in every mode: the REPL's display and exec's answer stay on stdout.
+    warn: (line) => void stderr.write(terminalSafe(`kode: warning: ${line}\n`)),
   })
   for (const notice of app.notices) stderr.write(terminalSafe(`kode: ${notice}\n`))
   try {
