@@ -460,6 +460,9 @@ export function describeSessionStoreContract(
       'lpt1',
       'Lpt0.x',
       'con.',
+      // Windows drops a name's trailing dots: `a.` would be the directory of session `a`.
+      'a.',
+      'run-1..',
     ])('session id %j is refused by every method', async (bad) => {
       for (const attempt of [
         store.create({ id: bad }),
