@@ -485,6 +485,17 @@ export function describeSessionStoreContract(
       },
     )
 
+    test('close while a delete is under way waits for it, and resolves', async () => {
+      await store.create({ id: 'gone' })
+      await store.append('gone', shortConversation())
+      const deleting = store.delete('gone')
+      await store.close()
+      await deleting
+      const again = harness.open(fakeClock())
+      expect(await again.info('gone')).toBeUndefined()
+      await again.close()
+    })
+
     test('a closed store refuses every operation', async () => {
       const { id } = await store.create()
       await store.close()
