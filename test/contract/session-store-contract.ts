@@ -450,6 +450,19 @@ export function describeSessionStoreContract(
       '',
       'C:evil',
       'x'.repeat(129),
+      // Windows device names, with any extension and in any case: no directory can bear them there.
+      'con',
+      'NUL',
+      'Aux.json',
+      'prn.tar.gz',
+      'com1',
+      'COM9.log',
+      'lpt1',
+      'Lpt0.x',
+      'con.',
+      // Windows drops a name's trailing dots: `a.` would be the directory of session `a`.
+      'a.',
+      'run-1..',
     ])('session id %j is refused by every method', async (bad) => {
       for (const attempt of [
         store.create({ id: bad }),
@@ -461,6 +474,26 @@ export function describeSessionStoreContract(
       ]) {
         expect(await codeOf(attempt)).toBe('invalid_session_id')
       }
+    })
+
+    test.each(['console', 'com10', 'null', 'lpt', 'aux-1', 'x.con', 'conx.json'])(
+      'session id %j, only like a Windows device name, is a session',
+      async (id) => {
+        await store.create({ id })
+        await store.append(id, [])
+        expect((await store.info(id))?.id).toBe(id)
+      },
+    )
+
+    test('close while a delete is under way waits for it, and resolves', async () => {
+      await store.create({ id: 'gone' })
+      await store.append('gone', shortConversation())
+      const deleting = store.delete('gone')
+      await store.close()
+      await deleting
+      const again = harness.open(fakeClock())
+      expect(await again.info('gone')).toBeUndefined()
+      await again.close()
     })
 
     test('a closed store refuses every operation', async () => {

@@ -18,6 +18,7 @@ import {
   switchChoice,
 } from './provider.js'
 import { openSessionShelf, type SessionListing } from './sessions.js'
+import { storeWarningReporter } from './store-warnings.js'
 import { builtinTools } from './tools/index.js'
 import { openWorkspace, type Workspace } from './tools/workspace.js'
 
@@ -69,6 +70,8 @@ export interface AppInit {
   cwd: string
   /** Pause between writes of the scripted model's responses (the demo slows it to be watchable). */
   scriptedDelayMs?: number
+  /** Tells the user what the session store ignored or repaired, one line each (see `store-warnings.ts`). */
+  warn?: (line: string) => void
 }
 
 /**
@@ -107,7 +110,7 @@ export async function openApp(init: AppInit): Promise<App> {
     connectModel(resolved, { reasoning: next.reasoning, chunkDelayMs: init.scriptedDelayMs })
   const workspace = await openWorkspace(cwd)
   const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
-  const { store, listSessions } = openSessionShelf(sessionsDir)
+  const { store, listSessions } = openSessionShelf(sessionsDir, storeWarningReporter(init.warn ?? (() => {})))
   const builtin = builtinTools(workspace, { env: withoutKeys(env, config.apiKeyEnv) })
   const system = systemPrompt(workspace.root)
   const first = resolveProvider(choice, env)

@@ -47,6 +47,8 @@ async function main(
     env,
     cwd: process.cwd(),
     scriptedDelayMs: args.command === 'exec' ? 0 : 4,
+    // On stderr in every mode: the REPL's display and exec's answer stay on stdout.
+    warn: (line) => void stderr.write(terminalSafe(`kode: warning: ${line}\n`)),
   })
   for (const notice of app.notices) stderr.write(terminalSafe(`kode: ${notice}\n`))
   try {
@@ -150,10 +152,10 @@ function fail(error: unknown): number {
 const termination = new Termination().listen()
 
 // A reader that went away (`kode exec ... | head`, a closed terminal) is not an error worth a
-// stack trace.
+// stack trace: what runs is interrupted, and kode ends as that signal would end it.
 process.stdout.on('error', (error: NodeJS.ErrnoException) => {
-  if (error.code === 'EPIPE' || error.code === 'EIO') termination.exit(0)
-  throw error
+  if (error.code !== 'EPIPE' && error.code !== 'EIO') throw error
+  termination.outputClosed(error.code)
 })
 
 main(process.argv.slice(2), process.env, termination)

@@ -44,13 +44,18 @@ export interface SessionShelf {
 
 /**
  * The file store of `dir` as a {@link SessionShelf}: a session whose `session.json` is corrupt is
- * not silently missing from `/sessions` and `--resume`, which name it and why instead.
+ * not silently missing from `/sessions` and `--resume`, which name it and why instead. The store's
+ * other warnings (a line cut off by a crash, ignored or removed; a stale lock removed; metadata
+ * not written) go to `warn`.
  */
-export function openSessionShelf(dir: string): SessionShelf {
+export function openSessionShelf(
+  dir: string,
+  warn: (warning: StoreWarning) => void = () => {},
+): SessionShelf {
   // The listings under way, each collecting the sessions its `list()` skips.
   const listings = new Set<UnreadableSession[]>()
   const onWarning = (warning: StoreWarning) => {
-    if (warning.type !== 'unreadable_session') return
+    if (warning.type !== 'unreadable_session' || listings.size === 0) return warn(warning)
     const reason = warning.error instanceof Error ? warning.error.message : String(warning.error)
     for (const unreadable of listings) unreadable.push({ id: warning.sessionId, reason })
   }

@@ -91,6 +91,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const opening = new Set<string>()
   /** Writers being closed after their lease was released; a new writer waits for its lock. */
   const closing = new Map<string, Promise<void>>()
+  /** Sessions being deleted, each its removal (closing its writer): `close()` waits for them. */
+  const deleting = new Map<string, Promise<void>>()
   const leases = new LeaseRegistry()
   /**
    * Sessions whose writer could not cut a failed append off: refused until a new store opens them
@@ -312,35 +314,16 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     async delete(sessionId: string) {
       check(sessionId)
       leases.assertFree(sessionId)
-      let writer: SessionWriter | undefined
-      try {
-        writer = await writerOf(sessionId)
-      } catch (error) {
-        if (SessionError.is(error) && error.code === 'session_not_found') return
-        // Deleting is how a user gets rid of a session whose metadata cannot be read, or whose
-        // files are not files (or have other names, which removing this one leaves alone): no
-        // writer can open it, so its lock is taken alone.
-        if (!(SessionError.is(error) && UNOPENABLE.has(error.code))) throw error
-      }
-      let lock: HeldLock
-      if (writer) {
-        lock = await writer.closeForDelete()
-        writers.delete(sessionId)
-      } else lock = await SessionWriter.lockUnreadable(context(sessionId))
-      // Renamed away first, so the session disappears at once even if removing its files is slow.
-      const trash = trashPath(root, sessionId)
-      try {
-        await rename(sessionPaths(root, sessionId).dir, trash)
-      } catch (error) {
-        await lock.release()
-        throw error
-      }
-      try {
-        // Until the store's directory is synced, a power loss can undo the rename: the session back.
-        if (fsync) await syncDirectory(root)
-      } finally {
-        await rm(trash, { recursive: true, force: true })
-      }
+      // `close()` waits for the removal instead of closing its writer under it.
+      const removal = removeSession(sessionId)
+      const settled = removal.catch(() => {})
+      const earlier = deleting.get(sessionId)
+      const all = earlier ? Promise.all([earlier, settled]).then(() => {}) : settled
+      deleting.set(sessionId, all)
+      void all.then(() => {
+        if (deleting.get(sessionId) === all) deleting.delete(sessionId)
+      })
+      await removal
     },
 
     async close() {
@@ -348,16 +331,52 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       closed = true
       leases.clear()
       const results = await Promise.allSettled([
-        ...[...writers.values()].map(async (opening) => {
-          const writer = await opening.catch(() => undefined)
-          await writer?.close()
-        }),
+        ...[...writers]
+          .filter(([sessionId]) => !deleting.has(sessionId))
+          .map(async ([, opening]) => {
+            const writer = await opening.catch(() => undefined)
+            await writer?.close()
+          }),
         ...closing.values(),
+        ...deleting.values(),
       ])
       writers.clear()
       const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
       if (failed) throw failed.reason
     },
+  }
+
+  /** Closes the session's writer (or, without one, takes its lock) and removes its directory. */
+  async function removeSession(sessionId: string): Promise<void> {
+    let writer: SessionWriter | undefined
+    try {
+      writer = await writerOf(sessionId)
+    } catch (error) {
+      if (SessionError.is(error) && error.code === 'session_not_found') return
+      // Deleting is how a user gets rid of a session whose metadata cannot be read, or whose
+      // files are not files (or have other names, which removing this one leaves alone): no
+      // writer can open it, so its lock is taken alone.
+      if (!(SessionError.is(error) && UNOPENABLE.has(error.code))) throw error
+    }
+    let lock: HeldLock
+    if (writer) {
+      lock = await writer.closeForDelete()
+      writers.delete(sessionId)
+    } else lock = await SessionWriter.lockUnreadable(context(sessionId))
+    // Renamed away first, so the session disappears at once even if removing its files is slow.
+    const trash = trashPath(root, sessionId)
+    try {
+      await rename(sessionPaths(root, sessionId).dir, trash)
+    } catch (error) {
+      await lock.release()
+      throw error
+    }
+    try {
+      // Until the store's directory is synced, a power loss can undo the rename: the session back.
+      if (fsync) await syncDirectory(root)
+    } finally {
+      await rm(trash, { recursive: true, force: true })
+    }
   }
 }
 
