@@ -110,3 +110,10 @@ test('the v2 corpus holds server_tool parts of both formats that write them, blo
   expect([...new Set(parts.map((p) => p.format))].sort()).toEqual(['anthropic', 'google'])
   expect(parts[0]?.block).toMatchObject({ caller: { type: 'direct' } })
 })
+
+test('the v3 corpus holds every record type version 3 added', () => {
+  const types = new Set<string>(decodeAll('v3').flatMap((e) => ('role' in e ? [] : [e.type])))
+  for (const type of ['compaction', 'approval_request', 'approval_decision', 'tool_progress']) {
+    expect(types.has(type), type).toBe(true)
+  }
+})
