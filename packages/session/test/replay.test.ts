@@ -783,6 +783,66 @@ describe("a sub-agent's approval recorded in its parent", () => {
     ])
   })
 
+  test("a sub-agent's call denied by a new user message, where the sub-agent decided its own sub-agent's call of that id before", () => {
+    const { parent, subSessions } = carriedOn(false)
+    const h = new HistoryBuilder()
+    // An earlier task of the sub-agent: its own sub-agent `grand` asked for a call `w1` too, decided.
+    const via = h.assistant([{ type: 'tool_call', id: 'g', name: 'helper', argumentsJson: '{}' }], {
+      stopReason: 'tool_use',
+      responseId: 'r-child-0',
+    })
+    const grand = {
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      createdAt: via.createdAt + 1,
+      sessionId: 'grand',
+    }
+    const earlier: HistoryEvent[] = [
+      h.user('first'),
+      via,
+      {
+        type: 'approval_request',
+        id: 'gq',
+        ...grand,
+        arguments: '{}',
+        subAgentCall: { toolCallId: 'g', sessionId: 'grand' },
+      },
+      h.taskMetadata(1),
+      { type: 'approval_decision', id: 'gd', ...grand, approved: true },
+      h.result('g', 'helper', 'done'),
+      h.assistant('done'),
+      h.taskMetadata(1),
+    ]
+    const pausedChild = new Map([['child', [...earlier, ...subSessions.get('child')!.slice(0, 4)]]])
+    const decision = parent[4]!
+    const dismissed: HistoryEvent[] = [
+      ...parent.slice(0, 4),
+      h.user('never mind'),
+      { ...decision, approved: false, reason: 'a new message' } as HistoryEvent,
+      h.result('p', 'writer', 'denied', { status: 'error' }),
+    ]
+    const events = replay(dismissed, pausedChild)
+    expect(checkEventOrder(events)).toEqual([])
+    // Its task that asked replays inline, where it ran: before the parent's paused task ends.
+    const request = events.findIndex((e) => e.type === 'tool_approval_request' && e.sessionId === 'child')
+    expect(events[request]).toMatchObject({ toolCallId: 'w1', responseId: 'r-child' })
+    expect(
+      events.slice(0, request).filter((e) => e.sessionId === 'child' && e.type === 'user_message'),
+    ).toHaveLength(2)
+    expect(request).toBeLessThan(
+      events.findIndex((e) => e.type === 'task_metadata' && e.sessionId === 'main'),
+    )
+    // The sub-agent never got this decision: the parent shows it, as live.
+    const denial = approvalEvents(events).at(-1)!
+    expect([denial.type, denial.sessionId, denial.responseId]).toEqual([
+      'tool_approval_decision',
+      'child',
+      'r-child',
+    ])
+    const deriver = createReplayDeriver({ sessionId: 'main', subSessions: pausedChild })
+    expect([...dismissed.flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(events)
+  })
+
   test("a history recorded without the sub-agent's response id replays the parent's, as before", () => {
     const events = approvalEvents(replay(parentHistory()))
     expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([

@@ -45,16 +45,28 @@ export interface ReplayContext {
   mayReplay(sessionId: string): boolean
   /**
    * Schedules the replay of the sub-agent session `sessionId` into `out` from where its replay
-   * stopped: with `pausedFor`, to the end of the task in which it asked for that call's approval
-   * (what it ran before it paused); otherwise to its end. It does nothing when, by then,
+   * stopped: with `pausedFor`, to the end of the task in which it recorded that call's approval
+   * request (what it ran before it paused); otherwise to its end. It does nothing when, by then,
    * `mayReplay` says no. Scheduled on `work`, not run, so nesting never grows the call stack: the
    * caller schedules what follows the child's replay first (see `WorkStack`).
    */
-  replayChild(sessionId: string, pausedFor?: string): void
+  replayChild(sessionId: string, pausedFor?: PendingCall): void
   /** The work of this derivation: sub-agent replays and what follows them. */
   work: WorkStack
-  /** Whether the sub-agent session `sessionId` is given and records a decision on `toolCallId`. */
+  /**
+   * Whether the sub-agent session `sessionId` is given and records a decision on its own call
+   * `toolCallId` (not on a call of its own sub-agents that has the same id).
+   */
   decidedIn(sessionId: string, toolCallId: string): boolean
+}
+
+/**
+ * A call awaiting approval: its id and the session it waits in. Call ids are unique within a
+ * response only, so two sessions may wait on calls of the same id.
+ */
+export interface PendingCall {
+  toolCallId: string
+  sessionId: string
 }
 
 /**
@@ -218,8 +230,9 @@ export class SessionReplay implements ReplaySink {
             // Its request is shown where the sub-agent ran, live: in the task it paused, before
             // this record (written once the sub-agent's task had ended). Set first: the child's
             // replay, run after this, never reads this session's state.
-            this.shownInline.set(subAgentCallKey(waitsIn ?? subAgentCall.sessionId, toolCallId), responseId)
-            this.context.replayChild(subAgentCall.sessionId, toolCallId)
+            const pending = { toolCallId, sessionId: waitsIn ?? subAgentCall.sessionId }
+            this.shownInline.set(subAgentCallKey(pending.sessionId, toolCallId), responseId)
+            this.context.replayChild(subAgentCall.sessionId, pending)
             return
           }
         }
