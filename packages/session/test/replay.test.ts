@@ -697,8 +697,8 @@ describe("a sub-agent's approval recorded in its parent", () => {
   })
 
   test('two sub-agents paused for calls of the same id: each decision carries its own session and response id', () => {
-    // Call ids are unique within a response only (some providers number them): the engine keys a
-    // pending call by its session and id, and so does the replay.
+    // Call ids are unique within a session only (some servers number them afresh per response):
+    // the engine keys a pending call by its session and id, and so does the replay.
     const h = new HistoryBuilder()
     const ask = h.assistant(
       [

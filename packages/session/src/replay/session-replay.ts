@@ -62,7 +62,7 @@ export interface ReplayContext {
 
 /**
  * A call awaiting approval: its id and the session it waits in. Call ids are unique within a
- * response only, so two sessions may wait on calls of the same id.
+ * session only, so two sessions may wait on calls of the same id.
  */
 export interface PendingCall {
   toolCallId: string
@@ -96,7 +96,7 @@ export class SessionReplay implements ReplaySink {
   private readonly awaitingApproval = new Map<string, string | undefined>()
   /**
    * The same for sub-agents' calls recorded here, by `subAgentCallKey`: call ids are unique within
-   * a response only, so two sub-agents (or a sub-agent and this session) may wait on the same id.
+   * a session only, so two sub-agents (or a sub-agent and this session) may wait on the same id.
    */
   private readonly awaitingInSubAgents = new Map<string, string | undefined>()
   /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
