@@ -127,7 +127,11 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   try {
     parsed = JSON.parse(line)
   } catch (cause) {
-    throw new CodecError('', 'a JSON object', { cause, detail: describeThrown(cause) })
+    // JSON.parse would name the mark as an unexpected character, which no terminal shows.
+    const detail = startsWithByteOrderMark(line)
+      ? 'the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it'
+      : describeThrown(cause)
+    throw new CodecError('', 'a JSON object', { cause, detail })
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
@@ -152,3 +156,8 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
 }
 
 export type { ErrorRecord }
+
+/** Whether `line` begins with U+FEFF, as a file an editor saved with a byte order mark does. */
+function startsWithByteOrderMark(line: string): boolean {
+  return typeof line === 'string' && line.charCodeAt(0) === 0xfeff
+}
