@@ -9,10 +9,16 @@ const CREDENTIAL =
 const BEARER = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi
 /**
  * A key by its own shape, named nowhere: OpenAI's and Anthropic's (`sk-…`, `sk-proj-…`,
- * `sk-ant-…`, with a digit somewhere: `sk-learn-compatible-models` is a word), OpenRouter's (`sk-or-…`), Google's (`AIza…`), xAI's (`xai-…`) and Groq's (`gsk_…`).
+ * `sk-ant-…`, with a digit somewhere: `sk-learn-compatible-models` is a word, see `isKey`), OpenRouter's (`sk-or-…`), Google's (`AIza…`), xAI's (`xai-…`) and Groq's (`gsk_…`).
  */
 const KEY_SHAPE =
-  /\b(?:sk-(?=[A-Za-z_-]*\d)[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,})/g
+  /\b(?:sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,})/g
+
+/**
+ * Whether a match of `KEY_SHAPE` is a key: an `sk-…` one needs a digit. Checked on the match, not
+ * by a lookahead in the pattern, which would scan to the end of a run once per `-sk-` in it.
+ */
+const isKey = (match: string) => !match.startsWith('sk-') || /\d/.test(match)
 
 /**
  * `text` with every credential it shows replaced by `[redacted]`: the value of a header or field
@@ -26,5 +32,5 @@ export function redactCredentials(text: string): string {
       scheme === undefined ? `${name}${sep}[redacted]` : `${name}${sep}${scheme} [redacted]`,
     )
     .replace(BEARER, (_match, scheme: string) => `${scheme} [redacted]`)
-    .replace(KEY_SHAPE, '[redacted]')
+    .replace(KEY_SHAPE, (match) => (isKey(match) ? '[redacted]' : match))
 }

@@ -1,15 +1,25 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { decodeHistoryEvent, encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import {
+  decodeHistoryEvent,
+  encodeHistoryEvent,
+  HISTORY_FORMAT_VERSION,
+  type HistoryEvent,
+} from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 import { expectedV1 } from './corpus-expected-v1.js'
+import { expectedV2 } from './corpus-expected-v2.js'
 import { expectedV3 } from './corpus-expected-v3.js'
 
 // Files written by each format version. A release must keep decoding every one of them to the
 // expected values; a migration that changes a record's shape updates the expectations, never the
 // fixtures.
 const corpusRoot = join(import.meta.dirname, 'fixtures/history')
-const expectations: Record<string, Record<string, HistoryEvent[]>> = { v1: expectedV1, v3: expectedV3 }
+const expectations: Record<string, Record<string, HistoryEvent[]>> = {
+  v1: expectedV1,
+  v2: expectedV2,
+  v3: expectedV3,
+}
 
 const linesOf = (version: string, file: string) =>
   readFileSync(join(corpusRoot, version, file), 'utf8')
@@ -35,6 +45,18 @@ for (const version of readdirSync(corpusRoot)) {
     }
   })
 }
+
+test('every format version has its corpus, whose lines are stamped with versions up to it', () => {
+  const versions = Array.from({ length: HISTORY_FORMAT_VERSION }, (_, i) => `v${i + 1}`)
+  expect(readdirSync(corpusRoot).sort()).toEqual(versions)
+  for (const version of versions) {
+    const stamps = readdirSync(join(corpusRoot, version)).flatMap((file) =>
+      linesOf(version, file).map((line) => (JSON.parse(line) as { v: number }).v),
+    )
+    // Each corpus holds a line of its own version: what that version added, as it wrote it.
+    expect(Math.max(...stamps), version).toBe(Number(version.slice(1)))
+  }
+})
 
 test('every expectation has its corpus file', () => {
   for (const [version, files] of Object.entries(expectations)) {
@@ -79,4 +101,19 @@ describe('the v1 corpus covers', () => {
     })
     expect(error).toMatchObject({ retryAfterMs: 2000 })
   })
+})
+
+test('the v2 corpus holds server_tool parts of both formats that write them, block fields Kode does not name kept', () => {
+  const parts = decodeAll('v2').flatMap((e) =>
+    'role' in e && e.role === 'assistant' ? e.parts.filter((p) => p.type === 'server_tool') : [],
+  )
+  expect([...new Set(parts.map((p) => p.format))].sort()).toEqual(['anthropic', 'google'])
+  expect(parts[0]?.block).toMatchObject({ caller: { type: 'direct' } })
+})
+
+test('the v3 corpus holds every record type version 3 added', () => {
+  const types = new Set<string>(decodeAll('v3').flatMap((e) => ('role' in e ? [] : [e.type])))
+  for (const type of ['compaction', 'approval_request', 'approval_decision', 'tool_progress']) {
+    expect(types.has(type), type).toBe(true)
+  }
 })

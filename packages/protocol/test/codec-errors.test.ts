@@ -30,6 +30,29 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     expect(error.cause).toBeInstanceOf(SyntaxError)
   })
 
+  test('a line whose reading throws a value that is not an Error: a CodecError whose cause is that value', () => {
+    // A JavaScript caller may pass anything; JSON.parse turns it into text first, which may throw.
+    const line = {
+      toString() {
+        throw null
+      },
+    } as unknown as string
+    for (const decode of [decodeHistoryEvent, decodeEvent]) {
+      const error = codecErrorOf(() => decode(line))
+      expect(error.path).toBe('')
+      expect(error.cause).toBeNull()
+    }
+  })
+
+  test('a line that starts with a byte order mark says so, since the mark does not show', () => {
+    // An editor may save a history file with one; JSON.parse's message shows an invisible character.
+    const error = codecErrorOf(() => decodeHistoryEvent(`\uFEFF${line(user)}`))
+    expect(error.path).toBe('')
+    expect(error.message).toBe(
+      'at the top level: expected a JSON object (the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it)',
+    )
+  })
+
   test('a JSON value that is not an object', () => {
     expect(codecErrorOf(() => decodeHistoryEvent('[1,2]')).message).toBe(
       'at the top level: expected a JSON object (got an array)',

@@ -3,7 +3,8 @@ import type { HistoryEvent } from '@kode/protocol'
 /**
  * What each file of the version-3 corpus (`fixtures/history/v3/`) decodes to: the records version
  * 3 added (approval requests and decisions, tool progress) and the user message's mode fields;
- * a sub-agent's call recorded in its parent, before and after `subAgentResponseId`.
+ * a sub-agent's call recorded in its parent, before and after `subAgentResponseId`; a compaction,
+ * and the compactions that saved nothing, marked on an error and an interrupt record (stamped 1).
  * Pinned values, reviewed when written.
  */
 export const expectedV3: Record<string, HistoryEvent[]> = {
@@ -123,6 +124,41 @@ export const expectedV3: Record<string, HistoryEvent[]> = {
       sessionId: 'sub_2',
       subAgentCall: { toolCallId: 'p1', sessionId: 'sub_1' },
       subAgentResponseId: 'resp_sub_2',
+    },
+  ],
+  'compaction.jsonl': [
+    {
+      type: 'error',
+      id: 'e1',
+      createdAt: 1764000000000,
+      message: 'summary failed: overloaded',
+      canRetry: false,
+      compaction: { reason: 'threshold', tokensBefore: 150000 },
+    },
+    {
+      type: 'compaction',
+      id: 'k1',
+      createdAt: 1764000001000,
+      summary: 'The user asked for a refactor of the parser; it is half done.',
+      firstKeptId: 'u9',
+      tokensBefore: 150000,
+      tokensAfter: 12000,
+      reason: 'overflow',
+      usage: { inputTokens: 140000, outputTokens: 900, totalTokens: 140900 },
+      costUsd: 0.43,
+      model: 'claude-sonnet-4-5',
+      retries: ['overloaded_error: retrying in 1s'],
+    },
+    {
+      type: 'interrupt',
+      id: 'i1',
+      createdAt: 1764000002000,
+      compaction: {
+        reason: 'manual',
+        tokensBefore: 20000,
+        usage: { inputTokens: 19000 },
+        model: 'claude-sonnet-4-5',
+      },
     },
   ],
 }

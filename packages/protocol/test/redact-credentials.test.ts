@@ -28,4 +28,12 @@ describe('redactCredentials', () => {
   ])('leaves words alone: %s', (text) => {
     expect(redactCredentials(text)).toBe(text)
   })
+
+  test('a long run of key prefixes without a digit is read once, not once per prefix', () => {
+    // Text a tool echoes may be hostile: each `-sk-` once started a scan to the end of the run,
+    // so 300,000 characters took minutes. Read once, it takes milliseconds.
+    const run = `x${'-sk-'.repeat(75_000)}x`
+    expect(redactCredentials(run)).toBe(run)
+    expect(redactCredentials(`${run}0`)).toBe('x-[redacted]')
+  })
 })

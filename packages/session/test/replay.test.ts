@@ -696,6 +696,153 @@ describe("a sub-agent's approval recorded in its parent", () => {
     expect([...dismissed.flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(events)
   })
 
+  test('two sub-agents paused for calls of the same id: each decision carries its own session and response id', () => {
+    // Call ids are unique within a session only (some servers number them afresh per response):
+    // the engine keys a pending call by its session and id, and so does the replay.
+    const h = new HistoryBuilder()
+    const ask = h.assistant(
+      [
+        { type: 'tool_call', id: 'p1', name: 'writer', argumentsJson: '{}' },
+        { type: 'tool_call', id: 'p2', name: 'writer', argumentsJson: '{}' },
+      ],
+      { stopReason: 'tool_use', responseId: 'r-parent' },
+    )
+    const request = (child: string, via: string): HistoryEvent => ({
+      type: 'approval_request',
+      id: `q-${child}`,
+      createdAt: ask.createdAt + 1,
+      toolCallId: 'call_0',
+      toolName: 'write_file',
+      arguments: '{}',
+      responseId: 'r-parent',
+      sessionId: child,
+      subAgentCall: { toolCallId: via, sessionId: child },
+      subAgentResponseId: `r-${child}`,
+    })
+    const decision = (child: string, approved: boolean): HistoryEvent => ({
+      type: 'approval_decision',
+      id: `d-${child}`,
+      createdAt: ask.createdAt + 3,
+      toolCallId: 'call_0',
+      toolName: 'write_file',
+      approved,
+      sessionId: child,
+    })
+    const history = [
+      h.user('write both'),
+      ask,
+      request('kid-a', 'p1'),
+      request('kid-b', 'p2'),
+      h.taskMetadata(1),
+      decision('kid-a', true),
+      decision('kid-b', false),
+    ]
+    const events = approvalEvents(replay(history))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'kid-a', 'r-kid-a'],
+      ['tool_approval_request', 'kid-b', 'r-kid-b'],
+      ['tool_approval_decision', 'kid-a', 'r-kid-a'],
+      ['tool_approval_decision', 'kid-b', 'r-kid-b'],
+    ])
+  })
+
+  test("a call of this session and a sub-agent's of the same id, both awaiting approval: each decided on its own", () => {
+    const h = new HistoryBuilder()
+    const ask = h.assistant(
+      [
+        { type: 'tool_call', id: 'call_0', name: 'write_file', argumentsJson: '{}' },
+        { type: 'tool_call', id: 'call_1', name: 'writer', argumentsJson: '{}' },
+      ],
+      { stopReason: 'tool_use', responseId: 'r-parent' },
+    )
+    const base = { toolCallId: 'call_0', toolName: 'write_file', createdAt: ask.createdAt + 1 }
+    const history: HistoryEvent[] = [
+      h.user('write'),
+      ask,
+      { type: 'approval_request', id: 'q1', ...base, arguments: '{}', responseId: 'r-parent' },
+      {
+        type: 'approval_request',
+        id: 'q2',
+        ...base,
+        arguments: '{}',
+        responseId: 'r-parent',
+        sessionId: 'kid',
+        subAgentCall: { toolCallId: 'call_1', sessionId: 'kid' },
+        subAgentResponseId: 'r-kid',
+      },
+      h.taskMetadata(1),
+      { type: 'approval_decision', id: 'd1', ...base, approved: true },
+      { type: 'approval_decision', id: 'd2', ...base, approved: false, sessionId: 'kid' },
+    ]
+    const events = approvalEvents(replay(history))
+    expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([
+      ['tool_approval_request', 'main', 'r-parent'],
+      ['tool_approval_request', 'kid', 'r-kid'],
+      ['tool_approval_decision', 'main', 'r-parent'],
+      ['tool_approval_decision', 'kid', 'r-kid'],
+    ])
+  })
+
+  test("a sub-agent's call denied by a new user message, where the sub-agent decided its own sub-agent's call of that id before", () => {
+    const { parent, subSessions } = carriedOn(false)
+    const h = new HistoryBuilder()
+    // An earlier task of the sub-agent: its own sub-agent `grand` asked for a call `w1` too, decided.
+    const via = h.assistant([{ type: 'tool_call', id: 'g', name: 'helper', argumentsJson: '{}' }], {
+      stopReason: 'tool_use',
+      responseId: 'r-child-0',
+    })
+    const grand = {
+      toolCallId: 'w1',
+      toolName: 'write_file',
+      createdAt: via.createdAt + 1,
+      sessionId: 'grand',
+    }
+    const earlier: HistoryEvent[] = [
+      h.user('first'),
+      via,
+      {
+        type: 'approval_request',
+        id: 'gq',
+        ...grand,
+        arguments: '{}',
+        subAgentCall: { toolCallId: 'g', sessionId: 'grand' },
+      },
+      h.taskMetadata(1),
+      { type: 'approval_decision', id: 'gd', ...grand, approved: true },
+      h.result('g', 'helper', 'done'),
+      h.assistant('done'),
+      h.taskMetadata(1),
+    ]
+    const pausedChild = new Map([['child', [...earlier, ...subSessions.get('child')!.slice(0, 4)]]])
+    const decision = parent[4]!
+    const dismissed: HistoryEvent[] = [
+      ...parent.slice(0, 4),
+      h.user('never mind'),
+      { ...decision, approved: false, reason: 'a new message' } as HistoryEvent,
+      h.result('p', 'writer', 'denied', { status: 'error' }),
+    ]
+    const events = replay(dismissed, pausedChild)
+    expect(checkEventOrder(events)).toEqual([])
+    // Its task that asked replays inline, where it ran: before the parent's paused task ends.
+    const request = events.findIndex((e) => e.type === 'tool_approval_request' && e.sessionId === 'child')
+    expect(events[request]).toMatchObject({ toolCallId: 'w1', responseId: 'r-child' })
+    expect(
+      events.slice(0, request).filter((e) => e.sessionId === 'child' && e.type === 'user_message'),
+    ).toHaveLength(2)
+    expect(request).toBeLessThan(
+      events.findIndex((e) => e.type === 'task_metadata' && e.sessionId === 'main'),
+    )
+    // The sub-agent never got this decision: the parent shows it, as live.
+    const denial = approvalEvents(events).at(-1)!
+    expect([denial.type, denial.sessionId, denial.responseId]).toEqual([
+      'tool_approval_decision',
+      'child',
+      'r-child',
+    ])
+    const deriver = createReplayDeriver({ sessionId: 'main', subSessions: pausedChild })
+    expect([...dismissed.flatMap((record) => deriver.push([record])), ...deriver.end()]).toEqual(events)
+  })
+
   test("a history recorded without the sub-agent's response id replays the parent's, as before", () => {
     const events = approvalEvents(replay(parentHistory()))
     expect(events.map((e) => [e.type, e.sessionId, e.responseId])).toEqual([

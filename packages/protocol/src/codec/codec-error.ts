@@ -46,3 +46,16 @@ export function showValue(value: unknown): string {
     return kindOf(value)
   }
 }
+
+/**
+ * A thrown value's message, without trusting it: what `JSON.parse` or a getter threw may be no
+ * `Error` (a `null`), or an `Error` whose `message` getter throws.
+ */
+export function describeThrown(error: unknown): string {
+  try {
+    if (error instanceof Error && typeof error.message === 'string') return error.message
+    return `threw ${kindOf(error)}`
+  } catch {
+    return 'threw a value that cannot be described'
+  }
+}

@@ -1,6 +1,6 @@
 import type { TObject } from '@sinclair/typebox'
 import { Event } from '../events/index.js'
-import { CodecError } from './codec-error.js'
+import { CodecError, describeThrown } from './codec-error.js'
 import { TaggedUnion } from './tagged-union.js'
 
 const events = new TaggedUnion<Event>('type', Event.anyOf as TObject[])
@@ -21,7 +21,7 @@ export function decodeEvent(line: string): Event {
   try {
     parsed = JSON.parse(line)
   } catch (cause) {
-    throw new CodecError('', 'a JSON object', { cause, detail: (cause as Error).message })
+    throw new CodecError('', 'a JSON object', { cause, detail: describeThrown(cause) })
   }
   return events.validate(parsed)
 }

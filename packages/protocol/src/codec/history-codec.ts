@@ -2,7 +2,7 @@ import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
 import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
-import { CodecError, kindOf } from './codec-error.js'
+import { CodecError, describeThrown, kindOf } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
@@ -117,16 +117,6 @@ function parseWritten(json: string): object {
   return written
 }
 
-/** A thrown value's message, without trusting it (it may itself be hostile). */
-function describeThrown(error: unknown): string {
-  try {
-    if (error instanceof Error && typeof error.message === 'string') return error.message
-    return `threw ${kindOf(error)}`
-  } catch {
-    return 'threw a value that cannot be described'
-  }
-}
-
 /**
  * Decodes one line written by `encodeHistoryEvent` (this version or an older one). Throws a
  * `CodecError` for invalid JSON, a missing or unknown version, an unknown record type or a field
@@ -137,7 +127,11 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   try {
     parsed = JSON.parse(line)
   } catch (cause) {
-    throw new CodecError('', 'a JSON object', { cause, detail: (cause as Error).message })
+    // JSON.parse would name the mark as an unexpected character, which no terminal shows.
+    const detail = startsWithByteOrderMark(line)
+      ? 'the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it'
+      : describeThrown(cause)
+    throw new CodecError('', 'a JSON object', { cause, detail })
   }
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
@@ -162,3 +156,8 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
 }
 
 export type { ErrorRecord }
+
+/** Whether `line` begins with U+FEFF, as a file an editor saved with a byte order mark does. */
+function startsWithByteOrderMark(line: string): boolean {
+  return typeof line === 'string' && line.charCodeAt(0) === 0xfeff
+}

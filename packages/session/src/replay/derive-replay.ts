@@ -1,7 +1,12 @@
 import type { HistoryEvent, ReplayEvent } from '@kode/protocol'
 import { HeldRecords } from '../held-records.js'
 import { addResultLinks, isLastInTurn } from './lookahead.js'
-import { type ReplayContext, SessionReplay, type SubSessionHistories } from './session-replay.js'
+import {
+  type PendingCall,
+  type ReplayContext,
+  SessionReplay,
+  type SubSessionHistories,
+} from './session-replay.js'
 import { SubSessionReplay } from './sub-session-replay.js'
 import { WorkStack } from './work-stack.js'
 
@@ -102,7 +107,7 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
   /** The calls each sub-agent session records a decision on, as they are asked for. */
   const decisions = new Map<string, Set<string>>()
   const work = new WorkStack()
-  const startChild = (childId: string, pausedFor: string | undefined) => {
+  const startChild = (childId: string, pausedFor: PendingCall | undefined) => {
     if (!context.mayReplay(childId)) return
     begun.add(childId)
     // A sub-agent's history comes whole, and the sessions it links were loaded with it.
@@ -129,7 +134,9 @@ export function createReplayDeriver(options: ReplayOptions = {}): ReplayDeriver 
       if (decided === undefined) {
         decided = new Set()
         for (const record of history) {
-          if (!('role' in record) && record.type === 'approval_decision') decided.add(record.toolCallId)
+          // Its own calls' decisions: one with `sessionId` is a deeper sub-agent's call's.
+          if (!('role' in record) && record.type === 'approval_decision' && record.sessionId === undefined)
+            decided.add(record.toolCallId)
         }
         decisions.set(childId, decided)
       }

@@ -45,16 +45,28 @@ export interface ReplayContext {
   mayReplay(sessionId: string): boolean
   /**
    * Schedules the replay of the sub-agent session `sessionId` into `out` from where its replay
-   * stopped: with `pausedFor`, to the end of the task in which it asked for that call's approval
-   * (what it ran before it paused); otherwise to its end. It does nothing when, by then,
+   * stopped: with `pausedFor`, to the end of the task in which it recorded that call's approval
+   * request (what it ran before it paused); otherwise to its end. It does nothing when, by then,
    * `mayReplay` says no. Scheduled on `work`, not run, so nesting never grows the call stack: the
    * caller schedules what follows the child's replay first (see `WorkStack`).
    */
-  replayChild(sessionId: string, pausedFor?: string): void
+  replayChild(sessionId: string, pausedFor?: PendingCall): void
   /** The work of this derivation: sub-agent replays and what follows them. */
   work: WorkStack
-  /** Whether the sub-agent session `sessionId` is given and records a decision on `toolCallId`. */
+  /**
+   * Whether the sub-agent session `sessionId` is given and records a decision on its own call
+   * `toolCallId` (not on a call of its own sub-agents that has the same id).
+   */
   decidedIn(sessionId: string, toolCallId: string): boolean
+}
+
+/**
+ * A call awaiting approval: its id and the session it waits in. Call ids are unique within a
+ * session only, so two sessions may wait on calls of the same id.
+ */
+export interface PendingCall {
+  toolCallId: string
+  sessionId: string
 }
 
 /**
@@ -77,19 +89,27 @@ export class SessionReplay implements ReplaySink {
    * approval or for their sub-agent.
    */
   private readonly pendingCalls = new Map<string, ToolCallEvent>()
-  /** Calls whose approval was requested and not decided yet, with the request's response id. */
+  /**
+   * This session's calls whose approval was requested and not decided yet, with the request's
+   * response id.
+   */
   private readonly awaitingApproval = new Map<string, string | undefined>()
+  /**
+   * The same for sub-agents' calls recorded here, by `subAgentCallKey`: call ids are unique within
+   * a session only, so two sub-agents (or a sub-agent and this session) may wait on the same id.
+   */
+  private readonly awaitingInSubAgents = new Map<string, string | undefined>()
   /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
   private readonly suspendedCalls = new Set<string>()
   /**
    * Sub-agents' calls whose request the sub-agent's replay showed inline, with the response id
-   * of that request: their decision is shown here when the sub-agent's session does not record
-   * it (a new user message denied it in this session alone).
+   * of that request, by `subAgentCallKey`: their decision is shown here when the sub-agent's
+   * session does not record it (a new user message denied it in this session alone).
    */
   private readonly shownInline = new Map<string, string | undefined>()
   /** Calls of `pendingCalls` whose `tool_call` was replayed. */
   private readonly announced = new Set<string>()
-  /** Calls of `pendingCalls` whose approval was requested (decided or not). */
+  /** This session's calls of `pendingCalls` whose approval was requested (decided or not). */
   private readonly requested = new Set<string>()
 
   constructor(
@@ -200,6 +220,8 @@ export class SessionReplay implements ReplaySink {
         const { toolCallId, toolName, subAgentCall } = event
         // A sub-agent's call shows the sub-agent's response, as its request did live.
         const responseId = approvalResponseId(event)
+        // Where the call waits: a sub-agent's session, or this one (absent).
+        const waitsIn = event.sessionId
         if (subAgentCall) {
           // Recorded once the calls have run: the call that ran the sub-agent was announced.
           this.announceRunning(timestamp)
@@ -208,13 +230,16 @@ export class SessionReplay implements ReplaySink {
             // Its request is shown where the sub-agent ran, live: in the task it paused, before
             // this record (written once the sub-agent's task had ended). Set first: the child's
             // replay, run after this, never reads this session's state.
-            this.shownInline.set(toolCallId, responseId)
-            this.context.replayChild(subAgentCall.sessionId, toolCallId)
+            const pending = { toolCallId, sessionId: waitsIn ?? subAgentCall.sessionId }
+            this.shownInline.set(subAgentCallKey(pending.sessionId, toolCallId), responseId)
+            this.context.replayChild(subAgentCall.sessionId, pending)
             return
           }
         }
-        this.awaitingApproval.set(toolCallId, responseId)
-        this.requested.add(toolCallId)
+        if (waitsIn === undefined) {
+          this.awaitingApproval.set(toolCallId, responseId)
+          this.requested.add(toolCallId)
+        } else this.awaitingInSubAgents.set(subAgentCallKey(waitsIn, toolCallId), responseId)
         this.emit({
           type: 'tool_approval_request',
           sessionId: event.sessionId ?? sessionId,
@@ -235,15 +260,17 @@ export class SessionReplay implements ReplaySink {
         // replay shows this one (it did live, carrying on).
         this.continueTurn(timestamp)
         let responseId: string | undefined
-        if (this.awaitingApproval.has(toolCallId)) {
-          responseId = this.awaitingApproval.get(toolCallId)
-          this.awaitingApproval.delete(toolCallId)
+        const key = event.sessionId === undefined ? toolCallId : subAgentCallKey(event.sessionId, toolCallId)
+        const waiting = event.sessionId === undefined ? this.awaitingApproval : this.awaitingInSubAgents
+        if (waiting.has(key)) {
+          responseId = waiting.get(key)
+          waiting.delete(key)
         } else if (event.sessionId !== undefined) {
           // A sub-agent's call: its replay shows the decision it carried on with. One it never
           // got (a new user message here denied the call) was emitted here, live.
-          if (!this.shownInline.has(toolCallId) || this.context.decidedIn(event.sessionId, toolCallId)) return
-          responseId = this.shownInline.get(toolCallId)
-          this.shownInline.delete(toolCallId)
+          if (!this.shownInline.has(key) || this.context.decidedIn(event.sessionId, toolCallId)) return
+          responseId = this.shownInline.get(key)
+          this.shownInline.delete(key)
         }
         this.emit({
           type: 'tool_approval_decision',
@@ -499,4 +526,9 @@ export class SessionReplay implements ReplaySink {
     this.turnAborted = false
     this.turnAwaitsResponse = false
   }
+}
+
+/** The key of a sub-agent's call recorded in this session: the session it waits in, and its id. */
+function subAgentCallKey(sessionId: string, toolCallId: string): string {
+  return JSON.stringify([sessionId, toolCallId])
 }

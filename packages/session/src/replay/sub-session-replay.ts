@@ -1,6 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { addResultLinks, isLastInTurn } from './lookahead.js'
-import { type ReplayContext, SessionReplay } from './session-replay.js'
+import { type PendingCall, type ReplayContext, SessionReplay } from './session-replay.js'
 import type { WorkStack } from './work-stack.js'
 
 /**
@@ -17,7 +17,7 @@ export class SubSessionReplay {
   private readonly work: WorkStack
 
   constructor(
-    sessionId: string,
+    private readonly sessionId: string,
     context: ReplayContext,
     private readonly history: readonly HistoryEvent[],
   ) {
@@ -28,12 +28,12 @@ export class SubSessionReplay {
   }
 
   /**
-   * Schedules the replay up to the end of the task in which the sub-agent asked for
-   * `toolCallId`'s approval (nothing when no request for it is left: replayed already, several
-   * calls paused the same task), then `then`.
+   * Schedules the replay up to the end of the task in which the sub-agent recorded the approval
+   * request of `call` (its own, or a deeper sub-agent's; nothing when no request for it is left:
+   * replayed already, several calls paused the same task), then `then`.
    */
-  toPause(toolCallId: string, then: () => void): void {
-    this.replayTo(pauseEnd(this.history, this.next, toolCallId), then)
+  toPause(call: PendingCall, then: () => void): void {
+    this.replayTo(pauseEnd(this.history, this.next, call, this.sessionId), then)
   }
 
   /** Schedules the replay of the rest, which closes the last turn. */
@@ -63,13 +63,18 @@ export class SubSessionReplay {
 }
 
 /**
- * Where the part of `history` from `from` that ends with the sub-agent's pause for `toolCallId`
- * ends: after the `task_metadata` that closed the task of its request (after the request, in a
- * history cut before it); `from` when no request for the call is left.
+ * Where the part of `history` (the session `sessionId`'s) from `from` that ends with the
+ * sub-agent's pause for `call` ends: after the `task_metadata` that closed the task of its request
+ * (after the request, in a history cut before it); `from` when no request for the call is left.
  */
-function pauseEnd(history: readonly HistoryEvent[], from: number, toolCallId: string): number {
+function pauseEnd(
+  history: readonly HistoryEvent[],
+  from: number,
+  call: PendingCall,
+  sessionId: string,
+): number {
   let request = from
-  while (request < history.length && !isRequestFor(history[request]!, toolCallId)) request++
+  while (request < history.length && !isRequestFor(history[request]!, call, sessionId)) request++
   if (request === history.length) return from
   for (let i = request + 1; i < history.length; i++) {
     const record = history[i]!
@@ -78,6 +83,12 @@ function pauseEnd(history: readonly HistoryEvent[], from: number, toolCallId: st
   return request + 1
 }
 
-function isRequestFor(record: HistoryEvent, toolCallId: string): boolean {
-  return !('role' in record) && record.type === 'approval_request' && record.toolCallId === toolCallId
+/** Whether `record`, of the session `sessionId`, is the approval request of `call`. */
+function isRequestFor(record: HistoryEvent, call: PendingCall, sessionId: string): boolean {
+  return (
+    !('role' in record) &&
+    record.type === 'approval_request' &&
+    record.toolCallId === call.toolCallId &&
+    (record.sessionId ?? sessionId) === call.sessionId
+  )
 }
