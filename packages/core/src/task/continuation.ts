@@ -347,15 +347,6 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
 }
 
 /**
- * Whether a task on this history settles calls of the turn a dead process left open, and so carries
- * that turn on and ends it: calls it left without a result, or calls awaiting decisions (of a task
- * that paused, or died).
- */
-export function settlesOpenTurn(history: readonly HistoryEvent[]): boolean {
-  return (unfinishedTask(history)?.dangling.length ?? 0) > 0 || pendingCalls(history).length > 0
-}
-
-/**
  * Before a new user message: the calls a dead process left without a result get an `error` result
  * (`STOPPED_CALL_TEXT`) and their open turn ends, as `continue` would settle them, but none runs
  * again (the user moved on). So the history stays valid input and the model sees what happened.

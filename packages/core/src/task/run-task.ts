@@ -21,9 +21,8 @@ import {
   planContinuation,
   STOPPED_SUB_AGENT_TEXT,
   settleStopped,
-  settlesOpenTurn,
 } from './continuation.js'
-import { endsAwaitingResponse, endsInDoneTurn } from './open-turn.js'
+import { endsAwaitingResponse } from './open-turn.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -96,13 +95,6 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     events.emit('turn_end', {})
   }
   if (continuation?.kind !== 'unfinished') closeOpenTurn()
-  // A process that died after a turn was done (its response, and its calls' results, written) left
-  // it open: the replay ends it at whatever comes next, so this task ends it first, unless settling
-  // the calls that turn left without a result carries it on (and ends it).
-  if (endsInDoneTurn(journal.history) && !settlesOpenTurn(journal.history)) {
-    events.resumeTurn([])
-    events.emit('turn_end', {})
-  }
   const state: TaskState = {
     accounting: new TaskAccounting(rt.sessionId, settings.now, rt.subAgentState?.name),
     lastText: '',
