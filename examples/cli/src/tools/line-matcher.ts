@@ -30,10 +30,15 @@ export class LineMatcher {
   readonly #worker: Worker
   readonly #timeoutMs: number
   #closed = false
+  /** Whether the worker runs: its start (a second or more on a busy machine) is not matching time. */
+  #online = false
 
   constructor(pattern: string, flags: string, timeoutMs: number) {
     this.#timeoutMs = timeoutMs
     this.#worker = new Worker(MATCHER_SOURCE, { eval: true, workerData: { pattern, flags } })
+    this.#worker.once('online', () => {
+      this.#online = true
+    })
     // An exit nobody waits for must not keep the CLI alive or crash it.
     this.#worker.unref()
   }
@@ -43,8 +48,10 @@ export class LineMatcher {
     signal.throwIfAborted()
     const worker = this.#worker
     return new Promise<number[]>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined
       const done = () => {
         clearTimeout(timer)
+        worker.off('online', startTimer)
         signal.removeEventListener('abort', onAbort)
         worker.off('message', onMessage)
         worker.off('error', onError)
@@ -63,16 +70,21 @@ export class LineMatcher {
         fail(new Error(`search_text failed: ${error.message}`, { cause: error }))
       const onExit = () => fail(new Error('search_text failed: its matcher stopped'))
       const onAbort = () => fail(signal.reason)
-      const timer = setTimeout(
-        () =>
-          fail(
-            new SlowPatternError(
-              `the regular expression took over ${this.#timeoutMs} ms on one file and was stopped: ` +
-                'simplify it (nested repetition such as (a+)+ can take exponential time)',
+      const startTimer = () => {
+        timer = setTimeout(
+          () =>
+            fail(
+              new SlowPatternError(
+                `the regular expression took over ${this.#timeoutMs} ms on one file and was stopped: ` +
+                  'simplify it (nested repetition such as (a+)+ can take exponential time)',
+              ),
             ),
-          ),
-        this.#timeoutMs,
-      )
+          this.#timeoutMs,
+        )
+      }
+      // The time limit counts matching only, from when the worker runs.
+      if (this.#online) startTimer()
+      else worker.once('online', startTimer)
       worker.on('message', onMessage)
       worker.once('error', onError)
       worker.once('exit', onExit)
