@@ -21,7 +21,7 @@ export const NO_TERMINAL_REASON =
 /** `--yes`: every call is approved, and the history says by what. */
 export function approveAll(): DecideApprovals {
   return async (pending) =>
-    pending.map((call) => ({ toolCallId: call.toolCallId, approved: true, reason: APPROVED_BY_FLAG }))
+    pending.map((call) => ({ ...answering(call), approved: true, reason: APPROVED_BY_FLAG }))
 }
 
 /**
@@ -32,7 +32,7 @@ export function denyAll(notify: (line: string) => void): DecideApprovals {
   return async (pending) =>
     pending.map((call) => {
       notify(`denied ${call.toolName}: no terminal to ask for approval (pass --yes to allow it)`)
-      return { toolCallId: call.toolCallId, approved: false, reason: NO_TERMINAL_REASON }
+      return { ...answering(call), approved: false, reason: NO_TERMINAL_REASON }
     })
 }
 
@@ -63,7 +63,7 @@ export function askEach(io: {
         io.print([
           `${revealHidden(call.toolName, io.mark)}: approved (you allowed every call of it this session)`,
         ])
-        decisions.push({ toolCallId: call.toolCallId, approved: true, reason: 'allowed for the session' })
+        decisions.push({ ...answering(call), approved: true, reason: 'allowed for the session' })
         continue
       }
       io.print([...describeCall(call, io.mark), APPROVAL_QUESTION])
@@ -76,20 +76,31 @@ export function askEach(io: {
 }
 
 function decisionOf(call: PendingApproval, answer: string, alwaysAllowed: Set<string>): ApprovalDecision {
-  const toolCallId = call.toolCallId
+  const answered = answering(call)
   switch (answer.toLowerCase()) {
     case 'y':
     case 'yes':
-      return { toolCallId, approved: true }
+      return { ...answered, approved: true }
     case 'a':
     case 'always':
       alwaysAllowed.add(call.toolName)
-      return { toolCallId, approved: true, reason: 'allowed for the session' }
+      return { ...answered, approved: true, reason: 'allowed for the session' }
     case '':
     case 'n':
     case 'no':
-      return { toolCallId, approved: false }
+      return { ...answered, approved: false }
     default:
-      return { toolCallId, approved: false, reason: answer }
+      return { ...answered, approved: false, reason: answer }
   }
+}
+
+/**
+ * Which call a decision answers: its id, and the session it waits in when that is a sub-agent's.
+ * Call ids are unique within a session only, and the engine refuses a decision on an id that
+ * waits in several sessions unless it names one.
+ */
+function answering(call: PendingApproval): Pick<ApprovalDecision, 'toolCallId' | 'sessionId'> {
+  return call.sessionId === undefined
+    ? { toolCallId: call.toolCallId }
+    : { toolCallId: call.toolCallId, sessionId: call.sessionId }
 }
