@@ -350,6 +350,31 @@ describe('pending calls that share a tool call id', () => {
       "tool p2 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
     ])
   })
+
+  test("a new message denies a parent's own call and its sub-agents' that share its id, each in its session", async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, true)
+    const first = await collect(agent.run('Write a, b and c'))
+    h.server.handle(() => textReply('rp3', 'Fine.'))
+    const { outcome, events } = await collect(agent.run('Never mind'))
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => line.startsWith('approval_decision'))).toEqual([
+      'approval_decision w1 denied: the user sent a new message instead',
+      'approval_decision w1 in id4 denied: the user sent a new message instead',
+      'approval_decision w1 in id5 denied: the user sent a new message instead',
+    ])
+    for (const id of [agent.sessionId, 'id4', 'id5'])
+      expect(pendingApprovals(await h.store.read(id))).toEqual([])
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, 'id4', 'id5']) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
+  })
 })
 
 describe('decisions and a store that fails as they are recorded', () => {
