@@ -1,7 +1,14 @@
-import { AgentError, defineSubAgent, defineTool, type NeedsApproval, pendingApprovals } from '@kode/core'
+import {
+  AgentError,
+  type ApprovalDecision,
+  defineSubAgent,
+  defineTool,
+  type NeedsApproval,
+  pendingApprovals,
+} from '@kode/core'
 import type { Event } from '@kode/protocol'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
-import { replaySession } from '@kode/session'
+import { deriveReplayEvents, replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
@@ -154,6 +161,180 @@ describe('pending calls that share a tool call id', () => {
     expect(pendingApprovals(history)).toEqual([])
   })
 
+  test('errors on decisions that share an id name the session of each call they concern', async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, true)
+    await collect(agent.run('Write a, b and c'))
+    const refused = async (approvals: ApprovalDecision[]) => {
+      const error = await agent.continue({ approvals }).done.catch((e: unknown) => e)
+      return AgentError.is(error) ? [error.code, error.message] : error
+    }
+    const own = { toolCallId: 'w1', approved: true, sessionId: agent.sessionId }
+    const a = { toolCallId: 'w1', approved: true, sessionId: 'id4' }
+    // Which of the three w1 is left undecided: the host must be told which session's.
+    expect(await refused([own, a])).toEqual([
+      'approvals_missing',
+      'no decision for the tool calls w1 (in session id5)',
+    ])
+    expect(await refused([a])).toEqual([
+      'approvals_missing',
+      `no decision for the tool calls w1 (in session ${agent.sessionId}), w1 (in session id5)`,
+    ])
+    // A session where w1 does not wait.
+    expect(await refused([own, a, { toolCallId: 'w1', approved: true, sessionId: 'id9' }])).toEqual([
+      'unknown_approval',
+      'tool call w1 awaits no approval in session id9',
+    ])
+    expect(await refused([own, a, { toolCallId: 'w1', approved: false, sessionId: 'id4' }])).toEqual([
+      'approval_already_decided',
+      'tool call w1 in session id4 was already decided',
+    ])
+    expect(await refused([own, a, { toolCallId: 'w1', approved: true }])).toEqual([
+      'invalid_options',
+      `tool call w1 waits in more than one session (${agent.sessionId}, id4, id5): the decision needs its sessionId`,
+    ])
+    expect(written).toEqual([])
+  })
+
+  test("a parent's own call and two sub-agents' with one id: live and replay agree, session by session", async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, true)
+    const first = await collect(agent.run('Write a, b and c'))
+    const pending = first.outcome.pendingApprovals!
+    expect(pending).toEqual([
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"c.txt"}' },
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"a.txt"}', sessionId: 'id4' },
+      { toolCallId: 'w1', toolName: 'write_file', arguments: '{"path":"b.txt"}', sessionId: 'id5' },
+    ])
+    // Each decision reaches exactly its call: deny the parent's own, approve b only.
+    const { outcome, events } = await collect(
+      agent.continue({
+        approvals: [
+          { toolCallId: 'w1', approved: false, reason: 'not c', sessionId: agent.sessionId },
+          { toolCallId: 'w1', approved: false, reason: 'not a', sessionId: 'id4' },
+          { toolCallId: 'w1', approved: true, sessionId: 'id5' },
+        ],
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['b.txt'])
+    const decisions = events.filter((event) => event.type === 'tool_approval_decision')
+    expect(decisions.map((event) => [event.sessionId, event.toolCallId, event.approved])).toEqual([
+      [agent.sessionId, 'w1', false],
+      ...(decisions[1]?.sessionId === 'id4'
+        ? [
+            ['id4', 'w1', false],
+            ['id5', 'w1', true],
+          ]
+        : [
+            ['id5', 'w1', true],
+            ['id4', 'w1', false],
+          ]),
+    ])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => /^(approval_decision|tool )/.test(line))).toEqual([
+      'approval_decision w1 denied: not c',
+      'approval_decision w1 in id4 denied: not a',
+      'approval_decision w1 in id5 approved',
+      'tool w1 error: denied by the user: not c',
+      'tool p1 success: Writer: denied by the user: not a',
+      'tool p2 success: Writer: wrote b.txt',
+    ])
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, 'id4', 'id5']) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
+    // The parent's history alone (its sub-agents' sessions not loaded) shows each request and
+    // decision with the session it belongs to, as live (where the sub-agents ran at once).
+    const derived = replayedPart(deriveReplayEvents(history, { sessionId: agent.sessionId })) as Event[]
+    const asked = (list: Event[]) =>
+      list
+        .filter((event) => event.type === 'tool_approval_request' || event.type === 'tool_approval_decision')
+        .map((event) => JSON.stringify(event))
+        .sort()
+    expect(asked(derived)).toEqual(asked(live))
+  })
+
+  test("a sub-agent's own call and its sub-agent's with one id: each decision reaches its own, two levels down", async () => {
+    const h = harness()
+    const { tool: writeFile, written } = writeTool()
+    const writer = defineSubAgent({
+      name: 'writer',
+      description: 'Writes files',
+      system: 'You write.',
+      tools: [writeFile],
+    })
+    // The manager writes m.txt itself and has the writer write a.txt; both models call it w1.
+    const manager = defineSubAgent({
+      name: 'manager',
+      description: 'Manages writers',
+      system: 'You manage.',
+      tools: [writer, writeFile],
+    })
+    h.server.handle((request: RecordedRequest): ScriptedResponse => {
+      const messages = (request.body as { messages: Messages }).messages
+      const last = messages.at(-1)!
+      const system = messages[0]?.content
+      if (last.role === 'tool') return textReply(`r-${String(system)}`, `After: ${String(last.content)}`)
+      if (system === 'You write.')
+        return chatStream({ id: 'rw1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+      if (system === 'You manage.')
+        return chatStream({
+          id: 'rm1',
+          steps: [
+            call('m1', 'writer', { prompt: 'Write a.txt' }),
+            call('w1', 'write_file', { path: 'm.txt' }),
+          ],
+        })
+      return chatStream({ id: 'rp1', steps: [call('p1', 'manager', { prompt: 'Get files written' })] })
+    })
+    const agent = h.createAgent({ tools: [manager] })
+    const first = await collect(agent.run('Write files'))
+    const pending = first.outcome.pendingApprovals!
+    expect(pending.map((p) => [p.toolCallId, p.arguments])).toEqual([
+      ['w1', '{"path":"m.txt"}'],
+      ['w1', '{"path":"a.txt"}'],
+    ])
+    const [managerId, writerId] = pending.map((p) => p.sessionId)
+    expect(managerId).toBeDefined()
+    expect(writerId).toBeDefined()
+    expect(writerId).not.toBe(managerId)
+    const error = await agent
+      .continue({ approvals: [{ toolCallId: 'w1', approved: true }] })
+      .done.catch((e: unknown) => e)
+    expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+      'invalid_options',
+      `tool call w1 waits in more than one session (${managerId}, ${writerId}): the decision needs its sessionId`,
+    ])
+    const { outcome, events } = await collect(
+      agent.continue({
+        approvals: [
+          { toolCallId: 'w1', approved: true, sessionId: managerId },
+          { toolCallId: 'w1', approved: false, reason: 'not a', sessionId: writerId },
+        ],
+      }),
+    )
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual(['m.txt'])
+    for (const id of [agent.sessionId, managerId!, writerId!]) {
+      const history = await h.store.read(id)
+      expectValidHistory(history)
+      expect(pendingApprovals(history)).toEqual([])
+    }
+    expect(
+      summarizeHistory(await h.store.read(managerId!)).filter((line) => line.startsWith('tool ')),
+    ).toEqual(['tool w1 success: wrote m.txt', 'tool m1 success: After: denied by the user: not a'])
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, managerId, writerId]) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
+  })
+
   test('a new message answers every call that shares the id', async () => {
     const h = harness()
     const { agent, written } = pausedTwice(h, false)
@@ -168,6 +349,31 @@ describe('pending calls that share a tool call id', () => {
       "tool p1 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
       "tool p2 error: The sub-agent's tool calls were waiting for the user's approval; the user sent a new message instead.",
     ])
+  })
+
+  test("a new message denies a parent's own call and its sub-agents' that share its id, each in its session", async () => {
+    const h = harness()
+    const { agent, written } = pausedTwice(h, true)
+    const first = await collect(agent.run('Write a, b and c'))
+    h.server.handle(() => textReply('rp3', 'Fine.'))
+    const { outcome, events } = await collect(agent.run('Never mind'))
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).filter((line) => line.startsWith('approval_decision'))).toEqual([
+      'approval_decision w1 denied: the user sent a new message instead',
+      'approval_decision w1 in id4 denied: the user sent a new message instead',
+      'approval_decision w1 in id5 denied: the user sent a new message instead',
+    ])
+    for (const id of [agent.sessionId, 'id4', 'id5'])
+      expect(pendingApprovals(await h.store.read(id))).toEqual([])
+    const replay = await replaySession(h.store, agent.sessionId)
+    const live = replayedPart([...first.events, ...events]) as Event[]
+    for (const session of [agent.sessionId, 'id4', 'id5']) {
+      const of = (list: Event[]) => summarize(list.filter((event) => event.sessionId === session))
+      expect(of(replay)).toEqual(of(live))
+    }
   })
 })
 

@@ -1,10 +1,4 @@
-import {
-  type ApprovalDecision,
-  type PendingApproval,
-  pendingApprovals,
-  type TaskOutcome,
-  type UserInput,
-} from '@kode/core'
+import { type ApprovalDecision, pendingApprovals, type TaskOutcome, type UserInput } from '@kode/core'
 import { type HistoryEvent, joinText, type TaskFinishReason, type TaskMetadataRecord } from '@kode/protocol'
 import { DurableTaskError } from './errors.js'
 
@@ -168,16 +162,12 @@ export function finishedOutcome(sessionId: string, records: readonly HistoryEven
   let text = ''
   let reason: TaskFinishReason = 'completed'
   let errorMessage: string | undefined
-  const pending = new Map<string, PendingApproval>()
   for (const record of records) {
     if ('role' in record) {
       if (record.role === 'assistant') {
         text = joinText(record.parts)
         if (record.stopReason === 'aborted') reason = 'aborted'
-      } else if (record.role === 'tool') {
-        pending.delete(record.toolCallId)
-        if (record.status === 'aborted') reason = 'aborted'
-      }
+      } else if (record.role === 'tool' && record.status === 'aborted') reason = 'aborted'
       continue
     }
     switch (record.type) {
@@ -190,25 +180,18 @@ export function finishedOutcome(sessionId: string, records: readonly HistoryEven
         reason = 'error'
         errorMessage = record.message
         break
-      case 'approval_request':
-        pending.set(record.toolCallId, {
-          toolCallId: record.toolCallId,
-          toolName: record.toolName,
-          arguments: record.arguments,
-        })
-        break
-      case 'approval_decision':
-        pending.delete(record.toolCallId)
-        break
       default:
         break
     }
   }
+  // Read as the engine reads them: by session and call id, a sub-agent's call with its session (two
+  // sub-agents' calls may share an id), so the host can decide each.
+  const pending = pendingApprovals(records)
   // The task's end says why it ended; in histories written before it did, the records tell what
   // they can (a turn limit or an invalid structured answer then reads as an error).
-  const ended = last.reason ?? (pending.size > 0 ? 'awaiting_approval' : reason)
+  const ended = last.reason ?? (pending.length > 0 ? 'awaiting_approval' : reason)
   const outcome: TaskOutcome = { sessionId, reason: ended, text, metadata: last.metadata }
-  if (ended === 'awaiting_approval') outcome.pendingApprovals = [...pending.values()]
+  if (ended === 'awaiting_approval') outcome.pendingApprovals = pending
   else if (errorMessage !== undefined && STOPPED_BY_ERROR.has(ended)) outcome.errorMessage = errorMessage
   return outcome
 }

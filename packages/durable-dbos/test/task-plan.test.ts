@@ -369,6 +369,22 @@ describe('planTask, with sub-agent calls that share an id', () => {
       { toolCallId: 'w1', toolName: 'write', arguments: '{}', sessionId: 'k2' },
     ])
   })
+
+  test('a task that paused before its workflow recorded it reports each waiting call with its session', () => {
+    const end: HistoryEvent = {
+      type: 'task_metadata',
+      id: 'm1',
+      createdAt: 5,
+      metadata,
+      reason: 'awaiting_approval',
+      inputId: 'u1',
+    }
+    const plan = planTask(run, [...paused, end], 3, 'u1')
+    expect(plan.kind === 'finished' && plan.outcome.pendingApprovals).toEqual([
+      { toolCallId: 'w1', toolName: 'write', arguments: '{}', sessionId: 'k1' },
+      { toolCallId: 'w1', toolName: 'write', arguments: '{}', sessionId: 'k2' },
+    ])
+  })
 })
 
 describe('finishedOutcome', () => {

@@ -272,15 +272,27 @@ export function checkDecisions(
             key = approvalKey(record.sessionId, id)
       }
     }
+    // A decision that names its session is told about that session's call only.
+    const where = named === undefined ? '' : ` in session ${named}`
     if (decisions.has(key) || (requested.has(key) && !open.has(key))) {
-      throw new AgentError('approval_already_decided', `tool call ${id} was already decided`)
+      throw new AgentError('approval_already_decided', `tool call ${id}${where} was already decided`)
     }
-    if (!open.has(key)) throw new AgentError('unknown_approval', `tool call ${id} awaits no approval`)
+    if (!open.has(key)) throw new AgentError('unknown_approval', `tool call ${id} awaits no approval${where}`)
     // A copy: what was checked is what is recorded, whatever the caller's objects become.
     const { approved, reason } = approval
     decisions.set(key, { toolCallId: id, approved, ...(reason !== undefined ? { reason } : {}) })
   }
-  const missing = [...open].filter(([key]) => !decisions.has(key)).map(([, entry]) => entry.toolCallId)
+  // A call whose id waits in more than one session is named with its session, for the host to
+  // tell which one it left out.
+  const counts = new Map<string, number>()
+  for (const entry of pending) counts.set(entry.toolCallId, (counts.get(entry.toolCallId) ?? 0) + 1)
+  const missing = [...open]
+    .filter(([key]) => !decisions.has(key))
+    .map(([, entry]) =>
+      (counts.get(entry.toolCallId) ?? 0) > 1
+        ? `${entry.toolCallId} (in session ${entry.sessionId ?? sessionId})`
+        : entry.toolCallId,
+    )
   if (missing.length > 0) {
     throw new AgentError('approvals_missing', `no decision for the tool calls ${missing.join(', ')}`)
   }
