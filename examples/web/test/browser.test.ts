@@ -15,8 +15,10 @@ import { saveNoteTool } from '../src/note-tool.js'
 import {
   FAN_OUT_SESSION,
   FIXTURE_SESSION,
+  SHARED_ID_SESSION,
   writeFanOutSession,
   writeFixtureSession,
+  writeSharedIdSession,
 } from './fixture-session.js'
 import { useApps } from './helpers.js'
 
@@ -344,6 +346,22 @@ describe('the page', () => {
     expect(
       await page.locator('#transcript .tool[data-tool-call-id="call_fan"] .subagent .text').allInnerTexts(),
     ).toEqual(['answer 1', 'answer 2'])
+    expect(page.problems).toEqual([])
+  })
+
+  test("a sub-agent's call with its parent's call id is shown as its own, under the parent's", async () => {
+    const store = createMemorySessionStore()
+    await writeSharedIdSession(store)
+    const { url } = await serve({ store })
+    const page = await openPage(`${url}/?session=${SHARED_ID_SESSION}`)
+    const parent = '#transcript > .tool[data-tool-call-id="call_0"]'
+    await page.waitForSelector(`${parent}[data-status="success"]`)
+    expect(await page.locator(`${parent} > .result`).innerText()).toBe('the sub-agent read a')
+    expect(await page.locator(`${parent} > summary .name`).innerText()).toBe('explore')
+    const child = `${parent} .subagent .tool[data-tool-call-id="call_0"]`
+    expect(await page.locator(`${child} .name`).innerText()).toBe('read_file')
+    expect(await page.locator(`${child} .result`).textContent()).toBe('contents of a')
+    expect(await page.locator(`${parent} .subagent .text`).innerText()).toBe('a holds its contents')
     expect(page.problems).toEqual([])
   })
 

@@ -145,3 +145,68 @@ export async function writeFanOutSession(store: SessionStore): Promise<void> {
     },
   ])
 }
+
+/**
+ * A session whose call `call_0` ran a sub-agent that made a call `call_0` of its own: servers that
+ * number calls in each response give a parent and its sub-agents the same ids.
+ */
+export const SHARED_ID_SESSION = '5e55a0e0-0000-4000-8000-000000000006'
+
+/** Writes {@link SHARED_ID_SESSION} and its sub-agent's session into `store`. */
+export async function writeSharedIdSession(store: SessionStore): Promise<void> {
+  const kid = '5e55a0e0-0000-4000-8000-000000000007'
+  await store.create({ id: SHARED_ID_SESSION, title: 'Ask a sub-agent' })
+  await store.create({
+    id: kid,
+    parentSessionId: SHARED_ID_SESSION,
+    subAgent: { name: 'explore', parentToolCallId: 'call_0' },
+  })
+  await store.append(kid, [
+    { role: 'user', id: 'ku', createdAt: at(2), parts: [{ type: 'text', text: 'read a' }] },
+    {
+      role: 'assistant',
+      id: 'ka1',
+      createdAt: at(2),
+      parts: [{ type: 'tool_call', id: 'call_0', name: 'read_file', argumentsJson: '{"path":"a"}' }],
+      stopReason: 'tool_use',
+    },
+    {
+      role: 'tool',
+      id: 'kt',
+      createdAt: at(3),
+      toolCallId: 'call_0',
+      toolName: 'read_file',
+      status: 'success',
+      outputText: 'contents of a',
+      parts: [],
+    },
+    {
+      role: 'assistant',
+      id: 'ka2',
+      createdAt: at(3),
+      parts: [{ type: 'text', text: 'a holds its contents' }],
+      stopReason: 'stop',
+    },
+  ])
+  await store.append(SHARED_ID_SESSION, [
+    { role: 'user', id: 'u1', createdAt: at(0), parts: [{ type: 'text', text: 'Ask a sub-agent' }] },
+    {
+      role: 'assistant',
+      id: 'a1',
+      createdAt: at(1),
+      parts: [{ type: 'tool_call', id: 'call_0', name: 'explore', argumentsJson: '{"prompt":"read a"}' }],
+      stopReason: 'tool_use',
+    },
+    {
+      role: 'tool',
+      id: 't1',
+      createdAt: at(4),
+      toolCallId: 'call_0',
+      toolName: 'explore',
+      status: 'success',
+      outputText: 'the sub-agent read a',
+      parts: [],
+      uiExtra: { type: 'session', sessionId: kid },
+    },
+  ])
+}

@@ -127,20 +127,20 @@ export class Transcript {
         lane.streamed.delete(event.responseId ?? '')
         return
       case 'tool_call_start':
-        this.#tool(lane, event.toolCallId, event.toolName)
+        this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
         return
       case 'tool_call': {
-        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
         tool.querySelector('.args')!.textContent = event.arguments
         return
       }
       case 'tool_progress': {
-        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
         tool.querySelector('.progress')!.textContent = event.message
         return
       }
       case 'tool_result': {
-        const tool = this.#tool(lane, event.toolCallId, event.toolName)
+        const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
         tool.dataset.status = event.status
         tool.querySelector('.status')!.textContent = event.status === 'success' ? '✓' : '✗'
         tool.querySelector('.result')!.textContent = event.result
@@ -239,7 +239,10 @@ export class Transcript {
       lane = { root: this.#root, streamed: new Set() }
     } else {
       const state = event.type === 'task_start' ? event.subAgentState : undefined
-      const host = (state?.parentToolCallId && this.#tools.get(state.parentToolCallId)) || this.#root
+      const host =
+        (state?.parentToolCallId &&
+          this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
+        this.#root
       // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
       if (host !== this.#root) (host as HTMLDetailsElement).open = true
       const details = host.appendChild(this.#doc.createElement('details'))
@@ -296,8 +299,17 @@ export class Transcript {
     return el
   }
 
-  #tool(lane: Lane, toolCallId: string, toolName: string): HTMLElement {
-    let tool = this.#tools.get(toolCallId)
+  /**
+   * A call's key among the tools shown: its session and its id, since ids are unique within a
+   * session only (a sub-agent's `call_0` is not its parent's).
+   */
+  #toolKey(sessionId: string, toolCallId: string): string {
+    return JSON.stringify([sessionId === '' ? this.#mainSessionId : sessionId, toolCallId])
+  }
+
+  #tool(lane: Lane, sessionId: string, toolCallId: string, toolName: string): HTMLElement {
+    const key = this.#toolKey(sessionId, toolCallId)
+    let tool = this.#tools.get(key)
     if (tool) return tool
     tool = this.#block(lane, 'tool', 'details')
     tool.dataset.toolCallId = toolCallId
@@ -309,7 +321,7 @@ export class Transcript {
     summary.appendChild(this.#doc.createElement('code')).className = 'args'
     tool.appendChild(this.#doc.createElement('div')).className = 'progress'
     tool.appendChild(this.#doc.createElement('pre')).className = 'result'
-    this.#tools.set(toolCallId, tool)
+    this.#tools.set(key, tool)
     return tool
   }
 
