@@ -183,7 +183,9 @@ export class Transcript {
         this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
         return
       case 'tool_approval_request':
-        // A sub-agent's request cannot be continued from here (the engine does not support it yet).
+        // This page decides its main session's calls only: a sub-agent's request is shown, and a new
+        // message denies it. (`POST /approvals` takes decisions naming a sub-agent's session; the page
+        // does not send them yet.)
         if (!this.#decide || event.sessionId !== this.#mainSessionId) {
           this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
           return
