@@ -329,6 +329,9 @@ export class ServerConnection implements McpConnection {
       if (this.#ended.error) return `${toolName} failed: ${this.#ended.error.message}`
       return `${toolName} failed: the connection to ${server} was closed`
     }
+    if (McpConnectionError.is(error) && error.code === 'redirect_refused') {
+      return `${toolName} failed: ${error.message}`
+    }
     // Kode's own markers, not the error code: servers send -32000 (the SDK's "connection
     // closed") as a generic error of their own.
     const unanswered = unansweredBecause(error)

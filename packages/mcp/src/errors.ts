@@ -22,6 +22,11 @@ export type McpConnectionErrorCode =
    * any further, and the connection was closed.
    */
   | 'message_too_large'
+  /**
+   * The server answered a request with a redirect to another origin (scheme, host or port), which
+   * is not followed: the request and the headers configured for the server would go there.
+   */
+  | 'redirect_refused'
   /** The host aborted the connection attempt with `signal`. */
   | 'aborted'
 

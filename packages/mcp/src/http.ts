@@ -13,6 +13,7 @@ import {
   watchExchanges,
 } from './connection-loss.js'
 import { type McpHttpServerOptions, maxMessageBytesOf } from './options.js'
+import { refuseCrossOriginRedirects } from './redirect-guard.js'
 
 /**
  * How the SDK resumes a broken answer stream: its own defaults, stated here because the exchange
@@ -63,12 +64,18 @@ export function httpTransport(
     case 'streamable-http':
       return new StreamableHTTPClientTransport(url, {
         requestInit,
-        fetch: releaseCancelledStreams(watched('posts'), answers.waiting),
+        fetch: refuseCrossOriginRedirects(
+          releaseCancelledStreams(watched('posts'), answers.waiting),
+          options.name,
+        ),
         reconnectionOptions: RECONNECTION,
       })
     case 'sse':
       // Its POSTs are only accepted (202): the answers come over the event stream.
-      return new SSEClientTransport(url, { requestInit, fetch: watched('event-stream') })
+      return new SSEClientTransport(url, {
+        requestInit,
+        fetch: refuseCrossOriginRedirects(watched('event-stream'), options.name),
+      })
     default: {
       const unknown: never = kind
       throw new Error(`unknown transport ${String(unknown)}`)

@@ -71,7 +71,14 @@ function sdkFollows(from: URL, response: Response, followed: number): boolean {
   const addsUserinfo =
     (to.username !== '' || to.password !== '') &&
     (to.username !== from.username || to.password !== from.password)
-  if (addsUserinfo) return false
+  return !addsUserinfo && withinOrigin(from, to)
+}
+
+/**
+ * Whether `to` is within `from`'s origin as the SDK takes it: the same scheme, host and port, or
+ * its https form with both on default ports.
+ */
+export function withinOrigin(from: URL, to: URL): boolean {
   if (from.protocol === to.protocol && from.hostname === to.hostname && from.port === to.port) return true
   return (
     from.hostname === to.hostname &&

@@ -12,6 +12,7 @@ import {
   writeFileSync,
 } from 'node:fs'
 import { link, open, rename, writeFile } from 'node:fs/promises'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join, relative } from 'node:path'
 import type { HistoryEvent } from '@kode/protocol'
@@ -240,6 +241,67 @@ describe('a session file that is not a regular file is refused, never waited on'
     await store.delete('f')
     expect(readFileSync(join(dir, 'f'), 'utf8')).toBe('not a session')
     expect((await store.list()).map((info) => info.id)).toEqual(['s'])
+  })
+
+  test('a directory as session.json.tmp: opening a writer or writing metadata is refused, naming it', async () => {
+    const temp = join(dir, 's', 'session.json.tmp')
+    mkdirSync(temp)
+    writeFileSync(join(temp, 'notes.txt'), "someone else's file\n")
+    const history = readFileSync(join(dir, 's', 'history.jsonl'), 'utf8')
+    const store = openStore()
+    const error = await store.append('s', [record('r3')]).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'not_a_regular_file', sessionId: 's' })
+    expect((error as Error).message).toContain(temp)
+    expect(await codeOf(store.update('s', { title: 't' }))).toBe('not_a_regular_file')
+    // Nothing was lost: the directory and what it holds, the history, the metadata; no lock left.
+    expect(readFileSync(join(temp, 'notes.txt'), 'utf8')).toBe("someone else's file\n")
+    expect(readFileSync(join(dir, 's', 'history.jsonl'), 'utf8')).toBe(history)
+    expect(await store.info('s')).toMatchObject({ recordCount: 2 })
+    expect(existsSync(join(dir, 's', 'writer.lock'))).toBe(false)
+    // Once it is moved away, the session is written again.
+    renameSync(temp, join(outside, 'moved'))
+    await store.append('s', [record('r3')])
+    expect(await store.read('s')).toHaveLength(3)
+  })
+
+  test('a directory made as session.json.tmp while a writer is open: its metadata write is refused, typed', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    const temp = join(dir, 's', 'session.json.tmp')
+    mkdirSync(temp)
+    const error = await store.update('s', { title: 't' }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'not_a_regular_file' })
+    expect((error as Error).message).toContain(temp)
+    expect(existsSync(temp)).toBe(true)
+    rmSync(temp, { recursive: true })
+    expect(await store.update('s', { title: 't' })).toMatchObject({ title: 't', recordCount: 3 })
+  })
+
+  test('a directory made as session.json while a writer is open: its metadata write is refused, typed', async () => {
+    const store = openStore()
+    await store.append('s', [record('r3')])
+    const meta = join(dir, 's', 'session.json')
+    rmSync(meta)
+    mkdirSync(meta)
+    const error = await store.update('s', { title: 't' }).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'not_a_regular_file' })
+    expect((error as Error).message).toContain(meta)
+    // The temp file written for it is gone, and the history is whole.
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json', 'writer.lock'])
+    expect(await store.read('s')).toHaveLength(3)
+  })
+
+  test('a socket as the writer lock: the session is refused as locked by an unreadable lock', async () => {
+    const server = createServer()
+    await new Promise<void>((resolve) => server.listen(join(dir, 's', 'writer.lock'), resolve))
+    try {
+      const error = await openStore()
+        .append('s', [record('r3')])
+        .catch((e: unknown) => e)
+      expect(error).toMatchObject({ code: 'session_locked', owner: 'unknown' })
+    } finally {
+      await new Promise((resolve) => server.close(resolve))
+    }
   })
 
   test('a directory as history.jsonl or session.json is refused the same way', async () => {

@@ -6,6 +6,7 @@ import { CodecError, describeThrown, kindOf } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
+import { checkNesting, tooDeep } from './nesting.js'
 import { TaggedUnion } from './tagged-union.js'
 import { withoutVersion } from './versionless.js'
 
@@ -86,6 +87,7 @@ export function roundTripHistoryEvent(event: HistoryEvent): HistoryEvent {
 
 /** The valid event a reader of `json` (the JSON written for an event) sees. */
 function checkedForm(json: string): HistoryEvent {
+  checkNesting(json)
   const written = parseWritten(json)
   const valid = validateHistoryEvent(written)
   if (Object.hasOwn(written, 'v')) {
@@ -100,6 +102,8 @@ function stringify(value: unknown): string {
   try {
     json = JSON.stringify(value)
   } catch (cause) {
+    // Out of stack: nested far deeper than a record may be (a cycle is a TypeError).
+    if (cause instanceof RangeError) throw tooDeep(cause)
     throw new CodecError('', 'a value JSON can represent', { cause, detail: describeThrown(cause) })
   }
   if (json === undefined) {
@@ -123,6 +127,8 @@ function parseWritten(json: string): object {
  * that does not match the schema; it never returns a half-valid object.
  */
 export function decodeHistoryEvent(line: string): HistoryEvent {
+  // Before parsing: a record that could never be written again is not read either.
+  if (typeof line === 'string') checkNesting(line)
   let parsed: unknown
   try {
     parsed = JSON.parse(line)

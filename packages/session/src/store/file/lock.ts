@@ -225,7 +225,8 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code
     if (code === 'ENOENT') return 'missing'
-    if (code === 'ELOOP' || code === 'EMLINK') return 'unreadable'
+    // A socket cannot be opened at all (ENXIO): no lock content either.
+    if (code === 'ELOOP' || code === 'EMLINK' || code === 'ENXIO') return 'unreadable'
     throw error
   }
   try {

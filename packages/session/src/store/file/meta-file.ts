@@ -1,10 +1,10 @@
-import { rename, unlink } from 'node:fs/promises'
+import { lstat, rename, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { SessionError } from '../../errors.js'
 import { SessionInfo } from '../../session-info.js'
-import { CREATE_NEW, openNoFollow, READ } from './no-follow.js'
+import { CREATE_NEW, notRegularFile, openNoFollow, READ } from './no-follow.js'
 import { syncDirectory } from './sync-directory.js'
 
 /** The metadata file's format version. */
@@ -77,7 +77,7 @@ export async function writeMetaFile(
   sessionId: string,
   sync: boolean,
 ): Promise<void> {
-  await removeTemp(temp)
+  await removeTemp(temp, sessionId)
   try {
     const handle = await openNoFollow(temp, CREATE_NEW, sessionId)
     try {
@@ -87,22 +87,53 @@ export async function writeMetaFile(
     } finally {
       await handle.close()
     }
-    await rename(temp, file)
+    try {
+      await rename(temp, file)
+    } catch (error) {
+      // A directory put where the metadata belongs: the rename cannot replace it (nor should it).
+      if ((error as NodeJS.ErrnoException).code === 'EISDIR') throw notRegularFile(file, sessionId, error)
+      throw error
+    }
     // Until the directory is synced, a power loss can undo the rename: the old metadata comes back.
     if (sync) await syncDirectory(dirname(file))
   } catch (error) {
-    await removeTemp(temp).catch(() => {})
+    await removeTemp(temp, sessionId).catch(() => {})
     throw error
   }
 }
 
-/** Removes a temp file left by an earlier write (or a crash); a link is removed, not followed. */
-export async function removeTemp(temp: string): Promise<void> {
+/**
+ * Removes a temp file left by an earlier write (or a crash); a link, FIFO or socket in its place
+ * goes too (the name is the store's own, and unlinking one touches nothing behind it). A directory
+ * there is refused with `not_a_regular_file`, not removed: it may hold someone's files.
+ */
+export async function removeTemp(temp: string, sessionId: string): Promise<void> {
   try {
     await unlink(temp)
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error
+    const code = (error as NodeJS.ErrnoException).code
+    if (code === 'ENOENT') return
+    // Linux says EISDIR for a directory, macOS EPERM (which may also be a permission).
+    if ((code === 'EISDIR' || code === 'EPERM') && (await isDirectory(temp))) {
+      throw tempInTheWay(temp, sessionId, error)
+    }
+    throw error
   }
+}
+
+async function isDirectory(path: string): Promise<boolean> {
+  return (await lstat(path).catch(() => undefined))?.isDirectory() ?? false
+}
+
+/** The refusal to write metadata while a directory sits where its temp file goes. */
+function tempInTheWay(temp: string, sessionId: string, cause: unknown): SessionError {
+  return new SessionError(
+    'not_a_regular_file',
+    `${temp} is a directory, where the session store writes the temp file of the session's ` +
+      'metadata; it is left as it is (it may hold files of yours), and the session is not written ' +
+      'until it is gone. Move or remove it, then retry; the session itself is unchanged.',
+    { sessionId, cause },
+  )
 }
 
 /**

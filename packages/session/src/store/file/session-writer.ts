@@ -199,7 +199,7 @@ export class SessionWriter {
     const handle = await openNoFollow(ctx.paths.history, APPEND, ctx.sessionId)
     try {
       // A temp file left by a metadata write that a crash interrupted; we hold the lock now.
-      await removeTemp(metaTemp(ctx))
+      await removeTemp(metaTemp(ctx), ctx.sessionId)
       let { size, mtimeMs } = await handle.stat()
       if (committed !== undefined && size > committed) {
         await cutHistory(ctx, handle, size, committed, 'failed_append_repaired')
