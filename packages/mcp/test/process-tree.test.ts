@@ -142,19 +142,18 @@ describe('a server that exits by itself', () => {
 })
 
 describe('large messages over stdio', () => {
-  test('a 30 MiB answer is read whole, in linear time', async () => {
+  test('a 30 MiB answer is read whole', async () => {
+    // Its line arrives in many chunks, joined once at its end (joining them as each arrived took
+    // about 6 s here, against 0.3 s); how long it takes is not asserted, since a busy machine
+    // makes any limit flaky.
     const length = 30 * 1024 * 1024
     connection = await connectMcpServer({
       name: 'big',
       command: process.execPath,
       args: [SCRIPTED, TOOLS, JSON.stringify({ say: { long: length } })],
     })
-    const started = performance.now()
     const output = await execute(connection.tools[0]!)
-    const elapsed = performance.now() - started
     expect(output.outputText?.length).toBe(length)
     expect(output.outputText === 'a'.repeat(length)).toBe(true)
-    // Joining the line's chunks as each arrives took about 6 s here; joining them once, 0.3 s.
-    expect(elapsed).toBeLessThan(3_000)
   })
 })
