@@ -298,7 +298,10 @@ describe('misuse is refused at the call', () => {
         return e
       }
     })()
-    expect(AgentError.is(error) && error.code).toBe('already_iterated')
+    expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+      'already_iterated',
+      `the run of session ${agent.sessionId} is already being iterated: iterate a run once, and listen on agent.events for a second consumer`,
+    ])
     const events: Event[] = []
     for (let r = await first.next(); !r.done; r = await first.next()) events.push(r.value)
     expectOrdered(events)
@@ -340,7 +343,11 @@ describe('misuse is refused at the call', () => {
         return e
       }
     })()
-    expect(AgentError.is(error) && error.code).toBe('agent_busy')
+    // The message says how to wait for the task, or how to hand it the input instead.
+    expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+      'agent_busy',
+      `a task is already running in session ${agent.sessionId}: iterate its run to the end or await run.done before starting another, or pass the input to agent.steer to add it to the running task`,
+    ])
     hold.open()
     await collect(first)
     expect(agent.running).toBe(false)
