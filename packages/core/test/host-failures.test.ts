@@ -285,6 +285,36 @@ describe('the iterator always settles', () => {
 })
 
 describe('misuse is refused at the call', () => {
+  test('a missing client or store, or tools not made by defineTool, are invalid_options at createAgent', () => {
+    // What plain JavaScript (or a cast) lets through; each once failed later as a bare TypeError.
+    const client = { stream: () => undefined } as unknown as LLMClient
+    const store = createMemorySessionStore()
+    const tool = defineTool({ name: 'ok', description: '', parameters: Type.Object({}), execute: () => '' })
+    const cases: [unknown, string][] = [
+      [{ store }, 'createAgent needs a client: one from createClient of @kode/providers'],
+      [{ client: {}, store }, 'createAgent needs a client: one from createClient of @kode/providers'],
+      [
+        { client },
+        'createAgent needs a store: createMemorySessionStore() or createFileSessionStore({ dir }) of @kode/session',
+      ],
+      [{ client, store, tools: tool }, 'tools must be an array of tools made with defineTool'],
+      [
+        { client, store, tools: [tool, { name: 'raw', description: '', parameters: {}, execute: () => '' }] },
+        'tools[1] (raw) was not made with defineTool; wrap it in defineTool({ ... })',
+      ],
+    ]
+    for (const [options, message] of cases) {
+      const error = (() => {
+        try {
+          createAgent(options as Parameters<typeof createAgent>[0])
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(AgentError.is(error) && [error.code, error.message]).toEqual(['invalid_options', message])
+    }
+  })
+
   test('iterating a run a second time is an already_iterated AgentError; the first iteration gets every event', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi'))

@@ -32,6 +32,7 @@ import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
 import { agentBusy, agentClosed } from './misuse.js'
 import { type AgentOptions, resolveSettings } from './options.js'
+import { checkRequiredOptions } from './required-options.js'
 
 /** The emitter's channels: `event` for every event, and one per event type. */
 export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }
@@ -174,6 +175,7 @@ export interface Agent {
  * formatter cannot work with, and a `SessionError` for an invalid `sessionId`.
  */
 export function createAgent(options: AgentOptions): Agent {
+  checkRequiredOptions(options)
   const settings = resolveSettings(options)
   checkModelSettings(options.modelSettings)
   const formatter = options.historyFormatter ?? nativeFormatter()
