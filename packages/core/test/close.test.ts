@@ -65,7 +65,13 @@ describe('agent.close()', () => {
     await collect(agent.run('Hi'))
     await agent.close()
     await agent.close()
-    expect(() => agent.run('more')).toThrow(expect.objectContaining({ code: 'agent_closed' }))
+    expect(() => agent.run('more')).toThrow(
+      expect.objectContaining({
+        code: 'agent_closed',
+        message:
+          'the agent of session s1 is closed: to continue the session, make a new agent with createAgent({ sessionId })',
+      }),
+    )
     expect(() => agent.run('more')).toThrow(AgentError)
     expect((await agent.history()).length).toBeGreaterThan(0)
     // The store itself stays open for other agents.

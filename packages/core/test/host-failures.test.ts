@@ -285,6 +285,36 @@ describe('the iterator always settles', () => {
 })
 
 describe('misuse is refused at the call', () => {
+  test('a missing client or store, or tools not made by defineTool, are invalid_options at createAgent', () => {
+    // What plain JavaScript (or a cast) lets through; each once failed later as a bare TypeError.
+    const client = { stream: () => undefined } as unknown as LLMClient
+    const store = createMemorySessionStore()
+    const tool = defineTool({ name: 'ok', description: '', parameters: Type.Object({}), execute: () => '' })
+    const cases: [unknown, string][] = [
+      [{ store }, 'createAgent needs a client: one from createClient of @kode/providers'],
+      [{ client: {}, store }, 'createAgent needs a client: one from createClient of @kode/providers'],
+      [
+        { client },
+        'createAgent needs a store: createMemorySessionStore() or createFileSessionStore({ dir }) of @kode/session',
+      ],
+      [{ client, store, tools: tool }, 'tools must be an array of tools made with defineTool'],
+      [
+        { client, store, tools: [tool, { name: 'raw', description: '', parameters: {}, execute: () => '' }] },
+        'tools[1] (raw) was not made with defineTool; wrap it in defineTool({ ... })',
+      ],
+    ]
+    for (const [options, message] of cases) {
+      const error = (() => {
+        try {
+          createAgent(options as Parameters<typeof createAgent>[0])
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(AgentError.is(error) && [error.code, error.message]).toEqual(['invalid_options', message])
+    }
+  })
+
   test('iterating a run a second time is an already_iterated AgentError; the first iteration gets every event', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', 'Hi'))
@@ -298,7 +328,10 @@ describe('misuse is refused at the call', () => {
         return e
       }
     })()
-    expect(AgentError.is(error) && error.code).toBe('already_iterated')
+    expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+      'already_iterated',
+      `the run of session ${agent.sessionId} is already being iterated: iterate a run once, and listen on agent.events for a second consumer`,
+    ])
     const events: Event[] = []
     for (let r = await first.next(); !r.done; r = await first.next()) events.push(r.value)
     expectOrdered(events)
@@ -340,7 +373,11 @@ describe('misuse is refused at the call', () => {
         return e
       }
     })()
-    expect(AgentError.is(error) && error.code).toBe('agent_busy')
+    // The message says how to wait for the task, or how to hand it the input instead.
+    expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+      'agent_busy',
+      `a task is already running in session ${agent.sessionId}: iterate its run to the end or await run.done before starting another, or pass the input to agent.steer to add it to the running task`,
+    ])
     hold.open()
     await collect(first)
     expect(agent.running).toBe(false)

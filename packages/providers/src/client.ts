@@ -35,6 +35,13 @@ export function createClient(config: ClientConfig): LLMClient {
  */
 export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMClient {
   const provider = config.provider ?? config.api
+  // An unset environment variable read as the model would otherwise reach the provider as a
+  // request it refuses (or, on google, a URL without a model), every time.
+  if (typeof config.model !== 'string' || config.model.trim() === '') {
+    throw invalidConfig(
+      `${provider}: model ${JSON.stringify(config.model) ?? 'undefined'} is not a model id; pass the id the provider names the model by, such as claude-sonnet-4-5 or gpt-4.1`,
+    )
+  }
   const now = config.now ?? Date.now
   const createId = config.createId ?? (() => crypto.randomUUID())
   const modelInfo = lookupModel(config.api, config.model, config.catalog)

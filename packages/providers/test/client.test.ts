@@ -19,6 +19,22 @@ describe('createClient', () => {
     expect((error as Error).message).toContain('unknown api "nope"; available: openai-chat')
   })
 
+  test('a model that is not a non-empty string (an unset environment variable) is an invalid_config error', () => {
+    for (const model of ['', '  ', undefined]) {
+      const error = (() => {
+        try {
+          createClient({ api: 'anthropic', model: model as string })
+        } catch (e) {
+          return e
+        }
+      })()
+      expect(ProviderError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_config',
+        `anthropic: model ${JSON.stringify(model) ?? 'undefined'} is not a model id; pass the id the provider names the model by, such as claude-sonnet-4-5 or gpt-4.1`,
+      ])
+    }
+  })
+
   test('modelInfo comes from the catalog, and the host catalog overrides it', () => {
     expect(createClient({ api: 'openai-chat', model: 'gpt-4o' }).modelInfo).toEqual({
       contextWindow: 128_000,

@@ -116,6 +116,49 @@ describe('failures that are not retried', () => {
     expect(server().requests[0]?.headers.authorization).toBe(`Bearer ${key}`)
   })
 
+  test('401 with no key, or an empty one: the message says which, as a sentence of its own', async () => {
+    const body = JSON.stringify({
+      type: 'error',
+      error: { type: 'authentication_error', message: 'x-api-key header is required' },
+    })
+    server().enqueue({ status: 401, body }, { status: 401, body })
+    const anthropic = (apiKey: string | undefined) =>
+      testClient(server(), {
+        api: 'anthropic',
+        model: 'claude-sonnet-4-5',
+        apiKey,
+        retry: { maxAttempts: 1 },
+      })
+    const missing = await caught(anthropic(undefined).complete(ask()))
+    const empty = await caught(anthropic('').complete(ask()))
+    expect([missing?.message, empty?.message]).toEqual([
+      'anthropic responded 401 authentication_error: x-api-key header is required. No API key was sent: pass apiKey to createClient.',
+      'anthropic responded 401 authentication_error: x-api-key header is required. The apiKey given to createClient is empty.',
+    ])
+  })
+
+  test('404: the message names the URL the request went to, so a baseUrl missing its /v1 shows', async () => {
+    // What api.anthropic.com answers to POST /messages, the path without its /v1.
+    const body = JSON.stringify({ type: 'error', error: { type: 'not_found_error', message: 'Not Found' } })
+    server().enqueue({ status: 404, body })
+    const anthropic = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' })
+    const error = await caught(anthropic.complete(ask()))
+    expect(server().requests.map((r) => r.url)).toEqual(['/messages'])
+    expect(error?.message).toBe(
+      `anthropic responded 404 not_found_error: Not Found. Check the model id and baseUrl: the request went to ${server().url}/messages.`,
+    )
+    expect(error).toMatchObject({ status: 404, retryable: false, providerMessage: 'Not Found' })
+  })
+
+  test('404 on a base URL with a query: the quoted URL leaves the query out', async () => {
+    server().enqueue({ status: 404, body: 'not found' })
+    const chat = client({ baseUrl: `${server().url}/v2?api_key=sk-secret-in-query-123` })
+    const error = await caught(chat.complete(ask()))
+    expect(error?.message).toBe(
+      `openai-chat responded 404: not found. Check the model id and baseUrl: the request went to ${server().url}/v2/chat/completions.`,
+    )
+  })
+
   test('a reset after output was delivered throws with the partial message, without retrying', async () => {
     const frames = frameChat(TEXT)
     const cutAt = Buffer.byteLength(frames.slice(0, 2).join(''))

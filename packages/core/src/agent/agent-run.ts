@@ -1,7 +1,7 @@
 import type { Event } from '@kode/protocol'
-import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { EventQueue } from './event-queue.js'
+import { alreadyIterated } from './misuse.js'
 
 /**
  * One task in progress: an async iterable of its events (sub-agents' included) and a promise of
@@ -62,10 +62,7 @@ export class RunChannel implements AgentRun {
 
   [Symbol.asyncIterator](): AsyncIterator<Event, undefined> {
     if (this.#iterated) {
-      throw new AgentError(
-        'already_iterated',
-        `the run of session ${this.sessionId} is already being iterated`,
-      )
+      throw alreadyIterated(this.sessionId)
     }
     this.#iterated = true
     const queue = this.#queue

@@ -30,7 +30,9 @@ import { thrownText } from '../thrown-text.js'
 import type { Tool } from '../tools/define-tool.js'
 import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
 import { type AgentRun, RunChannel } from './agent-run.js'
+import { agentBusy, agentClosed } from './misuse.js'
 import { type AgentOptions, resolveSettings } from './options.js'
+import { checkRequiredOptions } from './required-options.js'
 
 /** The emitter's channels: `event` for every event, and one per event type. */
 export type AgentEventMap = { event: [event: Event] } & { [T in EventType]: [event: EventOf<T>] }
@@ -173,6 +175,7 @@ export interface Agent {
  * formatter cannot work with, and a `SessionError` for an invalid `sessionId`.
  */
 export function createAgent(options: AgentOptions): Agent {
+  checkRequiredOptions(options)
   const settings = resolveSettings(options)
   checkModelSettings(options.modelSettings)
   const formatter = options.historyFormatter ?? nativeFormatter()
@@ -264,8 +267,8 @@ export function createAgent(options: AgentOptions): Agent {
     input: UserInput,
     runOptions: RunInputOptions<S> = {},
   ): AgentRun<OutputOf<S>> => {
-    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
-    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    if (closing) throw agentClosed(sessionId)
+    if (running) throw agentBusy(sessionId)
     const { parts, mode } = validateUserMessage(input, runOptions)
     const { messageId } = runOptions
     if (messageId !== undefined && (typeof messageId !== 'string' || messageId === '')) {
@@ -281,8 +284,8 @@ export function createAgent(options: AgentOptions): Agent {
     options: ContinueOptions<S> = {},
     runOptions: RunOptions<S> = {},
   ): AgentRun<OutputOf<S>> => {
-    if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
-    if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+    if (closing) throw agentClosed(sessionId)
+    if (running) throw agentBusy(sessionId)
     const merged: RunOptions = { ...options, ...runOptions }
     const { inputId } = options
     if (inputId !== undefined && (typeof inputId !== 'string' || inputId === '')) {
@@ -404,8 +407,8 @@ export function createAgent(options: AgentOptions): Agent {
       journal.setInstructions(instructions)
     },
     async compact(compactOptions = {}) {
-      if (closing) throw new AgentError('agent_closed', `the agent of session ${sessionId} is closed`)
-      if (running) throw new AgentError('agent_busy', `a task is already running in session ${sessionId}`)
+      if (closing) throw agentClosed(sessionId)
+      if (running) throw agentBusy(sessionId)
       running = true
       const controller = new AbortController()
       const external = compactOptions.signal

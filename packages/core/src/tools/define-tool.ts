@@ -147,8 +147,9 @@ export interface Tool<P extends TSchema = TSchema> {
  * validated before `execute` runs: invalid JSON or arguments that do not match the schema become
  * an `error` result the model can read and correct, and `execute` is not called. The schema's
  * check is compiled here, once for every agent and task the tool serves. Throws `AgentError`
- * (`invalid_tool`) for a name providers would reject, a bad `timeoutMs` or `onResume`, and (without
- * `validate`) `parameters` TypeBox cannot check, such as plain JSON Schema.
+ * (`invalid_tool`) for a name providers would reject, a bad `timeoutMs` or `onResume`, `parameters`
+ * that are not an object schema, and (without `validate`) `parameters` TypeBox cannot check, such
+ * as plain JSON Schema.
  */
 export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
   if (typeof spec.name !== 'string' || !isToolName(spec.name)) {
@@ -166,6 +167,14 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
   if (spec.onResume !== undefined && spec.onResume !== 'error' && spec.onResume !== 'rerun') {
     throw new AgentError('invalid_tool', `tool ${spec.name}: onResume must be 'error' or 'rerun'`)
   }
+  const notObject = notAnObjectSchema(spec.parameters)
+  if (notObject !== undefined) {
+    throw new AgentError(
+      'invalid_tool',
+      `tool ${spec.name}: parameters must be an object schema, such as Type.Object({ ... }) ` +
+        `(Type.Object({}) for no arguments), as providers accept no other; this one has ${notObject}`,
+    )
+  }
   const parseArguments = createArgumentParser(spec.name, spec.parameters, spec.validate)
   const execute = spec.execute
   return Object.freeze({
@@ -179,6 +188,17 @@ export function defineTool<P extends TSchema>(spec: ToolSpec<P>): Tool<P> {
     execute,
     parseArguments,
   })
+}
+
+/**
+ * What a schema that does not describe the arguments object has for a type, or `undefined` for
+ * one that does. Every provider takes only `type: "object"` at the top of a tool's schema (a union
+ * of objects is refused too), so anything else would fail every model call that offers the tool.
+ */
+function notAnObjectSchema(schema: unknown): string | undefined {
+  const type = typeof schema === 'object' && schema !== null ? (schema as { type?: unknown }).type : undefined
+  if (type === 'object') return undefined
+  return type === undefined ? 'no type' : `type ${JSON.stringify(type)}`
 }
 
 function approvalCheck<A>(

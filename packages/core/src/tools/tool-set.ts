@@ -21,10 +21,23 @@ export function toolSet(tools: readonly Tool[]): ToolSet {
   return { byName, definitions: definitions.length > 0 ? definitions : undefined }
 }
 
-/** Refuses two tools with one name: the model could not tell them apart. */
+/**
+ * Refuses a list that is not one of tools from `defineTool` (plain JavaScript or a cast lets a
+ * bare object through, which would fail only when the model calls it), and two tools with one
+ * name: the model could not tell them apart.
+ */
 export function checkToolNames(tools: readonly Tool[]): void {
+  if (!Array.isArray(tools))
+    throw new AgentError('invalid_options', 'tools must be an array of tools made with defineTool')
   const seen = new Set<string>()
-  for (const tool of tools) {
+  for (const [index, tool] of tools.entries()) {
+    if (typeof (tool as Partial<Tool> | undefined)?.parseArguments !== 'function') {
+      const name = typeof tool?.name === 'string' ? ` (${tool.name})` : ''
+      throw new AgentError(
+        'invalid_options',
+        `tools[${index}]${name} was not made with defineTool; wrap it in defineTool({ ... })`,
+      )
+    }
     if (seen.has(tool.name)) throw new AgentError('invalid_options', `two tools are named ${tool.name}`)
     seen.add(tool.name)
   }

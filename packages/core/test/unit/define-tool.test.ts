@@ -150,6 +150,39 @@ describe('defineTool', () => {
     }
   })
 
+  test('parameters that do not describe an object are refused when the tool is defined', () => {
+    // Every provider takes only an object schema for a tool's arguments: without this check the
+    // mistake would surface as a 400 on every model call of every agent offering the tool.
+    const cases: [TSchema, string][] = [
+      [Type.String(), 'type "string"'],
+      [Type.Array(Type.String()), 'type "array"'],
+      [Type.Union([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]), 'no type'],
+      [Type.Unsafe<{ n: number }>({ properties: { n: { type: 'number' } } }), 'no type'],
+    ]
+    for (const [parameters, got] of cases) {
+      const error = thrownBy(() =>
+        defineTool({
+          name: 'odd',
+          description: '',
+          parameters,
+          validate: () => ({ ok: true, args: {} }),
+          execute: () => '',
+        }),
+      )
+      expect(AgentError.is(error) && [error.code, error.message]).toEqual([
+        'invalid_tool',
+        `tool odd: parameters must be an object schema, such as Type.Object({ ... }) (Type.Object({}) for no arguments), as providers accept no other; this one has ${got}`,
+      ])
+    }
+    // An object by its type, whatever else it says, is accepted.
+    for (const parameters of [
+      Type.Record(Type.String(), Type.String()),
+      Type.Intersect([Type.Object({ a: Type.String() }), Type.Object({ b: Type.String() })]),
+    ]) {
+      expect(defineTool({ name: 'fine', description: '', parameters, execute: () => '' }).name).toBe('fine')
+    }
+  })
+
   test('the schema is compiled once, when the tool is defined, not at each call', () => {
     const compile = vi.spyOn(TypeCompiler, 'Compile')
     const tool = defineTool({

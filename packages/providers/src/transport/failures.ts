@@ -2,6 +2,7 @@ import { type BodyHead, MAX_QUOTED_BODY_BYTES, readBodyHead } from './body.js'
 import {
   excerpt,
   messageOf,
+  originAndPath,
   ProviderError,
   type ProviderErrorInit,
   redact,
@@ -91,24 +92,20 @@ export async function errorFromResponse(
   const retryable =
     shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
   const requestId = requestIdOf(response.headers)
-  const hint = response.status === 401 || response.status === 403 ? authHint(ctx) : ''
+  const hint = hintFor(response, ctx)
   const code = fields.code !== undefined ? ` ${fields.code}` : ''
   const where = requestId ? ` [request ${requestId}]` : ''
-  return new ProviderError(
-    `${ctx.label} responded ${response.status}${code}: ${providerMessage}${hint}${where}`,
-    {
-      status: response.status,
-      retryable,
-      ...(isContextOverflow(response.status, fields) ? { kind: 'context_overflow' as const } : {}),
-      providerMessage,
-      ...(fields.code !== undefined ? { code: fields.code } : {}),
-      ...(requestId !== undefined ? { requestId } : {}),
-      // A header wins; Google says it only in the body.
-      ...optionalRetryAfter(
-        parseRetryAfter(response.headers, (ctx.now ?? Date.now)()) ?? fields.retryAfterMs,
-      ),
-    },
-  )
+  const said = hint === '' ? providerMessage : endSentence(providerMessage)
+  return new ProviderError(`${ctx.label} responded ${response.status}${code}: ${said}${hint}${where}`, {
+    status: response.status,
+    retryable,
+    ...(isContextOverflow(response.status, fields) ? { kind: 'context_overflow' as const } : {}),
+    providerMessage,
+    ...(fields.code !== undefined ? { code: fields.code } : {}),
+    ...(requestId !== undefined ? { requestId } : {}),
+    // A header wins; Google says it only in the body.
+    ...optionalRetryAfter(parseRetryAfter(response.headers, (ctx.now ?? Date.now)()) ?? fields.retryAfterMs),
+  })
 }
 
 /** Why a quoted body ends where it does: the reading limit, or the body broke off (cut, stalled). */
@@ -116,10 +113,37 @@ function cutNote(truncated: boolean): string {
   return truncated ? `cut at ${MAX_QUOTED_BODY_BYTES} bytes` : 'the rest did not arrive'
 }
 
+/** What to check after the most common mistakes, as a sentence of its own; '' for other statuses. */
+function hintFor(response: Response, ctx: ErrorContext): string {
+  if (response.status === 401 || response.status === 403) return authHint(ctx)
+  if (response.status === 404) return notFoundHint(response, ctx)
+  return ''
+}
+
 /** What to check after a 401 or 403: the key that was sent, or that none was. */
 function authHint(ctx: ErrorContext): string {
-  const sentCredentials = Boolean(ctx.apiKey) || (ctx.secrets?.length ?? 0) > 0
-  return sentCredentials ? ' Check the API key.' : ' No API key was sent (set apiKey).'
+  if ((ctx.secrets?.length ?? 0) > 0 || ctx.apiKey) return ' Check the API key.'
+  // An empty key is usually an environment variable set to nothing; say so rather than "none".
+  return ctx.apiKey === ''
+    ? ' The apiKey given to createClient is empty.'
+    : ' No API key was sent: pass apiKey to createClient.'
+}
+
+/**
+ * What to check after a 404: a model id the provider does not know, or a `baseUrl` that is not
+ * the API's root (`https://api.anthropic.com` without its `/v1`). The URL is quoted as origin and
+ * path, so a query that carries a key is left out, and the path shows a missing or doubled root.
+ */
+function notFoundHint(response: Response, ctx: ErrorContext): string {
+  const url = URL.canParse(response.url) ? new URL(response.url) : undefined
+  if (url === undefined) return ' Check the model id and baseUrl.'
+  return ` Check the model id and baseUrl: the request went to ${redact(originAndPath(url), secretsOf(ctx))}.`
+}
+
+/** `text` ending as a sentence, so that a hint after it reads as one of its own. */
+function endSentence(text: string): string {
+  const trimmed = text.trimEnd()
+  return /[.!?]$/.test(trimmed) ? trimmed : `${trimmed}.`
 }
 
 /**

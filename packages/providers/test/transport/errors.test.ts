@@ -61,7 +61,7 @@ describe('errorFromResponse', () => {
       label: 'acme',
     })
     expect(error.message).toBe(
-      'acme responded 401: Missing bearer authentication in header No API key was sent (set apiKey).',
+      'acme responded 401: Missing bearer authentication in header. No API key was sent: pass apiKey to createClient.',
     )
   })
 
