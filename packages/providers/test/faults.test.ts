@@ -240,6 +240,18 @@ describe('stalls', () => {
     expect(await server().ended(0)).toBe('client_closed')
   })
 
+  test('a timeout before the headers ends the wait when fetch no longer follows the signal, and the late response is closed', async () => {
+    // The headers come after the 50 ms watchdog fired: an abort that reaches nothing must not
+    // leave the wait, then the read of the late response, hanging for ever.
+    server().enqueue({ ...streamOf('openai-chat', TEXT, { stallAfterBytes: 0 }), delayMs: 300 })
+    const fetch: typeof globalThis.fetch = (input, init) => globalThis.fetch(input, { ...init, signal: null })
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
+    expect(error).toMatchObject({ code: 'timeout', retryable: true })
+    expect(await server().ended(0)).toBe('client_closed')
+  })
+
   test('an error response whose body stalls is still that HTTP error, quoting what arrived', async () => {
     const body = '{"error":{"message":"This model is not available in your region"}}'
     server().enqueue({

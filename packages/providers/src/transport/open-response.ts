@@ -147,3 +147,39 @@ export async function openResponse(
     throw withRequestId(await notAStream(response, setup.errors), requestId)
   return { reader: response.body.getReader(), requestId }
 }
+
+/**
+ * `open`'s response, or the abort of `signal` while its headers are awaited. A fetch that no
+ * longer follows the signal (Deno's, once a collection cut it from the request) would wait for the
+ * headers through a timeout or an abort, then read a stalled body for ever: the wait ends at the
+ * abort, and a response that arrives after it is cancelled, closing its connection. Once headers
+ * arrived, `open` itself handles an abort (an error body read so far is still that error).
+ */
+export function headersUntilAborted(
+  signal: AbortSignal,
+  open: (onHeaders: () => void) => Promise<OpenedResponse>,
+): Promise<OpenedResponse> {
+  let answered = false
+  let abandoned = false
+  return new Promise<OpenedResponse>((resolve, reject) => {
+    const onAbort = () => {
+      if (answered) return
+      abandoned = true
+      reject(signal.reason)
+    }
+    signal.addEventListener('abort', onAbort, { once: true })
+    open(() => {
+      answered = true
+    })
+      .then(
+        (opened) => {
+          if (abandoned) opened.reader.cancel().catch(() => {})
+          else resolve(opened)
+        },
+        (error: unknown) => {
+          if (!abandoned) reject(error)
+        },
+      )
+      .finally(() => signal.removeEventListener('abort', onAbort))
+  })
+}

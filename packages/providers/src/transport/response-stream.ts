@@ -9,6 +9,7 @@ import { type ProviderError, withRequestId } from './errors.js'
 import { IdleWatchdog } from './idle-watchdog.js'
 import {
   createMapper,
+  headersUntilAborted,
   openResponse,
   type PreparedRequest,
   prepareRequest,
@@ -327,7 +328,12 @@ export class ResponseStream implements AsyncIterableIterator<StreamItem> {
     const mapper = createMapper(setup)
     this.watchdog.start()
     this.deadline.start(() => this.abortAttempt())
-    const opened = await openResponse(setup, this.prepared, controller.signal, () => this.watchdog.touch())
+    const opened = await headersUntilAborted(controller.signal, (onHeaders) =>
+      openResponse(setup, this.prepared!, controller.signal, () => {
+        onHeaders()
+        this.watchdog.touch()
+      }),
+    )
     this.requestId = opened.requestId
     this.reader = opened.reader
     this.mapper = mapper
