@@ -73,8 +73,10 @@ export interface PostgresSessionStoreOptions extends StoreClock {
    * in milliseconds (default 60 000): after that, pg gives up on it and the store treats its
    * connection as lost (an append then looks whether it was written). A connection whose network
    * path died silently (no reset reached the host) otherwise leaves its statement, and the task
-   * that waits for it, hanging for ever, while its lease renews on other connections. For a
-   * `pool` the host passes, set pg's `query_timeout` on it instead.
+   * that waits for it, hanging for ever, while its lease renews on other connections. Getting a
+   * connection has the same limit (pg's `connectionTimeoutMillis`): a server that accepts and never
+   * answers, or a pool whose connections all stay busy. For a `pool` the host passes, set pg's
+   * `query_timeout` and `connectionTimeoutMillis` on it instead.
    */
   queryTimeoutMs?: number
   /**
@@ -388,7 +390,13 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
  * watch.
  */
 function ownedPool(connectionString: string | undefined, queryTimeoutMs: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString, query_timeout: queryTimeoutMs })
+  // Getting a connection has the same limit: a server that accepts and never answers (a proxy
+  // whose backend is gone) would otherwise hold every call of the store for ever.
+  const pool = new pg.Pool({
+    connectionString,
+    query_timeout: queryTimeoutMs,
+    connectionTimeoutMillis: queryTimeoutMs,
+  })
   pool.on('error', () => {})
   return pool
 }

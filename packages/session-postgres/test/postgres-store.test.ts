@@ -1,4 +1,5 @@
 import { createRequire } from 'node:module'
+import { type AddressInfo, createServer, type Socket } from 'node:net'
 import type { HistoryEvent } from '@kode/protocol'
 import {
   exportSessionHtml,
@@ -726,6 +727,25 @@ describe('an append whose connection is lost', () => {
       expect((await store.read('s')).map((event) => event.id)).toEqual(['before', 'after'])
     } finally {
       await proxy.close()
+    }
+  }, 30_000)
+
+  test('a server that never answers the connection fails the call after queryTimeoutMs', async () => {
+    // Accepts the connection and says nothing (a proxy whose backend is gone, a dead NAT path):
+    // without a limit on getting a connection, every call of the store would wait for ever.
+    const sockets = new Set<Socket>()
+    const silent = createServer((socket) => sockets.add(socket))
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = silent.address() as AddressInfo
+      const store = open({ connectionString: `postgres://kode@127.0.0.1:${port}/kode`, queryTimeoutMs: 500 })
+      const error = await store.create({ id: 's' }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(Error)
+      expect((error as Error).message).toMatch(/timeout/i)
+      expect(sockets.size).toBeGreaterThan(0)
+    } finally {
+      for (const socket of sockets) socket.destroy()
+      await new Promise((resolve) => silent.close(resolve))
     }
   }, 30_000)
 
