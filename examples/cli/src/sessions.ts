@@ -12,6 +12,7 @@ import { createFileSessionStore } from '@kode/session/file'
 import { clip } from './display/format.js'
 import { truncateToWidth, visibleWidth } from './display/style.js'
 import { embedImage } from './embed-image.js'
+import { messageOf } from './store-warnings.js'
 
 /** Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the path. */
 export async function exportSession(store: SessionStore, sessionId: string, file: string): Promise<string> {
@@ -56,7 +57,7 @@ export function openSessionShelf(
   const listings = new Set<UnreadableSession[]>()
   const onWarning = (warning: StoreWarning) => {
     if (warning.type !== 'unreadable_session' || listings.size === 0) return warn(warning)
-    const reason = warning.error instanceof Error ? warning.error.message : String(warning.error)
+    const reason = messageOf(warning.error)
     for (const unreadable of listings) unreadable.push({ id: warning.sessionId, reason })
   }
   const store = createFileSessionStore({ dir, onWarning })

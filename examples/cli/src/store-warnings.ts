@@ -40,6 +40,7 @@ export function storeWarningReporter(write: (line: string) => void): (warning: S
   }
 }
 
-function messageOf(error: unknown): string {
+/** What a warning's `error` says: its message, or the thrown value as text. */
+export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
 }
