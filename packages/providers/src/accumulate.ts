@@ -49,7 +49,10 @@ export class Accumulator implements ResponseBuilder {
   private readonly parts: AssistantPart[] = []
   /** The part the next delta of the same kind extends. */
   private open: TextPart | ThinkingTextPart | ThinkingSignaturePart | undefined
+  /** The call each key names now: a new id under a known key starts a call that replaces it here. */
   private readonly calls = new Map<number | string, ToolCallState>()
+  /** Every call of the response, replaced ones included, in stream order: all are settled at the end. */
+  private readonly allCalls: ToolCallState[] = []
   /** The stream items not handed out yet; the transport takes from it in place (see `Fifo`). */
   readonly items = new Fifo<StreamItem>()
   private id: string | undefined
@@ -175,7 +178,11 @@ export class Accumulator implements ResponseBuilder {
     if (!isText(name)) name = undefined
     if (!isText(itemId)) itemId = undefined
     let call = this.calls.get(key)
-    if (call && id && call.part.id && id !== call.part.id) call = undefined
+    if (call && id && call.part.id && id !== call.part.id) {
+      // The server moved on to another call under the same key: the one before is whole.
+      call.closed = true
+      call = undefined
+    }
     if (!call) {
       call = this.startCall(key)
     }
@@ -217,7 +224,7 @@ export class Accumulator implements ResponseBuilder {
   }
 
   closeToolCalls(): void {
-    for (const call of this.calls.values()) call.closed = true
+    for (const call of this.allCalls) call.closed = true
   }
 
   usage(usage: Usage): void {
@@ -282,7 +289,7 @@ export class Accumulator implements ResponseBuilder {
    */
   finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
     if (outcome === 'aborted') this.items.clear()
-    for (const call of this.calls.values()) this.settle(call, outcome === 'complete')
+    for (const call of this.allCalls) this.settle(call, outcome === 'complete')
     const reported = {
       responseId: this.id,
       providerFields: this.fields,
@@ -329,6 +336,7 @@ export class Accumulator implements ResponseBuilder {
     const part: ToolCallPart = { type: 'tool_call', id: '', name: '', argumentsJson: '' }
     const call = { part, closed: false, started: false }
     this.calls.set(key, call)
+    this.allCalls.push(call)
     this.parts.push(part)
     this.open = undefined
     return call

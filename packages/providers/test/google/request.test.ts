@@ -328,6 +328,28 @@ describe('google request', () => {
     ])
   })
 
+  test('image/jpg and upper-case types go as the names Gemini takes (it answers 400 to image/jpg)', async () => {
+    const readImageFile = async () => Uint8Array.of(255, 216, 255)
+    const messages = [
+      user(
+        { type: 'image_file', path: '/a.jpg', mimeType: 'image/jpg' },
+        { type: 'image_url', url: 'data:IMAGE/PNG;base64,iVBORw0KGgo=' },
+        { type: 'image_url', url: 'data:image/heic;base64,AAAA' },
+      ),
+      assistant([call('c1', 'snap')], OWN),
+      {
+        ...result('c1', 'shot', [{ type: 'image_url', url: 'data:image/JPG;base64,/9j/' }]),
+        toolName: 'snap',
+      },
+    ]
+    const contents = (await contentsOf(messages, { readImageFile })) as {
+      parts: { inlineData?: { mimeType: string } }[]
+    }[]
+    const types = contents.flatMap((turn) => turn.parts.flatMap((part) => part.inlineData?.mimeType ?? []))
+    // A type Gemini does not take is sent as given: its error names it.
+    expect(types).toEqual(['image/jpeg', 'image/png', 'image/heic', 'image/jpeg'])
+  })
+
   test("an http image URL's fileData carries the media type its path's extension names", async () => {
     const cases = {
       'https://example.com/a.png': 'image/png',

@@ -215,6 +215,14 @@ describe('openai-chat hand-written streams', () => {
     ])
   })
 
+  test('a call a new id replaced under its index is settled too: no arguments are {}', async () => {
+    const message = await chat('gpt-4.1', 'kode-rotating-ids-no-args').complete(ask())
+    expect(message.parts).toEqual([
+      { type: 'tool_call', id: 'call_1', name: 'now', argumentsJson: '{}' },
+      { type: 'tool_call', id: 'call_2', name: 'lookup', argumentsJson: '{"q":"b"}' },
+    ])
+  })
+
   test('calls without ids or indexes get generated ids and are still announced', async () => {
     const items = await collect(chat('gemini-2.5-flash', 'kode-no-ids').stream(ask()))
     expect(items.map((i) => i.type)).toEqual(['tool_call_start', 'tool_call_start', 'done'])

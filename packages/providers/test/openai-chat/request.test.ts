@@ -1,7 +1,7 @@
 import type { Message } from '@kode/protocol'
 import { type ClientConfig, type LLMRequest, ProviderError } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
-import { streamOf, testClient, useServer } from '../helpers.js'
+import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
 import { assistant, call, developer, PNG_DATA_URL, result, system, user } from '../messages.js'
 
 const server = useServer()
@@ -259,6 +259,45 @@ describe('openai-chat request', () => {
       role: 'assistant',
       content: 'A',
     })
+  })
+
+  test('a response that streamed the reasoning field with nothing in it sends the field back empty', async () => {
+    // DeepSeek's thinking mode answers 400 ("Missing `reasoning_content` field") to a history whose
+    // tool-calling assistant message lacks the field, also when that message reasoned nothing.
+    const client = testClient(server(), { api: 'openai-chat', model: 'deepseek-v4-flash' })
+    server().enqueue(streamOf('openai-chat', fixture('openai-chat', 'kode-deepseek-empty-reasoning')))
+    const first = ask('Weather in Oslo?')
+    const answer = await client.complete(first)
+    server().enqueue(EMPTY)
+    await client.complete({
+      messages: [...first.messages, answer, result('call_00_kodeEmptyReasoning01', '4°C')],
+    })
+    const body = server().requests.at(-1)!.body as { messages: unknown[] }
+    expect(body.messages[1]).toEqual({
+      role: 'assistant',
+      content: null,
+      tool_calls: [
+        {
+          id: 'call_00_kodeEmptyReasoning01',
+          type: 'function',
+          function: { name: 'weather', arguments: '{"location": "Oslo"}' },
+        },
+      ],
+      reasoning_content: '',
+    })
+  })
+
+  test('a response from a server that sent no reasoning field goes back without one', async () => {
+    const client = testClient(server(), { api: 'openai-chat', model: 'llama-3.3-70b-versatile' })
+    server().enqueue(streamOf('openai-chat', fixture('openai-chat', 'groq-tool-call')))
+    const first = ask('Weather?')
+    const answer = await client.complete(first)
+    server().enqueue(EMPTY)
+    const results = answer.parts.flatMap((p) => (p.type === 'tool_call' ? [result(p.id, 'ok')] : []))
+    await client.complete({ messages: [...first.messages, answer, ...results] })
+    const body = server().requests.at(-1)!.body as { messages: Record<string, unknown>[] }
+    expect(body.messages[1]).not.toHaveProperty('reasoning_content')
+    expect(Object.keys(body.messages[1]!)).toEqual(['role', 'content', 'tool_calls'])
   })
 
   test('an assistant message holding only reasoning goes with empty content, not null (null needs tool_calls)', async () => {

@@ -388,6 +388,15 @@ describe('openai-responses quirks (Kode fixtures)', () => {
     expect(server().requests).toHaveLength(1)
   })
 
+  test('an error event whose code is null has no code: its type is not taken for one', async () => {
+    const error = await failure(responses('kode-error-event-null-code').stream(ask()))
+    expect(ProviderError.is(error)).toBe(true)
+    expect((error as ProviderError).code).toBeUndefined()
+    expect((error as ProviderError).message).toBe(
+      'openai-responses reported an error in the stream: An error occurred while processing your request.',
+    )
+  })
+
   test('unknown events and item types are ignored; an unknown incomplete reason is kept raw only', async () => {
     const message = await responses('kode-unknown-values').complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: 'Partly', itemId: 'msg_kode_unk' }])

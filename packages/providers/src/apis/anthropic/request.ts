@@ -7,7 +7,7 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest } from '../../types.js'
-import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
+import { type ImageFiles, imageMediaType, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS } from '../shared/reasoning.js'
@@ -127,19 +127,9 @@ function imageBlock(part: ImagePart, files: ImageFiles): AnthropicBlock {
   return {
     type: 'image',
     source: data
-      ? { type: 'base64', media_type: mediaType(data.mimeType), data: data.data }
+      ? { type: 'base64', media_type: imageMediaType(data.mimeType), data: data.data }
       : { type: 'url', url },
   }
-}
-
-/**
- * The API takes `image/jpeg`, `image/png`, `image/gif` and `image/webp`, written so: a type written
- * otherwise (`image/jpg`, upper case) goes as its name there; any other goes as given, and the API's
- * error names it.
- */
-function mediaType(mimeType: string): string {
-  const lower = mimeType.toLowerCase()
-  return lower === 'image/jpg' ? 'image/jpeg' : lower
 }
 
 function convertAssistant(message: AssistantMessage, options: AnthropicMessageOptions): AnthropicBlock[] {

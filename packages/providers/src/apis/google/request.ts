@@ -7,7 +7,7 @@ import type {
   UserMessage,
 } from '@kode/protocol'
 import type { LLMRequest, ReasoningControl } from '../../types.js'
-import { type ImageFiles, imageUrlOf, parseDataUrl } from '../shared/images.js'
+import { type ImageFiles, imageMediaType, imageUrlOf, parseDataUrl } from '../shared/images.js'
 import { MessageCache } from '../shared/message-cache.js'
 import { MessagePreparer } from '../shared/message-preparer.js'
 import { EFFORT_BUDGET_TOKENS, nearestLevel } from '../shared/reasoning.js'
@@ -123,7 +123,7 @@ function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
   const url = imageUrlOf(part, files)
   const data = parseDataUrl(url)
   return data
-    ? { inlineData: { mimeType: data.mimeType, data: data.data } }
+    ? { inlineData: { mimeType: imageMediaType(data.mimeType), data: data.data } }
     : { fileData: imageFileData(url) }
 }
 

@@ -58,14 +58,39 @@ export interface ChatUsage {
   cost?: number
 }
 
-/** The Chat Completions stream: `data: <chunk>` events, then `data: [DONE]`. */
+/** The delta fields servers stream reasoning in, in the order {@link mapChatChunk} reads them. */
+const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'reasoning_text'] as const
+
+/**
+ * The Chat Completions stream: `data: <chunk>` events, then `data: [DONE]`. A response whose
+ * server streamed a reasoning field that stayed empty (DeepSeek's thinking mode, a call made
+ * without reasoning) keeps that field, empty, in the message's `openai-chat` provider fields: the
+ * field goes back with the message, which DeepSeek requires of every tool-calling turn.
+ */
 export function createChatEventMapper(errors: ErrorContext): EventMapper {
+  // The reasoning field the server streamed, and whether any reasoning arrived in one.
+  let field: (typeof REASONING_FIELDS)[number] | undefined
+  let reasoned = false
   return (event, out) => {
     if (event.data === '[DONE]') {
       out.complete()
       return
     }
-    mapChatChunk(parseEventJson(event.data, errors) as ChatChunk, out, errors)
+    const chunk = parseEventJson(event.data, errors) as ChatChunk
+    mapChatChunk(chunk, out, errors)
+    const choice = chunk.choices?.[0]
+    if (!reasoned && choice) {
+      const delta = choice.delta
+      if (delta)
+        for (const name of REASONING_FIELDS) {
+          const value = delta[name]
+          if (typeof value !== 'string') continue
+          field ??= name
+          if (value !== '') reasoned = true
+        }
+      if (choice.finish_reason && field !== undefined && !reasoned)
+        out.responseFields({ format: 'openai-chat', fields: { [field]: '' } })
+    }
   }
 }
 

@@ -239,15 +239,24 @@ function convertAssistant(
   return out
 }
 
-/** openai-chat's own reasoning replay: this model's thinking in `field`, anything else as text. */
+/**
+ * openai-chat's own reasoning replay: this model's thinking in `field`, anything else as text. A
+ * message that reasoned nothing while its server streamed `field` (kept empty in its `openai-chat`
+ * provider fields, see `createChatEventMapper`) sends the field empty.
+ */
 export function chatReasoningReplay(field: string | false) {
   return (message: AssistantMessage, own: boolean): ReasoningReplay => {
     if (!own) return { kind: 'text' }
-    const thinking = field === false ? undefined : joinThinking(message.parts)
-    return thinking === undefined || field === false
-      ? { kind: 'omit' }
-      : { kind: 'fields', fields: { [field]: thinking } }
+    if (field === false) return { kind: 'omit' }
+    const thinking = joinThinking(message.parts) ?? emptyReasoning(message, field)
+    return thinking === undefined ? { kind: 'omit' } : { kind: 'fields', fields: { [field]: thinking } }
   }
+}
+
+/** `''` when the message's server streamed `field` and nothing came in it; else `undefined`. */
+function emptyReasoning(message: AssistantMessage, field: string): '' | undefined {
+  const kept = message.providerFields
+  return kept?.format === 'openai-chat' && kept.fields[field] === '' ? '' : undefined
 }
 
 /** Options of the request body beyond the messages. */

@@ -57,7 +57,7 @@ type ResponsesEvent =
   | { type: 'response.reasoning_summary_part.added'; output_index: number; summary_index?: number }
   | { type: 'response.function_call_arguments.done'; output_index: number; arguments?: string }
   | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response?: ResponsesResponse }
-  | { type: 'error' }
+  | { type: 'error'; error?: unknown; code?: unknown; message?: unknown }
 
 /**
  * The items of tools OpenAI runs on its own side (web search, file search, code interpreter, a
@@ -228,11 +228,22 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         throw errorFromPayload(data.response?.error ?? { message: 'the response failed' }, errors)
       }
       case 'error':
-        throw errorFromPayload(data, errors)
+        throw errorFromPayload(errorEventBody(data), errors)
       default:
         return
     }
   }
+}
+
+/**
+ * An `error` event's error: nested under `error` (as OpenAI sends it), or its own `code` and
+ * `message` (as the API reference documents it). Read without the event's `type`, which would
+ * otherwise stand in for a `code` the provider sent as null.
+ */
+function errorEventBody(event: { error?: unknown; code?: unknown; message?: unknown }): unknown {
+  const nested = event.error
+  if ((typeof nested === 'object' && nested !== null) || typeof nested === 'string') return nested
+  return { code: event.code, message: event.message }
 }
 
 /**

@@ -7,6 +7,18 @@ export function parseDataUrl(url: string): { mimeType: string; data: string } | 
   return match ? { mimeType: match[1]!, data: match[2]! } : undefined
 }
 
+/**
+ * An image media type as the APIs that check it want it written: Anthropic takes `image/jpeg`,
+ * `image/png`, `image/gif` and `image/webp`, Gemini `image/png`, `image/jpeg`, `image/webp`,
+ * `image/heic` and `image/heif`, both lower-case only, and both answer 400 to `image/jpg` (a common
+ * misnaming). Such a type goes as its name there; any other goes as given, and the API's error
+ * names it.
+ */
+export function imageMediaType(mimeType: string): string {
+  const lower = mimeType.toLowerCase()
+  return lower === 'image/jpg' ? 'image/jpeg' : lower
+}
+
 /** Base64 of bytes without Node's Buffer, so it runs in any host. */
 export function toBase64(bytes: Uint8Array): string {
   let binary = ''
