@@ -60,17 +60,20 @@ export interface ChatUsage {
 
 /** The delta fields servers stream reasoning in, in the order {@link mapChatChunk} reads them. */
 const REASONING_FIELDS = ['reasoning_content', 'reasoning', 'reasoning_text'] as const
+type ReasoningField = (typeof REASONING_FIELDS)[number]
 
 /**
  * The Chat Completions stream: `data: <chunk>` events, then `data: [DONE]`. A response whose
  * server streamed a reasoning field that stayed empty (DeepSeek's thinking mode, a call made
  * without reasoning) keeps that field, empty, in the message's `openai-chat` provider fields: the
- * field goes back with the message, which DeepSeek requires of every tool-calling turn.
+ * field goes back with the message, which DeepSeek requires of every tool-calling turn. The field
+ * is the one the first delta carries (DeepSeek opens every response with it), so a server that
+ * streams none costs one check per chunk.
  */
 export function createChatEventMapper(errors: ErrorContext): EventMapper {
-  // The reasoning field the server streamed, and whether any reasoning arrived in one.
-  let field: (typeof REASONING_FIELDS)[number] | undefined
-  let reasoned = false
+  // Whether the response may still end with its reasoning field empty, and that field.
+  let watching = true
+  let field: ReasoningField | undefined
   return (event, out) => {
     if (event.data === '[DONE]') {
       out.complete()
@@ -78,20 +81,30 @@ export function createChatEventMapper(errors: ErrorContext): EventMapper {
     }
     const chunk = parseEventJson(event.data, errors) as ChatChunk
     mapChatChunk(chunk, out, errors)
+    if (!watching) return
     const choice = chunk.choices?.[0]
-    if (!reasoned && choice) {
-      const delta = choice.delta
-      if (delta)
-        for (const name of REASONING_FIELDS) {
-          const value = delta[name]
-          if (typeof value !== 'string') continue
-          field ??= name
-          if (value !== '') reasoned = true
-        }
-      if (choice.finish_reason && field !== undefined && !reasoned)
-        out.responseFields({ format: 'openai-chat', fields: { [field]: '' } })
+    const delta = choice?.delta
+    if (field === undefined) {
+      if (!delta) return
+      field = streamedReasoningField(delta)
+      if (field === undefined) {
+        watching = false
+        return
+      }
+    }
+    const value = delta?.[field]
+    if (typeof value === 'string' && value !== '') watching = false
+    else if (choice?.finish_reason) {
+      watching = false
+      out.responseFields({ format: 'openai-chat', fields: { [field]: '' } })
     }
   }
+}
+
+/** The first reasoning field `delta` carries as a string, even an empty one. */
+function streamedReasoningField(delta: ChatDelta): ReasoningField | undefined {
+  for (const name of REASONING_FIELDS) if (typeof delta[name] === 'string') return name
+  return undefined
 }
 
 /**
