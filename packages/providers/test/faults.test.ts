@@ -224,7 +224,12 @@ describe('failures that are not retried', () => {
 describe('stalls', () => {
   test('a stalled stream fails with a timeout instead of hanging', async () => {
     server().enqueue(streamOf('openai-chat', TEXT, { stallAfterBytes: 0 }))
-    const error = await caught(client({ idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()))
+    // The headers are in before the 50 ms watchdog starts: on a loaded machine it could otherwise
+    // fire before the request reached the server, which would then never see it close.
+    const fetch = await openedFetch(server())
+    const error = await caught(
+      client({ fetch, idleTimeoutMs: 50, retry: { maxAttempts: 1 } }).complete(ask()),
+    )
     expect(error).toMatchObject({ code: 'timeout', retryable: true })
     expect(await server().ended(0)).toBe('client_closed')
   })
