@@ -81,6 +81,9 @@ beforeAll(async () => {
     'npm',
     [
       'install',
+      // Registry metadata already in npm's cache is used as it is: the same install, without a
+      // round trip to the registry per package.
+      '--prefer-offline',
       '--no-audit',
       '--no-fund',
       '--loglevel=error',
@@ -99,6 +102,7 @@ beforeAll(async () => {
       '-g',
       '--prefix',
       cliPrefix,
+      '--prefer-offline',
       '--no-audit',
       '--no-fund',
       '--loglevel=error',
