@@ -99,7 +99,10 @@ export class SessionReplay implements ReplaySink {
    * a session only, so two sub-agents (or a sub-agent and this session) may wait on the same id.
    */
   private readonly awaitingInSubAgents = new Map<string, string | undefined>()
-  /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
+  /**
+   * Calls that ran a sub-agent which paused for approval: replayed when their result comes, and
+   * forgotten then (a later call may reuse the id; a long replay holds only the calls waiting).
+   */
   private readonly suspendedCalls = new Set<string>()
   /**
    * Sub-agents' calls whose request the sub-agent's replay showed inline, with the response id
@@ -348,6 +351,7 @@ export class SessionReplay implements ReplaySink {
     this.continueTurn(result.createdAt)
     this.announceRunning(result.createdAt)
     const call = this.pendingCalls.get(result.toolCallId)
+    this.suspendedCalls.delete(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
       // A call answered while it waited for approval (an interrupt) is announced with its result.
