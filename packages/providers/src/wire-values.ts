@@ -24,9 +24,9 @@ export function optionalString(value: unknown): boolean {
   return value === undefined || typeof value === 'string'
 }
 
-/** The history schema's rules for images (see ImageUrlPart, ImageFilePart); URL schemes in any case. */
+/** The history schema's rules for images (see ImageUrlPart, ImageFilePart). */
 export function isImage(part: ImagePart): boolean {
-  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/i.test(part.url)
+  if (part.type === 'image_url') return typeof part.url === 'string' && /^(https?:|data:)/.test(part.url)
   return (
     part.type === 'image_file' &&
     typeof part.path === 'string' &&

@@ -31,7 +31,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   DeveloperMessage: (() => {
-    const local_0 = /^([hH][tT][tT][pP][sS]?|[dD][aA][tT][aA]):/;
+    const local_0 = /^(https?:|data:)/;
     const local_1 = /^image\//;
     function check_DeveloperMessage(value) {
       return (
@@ -76,7 +76,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   UserMessage: (() => {
-    const local_0 = /^([hH][tT][tT][pP][sS]?|[dD][aA][tT][aA]):/;
+    const local_0 = /^(https?:|data:)/;
     const local_1 = /^image\//;
     function check_UserMessage(value) {
       return (
@@ -123,7 +123,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   AssistantMessage: (() => {
-    const local_0 = /^([hH][tT][tT][pP][sS]?|[dD][aA][tT][aA]):/;
+    const local_0 = /^(https?:|data:)/;
     const local_1 = /^image\//;
     const local_2 = /^(.*)$/
     function check_AssistantMessage(value) {
@@ -250,7 +250,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   ToolResultMessage: (() => {
-    const local_0 = /^([hH][tT][tT][pP][sS]?|[dD][aA][tT][aA]):/;
+    const local_0 = /^(https?:|data:)/;
     const local_1 = /^image\//;
     function check_ToolResultMessage(value) {
       return (

@@ -7,7 +7,6 @@ import type { HistoryEvent } from '../history.js'
  * - 1: the first format.
  * - 2: adds the `server_tool` part of assistant messages.
  * - 3: adds the `compaction`, `approval_request`, `approval_decision` and `tool_progress` records.
- * - 4: takes an image URL whose scheme is not lower case (`HTTPS:`, `Data:`).
  */
 export function formatVersionOf(event: HistoryEvent): number {
   if (!('role' in event)) {
@@ -19,13 +18,8 @@ export function formatVersionOf(event: HistoryEvent): number {
     )
       return 3
   }
-  if (!('role' in event) || event.role === 'system') return 1
-  if (event.parts.some((part) => part.type === 'image_url' && !LOWER_CASE_SCHEME.test(part.url))) return 4
-  if (event.role === 'assistant') {
+  if ('role' in event && event.role === 'assistant') {
     for (const part of event.parts) if (part.type === 'server_tool') return 2
   }
   return 1
 }
-
-// What versions 1 to 3 take as an image URL's scheme.
-const LOWER_CASE_SCHEME = /^(https?|data):/

@@ -20,7 +20,7 @@ import { writtenView } from './written-view.js'
  * stamped with the oldest version that can hold it (`formatVersionOf`), so only the lines that use
  * something new are refused by an older release.
  */
-export const HISTORY_FORMAT_VERSION = 4
+export const HISTORY_FORMAT_VERSION = 3
 
 // Every history schema's check ships compiled (compiled-checks.generated.ts): the first record
 // of each type costs no compilation.

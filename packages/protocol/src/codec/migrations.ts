@@ -12,9 +12,6 @@ export const HISTORY_MIGRATIONS: readonly Migration[] = [
   // 2 -> 3: version 3 only added record types (compaction, approval_request, approval_decision,
   // tool_progress); every version-2 record is a version-3 record.
   (record) => record,
-  // 3 -> 4: version 4 only takes image URL schemes in any case; every version-3 record is a
-  // version-4 record.
-  (record) => record,
 ]
 
 /**

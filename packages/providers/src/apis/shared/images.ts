@@ -1,12 +1,9 @@
 import type { ImageFilePart, ImagePart, Message } from '@kode/protocol'
 import { ProviderError } from '../../transport/errors.js'
 
-/**
- * A `data:<mime>;base64,<data>` URL taken apart; `undefined` for any other URL. `data:` and
- * `;base64,` are matched in any case, as RFC 2397 (and RFC 3986 for the scheme) reads them.
- */
+/** A `data:<mime>;base64,<data>` URL taken apart; `undefined` for any other URL. */
 export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
-  const match = /^data:([^;,]+);base64,(.*)$/is.exec(url)
+  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url)
   return match ? { mimeType: match[1]!, data: match[2]! } : undefined
 }
 
@@ -68,22 +65,10 @@ export function holdsImageFiles(message: Message): boolean {
   return message.parts.some((part) => part.type === 'image_file')
 }
 
-/**
- * The URL to send for an image part: http(s) and data URLs as they are but for the scheme, in
- * lower case (its canonical form, RFC 3986: a server need not take `HTTPS:`), files as data URLs.
- */
+/** The URL to send for an image part: http(s) and data URLs as they are, files as data URLs. */
 export function imageUrlOf(part: ImagePart, files: ImageFiles): string {
-  if (part.type === 'image_url') return withLowerCaseScheme(part.url)
+  if (part.type === 'image_url') return part.url
   const url = files.get(part)
   if (url === undefined) throw new Error(`image file ${part.path} was not read`)
   return url
-}
-
-/** `url` with its scheme (what comes before the first `:`) in lower case. */
-function withLowerCaseScheme(url: string): string {
-  const colon = url.indexOf(':')
-  if (colon <= 0) return url
-  const scheme = url.slice(0, colon)
-  const lower = scheme.toLowerCase()
-  return lower === scheme ? url : lower + url.slice(colon)
 }
