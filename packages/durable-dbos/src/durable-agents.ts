@@ -113,7 +113,13 @@ export interface DurableAgents {
    * workflow ids. The first sweep only looks: call it repeatedly, or use `startReaper`.
    */
   reap(): Promise<string[]>
-  /** Sweeps every `intervalMs` (default 5 000) until `stop()`; a failed sweep is reported to `onError`. */
+  /**
+   * Sweeps every `intervalMs` (default 5 000) until `stop()`. A failed sweep (the database out of
+   * reach, the store closed) is reported to `onError`; by default it is logged, as an `Error` whose
+   * `cause` is what the sweep threw (credentials redacted), through `DBOS.logger`: the logger DBOS
+   * reports its own failures to, which the host configures (`logger`, `logLevel`). A reaper that
+   * keeps failing resumes no task of a dead worker, so it is never silent on its own.
+   */
   startReaper(options?: {
     intervalMs?: number | undefined
     onError?: ((error: unknown) => void) | undefined
@@ -239,7 +245,8 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     reap: sweepOnce,
     startReaper(reaperOptions = {}) {
       const intervalMs = positive(reaperOptions.intervalMs ?? 5_000, 'intervalMs')
-      const onError = reaperOptions.onError ?? (() => {})
+      const onError =
+        reaperOptions.onError ?? ((error: unknown) => DBOS.logger.error(sweepFailed(name, error)))
       let sweep: Promise<unknown> | undefined
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
@@ -259,6 +266,18 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       }
     },
   }
+}
+
+/**
+ * What the default `onError` of `startReaper` logs for a failed sweep: what it threw made safe to
+ * log (see `safeError`), as the cause of an error that says which reaper failed.
+ */
+function sweepFailed(name: string, error: unknown): Error {
+  const cause = safeError(error)
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return new Error(`a reaper sweep of the ${name} tasks failed; the next sweep tries again: ${message}`, {
+    cause,
+  })
 }
 
 /**

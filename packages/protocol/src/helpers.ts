@@ -25,4 +25,5 @@ export {
 } from './provider-messages.js'
 export { redactCredentials } from './redact-credentials.js'
 export { type ServerToolView, serverToolView } from './server-tool-view.js'
+export { sessionCallKey } from './session-call-key.js'
 export { addUsage, computeCostUsd, USAGE_KEYS } from './usage-arithmetic.js'

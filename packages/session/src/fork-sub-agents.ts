@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
+import { sessionCallKey } from '@kode/protocol/helpers'
 import type { SessionStore } from './store/session-store.js'
 
 /**
@@ -18,7 +19,7 @@ export function waitingSubAgents(records: readonly HistoryEvent[]): Map<string, 
     if (event.type === 'approval_request' && event.subAgentCall) {
       if (answered.has(event.subAgentCall.toolCallId)) continue
       const { sessionId } = event.subAgentCall
-      asked.set(callKey(event.sessionId, event.toolCallId), sessionId)
+      asked.set(sessionCallKey(event.sessionId, event.toolCallId), sessionId)
       // A request after decisions is a new pause: the sub-agent carried on and asked again.
       const decided = waiting.get(sessionId)?.decided
       waiting.set(sessionId, {
@@ -26,7 +27,7 @@ export function waitingSubAgents(records: readonly HistoryEvent[]): Map<string, 
         decided: decided === undefined || decided.size > 0 ? new Set() : decided,
       })
     } else if (event.type === 'approval_decision') {
-      const sessionId = asked.get(callKey(event.sessionId, event.toolCallId))
+      const sessionId = asked.get(sessionCallKey(event.sessionId, event.toolCallId))
       if (sessionId !== undefined) waiting.get(sessionId)?.decided.add(event.toolCallId)
     }
   }
@@ -38,10 +39,6 @@ export interface WaitingSubAgent {
   toolCallId: string
   /** The calls the records hold a decision for: the sub-agent had carried on with them. */
   decided: Set<string>
-}
-
-function callKey(sessionId: string | undefined, toolCallId: string): string {
-  return JSON.stringify([sessionId ?? null, toolCallId])
 }
 
 /**

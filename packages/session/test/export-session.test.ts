@@ -161,6 +161,43 @@ describe('exportSessionHtml of a session deleted while it is read', () => {
     },
   )
 
+  test.each([
+    ['read in batches', true],
+    ['read whole', false],
+  ] as const)(
+    'records appended before the read began: "Updated" is when the last of them was (%s)',
+    async (_, batched) => {
+      const store = await racedStore(async () => {}, batched)
+      const startInfo = (await store.info('main'))!
+      let first = true
+      // Another writer appends right after the export read the session's metadata.
+      const raced: SessionStore = {
+        ...store,
+        info: async (id) => {
+          const info = await store.info(id)
+          if (first) {
+            first = false
+            await store.append('main', [user('later')])
+          }
+          return info
+        },
+      }
+      const page = await exportSessionHtml(raced, 'main', { batchSize: 1 })
+      const info = (await store.info('main'))!
+      expect(info.updatedAt).toBeGreaterThan(startInfo.updatedAt)
+      expect(page).toBe(exportHtml(await store.read('main'), { info, subSessions: new Map() }))
+    },
+  )
+
+  test('records appended once the read began: "Updated" is that of the records read', async () => {
+    const store = await racedStore((s) => s.append('main', [user('later')]), true)
+    const info = (await store.info('main'))!
+    const page = await exportSessionHtml(store, 'main', { batchSize: 1 })
+    expect((await store.info('main'))!.updatedAt).toBeGreaterThan(info.updatedAt)
+    const read = [user('old0'), user('old1'), user('old2')]
+    expect(page).toBe(exportHtml(read, { info, subSessions: new Map() }))
+  })
+
   test('a session appended to while it is read exports as it was read', async () => {
     const store = await racedStore((s) => s.append('main', [user('later')]), true)
     const page = await exportSessionHtml(store, 'main', { batchSize: 1 })

@@ -5,7 +5,7 @@ import type {
   SubAgentCall,
   ToolCallPart,
 } from '@kode/protocol'
-import { approvalResponseId } from '@kode/protocol/helpers'
+import { approvalResponseId, sessionCallKey } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
 import { neverAsks } from '../tools/define-tool.js'
@@ -154,7 +154,7 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
       if (record.role === 'assistant') {
         for (const part of record.parts) if (part.type === 'tool_call') parts.set(part.id, part)
       } else if (record.role === 'tool') {
-        pending.delete(approvalKey(undefined, record.toolCallId))
+        pending.delete(sessionCallKey(undefined, record.toolCallId))
         for (const [key, entry] of pending)
           if (entry.subAgentCall?.toolCallId === record.toolCallId) pending.delete(key)
       }
@@ -179,25 +179,20 @@ export function pendingCalls(history: readonly HistoryEvent[]): PendingCall[] {
       if (record.sessionId !== undefined) entry.sessionId = record.sessionId
       if (subAgentCall !== undefined) entry.subAgentCall = subAgentCall
       if (record.subAgentResponseId !== undefined) entry.subAgentResponseId = record.subAgentResponseId
-      pending.set(approvalKey(record.sessionId, record.toolCallId), entry)
+      pending.set(sessionCallKey(record.sessionId, record.toolCallId), entry)
     } else if (record.type === 'approval_decision') {
-      pending.delete(approvalKey(record.sessionId, record.toolCallId))
+      pending.delete(sessionCallKey(record.sessionId, record.toolCallId))
     }
   }
   return [...pending.values()]
 }
 
 /**
- * What names one call awaiting approval in a history: its id and the session it waits in
- * (`undefined` for the history's own calls; a sub-agent's records carry its session id).
+ * The key of a pending call: its id and the session it waits in (`undefined` for the history's
+ * own calls; a sub-agent's records carry its session id), see `sessionCallKey`.
  */
-export function approvalKey(sessionId: string | undefined, toolCallId: string): string {
-  return JSON.stringify([sessionId ?? null, toolCallId])
-}
-
-/** The key of a pending call (see `approvalKey`). */
 export function pendingKey(entry: PendingApproval): string {
-  return approvalKey(entry.sessionId, entry.toolCallId)
+  return sessionCallKey(entry.sessionId, entry.toolCallId)
 }
 
 /** The public view of pending calls. */
@@ -238,7 +233,7 @@ export function checkDecisions(
   const requested = new Set<string>()
   for (const record of history)
     if (!('role' in record) && record.type === 'approval_request')
-      requested.add(approvalKey(record.sessionId, record.toolCallId))
+      requested.add(sessionCallKey(record.sessionId, record.toolCallId))
   const decisions = new Map<string, ApprovalDecision>()
   for (const approval of approvals) {
     const id = approval?.toolCallId
@@ -254,7 +249,7 @@ export function checkDecisions(
       throw new AgentError('invalid_options', `the sessionId of the decision on ${id} must be a string`)
     }
     let key: string
-    if (named !== undefined) key = approvalKey(named === sessionId ? undefined : named, id)
+    if (named !== undefined) key = sessionCallKey(named === sessionId ? undefined : named, id)
     else {
       const waiting = pending.filter((entry) => entry.toolCallId === id)
       if (waiting.length > 1) {
@@ -264,12 +259,12 @@ export function checkDecisions(
           `tool call ${id} waits in more than one session (${sessions}): the decision needs its sessionId`,
         )
       }
-      key = waiting[0] ? pendingKey(waiting[0]) : approvalKey(undefined, id)
+      key = waiting[0] ? pendingKey(waiting[0]) : sessionCallKey(undefined, id)
       // Not pending: was it asked (and decided) in any session?
       if (!waiting[0]) {
         for (const record of history)
           if (!('role' in record) && record.type === 'approval_request' && record.toolCallId === id)
-            key = approvalKey(record.sessionId, id)
+            key = sessionCallKey(record.sessionId, id)
       }
     }
     // A decision that names its session is told about that session's call only.

@@ -1,11 +1,11 @@
 import { type HistoryEvent, type ToolCallPart, toolCallsOf } from '@kode/protocol'
+import { sessionCallKey } from '@kode/protocol/helpers'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import {
   type ApprovalDecision,
-  approvalKey,
   callsNeedingApproval,
   checkDecisions,
   deniedOutcome,
@@ -108,16 +108,16 @@ function unfinishedTask(
   // to be decided is pending, not dangling: the request names it (a sub-agent's names the call here
   // that ran the sub-agent).
   const answered = new Set<string>()
-  // By `approvalKey`: two sub-agents' calls may share an id.
+  // By `sessionCallKey`: two sub-agents' calls may share an id.
   const waiting = new Map<string, string>()
   for (const record of history.slice(at + 1)) {
     if ('role' in record) {
       if (record.role === 'tool') answered.add(record.toolCallId)
     } else if (record.type === 'approval_request') {
-      const key = approvalKey(record.sessionId, record.toolCallId)
+      const key = sessionCallKey(record.sessionId, record.toolCallId)
       waiting.set(key, record.subAgentCall?.toolCallId ?? record.toolCallId)
     } else if (record.type === 'approval_decision') {
-      waiting.delete(approvalKey(record.sessionId, record.toolCallId))
+      waiting.delete(sessionCallKey(record.sessionId, record.toolCallId))
     }
   }
   const held = new Set(waiting.values())
@@ -417,9 +417,9 @@ async function stoppedSubAgents(
       record.subAgentCall &&
       wanted.has(record.subAgentCall.toolCallId)
     ) {
-      requested.set(approvalKey(record.sessionId, record.toolCallId), record.subAgentCall)
+      requested.set(sessionCallKey(record.sessionId, record.toolCallId), record.subAgentCall)
     } else if (record.type === 'approval_decision') {
-      const via = requested.get(approvalKey(record.sessionId, record.toolCallId))
+      const via = requested.get(sessionCallKey(record.sessionId, record.toolCallId))
       if (via && !children.has(via.sessionId)) children.set(via.sessionId, via.toolCallId)
     }
   }

@@ -9,6 +9,7 @@ import { migrateToCurrent } from './migrations.js'
 import { checkNesting, tooDeep } from './nesting.js'
 import { TaggedUnion } from './tagged-union.js'
 import { withoutVersion } from './versionless.js'
+import { writtenView } from './written-view.js'
 
 /**
  * The format version written on every persisted history line. The policy: a release that only
@@ -32,19 +33,54 @@ const records = new TaggedUnion<HistoryRecord>('type', RECORD_SCHEMAS, compiledC
  * It throws nothing else: a value that throws while it is read (a getter, a proxy, a revoked
  * proxy) is a `CodecError` whose `cause` is what it threw. Unknown extra fields, at any depth, are kept as they are: a newer release of the same format
  * version may have added optional fields, and they survive a read-and-rewrite (fork) by an older
- * one.
+ * one. It accepts only what `encodeHistoryEvent` accepts: the value must be valid both as it reads
+ * and as `JSON.stringify` writes it (own enumerable fields only, after `toJSON`), so a field that is
+ * inherited or not enumerable, which encoding would not write, does not count.
  */
 export function validateHistoryEvent(value: unknown): HistoryEvent {
+  const valid = validateRead(value)
+  let written: unknown
+  try {
+    written = writtenView(value)
+  } catch (cause) {
+    if (cause instanceof CodecError) throw cause
+    throw unreadable(cause)
+  }
+  try {
+    refuseVersionField(validateValue(written))
+  } catch (cause) {
+    if (!(cause instanceof CodecError)) throw cause
+    throw new CodecError(cause.path, cause.expected, {
+      cause,
+      detail: 'in what JSON.stringify writes of it, which has only its own enumerable fields',
+    })
+  }
+  return valid
+}
+
+/** `validateValue`, with whatever reading the value throws turned into a `CodecError`. */
+function validateRead(value: unknown): HistoryEvent {
   try {
     return validateValue(value)
   } catch (cause) {
     if (cause instanceof CodecError) throw cause
-    // The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
-    // history event, and what it threw is kept as the cause.
-    throw new CodecError('', 'a value that can be read', {
-      cause,
-      detail: `reading it threw: ${describeThrown(cause)}`,
-    })
+    throw unreadable(cause)
+  }
+}
+
+/** The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
+ * history event, and what it threw is kept as the cause. */
+function unreadable(cause: unknown): CodecError {
+  return new CodecError('', 'a value that can be read', {
+    cause,
+    detail: `reading it threw: ${describeThrown(cause)}`,
+  })
+}
+
+/** Throws when `written`, a record as it is written, holds the field the format version takes. */
+function refuseVersionField(written: object): void {
+  if (Object.hasOwn(written, 'v')) {
+    throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
   }
 }
 
@@ -88,11 +124,9 @@ export function roundTripHistoryEvent(event: HistoryEvent): HistoryEvent {
 /** The valid event a reader of `json` (the JSON written for an event) sees. */
 function checkedForm(json: string): HistoryEvent {
   checkNesting(json)
-  const written = parseWritten(json)
-  const valid = validateHistoryEvent(written)
-  if (Object.hasOwn(written, 'v')) {
-    throw new CodecError('/v', 'no field named "v" (reserved for the format version)')
-  }
+  // Parsed JSON has nothing but own enumerable fields: it is checked as it reads.
+  const valid = validateRead(parseWritten(json))
+  refuseVersionField(valid)
   return valid
 }
 
@@ -156,7 +190,7 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
     })
   }
   const rest = withoutVersion(record)
-  return validateHistoryEvent(v === HISTORY_FORMAT_VERSION ? rest : migrateToCurrent(rest, v))
+  return validateRead(v === HISTORY_FORMAT_VERSION ? rest : migrateToCurrent(rest, v))
 }
 
 export type { ErrorRecord }

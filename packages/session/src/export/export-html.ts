@@ -68,11 +68,14 @@ export function exportHtml(history: readonly HistoryEvent[], options: ExportHtml
 export class HistorySummary {
   records = 0
   started: number | undefined
+  /** The `createdAt` of the last record added. */
+  lastCreatedAt: number | undefined
   prompt: string | undefined
   readonly models = new Set<string>()
 
   add(records: readonly HistoryEvent[]): void {
     if (this.records === 0 && records.length > 0) this.started = records[0]!.createdAt
+    if (records.length > 0) this.lastCreatedAt = records.at(-1)!.createdAt
     this.records += records.length
     if (this.prompt === undefined) this.prompt = firstPrompt(records)
     for (const e of records) if ('role' in e && e.role === 'assistant' && e.model) this.models.add(e.model)

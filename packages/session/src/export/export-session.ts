@@ -40,8 +40,9 @@ export async function exportSessionHtml(
     const history = await store.read(sessionId)
     const subSessions = await loadSubSessions(store, history)
     signal?.throwIfAborted()
-    await sameSession(store, info)
-    return exportHtml(history, { ...page, info, subSessions })
+    const end = await sameSession(store, info)
+    const updatedAt = exportedUpdatedAt(info, end, history.length, history.at(-1)?.createdAt)
+    return exportHtml(history, { ...page, info: { ...info, updatedAt }, subSessions })
   }
   const subSessions = new Map<string, HistoryEvent[]>()
   const seen = new Set([info.id])
@@ -60,19 +61,38 @@ export async function exportSessionHtml(
     summary.add(batch)
     renderer.push(batch)
   }
-  await sameSession(store, info)
+  const end = await sameSession(store, info)
+  const updatedAt = exportedUpdatedAt(info, end, summary.records, summary.lastCreatedAt)
   const { markup, totals } = renderer.end()
-  return renderPage({ markup, totals, summary, seen, options: { ...page, info } })
+  return renderPage({ markup, totals, summary, seen, options: { ...page, info: { ...info, updatedAt } } })
+}
+
+/**
+ * When the records exported were last appended to, for the page's "Updated": records appended
+ * after `start` was read and before the read of the history began are on the page, so `start`
+ * may be older than they are. `end`, read after the history, says it exactly when it counts the
+ * records exported; when more came after the read, the newer of `start`'s time and the last
+ * exported record's is the closest known.
+ */
+function exportedUpdatedAt(
+  start: SessionInfo,
+  end: SessionInfo,
+  records: number,
+  lastCreatedAt: number | undefined,
+): number {
+  if (end.recordCount === records) return end.updatedAt
+  return Math.max(start.updatedAt, lastCreatedAt ?? start.updatedAt)
 }
 
 /**
  * Throws unless the session `info` describes is still there: one deleted meanwhile, or created
  * again under its id (a new `createdAt`), holds another history than the one the page shows
  * `info` over. A store that reads consistently (Postgres checks every page) already failed the
- * read of a history that changed that way; this covers the `info` read before it.
+ * read of a history that changed that way; this covers the `info` read before it. Returns the
+ * session's metadata as it is now.
  */
-async function sameSession(store: SessionStore, info: SessionInfo): Promise<void> {
+async function sameSession(store: SessionStore, info: SessionInfo): Promise<SessionInfo> {
   const now = await store.info(info.id)
-  if (now?.createdAt === info.createdAt) return
+  if (now?.createdAt === info.createdAt) return now
   throw sessionGoneWhile(info.id, 'while it was exported; export it again')
 }

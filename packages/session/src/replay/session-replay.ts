@@ -13,7 +13,7 @@ import type {
   ToolCallEvent,
   ToolResultMessage,
 } from '@kode/protocol'
-import { approvalResponseId } from '@kode/protocol/helpers'
+import { approvalResponseId, sessionCallKey } from '@kode/protocol/helpers'
 import { linkedSessions } from './linked-sessions.js'
 import {
   emitResponse,
@@ -95,15 +95,18 @@ export class SessionReplay implements ReplaySink {
    */
   private readonly awaitingApproval = new Map<string, string | undefined>()
   /**
-   * The same for sub-agents' calls recorded here, by `subAgentCallKey`: call ids are unique within
+   * The same for sub-agents' calls recorded here, by `sessionCallKey`: call ids are unique within
    * a session only, so two sub-agents (or a sub-agent and this session) may wait on the same id.
    */
   private readonly awaitingInSubAgents = new Map<string, string | undefined>()
-  /** Calls that ran a sub-agent which paused for approval: replayed when their result comes. */
+  /**
+   * Calls that ran a sub-agent which paused for approval: replayed when their result comes, and
+   * forgotten then (a later call may reuse the id; a long replay holds only the calls waiting).
+   */
   private readonly suspendedCalls = new Set<string>()
   /**
    * Sub-agents' calls whose request the sub-agent's replay showed inline, with the response id
-   * of that request, by `subAgentCallKey`: their decision is shown here when the sub-agent's
+   * of that request, by `sessionCallKey`: their decision is shown here when the sub-agent's
    * session does not record it (a new user message denied it in this session alone).
    */
   private readonly shownInline = new Map<string, string | undefined>()
@@ -231,7 +234,7 @@ export class SessionReplay implements ReplaySink {
             // this record (written once the sub-agent's task had ended). Set first: the child's
             // replay, run after this, never reads this session's state.
             const pending = { toolCallId, sessionId: waitsIn ?? subAgentCall.sessionId }
-            this.shownInline.set(subAgentCallKey(pending.sessionId, toolCallId), responseId)
+            this.shownInline.set(sessionCallKey(pending.sessionId, toolCallId), responseId)
             this.context.replayChild(subAgentCall.sessionId, pending)
             return
           }
@@ -239,7 +242,7 @@ export class SessionReplay implements ReplaySink {
         if (waitsIn === undefined) {
           this.awaitingApproval.set(toolCallId, responseId)
           this.requested.add(toolCallId)
-        } else this.awaitingInSubAgents.set(subAgentCallKey(waitsIn, toolCallId), responseId)
+        } else this.awaitingInSubAgents.set(sessionCallKey(waitsIn, toolCallId), responseId)
         this.emit({
           type: 'tool_approval_request',
           sessionId: event.sessionId ?? sessionId,
@@ -260,7 +263,7 @@ export class SessionReplay implements ReplaySink {
         // replay shows this one (it did live, carrying on).
         this.continueTurn(timestamp)
         let responseId: string | undefined
-        const key = event.sessionId === undefined ? toolCallId : subAgentCallKey(event.sessionId, toolCallId)
+        const key = event.sessionId === undefined ? toolCallId : sessionCallKey(event.sessionId, toolCallId)
         const waiting = event.sessionId === undefined ? this.awaitingApproval : this.awaitingInSubAgents
         if (waiting.has(key)) {
           responseId = waiting.get(key)
@@ -348,6 +351,7 @@ export class SessionReplay implements ReplaySink {
     this.continueTurn(result.createdAt)
     this.announceRunning(result.createdAt)
     const call = this.pendingCalls.get(result.toolCallId)
+    this.suspendedCalls.delete(result.toolCallId)
     if (call) {
       this.pendingCalls.delete(result.toolCallId)
       // A call answered while it waited for approval (an interrupt) is announced with its result.
@@ -526,9 +530,4 @@ export class SessionReplay implements ReplaySink {
     this.turnAborted = false
     this.turnAwaitsResponse = false
   }
-}
-
-/** The key of a sub-agent's call recorded in this session: the session it waits in, and its id. */
-function subAgentCallKey(sessionId: string, toolCallId: string): string {
-  return JSON.stringify([sessionId, toolCallId])
 }
