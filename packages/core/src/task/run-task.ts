@@ -23,6 +23,7 @@ import {
   settleStopped,
 } from './continuation.js'
 import { endsAwaitingResponse } from './open-turn.js'
+import { endsPaused } from './paused-turn.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
 import { type UserMode, userMessageFields } from './user-input.js'
@@ -50,8 +51,8 @@ export type TaskStart =
 
 /**
  * One task: the user's input (or the continuation of a task that paused for approval or whose
- * process died), then turns until a response calls no tools (and no steering message
- * is waiting), the user interrupts, the provider fails for good, or `maxTurns` is reached. Ends
+ * process died), then turns until a response calls no tools and is not a paused turn (and no
+ * steering message is waiting), the user interrupts, the provider fails for good, or `maxTurns` is reached. Ends
  * with the task's accounting (`task_metadata`, persisted) and `task_finish`. Provider failures,
  * host failures (`rt.hostFailure()`) and interrupts end the task normally; only a failure that
  * stops persisting (the store) is thrown.
@@ -108,7 +109,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
     await deliverUserMessage(rt, start.parts, start.mode, start.messageId)
   } else if (continuation) carried = await carryOn(rt, state, continuation)
   const interrupted = carried === 'interrupted'
-  if (carried === 'done') await deliverSteering(rt, closeOpenTurn)
+  // A paused turn a dead process left is carried on before any steered message (see the loop).
+  if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
   const answer = rt.output ? new FinalAnswer(rt.output) : undefined
   let reason: TaskFinishReason
@@ -171,6 +173,9 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
       reason = 'error'
       break
     }
+    // A paused turn goes on before anything else: the provider carries it on from a history that
+    // ends with it, so a steered message waits for the turn's end.
+    if (end === 'paused') continue
     const steered = !signal.aborted && (await deliverSteering(rt))
     if (end === 'final' && !steered) {
       const verdict = answer?.judge(state.lastText, journal.history)

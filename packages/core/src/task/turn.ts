@@ -25,6 +25,7 @@ import { callModelWithinBudget } from './budgeted-call.js'
 import { CallSubAgents, type ChildResume } from './call-sub-agents.js'
 import { callModel, type ModelResult } from './model-call.js'
 import { hookedRequest } from './model-hook.js'
+import { isPausedTurn } from './paused-turn.js'
 import type { HostFailure, TaskRuntime } from './runtime.js'
 import { runToolBatch } from './tool-batch.js'
 
@@ -36,10 +37,17 @@ export interface TaskState {
 }
 
 /**
- * How a turn ended: the model called tools (go on), answered (stop), was interrupted, failed, or
- * some of its calls wait for the user's approval (the task pauses).
+ * How a turn ended: the model called tools (go on), the provider paused its turn (go on with the
+ * history as it is: see `isPausedTurn`), answered (stop), was interrupted, failed, or some of its
+ * calls wait for the user's approval (the task pauses).
  */
-export type TurnEnd = 'tool_calls' | 'final' | 'interrupted' | 'awaiting_approval' | { failed: string }
+export type TurnEnd =
+  | 'tool_calls'
+  | 'paused'
+  | 'final'
+  | 'interrupted'
+  | 'awaiting_approval'
+  | { failed: string }
 
 /** Why a turn failed: a provider error that retries did not cure, or a host failure. */
 interface TurnFailure {
@@ -159,7 +167,7 @@ async function completed(
       })
     }
   }
-  if (calls.length === 0) return 'final'
+  if (calls.length === 0) return isPausedTurn(message) ? 'paused' : 'final'
   announceApprovals(rt, held, responseId)
   // The waiting calls are held in the batch: interrupted (or failed) before the user could decide,
   // they are answered in call order like any call that did not run, so nothing stays pending.
