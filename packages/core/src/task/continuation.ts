@@ -201,10 +201,14 @@ export async function carryOn(
   linkUnseen(decided, unseen)
   // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
   const signal = rerunAllowed ? rt.signal : new AbortController().signal
+  // A call that runs again and is stopped before its tool is called again still may or may not
+  // have run in the dead process: read as "interrupted before it ran", the model would redo it.
+  const notRun = new Map([...resumed].map((id) => [id, errorOutcome(STOPPED_CALL_TEXT)]))
   const end = await runCalls(rt, state, calls, responseId, signal, {
     decided,
     resume,
     resumed,
+    notRun,
     ...(announced ? { announced } : {}),
   })
   if (end === 'interrupted') events.emit('interrupt', {})
@@ -278,6 +282,8 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
     rt,
     candidates.filter((call) => !approved.has(call.id)),
   )
+  // Interrupted while a check ran: the calls not checked yet were not let through.
+  if (rt.signal.aborted) return new Set()
   return new Set(candidates.filter((call) => !asking.has(call.id)).map((call) => call.id))
 }
 

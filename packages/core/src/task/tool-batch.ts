@@ -26,6 +26,11 @@ export interface ToolBatch {
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
   decided?: ReadonlyMap<string, ToolOutcome>
   /**
+   * What a call gets, by call id, when the batch stops before its tool is called, instead of the
+   * interrupt's or the failure's "before it ran": a call a dead process left may have run there.
+   */
+  notRun?: ReadonlyMap<string, ToolOutcome>
+  /**
    * Whether a call that returned is suspended instead (a sub-agent it ran waits for approval):
    * it gets no result now, and runs again when the task continues.
    */
@@ -78,6 +83,8 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const slots = calls.map(() => new Slot())
   const started = calls.map(() => false)
   const gate = new Gate(rt.settings.toolConcurrency)
+  // A call stopped with its `notRun` outcome (an `error`) was interrupted all the same.
+  let stoppedNotRun = false
   const onAbort = () => {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
@@ -91,10 +98,13 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
         continue
       }
       const stage = slot.finished ? 'finished' : slot.running ? 'running' : 'pending'
+      const notRun = stage === 'pending' ? batch.notRun?.get(calls[i]!.id) : undefined
+      if (notRun && !failure && !slot.settled) stoppedNotRun = true
       slot.settle(
-        failure
-          ? hostFailureOutcome(stage, failure.message)
-          : abortedOutcome(started[i]!, stage === 'finished'),
+        notRun ??
+          (failure
+            ? hostFailureOutcome(stage, failure.message)
+            : abortedOutcome(started[i]!, stage === 'finished')),
       )
     }
     gate.wake()
@@ -115,6 +125,7 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     const result = await emitResults(batch, slots, started)
     await starting
     if (startFailure) throw startFailure.error
+    if (stoppedNotRun) result.interrupted = true
     return result
   } catch (error) {
     // Persisting failed: start nothing more (the task's abort stops what runs).

@@ -325,6 +325,8 @@ export interface CallsOptions {
   notCarriedOn?: string
   /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
   resumed?: ReadonlySet<string>
+  /** What a call gets when the batch stops before its tool is called (see `ToolBatch.notRun`). */
+  notRun?: ReadonlyMap<string, ToolOutcome>
   /** Calls waiting for approval, which do not run (see `ToolBatch.held`). */
   held?: ReadonlySet<string>
   /** Calls whose `tool_call` is already out (see `ToolBatch.announced`). */
@@ -358,6 +360,7 @@ export async function runCalls(
     responseId,
     signal,
     ...(options.decided ? { decided: options.decided } : {}),
+    ...(options.notRun ? { notRun: options.notRun } : {}),
     ...(options.announced ? { announced: options.announced } : {}),
     ...(options.held ? { held: options.held } : {}),
     suspended: (toolCallId) => subAgents.paused.has(toolCallId),
