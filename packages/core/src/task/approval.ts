@@ -8,6 +8,7 @@ import type {
 import { approvalResponseId } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
+import { thrownText } from '../thrown-text.js'
 import { neverAsks } from '../tools/define-tool.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
 import type { TaskRuntime } from './runtime.js'
@@ -24,6 +25,27 @@ export interface ApprovalDecision {
    * `toolCallId`, as the calls of two sub-agents whose models number their calls alike can.
    */
   sessionId?: string | undefined
+}
+
+/**
+ * Copies the decisions `continue` was given, as they are now: the task checks them once it holds
+ * the session's writer, and a host may reuse its list (and decision objects) by then. A list or a
+ * decision that cannot be read (a getter that throws) becomes one `UnreadableDecision`, which
+ * `checkDecisions` refuses as any decision of the wrong shape: through the run, not at the call.
+ */
+export function takeDecisions(approvals: readonly unknown[]): unknown[] {
+  try {
+    return approvals.map((decision: unknown) =>
+      decision !== null && typeof decision === 'object' ? { ...decision } : decision,
+    )
+  } catch (error) {
+    return [new UnreadableDecision(error)]
+  }
+}
+
+/** What `takeDecisions` keeps of decisions it could not read: why. */
+class UnreadableDecision {
+  constructor(readonly cause: unknown) {}
 }
 
 /** The reason recorded for calls a new user message leaves undecided. */
@@ -241,6 +263,11 @@ export function checkDecisions(
       requested.add(approvalKey(record.sessionId, record.toolCallId))
   const decisions = new Map<string, ApprovalDecision>()
   for (const approval of approvals) {
+    if (approval instanceof UnreadableDecision) {
+      throw new AgentError('invalid_options', `a decision could not be read: ${thrownText(approval.cause)}`, {
+        cause: approval.cause,
+      })
+    }
     const id = approval?.toolCallId
     if (typeof id !== 'string' || typeof approval.approved !== 'boolean') {
       throw new AgentError('invalid_options', 'each approval needs a toolCallId and approved: true or false')
