@@ -1048,3 +1048,45 @@ describe('a rerun call the user interrupts before its tool is called again', () 
     expectValidHistory(await agent.history())
   })
 })
+
+describe('a rerun call whose tools setTools swaps while its needsApproval check runs', () => {
+  const harness = useHarness()
+
+  test('runs with the tool that was asked, never with one no one was asked about', async () => {
+    const h = harness()
+    await deadSession(h, DEAD.slice(0, 2))
+    const ran: string[] = []
+    let agent: ReturnType<typeof h.createAgent> | undefined
+    const guarded = defineTool({
+      name: 'charge',
+      description: 'Charges a card, once the user approved',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      needsApproval: true,
+      execute: () => {
+        ran.push('guarded')
+        return 'charged by the guarded tool'
+      },
+    })
+    const checked = defineTool({
+      name: 'charge',
+      description: 'Charges a card',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      needsApproval: async () => {
+        agent?.setTools([guarded, readFile])
+        return false
+      },
+      execute: () => {
+        ran.push('checked')
+        return 'charged'
+      },
+    })
+    h.server.enqueue(textReply('r1', 'Paid.'))
+    agent = h.createAgent({ sessionId: 'dead', tools: [checked, readFile] })
+    const { outcome } = await collect(agent.continue())
+    expect(ran).toEqual(['checked'])
+    expect(outcome.reason).toBe('completed')
+    expectValidHistory(await agent.history())
+  })
+})

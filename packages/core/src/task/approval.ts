@@ -11,6 +11,7 @@ import type { PendingApproval } from '../outcome.js'
 import { thrownText } from '../thrown-text.js'
 import { neverAsks } from '../tools/define-tool.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { ToolSet } from '../tools/tool-set.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
@@ -52,16 +53,18 @@ class UnreadableDecision {
 export const SUPERSEDED_REASON = 'the user sent a new message instead'
 
 /**
- * Splits a response's calls into those that run now and those that wait for approval. Only a call
- * that could run asks: an unknown tool or invalid arguments are answered as errors at once.
+ * Splits a response's calls into those that run now and those that wait for approval, asking the
+ * `tools` the calls then run with (see `ToolBatch.tools`). Only a call that could run asks: an
+ * unknown tool or invalid arguments are answered as errors at once.
  */
 export async function callsNeedingApproval(
   rt: TaskRuntime,
   calls: readonly ToolCallPart[],
+  tools: ToolSet,
 ): Promise<Set<string>> {
   const waiting = new Set<string>()
   for (const call of calls) {
-    const tool = rt.tools.byName.get(call.name)
+    const tool = tools.byName.get(call.name)
     if (!tool || call.incomplete || tool.needsApproval === neverAsks) continue
     const parsed = tool.parseArguments(call.argumentsJson)
     if (!parsed.ok) continue

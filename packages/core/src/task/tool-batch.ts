@@ -19,6 +19,11 @@ import type { TaskRuntime } from './runtime.js'
 export interface ToolBatch {
   rt: TaskRuntime
   calls: readonly ToolCallPart[]
+  /**
+   * The tools the calls run with: those the response was offered, which its approvals were asked
+   * of. Default: the task's tools as the batch starts.
+   */
+  tools?: ToolSet
   responseId: string | undefined
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
@@ -143,7 +148,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   const stopped = () => signal.aborted || gate.halted
   // The tools the response was answered with: `setTools` while the batch runs applies from the next
   // model call on, not to the calls of this response that have not started yet.
-  const tools = rt.tools
+  const tools = batch.tools ?? rt.tools
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!
