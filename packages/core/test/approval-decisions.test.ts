@@ -475,6 +475,58 @@ describe('a needsApproval function that answers neither true nor false', () => {
   )
 })
 
+describe('a decision that cannot be read', () => {
+  const harness = useHarness('memory')
+
+  test.each([
+    [
+      'a getter that throws',
+      () => [
+        {
+          get toolCallId(): string {
+            throw new Error('revoked')
+          },
+          approved: true,
+        },
+      ],
+    ],
+    [
+      'a list whose items cannot be read',
+      () =>
+        new Proxy([{ toolCallId: 'c1', approved: true }], {
+          get: (target, key, receiver) => {
+            if (key === '0') throw new Error('revoked')
+            return Reflect.get(target, key, receiver)
+          },
+        }),
+    ],
+  ])(
+    '(%s) rejects done with invalid_options, as a decision of the wrong shape does; nothing runs',
+    async (_, approvals) => {
+      const h = harness()
+      h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a.txt' })] }))
+      const { tool, written } = writeTool()
+      const agent = h.createAgent({ tools: [tool] })
+      expect((await agent.run('Write a').done).reason).toBe('awaiting_approval')
+      const before = await agent.history()
+      // Not thrown by `continue` itself: a host that handles `done` handles this too.
+      const run = agent.continue({ approvals: approvals() as ApprovalDecision[] })
+      const error = await run.done.catch((e: unknown) => e)
+      expect(AgentError.is(error) && error.code).toBe('invalid_options')
+      expect((error as Error).message).toBe('a decision could not be read: revoked')
+      expect(((error as Error).cause as Error).message).toBe('revoked')
+      expect(written).toEqual([])
+      expect(await agent.history()).toEqual(before)
+      // The call still waits, and a readable decision runs it.
+      h.server.enqueue(textReply('r2', 'Done.'))
+      expect((await agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }] }).done).reason).toBe(
+        'completed',
+      )
+      expect(written).toEqual(['a.txt'])
+    },
+  )
+})
+
 describe('a continue interrupted before its calls start', () => {
   const harness = useHarness('file')
 

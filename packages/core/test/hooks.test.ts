@@ -618,3 +618,57 @@ test('a call interrupted while afterToolCall runs says its tool finished, so the
     'The user interrupted the task after this tool call finished; its result was not kept.',
   )
 })
+
+test('beforeModelCall returning new message objects changes each request, messages sent before included', async () => {
+  const h = harness()
+  h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'lookup', {})] }))
+  h.server.enqueue(textReply('r2', 'Done.'))
+  const lookup = defineTool({
+    name: 'lookup',
+    description: 'Looks up the key',
+    parameters: Type.Object({}),
+    execute: () => 'key sk-live-42',
+  })
+  // What to hide grows as the session goes: the second request hides what the first did not.
+  const secrets = ['hunter2']
+  const redact = (text: string) => secrets.reduce((out, secret) => out.replaceAll(secret, '***'), text)
+  const agent = h.createAgent({
+    tools: [lookup],
+    hooks: {
+      beforeModelCall: (request) => {
+        const redacted = {
+          ...request,
+          messages: request.messages.map((message) => {
+            if (message.role === 'tool') return { ...message, outputText: redact(message.outputText) }
+            if (message.role !== 'user') return message
+            const parts = message.parts.map((part) =>
+              part.type === 'text' ? { ...part, text: redact(part.text) } : part,
+            )
+            return { ...message, parts }
+          }),
+        }
+        secrets.push('sk-live-42')
+        return redacted
+      },
+    },
+  })
+  expect((await agent.run('My password is hunter2, my key sk-live-42').done).reason).toBe('completed')
+  const sent = h.server.requests.map((request) => (request.body as { messages: unknown[] }).messages)
+  expect(sent).toEqual([
+    [{ role: 'user', content: 'My password is ***, my key sk-live-42' }],
+    [
+      { role: 'user', content: 'My password is ***, my key ***' },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'c1', type: 'function', function: { name: 'lookup', arguments: '{}' } }],
+      },
+      { role: 'tool', tool_call_id: 'c1', content: 'key ***' },
+    ],
+  ])
+  expect(summarizeHistory(await agent.history()).slice(0, 3)).toEqual([
+    'user: My password is hunter2, my key sk-live-42',
+    'assistant tool_use: call c1 lookup {}',
+    'tool c1 success: key sk-live-42',
+  ])
+})

@@ -4,7 +4,7 @@ import { replaySession, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
-import { collect, type Harness, useHarness } from './helpers/harness.js'
+import { collect, delay, type Harness, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { withAppends } from './helpers/recording-store.js'
 import { replayedPart, replayOf, replayThenLive } from './helpers/replayed.js'
@@ -928,5 +928,165 @@ describe('a dead call whose id an earlier, approved call had', () => {
     const history = await agent.history()
     expectValidHistory(history)
     expect(summarizeHistory(history)[6]).toBe(`tool call_charge_0 error: ${STOPPED}`)
+  })
+})
+
+describe('a rerun call the user interrupts before its tool is called again', () => {
+  const harness = useHarness()
+
+  /** DEAD's c1 alone: the dead process may have charged. */
+  const DEAD_C1: HistoryEvent[] = [
+    DEAD[0]!,
+    {
+      role: 'assistant',
+      id: 'a1',
+      createdAt: 2,
+      parts: [{ type: 'tool_call', id: 'c1', name: 'charge', argumentsJson: '{"cents":500}' }],
+      stopReason: 'tool_use',
+      responseId: 'r0',
+    },
+  ]
+
+  /** A rerun `charge` whose `needsApproval` is `check`, counting its runs. */
+  function checkedCharge(check: (signal: AbortSignal) => boolean | Promise<boolean>) {
+    let runs = 0
+    const tool = defineTool({
+      name: 'charge',
+      description: 'Charges a card',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      needsApproval: (_args, ctx) => check(ctx.signal),
+      execute: () => {
+        runs++
+        return 'charged'
+      },
+    })
+    return { tool, runs: () => runs }
+  }
+
+  test('while its needsApproval check ignores its signal: the task ends at once, and the call keeps "may or may not have run"', async () => {
+    const h = harness()
+    await deadSession(h, DEAD_C1)
+    const controller = new AbortController()
+    const { tool, runs } = checkedCharge(() => {
+      controller.abort()
+      return new Promise<boolean>(() => {})
+    })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [tool] })
+    const ended = collect(agent.continue({ signal: controller.signal }))
+    expect(await Promise.race([ended, delay(2000).then(() => 'hung')])).not.toBe('hung')
+    const { events, outcome } = await ended
+    expectOrdered(replayThenLive(DEAD_C1, 'dead', events))
+    expect(outcome.reason).toBe('aborted')
+    // Read as "interrupted before it ran", the model would charge again under a new call id.
+    // As for a dead call whose tool says 'error': the interrupt stopped nothing that ran.
+    expect(summarize(events)).toEqual([
+      'task_start',
+      `tool_result c1 error (last): ${STOPPED}`,
+      'turn_end',
+      'interrupt',
+      'task_metadata turns=0 subAgents=0',
+      'task_finish aborted: ',
+    ])
+    expect(runs()).toBe(0)
+    const history = await agent.history()
+    expectValidHistory(history)
+    expect(summarizeHistory(history).slice(2)).toEqual([
+      `tool c1 error: ${STOPPED}`,
+      'interrupt',
+      'task_metadata turns=0 subAgents=0',
+    ])
+  })
+
+  test('while beforeToolCall runs for it: the call keeps "may or may not have run"', async () => {
+    const h = harness()
+    await deadSession(h, DEAD_C1)
+    const controller = new AbortController()
+    const { tool, runs } = checkedCharge(() => false)
+    const agent = h.createAgent({
+      sessionId: 'dead',
+      tools: [tool],
+      hooks: {
+        beforeToolCall: () => {
+          controller.abort()
+          return new Promise<undefined>(() => {})
+        },
+      },
+    })
+    const { events, outcome } = await collect(agent.continue({ signal: controller.signal }))
+    expectOrdered(replayThenLive(DEAD_C1, 'dead', events))
+    expect(outcome.reason).toBe('aborted')
+    expect(summarize(events).slice(0, 3)).toEqual([
+      'task_start',
+      `tool_result c1 error (last): ${STOPPED}`,
+      'interrupt',
+    ])
+    expect(runs()).toBe(0)
+    expectValidHistory(await agent.history())
+  })
+
+  test('once its tool was called again, it reads as interrupted while it ran', async () => {
+    const h = harness()
+    await deadSession(h, DEAD_C1)
+    const controller = new AbortController()
+    const charge = defineTool({
+      name: 'charge',
+      description: 'Charges a card',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      execute: () => {
+        controller.abort()
+        return new Promise<string>(() => {})
+      },
+    })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [charge] })
+    const { events, outcome } = await collect(agent.continue({ signal: controller.signal }))
+    expect(outcome.reason).toBe('aborted')
+    expect(summarize(events)[1]).toBe(
+      'tool_result c1 error (last): The user interrupted this tool call before it finished.',
+    )
+    expectValidHistory(await agent.history())
+  })
+})
+
+describe('a rerun call whose tools setTools swaps while its needsApproval check runs', () => {
+  const harness = useHarness()
+
+  test('runs with the tool that was asked, never with one no one was asked about', async () => {
+    const h = harness()
+    await deadSession(h, DEAD.slice(0, 2))
+    const ran: string[] = []
+    let agent: ReturnType<typeof h.createAgent> | undefined
+    const guarded = defineTool({
+      name: 'charge',
+      description: 'Charges a card, once the user approved',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      needsApproval: true,
+      execute: () => {
+        ran.push('guarded')
+        return 'charged by the guarded tool'
+      },
+    })
+    const checked = defineTool({
+      name: 'charge',
+      description: 'Charges a card',
+      parameters: Type.Object({ cents: Type.Integer() }),
+      onResume: 'rerun',
+      needsApproval: async () => {
+        agent?.setTools([guarded, readFile])
+        return false
+      },
+      execute: () => {
+        ran.push('checked')
+        return 'charged'
+      },
+    })
+    h.server.enqueue(textReply('r1', 'Paid.'))
+    agent = h.createAgent({ sessionId: 'dead', tools: [checked, readFile] })
+    const { outcome } = await collect(agent.continue())
+    expect(ran).toEqual(['checked'])
+    expect(outcome.reason).toBe('completed')
+    expectValidHistory(await agent.history())
   })
 })

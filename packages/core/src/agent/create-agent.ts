@@ -19,7 +19,7 @@ import {
 } from '../settings/model-settings.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { AbortListeners } from '../task/abort-listeners.js'
-import type { ApprovalDecision } from '../task/approval.js'
+import { type ApprovalDecision, takeDecisions } from '../task/approval.js'
 import { Journal } from '../task/journal.js'
 import { hookedRequest } from '../task/model-hook.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
@@ -294,14 +294,9 @@ export function createAgent(options: AgentOptions): Agent {
     checkModelSettings(merged.modelSettings)
     checkToolChoice(mergeModelSettings(agentSettings, merged.modelSettings), offered())
     if (merged.output !== undefined) outputSpec(merged.output)
-    // Taken as they are now: the task checks them once it holds the session's writer, and a host
-    // may reuse its list (and decision objects) by then. The shape is checked there.
+    // Taken as they are now; the task checks them (see `takeDecisions`).
     const { approvals } = options
-    const taken = Array.isArray(approvals)
-      ? approvals.map((decision: unknown) =>
-          decision !== null && typeof decision === 'object' ? { ...decision } : decision,
-        )
-      : approvals
+    const taken = Array.isArray(approvals) ? takeDecisions(approvals) : approvals
     return start(
       { kind: 'continue', approvals: taken as ApprovalDecision[] | undefined, inputId },
       merged,

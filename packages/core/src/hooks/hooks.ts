@@ -28,7 +28,9 @@ export interface AgentHooks {
   /**
    * Sees (and may replace) each request before it is sent, a compaction's summary request included
    * (its `system` is `COMPACTION_PROMPT`): return a request, or nothing to keep it. A request
-   * whose settings `modelSettings` would refuse fails like a throw, before anything is sent.
+   * whose settings `modelSettings` would refuse fails like a throw, before anything is sent. Its
+   * messages are the session's own objects: change one by returning a new object in its place (a
+   * message changed in place is not converted again once a request has carried it).
    */
   beforeModelCall?(
     request: LLMRequest,

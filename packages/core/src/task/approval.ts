@@ -8,8 +8,10 @@ import type {
 import { approvalResponseId, sessionCallKey } from '@kode/protocol/helpers'
 import { AgentError } from '../errors.js'
 import type { PendingApproval } from '../outcome.js'
+import { thrownText } from '../thrown-text.js'
 import { neverAsks } from '../tools/define-tool.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { ToolSet } from '../tools/tool-set.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** The user's decision on one pending call, as `agent.continue` takes it. */
@@ -26,20 +28,43 @@ export interface ApprovalDecision {
   sessionId?: string | undefined
 }
 
+/**
+ * Copies the decisions `continue` was given, as they are now: the task checks them once it holds
+ * the session's writer, and a host may reuse its list (and decision objects) by then. A list or a
+ * decision that cannot be read (a getter that throws) becomes one `UnreadableDecision`, which
+ * `checkDecisions` refuses as any decision of the wrong shape: through the run, not at the call.
+ */
+export function takeDecisions(approvals: readonly unknown[]): unknown[] {
+  try {
+    return approvals.map((decision: unknown) =>
+      decision !== null && typeof decision === 'object' ? { ...decision } : decision,
+    )
+  } catch (error) {
+    return [new UnreadableDecision(error)]
+  }
+}
+
+/** What `takeDecisions` keeps of decisions it could not read: why. */
+class UnreadableDecision {
+  constructor(readonly cause: unknown) {}
+}
+
 /** The reason recorded for calls a new user message leaves undecided. */
 export const SUPERSEDED_REASON = 'the user sent a new message instead'
 
 /**
- * Splits a response's calls into those that run now and those that wait for approval. Only a call
- * that could run asks: an unknown tool or invalid arguments are answered as errors at once.
+ * Splits a response's calls into those that run now and those that wait for approval, asking the
+ * `tools` the calls then run with (see `ToolBatch.tools`). Only a call that could run asks: an
+ * unknown tool or invalid arguments are answered as errors at once.
  */
 export async function callsNeedingApproval(
   rt: TaskRuntime,
   calls: readonly ToolCallPart[],
+  tools: ToolSet,
 ): Promise<Set<string>> {
   const waiting = new Set<string>()
   for (const call of calls) {
-    const tool = rt.tools.byName.get(call.name)
+    const tool = tools.byName.get(call.name)
     if (!tool || call.incomplete || tool.needsApproval === neverAsks) continue
     const parsed = tool.parseArguments(call.argumentsJson)
     if (!parsed.ok) continue
@@ -236,6 +261,11 @@ export function checkDecisions(
       requested.add(sessionCallKey(record.sessionId, record.toolCallId))
   const decisions = new Map<string, ApprovalDecision>()
   for (const approval of approvals) {
+    if (approval instanceof UnreadableDecision) {
+      throw new AgentError('invalid_options', `a decision could not be read: ${thrownText(approval.cause)}`, {
+        cause: approval.cause,
+      })
+    }
     const id = approval?.toolCallId
     if (typeof id !== 'string' || typeof approval.approved !== 'boolean') {
       throw new AgentError('invalid_options', 'each approval needs a toolCallId and approved: true or false')

@@ -4,6 +4,7 @@ import { SessionError, type SessionLease, type SessionStore } from '@kode/sessio
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
+import type { ToolSet } from '../tools/tool-set.js'
 import {
   type ApprovalDecision,
   callsNeedingApproval,
@@ -147,6 +148,9 @@ export async function carryOn(
   rerunAllowed = true,
 ): Promise<CallsEnd> {
   const { events } = rt
+  // The calls are checked (`needsApproval` of a rerun) and run with one set of tools, whatever
+  // `setTools` does meanwhile.
+  const tools = rt.tools
   let calls: ToolCallPart[]
   let responseId: string | undefined
   const decided = new Map<string, ToolOutcome>()
@@ -160,7 +164,7 @@ export async function carryOn(
     announced = runningCalls(plan.pending)
     if (plan.stopped.length > 0) {
       // The dead process announced them; they run again or are answered as in the branch below.
-      const rerun = await callsToRerun(rt, plan.stopped)
+      const rerun = await callsToRerun(rt, plan.stopped, tools)
       for (const call of plan.stopped) {
         announced.add(call.id)
         if (rerun.has(call.id)) resumed.add(call.id)
@@ -189,7 +193,7 @@ export async function carryOn(
     calls = plan.dangling
     responseId = plan.responseId
     events.resumeTurn(calls.map((call) => callFields(call, responseId)))
-    const rerun = rerunAllowed ? await callsToRerun(rt, calls) : new Set<string>()
+    const rerun = rerunAllowed ? await callsToRerun(rt, calls, tools) : new Set<string>()
     for (const call of calls) {
       if (rerun.has(call.id)) resumed.add(call.id)
       else decided.set(call.id, errorOutcome(STOPPED_CALL_TEXT))
@@ -201,10 +205,15 @@ export async function carryOn(
   linkUnseen(decided, unseen)
   // When nothing runs (every call has its outcome), no signal of the task's can cut the results.
   const signal = rerunAllowed ? rt.signal : new AbortController().signal
+  // A call that runs again and is stopped before its tool is called again still may or may not
+  // have run in the dead process: read as "interrupted before it ran", the model would redo it.
+  const notRun = new Map([...resumed].map((id) => [id, errorOutcome(STOPPED_CALL_TEXT)]))
   const end = await runCalls(rt, state, calls, responseId, signal, {
     decided,
     resume,
     resumed,
+    notRun,
+    tools,
     ...(announced ? { announced } : {}),
   })
   if (end === 'interrupted') events.emit('interrupt', {})
@@ -260,8 +269,12 @@ function runningCalls(pending: readonly PendingCall[]): Set<string> {
  * approval the history does not hold never ran, and is answered like any other (`error`) rather
  * than run unasked.
  */
-async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Promise<Set<string>> {
-  const candidates = calls.filter((call) => rt.tools.byName.get(call.name)?.onResume === 'rerun')
+async function callsToRerun(
+  rt: TaskRuntime,
+  calls: readonly ToolCallPart[],
+  tools: ToolSet,
+): Promise<Set<string>> {
+  const candidates = calls.filter((call) => tools.byName.get(call.name)?.onResume === 'rerun')
   if (candidates.length === 0) return new Set()
   // Only decisions after the last response approve its calls: an earlier call may have had the
   // same id (some providers' ids repeat from response to response).
@@ -277,7 +290,10 @@ async function callsToRerun(rt: TaskRuntime, calls: readonly ToolCallPart[]): Pr
   const asking = await callsNeedingApproval(
     rt,
     candidates.filter((call) => !approved.has(call.id)),
+    tools,
   )
+  // Interrupted while a check ran: the calls not checked yet were not let through.
+  if (rt.signal.aborted) return new Set()
   return new Set(candidates.filter((call) => !asking.has(call.id)).map((call) => call.id))
 }
 

@@ -19,12 +19,22 @@ import type { TaskRuntime } from './runtime.js'
 export interface ToolBatch {
   rt: TaskRuntime
   calls: readonly ToolCallPart[]
+  /**
+   * The tools the calls run with: those the response was offered, which its approvals were asked
+   * of. Default: the task's tools as the batch starts.
+   */
+  tools?: ToolSet
   responseId: string | undefined
   /** Aborting it settles every call without a result as `aborted`. Usually the task's signal. */
   signal: AbortSignal
   context(call: ToolCallPart, signal: CallSignal, progress: (message: string) => void): ToolContext
   /** Outcomes decided before the batch (denied approvals), by call id: these calls do not run. */
   decided?: ReadonlyMap<string, ToolOutcome>
+  /**
+   * What a call gets, by call id, when the batch stops before its tool is called, instead of the
+   * interrupt's or the failure's "before it ran": a call a dead process left may have run there.
+   */
+  notRun?: ReadonlyMap<string, ToolOutcome>
   /**
    * Whether a call that returned is suspended instead (a sub-agent it ran waits for approval):
    * it gets no result now, and runs again when the task continues.
@@ -78,6 +88,8 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const slots = calls.map(() => new Slot())
   const started = calls.map(() => false)
   const gate = new Gate(rt.settings.toolConcurrency)
+  // A call stopped with its `notRun` outcome (an `error`) was interrupted all the same.
+  let stoppedNotRun = false
   const onAbort = () => {
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
@@ -91,10 +103,13 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
         continue
       }
       const stage = slot.finished ? 'finished' : slot.running ? 'running' : 'pending'
+      const notRun = stage === 'pending' ? batch.notRun?.get(calls[i]!.id) : undefined
+      if (notRun && !failure && !slot.settled) stoppedNotRun = true
       slot.settle(
-        failure
-          ? hostFailureOutcome(stage, failure.message)
-          : abortedOutcome(started[i]!, stage === 'finished'),
+        notRun ??
+          (failure
+            ? hostFailureOutcome(stage, failure.message)
+            : abortedOutcome(started[i]!, stage === 'finished')),
       )
     }
     gate.wake()
@@ -115,6 +130,7 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     const result = await emitResults(batch, slots, started)
     await starting
     if (startFailure) throw startFailure.error
+    if (stoppedNotRun) result.interrupted = true
     return result
   } catch (error) {
     // Persisting failed: start nothing more (the task's abort stops what runs).
@@ -132,7 +148,7 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   const stopped = () => signal.aborted || gate.halted
   // The tools the response was answered with: `setTools` while the batch runs applies from the next
   // model call on, not to the calls of this response that have not started yet.
-  const tools = rt.tools
+  const tools = batch.tools ?? rt.tools
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
     const slot = slots[i]!

@@ -13,6 +13,7 @@ import { statusAndCode } from '../error-fields.js'
 import { outputInstructions } from '../output/output-spec.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
+import type { ToolSet } from '../tools/tool-set.js'
 import type { TaskAccounting } from './accounting.js'
 import { withActions } from './actions.js'
 import {
@@ -83,11 +84,18 @@ export async function runTurn(rt: TaskRuntime, state: TaskState, resumed = false
       ? { kind: 'aborted', partial: undefined }
       : callModel(rt, client, hooked, state.accounting)
   }
-  const result = await callModelWithinBudget(rt, client, () => nextRequest(rt), state.accounting, send)
+  // The tools of the request the response answers: its calls are checked for approval and run with
+  // these, whatever `setTools` does meanwhile (it applies from the next model call on).
+  let offered = rt.tools
+  const request = () => {
+    offered = rt.tools
+    return nextRequest(rt)
+  }
+  const result = await callModelWithinBudget(rt, client, request, state.accounting, send)
   let end: TurnEnd
   switch (result.kind) {
     case 'complete':
-      end = await completed(rt, state, client, result.message)
+      end = await completed(rt, state, client, result.message, offered)
       break
     case 'aborted': {
       const failure = rt.hostFailure()
@@ -136,6 +144,7 @@ async function completed(
   state: TaskState,
   client: LLMClient,
   response: AssistantMessage,
+  tools: ToolSet,
 ): Promise<TurnEnd> {
   const { events } = rt
   const message = withUniqueCallIds(withActions(rt.formatter, response), rt.journal.callIds)
@@ -143,7 +152,7 @@ async function completed(
   // Asked before the response is written, so that it and the approval requests of its calls are
   // one append: a reader of the session never sees calls that wait without what holds them (its
   // replay would show them as calls that run, then take that back).
-  const waiting = calls.length === 0 ? new Set<string>() : await callsNeedingApproval(rt, calls)
+  const waiting = calls.length === 0 ? new Set<string>() : await callsNeedingApproval(rt, calls, tools)
   const held = calls.filter((call) => waiting.has(call.id))
   await rt.journal.persistAll([message, ...approvalRequests(rt, held, message.responseId)])
   state.accounting.addResponse(message)
@@ -171,7 +180,7 @@ async function completed(
   announceApprovals(rt, held, responseId)
   // The waiting calls are held in the batch: interrupted (or failed) before the user could decide,
   // they are answered in call order like any call that did not run, so nothing stays pending.
-  const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting })
+  const ran = await runCalls(rt, state, calls, responseId, rt.signal, { held: waiting, tools })
   const failure = rt.hostFailure()
   if (failure) return failed(rt, state, hostTurnFailure(failure, undefined), true)
   if (ran === 'interrupted') {
@@ -333,10 +342,14 @@ export interface CallsOptions {
   notCarriedOn?: string
   /** Calls that run again after their process died (`ctx.resumed`): their tool says `onResume: 'rerun'`. */
   resumed?: ReadonlySet<string>
+  /** What a call gets when the batch stops before its tool is called (see `ToolBatch.notRun`). */
+  notRun?: ReadonlyMap<string, ToolOutcome>
   /** Calls waiting for approval, which do not run (see `ToolBatch.held`). */
   held?: ReadonlySet<string>
   /** Calls whose `tool_call` is already out (see `ToolBatch.announced`). */
   announced?: ReadonlySet<string>
+  /** The tools the calls run with (see `ToolBatch.tools`). */
+  tools?: ToolSet
 }
 
 /**
@@ -366,6 +379,8 @@ export async function runCalls(
     responseId,
     signal,
     ...(options.decided ? { decided: options.decided } : {}),
+    ...(options.notRun ? { notRun: options.notRun } : {}),
+    ...(options.tools ? { tools: options.tools } : {}),
     ...(options.announced ? { announced: options.announced } : {}),
     ...(options.held ? { held: options.held } : {}),
     suspended: (toolCallId) => subAgents.paused.has(toolCallId),
