@@ -232,6 +232,28 @@ describe('hooks', () => {
   )
 })
 
+describe('a refusal without a reason', () => {
+  test.each([
+    ['undefined', undefined],
+    ['null', null],
+    ['an empty string', ''],
+    ['blank text', '  '],
+  ])('{ deny: %s } refuses the call, and the model reads that it was refused', async (_, reason) => {
+    const h = harness()
+    h.server.enqueue(chatStream({ id: 'r1', steps: [call('c1', 'write_file', { path: 'a' })] }))
+    h.server.enqueue(textReply('r2', 'Done.'))
+    const { tool, written } = writeTool()
+    const agent = h.createAgent({
+      tools: [tool],
+      hooks: { beforeToolCall: () => ({ deny: reason as never }) },
+    })
+    const { outcome } = await collect(agent.run('Write'))
+    expect(outcome.reason).toBe('completed')
+    expect(written).toEqual([])
+    expect(summarizeHistory(await agent.history())[2]).toBe('tool c1 error: The call was refused.')
+  })
+})
+
 describe('hooks that return odd values', () => {
   const cyclic: Record<string, unknown> = {}
   cyclic.self = cyclic

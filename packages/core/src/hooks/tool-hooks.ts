@@ -49,7 +49,8 @@ export async function runHookedCall(
     } catch (error) {
       return hookFailed(rt, 'beforeToolCall', error, 'pending')
     }
-    if ('deny' in decision) return errorOutcome(`The call was refused: ${decision.deny}`)
+    if ('deny' in decision)
+      return errorOutcome(decision.deny ? `The call was refused: ${decision.deny}` : 'The call was refused.')
     if ('argumentsJson' in decision) {
       const parsed = tool.parseArguments(decision.argumentsJson)
       if (!parsed.ok) {
@@ -73,7 +74,8 @@ export async function runHookedCall(
   }
 }
 
-type Decision = { allow: true } | { deny: string } | { argumentsJson: string }
+/** A refusal's `deny` is its reason as text, `undefined` when it gave none. */
+type Decision = { allow: true } | { deny: string | undefined } | { argumentsJson: string }
 
 function readDecision(decision: unknown): Decision {
   if (decision === undefined || decision === null) return { allow: true }
@@ -82,7 +84,12 @@ function readDecision(decision: unknown): Decision {
       `it returned a ${typeof decision} instead of { allow: true }, { deny } or { arguments }`,
     )
   }
-  if ('deny' in decision) return { deny: String((decision as { deny: unknown }).deny) }
+  if ('deny' in decision) {
+    // A refusal all the same: one without a reason (`undefined`, blank) must not read `: undefined`.
+    const reason = (decision as { deny: unknown }).deny
+    const text = reason === undefined || reason === null ? '' : String(reason).trim()
+    return { deny: text === '' ? undefined : text }
+  }
   if ('allow' in decision && (decision as { allow: unknown }).allow !== true) {
     // `{ allow: false }` reads as a refusal: it must never let the call run.
     throw new TypeError('it returned allow other than true; refuse a call with { deny: reason }')
