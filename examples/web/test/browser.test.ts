@@ -9,7 +9,7 @@ import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode
 import { createMemorySessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { launchChromium } from '../../../test/runtimes/chromium.js'
 import { saveNoteTool } from '../src/note-tool.js'
 import {
@@ -21,6 +21,7 @@ import {
   writeSharedIdSession,
 } from './fixture-session.js'
 import { useApps } from './helpers.js'
+import { startWriterModel, type WriterModel } from './writer-model.js'
 
 // The page in a real browser (Debian's Chromium through playwright-core), one browser for the
 // whole file. Each test gets its own server and a fresh browser context.
@@ -380,6 +381,98 @@ describe('the page', () => {
         throw new Error(`no baseline: wrote ${baseline}; look at it and commit it`)
     }
     expect(await differingPixels(readFileSync(baseline), shot)).toBeLessThan(50)
+  })
+})
+
+describe("a sub-agent's call waiting for approval", () => {
+  const models: WriterModel[] = []
+  afterEach(async () => {
+    await Promise.all(models.splice(0).map((model) => model.server.close()))
+  })
+  async function writerModel(options: { clash?: boolean } = {}) {
+    const notes = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const model = await startWriterModel(notes, options)
+    models.push(model)
+    return { ...model, notes }
+  }
+  const subAgentApproval = '#transcript .subagent .approval'
+  /** Waits for the main agent's answer and the page to be idle. */
+  async function finished(page: Page): Promise<string> {
+    await page.waitForSelector('#transcript > .text')
+    await idle(page)
+    return page.locator('#transcript > .text').innerText()
+  }
+
+  test("Approve on it runs the sub-agent's tool, and the task finishes", async () => {
+    const { client, tools, notes } = await writerModel()
+    const { url } = await serve({ client, tools })
+    const page = await openPage(url)
+    await send(page, 'save a note through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    expect(await page.locator(subAgentApproval).textContent()).toBe(
+      '⚠ save_note waits for approval: {"text":"from the writer"}ApproveDeny',
+    )
+    await page.click(`${subAgentApproval} button.approve`)
+    expect(await finished(page)).toBe(`done: done: saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n')
+    const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    expect(await page.locator(`${writerCall} > .result`).textContent()).toBe(
+      `done: saved the note to ${notes}`,
+    )
+    expect(
+      await page.locator(`${writerCall} .subagent .tool[data-status="success"] .result`).textContent(),
+    ).toBe(`saved the note to ${notes}`)
+    expect(await page.locator(`${writerCall} .subagent .notice`).innerText()).toBe('✓ approved: save_note')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+
+  test('it is still pending and decidable after the server restarts and the page reloads', async () => {
+    const { client, tools, notes } = await writerModel()
+    const store = createMemorySessionStore()
+    const first = await serve({ client, tools, store })
+    const page = await openPage(first.url)
+    await send(page, 'save a note through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    await first.close()
+    await serve({ client, tools, store, port: Number(new URL(first.url).port) })
+    await page.reload()
+    await page.waitForSelector(`${subAgentApproval} button.deny:not([disabled])`)
+    // Replayed, the paused sub-agent is not linked to its call yet, but is named.
+    expect(await page.locator('#transcript .subagent > summary').innerText()).toBe('⇢ writer')
+    await page.click(`${subAgentApproval} button.deny`)
+    expect(await finished(page)).toBe('done: done: denied by the user')
+    expect(existsSync(notes)).toBe(false)
+    expect(await page.locator('#transcript .subagent .notice').innerText()).toBe('✗ denied: save_note')
+    // Decided: after another reload no button is live.
+    await page.reload()
+    await page.waitForSelector('#transcript > .text')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+
+  test("the main agent's call_0 and the sub-agent's call_0, both pending, are decided each on its own", async () => {
+    const { client, tools, notes } = await writerModel({ clash: true })
+    const { url } = await serve({ client, tools })
+    const page = await openPage(url)
+    await send(page, 'save two notes')
+    const own = '#transcript > .approval[data-tool-call-id="call_0"]'
+    const writers = `${subAgentApproval}[data-tool-call-id="call_0"]`
+    await page.waitForSelector(`${own} button.deny:not([disabled])`)
+    await page.waitForSelector(`${writers} button.approve:not([disabled])`)
+    await idle(page)
+    // Deny the main agent's, approve the writer's: each reaches its own call.
+    await page.click(`${own} button.deny`)
+    expect(await page.locator(`${writers} button.approve`).isDisabled()).toBe(false)
+    await page.click(`${writers} button.approve`)
+    expect(await finished(page)).toBe(`done: denied by the user | done: saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n')
+    expect(await page.locator('#transcript > .notice').innerText()).toBe('✗ denied: save_note')
+    expect(await page.locator('#transcript .subagent .notice').innerText()).toBe('✓ approved: save_note')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
   })
 })
 

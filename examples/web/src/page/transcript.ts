@@ -7,11 +7,15 @@ export type StreamEvent = Event | ReplayEvent
 /** One decision the page sends to `POST /sessions/:id/approvals`. */
 export interface Decision {
   toolCallId: string
+  /** The session the call waits in: the main one, or a sub-agent's (ids are unique per session only). */
+  sessionId: string
   approved: boolean
 }
 
-/** A main-session call waiting for the user: its block, and the user's choice once clicked. */
+/** A call waiting for the user (the main agent's or a sub-agent's): its block, and the choice once clicked. */
 interface PendingApproval {
+  sessionId: string
+  toolCallId: string
   el: HTMLElement
   choice?: boolean
 }
@@ -38,13 +42,15 @@ export class Transcript {
   #mainSessionId: string
   #lanes = new Map<string, Lane>()
   #tools = new Map<string, HTMLElement>()
+  /** By {@link #toolKey}: a sub-agent's `call_0` is not its parent's. */
   #approvals = new Map<string, PendingApproval>()
   #taskRunning = false
   readonly #decide: ((decisions: Decision[]) => void) | undefined
 
   /**
-   * `decide` receives the user's decisions once every pending call of the main session has one
-   * and its task has ended (the engine takes them together); without it, requests are notices.
+   * `decide` receives the user's decisions once every pending call (the main session's and its
+   * sub-agents') has one and the main task has ended (the engine takes them together, on the main
+   * session); without it, requests are notices.
    */
   constructor(root: HTMLElement, mainSessionId: string, decide?: (decisions: Decision[]) => void) {
     this.#root = root
@@ -168,8 +174,14 @@ export class Transcript {
         this.#block(lane, 'usage').textContent = usageLine(event.usage, event.costUsd)
         return
       case 'task_metadata': {
-        if (event.sessionId !== this.#mainSessionId) return
         const { main, subAgents } = event.metadata
+        if (event.sessionId !== this.#mainSessionId) {
+          // A replayed sub-agent has no `task_start` to name it: its metadata does.
+          const label = lane.root.parentElement?.querySelector(':scope > summary')
+          if (label?.textContent === '⇢ sub-agent' && main.subAgentName)
+            label.textContent = `⇢ ${main.subAgentName}`
+          return
+        }
         const cost = [main, ...subAgents].reduce((sum, m) => sum + (m.costUsd ?? 0), 0)
         const line = `task: ${main.turnCount ?? 0} turns${subAgents.length ? `, ${subAgents.length} sub-agent(s)` : ''}`
         this.#block(lane, 'task-usage').textContent =
@@ -183,18 +195,18 @@ export class Transcript {
         this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
         return
       case 'tool_approval_request':
-        // This page decides its main session's calls only: a sub-agent's request is shown, and a new
-        // message denies it. (`POST /approvals` takes decisions naming a sub-agent's session; the page
-        // does not send them yet.)
-        if (!this.#decide || event.sessionId !== this.#mainSessionId) {
+        // A sub-agent's request pauses the main task too, and is decided with the main session's
+        // (each decision naming the session its call waits in).
+        if (!this.#decide) {
           this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
           return
         }
-        this.#approvalRequest(lane, event.toolCallId, event.toolName, event.arguments)
+        this.#approvalRequest(lane, event.sessionId, event.toolCallId, event.toolName, event.arguments)
         return
       case 'tool_approval_decision': {
-        const pending = this.#approvals.get(event.toolCallId)
-        this.#approvals.delete(event.toolCallId)
+        const key = this.#toolKey(event.sessionId, event.toolCallId)
+        const pending = this.#approvals.get(key)
+        this.#approvals.delete(key)
         if (pending) for (const button of pending.el.querySelectorAll('button')) button.disabled = true
         pending?.el.querySelector('.choice')?.replaceChildren()
         this.#block(lane, 'notice').textContent =
@@ -260,13 +272,14 @@ export class Transcript {
   }
 
   /** A request with Approve / Deny buttons; all of it built as elements and text. */
-  #approvalRequest(lane: Lane, toolCallId: string, toolName: string, args: string): void {
+  #approvalRequest(lane: Lane, sessionId: string, toolCallId: string, toolName: string, args: string): void {
     const el = this.#block(lane, 'approval')
     el.dataset.toolCallId = toolCallId
     const label = el.appendChild(this.#doc.createElement('span'))
     label.textContent = `⚠ ${toolName} waits for approval: `
     el.appendChild(this.#doc.createElement('code')).textContent = args
-    const pending: PendingApproval = { el }
+    const session = sessionId === '' ? this.#mainSessionId : sessionId
+    const pending: PendingApproval = { sessionId: session, toolCallId, el }
     for (const [text, approved] of [
       ['Approve', true],
       ['Deny', false],
@@ -284,15 +297,17 @@ export class Transcript {
       })
     }
     el.appendChild(this.#doc.createElement('span')).className = 'choice'
-    this.#approvals.set(toolCallId, pending)
+    this.#approvals.set(this.#toolKey(session, toolCallId), pending)
   }
 
   /** Sends the decisions once every pending call has one and the task that asked has ended. */
   #sendDecisions(): void {
     if (this.#taskRunning || this.#approvals.size === 0) return
-    const pending = [...this.#approvals]
-    if (pending.some(([, p]) => p.choice === undefined)) return
-    this.#decide?.(pending.map(([toolCallId, p]) => ({ toolCallId, approved: p.choice! })))
+    const pending = [...this.#approvals.values()]
+    if (pending.some((p) => p.choice === undefined)) return
+    this.#decide?.(
+      pending.map(({ toolCallId, sessionId, choice }) => ({ toolCallId, sessionId, approved: choice! })),
+    )
   }
 
   #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'img' = 'div'): HTMLElement {
