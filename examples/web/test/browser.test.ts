@@ -476,6 +476,39 @@ describe("a sub-agent's call waiting for approval", () => {
   })
 })
 
+describe('the keyboard', () => {
+  test('Enter sends the prompt, Shift+Enter starts a new line', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    await page.focus('#input')
+    await page.keyboard.type('line one')
+    await page.keyboard.press('Shift+Enter')
+    await page.keyboard.type('line two')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#transcript .user')
+    await idle(page)
+    expect(await page.locator('#transcript .user').textContent()).toBe('line one\nline two')
+    expect(await page.inputValue('#input')).toBe('')
+  })
+
+  test('Enter that an input method takes to end its composition does not send the prompt', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    await page.focus('#input')
+    // Chromium's own input method path: the Enter's keydown comes while composing.
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('Input.imeSetComposition', { text: 'にほん', selectionStart: 3, selectionEnd: 3 })
+    await page.keyboard.press('Enter')
+    await cdp.send('Input.insertText', { text: '日本' })
+    // Composed: now Enter sends it.
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#transcript .user')
+    await idle(page)
+    expect(await page.locator('#transcript .user').allTextContents()).toEqual(['日本'])
+    expect(page.problems).toEqual([])
+  })
+})
+
 describe('hostile content', () => {
   test('script tags, javascript: URLs and event handlers in text, thinking, tool output and ids never run', async () => {
     const model = await hostileModel()

@@ -196,7 +196,10 @@ $('prompt').addEventListener('submit', async (event) => {
 })
 
 input.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' && !event.shiftKey) {
+  // An Enter that ends an input method's composition (Japanese, Chinese, ...) picks the text; it
+  // sends nothing. Safari ends the composition first, and marks that Enter with key code 229 only.
+  const composing = event.isComposing || event.keyCode === 229
+  if (event.key === 'Enter' && !event.shiftKey && !composing) {
     event.preventDefault()
     $<HTMLFormElement>('prompt').requestSubmit()
   }
