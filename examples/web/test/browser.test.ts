@@ -320,6 +320,30 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('Deny with a reason: the model reads it, the page shows it, and the tool never runs', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const { url } = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(url)
+    await send(page, 'save a note: buy milk')
+    await page.waitForSelector('#transcript .approval button.deny:not([disabled])')
+    await idle(page)
+    // Typed, then Enter in the reason denies, as the keyboard user expects.
+    await page.fill('#transcript .approval input.reason', 'not today')
+    await page.press('#transcript .approval input.reason', 'Enter')
+    await page.waitForSelector('#transcript .tool[data-status="error"]')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript')?.textContent?.includes('The note tool answered'),
+    )
+    await idle(page)
+    expect(await page.locator('#transcript .tool .result').textContent()).toBe(
+      'denied by the user: not today',
+    )
+    expect(await page.locator('#transcript > .notice').innerText()).toBe('✗ denied: save_note (not today)')
+    expect(await page.locator('#transcript .approval input.reason').isDisabled()).toBe(true)
+    expect(existsSync(file)).toBe(false)
+    expect(page.problems).toEqual([])
+  })
+
   test('an old session opens from the list, replayed from the store, its sub-agent under its call', async () => {
     const store = createMemorySessionStore()
     await writeFixtureSession(store)

@@ -1,3 +1,4 @@
+import { isPlainEnter } from './keys.js'
 import { type Decision, type StreamEvent, Transcript } from './transcript.js'
 
 // The page: a session list, a transcript fed by the session's SSE stream (with Approve / Deny on
@@ -196,10 +197,7 @@ $('prompt').addEventListener('submit', async (event) => {
 })
 
 input.addEventListener('keydown', (event) => {
-  // An Enter that ends an input method's composition (Japanese, Chinese, ...) picks the text; it
-  // sends nothing. Safari ends the composition first, and marks that Enter with key code 229 only.
-  const composing = event.isComposing || event.keyCode === 229
-  if (event.key === 'Enter' && !event.shiftKey && !composing) {
+  if (isPlainEnter(event)) {
     event.preventDefault()
     $<HTMLFormElement>('prompt').requestSubmit()
   }

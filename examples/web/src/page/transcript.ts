@@ -1,4 +1,5 @@
 import type { Event, ReplayEvent, TodoItem, Usage } from '@kode/protocol'
+import { isPlainEnter } from './keys.js'
 import { renderMarkdown } from './markdown.js'
 
 /** What a session's stream carries: live events and replayed ones render the same way. */
@@ -10,6 +11,8 @@ export interface Decision {
   /** The session the call waits in: the main one, or a sub-agent's (ids are unique per session only). */
   sessionId: string
   approved: boolean
+  /** Why the user denied it; the model reads it. */
+  reason?: string
 }
 
 /** A call waiting for the user (the main agent's or a sub-agent's): its block, and the choice once clicked. */
@@ -18,6 +21,8 @@ interface PendingApproval {
   toolCallId: string
   el: HTMLElement
   choice?: boolean
+  /** The reason typed for a denial, taken when Deny is chosen. */
+  reason?: string
 }
 
 /** The blocks one agent (the main one or a sub-agent) is writing into. */
@@ -63,7 +68,8 @@ export class Transcript {
   decisionsFailed(): void {
     for (const pending of this.#approvals.values()) {
       pending.choice = undefined
-      for (const button of pending.el.querySelectorAll('button')) button.disabled = false
+      for (const control of pending.el.querySelectorAll('button, input'))
+        (control as HTMLInputElement).disabled = false
       pending.el.querySelector('.choice')!.textContent = ''
     }
   }
@@ -207,7 +213,9 @@ export class Transcript {
         const key = this.#toolKey(event.sessionId, event.toolCallId)
         const pending = this.#approvals.get(key)
         this.#approvals.delete(key)
-        if (pending) for (const button of pending.el.querySelectorAll('button')) button.disabled = true
+        if (pending)
+          for (const control of pending.el.querySelectorAll('button, input'))
+            (control as HTMLInputElement).disabled = true
         pending?.el.querySelector('.choice')?.replaceChildren()
         this.#block(lane, 'notice').textContent =
           `${event.approved ? '✓ approved' : '✗ denied'}: ${event.toolName}${event.reason ? ` (${event.reason})` : ''}`
@@ -271,7 +279,10 @@ export class Transcript {
     return lane
   }
 
-  /** A request with Approve / Deny buttons; all of it built as elements and text. */
+  /**
+   * A request with Approve / Deny buttons and a field for why it is denied (Enter in it denies); all
+   * of it built as elements and text.
+   */
   #approvalRequest(lane: Lane, sessionId: string, toolCallId: string, toolName: string, args: string): void {
     const el = this.#block(lane, 'approval')
     el.dataset.toolCallId = toolCallId
@@ -280,6 +291,11 @@ export class Transcript {
     el.appendChild(this.#doc.createElement('code')).textContent = args
     const session = sessionId === '' ? this.#mainSessionId : sessionId
     const pending: PendingApproval = { sessionId: session, toolCallId, el }
+    const reason = this.#doc.createElement('input')
+    reason.type = 'text'
+    reason.className = 'reason'
+    reason.placeholder = 'why deny? (optional)'
+    reason.setAttribute('aria-label', `Why ${toolName} is denied (optional, the model reads it)`)
     for (const [text, approved] of [
       ['Approve', true],
       ['Deny', false],
@@ -291,11 +307,19 @@ export class Transcript {
       button.addEventListener('click', () => {
         if (pending.choice !== undefined) return
         pending.choice = approved
-        for (const b of el.querySelectorAll('button')) b.disabled = true
+        const why = reason.value.trim()
+        pending.reason = approved || why === '' ? undefined : why
+        for (const control of el.querySelectorAll('button, input'))
+          (control as HTMLInputElement).disabled = true
         el.querySelector('.choice')!.textContent = approved ? 'approving…' : 'denying…'
         this.#sendDecisions()
       })
     }
+    el.appendChild(reason).addEventListener('keydown', (event) => {
+      if (!isPlainEnter(event)) return
+      event.preventDefault()
+      el.querySelector<HTMLButtonElement>('button.deny')!.click()
+    })
     el.appendChild(this.#doc.createElement('span')).className = 'choice'
     this.#approvals.set(this.#toolKey(session, toolCallId), pending)
   }
@@ -306,7 +330,12 @@ export class Transcript {
     const pending = [...this.#approvals.values()]
     if (pending.some((p) => p.choice === undefined)) return
     this.#decide?.(
-      pending.map(({ toolCallId, sessionId, choice }) => ({ toolCallId, sessionId, approved: choice! })),
+      pending.map(({ toolCallId, sessionId, choice, reason }) => ({
+        toolCallId,
+        sessionId,
+        approved: choice!,
+        ...(reason !== undefined ? { reason } : {}),
+      })),
     )
   }
 
