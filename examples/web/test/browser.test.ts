@@ -344,6 +344,30 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test("a model's refusal is shown as an error, and the page is idle with the prompt sent", async () => {
+    const model = await createSseTestServer()
+    model.enqueue({
+      status: 400,
+      body: JSON.stringify({ error: { message: 'the model does not exist', type: 'invalid_request_error' } }),
+    })
+    const client = createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-test', baseUrl: model.url })
+    const { url } = await serve({ client })
+    const page = await openPage(url)
+    await send(page, 'hello')
+    await page.waitForSelector('#transcript .task-usage')
+    await idle(page)
+    const shown = ['hello', '✗ openai-chat responded 400 invalid_request_error: the model does not exist']
+    // No usage came back: the task's line says its turns, with nothing dangling after them.
+    expect(await page.locator('#transcript > *').allInnerTexts()).toEqual([...shown, 'task: 1 turns'])
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+    // The same after a reload, from the store.
+    await page.reload()
+    await page.waitForSelector('#transcript .task-usage')
+    expect(await page.locator('#transcript > *').allInnerTexts()).toEqual([...shown, 'task: 1 turns'])
+    expect(page.problems).toEqual([])
+    await model.close()
+  })
+
   test('an old session opens from the list, replayed from the store, its sub-agent under its call', async () => {
     const store = createMemorySessionStore()
     await writeFixtureSession(store)

@@ -190,8 +190,10 @@ export class Transcript {
         }
         const cost = [main, ...subAgents].reduce((sum, m) => sum + (m.costUsd ?? 0), 0)
         const line = `task: ${main.turnCount ?? 0} turns${subAgents.length ? `, ${subAgents.length} sub-agent(s)` : ''}`
-        this.#block(lane, 'task-usage').textContent =
-          `${line} · ${main.usage ? usageLine(main.usage, cost) : ''}`
+        // A task that failed before any response has no usage.
+        this.#block(lane, 'task-usage').textContent = main.usage
+          ? `${line} · ${usageLine(main.usage, cost)}`
+          : line
         return
       }
       case 'interrupt':
