@@ -437,7 +437,7 @@ describe("a sub-agent's call waiting for approval", () => {
   afterEach(async () => {
     await Promise.all(models.splice(0).map((model) => model.server.close()))
   })
-  async function writerModel(options: { clash?: boolean } = {}) {
+  async function writerModel(options: { clash?: boolean; twice?: boolean } = {}) {
     const notes = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
     const model = await startWriterModel(notes, options)
     models.push(model)
@@ -498,6 +498,34 @@ describe("a sub-agent's call waiting for approval", () => {
     await page.reload()
     await page.waitForSelector('#transcript > .text')
     expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+
+  test('replayed after a restart, then carried on, the sub-agent moves under the call that runs it', async () => {
+    const { client, tools, notes } = await writerModel({ twice: true })
+    const store = createMemorySessionStore()
+    const first = await serve({ client, tools, store })
+    const page = await openPage(first.url)
+    await send(page, 'save two notes through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    // A new server has no log of the task: the page gets the replay, whose paused sub-agent has no
+    // link to its call yet.
+    await first.close()
+    await serve({ client, tools, store, port: Number(new URL(first.url).port) })
+    await page.reload()
+    await page.waitForSelector('#transcript > .subagent .approval button.approve:not([disabled])')
+    await page.click(`${subAgentApproval} button.approve`)
+    // The writer asks again: its block is under its call now, though the call has no result yet.
+    const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    const again = `${writerCall} .subagent .approval[data-tool-call-id="call_1"]`
+    await page.waitForSelector(`${again} button.approve:not([disabled])`)
+    await idle(page)
+    expect(await page.locator('#transcript > .subagent').count()).toBe(0)
+    expect(await page.locator(`${writerCall} .subagent > summary`).innerText()).toBe('⇢ writer: save a note')
+    await page.click(`${again} button.approve`)
+    expect(await finished(page)).toBe(`done: done: saved the note to ${notes} | saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n- again\n')
     expect(page.problems).toEqual([])
   })
 

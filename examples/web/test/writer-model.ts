@@ -19,12 +19,13 @@ export interface WriterModel {
 /**
  * Starts the model. The main agent's first reply calls `writer` as `call_0`; with `clash`, it calls
  * `save_note` as `call_0` and `writer` as `call_1`, so the main agent and the writer (whose own
- * first call is `call_0` too) both wait on a `call_0`. Once its calls have results, each agent
- * answers with them: `done: <results>`.
+ * first call is `call_0` too) both wait on a `call_0`. With `twice`, the writer saves a second note
+ * (`call_1`) once its first call has a result. Once its calls have results, each agent answers with
+ * them: `done: <results>`.
  */
 export async function startWriterModel(
   notes: string,
-  options: { clash?: boolean } = {},
+  options: { clash?: boolean; twice?: boolean } = {},
 ): Promise<WriterModel> {
   const server = await createSseTestServer({
     handler: (request) => {
@@ -36,7 +37,13 @@ export async function startWriterModel(
       const answer = (id: string) =>
         scriptedResponse('openai-chat', { id, steps: [{ text: `done: ${results.join(' | ')}` }] })
       if (writer) {
-        if (results.length > 0) return answer('writer-2')
+        if (options.twice && results.length === 1) {
+          return scriptedResponse('openai-chat', {
+            id: 'writer-2',
+            steps: [{ toolCall: { id: 'call_1', name: 'save_note', arguments: { text: 'again' } } }],
+          })
+        }
+        if (results.length > 0) return answer('writer-3')
         const note = { text: 'from the writer' }
         return scriptedResponse('openai-chat', {
           id: 'writer-1',

@@ -258,23 +258,32 @@ export class Transcript {
   #lane(event: StreamEvent): Lane {
     const sessionId = event.sessionId
     let lane = this.#lanes.get(sessionId)
-    if (lane) return lane
+    const state = event.type === 'task_start' ? event.subAgentState : undefined
+    const host =
+      (state?.parentToolCallId &&
+        this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
+      this.#root
+    if (lane) {
+      // A replayed sub-agent paused for approval has no link to its call; carried on, it says which.
+      const sub = lane.root.parentElement
+      if (sub && sub.parentElement === this.#root && host !== this.#root) {
+        ;(host as HTMLDetailsElement).open = true
+        host.insertBefore(sub, host.querySelector(':scope > .result'))
+        sub.querySelector(':scope > summary')!.textContent = `⇢ ${subAgentLabel(state!)}`
+      }
+      return lane
+    }
     if (sessionId === this.#mainSessionId || sessionId === '') {
       lane = { root: this.#root, streamed: new Set() }
     } else {
-      const state = event.type === 'task_start' ? event.subAgentState : undefined
-      const host =
-        (state?.parentToolCallId &&
-          this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
-        this.#root
       // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
       if (host !== this.#root) (host as HTMLDetailsElement).open = true
       const details = host.appendChild(this.#doc.createElement('details'))
       details.className = 'subagent'
       details.open = true
       details.dataset.sessionId = sessionId
-      const label = state ? `${state.name}${state.description ? `: ${state.description}` : ''}` : 'sub-agent'
-      details.appendChild(this.#doc.createElement('summary')).textContent = `⇢ ${label}`
+      details.appendChild(this.#doc.createElement('summary')).textContent =
+        `⇢ ${state ? subAgentLabel(state) : 'sub-agent'}`
       lane = { root: details.appendChild(this.#doc.createElement('div')), streamed: new Set() }
     }
     this.#lanes.set(sessionId, lane)
@@ -379,6 +388,10 @@ export class Transcript {
     const mark = todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'
     item.textContent = `${mark} ${todo.content}`
   }
+}
+
+function subAgentLabel(state: { name: string; description?: string }): string {
+  return `${state.name}${state.description ? `: ${state.description}` : ''}`
 }
 
 function usageLine(usage: Usage, costUsd: number | undefined): string {
