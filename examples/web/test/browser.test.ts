@@ -9,7 +9,7 @@ import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode
 import { createMemorySessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import type { Browser, Page } from 'playwright-core'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, test } from 'vitest'
 import { launchChromium } from '../../../test/runtimes/chromium.js'
 import { saveNoteTool } from '../src/note-tool.js'
 import {
@@ -21,6 +21,7 @@ import {
   writeSharedIdSession,
 } from './fixture-session.js'
 import { useApps } from './helpers.js'
+import { startWriterModel, type WriterModel } from './writer-model.js'
 
 // The page in a real browser (Debian's Chromium through playwright-core), one browser for the
 // whole file. Each test gets its own server and a fresh browser context.
@@ -319,6 +320,54 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('Deny with a reason: the model reads it, the page shows it, and the tool never runs', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const { url } = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(url)
+    await send(page, 'save a note: buy milk')
+    await page.waitForSelector('#transcript .approval button.deny:not([disabled])')
+    await idle(page)
+    // Typed, then Enter in the reason denies, as the keyboard user expects.
+    await page.fill('#transcript .approval input.reason', 'not today')
+    await page.press('#transcript .approval input.reason', 'Enter')
+    await page.waitForSelector('#transcript .tool[data-status="error"]')
+    await page.waitForFunction(() =>
+      document.querySelector('#transcript')?.textContent?.includes('The note tool answered'),
+    )
+    await idle(page)
+    expect(await page.locator('#transcript .tool .result').textContent()).toBe(
+      'denied by the user: not today',
+    )
+    expect(await page.locator('#transcript > .notice').innerText()).toBe('✗ denied: save_note (not today)')
+    expect(await page.locator('#transcript .approval input.reason').isDisabled()).toBe(true)
+    expect(existsSync(file)).toBe(false)
+    expect(page.problems).toEqual([])
+  })
+
+  test("a model's refusal is shown as an error, and the page is idle with the prompt sent", async () => {
+    const model = await createSseTestServer()
+    model.enqueue({
+      status: 400,
+      body: JSON.stringify({ error: { message: 'the model does not exist', type: 'invalid_request_error' } }),
+    })
+    const client = createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-test', baseUrl: model.url })
+    const { url } = await serve({ client })
+    const page = await openPage(url)
+    await send(page, 'hello')
+    await page.waitForSelector('#transcript .task-usage')
+    await idle(page)
+    const shown = ['hello', '✗ openai-chat responded 400 invalid_request_error: the model does not exist']
+    // No usage came back: the task's line says its turns, with nothing dangling after them.
+    expect(await page.locator('#transcript > *').allInnerTexts()).toEqual([...shown, 'task: 1 turns'])
+    expect(await page.locator('#send').isDisabled()).toBe(false)
+    // The same after a reload, from the store.
+    await page.reload()
+    await page.waitForSelector('#transcript .task-usage')
+    expect(await page.locator('#transcript > *').allInnerTexts()).toEqual([...shown, 'task: 1 turns'])
+    expect(page.problems).toEqual([])
+    await model.close()
+  })
+
   test('an old session opens from the list, replayed from the store, its sub-agent under its call', async () => {
     const store = createMemorySessionStore()
     await writeFixtureSession(store)
@@ -380,6 +429,159 @@ describe('the page', () => {
         throw new Error(`no baseline: wrote ${baseline}; look at it and commit it`)
     }
     expect(await differingPixels(readFileSync(baseline), shot)).toBeLessThan(50)
+  })
+})
+
+describe("a sub-agent's call waiting for approval", () => {
+  const models: WriterModel[] = []
+  afterEach(async () => {
+    await Promise.all(models.splice(0).map((model) => model.server.close()))
+  })
+  async function writerModel(options: { clash?: boolean; twice?: boolean } = {}) {
+    const notes = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const model = await startWriterModel(notes, options)
+    models.push(model)
+    return { ...model, notes }
+  }
+  const subAgentApproval = '#transcript .subagent .approval'
+  /** Waits for the main agent's answer and the page to be idle. */
+  async function finished(page: Page): Promise<string> {
+    await page.waitForSelector('#transcript > .text')
+    await idle(page)
+    return page.locator('#transcript > .text').innerText()
+  }
+
+  test("Approve on it runs the sub-agent's tool, and the task finishes", async () => {
+    const { client, tools, notes } = await writerModel()
+    const { url } = await serve({ client, tools })
+    const page = await openPage(url)
+    await send(page, 'save a note through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    expect(await page.locator(subAgentApproval).textContent()).toBe(
+      '⚠ save_note waits for approval: {"text":"from the writer"}ApproveDeny',
+    )
+    await page.click(`${subAgentApproval} button.approve`)
+    expect(await finished(page)).toBe(`done: done: saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n')
+    const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    expect(await page.locator(`${writerCall} > .result`).textContent()).toBe(
+      `done: saved the note to ${notes}`,
+    )
+    expect(
+      await page.locator(`${writerCall} .subagent .tool[data-status="success"] .result`).textContent(),
+    ).toBe(`saved the note to ${notes}`)
+    expect(await page.locator(`${writerCall} .subagent .notice`).innerText()).toBe('✓ approved: save_note')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+
+  test('it is still pending and decidable after the server restarts and the page reloads', async () => {
+    const { client, tools, notes } = await writerModel()
+    const store = createMemorySessionStore()
+    const first = await serve({ client, tools, store })
+    const page = await openPage(first.url)
+    await send(page, 'save a note through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    await first.close()
+    await serve({ client, tools, store, port: Number(new URL(first.url).port) })
+    await page.reload()
+    await page.waitForSelector(`${subAgentApproval} button.deny:not([disabled])`)
+    // Replayed, the paused sub-agent is not linked to its call yet, but is named.
+    expect(await page.locator('#transcript .subagent > summary').innerText()).toBe('⇢ writer')
+    await page.click(`${subAgentApproval} button.deny`)
+    expect(await finished(page)).toBe('done: done: denied by the user')
+    expect(existsSync(notes)).toBe(false)
+    expect(await page.locator('#transcript .subagent .notice').innerText()).toBe('✗ denied: save_note')
+    // Decided: after another reload no button is live.
+    await page.reload()
+    await page.waitForSelector('#transcript > .text')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+
+  test('replayed after a restart, then carried on, the sub-agent moves under the call that runs it', async () => {
+    const { client, tools, notes } = await writerModel({ twice: true })
+    const store = createMemorySessionStore()
+    const first = await serve({ client, tools, store })
+    const page = await openPage(first.url)
+    await send(page, 'save two notes through the writer')
+    await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
+    await idle(page)
+    // A new server has no log of the task: the page gets the replay, whose paused sub-agent has no
+    // link to its call yet.
+    await first.close()
+    await serve({ client, tools, store, port: Number(new URL(first.url).port) })
+    await page.reload()
+    await page.waitForSelector('#transcript > .subagent .approval button.approve:not([disabled])')
+    await page.click(`${subAgentApproval} button.approve`)
+    // The writer asks again: its block is under its call now, though the call has no result yet.
+    const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    const again = `${writerCall} .subagent .approval[data-tool-call-id="call_1"]`
+    await page.waitForSelector(`${again} button.approve:not([disabled])`)
+    await idle(page)
+    expect(await page.locator('#transcript > .subagent').count()).toBe(0)
+    expect(await page.locator(`${writerCall} .subagent > summary`).innerText()).toBe('⇢ writer: save a note')
+    await page.click(`${again} button.approve`)
+    expect(await finished(page)).toBe(`done: done: saved the note to ${notes} | saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n- again\n')
+    expect(page.problems).toEqual([])
+  })
+
+  test("the main agent's call_0 and the sub-agent's call_0, both pending, are decided each on its own", async () => {
+    const { client, tools, notes } = await writerModel({ clash: true })
+    const { url } = await serve({ client, tools })
+    const page = await openPage(url)
+    await send(page, 'save two notes')
+    const own = '#transcript > .approval[data-tool-call-id="call_0"]'
+    const writers = `${subAgentApproval}[data-tool-call-id="call_0"]`
+    await page.waitForSelector(`${own} button.deny:not([disabled])`)
+    await page.waitForSelector(`${writers} button.approve:not([disabled])`)
+    await idle(page)
+    // Deny the main agent's, approve the writer's: each reaches its own call.
+    await page.click(`${own} button.deny`)
+    expect(await page.locator(`${writers} button.approve`).isDisabled()).toBe(false)
+    await page.click(`${writers} button.approve`)
+    expect(await finished(page)).toBe(`done: denied by the user | done: saved the note to ${notes}`)
+    expect(readFileSync(notes, 'utf8')).toBe('- from the writer\n')
+    expect(await page.locator('#transcript > .notice').innerText()).toBe('✗ denied: save_note')
+    expect(await page.locator('#transcript .subagent .notice').innerText()).toBe('✓ approved: save_note')
+    expect(await page.locator('#transcript .approval button:not([disabled])').count()).toBe(0)
+    expect(page.problems).toEqual([])
+  })
+})
+
+describe('the keyboard', () => {
+  test('Enter sends the prompt, Shift+Enter starts a new line', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    await page.focus('#input')
+    await page.keyboard.type('line one')
+    await page.keyboard.press('Shift+Enter')
+    await page.keyboard.type('line two')
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#transcript .user')
+    await idle(page)
+    expect(await page.locator('#transcript .user').textContent()).toBe('line one\nline two')
+    expect(await page.inputValue('#input')).toBe('')
+  })
+
+  test('Enter that an input method takes to end its composition does not send the prompt', async () => {
+    const { url } = await serve()
+    const page = await openPage(url)
+    await page.focus('#input')
+    // Chromium's own input method path: the Enter's keydown comes while composing.
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('Input.imeSetComposition', { text: 'にほん', selectionStart: 3, selectionEnd: 3 })
+    await page.keyboard.press('Enter')
+    await cdp.send('Input.insertText', { text: '日本' })
+    // Composed: now Enter sends it.
+    await page.keyboard.press('Enter')
+    await page.waitForSelector('#transcript .user')
+    await idle(page)
+    expect(await page.locator('#transcript .user').allTextContents()).toEqual(['日本'])
+    expect(page.problems).toEqual([])
   })
 })
 

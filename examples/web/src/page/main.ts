@@ -1,3 +1,4 @@
+import { isPlainEnter } from './keys.js'
 import { type Decision, type StreamEvent, Transcript } from './transcript.js'
 
 // The page: a session list, a transcript fed by the session's SSE stream (with Approve / Deny on
@@ -196,7 +197,7 @@ $('prompt').addEventListener('submit', async (event) => {
 })
 
 input.addEventListener('keydown', (event) => {
-  if (event.key === 'Enter' && !event.shiftKey) {
+  if (isPlainEnter(event)) {
     event.preventDefault()
     $<HTMLFormElement>('prompt').requestSubmit()
   }

@@ -1,4 +1,5 @@
 import type { Event, ReplayEvent, TodoItem, Usage } from '@kode/protocol'
+import { isPlainEnter } from './keys.js'
 import { renderMarkdown } from './markdown.js'
 
 /** What a session's stream carries: live events and replayed ones render the same way. */
@@ -7,13 +8,21 @@ export type StreamEvent = Event | ReplayEvent
 /** One decision the page sends to `POST /sessions/:id/approvals`. */
 export interface Decision {
   toolCallId: string
+  /** The session the call waits in: the main one, or a sub-agent's (ids are unique per session only). */
+  sessionId: string
   approved: boolean
+  /** Why the user denied it; the model reads it. */
+  reason?: string
 }
 
-/** A main-session call waiting for the user: its block, and the user's choice once clicked. */
+/** A call waiting for the user (the main agent's or a sub-agent's): its block, and the choice once clicked. */
 interface PendingApproval {
+  sessionId: string
+  toolCallId: string
   el: HTMLElement
   choice?: boolean
+  /** The reason typed for a denial, taken when Deny is chosen. */
+  reason?: string
 }
 
 /** The blocks one agent (the main one or a sub-agent) is writing into. */
@@ -38,13 +47,15 @@ export class Transcript {
   #mainSessionId: string
   #lanes = new Map<string, Lane>()
   #tools = new Map<string, HTMLElement>()
+  /** By {@link #toolKey}: a sub-agent's `call_0` is not its parent's. */
   #approvals = new Map<string, PendingApproval>()
   #taskRunning = false
   readonly #decide: ((decisions: Decision[]) => void) | undefined
 
   /**
-   * `decide` receives the user's decisions once every pending call of the main session has one
-   * and its task has ended (the engine takes them together); without it, requests are notices.
+   * `decide` receives the user's decisions once every pending call (the main session's and its
+   * sub-agents') has one and the main task has ended (the engine takes them together, on the main
+   * session); without it, requests are notices.
    */
   constructor(root: HTMLElement, mainSessionId: string, decide?: (decisions: Decision[]) => void) {
     this.#root = root
@@ -57,7 +68,8 @@ export class Transcript {
   decisionsFailed(): void {
     for (const pending of this.#approvals.values()) {
       pending.choice = undefined
-      for (const button of pending.el.querySelectorAll('button')) button.disabled = false
+      for (const control of pending.el.querySelectorAll('button, input'))
+        (control as HTMLInputElement).disabled = false
       pending.el.querySelector('.choice')!.textContent = ''
     }
   }
@@ -168,12 +180,20 @@ export class Transcript {
         this.#block(lane, 'usage').textContent = usageLine(event.usage, event.costUsd)
         return
       case 'task_metadata': {
-        if (event.sessionId !== this.#mainSessionId) return
         const { main, subAgents } = event.metadata
+        if (event.sessionId !== this.#mainSessionId) {
+          // A replayed sub-agent has no `task_start` to name it: its metadata does.
+          const label = lane.root.parentElement?.querySelector(':scope > summary')
+          if (label?.textContent === '⇢ sub-agent' && main.subAgentName)
+            label.textContent = `⇢ ${main.subAgentName}`
+          return
+        }
         const cost = [main, ...subAgents].reduce((sum, m) => sum + (m.costUsd ?? 0), 0)
         const line = `task: ${main.turnCount ?? 0} turns${subAgents.length ? `, ${subAgents.length} sub-agent(s)` : ''}`
-        this.#block(lane, 'task-usage').textContent =
-          `${line} · ${main.usage ? usageLine(main.usage, cost) : ''}`
+        // A task that failed before any response has no usage.
+        this.#block(lane, 'task-usage').textContent = main.usage
+          ? `${line} · ${usageLine(main.usage, cost)}`
+          : line
         return
       }
       case 'interrupt':
@@ -183,19 +203,21 @@ export class Transcript {
         this.#block(lane, 'error').textContent = `✗ ${event.errorMessage}`
         return
       case 'tool_approval_request':
-        // This page decides its main session's calls only: a sub-agent's request is shown, and a new
-        // message denies it. (`POST /approvals` takes decisions naming a sub-agent's session; the page
-        // does not send them yet.)
-        if (!this.#decide || event.sessionId !== this.#mainSessionId) {
+        // A sub-agent's request pauses the main task too, and is decided with the main session's
+        // (each decision naming the session its call waits in).
+        if (!this.#decide) {
           this.#block(lane, 'notice').textContent = `⚠ ${event.toolName} waits for approval`
           return
         }
-        this.#approvalRequest(lane, event.toolCallId, event.toolName, event.arguments)
+        this.#approvalRequest(lane, event.sessionId, event.toolCallId, event.toolName, event.arguments)
         return
       case 'tool_approval_decision': {
-        const pending = this.#approvals.get(event.toolCallId)
-        this.#approvals.delete(event.toolCallId)
-        if (pending) for (const button of pending.el.querySelectorAll('button')) button.disabled = true
+        const key = this.#toolKey(event.sessionId, event.toolCallId)
+        const pending = this.#approvals.get(key)
+        this.#approvals.delete(key)
+        if (pending)
+          for (const control of pending.el.querySelectorAll('button, input'))
+            (control as HTMLInputElement).disabled = true
         pending?.el.querySelector('.choice')?.replaceChildren()
         this.#block(lane, 'notice').textContent =
           `${event.approved ? '✓ approved' : '✗ denied'}: ${event.toolName}${event.reason ? ` (${event.reason})` : ''}`
@@ -236,37 +258,55 @@ export class Transcript {
   #lane(event: StreamEvent): Lane {
     const sessionId = event.sessionId
     let lane = this.#lanes.get(sessionId)
-    if (lane) return lane
+    const state = event.type === 'task_start' ? event.subAgentState : undefined
+    const host =
+      (state?.parentToolCallId &&
+        this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
+      this.#root
+    if (lane) {
+      // A replayed sub-agent paused for approval has no link to its call; carried on, it says which.
+      const sub = lane.root.parentElement
+      if (sub && sub.parentElement === this.#root && host !== this.#root) {
+        ;(host as HTMLDetailsElement).open = true
+        host.insertBefore(sub, host.querySelector(':scope > .result'))
+        sub.querySelector(':scope > summary')!.textContent = `⇢ ${subAgentLabel(state!)}`
+      }
+      return lane
+    }
     if (sessionId === this.#mainSessionId || sessionId === '') {
       lane = { root: this.#root, streamed: new Set() }
     } else {
-      const state = event.type === 'task_start' ? event.subAgentState : undefined
-      const host =
-        (state?.parentToolCallId &&
-          this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
-        this.#root
       // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
       if (host !== this.#root) (host as HTMLDetailsElement).open = true
       const details = host.appendChild(this.#doc.createElement('details'))
       details.className = 'subagent'
       details.open = true
       details.dataset.sessionId = sessionId
-      const label = state ? `${state.name}${state.description ? `: ${state.description}` : ''}` : 'sub-agent'
-      details.appendChild(this.#doc.createElement('summary')).textContent = `⇢ ${label}`
+      details.appendChild(this.#doc.createElement('summary')).textContent =
+        `⇢ ${state ? subAgentLabel(state) : 'sub-agent'}`
       lane = { root: details.appendChild(this.#doc.createElement('div')), streamed: new Set() }
     }
     this.#lanes.set(sessionId, lane)
     return lane
   }
 
-  /** A request with Approve / Deny buttons; all of it built as elements and text. */
-  #approvalRequest(lane: Lane, toolCallId: string, toolName: string, args: string): void {
+  /**
+   * A request with Approve / Deny buttons and a field for why it is denied (Enter in it denies); all
+   * of it built as elements and text.
+   */
+  #approvalRequest(lane: Lane, sessionId: string, toolCallId: string, toolName: string, args: string): void {
     const el = this.#block(lane, 'approval')
     el.dataset.toolCallId = toolCallId
     const label = el.appendChild(this.#doc.createElement('span'))
     label.textContent = `⚠ ${toolName} waits for approval: `
     el.appendChild(this.#doc.createElement('code')).textContent = args
-    const pending: PendingApproval = { el }
+    const session = sessionId === '' ? this.#mainSessionId : sessionId
+    const pending: PendingApproval = { sessionId: session, toolCallId, el }
+    const reason = this.#doc.createElement('input')
+    reason.type = 'text'
+    reason.className = 'reason'
+    reason.placeholder = 'why deny? (optional)'
+    reason.setAttribute('aria-label', `Why ${toolName} is denied (optional, the model reads it)`)
     for (const [text, approved] of [
       ['Approve', true],
       ['Deny', false],
@@ -278,21 +318,36 @@ export class Transcript {
       button.addEventListener('click', () => {
         if (pending.choice !== undefined) return
         pending.choice = approved
-        for (const b of el.querySelectorAll('button')) b.disabled = true
+        const why = reason.value.trim()
+        pending.reason = approved || why === '' ? undefined : why
+        for (const control of el.querySelectorAll('button, input'))
+          (control as HTMLInputElement).disabled = true
         el.querySelector('.choice')!.textContent = approved ? 'approving…' : 'denying…'
         this.#sendDecisions()
       })
     }
+    el.appendChild(reason).addEventListener('keydown', (event) => {
+      if (!isPlainEnter(event)) return
+      event.preventDefault()
+      el.querySelector<HTMLButtonElement>('button.deny')!.click()
+    })
     el.appendChild(this.#doc.createElement('span')).className = 'choice'
-    this.#approvals.set(toolCallId, pending)
+    this.#approvals.set(this.#toolKey(session, toolCallId), pending)
   }
 
   /** Sends the decisions once every pending call has one and the task that asked has ended. */
   #sendDecisions(): void {
     if (this.#taskRunning || this.#approvals.size === 0) return
-    const pending = [...this.#approvals]
-    if (pending.some(([, p]) => p.choice === undefined)) return
-    this.#decide?.(pending.map(([toolCallId, p]) => ({ toolCallId, approved: p.choice! })))
+    const pending = [...this.#approvals.values()]
+    if (pending.some((p) => p.choice === undefined)) return
+    this.#decide?.(
+      pending.map(({ toolCallId, sessionId, choice, reason }) => ({
+        toolCallId,
+        sessionId,
+        approved: choice!,
+        ...(reason !== undefined ? { reason } : {}),
+      })),
+    )
   }
 
   #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'img' = 'div'): HTMLElement {
@@ -333,6 +388,10 @@ export class Transcript {
     const mark = todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'
     item.textContent = `${mark} ${todo.content}`
   }
+}
+
+function subAgentLabel(state: { name: string; description?: string }): string {
+  return `${state.name}${state.description ? `: ${state.description}` : ''}`
 }
 
 function usageLine(usage: Usage, costUsd: number | undefined): string {
