@@ -311,6 +311,18 @@ describe('anthropic request', () => {
     ])
   })
 
+  test('a data URL with parameters before ;base64 is sent as base64, not as a URL the API refuses', async () => {
+    const url = 'data:image/png;name=cat.png;charset=binary;base64,iVBORw0KGgo='
+    expect(await messagesOf([user({ type: 'image_url', url })])).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        ],
+      },
+    ])
+  })
+
   test("image/jpg and upper-case types go as the API's own names (it takes only four, lower-case)", async () => {
     const readImageFile = async () => Uint8Array.of(255, 216, 255)
     const content = (await messagesOf(

@@ -328,6 +328,13 @@ describe('google request', () => {
     ])
   })
 
+  test('a data URL with parameters before ;base64 goes as inline data, not as a file URI', async () => {
+    const url = 'data:image/png;name=cat.png;base64,iVBORw0KGgo='
+    expect(await contentsOf([user({ type: 'image_url', url })])).toEqual([
+      { role: 'user', parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }] },
+    ])
+  })
+
   test('image/jpg and upper-case types go as the names Gemini takes (it answers 400 to image/jpg)', async () => {
     const readImageFile = async () => Uint8Array.of(255, 216, 255)
     const messages = [

@@ -1,9 +1,13 @@
 import type { ImageFilePart, ImagePart, Message } from '@kode/protocol'
 import { ProviderError } from '../../transport/errors.js'
 
-/** A `data:<mime>;base64,<data>` URL taken apart; `undefined` for any other URL. */
+/**
+ * A `data:<mime>;base64,<data>` URL taken apart; `undefined` for any other URL. Parameters between
+ * the type and `;base64` (`;name=cat.png`, `;charset=...`, as RFC 2397 allows) are dropped: sent as
+ * a URL instead, such an image would be refused by the APIs that take only base64 data.
+ */
 export function parseDataUrl(url: string): { mimeType: string; data: string } | undefined {
-  const match = /^data:([^;,]+);base64,(.*)$/s.exec(url)
+  const match = /^data:([^;,]+)(?:;[^;,]*)*?;base64,(.*)$/s.exec(url)
   return match ? { mimeType: match[1]!, data: match[2]! } : undefined
 }
 
