@@ -4,6 +4,7 @@ import {
   CallToolResultSchema,
   ErrorCode,
   McpError,
+  ProgressNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js'
 import * as z from 'zod/v4'
@@ -15,6 +16,7 @@ import { type Link, MAX_TIMER_MS } from './link.js'
 import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
+import { ProgressRelay } from './progress-relay.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
@@ -102,6 +104,7 @@ export class ServerConnection implements McpConnection {
   /** What the server was given that its errors must not repeat (see `serverSecrets`). */
   readonly #secrets: readonly string[]
   #closing: Promise<void> | undefined
+  readonly #progress = new ProgressRelay()
 
   private constructor(options: McpServerOptions, link: Link) {
     this.name = options.name
@@ -122,6 +125,10 @@ export class ServerConnection implements McpConnection {
     const connection = new ServerConnection(options, link)
     const { client } = link
     client.onclose = () => connection.#serverClosed()
+    // In place of the SDK's relay, which drops a notification read together with the answer.
+    client.setNotificationHandler(ProgressNotificationSchema, (notification) =>
+      connection.#progress.dispatch(notification.params),
+    )
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
       // Between turns the agent picks up what listeners hand it (agent.setTools); a failed
       // refresh keeps the list it had.
@@ -301,11 +308,11 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
+        const progressToken = this.#progress.register((progress) => onProgress(describeProgress(progress)))
         const result = await this.#link.client
-          .callTool({ name, arguments: args }, CALL_RESULT, {
+          .callTool({ name, arguments: args, _meta: { progressToken } }, CALL_RESULT, {
             signal,
             timeout: MAX_TIMER_MS,
-            onprogress: (progress) => onProgress(describeProgress(progress)),
           })
           .catch((error: unknown) => {
             // A refused request fails with fetch's own error, just before the lost link closes
@@ -313,6 +320,7 @@ export class ServerConnection implements McpConnection {
             if (this.#link.loss()) this.#serverClosed()
             throw error
           })
+          .finally(() => this.#progress.release(progressToken))
         // A list change the call caused was announced before its result: let the new list be read
         // first, so the next turn already offers it.
         if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)

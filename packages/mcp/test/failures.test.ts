@@ -222,6 +222,27 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(byHost).toEqual([undefined])
   })
 
+  test('progress that arrives in the same read as the result is reported, all of it, before the result', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'copy', inputSchema: { type: 'object' } }], {
+        copy: {
+          progressThen: [
+            { progress: 1, total: 2, message: 'first file' },
+            { progress: 2, total: 2, message: 'second file' },
+          ],
+        },
+      }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__copy', {})), response('r2', say('Copied.')))
+    const agent = h.agent({ tools: odd.tools })
+    const { events } = await collect(agent.run('go'))
+    const seen = events.flatMap((e) =>
+      e.type === 'tool_progress' ? [`progress ${e.message}`] : e.type === 'tool_result' ? ['result'] : [],
+    )
+    expect(seen).toEqual(['progress 1/2 first file', 'progress 2/2 second file', 'result'])
+  })
+
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
     const h = harness()
     const odd = await h.connect(
