@@ -1,4 +1,5 @@
 import { type HistoryEvent, type Message, toolCallsOf } from '@kode/protocol'
+import { isPausedTurn } from '../paused-turn.js'
 import type { TokenEstimator } from './estimate.js'
 
 /** What a compaction summarises and what it keeps. */
@@ -17,8 +18,10 @@ export interface CompactionPlan {
  * assistant response and its tool results each), at most `keepTokens` tokens, fewer when they do
  * not fit. The kept part starts at a user or assistant message, never at a tool result or a
  * developer message, so a tool call and its result are never split and a kept response keeps
- * everything its thinking signatures were made with. The last response is always kept while some of
- * its calls have no result (a session paused for approval), and so is the task's new input (the last user
+ * everything its thinking signatures were made with. A paused response (see `isPausedTurn`) and the
+ * responses that carry it on are one turn, never split: the wire sends them as one message. The last response is always kept while some of
+ * its calls have no result (a session paused for approval), and so is a paused turn the next call
+ * carries on (the last message is a paused response), and the task's new input (the last user
  * message, when no response came after it), whatever its size. `undefined` when there is nothing to
  * summarise.
  */
@@ -37,9 +40,10 @@ export function planCompaction(
     const record = records[i]!
     if (!('role' in record)) continue
     tokens += estimator.message(record)
-    if (record.role === 'assistant') turns++
+    const continues = record.role === 'assistant' && continuesPaused(records, i, bodyFrom)
+    if (record.role === 'assistant' && !continues) turns++
     if (turns > keepRecent || tokens > keepTokens) break
-    if (record.role === 'user' || record.role === 'assistant') {
+    if (record.role === 'user' || (record.role === 'assistant' && !continues)) {
       cut = i
       keptTokens = tokens
     }
@@ -47,10 +51,12 @@ export function planCompaction(
   // A response whose calls are not all answered yet (awaiting approval, or left by a dead process)
   // is kept: the results still to come must find their calls in what the model sees. So is the
   // task's input (the last user message, with no response after it), however large: summarised, it
-  // would reach the model as a transcript's excerpt, though it may well fit once the rest is.
+  // would reach the model as a transcript's excerpt, though it may well fit once the rest is. So is a
+  // paused turn the next call carries on: the model goes on from its paused response, not from a summary.
   const keepFrom = Math.min(
     openResponse(records, bodyFrom) ?? records.length,
     newInput(records, bodyFrom) ?? records.length,
+    pausedTurn(records, bodyFrom) ?? records.length,
   )
   if (keepFrom < cut) {
     cut = keepFrom
@@ -67,6 +73,34 @@ export function planCompaction(
   }
   if (summarised.length === 0) return undefined
   return { summarised, firstKept: records[cut], keptTokens }
+}
+
+/**
+ * Index of the first response of the turn the last message paused (see `isPausedTurn`), which the
+ * next model call carries on; `undefined` when the last message is no paused response.
+ */
+function pausedTurn(records: readonly HistoryEvent[], from: number): number | undefined {
+  let last = records.length - 1
+  while (last >= from && !('role' in records[last]!)) last--
+  const message = records[last]
+  if (last < from || message === undefined || !('role' in message)) return undefined
+  if (message.role !== 'assistant' || !isPausedTurn(message)) return undefined
+  let start = last
+  while (continuesPaused(records, start, from)) {
+    start--
+    while (!('role' in records[start]!)) start--
+  }
+  return start
+}
+
+/** Whether the message before `records[at]` is a paused response, which `records[at]` carries on. */
+function continuesPaused(records: readonly HistoryEvent[], at: number, from: number): boolean {
+  for (let i = at - 1; i >= from; i--) {
+    const record = records[i]!
+    if (!('role' in record)) continue
+    return record.role === 'assistant' && isPausedTurn(record)
+  }
+  return false
 }
 
 /**
