@@ -68,8 +68,7 @@ export class Transcript {
   decisionsFailed(): void {
     for (const pending of this.#approvals.values()) {
       pending.choice = undefined
-      for (const control of pending.el.querySelectorAll('button, input'))
-        (control as HTMLInputElement).disabled = false
+      setControlsDisabled(pending.el, false)
       pending.el.querySelector('.choice')!.textContent = ''
     }
   }
@@ -215,9 +214,7 @@ export class Transcript {
         const key = this.#toolKey(event.sessionId, event.toolCallId)
         const pending = this.#approvals.get(key)
         this.#approvals.delete(key)
-        if (pending)
-          for (const control of pending.el.querySelectorAll('button, input'))
-            (control as HTMLInputElement).disabled = true
+        if (pending) setControlsDisabled(pending.el, true)
         pending?.el.querySelector('.choice')?.replaceChildren()
         this.#block(lane, 'notice').textContent =
           `${event.approved ? '✓ approved' : '✗ denied'}: ${event.toolName}${event.reason ? ` (${event.reason})` : ''}`
@@ -320,8 +317,7 @@ export class Transcript {
         pending.choice = approved
         const why = reason.value.trim()
         pending.reason = approved || why === '' ? undefined : why
-        for (const control of el.querySelectorAll('button, input'))
-          (control as HTMLInputElement).disabled = true
+        setControlsDisabled(el, true)
         el.querySelector('.choice')!.textContent = approved ? 'approving…' : 'denying…'
         this.#sendDecisions()
       })
@@ -388,6 +384,12 @@ export class Transcript {
     const mark = todo.status === 'completed' ? '☑' : todo.status === 'in_progress' ? '◐' : '☐'
     item.textContent = `${mark} ${todo.content}`
   }
+}
+
+/** Disables (or enables again) an approval's buttons and its reason field. */
+function setControlsDisabled(approval: HTMLElement, disabled: boolean): void {
+  for (const control of approval.querySelectorAll<HTMLButtonElement | HTMLInputElement>('button, input'))
+    control.disabled = disabled
 }
 
 function subAgentLabel(state: { name: string; description?: string }): string {
