@@ -80,15 +80,13 @@ export function planCompaction(
  * next model call carries on; `undefined` when the last message is no paused response.
  */
 function pausedTurn(records: readonly HistoryEvent[], from: number): number | undefined {
-  let last = records.length - 1
-  while (last >= from && !('role' in records[last]!)) last--
-  const message = records[last]
-  if (last < from || message === undefined || !('role' in message)) return undefined
-  if (message.role !== 'assistant' || !isPausedTurn(message)) return undefined
-  let start = last
-  while (continuesPaused(records, start, from)) {
-    start--
-    while (!('role' in records[start]!)) start--
+  // The run of paused responses the messages end with: the first of them started the turn.
+  let start: number | undefined
+  for (let i = records.length - 1; i >= from; i--) {
+    const record = records[i]!
+    if (!('role' in record)) continue
+    if (record.role !== 'assistant' || !isPausedTurn(record)) return start
+    start = i
   }
   return start
 }
