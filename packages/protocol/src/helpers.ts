@@ -7,6 +7,7 @@
 export { approvalResponseId } from './approval-response-id.js'
 export { cutText } from './cut-text.js'
 export {
+  citationsOf,
   isInterrupt,
   isRefusal,
   isRole,

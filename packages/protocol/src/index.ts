@@ -55,6 +55,7 @@ export {
 export { checkEventOrder, type OrderRule, type OrderViolation } from './order/check-event-order.js'
 export {
   AssistantPart,
+  Citation,
   ImageFilePart,
   ImagePart,
   ImageUrlPart,

@@ -1,8 +1,8 @@
 import type { HistoryEvent } from './history.js'
 import type { AssistantMessage, Message, ToolResultMessage } from './messages.js'
-import type { Part, ServerToolPart, ToolCallPart } from './parts.js'
+import type { Citation, Part, ServerToolPart, ToolCallPart } from './parts.js'
 
-// The three helpers below loop by index, not `for...of`: a replay runs them for every response,
+// The helpers below loop by index, not `for...of`: a replay runs them for every response,
 // and V8's optimizing compiler spends much less work on an index loop than on an inlined array
 // iterator, work that is most of the fixed cost of replaying a short session.
 
@@ -34,6 +34,18 @@ export function serverToolsOf(parts: readonly Part[]): ServerToolPart[] | undefi
     if (part.type !== 'server_tool') continue
     out ??= []
     out.push(part)
+  }
+  return out
+}
+
+/** The citations of the `text` parts, in order; `undefined` when there are none. */
+export function citationsOf(parts: readonly Part[]): Citation[] | undefined {
+  let out: Citation[] | undefined
+  for (let i = 0; i < parts.length; i++) {
+    const part = parts[i]!
+    if (part.type !== 'text' || part.citations === undefined) continue
+    out ??= []
+    for (let j = 0; j < part.citations.length; j++) out.push(part.citations[j]!)
   }
   return out
 }

@@ -1,5 +1,43 @@
 import { type Static, Type } from '@sinclair/typebox'
 
+/**
+ * Fields of a provider's block or response that Kode has no field for, kept as sent: on a tool
+ * call or a message, what the same wire format needs back (Anthropic programmatic tool calling: a
+ * `tool_use` block's `caller`, the response's `container`); on a {@link Citation}, the provider's
+ * citation. Only the adapter of `format` reads them; other formats leave them out.
+ */
+export const ProviderFields = Type.Object(
+  {
+    format: Type.String(),
+    fields: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { $id: 'ProviderFields' },
+)
+export type ProviderFields = Static<typeof ProviderFields>
+
+/**
+ * A source the model cited for a text part: a web page a search found (Anthropic web search,
+ * OpenAI's `url_citation`, Gemini's grounding), a document or a file. Every field is optional,
+ * as providers name different things; `providerFields` keeps the provider's citation whole, with
+ * what Kode has no field for (a document's index and character or page range, OpenAI's character
+ * span in the message's text, Anthropic's `encrypted_index`). Citations are kept for the host and
+ * the transcript; no request sends them back.
+ */
+export const Citation = Type.Object(
+  {
+    /** The cited web page or file URL. */
+    url: Type.Optional(Type.String()),
+    /** The page's or document's title, or a file's name. */
+    title: Type.Optional(Type.String()),
+    /** The passage of the source the text relies on, where the provider quotes it. */
+    citedText: Type.Optional(Type.String()),
+    /** The provider's citation as sent (`format` names the wire it came from). */
+    providerFields: Type.Optional(ProviderFields),
+  },
+  { $id: 'Citation' },
+)
+export type Citation = Static<typeof Citation>
+
 /** Plain text. On assistant messages from OpenAI Responses, `itemId` and `phase` keep the message item. */
 export const TextPart = Type.Object(
   {
@@ -9,6 +47,8 @@ export const TextPart = Type.Object(
     itemId: Type.Optional(Type.String()),
     /** OpenAI Responses message `phase` (e.g. `commentary`, `final_answer`), sent back as received. */
     phase: Type.Optional(Type.String()),
+    /** The sources the model cited for this text, in the order the provider gave them. */
+    citations: Type.Optional(Type.Array(Citation)),
   },
   { $id: 'TextPart' },
 )
@@ -74,20 +114,6 @@ export const ThinkingSignaturePart = Type.Object(
   { $id: 'ThinkingSignaturePart' },
 )
 export type ThinkingSignaturePart = Static<typeof ThinkingSignaturePart>
-
-/**
- * Fields of a provider's block or response that Kode has no field for and the same wire format
- * needs back (Anthropic programmatic tool calling: a `tool_use` block's `caller`, the response's
- * `container`), kept as sent. Only the adapter of `format` reads them; other formats leave them out.
- */
-export const ProviderFields = Type.Object(
-  {
-    format: Type.String(),
-    fields: Type.Record(Type.String(), Type.Unknown()),
-  },
-  { $id: 'ProviderFields' },
-)
-export type ProviderFields = Static<typeof ProviderFields>
 
 /** A tool call requested by the model. `argumentsJson` is the raw JSON text the model produced. */
 export const ToolCallPart = Type.Object(

@@ -6,6 +6,7 @@
 /** The compiled check of each history schema, by its `$id`. */
 export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean>> = {
   SystemMessage: (() => {
+    const local_0 = /^(.*)$/
     function check_SystemMessage(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -23,7 +24,25 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['type'] === 'text') &&
         (typeof value['text'] === 'string') &&
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
-        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true)
+        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true) &&
+        (value['citations'] !== undefined ? (Array.isArray(value['citations']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_Citation(value)))) { return false } }; return true; })(value['citations'])) : true)
+      )
+    }
+    function check_Citation(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['url'] !== undefined ? ((typeof value['url'] === 'string')) : true) &&
+        (value['title'] !== undefined ? ((typeof value['title'] === 'string')) : true) &&
+        (value['citedText'] !== undefined ? ((typeof value['citedText'] === 'string')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
+      )
+    }
+    function check_ProviderFields(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['format'] === 'string') &&
+        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
+        (Object.entries(value['fields']).every(([key, value]) => (local_0.test(key) ? (true) : true)))
       )
     }
     return function check(value) {
@@ -31,8 +50,9 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   DeveloperMessage: (() => {
-    const local_0 = /^(https?:|data:)/;
-    const local_1 = /^image\//;
+    const local_0 = /^(.*)$/
+    const local_1 = /^(https?:|data:)/;
+    const local_2 = /^image\//;
     function check_DeveloperMessage(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -50,7 +70,25 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['type'] === 'text') &&
         (typeof value['text'] === 'string') &&
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
-        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true)
+        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true) &&
+        (value['citations'] !== undefined ? (Array.isArray(value['citations']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_Citation(value)))) { return false } }; return true; })(value['citations'])) : true)
+      )
+    }
+    function check_Citation(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['url'] !== undefined ? ((typeof value['url'] === 'string')) : true) &&
+        (value['title'] !== undefined ? ((typeof value['title'] === 'string')) : true) &&
+        (value['citedText'] !== undefined ? ((typeof value['citedText'] === 'string')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
+      )
+    }
+    function check_ProviderFields(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['format'] === 'string') &&
+        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
+        (Object.entries(value['fields']).every(([key, value]) => (local_0.test(key) ? (true) : true)))
       )
     }
     function check_ImageUrlPart(value) {
@@ -58,7 +96,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         (value['type'] === 'image_url') &&
         (typeof value['url'] === 'string') &&
-        local_0.test(value['url'])
+        local_1.test(value['url'])
       )
     }
     function check_ImageFilePart(value) {
@@ -68,7 +106,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['path'] === 'string') &&
         value['path'].length >= 1 &&
         (typeof value['mimeType'] === 'string') &&
-        local_1.test(value['mimeType'])
+        local_2.test(value['mimeType'])
       )
     }
     return function check(value) {
@@ -76,8 +114,9 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   UserMessage: (() => {
-    const local_0 = /^(https?:|data:)/;
-    const local_1 = /^image\//;
+    const local_0 = /^(.*)$/
+    const local_1 = /^(https?:|data:)/;
+    const local_2 = /^image\//;
     function check_UserMessage(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -97,7 +136,25 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['type'] === 'text') &&
         (typeof value['text'] === 'string') &&
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
-        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true)
+        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true) &&
+        (value['citations'] !== undefined ? (Array.isArray(value['citations']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_Citation(value)))) { return false } }; return true; })(value['citations'])) : true)
+      )
+    }
+    function check_Citation(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['url'] !== undefined ? ((typeof value['url'] === 'string')) : true) &&
+        (value['title'] !== undefined ? ((typeof value['title'] === 'string')) : true) &&
+        (value['citedText'] !== undefined ? ((typeof value['citedText'] === 'string')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
+      )
+    }
+    function check_ProviderFields(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['format'] === 'string') &&
+        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
+        (Object.entries(value['fields']).every(([key, value]) => (local_0.test(key) ? (true) : true)))
       )
     }
     function check_ImageUrlPart(value) {
@@ -105,7 +162,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         (value['type'] === 'image_url') &&
         (typeof value['url'] === 'string') &&
-        local_0.test(value['url'])
+        local_1.test(value['url'])
       )
     }
     function check_ImageFilePart(value) {
@@ -115,7 +172,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['path'] === 'string') &&
         value['path'].length >= 1 &&
         (typeof value['mimeType'] === 'string') &&
-        local_1.test(value['mimeType'])
+        local_2.test(value['mimeType'])
       )
     }
     return function check(value) {
@@ -123,9 +180,9 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
     }
   })(),
   AssistantMessage: (() => {
-    const local_0 = /^(https?:|data:)/;
-    const local_1 = /^image\//;
-    const local_2 = /^(.*)$/
+    const local_0 = /^(.*)$/
+    const local_1 = /^(https?:|data:)/;
+    const local_2 = /^image\//;
     function check_AssistantMessage(value) {
       return (
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
@@ -156,7 +213,25 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['type'] === 'text') &&
         (typeof value['text'] === 'string') &&
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
-        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true)
+        (value['phase'] !== undefined ? ((typeof value['phase'] === 'string')) : true) &&
+        (value['citations'] !== undefined ? (Array.isArray(value['citations']) && ((array) => { for(let index = 0; index < array.length; index++) { const value = array[index]; if(!((check_Citation(value)))) { return false } }; return true; })(value['citations'])) : true)
+      )
+    }
+    function check_Citation(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (value['url'] !== undefined ? ((typeof value['url'] === 'string')) : true) &&
+        (value['title'] !== undefined ? ((typeof value['title'] === 'string')) : true) &&
+        (value['citedText'] !== undefined ? ((typeof value['citedText'] === 'string')) : true) &&
+        (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
+      )
+    }
+    function check_ProviderFields(value) {
+      return (
+        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
+        (typeof value['format'] === 'string') &&
+        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
+        (Object.entries(value['fields']).every(([key, value]) => (local_0.test(key) ? (true) : true)))
       )
     }
     function check_ImageUrlPart(value) {
@@ -164,7 +239,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
         (value['type'] === 'image_url') &&
         (typeof value['url'] === 'string') &&
-        local_0.test(value['url'])
+        local_1.test(value['url'])
       )
     }
     function check_ImageFilePart(value) {
@@ -174,7 +249,7 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['path'] === 'string') &&
         value['path'].length >= 1 &&
         (typeof value['mimeType'] === 'string') &&
-        local_1.test(value['mimeType'])
+        local_2.test(value['mimeType'])
       )
     }
     function check_ThinkingTextPart(value) {
@@ -206,14 +281,6 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (value['itemId'] !== undefined ? ((typeof value['itemId'] === 'string')) : true) &&
         (value['incomplete'] !== undefined ? ((typeof value['incomplete'] === 'boolean')) : true) &&
         (value['providerFields'] !== undefined ? (check_ProviderFields(value['providerFields'])) : true)
-      )
-    }
-    function check_ProviderFields(value) {
-      return (
-        (typeof value === 'object' && value !== null && !Array.isArray(value)) &&
-        (typeof value['format'] === 'string') &&
-        (typeof value['fields'] === 'object' && value['fields'] !== null && !Array.isArray(value['fields']) && !(value['fields'] instanceof Date) && !(value['fields'] instanceof Uint8Array)) &&
-        (Object.entries(value['fields']).every(([key, value]) => (local_2.test(key) ? (true) : true)))
       )
     }
     function check_ServerToolPart(value) {

@@ -1,5 +1,5 @@
 import { type Static, Type } from '@sinclair/typebox'
-import { ServerToolPart } from '../parts.js'
+import { Citation, ServerToolPart } from '../parts.js'
 import { responseEvent } from './base.js'
 
 // Streaming boundaries are explicit: a consumer never infers them.
@@ -42,5 +42,7 @@ export const ResponseCompleteEvent = responseEvent('response_complete', {
   thinkingText: Type.Optional(Type.String()),
   /** Tools the provider ran on its side during the response (web search, code execution), in order. */
   serverTools: Type.Optional(Type.Array(ServerToolPart)),
+  /** The sources the model cited, from every text part in order (see `Citation`). */
+  citations: Type.Optional(Type.Array(Citation)),
 })
 export type ResponseCompleteEvent = Static<typeof ResponseCompleteEvent>
