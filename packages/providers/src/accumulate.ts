@@ -1,6 +1,7 @@
 import type {
   AssistantMessage,
   AssistantPart,
+  Citation,
   ImagePart,
   ProviderFields,
   StopDetails,
@@ -16,6 +17,7 @@ import type { Completion, ResponseBuilder, SignatureOptions, TextItem } from './
 import { finalMessage, type MessageStamps, type Outcome, settleToolCall } from './final-message.js'
 import { Fifo } from './transport/fifo.js'
 import {
+  checkedCitation,
   checkedStopDetails,
   checkedUsage,
   isImage,
@@ -130,6 +132,19 @@ export class Accumulator implements ResponseBuilder {
       id === undefined
         ? { type: 'thinking_delta', text: delta }
         : { type: 'thinking_delta', text: delta, responseId: id }
+  }
+
+  citations(citations: readonly Citation[], item?: TextItem): void {
+    if (!Array.isArray(citations)) return
+    const checked: Citation[] = []
+    for (const citation of citations) {
+      const kept = checkedCitation(citation)
+      if (kept !== undefined) checked.push(kept)
+    }
+    if (checked.length === 0) return
+    const part = this.citedPart(item)
+    if (part.citations === undefined) part.citations = checked
+    else for (const citation of checked) part.citations.push(citation)
   }
 
   signature(signature: string, options: SignatureOptions): void {
@@ -354,6 +369,21 @@ export class Accumulator implements ResponseBuilder {
 
   private emit(item: StreamItem): void {
     this.items.push(item)
+  }
+
+  /** The text part citations belong to (see `citations`). */
+  private citedPart(item: TextItem | undefined): TextPart {
+    const open = this.open
+    const itemId = item !== undefined && item !== null && isText(item.itemId) ? item.itemId : undefined
+    if (open?.type === 'text' && (itemId === undefined || open.itemId === itemId)) return open
+    for (let i = this.parts.length - 1; i >= 0; i--) {
+      const part = this.parts[i]!
+      if (part.type === 'text' && (itemId === undefined || part.itemId === itemId)) return part
+    }
+    const part: TextPart = { type: 'text', text: '' }
+    if (itemId !== undefined) part.itemId = itemId
+    this.parts.push(part)
+    return part
   }
 
   private openPart(part: TextPart | ThinkingTextPart | ThinkingSignaturePart): void {

@@ -1,4 +1,4 @@
-import type { ImagePart, ProviderFields, StopDetails, StopReason, Usage } from '@kode/protocol'
+import type { Citation, ImagePart, ProviderFields, StopDetails, StopReason, Usage } from '@kode/protocol'
 import { USAGE_KEYS } from '@kode/protocol/helpers'
 
 // What a value from the server must be to count. Adapters pass on what the server sent, and a
@@ -62,6 +62,24 @@ export function checkedStopDetails(details: unknown): StopDetails | undefined {
   if (typeof category === 'string') out.category = category
   if (typeof explanation === 'string') out.explanation = explanation
   return out.category === undefined && out.explanation === undefined ? undefined : out
+}
+
+/**
+ * A citation with only the fields the history schema takes, each of its type; `undefined` for a
+ * value that is no object, or has nothing left.
+ */
+export function checkedCitation(citation: unknown): Citation | undefined {
+  if (typeof citation !== 'object' || citation === null || Array.isArray(citation)) return undefined
+  const { url, title, citedText, providerFields } = citation as Record<string, unknown>
+  const out: Citation = {}
+  if (typeof url === 'string') out.url = url
+  if (typeof title === 'string') out.title = title
+  if (typeof citedText === 'string') out.citedText = citedText
+  if (isProviderFields(providerFields as ProviderFields)) {
+    const { format, fields } = providerFields as ProviderFields
+    out.providerFields = { format, fields: { ...fields } }
+  }
+  return Object.keys(out).length > 0 ? out : undefined
 }
 
 const STOP_REASONS: ReadonlySet<unknown> = new Set<StopReason>([

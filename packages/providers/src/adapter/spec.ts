@@ -1,4 +1,5 @@
 import type {
+  Citation,
   ImagePart,
   ProviderFields,
   SignatureFormat,
@@ -125,6 +126,13 @@ export interface ResponseBuilder {
    */
   refusal(delta: string, item?: TextItem): void
   thinking(delta: string): void
+  /**
+   * The sources the model cited for text (see `Citation`): kept on the text part being written;
+   * with none open, on the response's last text part (of `item`, when given); with none at all, on
+   * a text part of its own with empty text. Call it once a cited block's text has arrived
+   * (Anthropic may send a block's citations before its text).
+   */
+  citations(citations: readonly Citation[], item?: TextItem): void
   /**
    * Opaque reasoning state. Consecutive calls of one format and item extend one signature part
    * (signature deltas); call `endBlock()` first to record a whole signature of its own (Gemini).

@@ -302,9 +302,27 @@ describe('openai-responses quirks (Kode fixtures)', () => {
         action: { type: 'search', query: 'node 24 release date' },
       },
     }
+    const cited = {
+      type: 'url_citation',
+      end_index: 29,
+      start_index: 0,
+      title: 'Node.js 24',
+      url: 'https://nodejs.org/en/blog/release/v24.0.0',
+    }
     expect(message.parts).toEqual([
       search,
-      { type: 'text', text: 'Node 24 came out in May 2025.', itemId: 'msg_kode_ws' },
+      {
+        type: 'text',
+        text: 'Node 24 came out in May 2025.',
+        itemId: 'msg_kode_ws',
+        citations: [
+          {
+            url: cited.url,
+            title: cited.title,
+            providerFields: { format: 'openai-responses', fields: cited },
+          },
+        ],
+      },
     ])
     expect(message.stopReason).toBe('stop')
     server().enqueue(streamOf('openai-responses', fixture('openai-responses', 'azure-text.1')))

@@ -1,3 +1,4 @@
+import type { Citation } from '@kode/protocol'
 import type { ResponseBuilder } from '../../adapter/spec.js'
 
 /** A content block as the Messages API sends it; every field may be missing or of another type. */
@@ -39,6 +40,8 @@ export interface OpenServerBlock {
  */
 export class AnthropicBlocks {
   private readonly open = new Map<number, OpenServerBlock>()
+  /** Text blocks' citations, held until the block stops: they may come before its text. */
+  private readonly cited = new Map<number, Citation[]>()
   /** The blocks calling the structured-output tool, whose input is answer text. */
   private readonly answers = new Set<number>()
   private clientCalls = 0
@@ -60,6 +63,8 @@ export class AnthropicBlocks {
     switch (block.type) {
       case 'text':
         if (typeof block.text === 'string') out.text(block.text)
+        if (Array.isArray(block.citations))
+          for (const citation of block.citations) this.citation(index, citation)
         break
       case 'thinking':
         if (typeof block.thinking === 'string') out.thinking(block.thinking)
@@ -101,15 +106,46 @@ export class AnthropicBlocks {
     else out.toolCallArgs(index, json)
   }
 
-  /** `content_block_stop`: the block is whole; a server block is kept now. */
+  /** `citations_delta` for the text block at `index`: held until the block stops. */
+  citation(index: number, citation: unknown): void {
+    if (!isRecord(citation)) return
+    const held = this.cited.get(index)
+    if (held) held.push(citationOf(citation))
+    else this.cited.set(index, [citationOf(citation)])
+  }
+
+  /** `content_block_stop`: the block is whole; a server block and a text block's citations are kept now. */
   stop(out: ResponseBuilder, index: number): void {
     const server = this.open.get(index)
     if (server) {
       this.open.delete(index)
       out.serverTool('anthropic', withInput(server))
     }
+    const cited = this.cited.get(index)
+    if (cited) {
+      this.cited.delete(index)
+      out.citations(cited)
+    }
     out.endBlock(index)
   }
+}
+
+/**
+ * A citation as Anthropic sends it (`web_search_result_location`, `char_location`,
+ * `page_location`, `content_block_location`, `search_result_location`, and types added later):
+ * its URL (a web page), title (a page's or a document's) and quoted text, and the whole citation
+ * as sent (a search result's `source`, a document's index and range).
+ */
+function citationOf(raw: ContentBlock): Citation {
+  const out: Citation = {}
+  const url = str(raw.url)
+  if (url !== undefined) out.url = url
+  const title = str(raw.title) ?? str(raw.document_title)
+  if (title !== undefined) out.title = title
+  const citedText = str(raw.cited_text)
+  if (citedText !== undefined) out.citedText = citedText
+  out.providerFields = { format: 'anthropic', fields: raw }
+  return out
 }
 
 /** The server block with its streamed input parsed into `input` (a start-block `input` is a placeholder). */

@@ -62,6 +62,7 @@ type BlockDelta =
   | { type: 'thinking_delta'; thinking?: string }
   | { type: 'signature_delta'; signature?: string }
   | { type: 'input_json_delta'; partial_json?: string }
+  | { type: 'citations_delta'; citation?: unknown }
   | { type: string }
 
 /**
@@ -69,7 +70,8 @@ type BlockDelta =
  * `content_block_start`, or in deltas, for every block type (see {@link AnthropicBlocks}). Blocks
  * of tools Anthropic runs itself (web search, code execution, MCP, ...) are kept as `server_tool`
  * parts, never as tool calls. `ping`, unknown events and other block types (`fallback`) are
- * ignored. A repeated `message_start` for the open message is ignored; one for a different message
+ * ignored. A text block's citations (`citations_delta`, or its `citations` when it comes whole) are
+ * kept on its text part. A repeated `message_start` for the open message is ignored; one for a different message
  * while the first is open means an intermediary spliced a second response into this one, which
  * fails as `stream_spliced` rather than mixing two responses' signed thinking. Usage from
  * `message_start` is updated by each `message_delta`, which also carries the stop reason and, for a
@@ -104,6 +106,8 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
             const thinking = (delta as { thinking?: unknown }).thinking
             return out.thinking(typeof thinking === 'string' ? thinking : '')
           }
+          case 'citations_delta':
+            return blocks.citation(data.index, (delta as { citation?: unknown }).citation)
           case 'signature_delta': {
             const signature = (delta as { signature?: unknown }).signature
             if (typeof signature === 'string' && signature) out.signature(signature, { format: 'anthropic' })

@@ -1,4 +1,4 @@
-import type { StopDetails, StopReason, Usage } from '@kode/protocol'
+import type { Citation, StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { count } from '../shared/counts.js'
@@ -22,6 +22,8 @@ interface GoogleCandidate {
   finishMessage?: string
   /** With `SAFETY`, the rating that blocked the answer has `blocked: true`. */
   safetyRatings?: { category?: string; blocked?: boolean }[] | null
+  /** With Google Search (or another grounding source): the sources, and which text each supports. */
+  groundingMetadata?: unknown
 }
 
 /** One part of a streamed candidate. `thoughtSignature` may sit on any of them. */
@@ -63,6 +65,7 @@ export interface GoogleUsage {
  * call's `google` provider fields, to go back to it. Calls whose arguments stream as
  * `partialArgs` are assembled and closed when their last piece arrives. A finish's `finishMessage`
  * and blocking safety category, or a blocked prompt's `blockReasonMessage`, become `stopDetails`.
+ * Grounding metadata (Google Search) becomes citations on the text when the candidate finishes.
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let responseId: string | undefined
@@ -71,6 +74,7 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let counted: GoogleUsage | undefined
   const readUsage = () => (counted === undefined ? undefined : googleUsage(counted))
   let calls = 0
+  let grounding: unknown
   let streaming: { key: number; args: StreamedArgs } | undefined
   const endStreamed = (out: ResponseBuilder) => {
     if (!streaming) return
@@ -137,8 +141,15 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
     // token. Anything else goes through `for...of`, which fails on a value that is not iterable.
     if (Array.isArray(parts)) for (let i = 0; i < parts.length; i++) mapPart(parts[i]!, out)
     else if (parts) for (const part of parts as Iterable<GoogleResponsePart>) mapPart(part, out)
+    // Sent again as it grows on some chunks: the last one is complete.
+    if (candidate?.groundingMetadata) grounding = candidate.groundingMetadata
     const finish = candidate?.finishReason
     if (finish) {
+      if (grounding !== undefined) {
+        const citations = groundingCitations(grounding)
+        grounding = undefined
+        if (citations.length > 0) out.citations(citations)
+      }
       // A call still streaming when the model stops normally lost only its closing part; cut by
       // MAX_TOKENS it stays open and is marked incomplete.
       if (finish !== 'MAX_TOKENS') endStreamed(out)
@@ -152,6 +163,44 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
       )
     }
   }
+}
+
+/**
+ * Grounding metadata as citations, one per grounding chunk in order: its page (`web`), retrieved
+ * document (`retrievedContext`, whose `text` is the passage) or place (`maps`), with the chunk as
+ * sent plus the `groundingSupports` that rely on it (the spans of the answer it supports). Kept on
+ * the response's last text.
+ */
+function groundingCitations(metadata: unknown): Citation[] {
+  if (typeof metadata !== 'object' || metadata === null) return []
+  const { groundingChunks, groundingSupports } = metadata as Record<string, unknown>
+  if (!Array.isArray(groundingChunks)) return []
+  const supports = Array.isArray(groundingSupports) ? (groundingSupports as unknown[]) : []
+  const out: Citation[] = []
+  for (let i = 0; i < groundingChunks.length; i++) {
+    const chunk: unknown = groundingChunks[i]
+    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) continue
+    const fields: Record<string, unknown> = { ...(chunk as Record<string, unknown>) }
+    const citation: Citation = {}
+    const source = fields.web ?? fields.retrievedContext ?? fields.maps
+    if (typeof source === 'object' && source !== null) {
+      const { uri, title, text } = source as Record<string, unknown>
+      if (typeof uri === 'string') citation.url = uri
+      if (typeof title === 'string') citation.title = title
+      if (typeof text === 'string') citation.citedText = text
+    }
+    const relying = supports.filter((support) => supportsChunk(support, i))
+    if (relying.length > 0) fields.groundingSupports = relying
+    citation.providerFields = { format: 'google', fields }
+    out.push(citation)
+  }
+  return out
+}
+
+function supportsChunk(support: unknown, index: number): boolean {
+  if (typeof support !== 'object' || support === null) return false
+  const indices = (support as { groundingChunkIndices?: unknown }).groundingChunkIndices
+  return Array.isArray(indices) && indices.includes(index)
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { StopReason, Usage } from '@kode/protocol'
+import type { Citation, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { inclusiveOutput, usageOf } from '../shared/counts.js'
@@ -29,6 +29,8 @@ export interface ChatDelta {
   tool_calls?: ChatToolCallDelta[] | null
   /** OpenRouter image output. */
   images?: { type?: string; image_url?: { url?: string } }[] | null
+  /** The sources a search model or OpenRouter's web search cited (`url_citation`). */
+  annotations?: unknown
 }
 
 /** One chunk of a Mistral content list: text, thinking (itself a list of text chunks), or other. */
@@ -110,7 +112,8 @@ function streamedReasoningField(delta: ChatDelta): ReasoningField | undefined {
 /**
  * One chunk onto the builder. Chunks without choices (Azure `prompt_filter_results`, the final
  * usage-only chunk) carry only metadata. Reasoning comes in `reasoning_content`, `reasoning` or
- * `reasoning_text` depending on the server; tool calls accumulate by `index`.
+ * `reasoning_text` depending on the server; tool calls accumulate by `index`; `annotations` become
+ * citations.
  *
  * The delta is read here rather than in a helper of its own. This runs for every chunk, and as one
  * function too large to inline, V8's optimizing compiler compiles it once; split in two, each part
@@ -150,6 +153,7 @@ export function mapChatChunk(chunk: ChatChunk, out: ResponseBuilder, errors: Err
         if (url) out.image({ type: 'image_url', url })
       }
     }
+    if (delta.annotations) mapAnnotations(delta.annotations, out)
   }
   const finish = choice.finish_reason
   if (finish) {
@@ -176,6 +180,29 @@ function mapContentChunks(chunks: ContentChunk[], out: ResponseBuilder): void {
           if (piece?.type === 'text' && typeof piece.text === 'string') out.thinking(piece.text)
     }
   }
+}
+
+/**
+ * `annotations` as citations, kept on the text streamed so far: `url_citation` (its `url_citation`
+ * holds the page's URL, title and character span) and any other type, each kept whole as sent.
+ */
+function mapAnnotations(annotations: unknown, out: ResponseBuilder): void {
+  if (!Array.isArray(annotations)) return
+  const citations: Citation[] = []
+  for (const raw of annotations as unknown[]) {
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) continue
+    const fields = raw as Record<string, unknown>
+    const citation: Citation = {}
+    const source = fields.url_citation
+    if (typeof source === 'object' && source !== null) {
+      const { url, title } = source as Record<string, unknown>
+      if (typeof url === 'string') citation.url = url
+      if (typeof title === 'string') citation.title = title
+    }
+    citation.providerFields = { format: 'openai-chat', fields }
+    citations.push(citation)
+  }
+  out.citations(citations)
 }
 
 /** `finish_reason` -> Kode's stop reason; `content_filter` and unknown values have none. */

@@ -1,4 +1,4 @@
-import type { StopReason, Usage } from '@kode/protocol'
+import type { Citation, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
 import { inclusiveOutput, usageOf } from '../shared/counts.js'
@@ -9,7 +9,7 @@ export interface ResponsesOutputItem {
   id?: string
   /** message: `commentary` or `final_answer` (newer models). */
   phase?: string | null
-  content?: { type?: string; text?: string; refusal?: string }[] | null
+  content?: { type?: string; text?: string; refusal?: string; annotations?: unknown }[] | null
   summary?: { type?: string; text?: string }[] | null
   encrypted_content?: string | null
   call_id?: string
@@ -90,7 +90,8 @@ interface ItemState {
  * Copilot rewrites ids on every event). Reasoning summaries and raw reasoning text become
  * thinking, one part per summary; the encrypted content of a finished reasoning item becomes an
  * `openai-responses` signature with the item id. Message text keeps the item id and `phase`.
- * Function calls keep call id and item id. The items of tools OpenAI runs itself (web search, ...)
+ * A finished message's annotations become citations on its text. Function calls keep call id and
+ * item id. The items of tools OpenAI runs itself (web search, ...)
  * become `openai-responses` `server_tool` parts. An item that arrives without deltas is mapped whole
  * from its `output_item.done`, and an item never streamed at all from `response.completed`.
  * `response.completed` means `stop`, or `tool_use` when the output holds function calls;
@@ -141,7 +142,10 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
     if (state.done) return
     state.done = true
     if (!state.streamed) mapWhole(index, item, state, out)
-    if (item.type === 'reasoning' && item.encrypted_content) {
+    if (item.type === 'message') {
+      const citations = citationsOf(item)
+      if (citations !== undefined) out.citations(citations, state.text)
+    } else if (item.type === 'reasoning' && item.encrypted_content) {
       out.endBlock()
       const options = item.id
         ? { format: 'openai-responses' as const, itemId: item.id }
@@ -293,6 +297,31 @@ function mapWhole(index: number, item: ResponsesOutputItem, state: ItemState, ou
     default:
       return
   }
+}
+
+/**
+ * A finished message's annotations, as citations: `url_citation` (a web search's page),
+ * `file_citation` and `container_file_citation` (a file's name), and any other type, each kept
+ * whole as sent (its character span is in its own `output_text`). `undefined` when there are none.
+ */
+function citationsOf(item: ResponsesOutputItem): Citation[] | undefined {
+  let out: Citation[] | undefined
+  for (const part of item.content ?? []) {
+    const annotations = part?.annotations
+    if (!Array.isArray(annotations)) continue
+    for (const raw of annotations as unknown[]) {
+      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) continue
+      const { url, title, filename } = raw as Record<string, unknown>
+      const citation: Citation = {}
+      if (typeof url === 'string') citation.url = url
+      if (typeof title === 'string') citation.title = title
+      else if (typeof filename === 'string') citation.title = filename
+      citation.providerFields = { format: 'openai-responses', fields: raw as Record<string, unknown> }
+      out ??= []
+      out.push(citation)
+    }
+  }
+  return out
 }
 
 function textItemOf(item: ResponsesOutputItem): TextItem {
