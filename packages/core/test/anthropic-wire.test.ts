@@ -1,4 +1,5 @@
 import { reactFormatter } from '@kode/core'
+import { frameTyped } from '@kode/providers/testing'
 import { deriveReplayEvents } from '@kode/session'
 import { expect, test } from 'vitest'
 import { anthropicStream } from './helpers/anthropic-wire.js'
@@ -180,6 +181,50 @@ test('over the Anthropic wire: server-tool blocks are never executed, announced 
   expectValidHistory(history)
   expect(history.find((e) => 'role' in e && e.role === 'assistant')).toMatchObject({
     parts: [...serverTools, { type: 'text', text: 'Found it.' }],
+  })
+  const replayed = deriveReplayEvents(history, { sessionId: agent.sessionId })
+  const { timestamp: _live, ...live } = complete!
+  const { timestamp: _replayed, ...again } = replayed.find((e) => e.type === 'response_complete')!
+  expect(again).toEqual(live)
+})
+
+test('over the Anthropic wire: citations are kept on the text, announced with the response, replayed alike', async () => {
+  const h = harness()
+  const cited = {
+    type: 'web_search_result_location',
+    cited_text: 'The press dates from about 1440.',
+    url: 'https://example.org/press',
+    title: 'Press',
+    encrypted_index: 'EI1',
+  }
+  const lines = [
+    { type: 'message_start', message: { id: 'msg_c', usage: { input_tokens: 10, output_tokens: 1 } } },
+    { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '', citations: [] } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'citations_delta', citation: cited } },
+    { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'About 1440.' } },
+    { type: 'content_block_stop', index: 0 },
+    { type: 'message_delta', delta: { stop_reason: 'end_turn' }, usage: { output_tokens: 5 } },
+    { type: 'message_stop' },
+  ]
+  h.server.enqueue({ body: frameTyped(lines.map((line) => JSON.stringify(line))) })
+  const agent = h.createAgent({ client: h.client({ api: 'anthropic', model: 'claude-sonnet-4-5' }) })
+  const { events } = await collect(agent.run('When?'))
+
+  expectOrdered(events)
+  const citations = [
+    {
+      url: 'https://example.org/press',
+      title: 'Press',
+      citedText: 'The press dates from about 1440.',
+      providerFields: { format: 'anthropic', fields: cited },
+    },
+  ]
+  const complete = events.find((e) => e.type === 'response_complete')
+  expect(complete).toMatchObject({ content: 'About 1440.', citations })
+  const history = await agent.history()
+  expectValidHistory(history)
+  expect(history.find((e) => 'role' in e && e.role === 'assistant')).toMatchObject({
+    parts: [{ type: 'text', text: 'About 1440.', citations }],
   })
   const replayed = deriveReplayEvents(history, { sessionId: agent.sessionId })
   const { timestamp: _live, ...live } = complete!

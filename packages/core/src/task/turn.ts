@@ -1,5 +1,6 @@
 import {
   type AssistantMessage,
+  citationsOf,
   type ErrorRecord,
   joinText,
   joinThinking,
@@ -163,6 +164,7 @@ async function completed(
     content: joinText(message.parts),
     thinkingText: joinThinking(message.parts),
     serverTools: serverToolsOf(message.parts),
+    citations: citationsOf(message.parts),
   })
   if (usage) {
     events.emit('usage', { responseId, usage, costUsd: message.costUsd })

@@ -1,4 +1,5 @@
 import {
+  type Citation,
   cutText,
   type ImageFilePart,
   type ImagePart,
@@ -56,6 +57,26 @@ export function renderImage(part: ImagePart, { resolveImage, imageUrls }: ImageR
     return html`<figure><img alt="${part.path}" src="${embedded}"><figcaption>${part.path}</figcaption></figure>`
   }
   return html`<p class="image-ref">image file: ${part.path} (${part.mimeType})</p>`
+}
+
+// A quoted passage is shown in part: the link or title says where the rest is.
+const MAX_CITED_TEXT = 300
+
+/**
+ * The sources the model cited for a text: each with its title (or its URL) as a link when it is a
+ * web address, and the passage it quotes. A link is only ever followed by the reader.
+ */
+export function renderCitations(citations: readonly Citation[]): SafeHtml {
+  return html`<ol class="citations">${citations.map((citation) => {
+    const { url, title, citedText } = citation
+    const label = title ?? url ?? 'source'
+    const name =
+      url !== undefined && WEB_URL.test(url)
+        ? html`<a href="${url}" rel="noopener noreferrer">${label}</a>`
+        : label
+    const quote = citedText ? html` <q>${cutText(citedText, MAX_CITED_TEXT)}</q>` : ''
+    return html`<li>${name}${quote}</li>`
+  })}</ol>`
 }
 
 // A search result or a file listing can be long; the transcript shows the start of it.

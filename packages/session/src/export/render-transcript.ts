@@ -21,6 +21,7 @@ import {
 } from './nested-sessions.js'
 import {
   type ImageRendering,
+  renderCitations,
   renderDetails,
   renderImage,
   renderServerTool,
@@ -299,6 +300,7 @@ function renderAssistant(
     switch (part.type) {
       case 'text':
         body.push(tools.markdown(part.text))
+        if (part.citations?.length) body.push(renderCitations(part.citations))
         break
       case 'image_url':
       case 'image_file':

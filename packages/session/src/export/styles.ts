@@ -70,6 +70,7 @@ details.tool.error, details.tool.aborted, details.tool.missing { border-color: v
 .sub-session > .body { border-left: 3px solid var(--accent); }
 figure { margin: 8px 0; }
 figure img { max-width: 100%; max-height: 480px; border: 1px solid var(--border); border-radius: 6px; }
+ol.citations { font-size: 0.85em; color: var(--muted); margin: 0.2em 0 0.6em; overflow-wrap: anywhere; }
 figcaption, .image-ref { font-size: 0.8em; color: var(--muted); overflow-wrap: anywhere; }
 ul.todos { margin: 4px 0; padding-left: 22px; }
 footer.totals { margin-top: 32px; color: var(--muted); font-size: 0.9em; border-top: 1px solid var(--border); padding-top: 8px; }

@@ -1,6 +1,7 @@
 import {
   type AssistantImageDeltaEvent,
   type AssistantMessage,
+  citationsOf,
   joinText,
   joinThinking,
   type ReplayEvent,
@@ -94,6 +95,8 @@ function responseCompleteEvent(sessionId: string, message: AssistantMessage): Re
   }
   const serverTools = serverToolsOf(parts)
   if (serverTools !== undefined) complete.serverTools = serverTools
+  const citations = citationsOf(parts)
+  if (citations !== undefined) complete.citations = citations
   return complete
 }
 
