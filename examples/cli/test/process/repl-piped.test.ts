@@ -11,4 +11,14 @@ describe('the REPL on piped input', () => {
     expect(stdout).toContain('✗ nothing to fork yet: run a task first')
     expect(stdout).not.toContain('no session')
   })
+
+  test('a prompt shown as it is read from the pipe carries none of its escape sequences to stdout', async () => {
+    const dir = realpathSync(tempDir('kode-piped-'))
+    // The second line is read while the first task runs, and shown at the next prompt.
+    const prompt = 'say \x1b[31mred\x1b]0;title\x07 now'
+    const { code, stdout } = await runKode([], {}, dir, `hello\n${prompt}\n`)
+    expect(code).toBe(0)
+    expect(stdout).toContain('› say [31mred]0;title now\n')
+    for (const char of ['\x1b', '\x07']) expect(stdout).not.toContain(char)
+  })
 })
