@@ -1,4 +1,5 @@
-import { realpathSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
+import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { runKode, tempDir } from './run-kode.js'
 
@@ -20,5 +21,14 @@ describe('the REPL on piped input', () => {
     expect(code).toBe(0)
     expect(stdout).toContain('› say [31mred]0;title now\n')
     for (const char of ['\x1b', '\x07']) expect(stdout).not.toContain(char)
+  })
+
+  test('/export writes to a file name with spaces in it, whole', async () => {
+    const dir = realpathSync(tempDir('kode-piped-'))
+    const { code, stdout } = await runKode([], {}, dir, 'hello\n/export my transcript.html\n')
+    expect(code).toBe(0)
+    expect(stdout).toContain('Exported to my transcript.html\n')
+    expect(existsSync(join(dir, 'my'))).toBe(false)
+    expect(readFileSync(join(dir, 'my transcript.html'), 'utf8')).toMatch(/^<!doctype html>/i)
   })
 })
