@@ -17,7 +17,7 @@ import {
   resolveProvider,
   switchChoice,
 } from './provider.js'
-import { openSessionShelf, type SessionListing } from './sessions.js'
+import { openSessionShelf, resumeCommand, type SessionListing } from './sessions.js'
 import { storeWarningReporter } from './store-warnings.js'
 import { builtinTools } from './tools/index.js'
 import { openWorkspace, type Workspace } from './tools/workspace.js'
@@ -47,6 +47,8 @@ export interface App {
   readonly sessionsDir: string
   /** `--yes`: calls of tools that ask for approval (write_file, edit_file, bash) run without asking. */
   readonly yes: boolean
+  /** The command that continues a session from here (see `resumeCommand`). */
+  resumeCommand(sessionId: string): string
   /** Where `/export` and the demo write HTML: `exports/` beside the sessions directory. */
   readonly exportsDir: string
   /** The model talked to now (`/model` replaces it). */
@@ -141,6 +143,9 @@ export async function openApp(init: AppInit): Promise<App> {
     thinking: args.thinking ?? config.thinking ?? 'collapse',
     sessionsDir,
     yes: args.yes,
+    // `--sessions-dir` is named in the command; a config file's sessionsDir is read again there.
+    resumeCommand: (sessionId) =>
+      resumeCommand(sessionId, args.sessionsDir === undefined ? undefined : sessionsDir),
     exportsDir: join(sessionsDir, '..', 'exports'),
     model: opened[0]!,
     agent: (sessionId) => {

@@ -71,7 +71,7 @@ export async function runDemo(
   say(`HTML transcript: ${named(file)}`)
   say(
     style.dim(
-      `Continue it with: kode --resume ${agent.sessionId}  (in this repository: pnpm kode --resume …)`,
+      `Continue it with: ${named(app.resumeCommand(agent.sessionId))}  (in this repository: pnpm kode --resume …)`,
     ),
   )
   return exitCodeOf(outcome.reason)

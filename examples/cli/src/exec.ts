@@ -56,7 +56,7 @@ export async function runExec(
       `kode: session ${agent.sessionId} waits for approval of ${pending.length} call(s); deciding them first\n`,
     )
     const resumed = await resumeWithApprovals(agent, pending, loop)
-    if (!json && resumed !== undefined) report(resumed, agent.sessionId, io, shownError)
+    if (!json && resumed !== undefined) report(resumed, app, agent.sessionId, io, shownError)
     if (resumed === undefined || resumed.reason === 'awaiting_approval' || resumed.reason === 'aborted') {
       if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
       else if (resumed === undefined)
@@ -69,7 +69,7 @@ export async function runExec(
   const outcome = await runWithApprovals(agent, run, loop)
   await app.titleSession(agent.sessionId, prompt)
   if (json) io.out(`${encodeEvent(createEndEvent())}\n`)
-  else report(outcome, agent.sessionId, io, shownError)
+  else report(outcome, app, agent.sessionId, io, shownError)
   return exitCodeOf(outcome.reason)
 }
 
@@ -77,11 +77,17 @@ export async function runExec(
  * Prints a task's answer on stdout, and on stderr why it did not complete, unless that is the
  * error just printed (`shownError`).
  */
-function report(outcome: TaskOutcome, sessionId: string, io: ExecOutput, shownError?: string): void {
+function report(
+  outcome: TaskOutcome,
+  app: Pick<App, 'resumeCommand'>,
+  sessionId: string,
+  io: ExecOutput,
+  shownError?: string,
+): void {
   if (outcome.text !== '') io.out(outcome.text.endsWith('\n') ? outcome.text : `${outcome.text}\n`)
   if (outcome.reason === 'awaiting_approval')
     io.err(
-      `kode: task paused: ${outcome.pendingApprovals?.length ?? 0} call(s) wait for approval in session ${sessionId}; "kode --resume ${sessionId}" asks about them\n`,
+      `kode: task paused: ${outcome.pendingApprovals?.length ?? 0} call(s) wait for approval in session ${sessionId}; "${app.resumeCommand(sessionId)}" asks about them\n`,
     )
   else if (outcome.reason !== 'completed' && (outcome.errorMessage ?? outcome.reason) !== shownError)
     io.err(`kode: task ended: ${outcome.errorMessage ?? outcome.reason}\n`)

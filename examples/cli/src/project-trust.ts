@@ -59,7 +59,9 @@ export async function trustProjectConfig(
       delete kept[field]
     }
   }
-  if (kept.sessionsDir !== undefined && !inside(where.cwd, resolve(where.cwd, kept.sessionsDir))) {
+  // Exports go to `exports/` beside the sessions directory (see `App.exportsDir`): that must be
+  // inside too, so the project itself (`.`) is no place for sessions either.
+  if (kept.sessionsDir !== undefined && !inside(where.cwd, resolve(where.cwd, kept.sessionsDir, '..'))) {
     ignored.push('sessionsDir (outside the project)')
     delete kept.sessionsDir
   }

@@ -105,6 +105,21 @@ export async function findSession(shelf: SessionShelf, idOrPrefix: string): Prom
   return id
 }
 
+/**
+ * The command that continues `sessionId`: `kode --resume <id>`, with `--sessions-dir` when the
+ * sessions are not where kode looks by default (the flag chose their directory), quoted for a
+ * POSIX shell.
+ */
+export function resumeCommand(sessionId: string, sessionsDir?: string): string {
+  const command = `kode --resume ${sessionId}`
+  return sessionsDir === undefined ? command : `${command} --sessions-dir ${shellWord(sessionsDir)}`
+}
+
+/** `text` as one shell word: as it is when nothing in it is special to a shell, else single-quoted. */
+function shellWord(text: string): string {
+  return /^[\w./@%+=:,-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`
+}
+
 /** The one id among `ids` that is `prefix` or starts with it; throws when none or several do. */
 export function matchPrefix(prefix: string, ids: readonly string[], what: string): string {
   if (ids.includes(prefix)) return prefix

@@ -135,6 +135,10 @@ describe('symbolic links inside the store are refused, never written through', (
     expect(await codeOf(store.update('s', { title: 't' }))).toBe('symlink_refused')
     expect(await codeOf(store.delete('s'))).toBe('symlink_refused')
     expect(await store.list()).toEqual([])
+    // Left out of the list, but named: a session is not silently missing.
+    expect(warnings).toMatchObject([
+      { type: 'unreadable_session', sessionId: 's', error: { code: 'symlink_refused' } },
+    ])
     expect(readdirSync(join(outside, 's')).sort()).toEqual(before)
     expect(readFileSync(join(outside, 's', 'history.jsonl'), 'utf8')).toBe(history)
   })

@@ -7,7 +7,8 @@ import type { Repl, ReplEnd } from './repl.js'
 interface SlashCommand {
   usage: string
   help: string
-  run(repl: Repl, args: string[]): Promise<ReplEnd>
+  /** `args`: the words after the command; `rest`: the text after it as typed (a path with spaces). */
+  run(repl: Repl, args: string[], rest: string): Promise<ReplEnd>
 }
 
 const COMMANDS: Record<string, SlashCommand> = {
@@ -79,10 +80,10 @@ const COMMANDS: Record<string, SlashCommand> = {
   export: {
     usage: '/export [file]',
     help: 'write this session as a self-contained HTML file',
-    async run(repl, [file]) {
+    async run(repl, _args, file) {
       const sessionId = repl.agent.sessionId
       if (!(await repl.app.store.info(sessionId))) throw new Error('nothing to export yet: run a task first')
-      const path = file ?? join(repl.app.exportsDir, `${sessionId}.html`)
+      const path = file || join(repl.app.exportsDir, `${sessionId}.html`)
       repl.print(`Exported to ${await exportSession(repl.app.store, sessionId, path)}`)
       return undefined
     },
@@ -129,13 +130,14 @@ const COMMANDS: Record<string, SlashCommand> = {
  */
 export async function runSlashCommand(repl: Repl, line: string): Promise<ReplEnd> {
   const [name = '', ...args] = line.slice(1).split(/\s+/)
+  const rest = line.slice(1 + name.length).trim()
   const command = COMMANDS[name]
   if (!command) {
     repl.print(`Unknown command /${name}. /help lists them.`, repl.style.red)
     return undefined
   }
   try {
-    return await command.run(repl, args)
+    return await command.run(repl, args, rest)
   } catch (error) {
     repl.print(`✗ ${(error as Error).message}`, repl.style.red)
     return undefined

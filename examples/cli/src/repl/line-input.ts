@@ -1,5 +1,6 @@
 import { createInterface, type Interface } from 'node:readline'
 import { Writable } from 'node:stream'
+import { terminalSafe } from '../display/terminal-safe.js'
 import {
   BRACKETED_PASTE_OFF,
   BRACKETED_PASTE_ON,
@@ -70,8 +71,9 @@ export class LineInput {
   read(): Promise<InputEvent> {
     const queued = this.#queue.shift()
     if (queued) {
-      // A line typed ahead (or piped in): show it as if it had been typed at the prompt.
-      if (queued.kind === 'line') this.#output.write(`${this.#rl.getPrompt()}${queued.text}\n`)
+      // A line typed ahead (or piped in): show it as if it had been typed at the prompt, without
+      // the escape sequences piped text may hold (the model still gets the line as it is).
+      if (queued.kind === 'line') this.#output.write(`${this.#rl.getPrompt()}${terminalSafe(queued.text)}\n`)
       return Promise.resolve(queued)
     }
     // The one `eof` may have gone to an approval question: a later prompt must not wait forever.

@@ -48,7 +48,7 @@ export function scriptedReply(request: ScriptedRequest): ScriptedReply {
 const HELP =
   "I am Kode's **scripted offline model**: I answer from a script, not from a real LLM.\n\n" +
   '- Ask me for *a tour of this repository* to watch tools, a sub-agent and a todo list at work.\n' +
-  '- Ask me to *count* to try interrupting a response with Ctrl-C.\n\n' +
+  '- Ask me to *count* to try interrupting a response with Ctrl-C.\n' +
   '- Ask me to *write notes.txt* or to *run `ls`* to see a call wait for your approval.\n\n' +
   'Set `ANTHROPIC_API_KEY` (or `OPENAI_API_KEY`, `GEMINI_API_KEY`, `OPENROUTER_API_KEY`) to talk to a real model.'
 

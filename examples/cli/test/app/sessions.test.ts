@@ -10,6 +10,7 @@ import {
   findSession,
   matchPrefix,
   promptLines,
+  resumeCommand,
   sessionLines,
   shelfOf,
 } from '../../src/sessions.js'
@@ -150,5 +151,23 @@ describe('sessions', () => {
     expect(html).toContain(`image file: ${join(dir, 'wrong.jpg')} (image/jpeg)`)
     expect(html).toContain(`image file: ${join(dir, 'pipe.png')} (image/png)`)
     expect(html.match(/<img /g)).toHaveLength(1)
+  })
+})
+
+describe('resumeCommand', () => {
+  test('names the sessions directory as one shell word, whatever it holds', () => {
+    const id = '0b6c3a57-2d2e-4a38-9e8e-6d7f0c1f3b1a'
+    expect(resumeCommand(id)).toBe(`kode --resume ${id}`)
+    expect(resumeCommand(id, '/tmp/plain-dir_1/sessions')).toBe(
+      `kode --resume ${id} --sessions-dir /tmp/plain-dir_1/sessions`,
+    )
+    for (const dir of ["/tmp/it's here/sessions", '/tmp/$HOME `x` "y"/*', '/tmp/a\\b;c&d']) {
+      const command = resumeCommand(id, dir)
+      // A real shell reads the words back: the last one is the directory, whole.
+      const words = execFileSync('sh', ['-c', `printf '%s\\n' ${command.replace(/^kode /, '')}`], {
+        encoding: 'utf8',
+      })
+      expect(words.split('\n').slice(0, -1)).toEqual(['--resume', id, '--sessions-dir', dir])
+    }
   })
 })

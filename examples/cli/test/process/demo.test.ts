@@ -23,6 +23,21 @@ describe('kode demo', () => {
     expect(html).toContain('A tour of this repository')
   })
 
+  test('the command it gives to continue the session finds the session in its --sessions-dir', async () => {
+    const sessions = join(tempDir('kode-demo-'), 'sessions')
+    const demo = await runKode(['demo', '--sessions-dir', sessions])
+    expect(demo.code).toBe(0)
+    const id = /Session (\S+) saved/.exec(demo.stdout)?.[1]
+    const hint = /Continue it with: kode (.+?) {2}\(/.exec(demo.stdout)?.[1]
+    expect(hint).toBe(`--resume ${id} --sessions-dir ${sessions}`)
+    // Run as given (the temporary path needs no quoting): the REPL replays the demo's session.
+    const resumed = await runKode(hint!.split(' '), {}, undefined, '/history\n')
+    expect(resumed.stderr).not.toContain('no session')
+    expect(resumed.code).toBe(0)
+    expect(resumed.stdout).toContain('── resumed ──')
+    expect(resumed.stdout).toContain(DEMO_PROMPT.slice(0, 40))
+  })
+
   test('prints the paths it names without their control characters', async () => {
     // A directory name can hold escape sequences (a project's config may name the sessions dir).
     const dir = join(tempDir('kode-demo-'), 'sessions\x1b]0;pwned\x07\x1b[2J\r')

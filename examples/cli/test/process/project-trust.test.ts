@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { mkdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { createSseTestServer, type SseTestServer, scriptedResponse } from '@kode/providers/testing'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
@@ -79,6 +79,17 @@ describe('an untrusted project config cannot route keys', () => {
     )
     expect(stderr).not.toContain(SECRET)
     expect(stdout).not.toContain(SECRET)
+  })
+
+  test('a sessionsDir whose exports would land outside the project (the project itself) is ignored', async () => {
+    // HTML exports go to `exports/` beside the sessions directory: for `.`, the project's parent.
+    writeFileSync(join(project, 'kode.config.json'), JSON.stringify({ sessionsDir: '.' }))
+    const { code, stderr } = await kodeIn(project, ['exec', 'hello'])
+    expect(code).toBe(0)
+    expect(stderr).toContain(
+      `kode: ignoring sessionsDir (outside the project) in ${join(project, 'kode.config.json')}`,
+    )
+    expect(readdirSync(join(project, '.kode', 'sessions'))).toHaveLength(1)
   })
 
   test("a project that picks another api drops the user's baseUrl too: keys go to that api's own host only", async () => {

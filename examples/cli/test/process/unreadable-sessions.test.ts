@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { readdirSync, readFileSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, expect, test } from 'vitest'
 import { runKode, tempDir } from './run-kode.js'
@@ -22,6 +22,24 @@ describe('a stored session that cannot be read', () => {
     expect(stderr).toContain(join(sessionDir, 'session.json'))
     expect(code).toBe(1)
     expect(stdout).toBe('')
+  })
+
+  test('a session directory that is a symbolic link is named by a prefix and by /sessions, and left as it is', async () => {
+    const { dir, id, sessionDir } = await storedSession()
+    // The real session moves outside the store; a link takes its place, which the store refuses.
+    const moved = join(tempDir('kode-linked-'), id)
+    renameSync(sessionDir, moved)
+    symlinkSync(moved, sessionDir, 'dir')
+    const history = readFileSync(join(moved, 'history.jsonl'), 'utf8')
+    const resumed = await runKode(['exec', '--resume', id.slice(0, 8), 'hello'], {}, dir)
+    expect(resumed.stderr).not.toContain('no session')
+    expect(resumed.stderr).toContain(`${sessionDir} is a symbolic link`)
+    expect(resumed.code).toBe(1)
+    expect(resumed.stdout).toBe('')
+    const listed = await runKode([], {}, dir, '/sessions\n')
+    expect(listed.code).toBe(0)
+    expect(listed.stdout).toContain(`${id}  cannot be read: ${sessionDir} is a symbolic link`)
+    expect(readFileSync(join(moved, 'history.jsonl'), 'utf8')).toBe(history)
   })
 
   test('/sessions says which sessions it cannot read, and why', async () => {

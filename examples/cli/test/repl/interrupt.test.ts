@@ -32,6 +32,7 @@ function appWith(client: LLMClient, tools: Tool[] = []): App {
     sessionsDir: '',
     yes: false,
     exportsDir: '',
+    resumeCommand: (id) => `kode --resume ${id}`,
     model: { client, modelSettings: {}, label: 'test', close: async () => {} },
     agent: (sessionId) => createAgent({ client, store, tools, ...(sessionId ? { sessionId } : {}) }),
     switchModel: () => Promise.reject(new Error('not in this test')),

@@ -101,7 +101,12 @@ describe('scriptedReply', () => {
 
   test('any other prompt gets the note of what the scripted model can do', () => {
     const reply = scriptedReply(request({ prompt: 'hello' }))
-    expect((reply.blocks[0] as { text: string }).text).toContain('scripted offline model')
+    const text = (reply.blocks[0] as { text: string }).text
+    expect(text).toContain('scripted offline model')
+    // One list of what to ask: no blank line between its items (markdown would make it a loose list).
+    const items = text.split('\n').filter((line) => line.startsWith('- '))
+    expect(items).toHaveLength(3)
+    expect(text).toContain(items.join('\n'))
   })
 })
 

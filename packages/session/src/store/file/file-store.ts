@@ -290,7 +290,11 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       }
       // Alongside the sessions: what deletes cut short by a crash left (see `trash.ts`).
       const sweeping = removeTrash(root, entries)
-      const sessions = entries.filter((entry) => entry.isDirectory() && isValidSessionId(entry.name))
+      // A link where a session directory belongs is refused by `info` (`symlink_refused`): listed
+      // as unreadable, so the session is named rather than silently missing.
+      const sessions = entries.filter(
+        (entry) => (entry.isDirectory() || entry.isSymbolicLink()) && isValidSessionId(entry.name),
+      )
       const infos = await mapLimited(sessions, LIST_READS, async (entry) => {
         try {
           return await info(entry.name)
