@@ -20,6 +20,8 @@ export type RenderCommand =
   /** The assistant's open line so far (`''` when there is none). */
   | { type: 'text_partial'; sessionId: string; text: string }
   | { type: 'image'; sessionId: string; ref: string }
+  /** The sources the model cited for a response: each a label (title or URL) and its URL. */
+  | { type: 'sources'; sessionId: string; sources: { label: string; url?: string }[] }
   /** The model started a tool call (a hint: it is not running yet). */
   | { type: 'tool_pending'; sessionId: string; toolCallId: string; toolName: string }
   | { type: 'tool_start'; sessionId: string; toolCallId: string; toolName: string; summary: string }

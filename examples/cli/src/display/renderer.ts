@@ -118,6 +118,16 @@ export class CommandRenderer {
       case 'image':
         this.#print('text', s.magenta(`◆ image ${command.ref}`))
         return
+      case 'sources':
+        this.#print(
+          'meta',
+          s.dim('Sources:'),
+          ...command.sources.map(
+            ({ label, url }, i) =>
+              `  ${s.dim(`${i + 1}.`)} ${label}${url === undefined || url === label ? '' : ` ${s.dim(url)}`}`,
+          ),
+        )
+        return
       case 'tool_pending':
         if (!this.#tools.has(command.toolCallId))
           this.#tools.set(command.toolCallId, { name: command.toolName, summary: '', pending: true })

@@ -1,5 +1,5 @@
 import type { Event, TaskMetadataSummary, UsageEvent } from '@kode/protocol'
-import { argumentSummary, clip, resultPreview, subAgentTotals, thinkingHeader } from './format.js'
+import { argumentSummary, clip, resultPreview, sourcesOf, subAgentTotals, thinkingHeader } from './format.js'
 import { noticeText } from './notices.js'
 import type { RenderCommand } from './render-commands.js'
 import { markdownLines, TextStream } from './text-stream.js'
@@ -141,6 +141,7 @@ export class DisplayStateMachine {
           }
           for (const line of markdownLines(event.content)) out.push({ type: 'text_line', sessionId, line })
         }
+        if (event.citations) out.push({ type: 'sources', sessionId, sources: sourcesOf(event.citations) })
         return
       case 'tool_call_start':
         if (origin === 'live')

@@ -57,6 +57,22 @@ describe('CommandRenderer on a pipe (not live)', () => {
     expect(text()).toBe('✻ Thought · Plan\n  Plan\n  step two\n')
   })
 
+  test('lists sources numbered, the URL after a title, the escape character removed', () => {
+    const { renderer, text } = plain()
+    renderer.render({
+      type: 'sources',
+      sessionId: S,
+      sources: [
+        { label: 'A \u001b[31mpage', url: 'https://a.example/' },
+        { label: 'https://b.example/', url: 'https://b.example/' },
+        { label: 'Contract.pdf' },
+      ],
+    })
+    expect(text()).toBe(
+      'Sources:\n  1. A [31mpage https://a.example/\n  2. https://b.example/\n  3. Contract.pdf\n',
+    )
+  })
+
   test('writes a tool start line and a result line with status and preview', () => {
     const { renderer, text } = plain()
     renderer.render({

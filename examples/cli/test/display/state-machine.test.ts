@@ -91,6 +91,27 @@ describe('main session', () => {
     expect(commands.map((c) => c.type)).toEqual(['thinking_end', 'text_line', 'text_line'])
   })
 
+  test('response_complete lists the sources cited, each once, live and replayed', () => {
+    const citations = [
+      { url: 'https://a.example/', title: 'A page', citedText: 'one passage' },
+      { url: 'https://a.example/', title: 'A page', citedText: 'another passage' },
+      { url: 'https://b.example/x' },
+      { title: 'Contract.pdf' },
+      {},
+    ]
+    const sources = [
+      { label: 'A page', url: 'https://a.example/' },
+      { label: 'https://b.example/x', url: 'https://b.example/x' },
+      { label: 'Contract.pdf' },
+      { label: 'source' },
+    ]
+    expect(main().handle(ev('response_complete', { content: 'hi', citations }))).toEqual([
+      { type: 'sources', sessionId: 'main', sources },
+    ])
+    const replayed = main().handle(ev('response_complete', { content: 'hi', citations }), 'replay')
+    expect(replayed.map((c) => c.type)).toEqual(['text_line', 'sources'])
+  })
+
   test('tool_call_start shows a pending tool', () => {
     expect(main().handle(ev('tool_call_start', { toolCallId: 'c1', toolName: 'read_file' }))).toEqual([
       { type: 'tool_pending', sessionId: 'main', toolCallId: 'c1', toolName: 'read_file' },
