@@ -259,6 +259,20 @@ export function describeSessionStoreContract(
       expect((await store.list()).map((s) => s.id)).toEqual([a.id, c.id, b.id])
     })
 
+    test('list orders ids that tie on both times as JavaScript compares strings, also past a cursor', async () => {
+      await store.close()
+      store = harness.open({ now: () => 1000 })
+      for (const id of ['a', 'B', '_x', 'a-b', 'a_b', 'a.b', '9', 'A', 'aB', 'ab'])
+        await store.create({ id, parentSessionId: 'p' })
+      const order = ['9', 'A', 'B', '_x', 'a', 'a-b', 'a.b', 'aB', 'a_b', 'ab']
+      expect((await store.list()).map((s) => s.id)).toEqual(order)
+      expect((await store.list({ parentSessionId: 'p' })).map((s) => s.id)).toEqual(order)
+      const cursor = (id: string) => ({ updatedAt: 1000, createdAt: 1000, id })
+      expect((await store.list({ after: cursor('Ab'), limit: 3 })).map((s) => s.id)).toEqual(['B', '_x', 'a'])
+      expect((await store.list({ after: cursor('aé') })).map((s) => s.id)).toEqual([])
+      expect((await store.list({ after: cursor('a\u0000') })).map((s) => s.id)).toEqual(order.slice(5))
+    })
+
     test('list with parentSessionId returns the sub-agent sessions and forks of that session only', async () => {
       const parent = await store.create({ id: 'parent' })
       const sub = await store.create({ id: 'sub', parentSessionId: 'parent', subAgent: { name: 'a' } })

@@ -48,7 +48,8 @@ export interface SessionStore {
   update(sessionId: string, patch: SessionPatch): Promise<SessionInfo>
   /**
    * The sessions (sub-agent sessions included), newest updated first: by `updatedAt`, then by
-   * `createdAt` (newest first), then by `id`. With no options, all of them.
+   * `createdAt` (newest first), then by `id` as JavaScript compares strings (by UTF-16 code unit),
+   * in every store. With no options, all of them.
    *
    * `options.parentSessionId` keeps only the sessions whose `parentSessionId` is that one: its
    * sub-agent sessions and the forks made from it. `options.limit` and `options.after` read the
