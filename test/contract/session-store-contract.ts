@@ -204,6 +204,22 @@ export function describeSessionStoreContract(
       expect(await store.info(created.id)).toEqual(updated)
     })
 
+    test('updates and appends to one session apply in call order, also when not awaited one by one', async () => {
+      await store.create({ id: 's' })
+      const calls: Promise<unknown>[] = []
+      for (let i = 0; i < 100; i++) {
+        calls.push(store.update('s', { title: `t${i}` }))
+        calls.push(store.append('s', [record(`r${i}`)]))
+      }
+      const results = await Promise.all(calls)
+      // Each update returns the session as it left it: its own title, after the appends before it.
+      const updates = results.filter((_, i) => i % 2 === 0) as { title: string; recordCount: number }[]
+      expect(updates.map((info) => [info.title, info.recordCount])).toEqual(
+        Array.from({ length: 100 }, (_, i) => [`t${i}`, i]),
+      )
+      expect(await store.info('s')).toMatchObject({ title: 't99', recordCount: 100 })
+    })
+
     test('update changes nothing but title, model and provider, whatever else a patch holds', async () => {
       const created = await store.create({ parentSessionId: 'parent', subAgent: { name: 'sub' } })
       // A caller outside TypeScript may send a patch with any fields (a request body, say).

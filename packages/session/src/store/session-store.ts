@@ -44,7 +44,10 @@ export interface SessionStore {
   readBatches?(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
   /** The session's metadata, or `undefined` when there is no such session. */
   info(sessionId: string): Promise<SessionInfo | undefined>
-  /** Changes title, model or provider. Fails with `session_not_found`. */
+  /**
+   * Changes title, model or provider. Updates and appends to one session through one store are
+   * applied in call order. Fails with `session_not_found`.
+   */
   update(sessionId: string, patch: SessionPatch): Promise<SessionInfo>
   /**
    * The sessions (sub-agent sessions included), newest updated first: by `updatedAt`, then by
