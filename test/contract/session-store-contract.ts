@@ -204,6 +204,22 @@ export function describeSessionStoreContract(
       expect(await store.info(created.id)).toEqual(updated)
     })
 
+    test('updates and appends to one session apply in call order, also when not awaited one by one', async () => {
+      await store.create({ id: 's' })
+      const calls: Promise<unknown>[] = []
+      for (let i = 0; i < 100; i++) {
+        calls.push(store.update('s', { title: `t${i}` }))
+        calls.push(store.append('s', [record(`r${i}`)]))
+      }
+      const results = await Promise.all(calls)
+      // Each update returns the session as it left it: its own title, after the appends before it.
+      const updates = results.filter((_, i) => i % 2 === 0) as { title: string; recordCount: number }[]
+      expect(updates.map((info) => [info.title, info.recordCount])).toEqual(
+        Array.from({ length: 100 }, (_, i) => [`t${i}`, i]),
+      )
+      expect(await store.info('s')).toMatchObject({ title: 't99', recordCount: 100 })
+    })
+
     test('update changes nothing but title, model and provider, whatever else a patch holds', async () => {
       const created = await store.create({ parentSessionId: 'parent', subAgent: { name: 'sub' } })
       // A caller outside TypeScript may send a patch with any fields (a request body, say).
@@ -257,6 +273,20 @@ export function describeSessionStoreContract(
       const c = await store.create({ parentSessionId: 'x', subAgent: { name: 'sub' } })
       await store.append(a.id, shortConversation())
       expect((await store.list()).map((s) => s.id)).toEqual([a.id, c.id, b.id])
+    })
+
+    test('list orders ids that tie on both times as JavaScript compares strings, also past a cursor', async () => {
+      await store.close()
+      store = harness.open({ now: () => 1000 })
+      for (const id of ['a', 'B', '_x', 'a-b', 'a_b', 'a.b', '9', 'A', 'aB', 'ab'])
+        await store.create({ id, parentSessionId: 'p' })
+      const order = ['9', 'A', 'B', '_x', 'a', 'a-b', 'a.b', 'aB', 'a_b', 'ab']
+      expect((await store.list()).map((s) => s.id)).toEqual(order)
+      expect((await store.list({ parentSessionId: 'p' })).map((s) => s.id)).toEqual(order)
+      const cursor = (id: string) => ({ updatedAt: 1000, createdAt: 1000, id })
+      expect((await store.list({ after: cursor('Ab'), limit: 3 })).map((s) => s.id)).toEqual(['B', '_x', 'a'])
+      expect((await store.list({ after: cursor('aé') })).map((s) => s.id)).toEqual([])
+      expect((await store.list({ after: cursor('a\u0000') })).map((s) => s.id)).toEqual(order.slice(5))
     })
 
     test('list with parentSessionId returns the sub-agent sessions and forks of that session only', async () => {

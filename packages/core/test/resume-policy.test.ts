@@ -645,10 +645,92 @@ describe.each(['memory', 'file'] as const)('onResume (%s store)', (kind) => {
     const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
     const { outcome } = await collect(agent.continue())
     expect(outcome.reason).toBe('completed')
-    // Once to check the sub-agents are free before the task starts, once to settle them.
-    expect(lists).toEqual([{ parentSessionId: 'dead' }, { parentSessionId: 'dead' }])
+    // Once, to check the sub-agents are free before the task starts; settling them uses that list.
+    expect(lists).toEqual([{ parentSessionId: 'dead' }])
     expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
     expect(await h.store.read('stranger')).toEqual([])
+  })
+
+  test("a dead call's sub-agent session is read once to check and settle it, then by its own task", async () => {
+    const h = harness()
+    await deadWithStranger(h)
+    const reads: string[] = []
+    const store: SessionStore = {
+      ...h.store,
+      read: (sessionId) => {
+        reads.push(sessionId)
+        return h.store.read(sessionId)
+      },
+      readBatches: undefined,
+    }
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    expect(outcome.metadata.subAgents.map((m) => m.sessionId)).toEqual(['child'])
+    // The parent's and the child's journals read their sessions as they open them; before that the
+    // child is read once, to check it is free and whether its task ended.
+    expect(reads.filter((id) => id === 'child')).toEqual(['child', 'child'])
+    expect(summarizeHistory(await h.store.read('child')).at(-1)).toBe('task_metadata turns=0 subAgents=0')
+  })
+
+  test("a dead call's sub-agent's own dead sub-agent is listed and read once too", async () => {
+    const h = harness()
+    await deadSession(h, [DEAD[0]!, CARRIED_SUB_AGENT[1]!])
+    // The child called sub-agent `inner` (g1) and died with it: the grandchild's call s1 has no result.
+    await childSession(h, [
+      { role: 'user', id: 'cu1', createdAt: 1, parts: [{ type: 'text', text: 'pay' }] },
+      {
+        role: 'assistant',
+        id: 'ca1',
+        createdAt: 2,
+        parts: [{ type: 'tool_call', id: 'g1', name: 'inner', argumentsJson: '{"prompt":"pay"}' }],
+        stopReason: 'tool_use',
+        responseId: 'cr0',
+      },
+    ])
+    await h.store.create({
+      id: 'grandchild',
+      parentSessionId: 'child',
+      subAgent: { name: 'inner', parentToolCallId: 'g1' },
+    })
+    await h.store.append('grandchild', CARRIED_CHILD.slice(0, 2))
+    const reads: string[] = []
+    const lists: unknown[] = []
+    const store: SessionStore = {
+      ...h.store,
+      read: (sessionId) => {
+        reads.push(sessionId)
+        return h.store.read(sessionId)
+      },
+      readBatches: undefined,
+      list: (options) => {
+        lists.push(options)
+        return h.store.list(options)
+      },
+    }
+    h.server.enqueue(textReply('r1', 'It may not have paid.'))
+    const helper = defineSubAgent({ name: 'helper', description: 'Pays', tools: [] })
+    const agent = h.createAgent({ sessionId: 'dead', tools: [helper], store })
+    const { outcome } = await collect(agent.continue())
+    expect(outcome.reason).toBe('completed')
+    // Each session a dead call left is listed once, for the sub-agents its own dead calls ran.
+    expect(lists).toEqual([
+      { parentSessionId: 'dead' },
+      { parentSessionId: 'child' },
+      { parentSessionId: 'grandchild' },
+    ])
+    expect(reads.filter((id) => id === 'grandchild')).toEqual(['grandchild', 'grandchild'])
+    // Both settled: the child counts the grandchild it settled.
+    const ends = await Promise.all(
+      ['child', 'grandchild'].map(async (id) => {
+        const settled = await h.store.read(id)
+        expectValidHistory(settled)
+        return summarizeHistory(settled).at(-1)
+      }),
+    )
+    expect(ends).toEqual(['task_metadata turns=0 subAgents=1', 'task_metadata turns=0 subAgents=0'])
   })
 
   test('a store whose list takes no options still finds them', async () => {

@@ -12,7 +12,7 @@ const INT8_MIN = -(2n ** 63n)
 
 /**
  * The statement of one `list` read: the sessions `query` asks for, in the list's order (that of
- * the `sessions_by_update` index, or `sessions_by_parent`'s for one parent), at most `limit`.
+ * the `sessions_in_list_order` index, or `sessions_of_parent_in_list_order`'s for one parent), at most `limit`.
  */
 export function listStatement(
   schema: string,
@@ -35,18 +35,31 @@ export function listStatement(
     const floor = param(int8(Math.floor(after.updatedAt)))
     const updated = param(String(after.updatedAt))
     const created = param(String(after.createdAt))
-    const id = param(after.id)
+    const id = param(cursorId(after.id))
     where.push(
       `updated_at <= ${floor}::bigint and (updated_at < ${updated}::numeric or (updated_at = ${updated}::numeric and ` +
-        `(created_at < ${created}::numeric or (created_at = ${created}::numeric and id > ${id}))))`,
+        `(created_at < ${created}::numeric or (created_at = ${created}::numeric and id collate "C" > ${id}))))`,
     )
   }
   const filter = where.length === 0 ? '' : ` where ${where.join(' and ')}`
   const page = limit === undefined ? '' : ` limit ${param(limit)}`
   return {
-    text: `select * from "${schema}".sessions${filter} order by updated_at desc, created_at desc, id${page}`,
+    text: `select * from "${schema}".sessions${filter} order by updated_at desc, created_at desc, id collate "C"${page}`,
     values,
   }
+}
+
+/**
+ * The cursor's id as Postgres can take it, ordering the ids as it does. No text Postgres holds
+ * has a NUL, and no session id either: an id comes after `p + "\0" + rest` exactly when it comes
+ * after `p`, so the cursor is cut at its first NUL. Ids are compared with `collate "C"`, by their
+ * UTF-8 bytes: for session ids (ASCII only) that is JavaScript's order, in which the memory and file
+ * stores sort, whatever the database's own collation; against a cursor with other characters too,
+ * since any of them comes after every ASCII character in both orders.
+ */
+function cursorId(id: string): string {
+  const nul = id.indexOf('\0')
+  return nul === -1 ? id : id.slice(0, nul)
 }
 
 /** `n` (an integer-valued number) as bigint text, held to bigint's range. */

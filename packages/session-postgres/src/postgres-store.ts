@@ -334,12 +334,16 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
         await open(sessionId)
         assertSessionPatch(patch, sessionId)
         const param = patchParam(patch)
-        for (;;) {
-          // Throws `corrupt_metadata`, changing nothing; a row put right in between is updated on
-          // the next turn.
-          const info = await updateMeta(pool, sql, sessionId, param)
-          if (info) return info
-        }
+        // In the session's queue, as the file store does: updates and appends through this store
+        // apply in call order (the pool would otherwise run them side by side, last come last).
+        return queue.run(sessionId, async () => {
+          for (;;) {
+            // Throws `corrupt_metadata`, changing nothing; a row put right in between is updated on
+            // the next turn.
+            const info = await updateMeta(pool, sql, sessionId, param)
+            if (info) return info
+          }
+        })
       })
     },
     list(listOptions?: ListSessionsOptions) {

@@ -45,13 +45,18 @@ export function schemaStatements(schema: string): string[] {
         alter table ${s}.sessions add column incarnation text not null default gen_random_uuid()::text;
       end if;
     end $$`,
-    // list() reads sessions newest updated first.
-    `create index if not exists sessions_by_update on ${s}.sessions (updated_at desc, created_at desc, id)`,
+    // list() reads sessions newest updated first, ties by id in bytes (`collate "C"`, as
+    // `list-sessions.ts` orders them, whatever the database's collation).
+    `create index if not exists sessions_in_list_order on ${s}.sessions
+      (updated_at desc, created_at desc, id collate "C")`,
     // list({ parentSessionId }) reads one session's sub-agent sessions and forks, in the same order,
     // without a pass over every session; only the sessions that have a parent are in it.
-    `create index if not exists sessions_by_parent on ${s}.sessions
-      ((meta->'parentSessionId'), updated_at desc, created_at desc, id)
+    `create index if not exists sessions_of_parent_in_list_order on ${s}.sessions
+      ((meta->'parentSessionId'), updated_at desc, created_at desc, id collate "C")
       where meta->'parentSessionId' is not null`,
+    // Earlier releases ordered ids by the database's collation, with these indexes.
+    `drop index if exists ${s}.sessions_by_update`,
+    `drop index if exists ${s}.sessions_by_parent`,
     `create table if not exists ${s}.records (
       session_id text not null references ${s}.sessions (id) on delete cascade,
       seq integer not null,

@@ -967,8 +967,34 @@ describe('schema and pool', () => {
     ])
     expect(rows.map((r) => r.indexname)).toEqual([
       'records_pkey',
-      'sessions_by_parent',
-      'sessions_by_update',
+      'sessions_in_list_order',
+      'sessions_of_parent_in_list_order',
+      'sessions_pkey',
+    ])
+  })
+
+  test('the indexes of earlier releases, which ordered ids by the database collation, are replaced on first use', async () => {
+    const before = open()
+    await before.create({ id: 'parent' })
+    await before.create({ id: 'child', parentSessionId: 'parent', subAgent: { name: 'a' } })
+    await before.close()
+    // As an earlier release left them.
+    await admin.query(`drop index "${schema}".sessions_in_list_order`)
+    await admin.query(`drop index "${schema}".sessions_of_parent_in_list_order`)
+    await admin.query(
+      `create index sessions_by_update on "${schema}".sessions (updated_at desc, created_at desc, id)`,
+    )
+    await admin.query(`create index sessions_by_parent on "${schema}".sessions
+      ((meta->'parentSessionId'), updated_at desc, created_at desc, id) where meta->'parentSessionId' is not null`)
+    const store = open()
+    expect((await store.list({ parentSessionId: 'parent' })).map((info) => info.id)).toEqual(['child'])
+    const { rows } = await admin.query(
+      `select indexname from pg_indexes where schemaname = $1 and indexname like 'sessions_%' order by 1`,
+      [schema],
+    )
+    expect(rows.map((r) => r.indexname)).toEqual([
+      'sessions_in_list_order',
+      'sessions_of_parent_in_list_order',
       'sessions_pkey',
     ])
   })
@@ -1009,13 +1035,13 @@ describe('schema and pool', () => {
     const before = open()
     await before.create({ id: 'parent' })
     await before.create({ id: 'child', parentSessionId: 'parent', subAgent: { name: 'a' } })
-    await admin.query(`drop index "${schema}".sessions_by_parent`)
+    await admin.query(`drop index "${schema}".sessions_of_parent_in_list_order`)
     await before.close()
     const store = open()
     expect((await store.list({ parentSessionId: 'parent' })).map((info) => info.id)).toEqual(['child'])
     const { rows } = await admin.query(
       'select indexname from pg_indexes where schemaname = $1 and indexname = $2',
-      [schema, 'sessions_by_parent'],
+      [schema, 'sessions_of_parent_in_list_order'],
     )
     expect(rows).toHaveLength(1)
     // Opening the store again changes nothing.

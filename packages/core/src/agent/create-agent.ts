@@ -24,6 +24,7 @@ import { Journal } from '../task/journal.js'
 import { hookedRequest } from '../task/model-hook.js'
 import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
+import { SubAgentReads } from '../task/sub-agent-reads.js'
 import { TaskEvents } from '../task/task-events.js'
 import { type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
 import { thrownText } from '../thrown-text.js'
@@ -226,7 +227,15 @@ export function createAgent(options: AgentOptions): Agent {
         failHost(error, `An event listener threw: ${thrownText(error)}`)
       }
     }
-    const scope = { store, sink, hooks, hostFailure: () => hostFailure, failHost, runSubAgent }
+    const scope = {
+      store,
+      sink,
+      hooks,
+      hostFailure: () => hostFailure,
+      failHost,
+      runSubAgent,
+      subAgentReads: new SubAgentReads(),
+    }
     const rt = createTaskRuntime(scope, {
       sessionId,
       signal: controller.signal,

@@ -65,6 +65,7 @@ export async function runSubAgent(
     hooks: rt.hooks,
     failHost: rt.failHost,
     runSubAgent: rt.runSubAgent,
+    subAgentReads: rt.subAgentReads,
     hostFailure: () => rt.hostFailure() ?? timedOut(parent.signal) ?? notCarriedOn(parent.signal),
   }
   const child = createTaskRuntime(scope, {

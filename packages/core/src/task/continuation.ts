@@ -1,6 +1,6 @@
 import { type HistoryEvent, type ToolCallPart, toolCallsOf } from '@kode/protocol'
 import { sessionCallKey } from '@kode/protocol/helpers'
-import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
+import { SessionError, type SessionInfo, type SessionLease, type SessionStore } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { errorOutcome, type ToolOutcome } from '../tools/tool-outcome.js'
@@ -18,6 +18,7 @@ import {
 } from './approval.js'
 import { type ChildResume, withSessionLinks } from './call-sub-agents.js'
 import type { TaskRuntime } from './runtime.js'
+import type { SubAgentReads } from './sub-agent-reads.js'
 import { type CallsEnd, runCalls, type TaskState } from './turn.js'
 
 /** The result of a call whose sub-agent waited for approval when the user sent a new message. */
@@ -389,13 +390,16 @@ async function settleStoppedSubAgents(
 ): Promise<UnseenChildren> {
   const unseen: UnseenChildren = new Map()
   if (callIds.length === 0) return unseen
-  const { children, carried } = await stoppedSubAgents(rt.store, rt.sessionId, rt.journal.history, callIds)
+  // What the check before the task listed and read, taken from `subAgentReads`.
+  const { store, subAgentReads: reads } = rt
+  const listed = await reads.takeList(store, rt.sessionId)
+  const { children, carried } = stoppedSubAgents(rt.sessionId, rt.journal.history, callIds, listed)
   for (const [sessionId, toolCallId] of children) {
-    const info = await rt.store.info(sessionId)
+    const info = await store.info(sessionId)
     if (info === undefined) continue
     let settled: TaskOutcome | undefined
     // Its task may have ended before the process died (only the parent's result was lost).
-    if (unfinishedTask(await rt.store.read(sessionId)) !== undefined) {
+    if (unfinishedTask(await reads.takeHistory(store, sessionId)) !== undefined) {
       const parent = { rt, toolCallId, signal: new AbortController().signal }
       const spec = { name: info.subAgent?.name ?? 'sub_agent' }
       settled = (await rt.runSubAgent(parent, spec, [], { sessionId, approvals: [], settleOnly: true }))
@@ -414,14 +418,15 @@ async function settleStoppedSubAgents(
 /**
  * The sub-agent sessions calls `callIds` of session `sessionId` ran, by session id (the call that
  * ran each): those the calls carried on (the user's decisions went to them, as `history` records,
- * in the order they were decided: `carried`), then those the store links to the calls.
+ * in the order they were decided: `carried`), then those the store links to the calls (`listed`:
+ * what the store lists for `sessionId` as parent).
  */
-async function stoppedSubAgents(
-  store: SessionStore,
+function stoppedSubAgents(
   sessionId: string,
   history: readonly HistoryEvent[],
   callIds: readonly string[],
-): Promise<{ children: Map<string, string>; carried: Set<string> }> {
+  listed: readonly SessionInfo[],
+): { children: Map<string, string>; carried: Set<string> } {
   const wanted = new Set(callIds)
   const at = history.findLastIndex((record) => 'role' in record && record.role === 'assistant')
   const requested = new Map<string, { toolCallId: string; sessionId: string }>()
@@ -440,7 +445,7 @@ async function stoppedSubAgents(
     }
   }
   const carried = new Set(children.keys())
-  for (const [child, toolCallId] of await startedSubAgents(store, sessionId, wanted)) {
+  for (const [child, toolCallId] of startedSubAgents(sessionId, wanted, listed)) {
     if (!children.has(child)) children.set(child, toolCallId)
   }
   return { children, carried }
@@ -465,24 +470,31 @@ export async function checkStoppedSubAgentsFree(rt: TaskRuntime): Promise<void> 
   for (const child of new Set(carriedOn)) await checkFree(rt.store, child)
   await checkChildrenFree(
     rt.store,
+    rt.subAgentReads,
     rt.sessionId,
     history,
     unfinished.dangling.map((call) => call.id),
   )
 }
 
+/**
+ * Checks the sub-agent sessions calls `callIds` of session `sessionId` ran, and theirs in turn, are
+ * free; keeps what it lists and reads in `reads` for settling them.
+ */
 async function checkChildrenFree(
   store: SessionStore,
+  reads: SubAgentReads,
   sessionId: string,
   history: readonly HistoryEvent[],
   callIds: readonly string[],
 ): Promise<void> {
   if (callIds.length === 0) return
-  const { children } = await stoppedSubAgents(store, sessionId, history, callIds)
+  const listed = await reads.keepList(store, sessionId)
+  const { children } = stoppedSubAgents(sessionId, history, callIds, listed)
   for (const child of children.keys()) {
     let childHistory: HistoryEvent[]
     try {
-      childHistory = await store.read(child)
+      childHistory = await reads.keepHistory(store, child)
     } catch (error) {
       if (SessionError.is(error) && error.code === 'session_not_found') continue
       throw error
@@ -493,6 +505,7 @@ async function checkChildrenFree(
     await checkFree(store, child)
     await checkChildrenFree(
       store,
+      reads,
       child,
       childHistory,
       unfinished.dangling.map((call) => call.id),
@@ -529,15 +542,16 @@ function linkUnseen(decided: Map<string, ToolOutcome>, unseen: UnseenChildren): 
 /**
  * The sub-agent sessions the store links to calls `callIds` of this session, by session id, in
  * the order they were created (a call's own order: a sub-agent that paused is found here too).
+ * `listed`: what the store lists for this session as parent.
  */
-async function startedSubAgents(
-  store: SessionStore,
+function startedSubAgents(
   sessionId: string,
   callIds: ReadonlySet<string>,
-): Promise<Map<string, string>> {
+  listed: readonly SessionInfo[],
+): Map<string, string> {
   const started: { id: string; createdAt: number; toolCallId: string }[] = []
   // The filter is the store's to apply if it can; a store that ignores it lists every session.
-  for (const info of await store.list({ parentSessionId: sessionId })) {
+  for (const info of listed) {
     const toolCallId = info.subAgent?.parentToolCallId
     if (info.parentSessionId !== sessionId || info.forkedFrom !== undefined) continue
     if (toolCallId !== undefined && callIds.has(toolCallId))

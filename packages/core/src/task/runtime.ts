@@ -13,6 +13,7 @@ import type { ToolSet } from '../tools/tool-set.js'
 import { AbortListeners } from './abort-listeners.js'
 import type { ApprovalDecision, PendingCall } from './approval.js'
 import { Journal } from './journal.js'
+import type { SubAgentReads } from './sub-agent-reads.js'
 import { type EventSink, TaskEvents } from './task-events.js'
 
 /** The limits and sources every task of an agent (and of its sub-agents) shares. */
@@ -110,6 +111,11 @@ export interface RunScope {
    * (see `sub-agents/`), which the task layer does not import.
    */
   readonly runSubAgent: SubAgentRunner
+  /**
+   * The sub-agent sessions a dead process left, as the check before the run's first task listed
+   * and read them, for settling them without reading them again.
+   */
+  readonly subAgentReads: SubAgentReads
 }
 
 /** Everything one running task works with. Sub-agent tasks get their own, in the parent's scope. */
@@ -192,6 +198,7 @@ export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntim
     hostFailure: scope.hostFailure,
     failHost: scope.failHost,
     runSubAgent: scope.runSubAgent,
+    subAgentReads: scope.subAgentReads,
     sessionId,
     signal: setup.signal,
     aborts: new AbortListeners(setup.signal),

@@ -44,11 +44,15 @@ export interface SessionStore {
   readBatches?(sessionId: string, options?: ReadBatchesOptions): AsyncIterable<HistoryEvent[]>
   /** The session's metadata, or `undefined` when there is no such session. */
   info(sessionId: string): Promise<SessionInfo | undefined>
-  /** Changes title, model or provider. Fails with `session_not_found`. */
+  /**
+   * Changes title, model or provider. Updates and appends to one session through one store are
+   * applied in call order. Fails with `session_not_found`.
+   */
   update(sessionId: string, patch: SessionPatch): Promise<SessionInfo>
   /**
    * The sessions (sub-agent sessions included), newest updated first: by `updatedAt`, then by
-   * `createdAt` (newest first), then by `id`. With no options, all of them.
+   * `createdAt` (newest first), then by `id` as JavaScript compares strings (by UTF-16 code unit),
+   * in every store. With no options, all of them.
    *
    * `options.parentSessionId` keeps only the sessions whose `parentSessionId` is that one: its
    * sub-agent sessions and the forks made from it. `options.limit` and `options.after` read the
