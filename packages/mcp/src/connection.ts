@@ -377,8 +377,9 @@ export class ServerConnection implements McpConnection {
   }
 
   #closedError(): McpConnectionError {
-    const said = this.#link.stdio?.stderrTail()
-    const what = this.transport === 'stdio' ? 'exited' : 'closed the connection'
+    const { stdio } = this.#link
+    const said = stdio?.stderrTail()
+    const what = stdio ? (stdio.exited() ? 'exited' : 'closed its stdout') : 'closed the connection'
     return new McpConnectionError(
       'closed',
       this.name,

@@ -188,6 +188,30 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
   })
 
+  test('a server that closes its stdout mid-call but runs on: the call fails at once, and the server is stopped', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'mute', inputSchema: { type: 'object' } }], { mute: { closeStdout: true } }),
+    )
+    const pid = odd.pid!
+    const closes: unknown[] = []
+    odd.onClose((error) => closes.push(error))
+    const result = await odd.tools[0]!.execute({}, {
+      signal: new AbortController().signal,
+      progress: () => {},
+    } as never)
+    expect(result).toEqual({
+      status: 'error',
+      outputText: 'odd__mute failed: MCP server "odd" closed its stdout; its stderr ends: closed stdout',
+    })
+    expect(odd.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+    // Nothing more can be read from it: it is stopped, not left running.
+    await odd.close()
+    expect(isAlive(pid)).toBe(false)
+  })
+
   test('onClose after the connection ended is still told how it ended, once; close() likewise', async () => {
     const h = harness()
     const odd = await h.connect(
