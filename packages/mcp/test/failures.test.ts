@@ -384,6 +384,54 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(new Set(names).size).toBe(3)
     expect(() => h.agent({ tools: odd.tools })).not.toThrow()
   })
+  test('a schema that names the 2020-12 dialect is checked by its rules; others as draft-07, as the SDK does', async () => {
+    const h = harness()
+    // A pair: a string, then a number, and nothing more (`items` applies past `prefixItems`).
+    const pair = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'modern',
+            inputSchema: {
+              $schema: 'https://json-schema.org/draft/2020-12/schema',
+              type: 'object',
+              properties: { point: pair },
+              required: ['point'],
+            },
+            outputSchema: {
+              $schema: 'https://json-schema.org/draft/2020-12/schema',
+              type: 'object',
+              properties: { point: pair },
+            },
+          },
+          {
+            // Draft-07's tuple form: `items` as a list.
+            name: 'classic',
+            inputSchema: {
+              type: 'object',
+              properties: { point: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } },
+            },
+          },
+        ],
+        {
+          modern: { content: [{ type: 'text', text: 'ok' }], structuredContent: { point: ['a', 1] } },
+        },
+      ),
+    )
+    const [modern, classic] = odd.tools
+    expect(modern!.parseArguments('{"point":["a",1]}')).toEqual({ ok: true, args: { point: ['a', 1] } })
+    expect(modern!.parseArguments('{"point":["a",1,2]}')).toMatchObject({ ok: false })
+    expect(modern!.parseArguments('{"point":[1,"a"]}')).toMatchObject({ ok: false })
+    const result = await modern!.execute({ point: ['a', 1] }, {
+      signal: new AbortController().signal,
+      progress: () => {},
+    } as never)
+    expect(result).toMatchObject({ outputText: 'ok' })
+    expect(result).not.toHaveProperty('status')
+    expect(classic!.parseArguments('{"point":["a",1]}')).toEqual({ ok: true, args: { point: ['a', 1] } })
+    expect(classic!.parseArguments('{"point":[1,"a"]}')).toMatchObject({ ok: false })
+  })
   test('two tools whose schemas share an $id each check arguments against their own schema', async () => {
     const h = harness()
     const odd = await h.connect(
