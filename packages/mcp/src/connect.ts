@@ -1,4 +1,5 @@
 import { redactCause } from '@kode/providers/adapter'
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
@@ -234,7 +235,16 @@ function handshakeError(
     return new McpConnectionError(
       'connect_failed',
       name,
-      `MCP server "${name}" could not be connected over streamable HTTP (${detailOf(fellBackFrom)}) nor over HTTP+SSE (${detailOf(error)})`,
+      `MCP server "${name}" could not be connected over streamable HTTP (${withStatus(fellBackFrom)}) nor over HTTP+SSE (${detailOf(error)})`,
+      { cause: error },
+    )
+  }
+  const status = httpStatusOf(error)
+  if (status !== undefined) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" refused the connection (HTTP ${status}): ${messageOf(error)}`,
       { cause: error },
     )
   }
@@ -244,4 +254,20 @@ function handshakeError(
     `MCP server "${name}" could not be reached: ${detailOf(error)}`,
     { cause: error },
   )
+}
+
+/**
+ * The HTTP status a streamable-HTTP request was answered with, which the SDK's error keeps in its
+ * `code` but not in its message (`-1` is its code for an answer of the wrong content type).
+ */
+function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof StreamableHTTPError)) return undefined
+  const { code } = error
+  return code !== undefined && code >= 100 && code <= 599 ? code : undefined
+}
+
+/** `detailOf(error)`, led by the HTTP status it carries, if any. */
+function withStatus(error: unknown): string {
+  const status = httpStatusOf(error)
+  return status === undefined ? detailOf(error) : `HTTP ${status}: ${detailOf(error)}`
 }
