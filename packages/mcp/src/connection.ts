@@ -22,11 +22,13 @@ import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
 /**
- * A `tools/call` result as the SDK reads it, but taking content blocks of any type or shape: one
- * the model cannot use becomes a note in the output instead of failing the whole result.
+ * A `tools/call` result as the SDK reads it, but taking content blocks of any type or shape (even
+ * without a type), and structured content of any JSON type: a part the model cannot use becomes a
+ * note in the output, or goes unused, instead of failing the whole result.
  */
 const CALL_RESULT = CallToolResultSchema.extend({
-  content: z.array(z.looseObject({ type: z.string() })).default([]),
+  content: z.array(z.unknown()).default([]),
+  structuredContent: z.unknown().optional(),
 }) as unknown as typeof CallToolResultSchema
 
 /** What a server said about itself in `initialize`. */

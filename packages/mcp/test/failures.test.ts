@@ -743,4 +743,27 @@ describe('odd tool lists still give an agent usable tools', () => {
       outputText: 'hello\n[hologram content omitted]\n[an image the server sent malformed]',
     })
   })
+
+  test('a block without a type, or structured content that is not an object, costs only itself', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          { name: 'untyped', inputSchema: { type: 'object' } },
+          { name: 'listed', inputSchema: { type: 'object' } },
+        ],
+        {
+          untyped: { content: [{ text: 'no type' }, 'loose', { type: 'text', text: 'kept' }] },
+          listed: { content: [{ type: 'text', text: 'two rows' }], structuredContent: [1, 2] },
+        },
+      ),
+    )
+    const run = (i: number) =>
+      odd.tools[i]!.execute({}, { signal: new AbortController().signal, progress: () => {} } as never)
+    expect(await run(0)).toEqual({
+      outputText:
+        '[a content block the server sent malformed]\n[a content block the server sent malformed]\nkept',
+    })
+    expect(await run(1)).toEqual({ outputText: 'two rows', uiExtra: { type: 'json', value: [1, 2] } })
+  })
 })
