@@ -676,6 +676,15 @@ describe('odd tool lists still give an agent usable tools', () => {
       outputText: expect.stringMatching(/^odd__second failed: .*does not match the tool's output schema/),
     })
   })
+  test('a list read page by page is offered whole; a last page ending with nextCursor null ends it', async () => {
+    const h = harness()
+    const tools = ['one', 'two', 'three'].map((name) => ({ name, inputSchema: { type: 'object' } }))
+    const odd = await h.connect({
+      ...scripted(tools),
+      args: [SCRIPTED, JSON.stringify(tools), '{}', 'paged'],
+    })
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__one', 'odd__two', 'odd__three'])
+  })
   test('a re-read of a list whose pages never end gives up within connectTimeoutMs', async () => {
     const h = harness()
     const odd = await h.connect({
