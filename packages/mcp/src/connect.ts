@@ -1,3 +1,4 @@
+import { statSync } from 'node:fs'
 import { redactCause } from '@kode/providers/adapter'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError } from '@modelcontextprotocol/sdk/types.js'
@@ -11,6 +12,7 @@ import {
   MCP_DEFAULTS,
   type McpHttpServerOptions,
   type McpServerOptions,
+  type McpStdioServerOptions,
   maxMessageBytesOf,
 } from './options.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
@@ -160,7 +162,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
       return link
     } catch (error) {
       await link.shutdown()
-      throw signal.aborted ? error : handshakeError(options.name, error, link)
+      throw signal.aborted ? error : handshakeError(options, error, link)
     }
   }
   const http = options as McpHttpServerOptions
@@ -183,7 +185,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
         fellBackFrom = error
         continue
       }
-      throw signal.aborted ? error : handshakeError(options.name, error, link, fellBackFrom)
+      throw signal.aborted ? error : handshakeError(options, error, link, fellBackFrom)
     }
   }
   throw new McpConnectionError('invalid_options', options.name, 'no transport to try')
@@ -195,23 +197,27 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
  * error alone ("SSE error: 404") hides what the server said first, often the reason.
  */
 function handshakeError(
-  name: string,
+  options: McpServerOptions,
   error: unknown,
   link: Link,
   fellBackFrom?: unknown,
 ): McpConnectionError {
   if (McpConnectionError.is(error)) return error
+  const { name } = options
   const { stdio } = link
   const loss = link.loss()
   if (loss?.kind === 'oversized') return lossError(name, loss)
   const code = (error as { code?: unknown } | undefined)?.code
   if (stdio && (code === 'ENOENT' || code === 'EACCES' || stdio.pid() === undefined)) {
-    return new McpConnectionError(
-      'spawn_failed',
-      name,
-      `MCP server "${name}" could not be started: ${messageOf(error)}`,
-      { cause: error },
-    )
+    // A missing working directory fails the spawn with ENOENT naming the command, which exists.
+    const { cwd } = options as McpStdioServerOptions
+    const why =
+      code === 'ENOENT' && cwd !== undefined && !isDirectory(cwd)
+        ? `its working directory (cwd) ${cwd} is not a directory`
+        : messageOf(error)
+    return new McpConnectionError('spawn_failed', name, `MCP server "${name}" could not be started: ${why}`, {
+      cause: error,
+    })
   }
   // Kode's marker, not the code: a server may answer initialize with -32000 as its own error.
   if (unansweredBecause(error)?.why === 'closed') {
@@ -270,4 +276,12 @@ function httpStatusOf(error: unknown): number | undefined {
 function withStatus(error: unknown): string {
   const status = httpStatusOf(error)
   return status === undefined ? detailOf(error) : `HTTP ${status}: ${detailOf(error)}`
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }

@@ -37,6 +37,21 @@ describe('connection failures are typed errors, and leave no process behind', ()
     expect(error.message).toMatch(/^MCP server "ghost" could not be started: .*ENOENT/)
   })
 
+  test('a working directory that does not exist is named, not taken for a missing command', async () => {
+    const error = await failure(
+      connectMcpServer({
+        name: 'lost',
+        command: process.execPath,
+        args: ['-e', ''],
+        cwd: '/nonexistent/dir',
+      }),
+    )
+    expect([error.code, error.serverName]).toEqual(['spawn_failed', 'lost'])
+    expect(error.message).toBe(
+      'MCP server "lost" could not be started: its working directory (cwd) /nonexistent/dir is not a directory',
+    )
+  })
+
   test('a server that never answers initialize', async () => {
     let pid = ''
     const error = await failure(
