@@ -17,7 +17,7 @@ import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
-import { safeConnectionError, serverSecrets } from './secrets.js'
+import { safeConnectionError, safeToolOutput, serverSecrets } from './secrets.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
@@ -330,6 +330,7 @@ export class ServerConnection implements McpConnection {
       },
       // The text is kept in the history and sent to the model: a credential the server echoed is not.
       describeFailure: (error, toolName) => redact(this.#describeFailure(error, toolName), this.#secrets),
+      safeError: (output) => safeToolOutput(output, this.#secrets),
     }
   }
 

@@ -142,4 +142,32 @@ describe('credentials given to an MCP server never come back in what Kode prints
     expect(JSON.stringify(events)).not.toContain(TOKEN)
     expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain(TOKEN)
   })
+
+  test('a tool result marked isError that quotes the credential: not in the history or the model request', async () => {
+    const h = harness()
+    const gh = await h.connect({
+      name: 'gh',
+      command: process.execPath,
+      args: [
+        SCRIPTED,
+        JSON.stringify([{ name: 'issues', inputSchema: { type: 'object' } }]),
+        JSON.stringify({
+          issues: {
+            content: [{ type: 'text', text: `GitHub rejected token ${TOKEN}` }],
+            structuredContent: { error: `bad token ${TOKEN}` },
+            isError: true,
+          },
+        }),
+      ],
+      env: { GITHUB_TOKEN: TOKEN },
+    })
+    h.model.enqueue(response('r1', call('c1', 'gh__issues', {})), response('r2', say('Sorry.')))
+    const agent = h.agent({ tools: gh.tools })
+    const { events } = await collect(agent.run('list issues'))
+    const result = toolResults(await agent.history()).c1
+    expect(result).toMatchObject({ status: 'error', outputText: 'GitHub rejected token [redacted]' })
+    expect(JSON.stringify(await agent.history())).not.toContain(TOKEN)
+    expect(JSON.stringify(events)).not.toContain(TOKEN)
+    expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain(TOKEN)
+  })
 })
