@@ -310,7 +310,10 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        const progressToken = this.#progress.register((progress) => onProgress(describeProgress(progress)))
+        // Progress is kept in the history too: a credential the server quotes in it is not.
+        const progressToken = this.#progress.register((progress) =>
+          onProgress(redact(describeProgress(progress), this.#secrets)),
+        )
         const result = await this.#link.client
           .callTool({ name, arguments: args, _meta: { progressToken } }, CALL_RESULT, {
             signal,
