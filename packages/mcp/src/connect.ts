@@ -1,7 +1,7 @@
 import { statSync } from 'node:fs'
 import { redactCause } from '@kode/providers/adapter'
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
 import { lossError } from './connection-loss.js'
@@ -234,6 +234,17 @@ function handshakeError(
       'connect_failed',
       name,
       `MCP server "${name}" answered initialize with an error: ${messageOf(error)}`,
+      { cause: error },
+    )
+  }
+  // The SDK's words for a version it does not speak (an Error like any other): the server was
+  // reached, and answered.
+  const version = /^Server's protocol version is not supported: (.*)$/s.exec(messageOf(error))?.[1]
+  if (version !== undefined) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" answered initialize with protocol version ${version}, which Kode does not speak (it speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
       { cause: error },
     )
   }

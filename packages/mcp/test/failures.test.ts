@@ -94,6 +94,21 @@ describe('connection failures are typed errors, and leave no process behind', ()
     )
   })
 
+  test('a server speaking only a protocol version Kode does not: connect_failed says so, not "could not be reached"', async () => {
+    const answer =
+      "process.stdin.on('data', (data) => { for (const line of String(data).split('\\n').filter(Boolean)) {" +
+      ' const { id, method } = JSON.parse(line);' +
+      " if (method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, result:" +
+      " { protocolVersion: '1999-01-01', capabilities: {}, serverInfo: { name: 'old', version: '1' } } }) + '\\n') } })"
+    const error = await failure(
+      connectMcpServer({ name: 'ancient', command: process.execPath, args: ['-e', answer] }),
+    )
+    expect(error.code).toBe('connect_failed')
+    expect(error.message).toMatch(
+      /^MCP server "ancient" answered initialize with protocol version 1999-01-01, which Kode does not speak \(it speaks \d{4}-\d\d-\d\d(, \d{4}-\d\d-\d\d)*\)$/,
+    )
+  })
+
   test('aborting the attempt stops the server it started', async () => {
     let pid = ''
     const controller = new AbortController()
