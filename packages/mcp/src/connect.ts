@@ -1,5 +1,7 @@
+import { statSync } from 'node:fs'
 import { redactCause } from '@kode/providers/adapter'
-import { McpError } from '@modelcontextprotocol/sdk/types.js'
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
+import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
 import { lossError } from './connection-loss.js'
@@ -10,6 +12,7 @@ import {
   MCP_DEFAULTS,
   type McpHttpServerOptions,
   type McpServerOptions,
+  type McpStdioServerOptions,
   maxMessageBytesOf,
 } from './options.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
@@ -159,7 +162,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
       return link
     } catch (error) {
       await link.shutdown()
-      throw signal.aborted ? error : handshakeError(options.name, error, link)
+      throw signal.aborted ? error : handshakeError(options, error, link)
     }
   }
   const http = options as McpHttpServerOptions
@@ -182,7 +185,7 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
         fellBackFrom = error
         continue
       }
-      throw signal.aborted ? error : handshakeError(options.name, error, link, fellBackFrom)
+      throw signal.aborted ? error : handshakeError(options, error, link, fellBackFrom)
     }
   }
   throw new McpConnectionError('invalid_options', options.name, 'no transport to try')
@@ -194,23 +197,27 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
  * error alone ("SSE error: 404") hides what the server said first, often the reason.
  */
 function handshakeError(
-  name: string,
+  options: McpServerOptions,
   error: unknown,
   link: Link,
   fellBackFrom?: unknown,
 ): McpConnectionError {
   if (McpConnectionError.is(error)) return error
+  const { name } = options
   const { stdio } = link
   const loss = link.loss()
   if (loss?.kind === 'oversized') return lossError(name, loss)
   const code = (error as { code?: unknown } | undefined)?.code
   if (stdio && (code === 'ENOENT' || code === 'EACCES' || stdio.pid() === undefined)) {
-    return new McpConnectionError(
-      'spawn_failed',
-      name,
-      `MCP server "${name}" could not be started: ${messageOf(error)}`,
-      { cause: error },
-    )
+    // A missing working directory fails the spawn with ENOENT naming the command, which exists.
+    const { cwd } = options as McpStdioServerOptions
+    const why =
+      code === 'ENOENT' && cwd !== undefined && !isDirectory(cwd)
+        ? `its working directory (cwd) ${cwd} is not a directory`
+        : messageOf(error)
+    return new McpConnectionError('spawn_failed', name, `MCP server "${name}" could not be started: ${why}`, {
+      cause: error,
+    })
   }
   // Kode's marker, not the code: a server may answer initialize with -32000 as its own error.
   if (unansweredBecause(error)?.why === 'closed') {
@@ -230,11 +237,31 @@ function handshakeError(
       { cause: error },
     )
   }
+  // The SDK's words for a version it does not speak (an Error like any other): the server was
+  // reached, and answered.
+  const version = /^Server's protocol version is not supported: (.*)$/s.exec(messageOf(error))?.[1]
+  if (version !== undefined) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" answered initialize with protocol version ${version}, which Kode does not speak (it speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+      { cause: error },
+    )
+  }
   if (fellBackFrom !== undefined) {
     return new McpConnectionError(
       'connect_failed',
       name,
-      `MCP server "${name}" could not be connected over streamable HTTP (${detailOf(fellBackFrom)}) nor over HTTP+SSE (${detailOf(error)})`,
+      `MCP server "${name}" could not be connected over streamable HTTP (${withStatus(fellBackFrom)}) nor over HTTP+SSE (${detailOf(error)})`,
+      { cause: error },
+    )
+  }
+  const status = httpStatusOf(error)
+  if (status !== undefined) {
+    return new McpConnectionError(
+      'connect_failed',
+      name,
+      `MCP server "${name}" refused the connection (HTTP ${status}): ${messageOf(error)}`,
       { cause: error },
     )
   }
@@ -244,4 +271,28 @@ function handshakeError(
     `MCP server "${name}" could not be reached: ${detailOf(error)}`,
     { cause: error },
   )
+}
+
+/**
+ * The HTTP status a streamable-HTTP request was answered with, which the SDK's error keeps in its
+ * `code` but not in its message (`-1` is its code for an answer of the wrong content type).
+ */
+function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof StreamableHTTPError)) return undefined
+  const { code } = error
+  return code !== undefined && code >= 100 && code <= 599 ? code : undefined
+}
+
+/** `detailOf(error)`, led by the HTTP status it carries, if any. */
+function withStatus(error: unknown): string {
+  const status = httpStatusOf(error)
+  return status === undefined ? detailOf(error) : `HTTP ${status}: ${detailOf(error)}`
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory()
+  } catch {
+    return false
+  }
 }

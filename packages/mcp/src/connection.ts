@@ -17,16 +17,18 @@ import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
-import { safeConnectionError, serverSecrets } from './secrets.js'
+import { safeConnectionError, safeToolOutput, serverSecrets } from './secrets.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
 /**
- * A `tools/call` result as the SDK reads it, but taking content blocks of any type or shape: one
- * the model cannot use becomes a note in the output instead of failing the whole result.
+ * A `tools/call` result as the SDK reads it, but taking content blocks of any type or shape (even
+ * without a type), and structured content of any JSON type: a part the model cannot use becomes a
+ * note in the output, or goes unused, instead of failing the whole result.
  */
 const CALL_RESULT = CallToolResultSchema.extend({
-  content: z.array(z.looseObject({ type: z.string() })).default([]),
+  content: z.array(z.unknown()).default([]),
+  structuredContent: z.unknown().optional(),
 }) as unknown as typeof CallToolResultSchema
 
 /** What a server said about itself in `initialize`. */
@@ -308,7 +310,10 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        const progressToken = this.#progress.register((progress) => onProgress(describeProgress(progress)))
+        // Progress is kept in the history too: a credential the server quotes in it is not.
+        const progressToken = this.#progress.register((progress) =>
+          onProgress(redact(describeProgress(progress), this.#secrets)),
+        )
         const result = await this.#link.client
           .callTool({ name, arguments: args, _meta: { progressToken } }, CALL_RESULT, {
             signal,
@@ -328,6 +333,7 @@ export class ServerConnection implements McpConnection {
       },
       // The text is kept in the history and sent to the model: a credential the server echoed is not.
       describeFailure: (error, toolName) => redact(this.#describeFailure(error, toolName), this.#secrets),
+      safeError: (output) => safeToolOutput(output, this.#secrets),
     }
   }
 
@@ -377,8 +383,9 @@ export class ServerConnection implements McpConnection {
   }
 
   #closedError(): McpConnectionError {
-    const said = this.#link.stdio?.stderrTail()
-    const what = this.transport === 'stdio' ? 'exited' : 'closed the connection'
+    const { stdio } = this.#link
+    const said = stdio?.stderrTail()
+    const what = stdio ? (stdio.exited() ? 'exited' : 'closed its stdout') : 'closed the connection'
     return new McpConnectionError(
       'closed',
       this.name,

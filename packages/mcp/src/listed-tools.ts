@@ -5,9 +5,16 @@ import type { ListedTool } from './mcp-tool.js'
 
 /**
  * A `tools/list` page as the SDK reads it, but with each tool left to `readTool`: the SDK's own
- * schema fails the whole page, and so the whole server, over one tool that departs from it.
+ * schema fails the whole page, and so the whole server, over one tool that departs from it. A
+ * `nextCursor` of `null` (how some servers end a list) is the end, as one left out is.
  */
-export const LIST_RESULT = ListToolsResultSchema.extend({ tools: z.array(z.unknown()) })
+export const LIST_RESULT = ListToolsResultSchema.extend({
+  tools: z.array(z.unknown()),
+  nextCursor: z
+    .string()
+    .nullish()
+    .transform((cursor) => cursor ?? undefined),
+})
 
 /**
  * A listed tool as the protocol describes it, or, for one that departs from that, what of it reads:

@@ -1,4 +1,11 @@
-import { defineTool, type ParsedArguments, type Tool, type ToolContext, type ToolReturn } from '@kode/core'
+import {
+  defineTool,
+  type ParsedArguments,
+  type Tool,
+  type ToolContext,
+  type ToolOutput,
+  type ToolReturn,
+} from '@kode/core'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
 import { withArrayItems } from './array-items.js'
@@ -30,6 +37,8 @@ export interface ToolCaller {
   ): Promise<CallResult>
   /** The text of the `error` result for a call that failed (the server exited, ...). */
   describeFailure(error: unknown, toolName: string): string
+  /** An `error` result the server answered with, as it may be kept (see `serverSecrets`). */
+  safeError(output: ToolOutput): ToolOutput
 }
 
 /**
@@ -52,7 +61,10 @@ export function toKodeTool(
         onProgress: (message) => ctx.progress(message),
       })
       checkOutput(result)
-      return toToolOutput(result)
+      const output = toToolOutput(result)
+      // The server's error may quote what it was given, as its JSON-RPC errors may (see
+      // `describeFailure`); a successful result is its answer, and kept as it is.
+      return output.status === 'error' ? caller.safeError(output) : output
     } catch (error) {
       // The SDK fails an aborted call at once with its own wrapper of the reason (having sent the
       // server notifications/cancelled, if the request went out), which would read as the

@@ -1,3 +1,4 @@
+import type { ToolOutput } from '@kode/core'
 import { headerCredentials, redact, redactCause } from '@kode/providers/adapter'
 import { McpConnectionError } from './errors.js'
 import type { McpServerOptions } from './options.js'
@@ -48,4 +49,22 @@ function flagValues(args: readonly string[] | undefined): Record<string, string>
     if (value !== undefined) flags[match[1]!] = value
   }
   return flags
+}
+
+/**
+ * A tool's `error` output as it may be kept: its text, and the structured content kept for UIs,
+ * redacted. Structured content that no longer reads as JSON once redacted is left out.
+ */
+export function safeToolOutput(output: ToolOutput, secrets: readonly string[]): ToolOutput {
+  const safe: ToolOutput = { ...output, outputText: redact(output.outputText, secrets) }
+  if (output.uiExtra?.type !== 'json') return safe
+  const json = JSON.stringify(output.uiExtra.value)
+  const redacted = redact(json, secrets)
+  if (redacted === json) return safe
+  try {
+    safe.uiExtra = { type: 'json', value: JSON.parse(redacted) }
+  } catch {
+    delete safe.uiExtra
+  }
+  return safe
 }

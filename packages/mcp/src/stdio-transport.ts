@@ -61,6 +61,8 @@ export class StdioClientTransport implements Transport {
   /** Settles on the child's `close` event: it exited and its pipes are closed. */
   #pipesClosed: Promise<void> | undefined
   #ended = false
+  /** Whether `onclose` was called: once, by whichever comes first of the ends below. */
+  #toldClosed = false
   #reaping: Promise<boolean> | undefined
   #closing: Promise<void> | undefined
 
@@ -71,6 +73,11 @@ export class StdioClientTransport implements Transport {
   /** The server's process id once spawned. */
   get pid(): number | undefined {
     return this.#child?.pid
+  }
+
+  /** Whether the server process has exited (as opposed to closing its stdout and running on). */
+  get exited(): boolean {
+    return this.#exitAt !== Number.POSITIVE_INFINITY
   }
 
   start(): Promise<void> {
@@ -97,10 +104,18 @@ export class StdioClientTransport implements Transport {
         this.#ended = true
         if (this.#tree?.alive() !== true) this.#forgetHostExit?.()
         resolve()
-        this.onclose?.()
+        this.#tellClosed()
       })
     })
     child.once('exit', () => this.#exited())
+    // A server that closes its stdout can answer nothing more, even if it runs on: the transport
+    // ends then (its calls fail instead of waiting for their time limit) and close() stops it.
+    // Its last words on stderr get the time they get after an exit.
+    child.stdout?.once('end', () => {
+      setTimeout(() => {
+        if (!this.#closing) this.#tellClosed()
+      }, EXIT_GRACE_MS).unref()
+    })
     const read = lineReader({
       maxLineBytes: options.maxMessageBytes,
       onLine: (line) => this.#receive(line),
@@ -192,6 +207,12 @@ export class StdioClientTransport implements Transport {
       if (!this.#ended) this.#destroyPipes()
       void this.#reap()
     }, EXIT_GRACE_MS).unref()
+  }
+
+  #tellClosed(): void {
+    if (this.#toldClosed) return
+    this.#toldClosed = true
+    this.onclose?.()
   }
 
   #destroyPipes(): void {

@@ -9,6 +9,8 @@ export interface StdioServer {
   readonly transport: StdioClientTransport
   /** The child's pid once started. */
   pid(): number | undefined
+  /** Whether the child exited (a server may close its stdout and run on). */
+  exited(): boolean
   /**
    * The end of what the child wrote to stderr, trimmed, starting at a whole word (redaction finds
    * whole credentials only); `''` for nothing.
@@ -55,6 +57,7 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     // Kept by the transport after it closes: the SDK client may close it on its own (a failed
     // handshake) before we report on it.
     pid: () => transport.pid,
+    exited: () => transport.exited,
     // Redaction finds whole credentials only: the end of one cut off at the start would be quoted.
     stderrTail: () => (cut ? tail.replace(/^\S*/, '') : tail).trim(),
     onTooLarge: (listener) => {

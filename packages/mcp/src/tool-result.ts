@@ -1,5 +1,6 @@
 import type { ToolOutput } from '@kode/core'
 import type { ImagePart } from '@kode/protocol'
+import { isRecord } from './is-record.js'
 
 /** One content block of a `tools/call` result, as far as we read it; unknown types are tolerated. */
 type Content =
@@ -12,7 +13,8 @@ type Content =
 
 /** A `tools/call` result: current (`content`) or the 2024-10-07 form (`toolResult`). */
 export interface CallResult {
-  content?: readonly Content[]
+  /** Blocks as the server sent them: those that are not one (no `type`) are noted as malformed. */
+  content?: readonly unknown[]
   structuredContent?: unknown
   isError?: boolean
   toolResult?: unknown
@@ -33,7 +35,7 @@ export function toToolOutput(result: CallResult): ToolOutput {
   const noContent = !Array.isArray(result.content) || result.content.length === 0
   if (noContent && 'toolResult' in result) texts.push(stringify(result.toolResult))
   for (const block of result.content ?? []) {
-    const text = describeBlock(block, parts)
+    const text = isBlock(block) ? describeBlock(block, parts) : '[a content block the server sent malformed]'
     if (text !== undefined) texts.push(text)
   }
   const output: ToolOutput = { outputText: texts.join('\n') }
@@ -50,6 +52,11 @@ export function toToolOutput(result: CallResult): ToolOutput {
   if (parts.length > 0) output.parts = parts
   if (result.isError === true) output.status = 'error'
   return output
+}
+
+/** Whether a content block has the one field every block has: an object with a string `type`. */
+function isBlock(block: unknown): block is Content {
+  return isRecord(block) && typeof block.type === 'string'
 }
 
 /** The text a block adds (`undefined` for none); an image is pushed to `parts` instead. */

@@ -37,6 +37,21 @@ describe('connection failures are typed errors, and leave no process behind', ()
     expect(error.message).toMatch(/^MCP server "ghost" could not be started: .*ENOENT/)
   })
 
+  test('a working directory that does not exist is named, not taken for a missing command', async () => {
+    const error = await failure(
+      connectMcpServer({
+        name: 'lost',
+        command: process.execPath,
+        args: ['-e', ''],
+        cwd: '/nonexistent/dir',
+      }),
+    )
+    expect([error.code, error.serverName]).toEqual(['spawn_failed', 'lost'])
+    expect(error.message).toBe(
+      'MCP server "lost" could not be started: its working directory (cwd) /nonexistent/dir is not a directory',
+    )
+  })
+
   test('a server that never answers initialize', async () => {
     let pid = ''
     const error = await failure(
@@ -76,6 +91,21 @@ describe('connection failures are typed errors, and leave no process behind', ()
     expect(error.code).toBe('connect_failed')
     expect(error.message).toBe(
       'MCP server "odd" answered initialize with an error: MCP error -32000: missing API token',
+    )
+  })
+
+  test('a server speaking only a protocol version Kode does not: connect_failed says so, not "could not be reached"', async () => {
+    const answer =
+      "process.stdin.on('data', (data) => { for (const line of String(data).split('\\n').filter(Boolean)) {" +
+      ' const { id, method } = JSON.parse(line);' +
+      " if (method === 'initialize') process.stdout.write(JSON.stringify({ jsonrpc: '2.0', id, result:" +
+      " { protocolVersion: '1999-01-01', capabilities: {}, serverInfo: { name: 'old', version: '1' } } }) + '\\n') } })"
+    const error = await failure(
+      connectMcpServer({ name: 'ancient', command: process.execPath, args: ['-e', answer] }),
+    )
+    expect(error.code).toBe('connect_failed')
+    expect(error.message).toMatch(
+      /^MCP server "ancient" answered initialize with protocol version 1999-01-01, which Kode does not speak \(it speaks \d{4}-\d\d-\d\d(, \d{4}-\d\d-\d\d)*\)$/,
     )
   })
 
@@ -186,6 +216,30 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(everything.connected).toBe(false)
     expect(closes).toHaveLength(1)
     expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+  })
+
+  test('a server that closes its stdout mid-call but runs on: the call fails at once, and the server is stopped', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'mute', inputSchema: { type: 'object' } }], { mute: { closeStdout: true } }),
+    )
+    const pid = odd.pid!
+    const closes: unknown[] = []
+    odd.onClose((error) => closes.push(error))
+    const result = await odd.tools[0]!.execute({}, {
+      signal: new AbortController().signal,
+      progress: () => {},
+    } as never)
+    expect(result).toEqual({
+      status: 'error',
+      outputText: 'odd__mute failed: MCP server "odd" closed its stdout; its stderr ends: closed stdout',
+    })
+    expect(odd.connected).toBe(false)
+    expect(closes).toHaveLength(1)
+    expect(McpConnectionError.is(closes[0]) && closes[0].code).toBe('closed')
+    // Nothing more can be read from it: it is stopped, not left running.
+    await odd.close()
+    expect(isAlive(pid)).toBe(false)
   })
 
   test('onClose after the connection ended is still told how it ended, once; close() likewise', async () => {
@@ -359,6 +413,54 @@ describe('odd tool lists still give an agent usable tools', () => {
     const names = odd.tools.map((tool) => tool.name)
     expect(new Set(names).size).toBe(3)
     expect(() => h.agent({ tools: odd.tools })).not.toThrow()
+  })
+  test('a schema that names the 2020-12 dialect is checked by its rules; others as draft-07, as the SDK does', async () => {
+    const h = harness()
+    // A pair: a string, then a number, and nothing more (`items` applies past `prefixItems`).
+    const pair = { type: 'array', prefixItems: [{ type: 'string' }, { type: 'number' }], items: false }
+    const odd = await h.connect(
+      scripted(
+        [
+          {
+            name: 'modern',
+            inputSchema: {
+              $schema: 'https://json-schema.org/draft/2020-12/schema',
+              type: 'object',
+              properties: { point: pair },
+              required: ['point'],
+            },
+            outputSchema: {
+              $schema: 'https://json-schema.org/draft/2020-12/schema',
+              type: 'object',
+              properties: { point: pair },
+            },
+          },
+          {
+            // Draft-07's tuple form: `items` as a list.
+            name: 'classic',
+            inputSchema: {
+              type: 'object',
+              properties: { point: { type: 'array', items: [{ type: 'string' }, { type: 'number' }] } },
+            },
+          },
+        ],
+        {
+          modern: { content: [{ type: 'text', text: 'ok' }], structuredContent: { point: ['a', 1] } },
+        },
+      ),
+    )
+    const [modern, classic] = odd.tools
+    expect(modern!.parseArguments('{"point":["a",1]}')).toEqual({ ok: true, args: { point: ['a', 1] } })
+    expect(modern!.parseArguments('{"point":["a",1,2]}')).toMatchObject({ ok: false })
+    expect(modern!.parseArguments('{"point":[1,"a"]}')).toMatchObject({ ok: false })
+    const result = await modern!.execute({ point: ['a', 1] }, {
+      signal: new AbortController().signal,
+      progress: () => {},
+    } as never)
+    expect(result).toMatchObject({ outputText: 'ok' })
+    expect(result).not.toHaveProperty('status')
+    expect(classic!.parseArguments('{"point":["a",1]}')).toEqual({ ok: true, args: { point: ['a', 1] } })
+    expect(classic!.parseArguments('{"point":[1,"a"]}')).toMatchObject({ ok: false })
   })
   test('two tools whose schemas share an $id each check arguments against their own schema', async () => {
     const h = harness()
@@ -604,6 +706,15 @@ describe('odd tool lists still give an agent usable tools', () => {
       outputText: expect.stringMatching(/^odd__second failed: .*does not match the tool's output schema/),
     })
   })
+  test('a list read page by page is offered whole; a last page ending with nextCursor null ends it', async () => {
+    const h = harness()
+    const tools = ['one', 'two', 'three'].map((name) => ({ name, inputSchema: { type: 'object' } }))
+    const odd = await h.connect({
+      ...scripted(tools),
+      args: [SCRIPTED, JSON.stringify(tools), '{}', 'paged'],
+    })
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__one', 'odd__two', 'odd__three'])
+  })
   test('a re-read of a list whose pages never end gives up within connectTimeoutMs', async () => {
     const h = harness()
     const odd = await h.connect({
@@ -670,5 +781,28 @@ describe('odd tool lists still give an agent usable tools', () => {
     expect(toolResults(await agent.history()).c1).toMatchObject({
       outputText: 'hello\n[hologram content omitted]\n[an image the server sent malformed]',
     })
+  })
+
+  test('a block without a type, or structured content that is not an object, costs only itself', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          { name: 'untyped', inputSchema: { type: 'object' } },
+          { name: 'listed', inputSchema: { type: 'object' } },
+        ],
+        {
+          untyped: { content: [{ text: 'no type' }, 'loose', { type: 'text', text: 'kept' }] },
+          listed: { content: [{ type: 'text', text: 'two rows' }], structuredContent: [1, 2] },
+        },
+      ),
+    )
+    const run = (i: number) =>
+      odd.tools[i]!.execute({}, { signal: new AbortController().signal, progress: () => {} } as never)
+    expect(await run(0)).toEqual({
+      outputText:
+        '[a content block the server sent malformed]\n[a content block the server sent malformed]\nkept',
+    })
+    expect(await run(1)).toEqual({ outputText: 'two rows', uiExtra: { type: 'json', value: [1, 2] } })
   })
 })

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { connectMcpServer, McpConnectionError } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
 import { collect, toolResults, useHarness } from './support/harness.js'
@@ -75,7 +77,7 @@ describe('a server over HTTP', () => {
     )
     expect(McpConnectionError.is(error) && [error.code, error.serverName]).toEqual(['connect_failed', 'typo'])
     expect((error as Error).message).toMatch(
-      /^MCP server "typo" could not be connected over streamable HTTP \(Streamable HTTP error: Error POSTing to endpoint: .*Cannot POST \/wrong.*\) nor over HTTP\+SSE \(SSE error: Non-200 status code \(404\)\)$/s,
+      /^MCP server "typo" could not be connected over streamable HTTP \(HTTP 404: Streamable HTTP error: Error POSTing to endpoint: .*Cannot POST \/wrong.*\) nor over HTTP\+SSE \(SSE error: Non-200 status code \(404\)\)$/s,
     )
   })
 
@@ -88,5 +90,33 @@ describe('a server over HTTP', () => {
     expect((error as Error).message).toMatch(
       /^MCP server "gone" could not be reached: fetch failed: connect ECONNREFUSED 127\.0\.0\.1:\d+$/,
     )
+  })
+
+  test('a server that refuses initialize with an HTTP error status: connect_failed names the status', async () => {
+    const refusing = createServer((request, reply) => {
+      request.resume()
+      const status = request.url === '/busy' ? 503 : 401
+      reply
+        .writeHead(status, { 'content-type': 'text/plain' })
+        .end(status === 503 ? 'overloaded' : 'no entry')
+    })
+    await new Promise<void>((resolve) => refusing.listen(0, '127.0.0.1', resolve))
+    try {
+      const { port } = refusing.address() as AddressInfo
+      for (const [path, status, said] of [
+        ['/mcp', 401, 'no entry'],
+        ['/busy', 503, 'overloaded'],
+      ] as const) {
+        const error = await connectMcpServer({ name: 'shut', url: `http://127.0.0.1:${port}${path}` }).catch(
+          (e: unknown) => e,
+        )
+        expect(McpConnectionError.is(error) && error.code).toBe('connect_failed')
+        expect((error as Error).message).toBe(
+          `MCP server "shut" refused the connection (HTTP ${status}): Streamable HTTP error: Error POSTing to endpoint: ${said}`,
+        )
+      }
+    } finally {
+      await new Promise((resolve) => refusing.close(resolve))
+    }
   })
 })

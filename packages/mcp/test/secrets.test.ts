@@ -142,4 +142,56 @@ describe('credentials given to an MCP server never come back in what Kode prints
     expect(JSON.stringify(events)).not.toContain(TOKEN)
     expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain(TOKEN)
   })
+
+  test('a tool result marked isError that quotes the credential: not in the history or the model request', async () => {
+    const h = harness()
+    const gh = await h.connect({
+      name: 'gh',
+      command: process.execPath,
+      args: [
+        SCRIPTED,
+        JSON.stringify([{ name: 'issues', inputSchema: { type: 'object' } }]),
+        JSON.stringify({
+          issues: {
+            content: [{ type: 'text', text: `GitHub rejected token ${TOKEN}` }],
+            structuredContent: { error: `bad token ${TOKEN}` },
+            isError: true,
+          },
+        }),
+      ],
+      env: { GITHUB_TOKEN: TOKEN },
+    })
+    h.model.enqueue(response('r1', call('c1', 'gh__issues', {})), response('r2', say('Sorry.')))
+    const agent = h.agent({ tools: gh.tools })
+    const { events } = await collect(agent.run('list issues'))
+    const result = toolResults(await agent.history()).c1
+    expect(result).toMatchObject({ status: 'error', outputText: 'GitHub rejected token [redacted]' })
+    expect(JSON.stringify(await agent.history())).not.toContain(TOKEN)
+    expect(JSON.stringify(events)).not.toContain(TOKEN)
+    expect(JSON.stringify(h.model.requests.map((r) => r.body))).not.toContain(TOKEN)
+  })
+
+  test('progress the server reports quoting the credential: not in the events or the history', async () => {
+    const h = harness()
+    const gh = await h.connect({
+      name: 'gh',
+      command: process.execPath,
+      args: [
+        SCRIPTED,
+        JSON.stringify([{ name: 'sync', inputSchema: { type: 'object' } }]),
+        JSON.stringify({
+          sync: { progressThen: [{ progress: 1, total: 2, message: `signed in as ${TOKEN}` }] },
+        }),
+      ],
+      env: { GITHUB_TOKEN: TOKEN },
+    })
+    h.model.enqueue(response('r1', call('c1', 'gh__sync', {})), response('r2', say('Synced.')))
+    const agent = h.agent({ tools: gh.tools })
+    const { events } = await collect(agent.run('sync'))
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'tool_progress', message: '1/2 signed in as [redacted]' }),
+    )
+    expect(JSON.stringify(events)).not.toContain(TOKEN)
+    expect(JSON.stringify(await agent.history())).not.toContain(TOKEN)
+  })
 })
