@@ -6,6 +6,7 @@ import { isValidSessionId, type SessionStore } from '@kode/session'
 import { hasSeveralHosts, isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, type LogReset, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
+import { linksJson, type SubAgentLinks } from './sub-agent-links.js'
 
 /** Options of {@link createWebApp}. */
 export interface WebAppOptions extends AgentSetup {
@@ -166,14 +167,17 @@ export function createWebApp(options: WebAppOptions): WebApp {
       res.write(frames)
       allowed = res.writableLength + maxBufferedBytes
     }
+    // Where the replayed sub-agents go: a replay has no `task_start` to say it (see `subAgentLinks`).
+    const linksFrame = (links: SubAgentLinks) =>
+      links.size > 0 ? controlFrame('sub-agents', linksJson(links)) : ''
     // The session may fail to load: the request is then answered with the error, and forgotten.
     const subscribed = hub.subscribe(
       sessionId,
       lastEventId,
-      (backlog, resume) => {
+      (backlog, resume, links) => {
         if (resume.reset) res.write(controlFrame('reset', { reason: 'unknown Last-Event-ID' }))
         // One write for the whole backlog: a reconnect costs one syscall, not one per event.
-        sendWhole(backlog.map(eventFrame).join(''))
+        sendWhole(linksFrame(links) + backlog.map(eventFrame).join(''))
       },
       {
         event: (event) => {
@@ -184,10 +188,11 @@ export function createWebApp(options: WebAppOptions): WebApp {
         },
         // The log started over (another host's history changed what was shown, or the session
         // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
-        reset: (log, why) => {
+        reset: (log, why, links) => {
           res.write(controlFrame('reset', resetReason(why)))
-          sendWhole(log.map(eventFrame).join(''))
+          sendWhole(linksFrame(links) + log.map(eventFrame).join(''))
         },
+        links: (links) => res.write(linksFrame(links)),
       },
     )
     subscribed.catch(() => streams.delete(res))

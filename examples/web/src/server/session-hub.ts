@@ -15,6 +15,7 @@ import { EventLog, type Resume, type SentEvent } from './event-log.js'
 import { emptyLog, feedTarget, type HeldSession, type Subscriber } from './held-session.js'
 import { type FeedStart, growingReplay, RecordFeed, readFeedStart } from './record-feed.js'
 import { RunningTask } from './running-task.js'
+import { type SubAgentLinks, subAgentLinks } from './sub-agent-links.js'
 import { type TaskStart, taskReplay } from './task-replay.js'
 
 export type { LogReset, Subscriber } from './held-session.js'
@@ -103,18 +104,19 @@ export class SessionHub {
 
   /**
    * Subscribes to a session's stream, first handing `send` what the client missed (see
-   * `EventLog.resume`). Backlog and subscription happen in one synchronous step, so no event
-   * falls between them. Returns the unsubscribe function.
+   * `EventLog.resume`) and the calls the log's replayed sub-agents belong to. Backlog and
+   * subscription happen in one synchronous step, so no event falls between them. Returns the
+   * unsubscribe function.
    */
   async subscribe(
     sessionId: string,
     lastEventId: string | undefined,
-    send: (backlog: readonly SentEvent[], resume: Resume) => void,
+    send: (backlog: readonly SentEvent[], resume: Resume, links: SubAgentLinks) => void,
     subscriber: Subscriber,
   ): Promise<() => void> {
     const held = await this.#current(sessionId)
     const resume = held.log.resume(lastEventId)
-    send(held.log.since(resume.from), resume)
+    send(held.log.since(resume.from), resume, held.log.links)
     held.subscribers.add(subscriber)
     return () => {
       held.subscribers.delete(subscriber)
@@ -217,7 +219,7 @@ export class SessionHub {
         if (startsWith(grown.history, replay.history)) replay = grown
       }
       start = replay.records
-      const log = new EventLog(this.#newGeneration(), replay.events)
+      const log = new EventLog(this.#newGeneration(), replay.events, replay.links)
       task.started(replay.history)
       // The session the log showed went while the task started: if the task took that session
       // (not what the id holds now), it is stopped at once and the feed shows the id from its start.
@@ -288,8 +290,11 @@ export class SessionHub {
       if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
     }
     for (const subscriber of held.subscribers) {
-      if (from === undefined) subscriber.reset(next, { kind: 'replay' })
-      else for (const event of next.slice(from)) subscriber.event(event)
+      if (from === undefined) subscriber.reset(next, { kind: 'replay' }, log.links)
+      else {
+        if (log.links.size > 0) subscriber.links(log.links)
+        for (const event of next.slice(from)) subscriber.event(event)
+      }
     }
   }
 
@@ -367,7 +372,7 @@ export class SessionHub {
     let held = this.#sessions.get(sessionId)
     if (!held) {
       const entry: Promise<HeldSession> = this.#replay(sessionId).then((replay) => {
-        const log = new EventLog(this.#newGeneration(), replay.events)
+        const log = new EventLog(this.#newGeneration(), replay.events, replay.links)
         const session: HeldSession = {
           entry,
           log,
@@ -396,7 +401,7 @@ export class SessionHub {
   }
 
   /**
-   * The session's replay and how many records it covers. For a task of this server about to
+   * The session's replay, the calls its sub-agents belong to, and how many records it covers. For a task of this server about to
    * start, the replay its events extend (see `taskReplay`). Otherwise, with a store that follows,
    * a turn that ends the history is left open (see `growingReplay`): another host may still be
    * writing it; with one that does not, only a turn whose calls have no result (a dead task's,
@@ -415,7 +420,8 @@ export class SessionHub {
         : this.#setup.store.follow
           ? growingReplay(history, sessionId, subSessions)
           : taskReplay(history, sessionId, subSessions, 'continue')
-    return { events, history, incarnation, records: history.length }
+    const links = subAgentLinks(history, sessionId, subSessions)
+    return { events, links, history, incarnation, records: history.length }
   }
 
   /**
