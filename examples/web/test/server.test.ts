@@ -391,7 +391,10 @@ describe('POST /sessions/:id/approvals', () => {
     expect(nothing.status).toBe(409)
     expect(((await nothing.json()) as { error: string }).error).toMatch(/do not fit what awaits approval/)
     // Nor is there a task to carry on.
-    const carryOn = await fetch(`${url}/sessions/${SESSION}/continue`, { method: 'POST' })
+    const carryOn = await fetch(`${url}/sessions/${SESSION}/continue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(carryOn.status).toBe(409)
     expect(((await carryOn.json()) as { error: string }).error).toMatch(/^nothing to carry on: /)
 

@@ -168,10 +168,11 @@ async function errorOf(response: Response): Promise<string> {
   }
 }
 
+/** A POST, always typed as JSON (the server refuses any other: another site's form cannot send it). */
 async function post(path: string, body?: unknown): Promise<Response> {
   return fetch(path, {
     method: 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json' },
     body: body === undefined ? null : JSON.stringify(body),
   })
 }

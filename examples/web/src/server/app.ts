@@ -94,6 +94,11 @@ export function createWebApp(options: WebAppOptions): WebApp {
   const maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000
   const readJson = (req: IncomingMessage) => readJsonBody(req, bodyTimeoutMs)
+  // A route that takes no body still needs the JSON type (see `isJson`); a body sent anyway is read
+  // (so it is bounded, and its bytes do not linger on the connection) and must parse.
+  const readNoBody = async (req: IncomingMessage) => {
+    await readJsonBody(req, bodyTimeoutMs, true)
+  }
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
@@ -123,7 +128,10 @@ export function createWebApp(options: WebAppOptions): WebApp {
     }
     if (parts.length === 1) {
       if (method === 'GET') return json(res, 200, await listSessions(options.store, options.modelLabel))
-      if (method === 'POST') return json(res, 201, { id: crypto.randomUUID() })
+      if (method === 'POST') {
+        await readNoBody(req)
+        return json(res, 201, { id: crypto.randomUUID() })
+      }
       throw new HttpError(405, 'method not allowed')
     }
     const sessionId = parts[1]!
@@ -143,10 +151,12 @@ export function createWebApp(options: WebAppOptions): WebApp {
       return json(res, 202, { sessionId })
     }
     if (action === 'continue' && method === 'POST') {
+      await readNoBody(req)
       await hub.continue(sessionId)
       return json(res, 202, { sessionId })
     }
     if (action === 'interrupt' && method === 'POST') {
+      await readNoBody(req)
       await hub.interrupt(sessionId)
       res.writeHead(204).end()
       return
@@ -284,9 +294,16 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body))
 }
 
-/** The request's JSON body, read within `timeoutMs`. */
-async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<unknown> {
-  if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
+/**
+ * The request's JSON body, read within `timeoutMs`; with `mayBeEmpty`, `undefined` for none. Every
+ * POST must say it is JSON, with a body or without: no page of another site can send that type
+ * without the browser asking first (a CORS preflight this server never grants), so a POST the
+ * user's browser was made to send elsewhere (a form, a `no-cors` fetch) is refused even where it
+ * carries no `Origin`.
+ */
+async function readJsonBody(req: IncomingMessage, timeoutMs: number, mayBeEmpty = false): Promise<unknown> {
+  if (!isJson(req))
+    throw new HttpError(415, 'a POST must be sent as application/json, with or without a body')
   const read = readBody(req)
   // After a timeout nobody awaits it: its connection closes under it.
   read.catch(() => {})
@@ -303,6 +320,7 @@ async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<un
   } finally {
     clearTimeout(timer)
   }
+  if (mayBeEmpty && body.length === 0) return undefined
   try {
     return JSON.parse(body.toString('utf8'))
   } catch {
