@@ -247,10 +247,11 @@ export class RecordFeed {
       events: growingReplay(history, this.#sessionId, subSessions),
       links: subAgentLinks(history, this.#sessionId, subSessions),
     })
-    const links = history.filter((r) => 'role' in r && r.role === 'tool' && r.uiExtra?.type === 'session')
+    const links = history.filter(linksSubSession)
     if (links.length === this.#links) return replayed(this.#subSessions)
-    // A sub-agent's session is finished before the result linking it is written, so sessions
-    // are loaded again only when a new link appears.
+    // A sub-agent's session is finished (or paused) before the record linking it is written (its
+    // call's result, or the approval request its parent records for it), so sessions are loaded
+    // again only when a new link appears.
     const held = this.#history
     const subSessions = await loadSubSessions(this.#store, history)
     subSessions.delete(this.#sessionId)
@@ -262,6 +263,15 @@ export class RecordFeed {
     }
     return replayed(subSessions)
   }
+}
+
+/**
+ * Whether `record` links a sub-agent session: a result of the call that ran it, or the approval
+ * request of a sub-agent paused in it (the sessions `loadSubSessions` loads).
+ */
+function linksSubSession(record: HistoryEvent): boolean {
+  if ('role' in record) return record.role === 'tool' && record.uiExtra?.type === 'session'
+  return record.type === 'approval_request' && record.subAgentCall !== undefined
 }
 
 /** What a feed starts from: a session's history, and the incarnation it was read from when known. */
