@@ -7,6 +7,7 @@ import { createMemorySessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { saveNoteTool } from '../src/note-tool.js'
 import { eventually, type Frame, readStream, typeOf, useApps } from './helpers.js'
+import { startWriterModel } from './writer-model.js'
 
 // The HTTP contract of the example server, with the CLI's scripted model: "count" streams
 // "1, 2, 3, " and then hangs until interrupted, so a test can act mid-task at a known point;
@@ -411,6 +412,44 @@ describe('POST /sessions/:id/approvals', () => {
     expect(await busy.json()).toEqual({ error: 'a task is already running in this session' })
     // The refused requests changed nothing: the pending call can still be decided.
     expect((await post(approvals, { approvals: [{ toolCallId, approved: false }] })).status).toBe(202)
+  })
+
+  test("a sub-agent's session takes no message, decision or continue of its own: its parent's task drives it", async () => {
+    const notes = join(await mkdtemp(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const model = await startWriterModel(notes)
+    try {
+      const { url, app, store } = await start({ client: model.client, tools: model.tools })
+      const text = 'save a note through the writer'
+      expect((await post(`${url}/sessions/${SESSION}/messages`, { text })).status).toBe(202)
+      await app.hub.idle(SESSION)
+      const [writer, ...others] = (await store.list()).filter((info) => info.subAgent !== undefined)
+      expect(others).toEqual([])
+      const paused = await store.read(writer!.id)
+      // Its id is on the stream; a message there would run a task of its own in it, and settle
+      // (deny) the call its parent waits on.
+      const refusal = {
+        error: `session ${writer!.id} is a sub-agent's session: the task of its parent session ${SESSION} drives it; send messages and decisions there`,
+      }
+      const decision = { approvals: [{ toolCallId: 'call_0', approved: true }] }
+      for (const [action, body] of [
+        ['messages', { text: 'hello writer' }],
+        ['approvals', decision],
+        ['continue', undefined],
+      ] as const) {
+        const response = await post(`${url}/sessions/${writer!.id}/${action}`, body)
+        expect(response.status, action).toBe(409)
+        expect(await response.json(), action).toEqual(refusal)
+      }
+      expect(await store.read(writer!.id)).toEqual(paused)
+      expect(model.server.requests.length).toBe(2)
+      // Decided on the main session, as the page does, the writer's call runs.
+      const approvals = { approvals: [{ toolCallId: 'call_0', sessionId: writer!.id, approved: true }] }
+      expect((await post(`${url}/sessions/${SESSION}/approvals`, approvals)).status).toBe(202)
+      await app.hub.idle(SESSION)
+      expect(await readFile(notes, 'utf8')).toBe('- from the writer\n')
+    } finally {
+      await model.server.close()
+    }
   })
 })
 

@@ -86,6 +86,7 @@ class HttpError extends Error {
  *   left to carry on, as in a session that does not exist: none is made);
  * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
  * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
+ * - messages, approvals and `continue` in a sub-agent's session are 409: its parent's task drives it;
  * - `GET /`, `/app.js`, `/styles.css`: the page.
  */
 export function createWebApp(options: WebAppOptions): WebApp {

@@ -9,7 +9,7 @@ import {
 } from '@kode/core'
 import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
-import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+import { loadSubSessions, SessionError, type SessionInfo, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
 import { emptyLog, feedTarget, type HeldSession, type Subscriber } from './held-session.js'
@@ -37,20 +37,23 @@ export class TaskStateError extends Error {
       | 'sub_agent_locked'
       | 'no_task_running'
       | 'nothing_pending'
-      | 'nothing_to_continue',
+      | 'nothing_to_continue'
+      | 'sub_agent_session',
     cause?: unknown,
   ) {
     super(
-      code === 'task_running'
-        ? 'a task is already running in this session'
-        : code === 'sub_agent_locked'
-          ? `sub-agent session ${(cause as SessionError).sessionId} is still held by another writer (its lease has not expired yet); try again later`
-          : code === 'no_task_running'
-            ? 'no task is running'
-            : code === 'nothing_to_continue'
-              ? `nothing to carry on: ${(cause as Error).message}`
-              : // The engine's message says which call did not fit.
-                `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
+      code === 'sub_agent_session'
+        ? subAgentSessionMessage(cause as SessionInfo)
+        : code === 'task_running'
+          ? 'a task is already running in this session'
+          : code === 'sub_agent_locked'
+            ? `sub-agent session ${(cause as SessionError).sessionId} is still held by another writer (its lease has not expired yet); try again later`
+            : code === 'no_task_running'
+              ? 'no task is running'
+              : code === 'nothing_to_continue'
+                ? `nothing to carry on: ${(cause as Error).message}`
+                : // The engine's message says which call did not fit.
+                  `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
       { cause },
     )
   }
@@ -124,7 +127,10 @@ export class SessionHub {
     }
   }
 
-  /** Starts a task with `text` as the user's input; fails with `task_running` if one runs. */
+  /**
+   * Starts a task with `text` as the user's input; fails with `task_running` if one runs, and with
+   * `sub_agent_session` in a sub-agent's session (so does `continue`).
+   */
   async start(sessionId: string, text: string): Promise<void> {
     await this.#launch(sessionId, 'run', (agent, signal) => agent.run(text, { signal }), text)
   }
@@ -160,6 +166,10 @@ export class SessionHub {
     titleFrom?: string,
     refused: 'nothing_pending' | 'nothing_to_continue' = 'nothing_pending',
   ): Promise<void> {
+    // A sub-agent's session is its parent's task's to drive: a task of its own there would settle
+    // (deny) a call its parent waits on, and write past the parent's view of it.
+    const info = await this.#setup.store.info(sessionId)
+    if (info?.subAgent !== undefined) throw new TaskStateError('sub_agent_session', info)
     const held = await this.#current(sessionId)
     if (held.running) throw new TaskStateError('task_running')
     // Claimed before any await, so a second request arriving meanwhile is refused.
@@ -446,6 +456,11 @@ export class SessionHub {
       await store.update(sessionId, { title: line.length > 60 ? `${line.slice(0, 59)}…` : line })
     }
   }
+}
+
+function subAgentSessionMessage(info: SessionInfo): string {
+  const parent = info.parentSessionId === undefined ? '' : ` of its parent session ${info.parentSessionId}`
+  return `session ${info.id} is a sub-agent's session: the task${parent} drives it; send messages and decisions there`
 }
 
 /** Whether `history` goes on from `start`: the same record where `start` ends. */
