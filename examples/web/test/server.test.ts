@@ -173,6 +173,21 @@ describe('tasks over HTTP', () => {
     expect((await fetch(`${url}/../etc/passwd`)).status).toBe(404)
     expect((await fetch(`${url}/app.js.map`)).status).toBe(404)
     expect((await fetch(`${url}/`, { method: 'DELETE' })).status).toBe(405)
+    // A route of a session asked with the wrong method says so, and which one it takes.
+    for (const [method, action, allow] of [
+      ['GET', 'messages', 'POST'],
+      ['PUT', 'approvals', 'POST'],
+      ['GET', 'interrupt', 'POST'],
+      ['DELETE', 'continue', 'POST'],
+      ['POST', 'events', 'GET'],
+    ] as const) {
+      const wrong = await fetch(`${url}/sessions/${SESSION}/${action}`, { method, headers: json })
+      expect(wrong.status, `${method} ${action}`).toBe(405)
+      expect(wrong.headers.get('allow'), `${method} ${action}`).toBe(allow)
+      expect(await wrong.json()).toEqual({ error: 'method not allowed' })
+    }
+    for (const action of ['nothing', 'constructor', '__proto__'])
+      expect((await fetch(`${url}/sessions/${SESSION}/${action}`)).status, action).toBe(404)
   })
 
   test('HEAD of a page answers as GET does, without the body', async () => {

@@ -64,6 +64,15 @@ const STATIC: Record<string, [file: string, type: string]> = {
   '/styles.css': ['styles.css', 'text/css; charset=utf-8'],
 }
 
+/** The routes of a session, each with the one method it takes. */
+const SESSION_ROUTES: ReadonlyMap<string, 'GET' | 'POST'> = new Map([
+  ['events', 'GET'],
+  ['messages', 'POST'],
+  ['approvals', 'POST'],
+  ['continue', 'POST'],
+  ['interrupt', 'POST'],
+])
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -161,6 +170,12 @@ export function createWebApp(options: WebAppOptions): WebApp {
       await hub.interrupt(sessionId)
       res.writeHead(204).end()
       return
+    }
+    // A route asked with another method: say which one it takes.
+    const allowed = SESSION_ROUTES.get(action)
+    if (allowed !== undefined) {
+      res.setHeader('allow', allowed)
+      throw new HttpError(405, 'method not allowed')
     }
     throw new HttpError(404, 'not found')
   }
