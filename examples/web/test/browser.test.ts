@@ -488,12 +488,17 @@ describe("a sub-agent's call waiting for approval", () => {
     await serve({ client, tools, store, port: Number(new URL(first.url).port) })
     await page.reload()
     await page.waitForSelector(`${subAgentApproval} button.deny:not([disabled])`)
-    // Replayed, the paused sub-agent is not linked to its call yet, but is named.
-    expect(await page.locator('#transcript .subagent > summary').innerText()).toBe('⇢ writer')
+    // Replayed, the paused sub-agent is inside the call that runs it, though that call has no
+    // result yet (the server says which call it is), and named from its metadata.
+    const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    expect(await page.locator('#transcript > .subagent').count()).toBe(0)
+    expect(await page.locator(`${writerCall} > .subagent > summary`).innerText()).toBe('⇢ writer')
+    expect(await page.locator(`${writerCall} > .subagent .approval`).count()).toBe(1)
+    expect(await page.locator(`${writerCall} > .result`).textContent()).toBe('')
     await page.click(`${subAgentApproval} button.deny`)
     expect(await finished(page)).toBe('done: done: denied by the user')
     expect(existsSync(notes)).toBe(false)
-    expect(await page.locator('#transcript .subagent .notice').innerText()).toBe('✗ denied: save_note')
+    expect(await page.locator(`${writerCall} > .subagent .notice`).innerText()).toBe('✗ denied: save_note')
     // Decided: after another reload no button is live.
     await page.reload()
     await page.waitForSelector('#transcript > .text')
@@ -501,7 +506,7 @@ describe("a sub-agent's call waiting for approval", () => {
     expect(page.problems).toEqual([])
   })
 
-  test('replayed after a restart, then carried on, the sub-agent moves under the call that runs it', async () => {
+  test('replayed after a restart, the sub-agent is under the call that runs it, and carries on there', async () => {
     const { client, tools, notes } = await writerModel({ twice: true })
     const store = createMemorySessionStore()
     const first = await serve({ client, tools, store })
@@ -509,15 +514,15 @@ describe("a sub-agent's call waiting for approval", () => {
     await send(page, 'save two notes through the writer')
     await page.waitForSelector(`${subAgentApproval} button.approve:not([disabled])`)
     await idle(page)
-    // A new server has no log of the task: the page gets the replay, whose paused sub-agent has no
-    // link to its call yet.
+    // A new server has no log of the task: the page gets the replay, and which call the paused
+    // sub-agent belongs to beside it.
     await first.close()
     await serve({ client, tools, store, port: Number(new URL(first.url).port) })
     await page.reload()
-    await page.waitForSelector('#transcript > .subagent .approval button.approve:not([disabled])')
-    await page.click(`${subAgentApproval} button.approve`)
-    // The writer asks again: its block is under its call now, though the call has no result yet.
     const writerCall = '#transcript > .tool[data-tool-call-id="call_0"]'
+    await page.waitForSelector(`${writerCall} > .subagent .approval button.approve:not([disabled])`)
+    await page.click(`${subAgentApproval} button.approve`)
+    // The writer asks again, in the same block under its call; the call has no result yet.
     const again = `${writerCall} .subagent .approval[data-tool-call-id="call_1"]`
     await page.waitForSelector(`${again} button.approve:not([disabled])`)
     await idle(page)

@@ -129,7 +129,10 @@ describe.each(stores)('a task that died, carried on with a page reading (%s stor
   test('between turns: `continue` closes the replayed turn once and opens a new one', async () => {
     model.enqueue(reply('r2', 'Done.'))
     const { shown, after, order } = await watch(makeStore(), [user, call, result], (url) =>
-      fetch(`${url}/sessions/${SESSION}/continue`, { method: 'POST' }),
+      fetch(`${url}/sessions/${SESSION}/continue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      }),
     )
     expect([...shown, ...after]).toEqual([
       'user_message',
@@ -174,7 +177,10 @@ describe.each(stores)('a session that never existed (%s store)', (_name, makeSto
     cleanups.push(() => app.close())
     const never = '0b7c4c3e-4444-4aaa-8bbb-00000000dead'
     const requests = model.requests.length
-    const carryOn = await fetch(`${app.url}/sessions/${never}/continue`, { method: 'POST' })
+    const carryOn = await fetch(`${app.url}/sessions/${never}/continue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(carryOn.status).toBe(409)
     expect(((await carryOn.json()) as { error: string }).error).toMatch(/^nothing to carry on: /)
     const decide = await fetch(`${app.url}/sessions/${never}/approvals`, {
@@ -252,7 +258,10 @@ describe.each(leaseStores)('a task that died inside a sub-agent (%s store)', (_n
     cleanups.push(() => app.close())
     const requests = model.requests.length
 
-    const carryOn = await fetch(`${app.url}/sessions/${SESSION}/continue`, { method: 'POST' })
+    const carryOn = await fetch(`${app.url}/sessions/${SESSION}/continue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(carryOn.status).toBe(409)
     expect(((await carryOn.json()) as { error: string }).error).toBe(
       `sub-agent session ${child} is still held by another writer (its lease has not expired yet); try again later`,
@@ -276,7 +285,14 @@ describe.each(leaseStores)('a task that died inside a sub-agent (%s store)', (_n
     const own = (frames: Frame[]) =>
       events(frames).filter((e) => (e as { sessionId?: string }).sessionId === SESSION)
     const page = readStream(stream, (frames) => own(frames).some((e) => e.type === 'task_finish'))
-    expect((await fetch(`${app.url}/sessions/${SESSION}/continue`, { method: 'POST' })).status).toBe(202)
+    expect(
+      (
+        await fetch(`${app.url}/sessions/${SESSION}/continue`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        })
+      ).status,
+    ).toBe(202)
     const got = own(await page)
     expect(got.at(-1)).toMatchObject({ type: 'task_finish', reason: 'completed' })
     expect(got.filter((e) => e.type === 'error')).toEqual([])

@@ -128,7 +128,10 @@ describe('a task whose host is killed during a tool call, watched from another h
       // B's page shows A's committed records: the lookup and its result, the call of both tools.
       await eventually(() => events(seen).filter((e) => e.type === 'tool_call').length === 3)
       // While A lives it holds the session: B refuses to carry the task on.
-      const early = await fetch(`${b.url}/sessions/${SESSION}/continue`, { method: 'POST' })
+      const early = await fetch(`${b.url}/sessions/${SESSION}/continue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      })
       expect(early.status).toBe(409)
       expect(await early.json()).toEqual({ error: 'a task is already running in this session' })
       a.kill('SIGKILL')
@@ -137,7 +140,10 @@ describe('a task whose host is killed during a tool call, watched from another h
 
       // B is asked to carry the task on: 409 until A's lease expired, then 202.
       await eventually(async () => {
-        const response = await fetch(`${b.url}/sessions/${SESSION}/continue`, { method: 'POST' })
+        const response = await fetch(`${b.url}/sessions/${SESSION}/continue`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+        })
         if (response.status === 409) return false
         expect(response.status).toBe(202)
         return true
@@ -292,7 +298,10 @@ describe('a task whose process is killed during a tool call, on the file store',
         'tool_call',
         'tool_call',
       ])
-      const response = await fetch(`${b.url}/sessions/${SID}/continue`, { method: 'POST' })
+      const response = await fetch(`${b.url}/sessions/${SID}/continue`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+      })
       expect(response.status).toBe(202)
       const frames = await page
       await b.app.hub.idle(SID)

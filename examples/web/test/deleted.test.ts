@@ -76,7 +76,7 @@ const answer = (id: string, text: string) => ({
 })
 const post = (body?: unknown): RequestInit => ({
   method: 'POST',
-  headers: body === undefined ? {} : { 'content-type': 'application/json' },
+  headers: { 'content-type': 'application/json' },
   body: body === undefined ? null : JSON.stringify(body),
 })
 /** Whether `done` settles within `ms`. */

@@ -156,4 +156,73 @@ describe('CSRF: a request another site’s page sends through the browser', () =
     }
     expect(await store.list()).toEqual([])
   })
+
+  test('a POST without a body must say it is JSON too: a simple request is refused, and acts on nothing', async () => {
+    const { url, store, app } = await start()
+    const json = { 'content-type': 'application/json' }
+    // A task runs ("count" waits to be interrupted), for a refused interrupt to leave running.
+    const started = await send(url, `/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ text: 'count' }),
+    })
+    expect(started.status).toBe(202)
+    const other = '0b7c4c3e-2222-4aaa-8bbb-000000000002'
+    // What a page elsewhere can send without a preflight: no type, or a form's, with or without an
+    // Origin (a browser, a privacy extension, a proxy may drop it).
+    const simple: Record<string, string>[] = [
+      {},
+      { 'content-type': 'text/plain' },
+      { 'content-type': 'application/x-www-form-urlencoded' },
+      { 'content-type': 'multipart/form-data; boundary=x' },
+    ]
+    for (const headers of simple) {
+      for (const path of ['/sessions', `/sessions/${SESSION}/interrupt`, `/sessions/${other}/continue`]) {
+        const response = await send(url, path, { method: 'POST', headers })
+        const what = `${headers['content-type'] ?? 'no type'} ${path}`
+        expect(response.status, what).toBe(415)
+        expect(JSON.parse(response.body), what).toEqual({
+          error: 'a POST must be sent as application/json, with or without a body',
+        })
+        // With another site's Origin, that is what refuses it.
+        const foreign = await send(url, path, {
+          method: 'POST',
+          headers: { ...headers, origin: 'http://evil.example' },
+        })
+        expect(foreign.status, `${what} from another site`).toBe(403)
+      }
+    }
+    // The task still runs, and nothing else was made: the same requests sent as JSON are answered.
+    expect(app.hub.holds(other)).toBe(false)
+    expect(
+      (await send(url, `/sessions/${SESSION}/interrupt`, { method: 'POST', headers: json })).status,
+    ).toBe(204)
+    expect((await send(url, '/sessions', { method: 'POST', headers: { ...json, origin: url } })).status).toBe(
+      201,
+    )
+    expect((await send(url, `/sessions/${other}/continue`, { method: 'POST', headers: json })).status).toBe(
+      409,
+    )
+    expect((await store.list()).map((info) => info.id)).toEqual([SESSION])
+  })
+
+  test('a body sent to a route that takes none must still be JSON', async () => {
+    const { url } = await start()
+    const response = await send(url, `/sessions/${SESSION}/interrupt`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{',
+    })
+    expect(response.status).toBe(400)
+    expect(JSON.parse(response.body)).toEqual({ error: 'the body is not JSON' })
+    // An empty one, or any JSON, is taken (nothing runs: a 409, not a 400).
+    for (const body of ['', '{}']) {
+      const sent = await send(url, `/sessions/${SESSION}/interrupt`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      })
+      expect(sent.status, JSON.stringify(body)).toBe(409)
+    }
+  })
 })

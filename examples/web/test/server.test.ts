@@ -7,6 +7,7 @@ import { createMemorySessionStore } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 import { saveNoteTool } from '../src/note-tool.js'
 import { eventually, type Frame, readStream, typeOf, useApps } from './helpers.js'
+import { startWriterModel } from './writer-model.js'
 
 // The HTTP contract of the example server, with the CLI's scripted model: "count" streams
 // "1, 2, 3, " and then hangs until interrupted, so a test can act mid-task at a known point;
@@ -172,6 +173,21 @@ describe('tasks over HTTP', () => {
     expect((await fetch(`${url}/../etc/passwd`)).status).toBe(404)
     expect((await fetch(`${url}/app.js.map`)).status).toBe(404)
     expect((await fetch(`${url}/`, { method: 'DELETE' })).status).toBe(405)
+    // A route of a session asked with the wrong method says so, and which one it takes.
+    for (const [method, action, allow] of [
+      ['GET', 'messages', 'POST'],
+      ['PUT', 'approvals', 'POST'],
+      ['GET', 'interrupt', 'POST'],
+      ['DELETE', 'continue', 'POST'],
+      ['POST', 'events', 'GET'],
+    ] as const) {
+      const wrong = await fetch(`${url}/sessions/${SESSION}/${action}`, { method, headers: json })
+      expect(wrong.status, `${method} ${action}`).toBe(405)
+      expect(wrong.headers.get('allow'), `${method} ${action}`).toBe(allow)
+      expect(await wrong.json()).toEqual({ error: 'method not allowed' })
+    }
+    for (const action of ['nothing', 'constructor', '__proto__'])
+      expect((await fetch(`${url}/sessions/${SESSION}/${action}`)).status, action).toBe(404)
   })
 
   test('HEAD of a page answers as GET does, without the body', async () => {
@@ -391,7 +407,10 @@ describe('POST /sessions/:id/approvals', () => {
     expect(nothing.status).toBe(409)
     expect(((await nothing.json()) as { error: string }).error).toMatch(/do not fit what awaits approval/)
     // Nor is there a task to carry on.
-    const carryOn = await fetch(`${url}/sessions/${SESSION}/continue`, { method: 'POST' })
+    const carryOn = await fetch(`${url}/sessions/${SESSION}/continue`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+    })
     expect(carryOn.status).toBe(409)
     expect(((await carryOn.json()) as { error: string }).error).toMatch(/^nothing to carry on: /)
 
@@ -408,6 +427,44 @@ describe('POST /sessions/:id/approvals', () => {
     expect(await busy.json()).toEqual({ error: 'a task is already running in this session' })
     // The refused requests changed nothing: the pending call can still be decided.
     expect((await post(approvals, { approvals: [{ toolCallId, approved: false }] })).status).toBe(202)
+  })
+
+  test("a sub-agent's session takes no message, decision or continue of its own: its parent's task drives it", async () => {
+    const notes = join(await mkdtemp(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const model = await startWriterModel(notes)
+    try {
+      const { url, app, store } = await start({ client: model.client, tools: model.tools })
+      const text = 'save a note through the writer'
+      expect((await post(`${url}/sessions/${SESSION}/messages`, { text })).status).toBe(202)
+      await app.hub.idle(SESSION)
+      const [writer, ...others] = (await store.list()).filter((info) => info.subAgent !== undefined)
+      expect(others).toEqual([])
+      const paused = await store.read(writer!.id)
+      // Its id is on the stream; a message there would run a task of its own in it, and settle
+      // (deny) the call its parent waits on.
+      const refusal = {
+        error: `session ${writer!.id} is a sub-agent's session: the task of its parent session ${SESSION} drives it; send messages and decisions there`,
+      }
+      const decision = { approvals: [{ toolCallId: 'call_0', approved: true }] }
+      for (const [action, body] of [
+        ['messages', { text: 'hello writer' }],
+        ['approvals', decision],
+        ['continue', undefined],
+      ] as const) {
+        const response = await post(`${url}/sessions/${writer!.id}/${action}`, body)
+        expect(response.status, action).toBe(409)
+        expect(await response.json(), action).toEqual(refusal)
+      }
+      expect(await store.read(writer!.id)).toEqual(paused)
+      expect(model.server.requests.length).toBe(2)
+      // Decided on the main session, as the page does, the writer's call runs.
+      const approvals = { approvals: [{ toolCallId: 'call_0', sessionId: writer!.id, approved: true }] }
+      expect((await post(`${url}/sessions/${SESSION}/approvals`, approvals)).status).toBe(202)
+      await app.hub.idle(SESSION)
+      expect(await readFile(notes, 'utf8')).toBe('- from the writer\n')
+    } finally {
+      await model.server.close()
+    }
   })
 })
 

@@ -1,5 +1,5 @@
 import { isPlainEnter } from './keys.js'
-import { type Decision, type StreamEvent, Transcript } from './transcript.js'
+import { type Decision, type ParentCall, type StreamEvent, Transcript } from './transcript.js'
 
 // The page: a session list, a transcript fed by the session's SSE stream (with Approve / Deny on
 // tool calls that wait for the user), a prompt and a Stop button. The session in view is in the URL (`?session=<id>`), so a reload opens it again; the
@@ -113,6 +113,10 @@ function follow(id: string, transcript: Transcript, lastEventId?: string): void 
     transcriptEl.dataset.lastEventId = message.lastEventId
     transcriptEl.scrollTop = transcriptEl.scrollHeight
   }
+  // The calls replayed sub-agents belong to, which a replay's events do not say: before those events.
+  current.addEventListener('sub-agents', (message) => {
+    transcript.linkSubAgents(JSON.parse(message.data) as Record<string, ParentCall>)
+  })
   // The server could not place our Last-Event-ID (it restarted, or a new task began), or the log
   // started over: start over. A deleted session ended any task of ours in it: say so.
   current.addEventListener('reset', (message) => {
@@ -164,10 +168,11 @@ async function errorOf(response: Response): Promise<string> {
   }
 }
 
+/** A POST, always typed as JSON (the server refuses any other: another site's form cannot send it). */
 async function post(path: string, body?: unknown): Promise<Response> {
   return fetch(path, {
     method: 'POST',
-    headers: body === undefined ? {} : { 'content-type': 'application/json' },
+    headers: { 'content-type': 'application/json' },
     body: body === undefined ? null : JSON.stringify(body),
   })
 }

@@ -15,6 +15,12 @@ export interface Decision {
   reason?: string
 }
 
+/** The call that started a sub-agent, as a `sub-agents` frame names it. */
+export interface ParentCall {
+  sessionId: string
+  toolCallId: string
+}
+
 /** A call waiting for the user (the main agent's or a sub-agent's): its block, and the choice once clicked. */
 interface PendingApproval {
   sessionId: string
@@ -47,6 +53,8 @@ export class Transcript {
   #mainSessionId: string
   #lanes = new Map<string, Lane>()
   #tools = new Map<string, HTMLElement>()
+  /** The call each replayed sub-agent belongs to (the server reads it from the stored sessions). */
+  #parents = new Map<string, ParentCall>()
   /** By {@link #toolKey}: a sub-agent's `call_0` is not its parent's. */
   #approvals = new Map<string, PendingApproval>()
   #taskRunning = false
@@ -79,7 +87,23 @@ export class Transcript {
     this.#lanes.clear()
     this.#tools.clear()
     this.#approvals.clear()
+    this.#parents.clear()
     this.#taskRunning = false
+  }
+
+  /**
+   * Where replayed sub-agents go (`{ "<sub-agent session>": { sessionId, toolCallId } }`): a replay
+   * has no `task_start` to link a sub-agent to its call. A sub-agent already shown outside its call
+   * moves into it.
+   */
+  linkSubAgents(links: Readonly<Record<string, ParentCall>>): void {
+    for (const [child, parent] of Object.entries(links)) {
+      if (typeof parent?.sessionId !== 'string' || typeof parent.toolCallId !== 'string') continue
+      this.#parents.set(child, { sessionId: parent.sessionId, toolCallId: parent.toolCallId })
+      const sub = this.#lanes.get(child)?.root.parentElement
+      const host = this.#tools.get(this.#toolKey(parent.sessionId, parent.toolCallId))
+      if (sub && host && sub.parentElement === this.#root) this.#nest(sub, host)
+    }
   }
 
   apply(event: StreamEvent): void {
@@ -142,30 +166,29 @@ export class Transcript {
         return
       case 'tool_call': {
         const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
-        tool.querySelector('.args')!.textContent = event.arguments
+        tool.querySelector(':scope > summary > .args')!.textContent = event.arguments
         return
       }
       case 'tool_progress': {
         const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
-        tool.querySelector('.progress')!.textContent = event.message
+        tool.querySelector(':scope > .progress')!.textContent = event.message
         return
       }
       case 'tool_result': {
         const tool = this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
         tool.dataset.status = event.status
-        tool.querySelector('.status')!.textContent = event.status === 'success' ? '✓' : '✗'
-        tool.querySelector('.result')!.textContent = event.result
+        tool.querySelector(':scope > summary > .status')!.textContent = event.status === 'success' ? '✓' : '✗'
+        tool.querySelector(':scope > .result')!.textContent = event.result
         // A replayed sub-agent carries no link to its call until this result names its session.
         // A call that ran several sub-agents links them all (`moreSessionIds`), in the order they started.
         if (event.uiExtra?.type === 'session') {
           const { sessionId, moreSessionIds = [] } = event.uiExtra
           for (const id of [sessionId, ...moreSessionIds]) {
             const sub = this.#lanes.get(id)?.root.parentElement
-            if (!sub || sub === this.#root || tool.contains(sub)) continue
-            tool.insertBefore(sub, tool.querySelector('.result'))
-            const label = sub.querySelector('summary')
+            if (!sub || sub === this.#root) continue
+            if (!tool.contains(sub)) this.#nest(sub, tool)
+            const label = sub.querySelector(':scope > summary')
             if (label?.textContent === '⇢ sub-agent') label.textContent = `⇢ ${event.toolName}`
-            ;(tool as HTMLDetailsElement).open = true
           }
         }
         return
@@ -256,18 +279,16 @@ export class Transcript {
     const sessionId = event.sessionId
     let lane = this.#lanes.get(sessionId)
     const state = event.type === 'task_start' ? event.subAgentState : undefined
-    const host =
-      (state?.parentToolCallId &&
-        this.#tools.get(this.#toolKey(state.parentSessionId, state.parentToolCallId))) ||
-      this.#root
+    // Live, `task_start` names the call; replayed, the server's `sub-agents` frame does.
+    const parent = state?.parentToolCallId
+      ? { sessionId: state.parentSessionId, toolCallId: state.parentToolCallId }
+      : this.#parents.get(sessionId)
+    const host = (parent && this.#tools.get(this.#toolKey(parent.sessionId, parent.toolCallId))) || this.#root
     if (lane) {
-      // A replayed sub-agent paused for approval has no link to its call; carried on, it says which.
+      // A sub-agent shown before its call was known goes into it once known.
       const sub = lane.root.parentElement
-      if (sub && sub.parentElement === this.#root && host !== this.#root) {
-        ;(host as HTMLDetailsElement).open = true
-        host.insertBefore(sub, host.querySelector(':scope > .result'))
-        sub.querySelector(':scope > summary')!.textContent = `⇢ ${subAgentLabel(state!)}`
-      }
+      if (sub && sub.parentElement === this.#root && host !== this.#root) this.#nest(sub, host)
+      if (sub && state) sub.querySelector(':scope > summary')!.textContent = `⇢ ${subAgentLabel(state)}`
       return lane
     }
     if (sessionId === this.#mainSessionId || sessionId === '') {
@@ -275,7 +296,11 @@ export class Transcript {
     } else {
       // A sub-agent's work is shown as it happens, like the CLI does: its call stays open.
       if (host !== this.#root) (host as HTMLDetailsElement).open = true
-      const details = host.appendChild(this.#doc.createElement('details'))
+      // Before the call's result, where a replay shows it too.
+      const details = host.insertBefore(
+        this.#doc.createElement('details'),
+        host.querySelector(':scope > .result'),
+      )
       details.className = 'subagent'
       details.open = true
       details.dataset.sessionId = sessionId
@@ -285,6 +310,12 @@ export class Transcript {
     }
     this.#lanes.set(sessionId, lane)
     return lane
+  }
+
+  /** Moves a sub-agent's block into the call that started it, before the call's result. */
+  #nest(sub: HTMLElement, call: HTMLElement): void {
+    ;(call as HTMLDetailsElement).open = true
+    call.insertBefore(sub, call.querySelector(':scope > .result'))
   }
 
   /**

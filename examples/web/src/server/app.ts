@@ -6,6 +6,7 @@ import { isValidSessionId, type SessionStore } from '@kode/session'
 import { hasSeveralHosts, isJson, LOOPBACK_HOSTS, refusal } from './request-guard.js'
 import { type AgentSetup, type LogReset, SessionHub, TaskStateError } from './session-hub.js'
 import { controlFrame, eventFrame, openEventStream } from './sse.js'
+import { linksJson, type SubAgentLinks } from './sub-agent-links.js'
 
 /** Options of {@link createWebApp}. */
 export interface WebAppOptions extends AgentSetup {
@@ -63,6 +64,15 @@ const STATIC: Record<string, [file: string, type: string]> = {
   '/styles.css': ['styles.css', 'text/css; charset=utf-8'],
 }
 
+/** The routes of a session, each with the one method it takes. */
+const SESSION_ROUTES: ReadonlyMap<string, 'GET' | 'POST'> = new Map([
+  ['events', 'GET'],
+  ['messages', 'POST'],
+  ['approvals', 'POST'],
+  ['continue', 'POST'],
+  ['interrupt', 'POST'],
+])
+
 class HttpError extends Error {
   constructor(
     readonly status: number,
@@ -85,6 +95,7 @@ class HttpError extends Error {
  *   left to carry on, as in a session that does not exist: none is made);
  * - `POST /sessions/:id/interrupt`: interrupts the running task (409 when none runs);
  * - `GET /sessions/:id/events`: the session's events as SSE, resumable with `Last-Event-ID`;
+ * - messages, approvals and `continue` in a sub-agent's session are 409: its parent's task drives it;
  * - `GET /`, `/app.js`, `/styles.css`: the page.
  */
 export function createWebApp(options: WebAppOptions): WebApp {
@@ -93,6 +104,11 @@ export function createWebApp(options: WebAppOptions): WebApp {
   const maxBufferedBytes = options.maxBufferedBytes ?? 8 * 1024 * 1024
   const bodyTimeoutMs = options.bodyTimeoutMs ?? 30_000
   const readJson = (req: IncomingMessage) => readJsonBody(req, bodyTimeoutMs)
+  // A route that takes no body still needs the JSON type (see `isJson`); a body sent anyway is read
+  // (so it is bounded, and its bytes do not linger on the connection) and must parse.
+  const readNoBody = async (req: IncomingMessage) => {
+    await readJsonBody(req, bodyTimeoutMs, true)
+  }
   const streams = new Set<ServerResponse>()
   const allowedHosts = new Set(
     [...LOOPBACK_HOSTS, ...(options.allowedHosts ?? [])].map((host) => host.toLowerCase()),
@@ -122,7 +138,10 @@ export function createWebApp(options: WebAppOptions): WebApp {
     }
     if (parts.length === 1) {
       if (method === 'GET') return json(res, 200, await listSessions(options.store, options.modelLabel))
-      if (method === 'POST') return json(res, 201, { id: crypto.randomUUID() })
+      if (method === 'POST') {
+        await readNoBody(req)
+        return json(res, 201, { id: crypto.randomUUID() })
+      }
       throw new HttpError(405, 'method not allowed')
     }
     const sessionId = parts[1]!
@@ -142,13 +161,21 @@ export function createWebApp(options: WebAppOptions): WebApp {
       return json(res, 202, { sessionId })
     }
     if (action === 'continue' && method === 'POST') {
+      await readNoBody(req)
       await hub.continue(sessionId)
       return json(res, 202, { sessionId })
     }
     if (action === 'interrupt' && method === 'POST') {
+      await readNoBody(req)
       await hub.interrupt(sessionId)
       res.writeHead(204).end()
       return
+    }
+    // A route asked with another method: say which one it takes.
+    const allowed = SESSION_ROUTES.get(action)
+    if (allowed !== undefined) {
+      res.setHeader('allow', allowed)
+      throw new HttpError(405, 'method not allowed')
     }
     throw new HttpError(404, 'not found')
   }
@@ -166,14 +193,17 @@ export function createWebApp(options: WebAppOptions): WebApp {
       res.write(frames)
       allowed = res.writableLength + maxBufferedBytes
     }
+    // Where the replayed sub-agents go: a replay has no `task_start` to say it (see `subAgentLinks`).
+    const linksFrame = (links: SubAgentLinks) =>
+      links.size > 0 ? controlFrame('sub-agents', linksJson(links)) : ''
     // The session may fail to load: the request is then answered with the error, and forgotten.
     const subscribed = hub.subscribe(
       sessionId,
       lastEventId,
-      (backlog, resume) => {
+      (backlog, resume, links) => {
         if (resume.reset) res.write(controlFrame('reset', { reason: 'unknown Last-Event-ID' }))
         // One write for the whole backlog: a reconnect costs one syscall, not one per event.
-        sendWhole(backlog.map(eventFrame).join(''))
+        sendWhole(linksFrame(links) + backlog.map(eventFrame).join(''))
       },
       {
         event: (event) => {
@@ -184,10 +214,11 @@ export function createWebApp(options: WebAppOptions): WebApp {
         },
         // The log started over (another host's history changed what was shown, or the session
         // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
-        reset: (log, why) => {
+        reset: (log, why, links) => {
           res.write(controlFrame('reset', resetReason(why)))
-          sendWhole(log.map(eventFrame).join(''))
+          sendWhole(linksFrame(links) + log.map(eventFrame).join(''))
         },
+        links: (links) => res.write(linksFrame(links)),
       },
     )
     subscribed.catch(() => streams.delete(res))
@@ -279,9 +310,16 @@ function json(res: ServerResponse, status: number, body: unknown): void {
   res.end(JSON.stringify(body))
 }
 
-/** The request's JSON body, read within `timeoutMs`. */
-async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<unknown> {
-  if (!isJson(req)) throw new HttpError(415, 'the body must be sent as application/json')
+/**
+ * The request's JSON body, read within `timeoutMs`; with `mayBeEmpty`, `undefined` for none. Every
+ * POST must say it is JSON, with a body or without: no page of another site can send that type
+ * without the browser asking first (a CORS preflight this server never grants), so a POST the
+ * user's browser was made to send elsewhere (a form, a `no-cors` fetch) is refused even where it
+ * carries no `Origin`.
+ */
+async function readJsonBody(req: IncomingMessage, timeoutMs: number, mayBeEmpty = false): Promise<unknown> {
+  if (!isJson(req))
+    throw new HttpError(415, 'a POST must be sent as application/json, with or without a body')
   const read = readBody(req)
   // After a timeout nobody awaits it: its connection closes under it.
   read.catch(() => {})
@@ -298,6 +336,7 @@ async function readJsonBody(req: IncomingMessage, timeoutMs: number): Promise<un
   } finally {
     clearTimeout(timer)
   }
+  if (mayBeEmpty && body.length === 0) return undefined
   try {
     return JSON.parse(body.toString('utf8'))
   } catch {

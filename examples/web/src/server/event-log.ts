@@ -1,4 +1,5 @@
 import type { Event, ReplayEvent } from '@kode/protocol'
+import type { ParentCall, SubAgentLinks } from './sub-agent-links.js'
 
 /** One event as it goes out on the wire: its SSE id and its JSON, serialized once. */
 export interface SentEvent {
@@ -18,9 +19,15 @@ export type Resume = { from: number; reset: false } | { from: 0; reset: true }
 export class EventLog {
   readonly generation: string
   readonly #events: SentEvent[] = []
+  /**
+   * The call that started each sub-agent the log's replayed events show: a replay carries no
+   * `task_start` to say it, so the stream sends these beside the events (a `sub-agents` frame).
+   */
+  readonly links: Map<string, ParentCall>
 
-  constructor(generation: string, replay: readonly ReplayEvent[]) {
+  constructor(generation: string, replay: readonly ReplayEvent[], links: SubAgentLinks = new Map()) {
     this.generation = generation
+    this.links = new Map(links)
     for (const event of replay) this.push(event)
   }
 

@@ -3,13 +3,19 @@ import type { HistoryEvent } from '@kode/protocol'
 import { EventLog, type SentEvent } from './event-log.js'
 import type { FeedTarget, RecordFeed } from './record-feed.js'
 import type { RunningTask } from './running-task.js'
+import { addsLinks, type SubAgentLinks } from './sub-agent-links.js'
 
 /** Someone reading a session's stream. */
 export interface Subscriber {
   /** The next event of the log. */
   event(event: SentEvent): void
-  /** The log started over (what was shown is not a prefix of it any more): here is all of it. */
-  reset(log: readonly SentEvent[], why: LogReset): void
+  /**
+   * The log started over (what was shown is not a prefix of it any more): here is all of it, and
+   * the calls its replayed sub-agents belong to.
+   */
+  reset(log: readonly SentEvent[], why: LogReset, links: SubAgentLinks): void
+  /** The calls the log's replayed sub-agents belong to grew: here are all of them, before the events that show them. */
+  links(links: SubAgentLinks): void
 }
 
 /**
@@ -49,7 +55,8 @@ export interface HeldSession {
 export function emptyLog(held: HeldSession, generation: string, stoppedTask: boolean): void {
   held.log = new EventLog(generation, [])
   held.replayed = []
-  for (const subscriber of held.subscribers) subscriber.reset([], { kind: 'deleted', stoppedTask })
+  for (const subscriber of held.subscribers)
+    subscriber.reset([], { kind: 'deleted', stoppedTask }, held.log.links)
 }
 
 /**
@@ -60,18 +67,24 @@ export function emptyLog(held: HeldSession, generation: string, stoppedTask: boo
  */
 export function feedTarget(session: HeldSession, newGeneration: () => string): FeedTarget {
   return {
-    append: (events) => {
+    append: (events, links) => {
+      // Sub-agents another host's records show: their calls first, so they render inside them.
+      if (addsLinks(session.log.links, links)) {
+        for (const [child, parent] of links) session.log.links.set(child, parent)
+        for (const subscriber of session.subscribers) subscriber.links(session.log.links)
+      }
       for (const event of events) {
         const sent = session.log.push(event)
         session.replayed?.push(sent.data)
         for (const subscriber of session.subscribers) subscriber.event(sent)
       }
     },
-    reset: (events) => {
-      session.log = new EventLog(newGeneration(), events)
+    reset: (events, links) => {
+      session.log = new EventLog(newGeneration(), events, links)
       session.replayed = session.log.since(0).map((event) => event.data)
       const all = session.log.since(0)
-      for (const subscriber of session.subscribers) subscriber.reset(all, { kind: 'replay' })
+      for (const subscriber of session.subscribers)
+        subscriber.reset(all, { kind: 'replay' }, session.log.links)
     },
     gone: (history: readonly HistoryEvent[]) => {
       // A task already stopped for a deletion is over as far as the log goes.

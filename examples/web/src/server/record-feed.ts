@@ -7,6 +7,7 @@ import {
   type SessionStore,
 } from '@kode/session'
 import type { PostgresSessionStore } from '@kode/session-postgres'
+import { type SubAgentLinks, subAgentLinks } from './sub-agent-links.js'
 
 /** How long the feed waits before following again after the store refused or failed. */
 const RETRY_MS = 1_000
@@ -24,10 +25,13 @@ export function growingReplay(history: readonly HistoryEvent[], sessionId: strin
 
 /** What a feed tells its session's event log. */
 export interface FeedTarget {
-  /** Events for records another host (or another agent of this store) appended. */
-  append(events: readonly ReplayEvent[]): void
+  /**
+   * Events for records another host (or another agent of this store) appended, and the calls of
+   * every sub-agent the replay of the history so far shows.
+   */
+  append(events: readonly ReplayEvent[], links: SubAgentLinks): void
   /** The replay changed in a way that is not an extension of what was sent: start over with it. */
-  reset(events: readonly ReplayEvent[]): void
+  reset(events: readonly ReplayEvent[], links: SubAgentLinks): void
   /**
    * The session the log showed is gone: deleted, maybe created again under its id. `history` is
    * what the feed held of it. `'kept'`: the log shows a task of this server that runs in what the
@@ -221,25 +225,33 @@ export class RecordFeed {
     const covered = this.#covered
     const epoch = this.#epoch
     if (history.length < covered || this.#abort.signal.aborted) return
-    const shown = this.#shown ?? (await this.#replay(history.slice(0, covered))).map((e) => JSON.stringify(e))
-    const events = history.length > covered ? await this.#replay(history) : undefined
+    const shown =
+      this.#shown ?? (await this.#replay(history.slice(0, covered))).events.map((e) => JSON.stringify(e))
+    const replay = history.length > covered ? await this.#replay(history) : undefined
     // A local task started or ended meanwhile: its log covers other records now.
     if (this.#epoch !== epoch) return
     this.#shown = shown
-    if (!events) return
+    if (!replay) return
+    const { events, links } = replay
     const json = events.map((e) => JSON.stringify(e))
     const extension = shown.length <= json.length && shown.every((line, i) => line === json[i])
-    if (extension) this.#target.append(events.slice(shown.length))
-    else this.#target.reset(events)
+    if (extension) this.#target.append(events.slice(shown.length), links)
+    else this.#target.reset(events, links)
     this.#shown = json
     this.#covered = history.length
   }
 
-  async #replay(history: readonly HistoryEvent[]): Promise<ReplayEvent[]> {
-    const links = history.filter((r) => 'role' in r && r.role === 'tool' && r.uiExtra?.type === 'session')
-    if (links.length === this.#links) return growingReplay(history, this.#sessionId, this.#subSessions)
-    // A sub-agent's session is finished before the result linking it is written, so sessions
-    // are loaded again only when a new link appears.
+  /** The replay of `history`, and the calls its sub-agents belong to. */
+  async #replay(history: readonly HistoryEvent[]): Promise<{ events: ReplayEvent[]; links: SubAgentLinks }> {
+    const replayed = (subSessions: Map<string, HistoryEvent[]>) => ({
+      events: growingReplay(history, this.#sessionId, subSessions),
+      links: subAgentLinks(history, this.#sessionId, subSessions),
+    })
+    const links = history.filter(linksSubSession)
+    if (links.length === this.#links) return replayed(this.#subSessions)
+    // A sub-agent's session is finished (or paused) before the record linking it is written (its
+    // call's result, or the approval request its parent records for it), so sessions are loaded
+    // again only when a new link appears.
     const held = this.#history
     const subSessions = await loadSubSessions(this.#store, history)
     subSessions.delete(this.#sessionId)
@@ -249,8 +261,17 @@ export class RecordFeed {
       this.#subSessions = subSessions
       this.#links = links.length
     }
-    return growingReplay(history, this.#sessionId, subSessions)
+    return replayed(subSessions)
   }
+}
+
+/**
+ * Whether `record` links a sub-agent session: a result of the call that ran it, or the approval
+ * request of a sub-agent paused in it (the sessions `loadSubSessions` loads).
+ */
+function linksSubSession(record: HistoryEvent): boolean {
+  if ('role' in record) return record.role === 'tool' && record.uiExtra?.type === 'session'
+  return record.type === 'approval_request' && record.subAgentCall !== undefined
 }
 
 /** What a feed starts from: a session's history, and the incarnation it was read from when known. */

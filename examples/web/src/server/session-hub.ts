@@ -9,12 +9,13 @@ import {
 } from '@kode/core'
 import type { Event, HistoryEvent, ReplayEvent } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
-import { loadSubSessions, SessionError, type SessionStore } from '@kode/session'
+import { loadSubSessions, SessionError, type SessionInfo, type SessionStore } from '@kode/session'
 import { countAppends } from './count-appends.js'
 import { EventLog, type Resume, type SentEvent } from './event-log.js'
 import { emptyLog, feedTarget, type HeldSession, type Subscriber } from './held-session.js'
 import { type FeedStart, growingReplay, RecordFeed, readFeedStart } from './record-feed.js'
 import { RunningTask } from './running-task.js'
+import { type SubAgentLinks, subAgentLinks } from './sub-agent-links.js'
 import { type TaskStart, taskReplay } from './task-replay.js'
 
 export type { LogReset, Subscriber } from './held-session.js'
@@ -36,20 +37,23 @@ export class TaskStateError extends Error {
       | 'sub_agent_locked'
       | 'no_task_running'
       | 'nothing_pending'
-      | 'nothing_to_continue',
+      | 'nothing_to_continue'
+      | 'sub_agent_session',
     cause?: unknown,
   ) {
     super(
-      code === 'task_running'
-        ? 'a task is already running in this session'
-        : code === 'sub_agent_locked'
-          ? `sub-agent session ${(cause as SessionError).sessionId} is still held by another writer (its lease has not expired yet); try again later`
-          : code === 'no_task_running'
-            ? 'no task is running'
-            : code === 'nothing_to_continue'
-              ? `nothing to carry on: ${(cause as Error).message}`
-              : // The engine's message says which call did not fit.
-                `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
+      code === 'sub_agent_session'
+        ? subAgentSessionMessage(cause as SessionInfo)
+        : code === 'task_running'
+          ? 'a task is already running in this session'
+          : code === 'sub_agent_locked'
+            ? `sub-agent session ${(cause as SessionError).sessionId} is still held by another writer (its lease has not expired yet); try again later`
+            : code === 'no_task_running'
+              ? 'no task is running'
+              : code === 'nothing_to_continue'
+                ? `nothing to carry on: ${(cause as Error).message}`
+                : // The engine's message says which call did not fit.
+                  `the decisions do not fit what awaits approval: ${(cause as Error).message}`,
       { cause },
     )
   }
@@ -103,18 +107,19 @@ export class SessionHub {
 
   /**
    * Subscribes to a session's stream, first handing `send` what the client missed (see
-   * `EventLog.resume`). Backlog and subscription happen in one synchronous step, so no event
-   * falls between them. Returns the unsubscribe function.
+   * `EventLog.resume`) and the calls the log's replayed sub-agents belong to. Backlog and
+   * subscription happen in one synchronous step, so no event falls between them. Returns the
+   * unsubscribe function.
    */
   async subscribe(
     sessionId: string,
     lastEventId: string | undefined,
-    send: (backlog: readonly SentEvent[], resume: Resume) => void,
+    send: (backlog: readonly SentEvent[], resume: Resume, links: SubAgentLinks) => void,
     subscriber: Subscriber,
   ): Promise<() => void> {
     const held = await this.#current(sessionId)
     const resume = held.log.resume(lastEventId)
-    send(held.log.since(resume.from), resume)
+    send(held.log.since(resume.from), resume, held.log.links)
     held.subscribers.add(subscriber)
     return () => {
       held.subscribers.delete(subscriber)
@@ -122,7 +127,10 @@ export class SessionHub {
     }
   }
 
-  /** Starts a task with `text` as the user's input; fails with `task_running` if one runs. */
+  /**
+   * Starts a task with `text` as the user's input; fails with `task_running` if one runs, and with
+   * `sub_agent_session` in a sub-agent's session (so does `continue`).
+   */
   async start(sessionId: string, text: string): Promise<void> {
     await this.#launch(sessionId, 'run', (agent, signal) => agent.run(text, { signal }), text)
   }
@@ -158,6 +166,10 @@ export class SessionHub {
     titleFrom?: string,
     refused: 'nothing_pending' | 'nothing_to_continue' = 'nothing_pending',
   ): Promise<void> {
+    // A sub-agent's session is its parent's task's to drive: a task of its own there would settle
+    // (deny) a call its parent waits on, and write past the parent's view of it.
+    const info = await this.#setup.store.info(sessionId)
+    if (info?.subAgent !== undefined) throw new TaskStateError('sub_agent_session', info)
     const held = await this.#current(sessionId)
     if (held.running) throw new TaskStateError('task_running')
     // Claimed before any await, so a second request arriving meanwhile is refused.
@@ -217,7 +229,7 @@ export class SessionHub {
         if (startsWith(grown.history, replay.history)) replay = grown
       }
       start = replay.records
-      const log = new EventLog(this.#newGeneration(), replay.events)
+      const log = new EventLog(this.#newGeneration(), replay.events, replay.links)
       task.started(replay.history)
       // The session the log showed went while the task started: if the task took that session
       // (not what the id holds now), it is stopped at once and the feed shows the id from its start.
@@ -288,8 +300,11 @@ export class SessionHub {
       if (last !== undefined && (JSON.parse(last.data) as Event).type === 'task_finish') from = next.length
     }
     for (const subscriber of held.subscribers) {
-      if (from === undefined) subscriber.reset(next, { kind: 'replay' })
-      else for (const event of next.slice(from)) subscriber.event(event)
+      if (from === undefined) subscriber.reset(next, { kind: 'replay' }, log.links)
+      else {
+        if (log.links.size > 0) subscriber.links(log.links)
+        for (const event of next.slice(from)) subscriber.event(event)
+      }
     }
   }
 
@@ -367,7 +382,7 @@ export class SessionHub {
     let held = this.#sessions.get(sessionId)
     if (!held) {
       const entry: Promise<HeldSession> = this.#replay(sessionId).then((replay) => {
-        const log = new EventLog(this.#newGeneration(), replay.events)
+        const log = new EventLog(this.#newGeneration(), replay.events, replay.links)
         const session: HeldSession = {
           entry,
           log,
@@ -396,7 +411,7 @@ export class SessionHub {
   }
 
   /**
-   * The session's replay and how many records it covers. For a task of this server about to
+   * The session's replay, the calls its sub-agents belong to, and how many records it covers. For a task of this server about to
    * start, the replay its events extend (see `taskReplay`). Otherwise, with a store that follows,
    * a turn that ends the history is left open (see `growingReplay`): another host may still be
    * writing it; with one that does not, only a turn whose calls have no result (a dead task's,
@@ -415,7 +430,8 @@ export class SessionHub {
         : this.#setup.store.follow
           ? growingReplay(history, sessionId, subSessions)
           : taskReplay(history, sessionId, subSessions, 'continue')
-    return { events, history, incarnation, records: history.length }
+    const links = subAgentLinks(history, sessionId, subSessions)
+    return { events, links, history, incarnation, records: history.length }
   }
 
   /**
@@ -440,6 +456,11 @@ export class SessionHub {
       await store.update(sessionId, { title: line.length > 60 ? `${line.slice(0, 59)}…` : line })
     }
   }
+}
+
+function subAgentSessionMessage(info: SessionInfo): string {
+  const parent = info.parentSessionId === undefined ? '' : ` of its parent session ${info.parentSessionId}`
+  return `session ${info.id} is a sub-agent's session: the task${parent} drives it; send messages and decisions there`
 }
 
 /** Whether `history` goes on from `start`: the same record where `start` ends. */

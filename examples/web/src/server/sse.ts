@@ -18,9 +18,10 @@ export function eventFrame(event: SentEvent): string {
 }
 
 /**
- * A named control frame (`reset`: drop what you rendered, the whole log follows). Without an id,
- * so the client's last event id stays the one of the last protocol event it saw.
+ * A named control frame (`reset`: drop what you rendered, the whole log follows; `sub-agents`: the
+ * call each replayed sub-agent belongs to). Without an id, so the client's last event id stays the
+ * one of the last protocol event it saw.
  */
-export function controlFrame(name: 'reset', data: unknown): string {
+export function controlFrame(name: 'reset' | 'sub-agents', data: unknown): string {
   return `event: ${name}\ndata: ${JSON.stringify(data)}\n\n`
 }
