@@ -386,6 +386,47 @@ describe('the page', () => {
     expect(await page.locator('#transcript a').getAttribute('href')).toBe('https://example.com/docs/sessions')
   })
 
+  test('the sources a response cited are listed under it, each once, only web addresses linked', async () => {
+    const store = createMemorySessionStore()
+    const id = '5e55a0e0-0000-4000-8000-0000000000c1'
+    await store.create({ id, title: 'When was the press built?' })
+    const page1 = { url: 'https://example.org/press', title: 'Printing press' }
+    await store.append(id, [
+      { role: 'user', id: 'u1', createdAt: 1, parts: [{ type: 'text', text: 'When was the press built?' }] },
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: 2,
+        parts: [
+          { type: 'text', text: 'About 1440.', citations: [{ ...page1, citedText: 'c. 1440' }] },
+          {
+            type: 'text',
+            text: ' In Mainz.',
+            citations: [
+              { ...page1, citedText: 'Mainz' },
+              { url: 'javascript:alert(1)', title: '<b>Click</b>' },
+              { title: 'Contract.pdf' },
+            ],
+          },
+        ],
+        stopReason: 'stop',
+      },
+    ])
+    const { url } = await serve({ store })
+    const page = await openPage(`${url}/?session=${id}`)
+    await page.waitForSelector('#transcript .sources li')
+    expect(await page.locator('#transcript .sources li').allInnerTexts()).toEqual([
+      'Printing press',
+      '<b>Click</b>',
+      'Contract.pdf',
+    ])
+    expect(await page.locator('#transcript .sources a').count()).toBe(1)
+    const link = page.locator('#transcript .sources a')
+    expect(await link.getAttribute('href')).toBe('https://example.org/press')
+    expect(await link.getAttribute('rel')).toBe('noopener noreferrer nofollow')
+    expect(page.problems).toEqual([])
+  })
+
   test('a call that ran several sub-agents shows each under it, in the order they started', async () => {
     const store = createMemorySessionStore()
     await writeFanOutSession(store)

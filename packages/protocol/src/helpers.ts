@@ -8,6 +8,7 @@ export { approvalResponseId } from './approval-response-id.js'
 export { cutText } from './cut-text.js'
 export {
   citationsOf,
+  distinctSources,
   isInterrupt,
   isRefusal,
   isRole,

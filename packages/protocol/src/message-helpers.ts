@@ -50,6 +50,23 @@ export function citationsOf(parts: readonly Part[]): Citation[] | undefined {
   return out
 }
 
+/**
+ * Each source once, in the order first cited: the citations with a `url` and `title` not seen
+ * before (providers cite one page for several passages). What a list of sources under an answer
+ * shows; `citedText` and `providerFields` are those of a source's first citation.
+ */
+export function distinctSources(citations: readonly Citation[]): Citation[] {
+  const seen = new Set<string>()
+  const out: Citation[] = []
+  for (const citation of citations) {
+    const key = JSON.stringify([citation.url ?? null, citation.title ?? null])
+    if (seen.has(key)) continue
+    seen.add(key)
+    out.push(citation)
+  }
+  return out
+}
+
 /** The tool calls of an assistant message, in order. */
 export function toolCallsOf(message: AssistantMessage): ToolCallPart[] {
   const calls: ToolCallPart[] = []

@@ -3,6 +3,7 @@ import {
   CodecError,
   citationsOf,
   decodeHistoryEvent,
+  distinctSources,
   encodeHistoryEvent,
   type TextPart,
   validateHistoryEvent,
@@ -56,5 +57,14 @@ describe('citations on text parts', () => {
       ...(second.citations ?? []),
     ])
     expect(citationsOf([{ type: 'text', text: 'plain' }])).toBeUndefined()
+  })
+
+  test('distinctSources keeps the first citation of each url and title, in order', () => {
+    const a1 = { url: 'https://a.example/', title: 'A', citedText: 'one' }
+    const a2 = { url: 'https://a.example/', title: 'A', citedText: 'two' }
+    const aOther = { url: 'https://a.example/', title: 'A, another page title' }
+    const bare = { citedText: 'no source named' }
+    expect(distinctSources([a1, bare, a2, aOther, { ...bare }])).toEqual([a1, bare, aOther])
+    expect(distinctSources([])).toEqual([])
   })
 })

@@ -1,5 +1,5 @@
 import type { Citation, TaskMetadata, TaskMetadataSummary, Usage } from '@kode/protocol'
-import { cutText } from '@kode/protocol/helpers'
+import { cutText, distinctSources } from '@kode/protocol/helpers'
 
 /** `1234` → `1.2k`, `1234567` → `1.2M`; small counts as they are. */
 export function formatCount(n: number): string {
@@ -122,20 +122,14 @@ export function clip(text: string, max: number): string {
 }
 
 /**
- * The sources a response cited, each once (providers cite one page for several passages), in the
- * order first cited: a label (the title, else the URL, else "source") and the URL when there is one.
+ * The sources a response cited, each once (see `distinctSources`): a label (the title, else the
+ * URL, else "source") and the URL when there is one.
  */
 export function sourcesOf(citations: readonly Citation[]): { label: string; url?: string }[] {
-  const seen = new Set<string>()
-  const out: { label: string; url?: string }[] = []
-  for (const { title, url } of citations) {
+  return distinctSources(citations).map(({ title, url }) => {
     const label = clip(title ?? url ?? 'source', 80)
-    const key = `${label}\n${url ?? ''}`
-    if (seen.has(key)) continue
-    seen.add(key)
-    out.push(url === undefined ? { label } : { label, url })
-  }
-  return out
+    return url === undefined ? { label } : { label, url }
+  })
 }
 
 /** The line collapsed thinking shows: its first line (a title, often bold), cut. */

@@ -1,4 +1,5 @@
-import type { Event, ReplayEvent, TodoItem, Usage } from '@kode/protocol'
+import type { Citation, Event, ReplayEvent, TodoItem, Usage } from '@kode/protocol'
+import { distinctSources } from '@kode/protocol/helpers'
 import { isPlainEnter } from './keys.js'
 import { renderMarkdown } from './markdown.js'
 
@@ -149,17 +150,19 @@ export class Transcript {
       }
       case 'response_complete':
         // Live, the deltas showed it already. Replayed, this is the response's only text.
-        if (lane.streamed.has(event.responseId ?? '')) return
-        if (event.thinkingText) {
-          this.apply({ ...event, type: 'thinking_start' })
-          this.apply({ ...event, type: 'thinking_delta', content: event.thinkingText })
-          lane.thinking = undefined
+        if (!lane.streamed.has(event.responseId ?? '')) {
+          if (event.thinkingText) {
+            this.apply({ ...event, type: 'thinking_start' })
+            this.apply({ ...event, type: 'thinking_delta', content: event.thinkingText })
+            lane.thinking = undefined
+          }
+          if (event.content) {
+            const text = this.#block(lane, 'text')
+            text.replaceChildren(renderMarkdown(event.content, this.#doc))
+          }
+          lane.streamed.delete(event.responseId ?? '')
         }
-        if (event.content) {
-          const text = this.#block(lane, 'text')
-          text.replaceChildren(renderMarkdown(event.content, this.#doc))
-        }
-        lane.streamed.delete(event.responseId ?? '')
+        if (event.citations) this.#sources(lane, event.citations)
         return
       case 'tool_call_start':
         this.#tool(lane, event.sessionId, event.toolCallId, event.toolName)
@@ -377,7 +380,28 @@ export class Transcript {
     )
   }
 
-  #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'img' = 'div'): HTMLElement {
+  /**
+   * The sources a response cited, each once, as a numbered list under its text: a title links to
+   * its page only when the URL is an `http(s)` address (opened in a new tab, without a referrer).
+   */
+  #sources(lane: Lane, citations: readonly Citation[]): void {
+    const sources = distinctSources(citations)
+    if (sources.length === 0) return
+    const list = this.#block(lane, 'sources', 'ol')
+    for (const { title, url } of sources) {
+      const item = list.appendChild(this.#doc.createElement('li'))
+      const label = title ?? url ?? 'source'
+      if (url !== undefined && /^https?:\/\//i.test(url)) {
+        const a = item.appendChild(this.#doc.createElement('a'))
+        a.href = url
+        a.rel = 'noopener noreferrer nofollow'
+        a.target = '_blank'
+        a.textContent = label
+      } else item.textContent = label
+    }
+  }
+
+  #block(lane: Lane, kind: string, tag: 'div' | 'details' | 'ul' | 'ol' | 'img' = 'div'): HTMLElement {
     const el = lane.root.appendChild(this.#doc.createElement(tag))
     el.className = kind
     return el
