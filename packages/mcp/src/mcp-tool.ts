@@ -8,13 +8,14 @@ import {
 } from '@kode/core'
 import { Type } from '@sinclair/typebox'
 import type { ToolApproval } from './approval.js'
-import { withArrayItems } from './array-items.js'
 import { messageOf } from './errors.js'
 import { isRecord } from './is-record.js'
 import type { McpToolInfo } from './options.js'
 import { createOutputCheck } from './output-check.js'
+import { repairSchema } from './schema-repair.js'
 import { SCHEMA_VALIDATOR } from './schema-validator.js'
 import { type CallResult, toToolOutput } from './tool-result.js'
+import { inlineTopLevelRef } from './top-level-ref.js'
 
 /** A tool as `tools/list` describes it (the fields we use). */
 export interface ListedTool {
@@ -42,8 +43,9 @@ export interface ToolCaller {
 }
 
 /**
- * A server's tool as a Kode tool: its JSON Schema offered to the model as it is and checked with
- * Ajv (the validator the MCP SDK ships) before the call, `execute` sending `tools/call` and checking
+ * A server's tool as a Kode tool: its JSON Schema offered to the model as it is (but for what
+ * providers would refuse, repaired: see `repairSchema`, `inlineTopLevelRef`) and checked with Ajv
+ * (the validator the MCP SDK ships) before the call, `execute` sending `tools/call` and checking
  * the result against the tool's output schema, if it has one.
  */
 export function toKodeTool(
@@ -52,7 +54,8 @@ export function toKodeTool(
   caller: ToolCaller,
   options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
-  const schema = withArrayItems(objectSchema(listed.inputSchema))
+  // The model is offered, and the arguments are checked against, the same repaired schema.
+  const schema = repairSchema(objectSchema(listed.inputSchema))
   const checkOutput = createOutputCheck(listed.name, listed.outputSchema)
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
     try {
@@ -90,10 +93,12 @@ export function toKodeTool(
 /**
  * Tool arguments are an object. A schema that is one in all but its `type` (none, or a list naming
  * `object`) keeps what it says of them, typed `object` as providers require; a server that sends
- * no schema, or one of another type, gets an open object.
+ * no schema, or one of another type, gets an open object. One that is only a reference to its
+ * own definitions is read as the definition it names.
  */
-function objectSchema(schema: Record<string, unknown> | undefined): Record<string, unknown> {
-  if (!schema || typeof schema !== 'object' || Array.isArray(schema)) return openObject()
+function objectSchema(sent: Record<string, unknown> | undefined): Record<string, unknown> {
+  if (!isRecord(sent)) return openObject()
+  const schema = inlineTopLevelRef(sent)
   const { type } = schema
   if (type === 'object') return schema
   if (type === undefined || (Array.isArray(type) && type.includes('object')))

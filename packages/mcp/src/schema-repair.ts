@@ -28,12 +28,18 @@ const SCHEMA_MAP_KEYWORDS = [
 const MAX_DEPTH = 64
 
 /**
- * `schema` with `items: {}` in every array schema that has no `items`: the same meaning (any
- * items), but OpenAI refuses a request whose tools hold an array schema without `items` ("array
- * schema missing items"), and MCP servers often send one. A copy where anything changed; the
- * rest is shared.
+ * `schema` with what providers that check tool schemas strictly refuse (the whole request, over
+ * one tool) repaired, at any depth, each repair keeping what the server meant:
+ * - an array schema without `items` gets `items: {}` (any items): OpenAI refuses one ("array
+ *   schema missing items"), and MCP servers often send one;
+ * - `properties: []` (how PHP encodes an empty object) becomes `properties: {}`;
+ * - a `required` that is not a list (draft-03's `required: true` in a property's schema, or any
+ *   other value) is removed: it is not JSON Schema, and Ajv refuses to compile it, so it was
+ *   never checked; naming the property in its parent's `required` would refuse calls that work.
+ * Anything else is left as sent. A copy where anything changed, the rest shared; the same object
+ * when nothing did. The server's object is never changed.
  */
-export function withArrayItems(schema: Record<string, unknown>): Record<string, unknown> {
+export function repairSchema(schema: Record<string, unknown>): Record<string, unknown> {
   return fix(schema, 0) as Record<string, unknown>
 }
 
@@ -63,6 +69,11 @@ function fix(schema: unknown, depth: number): unknown {
       fixedMap[name] = fixed
     }
     if (fixedMap) set(key, fixedMap)
+  }
+  if (Array.isArray(schema.properties) && schema.properties.length === 0) set('properties', {})
+  if ('required' in schema && !Array.isArray(schema.required)) {
+    out ??= { ...schema }
+    delete out.required
   }
   const { type } = schema
   const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'))
