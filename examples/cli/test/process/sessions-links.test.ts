@@ -1,4 +1,4 @@
-import { mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { beforeEach, describe, expect, test } from 'vitest'
 import { runKode, tempDir } from './run-kode.js'
@@ -157,5 +157,34 @@ describe('links that kode follows', () => {
     expect(stderr).not.toContain('link')
     expect(code).toBe(0)
     expect(sessionsIn(project).filter((name) => name !== 'README.md')).toHaveLength(1)
+  })
+})
+
+describe("a link planted where a session's export goes", () => {
+  test('/export of a session the project holds does not write through a link named after it', async () => {
+    // The project ships a session (here made by a first run) and a link where its export goes.
+    expect((await kode(['exec', 'hello'])).code).toBe(0)
+    const [id] = sessionsIn(join(project, '.kode', 'sessions'))
+    const victim = join(outside, 'victim')
+    writeFileSync(victim, 'precious\n')
+    mkdirSync(join(project, '.kode', 'exports'))
+    symlinkSync(victim, join(project, '.kode', 'exports', `${id}.html`))
+    const { code, stdout } = await runKode(['--resume', id!], { XDG_CONFIG_HOME: xdg }, project, '/export\n')
+    expect(code).toBe(0)
+    expect(stdout).toContain(`${join(project, '.kode', 'exports', `${id}.html`)} is a symbolic link`)
+    expect(readFileSync(victim, 'utf8')).toBe('precious\n')
+  })
+
+  test('/export to a file the user names follows a link there: the name is their choice', async () => {
+    symlinkSync(join(outside, 'chosen.html'), join(project, 'mine.html'))
+    const { code, stdout } = await runKode(
+      [],
+      { XDG_CONFIG_HOME: xdg },
+      project,
+      'hello\n/export mine.html\n',
+    )
+    expect(code).toBe(0)
+    expect(stdout).toContain('Exported to mine.html')
+    expect(readFileSync(join(outside, 'chosen.html'), 'utf8')).toMatch(/^<!doctype html>/i)
   })
 })
