@@ -1,5 +1,4 @@
 import { homedir } from 'node:os'
-import { join, resolve } from 'node:path'
 import { type Agent, createAgent, type Tool } from '@kode/core'
 import type { SessionStore } from '@kode/session'
 import type { CliArgs } from './args.js'
@@ -18,6 +17,7 @@ import {
   switchChoice,
 } from './provider.js'
 import { openSessionShelf, resumeCommand, type SessionListing } from './sessions.js'
+import { chooseSessionsDir, exportsDirOf } from './sessions-location.js'
 import { storeWarningReporter } from './store-warnings.js'
 import { builtinTools } from './tools/index.js'
 import { openWorkspace, type Workspace } from './tools/workspace.js'
@@ -98,7 +98,7 @@ export function systemPrompt(cwd: string, { changes = true }: { changes?: boolea
 /** Reads the config, picks the model and opens the workspace and the session store. */
 export async function openApp(init: AppInit): Promise<App> {
   const { args, env, cwd } = init
-  const { config, notices } = await loadCliConfig(cwd, {
+  const { config, notices, trusted, userFile } = await loadCliConfig(cwd, {
     home: env.HOME || homedir(),
     xdgConfigHome: env.XDG_CONFIG_HOME,
     trustFlag: args.trustProject,
@@ -108,10 +108,16 @@ export async function openApp(init: AppInit): Promise<App> {
     ...definedOnly({ api: args.api, model: args.model, baseUrl: args.baseUrl, reasoning: args.reasoning }),
     scripted: args.scripted,
   }
+  // Before anything is started or written: an untrusted project's links may refuse the default.
+  const sessionsDir = await chooseSessionsDir(cwd, {
+    flag: args.sessionsDir,
+    configured: config.sessionsDir,
+    trusted,
+    userFile,
+  })
   const connect = (resolved: ResolvedProvider, next: ProviderChoice) =>
     connectModel(resolved, { reasoning: next.reasoning, chunkDelayMs: init.scriptedDelayMs })
   const workspace = await openWorkspace(cwd)
-  const sessionsDir = resolve(cwd, args.sessionsDir ?? config.sessionsDir ?? '.kode/sessions')
   const { store, listSessions } = openSessionShelf(sessionsDir, storeWarningReporter(init.warn ?? (() => {})))
   const builtin = builtinTools(workspace, { env: withoutKeys(env, config.apiKeyEnv) })
   const system = systemPrompt(workspace.root)
@@ -146,7 +152,7 @@ export async function openApp(init: AppInit): Promise<App> {
     // `--sessions-dir` is named in the command; a config file's sessionsDir is read again there.
     resumeCommand: (sessionId) =>
       resumeCommand(sessionId, args.sessionsDir === undefined ? undefined : sessionsDir),
-    exportsDir: join(sessionsDir, '..', 'exports'),
+    exportsDir: exportsDirOf(sessionsDir),
     model: opened[0]!,
     agent: (sessionId) => {
       const agent = createAgent({

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { baseUrlProblem } from './base-url.js'
-import { type ProjectTrust, trustProjectConfig } from './project-trust.js'
+import { isProjectTrusted, type ProjectTrust, trustProjectConfig } from './project-trust.js'
 
 const StringMap = Type.Record(Type.String(), Type.String())
 
@@ -58,7 +58,8 @@ export const KodeConfig = Type.Object(
     thinking: Type.Optional(Type.Union([Type.Literal('collapse'), Type.Literal('expand')])),
     /**
      * Project directories whose `kode.config.json` may decide where API keys go (`baseUrl`,
-     * `apiKeyEnv`, a `sessionsDir` outside the project). Read from the user's config file only.
+     * `apiKeyEnv`, a `sessionsDir` outside the project) and whose links may lead the sessions out
+     * of it. Read from the user's config file only.
      */
     trustedProjects: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     /**
@@ -93,6 +94,10 @@ export interface LoadedConfig {
   files: string[]
   /** Settings of the project's file that were ignored, and why (printed at start). */
   notices: string[]
+  /** The user trusts the project in the working directory (with a config file of its own or not). */
+  trusted: boolean
+  /** The user's config file (read or not): where `trustedProjects` goes. */
+  userFile: string
 }
 
 /**
@@ -109,20 +114,22 @@ export async function loadCliConfig(
   const files: string[] = []
   const user = await readConfigFile(userPath!)
   if (user) files.push(userPath!)
-  const project = await readConfigFile(projectPath!)
-  if (!project) return { config: user ?? {}, files, notices: [] }
-  files.push(projectPath!)
   const trust: ProjectTrust = {
     flag: options.trustFlag ?? false,
     trustedProjects: user?.trustedProjects ?? [],
   }
+  // A project without a config file still decides where its links lead (see `chooseSessionsDir`).
+  const trusted = await isProjectTrusted(cwd, trust)
+  const project = await readConfigFile(projectPath!)
+  if (!project) return { config: user ?? {}, files, notices: [], trusted, userFile: userPath! }
+  files.push(projectPath!)
   const { config, notices } = await trustProjectConfig(user ?? {}, project, {
     cwd,
     file: projectPath!,
     userFile: userPath!,
     trust,
   })
-  return { config, files, notices }
+  return { config, files, notices, trusted, userFile: userPath! }
 }
 
 async function readConfigFile(path: string): Promise<KodeConfig | undefined> {

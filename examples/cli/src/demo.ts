@@ -65,6 +65,7 @@ export async function runDemo(
     app.store,
     agent.sessionId,
     join(app.exportsDir, `${agent.sessionId}.html`),
+    { followLink: false },
   )
   say('')
   say(`Session ${agent.sessionId} saved in ${named(app.sessionsDir)}`)

@@ -14,6 +14,7 @@ import { ProviderChoiceError, realModelHint } from './provider.js'
 import { LineInput } from './repl/line-input.js'
 import { Repl } from './repl/repl.js'
 import { findSession, type SessionShelf } from './sessions.js'
+import { SessionsLinkError } from './sessions-location.js'
 import { readStdinPrompt } from './stdin-prompt.js'
 import { Termination } from './termination.js'
 
@@ -143,7 +144,10 @@ function print(text: string): number {
 
 function fail(error: unknown): number {
   const known =
-    error instanceof UsageError || error instanceof ConfigError || error instanceof ProviderChoiceError
+    error instanceof UsageError ||
+    error instanceof ConfigError ||
+    error instanceof ProviderChoiceError ||
+    error instanceof SessionsLinkError
   process.stderr.write(terminalSafe(`kode: ${(error as Error)?.message ?? String(error)}\n`))
   if (error instanceof UsageError) process.stderr.write(`\n${USAGE}\n`)
   return known ? 2 : 1

@@ -1,6 +1,7 @@
 import { realpath } from 'node:fs/promises'
-import { isAbsolute, relative, resolve } from 'node:path'
+import { dirname, isAbsolute, resolve } from 'node:path'
 import type { KodeConfig } from './config.js'
+import { inside, linkOutOfProject } from './sessions-location.js'
 
 /** Whether the user trusts the project in the working directory. */
 export interface ProjectTrust {
@@ -19,8 +20,8 @@ const KEY_ROUTING = ['baseUrl', 'apiKeyEnv'] as const
 /**
  * Merges a project's config over the user's, as editors treat an untrusted workspace: an untrusted
  * project may pick the api and model (keys then go to that api's own host only) and display
- * settings, but not `baseUrl` or `apiKeyEnv`, nor a `sessionsDir` outside the project (session
- * files hold what the tools read). When it picks another api than the user's, the user's
+ * settings, but not `baseUrl` or `apiKeyEnv`, nor a `sessionsDir` outside the project, as written
+ * or where its links lead (session files hold what the tools read). When it picks another api than the user's, the user's
  * `baseUrl` and `apiKeyEnv` are dropped too, as `/model` does: they belong to the other api's
  * server. Nor may it add `mcpServers` (programs kode would start); a trusted project's servers
  * join the user's. `trustedProjects` is the user's to set, never a project's. Every ignored
@@ -39,7 +40,7 @@ export async function trustProjectConfig(
     )
   }
   const { trustedProjects: _userTrust, ...userSettings } = user
-  if (where.trust.flag || (await isTrusted(where.cwd, where.trust.trustedProjects))) {
+  if (await isProjectTrusted(where.cwd, where.trust)) {
     // A trusted project's servers join the user's; one of the same name replaces the user's.
     const mcpServers = projectServers ? { ...user.mcpServers, ...projectServers } : user.mcpServers
     return { config: { ...userSettings, ...settings, ...(mcpServers ? { mcpServers } : {}) }, notices }
@@ -59,11 +60,12 @@ export async function trustProjectConfig(
       delete kept[field]
     }
   }
-  // Exports go to `exports/` beside the sessions directory (see `App.exportsDir`): that must be
-  // inside too, so the project itself (`.`) is no place for sessions either.
-  if (kept.sessionsDir !== undefined && !inside(where.cwd, resolve(where.cwd, kept.sessionsDir, '..'))) {
-    ignored.push('sessionsDir (outside the project)')
-    delete kept.sessionsDir
+  if (kept.sessionsDir !== undefined) {
+    const why = await outsideProject(where.cwd, kept.sessionsDir)
+    if (why !== undefined) {
+      ignored.push(`sessionsDir (${why})`)
+      delete kept.sessionsDir
+    }
   }
   const base: KodeConfig = { ...userSettings }
   if (kept.api !== undefined && kept.api !== user.api) {
@@ -79,9 +81,22 @@ export async function trustProjectConfig(
   return { config: { ...base, ...kept }, notices }
 }
 
-async function isTrusted(cwd: string, trusted: readonly string[]): Promise<boolean> {
+/** Why a project's `sessionsDir` would put sessions or their exports outside the project, if it would. */
+async function outsideProject(cwd: string, sessionsDir: string): Promise<string | undefined> {
+  const dir = resolve(cwd, sessionsDir)
+  // Exports go to `exports/` beside the sessions directory (see `exportsDirOf`): that must be
+  // inside too, so the project itself (`.`) is no place for sessions either.
+  if (!inside(cwd, dirname(dir))) return 'outside the project'
+  // A link committed in the project can lead a path inside it out: judged where it leads.
+  const out = await linkOutOfProject(cwd, dir)
+  return out && `outside the project: ${out.link} is a link to ${out.target}`
+}
+
+/** Whether the user trusts the project in `cwd`: `--trust-project`, or `trustedProjects` lists it. */
+export async function isProjectTrusted(cwd: string, trust: ProjectTrust): Promise<boolean> {
+  if (trust.flag) return true
   const here = await canonical(cwd)
-  for (const entry of trusted) {
+  for (const entry of trust.trustedProjects) {
     // Only absolute entries: a relative one would mean a different directory wherever kode runs.
     if (isAbsolute(entry) && inside(await canonical(entry), here)) return true
   }
@@ -91,9 +106,4 @@ async function isTrusted(cwd: string, trusted: readonly string[]): Promise<boole
 /** Resolves links, so a trusted directory is recognised by any path to it (and only by those). */
 async function canonical(path: string): Promise<string> {
   return realpath(path).catch(() => resolve(path))
-}
-
-function inside(parent: string, child: string): boolean {
-  const path = relative(parent, child)
-  return path === '' || (!path.startsWith('..') && !isAbsolute(path))
 }

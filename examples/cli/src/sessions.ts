@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { constants } from 'node:fs'
+import { lstat, mkdir, open, writeFile } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import { type HistoryEvent, isMessage, joinText } from '@kode/protocol'
 import {
@@ -14,12 +15,47 @@ import { truncateToWidth, visibleWidth } from './display/style.js'
 import { embedImage } from './embed-image.js'
 import { messageOf } from './store-warnings.js'
 
-/** Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the path. */
-export async function exportSession(store: SessionStore, sessionId: string, file: string): Promise<string> {
+/** An export that kode will not write: its default file is a symbolic link. */
+export class ExportLinkError extends Error {
+  override readonly name = 'ExportLinkError'
+}
+
+// Where the platform has no O_NOFOLLOW (Windows), an lstat check refuses the link instead.
+const NOFOLLOW = constants.O_NOFOLLOW ?? 0
+// A FIFO at the path fails at once (no reader) rather than block.
+const REPLACE = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NONBLOCK ?? 0)
+
+/**
+ * Writes a session (its sub-agent sessions nested) as a self-contained HTML file; returns the
+ * path. `followLink: false` for the default file in the exports directory: a link there, named
+ * after a session a project shipped, would carry the page (text the project wrote) wherever it
+ * points, so it is refused. A file the user names is followed.
+ */
+export async function exportSession(
+  store: SessionStore,
+  sessionId: string,
+  file: string,
+  { followLink = true }: { followLink?: boolean } = {},
+): Promise<string> {
   // Read a batch at a time: only the page is held, not the history too.
   const html = await exportSessionHtml(store, sessionId, { resolveImage: embedImage })
   await mkdir(dirname(file), { recursive: true })
-  await writeFile(file, html)
+  if (followLink) {
+    await writeFile(file, html)
+    return file
+  }
+  const refused = (cause?: unknown) =>
+    new ExportLinkError(`${file} is a symbolic link: kode does not write an export through it`, { cause })
+  if (NOFOLLOW === 0 && (await lstat(file).catch(() => undefined))?.isSymbolicLink()) throw refused()
+  const handle = await open(file, REPLACE | NOFOLLOW).catch((error: NodeJS.ErrnoException) => {
+    // Linux and macOS say ELOOP for a link opened with O_NOFOLLOW; FreeBSD says EMLINK.
+    throw error.code === 'ELOOP' || error.code === 'EMLINK' ? refused(error) : error
+  })
+  try {
+    await handle.writeFile(html)
+  } finally {
+    await handle.close()
+  }
   return file
 }
 

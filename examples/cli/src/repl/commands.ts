@@ -84,7 +84,9 @@ const COMMANDS: Record<string, SlashCommand> = {
       const sessionId = repl.agent.sessionId
       if (!(await repl.app.store.info(sessionId))) throw new Error('nothing to export yet: run a task first')
       const path = file || join(repl.app.exportsDir, `${sessionId}.html`)
-      repl.print(`Exported to ${await exportSession(repl.app.store, sessionId, path)}`)
+      // The default file may be a link a project shipped; a file the user names is theirs.
+      const exported = await exportSession(repl.app.store, sessionId, path, { followLink: Boolean(file) })
+      repl.print(`Exported to ${exported}`)
       return undefined
     },
   },
