@@ -25,6 +25,9 @@ let leakyFactory: DurableAgents
 let leakyHook: DurableAgents
 let closedStore: DurableAgents
 let badClose: DurableAgents
+let oddHook: DurableAgents
+/** What `oddHook`'s hook throws next. */
+let oddThrown: unknown
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
 
 /** An error as an HTTP client throws one: the request's headers on it and on its cause. */
@@ -151,6 +154,22 @@ beforeAll(async () => {
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // A hook that throws whatever the test gives it.
+      oddHook = createDurableAgents({
+        name: 'kode.odd-hook',
+        store,
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({
+            client,
+            store,
+            sessionId,
+            hooks: {
+              beforeModelCall: () => {
+                throw oddThrown
+              },
+            },
+          }),
       })
       // A custom model client that fails as an HTTP library does: the request, headers and all,
       // on the error and its cause, the key in the message too.
@@ -587,6 +606,30 @@ describe('durable tasks on DBOS', () => {
       const rows = await dbosRows(workflowId)
       expect(rows).toContain('Authorization: Bearer [redacted]')
       expect(rows).not.toContain(API_KEY)
+    }
+  })
+
+  test('an odd value a hook throws fails the task with a plain error, never a credential or a TypeError of its own', async () => {
+    const revoked = Proxy.revocable(new Error('revoked'), {})
+    revoked.revoke()
+    const cases: [unknown, { name: string; message: string }][] = [
+      // The name is text DBOS keeps and logs, as the message is.
+      [
+        Object.assign(new Error('the gateway refused'), { name: `x-api-key: ${API_KEY}` }),
+        { name: 'x-api-key: [redacted]', message: 'the gateway refused' },
+      ],
+      // A message that is not text is left out, rather than failing the copy with a TypeError.
+      [Object.assign(new Error('set below'), { message: 42 }), { name: 'Error', message: '' }],
+      [revoked.proxy, { name: 'Error', message: 'a thrown object' }],
+      [null, { name: 'Error', message: 'a thrown object' }],
+    ]
+    for (const [index, [thrown, expected]] of cases.entries()) {
+      oddThrown = thrown
+      const { workflowId } = await oddHook.start(`odd-hook-${index}`, 'Hello')
+      const error = await oddHook.result(workflowId, FAST).catch((e: unknown) => e)
+      expect(error instanceof Error && { name: error.name, message: error.message }).toEqual(expected)
+      expect(everything(error)).not.toContain(API_KEY)
+      expect(await dbosRows(workflowId)).not.toContain(API_KEY)
     }
   })
 
