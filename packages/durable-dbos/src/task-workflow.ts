@@ -104,6 +104,9 @@ async function prepare(
   const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
   if (plan.kind === 'finished') return plan
   const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
+  if (typeof agent !== 'object' || agent === null || typeof agent.close !== 'function') {
+    throw new DurableTaskError('invalid_options', `agentFactory returned ${describe(agent)}, not an agent`)
+  }
   if (agent.sessionId !== sessionId) {
     await agent.close()
     throw new DurableTaskError(
@@ -241,6 +244,10 @@ async function subAgentsOf(store: SessionStore, parentId: string, seen: Set<stri
     ids.push(info.id)
   }
   return ids
+}
+
+function describe(value: unknown): string {
+  return value === null ? 'null' : `a value of type ${typeof value}`
 }
 
 function missing(sessionId: string, cause: unknown): DurableTaskError {

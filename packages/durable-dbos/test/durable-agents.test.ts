@@ -26,6 +26,7 @@ let leakyHook: DurableAgents
 let closedStore: DurableAgents
 let badClose: DurableAgents
 let oddHook: DurableAgents
+let noAgent: DurableAgents
 /** What `oddHook`'s hook throws next. */
 let oddThrown: unknown
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
@@ -154,6 +155,12 @@ beforeAll(async () => {
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // A factory that builds no agent (a host's missing return).
+      noAgent = createDurableAgents({
+        name: 'kode.no-agent',
+        store,
+        agentFactory: () => undefined as never,
       })
       // A hook that throws whatever the test gives it.
       oddHook = createDurableAgents({
@@ -673,6 +680,37 @@ describe('durable tasks on DBOS', () => {
     }
     expect(await store.info('odd-workflow-id')).toBeUndefined()
     expect(server.requests.length).toBe(requests)
+  })
+
+  test('an id no task can have, options that are not an object and a factory that builds no agent are refused typed', async () => {
+    // Postgres refuses a NUL: asking about such an id must not fail with its DatabaseError.
+    for (const workflowId of ['wf-\u0000-nul', 'wf-\ud800-lone', '']) {
+      expect(await durable.status(workflowId)).toBeUndefined()
+      const error = await durable.result(workflowId).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('unknown_task')
+    }
+    for (const call of [
+      () => durable.start('null-options', 'Hello', null as never),
+      () => durable.continue('null-options', null as never),
+    ]) {
+      const error = await call().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_options')
+    }
+    expect(await store.info('null-options')).toBeUndefined()
+    server.enqueue(reply('r-null-options', 'Hi.'))
+    const { workflowId } = await durable.start('null-options', 'Hello', { workflowId: 'null-options-result' })
+    const refused = await durable.result(workflowId, null as never).catch((e: unknown) => e)
+    expect(DurableTaskError.is(refused) && [refused.code, refused.message]).toEqual([
+      'invalid_options',
+      'the options of result must be an object',
+    ])
+    const built = await noAgent.start('no-agent', 'Hello')
+    const error = await noAgent.result(built.workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+      'invalid_options',
+      'agentFactory returned a value of type undefined, not an agent',
+    ])
+    expect(await lines('no-agent')).toEqual([])
   })
 
   test('options that cannot work are refused up front', () => {
