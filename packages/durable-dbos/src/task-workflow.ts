@@ -5,7 +5,7 @@ import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
-import { type DurableTask, planTask, type TaskPlan } from './task-plan.js'
+import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
 export interface AgentContext {
@@ -272,14 +272,6 @@ function continueOptions(plan: TaskPlan & { kind: 'continue' }): ContinueOptions
   if (plan.approvals) options.approvals = plan.approvals
   if (plan.inputId !== undefined) options.inputId = plan.inputId
   return options
-}
-
-/**
- * The id a task's input is persisted under: the workflow's, so that every execution of it finds
- * the same message, and no other task's.
- */
-function inputIdOf(workflowId: string): string {
-  return `${workflowId}:input`
 }
 
 /** Creates the session unless it exists. */
