@@ -168,6 +168,8 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     reapOnce({ store, workflowName: name, local, staleAfterMs, now, seen, queueName: options.queueName })
 
   const own = async (workflowId: string) => {
+    // An id no task can have (see `checkedWorkflowId`): Postgres would refuse it, or find another.
+    if (!keepable(workflowId)) return undefined
     const status = await DBOS.getWorkflowStatus(workflowId)
     return status && status.workflowName === name ? status : undefined
   }
@@ -206,9 +208,9 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   return {
     // Checked before DBOS records anything: a bad input fails the call, not the task.
     start: async (sessionId, input, startOptions = {}) =>
-      begin({ kind: 'run', sessionId, input: checkedInput(input) }, startOptions),
+      begin({ kind: 'run', sessionId, input: checkedInput(input) }, checkedOptions(startOptions, 'start')),
     async continue(sessionId, continueOptions = {}) {
-      const { approvals, ...startOptions } = continueOptions
+      const { approvals, ...startOptions } = checkedOptions(continueOptions, 'continue')
       const task: DurableTask = { kind: 'continue', sessionId }
       if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
       return begin(task, startOptions)
@@ -232,7 +234,10 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       if (!(await own(workflowId))) {
         throw new DurableTaskError('unknown_task', `no task of workflow ${name} has the id ${workflowId}`)
       }
-      const pollingIntervalMs = positive(resultOptions.pollingIntervalMs ?? 1_000, 'pollingIntervalMs')
+      const pollingIntervalMs = positive(
+        checkedOptions(resultOptions, 'result').pollingIntervalMs ?? 1_000,
+        'pollingIntervalMs',
+      )
       try {
         return (await DBOS.retrieveWorkflow<TaskOutcome>(workflowId).getResult({
           pollingIntervalMs,
@@ -287,18 +292,30 @@ function sweepFailed(name: string, error: unknown): Error {
  */
 function checkedWorkflowId(workflowId: unknown): string | undefined {
   if (workflowId === undefined) return undefined
-  if (
-    typeof workflowId !== 'string' ||
-    workflowId === '' ||
-    workflowId.includes('\u0000') ||
-    !workflowId.isWellFormed()
-  ) {
+  if (!keepable(workflowId)) {
     throw new DurableTaskError(
       'invalid_options',
       'workflowId must be a non-empty string without NUL characters or lone surrogates',
     )
   }
   return workflowId
+}
+
+function keepable(workflowId: unknown): workflowId is string {
+  return (
+    typeof workflowId === 'string' &&
+    workflowId !== '' &&
+    !workflowId.includes('\u0000') &&
+    workflowId.isWellFormed()
+  )
+}
+
+/** A call's options: an object (or left out), never `null` or a value of another kind. */
+function checkedOptions<T extends object>(options: T, call: string): T {
+  if (typeof options !== 'object' || options === null) {
+    throw new DurableTaskError('invalid_options', `the options of ${call} must be an object`)
+  }
+  return options
 }
 
 function positive(value: number, option: string): number {

@@ -46,10 +46,20 @@ export function planTask(
     if (at === -1) return { kind: 'run', input: task.input, messageId: inputId }
     const own = history.slice(at)
     const end = own.findIndex((record) => !('role' in record) && record.type === 'task_metadata')
-    if (end === -1)
+    if (end === -1) {
+      // Another durable task began after this one's worker died and died in its turn, before its
+      // end: carrying this task on would carry that one's input on under this task's name.
+      const other = laterTaskInput(own.slice(1))
+      if (other !== undefined) {
+        throw new DurableTaskError(
+          'task_superseded',
+          `the task of input ${inputId} stopped with its worker, and the task of input ${other} began on its session before it was carried on`,
+        )
+      }
       return (
         pausedOutcome(task.sessionId, own, undefined) ?? { kind: 'continue', approvals: undefined, inputId }
       )
+    }
     const ended = own[end] as TaskMetadataRecord
     if (ended.inputId === inputId) {
       return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, end + 1)) }
@@ -72,6 +82,15 @@ export function planTask(
     }
     return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
   }
+  // A continuation has no input: one of a durable task after `base` is another task's, begun after
+  // this one's worker died (and not ended: its worker died too).
+  const other = laterTaskInput(own)
+  if (other !== undefined) {
+    throw new DurableTaskError(
+      'task_superseded',
+      `the continued task stopped with its worker, and the task of input ${other} began on its session before it was carried on`,
+    )
+  }
   // Decisions already recorded by an execution that died are not given twice. A decision naming
   // its session is matched in that session only: two sub-agents' calls may share an id.
   const decided: DecidedCall[] = []
@@ -85,6 +104,28 @@ export function planTask(
   )
   const given = approvals && approvals.length > 0 ? approvals : undefined
   return pausedOutcome(task.sessionId, own, given) ?? { kind: 'continue', approvals: given }
+}
+
+/** What the id a durable task's input is persisted under ends with (see `inputIdOf`). */
+const INPUT_SUFFIX = ':input'
+
+/**
+ * The id a task's input is persisted under: its workflow's, so that every execution of it finds the
+ * same message, and no other task's.
+ */
+export function inputIdOf(workflowId: string): string {
+  return `${workflowId}${INPUT_SUFFIX}`
+}
+
+/**
+ * The id of the first user message in `records` that is a durable task's input (see `inputIdOf`).
+ * A plain `agent.run`'s input cannot be told from a steering message, and is not found.
+ */
+function laterTaskInput(records: readonly HistoryEvent[]): string | undefined {
+  for (const record of records) {
+    if ('role' in record && record.role === 'user' && record.id.endsWith(INPUT_SUFFIX)) return record.id
+  }
+  return undefined
 }
 
 /**

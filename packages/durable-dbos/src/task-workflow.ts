@@ -5,7 +5,7 @@ import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
-import { type DurableTask, planTask, type TaskPlan } from './task-plan.js'
+import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
 export interface AgentContext {
@@ -104,6 +104,9 @@ async function prepare(
   const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
   if (plan.kind === 'finished') return plan
   const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
+  if (typeof agent !== 'object' || agent === null || typeof agent.close !== 'function') {
+    throw new DurableTaskError('invalid_options', `agentFactory returned ${describe(agent)}, not an agent`)
+  }
   if (agent.sessionId !== sessionId) {
     await agent.close()
     throw new DurableTaskError(
@@ -243,6 +246,10 @@ async function subAgentsOf(store: SessionStore, parentId: string, seen: Set<stri
   return ids
 }
 
+function describe(value: unknown): string {
+  return value === null ? 'null' : `a value of type ${typeof value}`
+}
+
 function missing(sessionId: string, cause: unknown): DurableTaskError {
   return new DurableTaskError(
     'session_deleted',
@@ -265,14 +272,6 @@ function continueOptions(plan: TaskPlan & { kind: 'continue' }): ContinueOptions
   if (plan.approvals) options.approvals = plan.approvals
   if (plan.inputId !== undefined) options.inputId = plan.inputId
   return options
-}
-
-/**
- * The id a task's input is persisted under: the workflow's, so that every execution of it finds
- * the same message, and no other task's.
- */
-function inputIdOf(workflowId: string): string {
-  return `${workflowId}:input`
 }
 
 /** Creates the session unless it exists. */

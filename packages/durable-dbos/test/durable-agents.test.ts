@@ -25,6 +25,10 @@ let leakyFactory: DurableAgents
 let leakyHook: DurableAgents
 let closedStore: DurableAgents
 let badClose: DurableAgents
+let oddHook: DurableAgents
+let noAgent: DurableAgents
+/** What `oddHook`'s hook throws next. */
+let oddThrown: unknown
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
 
 /** An error as an HTTP client throws one: the request's headers on it and on its cause. */
@@ -151,6 +155,28 @@ beforeAll(async () => {
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      // A factory that builds no agent (a host's missing return).
+      noAgent = createDurableAgents({
+        name: 'kode.no-agent',
+        store,
+        agentFactory: () => undefined as never,
+      })
+      // A hook that throws whatever the test gives it.
+      oddHook = createDurableAgents({
+        name: 'kode.odd-hook',
+        store,
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({
+            client,
+            store,
+            sessionId,
+            hooks: {
+              beforeModelCall: () => {
+                throw oddThrown
+              },
+            },
+          }),
       })
       // A custom model client that fails as an HTTP library does: the request, headers and all,
       // on the error and its cause, the key in the message too.
@@ -590,6 +616,30 @@ describe('durable tasks on DBOS', () => {
     }
   })
 
+  test('an odd value a hook throws fails the task with a plain error, never a credential or a TypeError of its own', async () => {
+    const revoked = Proxy.revocable(new Error('revoked'), {})
+    revoked.revoke()
+    const cases: [unknown, { name: string; message: string }][] = [
+      // The name is text DBOS keeps and logs, as the message is.
+      [
+        Object.assign(new Error('the gateway refused'), { name: `x-api-key: ${API_KEY}` }),
+        { name: 'x-api-key: [redacted]', message: 'the gateway refused' },
+      ],
+      // A message that is not text is left out, rather than failing the copy with a TypeError.
+      [Object.assign(new Error('set below'), { message: 42 }), { name: 'Error', message: '' }],
+      [revoked.proxy, { name: 'Error', message: 'a thrown object' }],
+      [null, { name: 'Error', message: 'a thrown object' }],
+    ]
+    for (const [index, [thrown, expected]] of cases.entries()) {
+      oddThrown = thrown
+      const { workflowId } = await oddHook.start(`odd-hook-${index}`, 'Hello')
+      const error = await oddHook.result(workflowId, FAST).catch((e: unknown) => e)
+      expect(error instanceof Error && { name: error.name, message: error.message }).toEqual(expected)
+      expect(everything(error)).not.toContain(API_KEY)
+      expect(await dbosRows(workflowId)).not.toContain(API_KEY)
+    }
+  })
+
   test("a task started on the host's queue is resumed by the reaper on that queue, under its limits", async () => {
     const { workflowId } = await stuckQueued.start('reaped-on-queue', 'Queued')
     await expect
@@ -630,6 +680,37 @@ describe('durable tasks on DBOS', () => {
     }
     expect(await store.info('odd-workflow-id')).toBeUndefined()
     expect(server.requests.length).toBe(requests)
+  })
+
+  test('an id no task can have, options that are not an object and a factory that builds no agent are refused typed', async () => {
+    // Postgres refuses a NUL: asking about such an id must not fail with its DatabaseError.
+    for (const workflowId of ['wf-\u0000-nul', 'wf-\ud800-lone', '']) {
+      expect(await durable.status(workflowId)).toBeUndefined()
+      const error = await durable.result(workflowId).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('unknown_task')
+    }
+    for (const call of [
+      () => durable.start('null-options', 'Hello', null as never),
+      () => durable.continue('null-options', null as never),
+    ]) {
+      const error = await call().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_options')
+    }
+    expect(await store.info('null-options')).toBeUndefined()
+    server.enqueue(reply('r-null-options', 'Hi.'))
+    const { workflowId } = await durable.start('null-options', 'Hello', { workflowId: 'null-options-result' })
+    const refused = await durable.result(workflowId, null as never).catch((e: unknown) => e)
+    expect(DurableTaskError.is(refused) && [refused.code, refused.message]).toEqual([
+      'invalid_options',
+      'the options of result must be an object',
+    ])
+    const built = await noAgent.start('no-agent', 'Hello')
+    const error = await noAgent.result(built.workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+      'invalid_options',
+      'agentFactory returned a value of type undefined, not an agent',
+    ])
+    expect(await lines('no-agent')).toEqual([])
   })
 
   test('options that cannot work are refused up front', () => {

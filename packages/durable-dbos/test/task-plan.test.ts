@@ -156,6 +156,59 @@ describe('planTask', () => {
     })
   })
 
+  test("another durable task that overtook it and died before its end is never carried on under this task's name", () => {
+    // This task's worker died mid-call; another durable task's input came next (settling the call),
+    // and its worker died in its turn. Whichever workflow a reaper resumes first must not carry the
+    // other's input on: this one is superseded, the other is carried on naming its own input.
+    const mine: HistoryEvent = { ...input, id: 'wf1:input' }
+    const theirs: HistoryEvent = {
+      role: 'user',
+      id: 'wf2:input',
+      createdAt: 4,
+      parts: [{ type: 'text', text: 'Something else' }],
+    }
+    const settled: HistoryEvent = {
+      role: 'tool',
+      id: 't1',
+      createdAt: 4,
+      toolCallId: 'c1',
+      toolName: 'write',
+      status: 'error',
+      outputText: 'stopped',
+    } as never
+    const history = [...earlier, mine, calling, settled, theirs, { ...calling, id: 'a2', createdAt: 5 }]
+    let thrown: unknown
+    try {
+      planTask(run, history, 3, 'wf1:input')
+    } catch (error) {
+      thrown = error
+    }
+    expect(DurableTaskError.is(thrown) && [thrown.code, thrown.message]).toEqual([
+      'task_superseded',
+      'the task of input wf1:input stopped with its worker, and the task of input wf2:input began on its session before it was carried on',
+    ])
+    expect(planTask(run, history, 3, 'wf2:input')).toEqual({
+      kind: 'continue',
+      approvals: undefined,
+      inputId: 'wf2:input',
+    })
+    // A continuation overtaken the same way is superseded too.
+    let overtaken: unknown
+    try {
+      planTask({ kind: 'continue', sessionId: 's' }, history, 3, 'wf3:input')
+    } catch (error) {
+      overtaken = error
+    }
+    expect(DurableTaskError.is(overtaken) && overtaken.code).toBe('task_superseded')
+    // A steering message (an id of no durable task's input) does not end the task.
+    const steered = [...earlier, mine, calling, settled, { ...theirs, id: 'steer-1' }]
+    expect(planTask(run, steered, 3, 'wf1:input')).toEqual({
+      kind: 'continue',
+      approvals: undefined,
+      inputId: 'wf1:input',
+    })
+  })
+
   test("a plain run's end, which names no input, is not taken for the end of a task it overtook", () => {
     // This task's worker died mid-task; a plain `agent.run` (no `messageId`) came next and ended.
     const overtaken: HistoryEvent[] = [

@@ -269,6 +269,58 @@ describe('a durable task whose worker is killed', () => {
     await b.exited
   })
 
+  test('overtaken by another durable task whose worker died too, it is superseded, and the other is carried on', async () => {
+    server.enqueue(callTools('t1', [{ id: 'ov1', name: 'notify', args: {} }]))
+    server.enqueue(callTools('t2', [{ id: 'ov2', name: 'notify', args: {} }]))
+    server.enqueue(reply('t3', 'The second task, done.'))
+    const a = startWorker('worker-da', 'start', 'twice', 'twice-first')
+    await until(() => toolRuns().includes('notify ov1 resumed=false worker-da'))
+    a.process.kill('SIGKILL')
+    await a.exited
+    // The session's next task begins once A's lease expired (settling ov1), and its worker dies too.
+    const b = startWorker('worker-db', 'start', 'twice', 'twice-second')
+    await until(() => toolRuns().includes('notify ov2 resumed=false worker-db'))
+    b.process.kill('SIGKILL')
+    await b.exited
+
+    const dbos = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      // The first task's worker comes back first: DBOS carries on its task alone. It must not carry
+      // the second task's input on under its own name.
+      const backA = startWorker('worker-da', 'recover')
+      const first = await dbos
+        .retrieveWorkflow('twice-first')
+        .getResult()
+        .catch((error: unknown) => error)
+      const { name, code } = first as { name?: string; code?: string }
+      expect([name, code]).toEqual(['DurableTaskError', 'task_superseded'])
+      const backB = startWorker('worker-db', 'recover')
+      expect(await dbos.retrieveWorkflow('twice-second').getResult()).toMatchObject({
+        sessionId: 'twice',
+        reason: 'completed',
+        text: 'The second task, done.',
+      })
+      const store = createPostgresSessionStore({ connectionString: postgresUrl(), schema })
+      try {
+        const ends = (await store.read('twice')).filter(
+          (record) => !('role' in record) && record.type === 'task_metadata',
+        )
+        expect(ends.map((record) => 'inputId' in record && record.inputId)).toEqual(['twice-second:input'])
+      } finally {
+        await store.close()
+      }
+      for (const back of [backA, backB]) {
+        back.process.kill('SIGKILL')
+        await back.exited
+      }
+    } finally {
+      await dbos.destroy()
+    }
+  })
+
   test("a continuation killed right after its last record reports its own outcome, not a later task's", async () => {
     // The session's first task pauses for approval (a plain run in this process).
     server.enqueue(callTools('q1', [{ id: 'a1', name: 'file_note', args: {} }]))
