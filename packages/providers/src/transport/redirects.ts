@@ -61,7 +61,7 @@ function resolve(location: string, base: string): URL | undefined {
 
 /** A redirect that names no target: there is nothing to follow, and sending the request again gets the same answer. */
 function withoutLocation(policy: RedirectPolicy, response: Response, url: string): ProviderError {
-  const requestId = requestIdOf(response.headers)
+  const requestId = requestIdOf(response.headers, policy.errors)
   const where = requestId ? ` [request ${requestId}]` : ''
   const detail = `HTTP ${response.status} redirect without a Location header from ${originAndPath(new URL(url))}${where}`
   const error = transportError(policy.errors, 'redirect', detail, {
