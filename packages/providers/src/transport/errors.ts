@@ -215,7 +215,13 @@ function safeCause(value: unknown, walk: Walk, depth: number): unknown {
 function objectQuotes(value: object, secret: Secrets): boolean {
   const message = messageOf(value)
   if (redact(message, secret) !== message) return true
-  const properties = propertiesText(Object.entries(value))
+  let properties: string | undefined
+  try {
+    properties = propertiesText(Object.entries(value))
+  } catch {
+    // A getter that throws: what it hides cannot be checked.
+    return true
+  }
   return properties === undefined || redact(properties, secret) !== properties
 }
 
@@ -224,12 +230,23 @@ function objectQuotes(value: object, secret: Secrets): boolean {
  * `code` and `cause` when it has them, and no stack (it was not thrown from here).
  */
 function standIn(value: object): Error {
-  const { name, code, cause } = value as { name?: unknown; code?: unknown; cause?: unknown }
+  const name = readOr(value, 'name')
+  const code = readOr(value, 'code')
+  const cause = readOr(value, 'cause')
   const error = new Error(messageOf(value), cause === undefined ? undefined : { cause })
   error.name = typeof name === 'string' ? name : 'Error'
   if (code !== undefined) Object.assign(error, { code })
   error.stack = `${error.name}: ${error.message}`
   return error
+}
+
+/** `value[key]`, or undefined when reading it throws (a getter, a revoked proxy). */
+function readOr(value: object, key: string): unknown {
+  try {
+    return Reflect.get(value, key)
+  } catch {
+    return undefined
+  }
 }
 
 /** The errors an `AggregateError` (or an error shaped like one) holds; undefined for others. */
@@ -328,7 +345,7 @@ export class RedactedError extends Error {
  */
 export function messageOf(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message
-  const message = typeof thrown === 'object' && thrown !== null ? Reflect.get(thrown, 'message') : undefined
+  const message = typeof thrown === 'object' && thrown !== null ? readOr(thrown, 'message') : undefined
   if (typeof message === 'string') return message
   try {
     return String(thrown)

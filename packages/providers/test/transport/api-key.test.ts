@@ -84,6 +84,39 @@ describe('a fetch that throws something other than an Error', () => {
     expect(printed(error)).not.toContain(KEY)
   })
 
+  test.each([
+    [
+      'a message getter that throws',
+      {
+        get message(): string {
+          throw new Error('unreadable')
+        },
+      },
+    ],
+    [
+      'a property getter that throws',
+      Object.defineProperty({}, 'request', {
+        enumerable: true,
+        get() {
+          throw new Error('unreadable')
+        },
+      }),
+    ],
+  ])('an object with %s: still a network error, retried, without the key', async (_name, thrown) => {
+    const fetch = (() => Promise.reject(thrown)) as unknown as typeof globalThis.fetch
+    const client = testClient(server(), {
+      api: 'openai-chat',
+      model: 'gpt-4.1',
+      apiKey: KEY,
+      fetch,
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    })
+    const retries: number[] = []
+    const error = await caught(client.complete(ask(), { onRetry: ({ attempt }) => retries.push(attempt) }))
+    expect(error).toMatchObject({ code: 'network', retryable: true, partial: { stopReason: 'error' } })
+    expect(retries).toEqual([1])
+  })
+
   test('an object that does not quote the key is kept as the cause as it is', () => {
     const thrown = { code: 'E_PROXY', message: 'the proxy is down' }
     expect(errorFromThrown(thrown, ctx).cause).toBe(thrown)
