@@ -513,3 +513,20 @@ test('an error event read in the same chunk as earlier output still comes after 
     partial: { parts: [{ type: 'text', text: 'Partial' }] },
   })
 })
+
+test('a Retry-After longer than a timer can wait, with no cap: the retry waits, it is not sent at once', async () => {
+  // setTimeout fires at once for a delay past 2^31 - 1 ms; a host that lifted both caps must still
+  // get the wait the provider asked for (here ended by an abort), not an immediate retry.
+  server().enqueue({ status: 429, headers: { 'retry-after': String(2 ** 32 / 1000) }, body: '{}' }, ok())
+  const controller = new AbortController()
+  const retry = { maxRetryAfterMs: Number.POSITIVE_INFINITY, budgetMs: Number.POSITIVE_INFINITY }
+  const items = await collect(
+    client({ retry }).stream(ask(), {
+      signal: controller.signal,
+      onRetry: () => setTimeout(() => controller.abort(), 50),
+    }),
+  )
+  expect(items.map((item) => item.type)).toEqual(['done'])
+  expect(items[0]).toMatchObject({ message: { stopReason: 'aborted' } })
+  expect(server().requests).toHaveLength(1)
+})

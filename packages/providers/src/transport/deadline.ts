@@ -1,3 +1,5 @@
+import { setLongTimeout } from './long-timeout.js'
+
 /**
  * The overall deadline of one attempt: from sending the request to the body's last byte, one
  * timer. Unlike the idle timeout, bytes arriving do not reset it, so keep-alive comments or blank
@@ -16,14 +18,16 @@ export class ResponseDeadline {
     this.fired = false
     const ms = this.timeoutMs
     if (!(ms > 0 && Number.isFinite(ms))) return
-    const timer = setTimeout(() => {
+    const expire = () => {
       this.timer = undefined
       this.fired = true
       onExpire()
-    }, ms)
-    // A stream the caller forgot must not keep the process alive until its deadline.
-    ;(timer as { unref?: () => void }).unref?.()
-    this.timer = timer
+    }
+    setLongTimeout(expire, ms, (timer) => {
+      // A stream the caller forgot must not keep the process alive until its deadline.
+      ;(timer as { unref?: () => void }).unref?.()
+      this.timer = timer
+    })
   }
 
   stop(): void {

@@ -197,12 +197,56 @@ interface Walk {
 
 function safeCause(value: unknown, walk: Walk, depth: number): unknown {
   if (typeof value === 'string') return redact(value, walk.secret)
+  if (typeof value === 'object' && value !== null && !(value instanceof Error))
+    return objectQuotes(value, walk.secret) ? safeCause(standIn(value), walk, depth) : value
   if (!(value instanceof Error)) return value
   if (depth >= MAX_CAUSE_DEPTH) return undefined
   if (!quotes(value, walk.secret, depth, { left: MAX_ERRORS_CHECKED })) return value
   if (walk.copiesLeft <= 0) return undefined
   walk.copiesLeft--
   return new RedactedError(value, walk, depth)
+}
+
+/**
+ * Whether a thrown value that is not an `Error` (a fetch wrapper's plain object, one without a
+ * prototype) quotes `secret` in its message or its own properties; one that cannot be written out
+ * counts as quoting.
+ */
+function objectQuotes(value: object, secret: Secrets): boolean {
+  const message = messageOf(value)
+  if (redact(message, secret) !== message) return true
+  let properties: string | undefined
+  try {
+    properties = propertiesText(Object.entries(value))
+  } catch {
+    // A getter that throws: what it hides cannot be checked.
+    return true
+  }
+  return properties === undefined || redact(properties, secret) !== properties
+}
+
+/**
+ * An `Error` standing for a thrown object, to be copied without the secret: its `name`, `message`,
+ * `code` and `cause` when it has them, and no stack (it was not thrown from here).
+ */
+function standIn(value: object): Error {
+  const name = readOr(value, 'name')
+  const code = readOr(value, 'code')
+  const cause = readOr(value, 'cause')
+  const error = new Error(messageOf(value), cause === undefined ? undefined : { cause })
+  error.name = typeof name === 'string' ? name : 'Error'
+  if (code !== undefined) Object.assign(error, { code })
+  error.stack = `${error.name}: ${error.message}`
+  return error
+}
+
+/** `value[key]`, or undefined when reading it throws (a getter, a revoked proxy). */
+function readOr(value: object, key: string): unknown {
+  try {
+    return Reflect.get(value, key)
+  } catch {
+    return undefined
+  }
 }
 
 /** The errors an `AggregateError` (or an error shaped like one) holds; undefined for others. */
@@ -233,7 +277,9 @@ function quotes(error: Error, secret: Secrets, depth: number, budget: { left: nu
   return [error.cause, ...errors].some((inner) =>
     inner instanceof Error
       ? quotes(inner, secret, depth + 1, budget)
-      : typeof inner === 'string' && redact(inner, secret) !== inner,
+      : typeof inner === 'object' && inner !== null
+        ? objectQuotes(inner, secret)
+        : typeof inner === 'string' && redact(inner, secret) !== inner,
   )
 }
 
@@ -243,7 +289,13 @@ function quotes(error: Error, secret: Secrets, depth: number, budget: { left: nu
  * they cannot be written out.
  */
 function ownPropertiesText(error: Error): string | undefined {
-  const own = Object.entries(error).filter(([name]) => !['message', 'stack', 'cause'].includes(name))
+  return propertiesText(
+    Object.entries(error).filter(([name]) => !['message', 'stack', 'cause'].includes(name)),
+  )
+}
+
+/** `own` as JSON, as {@link ownPropertiesText} writes it; undefined when it cannot be written out. */
+function propertiesText(own: [string, unknown][]): string | undefined {
   if (own.length === 0) return ''
   try {
     return JSON.stringify(Object.fromEntries(own), (_name, value: unknown) => {
@@ -293,7 +345,7 @@ export class RedactedError extends Error {
  */
 export function messageOf(thrown: unknown): string {
   if (thrown instanceof Error) return thrown.message
-  const message = typeof thrown === 'object' && thrown !== null ? Reflect.get(thrown, 'message') : undefined
+  const message = typeof thrown === 'object' && thrown !== null ? readOr(thrown, 'message') : undefined
   if (typeof message === 'string') return message
   try {
     return String(thrown)

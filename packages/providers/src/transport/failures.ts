@@ -91,7 +91,7 @@ export async function errorFromResponse(
   const shouldRetry = response.headers.get('x-should-retry')
   const retryable =
     shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
-  const requestId = requestIdOf(response.headers)
+  const requestId = requestIdOf(response.headers, ctx)
   const hint = hintFor(response, ctx)
   const code = fields.code !== undefined ? ` ${fields.code}` : ''
   const where = requestId ? ` [request ${requestId}]` : ''
@@ -217,11 +217,14 @@ export function parseEventJson(data: string, ctx: ErrorContext): unknown {
  */
 const REQUEST_ID_HEADERS = ['x-request-id', 'request-id', 'apim-request-id'] as const
 
-/** The provider's id of the request a response answers, for support tickets. */
-export function requestIdOf(headers: Headers): string | undefined {
+/**
+ * The provider's id of the request a response answers, for support tickets, without `ctx`'s
+ * secrets: it is the server's text, quoted in messages and kept on errors.
+ */
+export function requestIdOf(headers: Headers, ctx: ErrorContext): string | undefined {
   for (const name of REQUEST_ID_HEADERS) {
     const value = headers.get(name)
-    if (value) return value
+    if (value) return redact(value, secretsOf(ctx))
   }
   return undefined
 }

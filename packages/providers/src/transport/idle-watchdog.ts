@@ -1,3 +1,5 @@
+import { MAX_TIMER_MS } from './long-timeout.js'
+
 /**
  * Calls `onIdle` when a wait has gone on for `timeoutMs` without activity. Only waits count: while
  * paused (the consumer has what it asked for and has not asked again) no time is counted, so a
@@ -54,7 +56,8 @@ export class IdleWatchdog {
 
   private schedule(ms: number): void {
     if (this.timer !== undefined) clearTimeout(this.timer)
-    this.timer = setTimeout(() => this.check(), ms)
+    // `check` re-arms for the idle time left, so a step within what a timer can wait is enough.
+    this.timer = setTimeout(() => this.check(), Math.min(ms, MAX_TIMER_MS))
   }
 
   private check(): void {

@@ -142,7 +142,7 @@ export async function openResponse(
   onHeaders()
   // An error body that keeps arriving is not a stall: each piece counts as data, as headers do.
   if (!response.ok) throw await errorFromResponse(response, setup.errors, onHeaders)
-  const requestId = requestIdOf(response.headers)
+  const requestId = requestIdOf(response.headers, setup.errors)
   if (!response.body || !isEventStreamLike(response))
     throw withRequestId(await notAStream(response, setup.errors), requestId)
   return { reader: response.body.getReader(), requestId }

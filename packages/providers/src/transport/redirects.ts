@@ -42,6 +42,12 @@ export async function fetchFollowingRedirects(
         policy,
         `the server redirected (${response.status}) to another origin: ${originAndPath(next)}; the API key and prompt were not sent there (set followCrossOriginRedirects to allow it)`,
       )
+    // fetch refuses a URL with credentials in it, with a TypeError that would pass for a network error.
+    if (next.username !== '' || next.password !== '')
+      throw refused(
+        policy,
+        `the server redirected (${response.status}) to a URL with a user:password@ in it, which fetch cannot send: ${originAndPath(next)}`,
+      )
     if (hops + 1 > MAX_REDIRECTS) throw refused(policy, `more than ${MAX_REDIRECTS} redirects`)
     current = next.href
   }
@@ -61,7 +67,7 @@ function resolve(location: string, base: string): URL | undefined {
 
 /** A redirect that names no target: there is nothing to follow, and sending the request again gets the same answer. */
 function withoutLocation(policy: RedirectPolicy, response: Response, url: string): ProviderError {
-  const requestId = requestIdOf(response.headers)
+  const requestId = requestIdOf(response.headers, policy.errors)
   const where = requestId ? ` [request ${requestId}]` : ''
   const detail = `HTTP ${response.status} redirect without a Location header from ${originAndPath(new URL(url))}${where}`
   const error = transportError(policy.errors, 'redirect', detail, {

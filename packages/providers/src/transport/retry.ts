@@ -1,3 +1,5 @@
+import { setLongTimeout } from './long-timeout.js'
+
 /** How the transport retries a request that failed before any output reached the caller. */
 export interface RetryOptions {
   /** Attempts in all, the first included. Default 4; 1 disables retries. */
@@ -108,14 +110,18 @@ const HTTP_DATE = /^(?:mon|tue|wed|thu|fri|sat|sun)[a-z]*,? .*\b\d{1,2}:\d{2}:\d
 export function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   if (signal?.aborted) return Promise.reject(signal.reason)
   return new Promise((resolve, reject) => {
+    let timer: ReturnType<typeof setTimeout> | undefined
     const onAbort = () => {
       clearTimeout(timer)
       reject(signal?.reason)
     }
-    const timer = setTimeout(() => {
+    const done = () => {
       signal?.removeEventListener('abort', onAbort)
       resolve()
-    }, ms)
+    }
+    setLongTimeout(done, ms, (armed) => {
+      timer = armed
+    })
     signal?.addEventListener('abort', onAbort, { once: true })
   })
 }

@@ -93,3 +93,32 @@ describe('responseTimeoutMs', () => {
     expect(server().requests).toHaveLength(1)
   })
 })
+
+describe('timeouts longer than a timer can wait', () => {
+  // setTimeout fires at once for a delay past 2^31 - 1 ms (about 24.8 days); a host that sets a
+  // huge value to mean "practically never" must not get a timeout at once instead.
+  test.each([
+    ['responseTimeoutMs', { responseTimeoutMs: 2 ** 31 }],
+    ['responseTimeoutMs', { responseTimeoutMs: Number.MAX_SAFE_INTEGER }],
+    ['idleTimeoutMs', { idleTimeoutMs: 2 ** 32 }],
+  ])('%s %#: a response that takes a moment completes', async (_name, config) => {
+    server().enqueue(
+      streamOf(
+        'openai-chat',
+        [
+          '{"choices":[{"index":0,"delta":{"content":"Hi"}}]}',
+          '{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}',
+        ],
+        { delayMs: 30, chunkDelayMs: 30 },
+      ),
+    )
+    const client = testClient(server(), {
+      api: 'openai-chat',
+      model: 'gpt-4o',
+      retry: { maxAttempts: 1 },
+      ...config,
+    })
+    const message = await client.complete(ask())
+    expect(message).toMatchObject({ stopReason: 'stop', parts: [{ type: 'text', text: 'Hi' }] })
+  })
+})

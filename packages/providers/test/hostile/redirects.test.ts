@@ -60,6 +60,18 @@ describe('redirects', () => {
     expect(elsewhere.requests[0]!.headers['x-api-key']).toBe(KEY)
   })
 
+  test('a redirect within the origin to a URL with user:password@ cannot be followed: redirect, not retried', async () => {
+    // fetch refuses such a URL with a TypeError, which would otherwise pass for a network error and be retried.
+    const location = `${server().url.replace('://', '://user:hunter2-pass@')}/v2/messages`
+    server().handle(() => ({ status: 307, headers: { location } }))
+    const client = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5' })
+    const error = (await client.complete(ask()).catch((e: unknown) => e)) as Error
+    expect(error).toMatchObject({ code: 'redirect', retryable: false })
+    expect(error.message).toContain(`${server().url}/v2/messages`)
+    expect(String(error)).not.toContain('hunter2')
+    expect(server().requests).toHaveLength(1)
+  })
+
   test('a redirect loop ends after 5 hops with a typed error', async () => {
     server().handle(() => ({ status: 307, headers: { location: '/loop' } }))
     const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o' })

@@ -53,6 +53,76 @@ describe('a cause that quotes the key', () => {
   })
 })
 
+describe('a fetch that throws something other than an Error', () => {
+  const server = useServer()
+
+  // A fetch wrapper may reject with a plain object (its own record of the request, headers and
+  // all) or a value without a prototype: kept as the cause, it would print the key.
+  test.each([
+    [
+      'an object that keeps the request headers',
+      { code: 'E_PROXY', request: { headers: { authorization: `Bearer ${KEY}` } } },
+    ],
+    ['an object whose message quotes the key', { name: 'ProxyError', message: `refused ${KEY}` }],
+    ['an object without a prototype', Object.assign(Object.create(null), { detail: KEY })],
+  ])('%s: the error and its cause are printed without the key', async (_name, thrown) => {
+    const fetch = (() => Promise.reject(thrown)) as unknown as typeof globalThis.fetch
+    const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4.1', apiKey: KEY, fetch })
+    const error = await caught(client.complete(ask()))
+    expect(error).toMatchObject({ code: 'network', retryable: true })
+    expect(printed(error)).not.toContain(KEY)
+    expect(JSON.stringify(error?.cause)).not.toContain(KEY)
+    expect(server().requests).toHaveLength(0)
+  })
+
+  test('an Error whose cause is an object quoting the key: the cause is copied without it', async () => {
+    const thrown = new TypeError('fetch failed', { cause: { request: { headers: { 'x-api-key': KEY } } } })
+    const fetch = (() => Promise.reject(thrown)) as unknown as typeof globalThis.fetch
+    const client = testClient(server(), { api: 'anthropic', model: 'claude-sonnet-4-5', apiKey: KEY, fetch })
+    const error = await caught(client.complete(ask()))
+    expect(error?.cause).toMatchObject({ name: 'TypeError', message: 'fetch failed' })
+    expect(printed(error)).not.toContain(KEY)
+  })
+
+  test.each([
+    [
+      'a message getter that throws',
+      {
+        get message(): string {
+          throw new Error('unreadable')
+        },
+      },
+    ],
+    [
+      'a property getter that throws',
+      Object.defineProperty({}, 'request', {
+        enumerable: true,
+        get() {
+          throw new Error('unreadable')
+        },
+      }),
+    ],
+  ])('an object with %s: still a network error, retried, without the key', async (_name, thrown) => {
+    const fetch = (() => Promise.reject(thrown)) as unknown as typeof globalThis.fetch
+    const client = testClient(server(), {
+      api: 'openai-chat',
+      model: 'gpt-4.1',
+      apiKey: KEY,
+      fetch,
+      retry: { maxAttempts: 2, baseDelayMs: 1 },
+    })
+    const retries: number[] = []
+    const error = await caught(client.complete(ask(), { onRetry: ({ attempt }) => retries.push(attempt) }))
+    expect(error).toMatchObject({ code: 'network', retryable: true, partial: { stopReason: 'error' } })
+    expect(retries).toEqual([1])
+  })
+
+  test('an object that does not quote the key is kept as the cause as it is', () => {
+    const thrown = { code: 'E_PROXY', message: 'the proxy is down' }
+    expect(errorFromThrown(thrown, ctx).cause).toBe(thrown)
+  })
+})
+
 describe('text cut to a length is redacted before the cut', () => {
   test('an HTTP error body longer than 64 KiB with the key across the cut', async () => {
     const body = keyAcross(64 * 1024, '', ' and more')

@@ -97,3 +97,27 @@ test('each attempt reports the id of its own response, and none when its respons
   ])
   expect(error).toMatchObject({ code: 'stream_cut', requestId: 'req_third' })
 })
+
+describe('a request id header that echoes the API key is kept without it', () => {
+  // A gateway may build its request id from what the request carried; the key must not ride out on it.
+  const KEY = 'sk-test-key-0123456789'
+  const echoed = { 'x-request-id': `req-${KEY}` }
+
+  test.each([
+    ['an HTTP error', { status: 401, headers: echoed, body: '{}' }],
+    [
+      'a 200 that is not an event stream',
+      { headers: { ...echoed, 'content-type': 'application/json' }, body: '{}' },
+    ],
+    ['a redirect without a Location', { status: 302, headers: echoed }],
+    [
+      'a stream cut after output',
+      streamOf('openai-chat', TEXT, { headers: echoed, resetAfterBytes: 700, chunks: false }),
+    ],
+  ])('%s', async (_name, response) => {
+    server().enqueue(response)
+    const error = await caught(client({ apiKey: KEY }).complete(ask()))
+    expect(error?.requestId).toBe('req-[redacted]')
+    expect(error?.message).not.toContain(KEY)
+  })
+})
