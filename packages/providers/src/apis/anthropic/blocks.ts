@@ -1,5 +1,6 @@
 import type { Citation } from '@kode/protocol'
 import type { ResponseBuilder } from '../../adapter/spec.js'
+import { citationOf } from '../shared/citations.js'
 
 /** A content block as the Messages API sends it; every field may be missing or of another type. */
 export type ContentBlock = { type?: unknown } & Record<string, unknown>
@@ -110,8 +111,8 @@ export class AnthropicBlocks {
   citation(index: number, citation: unknown): void {
     if (!isRecord(citation)) return
     const held = this.cited.get(index)
-    if (held) held.push(citationOf(citation))
-    else this.cited.set(index, [citationOf(citation)])
+    if (held) held.push(anthropicCitation(citation))
+    else this.cited.set(index, [anthropicCitation(citation)])
   }
 
   /** `content_block_stop`: the block is whole; a server block and a text block's citations are kept now. */
@@ -136,16 +137,9 @@ export class AnthropicBlocks {
  * its URL (a web page), title (a page's or a document's) and quoted text, and the whole citation
  * as sent (a search result's `source`, a document's index and range).
  */
-function citationOf(raw: ContentBlock): Citation {
-  const out: Citation = {}
-  const url = str(raw.url)
-  if (url !== undefined) out.url = url
-  const title = str(raw.title) ?? str(raw.document_title)
-  if (title !== undefined) out.title = title
-  const citedText = str(raw.cited_text)
-  if (citedText !== undefined) out.citedText = citedText
-  out.providerFields = { format: 'anthropic', fields: raw }
-  return out
+function anthropicCitation(raw: ContentBlock): Citation {
+  const title = str(raw.title) ?? raw.document_title
+  return citationOf('anthropic', raw, { url: raw.url, title, citedText: raw.cited_text })
 }
 
 /** The server block with its streamed input parsed into `input` (a start-block `input` is a placeholder). */

@@ -1,6 +1,7 @@
 import type { Citation, StopDetails, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { citationOf, isFieldObject } from '../shared/citations.js'
 import { count } from '../shared/counts.js'
 import { type CodeExecutionParts, codeExecutionBlock } from './code-execution.js'
 import { type PartialArg, StreamedArgs } from './partial-args.js'
@@ -179,20 +180,13 @@ function groundingCitations(metadata: unknown): Citation[] {
   const out: Citation[] = []
   for (let i = 0; i < groundingChunks.length; i++) {
     const chunk: unknown = groundingChunks[i]
-    if (typeof chunk !== 'object' || chunk === null || Array.isArray(chunk)) continue
-    const fields: Record<string, unknown> = { ...(chunk as Record<string, unknown>) }
-    const citation: Citation = {}
-    const source = fields.web ?? fields.retrievedContext ?? fields.maps
-    if (typeof source === 'object' && source !== null) {
-      const { uri, title, text } = source as Record<string, unknown>
-      if (typeof uri === 'string') citation.url = uri
-      if (typeof title === 'string') citation.title = title
-      if (typeof text === 'string') citation.citedText = text
-    }
+    if (!isFieldObject(chunk)) continue
+    const fields: Record<string, unknown> = { ...chunk }
+    const found = fields.web ?? fields.retrievedContext ?? fields.maps
+    const source = isFieldObject(found) ? found : {}
     const relying = supports.filter((support) => supportsChunk(support, i))
     if (relying.length > 0) fields.groundingSupports = relying
-    citation.providerFields = { format: 'google', fields }
-    out.push(citation)
+    out.push(citationOf('google', fields, { url: source.uri, title: source.title, citedText: source.text }))
   }
   return out
 }

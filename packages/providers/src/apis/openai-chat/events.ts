@@ -1,6 +1,7 @@
 import type { Citation, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { citationOf, isFieldObject } from '../shared/citations.js'
 import { inclusiveOutput, usageOf } from '../shared/counts.js'
 
 /** The fields of a `chat.completion.chunk` Kode reads; every one may be missing or null. */
@@ -190,17 +191,9 @@ function mapAnnotations(annotations: unknown, out: ResponseBuilder): void {
   if (!Array.isArray(annotations)) return
   const citations: Citation[] = []
   for (const raw of annotations as unknown[]) {
-    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) continue
-    const fields = raw as Record<string, unknown>
-    const citation: Citation = {}
-    const source = fields.url_citation
-    if (typeof source === 'object' && source !== null) {
-      const { url, title } = source as Record<string, unknown>
-      if (typeof url === 'string') citation.url = url
-      if (typeof title === 'string') citation.title = title
-    }
-    citation.providerFields = { format: 'openai-chat', fields }
-    citations.push(citation)
+    if (!isFieldObject(raw)) continue
+    const source = isFieldObject(raw.url_citation) ? raw.url_citation : {}
+    citations.push(citationOf('openai-chat', raw, { url: source.url, title: source.title }))
   }
   out.citations(citations)
 }

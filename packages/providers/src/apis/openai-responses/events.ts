@@ -1,6 +1,7 @@
 import type { Citation, StopReason, Usage } from '@kode/protocol'
 import type { EventMapper, ResponseBuilder, TextItem } from '../../adapter/spec.js'
 import { type ErrorContext, errorFromPayload, parseEventJson } from '../../transport/failures.js'
+import { citationOf, isFieldObject } from '../shared/citations.js'
 import { inclusiveOutput, usageOf } from '../shared/counts.js'
 
 /** An output item as the Responses stream and the final response carry it. */
@@ -310,15 +311,10 @@ function citationsOf(item: ResponsesOutputItem): Citation[] | undefined {
     const annotations = part?.annotations
     if (!Array.isArray(annotations)) continue
     for (const raw of annotations as unknown[]) {
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) continue
-      const { url, title, filename } = raw as Record<string, unknown>
-      const citation: Citation = {}
-      if (typeof url === 'string') citation.url = url
-      if (typeof title === 'string') citation.title = title
-      else if (typeof filename === 'string') citation.title = filename
-      citation.providerFields = { format: 'openai-responses', fields: raw as Record<string, unknown> }
+      if (!isFieldObject(raw)) continue
+      const title = typeof raw.title === 'string' ? raw.title : raw.filename
       out ??= []
-      out.push(citation)
+      out.push(citationOf('openai-responses', raw, { url: raw.url, title }))
     }
   }
   return out
