@@ -190,6 +190,31 @@ describe('tasks over HTTP', () => {
       expect((await fetch(`${url}/sessions/${SESSION}/${action}`)).status, action).toBe(404)
   })
 
+  test('a body may start with a byte order mark; one that is not UTF-8 is a 400', async () => {
+    const { url, app } = await start()
+    const json = { 'content-type': 'application/json' }
+    const bom = Buffer.concat([
+      Buffer.from([0xef, 0xbb, 0xbf]),
+      Buffer.from(JSON.stringify({ text: 'hello' })),
+    ])
+    const withBom = await fetch(`${url}/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: json,
+      body: bom,
+    })
+    expect(withBom.status).toBe(202)
+    await app.hub.idle(SESSION)
+    // Invalid UTF-8 inside a string would otherwise reach the history as U+FFFD, silently changed.
+    const latin1 = Buffer.from('{"text":"caf\xe9"}', 'latin1')
+    const notUtf8 = await fetch(`${url}/sessions/${SESSION}/messages`, {
+      method: 'POST',
+      headers: json,
+      body: latin1,
+    })
+    expect(notUtf8.status).toBe(400)
+    expect(await notUtf8.json()).toEqual({ error: 'the body is not UTF-8' })
+  })
+
   test('HEAD of a page answers as GET does, without the body', async () => {
     const { url } = await start()
     const get = await fetch(`${url}/`)

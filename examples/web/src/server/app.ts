@@ -337,8 +337,16 @@ async function readJsonBody(req: IncomingMessage, timeoutMs: number, mayBeEmpty 
     clearTimeout(timer)
   }
   if (mayBeEmpty && body.length === 0) return undefined
+  let text: string
   try {
-    return JSON.parse(body.toString('utf8'))
+    // A byte order mark is dropped, as JSON allows a reader to; bytes that are not UTF-8 are
+    // refused rather than changed into U+FFFD on their way into the history.
+    text = new TextDecoder('utf-8', { fatal: true }).decode(body)
+  } catch {
+    throw new HttpError(400, 'the body is not UTF-8')
+  }
+  try {
+    return JSON.parse(text)
   } catch {
     throw new HttpError(400, 'the body is not JSON')
   }
