@@ -193,6 +193,12 @@ export function createWebApp(options: WebAppOptions): WebApp {
       res.write(frames)
       allowed = res.writableLength + maxBufferedBytes
     }
+    const sendTail = (frame: string) => {
+      res.write(frame)
+      // A reader this far behind is dropped rather than buffered for without bound. An
+      // EventSource dispatches only whole events, so it resumes after the last one it got.
+      if (res.writableLength > allowed) res.destroy()
+    }
     // Where the replayed sub-agents go: a replay has no `task_start` to say it (see `subAgentLinks`).
     const linksFrame = (links: SubAgentLinks) =>
       links.size > 0 ? controlFrame('sub-agents', linksJson(links)) : ''
@@ -206,19 +212,14 @@ export function createWebApp(options: WebAppOptions): WebApp {
         sendWhole(linksFrame(links) + backlog.map(eventFrame).join(''))
       },
       {
-        event: (event) => {
-          res.write(eventFrame(event))
-          // A reader this far behind is dropped rather than buffered for without bound. An
-          // EventSource dispatches only whole events, so it resumes after the last one it got.
-          if (res.writableLength > allowed) res.destroy()
-        },
+        event: (event) => sendTail(eventFrame(event)),
         // The log started over (another host's history changed what was shown, or the session
         // was deleted): the client drops what it rendered, as after an unknown Last-Event-ID.
         reset: (log, why, links) => {
           res.write(controlFrame('reset', resetReason(why)))
           sendWhole(linksFrame(links) + log.map(eventFrame).join(''))
         },
-        links: (links) => res.write(linksFrame(links)),
+        links: (links) => sendTail(linksFrame(links)),
       },
     )
     subscribed.catch(() => streams.delete(res))
