@@ -1,7 +1,7 @@
 import { realpath } from 'node:fs/promises'
 import { dirname, isAbsolute, resolve } from 'node:path'
 import type { KodeConfig } from './config.js'
-import { inside, linkOutOfProject } from './sessions-location.js'
+import { describeLinkOut, inside, linkOutOfProject } from './sessions-location.js'
 
 /** Whether the user trusts the project in the working directory. */
 export interface ProjectTrust {
@@ -89,7 +89,8 @@ async function outsideProject(cwd: string, sessionsDir: string): Promise<string 
   if (!inside(cwd, dirname(dir))) return 'outside the project'
   // A link committed in the project can lead a path inside it out: judged where it leads.
   const out = await linkOutOfProject(cwd, dir)
-  return out && `outside the project: ${out.link} is a link to ${out.target}`
+  if (out === undefined) return undefined
+  return 'loop' in out ? describeLinkOut(out) : `outside the project: ${out.link} is a link to ${out.target}`
 }
 
 /** Whether the user trusts the project in `cwd`: `--trust-project`, or `trustedProjects` lists it. */

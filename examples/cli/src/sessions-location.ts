@@ -9,12 +9,32 @@ export function exportsDirOf(sessionsDir: string): string {
   return join(sessionsDir, '..', 'exports')
 }
 
-/** A link in the project that leads where kode would write (sessions or their exports) out of it. */
-export interface LinkOut {
-  /** The link, as a path in the project. */
-  link: string
-  /** Where it really leads. */
-  target: string
+/**
+ * A link in the project that leads where kode would write (sessions or their exports) out of it,
+ * or into a loop of links, where nothing can be written and so nothing can be checked.
+ */
+export type LinkOut =
+  | {
+      /** The link, as a path in the project. */
+      link: string
+      /** Where it really leads. */
+      target: string
+    }
+  | { link: string; loop: true }
+
+/** What is wrong with the link, as the notices and errors say it. */
+export function describeLinkOut(out: LinkOut): string {
+  return 'loop' in out
+    ? `${out.link} leads into a loop of symbolic links`
+    : `${out.link} is a link to ${out.target}, out of the project`
+}
+
+/** A path whose links go round in a loop (the system says `ELOOP` on a write through it). */
+export class LinkLoopError extends Error {
+  override readonly name = 'LinkLoopError'
+  constructor(readonly path: string) {
+    super(`too many levels of symbolic links at ${path}`)
+  }
 }
 
 /**
@@ -50,7 +70,7 @@ export async function chooseSessionsDir(cwd: string, choice: SessionsDirChoice):
   const out = await linkOutOfProject(cwd, dir)
   if (out === undefined) return dir
   throw new SessionsLinkError(
-    `${out.link} is a link to ${out.target}, out of the project: kode writes no sessions or exports through it ` +
+    `${describeLinkOut(out)}: kode writes no sessions or exports through it ` +
       `until you trust the project. To trust it, pass --trust-project, or add ${JSON.stringify(cwd)} to ` +
       `"trustedProjects" in ${choice.userFile}; or choose where sessions go with --sessions-dir.`,
   )
@@ -62,13 +82,22 @@ export async function chooseSessionsDir(cwd: string, choice: SessionsDirChoice):
  */
 export async function linkOutOfProject(project: string, sessionsDir: string): Promise<LinkOut | undefined> {
   const real = await realpath(project)
+  // Where a path leads; undefined for a loop.
+  const leads = (path: string) =>
+    whereItLeads(path).catch((error: unknown) => {
+      if (error instanceof LinkLoopError) return undefined
+      throw error
+    })
   for (const path of [sessionsDir, exportsDirOf(sessionsDir)]) {
-    if (inside(real, await whereItLeads(path))) continue
-    // Each step down a real directory inside stays inside: the first step that leaves is a link.
+    const whole = await leads(path)
+    if (whole !== undefined && inside(real, whole)) continue
+    // Each step down a real directory inside stays inside: the first step that leaves, or that
+    // loops, is a link.
     const parts = relative(project, path).split(sep)
     for (let depth = 1; depth <= parts.length; depth++) {
       const link = join(project, ...parts.slice(0, depth))
-      const target = await whereItLeads(link)
+      const target = await leads(link)
+      if (target === undefined) return { link, loop: true }
       if (!inside(real, target)) return { link, target }
     }
   }
@@ -81,7 +110,7 @@ const MAX_LINKS = 40
 /**
  * Where `path` (absolute) really is, creating nothing: the real path of its nearest existing
  * ancestor, then the rest as written. A link whose target does not exist yet leads there all the
- * same, as a write through it would.
+ * same, as a write through it would. Throws {@link LinkLoopError} for a loop of links.
  */
 export async function whereItLeads(path: string): Promise<string> {
   const { root } = parse(path)
@@ -110,7 +139,7 @@ export async function whereItLeads(path: string): Promise<string> {
       if (code === 'ENOENT' || code === 'ENOTDIR' || code === 'EACCES') return join(next, ...pending)
       throw error
     }
-    if (++links > MAX_LINKS) throw new Error(`too many levels of symbolic links at ${next}`)
+    if (++links > MAX_LINKS) throw new LinkLoopError(next)
     const from = parse(target).root
     if (isAbsolute(target)) here = from
     pending.unshift(...components(target.slice(from.length)))

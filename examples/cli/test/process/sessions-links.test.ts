@@ -82,9 +82,31 @@ describe('an untrusted project whose sessions directory is a link out of it', ()
     expect(stderr).toContain(`${join(project, 'kode-store')} is a link to ${outside}, out of the project`)
     expect(contents(outside)).toEqual([])
   })
+
+  test('a .kode that is a loop of links is a config error (exit 2) naming it, and nothing is written', async () => {
+    symlinkSync('loop-b', join(project, '.kode'))
+    symlinkSync('.kode', join(project, 'loop-b'))
+    const { code, stdout, stderr } = await kode(['exec', 'hello'])
+    expect(code).toBe(2)
+    expect(stdout).toBe('')
+    expect(stderr).toContain(`${join(project, '.kode')} leads into a loop of symbolic links`)
+    expect(stderr).toContain('--sessions-dir')
+    expect(contents(project)).toEqual(['.kode', 'README.md', 'loop-b'])
+  })
 })
 
 describe("an untrusted project's sessionsDir that a link leads out of the project", () => {
+  test('is ignored with a notice when it leads into a loop of links, and the default is used', async () => {
+    projectConfig({ sessionsDir: 'store/sessions' })
+    symlinkSync('store', join(project, 'store'))
+    const { code, stderr } = await kode(['exec', 'hello'])
+    expect(code).toBe(0)
+    expect(stderr).toContain(
+      `kode: ignoring sessionsDir (${join(project, 'store')} leads into a loop of symbolic links) in ${join(project, 'kode.config.json')}`,
+    )
+    expect(sessionsIn(join(project, '.kode', 'sessions'))).toHaveLength(1)
+  })
+
   test.each([
     ['the sessions directory', 'store', 'store'],
     ['the exports beside it', 'data/sessions', 'data/exports'],
