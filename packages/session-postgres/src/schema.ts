@@ -4,11 +4,14 @@ import type { StorePool } from './store-pool.js'
 // can reach outside the store's own schema.
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/
 
-/** Throws a `TypeError` unless `schema` is a plain Postgres identifier (`[a-z_][a-z0-9_]*`, 63 at most). */
+/**
+ * Throws a `TypeError` unless `schema` is a plain Postgres identifier (`[a-z_][a-z0-9_]*`, 63 at
+ * most) that Postgres lets a user create: it reserves names starting with `pg_` for itself.
+ */
 export function assertSchemaName(schema: string): void {
-  if (!SCHEMA_NAME.test(schema)) {
+  if (!SCHEMA_NAME.test(schema) || schema.startsWith('pg_')) {
     throw new TypeError(
-      `invalid schema name ${JSON.stringify(schema)}: use 1-63 characters from a-z 0-9 _, not starting with a digit`,
+      `invalid schema name ${JSON.stringify(schema)}: use 1-63 characters from a-z 0-9 _, not starting with a digit or pg_`,
     )
   }
 }

@@ -207,6 +207,11 @@ describe('limits and validation', () => {
     expect(() => createPostgresSessionStore({ pool, schema: 'x"; drop table y; --' })).toThrow(
       'invalid schema name',
     )
+    // Postgres keeps `pg_` names for itself; it would refuse the schema only on first use.
+    expect(() => createPostgresSessionStore({ pool, schema: 'pg_sessions' })).toThrow(
+      'invalid schema name "pg_sessions": use 1-63 characters from a-z 0-9 _, not starting with a digit or pg_',
+    )
+    expect(() => createPostgresSessionStore({ pool, schema: 'kode_pg_sessions' })).not.toThrow()
     expect(() => createPostgresSessionStore({ pool, leaseMs: 0 })).toThrow('leaseMs')
     expect(() => createPostgresSessionStore({ pool, followPollMs: 0 })).toThrow('followPollMs')
     return pool.end()
