@@ -177,6 +177,33 @@ describe('torn and corrupt history', () => {
     expect(warnings).toHaveLength(1)
   })
 
+  // A file written or edited elsewhere (a script joining lines with '\n', an editor that drops the
+  // final newline) can end with a whole record and no newline. A write cut short never leaves one:
+  // no prefix of a record's line is a record, so such a line is kept, never cut off as torn.
+  test('a whole last record without its newline is read, counted and kept; the next writer ends its line', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    const whole = readFileSync(historyFile('s'), 'utf8')
+    writeFileSync(historyFile('s'), whole.slice(0, -1))
+
+    const reader = openStore()
+    expect(await reader.read('s')).toEqual(shortConversation())
+    const batches: HistoryEvent[][] = []
+    for await (const batch of reader.readBatches!('s', { batchSize: 3 })) batches.push(batch)
+    expect(batches).toEqual([shortConversation().slice(0, 3), shortConversation().slice(3)])
+    expect((await reader.info('s'))?.recordCount).toBe(4)
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(whole.slice(0, -1))
+
+    const extra = new HistoryBuilder(2_000_000_000_000).user('after the edit')
+    await reader.append('s', [extra])
+    expect(await reader.read('s')).toEqual([...shortConversation(), extra])
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(`${whole}${encodeHistoryEvent(extra)}\n`)
+    expect((await reader.info('s'))?.recordCount).toBe(5)
+    expect(warnings).toEqual([])
+  })
+
   test('a corrupt line in the middle fails the read naming file and line, and changes nothing', async () => {
     const store = openStore()
     await store.create({ id: 's' })

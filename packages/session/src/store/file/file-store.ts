@@ -29,7 +29,7 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '../session-store.js'
-import { countLines, readHistoryBatches, readHistoryFile } from './history-file.js'
+import { countLines, endsWithRecord, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
 import { makeDirectories } from './make-directories.js'
@@ -407,10 +407,13 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
     // Bytes past `committedLength` are a failed append's, not records.
     const size = Math.min(stat.size, committedLength ?? stat.size)
     if (size === byteLength) return info
+    // A whole last record without its newline (written elsewhere) is read as a record: counted too.
+    const unterminated = (await endsWithRecord(handle, size)) ? 1 : 0
     const recordCount =
-      size > byteLength
+      unterminated +
+      (size > byteLength
         ? info.recordCount + (await countLines(handle, byteLength, size))
-        : await countLines(handle, 0, size)
+        : await countLines(handle, 0, size))
     if (recordCount === info.recordCount) return info
     return { ...info, recordCount, updatedAt: Math.max(info.updatedAt, mtimeMs) }
   } finally {

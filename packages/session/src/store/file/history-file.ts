@@ -128,11 +128,62 @@ export async function* readHistoryBatches(
   } finally {
     await handle.close()
   }
+  // A last line without its newline that is a whole record was written or edited elsewhere, not
+  // cut short (see `decodeUnterminated`): it is a record like the others.
+  const last = kept > 0 ? decodeUnterminated(buffer.subarray(0, kept)) : undefined
+  if (last !== undefined) events.push(last)
   if (events.length > 0 || batchSize === Number.POSITIVE_INFINITY) {
     signal?.throwIfAborted()
     yield events
   }
-  if (kept > 0) options.onTorn?.({ line: line + 1, bytes: kept })
+  if (kept > 0 && last === undefined) options.onTorn?.({ line: line + 1, bytes: kept })
+}
+
+const CLOSE_BRACE = 0x7d
+// JSON's white space other than the newline: an editor may leave it after the last record.
+const TRAILING_SPACE = new Set([0x20, 0x09, 0x0d])
+
+/** Whether `bytes` (the end of a line, or all of it) end a JSON object, white space aside. */
+function closesObject(bytes: Buffer): boolean {
+  let end = bytes.length - 1
+  while (end >= 0 && TRAILING_SPACE.has(bytes[end]!)) end--
+  return end >= 0 && bytes[end] === CLOSE_BRACE
+}
+
+/**
+ * The record that a file's bytes after its last newline hold, when they are one whole record: a
+ * file written or edited elsewhere (lines joined with newlines, an editor that drops the final
+ * one) can end so. A write cut short never leaves a record there, since no proper prefix of a
+ * record's line is a JSON object: `undefined` then, and the bytes are a torn line.
+ */
+function decodeUnterminated(bytes: Buffer): HistoryEvent | undefined {
+  if (!closesObject(bytes) || !isUtf8(bytes)) return undefined
+  try {
+    return decodeHistoryEvent(bytes.toString('utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * Whether the bytes of an open file of `size` bytes past its last newline (at `complete`, found
+ * when not given) are one whole record without its newline (see `decodeUnterminated`). A torn line
+ * is read whole only when it happens to end as an object does.
+ */
+export async function endsWithRecord(handle: FileHandle, size: number, complete?: number): Promise<boolean> {
+  if (size === 0) return false
+  const end = Buffer.allocUnsafe(Math.min(size, 16))
+  const { bytesRead } = await handle.read(end, 0, end.length, size - end.length)
+  if (!closesObject(end.subarray(0, bytesRead))) return false
+  const from = complete ?? (await completeLength(handle, size))
+  if (from >= size) return false
+  const tail = Buffer.allocUnsafe(size - from)
+  for (let filled = 0; filled < tail.length; ) {
+    const read = await handle.read(tail, filled, tail.length - filled, from + filled)
+    if (read.bytesRead === 0) return false
+    filled += read.bytesRead
+  }
+  return decodeUnterminated(tail) !== undefined
 }
 
 /** A piece's lines as text, and which of them (by index) are not valid UTF-8. */
