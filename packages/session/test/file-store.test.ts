@@ -9,6 +9,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
@@ -252,6 +253,38 @@ describe('torn and corrupt history', () => {
     expect(batched).toMatchObject({ code: 'corrupt_history', line: 40 })
     expect(handedOut).toEqual(records.slice(0, 35))
     expect(readFileSync(historyFile('s')).equals(bytes)).toBe(true)
+  })
+
+  // A create cut short by a crash leaves a directory without metadata and without records, which
+  // the next create of that id takes over. A history with records and no metadata is a session
+  // whose metadata was lost: it is no new session's, and must not become one.
+  test('a history with records but no session.json is a session with unreadable metadata, never taken over by create', async () => {
+    const store = openStore()
+    await store.create({ id: 'lost', title: 'old' })
+    await store.append('lost', shortConversation())
+    await store.create({ id: 'crashed' })
+    await store.close()
+    unlinkSync(join(dir, 'lost', 'session.json'))
+    unlinkSync(join(dir, 'crashed', 'session.json'))
+    const bytes = readFileSync(historyFile('lost'))
+
+    const reader = openStore()
+    for (const call of [
+      () => reader.info('lost'),
+      () => reader.read('lost'),
+      () => reader.create({ id: 'lost' }),
+    ]) {
+      const error = await call().catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('corrupt_metadata')
+      expect((error as Error).message).toContain('session.json')
+    }
+    expect(readFileSync(historyFile('lost')).equals(bytes)).toBe(true)
+    expect(await reader.list()).toEqual([])
+    expect(warnings).toMatchObject([{ type: 'unreadable_session', sessionId: 'lost' }])
+    // The directory a crashed create left is still taken over.
+    expect(await reader.create({ id: 'crashed', title: 'again' })).toMatchObject({ recordCount: 0 })
+    await reader.delete('lost')
+    expect(readdirSync(dir)).toEqual(['crashed'])
   })
 
   test('unreadable metadata fails info with corrupt_metadata and list skips the session with a warning', async () => {
