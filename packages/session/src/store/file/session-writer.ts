@@ -160,6 +160,13 @@ export class SessionWriter {
           sessionId: ctx.sessionId,
         })
       }
+    } catch (error) {
+      // Another create took the directory we made before we took the lock, and made the session
+      // in it: its files, which must stay.
+      await lock.release()
+      throw error
+    }
+    try {
       const writer = await SessionWriter.start(ctx, lock, newSessionInfo(ctx.sessionId, init, ctx.now()), 0)
       try {
         await writer.meta.flush()
