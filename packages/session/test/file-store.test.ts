@@ -205,6 +205,26 @@ describe('torn and corrupt history', () => {
     expect(warnings).toEqual([])
   })
 
+  test('a whole last line without its newline that is no record of this version is corrupt, never cut off', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    // A record a newer Kode wrote: a whole line, which this version cannot read.
+    const newer = '{"v":99,"role":"user","id":"newer","createdAt":1,"parts":[]}'
+    appendFileSync(historyFile('s'), newer)
+    const before = readFileSync(historyFile('s'), 'utf8')
+
+    const reader = openStore()
+    const error = await reader.read('s').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 5 })
+    expect((error as Error).message).toContain('newer Kode')
+    const extra = new HistoryBuilder(2_000_000_000_000).user('after it')
+    await reader.append('s', [extra])
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(`${before}\n${encodeHistoryEvent(extra)}\n`)
+    expect(warnings).toEqual([])
+  })
+
   test('a corrupt line in the middle fails the read naming file and line, and changes nothing', async () => {
     const store = openStore()
     await store.create({ id: 's' })

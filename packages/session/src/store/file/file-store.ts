@@ -29,7 +29,7 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '../session-store.js'
-import { countLines, endsWithRecord, readHistoryBatches, readHistoryFile } from './history-file.js'
+import { countLines, endsWithWholeLine, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
 import { makeDirectories } from './make-directories.js'
@@ -407,8 +407,8 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
     // Bytes past `committedLength` are a failed append's, not records.
     const size = Math.min(stat.size, committedLength ?? stat.size)
     if (size === byteLength) return info
-    // A whole last record without its newline (written elsewhere) is read as a record: counted too.
-    const unterminated = (await endsWithRecord(handle, size)) ? 1 : 0
+    // A whole last line without its newline (written elsewhere) is read as a record: counted too.
+    const unterminated = (await endsWithWholeLine(handle, size)) ? 1 : 0
     const recordCount =
       unterminated +
       (size > byteLength

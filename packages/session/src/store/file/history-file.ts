@@ -128,15 +128,16 @@ export async function* readHistoryBatches(
   } finally {
     await handle.close()
   }
-  // A last line without its newline that is a whole record was written or edited elsewhere, not
-  // cut short (see `decodeUnterminated`): it is a record like the others.
-  const last = kept > 0 ? decodeUnterminated(buffer.subarray(0, kept)) : undefined
-  if (last !== undefined) events.push(last)
+  // A last line without its newline that is whole (a JSON object) was written or edited
+  // elsewhere, not cut short (see `isWholeLine`): it is decoded like the others, and fails the
+  // read as they do when it is no record.
+  const whole = kept > 0 && isWholeLine(buffer.subarray(0, kept))
+  if (whole) decodeLines([buffer.toString('utf8', 0, kept)], 0, events, batchSize, { sessionId, file, line })
   if (events.length > 0 || batchSize === Number.POSITIVE_INFINITY) {
     signal?.throwIfAborted()
     yield events
   }
-  if (kept > 0 && last === undefined) options.onTorn?.({ line: line + 1, bytes: kept })
+  if (kept > 0 && !whole) options.onTorn?.({ line: line + 1, bytes: kept })
 }
 
 const CLOSE_BRACE = 0x7d
@@ -151,26 +152,32 @@ function closesObject(bytes: Buffer): boolean {
 }
 
 /**
- * The record that a file's bytes after its last newline hold, when they are one whole record: a
- * file written or edited elsewhere (lines joined with newlines, an editor that drops the final
- * one) can end so. A write cut short never leaves a record there, since no proper prefix of a
- * record's line is a JSON object: `undefined` then, and the bytes are a torn line.
+ * Whether a file's bytes after its last newline are a whole line: a JSON object, as every line the
+ * store writes is. A file written or edited elsewhere (lines joined with newlines, an editor that
+ * drops the final one) can end so. A write cut short never leaves one, since no proper prefix of
+ * a JSON object is one: those bytes are a torn line. Whether the object is a record this version
+ * reads is the decoder's to say, as for any other line.
  */
-function decodeUnterminated(bytes: Buffer): HistoryEvent | undefined {
-  if (!closesObject(bytes) || !isUtf8(bytes)) return undefined
+function isWholeLine(bytes: Buffer): boolean {
+  if (!closesObject(bytes) || !isUtf8(bytes)) return false
   try {
-    return decodeHistoryEvent(bytes.toString('utf8'))
+    const value: unknown = JSON.parse(bytes.toString('utf8'))
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
   } catch {
-    return undefined
+    return false
   }
 }
 
 /**
  * Whether the bytes of an open file of `size` bytes past its last newline (at `complete`, found
- * when not given) are one whole record without its newline (see `decodeUnterminated`). A torn line
- * is read whole only when it happens to end as an object does.
+ * when not given) are a whole line without its newline (see `isWholeLine`). A torn line is read
+ * whole only when it happens to end as an object does.
  */
-export async function endsWithRecord(handle: FileHandle, size: number, complete?: number): Promise<boolean> {
+export async function endsWithWholeLine(
+  handle: FileHandle,
+  size: number,
+  complete?: number,
+): Promise<boolean> {
   if (size === 0) return false
   const end = Buffer.allocUnsafe(Math.min(size, 16))
   const { bytesRead } = await handle.read(end, 0, end.length, size - end.length)
@@ -183,7 +190,7 @@ export async function endsWithRecord(handle: FileHandle, size: number, complete?
     if (read.bytesRead === 0) return false
     filled += read.bytesRead
   }
-  return decodeUnterminated(tail) !== undefined
+  return isWholeLine(tail)
 }
 
 /** A piece's lines as text, and which of them (by index) are not valid UTF-8. */

@@ -11,7 +11,7 @@ import {
 } from '../../session-info.js'
 import type { StoreWarning } from '../session-store.js'
 import { CoalescingWriter } from './coalescing-writer.js'
-import { completeLength, countLines, endsWithRecord } from './history-file.js'
+import { completeLength, countLines, endsWithWholeLine } from './history-file.js'
 import type { SessionPaths } from './layout.js'
 import { acquireLock, type HeldLock } from './lock.js'
 import { infoOf, metaOf, readMetaFile, removeTemp, writeMetaFile } from './meta-file.js'
@@ -214,8 +214,8 @@ export class SessionWriter {
       }
       let complete = await completeLength(handle, size)
       if (complete < size) {
-        // A whole record without its newline (written elsewhere) is kept: its line is ended.
-        if (await endsWithRecord(handle, size, complete)) complete = await endLine(ctx, handle, size)
+        // A whole line without its newline (written elsewhere) is kept: its line is ended.
+        if (await endsWithWholeLine(handle, size, complete)) complete = await endLine(ctx, handle, size)
         else await cutHistory(ctx, handle, size, complete, 'torn_tail_repaired')
       }
       const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
