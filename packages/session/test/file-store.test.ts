@@ -379,6 +379,58 @@ describe('metadata: rewritten when it changes, not on every append', () => {
   })
 })
 
+// `onWarning` is the host's: a logger that throws must neither fail what the warning reports on
+// (a read that skipped a torn line, a write that recovered) nor, from a background metadata write,
+// surface as an unhandled rejection, which ends a Node process.
+describe('an onWarning that throws', () => {
+  const failing = (seen: StoreWarning[]) => (warning: StoreWarning) => {
+    seen.push(warning)
+    throw new Error('the logger is down')
+  }
+
+  test('a read that reports a torn line still returns the records', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    appendFileSync(historyFile('s'), '{"v":1,"role":"user","id":"half","crea')
+    const seen: StoreWarning[] = []
+    const reader = openStore({ onWarning: failing(seen) })
+    expect(await reader.read('s')).toEqual(shortConversation())
+    expect(seen).toMatchObject([{ type: 'torn_tail' }])
+    await reader.append('s', [new HistoryBuilder(2_000_000_000_000).user('after')])
+    expect(seen).toMatchObject([{ type: 'torn_tail' }, { type: 'torn_tail_repaired' }])
+    expect(await reader.read('s')).toHaveLength(5)
+  })
+
+  test('a background metadata write that fails is no unhandled rejection', async () => {
+    const rejections: unknown[] = []
+    const onRejection = (reason: unknown) => rejections.push(reason)
+    process.on('unhandledRejection', onRejection)
+    try {
+      const seen: StoreWarning[] = []
+      const store = openStore({ onWarning: failing(seen) })
+      await store.create({ id: 's' })
+      mkdirSync(join(dir, 's', 'session.json.tmp')) // the temp file cannot be written
+      await expect(store.update('s', { title: 'renamed' })).rejects.toMatchObject({
+        code: 'not_a_regular_file',
+      })
+      // The metadata write failed: the next append retries it in the background, and fails again.
+      await store.append('s', shortConversation())
+      await vi.waitFor(() => expect(seen).toHaveLength(2))
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(rejections).toEqual([])
+      rmSync(join(dir, 's', 'session.json.tmp'), { recursive: true })
+      await store.append('s', shortConversation())
+      await store.close()
+      expect(await openStore().info('s')).toMatchObject({ recordCount: 8 })
+    } finally {
+      process.off('unhandledRejection', onRejection)
+    }
+  })
+})
+
 describe('metadata behind the history', () => {
   test('another reader counts records the metadata does not account for yet', async () => {
     const writer = openStore()

@@ -85,7 +85,16 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const root = resolve(options.dir)
   const { now, createId } = resolveClock(options)
   const fsync = options.fsync ?? true
-  const warn = options.onWarning ?? (() => {})
+  const onWarning = options.onWarning
+  // A warning reports on something the store got past: a host's logger that throws must not fail
+  // that operation, nor, from a background metadata write, surface as an unhandled rejection.
+  const warn = (warning: StoreWarning) => {
+    try {
+      onWarning?.(warning)
+    } catch {
+      // ignored, as above
+    }
+  }
   const writers = new Map<string, Promise<SessionWriter>>()
   /** Sessions whose writer is still being opened or created (not yet in `writers` for good). */
   const opening = new Set<string>()
