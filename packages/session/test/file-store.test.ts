@@ -361,6 +361,19 @@ describe('metadata: rewritten when it changes, not on every append', () => {
     expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
   })
 
+  // Two shutdown hooks may each close the store: the one awaited last must not resolve while the
+  // first is still writing, or the host exits with the lock held and the metadata behind.
+  test('a second close() resolves once the first has finished: metadata written, lock given back', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.append('s', shortConversation())
+    const first = writer.close()
+    await writer.close()
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
+    await first
+  })
+
   test('a failed metadata write is reported, and the next append retries it', async () => {
     const writer = openStore()
     await writer.create({ id: 's', title: 'first' })

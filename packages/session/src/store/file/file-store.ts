@@ -109,6 +109,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
    */
   const broken = new Map<string, SessionError>()
   let closed = false
+  /** What `close()` returns, once called. */
+  let shutdown: Promise<void> | undefined
 
   const context = (sessionId: string): WriterContext => ({
     sessionId,
@@ -339,24 +341,30 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       await removal
     },
 
-    async close() {
-      if (closed) return
-      closed = true
-      leases.clear()
-      const results = await Promise.allSettled([
-        ...[...writers]
-          .filter(([sessionId]) => !deleting.has(sessionId))
-          .map(async ([, opening]) => {
-            const writer = await opening.catch(() => undefined)
-            await writer?.close()
-          }),
-        ...closing.values(),
-        ...deleting.values(),
-      ])
-      writers.clear()
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-      if (failed) throw failed.reason
+    close() {
+      // A second call waits for the first: its caller may exit once it resolves.
+      shutdown ??= closeAll()
+      return shutdown
     },
+  }
+
+  /** Closes every writer (final metadata, locks given back) once pending writes and deletes end. */
+  async function closeAll(): Promise<void> {
+    closed = true
+    leases.clear()
+    const results = await Promise.allSettled([
+      ...[...writers]
+        .filter(([sessionId]) => !deleting.has(sessionId))
+        .map(async ([, opening]) => {
+          const writer = await opening.catch(() => undefined)
+          await writer?.close()
+        }),
+      ...closing.values(),
+      ...deleting.values(),
+    ])
+    writers.clear()
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 
   /** Closes the session's writer (or, without one, takes its lock) and removes its directory. */
