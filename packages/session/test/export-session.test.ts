@@ -14,6 +14,7 @@ import { createFileSessionStore } from '@kode/session/file'
 import { describe, expect, test } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
 import { HistoryBuilder } from '../../../test/history/history.js'
+import { manyChildren } from './helpers/many-children.js'
 import { scrambledHistory } from './helpers/scramble-history.js'
 
 // exportSessionHtml reads a store in batches and must give, byte for byte, the page exportHtml
@@ -97,6 +98,18 @@ describe('exportSessionHtml', () => {
       await exportSessionHtml(store, 'main', { signal: AbortSignal.abort(reason) }).catch((e) => e),
     ).toBe(reason)
   })
+})
+
+test('an abort while the sub-agent sessions of a batch are read stops reading them', async () => {
+  for (const batched of [true, false]) {
+    const { store, reads, controller } = await manyChildren(40)
+    const plain: SessionStore = batched ? store : { ...store, readBatches: undefined }
+    const error = await exportSessionHtml(plain, 'main', { signal: controller.signal }).catch(
+      (e: unknown) => e,
+    )
+    expect(error).toBe(controller.signal.reason)
+    expect(reads.length).toBeLessThan(40)
+  }
 })
 
 describe('exportSessionHtml of a session deleted while it is read', () => {

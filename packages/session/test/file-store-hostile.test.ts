@@ -677,6 +677,25 @@ test('a session deleted while its writer lock is being taken is session_not_foun
   expect(existsSync(join(dir, 's'))).toBe(false)
 })
 
+// Two creates of one id: the one that made the directory may take the lock only after the other
+// (which found the directory there and took the lock first) created the session and let it go.
+test('a create whose directory another create took over never removes the session that one made', async () => {
+  const actual = await vi.importActual<typeof import('node:fs/promises')>('node:fs/promises')
+  const other = openStore()
+  // Between this create's mkdir and its lock: another store (or process) creates the session in
+  // that directory, appends to it and closes.
+  vi.mocked(link).mockImplementationOnce(async (from, to) => {
+    await other.create({ id: 'x', title: 'theirs' })
+    await other.append('x', [record('t1')])
+    await other.close()
+    return actual.link(from, to)
+  })
+  expect(await codeOf(openStore().create({ id: 'x', title: 'ours' }))).toBe('session_exists')
+  const reader = openStore()
+  expect(await reader.info('x')).toMatchObject({ title: 'theirs', recordCount: 1 })
+  expect((await reader.read('x')).map((e) => e.id)).toEqual(['t1'])
+})
+
 /**
  * Makes history writes stop half-way and fail with EIO, and every truncate of a file fail with EIO
  * too: a failing disk, on which the store cannot cut a failed batch off again. The first write

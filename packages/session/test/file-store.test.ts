@@ -9,6 +9,7 @@ import {
   rmSync,
   statSync,
   symlinkSync,
+  unlinkSync,
   writeFileSync,
 } from 'node:fs'
 import { hostname, tmpdir } from 'node:os'
@@ -177,6 +178,53 @@ describe('torn and corrupt history', () => {
     expect(warnings).toHaveLength(1)
   })
 
+  // A file written or edited elsewhere (a script joining lines with '\n', an editor that drops the
+  // final newline) can end with a whole record and no newline. A write cut short never leaves one:
+  // no prefix of a record's line is a record, so such a line is kept, never cut off as torn.
+  test('a whole last record without its newline is read, counted and kept; the next writer ends its line', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    const whole = readFileSync(historyFile('s'), 'utf8')
+    writeFileSync(historyFile('s'), whole.slice(0, -1))
+
+    const reader = openStore()
+    expect(await reader.read('s')).toEqual(shortConversation())
+    const batches: HistoryEvent[][] = []
+    for await (const batch of reader.readBatches!('s', { batchSize: 3 })) batches.push(batch)
+    expect(batches).toEqual([shortConversation().slice(0, 3), shortConversation().slice(3)])
+    expect((await reader.info('s'))?.recordCount).toBe(4)
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(whole.slice(0, -1))
+
+    const extra = new HistoryBuilder(2_000_000_000_000).user('after the edit')
+    await reader.append('s', [extra])
+    expect(await reader.read('s')).toEqual([...shortConversation(), extra])
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(`${whole}${encodeHistoryEvent(extra)}\n`)
+    expect((await reader.info('s'))?.recordCount).toBe(5)
+    expect(warnings).toEqual([])
+  })
+
+  test('a whole last line without its newline that is no record of this version is corrupt, never cut off', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    // A record a newer Kode wrote: a whole line, which this version cannot read.
+    const newer = '{"v":99,"role":"user","id":"newer","createdAt":1,"parts":[]}'
+    appendFileSync(historyFile('s'), newer)
+    const before = readFileSync(historyFile('s'), 'utf8')
+
+    const reader = openStore()
+    const error = await reader.read('s').catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'corrupt_history', file: historyFile('s'), line: 5 })
+    expect((error as Error).message).toContain('newer Kode')
+    const extra = new HistoryBuilder(2_000_000_000_000).user('after it')
+    await reader.append('s', [extra])
+    expect(readFileSync(historyFile('s'), 'utf8')).toBe(`${before}\n${encodeHistoryEvent(extra)}\n`)
+    expect(warnings).toEqual([])
+  })
+
   test('a corrupt line in the middle fails the read naming file and line, and changes nothing', async () => {
     const store = openStore()
     await store.create({ id: 's' })
@@ -225,6 +273,38 @@ describe('torn and corrupt history', () => {
     expect(batched).toMatchObject({ code: 'corrupt_history', line: 40 })
     expect(handedOut).toEqual(records.slice(0, 35))
     expect(readFileSync(historyFile('s')).equals(bytes)).toBe(true)
+  })
+
+  // A create cut short by a crash leaves a directory without metadata and without records, which
+  // the next create of that id takes over. A history with records and no metadata is a session
+  // whose metadata was lost: it is no new session's, and must not become one.
+  test('a history with records but no session.json is a session with unreadable metadata, never taken over by create', async () => {
+    const store = openStore()
+    await store.create({ id: 'lost', title: 'old' })
+    await store.append('lost', shortConversation())
+    await store.create({ id: 'crashed' })
+    await store.close()
+    unlinkSync(join(dir, 'lost', 'session.json'))
+    unlinkSync(join(dir, 'crashed', 'session.json'))
+    const bytes = readFileSync(historyFile('lost'))
+
+    const reader = openStore()
+    for (const call of [
+      () => reader.info('lost'),
+      () => reader.read('lost'),
+      () => reader.create({ id: 'lost' }),
+    ]) {
+      const error = await call().catch((e: unknown) => e)
+      expect(SessionError.is(error) && error.code).toBe('corrupt_metadata')
+      expect((error as Error).message).toContain('session.json')
+    }
+    expect(readFileSync(historyFile('lost')).equals(bytes)).toBe(true)
+    expect(await reader.list()).toEqual([])
+    expect(warnings).toMatchObject([{ type: 'unreadable_session', sessionId: 'lost' }])
+    // The directory a crashed create left is still taken over.
+    expect(await reader.create({ id: 'crashed', title: 'again' })).toMatchObject({ recordCount: 0 })
+    await reader.delete('lost')
+    expect(readdirSync(dir)).toEqual(['crashed'])
   })
 
   test('unreadable metadata fails info with corrupt_metadata and list skips the session with a warning', async () => {
@@ -281,6 +361,19 @@ describe('metadata: rewritten when it changes, not on every append', () => {
     expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
   })
 
+  // Two shutdown hooks may each close the store: the one awaited last must not resolve while the
+  // first is still writing, or the host exits with the lock held and the metadata behind.
+  test('a second close() resolves once the first has finished: metadata written, lock given back', async () => {
+    const writer = openStore()
+    await writer.create({ id: 's' })
+    await writer.append('s', shortConversation())
+    const first = writer.close()
+    await writer.close()
+    expect(readdirSync(join(dir, 's')).sort()).toEqual(['history.jsonl', 'session.json'])
+    expect(meta()).toMatchObject({ recordCount: 4, byteLength: statSync(historyFile('s')).size })
+    await first
+  })
+
   test('a failed metadata write is reported, and the next append retries it', async () => {
     const writer = openStore()
     await writer.create({ id: 's', title: 'first' })
@@ -296,6 +389,58 @@ describe('metadata: rewritten when it changes, not on every append', () => {
     await vi.waitFor(() => expect(meta()).toMatchObject({ title: 'first', recordCount: 8 }), {
       timeout: 10_000,
     })
+  })
+})
+
+// `onWarning` is the host's: a logger that throws must neither fail what the warning reports on
+// (a read that skipped a torn line, a write that recovered) nor, from a background metadata write,
+// surface as an unhandled rejection, which ends a Node process.
+describe('an onWarning that throws', () => {
+  const failing = (seen: StoreWarning[]) => (warning: StoreWarning) => {
+    seen.push(warning)
+    throw new Error('the logger is down')
+  }
+
+  test('a read that reports a torn line still returns the records', async () => {
+    const store = openStore()
+    await store.create({ id: 's' })
+    await store.append('s', shortConversation())
+    await store.close()
+    appendFileSync(historyFile('s'), '{"v":1,"role":"user","id":"half","crea')
+    const seen: StoreWarning[] = []
+    const reader = openStore({ onWarning: failing(seen) })
+    expect(await reader.read('s')).toEqual(shortConversation())
+    expect(seen).toMatchObject([{ type: 'torn_tail' }])
+    await reader.append('s', [new HistoryBuilder(2_000_000_000_000).user('after')])
+    expect(seen).toMatchObject([{ type: 'torn_tail' }, { type: 'torn_tail_repaired' }])
+    expect(await reader.read('s')).toHaveLength(5)
+  })
+
+  test('a background metadata write that fails is no unhandled rejection', async () => {
+    const rejections: unknown[] = []
+    const onRejection = (reason: unknown) => rejections.push(reason)
+    process.on('unhandledRejection', onRejection)
+    try {
+      const seen: StoreWarning[] = []
+      const store = openStore({ onWarning: failing(seen) })
+      await store.create({ id: 's' })
+      mkdirSync(join(dir, 's', 'session.json.tmp')) // the temp file cannot be written
+      await expect(store.update('s', { title: 'renamed' })).rejects.toMatchObject({
+        code: 'not_a_regular_file',
+      })
+      // The metadata write failed: the next append retries it in the background, and fails again.
+      await store.append('s', shortConversation())
+      await vi.waitFor(() => expect(seen).toHaveLength(2))
+      await new Promise((resolve) => setImmediate(resolve))
+      await new Promise((resolve) => setImmediate(resolve))
+      expect(rejections).toEqual([])
+      rmSync(join(dir, 's', 'session.json.tmp'), { recursive: true })
+      await store.append('s', shortConversation())
+      await store.close()
+      expect(await openStore().info('s')).toMatchObject({ recordCount: 8 })
+    } finally {
+      process.off('unhandledRejection', onRejection)
+    }
   })
 })
 

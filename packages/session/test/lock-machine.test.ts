@@ -136,13 +136,43 @@ describe('an older lock file without a machine id is judged as before', () => {
   })
 })
 
-describe('the lock records its machine', () => {
-  test('the machine id read, when there is one', async () => {
+// machine-id(5): the id is confidential and must not be exposed; an application that needs a
+// stable id of the machine uses a keyed hash of it. A lock file sits in a session directory,
+// which may be shared (a network share, a volume) or copied whole (a backup, a bug report).
+describe('the lock records its machine, never the machine id itself', () => {
+  test('a keyed hash of the machine id read, when there is one', async () => {
     expect(await take('boot-b', 'machine-b')).toEqual({ taken: [] })
-    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({
-      pid: process.pid,
-      machineId: 'machine-b',
-    })
+    const text = readFileSync(lockFile, 'utf8')
+    expect(text).not.toContain('machine-b')
+    const lock = JSON.parse(text) as { pid: number; machineId?: string }
+    expect(lock.pid).toBe(process.pid)
+    expect(lock.machineId).toMatch(/^[0-9a-f]{32}$/)
+    await Promise.all(held.splice(0).map((h) => h.release()))
+    // The same machine hashes it the same way; another does not.
+    expect(await take('boot-b', 'machine-b')).toEqual({ taken: [] })
+    expect(JSON.parse(readFileSync(lockFile, 'utf8'))).toMatchObject({ machineId: lock.machineId })
+    await Promise.all(held.splice(0).map((h) => h.release()))
+    expect(await take('boot-b', 'machine-c')).toEqual({ taken: [] })
+    expect(JSON.parse(readFileSync(lockFile, 'utf8')).machineId).not.toBe(lock.machineId)
+  })
+
+  test('a lock this machine took is judged as this machine’s: its owner gone, stale; running, refused', async () => {
+    expect(await take('boot-a', 'machine-a')).toEqual({ taken: [] })
+    const recorded = JSON.parse(readFileSync(lockFile, 'utf8')) as { machineId: string }
+    await Promise.all(held.splice(0).map((h) => h.release()))
+    const pid = deadPid()
+    writeLock(pid, 'boot-a', recorded.machineId)
+    expect(await take('boot-a', 'machine-a')).toEqual({ taken: [expect.objectContaining({ pid })] })
+    await Promise.all(held.splice(0).map((h) => h.release()))
+    writeLock(process.ppid, 'boot-a', recorded.machineId)
+    expect(await take('boot-a', 'machine-a')).toEqual(refused('other-process'))
+    expect(await take('boot-a', 'machine-b')).toEqual(refused('other-host'))
+  })
+
+  test('an older lock file naming the machine id itself is still this machine’s', async () => {
+    const pid = deadPid()
+    writeLock(pid, 'boot-a', 'machine-a')
+    expect(await take('boot-a', 'machine-a')).toEqual({ taken: [expect.objectContaining({ pid })] })
   })
 
   test('no machine id where there is none', async () => {
@@ -150,14 +180,19 @@ describe('the lock records its machine', () => {
     expect(JSON.parse(readFileSync(lockFile, 'utf8'))).not.toHaveProperty('machineId')
   })
 
-  test("the file store records the host's own: /etc/machine-id, else D-Bus's", async () => {
+  test("the file store records a hash of the host's own: /etc/machine-id, else D-Bus's", async () => {
     const expected = firstReadable(['/etc/machine-id', '/var/lib/dbus/machine-id'])
     expect(await readMachineId()).toBe(expected)
     const store = createFileSessionStore({ dir, fsync: false })
     try {
       await store.create({ id: 'one' })
-      const lock = JSON.parse(readFileSync(join(dir, 'one', 'writer.lock'), 'utf8')) as { machineId?: string }
-      expect(lock.machineId).toBe(expected)
+      const text = readFileSync(join(dir, 'one', 'writer.lock'), 'utf8')
+      const lock = JSON.parse(text) as { machineId?: string }
+      if (expected === undefined) expect(lock).not.toHaveProperty('machineId')
+      else {
+        expect(text).not.toContain(expected)
+        expect(lock.machineId).toMatch(/^[0-9a-f]{32}$/)
+      }
     } finally {
       await store.close()
     }

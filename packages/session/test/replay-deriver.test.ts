@@ -12,6 +12,7 @@ import {
 import { describe, expect, test } from 'vitest'
 import { generateSession } from '../../../test/history/generate-session.js'
 import { HistoryBuilder } from '../../../test/history/history.js'
+import { manyChildren } from './helpers/many-children.js'
 import { scrambledHistory } from './helpers/scramble-history.js'
 
 // The incremental deriver must give exactly what deriveReplayEvents gives for the whole history,
@@ -190,6 +191,18 @@ describe('replaySession reads in batches', () => {
     const plain: SessionStore = rest
     expect(plain.readBatches).toBeUndefined()
     expect(await replaySession(plain, 'main')).toEqual(await expected(store))
+  })
+
+  // A session that ran many sub-agents links them all in a few records: each read whole before the
+  // records' events come. An abort meanwhile must stop the reads, not wait for every one of them.
+  test('an abort while the sub-agent sessions of a batch are read stops reading them', async () => {
+    for (const batched of [true, false]) {
+      const { store, reads, controller } = await manyChildren(40)
+      const plain: SessionStore = batched ? store : { ...store, readBatches: undefined }
+      const error = await replaySession(plain, 'main', { signal: controller.signal }).catch((e: unknown) => e)
+      expect(error).toBe(controller.signal.reason)
+      expect(reads.length).toBeLessThan(40)
+    }
   })
 
   test('an aborted replay throws the signal reason', async () => {

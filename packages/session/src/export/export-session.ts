@@ -1,6 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { sessionGoneWhile, sessionNotFound } from '../errors.js'
-import { loadLinked, loadSubSessions } from '../replay/load-sub-sessions.js'
+import { loadLinked } from '../replay/load-sub-sessions.js'
 import type { SessionInfo } from '../session-info.js'
 import type { SessionStore } from '../store/session-store.js'
 import { type ExportHtmlOptions, exportHtml, HistorySummary, renderPage } from './export-html.js'
@@ -38,7 +38,8 @@ export async function exportSessionHtml(
   if (!info) throw sessionNotFound(sessionId)
   if (!store.readBatches) {
     const history = await store.read(sessionId)
-    const subSessions = await loadSubSessions(store, history)
+    const subSessions = new Map<string, HistoryEvent[]>()
+    await loadLinked(store, history, subSessions, new Set(), signal)
     signal?.throwIfAborted()
     const end = await sameSession(store, info)
     const updatedAt = exportedUpdatedAt(info, end, history.length, history.at(-1)?.createdAt)
@@ -56,7 +57,7 @@ export async function exportSessionHtml(
   })
   const summary = new HistorySummary()
   for await (const batch of store.readBatches(sessionId, { batchSize, signal })) {
-    await loadLinked(store, batch, subSessions, new Set())
+    await loadLinked(store, batch, subSessions, new Set(), signal)
     signal?.throwIfAborted()
     summary.add(batch)
     renderer.push(batch)

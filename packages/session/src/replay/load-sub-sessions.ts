@@ -24,24 +24,25 @@ export async function loadSubSessions(
 
 /**
  * Adds to `loaded` the sessions `records` link that it lacks, and the sessions those link, except
- * the ones in `skip` (and those missing from the store).
+ * the ones in `skip` (and those missing from the store). Aborting `signal` throws its reason before
+ * the next read: a record can link hundreds of sessions, each read whole.
  */
 export async function loadLinked(
   store: SessionStore,
   records: readonly HistoryEvent[],
   loaded: Map<string, HistoryEvent[]>,
   skip: ReadonlySet<string>,
+  signal?: AbortSignal,
 ): Promise<void> {
   let frontier: (readonly HistoryEvent[])[] = [records]
   while (frontier.length > 0) {
     const ids = new Set<string>()
     for (const events of frontier) addLinked(events, ids, loaded, skip)
     if (ids.size === 0) return
-    const children = await mapLimited(
-      [...ids],
-      SUB_SESSION_READS,
-      async (id) => [id, await readIfPresent(store, id)] as const,
-    )
+    const children = await mapLimited([...ids], SUB_SESSION_READS, async (id) => {
+      signal?.throwIfAborted()
+      return [id, await readIfPresent(store, id)] as const
+    })
     frontier = []
     for (const [id, events] of children) {
       if (!events) continue
@@ -107,9 +108,10 @@ export async function* replaySessionBatches(
 ): AsyncGenerator<ReplayEvent[]> {
   const { signal } = options
   if (!store.readBatches) {
+    signal?.throwIfAborted()
     const history = await store.read(sessionId)
-    const subSessions = await loadSubSessions(store, history)
-    subSessions.delete(sessionId)
+    const subSessions = new Map<string, HistoryEvent[]>()
+    await loadLinked(store, history, subSessions, new Set([sessionId]), signal)
     signal?.throwIfAborted()
     const events = deriveReplayEvents(history, { sessionId, subSessions })
     if (events.length > 0) yield events
@@ -120,7 +122,7 @@ export async function* replaySessionBatches(
   const deriver = createReplayDeriver({ sessionId, subSessions })
   const read: ReadBatchesOptions = { batchSize: options.batchSize, signal }
   for await (const batch of store.readBatches(sessionId, read)) {
-    await loadLinked(store, batch, subSessions, root)
+    await loadLinked(store, batch, subSessions, root, signal)
     signal?.throwIfAborted()
     const events = deriver.push(batch)
     if (events.length > 0) yield events

@@ -29,7 +29,7 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '../session-store.js'
-import { countLines, readHistoryBatches, readHistoryFile } from './history-file.js'
+import { countLines, endsWithWholeLine, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
 import { makeDirectories } from './make-directories.js'
@@ -85,7 +85,16 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const root = resolve(options.dir)
   const { now, createId } = resolveClock(options)
   const fsync = options.fsync ?? true
-  const warn = options.onWarning ?? (() => {})
+  const onWarning = options.onWarning
+  // A warning reports on something the store got past: a host's logger that throws must not fail
+  // that operation, nor, from a background metadata write, surface as an unhandled rejection.
+  const warn = (warning: StoreWarning) => {
+    try {
+      onWarning?.(warning)
+    } catch {
+      // ignored, as above
+    }
+  }
   const writers = new Map<string, Promise<SessionWriter>>()
   /** Sessions whose writer is still being opened or created (not yet in `writers` for good). */
   const opening = new Set<string>()
@@ -100,6 +109,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
    */
   const broken = new Map<string, SessionError>()
   let closed = false
+  /** What `close()` returns, once called. */
+  let shutdown: Promise<void> | undefined
 
   const context = (sessionId: string): WriterContext => ({
     sessionId,
@@ -330,24 +341,30 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
       await removal
     },
 
-    async close() {
-      if (closed) return
-      closed = true
-      leases.clear()
-      const results = await Promise.allSettled([
-        ...[...writers]
-          .filter(([sessionId]) => !deleting.has(sessionId))
-          .map(async ([, opening]) => {
-            const writer = await opening.catch(() => undefined)
-            await writer?.close()
-          }),
-        ...closing.values(),
-        ...deleting.values(),
-      ])
-      writers.clear()
-      const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
-      if (failed) throw failed.reason
+    close() {
+      // A second call waits for the first: its caller may exit once it resolves.
+      shutdown ??= closeAll()
+      return shutdown
     },
+  }
+
+  /** Closes every writer (final metadata, locks given back) once pending writes and deletes end. */
+  async function closeAll(): Promise<void> {
+    closed = true
+    leases.clear()
+    const results = await Promise.allSettled([
+      ...[...writers]
+        .filter(([sessionId]) => !deleting.has(sessionId))
+        .map(async ([, opening]) => {
+          const writer = await opening.catch(() => undefined)
+          await writer?.close()
+        }),
+      ...closing.values(),
+      ...deleting.values(),
+    ])
+    writers.clear()
+    const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected')
+    if (failed) throw failed.reason
   }
 
   /** Closes the session's writer (or, without one, takes its lock) and removes its directory. */
@@ -407,10 +424,13 @@ async function readInfo(paths: SessionPaths, sessionId: string): Promise<Session
     // Bytes past `committedLength` are a failed append's, not records.
     const size = Math.min(stat.size, committedLength ?? stat.size)
     if (size === byteLength) return info
+    // A whole last line without its newline (written elsewhere) is read as a record: counted too.
+    const unterminated = (await endsWithWholeLine(handle, size)) ? 1 : 0
     const recordCount =
-      size > byteLength
+      unterminated +
+      (size > byteLength
         ? info.recordCount + (await countLines(handle, byteLength, size))
-        : await countLines(handle, 0, size)
+        : await countLines(handle, 0, size))
     if (recordCount === info.recordCount) return info
     return { ...info, recordCount, updatedAt: Math.max(info.updatedAt, mtimeMs) }
   } finally {

@@ -128,11 +128,69 @@ export async function* readHistoryBatches(
   } finally {
     await handle.close()
   }
+  // A last line without its newline that is whole (a JSON object) was written or edited
+  // elsewhere, not cut short (see `isWholeLine`): it is decoded like the others, and fails the
+  // read as they do when it is no record.
+  const whole = kept > 0 && isWholeLine(buffer.subarray(0, kept))
+  if (whole) decodeLines([buffer.toString('utf8', 0, kept)], 0, events, batchSize, { sessionId, file, line })
   if (events.length > 0 || batchSize === Number.POSITIVE_INFINITY) {
     signal?.throwIfAborted()
     yield events
   }
-  if (kept > 0) options.onTorn?.({ line: line + 1, bytes: kept })
+  if (kept > 0 && !whole) options.onTorn?.({ line: line + 1, bytes: kept })
+}
+
+const CLOSE_BRACE = 0x7d
+// JSON's white space other than the newline: an editor may leave it after the last record.
+const TRAILING_SPACE = new Set([0x20, 0x09, 0x0d])
+
+/** Whether `bytes` (the end of a line, or all of it) end a JSON object, white space aside. */
+function closesObject(bytes: Buffer): boolean {
+  let end = bytes.length - 1
+  while (end >= 0 && TRAILING_SPACE.has(bytes[end]!)) end--
+  return end >= 0 && bytes[end] === CLOSE_BRACE
+}
+
+/**
+ * Whether a file's bytes after its last newline are a whole line: a JSON object, as every line the
+ * store writes is. A file written or edited elsewhere (lines joined with newlines, an editor that
+ * drops the final one) can end so. A write cut short never leaves one, since no proper prefix of
+ * a JSON object is one: those bytes are a torn line. Whether the object is a record this version
+ * reads is the decoder's to say, as for any other line.
+ */
+function isWholeLine(bytes: Buffer): boolean {
+  if (!closesObject(bytes) || !isUtf8(bytes)) return false
+  try {
+    const value: unknown = JSON.parse(bytes.toString('utf8'))
+    return typeof value === 'object' && value !== null && !Array.isArray(value)
+  } catch {
+    return false
+  }
+}
+
+/**
+ * Whether the bytes of an open file of `size` bytes past its last newline (at `complete`, found
+ * when not given) are a whole line without its newline (see `isWholeLine`). A torn line is read
+ * whole only when it happens to end as an object does.
+ */
+export async function endsWithWholeLine(
+  handle: FileHandle,
+  size: number,
+  complete?: number,
+): Promise<boolean> {
+  if (size === 0) return false
+  const end = Buffer.allocUnsafe(Math.min(size, 16))
+  const { bytesRead } = await handle.read(end, 0, end.length, size - end.length)
+  if (!closesObject(end.subarray(0, bytesRead))) return false
+  const from = complete ?? (await completeLength(handle, size))
+  if (from >= size) return false
+  const tail = Buffer.allocUnsafe(size - from)
+  for (let filled = 0; filled < tail.length; ) {
+    const read = await handle.read(tail, filled, tail.length - filled, from + filled)
+    if (read.bytesRead === 0) return false
+    filled += read.bytesRead
+  }
+  return isWholeLine(tail)
 }
 
 /** A piece's lines as text, and which of them (by index) are not valid UTF-8. */

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createHmac, randomUUID } from 'node:crypto'
 import { type FileHandle, link, lstat, open, rename, unlink, writeFile } from 'node:fs/promises'
 import { hostname } from 'node:os'
 import {
@@ -47,9 +47,9 @@ interface LockContent extends LockHolder {
    */
   bootId?: string
   /**
-   * The machine the lock was taken on (see `MachineIdReader`): hostnames repeat across machines,
-   * and a boot id or pid means nothing on another machine. Absent in older lock files and on
-   * hosts without a machine id.
+   * The machine the lock was taken on (see `MachineIdReader`), as `machineTag` of its id: hostnames
+   * repeat across machines, and a boot id or pid means nothing on another machine. Older lock files
+   * hold the machine id itself; absent in still older ones and on hosts without a machine id.
    */
   machineId?: string
 }
@@ -64,8 +64,10 @@ interface Observer {
   processStart: number
   /** The host's current boot, if it has an id. */
   bootId: string | undefined
-  /** This machine's id, if it has one. */
+  /** This machine's id, if it has one: compared with older lock files, never written. */
   machineId: string | undefined
+  /** What a lock file records of it (see `machineTag`). */
+  machineTag: string | undefined
 }
 
 /**
@@ -83,8 +85,22 @@ async function observer(bootId: BootIdReader, machineId: MachineIdReader): Promi
     processStart: monotonicStart(),
     bootId: current,
     machineId: machine,
+    machineTag: machine === undefined ? undefined : machineTag(machine),
   }
 }
+
+/**
+ * What a lock records of the machine id: machine-id(5) asks that the id itself, confidential, never
+ * be exposed, and that an application needing a stable id of the machine use a keyed hash of it
+ * (systemd's `sd_id128_get_machine_app_specific`: HMAC-SHA256 keyed by the id, 128 bits of it). A
+ * lock file sits in a session directory, which may be shared or copied whole.
+ */
+function machineTag(machineId: string): string {
+  return createHmac('sha256', machineId).update(MACHINE_TAG_APP).digest('hex').slice(0, 32)
+}
+
+/** The application id `machineTag` hashes: the same in every Kode, so every version compares alike. */
+const MACHINE_TAG_APP = 'kode session writer lock'
 
 /**
  * This process's start on the monotonic clock: now minus the uptime, both read from that clock.
@@ -145,7 +161,7 @@ export async function acquireLock(
     token: randomUUID(),
     processStart: self.processStart,
     ...(self.bootId === undefined ? {} : { bootId: self.bootId }),
-    ...(self.machineId === undefined ? {} : { machineId: self.machineId }),
+    ...(self.machineTag === undefined ? {} : { machineId: self.machineTag }),
   }
   const temp = `${file}.${content.token}.tmp`
   try {
@@ -309,14 +325,17 @@ async function removeIfSame(file: string, stale: LockContent, ourToken: string):
 }
 
 /**
- * The lock was taken on this machine: same hostname and, when the lock names a machine id, ours.
- * A lock naming one while we have none to compare cannot be shown to be ours, so it counts as
- * another host's: refused rather than broken while its writer may live. A lock without one (an
- * older file, a host without one) is judged by hostname as before.
+ * The lock was taken on this machine: same hostname and, when the lock names a machine, ours (by
+ * its tag, or by the id itself in an older lock file). A lock naming one while we have none to
+ * compare cannot be shown to be ours, so it counts as another host's: refused rather than broken
+ * while its writer may live. A lock without one (an older file, a host without one) is judged by
+ * hostname as before.
  */
 function onThisHost(holder: LockContent, self: Observer): boolean {
   if (holder.hostname !== self.hostname) return false
-  return holder.machineId === undefined || holder.machineId === self.machineId
+  const { machineId } = holder
+  if (machineId === undefined) return true
+  return self.machineId !== undefined && (machineId === self.machineTag || machineId === self.machineId)
 }
 
 /** Where a live holder runs, relative to us. */

@@ -1,9 +1,10 @@
 import { lstat, rename, unlink } from 'node:fs/promises'
-import { dirname } from 'node:path'
+import { dirname, join } from 'node:path'
 import { type Static, Type } from '@sinclair/typebox'
 import { Value } from '@sinclair/typebox/value'
 import { SessionError } from '../../errors.js'
 import { SessionInfo } from '../../session-info.js'
+import { HISTORY_FILE } from './layout.js'
 import { CREATE_NEW, notRegularFile, openNoFollow, READ } from './no-follow.js'
 import { syncDirectory } from './sync-directory.js'
 
@@ -40,8 +41,19 @@ export async function readMetaFile(file: string, sessionId: string): Promise<Ses
   } catch (error) {
     // ENOTDIR: a file, not a directory, has the session's name, which `list()` skips too.
     const code = (error as NodeJS.ErrnoException).code
-    if (code === 'ENOENT' || code === 'ENOTDIR') return undefined
-    throw error
+    if (code === 'ENOTDIR') return undefined
+    if (code !== 'ENOENT') throw error
+    // A create cut short leaves no metadata and no records: no session yet, and the next create
+    // takes its directory over. Records without metadata are a session whose metadata was lost,
+    // which must neither vanish from `list()` nor become a new session's history.
+    const history = join(dirname(file), HISTORY_FILE)
+    if (!(await holdsBytes(history))) return undefined
+    throw new SessionError(
+      'corrupt_metadata',
+      `${file}: missing, though ${history} holds records (the session's metadata was lost). ` +
+        'Restore it from a backup, or move the history away and delete the session.',
+      { sessionId, cause: error },
+    )
   }
   const corrupt = (detail: string, cause?: unknown) =>
     new SessionError('corrupt_metadata', `${file}: ${detail}`, { sessionId, cause })
@@ -119,6 +131,12 @@ export async function removeTemp(temp: string, sessionId: string): Promise<void>
     }
     throw error
   }
+}
+
+/** Whether `path` is a regular file holding anything (not followed if it is a link). */
+async function holdsBytes(path: string): Promise<boolean> {
+  const stats = await lstat(path).catch(() => undefined)
+  return stats?.isFile() === true && stats.size > 0
 }
 
 async function isDirectory(path: string): Promise<boolean> {

@@ -11,7 +11,7 @@ import {
 } from '../../session-info.js'
 import type { StoreWarning } from '../session-store.js'
 import { CoalescingWriter } from './coalescing-writer.js'
-import { completeLength, countLines } from './history-file.js'
+import { completeLength, countLines, endsWithWholeLine } from './history-file.js'
 import type { SessionPaths } from './layout.js'
 import { acquireLock, type HeldLock } from './lock.js'
 import { infoOf, metaOf, readMetaFile, removeTemp, writeMetaFile } from './meta-file.js'
@@ -160,6 +160,13 @@ export class SessionWriter {
           sessionId: ctx.sessionId,
         })
       }
+    } catch (error) {
+      // Another create took the directory we made before we took the lock, and made the session
+      // in it: its files, which must stay.
+      await lock.release()
+      throw error
+    }
+    try {
       const writer = await SessionWriter.start(ctx, lock, newSessionInfo(ctx.sessionId, init, ctx.now()), 0)
       try {
         await writer.meta.flush()
@@ -205,8 +212,12 @@ export class SessionWriter {
         await cutHistory(ctx, handle, size, committed, 'failed_append_repaired')
         ;({ size, mtimeMs } = await handle.stat())
       }
-      const complete = await completeLength(handle, size)
-      if (complete < size) await cutHistory(ctx, handle, size, complete, 'torn_tail_repaired')
+      let complete = await completeLength(handle, size)
+      if (complete < size) {
+        // A whole line without its newline (written elsewhere) is kept: its line is ended.
+        if (await endsWithWholeLine(handle, size, complete)) complete = await endLine(ctx, handle, size)
+        else await cutHistory(ctx, handle, size, complete, 'torn_tail_repaired')
+      }
       const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
       // The metadata's `committedLength` is dropped once the bytes past it are gone.
       if (complete !== byteLength || committed !== undefined) {
@@ -426,6 +437,13 @@ function takeLock(ctx: WriterContext): Promise<HeldLock> {
   return acquireLock(ctx.paths.lock, ctx.sessionId, Date.now(), (holder) =>
     ctx.warn({ type: 'stale_lock_removed', sessionId: ctx.sessionId, file: ctx.paths.lock, pid: holder.pid }),
   )
+}
+
+/** Ends the last line of a history of `size` bytes with its newline; returns the new length. */
+async function endLine(ctx: WriterContext, handle: FileHandle, size: number): Promise<number> {
+  await handle.write(Buffer.from('\n'))
+  if (ctx.fsync) await handle.datasync()
+  return size + 1
 }
 
 /** Truncates the history from `size` to `length` bytes and tells the store's `warn` why. */
