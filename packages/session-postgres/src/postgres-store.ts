@@ -157,7 +157,16 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (options.pool !== undefined && options.queryTimeoutMs !== undefined)
     throw new TypeError("queryTimeoutMs is for a pool the store makes: set pg's query_timeout on your pool")
   const now = options.now ?? Date.now
-  const warn = options.onWarning ?? (() => {})
+  const onWarning = options.onWarning
+  // A warning reports on something the store got past: a host's logger that throws must not fail
+  // that operation.
+  const warn = (warning: StoreWarning) => {
+    try {
+      onWarning?.(warning)
+    } catch {
+      // ignored, as above
+    }
+  }
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
   const shared = options.pool ?? ownedPool(options.connectionString, queryTimeoutMs)

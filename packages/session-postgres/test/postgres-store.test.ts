@@ -351,6 +351,21 @@ describe('metadata of the wrong shape', () => {
     },
   )
 
+  test('an onWarning that throws fails nothing: list still answers without the session', async () => {
+    const seen: StoreWarning[] = []
+    const store = open({
+      onWarning: (warning) => {
+        seen.push(warning)
+        throw new Error('the logger is down')
+      },
+    })
+    await store.create({ id: 'good', title: 'fine' })
+    await store.create({ id: 's', title: 'before' })
+    await admin.query(`update "${schema}".sessions set meta = 'null'::jsonb where id = 's'`)
+    expect((await store.list()).map((info) => info.id)).toEqual(['good'])
+    expect(seen).toMatchObject([{ type: 'unreadable_session', sessionId: 's' }])
+  })
+
   test('update of an object meta with a bad field the patch does not fix changes nothing', async () => {
     const meta = '{"subAgent": {"parentToolCallId": 1}}'
     const { store } = await plant(meta)
