@@ -4,7 +4,7 @@ import type { TaskOutcome } from '../outcome.js'
 import type { CallSignal } from '../tools/call-signal.js'
 import type { SubAgentOutcome, SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
-import type { ApprovalDecision, PendingCall } from './approval.js'
+import { type ApprovalDecision, FAILED_REASON, INTERRUPTED_REASON, type PendingCall } from './approval.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
@@ -117,6 +117,34 @@ export class CallSubAgents {
     return child
   }
 
+  /**
+   * The task stopped (the user interrupted it, or the host failed) before the batch of the call
+   * whose children paused ended: they will not be carried on. Each is settled when the call's
+   * result is finished (see `link`), its waiting calls denied (the reason says the task stopped),
+   * so its session keeps no call pending that nothing could ever decide.
+   */
+  stopPaused(toolCallId: string): void {
+    const children = this.paused.get(toolCallId) ?? []
+    this.paused.delete(toolCallId)
+    const reason = this.#rt.hostFailure() ? FAILED_REASON : INTERRUPTED_REASON
+    const list = this.#resumes.get(toolCallId) ?? []
+    for (const child of children) {
+      // As the parent's history would name them: a call of the child's own by the child's session.
+      const requests = child.pending.map((entry) => ({
+        ...entry,
+        sessionId: entry.sessionId ?? child.sessionId,
+      }))
+      const approvals = requests.map((entry) => ({
+        toolCallId: entry.toolCallId,
+        sessionId: entry.sessionId,
+        approved: false,
+        reason,
+      }))
+      list.push({ sessionId: child.sessionId, approvals, requests })
+    }
+    this.#resumes.set(toolCallId, list)
+  }
+
   #track(toolCallId: string, ended: Promise<TaskOutcome | undefined>): void {
     this.#all.push(ended)
     const list = this.#byCall.get(toolCallId) ?? []
@@ -208,10 +236,12 @@ export class CallSubAgents {
     }
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome
-    return withSessionLinks(
-      outcome,
-      (await Promise.all(children)).filter((child) => child !== undefined),
-    )
+    // A child settled after it paused (see `stopPaused`) ran two tasks for the call: it is linked
+    // once, where it started, with its latest task's accounting.
+    const latest = new Map<string, TaskOutcome>()
+    for (const child of await Promise.all(children))
+      if (child !== undefined) latest.set(child.sessionId, child)
+    return withSessionLinks(outcome, [...latest.values()])
   }
 
   /** Every child's outcome once all have ended, in the order they started (failed ones left out). */

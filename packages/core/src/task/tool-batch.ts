@@ -41,6 +41,13 @@ export interface ToolBatch {
    */
   suspended?: (toolCallId: string) => boolean
   /**
+   * A suspended call the batch stops before its other calls end (the user interrupted it, or the
+   * host failed) is not suspended after all: it is answered like a call that was running, and this
+   * gives up what it was suspended for (its paused sub-agents, settled as its result is finished).
+   * Without it, the call stays suspended.
+   */
+  stopSuspended?: (toolCallId: string) => void
+  /**
    * Calls waiting for the user's approval: they do not run. An interrupt answers them like any
    * call (`aborted`); otherwise, once the other calls have ended, they are suspended (no result).
    */
@@ -241,13 +248,22 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
     }
     const settled = await slots[i]!.promise
-    const outcome = batch.finish ? await batch.finish(call.id, settled) : settled
+    let outcome = batch.finish ? await batch.finish(call.id, settled) : settled
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
     if (progressFailure) throw progressFailure.error
     if (slots[i]!.suspended) {
-      end.suspended.push(call)
-      continue
+      // As a held call: it waits only if the batch is not stopped before its other calls end. A
+      // task that stops leaves no call waiting (its result comes in call order with the others').
+      await Promise.all(slots.filter((_, j) => !batch.held?.has(calls[j]!.id)).map((slot) => slot.promise))
+      if (!batch.signal.aborted || !batch.stopSuspended) {
+        end.suspended.push(call)
+        continue
+      }
+      batch.stopSuspended(call.id)
+      const failure = rt.hostFailure()
+      const stopped = failure ? hostFailureOutcome('running', failure.message) : abortedOutcome(true)
+      outcome = batch.finish ? await batch.finish(call.id, stopped) : stopped
     }
     if (!started[i] || batch.signal.aborted) announceUnstarted(batch, started, i)
     const message = resultMessage(call, outcome, settings.toolOutputLimit, {

@@ -386,6 +386,7 @@ export async function runCalls(
     ...(options.announced ? { announced: options.announced } : {}),
     ...(options.held ? { held: options.held } : {}),
     suspended: (toolCallId) => subAgents.paused.has(toolCallId),
+    stopSuspended: (toolCallId) => subAgents.stopPaused(toolCallId),
     mayBeSuspended: (toolCallId) => subAgents.ran(toolCallId),
     context: (call, callSignal, progress) => ({
       // Made when the tool first reads it (most never do).
