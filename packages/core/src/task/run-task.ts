@@ -300,11 +300,19 @@ function checkInputId(history: readonly HistoryEvent[], id: string): void {
 
 /**
  * Delivers the messages the host queued with `steer`; true when there were any. `before` runs
- * first when there are (it closes a turn a message must not land in).
+ * first when there are (it closes a turn a message must not land in). When the store fails, the
+ * messages after the one being written go back to the queue, for the next run.
  */
 async function deliverSteering(rt: TaskRuntime, before?: () => void): Promise<boolean> {
   const queued = rt.takeSteering()
   if (queued.length > 0) before?.()
-  for (const parts of queued) await deliverUserMessage(rt, parts)
+  for (let i = 0; i < queued.length; i++) {
+    try {
+      await deliverUserMessage(rt, queued[i]!)
+    } catch (error) {
+      rt.returnSteering(queued.slice(i + 1))
+      throw error
+    }
+  }
   return queued.length > 0
 }
