@@ -195,15 +195,18 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
       }
       slot.progress = slot.progress
         .then(() => rt.journal.persist(record))
-        .then(() =>
+        .then(() => {
+          // Reported before an interrupt, persisted after it: the calls the interrupt left unstarted
+          // are announced before this first record after it, as before a result (see `announceUnstarted`).
+          if (signal.aborted) announceStopped(batch, started, 0)
           events.emit('tool_progress', {
             responseId,
             toolCallId: call.id,
             toolName: call.name,
             message,
             siblingToolCallIds,
-          }),
-        )
+          })
+        })
         .catch((error: unknown) => {
           slot.progressFailure ??= { error }
         })
@@ -324,16 +327,25 @@ async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): 
  * result, as the replay shows one answered while it waited.
  */
 function announceUnstarted(batch: ToolBatch, started: boolean[], i: number): void {
+  const waited = !started[i] && batch.held?.has(batch.calls[i]!.id) === true
+  announceStopped(batch, started, i)
+  if (waited) {
+    started[i] = true
+    announce(batch, batch.calls[i]!)
+  }
+}
+
+/**
+ * The calls from `from` on that never started and do not wait for approval, announced together
+ * and in call order, once the batch was stopped: before its first record after the stop (a result,
+ * or a running call's `tool_progress`), where the replay announces them.
+ */
+function announceStopped(batch: ToolBatch, started: boolean[], from: number): void {
   const { calls, held } = batch
-  const waited = !started[i] && held?.has(calls[i]!.id) === true
-  for (let j = i; j < calls.length; j++) {
+  for (let j = from; j < calls.length; j++) {
     if (started[j] || held?.has(calls[j]!.id)) continue
     started[j] = true
     announce(batch, calls[j]!)
-  }
-  if (waited) {
-    started[i] = true
-    announce(batch, calls[i]!)
   }
 }
 
