@@ -1,4 +1,4 @@
-import { defineTool, pendingApprovals } from '@kode/core'
+import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
@@ -69,7 +69,7 @@ function world(stop: () => void) {
   return { written, tools: [delegate, slow], route }
 }
 
-describe('a sub-agent that paused for approval, then the parent task stops while a sibling call runs', () => {
+describe('a sub-agent that paused for approval as the parent task stops', () => {
   const harness = useHarness('file')
 
   test('an interrupt answers the call that ran it and settles the sub-agent: nothing stays pending, live is replay', async () => {
@@ -188,5 +188,74 @@ describe('a sub-agent that paused for approval, then the parent task stops while
       'tool_result p2 error (last): The task failed before this tool call finished: An event listener threw: listener broke',
       'task_finish error: ',
     ])
+  })
+
+  test('an interrupt as the sub-agent ends its task paused settles it too: its call is answered, nothing stays pending', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    const writer = defineSubAgent({
+      name: 'writer',
+      description: 'Writes',
+      system: 'You write.',
+      tools: [writeFile],
+    })
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You write.') {
+        return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+      }
+      if (messages.at(-1)!.content !== 'Go') return textReply('r-parent-2', 'Parent done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('p1', 'writer', { prompt: 'Write a.txt' })] })
+    })
+    const agent = h.createAgent({ tools: [writer] })
+    const controller = new AbortController()
+    // The sub-agent's task has paused; its parent's call has not returned yet.
+    agent.events.on('task_finish', (event) => {
+      if (event.sessionId !== agent.sessionId) controller.abort()
+    })
+    const { events, outcome } = await collect(agent.run('Go', { signal: controller.signal }))
+    expectOrdered(events)
+    expect(outcome.reason).toBe('aborted')
+    expect(written).toEqual([])
+    const denied = 'denied by the user: the user interrupted the task before deciding'
+    expect(summarize(events).slice(-15)).toEqual([
+      '[id3] task_finish awaiting_approval: ',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
+      '[id3] tool_approval_decision w1 denied: the user interrupted the task before deciding',
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      `[id3] tool_result w1 error (last): ${denied}`,
+      '[id3] turn_end',
+      '[id3] interrupt',
+      '[id3] task_metadata turns=0 subAgents=0',
+      '[id3] task_finish aborted: ',
+      'tool_result p1 error (last): The user interrupted this tool call before it finished.',
+      'interrupt',
+      'turn_end',
+      'task_metadata turns=1 subAgents=2',
+      'task_finish aborted: ',
+    ])
+    const parent = await agent.history()
+    const child = await h.store.read('id3')
+    for (const history of [parent, child]) {
+      expectValidHistory(history)
+      expect(pendingApprovals(history)).toEqual([])
+    }
+    const histories = new Map([
+      [agent.sessionId, parent],
+      ['id3', child],
+    ])
+    const replay = await replaySession(h.reopenStore(), agent.sessionId)
+    expect(comparableReplay(replay, histories)).toEqual(expectedReplay(events, histories))
   })
 })

@@ -118,12 +118,12 @@ export class CallSubAgents {
   }
 
   /**
-   * The task stopped (the user interrupted it, or the host failed) before the batch of the call
-   * whose children paused ended: they will not be carried on. Each is settled when the call's
-   * result is finished (see `link`), its waiting calls denied (the reason says the task stopped),
-   * so its session keeps no call pending that nothing could ever decide.
+   * The call is answered while children it ran paused for approval: the task stopped (the user
+   * interrupted it, or the host failed) before they could pause it. They will never be carried
+   * on, so each is settled (see `link`), its waiting calls denied with a reason that says the task
+   * stopped, and its session keeps no call pending that nothing could ever decide.
    */
-  stopPaused(toolCallId: string): void {
+  #stopPaused(toolCallId: string): void {
     const children = this.paused.get(toolCallId) ?? []
     this.paused.delete(toolCallId)
     const reason = this.#rt.hostFailure() ? FAILED_REASON : INTERRUPTED_REASON
@@ -220,28 +220,39 @@ export class CallSubAgents {
    *
    * The call has ended, so paused children it was to carry on and did not (it was interrupted
    * before it ran, or it ended without calling `runSubAgent` for them) never will: each is
-   * settled here, after those it started (see `settleNotCarriedOn`), and linked too.
+   * settled here, after those it started (see `settleNotCarriedOn`), and linked too. So is a child
+   * that paused when the call is `answered` (it gets its result now, not suspended): the task
+   * stopped before the child could pause it (see `stopPaused`).
    */
-  async link(toolCallId: string, outcome: ToolOutcome): Promise<ToolOutcome> {
-    const left = this.#resumes.get(toolCallId)
-    if (left !== undefined && left.length > 0) {
-      this.#resumes.delete(toolCallId)
-      // One after the other, in the order they were started, as the call would have carried them on.
-      let before: Promise<unknown> = Promise.resolve()
-      for (const resume of left) {
-        const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
-        this.#track(toolCallId, settled)
-        before = settled
-      }
-    }
+  async link(toolCallId: string, outcome: ToolOutcome, answered = false): Promise<ToolOutcome> {
+    this.#settleLeft(toolCallId)
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome
-    // A child settled after it paused (see `stopPaused`) ran two tasks for the call: it is linked
-    // once, where it started, with its latest task's accounting.
+    let ended = await Promise.all(children)
+    if (answered && this.paused.has(toolCallId)) {
+      this.#stopPaused(toolCallId)
+      this.#settleLeft(toolCallId)
+      ended = await Promise.all(children)
+    }
+    // A child settled after it paused ran two tasks for the call: it is linked once, where it
+    // started, with its latest task's accounting.
     const latest = new Map<string, TaskOutcome>()
-    for (const child of await Promise.all(children))
-      if (child !== undefined) latest.set(child.sessionId, child)
+    for (const child of ended) if (child !== undefined) latest.set(child.sessionId, child)
     return withSessionLinks(outcome, [...latest.values()])
+  }
+
+  /** Settles the paused children the call was to carry on and did not, one after the other. */
+  #settleLeft(toolCallId: string): void {
+    const left = this.#resumes.get(toolCallId)
+    if (left === undefined || left.length === 0) return
+    this.#resumes.delete(toolCallId)
+    // One after the other, in the order they were started, as the call would have carried them on.
+    let before: Promise<unknown> = Promise.resolve()
+    for (const resume of left) {
+      const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
+      this.#track(toolCallId, settled)
+      before = settled
+    }
   }
 
   /** Every child's outcome once all have ended, in the order they started (failed ones left out). */

@@ -41,13 +41,6 @@ export interface ToolBatch {
    */
   suspended?: (toolCallId: string) => boolean
   /**
-   * A suspended call the batch stops before its other calls end (the user interrupted it, or the
-   * host failed) is not suspended after all: it is answered like a call that was running, and this
-   * gives up what it was suspended for (its paused sub-agents, settled as its result is finished).
-   * Without it, the call stays suspended.
-   */
-  stopSuspended?: (toolCallId: string) => void
-  /**
    * Calls waiting for the user's approval: they do not run. An interrupt answers them like any
    * call (`aborted`); otherwise, once the other calls have ended, they are suspended (no result).
    */
@@ -66,9 +59,11 @@ export interface ToolBatch {
    * The call's outcome as its result will say it, once what the call started has ended (its
    * sub-agents, which the result links: see `runCalls`). Default: the outcome itself. A call that
    * ran is finished before `afterToolCall` sees its result, and again before the result is
-   * recorded (an outcome linked already stays as it is).
+   * recorded (an outcome linked already stays as it is), then `answered`: the call gets its
+   * result now (it is not suspended), so what could still suspend it (a sub-agent that paused as
+   * the task stopped) is given up.
    */
-  finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
+  finish?: (toolCallId: string, outcome: ToolOutcome, answered?: boolean) => Promise<ToolOutcome>
 }
 
 /** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
@@ -251,7 +246,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
     }
     const settled = await slots[i]!.promise
-    let outcome = batch.finish ? await batch.finish(call.id, settled) : settled
+    let outcome = batch.finish ? await batch.finish(call.id, settled, !slots[i]!.suspended) : settled
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
     if (progressFailure) throw progressFailure.error
@@ -259,14 +254,13 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       // As a held call: it waits only if the batch is not stopped before its other calls end. A
       // task that stops leaves no call waiting (its result comes in call order with the others').
       await Promise.all(slots.filter((_, j) => !batch.held?.has(calls[j]!.id)).map((slot) => slot.promise))
-      if (!batch.signal.aborted || !batch.stopSuspended) {
+      if (!batch.signal.aborted) {
         end.suspended.push(call)
         continue
       }
-      batch.stopSuspended(call.id)
       const failure = rt.hostFailure()
       const stopped = failure ? hostFailureOutcome('running', failure.message) : abortedOutcome(true)
-      outcome = batch.finish ? await batch.finish(call.id, stopped) : stopped
+      outcome = batch.finish ? await batch.finish(call.id, stopped, true) : stopped
     }
     if (!started[i] || batch.signal.aborted) announceUnstarted(batch, started, i)
     const message = resultMessage(call, outcome, settings.toolOutputLimit, {
