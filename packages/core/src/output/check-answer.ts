@@ -1,5 +1,6 @@
 import { type AssistantMessage, joinText } from '@kode/protocol'
 import type { Static, TSchema } from '@sinclair/typebox'
+import { jsonHazard } from '../json-hazards.js'
 import type { SchemaCheck } from '../schema-check.js'
 
 /** What the final answer's text held: a value valid against the schema, or why not. */
@@ -45,9 +46,17 @@ function parseAnswer(
   if (parts.length > 1) candidates.push(joinText([parts[parts.length - 1]!]))
   for (const text of candidates) {
     if (text.trim() === '') continue
+    let value: unknown
     try {
-      return { ok: true, value: JSON.parse(text) as unknown }
-    } catch {}
+      value = JSON.parse(text)
+    } catch {
+      continue
+    }
+    // What JSON.parse reads lossily or ambiguously (an integer beyond 2^53, a repeated key, a
+    // `__proto__` key) would reach the host changed, or differently from what the model meant, as
+    // for tool arguments: the model is told, and may send it again.
+    const hazard = jsonHazard(text)
+    return hazard === undefined ? { ok: true, value } : { ok: false, problem: hazard }
   }
   return {
     ok: false,
