@@ -222,7 +222,7 @@ export class CallSubAgents {
    * before it ran, or it ended without calling `runSubAgent` for them) never will: each is
    * settled here, after those it started (see `settleNotCarriedOn`), and linked too. So is a child
    * that paused when the call is `answered` (it gets its result now, not suspended): the task
-   * stopped before the child could pause it (see `stopPaused`).
+   * stopped before the child could pause it (see `#stopPaused`).
    */
   async link(toolCallId: string, outcome: ToolOutcome, answered = false): Promise<ToolOutcome> {
     this.#settleLeft(toolCallId)

@@ -59,9 +59,9 @@ export interface ToolBatch {
    * The call's outcome as its result will say it, once what the call started has ended (its
    * sub-agents, which the result links: see `runCalls`). Default: the outcome itself. A call that
    * ran is finished before `afterToolCall` sees its result, and again before the result is
-   * recorded (an outcome linked already stays as it is), then `answered`: the call gets its
-   * result now (it is not suspended), so what could still suspend it (a sub-agent that paused as
-   * the task stopped) is given up.
+   * recorded (an outcome linked already stays as it is). `answered`: the call gets its result now
+   * (it is not suspended), so a sub-agent of it that paused as the task stopped is settled, since
+   * nothing will carry it on.
    */
   finish?: (toolCallId: string, outcome: ToolOutcome, answered?: boolean) => Promise<ToolOutcome>
 }
