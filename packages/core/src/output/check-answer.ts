@@ -64,13 +64,17 @@ function parseAnswer(
   }
 }
 
+const CORRECTION_HEAD = 'Your final answer does not match the required JSON schema:'
+const CORRECTION_TAIL = 'Answer again with only a JSON object that is valid against the schema.'
+
 /** The user message of the one corrective turn: what was wrong, and what to send instead. */
 export function correctionText(problems: readonly string[]): string {
-  return [
-    'Your final answer does not match the required JSON schema:',
-    ...problems.map((problem) => `- ${problem}`),
-    'Answer again with only a JSON object that is valid against the schema.',
-  ].join('\n')
+  return [CORRECTION_HEAD, ...problems.map((problem) => `- ${problem}`), CORRECTION_TAIL].join('\n')
+}
+
+/** Whether `text` is the message of a corrective turn (see {@link correctionText}). */
+export function isCorrectionText(text: string): boolean {
+  return text.startsWith(`${CORRECTION_HEAD}\n`) && text.endsWith(`\n${CORRECTION_TAIL}`)
 }
 
 /** The error reason of a task whose answer did not validate after the corrective turn. */

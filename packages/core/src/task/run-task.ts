@@ -10,7 +10,7 @@ import {
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { uncorrectedAnswerReason } from '../output/check-answer.js'
-import { FinalAnswer } from '../output/final-answer.js'
+import { correctionSent, FinalAnswer } from '../output/final-answer.js'
 import { endsPaused } from '../paused-turn.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
@@ -112,7 +112,10 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   // A paused turn a dead process left is carried on before any steered message (see the loop).
   if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
-  const answer = rt.output ? new FinalAnswer(rt.output) : undefined
+  // A task carried on after its process died may have had its one corrective turn already.
+  const answer = rt.output
+    ? new FinalAnswer(rt.output, start.kind === 'continue' && correctionSent(journal.history))
+    : undefined
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
