@@ -4,6 +4,7 @@ import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
 import { collect, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
+import { withAppends } from './helpers/recording-store.js'
 import { summarize, summarizeHistory } from './helpers/summarize.js'
 import { readFile } from './helpers/tools.js'
 
@@ -155,6 +156,35 @@ describe('steering', () => {
       'user: Write a',
       'user: and b',
     ])
+  })
+
+  test('when the store fails to deliver a steered message, the messages queued after it wait for the next run', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'read_file', { path: 'a' })] }),
+      textReply('r2', 'Noted.'),
+    )
+    // The store refuses the first steered message once, as a full disk would.
+    let refused = false
+    const store = withAppends(h.store, (records, next) => {
+      const text = records.find((r) => 'role' in r && r.role === 'user')
+      if (!refused && text && 'parts' in text && JSON.stringify(text.parts).includes('first')) {
+        refused = true
+        return Promise.reject(new Error('disk full'))
+      }
+      return next(records)
+    })
+    const agent = h.createAgent({ tools: [readFile], store })
+    agent.events.on('tool_call', () => {
+      agent.steer('first')
+      agent.steer('second')
+    })
+    await expect(collect(agent.run('Read a'))).rejects.toThrow('disk full')
+    // The message being written when the store failed is the one a failure may lose; the next
+    // run delivers the one still queued, right after its input.
+    await collect(agent.run('Go on'))
+    const users = summarizeHistory(await agent.history()).filter((line) => line.startsWith('user'))
+    expect(users).toEqual(['user: Read a', 'user: Go on', 'user: second'])
   })
 
   test('a message steered while idle is delivered right after the next run’s input', async () => {

@@ -149,6 +149,26 @@ describe('any thrown value becomes an error result', () => {
     ])
     expect(lines).toEqual(['tool c1 error: Tool "getter" returned an object that could not be read.'])
   })
+
+  test('a returned object whose getters answer differently each time is read once: the task goes on', async () => {
+    const changing = <T, U>(first: T, later: U) => {
+      let reads = 0
+      return () => (reads++ === 0 ? first : later)
+    }
+    const text = changing('first read', 42)
+    const parts = changing([], 'not a list')
+    const lines = await runAll([
+      returning('fickle', () => ({
+        get outputText() {
+          return text()
+        },
+        get parts() {
+          return parts()
+        },
+      })),
+    ])
+    expect(lines).toEqual(['tool c1 success: first read'])
+  })
 })
 
 describe('a result the history cannot hold becomes an error result; its siblings are persisted', () => {

@@ -249,6 +249,7 @@ export function createAgent(options: AgentOptions): Agent {
       modelSettings: mergeModelSettings(options.modelSettings, runOptions.modelSettings),
       journal,
       takeSteering: () => steering.splice(0),
+      returnSteering: (messages) => steering.unshift(...messages.map((parts) => [...parts])),
     })
     const settle = () => {
       running = false

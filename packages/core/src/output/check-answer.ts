@@ -1,5 +1,6 @@
 import { type AssistantMessage, joinText } from '@kode/protocol'
 import type { Static, TSchema } from '@sinclair/typebox'
+import { jsonHazard } from '../json-hazards.js'
 import type { SchemaCheck } from '../schema-check.js'
 
 /** What the final answer's text held: a value valid against the schema, or why not. */
@@ -45,9 +46,17 @@ function parseAnswer(
   if (parts.length > 1) candidates.push(joinText([parts[parts.length - 1]!]))
   for (const text of candidates) {
     if (text.trim() === '') continue
+    let value: unknown
     try {
-      return { ok: true, value: JSON.parse(text) as unknown }
-    } catch {}
+      value = JSON.parse(text)
+    } catch {
+      continue
+    }
+    // What JSON.parse reads lossily or ambiguously (an integer beyond 2^53, a repeated key, a
+    // `__proto__` key) would reach the host changed, or differently from what the model meant, as
+    // for tool arguments: the model is told, and may send it again.
+    const hazard = jsonHazard(text)
+    return hazard === undefined ? { ok: true, value } : { ok: false, problem: hazard }
   }
   return {
     ok: false,
@@ -55,13 +64,17 @@ function parseAnswer(
   }
 }
 
+const CORRECTION_HEAD = 'Your final answer does not match the required JSON schema:'
+const CORRECTION_TAIL = 'Answer again with only a JSON object that is valid against the schema.'
+
 /** The user message of the one corrective turn: what was wrong, and what to send instead. */
 export function correctionText(problems: readonly string[]): string {
-  return [
-    'Your final answer does not match the required JSON schema:',
-    ...problems.map((problem) => `- ${problem}`),
-    'Answer again with only a JSON object that is valid against the schema.',
-  ].join('\n')
+  return [CORRECTION_HEAD, ...problems.map((problem) => `- ${problem}`), CORRECTION_TAIL].join('\n')
+}
+
+/** Whether `text` is the message of a corrective turn (see {@link correctionText}). */
+export function isCorrectionText(text: string): boolean {
+  return text.startsWith(`${CORRECTION_HEAD}\n`) && text.endsWith(`\n${CORRECTION_TAIL}`)
 }
 
 /** The error reason of a task whose answer did not validate after the corrective turn. */

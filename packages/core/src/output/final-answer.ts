@@ -1,5 +1,5 @@
 import { type AssistantMessage, cutText, type HistoryEvent, isRefusal, joinText } from '@kode/protocol'
-import { checkAnswer, correctionText, invalidAnswerMessage } from './check-answer.js'
+import { checkAnswer, correctionText, invalidAnswerMessage, isCorrectionText } from './check-answer.js'
 import type { OutputSpec } from './output-spec.js'
 
 /** What to do with a task's final answer when a structured output was asked for. */
@@ -24,8 +24,10 @@ export class FinalAnswer {
   #accepted = false
   #value: unknown
 
-  constructor(spec: OutputSpec) {
+  /** `corrected`: the task sent its corrective turn already (a process that died did, see `correctionSent`). */
+  constructor(spec: OutputSpec, corrected = false) {
     this.spec = spec
+    this.#corrected = corrected
   }
 
   /** Whether an answer validated (`task_finish.hasStructuredOutput`). */
@@ -64,6 +66,22 @@ function refusalOf(message: AssistantMessage): string | undefined {
   if (!isRefusal(message)) return undefined
   const said = message.stopDetails?.explanation ?? joinText(message.parts)
   return `The model refused to answer${said.trim() ? `: ${cutText(said.trim(), 500)}` : '.'}`
+}
+
+/**
+ * Whether the history's unfinished task (its records after the last `task_metadata`) sent its
+ * corrective turn: a task carried on after its process died gets no second one.
+ */
+export function correctionSent(history: readonly HistoryEvent[]): boolean {
+  for (let i = history.length - 1; i >= 0; i--) {
+    const record = history[i]!
+    if (!('role' in record)) {
+      if (record.type === 'task_metadata') return false
+      continue
+    }
+    if (record.role === 'user' && isCorrectionText(joinText(record.parts))) return true
+  }
+  return false
 }
 
 function lastAssistant(history: readonly HistoryEvent[]): AssistantMessage | undefined {

@@ -52,6 +52,12 @@ class UnreadableDecision {
 /** The reason recorded for calls a new user message leaves undecided. */
 export const SUPERSEDED_REASON = 'the user sent a new message instead'
 
+/** The reason of the denials a sub-agent's paused calls get when the user interrupts its parent's task. */
+export const INTERRUPTED_REASON = 'the user interrupted the task before deciding'
+
+/** The same, when the parent's task failed. */
+export const FAILED_REASON = 'the task failed before the user decided'
+
 /**
  * Splits a response's calls into those that run now and those that wait for approval, asking the
  * `tools` the calls then run with (see `ToolBatch.tools`). Only a call that could run asks: an

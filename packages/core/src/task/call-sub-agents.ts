@@ -4,7 +4,7 @@ import type { TaskOutcome } from '../outcome.js'
 import type { CallSignal } from '../tools/call-signal.js'
 import type { SubAgentOutcome, SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
-import type { ApprovalDecision, PendingCall } from './approval.js'
+import { type ApprovalDecision, FAILED_REASON, INTERRUPTED_REASON, type PendingCall } from './approval.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
@@ -117,6 +117,34 @@ export class CallSubAgents {
     return child
   }
 
+  /**
+   * The call is answered while children it ran paused for approval: the task stopped (the user
+   * interrupted it, or the host failed) before they could pause it. They will never be carried
+   * on, so each is settled (see `link`), its waiting calls denied with a reason that says the task
+   * stopped, and its session keeps no call pending that nothing could ever decide.
+   */
+  #stopPaused(toolCallId: string): void {
+    const children = this.paused.get(toolCallId) ?? []
+    this.paused.delete(toolCallId)
+    const reason = this.#rt.hostFailure() ? FAILED_REASON : INTERRUPTED_REASON
+    const list = this.#resumes.get(toolCallId) ?? []
+    for (const child of children) {
+      // As the parent's history would name them: a call of the child's own by the child's session.
+      const requests = child.pending.map((entry) => ({
+        ...entry,
+        sessionId: entry.sessionId ?? child.sessionId,
+      }))
+      const approvals = requests.map((entry) => ({
+        toolCallId: entry.toolCallId,
+        sessionId: entry.sessionId,
+        approved: false,
+        reason,
+      }))
+      list.push({ sessionId: child.sessionId, approvals, requests })
+    }
+    this.#resumes.set(toolCallId, list)
+  }
+
   #track(toolCallId: string, ended: Promise<TaskOutcome | undefined>): void {
     this.#all.push(ended)
     const list = this.#byCall.get(toolCallId) ?? []
@@ -192,26 +220,39 @@ export class CallSubAgents {
    *
    * The call has ended, so paused children it was to carry on and did not (it was interrupted
    * before it ran, or it ended without calling `runSubAgent` for them) never will: each is
-   * settled here, after those it started (see `settleNotCarriedOn`), and linked too.
+   * settled here, after those it started (see `settleNotCarriedOn`), and linked too. So is a child
+   * that paused when the call is `answered` (it gets its result now, not suspended): the task
+   * stopped before the child could pause it (see `#stopPaused`).
    */
-  async link(toolCallId: string, outcome: ToolOutcome): Promise<ToolOutcome> {
-    const left = this.#resumes.get(toolCallId)
-    if (left !== undefined && left.length > 0) {
-      this.#resumes.delete(toolCallId)
-      // One after the other, in the order they were started, as the call would have carried them on.
-      let before: Promise<unknown> = Promise.resolve()
-      for (const resume of left) {
-        const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
-        this.#track(toolCallId, settled)
-        before = settled
-      }
-    }
+  async link(toolCallId: string, outcome: ToolOutcome, answered = false): Promise<ToolOutcome> {
+    this.#settleLeft(toolCallId)
     const children = this.#byCall.get(toolCallId)
     if (children === undefined) return outcome
-    return withSessionLinks(
-      outcome,
-      (await Promise.all(children)).filter((child) => child !== undefined),
-    )
+    let ended = await Promise.all(children)
+    if (answered && this.paused.has(toolCallId)) {
+      this.#stopPaused(toolCallId)
+      this.#settleLeft(toolCallId)
+      ended = await Promise.all(children)
+    }
+    // A child settled after it paused ran two tasks for the call: it is linked once, where it
+    // started, with its latest task's accounting.
+    const latest = new Map<string, TaskOutcome>()
+    for (const child of ended) if (child !== undefined) latest.set(child.sessionId, child)
+    return withSessionLinks(outcome, [...latest.values()])
+  }
+
+  /** Settles the paused children the call was to carry on and did not, one after the other. */
+  #settleLeft(toolCallId: string): void {
+    const left = this.#resumes.get(toolCallId)
+    if (left === undefined || left.length === 0) return
+    this.#resumes.delete(toolCallId)
+    // One after the other, in the order they were started, as the call would have carried them on.
+    let before: Promise<unknown> = Promise.resolve()
+    for (const resume of left) {
+      const settled = before.then(() => this.#settleNotCarriedOn(toolCallId, resume))
+      this.#track(toolCallId, settled)
+      before = settled
+    }
   }
 
   /** Every child's outcome once all have ended, in the order they started (failed ones left out). */

@@ -10,7 +10,7 @@ import {
 import { AgentError } from '../errors.js'
 import type { TaskOutcome } from '../outcome.js'
 import { uncorrectedAnswerReason } from '../output/check-answer.js'
-import { FinalAnswer } from '../output/final-answer.js'
+import { correctionSent, FinalAnswer } from '../output/final-answer.js'
 import { endsPaused } from '../paused-turn.js'
 import { TaskAccounting } from './accounting.js'
 import type { ApprovalDecision } from './approval.js'
@@ -112,7 +112,10 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   // A paused turn a dead process left is carried on before any steered message (see the loop).
   if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
-  const answer = rt.output ? new FinalAnswer(rt.output) : undefined
+  // A task carried on after its process died may have had its one corrective turn already.
+  const answer = rt.output
+    ? new FinalAnswer(rt.output, start.kind === 'continue' && correctionSent(journal.history))
+    : undefined
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
@@ -300,11 +303,19 @@ function checkInputId(history: readonly HistoryEvent[], id: string): void {
 
 /**
  * Delivers the messages the host queued with `steer`; true when there were any. `before` runs
- * first when there are (it closes a turn a message must not land in).
+ * first when there are (it closes a turn a message must not land in). When the store fails, the
+ * messages after the one being written go back to the queue, for the next run.
  */
 async function deliverSteering(rt: TaskRuntime, before?: () => void): Promise<boolean> {
   const queued = rt.takeSteering()
   if (queued.length > 0) before?.()
-  for (const parts of queued) await deliverUserMessage(rt, parts)
+  for (let i = 0; i < queued.length; i++) {
+    try {
+      await deliverUserMessage(rt, queued[i]!)
+    } catch (error) {
+      rt.returnSteering(queued.slice(i + 1))
+      throw error
+    }
+  }
   return queued.length > 0
 }

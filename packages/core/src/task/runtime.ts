@@ -147,6 +147,11 @@ export interface TaskRuntime extends RunScope {
   client(): LLMClient
   /** Takes the user messages the host queued with `steer` (empty for sub-agents). */
   takeSteering(): (readonly UserContentPart[])[]
+  /**
+   * Puts messages taken and not delivered back at the head of the queue: the task failed (its
+   * store) before it could deliver them, and they wait for the next run as if never taken.
+   */
+  returnSteering(messages: readonly (readonly UserContentPart[])[]): void
 }
 
 /** What is a task's own, as {@link createTaskRuntime} takes it. */
@@ -170,6 +175,8 @@ export interface TaskSetup {
   journal?: Journal
   /** The host's queued messages. Default: none. */
   takeSteering?(): (readonly UserContentPart[])[]
+  /** Puts undelivered messages back (see `TaskRuntime.returnSteering`). Default: none are taken. */
+  returnSteering?(messages: readonly (readonly UserContentPart[])[]): void
   /** The structured output the final answer must be. Default: none (free text). */
   output?: OutputSpec | undefined
 }
@@ -219,6 +226,7 @@ export function createTaskRuntime(scope: RunScope, setup: TaskSetup): TaskRuntim
     modelSettings: setup.modelSettings,
     client: setup.client,
     takeSteering: setup.takeSteering ?? noSteering,
+    returnSteering: setup.returnSteering ?? (() => {}),
     output: setup.output,
   }
 }

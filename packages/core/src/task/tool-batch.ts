@@ -59,9 +59,11 @@ export interface ToolBatch {
    * The call's outcome as its result will say it, once what the call started has ended (its
    * sub-agents, which the result links: see `runCalls`). Default: the outcome itself. A call that
    * ran is finished before `afterToolCall` sees its result, and again before the result is
-   * recorded (an outcome linked already stays as it is).
+   * recorded (an outcome linked already stays as it is). `answered`: the call gets its result now
+   * (it is not suspended), so a sub-agent of it that paused as the task stopped is settled, since
+   * nothing will carry it on.
    */
-  finish?: (toolCallId: string, outcome: ToolOutcome) => Promise<ToolOutcome>
+  finish?: (toolCallId: string, outcome: ToolOutcome, answered?: boolean) => Promise<ToolOutcome>
 }
 
 /** How a batch ended: whether the user interrupted it, and the calls it suspended (in call order). */
@@ -188,15 +190,18 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
       }
       slot.progress = slot.progress
         .then(() => rt.journal.persist(record))
-        .then(() =>
+        .then(() => {
+          // Reported before an interrupt, persisted after it: the calls the interrupt left unstarted
+          // are announced before this first record after it, as before a result (see `announceUnstarted`).
+          if (signal.aborted) announceStopped(batch, started, 0)
           events.emit('tool_progress', {
             responseId,
             toolCallId: call.id,
             toolName: call.name,
             message,
             siblingToolCallIds,
-          }),
-        )
+          })
+        })
         .catch((error: unknown) => {
           slot.progressFailure ??= { error }
         })
@@ -241,13 +246,21 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       slots[i]!.settle(errorOutcome('Waiting for approval.'), true)
     }
     const settled = await slots[i]!.promise
-    const outcome = batch.finish ? await batch.finish(call.id, settled) : settled
+    let outcome = batch.finish ? await batch.finish(call.id, settled, !slots[i]!.suspended) : settled
     await slots[i]!.progress
     const progressFailure = slots[i]!.progressFailure
     if (progressFailure) throw progressFailure.error
     if (slots[i]!.suspended) {
-      end.suspended.push(call)
-      continue
+      // As a held call: it waits only if the batch is not stopped before its other calls end. A
+      // task that stops leaves no call waiting (its result comes in call order with the others').
+      await Promise.all(slots.filter((_, j) => !batch.held?.has(calls[j]!.id)).map((slot) => slot.promise))
+      if (!batch.signal.aborted) {
+        end.suspended.push(call)
+        continue
+      }
+      const failure = rt.hostFailure()
+      const stopped = failure ? hostFailureOutcome('running', failure.message) : abortedOutcome(true)
+      outcome = batch.finish ? await batch.finish(call.id, stopped, true) : stopped
     }
     if (!started[i] || batch.signal.aborted) announceUnstarted(batch, started, i)
     const message = resultMessage(call, outcome, settings.toolOutputLimit, {
@@ -308,16 +321,25 @@ async function lastResult(batch: ToolBatch, slots: readonly Slot[], i: number): 
  * result, as the replay shows one answered while it waited.
  */
 function announceUnstarted(batch: ToolBatch, started: boolean[], i: number): void {
+  const waited = !started[i] && batch.held?.has(batch.calls[i]!.id) === true
+  announceStopped(batch, started, i)
+  if (waited) {
+    started[i] = true
+    announce(batch, batch.calls[i]!)
+  }
+}
+
+/**
+ * The calls from `from` on that never started and do not wait for approval, announced together
+ * and in call order, once the batch was stopped: before its first record after the stop (a result,
+ * or a running call's `tool_progress`), where the replay announces them.
+ */
+function announceStopped(batch: ToolBatch, started: boolean[], from: number): void {
   const { calls, held } = batch
-  const waited = !started[i] && held?.has(calls[i]!.id) === true
-  for (let j = i; j < calls.length; j++) {
+  for (let j = from; j < calls.length; j++) {
     if (started[j] || held?.has(calls[j]!.id)) continue
     started[j] = true
     announce(batch, calls[j]!)
-  }
-  if (waited) {
-    started[i] = true
-    announce(batch, calls[i]!)
   }
 }
 

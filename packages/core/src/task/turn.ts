@@ -404,7 +404,7 @@ export async function runCalls(
       },
       runSubAgent: (spec, input) => subAgents.start(call.id, callSignal, spec, input),
     }),
-    finish: (toolCallId, outcome) => subAgents.link(toolCallId, outcome),
+    finish: (toolCallId, outcome, answered) => subAgents.link(toolCallId, outcome, answered),
   })
   // An interrupt settles the parent's calls at once; the children still close their sessions
   // (a call's result waited for its own: `CallSubAgents.link`). Their accounting joins the task's

@@ -1,8 +1,8 @@
 import type { Static, TSchema } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
+import { jsonHazard } from '../json-hazards.js'
 import { createSchemaCheck, type SchemaCheck } from '../schema-check.js'
 import { thrownText } from '../thrown-text.js'
-import { jsonHazard } from './json-hazards.js'
 
 /** The outcome of reading a tool call's `argumentsJson`. */
 export type ParsedArguments<T> = { ok: true; args: T } | { ok: false; error: string }

@@ -74,22 +74,22 @@ export function outcomeOf(value: unknown, toolName: string): ToolOutcome {
 export function readOutcome(value: unknown, toolName: string): ToolOutcome {
   if (value === undefined || value === null) return { status: 'success', outputText: '', parts: [] }
   if (typeof value === 'string') return { status: 'success', outputText: value, parts: [] }
-  if (typeof value !== 'object' || typeof (value as { outputText?: unknown }).outputText !== 'string') {
-    return errorOutcome(
+  const refused = () =>
+    errorOutcome(
       `Tool "${toolName}" returned ${describe(value)}; a tool returns a string or an object with outputText.`,
     )
-  }
-  const output = value as Record<string, unknown>
+  if (typeof value !== 'object') return refused()
+  // Each field is read once: a getter may answer differently the second time (text, then a number).
+  const { outputText, status, parts, uiExtra, sideEffects, taskMetadata } = value as Record<string, unknown>
+  if (typeof outputText !== 'string') return refused()
   const outcome: ToolOutcome = {
-    status: output.status === 'error' ? 'error' : 'success',
-    outputText: output.outputText as string,
-    parts: Array.isArray(output.parts) ? [...output.parts] : [],
+    status: status === 'error' ? 'error' : 'success',
+    outputText,
+    parts: Array.isArray(parts) ? [...parts] : [],
   }
-  if (output.uiExtra !== undefined) outcome.uiExtra = output.uiExtra as ToolOutcome['uiExtra']
-  if (Array.isArray(output.sideEffects)) outcome.sideEffects = [...output.sideEffects]
-  if (output.taskMetadata !== undefined) {
-    outcome.taskMetadata = output.taskMetadata as ToolOutcome['taskMetadata']
-  }
+  if (uiExtra !== undefined) outcome.uiExtra = uiExtra as ToolOutcome['uiExtra']
+  if (Array.isArray(sideEffects)) outcome.sideEffects = [...sideEffects]
+  if (taskMetadata !== undefined) outcome.taskMetadata = taskMetadata as ToolOutcome['taskMetadata']
   return outcome
 }
 

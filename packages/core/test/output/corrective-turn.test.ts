@@ -165,6 +165,66 @@ describe('structured output: validation', () => {
     expect(h.server.requests).toHaveLength(1)
   })
 
+  test('an answer JSON reads lossily or ambiguously gets the corrective turn, never becomes the output', async () => {
+    const h = harness()
+    const Order = Type.Object({ id: Type.Number(), note: Type.String() })
+    // An id beyond 2^53 would change without a word; a repeated key, or a __proto__ key a host's
+    // Object.assign would turn into a prototype, reads differently to different readers.
+    h.server.enqueue(textReply('r1', '{"id": 12345678901234567891, "note": "a"}'))
+    h.server.enqueue(textReply('r2', '{"id": 1, "note": "a", "note": "b", "__proto__": {"admin": true}}'))
+    const agent = h.createAgent()
+    const { outcome } = await collect(agent.run('Order?', { output: Order }))
+    const users = summarizeHistory(await agent.history()).filter((line) => line.startsWith('user: Your'))
+    expect(users).toEqual([
+      [
+        'user: Your final answer does not match the required JSON schema:',
+        '- the integer 12345678901234567891 cannot be read exactly (beyond 2^53); send it as a string (at /id)',
+        'Answer again with only a JSON object that is valid against the schema.',
+      ].join('\n'),
+    ])
+    expect(outcome).toMatchObject({
+      reason: 'structured_output_invalid',
+      errorMessage:
+        'The final answer is not valid against the output schema after a corrective turn: the key "note" appears twice in one object (at /)',
+    })
+    expect('output' in outcome).toBe(false)
+  })
+
+  test('a task continued after its process died past the corrective message gets no second one', async () => {
+    const h = harness()
+    // The dead process sent the correction; the model answers it, still not JSON.
+    const correction = [
+      'Your final answer does not match the required JSON schema:',
+      '- the answer is not JSON',
+      'Answer again with only a JSON object that is valid against the schema.',
+    ].join('\n')
+    await h.store.create({ id: 'dead' })
+    await h.store.append('dead', [
+      { role: 'user', id: 'u1', createdAt: NOW, parts: [{ type: 'text', text: 'Weather?' }] },
+      {
+        role: 'assistant',
+        id: 'a1',
+        createdAt: NOW,
+        stopReason: 'stop',
+        parts: [{ type: 'text', text: 'Mild.' }],
+      },
+      { role: 'user', id: 'u2', createdAt: NOW, parts: [{ type: 'text', text: correction }] },
+    ])
+    h.server.enqueue(textReply('r2', 'Still mild.'))
+    const agent = h.createAgent({ sessionId: 'dead' })
+    const { outcome } = await collect(agent.continue({ output: Weather }))
+    expect(outcome).toMatchObject({
+      reason: 'structured_output_invalid',
+      errorMessage:
+        'The final answer is not valid against the output schema after a corrective turn: the answer is not JSON',
+    })
+    expect(h.server.requests).toHaveLength(1)
+    // A new task gets its own corrective turn.
+    h.server.enqueue(textReply('r3', 'Cold.'), textReply('r4', VALID))
+    const next = await collect(agent.run('And tomorrow?', { output: Weather }))
+    expect(next.outcome).toMatchObject({ reason: 'completed', output: { city: 'Oslo', celsius: 4 } })
+  })
+
   test('an answer in a fenced json block after a preamble is read', async () => {
     const h = harness()
     h.server.enqueue(textReply('r1', `Here it is:\n\`\`\`json\n${VALID}\n\`\`\``))

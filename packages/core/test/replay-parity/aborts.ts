@@ -121,6 +121,32 @@ export const aborts: readonly Scenario[] = [
       return { sessionId: agent.sessionId, live }
     },
   ],
+  [
+    'an abort right after a call reported progress, before the next call started',
+    async (h) => {
+      const controller = new AbortController()
+      // Reports, then interrupts the task before its progress is persisted and before the next
+      // call starts: that call is announced live where the replay announces it, before the record.
+      const report = defineTool({
+        name: 'report',
+        description: 'Reports, then runs until interrupted',
+        parameters: Type.Object({}),
+        execute: (_args, ctx) => {
+          ctx.progress('half way')
+          controller.abort()
+          return new Promise<string>(() => {})
+        },
+      })
+      h.server.enqueue(
+        chatStream({ id: 'r1', steps: [call('c1', 'report', {}), call('c2', 'read_file', { path: 'a' })] }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [report, readFile] }), live)
+      expect((await drain(agent.run('go', { signal: controller.signal }))).reason).toBe('aborted')
+      expect(live.filter((e) => e.type === 'tool_progress')).toHaveLength(1)
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   ...(['approved', 'denied'] as const).map(
     (decision): Scenario => [
       `an approval requested, then ${decision}`,
