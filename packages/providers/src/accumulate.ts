@@ -134,7 +134,7 @@ export class Accumulator implements ResponseBuilder {
         : { type: 'thinking_delta', text: delta, responseId: id }
   }
 
-  citations(citations: readonly Citation[], item?: TextItem): void {
+  citations(citations: readonly Citation[], item?: TextItem, options?: { open?: boolean }): void {
     if (!Array.isArray(citations)) return
     const checked: Citation[] = []
     for (const citation of citations) {
@@ -142,7 +142,7 @@ export class Accumulator implements ResponseBuilder {
       if (kept !== undefined) checked.push(kept)
     }
     if (checked.length === 0) return
-    const part = this.citedPart(item)
+    const part = this.citedPart(item, options?.open === true)
     if (part.citations === undefined) part.citations = checked
     else for (const citation of checked) part.citations.push(citation)
   }
@@ -371,18 +371,23 @@ export class Accumulator implements ResponseBuilder {
     this.items.push(item)
   }
 
-  /** The text part citations belong to (see `citations`). */
-  private citedPart(item: TextItem | undefined): TextPart {
-    const open = this.open
+  /**
+   * The text part citations belong to (see `citations`). With `open`, they cite the text being
+   * written: a part of their own, left open for that text when it has not begun.
+   */
+  private citedPart(item: TextItem | undefined, open: boolean): TextPart {
+    const current = this.open
     const itemId = item !== undefined && item !== null && isText(item.itemId) ? item.itemId : undefined
-    if (open?.type === 'text' && (itemId === undefined || open.itemId === itemId)) return open
-    for (let i = this.parts.length - 1; i >= 0; i--) {
-      const part = this.parts[i]!
-      if (part.type === 'text' && (itemId === undefined || part.itemId === itemId)) return part
-    }
+    if (current?.type === 'text' && (itemId === undefined || current.itemId === itemId)) return current
+    if (!open)
+      for (let i = this.parts.length - 1; i >= 0; i--) {
+        const part = this.parts[i]!
+        if (part.type === 'text' && (itemId === undefined || part.itemId === itemId)) return part
+      }
     const part: TextPart = { type: 'text', text: '' }
     if (itemId !== undefined) part.itemId = itemId
-    this.parts.push(part)
+    if (open) this.openPart(part)
+    else this.parts.push(part)
     return part
   }
 

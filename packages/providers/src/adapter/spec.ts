@@ -129,10 +129,12 @@ export interface ResponseBuilder {
   /**
    * The sources the model cited for text (see `Citation`): kept on the text part being written;
    * with none open, on the response's last text part (of `item`, when given); with none at all, on
-   * a text part of its own with empty text. Call it once a cited block's text has arrived
-   * (Anthropic may send a block's citations before its text).
+   * a text part of its own with empty text. With `{ open: true }` they cite the text being written,
+   * which may not have come yet (Anthropic sends a block's citations before or after its text):
+   * with no text part open they start one, empty, which the text that follows extends, and never
+   * go on earlier text. Reported as they arrive, they are in the message however it ends.
    */
-  citations(citations: readonly Citation[], item?: TextItem): void
+  citations(citations: readonly Citation[], item?: TextItem, options?: { open?: boolean }): void
   /**
    * Opaque reasoning state. Consecutive calls of one format and item extend one signature part
    * (signature deltas); call `endBlock()` first to record a whole signature of its own (Gemini).
