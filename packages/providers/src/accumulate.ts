@@ -60,6 +60,8 @@ export class Accumulator implements ResponseBuilder {
   private id: string | undefined
   private reported: Usage | undefined
   private readUsage: (() => Usage | undefined) | undefined
+  /** What the mapping reports of the state it holds when the message is built (see `atEnd`). */
+  private flush: ((out: ResponseBuilder) => void) | undefined
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
@@ -251,6 +253,10 @@ export class Accumulator implements ResponseBuilder {
     this.readUsage = read
   }
 
+  atEnd(flush: (out: ResponseBuilder) => void): void {
+    this.flush = typeof flush === 'function' ? flush : undefined
+  }
+
   costUsd(usd: number): void {
     if (Number.isFinite(usd) && usd >= 0) this.providerCost = usd
   }
@@ -303,6 +309,7 @@ export class Accumulator implements ResponseBuilder {
    * caller has not taken. Tool calls whose arguments did not close are marked `incomplete`.
    */
   finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
+    this.flushHeld()
     if (outcome === 'aborted') this.items.clear()
     for (const call of this.allCalls) this.settle(call, outcome === 'complete')
     const reported = {
@@ -337,6 +344,22 @@ export class Accumulator implements ResponseBuilder {
       return this.readUsage?.()
     } catch {
       return undefined
+    }
+  }
+
+  /**
+   * Runs the mapping's `atEnd` flush, once. It runs outside any event's mapping, so a flush that
+   * trips on what the server sent counts as reporting nothing more, as a throwing usage reader
+   * does, rather than failing a response whose content has all arrived.
+   */
+  private flushHeld(): void {
+    const flush = this.flush
+    if (flush === undefined) return
+    this.flush = undefined
+    try {
+      flush(this)
+    } catch {
+      // Nothing more to report.
     }
   }
 

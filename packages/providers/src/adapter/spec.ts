@@ -189,6 +189,15 @@ export interface ResponseBuilder {
    * as nothing reported since.
    */
   usageFrom(read: () => Usage | undefined): void
+  /**
+   * Registers what the mapping reports of the state it holds back (Gemini's grounding, sent again
+   * as it grows and read at the finish) when the message is built, whatever ends the response:
+   * its end, a cut, a failure or an abort. `flush` runs once, before the message is built, and
+   * reports on the builder it is given; report facts there (citations, usage), not deltas, which an
+   * abort drops. Register it when the mapping first holds something, not per event; a later call
+   * replaces it. A flush that throws counts as reporting nothing more.
+   */
+  atEnd(flush: (out: ResponseBuilder) => void): void
   /** The cost the provider reported (OpenRouter); wins over catalog prices. */
   costUsd(usd: number): void
   /**
