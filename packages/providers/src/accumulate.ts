@@ -60,6 +60,8 @@ export class Accumulator implements ResponseBuilder {
   private id: string | undefined
   private reported: Usage | undefined
   private readUsage: (() => Usage | undefined) | undefined
+  /** What the mapping reports of the state it holds when the message is built (see `atEnd`). */
+  private flush: ((out: ResponseBuilder) => void) | undefined
   private providerCost: number | undefined
   private rawStop: string | undefined
   private mappedStop: StopReason | undefined
@@ -134,7 +136,7 @@ export class Accumulator implements ResponseBuilder {
         : { type: 'thinking_delta', text: delta, responseId: id }
   }
 
-  citations(citations: readonly Citation[], item?: TextItem): void {
+  citations(citations: readonly Citation[], item?: TextItem, options?: { open?: boolean }): void {
     if (!Array.isArray(citations)) return
     const checked: Citation[] = []
     for (const citation of citations) {
@@ -142,7 +144,7 @@ export class Accumulator implements ResponseBuilder {
       if (kept !== undefined) checked.push(kept)
     }
     if (checked.length === 0) return
-    const part = this.citedPart(item)
+    const part = this.citedPart(item, options?.open === true)
     if (part.citations === undefined) part.citations = checked
     else for (const citation of checked) part.citations.push(citation)
   }
@@ -251,6 +253,10 @@ export class Accumulator implements ResponseBuilder {
     this.readUsage = read
   }
 
+  atEnd(flush: (out: ResponseBuilder) => void): void {
+    this.flush = typeof flush === 'function' ? flush : undefined
+  }
+
   costUsd(usd: number): void {
     if (Number.isFinite(usd) && usd >= 0) this.providerCost = usd
   }
@@ -303,6 +309,7 @@ export class Accumulator implements ResponseBuilder {
    * caller has not taken. Tool calls whose arguments did not close are marked `incomplete`.
    */
   finish(outcome: Outcome, errorMessage?: string): AssistantMessage {
+    this.flushHeld()
     if (outcome === 'aborted') this.items.clear()
     for (const call of this.allCalls) this.settle(call, outcome === 'complete')
     const reported = {
@@ -340,6 +347,22 @@ export class Accumulator implements ResponseBuilder {
     }
   }
 
+  /**
+   * Runs the mapping's `atEnd` flush, once. It runs outside any event's mapping, so a flush that
+   * trips on what the server sent counts as reporting nothing more, as a throwing usage reader
+   * does, rather than failing a response whose content has all arrived.
+   */
+  private flushHeld(): void {
+    const flush = this.flush
+    if (flush === undefined) return
+    this.flush = undefined
+    try {
+      flush(this)
+    } catch {
+      // Nothing more to report.
+    }
+  }
+
   /** Settles a call at the end; announces it when the response completed and it never was. */
   private settle(call: ToolCallState, completed: boolean): void {
     const limit = this.mappedStop === 'length'
@@ -371,18 +394,23 @@ export class Accumulator implements ResponseBuilder {
     this.items.push(item)
   }
 
-  /** The text part citations belong to (see `citations`). */
-  private citedPart(item: TextItem | undefined): TextPart {
-    const open = this.open
+  /**
+   * The text part citations belong to (see `citations`). With `open`, they cite the text being
+   * written: a part of their own, left open for that text when it has not begun.
+   */
+  private citedPart(item: TextItem | undefined, open: boolean): TextPart {
+    const current = this.open
     const itemId = item !== undefined && item !== null && isText(item.itemId) ? item.itemId : undefined
-    if (open?.type === 'text' && (itemId === undefined || open.itemId === itemId)) return open
-    for (let i = this.parts.length - 1; i >= 0; i--) {
-      const part = this.parts[i]!
-      if (part.type === 'text' && (itemId === undefined || part.itemId === itemId)) return part
-    }
+    if (current?.type === 'text' && (itemId === undefined || current.itemId === itemId)) return current
+    if (!open)
+      for (let i = this.parts.length - 1; i >= 0; i--) {
+        const part = this.parts[i]!
+        if (part.type === 'text' && (itemId === undefined || part.itemId === itemId)) return part
+      }
     const part: TextPart = { type: 'text', text: '' }
     if (itemId !== undefined) part.itemId = itemId
-    this.parts.push(part)
+    if (open) this.openPart(part)
+    else this.parts.push(part)
     return part
   }
 

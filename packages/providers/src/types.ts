@@ -138,6 +138,11 @@ export interface ModelInfo {
   reasoningControl?: ReasoningControl
   /** The model accepts image input. */
   images?: boolean
+  /**
+   * The model takes a tool result's images inside the result (Gemini 3: `functionResponse.parts`);
+   * otherwise they go beside it.
+   */
+  imagesInToolResults?: boolean
   /** The model refuses a `temperature`, always or while it reasons; it is then left out. */
   fixedTemperature?: FixedTemperature
 }

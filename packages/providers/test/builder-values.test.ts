@@ -1,5 +1,5 @@
 import { decodeHistoryEvent, encodeHistoryEvent } from '@kode/protocol'
-import { registerProvider } from '@kode/providers'
+import { ProviderError, registerProvider } from '@kode/providers'
 import { parseEventJson } from '@kode/providers/adapter'
 import { sseFrame } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
@@ -32,6 +32,35 @@ registerProvider('usage-reader-throws', () => ({
       throw new TypeError("Cannot read properties of undefined (reading 'prompt_tokens')")
     })
     if (data.end) out.stop(data.end, 'stop')
+  },
+}))
+
+// Holds its citations until its `end` event, and reports what it holds when the message is built:
+// its flush throws after reporting when the event says so.
+registerProvider('holds-citations', () => ({
+  defaultBaseUrl: 'http://unused',
+  buildRequest: () => ({ path: '/h', headers: {}, body: {} }),
+  createEventMapper: () => {
+    let held: { url: string }[] = []
+    let flushes = 0
+    return (event, out) => {
+      const data = JSON.parse(event.data) as { text?: string; cite?: string; trip?: boolean; end?: string }
+      if (data.text) out.text(data.text)
+      if (data.cite) {
+        if (held.length === 0)
+          out.atEnd((end) => {
+            flushes++
+            end.citations(held.map((c) => ({ ...c, title: `flush ${flushes}` })))
+            if (data.trip) throw new TypeError('tripped after reporting')
+          })
+        held.push({ url: data.cite })
+      }
+      if (data.end) {
+        out.citations(held.map((c) => ({ ...c, title: 'at the end event' })))
+        held = []
+        out.stop(data.end, 'stop')
+      }
+    }
   },
 }))
 
@@ -108,4 +137,49 @@ test('a usageFrom reader that throws counts as reporting nothing: the response s
   expect(message).toMatchObject({ parts: [{ type: 'text', text: 'Hi' }], stopReason: 'stop' })
   expect(message.usage).toEqual({ inputTokens: 5 })
   expectRecordable(message)
+})
+
+describe('atEnd: what a mapping holds is reported however the response ends', () => {
+  const client = () => testClient(server(), { api: 'holds-citations', model: 'm' })
+  /** What `pending` rejects with: a `ProviderError`. */
+  const failure = (pending: Promise<unknown>): Promise<ProviderError | undefined> =>
+    pending.then(
+      () => undefined,
+      (e: unknown) => (e instanceof ProviderError ? e : undefined),
+    )
+
+  test('a cut: the flush runs once, and the partial message has what it reported', async () => {
+    server().enqueue({ body: [sseFrame('{"text":"Hi"}'), sseFrame('{"cite":"https://a.example/"}')] })
+    const error = await failure(client().complete(ask()))
+    expect(error?.code).toBe('stream_cut')
+    expect(error?.partial?.parts).toEqual([
+      { type: 'text', text: 'Hi', citations: [{ url: 'https://a.example/', title: 'flush 1' }] },
+    ])
+  })
+
+  test('a flush that throws keeps what it reported before, and the response still ends', async () => {
+    server().enqueue({
+      body: [sseFrame('{"text":"Hi"}'), sseFrame('{"cite":"https://a.example/","trip":true}')],
+    })
+    const error = await failure(client().complete(ask()))
+    expect(error?.code).toBe('stream_cut')
+    expect(error?.partial?.parts).toEqual([
+      { type: 'text', text: 'Hi', citations: [{ url: 'https://a.example/', title: 'flush 1' }] },
+    ])
+  })
+
+  test('a response that ends normally: the mapping reported it already, the flush adds nothing', async () => {
+    server().enqueue({
+      body: [
+        sseFrame('{"text":"Hi"}'),
+        sseFrame('{"cite":"https://a.example/"}'),
+        sseFrame('{"end":"done"}'),
+      ],
+    })
+    const message = await client().complete(ask())
+    expect(message.parts).toEqual([
+      { type: 'text', text: 'Hi', citations: [{ url: 'https://a.example/', title: 'at the end event' }] },
+    ])
+    expectRecordable(message)
+  })
 })

@@ -195,4 +195,34 @@ describe('the summary request and the model settings', () => {
     expect(isSummaryRequest(summary!)).toBe(true)
     expect(summary!.body).toMatchObject({ user: 'agent' })
   })
+
+  test("an OpenAI summary carries the openai-chat options alone: another api's thinking never goes with it", async () => {
+    await longSession()
+    h().server.enqueue(chatStream({ id: 's1', steps: [say('Six chunks read.')] }))
+    const agent = h().createAgent({
+      sessionId: 'long',
+      client: h().client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { keepRecent: 1 },
+      modelSettings: {
+        providerOptions: {
+          anthropic: { thinking: { type: 'enabled', budget_tokens: 2_048 } },
+          google: { generationConfig: { thinkingConfig: { thinkingBudget: 2_048 } } },
+          'openai-chat': { user: 'agent' },
+        },
+      },
+    })
+    expect(await agent.compact()).toMatchObject({ compacted: true })
+    const [summary] = h().server.requests
+    expect(isSummaryRequest(summary!)).toBe(true)
+    // The transport sends the entry of the client's api alone (`providerOptions[api]`).
+    const { messages: _messages, ...fields } = summary!.body as Record<string, unknown>
+    expect(fields).toEqual({
+      model: 'tiny',
+      stream: true,
+      stream_options: { include_usage: true },
+      max_completion_tokens: 500,
+      user: 'agent',
+    })
+  })
 })

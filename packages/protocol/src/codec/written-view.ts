@@ -42,14 +42,14 @@ class WrittenView {
   }
 
   private object(value: object, depth: number): Record<string, unknown> {
-    const out: Record<string, unknown> = {}
+    // Without a prototype, an assignment makes an own field whatever the key (`__proto__` too) and
+    // whatever setters a prototype might hold.
+    const out: Record<string, unknown> = Object.create(null)
     for (const key of Object.keys(value)) {
       this.path.push(key)
       const field = this.of((value as Record<string, unknown>)[key], key, depth)
       this.path.pop()
-      // A plain assignment would set the prototype for a `__proto__` key; JSON writes it as a field.
-      if (!isOmitted(field))
-        Object.defineProperty(out, key, { value: field, enumerable: true, writable: true })
+      if (!isOmitted(field)) out[key] = field
     }
     return out
   }

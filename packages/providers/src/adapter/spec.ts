@@ -129,10 +129,12 @@ export interface ResponseBuilder {
   /**
    * The sources the model cited for text (see `Citation`): kept on the text part being written;
    * with none open, on the response's last text part (of `item`, when given); with none at all, on
-   * a text part of its own with empty text. Call it once a cited block's text has arrived
-   * (Anthropic may send a block's citations before its text).
+   * a text part of its own with empty text. With `{ open: true }` they cite the text being written,
+   * which may not have come yet (Anthropic sends a block's citations before or after its text):
+   * with no text part open they start one, empty, which the text that follows extends, and never
+   * go on earlier text. Reported as they arrive, they are in the message however it ends.
    */
-  citations(citations: readonly Citation[], item?: TextItem): void
+  citations(citations: readonly Citation[], item?: TextItem, options?: { open?: boolean }): void
   /**
    * Opaque reasoning state. Consecutive calls of one format and item extend one signature part
    * (signature deltas); call `endBlock()` first to record a whole signature of its own (Gemini).
@@ -187,6 +189,15 @@ export interface ResponseBuilder {
    * as nothing reported since.
    */
   usageFrom(read: () => Usage | undefined): void
+  /**
+   * Registers what the mapping reports of the state it holds back (Gemini's grounding, sent again
+   * as it grows and read at the finish) when the message is built, whatever ends the response:
+   * its end, a cut, a failure or an abort. `flush` runs once, before the message is built, and
+   * reports on the builder it is given; report facts there (citations, usage), not deltas, which an
+   * abort drops. Register it when the mapping first holds something, not per event; a later call
+   * replaces it. A flush that throws counts as reporting nothing more.
+   */
+  atEnd(flush: (out: ResponseBuilder) => void): void
   /** The cost the provider reported (OpenRouter); wins over catalog prices. */
   costUsd(usd: number): void
   /**

@@ -14,6 +14,8 @@ type Row = readonly [
   flags?: {
     reasoning?: boolean
     images?: boolean
+    /** Images in tool results go inside the result (see `ModelInfo.imagesInToolResults`). */
+    toolImages?: boolean
     control?: ReasoningControl
     temperature?: FixedTemperature
   },
@@ -151,7 +153,9 @@ const ANTHROPIC: readonly Row[] = [
 
 // Gemini prices are those of prompts up to 200k tokens (longer prompts cost more). Gemini 3 sizes
 // reasoning by `thinkingLevel` (Pro: low and high; Flash: all four), Gemini 2.5 by a
-// `thinkingBudget` in a per-model range, and each rejects the other's field with a 400.
+// `thinkingBudget` in a per-model range, and each rejects the other's field with a 400. Gemini 3
+// takes a function's images inside its `functionResponse` ("multimodal function responses");
+// earlier models answer that with a 400.
 const GEMINI_3_PRO: ReasoningControl = { type: 'levels', levels: ['low', 'high'] }
 const GEMINI_3_FLASH: ReasoningControl = { type: 'levels', levels: ['minimal', 'low', 'medium', 'high'] }
 const GOOGLE: readonly Row[] = [
@@ -160,14 +164,14 @@ const GOOGLE: readonly Row[] = [
     1_048_576,
     65_536,
     [2, 12, 0.2],
-    { reasoning: true, images: true, control: GEMINI_3_PRO },
+    { reasoning: true, images: true, toolImages: true, control: GEMINI_3_PRO },
   ],
   [
     ['gemini-3-flash-preview'],
     1_048_576,
     65_536,
     [0.5, 3, 0.05],
-    { reasoning: true, images: true, control: GEMINI_3_FLASH },
+    { reasoning: true, images: true, toolImages: true, control: GEMINI_3_FLASH },
   ],
   [
     ['gemini-2.5-pro'],
@@ -228,6 +232,7 @@ export function rowInfo(row: Row): ModelInfo {
   }
   if (flags?.reasoning) info.reasoning = true
   if (flags?.images) info.images = true
+  if (flags?.toolImages) info.imagesInToolResults = true
   if (flags?.control) info.reasoningControl = flags.control
   if (flags?.temperature) info.fixedTemperature = flags.temperature
   return info

@@ -1,4 +1,6 @@
-import type { AssistantMessage } from '@kode/protocol'
+import type { AssistantMessage, StreamItem } from '@kode/protocol'
+import { ProviderError } from '@kode/providers'
+import { frameFor } from '@kode/providers/testing'
 import { describe, expect, test } from 'vitest'
 import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
 
@@ -87,5 +89,81 @@ describe('Anthropic citations', () => {
         { type: 'text', text: ' Both agree.' },
       ],
     })
+  })
+})
+
+describe('Anthropic citations of a block the stream ends inside', () => {
+  const lines = fixture('anthropic', NAME)
+  /** The request every test sends: the fixture client's, exactly. */
+  const expectedBody = {
+    model: MODEL,
+    max_tokens: 64000,
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+    ],
+    stream: true,
+  }
+  const gutenberg = {
+    url: 'https://en.wikipedia.org/wiki/Printing_press',
+    title: 'Printing press - Wikipedia',
+    citedText: 'Johannes Gutenberg introduced the printing press around 1440.',
+    providerFields: anthropic(deltaCitation(5)),
+  }
+  /** Streams the fixture's first `count` events, then ends the body. */
+  const cutAfter = (count: number) => {
+    server().enqueue(streamOf('anthropic', lines.slice(0, count)))
+    return testClient(server(), { api: 'anthropic', model: MODEL })
+  }
+  const failureOf = async (stream: AsyncIterable<StreamItem>): Promise<ProviderError> => {
+    try {
+      for await (const _ of stream) {
+        // read to the end
+      }
+    } catch (error) {
+      if (error instanceof ProviderError) return error
+      throw error
+    }
+    throw new Error('the stream did not fail')
+  }
+
+  test('a cut after the citation and some of the text keeps the citation on that text', async () => {
+    const error = await failureOf(cutAfter(7).stream(ask()))
+    expect(server().requests[0]!.body).toEqual(expectedBody)
+    expect(error.code).toBe('stream_cut')
+    expect(error.partial?.parts).toEqual([
+      { type: 'text', text: 'Here is what I found. ' },
+      { type: 'text', text: 'Gutenberg built it ', citations: [gutenberg] },
+    ])
+    expect(error.partial?.stopReason).toBe('error')
+  })
+
+  test('a cut between the citation and the text keeps the citation on a text part of its own', async () => {
+    const error = await failureOf(cutAfter(6).stream(ask()))
+    expect(error.code).toBe('stream_cut')
+    expect(error.partial?.parts).toEqual([
+      { type: 'text', text: 'Here is what I found. ' },
+      { type: 'text', text: '', citations: [gutenberg] },
+    ])
+  })
+
+  test('an abort inside the block keeps the citation on the text handed out', async () => {
+    // The stream stays open after the block's first text: only the abort ends it.
+    const body = frameFor('anthropic', lines.slice(0, 7))
+    server().enqueue({ body, stallAfterBytes: Buffer.byteLength(body.join('')) })
+    const client = testClient(server(), { api: 'anthropic', model: MODEL })
+    const controller = new AbortController()
+    const items: StreamItem[] = []
+    for await (const item of client.stream(ask(), { signal: controller.signal })) {
+      items.push(item)
+      if (item.type === 'text_delta' && item.text === 'Gutenberg built it ') controller.abort()
+    }
+    const done = items.at(-1)
+    expect(done?.type).toBe('done')
+    const message = done?.type === 'done' ? done.message : undefined
+    expect(message?.stopReason).toBe('aborted')
+    expect(message?.parts).toEqual([
+      { type: 'text', text: 'Here is what I found. ' },
+      { type: 'text', text: 'Gutenberg built it ', citations: [gutenberg] },
+    ])
   })
 })

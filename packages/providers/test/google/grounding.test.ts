@@ -1,3 +1,4 @@
+import { ProviderError } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
 
@@ -73,5 +74,48 @@ describe('Gemini grounding', () => {
     )
     const message = await gemini(lines).complete(ask())
     expect(message.parts).toEqual([{ type: 'text', text: 'Gutenberg built the printing press around 1440.' }])
+  })
+
+  test('a response cut after its grounding arrived keeps it: the partial message cites it', async () => {
+    // The grounding of the last chunk, sent with the second, and the chunk with the finish never comes.
+    const lines = fixture('google', NAME)
+    const early = JSON.parse(lines[1]!)
+    early.candidates[0].groundingMetadata = last
+    const client = gemini([lines[0]!, JSON.stringify(early)])
+    let error: unknown
+    try {
+      for await (const _ of client.stream(ask())) {
+        // read to the end
+      }
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(server().requests[0]!.body).toEqual({ contents: [{ role: 'user', parts: [{ text: 'Hi' }] }] })
+    expect(error).toBeInstanceOf(ProviderError)
+    expect((error as ProviderError).code).toBe('stream_cut')
+    expect((error as ProviderError).partial?.parts).toEqual([
+      {
+        type: 'text',
+        text: 'Gutenberg built the printing press around 1440.',
+        citations: [
+          {
+            url: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXkode1',
+            title: 'wikipedia.org',
+            providerFields: {
+              format: 'google',
+              fields: { web: last.groundingChunks[0].web, groundingSupports: [support] },
+            },
+          },
+          {
+            url: 'https://vertexaisearch.cloud.google.com/grounding-api-redirect/AbF9wXkode2',
+            title: 'britannica.com',
+            providerFields: {
+              format: 'google',
+              fields: { web: last.groundingChunks[1].web, groundingSupports: [support] },
+            },
+          },
+        ],
+      },
+    ])
   })
 })

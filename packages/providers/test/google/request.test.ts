@@ -183,6 +183,98 @@ describe('google request', () => {
     ])
   })
 
+  describe('images a tool returned, on a model that takes them inside its function response', () => {
+    const GEMINI_3 = 'gemini-3-flash-preview'
+    const OWN_3 = { api: 'google', provider: 'google', model: GEMINI_3 } as const
+    /** A result holding a PNG, a JPEG file, a GIF and a page's image, after a call of `shot`. */
+    const shot = (own: typeof OWN | typeof OWN_3) => [
+      user('Go'),
+      assistant([call('c1', 'shot')], own),
+      {
+        ...result('c1', 'done', [
+          { type: 'image_url', url: PNG_DATA_URL },
+          { type: 'image_file', path: '/tmp/a.jpg', mimeType: 'image/jpeg' },
+          { type: 'image_url', url: 'data:image/gif;base64,R0lGOD==' },
+          { type: 'image_url', url: 'https://example.com/shot.webp' },
+        ]),
+        toolName: 'shot',
+      },
+    ]
+    const readImageFile = async () => new Uint8Array([1, 2, 3])
+
+    test('Gemini 3: inline PNG, JPEG and WebP go in functionResponse.parts, the rest beside it', async () => {
+      const recorded = await sent({ messages: shot(OWN_3) }, { model: GEMINI_3, readImageFile })
+      expect(recorded.url).toBe(`/models/${GEMINI_3}:streamGenerateContent?alt=sse`)
+      expect(recorded.body).toEqual({
+        contents: [
+          { role: 'user', parts: [{ text: 'Go' }] },
+          {
+            role: 'model',
+            parts: [
+              {
+                functionCall: { name: 'shot', args: {} },
+                thoughtSignature: 'skip_thought_signature_validator',
+              },
+            ],
+          },
+          {
+            role: 'user',
+            parts: [
+              {
+                functionResponse: {
+                  name: 'shot',
+                  response: { output: 'done' },
+                  parts: [
+                    { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+                    { inlineData: { mimeType: 'image/jpeg', data: 'AQID' } },
+                  ],
+                },
+              },
+              { inlineData: { mimeType: 'image/gif', data: 'R0lGOD==' } },
+              { fileData: { fileUri: 'https://example.com/shot.webp', mimeType: 'image/webp' } },
+            ],
+          },
+        ],
+      })
+    })
+
+    test('an older model gets every image beside the function response, as before', async () => {
+      expect((await contentsOf(shot(OWN), { readImageFile }))[2]).toEqual({
+        role: 'user',
+        parts: [
+          { functionResponse: { name: 'shot', response: { output: 'done' } } },
+          { inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } },
+          { inlineData: { mimeType: 'image/jpeg', data: 'AQID' } },
+          { inlineData: { mimeType: 'image/gif', data: 'R0lGOD==' } },
+          { fileData: { fileUri: 'https://example.com/shot.webp', mimeType: 'image/webp' } },
+        ],
+      })
+    })
+
+    test('a catalog entry says so for a model the catalog does not list', async () => {
+      const model = 'gemini-3-pro-image-preview'
+      const own = { api: 'google', provider: 'google', model } as const
+      const messages = [
+        user('Go'),
+        assistant([call('c1', 'shot')], own),
+        { ...result('c1', 'done', [{ type: 'image_url', url: PNG_DATA_URL }]), toolName: 'shot' },
+      ] satisfies Message[]
+      const catalog = { [model]: { imagesInToolResults: true } }
+      expect((await contentsOf(messages, { model, catalog }))[2]).toEqual({
+        role: 'user',
+        parts: [
+          {
+            functionResponse: {
+              name: 'shot',
+              response: { output: 'done' },
+              parts: [{ inlineData: { mimeType: 'image/png', data: 'iVBORw0KGgo=' } }],
+            },
+          },
+        ],
+      })
+    })
+  })
+
   describe('function call ids', () => {
     /** A call Gemini gave an id, as the stream leaves it (see events.ts). */
     const googleCall = (id: string, name: string, args = '{}'): AssistantPart => ({

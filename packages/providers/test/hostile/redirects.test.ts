@@ -159,3 +159,85 @@ describe('redirects', () => {
     })
   })
 })
+
+describe('redirects of a relative baseUrl sent through the host fetch', () => {
+  /** A host fetch that sends a relative URL to the test server, as an app's proxy fetch would. */
+  const hostFetch =
+    (seen: string[]): typeof fetch =>
+    (input, init) => {
+      seen.push(String(input))
+      const url = String(input)
+      return fetch(url.startsWith('/') ? `${server().url}${url}` : url, init)
+    }
+  const relativeClient = (seen: string[], extra: { followCrossOriginRedirects?: boolean } = {}) =>
+    testClient(server(), {
+      api: 'anthropic',
+      model: 'claude-sonnet-4-5',
+      baseUrl: '/llm/v1',
+      fetch: hostFetch(seen),
+      ...extra,
+    })
+  const BODY = {
+    model: 'claude-sonnet-4-5',
+    max_tokens: 64000,
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'Hi', cache_control: { type: 'ephemeral' } }] },
+    ],
+    stream: true,
+  }
+
+  test.each([
+    ['a path', '/llm/v2/messages'],
+    ['a path relative to the request', '../v2/messages'],
+  ])(
+    'a same-origin redirect to %s is followed, through the host fetch, with the same POST',
+    async (_, location) => {
+      server().enqueue({ status: 307, headers: { location } }, text())
+      const seen: string[] = []
+      const message = await relativeClient(seen).complete(ask())
+      expect(message.parts).toEqual([
+        {
+          type: 'text',
+          text: "Hello! I'm doing well, thank you for asking. How are you doing today? Is there anything I can help you with?",
+        },
+      ])
+      expect(seen).toEqual(['/llm/v1/messages', '/llm/v2/messages'])
+      const [first, second] = server().requests
+      expect(first).toMatchObject({ method: 'POST', url: '/llm/v1/messages', body: BODY })
+      expect(second).toMatchObject({ method: 'POST', url: '/llm/v2/messages', body: BODY })
+      expect(second!.headers['x-api-key']).toBe(KEY)
+    },
+  )
+
+  test('a redirect naming the origin the host fetch reached is followed there, through the host fetch', async () => {
+    server().enqueue({ status: 308, headers: { location: `${server().url}/llm/v2/messages?x=1` } }, text())
+    const seen: string[] = []
+    expect((await relativeClient(seen).complete(ask())).stopReason).toBe('stop')
+    expect(seen).toEqual(['/llm/v1/messages', '/llm/v2/messages?x=1'])
+    expect(server().requests[1]).toMatchObject({ method: 'POST', url: '/llm/v2/messages?x=1', body: BODY })
+  })
+
+  test('a redirect without a Location is a redirect error naming the path, not retried', async () => {
+    server().enqueue({ status: 302 })
+    const seen: string[] = []
+    const error = await relativeClient(seen)
+      .complete(ask())
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'ProviderError', code: 'redirect', retryable: false, status: 302 })
+    expect((error as Error).message).toBe(
+      'anthropic: HTTP 302 redirect without a Location header from /llm/v1/messages',
+    )
+    expect(seen).toEqual(['/llm/v1/messages'])
+  })
+
+  test('a redirect to another origin is still refused', async () => {
+    server().enqueue({ status: 307, headers: { location: `${elsewhere.url}/messages` } })
+    const seen: string[] = []
+    const error = await relativeClient(seen)
+      .complete(ask())
+      .catch((e: unknown) => e)
+    expect(error).toMatchObject({ name: 'ProviderError', code: 'redirect', retryable: false })
+    expect(seen).toEqual(['/llm/v1/messages'])
+    expect(elsewhere.requests).toHaveLength(0)
+  })
+})

@@ -41,8 +41,6 @@ export interface OpenServerBlock {
  */
 export class AnthropicBlocks {
   private readonly open = new Map<number, OpenServerBlock>()
-  /** Text blocks' citations, held until the block stops: they may come before its text. */
-  private readonly cited = new Map<number, Citation[]>()
   /** The blocks calling the structured-output tool, whose input is answer text. */
   private readonly answers = new Set<number>()
   private clientCalls = 0
@@ -64,8 +62,12 @@ export class AnthropicBlocks {
     switch (block.type) {
       case 'text':
         if (typeof block.text === 'string') out.text(block.text)
-        if (Array.isArray(block.citations))
-          for (const citation of block.citations) this.citation(index, citation)
+        if (Array.isArray(block.citations)) {
+          const citations: Citation[] = []
+          for (const citation of block.citations as unknown[])
+            if (isRecord(citation)) citations.push(anthropicCitation(citation))
+          out.citations(citations, undefined, { open: true })
+        }
         break
       case 'thinking':
         if (typeof block.thinking === 'string') out.thinking(block.thinking)
@@ -107,25 +109,21 @@ export class AnthropicBlocks {
     else out.toolCallArgs(index, json)
   }
 
-  /** `citations_delta` for the text block at `index`: held until the block stops. */
-  citation(index: number, citation: unknown): void {
-    if (!isRecord(citation)) return
-    const held = this.cited.get(index)
-    if (held) held.push(anthropicCitation(citation))
-    else this.cited.set(index, [anthropicCitation(citation)])
+  /**
+   * `citations_delta` of the text block being written, kept on its text at once, whether that text
+   * came before it or is still to come: a response that ends inside the block (cut, failed,
+   * aborted) keeps it, as it keeps the text.
+   */
+  citation(out: ResponseBuilder, citation: unknown): void {
+    if (isRecord(citation)) out.citations([anthropicCitation(citation)], undefined, { open: true })
   }
 
-  /** `content_block_stop`: the block is whole; a server block and a text block's citations are kept now. */
+  /** `content_block_stop`: the block is whole; a server block is kept now. */
   stop(out: ResponseBuilder, index: number): void {
     const server = this.open.get(index)
     if (server) {
       this.open.delete(index)
       out.serverTool('anthropic', withInput(server))
-    }
-    const cited = this.cited.get(index)
-    if (cited) {
-      this.cited.delete(index)
-      out.citations(cited)
     }
     out.endBlock(index)
   }

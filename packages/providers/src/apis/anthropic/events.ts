@@ -107,7 +107,7 @@ export function createAnthropicEventMapper(errors: ErrorContext, outputTool?: st
             return out.thinking(typeof thinking === 'string' ? thinking : '')
           }
           case 'citations_delta':
-            return blocks.citation(data.index, (delta as { citation?: unknown }).citation)
+            return blocks.citation(out, (delta as { citation?: unknown }).citation)
           case 'signature_delta': {
             const signature = (delta as { signature?: unknown }).signature
             if (typeof signature === 'string' && signature) out.signature(signature, { format: 'anthropic' })

@@ -66,7 +66,8 @@ export interface GoogleUsage {
  * call's `google` provider fields, to go back to it. Calls whose arguments stream as
  * `partialArgs` are assembled and closed when their last piece arrives. A finish's `finishMessage`
  * and blocking safety category, or a blocked prompt's `blockReasonMessage`, become `stopDetails`.
- * Grounding metadata (Google Search) becomes citations on the text when the candidate finishes.
+ * Grounding metadata (Google Search) becomes citations on the text when the candidate finishes, or
+ * when the response ends before it (cut, failed, aborted).
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let responseId: string | undefined
@@ -76,6 +77,13 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   const readUsage = () => (counted === undefined ? undefined : googleUsage(counted))
   let calls = 0
   let grounding: unknown
+  // The grounding so far, as citations: at the finish, or when the response ends before it.
+  const reportGrounding = (out: ResponseBuilder) => {
+    if (grounding === undefined) return
+    const citations = groundingCitations(grounding)
+    grounding = undefined
+    if (citations.length > 0) out.citations(citations)
+  }
   let streaming: { key: number; args: StreamedArgs } | undefined
   const endStreamed = (out: ResponseBuilder) => {
     if (!streaming) return
@@ -142,15 +150,15 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
     // token. Anything else goes through `for...of`, which fails on a value that is not iterable.
     if (Array.isArray(parts)) for (let i = 0; i < parts.length; i++) mapPart(parts[i]!, out)
     else if (parts) for (const part of parts as Iterable<GoogleResponsePart>) mapPart(part, out)
-    // Sent again as it grows on some chunks: the last one is complete.
-    if (candidate?.groundingMetadata) grounding = candidate.groundingMetadata
+    // Sent again as it grows on some chunks: the last one is complete. A response cut before its
+    // finish keeps what came.
+    if (candidate?.groundingMetadata) {
+      if (grounding === undefined) out.atEnd(reportGrounding)
+      grounding = candidate.groundingMetadata
+    }
     const finish = candidate?.finishReason
     if (finish) {
-      if (grounding !== undefined) {
-        const citations = groundingCitations(grounding)
-        grounding = undefined
-        if (citations.length > 0) out.citations(citations)
-      }
+      reportGrounding(out)
       // A call still streaming when the model stops normally lost only its closing part; cut by
       // MAX_TOKENS it stays open and is marked incomplete.
       if (finish !== 'MAX_TOKENS') endStreamed(out)

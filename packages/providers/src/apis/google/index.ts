@@ -16,6 +16,7 @@ export const google: ProviderFactory = (config) => {
   const messages = createGoogleMessageMapper({
     speaker: { api: config.api, provider: config.provider, model: config.model },
     thinkingAsText: thinkingRenderer(config.thinkingAsText),
+    imagesInToolResults: config.modelInfo?.imagesInToolResults === true,
   })
   const headers: Record<string, string> = config.apiKey ? { 'x-goog-api-key': config.apiKey } : {}
   const path = `/${resourceName(config.model)}:streamGenerateContent?alt=sse`

@@ -29,8 +29,20 @@ export type GooglePart =
       functionCall: { id?: string; name: string; args: Record<string, unknown> }
       thoughtSignature?: string
     }
-  | { functionResponse: { id?: string; name: string; response: { output: string } | { error: string } } }
+  | {
+      functionResponse: {
+        id?: string
+        name: string
+        response: { output: string } | { error: string }
+        parts?: FunctionResponseMedia[]
+      }
+    }
   | (CodeExecutionPart & { thoughtSignature?: string })
+
+/** Media inside a `functionResponse` (Gemini 3's multimodal function responses). */
+export interface FunctionResponseMedia {
+  inlineData: { mimeType: string; data: string }
+}
 
 export interface GoogleContent {
   role: 'user' | 'model'
@@ -48,12 +60,15 @@ export interface GoogleMessageOptions {
   speaker: Speaker
   /** Rendering of reasoning that cannot go back as a thought; `undefined` drops it. */
   thinkingAsText: ((text: string) => string) | undefined
+  /** The model takes a tool result's images inside its `functionResponse` (Gemini 3). */
+  imagesInToolResults: boolean
 }
 
 /**
  * Messages -> Gemini `systemInstruction` pieces and `contents`: developer messages
  * folded into the preceding user turn, tool results as `functionResponse` parts (`{ output }`, or
- * `{ error }` when the tool failed) followed by their images, consecutive user content merged into
+ * `{ error }` when the tool failed) with their images (inside, for a model that takes them there;
+ * else after), consecutive user content merged into
  * one turn. A Gemini `thoughtSignature` goes back on the part it came with, only to the model that
  * made it; thinking from any other model becomes text. A call Gemini gave an id gets it back, on
  * its `functionCall` and on its `functionResponse`; no other id is sent (Gemini pairs those by order
@@ -78,7 +93,7 @@ export function createGoogleMessageMapper(options: GoogleMessageOptions) {
     const callIds = new ResultCallIds(view.entries)
     const convert: TurnConverters<GooglePart> = {
       user: (m) => users.get(m, (u) => convertUser(u, files)),
-      tool: (m) => tools.get(m, (t) => convertTool(t, files, callIds.of(t))),
+      tool: (m) => tools.get(m, (t) => convertTool(t, files, callIds.of(t), options.imagesInToolResults)),
       assistant: (m) => assistants.get(m, (a) => convertAssistant(a, options)),
     }
     const contents = settled.items(
@@ -104,20 +119,36 @@ function convertUser(message: UserMessage | DeveloperMessage, files: ImageFiles)
   return parts
 }
 
+/**
+ * A tool result: its `functionResponse`, then its images. With `inside` (Gemini 3), the images
+ * Gemini documents for a function response (PNG, JPEG, WebP, sent inline) go in its `parts`; the
+ * others (a GIF, an image by URL) still go after it.
+ */
 function convertTool(
   message: ToolResultMessage,
   files: ImageFiles,
   callId: string | undefined,
+  inside: boolean,
 ): GooglePart[] {
   const text = message.outputText
   const response = message.status === 'success' ? { output: text } : { error: text }
   const name = message.toolName
-  const parts: GooglePart[] = [
-    { functionResponse: callId === undefined ? { name, response } : { id: callId, name, response } },
-  ]
-  for (const part of message.parts) parts.push(imagePart(part, files))
+  const functionResponse: Extract<GooglePart, { functionResponse: unknown }>['functionResponse'] =
+    callId === undefined ? { name, response } : { id: callId, name, response }
+  const parts: GooglePart[] = [{ functionResponse }]
+  const media: FunctionResponseMedia[] = []
+  for (const part of message.parts) {
+    const image = imagePart(part, files)
+    if (inside && 'inlineData' in image && FUNCTION_RESPONSE_TYPES.has(image.inlineData.mimeType))
+      media.push({ inlineData: image.inlineData })
+    else parts.push(image)
+  }
+  if (media.length > 0) functionResponse.parts = media
   return parts
 }
+
+/** The image types Gemini documents for a function response's `parts`. */
+const FUNCTION_RESPONSE_TYPES: ReadonlySet<string> = new Set(['image/png', 'image/jpeg', 'image/webp'])
 
 function imagePart(part: ImagePart, files: ImageFiles): GooglePart {
   const url = imageUrlOf(part, files)
