@@ -1,11 +1,13 @@
 import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
+import type { TSchema } from '@sinclair/typebox'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
 import { checkedApprovals, checkedInput } from './task-input.js'
+import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
 import type { DurableTask } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
 
@@ -22,6 +24,12 @@ export interface DurableAgentsOptions {
    * when its holder dies (`createPostgresSessionStore`).
    */
   store: SessionStore
+  /**
+   * The structured-output schemas tasks may ask for, by name (`start(sessionId, input, { output:
+   * name })`): TypeBox object schemas, as `agent.run(input, { output })` takes them. The workflow
+   * records the name only, so every worker must declare the same `outputs`. Default: none.
+   */
+  outputs?: Readonly<Record<string, TSchema>> | undefined
   /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
   name?: string | undefined
   /**
@@ -60,6 +68,14 @@ export interface StartOptions {
    * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
+  /**
+   * The name of a schema of `DurableAgentsOptions.outputs` the task's final answer must satisfy,
+   * as `agent.run(input, { output })` asks for one: `result()` then gives the validated value as
+   * the outcome's `output`. A name not among `outputs` is refused (`invalid_options`) before
+   * anything is recorded. Like `agent.run`'s, it belongs to the task: pass it again to `continue`
+   * a structured task paused for approval.
+   */
+  output?: string | undefined
 }
 
 /** What `continue` takes. */
@@ -143,6 +159,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const lockRetryMs = positive(options.lockRetryMs ?? 250, 'lockRetryMs')
   const staleAfterMs = positive(options.staleAfterMs ?? 10_000, 'staleAfterMs')
   const now = options.now ?? (() => performance.now())
+  const outputs = checkedOutputs(options.outputs)
   /** Workflows this process is running: never reaped by its own reaper. */
   const local = new Set<string>()
   /** What the reaper saw of pending workflows, sweep to sweep (see `reapOnce`). */
@@ -153,7 +170,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       const workflowId = DBOS.workflowID!
       local.add(workflowId)
       try {
-        return await executeTask({ store, agentFactory, lockRetryMs }, task, workflowId)
+        return await executeTask({ store, agentFactory, lockRetryMs, outputs }, task, workflowId)
       } catch (error) {
         // DBOS stores and logs what a workflow throws: never the credentials it might carry.
         throw safeError(error)
@@ -207,12 +224,17 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
 
   return {
     // Checked before DBOS records anything: a bad input fails the call, not the task.
-    start: async (sessionId, input, startOptions = {}) =>
-      begin({ kind: 'run', sessionId, input: checkedInput(input) }, checkedOptions(startOptions, 'start')),
+    async start(sessionId, input, startOptions = {}) {
+      const { output } = checkedOptions(startOptions, 'start')
+      const task: DurableTask = { kind: 'run', sessionId, input: checkedInput(input) }
+      if (output !== undefined) task.output = checkedOutput(outputs, output)
+      return begin(task, startOptions)
+    },
     async continue(sessionId, continueOptions = {}) {
-      const { approvals, ...startOptions } = checkedOptions(continueOptions, 'continue')
+      const { approvals, output, ...startOptions } = checkedOptions(continueOptions, 'continue')
       const task: DurableTask = { kind: 'continue', sessionId }
       if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
+      if (output !== undefined) task.output = checkedOutput(outputs, output)
       return begin(task, startOptions)
     },
     async status(workflowId) {
@@ -308,6 +330,12 @@ function keepable(workflowId: unknown): workflowId is string {
     !workflowId.includes('\u0000') &&
     workflowId.isWellFormed()
   )
+}
+
+/** A task's `output`: the name of one of `outputs`, recorded as the name (see `outputSchema`). */
+function checkedOutput(outputs: OutputSchemas, output: unknown): string {
+  outputSchema(outputs, output as string)
+  return output as string
 }
 
 /** A call's options: an object (or left out), never `null` or a value of another kind. */
