@@ -108,7 +108,8 @@ export interface DurableAgents {
   /**
    * Starts a task with the user's input on a session (created when new); resolves once it is
    * recorded. An input that cannot run (not valid user input, or not JSON DBOS can record) is
-   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created.
+   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created; so is a
+   * session id no store can keep, with `invalid_options` (its `SessionError` as the `cause`).
    */
   start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
   /** Carries the session's task on (approvals, or a task that stopped), as a durable task. */
@@ -225,12 +226,14 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   return {
     // Checked before DBOS records anything: a bad input fails the call, not the task.
     async start(sessionId, input, startOptions = {}) {
+      checkedSessionId(sessionId)
       const { output } = checkedOptions(startOptions, 'start')
       const task: DurableTask = { kind: 'run', sessionId, input: checkedInput(input) }
       if (output !== undefined) task.output = checkedOutput(outputs, output)
       return begin(task, startOptions)
     },
     async continue(sessionId, continueOptions = {}) {
+      checkedSessionId(sessionId)
       const { approvals, output, ...startOptions } = checkedOptions(continueOptions, 'continue')
       const task: DurableTask = { kind: 'continue', sessionId }
       if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
@@ -330,6 +333,19 @@ function keepable(workflowId: unknown): workflowId is string {
     !workflowId.includes('\u0000') &&
     workflowId.isWellFormed()
   )
+}
+
+/**
+ * A session id every store keeps (see `assertSessionId`), or `DurableTaskError` `invalid_options`
+ * with the store's `SessionError` as its cause: a host's mistake in the call, refused as the other
+ * unusable arguments of `start` and `continue` are, before DBOS records anything.
+ */
+function checkedSessionId(sessionId: unknown): asserts sessionId is string {
+  try {
+    assertSessionId(sessionId)
+  } catch (cause) {
+    throw new DurableTaskError('invalid_options', (cause as Error).message, { cause })
+  }
 }
 
 /** A task's `output`: the name of one of `outputs`, recorded as the name (see `outputSchema`). */

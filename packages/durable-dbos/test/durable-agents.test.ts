@@ -796,6 +796,24 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('a session id no store can keep is refused typed, the SessionError as its cause, before anything is recorded', async () => {
+    const requests = server.requests.length
+    for (const [index, sessionId] of ['../etc', '', 'con', 'a'.repeat(129)].entries()) {
+      for (const [kind, call] of [
+        ['start', () => durable.start(sessionId, 'Hello', { workflowId: `bad-session-${index}-start` })],
+        ['continue', () => durable.continue(sessionId, { workflowId: `bad-session-${index}-continue` })],
+      ] as const) {
+        const error = await call().catch((e: unknown) => e)
+        expect(DurableTaskError.is(error) && error.code).toBe('invalid_options')
+        expect((error as Error).message).toMatch(/^invalid session id /)
+        const cause = (error as Error).cause
+        expect(SessionError.is(cause) && cause.code).toBe('invalid_session_id')
+        expect(await durable.status(`bad-session-${index}-${kind}`)).toBeUndefined()
+      }
+    }
+    expect(server.requests.length).toBe(requests)
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
