@@ -6,9 +6,9 @@ import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
-import { checkedApprovals, checkedInput } from './task-input.js'
+import { checkedApprovals, checkedInput, checkedInputSize } from './task-input.js'
 import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
-import type { DurableTask } from './task-plan.js'
+import { type DurableTask, inputIdOf } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
 
 /** Options of `createDurableAgents`. */
@@ -108,7 +108,8 @@ export interface DurableAgents {
   /**
    * Starts a task with the user's input on a session (created when new); resolves once it is
    * recorded. An input that cannot run (not valid user input, or not JSON DBOS can record) is
-   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created; so is a
+   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created, as is one
+   * whose record would be over the store's `maxRecordBytes`; so is a
    * session id no store can keep, with `invalid_options` (its `SessionError` as the `cause`).
    */
   start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
@@ -192,11 +193,15 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     return status && status.workflowName === name ? status : undefined
   }
 
-  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
+  /** Starts `task` as workflow `workflowId`; `given`: the id the host gave, if it gave one. */
+  const begin = async (
+    task: DurableTask,
+    workflowId: string,
+    given: string | undefined,
+  ): Promise<DurableTaskHandle> => {
     assertSessionId(task.sessionId)
-    const given = checkedWorkflowId(startOptions.workflowId)
     const handle = await DBOS.startWorkflow(workflow, {
-      workflowID: given ?? globalThis.crypto.randomUUID(),
+      workflowID: workflowId,
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
     })(task).catch((error: unknown) => {
       // The id is another workflow's (other durable agents', or not a Kode task at all).
@@ -227,18 +232,23 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     // Checked before DBOS records anything: a bad input fails the call, not the task.
     async start(sessionId, input, startOptions = {}) {
       checkedSessionId(sessionId)
-      const { output } = checkedOptions(startOptions, 'start')
+      const { output, workflowId } = checkedOptions(startOptions, 'start')
       const task: DurableTask = { kind: 'run', sessionId, input: checkedInput(input) }
       if (output !== undefined) task.output = checkedOutput(outputs, output)
-      return begin(task, startOptions)
+      const given = checkedWorkflowId(workflowId)
+      const id = given ?? globalThis.crypto.randomUUID()
+      // The input's record is the task's first append: one the store would refuse fails now.
+      checkedInputSize(task.input, inputIdOf(id), store.maxRecordBytes)
+      return begin(task, id, given)
     },
     async continue(sessionId, continueOptions = {}) {
       checkedSessionId(sessionId)
-      const { approvals, output, ...startOptions } = checkedOptions(continueOptions, 'continue')
+      const { approvals, output, workflowId } = checkedOptions(continueOptions, 'continue')
       const task: DurableTask = { kind: 'continue', sessionId }
       if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
       if (output !== undefined) task.output = checkedOutput(outputs, output)
-      return begin(task, startOptions)
+      const given = checkedWorkflowId(workflowId)
+      return begin(task, given ?? globalThis.crypto.randomUUID(), given)
     },
     async status(workflowId) {
       const status = await own(workflowId)

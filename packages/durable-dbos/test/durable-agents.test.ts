@@ -27,6 +27,9 @@ let closedStore: DurableAgents
 let badClose: DurableAgents
 let oddHook: DurableAgents
 let noAgent: DurableAgents
+/** Tasks on a store that takes records of 2 000 bytes at most. */
+let tight: DurableAgents
+let tightStore: SessionStore
 /** What `oddHook`'s hook throws next. */
 let oddThrown: unknown
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
@@ -163,6 +166,16 @@ beforeAll(async () => {
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
+      tightStore = createPostgresSessionStore({
+        connectionString: postgresUrl(),
+        schema,
+        maxRecordBytes: 2_000,
+      })
+      tight = createDurableAgents({
+        name: 'kode.tight',
+        store: tightStore,
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
       // A factory that builds no agent (a host's missing return).
       noAgent = createDurableAgents({
         name: 'kode.no-agent',
@@ -254,6 +267,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await DBOS.shutdown()
+  await tightStore.close()
   await store.close()
   await server.close()
   await dropSchema(schema)
@@ -794,6 +808,28 @@ describe('durable tasks on DBOS', () => {
       'invalid_options',
       "outputs.list must describe an object (Type.Object), as agent.run's output does",
     ])
+  })
+
+  test("an input larger than the store's maxRecordBytes is refused typed before anything is recorded or created", async () => {
+    const requests = server.requests.length
+    for (const [index, input] of [
+      'x'.repeat(5_000),
+      [{ type: 'text' as const, text: 'é'.repeat(1_500) }],
+    ].entries()) {
+      const workflowId = `too-big-${index}`
+      const error = await tight.start(`too-big-${index}`, input, { workflowId }).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+      expect((error as Error).message).toMatch(
+        /^the task's input is \d+ bytes as a history record, over the store's limit of 2000 bytes \(maxRecordBytes\)/,
+      )
+      expect(await tight.status(workflowId)).toBeUndefined()
+      expect(await tightStore.info(`too-big-${index}`)).toBeUndefined()
+    }
+    expect(server.requests.length).toBe(requests)
+    // One that fits runs as usual.
+    server.enqueue(reply('t1', 'Read it.'))
+    const fits = await tight.start('fits', 'x'.repeat(1_000))
+    expect(await tight.result(fits.workflowId, FAST)).toMatchObject({ reason: 'completed', text: 'Read it.' })
   })
 
   test('a session id no store can keep is refused typed, the SessionError as its cause, before anything is recorded', async () => {

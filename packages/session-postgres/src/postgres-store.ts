@@ -283,6 +283,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   }
 
   return {
+    maxRecordBytes,
     create(init: CreateSessionInit = {}) {
       return operation(async () => {
         const id = init.id ?? createId()
