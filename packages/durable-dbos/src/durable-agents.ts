@@ -1,12 +1,14 @@
 import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import type { ApprovalDecision, TaskOutcome, UserInput } from '@kode/core'
 import { assertSessionId, type SessionStore } from '@kode/session'
+import type { TSchema } from '@sinclair/typebox'
 import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
-import { checkedApprovals, checkedInput } from './task-input.js'
-import type { DurableTask } from './task-plan.js'
+import { checkedApprovals, checkedInput, checkedInputSize } from './task-input.js'
+import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
+import { type DurableTask, inputIdOf } from './task-plan.js'
 import { type AgentFactory, executeTask } from './task-workflow.js'
 
 /** Options of `createDurableAgents`. */
@@ -22,6 +24,12 @@ export interface DurableAgentsOptions {
    * when its holder dies (`createPostgresSessionStore`).
    */
   store: SessionStore
+  /**
+   * The structured-output schemas tasks may ask for, by name (`start(sessionId, input, { output:
+   * name })`): TypeBox object schemas, as `agent.run(input, { output })` takes them. The workflow
+   * records the name only, so every worker must declare the same `outputs`. Default: none.
+   */
+  outputs?: Readonly<Record<string, TSchema>> | undefined
   /** The DBOS workflow name of these tasks. Default `kode.task`; unique per `createDurableAgents`. */
   name?: string | undefined
   /**
@@ -60,6 +68,14 @@ export interface StartOptions {
    * without NUL characters or lone surrogates (`invalid_options`): Postgres cannot keep those as they are.
    */
   workflowId?: string | undefined
+  /**
+   * The name of a schema of `DurableAgentsOptions.outputs` the task's final answer must satisfy,
+   * as `agent.run(input, { output })` asks for one: `result()` then gives the validated value as
+   * the outcome's `output`. A name not among `outputs` is refused (`invalid_options`) before
+   * anything is recorded. Like `agent.run`'s, it belongs to the task: pass it again to `continue`
+   * a structured task paused for approval.
+   */
+  output?: string | undefined
 }
 
 /** What `continue` takes. */
@@ -92,7 +108,9 @@ export interface DurableAgents {
   /**
    * Starts a task with the user's input on a session (created when new); resolves once it is
    * recorded. An input that cannot run (not valid user input, or not JSON DBOS can record) is
-   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created.
+   * refused with `DurableTaskError` `invalid_input` before anything is recorded or created, as is one
+   * whose record would be over the store's `maxRecordBytes`; so is a
+   * session id no store can keep, with `invalid_options` (its `SessionError` as the `cause`).
    */
   start(sessionId: string, input: UserInput, options?: StartOptions): Promise<DurableTaskHandle>
   /** Carries the session's task on (approvals, or a task that stopped), as a durable task. */
@@ -143,6 +161,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const lockRetryMs = positive(options.lockRetryMs ?? 250, 'lockRetryMs')
   const staleAfterMs = positive(options.staleAfterMs ?? 10_000, 'staleAfterMs')
   const now = options.now ?? (() => performance.now())
+  const outputs = checkedOutputs(options.outputs)
   /** Workflows this process is running: never reaped by its own reaper. */
   const local = new Set<string>()
   /** What the reaper saw of pending workflows, sweep to sweep (see `reapOnce`). */
@@ -153,7 +172,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       const workflowId = DBOS.workflowID!
       local.add(workflowId)
       try {
-        return await executeTask({ store, agentFactory, lockRetryMs }, task, workflowId)
+        return await executeTask({ store, agentFactory, lockRetryMs, outputs }, task, workflowId)
       } catch (error) {
         // DBOS stores and logs what a workflow throws: never the credentials it might carry.
         throw safeError(error)
@@ -174,11 +193,15 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     return status && status.workflowName === name ? status : undefined
   }
 
-  const begin = async (task: DurableTask, startOptions: StartOptions): Promise<DurableTaskHandle> => {
+  /** Starts `task` as workflow `workflowId`; `given`: the id the host gave, if it gave one. */
+  const begin = async (
+    task: DurableTask,
+    workflowId: string,
+    given: string | undefined,
+  ): Promise<DurableTaskHandle> => {
     assertSessionId(task.sessionId)
-    const given = checkedWorkflowId(startOptions.workflowId)
     const handle = await DBOS.startWorkflow(workflow, {
-      workflowID: given ?? globalThis.crypto.randomUUID(),
+      workflowID: workflowId,
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
     })(task).catch((error: unknown) => {
       // The id is another workflow's (other durable agents', or not a Kode task at all).
@@ -207,13 +230,25 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
 
   return {
     // Checked before DBOS records anything: a bad input fails the call, not the task.
-    start: async (sessionId, input, startOptions = {}) =>
-      begin({ kind: 'run', sessionId, input: checkedInput(input) }, checkedOptions(startOptions, 'start')),
+    async start(sessionId, input, startOptions = {}) {
+      checkedSessionId(sessionId)
+      const { output, workflowId } = checkedOptions(startOptions, 'start')
+      const task: DurableTask = { kind: 'run', sessionId, input: checkedInput(input) }
+      if (output !== undefined) task.output = checkedOutput(outputs, output)
+      const given = checkedWorkflowId(workflowId)
+      const id = given ?? globalThis.crypto.randomUUID()
+      // The input's record is the task's first append: one the store would refuse fails now.
+      checkedInputSize(task.input, inputIdOf(id), store.maxRecordBytes)
+      return begin(task, id, given)
+    },
     async continue(sessionId, continueOptions = {}) {
-      const { approvals, ...startOptions } = checkedOptions(continueOptions, 'continue')
+      checkedSessionId(sessionId)
+      const { approvals, output, workflowId } = checkedOptions(continueOptions, 'continue')
       const task: DurableTask = { kind: 'continue', sessionId }
       if (approvals !== undefined) task.approvals = checkedApprovals(approvals)
-      return begin(task, startOptions)
+      if (output !== undefined) task.output = checkedOutput(outputs, output)
+      const given = checkedWorkflowId(workflowId)
+      return begin(task, given ?? globalThis.crypto.randomUUID(), given)
     },
     async status(workflowId) {
       const status = await own(workflowId)
@@ -308,6 +343,25 @@ function keepable(workflowId: unknown): workflowId is string {
     !workflowId.includes('\u0000') &&
     workflowId.isWellFormed()
   )
+}
+
+/**
+ * A session id every store keeps (see `assertSessionId`), or `DurableTaskError` `invalid_options`
+ * with the store's `SessionError` as its cause: a host's mistake in the call, refused as the other
+ * unusable arguments of `start` and `continue` are, before DBOS records anything.
+ */
+function checkedSessionId(sessionId: unknown): asserts sessionId is string {
+  try {
+    assertSessionId(sessionId)
+  } catch (cause) {
+    throw new DurableTaskError('invalid_options', (cause as Error).message, { cause })
+  }
+}
+
+/** A task's `output`: the name of one of `outputs`, recorded as the name (see `outputSchema`). */
+function checkedOutput(outputs: OutputSchemas, output: unknown): string {
+  outputSchema(outputs, output as string)
+  return output as string
 }
 
 /** A call's options: an object (or left out), never `null` or a value of another kind. */

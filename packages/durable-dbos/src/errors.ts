@@ -5,8 +5,8 @@ export type DurableTaskErrorCode =
   /** An option of `createDurableAgents` or of a call is unusable. */
   | 'invalid_options'
   /**
-   * The input of `start` (or the decisions of `continue`) cannot be run: not valid user input, or
-   * not something DBOS can record. Nothing was started.
+   * The input of `start` (or the decisions of `continue`) cannot be run: not valid user input, not
+   * something DBOS can record, or larger than the store's `maxRecordBytes`. Nothing was started.
    */
   | 'invalid_input'
   /** `agentFactory` returned an agent bound to another session than the task's. */

@@ -7,7 +7,7 @@ import { type SessionLease, SessionLockedError, type SessionStore } from '@kode/
  * whether the task runs, carries on or is done) to after its last record, with no gap another
  * writer could slip into. Every other session (a sub-agent's) goes to the store as usual.
  *
- * What the store offers beyond the required methods (`readBatches`, `follow`) it offers through
+ * What the store offers beyond the required methods (`readBatches`, `follow`, `maxRecordBytes`) it offers through
  * this one too, and nothing it lacks: callers that test for them (a replay reading in batches, a
  * watcher following the session) then read as they would from the store itself.
  */
@@ -34,6 +34,7 @@ export function lentStore(store: SessionStore, lease: SessionLease): SessionStor
     read: (id) => store.read(id),
     ...(store.readBatches ? { readBatches: store.readBatches.bind(store) } : {}),
     ...(store.follow ? { follow: store.follow.bind(store) } : {}),
+    ...(store.maxRecordBytes !== undefined ? { maxRecordBytes: store.maxRecordBytes } : {}),
     info: (id) => store.info(id),
     update: (id, patch) => store.update(id, patch),
     list: (options) => store.list(options),

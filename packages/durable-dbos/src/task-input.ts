@@ -1,5 +1,10 @@
 import type { ApprovalDecision, UserInput } from '@kode/core'
-import { type HistoryEvent, roundTripHistoryEvent, type UserMessage } from '@kode/protocol'
+import {
+  encodeHistoryEvent,
+  type HistoryEvent,
+  roundTripHistoryEvent,
+  type UserMessage,
+} from '@kode/protocol'
 import { DurableTaskError } from './errors.js'
 
 /**
@@ -26,6 +31,29 @@ export function checkedInput(input: UserInput): UserInput {
     )
   }
   return typeof input === 'string' ? input : written.parts
+}
+
+/** The most characters a JSON number takes (`-1.7976931348623157e+308`): a record's `createdAt`. */
+const MAX_NUMBER_CHARS = 24
+
+/**
+ * Refuses an input whose user message would be larger than the store takes (its `maxRecordBytes`,
+ * when it says one): the task would fail on its first append, after its workflow and session were
+ * created. The message is measured as the store measures it (its encoded line, in UTF-8), under
+ * the id it is persisted with, and with the longest `createdAt` a clock can give, so an input this
+ * lets through is never too large (one within a few bytes of the limit may be refused).
+ */
+export function checkedInputSize(input: UserInput, inputId: string, maxRecordBytes: unknown): void {
+  if (typeof maxRecordBytes !== 'number' || !Number.isFinite(maxRecordBytes)) return
+  const parts = typeof input === 'string' ? [{ type: 'text' as const, text: input }] : input
+  const line = encodeHistoryEvent({ role: 'user', id: inputId, createdAt: 0, parts: [...parts] })
+  const bytes = new TextEncoder().encode(line).length + MAX_NUMBER_CHARS - 1
+  if (bytes > maxRecordBytes) {
+    throw new DurableTaskError(
+      'invalid_input',
+      `the task's input is ${bytes} bytes as a history record, over the store's limit of ${maxRecordBytes} bytes (maxRecordBytes): keep large payloads such as images out of the input, or raise the limit`,
+    )
+  }
 }
 
 /** The decisions of `continue`, checked the same way: each names a call and says yes or no. */

@@ -1,11 +1,22 @@
 import { type ApprovalDecision, pendingApprovals, type TaskOutcome, type UserInput } from '@kode/core'
-import { type HistoryEvent, joinText, type TaskFinishReason, type TaskMetadataRecord } from '@kode/protocol'
+import {
+  type AssistantMessage,
+  type HistoryEvent,
+  joinText,
+  type TaskFinishReason,
+  type TaskMetadataRecord,
+} from '@kode/protocol'
+import type { TSchema } from '@sinclair/typebox'
 import { DurableTaskError } from './errors.js'
+import { rebuiltOutput } from './task-output.js'
 
-/** What a durable task does: a new user input, or carrying the session's task on (`agent.continue`). */
+/**
+ * What a durable task does: a new user input, or carrying the session's task on (`agent.continue`).
+ * `output` names the structured-output schema it asks for (one of `DurableAgentsOptions.outputs`).
+ */
 export type DurableTask =
-  | { kind: 'run'; sessionId: string; input: UserInput }
-  | { kind: 'continue'; sessionId: string; approvals?: ApprovalDecision[] }
+  | { kind: 'run'; sessionId: string; input: UserInput; output?: string }
+  | { kind: 'continue'; sessionId: string; approvals?: ApprovalDecision[]; output?: string }
 
 /**
  * What an execution of a task's workflow does, decided from the session's history under its lease:
@@ -31,13 +42,15 @@ export type TaskPlan =
  * `DurableTaskError` `task_superseded`. A continuation's records are those after `base`, the
  * session's record count when the workflow first ran (recorded by DBOS, so every execution sees
  * the same), up to the first `task_metadata` after it; one that names an input is a new input's
- * task that superseded the continuation.
+ * task that superseded the continuation. `output` is the schema the task asks for: a finished
+ * task's outcome carries the structured answer read back from its records.
  */
 export function planTask(
   task: DurableTask,
   history: readonly HistoryEvent[],
   base: number,
   inputId: string,
+  output?: TSchema,
 ): TaskPlan {
   if (task.kind === 'run') {
     const at = history.findIndex(
@@ -62,7 +75,7 @@ export function planTask(
     }
     const ended = own[end] as TaskMetadataRecord
     if (ended.inputId === inputId) {
-      return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, end + 1)) }
+      return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, end + 1), output) }
     }
     throw new DurableTaskError('task_superseded', superseded(inputId, ended, own.slice(1, end)))
   }
@@ -80,7 +93,7 @@ export function planTask(
         `the continued task stopped with its worker, and the task of input ${ended.inputId} began on its session before it was carried on`,
       )
     }
-    return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1)) }
+    return { kind: 'finished', outcome: finishedOutcome(task.sessionId, own.slice(0, finished + 1), output) }
   }
   // A continuation has no input: one of a durable task after `base` is another task's, begun after
   // this one's worker died (and not ended: its worker died too).
@@ -193,19 +206,27 @@ const STOPPED_BY_ERROR: ReadonlySet<TaskFinishReason> = new Set([
 
 /**
  * The outcome of a task that finished before its workflow could record it (the worker died in
- * between), read from its records: they end with its `task_metadata`.
+ * between), read from its records: they end with its `task_metadata`. A task that asked for
+ * structured `output` and completed gets the answer back as its `output`, checked against the
+ * schema (see `rebuiltOutput`).
  */
-export function finishedOutcome(sessionId: string, records: readonly HistoryEvent[]): TaskOutcome {
+export function finishedOutcome(
+  sessionId: string,
+  records: readonly HistoryEvent[],
+  output?: TSchema,
+): TaskOutcome {
   const last = records.at(-1)
   if (!last || 'role' in last || last.type !== 'task_metadata') {
     throw new Error('a finished task ends with its task_metadata record')
   }
   let text = ''
+  let answer: AssistantMessage | undefined
   let reason: TaskFinishReason = 'completed'
   let errorMessage: string | undefined
   for (const record of records) {
     if ('role' in record) {
       if (record.role === 'assistant') {
+        answer = record
         text = joinText(record.parts)
         if (record.stopReason === 'aborted') reason = 'aborted'
       } else if (record.role === 'tool' && record.status === 'aborted') reason = 'aborted'
@@ -234,5 +255,9 @@ export function finishedOutcome(sessionId: string, records: readonly HistoryEven
   const outcome: TaskOutcome = { sessionId, reason: ended, text, metadata: last.metadata }
   if (ended === 'awaiting_approval') outcome.pendingApprovals = pending
   else if (errorMessage !== undefined && STOPPED_BY_ERROR.has(ended)) outcome.errorMessage = errorMessage
+  if (output !== undefined && ended === 'completed') {
+    const value = rebuiltOutput(output, answer)
+    if (value !== undefined) outcome.output = value
+  }
   return outcome
 }

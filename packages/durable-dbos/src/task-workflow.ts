@@ -1,10 +1,12 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import type { Agent, ContinueOptions, TaskOutcome } from '@kode/core'
 import { SessionError, type SessionLease, type SessionStore } from '@kode/session'
+import type { TSchema } from '@sinclair/typebox'
 import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
+import { type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
 
 /** What the host gives the factory of a task's agent. */
@@ -28,6 +30,8 @@ export interface TaskWorkflowDeps {
   store: SessionStore
   agentFactory: AgentFactory
   lockRetryMs: number
+  /** The structured-output schemas tasks name. */
+  outputs: OutputSchemas
 }
 
 /**
@@ -55,24 +59,28 @@ export async function executeTask(
 ): Promise<TaskOutcome> {
   const { store, lockRetryMs } = deps
   const { sessionId } = task
+  // Before anything is created: a worker without the schema the task names cannot run it.
+  const output = outputSchema(deps.outputs, task.output)
   const begun = await begin(deps, task)
   let { lease } = begun
   let prepared: Prepared | undefined
   try {
     // The first execution prepares outside any step: DBOS checks for a cancellation before it
     // begins the watch step, so a task cancelled while its agent was being built never starts.
-    if (lease) prepared = await prepare(deps, task, workflowId, lease, begun.base)
+    if (lease) prepared = await prepare(deps, task, workflowId, lease, begun.base, output)
     if (prepared?.kind === 'finished') return prepared.outcome
     return await inWatchStep(async (cancel) => {
       lease ??= await resumeLease(store, sessionId, lockRetryMs, begun.createdAt, cancel)
-      prepared ??= await prepare(deps, task, workflowId, lease, begun.base)
+      prepared ??= await prepare(deps, task, workflowId, lease, begun.base, output)
       if (prepared.kind === 'finished') return prepared.outcome
       const { agent, plan } = prepared
+      // The schema goes to the run and, after a crash, to its continuation alike: the answer is
+      // checked (and corrected once) wherever the task ends.
       return runCancellable(
         (signal) =>
           plan.kind === 'run'
-            ? agent.run(plan.input, { signal, messageId: plan.messageId })
-            : agent.continue(continueOptions(plan), { signal }),
+            ? agent.run(plan.input, { signal, messageId: plan.messageId, output })
+            : agent.continue(continueOptions(plan), { signal, output }),
         cancel,
       )
     })
@@ -98,10 +106,11 @@ async function prepare(
   workflowId: string,
   lease: SessionLease,
   base: number,
+  output: TSchema | undefined,
 ): Promise<Prepared> {
   const { store, agentFactory } = deps
   const { sessionId } = task
-  const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId))
+  const plan = planTask(task, await store.read(sessionId), base, inputIdOf(workflowId), output)
   if (plan.kind === 'finished') return plan
   const agent = await agentFactory({ sessionId, store: lentStore(store, lease), workflowId })
   if (typeof agent !== 'object' || agent === null || typeof agent.close !== 'function') {

@@ -27,6 +27,9 @@ let closedStore: DurableAgents
 let badClose: DurableAgents
 let oddHook: DurableAgents
 let noAgent: DurableAgents
+/** Tasks on a store that takes records of 2 000 bytes at most. */
+let tight: DurableAgents
+let tightStore: SessionStore
 /** What `oddHook`'s hook throws next. */
 let oddThrown: unknown
 const API_KEY = 'sk-live-0123456789abcdefABCDEF'
@@ -79,6 +82,12 @@ const writeNote = defineTool({
 
 let enterFactory: () => void = () => {}
 
+/** The structured answer `durable`'s tasks may ask for (`output: 'weather'`). */
+const Weather = Type.Object(
+  { city: Type.String(), celsius: Type.Number() },
+  { title: 'Weather', additionalProperties: false },
+)
+
 /** Signals of the calls of `wait_for_cancel` that started, in order. */
 const waiting: AbortSignal[] = []
 let waitStarted: (() => void) | undefined
@@ -107,6 +116,7 @@ beforeAll(async () => {
         store,
         agentFactory: ({ sessionId, store }) =>
           createAgent({ client, store, sessionId, tools: [writeNote, waitForCancel] }),
+        outputs: { weather: Weather },
       })
       gated = createDurableAgents({
         name: 'kode.gated',
@@ -154,6 +164,16 @@ beforeAll(async () => {
             return store.create(init)
           },
         },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      tightStore = createPostgresSessionStore({
+        connectionString: postgresUrl(),
+        schema,
+        maxRecordBytes: 2_000,
+      })
+      tight = createDurableAgents({
+        name: 'kode.tight',
+        store: tightStore,
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
       // A factory that builds no agent (a host's missing return).
@@ -247,6 +267,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await DBOS.shutdown()
+  await tightStore.close()
   await store.close()
   await server.close()
   await dropSchema(schema)
@@ -711,6 +732,122 @@ describe('durable tasks on DBOS', () => {
       'agentFactory returned a value of type undefined, not an agent',
     ])
     expect(await lines('no-agent')).toEqual([])
+  })
+
+  test('a task asks for structured output by name: its answer is checked, corrected once, and result() gives the value', async () => {
+    // The first answer misses a field: the engine's corrective turn asks again.
+    server.enqueue(reply('o1', '{"city":"Oslo"}'))
+    server.enqueue(reply('o2', '{"city":"Oslo","celsius":-3}'))
+    const requests = server.requests.length
+    const { workflowId } = await durable.start('weather', 'Weather in Oslo?', { output: 'weather' })
+    const outcome = await durable.result(workflowId, FAST)
+    expect(outcome).toMatchObject({ reason: 'completed', output: { city: 'Oslo', celsius: -3 } })
+    expect((await durable.status(workflowId))?.outcome?.output).toEqual({ city: 'Oslo', celsius: -3 })
+    // Both model calls asked for the schema, as agent.run(input, { output }) does.
+    const sent = server.requests
+      .slice(requests)
+      .map((request) => (request.body as Record<string, unknown>).response_format)
+    expect(sent).toEqual([
+      expect.objectContaining({
+        type: 'json_schema',
+        json_schema: expect.objectContaining({ name: 'Weather' }),
+      }),
+      expect.objectContaining({ type: 'json_schema' }),
+    ])
+    // DBOS records the schema's name, never the schema (its JSON would lose what TypeBox checks with).
+    const recorded = (await DBOS.getWorkflowStatus(workflowId))?.input?.[0]
+    expect(recorded).toEqual({
+      kind: 'run',
+      sessionId: 'weather',
+      input: 'Weather in Oslo?',
+      output: 'weather',
+    })
+  })
+
+  test('a structured task paused for approval is continued with its output, and gives the value', async () => {
+    server.enqueue(callTools('o3', [{ id: 'c-out', name: 'write_note', args: { text: 'rain' } }]))
+    server.enqueue(reply('o4', '{"city":"Bergen","celsius":8}'))
+    const paused = await durable.start('weather-note', 'Note the weather in Bergen', { output: 'weather' })
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    const continued = await durable.continue('weather-note', {
+      approvals: [{ toolCallId: 'c-out', approved: true }],
+      output: 'weather',
+    })
+    expect(await durable.result(continued.workflowId, FAST)).toMatchObject({
+      reason: 'completed',
+      output: { city: 'Bergen', celsius: 8 },
+    })
+  })
+
+  test('an output no schema of outputs has is refused typed before anything is recorded', async () => {
+    const requests = server.requests.length
+    for (const [index, call] of [
+      () => durable.start('no-such-output', 'Hello', { output: 'forecast', workflowId: 'no-output-0' }),
+      () => durable.continue('no-such-output', { output: 'forecast', workflowId: 'no-output-1' }),
+      () => durable.start('no-such-output', 'Hello', { output: 'toString', workflowId: 'no-output-2' }),
+    ].entries()) {
+      const error = await call().catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_options')
+      expect(await durable.status(`no-output-${index}`)).toBeUndefined()
+    }
+    expect(await store.info('no-such-output')).toBeUndefined()
+    expect(server.requests.length).toBe(requests)
+    const notAnObject = (() => {
+      try {
+        createDurableAgents({
+          name: 'kode.bad-outputs',
+          store,
+          agentFactory: () => never(),
+          outputs: { list: Type.Array(Type.String()) },
+        })
+      } catch (error) {
+        return error
+      }
+    })()
+    expect(DurableTaskError.is(notAnObject) && [notAnObject.code, notAnObject.message]).toEqual([
+      'invalid_options',
+      "outputs.list must describe an object (Type.Object), as agent.run's output does",
+    ])
+  })
+
+  test("an input larger than the store's maxRecordBytes is refused typed before anything is recorded or created", async () => {
+    const requests = server.requests.length
+    for (const [index, input] of [
+      'x'.repeat(5_000),
+      [{ type: 'text' as const, text: 'é'.repeat(1_500) }],
+    ].entries()) {
+      const workflowId = `too-big-${index}`
+      const error = await tight.start(`too-big-${index}`, input, { workflowId }).catch((e: unknown) => e)
+      expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+      expect((error as Error).message).toMatch(
+        /^the task's input is \d+ bytes as a history record, over the store's limit of 2000 bytes \(maxRecordBytes\)/,
+      )
+      expect(await tight.status(workflowId)).toBeUndefined()
+      expect(await tightStore.info(`too-big-${index}`)).toBeUndefined()
+    }
+    expect(server.requests.length).toBe(requests)
+    // One that fits runs as usual.
+    server.enqueue(reply('t1', 'Read it.'))
+    const fits = await tight.start('fits', 'x'.repeat(1_000))
+    expect(await tight.result(fits.workflowId, FAST)).toMatchObject({ reason: 'completed', text: 'Read it.' })
+  })
+
+  test('a session id no store can keep is refused typed, the SessionError as its cause, before anything is recorded', async () => {
+    const requests = server.requests.length
+    for (const [index, sessionId] of ['../etc', '', 'con', 'a'.repeat(129)].entries()) {
+      for (const [kind, call] of [
+        ['start', () => durable.start(sessionId, 'Hello', { workflowId: `bad-session-${index}-start` })],
+        ['continue', () => durable.continue(sessionId, { workflowId: `bad-session-${index}-continue` })],
+      ] as const) {
+        const error = await call().catch((e: unknown) => e)
+        expect(DurableTaskError.is(error) && error.code).toBe('invalid_options')
+        expect((error as Error).message).toMatch(/^invalid session id /)
+        const cause = (error as Error).cause
+        expect(SessionError.is(cause) && cause.code).toBe('invalid_session_id')
+        expect(await durable.status(`bad-session-${index}-${kind}`)).toBeUndefined()
+      }
+    }
+    expect(server.requests.length).toBe(requests)
   })
 
   test('options that cannot work are refused up front', () => {

@@ -90,6 +90,12 @@ describe('lentStore', () => {
     const lent = lentStore(bare, lease)
     expect('readBatches' in lent).toBe(false)
     expect('follow' in lent).toBe(false)
+    expect('maxRecordBytes' in lent).toBe(false)
     expect(await replaySession(lent, 's')).toEqual(await replaySession(store, 's'))
+  })
+
+  test("says the host store's record size limit, as the store does", async () => {
+    const { store, lease } = await hostStore()
+    expect(lentStore({ ...store, maxRecordBytes: 4096 }, lease).maxRecordBytes).toBe(4096)
   })
 })

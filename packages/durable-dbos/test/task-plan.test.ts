@@ -1,4 +1,5 @@
 import type { HistoryEvent } from '@kode/protocol'
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { DurableTaskError } from '../src/errors.js'
 import { type DurableTask, finishedOutcome, planTask } from '../src/task-plan.js'
@@ -504,6 +505,35 @@ describe('finishedOutcome', () => {
       text: 'Done.',
       metadata,
     })
+  })
+
+  test("a structured task's answer is read back as its output only when it completed and is valid", () => {
+    const Invoice = Type.Object({ paid: Type.Boolean(), email: Type.String({ format: 'email' }) })
+    const answer = (id: string, ...texts: string[]): HistoryEvent => ({
+      role: 'assistant',
+      id,
+      createdAt: 5,
+      parts: texts.map((text) => ({ type: 'text', text })),
+    })
+    const ended = (reason: 'completed' | 'aborted') =>
+      ({ type: 'task_metadata', id: 'm', createdAt: 9, metadata, reason }) as const
+    const value = { paid: true, email: 'a@example.com' }
+    const json = JSON.stringify(value)
+    // As the engine reads it: the text, a fenced block in it, the last text part. A format no
+    // checker is registered for is not asserted, as by the engine.
+    for (const texts of [[json], [`Here:\n\`\`\`json\n${json}\n\`\`\``], ['Here it is.', json]]) {
+      expect(
+        finishedOutcome('s', [input, answer('a', ...texts), ended('completed')], Invoice).output,
+      ).toEqual(value)
+    }
+    // Never a value the schema refuses, nor one of a task that did not complete.
+    expect(
+      finishedOutcome('s', [input, answer('a', '{"paid":"yes"}'), ended('completed')], Invoice),
+    ).not.toHaveProperty('output')
+    expect(finishedOutcome('s', [input, answer('a', json), ended('aborted')], Invoice)).not.toHaveProperty(
+      'output',
+    )
+    expect(finishedOutcome('s', [input, answer('a', json), ended('completed')])).not.toHaveProperty('output')
   })
 
   test('a compaction whose summary failed does not make the task a failure', () => {

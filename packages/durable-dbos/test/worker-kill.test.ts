@@ -62,11 +62,15 @@ interface Worker {
 
 /** Starts a worker; with `dieAt`, one that SIGKILLs itself when its agent emits that event type. */
 function startWorker(
-  who: string | { executorId: string; dieAt?: string; smallWindow?: boolean; holdUntil?: string },
+  who:
+    | string
+    | { executorId: string; dieAt?: string; smallWindow?: boolean; holdUntil?: string; output?: boolean },
   ...args: string[]
 ): Worker {
-  const { executorId, dieAt, smallWindow, holdUntil } = typeof who === 'string' ? { executorId: who } : who
+  const { executorId, dieAt, smallWindow, holdUntil, output } =
+    typeof who === 'string' ? { executorId: who } : who
   const config = {
+    ...(output ? { output } : {}),
     ...(dieAt !== undefined ? { dieAt } : {}),
     ...(holdUntil !== undefined ? { holdUntil } : {}),
     ...(smallWindow ? { smallWindow } : {}),
@@ -741,6 +745,53 @@ describe('a durable task whose worker is killed', () => {
       await dbos.destroy()
       await store.close()
     }
+  })
+
+  test('asking for structured output, it is carried on with its schema and gives the validated value', async () => {
+    server.enqueue(callTools('s1', [{ id: 'c9', name: 'charge', args: {} }]))
+    // B's first answer is not valid: the corrective turn, on B, asks again with the schema.
+    server.enqueue(reply('s2', '{"paid":"yes"}'))
+    server.enqueue(reply('s3', '{"paid":true,"cents":500}'))
+    const before = server.requests.length
+    const a = startWorker({ executorId: 'worker-s', output: true }, 'start', 'structured')
+    const workflowId = (await a.line('started ')).slice('started '.length)
+    await until(() => toolRuns().includes('charge c9 resumed=false worker-s'))
+    a.process.kill('SIGKILL')
+    await a.exited
+
+    const b = startWorker('worker-t', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ reason: 'completed', output: { paid: true, cents: 500 } })
+    // Every model call asked for the schema, A's and B's alike.
+    const formats = server.requests
+      .slice(before)
+      .map((request) => (request.body as { response_format?: { type: string } }).response_format?.type)
+    expect(formats).toEqual(['json_schema', 'json_schema', 'json_schema'])
+    b.process.kill('SIGKILL')
+    await b.exited
+  })
+
+  test('asking for structured output and killed right after its end, it reports the value read back from its answer', async () => {
+    server.enqueue(reply('s4', '{"paid":true,"cents":700}'))
+    const workflowId = 'structured-then-die'
+    const a = startWorker(
+      { executorId: 'worker-u', output: true, dieAt: 'task_metadata' },
+      'start',
+      'structured-end',
+      workflowId,
+    )
+    await a.exited
+    const requests = server.requests.length
+
+    const b = startWorker('worker-v', 'reap')
+    expect(await b.line('resumed ')).toBe(`resumed ${workflowId}`)
+    const outcome = JSON.parse((await b.line('finished ')).slice('finished '.length))
+    expect(outcome).toMatchObject({ reason: 'completed', output: { paid: true, cents: 700 } })
+    // Read from the history: no model call again.
+    expect(server.requests.length).toBe(requests)
+    b.process.kill('SIGKILL')
+    await b.exited
   })
 })
 

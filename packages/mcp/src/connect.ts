@@ -1,12 +1,11 @@
 import { statSync } from 'node:fs'
 import { redactCause } from '@kode/providers/adapter'
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import { McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { unansweredBecause } from './answer-guard.js'
 import { type McpConnection, ServerConnection } from './connection.js'
 import { lossError } from './connection-loss.js'
 import { detailOf, McpConnectionError, messageOf } from './errors.js'
-import { httpKinds, httpTransport, suggestsSse } from './http.js'
+import { httpKinds, httpStatusOf, httpTransport, suggestsSse } from './http.js'
 import { createLink, type Link, MAX_TIMER_MS } from './link.js'
 import {
   MCP_DEFAULTS,
@@ -271,16 +270,6 @@ function handshakeError(
     `MCP server "${name}" could not be reached: ${detailOf(error)}`,
     { cause: error },
   )
-}
-
-/**
- * The HTTP status a streamable-HTTP request was answered with, which the SDK's error keeps in its
- * `code` but not in its message (`-1` is its code for an answer of the wrong content type).
- */
-function httpStatusOf(error: unknown): number | undefined {
-  if (!(error instanceof StreamableHTTPError)) return undefined
-  const { code } = error
-  return code !== undefined && code >= 100 && code <= 599 ? code : undefined
 }
 
 /** `detailOf(error)`, led by the HTTP status it carries, if any. */

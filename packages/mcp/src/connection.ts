@@ -12,12 +12,14 @@ import { unansweredBecause } from './answer-guard.js'
 import { approvalFor } from './approval.js'
 import { lossError } from './connection-loss.js'
 import { McpConnectionError, messageOf } from './errors.js'
+import { httpStatusOf } from './http.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
 import { safeConnectionError, safeToolOutput, serverSecrets } from './secrets.js'
+import { statusDetail } from './stream-opening.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
 import type { CallResult } from './tool-result.js'
 
@@ -149,7 +151,7 @@ export class ServerConnection implements McpConnection {
       throw new McpConnectionError(
         'list_failed',
         options.name,
-        `MCP server "${options.name}" did not list its tools: ${messageOf(error)}`,
+        `MCP server "${options.name}" did not list its tools${statusOf(error)}: ${messageOf(error)}`,
         { cause: error },
       )
     }
@@ -349,8 +351,9 @@ export class ServerConnection implements McpConnection {
     // Kode's own markers, not the error code: servers send -32000 (the SDK's "connection
     // closed") as a generic error of their own.
     const unanswered = unansweredBecause(error)
-    if (unanswered === undefined)
-      return `${toolName} failed: ${server} answered with an error: ${messageOf(error)}`
+    if (unanswered === undefined) {
+      return `${toolName} failed: ${server} answered with an error${statusOf(error)}: ${messageOf(error)}`
+    }
     const { why, detail } = unanswered
     switch (why) {
       case 'closed':
@@ -447,4 +450,13 @@ function untilSettledOrAborted(promise: Promise<unknown>, signal: AbortSignal): 
     signal.addEventListener('abort', done, { once: true })
     promise.then(done, done)
   })
+}
+
+/**
+ * ` (HTTP 503)` for a request answered with an HTTP error status, which the SDK's error keeps out of
+ * its message; nothing for any other failure. Never a header: only the status.
+ */
+function statusOf(error: unknown): string {
+  const status = httpStatusOf(error)
+  return status === undefined ? '' : ` (${statusDetail(status)})`
 }

@@ -91,6 +91,17 @@ export function suggestsSse(error: unknown): boolean {
   return error instanceof StreamableHTTPError && [400, 404, 405].includes(error.code ?? 0)
 }
 
+/**
+ * The HTTP status a streamable-HTTP request was answered with, which the SDK's error keeps in its
+ * `code` but not in its message (`-1` is its code for an answer of the wrong content type). The
+ * HTTP+SSE transport's errors say theirs in their message.
+ */
+export function httpStatusOf(error: unknown): number | undefined {
+  if (!(error instanceof StreamableHTTPError)) return undefined
+  const { code } = error
+  return code !== undefined && code >= 100 && code <= 599 ? code : undefined
+}
+
 /** Ends a streamable-HTTP session politely (HTTP DELETE), giving up after `ms`: close must not hang. */
 export async function terminateSession(transport: Transport, ms: number): Promise<void> {
   if (!(transport instanceof StreamableHTTPClientTransport) || transport.sessionId === undefined) return

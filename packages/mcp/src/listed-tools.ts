@@ -18,8 +18,9 @@ export const LIST_RESULT = ListToolsResultSchema.extend({
 
 /**
  * A listed tool as the protocol describes it, or, for one that departs from that, what of it reads:
- * the fields that do, and its `inputSchema` as sent (an open object when it is not an object
- * schema; `toKodeTool` decides). A tool without a name cannot be called and is `undefined`.
+ * the fields that do, its `inputSchema` as sent (an open object when it is not an object schema;
+ * `toKodeTool` decides), and its `outputSchema` as sent when it is an object (`toKodeTool` repairs
+ * it). A tool without a name cannot be called and is `undefined`.
  */
 export function readTool(raw: unknown): ListedTool | undefined {
   const parsed = ToolSchema.safeParse(raw)
@@ -31,7 +32,9 @@ export function readTool(raw: unknown): ListedTool | undefined {
     const read = field.safeParse(raw[key])
     if (read.success) tool[key] = read.data
   }
-  // Valid JSON Schema the protocol's schema is stricter about (a boolean schema as a property).
+  // Valid JSON Schema the protocol's schema is stricter about (a boolean schema as a property),
+  // or one `toKodeTool` repairs (`properties: []`, a `required` entry that is not a string).
   tool.inputSchema ??= isRecord(raw.inputSchema) ? raw.inputSchema : {}
+  if (tool.outputSchema === undefined && isRecord(raw.outputSchema)) tool.outputSchema = raw.outputSchema
   return tool as unknown as ListedTool
 }

@@ -55,8 +55,14 @@ export function toKodeTool(
   options: { timeoutMs: number | undefined; needsApproval: ToolApproval },
 ): Tool {
   // The model is offered, and the arguments are checked against, the same repaired schema.
-  const schema = repairSchema(objectSchema(listed.inputSchema))
-  const checkOutput = createOutputCheck(listed.name, listed.outputSchema)
+  const inputRepair = { uncheckable: false }
+  const schema = repairSchema(objectSchema(listed.inputSchema), inputRepair)
+  // Structured content is checked against its schema repaired the same way.
+  const outputRepair = { uncheckable: false }
+  const outputSchema = isRecord(listed.outputSchema)
+    ? repairSchema(inlineTopLevelRef(listed.outputSchema), outputRepair)
+    : undefined
+  const checkOutput = createOutputCheck(listed.name, outputSchema, { matches: !outputRepair.uncheckable })
   const execute = async (args: Record<string, unknown>, ctx: ToolContext): Promise<ToolReturn> => {
     try {
       const result = await caller.call(listed.name, args, {
@@ -82,7 +88,7 @@ export function toKodeTool(
     name: info.name,
     description: listed.description ?? listed.title ?? '',
     parameters: Type.Unsafe<Record<string, unknown>>(schema),
-    validate: createValidator(schema),
+    validate: createValidator(schema, !inputRepair.uncheckable),
     execute,
     // The engine asks the user first (event tool_approval_request; agent.continue decides).
     needsApproval: options.needsApproval,
@@ -113,17 +119,23 @@ function openObject(): Record<string, unknown> {
 
 /**
  * Checks arguments against the server's schema, compiled on first use. A schema Ajv cannot
- * compile (a dialect it does not know) only checks that the arguments are an object: the server
- * still validates what it receives.
+ * compile (a dialect it does not know), or one whose repair made it compile (`matches` false: see
+ * `repairSchema`), only checks that the arguments are an object: the server still validates what
+ * it receives.
  */
 function createValidator(
   schema: Record<string, unknown>,
+  matches: boolean,
 ): (args: unknown) => ParsedArguments<Record<string, unknown>> {
   let check: ((args: unknown) => ParsedArguments<Record<string, unknown>>) | undefined
   return (args) => {
-    check ??= compile(schema)
+    check ??= matches ? compile(schema) : objectOnly
     return check(args)
   }
+}
+
+function objectOnly(args: unknown): ParsedArguments<Record<string, unknown>> {
+  return isRecord(args) ? { ok: true, args } : { ok: false, error: '/: must be an object' }
 }
 
 function compile(
@@ -138,7 +150,7 @@ function compile(
         : { ok: false, error: result.errorMessage ?? 'the arguments do not match the schema' }
     }
   } catch {
-    return (args) => (isRecord(args) ? { ok: true, args } : { ok: false, error: '/: must be an object' })
+    return objectOnly
   }
 }
 

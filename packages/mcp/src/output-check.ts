@@ -8,11 +8,13 @@ import type { CallResult } from './tool-result.js'
  * carry `structuredContent`, and that must match. An error result is not checked (the SDK checks
  * its `structuredContent` too, though its own comment says it does not). The schema is compiled on first use, on its own
  * (see `SCHEMA_VALIDATOR`); one Ajv cannot compile leaves results unchecked, as an input schema
- * that does not compile leaves arguments to the server. Throws an `McpError` as the SDK would.
+ * that does not compile leaves arguments to the server; so does one whose repair made it compile
+ * (`matches` false, see `repairSchema`). Throws an `McpError` as the SDK would.
  */
 export function createOutputCheck(
   toolName: string,
   schema: Record<string, unknown> | undefined,
+  options: { matches: boolean } = { matches: true },
 ): (result: CallResult) => void {
   if (schema === undefined) return () => undefined
   let check: ((value: unknown) => string | undefined) | undefined
@@ -26,7 +28,7 @@ export function createOutputCheck(
         `Tool ${toolName} has an output schema but did not return structured content`,
       )
     }
-    check ??= compile(schema)
+    check ??= options.matches ? compile(schema) : () => undefined
     const mismatch = check(result.structuredContent)
     if (mismatch !== undefined) {
       throw new McpError(

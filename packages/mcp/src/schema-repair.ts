@@ -33,17 +33,35 @@ const MAX_DEPTH = 64
  * - an array schema without `items` gets `items: {}` (any items): OpenAI refuses one ("array
  *   schema missing items"), and MCP servers often send one;
  * - `properties: []` (how PHP encodes an empty object) becomes `properties: {}`;
+ * - `properties` as a list that is not empty (which names no property) becomes `properties: {}`
+ *   too, and `found.uncheckable` is set: Ajv cannot compile such a schema, so nothing was ever
+ *   checked against it, and checking the repaired one could refuse what passes today;
  * - a `required` that is not a list (draft-03's `required: true` in a property's schema, or any
  *   other value) is removed: it is not JSON Schema, and Ajv refuses to compile it, so it was
- *   never checked; naming the property in its parent's `required` would refuse calls that work.
+ *   never checked; naming the property in its parent's `required` would refuse calls that work;
+ * - the entries of a `required` list that are not strings (no property has such a name; Ajv
+ *   requires a property named by their text, providers refuse them) are dropped: a check that
+ *   requires less refuses nothing it accepted.
  * Anything else is left as sent. A copy where anything changed, the rest shared; the same object
  * when nothing did. The server's object is never changed.
  */
-export function repairSchema(schema: Record<string, unknown>): Record<string, unknown> {
-  return fix(schema, 0) as Record<string, unknown>
+export function repairSchema(
+  schema: Record<string, unknown>,
+  found: RepairNotes = { uncheckable: false },
+): Record<string, unknown> {
+  return fix(schema, 0, found) as Record<string, unknown>
 }
 
-function fix(schema: unknown, depth: number): unknown {
+/** What `repairSchema` tells of its repairs. */
+export interface RepairNotes {
+  /**
+   * Set when a part of the schema as sent could not be compiled and was replaced by one that can:
+   * values must not be checked against the repaired schema then.
+   */
+  uncheckable: boolean
+}
+
+function fix(schema: unknown, depth: number, found: RepairNotes): unknown {
   if (!isRecord(schema) || depth > MAX_DEPTH) return schema
   let out: Record<string, unknown> | undefined
   const set = (key: string, value: unknown) => {
@@ -51,11 +69,11 @@ function fix(schema: unknown, depth: number): unknown {
     out ??= { ...schema }
     out[key] = value
   }
-  for (const key of SCHEMA_KEYWORDS) set(key, fix(schema[key], depth + 1))
+  for (const key of SCHEMA_KEYWORDS) set(key, fix(schema[key], depth + 1, found))
   for (const key of SCHEMA_LIST_KEYWORDS) {
     const list = schema[key]
     if (!Array.isArray(list)) continue
-    const fixed = list.map((item) => fix(item, depth + 1))
+    const fixed = list.map((item) => fix(item, depth + 1, found))
     if (fixed.some((item, i) => item !== list[i])) set(key, fixed)
   }
   for (const key of SCHEMA_MAP_KEYWORDS) {
@@ -63,17 +81,26 @@ function fix(schema: unknown, depth: number): unknown {
     if (!isRecord(map)) continue
     let fixedMap: Record<string, unknown> | undefined
     for (const [name, value] of Object.entries(map)) {
-      const fixed = fix(value, depth + 1)
+      const fixed = fix(value, depth + 1, found)
       if (fixed === value) continue
       fixedMap ??= { ...map }
       fixedMap[name] = fixed
     }
     if (fixedMap) set(key, fixedMap)
   }
-  if (Array.isArray(schema.properties) && schema.properties.length === 0) set('properties', {})
-  if ('required' in schema && !Array.isArray(schema.required)) {
+  if (Array.isArray(schema.properties)) {
+    if (schema.properties.length > 0) found.uncheckable = true
+    set('properties', {})
+  }
+  const { required } = schema
+  if ('required' in schema && !Array.isArray(required)) {
     out ??= { ...schema }
     delete out.required
+  } else if (Array.isArray(required) && required.some((name) => typeof name !== 'string')) {
+    set(
+      'required',
+      required.filter((name) => typeof name === 'string'),
+    )
   }
   const { type } = schema
   const isArray = type === 'array' || (Array.isArray(type) && type.includes('array'))

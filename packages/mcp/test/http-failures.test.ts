@@ -550,6 +550,34 @@ describe('a streamable HTTP server that answers a call’s POST with 202 and no 
   })
 })
 
+describe('a streamable HTTP server that answers a call’s POST with an HTTP error status', () => {
+  test('that call is an error result naming the status; the connection lives on', async () => {
+    server = await startWaitingHttp()
+    const { web, closes } = await connectWeb(server.origin)
+    const wait = waitTool(web)
+    for (const status of [500, 503, 429]) {
+      expect(await within(PROMPTLY_MS, execute(wait, { ms: 1, httpStatus: status }))).toEqual({
+        status: 'error',
+        outputText: `web__wait failed: MCP server "web" answered with an error (HTTP ${status}): Streamable HTTP error: Error POSTing to endpoint: upstream unavailable`,
+      })
+    }
+    expect(await execute(wait, { ms: 1 })).toMatchObject({ outputText: 'waited 1 ms' })
+    expect(web.connected).toBe(true)
+    expect(closes).toEqual([])
+  })
+
+  test('its tools/list answered 502 fails connecting with list_failed, naming the status', async () => {
+    server = await startWaitingHttp({ settings: ['listStatus=502'] })
+    const error = await harness()
+      .connect({ name: 'web', url: `${server.origin}/mcp`, connectTimeoutMs: 30_000 })
+      .catch((failure: unknown) => failure)
+    expect(McpConnectionError.is(error) && [error.code, error.message]).toEqual([
+      'list_failed',
+      'MCP server "web" did not list its tools (HTTP 502): Streamable HTTP error: Error POSTing to endpoint: upstream unavailable',
+    ])
+  })
+})
+
 describe('a streamable HTTP server that forgot the session (HTTP 404 to a request naming it)', () => {
   test('the call is an error result saying so, and the connection is over, so that a host connects again', async () => {
     server = await startWaitingHttp()

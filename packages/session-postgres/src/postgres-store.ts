@@ -292,6 +292,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   }
 
   return {
+    maxRecordBytes,
     create(init: CreateSessionInit = {}) {
       return operation(async () => {
         const id = init.id ?? createId()

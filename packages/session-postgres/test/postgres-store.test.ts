@@ -11,6 +11,7 @@ import {
 } from '@kode/session'
 import {
   createPostgresSessionStore,
+  DEFAULT_MAX_RECORD_BYTES,
   type PostgresFollowedRecord,
   type PostgresSessionStoreOptions,
   SessionAppendInterruptedError,
@@ -197,6 +198,11 @@ describe('limits and validation', () => {
       /^record 1 of 2 appended to s is \d+ bytes encoded, over this store's limit of 1000 bytes \(maxRecordBytes\): nothing was written/,
     )
     expect((await store.read('s')).map((e) => e.id)).toEqual(['fits'])
+  })
+
+  test('the store says its limit, so a host can refuse a record too large before it starts anything', () => {
+    expect(open({ maxRecordBytes: 1000 }).maxRecordBytes).toBe(1000)
+    expect(open().maxRecordBytes).toBe(DEFAULT_MAX_RECORD_BYTES)
   })
 
   test('options are checked when the store is made', () => {

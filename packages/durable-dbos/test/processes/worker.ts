@@ -19,7 +19,8 @@
 // a crash at an exact point of the task. With `smallWindow`, the model's context window is 4 000
 // tokens, so a `read_log` result (about 3 000) makes the agent compact before its next model call.
 // With `holdUntil` (a file), the tools of a `start` worker finish once that file exists, and the
-// worker prints `run-ended <reason>` or `run-failed <code>` when its agent's run settles.
+// worker prints `run-ended <reason>` or `run-failed <code>` when its agent's run settles. With
+// `output`, a `start` task asks for the structured answer `invoice` (every worker declares it).
 import { appendFileSync, existsSync } from 'node:fs'
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { createAgent, defineSubAgent, defineTool } from '@kode/core'
@@ -43,6 +44,8 @@ interface WorkerConfig {
   smallWindow?: boolean
   /** A file: the tools of a `start` worker finish once it exists, rather than never. */
   holdUntil?: string
+  /** A `start` task asks for the structured output `invoice`. */
+  output?: boolean
 }
 
 const [json, mode, sessionId, workflowId, approve = 'a1'] = process.argv.slice(2)
@@ -168,12 +171,18 @@ const durable = createDurableAgents({
     return agent
   },
   staleAfterMs: 500,
+  outputs: {
+    invoice: Type.Object({ paid: Type.Boolean(), cents: Type.Number() }, { additionalProperties: false }),
+  },
 })
 await DBOS.launch()
 
 switch (mode) {
   case 'start': {
-    const handle = await durable.start(sessionId!, 'Pay the invoice', { workflowId })
+    const handle = await durable.start(sessionId!, 'Pay the invoice', {
+      workflowId,
+      ...(config.output ? { output: 'invoice' } : {}),
+    })
     say(`started ${handle.workflowId}`)
     break
   }

@@ -39,10 +39,21 @@ describe('repairing a tool schema', () => {
     expect((repaired.properties as Record<string, unknown>).b).toBe(untouched)
   })
 
-  test('only what is invalid changes: a list `properties` with names, a `required` of odd names', () => {
-    // Neither is what servers are known to send; they are left for the server to explain.
-    const schema = { type: 'object', properties: ['a'], required: ['a', 1] }
-    expect(repairSchema(schema)).toBe(schema)
+  test('a list of properties names none, and `required` keeps its names: checks against it are told to stay off', () => {
+    const schema = { type: 'object', properties: ['a'], required: ['a', 1, null, { b: 1 }] }
+    const sent = clone(schema)
+    const found = { uncheckable: false }
+    expect(repairSchema(schema, found)).toEqual({ type: 'object', properties: {}, required: ['a'] })
+    expect(schema).toEqual(sent)
+    // Ajv could not compile the list, so nothing was checked against the schema as sent.
+    expect(found.uncheckable).toBe(true)
+    // An empty list (an empty object, as PHP encodes one) and odd `required` entries leave it checkable.
+    const checkable = { uncheckable: false }
+    expect(repairSchema({ properties: [], required: [2, 'x'] }, checkable)).toEqual({
+      properties: {},
+      required: ['x'],
+    })
+    expect(checkable.uncheckable).toBe(false)
   })
 
   test('a schema nested deeper than the limit is left as it is below it, not overflowing the stack', () => {

@@ -94,6 +94,14 @@ export interface SessionStore {
   follow?(sessionId: string, options?: FollowOptions): AsyncIterable<FollowedRecord>
   /** Finishes pending writes and releases locks and file handles. The store is unusable after. */
   close(): Promise<void>
+  /**
+   * The largest record the store accepts, in bytes of its encoded line (`encodeHistoryEvent`, in
+   * UTF-8): an append with a larger record fails with `record_too_large`, and nothing is written.
+   * Absent when the store sets no such limit (the file and memory stores). A host that starts
+   * work on a user's input (a durable task) reads it to refuse an input too large for the history
+   * before anything is created.
+   */
+  readonly maxRecordBytes?: number | undefined
 }
 
 /** Options of `SessionStore.readBatches`. */
