@@ -52,6 +52,7 @@ export { type ReActFormatterOptions, reactFormatter, reactInstructions } from '.
 export type { ActionHistory } from './formatters/text-actions.js'
 export type { AgentHooks, HookContext, ToolCallDecision } from './hooks/hooks.js'
 export type { PendingApproval, TaskOutcome } from './outcome.js'
+export { readStructuredOutput } from './output/read-output.js'
 export type { ModelSettings } from './settings/model-settings.js'
 export {
   type DefaultSubAgentParameters,

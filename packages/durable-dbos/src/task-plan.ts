@@ -1,4 +1,10 @@
-import { type ApprovalDecision, pendingApprovals, type TaskOutcome, type UserInput } from '@kode/core'
+import {
+  type ApprovalDecision,
+  pendingApprovals,
+  readStructuredOutput,
+  type TaskOutcome,
+  type UserInput,
+} from '@kode/core'
 import {
   type AssistantMessage,
   type HistoryEvent,
@@ -8,7 +14,6 @@ import {
 } from '@kode/protocol'
 import type { TSchema } from '@sinclair/typebox'
 import { DurableTaskError } from './errors.js'
-import { rebuiltOutput } from './task-output.js'
 
 /**
  * What a durable task does: a new user input, or carrying the session's task on (`agent.continue`).
@@ -208,7 +213,7 @@ const STOPPED_BY_ERROR: ReadonlySet<TaskFinishReason> = new Set([
  * The outcome of a task that finished before its workflow could record it (the worker died in
  * between), read from its records: they end with its `task_metadata`. A task that asked for
  * structured `output` and completed gets the answer back as its `output`, checked against the
- * schema (see `rebuiltOutput`).
+ * schema as the engine reads it (see `readStructuredOutput`).
  */
 export function finishedOutcome(
   sessionId: string,
@@ -256,7 +261,7 @@ export function finishedOutcome(
   if (ended === 'awaiting_approval') outcome.pendingApprovals = pending
   else if (errorMessage !== undefined && STOPPED_BY_ERROR.has(ended)) outcome.errorMessage = errorMessage
   if (output !== undefined && ended === 'completed') {
-    const value = rebuiltOutput(output, answer)
+    const value = readStructuredOutput(output, answer)
     if (value !== undefined) outcome.output = value
   }
   return outcome
