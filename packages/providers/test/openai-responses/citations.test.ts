@@ -1,3 +1,4 @@
+import { ProviderError } from '@kode/providers'
 import { describe, expect, test } from 'vitest'
 import { ask, fixture, streamOf, testClient, useServer } from '../helpers.js'
 
@@ -74,6 +75,48 @@ describe('OpenAI Responses annotations', () => {
         role: 'assistant',
         content: [{ type: 'output_text', text: 'See the handbook.' }],
         id: 'msg_kode_file',
+      },
+    ])
+  })
+})
+
+describe('OpenAI Responses annotations of a message the stream ends inside', () => {
+  const url = {
+    type: 'url_citation',
+    end_index: 89,
+    start_index: 32,
+    title: 'Printing press - Wikipedia',
+    url: 'https://en.wikipedia.org/wiki/Printing_press',
+  }
+  /** Streams the fixture's first `count` events, then ends the body. */
+  const cutAfter = async (count: number): Promise<ProviderError> => {
+    server().enqueue(streamOf('openai-responses', fixture('openai-responses', NAME).slice(0, count)))
+    const client = testClient(server(), { api: 'openai-responses', model: 'gpt-5' })
+    const error = await client.complete(ask()).catch((e: unknown) => e)
+    if (!(error instanceof ProviderError)) throw new Error('the response did not fail')
+    return error
+  }
+
+  test('an annotation that arrived before the cut is kept on the text, as it is once the item is done', async () => {
+    const error = await cutAfter(8)
+    expect(error.code).toBe('stream_cut')
+    expect(error.partial?.parts.slice(1)).toEqual([
+      {
+        type: 'text',
+        text: 'Gutenberg built it around 1440 ([Wikipedia](https://en.wikipedia.org/wiki/Printing_press)).',
+        itemId: 'msg_kode_cite',
+        citations: [{ url: url.url, title: url.title, providerFields: fields(url) }],
+      },
+    ])
+  })
+
+  test('a cut before the annotation keeps the text without it', async () => {
+    const error = await cutAfter(7)
+    expect(error.partial?.parts.slice(1)).toEqual([
+      {
+        type: 'text',
+        text: 'Gutenberg built it around 1440 ([Wikipedia](https://en.wikipedia.org/wiki/Printing_press)).',
+        itemId: 'msg_kode_cite',
       },
     ])
   })

@@ -417,7 +417,19 @@ describe('openai-responses quirks (Kode fixtures)', () => {
 
   test('unknown events and item types are ignored; an unknown incomplete reason is kept raw only', async () => {
     const message = await responses('kode-unknown-values').complete(ask())
-    expect(message.parts).toEqual([{ type: 'text', text: 'Partly', itemId: 'msg_kode_unk' }])
+    // The annotation streamed before the response ended is kept, though the incomplete item's
+    // final copy no longer lists it.
+    const annotation = { type: 'url_citation', url: 'https://example.com' }
+    expect(message.parts).toEqual([
+      {
+        type: 'text',
+        text: 'Partly',
+        itemId: 'msg_kode_unk',
+        citations: [
+          { url: 'https://example.com', providerFields: { format: 'openai-responses', fields: annotation } },
+        ],
+      },
+    ])
     expect(message.stopReason).toBeUndefined()
     expect(message.rawStopReason).toBe('content_filter')
   })

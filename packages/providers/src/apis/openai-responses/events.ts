@@ -57,6 +57,7 @@ type ResponsesEvent =
     }
   | { type: 'response.reasoning_summary_part.added'; output_index: number; summary_index?: number }
   | { type: 'response.function_call_arguments.done'; output_index: number; arguments?: string }
+  | { type: 'response.output_text.annotation.added'; output_index: number; annotation?: unknown }
   | { type: 'response.completed' | 'response.incomplete' | 'response.failed'; response?: ResponsesResponse }
   | { type: 'error'; error?: unknown; code?: unknown; message?: unknown }
 
@@ -84,6 +85,11 @@ interface ItemState {
   /** Some of its content arrived as deltas (else it is mapped whole when it is done). */
   streamed: boolean
   done: boolean
+  /**
+   * Message items: how many of its annotations arrived as `annotation.added`, kept at once (a
+   * response cut before the item is done keeps them); the finished item's list starts with them.
+   */
+  annotated: number
 }
 
 /**
@@ -113,7 +119,7 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
   const stateOf = (index: number): ItemState => {
     let state = items.get(index)
     if (!state) {
-      state = { text: undefined, started: false, streamed: false, done: false }
+      state = { text: undefined, started: false, streamed: false, done: false, annotated: 0 }
       items.set(index, state)
     }
     return state
@@ -145,7 +151,9 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
     if (!state.streamed) mapWhole(index, item, state, out)
     if (item.type === 'message') {
       const citations = citationsOf(item)
-      if (citations !== undefined) out.citations(citations, state.text)
+      // Those reported as they arrived come first in the finished item's list: the rest are new.
+      if (citations !== undefined && citations.length > state.annotated)
+        out.citations(citations.slice(state.annotated), state.text)
     } else if (item.type === 'reasoning' && item.encrypted_content) {
       out.endBlock()
       const options = item.id
@@ -183,6 +191,12 @@ export function createResponsesEventMapper(errors: ErrorContext): EventMapper {
         state.streamed = true
         if (data.type === 'response.refusal.delta') return out.refusal(data.delta ?? '', state.text)
         return out.text(data.delta ?? '', state.text)
+      }
+      case 'response.output_text.annotation.added': {
+        const state = stateOf(data.output_index)
+        if (!isFieldObject(data.annotation) || state.done) return
+        state.annotated++
+        return out.citations([citationOfAnnotation(data.annotation)], state.text)
       }
       case 'response.reasoning_summary_part.added':
         // Each summary is its own thinking part, and goes back as its own summary entry.
@@ -312,12 +326,17 @@ function citationsOf(item: ResponsesOutputItem): Citation[] | undefined {
     if (!Array.isArray(annotations)) continue
     for (const raw of annotations as unknown[]) {
       if (!isFieldObject(raw)) continue
-      const title = typeof raw.title === 'string' ? raw.title : raw.filename
       out ??= []
-      out.push(citationOf('openai-responses', raw, { url: raw.url, title }))
+      out.push(citationOfAnnotation(raw))
     }
   }
   return out
+}
+
+/** One annotation as a citation: a file citation's name is its title. */
+function citationOfAnnotation(raw: Record<string, unknown>): Citation {
+  const title = typeof raw.title === 'string' ? raw.title : raw.filename
+  return citationOf('openai-responses', raw, { url: raw.url, title })
 }
 
 function textItemOf(item: ResponsesOutputItem): TextItem {
