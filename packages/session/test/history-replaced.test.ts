@@ -10,7 +10,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { HistoryEvent } from '@kode/protocol'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
 import { afterEach, beforeEach, expect, test } from 'vitest'
@@ -107,6 +107,22 @@ test('a history file an editor rewrote (fewer records) is read as it is now, not
   const fresh = openStore()
   expect(ids(await fresh.read('s'))).toEqual(['r1', 'r2'])
   expect(await fresh.info('s')).toMatchObject({ recordCount: 2, title: 't' })
+})
+
+test('closing a writer whose history file was replaced leaves session.json to the file there now', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  // Two records in place of `a1`, the first longer than it: where the old file ended, the new
+  // one is in the middle of a line.
+  const start = readFileSync(history(), 'utf8').split('\n').slice(0, 2).join('\n')
+  const added = [record(`x1-${'y'.repeat(200)}`), record('x2')].map(encodeHistoryEvent).join('\n')
+  writeFileSync(`${history()}.tmp`, `${start}\n${added}\n`)
+  renameSync(`${history()}.tmp`, history())
+
+  await store.close()
+  const fresh = openStore()
+  expect((await fresh.info('s'))?.recordCount).toBe(4)
+  expect(ids(await fresh.read('s'))).toEqual(['r1', 'r2', `x1-${'y'.repeat(200)}`, 'x2'])
 })
 
 test("a lease's appends stay refused once its history file was replaced; a new lease writes to the file there now", async () => {
