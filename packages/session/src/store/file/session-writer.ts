@@ -398,8 +398,8 @@ export class SessionWriter {
    * `history_replaced` once the history's path no longer names the file it holds open; the store
    * is told (`stopped`) the first time. A live writer's lock is only ever moved by another process
    * that judged it stale in a race (see `HeldLock.held`), so that two processes never both append
-   * to the session. The history file is replaced by hand (`mv`, an editor saving through a temp
-   * file), and appends to the old one would be lost.
+   * to the session. A history file is replaced by hand (`mv`, an editor saving through a temp
+   * file), and appends to the old one would resolve and be lost.
    */
   private async assertWritable(): Promise<void> {
     if (await this.findStop()) this.ctx.stopped()
@@ -410,7 +410,8 @@ export class SessionWriter {
   /**
    * Looks at the lock file and the history's path, and records why this writer must stop writing,
    * if it must; true when that was found just now. One `lstat` each, run at once in the file-system
-   * thread pool, so an append waits for one round trip, not two.
+   * thread pool: where an `lstat` waits on a disk or a network, an append waits for the slower of
+   * the two rather than both in turn.
    */
   private async findStop(): Promise<boolean> {
     if (this.lost || this.replaced) return false
