@@ -37,6 +37,7 @@ const SESSION_CODES: Record<SessionErrorCode, true> = {
   hard_link_refused: true,
   not_a_regular_file: true,
   session_broken: true,
+  history_replaced: true,
 }
 
 /** The names of `SessionError` and of its subclasses in Kode's stores. */

@@ -58,6 +58,12 @@ export type SessionErrorCode =
    * session until it is opened again by a new store (see docs/sessions.md).
    */
   | 'session_broken'
+  /**
+   * The file store's writer found that the session's history file is no longer the file it holds
+   * open: it was replaced (renamed over, as `mv` and many editors do), removed, or a link took its
+   * place. The append or update was not written; the store's next call opens the file there now.
+   */
+  | 'history_replaced'
 
 /**
  * A session store or session helper refused an operation. `code` says why; `sessionId` names the
@@ -216,6 +222,20 @@ export function sessionBroken(sessionId: string, cause: unknown, file: string, l
       'A new store cuts the rest off when session.json says so; if writing session.json failed too, ' +
       'cut the file to that length before the session is opened again',
     { sessionId, cause },
+  )
+}
+
+/**
+ * The `history_replaced` error: `file`, the session's history file, no longer names the file the
+ * writer opened, so what it would append there no path would reach. Nothing was written.
+ */
+export function historyReplaced(sessionId: string, file: string): SessionError {
+  return new SessionError(
+    'history_replaced',
+    `session ${sessionId}: ${file} is no longer the file this writer opened (it was replaced, renamed ` +
+      'or removed while the session was open), so nothing was written. The next call opens the file ' +
+      'there now; what it holds is the history from then on',
+    { sessionId },
   )
 }
 

@@ -62,6 +62,9 @@ const UNOPENABLE: ReadonlySet<SessionErrorCode> = new Set([
   'hard_link_refused',
 ])
 
+/** Why a lease's writer stopped writing for good: every later append of that lease is refused. */
+const LEASE_ENDING: ReadonlySet<SessionErrorCode> = new Set(['session_lease_lost', 'history_replaced'])
+
 /** Options of `createFileSessionStore`. */
 export interface FileSessionStoreOptions extends StoreClock {
   /** The directory holding one sub-directory per session; created when missing. */
@@ -119,8 +122,9 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
     now,
     warn,
     broke: (error) => broken.set(sessionId, error),
-    // The next call opens a new writer, which meets the lock of the process that holds it now.
-    lost: () => void letGo(sessionId),
+    // The next call opens a new writer, which meets the lock of the process that holds it now, or
+    // the history file that is there now.
+    stopped: () => void letGo(sessionId),
   })
   const check = (sessionId: string) => {
     if (closed) throw storeClosed()
@@ -227,7 +231,8 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
         throw error
       }
       // Once another process took the session over, this lease stays lost: a new writer would
-      // append after records its holder never saw.
+      // append after records its holder never saw. So once the history file was replaced: the
+      // refused records are missing from it, and a new writer would append after the gap.
       let lost: SessionError | undefined
       return {
         sessionId,
@@ -239,7 +244,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           try {
             await (await writerOf(sessionId)).append(lines)
           } catch (error) {
-            if (SessionError.is(error) && error.code === 'session_lease_lost') lost = error
+            if (SessionError.is(error) && LEASE_ENDING.has(error.code)) lost = error
             throw error
           }
         },

@@ -9,6 +9,7 @@ import {
   sessionNotFound,
 } from '../../errors.js'
 import { type BootIdReader, readBootId } from './boot-id.js'
+import type { FileIdentity } from './file-identity.js'
 import { type MachineIdReader, readMachineId } from './machine-id.js'
 import { READ } from './no-follow.js'
 
@@ -24,12 +25,6 @@ export interface HeldLock {
   held(): Promise<boolean>
   /** Removes the lock file if it is still ours. */
   release(): Promise<void>
-}
-
-/** A file as the file system knows it, whatever its name: tells our lock file from another one. */
-interface FileIdentity {
-  dev: bigint
-  ino: bigint
 }
 
 interface LockContent extends LockHolder {

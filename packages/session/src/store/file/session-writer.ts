@@ -1,6 +1,6 @@
 import { type FileHandle, lstat, mkdir, rmdir, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
-import { SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
+import { historyReplaced, SessionError, sessionBroken, sessionNotFound } from '../../errors.js'
 import {
   type CreateSessionInit,
   copyInfo,
@@ -11,6 +11,7 @@ import {
 } from '../../session-info.js'
 import type { StoreWarning } from '../session-store.js'
 import { CoalescingWriter } from './coalescing-writer.js'
+import { type FileIdentity, identityOf, isSameFile } from './file-identity.js'
 import { completeLength, countLines, endsWithWholeLine } from './history-file.js'
 import type { SessionPaths } from './layout.js'
 import { acquireLock, type HeldLock } from './lock.js'
@@ -27,8 +28,11 @@ export interface WriterContext {
   warn: (warning: StoreWarning) => void
   /** Told once when a failed append cannot be cut off (see `SessionWriter.append`). */
   broke: (error: SessionError) => void
-  /** Told once when the writer finds its lock taken over (see `SessionWriter.append`). */
-  lost: () => void
+  /**
+   * Told once when the writer stops writing before it is closed: it found its lock taken over, or
+   * its history file replaced (see `SessionWriter.append`).
+   */
+  stopped: () => void
 }
 
 /**
@@ -69,11 +73,19 @@ export class SessionWriter {
    * nothing is written any more (no record, no repair, no metadata) and the lock is not touched.
    */
   private lost: SessionError | undefined
+  /**
+   * Set when the history's path no longer names the file this writer holds open (replaced by a
+   * rename, removed, a link in its place): what it wrote would reach no reader, so nothing is
+   * written any more. The lock is still its own, and is given back on close.
+   */
+  private replaced: SessionError | undefined
   private closed = false
 
   private constructor(
     private readonly ctx: WriterContext,
     private readonly handle: FileHandle,
+    /** The history file `handle` is, as opened: the path must still name it to be written. */
+    private readonly identity: FileIdentity,
     private readonly lock: HeldLock,
     private state: SessionInfo,
     byteLength: number,
@@ -83,7 +95,7 @@ export class SessionWriter {
     this.metaByteLength = metaByteLength
     this.meta = new CoalescingWriter(
       async () => {
-        await this.assertLockHeld()
+        await this.assertWritable()
         const written = this.byteLength
         const broken = this.broken !== undefined
         await writeMetaFile(
@@ -207,6 +219,7 @@ export class SessionWriter {
     try {
       // A temp file left by a metadata write that a crash interrupted; we hold the lock now.
       await removeTemp(metaTemp(ctx), ctx.sessionId)
+      const identity = identityOf(await handle.stat({ bigint: true }))
       let { size, mtimeMs } = await handle.stat()
       if (committed !== undefined && size > committed) {
         await cutHistory(ctx, handle, size, committed, 'failed_append_repaired')
@@ -218,7 +231,7 @@ export class SessionWriter {
         if (await endsWithWholeLine(handle, size, complete)) complete = await endLine(ctx, handle, size)
         else await cutHistory(ctx, handle, size, complete, 'torn_tail_repaired')
       }
-      const writer = new SessionWriter(ctx, handle, lock, info, complete, byteLength)
+      const writer = new SessionWriter(ctx, handle, identity, lock, info, complete, byteLength)
       // The metadata's `committedLength` is dropped once the bytes past it are gone.
       if (complete !== byteLength || committed !== undefined) {
         // The metadata missed appends (a crash between the history write and its update).
@@ -249,11 +262,16 @@ export class SessionWriter {
     return copyInfo(this.state)
   }
 
-  /** Appends encoded lines as one write; resolves once they are written (and synced). */
+  /**
+   * Appends encoded lines as one write; resolves once they are written (and synced). Refused
+   * without writing once the lock is another's (`session_lease_lost`) or the history's path names
+   * another file than the one open (`history_replaced`), and from then on.
+   */
   append(lines: readonly string[]): Promise<void> {
     return this.enqueue(async () => {
-      // Before anything touches the file: another writer's records may follow ours now.
-      await this.assertLockHeld()
+      // Before anything touches the file: another writer's records may follow ours now, or the
+      // file may be one no path reaches any more.
+      await this.assertWritable()
       if (this.needsRepair) await this.repair()
       const data = Buffer.from(`${lines.join('\n')}\n`, 'utf8')
       try {
@@ -287,7 +305,7 @@ export class SessionWriter {
    */
   update(patch: SessionPatch): Promise<SessionInfo> {
     return this.enqueue(async () => {
-      await this.assertLockHeld()
+      await this.assertWritable()
       const before = this.state
       this.state = patchSessionInfo(before, patch)
       try {
@@ -309,10 +327,21 @@ export class SessionWriter {
   close(): Promise<void> {
     return this.shutdown(async () => {
       // Another process holds the session: its metadata, its records (no repair) and its lock are
-      // its own.
-      await this.assertLockHeld().catch(() => {})
+      // its own. The caller is letting this writer go already, so it is not told (`stopped`).
+      await this.findStop().catch(() => {})
       if (this.lost) {
         await this.handle.close()
+        return
+      }
+      if (this.replaced) {
+        // The metadata would describe a file no path reaches; the next writer counts the file
+        // there now. The lock is still ours.
+        try {
+          await this.meta.settle()
+          await this.handle.close()
+        } finally {
+          await this.lock.release()
+        }
         return
       }
       let keepLock = false
@@ -365,20 +394,40 @@ export class SessionWriter {
   }
 
   /**
-   * Throws `session_lease_lost` once the lock file is not this writer's any more. A live writer's
-   * lock is only ever moved by another process that judged it stale in a race (see `HeldLock.held`):
-   * one stat per write, so that two processes never both append to the session.
+   * Throws `session_lease_lost` once the lock file is not this writer's any more, and
+   * `history_replaced` once the history's path no longer names the file it holds open; the store
+   * is told (`stopped`) the first time. A live writer's lock is only ever moved by another process
+   * that judged it stale in a race (see `HeldLock.held`), so that two processes never both append
+   * to the session. A history file is replaced by hand (`mv`, an editor saving through a temp
+   * file), and appends to the old one would resolve and be lost.
    */
-  private async assertLockHeld(): Promise<void> {
-    if (this.lost) throw this.lost
-    if (await this.lock.held()) return
-    this.lost ??= new SessionError(
-      'session_lease_lost',
-      `session ${this.ctx.sessionId}: another process took the session over (its lock file ${this.ctx.paths.lock} is no longer this writer's); nothing more is written by this one`,
-      { sessionId: this.ctx.sessionId },
-    )
-    this.ctx.lost()
-    throw this.lost
+  private async assertWritable(): Promise<void> {
+    if (await this.findStop()) this.ctx.stopped()
+    const stop = this.lost ?? this.replaced
+    if (stop) throw stop
+  }
+
+  /**
+   * Looks at the lock file and the history's path, and records why this writer must stop writing,
+   * if it must; true when that was found just now. One `lstat` each, run at once in the file-system
+   * thread pool: where an `lstat` waits on a disk or a network, an append waits for the slower of
+   * the two rather than both in turn.
+   */
+  private async findStop(): Promise<boolean> {
+    if (this.lost || this.replaced) return false
+    const [held, same] = await Promise.all([
+      this.lock.held(),
+      isSameFile(this.ctx.paths.history, this.identity),
+    ])
+    if ((held && same) || this.lost || this.replaced) return false
+    if (!held) {
+      this.lost = new SessionError(
+        'session_lease_lost',
+        `session ${this.ctx.sessionId}: another process took the session over (its lock file ${this.ctx.paths.lock} is no longer this writer's); nothing more is written by this one`,
+        { sessionId: this.ctx.sessionId },
+      )
+    } else this.replaced = historyReplaced(this.ctx.sessionId, this.ctx.paths.history)
+    return true
   }
 
   private enqueue<T>(task: () => Promise<T>): Promise<T> {

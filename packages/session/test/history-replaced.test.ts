@@ -1,0 +1,173 @@
+import {
+  copyFileSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { SessionError, type SessionStore } from '@kode/session'
+import { createFileSessionStore } from '@kode/session/file'
+import { afterEach, beforeEach, expect, test } from 'vitest'
+
+// A history file replaced under an open writer: `cp history.jsonl x && mv x history.jsonl`, or an
+// editor that saves by writing a new file and renaming it over the old one. The writer's handle
+// then names a file no path reaches, and what it appended there would be lost.
+
+let dir: string
+let outside: string
+const stores: SessionStore[] = []
+
+function openStore(): SessionStore {
+  const store = createFileSessionStore({ dir, fsync: false })
+  stores.push(store)
+  return store
+}
+const record = (id: string): HistoryEvent => ({
+  role: 'user',
+  id,
+  createdAt: 1,
+  parts: [{ type: 'text', text: id }],
+})
+const history = () => join(dir, 's', 'history.jsonl')
+const ids = (events: readonly HistoryEvent[]) => events.map((e) => e.id)
+
+/** Replaces the history file by a copy renamed over it, as `cp` and `mv` (or an editor) do. */
+function replaceByRename(): void {
+  copyFileSync(history(), `${history()}.new`)
+  renameSync(`${history()}.new`, history())
+}
+
+async function rejection(promise: Promise<unknown>): Promise<unknown> {
+  try {
+    await promise
+  } catch (error) {
+    return error
+  }
+  return 'resolved'
+}
+
+/** What a new store, opened now, reads of the session. */
+async function readFresh(): Promise<string[]> {
+  const store = openStore()
+  const events = await store.read('s')
+  await store.close()
+  return ids(events)
+}
+
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'kode-history-replaced-'))
+  outside = mkdtempSync(join(tmpdir(), 'kode-history-outside-'))
+  const store = createFileSessionStore({ dir, fsync: false })
+  await store.create({ id: 's' })
+  await store.append('s', [record('r1'), record('r2')])
+  await store.close()
+})
+afterEach(async () => {
+  await Promise.allSettled(stores.splice(0).map((s) => s.close()))
+  rmSync(dir, { recursive: true, force: true })
+  rmSync(outside, { recursive: true, force: true })
+})
+
+test('an append after the history file was replaced by a rename is refused, and what was acknowledged is what a new store reads', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  replaceByRename()
+
+  const error = await rejection(store.append('s', [record('a2')]))
+  expect(SessionError.is(error) && [error.code, error.sessionId]).toEqual(['history_replaced', 's'])
+  expect((error as Error).message).toContain(history())
+  // Nothing acknowledged is missing, and nothing refused is there.
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1'])
+
+  // The store let that writer go: its next append opens the file that is there now.
+  await store.append('s', [record('a3')])
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', 'a1', 'a3'])
+  expect((await store.info('s'))?.recordCount).toBe(4)
+  await store.close()
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1', 'a3'])
+})
+
+test('a history file an editor rewrote (fewer records) is read as it is now, not overwritten by the writer', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  // The user drops the last record and saves through a temp file.
+  const kept = readFileSync(history(), 'utf8').split('\n').slice(0, 2).join('\n')
+  writeFileSync(`${history()}.tmp`, `${kept}\n`)
+  renameSync(`${history()}.tmp`, history())
+
+  expect(await rejection(store.append('s', [record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  expect(await rejection(store.update('s', { title: 't' }))).toBe('resolved')
+  await store.close()
+  const fresh = openStore()
+  expect(ids(await fresh.read('s'))).toEqual(['r1', 'r2'])
+  expect(await fresh.info('s')).toMatchObject({ recordCount: 2, title: 't' })
+})
+
+test('closing a writer whose history file was replaced leaves session.json to the file there now', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  // Two records in place of `a1`, the first longer than it: where the old file ended, the new
+  // one is in the middle of a line.
+  const start = readFileSync(history(), 'utf8').split('\n').slice(0, 2).join('\n')
+  const added = [record(`x1-${'y'.repeat(200)}`), record('x2')].map(encodeHistoryEvent).join('\n')
+  writeFileSync(`${history()}.tmp`, `${start}\n${added}\n`)
+  renameSync(`${history()}.tmp`, history())
+
+  await store.close()
+  const fresh = openStore()
+  expect((await fresh.info('s'))?.recordCount).toBe(4)
+  expect(ids(await fresh.read('s'))).toEqual(['r1', 'r2', `x1-${'y'.repeat(200)}`, 'x2'])
+})
+
+test("a lease's appends stay refused once its history file was replaced; a new lease writes to the file there now", async () => {
+  const store = openStore()
+  const lease = await store.acquire('s')
+  await lease.append([record('a1')])
+  replaceByRename()
+
+  expect(await rejection(lease.append([record('a2')]))).toMatchObject({
+    code: 'history_replaced',
+    sessionId: 's',
+  })
+  // The records of the refused append are not in the history: a later one would follow a gap.
+  expect(await rejection(lease.append([record('a3')]))).toMatchObject({ code: 'history_replaced' })
+  await lease.release()
+
+  const next = await store.acquire('s')
+  await next.append([record('b1')])
+  await next.release()
+  await store.close()
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1', 'b1'])
+})
+
+test('an append after the history file was deleted is refused, and writes nothing', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  unlinkSync(history())
+
+  expect(await rejection(store.append('s', [record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  await store.close()
+  expect(await readFresh()).toEqual([])
+})
+
+test('an append after a symbolic link took the history file’s place is refused, and nothing is written through the link', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  const target = join(outside, 'history.jsonl')
+  copyFileSync(history(), target)
+  const before = readFileSync(target, 'utf8')
+  unlinkSync(history())
+  symlinkSync(target, history())
+
+  expect(await rejection(store.append('s', [record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  // A new writer refuses the link itself.
+  expect(await rejection(store.append('s', [record('a3')]))).toMatchObject({ code: 'symlink_refused' })
+  await store.close()
+  expect(readFileSync(target, 'utf8')).toBe(before)
+})
