@@ -69,14 +69,15 @@ function refusalOf(message: AssistantMessage): string | undefined {
 }
 
 /**
- * Whether the history's unfinished task (its records after the last `task_metadata`) sent its
- * corrective turn: a task carried on after its process died gets no second one.
+ * Whether the task being carried on sent its corrective turn: a task carried on after its process
+ * died, or after it paused for approval, gets no second one. Its records are those after the last
+ * `task_metadata` that ended a task, past those of its own pauses (`awaiting_approval`).
  */
 export function correctionSent(history: readonly HistoryEvent[]): boolean {
   for (let i = history.length - 1; i >= 0; i--) {
     const record = history[i]!
     if (!('role' in record)) {
-      if (record.type === 'task_metadata') return false
+      if (record.type === 'task_metadata' && record.reason !== 'awaiting_approval') return false
       continue
     }
     if (record.role === 'user' && isCorrectionText(joinText(record.parts))) return true

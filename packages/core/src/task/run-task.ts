@@ -112,7 +112,8 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   // A paused turn a dead process left is carried on before any steered message (see the loop).
   if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
-  // A task carried on after its process died may have had its one corrective turn already.
+  // A task carried on (after its process died, or after it paused) may have had its one corrective
+  // turn already.
   const answer = rt.output
     ? new FinalAnswer(rt.output, start.kind === 'continue' && correctionSent(journal.history))
     : undefined

@@ -184,4 +184,37 @@ describe('structured output with tools', () => {
     })
     expect(outcome).toMatchObject({ reason: 'completed', output: { file: 'a.txt', words: 3 } })
   })
+
+  test('a structured run corrected before it paused for approval gets no second correction after it', async () => {
+    const h = harness()
+    const save = defineTool({
+      name: 'save',
+      description: 'Saves the summary',
+      parameters: Type.Object({ file: Type.String() }),
+      needsApproval: true,
+      execute: ({ file }) => `saved ${file}`,
+    })
+    // Not JSON: the one corrective turn; the model then asks to save, and the task pauses.
+    h.server.enqueue(textReply('r1', 'a.txt has 3 words.'))
+    h.server.enqueue(chatStream({ id: 'r2', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(textReply('r3', 'Saved it.'))
+    const agent = h.createAgent({ tools: [save] })
+    const paused = await collect(agent.run('Summarise and save a.txt', { output: Summary }))
+    expect(paused.outcome.reason).toBe('awaiting_approval')
+
+    const { outcome } = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }], output: Summary }),
+    )
+    // The task is the one that was corrected: its answer after the pause is judged, not corrected again.
+    expect(outcome).toMatchObject({
+      reason: 'structured_output_invalid',
+      errorMessage:
+        'The final answer is not valid against the output schema after a corrective turn: the answer is not JSON',
+    })
+    expect(h.server.requests).toHaveLength(3)
+    const corrections = summarizeHistory(await agent.history()).filter((line) =>
+      line.startsWith('user: Your final answer'),
+    )
+    expect(corrections).toHaveLength(1)
+  })
 })
