@@ -199,7 +199,6 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
     workflowId: string,
     given: string | undefined,
   ): Promise<DurableTaskHandle> => {
-    assertSessionId(task.sessionId)
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: workflowId,
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
