@@ -19,6 +19,7 @@ import {
   type StoreWarning,
   sessionNotFound,
   storeClosed,
+  warningReporter,
 } from '@kode/session'
 import pg from 'pg'
 import { confirmedAppend } from './append-outcome.js'
@@ -157,16 +158,7 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
   if (options.pool !== undefined && options.queryTimeoutMs !== undefined)
     throw new TypeError("queryTimeoutMs is for a pool the store makes: set pg's query_timeout on your pool")
   const now = options.now ?? Date.now
-  const onWarning = options.onWarning
-  // A warning reports on something the store got past: a host's logger that throws must not fail
-  // that operation.
-  const warn = (warning: StoreWarning) => {
-    try {
-      onWarning?.(warning)
-    } catch {
-      // ignored, as above
-    }
-  }
+  const warn = warningReporter(options.onWarning)
   const createId = options.createId ?? (() => globalThis.crypto.randomUUID())
   const ownPool = options.pool === undefined
   const shared = options.pool ?? ownedPool(options.connectionString, queryTimeoutMs)

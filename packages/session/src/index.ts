@@ -62,3 +62,4 @@ export type {
   StoreWarning,
 } from './store/session-store.js'
 export { DEFAULT_READ_BATCH_SIZE, readBatchSize } from './store/session-store.js'
+export { warningReporter } from './store/warning-reporter.js'

@@ -29,6 +29,7 @@ import {
   type SessionStore,
   type StoreWarning,
 } from '../session-store.js'
+import { warningReporter } from '../warning-reporter.js'
 import { countLines, endsWithWholeLine, readHistoryBatches, readHistoryFile } from './history-file.js'
 import { type SessionPaths, sessionPaths } from './layout.js'
 import type { HeldLock } from './lock.js'
@@ -88,16 +89,7 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   const root = resolve(options.dir)
   const { now, createId } = resolveClock(options)
   const fsync = options.fsync ?? true
-  const onWarning = options.onWarning
-  // A warning reports on something the store got past: a host's logger that throws must not fail
-  // that operation, nor, from a background metadata write, surface as an unhandled rejection.
-  const warn = (warning: StoreWarning) => {
-    try {
-      onWarning?.(warning)
-    } catch {
-      // ignored, as above
-    }
-  }
+  const warn = warningReporter(options.onWarning)
   const writers = new Map<string, Promise<SessionWriter>>()
   /** Sessions whose writer is still being opened or created (not yet in `writers` for good). */
   const opening = new Set<string>()
