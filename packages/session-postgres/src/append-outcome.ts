@@ -1,5 +1,6 @@
 import { SessionError } from '@kode/session'
 import pg from 'pg'
+import type { EncodedBatch } from './encoded-batch.js'
 import { SessionAppendInterruptedError } from './errors.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -42,7 +43,7 @@ export async function confirmedAppend(
   pool: StorePool,
   sql: Statements,
   sessionId: string,
-  lines: readonly string[],
+  batch: EncodedBatch,
   write: () => Promise<void>,
 ): Promise<void> {
   try {
@@ -50,11 +51,11 @@ export async function confirmedAppend(
   } catch (error) {
     if (!connectionLost(error)) throw error
     // No records: the history is as it would be either way.
-    if (lines.length === 0) return
+    if (batch.count === 0) return
     let lookFailed: unknown
     for (let look = 0; look < LOOKS; look++) {
       try {
-        if (await batchStored(pool, sql, sessionId, lines)) return
+        if (await batchStored(pool, sql, sessionId, batch)) return
         throw new SessionAppendInterruptedError(sessionId, false, error)
       } catch (failure) {
         if (failure instanceof SessionAppendInterruptedError) throw failure
@@ -67,12 +68,12 @@ export async function confirmedAppend(
   }
 }
 
-/** Whether the session holds `lines` in order at consecutive positions, once no append to it runs. */
+/** Whether the session holds the batch's records in order at consecutive positions, once no append to it runs. */
 async function batchStored(
   pool: StorePool,
   sql: Statements,
   sessionId: string,
-  lines: readonly string[],
+  batch: EncodedBatch,
 ): Promise<boolean> {
   const client = await pool.connect()
   let failure: unknown
@@ -82,7 +83,7 @@ async function batchStored(
     // or rolls back, and this waits for that. (One still on its way to Postgres over a connection
     // broken one way only is not waited for; it cannot be told apart from one never sent.)
     await client.query(sql.lockSession, [sessionId])
-    const { rows } = await client.query(sql.batchStored, [sessionId, lines, lines.length])
+    const { rows } = await client.query(sql.batchStored, [sessionId, batch.json, batch.count])
     await client.query('commit')
     return rows.length > 0
   } catch (error) {

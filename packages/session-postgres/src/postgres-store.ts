@@ -1,5 +1,5 @@
 import { hostname } from 'node:os'
-import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import type { HistoryEvent } from '@kode/protocol'
 import {
   assertSessionId,
   assertSessionInit,
@@ -24,7 +24,8 @@ import {
 import pg from 'pg'
 import { confirmedAppend } from './append-outcome.js'
 import { decodeStoredRecord } from './decode-record.js'
-import { recordTooLarge, SessionLeasedError, SessionLeaseLostError } from './errors.js'
+import { encodeBatch } from './encoded-batch.js'
+import { SessionLeasedError, SessionLeaseLostError } from './errors.js'
 import { followSession, type PostgresFollowedRecord, type PostgresFollowOptions } from './follow.js'
 import { InFlight } from './in-flight.js'
 import { type LeaseContext, PostgresLease } from './lease.js'
@@ -186,24 +187,6 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     await ready
   }
 
-  const encode = (sessionId: string, events: readonly HistoryEvent[]): string[] =>
-    events.map((event, i) => {
-      let line: string
-      try {
-        line = encodeHistoryEvent(event)
-      } catch (cause) {
-        const detail = cause instanceof Error ? cause.message : String(cause)
-        throw new SessionError(
-          'invalid_record',
-          `record ${i} of ${events.length} appended to ${sessionId} is not a valid HistoryEvent: ${detail}`,
-          { sessionId, cause },
-        )
-      }
-      const bytes = Buffer.byteLength(line)
-      if (bytes > maxRecordBytes) throw recordTooLarge(sessionId, i, events.length, bytes, maxRecordBytes)
-      return line
-    })
-
   /** Why a write guarded by "no live lease" was refused: the session is missing or held. */
   const refusal = async (sessionId: string): Promise<SessionError | undefined> => {
     const { rows } = await pool.query(sql.holder, [sessionId])
@@ -255,10 +238,10 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     append(sessionId, events, { epoch, incarnation }) {
       return operation(async () => {
         await open(sessionId)
-        const lines = encode(sessionId, events)
+        const batch = encodeBatch(sessionId, events, maxRecordBytes)
         await queue.run(sessionId, () =>
-          confirmedAppend(pool, sql, sessionId, lines, async () => {
-            const params = [sessionId, lines, lines.length, now(), epoch, owner, leaseMs, incarnation]
+          confirmedAppend(pool, sql, sessionId, batch, async () => {
+            const params = [sessionId, batch.json, batch.count, now(), epoch, owner, leaseMs, incarnation]
             const { rows } = await pool.query(sql.leasedAppend, params)
             if (rows.length === 0) {
               const missing = (await pool.query(sql.info, [sessionId])).rows.length === 0
@@ -299,10 +282,12 @@ export function createPostgresSessionStore(options: PostgresSessionStoreOptions)
     append(sessionId: string, events: readonly HistoryEvent[]) {
       return operation(async () => {
         await open(sessionId)
-        const lines = encode(sessionId, events)
+        const batch = encodeBatch(sessionId, events, maxRecordBytes)
         await queue.run(sessionId, () =>
-          confirmedAppend(pool, sql, sessionId, lines, async () => {
-            await guarded(sessionId, () => pool.query(sql.append, [sessionId, lines, lines.length, now()]))
+          confirmedAppend(pool, sql, sessionId, batch, async () => {
+            await guarded(sessionId, () =>
+              pool.query(sql.append, [sessionId, batch.json, batch.count, now()]),
+            )
           }),
         )
       })

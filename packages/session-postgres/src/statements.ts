@@ -13,7 +13,7 @@ export function statements(schema: string) {
   const insertRecords = `ins as (
       insert into ${s}.records (session_id, seq, record)
       select $1, (w.base + r.ord)::integer, r.record
-      from w, unnest($2::text[]) with ordinality as r (record, ord)
+      from w, json_array_elements_text($2::json) with ordinality as r (record, ord)
     )`
   return {
     create: `insert into ${s}.sessions (id, meta, created_at, updated_at)
@@ -57,10 +57,10 @@ export function statements(schema: string) {
     select base, ${notify} from w`,
     /** Waits for an append to the session under way on another connection to commit or roll back. */
     lockSession: `select 1 from ${s}.sessions where id = $1 for share`,
-    /** Whether the session holds the $3 records $2 in order at consecutive positions. */
+    /** Whether the session holds the $3 records $2 (a JSON array) in order at consecutive positions. */
     batchStored: `select r.seq from ${s}.records r
-      where r.session_id = $1 and r.record = ($2::text[])[1]
-        and (select count(*) from unnest($2::text[]) with ordinality as l (record, ord)
+      where r.session_id = $1 and r.record = $2::json ->> 0
+        and (select count(*) from json_array_elements_text($2::json) with ordinality as l (record, ord)
           join ${s}.records x on x.session_id = $1 and x.seq = r.seq + l.ord::integer - 1 and x.record = l.record
         ) = $3::integer
       limit 1`,

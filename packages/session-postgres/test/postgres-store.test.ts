@@ -200,6 +200,57 @@ describe('limits and validation', () => {
     expect((await store.read('s')).map((e) => e.id)).toEqual(['fits'])
   })
 
+  test('a large batch of records full of quotes is stored whole', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    // 30 records of 6 MB of `x"` (each under maxRecordBytes): pg's escaping of an array this
+    // size ran the process out of memory.
+    const text = 'x"'.repeat(2_000_000)
+    const batch = Array.from({ length: 30 }, (_, i) => record(`r${i}`, text))
+    await store.append('s', batch)
+    const stored = await store.read('s')
+    expect(stored.map((e) => e.id)).toEqual(batch.map((e) => e.id))
+    expect(
+      stored.every((e) => JSON.stringify(e) === JSON.stringify(batch[0]).replace('"r0"', `"${e.id}"`)),
+    ).toBe(true)
+  }, 120_000)
+
+  test('a batch too large for one append fails whole with record_too_large', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    // 70 records of 8 MB: 560 MB together, more than one statement can carry.
+    const text = 'x'.repeat(8_000_000)
+    const batch = Array.from({ length: 70 }, (_, i) => record(`r${i}`, text))
+    const error = await store.append('s', batch).catch((e: unknown) => e)
+    expect(error).toMatchObject({ code: 'record_too_large', sessionId: 's' })
+    expect((error as Error).message).toMatch(
+      /^the 70 records appended to s are \d+ bytes encoded together, more than one append can carry: nothing was written; append them in smaller batches$/,
+    )
+    expect(await store.read('s')).toEqual([])
+  }, 120_000)
+
+  test('records full of quotes and backslashes are stored as they are', async () => {
+    const store = open()
+    await store.create({ id: 's' })
+    const awkward = [
+      '"',
+      '\\',
+      '\\"',
+      '{"a":"b\\"}',
+      ',',
+      '{',
+      '}',
+      'NULL',
+      '\\u0000',
+      '\u2028',
+      '\ud83d\ude00',
+      '\ud800',
+    ]
+    const batch = awkward.map((text, i) => record(`q${i}`, text.repeat(1000)))
+    await store.append('s', batch)
+    expect(await store.read('s')).toEqual(batch)
+  })
+
   test('the store says its limit, so a host can refuse a record too large before it starts anything', () => {
     expect(open({ maxRecordBytes: 1000 }).maxRecordBytes).toBe(1000)
     expect(open().maxRecordBytes).toBe(DEFAULT_MAX_RECORD_BYTES)
@@ -684,7 +735,7 @@ describe('batched reads across hosts', () => {
 
 describe('an append whose connection is lost', () => {
   /** A marker only the append statements carry. */
-  const APPEND = 'unnest($2::text[]) with ordinality'
+  const APPEND = 'with ordinality as r (record, ord)'
 
   test('an append committed whose acknowledgement was lost resolves, its records written once', async () => {
     const proxy = await startCuttingProxy(postgresUrl())
@@ -906,7 +957,7 @@ describe('a connection the server ends in the middle of a transaction', () => {
     const row = await holdRow('s')
     const append = store.append('s', [record('a')]).catch((e: unknown) => e)
     // The append's statement, then the look that waits for it to let the row go.
-    await terminateWaiting('unnest($2::text[]) with ordinality')
+    await terminateWaiting('with ordinality as r (record, ord)')
     await terminateWaiting('for share')
     await row.end()
     expect(await append).toMatchObject({ code: 'append_interrupted', written: false })
