@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { sessionCallKey } from '@kode/protocol/helpers'
+import { appendCopy } from './copy-records.js'
 import type { SessionStore } from './store/session-store.js'
 
 /**
@@ -70,7 +71,7 @@ export async function copyWaitingSubAgents(
     created.push(copy.id)
     copies.set(sessionId, copy.id)
     await copyWaitingSubAgents(store, history, copy.id, created, copies)
-    await store.append(copy.id, relink(history, copies))
+    await appendCopy(store, copy.id, relink(history, copies))
   }
   return copies
 }

@@ -1,5 +1,6 @@
 import type { HistoryEvent } from '@kode/protocol'
 import { cutText } from '@kode/protocol/helpers'
+import { appendCopy } from './copy-records.js'
 import { SessionError, sessionNotFound } from './errors.js'
 import { firstPrompt } from './first-prompt.js'
 import { copyWaitingSubAgents, relink } from './fork-sub-agents.js'
@@ -61,7 +62,7 @@ export async function forkSession(
     // A sub-agent still waiting for approval is carried on in its own session: the fork gets its
     // own copy, so deciding on the fork never writes into the source's sub-agent.
     const copies = await copyWaitingSubAgents(store, records, fork.id, created)
-    await store.append(fork.id, relink(records, copies))
+    await appendCopy(store, fork.id, relink(records, copies))
   } catch (error) {
     for (const id of created.reverse()) await store.delete(id).catch(() => {})
     throw error

@@ -116,6 +116,32 @@ describe('forkSession', () => {
     expect(await codeOf(forkSession(store, 'nope'))).toBe('session_not_found')
   })
 
+  test('a long history is copied in batches of 1,000 records, so a store that takes only so much in one append can fork it', async () => {
+    const appends: number[] = []
+    const counting: SessionStore = {
+      ...store,
+      append: (sessionId, events) => {
+        appends.push(events.length)
+        return store.append(sessionId, events)
+      },
+    }
+    const history = Array.from(
+      { length: 2500 },
+      (_, i): HistoryEvent => ({
+        role: 'user',
+        id: `u${i}`,
+        createdAt: i,
+        parts: [{ type: 'text', text: `message ${i}` }],
+      }),
+    )
+    await store.create({ id: 'src' })
+    await store.append('src', history)
+    const fork = await forkSession(counting, 'src')
+    expect(appends).toEqual([1000, 1000, 500])
+    expect(await store.read(fork.id)).toEqual(history)
+    expect(fork.recordCount).toBe(2500)
+  })
+
   test('a fork in the file store is a session like any other', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'kode-fork-'))
     try {
