@@ -1,6 +1,5 @@
-import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { SessionError } from '@kode/session'
-import { recordTooLarge } from './errors.js'
+import type { HistoryEvent } from '@kode/protocol'
+import { encodeRecords, SessionError } from '@kode/session'
 
 /**
  * The most one statement's parameters may hold: Postgres refuses a message over 1 GiB, and the
@@ -26,43 +25,26 @@ export function encodeBatch(
   events: readonly HistoryEvent[],
   maxRecordBytes: number,
 ): EncodedBatch {
-  const lines: string[] = []
-  let bytes = 0
-  for (let i = 0; i < events.length; i++) {
-    let line: string
-    try {
-      line = encodeHistoryEvent(events[i]!)
-    } catch (cause) {
-      const detail = cause instanceof Error ? cause.message : String(cause)
-      throw new SessionError(
-        'invalid_record',
-        `record ${i} of ${events.length} appended to ${sessionId} is not a valid HistoryEvent: ${detail}`,
-        { sessionId, cause },
-      )
-    }
-    const size = Buffer.byteLength(line)
-    if (size > maxRecordBytes) throw recordTooLarge(sessionId, i, events.length, size, maxRecordBytes)
-    bytes += size
-    lines.push(line)
-  }
+  const lines = encodeRecords(sessionId, events, maxRecordBytes)
   let json: string
   try {
     json = JSON.stringify(lines)
   } catch (cause) {
     // Over the longest string V8 makes (about 512 MiB characters).
-    throw batchTooLarge(sessionId, events.length, bytes, cause)
+    throw batchTooLarge(sessionId, lines, cause)
   }
-  // A character takes at most 3 bytes of UTF-8: only a long text needs counting.
+  // A UTF-16 unit takes at most 3 bytes of UTF-8: only a long text needs counting.
   if (json.length * 3 > MAX_BATCH_BYTES && Buffer.byteLength(json) > MAX_BATCH_BYTES) {
-    throw batchTooLarge(sessionId, events.length, bytes)
+    throw batchTooLarge(sessionId, lines)
   }
-  return { count: events.length, json }
+  return { count: lines.length, json }
 }
 
-function batchTooLarge(sessionId: string, count: number, bytes: number, cause?: unknown): SessionError {
+function batchTooLarge(sessionId: string, lines: readonly string[], cause?: unknown): SessionError {
+  const bytes = lines.reduce((sum, line) => sum + Buffer.byteLength(line), 0)
   return new SessionError(
     'record_too_large',
-    `the ${count} records appended to ${sessionId} are ${bytes} bytes encoded together, more than one append can carry: nothing was written; append them in smaller batches`,
+    `the ${lines.length} records appended to ${sessionId} are ${bytes} bytes encoded together, more than one append can carry: nothing was written; append them in smaller batches`,
     { sessionId, ...(cause !== undefined ? { cause } : {}) },
   )
 }

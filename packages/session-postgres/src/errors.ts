@@ -103,15 +103,6 @@ export class SessionAppendInterruptedError extends SessionError {
   }
 }
 
-/** A record's encoded size is over the store's `maxRecordBytes`. */
-export function recordTooLarge(sessionId: string, index: number, count: number, bytes: number, max: number) {
-  return new SessionError(
-    'record_too_large',
-    `record ${index} of ${count} appended to ${sessionId} is ${bytes} bytes encoded, over this store's limit of ${max} bytes (maxRecordBytes): nothing was written; keep large payloads such as images out of the history, or raise the limit`,
-    { sessionId },
-  )
-}
-
 /**
  * A stored record does not decode (a row edited by hand, or written by a newer Kode during a
  * rolling upgrade): the same `corrupt_history` code as the file store's `CorruptHistoryError`, with

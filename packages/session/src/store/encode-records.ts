@@ -4,12 +4,18 @@ import { SessionError } from '../errors.js'
 /**
  * Encodes a batch as JSONL lines, validating every record before any is written, so a bad record
  * fails the whole append with nothing persisted. The error names the record's index and cause.
+ * With `maxRecordBytes`, a line longer than that in UTF-8 fails the batch with `record_too_large`.
  */
-export function encodeRecords(sessionId: string, events: readonly HistoryEvent[]): string[] {
+export function encodeRecords(
+  sessionId: string,
+  events: readonly HistoryEvent[],
+  maxRecordBytes = Number.POSITIVE_INFINITY,
+): string[] {
   const lines: string[] = new Array(events.length)
   for (let i = 0; i < events.length; i++) {
+    let line: string
     try {
-      lines[i] = encodeHistoryEvent(events[i]!)
+      line = encodeHistoryEvent(events[i]!)
     } catch (cause) {
       const detail = cause instanceof Error ? cause.message : String(cause)
       throw new SessionError(
@@ -18,6 +24,37 @@ export function encodeRecords(sessionId: string, events: readonly HistoryEvent[]
         { sessionId, cause },
       )
     }
+    // A UTF-16 unit takes at most 3 bytes of UTF-8: only a long line needs counting.
+    if (line.length * 3 > maxRecordBytes) {
+      const bytes = utf8Length(line)
+      if (bytes > maxRecordBytes) {
+        throw new SessionError(
+          'record_too_large',
+          `record ${i} of ${events.length} appended to ${sessionId} is ${bytes} bytes encoded, over this store's limit of ${maxRecordBytes} bytes (maxRecordBytes): nothing was written; keep large payloads such as images out of the history, or raise the limit`,
+          { sessionId },
+        )
+      }
+    }
+    lines[i] = line
   }
   return lines
 }
+
+/** The length of `text` in UTF-8 (a lone surrogate counts as the 3 bytes of U+FFFD, as encoders write it). */
+export function utf8Length(text: string): number {
+  let bytes = text.length
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit < 0x80) continue
+    if (unit < 0x800) bytes += 1
+    else if (unit >= 0xd800 && unit <= 0xdbff && isLowSurrogate(text.charCodeAt(i + 1))) {
+      // A pair: 4 bytes for its 2 units.
+      bytes += 2
+      i++
+    } else bytes += 2
+  }
+  return bytes
+}
+
+/** Past the end `charCodeAt` gives NaN, which is none. */
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff

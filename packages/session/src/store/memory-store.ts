@@ -26,7 +26,14 @@ import {
 import { Wakers } from './wakers.js'
 
 /** Options of `createMemorySessionStore`. */
-export type MemorySessionStoreOptions = StoreClock
+export interface MemorySessionStoreOptions extends StoreClock {
+  /**
+   * The largest encoded record accepted, in bytes (a positive integer; default: no limit). A
+   * larger one fails its append with `record_too_large`, as a database store's does, so tests
+   * meet the limit the production store will set.
+   */
+  maxRecordBytes?: number | undefined
+}
 
 interface MemorySession {
   info: SessionInfo
@@ -40,6 +47,9 @@ interface MemorySession {
  */
 export function createMemorySessionStore(options: MemorySessionStoreOptions = {}): SessionStore {
   const { now, createId } = resolveClock(options)
+  const { maxRecordBytes } = options
+  if (maxRecordBytes !== undefined && (!Number.isSafeInteger(maxRecordBytes) || maxRecordBytes < 1))
+    throw new TypeError('maxRecordBytes must be a positive integer')
   const sessions = new Map<string, MemorySession>()
   const leases = new LeaseRegistry()
   const wakers = new Wakers()
@@ -58,7 +68,7 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
 
   const write = (session: MemorySession, events: readonly HistoryEvent[]) => {
     if (events.length === 0) return
-    const lines = encodeRecords(session.info.id, events)
+    const lines = encodeRecords(session.info.id, events, maxRecordBytes)
     for (const line of lines) session.lines.push(line)
     session.info = { ...session.info, recordCount: session.lines.length, updatedAt: now() }
     wakers.wake(session.info.id)
@@ -96,6 +106,7 @@ export function createMemorySessionStore(options: MemorySessionStoreOptions = {}
   }
 
   return {
+    ...(maxRecordBytes !== undefined ? { maxRecordBytes } : {}),
     async create(init: CreateSessionInit = {}) {
       open()
       const id = init.id ?? createId()

@@ -1,0 +1,57 @@
+import type { HistoryEvent } from '@kode/protocol'
+import { createMemorySessionStore, encodeRecords, SessionError } from '@kode/session'
+import { describe, expect, test } from 'vitest'
+
+const record = (id: string, text: string): HistoryEvent => ({
+  role: 'user',
+  id,
+  createdAt: 1,
+  parts: [{ type: 'text', text }],
+})
+
+describe('the memory store with maxRecordBytes', () => {
+  test('a record over the limit in UTF-8 fails the whole append with record_too_large, nothing written', async () => {
+    const store = createMemorySessionStore({ maxRecordBytes: 1000 })
+    expect(store.maxRecordBytes).toBe(1000)
+    await store.create({ id: 's' })
+    // 400 two-byte characters: 400 units, over 800 bytes; 600 of them are over 1000.
+    await store.append('s', [record('fits', 'é'.repeat(400))])
+    const error = await store.append('s', [record('ok', 'x'), record('big', 'é'.repeat(600))]).catch((e) => e)
+    expect(SessionError.is(error) && error.code).toBe('record_too_large')
+    expect((error as Error).message).toMatch(
+      /^record 1 of 2 appended to s is 12\d\d bytes encoded, over this store's limit of 1000 bytes \(maxRecordBytes\): nothing was written/,
+    )
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['fits'])
+  })
+
+  test('without the option there is no limit, and a bad limit is refused when the store is made', () => {
+    expect(createMemorySessionStore().maxRecordBytes).toBeUndefined()
+    for (const bad of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => createMemorySessionStore({ maxRecordBytes: bad })).toThrow(
+        new TypeError('maxRecordBytes must be a positive integer'),
+      )
+    }
+  })
+})
+
+describe('encodeRecords', () => {
+  test('counts UTF-8 bytes: four for a character outside the BMP; a lone surrogate is written as a six-byte escape', () => {
+    const line = (text: string) => encodeRecords('s', [record('r', text)])[0]!
+    const emoji = line('😀')
+    const exact = Buffer.byteLength(emoji)
+    expect(encodeRecords('s', [record('r', '😀')], exact)).toEqual([emoji])
+    expect(() => encodeRecords('s', [record('r', '😀')], exact - 1)).toThrow(/is \d+ bytes encoded/)
+    // JSON writes a lone surrogate as a `\ud800` escape: six ASCII bytes.
+    expect(Buffer.byteLength(line('\ud800'))).toBe(Buffer.byteLength(line('a')) + 5)
+  })
+
+  test('an invalid record fails the batch with invalid_record naming it', () => {
+    const bad = { role: 'user', id: 'r', createdAt: 'then', parts: [] } as unknown as HistoryEvent
+    expect(() => encodeRecords('s', [record('a', 'x'), bad])).toThrow(
+      expect.objectContaining({
+        code: 'invalid_record',
+        message: expect.stringMatching(/^record 1 of 2 appended to s/),
+      }),
+    )
+  })
+})
