@@ -1,6 +1,6 @@
 import { defineTool, type Tool } from '@kode/core'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
-import { deriveReplayEvents } from '@kode/session'
+import { createMemorySessionStore, deriveReplayEvents } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, textReply } from './helpers/chat-wire.js'
@@ -557,6 +557,68 @@ describe('tool results', () => {
     expect(events.find((e) => e.type === 'tool_result')).toMatchObject({
       uiExtra: { type: 'todo_list', todos },
     })
+  })
+
+  test("a result over the store's record limit is an error result the model reads, and the task goes on", async () => {
+    const store = createMemorySessionStore({ maxRecordBytes: 20_000 })
+    const image = `data:image/png;base64,${'A'.repeat(30_000)}`
+    const shot = defineTool({
+      name: 'shot',
+      description: 'Takes a screenshot',
+      parameters: Type.Object({}),
+      execute: () => ({ outputText: 'Screenshot taken.', parts: [{ type: 'image_url', url: image }] }),
+    })
+    const small = defineTool({
+      name: 'small',
+      description: 'Answers briefly',
+      parameters: Type.Object({}),
+      execute: () => ({
+        outputText: 'ok',
+        parts: [{ type: 'image_url', url: 'data:image/png;base64,AAAA' }],
+      }),
+    })
+    const { lines, history, h } = await runCalls(
+      [shot, small],
+      [call('c1', 'shot', {}), call('c2', 'small', {})],
+      {
+        store,
+      },
+    )
+    const refused =
+      /^Tool "shot" returned a result of (\d+) bytes, more than the session store keeps in one record \(20000 bytes\); it was not kept\.$/
+    const c1 = lines.find((line) => line.startsWith('tool_result c1'))
+    expect(c1).toMatch(/^tool_result c1 error: Tool "shot" returned a result of \d+ bytes/)
+    expect(history[2]).toMatchObject({ role: 'tool', toolCallId: 'c1', status: 'error', parts: [] })
+    const text = (history[2] as { outputText: string }).outputText
+    expect(Number(refused.exec(text)?.[1])).toBeGreaterThan(30_000)
+    expect(history[3]).toMatchObject({ role: 'tool', toolCallId: 'c2', status: 'success', outputText: 'ok' })
+    // The model's next request carries the refusal as c1's result.
+    const next = h.server.requests[1]!.body as { messages: { tool_call_id?: string; content: unknown }[] }
+    expect(next.messages.find((m) => m.tool_call_id === 'c1')?.content).toBe(text)
+  })
+
+  test('text alone is measured against the record limit too when toolOutputLimit is off', async () => {
+    const store = createMemorySessionStore({ maxRecordBytes: 20_000 })
+    const repeat = defineTool({
+      name: 'repeat',
+      description: 'Repeats a character',
+      parameters: Type.Object({ char: Type.String(), count: Type.Integer() }),
+      execute: ({ char, count }) => char.repeat(count),
+    })
+    const { history } = await runCalls(
+      [repeat],
+      [
+        call('c1', 'repeat', { char: 'x', count: 15_000 }),
+        call('c2', 'repeat', { char: 'é', count: 15_000 }),
+      ],
+      { store, toolOutputLimit: Number.POSITIVE_INFINITY },
+    )
+    // 15,000 ASCII characters fit; 15,000 two-byte ones (30,000 bytes) do not.
+    expect(history[2]).toMatchObject({ toolCallId: 'c1', status: 'success', outputText: 'x'.repeat(15_000) })
+    expect(history[3]).toMatchObject({ toolCallId: 'c2', status: 'error' })
+    expect((history[3] as { outputText: string }).outputText).toMatch(
+      /^Tool "repeat" returned a result of 30\d{3} bytes, more than the session store keeps in one record/,
+    )
   })
 
   test('status error in a structured result is an error result with its text', async () => {

@@ -263,10 +263,14 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       outcome = batch.finish ? await batch.finish(call.id, stopped, true) : stopped
     }
     if (!started[i] || batch.signal.aborted) announceUnstarted(batch, started, i)
-    const message = resultMessage(call, outcome, settings.toolOutputLimit, {
-      id: settings.createId(),
-      createdAt: settings.now(),
-    })
+    const stamp = { id: settings.createId(), createdAt: settings.now() }
+    const message = resultMessage(
+      call,
+      outcome,
+      settings.toolOutputLimit,
+      stamp,
+      journal.store.maxRecordBytes,
+    )
     await journal.persist(message)
     if (message.status === 'aborted') end.interrupted = true
     const isLastInTurn = await lastResult(batch, slots, i)

@@ -1,5 +1,6 @@
 import {
   CodecError,
+  encodeHistoryEvent,
   roundTripHistoryEvent,
   type ToolCallPart,
   type ToolResultMessage,
@@ -101,6 +102,54 @@ export function readOutcome(value: unknown, toolName: string): ToolOutcome {
  * the session.
  */
 export function resultMessage(
+  call: ToolCallPart,
+  outcome: ToolOutcome,
+  outputLimit: number,
+  stamp: { id: string; createdAt: number },
+  maxRecordBytes?: number,
+): ToolResultMessage {
+  const message = keptMessage(call, outcome, outputLimit, stamp)
+  const bytes = maxRecordBytes === undefined ? 0 : oversize(message, maxRecordBytes)
+  if (bytes === 0) return message
+  // The store would refuse the record, failing the task: the model is told instead, as for a
+  // result the history cannot hold.
+  return {
+    role: 'tool',
+    id: stamp.id,
+    createdAt: stamp.createdAt,
+    toolCallId: call.id,
+    toolName: call.name,
+    ...errorOutcome(
+      capOutput(
+        `Tool "${call.name}" returned a result of ${bytes} bytes, more than the session store keeps in one record (${maxRecordBytes} bytes); it was not kept.`,
+        outputLimit,
+      ),
+    ),
+  }
+}
+
+/**
+ * The size of `message`'s record in UTF-8 when it is over `maxRecordBytes`, else 0. Text alone
+ * is measured by a bound (a UTF-16 unit takes at most 6 bytes of JSON), so that a result within
+ * `toolOutputLimit` costs nothing more; other results (images, UI extras) are encoded to measure.
+ */
+function oversize(message: ToolResultMessage, maxRecordBytes: number): number {
+  if (isPlainText(message)) {
+    const units =
+      message.outputText.length + message.toolName.length + message.toolCallId.length + message.id.length
+    if (units * 6 + PLAIN_TEXT_OVERHEAD <= maxRecordBytes) return 0
+  }
+  const line = encodeHistoryEvent(message)
+  if (line.length * 3 <= maxRecordBytes) return 0
+  const bytes = new TextEncoder().encode(line).byteLength
+  return bytes > maxRecordBytes ? bytes : 0
+}
+
+/** More than the fixed fields of a text-only result's line take (names, quotes, a timestamp, `v`). */
+const PLAIN_TEXT_OVERHEAD = 256
+
+/** The result message as the store will write it; text capped, see `resultMessage`. */
+function keptMessage(
   call: ToolCallPart,
   outcome: ToolOutcome,
   outputLimit: number,
