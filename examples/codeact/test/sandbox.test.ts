@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, test } from 'vitest'
@@ -43,6 +43,27 @@ describe('runInSandbox (Node.js programs)', () => {
     expect(result.exitCode).not.toBe(0)
     expect(result.output).toContain('ERR_ACCESS_DENIED')
     expect(result.output).not.toContain('TOP-SECRET-CONTENT')
+  })
+
+  test('a program may not write outside its directory, start a process or start a worker', async () => {
+    const target = join(outside, 'written.txt')
+    const attempt = (what: string, action: string) =>
+      `try { ${action}; console.log("${what}: allowed") } catch (error) { console.log("${what}:", error.code) }`
+    const code = [
+      'import fs from "node:fs"',
+      'import { execFileSync } from "node:child_process"',
+      'import { Worker } from "node:worker_threads"',
+      attempt('write', `fs.writeFileSync(${JSON.stringify(target)}, "x")`),
+      attempt('process', 'execFileSync("true")'),
+      attempt('worker', 'new Worker("0", { eval: true })'),
+    ].join('\n')
+    const result = await runInSandbox(nodeInterpreter, code, limits)
+    expect(result.output.trim().split('\n')).toEqual([
+      'write: ERR_ACCESS_DENIED',
+      'process: ERR_ACCESS_DENIED',
+      'worker: ERR_ACCESS_DENIED',
+    ])
+    expect(existsSync(target)).toBe(false)
   })
 
   test('a program that leaves a detached process holding its output still ends when it exits', async () => {

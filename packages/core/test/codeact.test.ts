@@ -136,6 +136,22 @@ describe('a CodeAct task', () => {
     ])
   })
 
+  test('a model that writes CRLF line endings: its block closes, runs alone, and the next answer ends the task', async () => {
+    const h = harness()
+    const crlf = 'Thought: two blocks.\r\n```python\r\na = 1\r\n```\r\n```python\r\nprint(a)\r\n```\r\n'
+    h.server.enqueue(textReply('r1', crlf), textReply('r2', 'Final Answer: done'))
+    const agent = h.createAgent({ tools: [fakePython], historyFormatter: codeActFormatter() })
+    const { events, outcome } = await collect(agent.run('Run it'))
+    expectOrdered(events)
+    expect(summarize(events).filter((line) => line.startsWith('tool_'))).toEqual([
+      'tool_call call_m1_0 code_execution {"code":"a = 1","language":"python"}',
+      'tool_call call_m1_1 code_execution {"code":"print(a)","language":"python"}',
+      'tool_result call_m1_0 success: python ran: a = 1',
+      'tool_result call_m1_1 success (last): python ran: print(a)',
+    ])
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'done' })
+  })
+
   test('a block cut off by length is never run: the model reads why, and the loop goes on', async () => {
     const h = harness()
     const cut = `Thought: add them up.\n\`\`\`python\nprint(sum(range(1, 1`

@@ -4,7 +4,8 @@ import { resolveBaseUrl } from './base-url.js'
 import { lookupModel } from './catalog/lookup.js'
 import { availableApis, resolveProvider } from './registry.js'
 import { headerCredentials } from './transport/credentials.js'
-import { ProviderError } from './transport/errors.js'
+import { messageOf, ProviderError, redact, redactCause } from './transport/errors.js'
+import { secretsOf } from './transport/failures.js'
 import { clientHeaders } from './transport/headers.js'
 import { ResponseStream } from './transport/response-stream.js'
 import { resolveRetryPolicy } from './transport/retry.js'
@@ -47,7 +48,23 @@ export function clientFor(factory: ProviderFactory, config: ClientConfig): LLMCl
   const modelInfo = lookupModel(config.api, config.model, config.catalog)
   // The key, and the credentials among the host's headers (Azure's `api-key`), never appear in errors.
   const errors = { label: provider, apiKey: config.apiKey, secrets: headerCredentials(config.headers), now }
-  const adapter = factory({ ...config, provider, modelInfo, errors, createId })
+  let adapter: ReturnType<ProviderFactory>
+  try {
+    adapter = factory({ ...config, provider, modelInfo, errors, createId })
+  } catch (thrown) {
+    // A factory's own ProviderError (an option it refuses) says what it means; anything else
+    // (a crash, a string) is named as the factory's, typed, with the key kept out of it.
+    if (ProviderError.is(thrown)) throw thrown
+    const secrets = secretsOf(errors)
+    throw new ProviderError(
+      `${provider}: the provider factory failed: ${redact(messageOf(thrown), secrets)}`,
+      {
+        code: 'invalid_config',
+        retryable: false,
+        cause: redactCause(thrown, secrets),
+      },
+    )
+  }
   // A plugin written in plain JavaScript has no types to catch these; found here, named, rather
   // than as a TypeError from inside the client.
   if (typeof adapter !== 'object' || adapter === null)

@@ -79,6 +79,48 @@ describe('createClient', () => {
   })
 
   test.each([
+    [
+      'an Error quoting the key',
+      (key: string) => new Error(`no region for key ${key}`),
+      /no region for key \[redacted\]/,
+    ],
+    ['a string', () => 'region missing', /region missing/],
+    ['undefined', () => undefined, /undefined/],
+  ])(
+    'a factory that throws %s is an invalid_config error at creation, naming the provider, without the key',
+    (_, thrown, says) => {
+      const apiKey = 'sk-factory-throws-0123456789'
+      registerProvider('throws-at-creation', () => {
+        throw thrown(apiKey)
+      })
+      let error: unknown
+      try {
+        createClient({ api: 'throws-at-creation', model: 'm', apiKey })
+      } catch (caught) {
+        error = caught
+      }
+      expect(ProviderError.is(error), String(error)).toBe(true)
+      expect(error).toMatchObject({ code: 'invalid_config', retryable: false })
+      const message = (error as ProviderError).message
+      expect(message).toMatch(/^throws-at-creation: the provider factory failed: /)
+      expect(message).toMatch(says)
+      expect(JSON.stringify((error as ProviderError).cause ?? null)).not.toContain(apiKey)
+      expect(String(((error as ProviderError).cause as Error | undefined)?.message)).not.toContain(apiKey)
+    },
+  )
+
+  test('a ProviderError a factory throws (its own invalid_config) is thrown as it is', () => {
+    const own = new ProviderError('acme: region must be eu or us', {
+      code: 'invalid_config',
+      retryable: false,
+    })
+    registerProvider('rejects-config', () => {
+      throw own
+    })
+    expect(() => createClient({ api: 'rejects-config', model: 'm' })).toThrow(own)
+  })
+
+  test.each([
     ['no scheme', 'api.openai.com/v1'],
     ['a host taken for a scheme', 'localhost:11434/v1'],
     ['a scheme fetch does not speak', 'ftp://models.example/v1'],

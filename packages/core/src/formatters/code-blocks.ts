@@ -19,15 +19,19 @@ const CLOSING = /^ {0,3}(`{3,}|~{3,})[ \t]*$/
  * The fenced code blocks of `text`, in order, as CommonMark reads them: a fence is three or more
  * backticks or tildes at the start of a line, and a block closes at a line holding only a fence
  * of the same character that is at least as long; up to the opening fence's indentation is removed
- * from each line. A block the text leaves open runs to its end.
+ * from each line. Lines end at `\n` or `\r\n` (the code is given with `\n`). A block the text
+ * leaves open runs to its end.
  */
 export function parseCodeBlocks(text: string): CodeBlock[] {
   const blocks: CodeBlock[] = []
   let open: { fence: string; indent: number; language: string; start: number; lines: string[] } | undefined
   let offset = 0
-  for (const line of text.split('\n')) {
+  for (const raw of text.split('\n')) {
     const lineStart = offset
-    offset += line.length + 1
+    offset += raw.length + 1
+    // A CRLF line ending is a line ending too (CommonMark): without this a closing fence followed
+    // by `\r` would not close its block, which would swallow the rest of the response.
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw
     if (!open) {
       const opening = OPENING.exec(line)
       // A backtick fence's info string cannot hold a backtick (that is inline code).

@@ -2,6 +2,7 @@ import { type AssistantMessage, joinText } from '@kode/protocol'
 import type { Static, TSchema } from '@sinclair/typebox'
 import { jsonHazard } from '../json-hazards.js'
 import type { SchemaCheck } from '../schema-check.js'
+import { fencedJson } from './fenced-json.js'
 
 /** What the final answer's text held: a value valid against the schema, or why not. */
 export type AnswerCheck<S extends TSchema = TSchema> =
@@ -40,8 +41,8 @@ function parseAnswer(
   message: AssistantMessage | undefined,
 ): { ok: true; value: unknown } | { ok: false; problem: string } {
   const candidates = [answerText]
-  const fenced = /```(?:json)?\s*\n([\s\S]*?)\n\s*```/.exec(answerText)
-  if (fenced) candidates.push(fenced[1]!)
+  const fenced = fencedJson(answerText)
+  if (fenced !== undefined) candidates.push(fenced)
   const parts = message?.parts.filter((part) => part.type === 'text') ?? []
   if (parts.length > 1) candidates.push(joinText([parts[parts.length - 1]!]))
   for (const text of candidates) {

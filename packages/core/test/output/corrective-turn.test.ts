@@ -232,6 +232,18 @@ describe('structured output: validation', () => {
     expect(outcome).toMatchObject({ reason: 'completed', output: { city: 'Oslo', celsius: 4 } })
   })
 
+  test('an answer that opens a json fence and then only repeats newlines (a model stuck in a loop) is read at once: not JSON, corrected', async () => {
+    const h = harness()
+    // Scanned with backtracking, such a text took time cubic in its length: 3,000 newlines, many seconds.
+    const stuck = `Here it is:\n\`\`\`json\n${'\n'.repeat(3_000)}`
+    h.server.enqueue(textReply('r1', stuck), textReply('r2', VALID))
+    const { events, outcome } = await collect(h.createAgent().run('Weather?', { output: Weather }))
+    expect(summarize(events)).toContain(
+      'user_message: Your final answer does not match the required JSON schema:\n- the answer is not JSON\nAnswer again with only a JSON object that is valid against the schema.',
+    )
+    expect(outcome).toMatchObject({ reason: 'completed', output: { city: 'Oslo', celsius: 4 } })
+  })
+
   test('interrupted while the answer streams: aborted, no output, no corrective turn', async () => {
     const h = harness()
     h.server.enqueue(stalledChatStream({ id: 'r1', steps: [say('{"city": ')] }))

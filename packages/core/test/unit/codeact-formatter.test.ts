@@ -43,6 +43,15 @@ describe('reading CodeAct responses', () => {
     ])
   })
 
+  test('a response with CRLF line endings: the fences close and the code has plain newlines', () => {
+    const text = 'Thought: two.\r\n```python\r\nx = 1\r\nprint(x)\r\n```\r\nFinal Answer: ran\r\n'
+    expect(codeact.parseActions(reply(text))).toEqual([code('x = 1\nprint(x)')])
+    const answer =
+      'Thought: done.\r\n```text\r\nshown\r\n```\r\nFinal Answer: 42\r\n```python\r\nprint(1)\r\n```'
+    expect(codeact.parseActions(reply(answer))).toEqual([])
+    expect(codeact.answerText(reply(answer))).toBe('42\r\n```python\r\nprint(1)\r\n```')
+  })
+
   test('a block left open at a normal stop runs; cut off by an interrupt it is text only', () => {
     expect(codeact.parseActions(reply('```python\nprint(1)'))).toEqual([code('print(1)')])
     const cut = reply('```python\nprint(1', 'aborted')

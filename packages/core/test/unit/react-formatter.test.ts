@@ -58,6 +58,14 @@ describe('reading ReAct responses', () => {
     expect(react.answerText(message)).toBe('It is 42.\nThat is all.')
   })
 
+  test('a response with CRLF line endings: a code block it shows closes, so the action after it counts', () => {
+    const text =
+      'Thought: like this:\r\n```\r\nexample\r\n```\r\nAction: read_file\r\nArgs: {"path": "a.txt"}\r\n'
+    expect(react.parseActions(reply(text))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"}' },
+    ])
+  })
+
   test('an action before a final answer wins; plain text is its own answer', () => {
     expect(react.parseActions(reply('Action: a\nArgs: {}\nFinal Answer: done'))).toHaveLength(1)
     expect(react.parseActions(reply('Just text.'))).toEqual([])
