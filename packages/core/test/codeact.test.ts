@@ -4,13 +4,14 @@ import {
   CODE_EXECUTION_TOOL,
   CodeExecutionParameters,
   codeActFormatter,
+  defineSubAgent,
   defineTool,
 } from '@kode/core'
 import { checkEventOrder, type Event } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { describe, expect, test } from 'vitest'
-import { chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
+import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
 import { summarize, summarizeHistory, textResponse } from './helpers/summarize.js'
@@ -230,6 +231,25 @@ describe('a CodeAct task', () => {
     const h = harness()
     expect(() => h.createAgent({ tools: [readFile], historyFormatter: codeActFormatter() })).toThrow(
       AgentError,
+    )
+  })
+})
+
+describe('a sub-agent of a CodeAct agent', () => {
+  test('one that inherits CodeAct without the code tool fails its call naming itself and the fix', async () => {
+    const h = harness()
+    const researcher = defineSubAgent({ name: 'researcher', description: 'Researches', tools: [readFile] })
+    h.server.enqueue(
+      chatStream({ id: 'r1', steps: [call('c1', 'researcher', { prompt: 'look it up' })] }),
+      textReply('r2', 'Final Answer: could not'),
+    )
+    const agent = h.createAgent({ tools: [fakePython, researcher], historyFormatter: codeActFormatter() })
+    const { events, outcome } = await collect(agent.run('Go'))
+    expect(outcome.reason).toBe('completed')
+    const result = events.find((e) => e.type === 'tool_result')
+    expect(result).toMatchObject({ toolCallId: 'c1', status: 'error' })
+    expect((result as { result: string }).result).toBe(
+      'the sub-agent researcher uses its parent\'s history formatter, which cannot work with its tools: codeActFormatter: the agent has no tool "code_execution" to run code blocks (define one with CodeExecutionParameters). Give the sub-agent a historyFormatter of its own (nativeFormatter(), say).',
     )
   })
 })

@@ -1,4 +1,6 @@
-import type { SubAgentState, UserContentPart } from '@kode/protocol'
+import type { SubAgentState, ToolDefinition, UserContentPart } from '@kode/protocol'
+import { AgentError } from '../errors.js'
+import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
 import { outputSpec } from '../output/output-spec.js'
 import { checkToolChoice, inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { pendingCalls } from '../task/approval.js'
@@ -43,7 +45,7 @@ export async function runSubAgent(
   const client = spec.client ?? rt.client()
   const formatter = spec.historyFormatter ?? rt.formatter
   const tools = toolSet(spec.tools ?? [])
-  const instructions = formatter.instructions(tools.definitions ?? [])
+  const instructions = childInstructions(spec, formatter, tools.definitions ?? [])
   // Its tool choice is its own (none is inherited): it must name one of its tools.
   const modelSettings = mergeModelSettings(inheritedModelSettings(rt.modelSettings), spec.modelSettings)
   checkToolChoice(
@@ -116,4 +118,26 @@ function notCarriedOn(signal: AbortSignal): HostFailure | undefined {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1)
+}
+
+/**
+ * The child's instructions from its formatter. A formatter it inherited that refuses its tools (a
+ * CodeAct parent's, for a child without the code tool) is named as the parent's, with the fix:
+ * its own message speaks of "the agent", which would point at the parent, who has the tool.
+ */
+function childInstructions(
+  spec: SubAgentSpec,
+  formatter: HistoryFormatter,
+  tools: readonly ToolDefinition[],
+): FormatterInstructions {
+  try {
+    return formatter.instructions(tools)
+  } catch (error) {
+    if (spec.historyFormatter !== undefined || !AgentError.is(error)) throw error
+    throw new AgentError(
+      'invalid_options',
+      `the sub-agent ${spec.name} uses its parent's history formatter, which cannot work with its tools: ${error.message}. Give the sub-agent a historyFormatter of its own (nativeFormatter(), say).`,
+      { cause: error },
+    )
+  }
 }
