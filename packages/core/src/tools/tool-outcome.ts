@@ -99,7 +99,8 @@ export function readOutcome(value: unknown, toolName: string): ToolOutcome {
  * each lone surrogate in it (half of an emoji, left by a tool that cut a string) becomes U+FFFD,
  * as a UTF-8 encoder would make it. Such text has no UTF-8 form, and strict JSON parsers refuse a
  * request carrying its `\ud83d` escape: kept in the history, it would fail every later request of
- * the session.
+ * the session. A result larger than `maxRecordBytes` (the store's limit, if any) becomes an
+ * `error` result saying so.
  */
 export function resultMessage(
   call: ToolCallPart,
