@@ -114,18 +114,24 @@ export function resultMessage(
   if (bytes === 0) return message
   // The store would refuse the record, failing the task: the model is told instead, as for a
   // result the history cannot hold.
+  const text = `Tool "${call.name}" returned a result of ${bytes} bytes, more than the session store keeps in one record (${maxRecordBytes} bytes); it was not kept.`
+  return refusedResult(call, text, outputLimit, stamp)
+}
+
+/** The `error` result that replaces a result the history or the store cannot keep. */
+function refusedResult(
+  call: ToolCallPart,
+  text: string,
+  outputLimit: number,
+  stamp: { id: string; createdAt: number },
+): ToolResultMessage {
   return {
     role: 'tool',
     id: stamp.id,
     createdAt: stamp.createdAt,
     toolCallId: call.id,
     toolName: call.name,
-    ...errorOutcome(
-      capOutput(
-        `Tool "${call.name}" returned a result of ${bytes} bytes, more than the session store keeps in one record (${maxRecordBytes} bytes); it was not kept.`,
-        outputLimit,
-      ),
-    ),
+    ...errorOutcome(capOutput(text, outputLimit)),
   }
 }
 
@@ -185,15 +191,12 @@ function keptMessage(
     if (!CodecError.is(error)) throw error
     // A tool returned something the history cannot hold (a text part, a bad or cyclic UI extra, a
     // BigInt): the model is told, and nothing invalid reaches the store.
-    const text = `Tool "${call.name}" returned an invalid result: ${error.message}`
-    return {
-      role: 'tool',
-      id: stamp.id,
-      createdAt: stamp.createdAt,
-      toolCallId: call.id,
-      toolName: call.name,
-      ...errorOutcome(capOutput(text, outputLimit)),
-    }
+    return refusedResult(
+      call,
+      `Tool "${call.name}" returned an invalid result: ${error.message}`,
+      outputLimit,
+      stamp,
+    )
   }
 }
 
