@@ -29,6 +29,51 @@ describe('redactCredentials', () => {
     expect(redactCredentials(text)).toBe(text)
   })
 
+  test.each([
+    [
+      'fetch https://api.example.com/v1/data?access_token=abcdef0123456789xyz failed',
+      'fetch https://api.example.com/v1/data?access_token=[redacted] failed',
+    ],
+    [
+      'GET https://mcp.example.com/sse?session=1&token=abc123 returned 401',
+      'GET https://mcp.example.com/sse?session=1&token=[redacted] returned 401',
+    ],
+    [
+      'https://example.com/x?alt=sse&key=0123456789abcdefghij#top',
+      'https://example.com/x?alt=sse&key=[redacted]#top',
+    ],
+    [
+      'https://app.example.com/cb#access_token=abc123&token_type=bearer',
+      'https://app.example.com/cb#access_token=[redacted]&token_type=bearer',
+    ],
+    [
+      'grant_type=client_credentials&client_secret=s3cr3t',
+      'grant_type=client_credentials&client_secret=[redacted]',
+    ],
+    [
+      'connect https://alice:s3cretpassw0rd@proxy.example.com:8080 refused',
+      'connect https://[redacted]@proxy.example.com:8080 refused',
+    ],
+    ['"postgres://kode:hunter2@db.internal/kode"', '"postgres://[redacted]@db.internal/kode"'],
+  ])("a URL's credentials and key-named query parameters: %s", (text, redacted) => {
+    expect(redactCredentials(text)).toBe(redacted)
+  })
+
+  test.each([
+    'https://example.com/search?q=monkey&sort=asc',
+    'see https://docs.example.com/api#keys for details',
+    'mail alice@example.com about https://example.com/path',
+  ])('leaves URLs without credentials alone: %s', (text) => {
+    expect(redactCredentials(text)).toBe(text)
+  })
+
+  test('a long run of what could begin a URL is read once, not once per start', () => {
+    // Every `a.` could start a scheme; scanning from each to the end of the run was quadratic.
+    const run = `${'a.'.repeat(100_000)}://x`
+    expect(redactCredentials(run)).toBe(run)
+    expect(redactCredentials(`${run}@y`)).toBe(`${'a.'.repeat(100_000)}://[redacted]@y`)
+  })
+
   test('a long run of key prefixes without a digit is read once, not once per prefix', () => {
     // Text a tool echoes may be hostile: each `-sk-` once started a scan to the end of the run,
     // so 300,000 characters took minutes. Read once, it takes milliseconds.
