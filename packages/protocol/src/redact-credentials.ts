@@ -6,7 +6,14 @@
 const CREDENTIAL =
   /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;&})\]]{12,}/gi
 /** A bearer or basic token anywhere. */
-const BEARER = /\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}/gi
+const BEARER = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})/gi
+/**
+ * A word of prose (`authentication`, `Configuration.`, `pre-authentication`), which follows a
+ * free-standing "basic" or "bearer" in an error's English far more often than a token does: a
+ * token has digits, capitals inside or symbols. After a header's name, the value is a credential
+ * whatever it looks like.
+ */
+const WORD = /^[A-Z]?[a-z]+(?:-[a-z]+)*\.?$/
 /**
  * A key by its own shape, named nowhere: OpenAI's and Anthropic's (`sk-…`, `sk-proj-…`,
  * `sk-ant-…`, with a digit somewhere: `sk-learn-compatible-models` is a word, see `isKey`), OpenRouter's (`sk-or-…`), Google's (`AIza…`), xAI's (`xai-…`) and Groq's (`gsk_…`).
@@ -48,6 +55,8 @@ export function redactCredentials(text: string): string {
     .replace(CREDENTIAL, (_match, name: string, sep: string, scheme: string | undefined) =>
       scheme === undefined ? `${name}${sep}[redacted]` : `${name}${sep}${scheme} [redacted]`,
     )
-    .replace(BEARER, (_match, scheme: string) => `${scheme} [redacted]`)
+    .replace(BEARER, (match, scheme: string, token: string) =>
+      WORD.test(token) ? match : `${scheme} [redacted]`,
+    )
     .replace(KEY_SHAPE, (match) => (isKey(match) ? '[redacted]' : match))
 }

@@ -9,6 +9,7 @@ describe('redactCredentials', () => {
     ['x-goog-api-key=AIzaSyA0123456789abcdefghijklmnopqrstu&alt=sse', 'x-goog-api-key=[redacted]&alt=sse'],
     ['cookie: session=0123456789abcdef', 'cookie: [redacted]'],
     ['sent bearer abcdefghijklmnop1 twice', 'sent bearer [redacted] twice'],
+    ['Authorization: Bearer supersecrettoken', 'Authorization: Bearer [redacted]'],
     ['key sk-proj-AbCdEf0123456789AbCdEf0123 refused', 'key [redacted] refused'],
     ['key sk-ant-api03-AbCdEf0123456789AbCdEf refused', 'key [redacted] refused'],
     ['key sk-or-v1-0123456789abcdef0123456789abcdef.', 'key [redacted].'],
@@ -25,6 +26,9 @@ describe('redactCredentials', () => {
     'task-0123456789abcdef0123456789 failed',
     'AIza is too short',
     'a bearer of bad news',
+    'This endpoint requires Basic authentication.',
+    'a basic understanding of configuration',
+    'Bearer authentication failed',
   ])('leaves words alone: %s', (text) => {
     expect(redactCredentials(text)).toBe(text)
   })
