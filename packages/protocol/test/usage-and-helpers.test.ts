@@ -149,4 +149,12 @@ describe('cutText', () => {
     expect(/[\ud800-\udbff]/.test(cut)).toBe(false)
     expect(cutText('ab😀cd', 5)).toBe('ab😀…')
   })
+
+  test('a limit with no room for the mark gives the empty text, never more than the limit', () => {
+    expect(cutText('abc', 0)).toBe('')
+    expect(cutText('abc', -1)).toBe('')
+    expect(cutText('abc', 0.5)).toBe('')
+    expect(cutText('abc', 1)).toBe('…')
+    expect(cutText('', 0)).toBe('')
+  })
 })
