@@ -55,6 +55,23 @@ test('addUsage sums field by field and keeps unreported fields absent', () => {
   )
 })
 
+test('addUsage keeps totalTokens the sum of input and output when one side reported no total', () => {
+  // A response cut before its output (Anthropic reports input as the message starts) has input
+  // and no total; summed with a whole response, the total must still cover its input.
+  const whole = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+  const cut = { inputTokens: 100, cacheReadTokens: 40 }
+  expect(addUsage(whole, cut)).toStrictEqual({
+    inputTokens: 110,
+    outputTokens: 5,
+    totalTokens: 115,
+    cacheReadTokens: 40,
+  })
+  expect(addUsage(cut, whole)).toStrictEqual(addUsage(whole, cut))
+  // Absent on both sides, it stays absent; a side that reported a total keeps it as reported.
+  expect(addUsage(cut, { inputTokens: 1 })).toStrictEqual({ inputTokens: 101, cacheReadTokens: 40 })
+  expect(addUsage({ totalTokens: 7 }, { outputTokens: 2 })).toStrictEqual({ outputTokens: 2, totalTokens: 9 })
+})
+
 describe('interrupt derivation (seed 000)', () => {
   const base = { id: 'x', createdAt: 1 }
   const assistant = (stopReason?: AssistantMessage['stopReason']): HistoryEvent => ({
