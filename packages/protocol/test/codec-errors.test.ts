@@ -2,6 +2,8 @@ import {
   CodecError,
   decodeEvent,
   decodeHistoryEvent,
+  type Event,
+  encodeEvent,
   encodeHistoryEvent,
   type HistoryEvent,
   validateEvent,
@@ -221,6 +223,32 @@ describe('protocol events', () => {
   test('an unknown event type is reported on /type', () => {
     expect(codecErrorOf(() => decodeEvent('{"type":"party","sessionId":"s","timestamp":1}')).path).toBe(
       '/type',
+    )
+  })
+
+  test('encodeEvent writes a valid event as JSON.stringify does', () => {
+    const event: Event = { type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: '😀\u2028' }
+    expect(encodeEvent(event)).toBe(JSON.stringify(event))
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event)
+  })
+
+  test('encodeEvent refuses what decodeEvent would refuse, and throws nothing but a CodecError', () => {
+    // Each of these once went out as a line no reader takes, or threw a TypeError, or gave undefined.
+    const invalid = { type: 'party', sessionId: 's', timestamp: 1 } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(invalid)).path).toBe('/type')
+    const delta = { type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: 'x' } as const
+    const bigint = { ...delta, timestamp: 1n } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(bigint)).expected).toBe('a value JSON can represent')
+    const cycle: Record<string, unknown> = { ...delta }
+    cycle.self = cycle
+    codecErrorOf(() => encodeEvent(cycle as unknown as Event))
+    codecErrorOf(() => encodeEvent(undefined as unknown as Event))
+    // What is checked is what is written: a toJSON cannot slip an invalid value past the check.
+    const sly = { ...delta, content: { toJSON: () => 5 } } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(sly)).path).toBe('/content')
+    // Infinity would be written as null.
+    expect(codecErrorOf(() => encodeEvent({ ...delta, timestamp: Number.POSITIVE_INFINITY })).path).toBe(
+      '/timestamp',
     )
   })
 

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { Event } from '../events/index.js'
 import { CodecError, describeThrown } from './codec-error.js'
+import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 
 const events = new TaggedUnion<Event>('type', Event.anyOf as TObject[])
@@ -10,9 +11,15 @@ export function validateEvent(value: unknown): Event {
   return events.validate(value)
 }
 
-/** Encodes a protocol event as one JSON line (no trailing newline). */
+/**
+ * Encodes a protocol event as one JSON line (no trailing newline). What is validated is the JSON
+ * that is written, read back (after every `toJSON` and getter), so the line is one `decodeEvent`
+ * takes; an invalid event, or a value JSON cannot hold (a cycle, a `BigInt`), is a `CodecError`.
+ */
 export function encodeEvent(event: Event): string {
-  return JSON.stringify(event)
+  const json = stringify(event)
+  events.validate(JSON.parse(json))
+  return json
 }
 
 /** Decodes and validates one JSON line holding a protocol event. */

@@ -6,7 +6,8 @@ import { CodecError, describeThrown, kindOf } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
-import { checkNesting, tooDeep } from './nesting.js'
+import { checkNesting } from './nesting.js'
+import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 import { withoutVersion } from './versionless.js'
 import { writtenView } from './written-view.js'
@@ -128,22 +129,6 @@ function checkedForm(json: string): HistoryEvent {
   const valid = validateRead(parseWritten(json))
   refuseVersionField(valid)
   return valid
-}
-
-/** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */
-function stringify(value: unknown): string {
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch (cause) {
-    // Out of stack: nested far deeper than a record may be (a cycle is a TypeError).
-    if (cause instanceof RangeError) throw tooDeep(cause)
-    throw new CodecError('', 'a value JSON can represent', { cause, detail: describeThrown(cause) })
-  }
-  if (json === undefined) {
-    throw new CodecError('', 'a value JSON can represent', { detail: `got ${kindOf(value)}` })
-  }
-  return json
 }
 
 /** The value a reader of `json` will see (what `stringify` produced always parses). */
