@@ -1,10 +1,13 @@
 /**
  * A credential in text: the value of a header or field that carries one (`Authorization: Bearer …`,
- * `x-api-key=…`, `"api-key": "…"`). Values shorter than 12 characters are left: they are words
- * ("Authorization: required"), not keys. A value ends at a space, a quote, `,;&` or a closing bracket.
+ * `x-api-key=…`, `"api-key": "…"`, `"access_token": "…"`, `client_secret=…`, `password=…`), also
+ * in JSON quoted inside a string (`\"x-api-key\":\"…\"`) and as the end of an environment
+ * variable's name (`OPENAI_API_KEY=…`, `GITHUB_TOKEN=…`: no letter or digit before the name).
+ * Values shorter than 12 characters are left: they are words ("Authorization: required"), not
+ * keys. A value ends at a space, a quote, a backslash, `,;&` or a closing bracket.
  */
 const CREDENTIAL =
-  /\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie)(["']?\s*[:=]\s*["']?)(?:(bearer|basic|token)\s+)?[^\s"',;&})\]]{12,}/gi
+  /(?<![A-Za-z0-9])((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie|(?:access_|refresh_|auth_|id_)?token|(?:client_)?secret|password|passwd)(\\?["']?\s*[:=]\s*\\?["']?)(?:(bearer|basic|token)\s+)?[^\s"'\\,;&})\]]{12,}/gi
 /** A bearer or basic token anywhere. */
 const BEARER = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})/gi
 /**

@@ -64,6 +64,31 @@ describe('redactCredentials', () => {
   })
 
   test.each([
+    ['{\\"x-api-key\\":\\"abcdef0123456789abcdef\\"}', '{\\"x-api-key\\":\\"[redacted]\\"}'],
+    ['OPENAI_API_KEY=abcdef0123456789abcdef0123', 'OPENAI_API_KEY=[redacted]'],
+    ["MISTRAL_API_KEY: 'abcdef0123456789abcdef'", "MISTRAL_API_KEY: '[redacted]'"],
+    ['GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz', 'GITHUB_TOKEN=[redacted]'],
+    ['{"access_token": "abcdef0123456789abcdef"}', '{"access_token": "[redacted]"}'],
+    ['{"client_secret":"abcdef0123456789abcdef"}', '{"client_secret":"[redacted]"}'],
+    ['password=hunter2hunter2hunter2', 'password=[redacted]'],
+  ])(
+    'a field named like a credential, escaped in JSON or as an environment variable: %s',
+    (text, redacted) => {
+      expect(redactCredentials(text)).toBe(redacted)
+    },
+  )
+
+  test.each([
+    'the token is missing',
+    'token: expired',
+    'Unexpected token < in JSON at position 0',
+    'invalid password: too short',
+    'the secret_key_base setting',
+  ])('leaves prose about credentials alone: %s', (text) => {
+    expect(redactCredentials(text)).toBe(text)
+  })
+
+  test.each([
     'https://example.com/search?q=monkey&sort=asc',
     'see https://docs.example.com/api#keys for details',
     'mail alice@example.com about https://example.com/path',
