@@ -62,6 +62,26 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     expect(codecErrorOf(() => decodeHistoryEvent('null')).path).toBe('')
   })
 
+  test('a huge value is quoted by its start, so the message stays short', () => {
+    // A corrupt line can hold anything where a tag or the version belongs; its error is printed.
+    const big = 'x'.repeat(100_000)
+    const lines = [
+      line({ type: big, id: 'a', createdAt: 1 }),
+      line({ role: big, id: 'a', createdAt: 1 }),
+      line({ ...user, parts: [{ type: big }] }),
+      JSON.stringify({ v: big }),
+      JSON.stringify({ v: [big, big] }),
+    ]
+    for (const bad of lines) {
+      const { message } = codecErrorOf(() => decodeHistoryEvent(bad))
+      expect(message.length).toBeLessThan(300)
+      expect(message).toMatch(/"xxxxxxxxxx+…/)
+    }
+    // An event's error lists every event type: some 600 characters before the value.
+    const event = JSON.stringify({ type: big, sessionId: 's', timestamp: 1 })
+    expect(codecErrorOf(() => decodeEvent(event)).message.length).toBeLessThan(800)
+  })
+
   test('a missing format version', () => {
     const error = codecErrorOf(() => decodeHistoryEvent(JSON.stringify(user)))
     expect(error.path).toBe('/v')

@@ -2,7 +2,7 @@ import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
 import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
-import { CodecError, describeThrown, kindOf } from './codec-error.js'
+import { CodecError, describeThrown, kindOf, showValue } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
@@ -164,7 +164,7 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     throw new CodecError('/v', 'a format version (a positive integer)', {
       // A number is named as it is: JSON.stringify would call an infinite one (`1e400`) null.
-      detail: v === undefined ? 'missing' : `got ${typeof v === 'number' ? String(v) : JSON.stringify(v)}`,
+      detail: v === undefined ? 'missing' : `got ${typeof v === 'number' ? String(v) : showValue(v)}`,
     })
   }
   // A newer version changed more than optional fields (see HISTORY_FORMAT_VERSION): guessing
