@@ -70,3 +70,14 @@ export function describeThrown(error: unknown): string {
     return 'threw a value that cannot be described'
   }
 }
+
+/**
+ * The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
+ * record or an event, and what it threw is kept as the cause.
+ */
+export function unreadable(cause: unknown): CodecError {
+  return new CodecError('', 'a value that can be read', {
+    cause,
+    detail: `reading it threw: ${describeThrown(cause)}`,
+  })
+}

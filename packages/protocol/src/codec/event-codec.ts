@@ -1,14 +1,23 @@
 import type { TObject } from '@sinclair/typebox'
 import { Event } from '../events/index.js'
-import { CodecError, describeThrown } from './codec-error.js'
+import { CodecError, describeThrown, unreadable } from './codec-error.js'
 import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 
 const events = new TaggedUnion<Event>('type', Event.anyOf as TObject[])
 
-/** Validates a protocol event (for example one line of `--output stream-json`). */
+/**
+ * Validates a protocol event (for example one line of `--output stream-json`). It throws nothing
+ * but a `CodecError`: a value that throws while it is read (a getter, a proxy) is one whose
+ * `cause` is what it threw.
+ */
 export function validateEvent(value: unknown): Event {
-  return events.validate(value)
+  try {
+    return events.validate(value)
+  } catch (cause) {
+    if (cause instanceof CodecError) throw cause
+    throw unreadable(cause)
+  }
 }
 
 /**

@@ -2,7 +2,7 @@ import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
 import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
-import { CodecError, describeThrown, kindOf, showValue } from './codec-error.js'
+import { CodecError, describeThrown, kindOf, showValue, unreadable } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
@@ -67,15 +67,6 @@ function validateRead(value: unknown): HistoryEvent {
     if (cause instanceof CodecError) throw cause
     throw unreadable(cause)
   }
-}
-
-/** The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
- * history event, and what it threw is kept as the cause. */
-function unreadable(cause: unknown): CodecError {
-  return new CodecError('', 'a value that can be read', {
-    cause,
-    detail: `reading it threw: ${describeThrown(cause)}`,
-  })
 }
 
 /** Throws when `written`, a record as it is written, holds the field the format version takes. */
