@@ -55,6 +55,13 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     )
   })
 
+  test('an event line that starts with a byte order mark says so too', () => {
+    const event = JSON.stringify({ type: 'interrupt', sessionId: 's', timestamp: 1 })
+    expect(codecErrorOf(() => decodeEvent(`\uFEFF${event}`)).message).toBe(
+      'at the top level: expected a JSON object (the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it)',
+    )
+  })
+
   test('a JSON value that is not an object', () => {
     expect(codecErrorOf(() => decodeHistoryEvent('[1,2]')).message).toBe(
       'at the top level: expected a JSON object (got an array)',

@@ -1,6 +1,7 @@
 import type { TObject } from '@sinclair/typebox'
 import { Event } from '../events/index.js'
-import { CodecError, describeThrown, unreadable } from './codec-error.js'
+import { CodecError, unreadable } from './codec-error.js'
+import { parseLine } from './parse-line.js'
 import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 
@@ -33,11 +34,5 @@ export function encodeEvent(event: Event): string {
 
 /** Decodes and validates one JSON line holding a protocol event. */
 export function decodeEvent(line: string): Event {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(line)
-  } catch (cause) {
-    throw new CodecError('', 'a JSON object', { cause, detail: describeThrown(cause) })
-  }
-  return events.validate(parsed)
+  return events.validate(parseLine(line))
 }

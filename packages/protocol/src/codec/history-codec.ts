@@ -2,11 +2,12 @@ import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
 import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
-import { CodecError, describeThrown, kindOf, showValue, unreadable } from './codec-error.js'
+import { CodecError, kindOf, showValue, unreadable } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
 import { checkNesting } from './nesting.js'
+import { parseLine } from './parse-line.js'
 import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 import { withoutVersion } from './versionless.js'
@@ -137,16 +138,7 @@ function parseWritten(json: string): object {
  * that does not match the schema; it never returns a half-valid object.
  */
 export function decodeHistoryEvent(line: string): HistoryEvent {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(line)
-  } catch (cause) {
-    // JSON.parse would name the mark as an unexpected character, which no terminal shows.
-    const detail = startsWithByteOrderMark(line)
-      ? 'the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it'
-      : describeThrown(cause)
-    throw new CodecError('', 'a JSON object', { cause, detail })
-  }
+  const parsed = parseLine(line)
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
   }
@@ -170,8 +162,3 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
 }
 
 export type { ErrorRecord }
-
-/** Whether `line` begins with U+FEFF, as a file an editor saved with a byte order mark does. */
-function startsWithByteOrderMark(line: string): boolean {
-  return typeof line === 'string' && line.charCodeAt(0) === 0xfeff
-}
