@@ -2,12 +2,13 @@
  * A credential in text: the value of a header or field that carries one (`Authorization: Bearer …`,
  * `x-api-key=…`, `"api-key": "…"`, `"access_token": "…"`, `client_secret=…`, `password=…`), also
  * in JSON quoted inside a string (`\"x-api-key\":\"…\"`) and as the end of an environment
- * variable's name (`OPENAI_API_KEY=…`, `GITHUB_TOKEN=…`: no letter or digit before the name).
+ * variable's name (`OPENAI_API_KEY=…`, `GITHUB_TOKEN=…`: words joined by `_` before the name,
+ * matched without a lookbehind, which browsers before 2023 cannot parse).
  * Values shorter than 12 characters are left: they are words ("Authorization: required"), not
  * keys. A value ends at a space, a quote, a backslash, `,;&` or a closing bracket.
  */
 const CREDENTIAL =
-  /(?<![A-Za-z0-9])((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie|(?:access_|refresh_|auth_|id_)?token|(?:client_)?secret|password|passwd)(\\?["']?\s*[:=]\s*\\?["']?)(?:(bearer|basic|token)\s+)?[^\s"'\\,;&})\]]{12,}/gi
+  /\b((?:[A-Za-z0-9]+_)*(?:(?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie|token|secret|password|passwd))(\\?["']?\s*[:=]\s*\\?["']?)(?:(bearer|basic|token)\s+)?[^\s"'\\,;&})\]]{12,}/gi
 /** A bearer or basic token anywhere. */
 const BEARER = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})/gi
 /**
