@@ -8,7 +8,7 @@
  * keys. A value ends at a space, a quote, a backslash, `,;&` or a closing bracket.
  */
 const CREDENTIAL =
-  /\b((?:[A-Za-z0-9]+_)*(?:(?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie|token|secret|password|passwd))(\\?["']?\s*[:=]\s*\\?["']?)(?:(bearer|basic|token)\s+)?[^\s"'\\,;&})\]]{12,}/gi
+  /\b((?:[A-Za-z0-9]*_)*(?:(?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|apikey|api_key|cookie|token|secret|password|passwd))(\\?["']?\s*[:=]\s*\\?["']?)(?:(bearer|basic|token)\s+)?[^\s"'\\,;&})\]]{12,}/gi
 /** A bearer or basic token anywhere. */
 const BEARER = /\b(bearer|basic)\s+([A-Za-z0-9._~+/=-]{12,})/gi
 /**

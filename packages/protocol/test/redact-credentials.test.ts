@@ -68,6 +68,10 @@ describe('redactCredentials', () => {
     ['OPENAI_API_KEY=abcdef0123456789abcdef0123', 'OPENAI_API_KEY=[redacted]'],
     ["MISTRAL_API_KEY: 'abcdef0123456789abcdef'", "MISTRAL_API_KEY: '[redacted]'"],
     ['GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyz', 'GITHUB_TOKEN=[redacted]'],
+    [
+      '_token=abcdef0123456789abcdef and __SECRET: abcdef0123456789abcdef',
+      '_token=[redacted] and __SECRET: [redacted]',
+    ],
     ['{"access_token": "abcdef0123456789abcdef"}', '{"access_token": "[redacted]"}'],
     ['{"client_secret":"abcdef0123456789abcdef"}', '{"client_secret":"[redacted]"}'],
     ['password=hunter2hunter2hunter2', 'password=[redacted]'],
