@@ -167,6 +167,17 @@ describe('cutText', () => {
     expect(cutText('ab😀cd', 5)).toBe('ab😀…')
   })
 
+  test('never keeps part of an emoji made of several characters: a flag, a skin tone, a family, a keycap', () => {
+    // Each is one character on screen; a cut inside leaves another one (🇫 alone, a yellow 👍, 👨‍👩‍).
+    expect(cutText('ab🇫🇷cd', 5)).toBe('ab…')
+    expect(cutText('ab👍🏽cd', 5)).toBe('ab…')
+    expect(cutText('ab👨‍👩‍👧‍👦cd', 8)).toBe('ab…')
+    expect(cutText('ab1️⃣cd', 4)).toBe('ab…')
+    expect(cutText('cafe\u0301s', 5)).toBe('caf…')
+    // A cut between two whole ones keeps the first.
+    expect(cutText('🇫🇷🇩🇪', 6)).toBe('🇫🇷…')
+  })
+
   test('a limit with no room for the mark gives the empty text, never more than the limit', () => {
     expect(cutText('abc', 0)).toBe('')
     expect(cutText('abc', -1)).toBe('')
