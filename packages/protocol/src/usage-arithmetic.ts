@@ -19,15 +19,26 @@ export function computeCostUsd(usage: Usage, prices: ModelPrices): number | unde
   return micro / 1_000_000
 }
 
-/** Sums usages field by field; a field stays absent only if it is absent in every input. */
+/**
+ * Sums usages field by field; a field stays absent only if it is absent in every input. A usage
+ * without `totalTokens` (a response cut before its output has input only) adds its input and
+ * output to the total, so the sum keeps `totalTokens = inputTokens + outputTokens`.
+ */
 export function addUsage(a: Usage, b: Usage): Usage {
   const out: Usage = {}
   for (const key of USAGE_KEYS) {
     const x = a[key]
     const y = b[key]
-    if (x !== undefined || y !== undefined) out[key] = (x ?? 0) + (y ?? 0)
+    if (x === undefined && y === undefined) continue
+    out[key] =
+      key === 'totalTokens' ? (x ?? unreportedTotal(a)) + (y ?? unreportedTotal(b)) : (x ?? 0) + (y ?? 0)
   }
   return out
+}
+
+/** The total a usage that reported none stands for: its input and output, each 0 when absent. */
+function unreportedTotal(usage: Usage): number {
+  return (usage.inputTokens ?? 0) + (usage.outputTokens ?? 0)
 }
 
 /** The counts a `Usage` may hold, as its schema lists them (without loading the schema). */

@@ -2,6 +2,8 @@ import {
   CodecError,
   decodeEvent,
   decodeHistoryEvent,
+  type Event,
+  encodeEvent,
   encodeHistoryEvent,
   type HistoryEvent,
   validateEvent,
@@ -53,11 +55,38 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     )
   })
 
+  test('an event line that starts with a byte order mark says so too', () => {
+    const event = JSON.stringify({ type: 'interrupt', sessionId: 's', timestamp: 1 })
+    expect(codecErrorOf(() => decodeEvent(`\uFEFF${event}`)).message).toBe(
+      'at the top level: expected a JSON object (the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it)',
+    )
+  })
+
   test('a JSON value that is not an object', () => {
     expect(codecErrorOf(() => decodeHistoryEvent('[1,2]')).message).toBe(
       'at the top level: expected a JSON object (got an array)',
     )
     expect(codecErrorOf(() => decodeHistoryEvent('null')).path).toBe('')
+  })
+
+  test('a huge value is quoted by its start, so the message stays short', () => {
+    // A corrupt line can hold anything where a tag or the version belongs; its error is printed.
+    const big = 'x'.repeat(100_000)
+    const lines = [
+      line({ type: big, id: 'a', createdAt: 1 }),
+      line({ role: big, id: 'a', createdAt: 1 }),
+      line({ ...user, parts: [{ type: big }] }),
+      JSON.stringify({ v: big }),
+      JSON.stringify({ v: [big, big] }),
+    ]
+    for (const bad of lines) {
+      const { message } = codecErrorOf(() => decodeHistoryEvent(bad))
+      expect(message.length).toBeLessThan(300)
+      expect(message).toMatch(/"xxxxxxxxxx+…/)
+    }
+    // An event's error lists every event type: some 600 characters before the value.
+    const event = JSON.stringify({ type: big, sessionId: 's', timestamp: 1 })
+    expect(codecErrorOf(() => decodeEvent(event)).message.length).toBeLessThan(800)
   })
 
   test('a missing format version', () => {
@@ -221,6 +250,32 @@ describe('protocol events', () => {
   test('an unknown event type is reported on /type', () => {
     expect(codecErrorOf(() => decodeEvent('{"type":"party","sessionId":"s","timestamp":1}')).path).toBe(
       '/type',
+    )
+  })
+
+  test('encodeEvent writes a valid event as JSON.stringify does', () => {
+    const event: Event = { type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: '😀\u2028' }
+    expect(encodeEvent(event)).toBe(JSON.stringify(event))
+    expect(decodeEvent(encodeEvent(event))).toStrictEqual(event)
+  })
+
+  test('encodeEvent refuses what decodeEvent would refuse, and throws nothing but a CodecError', () => {
+    // Each of these once went out as a line no reader takes, or threw a TypeError, or gave undefined.
+    const invalid = { type: 'party', sessionId: 's', timestamp: 1 } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(invalid)).path).toBe('/type')
+    const delta = { type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: 'x' } as const
+    const bigint = { ...delta, timestamp: 1n } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(bigint)).expected).toBe('a value JSON can represent')
+    const cycle: Record<string, unknown> = { ...delta }
+    cycle.self = cycle
+    codecErrorOf(() => encodeEvent(cycle as unknown as Event))
+    codecErrorOf(() => encodeEvent(undefined as unknown as Event))
+    // What is checked is what is written: a toJSON cannot slip an invalid value past the check.
+    const sly = { ...delta, content: { toJSON: () => 5 } } as unknown as Event
+    expect(codecErrorOf(() => encodeEvent(sly)).path).toBe('/content')
+    // Infinity would be written as null.
+    expect(codecErrorOf(() => encodeEvent({ ...delta, timestamp: Number.POSITIVE_INFINITY })).path).toBe(
+      '/timestamp',
     )
   })
 

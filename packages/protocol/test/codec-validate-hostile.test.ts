@@ -1,4 +1,4 @@
-import { CodecError, validateHistoryEvent } from '@kode/protocol'
+import { CodecError, validateEvent, validateHistoryEvent } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 
 // `validateHistoryEvent` takes any value a host hands it. Whatever that value does when it is read
@@ -122,5 +122,37 @@ describe('validateHistoryEvent on hostile values', () => {
     expect(validateHistoryEvent(bare)).toBe(bare)
     const odd = Object.assign(Object.create(Array.prototype), user)
     expect(() => validateHistoryEvent(odd)).not.toThrow(TypeError)
+  })
+})
+
+describe('validateEvent on hostile values', () => {
+  const delta = { type: 'assistant_text_delta', sessionId: 's', timestamp: 1, content: 'x' }
+
+  test.each([
+    ['a getter on the tag', () => Object.defineProperty({}, 'type', { get: thrower, enumerable: true })],
+    ['a getter on a field', () => Object.defineProperty({ ...delta }, 'content', { get: thrower })],
+    ['a proxy whose get trap throws', () => new Proxy({ ...delta }, { get: thrower })],
+  ])('%s: a CodecError whose cause is what it threw', (_name, make) => {
+    let error: unknown
+    try {
+      validateEvent(make())
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toBeInstanceOf(CodecError)
+    expect((error as CodecError).cause).toBe(boom)
+  })
+
+  test('a revoked proxy: a CodecError whose cause is the TypeError it threw', () => {
+    const { proxy, revoke } = Proxy.revocable({ ...delta }, {})
+    revoke()
+    let error: unknown
+    try {
+      validateEvent(proxy)
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toBeInstanceOf(CodecError)
+    expect((error as CodecError).cause).toBeInstanceOf(TypeError)
   })
 })

@@ -55,6 +55,23 @@ test('addUsage sums field by field and keeps unreported fields absent', () => {
   )
 })
 
+test('addUsage keeps totalTokens the sum of input and output when one side reported no total', () => {
+  // A response cut before its output (Anthropic reports input as the message starts) has input
+  // and no total; summed with a whole response, the total must still cover its input.
+  const whole = { inputTokens: 10, outputTokens: 5, totalTokens: 15 }
+  const cut = { inputTokens: 100, cacheReadTokens: 40 }
+  expect(addUsage(whole, cut)).toStrictEqual({
+    inputTokens: 110,
+    outputTokens: 5,
+    totalTokens: 115,
+    cacheReadTokens: 40,
+  })
+  expect(addUsage(cut, whole)).toStrictEqual(addUsage(whole, cut))
+  // Absent on both sides, it stays absent; a side that reported a total keeps it as reported.
+  expect(addUsage(cut, { inputTokens: 1 })).toStrictEqual({ inputTokens: 101, cacheReadTokens: 40 })
+  expect(addUsage({ totalTokens: 7 }, { outputTokens: 2 })).toStrictEqual({ outputTokens: 2, totalTokens: 9 })
+})
+
 describe('interrupt derivation (seed 000)', () => {
   const base = { id: 'x', createdAt: 1 }
   const assistant = (stopReason?: AssistantMessage['stopReason']): HistoryEvent => ({
@@ -148,5 +165,24 @@ describe('cutText', () => {
     expect(cut).toBe('ab…')
     expect(/[\ud800-\udbff]/.test(cut)).toBe(false)
     expect(cutText('ab😀cd', 5)).toBe('ab😀…')
+  })
+
+  test('never keeps part of an emoji made of several characters: a flag, a skin tone, a family, a keycap', () => {
+    // Each is one character on screen; a cut inside leaves another one (🇫 alone, a yellow 👍, 👨‍👩‍).
+    expect(cutText('ab🇫🇷cd', 5)).toBe('ab…')
+    expect(cutText('ab👍🏽cd', 5)).toBe('ab…')
+    expect(cutText('ab👨‍👩‍👧‍👦cd', 8)).toBe('ab…')
+    expect(cutText('ab1️⃣cd', 4)).toBe('ab…')
+    expect(cutText('cafe\u0301s', 5)).toBe('caf…')
+    // A cut between two whole ones keeps the first.
+    expect(cutText('🇫🇷🇩🇪', 6)).toBe('🇫🇷…')
+  })
+
+  test('a limit with no room for the mark gives the empty text, never more than the limit', () => {
+    expect(cutText('abc', 0)).toBe('')
+    expect(cutText('abc', -1)).toBe('')
+    expect(cutText('abc', 0.5)).toBe('')
+    expect(cutText('abc', 1)).toBe('…')
+    expect(cutText('', 0)).toBe('')
   })
 })

@@ -1,3 +1,5 @@
+import { cutText } from '../cut-text.js'
+
 const CODEC_ERROR = Symbol.for('kode.CodecError')
 
 /**
@@ -38,10 +40,19 @@ export function kindOf(value: unknown): string {
   return typeof value
 }
 
-/** A value as JSON for an error message, or its kind when JSON cannot show it (a BigInt, a cycle). */
+/** Most characters of a value an error message quotes: a corrupt line may hold megabytes there. */
+const MAX_SHOWN_CHARS = 60
+
+/**
+ * A value as JSON for an error message, cut to its start when long, or its kind when JSON cannot
+ * show it (a BigInt, a cycle).
+ */
 export function showValue(value: unknown): string {
   try {
-    return JSON.stringify(value) ?? kindOf(value)
+    // A long string is cut before it is quoted, so its whole JSON is never built.
+    const shown = typeof value === 'string' ? value.slice(0, MAX_SHOWN_CHARS + 1) : value
+    const json = JSON.stringify(shown)
+    return json === undefined ? kindOf(value) : cutText(json, MAX_SHOWN_CHARS)
   } catch {
     return kindOf(value)
   }
@@ -58,4 +69,15 @@ export function describeThrown(error: unknown): string {
   } catch {
     return 'threw a value that cannot be described'
   }
+}
+
+/**
+ * The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
+ * record or an event, and what it threw is kept as the cause.
+ */
+export function unreadable(cause: unknown): CodecError {
+  return new CodecError('', 'a value that can be read', {
+    cause,
+    detail: `reading it threw: ${describeThrown(cause)}`,
+  })
 }

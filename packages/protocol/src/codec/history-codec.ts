@@ -2,11 +2,13 @@ import type { ErrorRecord, HistoryEvent, HistoryRecord } from '../history.js'
 import type { Message } from '../messages.js'
 import { CheckedLine } from './checked-line.js'
 import { MESSAGE_SCHEMAS, RECORD_SCHEMAS } from './checked-schemas.js'
-import { CodecError, describeThrown, kindOf } from './codec-error.js'
+import { CodecError, kindOf, showValue, unreadable } from './codec-error.js'
 import { compiledChecks } from './compiled-checks.generated.js'
 import { formatVersionOf } from './format-version.js'
 import { migrateToCurrent } from './migrations.js'
-import { checkNesting, tooDeep } from './nesting.js'
+import { checkNesting } from './nesting.js'
+import { parseLine } from './parse-line.js'
+import { stringify } from './stringify.js'
 import { TaggedUnion } from './tagged-union.js'
 import { withoutVersion } from './versionless.js'
 import { writtenView } from './written-view.js'
@@ -68,15 +70,6 @@ function validateRead(value: unknown): HistoryEvent {
   }
 }
 
-/** The value threw while it was read (a getter, a proxy trap, a revoked proxy): it cannot be a
- * history event, and what it threw is kept as the cause. */
-function unreadable(cause: unknown): CodecError {
-  return new CodecError('', 'a value that can be read', {
-    cause,
-    detail: `reading it threw: ${describeThrown(cause)}`,
-  })
-}
-
 /** Throws when `written`, a record as it is written, holds the field the format version takes. */
 function refuseVersionField(written: object): void {
   if (Object.hasOwn(written, 'v')) {
@@ -130,22 +123,6 @@ function checkedForm(json: string): HistoryEvent {
   return valid
 }
 
-/** `JSON.stringify`, with every way it can fail (or produce no JSON) turned into a `CodecError`. */
-function stringify(value: unknown): string {
-  let json: string | undefined
-  try {
-    json = JSON.stringify(value)
-  } catch (cause) {
-    // Out of stack: nested far deeper than a record may be (a cycle is a TypeError).
-    if (cause instanceof RangeError) throw tooDeep(cause)
-    throw new CodecError('', 'a value JSON can represent', { cause, detail: describeThrown(cause) })
-  }
-  if (json === undefined) {
-    throw new CodecError('', 'a value JSON can represent', { detail: `got ${kindOf(value)}` })
-  }
-  return json
-}
-
 /** The value a reader of `json` will see (what `stringify` produced always parses). */
 function parseWritten(json: string): object {
   const written: unknown = JSON.parse(json)
@@ -161,16 +138,7 @@ function parseWritten(json: string): object {
  * that does not match the schema; it never returns a half-valid object.
  */
 export function decodeHistoryEvent(line: string): HistoryEvent {
-  let parsed: unknown
-  try {
-    parsed = JSON.parse(line)
-  } catch (cause) {
-    // JSON.parse would name the mark as an unexpected character, which no terminal shows.
-    const detail = startsWithByteOrderMark(line)
-      ? 'the line starts with a byte order mark, U+FEFF, which Kode never writes: remove it'
-      : describeThrown(cause)
-    throw new CodecError('', 'a JSON object', { cause, detail })
-  }
+  const parsed = parseLine(line)
   if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
     throw new CodecError('', 'a JSON object', { detail: `got ${kindOf(parsed)}` })
   }
@@ -179,7 +147,7 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
   if (typeof v !== 'number' || !Number.isInteger(v) || v < 1) {
     throw new CodecError('/v', 'a format version (a positive integer)', {
       // A number is named as it is: JSON.stringify would call an infinite one (`1e400`) null.
-      detail: v === undefined ? 'missing' : `got ${typeof v === 'number' ? String(v) : JSON.stringify(v)}`,
+      detail: v === undefined ? 'missing' : `got ${typeof v === 'number' ? String(v) : showValue(v)}`,
     })
   }
   // A newer version changed more than optional fields (see HISTORY_FORMAT_VERSION): guessing
@@ -194,8 +162,3 @@ export function decodeHistoryEvent(line: string): HistoryEvent {
 }
 
 export type { ErrorRecord }
-
-/** Whether `line` begins with U+FEFF, as a file an editor saved with a byte order mark does. */
-function startsWithByteOrderMark(line: string): boolean {
-  return typeof line === 'string' && line.charCodeAt(0) === 0xfeff
-}

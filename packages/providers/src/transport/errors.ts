@@ -135,7 +135,9 @@ export function redact(text: string, secret: Secrets): string {
 export type Secrets = string | readonly string[] | undefined
 
 // `scheme://userinfo@`: the userinfo is everything up to the `@` that has no `/`, `?`, `#` or space.
-const URL_CREDENTIALS = /\b([a-z][a-z0-9+.-]*:\/\/)[^\s/?#@"'<>]+@/gi
+// Matched from the `://`, not from the scheme: any run of letters and dots could begin a scheme,
+// and scanning from each of them to the end of the run was quadratic in a body the server sent.
+const URL_CREDENTIALS = /:\/\/[^\s/?#@"'<>]+@/g
 // A query parameter whose name ends in key, token, secret, password, sig(nature), auth or
 // credential(s) (`key=`, `api_key=`, `apikey=`, `access_token=`, `subscription-key=`, `sig=`).
 const KEY_PARAMS =
@@ -149,7 +151,7 @@ const KEY_PARAMS =
  */
 export function redactUrlSecrets(text: string): string {
   if (!text.includes('://') && !text.includes('=')) return text
-  return text.replace(URL_CREDENTIALS, '$1[redacted]@').replace(KEY_PARAMS, '$1[redacted]')
+  return text.replace(URL_CREDENTIALS, '://[redacted]@').replace(KEY_PARAMS, '$1[redacted]')
 }
 
 /**

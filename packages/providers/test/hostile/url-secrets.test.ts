@@ -53,6 +53,18 @@ describe('URL credentials and key-bearing query parameters never appear in error
     expect((error as Error).message).toContain('[redacted]@')
   })
 
+  test('an error body of one long run of scheme characters is redacted in one pass, not once per start', async () => {
+    // Every `a.` could begin a URL scheme; matching from each to the end of the run was quadratic,
+    // which held the client for seconds on a 64 kB body.
+    const run = `${'a.'.repeat(32_000)}://x`
+    server().enqueue({ status: 400, body: `https://user:${PASSWORD}@x.example/ ${run}` })
+    const client = testClient(server(), { api: 'openai-chat', model: 'gpt-4o', retry: { maxAttempts: 1 } })
+    const error = await client.complete(ask()).catch((e: unknown) => e)
+    expect(ProviderError.is(error) && error.status).toBe(400)
+    for (const text of renderings(error)) expect(text).not.toContain(PASSWORD)
+    expect((error as Error).message).toContain('https://[redacted]@x.example/ a.a.')
+  })
+
   test('a key in a URL the provider quotes in its error body is redacted', async () => {
     server().enqueue({
       status: 400,
