@@ -233,10 +233,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           if (lost) throw lost
           const lines = encodeRecords(sessionId, events)
           if (lines.length === 0) return
+          const writer = await writerOf(sessionId)
           try {
-            await (await writerOf(sessionId)).append(lines)
+            await writer.append(lines)
           } catch (error) {
-            if (SessionError.is(error) && LEASE_ENDING.has(error.code)) lost = error
+            // What later appends are refused with: they write nothing (this one may have).
+            if (SessionError.is(error) && LEASE_ENDING.has(error.code)) lost = writer.stopReason() ?? error
             throw error
           }
         },
