@@ -251,3 +251,25 @@ test('an append is cut off and rejected when the writer cannot look after the wr
   await store.close()
   expect(await readFresh()).toEqual(['r1', 'r2', 'a1', 'a3'])
 })
+
+test("this store's reads of a session it writes read the history file there now, and its next append is still refused", async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  // The file there now is longer than the one the writer holds, and where the writer's records end
+  // it is in the middle of a line.
+  const start = readFileSync(history(), 'utf8').split('\n').slice(0, 2).join('\n')
+  const long = `x1-${'y'.repeat(200)}`
+  const added = [record(long), record('x2')].map(encodeHistoryEvent).join('\n')
+  writeFileSync(`${history()}.tmp`, `${start}\n${added}\n`)
+  renameSync(`${history()}.tmp`, history())
+
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', long, 'x2'])
+  const batches: string[] = []
+  for await (const batch of store.readBatches!('s', { batchSize: 1 })) batches.push(...ids(batch))
+  expect(batches).toEqual(['r1', 'r2', long, 'x2'])
+  expect((await store.info('s'))?.recordCount).toBe(4)
+  // Reading told the writer nothing: the append after the replacement is refused, as without them.
+  expect(await rejection(store.append('s', [record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  await store.append('s', [record('a3')])
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', long, 'x2', 'a3'])
+})

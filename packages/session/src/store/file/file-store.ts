@@ -147,10 +147,15 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   }
   const writerOf = (sessionId: string) =>
     writers.get(sessionId) ?? track(sessionId, () => SessionWriter.open(context(sessionId)))
-  /** This store's own writer of the session, if it has one open. */
+  /**
+   * This store's own writer of the session, if it has one open and the session's files are still
+   * its own. Once its history file was replaced (or another process took its lock), its length and
+   * count describe a file that is not the session's any more: the session is read as another
+   * process reads it.
+   */
   const ownWriter = async (sessionId: string) => {
-    const writer = writers.get(sessionId)
-    return writer ? writer.catch(() => undefined) : undefined
+    const writer = await writers.get(sessionId)?.catch(() => undefined)
+    return writer && (await writer.isCurrent()) ? writer : undefined
   }
   /** Closes the session's writer (its lock file goes), so other stores and processes may write. */
   const letGo = (sessionId: string) => {

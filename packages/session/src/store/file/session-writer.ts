@@ -257,6 +257,20 @@ export class SessionWriter {
     return this.byteLength
   }
 
+  /**
+   * Whether the session's files are still this writer's: its lock file its own, and the history's
+   * path the file it holds open (see `findStop`). Only looks: the writer itself finds out at its
+   * next write, and tells that call's caller.
+   */
+  async isCurrent(): Promise<boolean> {
+    if (this.lost || this.replaced) return false
+    const [held, same] = await Promise.all([
+      this.lock.held(),
+      isSameFile(this.ctx.paths.history, this.identity),
+    ])
+    return held && same
+  }
+
   /** Why this writer stopped writing before it was closed (`session_lease_lost`, `history_replaced`). */
   stopReason(): SessionError | undefined {
     return this.lost ?? this.replaced
