@@ -227,13 +227,19 @@ export function sessionBroken(sessionId: string, cause: unknown, file: string, l
 
 /**
  * The `history_replaced` error: `file`, the session's history file, no longer names the file the
- * writer opened, so what it would append there no path would reach. Nothing was written.
+ * writer opened, so what it would append there no path would reach. Nothing was written, unless
+ * `written`: the replacement landed while the append was being written, so its records went to the
+ * old file, and reach the new one only if whatever replaced it copied them after that.
  */
-export function historyReplaced(sessionId: string, file: string): SessionError {
+export function historyReplaced(sessionId: string, file: string, written = false): SessionError {
+  const what = written
+    ? 'so the records of this append were written to the file this writer opened, not to the one there ' +
+      'now (unless what replaced it was copied from it after they were written)'
+    : 'so nothing was written'
   return new SessionError(
     'history_replaced',
     `session ${sessionId}: ${file} is no longer the file this writer opened (it was replaced, renamed ` +
-      'or removed while the session was open), so nothing was written. The next call opens the file ' +
+      `or removed while the session was open), ${what}. The next call opens the file ` +
       'there now; what it holds is the history from then on',
     { sessionId },
   )

@@ -170,6 +170,10 @@ describe('two processes writing one session', () => {
     const other = start('hold', dir, 's')
     await other.line((line) => line === 'ready')
     const theirs = readFileSync(lock, 'utf8')
+    // This store's reads see the other process's record, which its own writer's length would cut
+    // off; they leave that writer to find out at its next append.
+    expect((await store.read('s')).map((e) => e.id)).toEqual(['mine-1', `held-${other.process.pid}`])
+    expect((await store.info('s'))?.recordCount).toBe(2)
 
     await expect(lease.append([record('mine-2')])).rejects.toMatchObject({ code: 'session_lease_lost' })
     await expect(lease.append([record('mine-3')])).rejects.toMatchObject({ code: 'session_lease_lost' })

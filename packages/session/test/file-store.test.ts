@@ -12,6 +12,7 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { hostname, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
@@ -177,6 +178,45 @@ describe('torn and corrupt history', () => {
     expect((await store.info('s'))?.recordCount).toBe(5)
     expect(warnings).toHaveLength(1)
   })
+
+  /**
+   * Runs `between` once, after the next read of a history chunk that returned bytes and before the
+   * reader's next read: what a writer elsewhere does while a reader is part-way through the file.
+   */
+  async function betweenReads(between: () => Promise<void>): Promise<void> {
+    const probe = await open(join(dir, 'probe'), 'w')
+    const proto = Object.getPrototypeOf(probe) as { read: (...args: unknown[]) => Promise<unknown> }
+    await probe.close()
+    const original = proto.read
+    let armed = true
+    vi.spyOn(proto, 'read').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+      const result = (await original.apply(this, args)) as { bytesRead: number }
+      // The reader's chunks are 1 MiB; the writer's own reads (finding the torn tail) pass through.
+      if (armed && (args[0] as Buffer).length === 1 << 20 && result.bytesRead > 0) {
+        armed = false
+        await between()
+      }
+      return result
+    })
+  }
+
+  test.each(['read', 'readBatches'] as const)(
+    'a %s that read a torn tail a new writer then cut off and wrote over reads the new record, not a corrupt line',
+    async (how) => {
+      const { store: reader } = await sessionWithTornTail()
+      // Longer than the torn line: the reader's next read lands inside it.
+      const extra = new HistoryBuilder(2_000_000_000_000).user(`after the crash ${'x'.repeat(100)}`)
+      await betweenReads(() => openStore().append('s', [extra]))
+      let events: HistoryEvent[] = []
+      if (how === 'read') events = await reader.read('s')
+      else for await (const batch of reader.readBatches!('s', { batchSize: 3 })) events.push(...batch)
+      vi.restoreAllMocks()
+      expect(events).toEqual([...shortConversation(), extra])
+      expect(warnings).toEqual([
+        { type: 'torn_tail_repaired', sessionId: 's', file: historyFile('s'), bytes: 38 },
+      ])
+    },
+  )
 
   // A file written or edited elsewhere (a script joining lines with '\n', an editor that drops the
   // final newline) can end with a whole record and no newline. A write cut short never leaves one:

@@ -8,12 +8,13 @@ import {
   unlinkSync,
   writeFileSync,
 } from 'node:fs'
+import { open } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
 import { SessionError, type SessionStore } from '@kode/session'
 import { createFileSessionStore } from '@kode/session/file'
-import { afterEach, beforeEach, expect, test } from 'vitest'
+import { afterEach, beforeEach, expect, test, vi } from 'vitest'
 
 // A history file replaced under an open writer: `cp history.jsonl x && mv x history.jsonl`, or an
 // editor that saves by writing a new file and renaming it over the old one. The writer's handle
@@ -69,6 +70,7 @@ beforeEach(async () => {
   await store.close()
 })
 afterEach(async () => {
+  vi.restoreAllMocks()
   await Promise.allSettled(stores.splice(0).map((s) => s.close()))
   rmSync(dir, { recursive: true, force: true })
   rmSync(outside, { recursive: true, force: true })
@@ -170,4 +172,104 @@ test('an append after a symbolic link took the history file’s place is refused
   expect(await rejection(store.append('s', [record('a3')]))).toMatchObject({ code: 'symlink_refused' })
   await store.close()
   expect(readFileSync(target, 'utf8')).toBe(before)
+})
+
+/**
+ * Runs `during` once, right before the next history write reaches the file: after the writer's
+ * checks before the append, as a replacement by another program can land.
+ */
+async function beforeNextWrite(during: () => void): Promise<void> {
+  const probe = await open(join(outside, 'probe'), 'w')
+  const proto = Object.getPrototypeOf(probe) as { write: (...args: unknown[]) => Promise<unknown> }
+  await probe.close()
+  const original = proto.write
+  let done = false
+  vi.spyOn(proto, 'write').mockImplementation(async function (this: unknown, ...args: unknown[]) {
+    if (!done) {
+      done = true
+      during()
+    }
+    return original.apply(this, args)
+  })
+}
+
+test('an append whose write a replacement beat (after the check before it) is refused, not acknowledged and lost', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  await beforeNextWrite(replaceByRename)
+
+  // The copy was made before `a2` was written: the session's file does not hold it.
+  const error = await rejection(store.append('s', [record('a2')]))
+  vi.restoreAllMocks()
+  expect(SessionError.is(error) && [error.code, error.sessionId]).toEqual(['history_replaced', 's'])
+  expect((error as Error).message).toContain('written to the file this writer opened')
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1'])
+
+  // As after a replacement found before the write: the next call writes to the file there now.
+  await store.append('s', [record('a3')])
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', 'a1', 'a3'])
+  await store.close()
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1', 'a3'])
+})
+
+test('a lease whose append a replacement beat stays refused, and later calls are told nothing was written', async () => {
+  const store = openStore()
+  const lease = await store.acquire('s')
+  await lease.append([record('a1')])
+  await beforeNextWrite(replaceByRename)
+
+  expect(await rejection(lease.append([record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  vi.restoreAllMocks()
+  const later = await rejection(lease.append([record('a3')]))
+  expect(later).toMatchObject({ code: 'history_replaced' })
+  expect((later as Error).message).toContain('nothing was written')
+  await lease.release()
+  await store.close()
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1'])
+})
+
+test('an append is cut off and rejected when the writer cannot look after the write whether its file is still there', async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  const sessionDir = join(dir, 's')
+  const aside = join(dir, 's-aside')
+  // The session's directory moved aside, a link to itself in its place: the path cannot be looked
+  // up (ELOOP), while the writer's open file is still the session's.
+  await beforeNextWrite(() => {
+    renameSync(sessionDir, aside)
+    symlinkSync(sessionDir, sessionDir)
+  })
+
+  const error = await rejection(store.append('s', [record('a2')]))
+  vi.restoreAllMocks()
+  unlinkSync(sessionDir)
+  renameSync(aside, sessionDir)
+  expect(error).toMatchObject({ code: 'ELOOP' })
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1'])
+  // The writer carries on where the last acknowledged record ended.
+  await store.append('s', [record('a3')])
+  await store.close()
+  expect(await readFresh()).toEqual(['r1', 'r2', 'a1', 'a3'])
+})
+
+test("this store's reads of a session it writes read the history file there now, and its next append is still refused", async () => {
+  const store = openStore()
+  await store.append('s', [record('a1')])
+  // The file there now is longer than the one the writer holds, and where the writer's records end
+  // it is in the middle of a line.
+  const start = readFileSync(history(), 'utf8').split('\n').slice(0, 2).join('\n')
+  const long = `x1-${'y'.repeat(200)}`
+  const added = [record(long), record('x2')].map(encodeHistoryEvent).join('\n')
+  writeFileSync(`${history()}.tmp`, `${start}\n${added}\n`)
+  renameSync(`${history()}.tmp`, history())
+
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', long, 'x2'])
+  const batches: string[] = []
+  for await (const batch of store.readBatches!('s', { batchSize: 1 })) batches.push(...ids(batch))
+  expect(batches).toEqual(['r1', 'r2', long, 'x2'])
+  expect((await store.info('s'))?.recordCount).toBe(4)
+  // Reading told the writer nothing: the append after the replacement is refused, as without them.
+  expect(await rejection(store.append('s', [record('a2')]))).toMatchObject({ code: 'history_replaced' })
+  await store.append('s', [record('a3')])
+  expect(ids(await store.read('s'))).toEqual(['r1', 'r2', long, 'x2', 'a3'])
 })

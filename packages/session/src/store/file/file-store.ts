@@ -147,10 +147,15 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
   }
   const writerOf = (sessionId: string) =>
     writers.get(sessionId) ?? track(sessionId, () => SessionWriter.open(context(sessionId)))
-  /** This store's own writer of the session, if it has one open. */
+  /**
+   * This store's own writer of the session, if it has one open and the session's files are still
+   * its own. Once its history file was replaced (or another process took its lock), its length and
+   * count describe a file that is not the session's any more: the session is read as another
+   * process reads it.
+   */
   const ownWriter = async (sessionId: string) => {
-    const writer = writers.get(sessionId)
-    return writer ? writer.catch(() => undefined) : undefined
+    const writer = await writers.get(sessionId)?.catch(() => undefined)
+    return writer && (await writer.isCurrent()) ? writer : undefined
   }
   /** Closes the session's writer (its lock file goes), so other stores and processes may write. */
   const letGo = (sessionId: string) => {
@@ -233,10 +238,12 @@ export function createFileSessionStore(options: FileSessionStoreOptions): Sessio
           if (lost) throw lost
           const lines = encodeRecords(sessionId, events)
           if (lines.length === 0) return
+          const writer = await writerOf(sessionId)
           try {
-            await (await writerOf(sessionId)).append(lines)
+            await writer.append(lines)
           } catch (error) {
-            if (SessionError.is(error) && LEASE_ENDING.has(error.code)) lost = error
+            // What later appends are refused with: they write nothing (this one may have).
+            if (SessionError.is(error) && LEASE_ENDING.has(error.code)) lost = writer.stopReason() ?? error
             throw error
           }
         },

@@ -85,18 +85,21 @@ export async function* readHistoryBatches(
   }
   let events: HistoryEvent[] = []
   let line = 0
-  // `buffer[0, kept)` holds the start of a line whose end has not been read yet.
+  // `buffer[0, kept)` holds the start of a line whose end has not been read yet; it starts at
+  // `position - kept` in the file.
   let buffer: Buffer = Buffer.allocUnsafe(CHUNK_BYTES)
   let kept = 0
-  let left = options.limit ?? Number.POSITIVE_INFINITY
+  let position = 0
+  const limit = options.limit ?? Number.POSITIVE_INFINITY
+  let reread = false
   try {
-    for (;;) {
+    chunks: for (;;) {
       signal?.throwIfAborted()
       if (kept === buffer.length) buffer = grow(buffer)
-      const want = Math.min(buffer.length - kept, left)
-      const { bytesRead } = want === 0 ? { bytesRead: 0 } : await handle.read(buffer, kept, want, null)
+      const want = Math.min(buffer.length - kept, limit - position)
+      const { bytesRead } = want === 0 ? { bytesRead: 0 } : await handle.read(buffer, kept, want, position)
       if (bytesRead === 0) break
-      left -= bytesRead
+      position += bytesRead
       const filled = kept + bytesRead
       const end = buffer.lastIndexOf(NEWLINE, filled - 1)
       if (end === -1) {
@@ -112,7 +115,22 @@ export async function* readHistoryBatches(
         }
         const { texts, notUtf8 } = pieceLines(buffer, from, to)
         for (let next = 0; next < texts.length; ) {
-          const stop = decodeLines(texts, next, events, batchSize, { sessionId, file, line, notUtf8 })
+          let stop: number
+          try {
+            stop = decodeLines(texts, next, events, batchSize, { sessionId, file, line, notUtf8 })
+          } catch (error) {
+            if (reread || !(error instanceof CorruptHistoryError)) throw error
+            // A line that read as corrupt may be two writes in one: the start of a torn last line,
+            // then what a new writer wrote after cutting it off (its first step after a crash)
+            // while this read was between two chunks. The file is read again from that line,
+            // once; the records before it stand.
+            reread = true
+            const bad = next + (error.line - 1 - line)
+            position += lineStart(buffer, from, bad) - filled
+            line = error.line - 1
+            kept = 0
+            continue chunks
+          }
           line += stop - next
           next = stop
           if (events.length >= batchSize) {
@@ -260,6 +278,13 @@ function decodeLines(
     }
   }
   return i
+}
+
+/** Where in `buffer` the line `index` lines after the one starting at `from` starts. */
+function lineStart(buffer: Buffer, from: number, index: number): number {
+  let start = from
+  for (let i = 0; i < index; i++) start = buffer.indexOf(NEWLINE, start) + 1
+  return start
 }
 
 /** A buffer twice as large holding the same bytes, for a line longer than the buffer. */

@@ -12,6 +12,7 @@ import { type BootIdReader, readBootId } from './boot-id.js'
 import type { FileIdentity } from './file-identity.js'
 import { type MachineIdReader, readMachineId } from './machine-id.js'
 import { READ } from './no-follow.js'
+import { type ProcStart, readOwnProcStart, readProcStartTicks } from './proc-start.js'
 
 /** A writer lock this process holds. */
 export interface HeldLock {
@@ -47,6 +48,13 @@ interface LockContent extends LockHolder {
    * hold the machine id itself; absent in still older ones and on hosts without a machine id.
    */
   machineId?: string
+  /**
+   * The owner's start as Linux's `/proc` shows it (`ProcStart.ticks`), and the namespaces it was
+   * read in (`ProcStart.namespaces`): tells the owner from a later process that got its pid while
+   * it runs. Absent in older lock files and where `/proc` cannot tell.
+   */
+  procStart?: string
+  procNamespaces?: string
 }
 
 /** The process looking at a lock: who it is, and when it started. */
@@ -63,6 +71,8 @@ interface Observer {
   machineId: string | undefined
   /** What a lock file records of it (see `machineTag`). */
   machineTag: string | undefined
+  /** Its start as `/proc` shows it, where it does. */
+  procStart: ProcStart | undefined
 }
 
 /**
@@ -71,7 +81,7 @@ interface Observer {
  * for lock files written before the monotonic one was recorded.
  */
 async function observer(bootId: BootIdReader, machineId: MachineIdReader): Promise<Observer> {
-  const [current, machine] = await Promise.all([bootId(), machineId()])
+  const [current, machine, procStart] = await Promise.all([bootId(), machineId(), readOwnProcStart()])
   const uptimeMs = process.uptime() * 1000
   return {
     pid: process.pid,
@@ -81,6 +91,7 @@ async function observer(bootId: BootIdReader, machineId: MachineIdReader): Promi
     bootId: current,
     machineId: machine,
     machineTag: machine === undefined ? undefined : machineTag(machine),
+    procStart,
   }
 }
 
@@ -157,6 +168,9 @@ export async function acquireLock(
     processStart: self.processStart,
     ...(self.bootId === undefined ? {} : { bootId: self.bootId }),
     ...(self.machineTag === undefined ? {} : { machineId: self.machineTag }),
+    ...(self.procStart === undefined
+      ? {}
+      : { procStart: self.procStart.ticks, procNamespaces: self.procStart.namespaces }),
   }
   const temp = `${file}.${content.token}.tmp`
   try {
@@ -169,7 +183,7 @@ export async function acquireLock(
       const holder = await readHolder(file)
       if (holder === 'missing') continue
       if (holder === 'unreadable') throw new SessionLockedError(sessionId, file, undefined, 'unknown')
-      if (!isStale(holder, self)) {
+      if (!(await isStale(holder, self))) {
         throw new SessionLockedError(sessionId, file, publicHolder(holder), ownerOf(holder, self))
       }
       if (await removeIfSame(file, holder, content.token)) onStale(holder)
@@ -252,6 +266,10 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
       if (typeof value.processStart === 'number') holder.processStart = value.processStart
       if (typeof value.bootId === 'string') holder.bootId = value.bootId
       if (typeof value.machineId === 'string') holder.machineId = value.machineId
+      if (typeof value.procStart === 'string' && typeof value.procNamespaces === 'string') {
+        holder.procStart = value.procStart
+        holder.procNamespaces = value.procNamespaces
+      }
       return holder
     }
   } catch {
@@ -266,9 +284,11 @@ async function readHolder(file: string): Promise<LockContent | 'missing' | 'unre
  * in another boot of this host is stale whatever its pid (every process of that boot is gone);
  * without boot ids on both sides (an older lock file, a host without one), the pid decides. A lock
  * with our own pid is ours only if it was taken after this process started: `process.kill` cannot
- * tell, since our pid is always alive.
+ * tell, since our pid is always alive. Nor can it tell that another live process got the owner's
+ * pid: where the lock records the owner's start as `/proc` shows it, and we read `/proc` in the
+ * same namespaces, a process of that pid that started at another time is not the owner.
  */
-function isStale(holder: LockContent, self: Observer): boolean {
+async function isStale(holder: LockContent, self: Observer): Promise<boolean> {
   if (!onThisHost(holder, self)) return false
   if (holder.bootId !== undefined && self.bootId !== undefined && holder.bootId !== self.bootId) return true
   if (holder.pid === self.pid) {
@@ -276,6 +296,7 @@ function isStale(holder: LockContent, self: Observer): boolean {
       ? Math.abs(holder.processStart - self.processStart) > SAME_START_MS
       : holder.acquiredAt < self.startedAt
   }
+  if (await pidReused(holder, self)) return true
   try {
     process.kill(holder.pid, 0)
     return false
@@ -288,6 +309,20 @@ function isStale(holder: LockContent, self: Observer): boolean {
     if (code === 'EPERM') return false
     throw error
   }
+}
+
+/**
+ * Whether the holder's pid now names another process than the one that took the lock: one whose
+ * start, as `/proc` shows it, is not the one the lock records. False when that cannot be told (an
+ * older lock file, readings made in other namespaces, no such process or no `/proc`): the pid
+ * alone decides then, as before.
+ */
+async function pidReused(holder: LockContent, self: Observer): Promise<boolean> {
+  const { procStart, procNamespaces } = holder
+  if (procStart === undefined || self.procStart === undefined) return false
+  if (procNamespaces !== self.procStart.namespaces) return false
+  const now = await readProcStartTicks(holder.pid)
+  return now !== undefined && now !== procStart
 }
 
 /**

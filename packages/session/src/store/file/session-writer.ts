@@ -257,6 +257,25 @@ export class SessionWriter {
     return this.byteLength
   }
 
+  /**
+   * Whether the session's files are still this writer's: its lock file its own, and the history's
+   * path the file it holds open (see `findStop`). Only looks: the writer itself finds out at its
+   * next write, and tells that call's caller.
+   */
+  async isCurrent(): Promise<boolean> {
+    if (this.lost || this.replaced) return false
+    const [held, same] = await Promise.all([
+      this.lock.held(),
+      isSameFile(this.ctx.paths.history, this.identity),
+    ])
+    return held && same
+  }
+
+  /** Why this writer stopped writing before it was closed (`session_lease_lost`, `history_replaced`). */
+  stopReason(): SessionError | undefined {
+    return this.lost ?? this.replaced
+  }
+
   /** The session's current metadata. */
   info(): SessionInfo {
     return copyInfo(this.state)
@@ -281,12 +300,10 @@ export class SessionWriter {
         }
         if (this.ctx.fsync) await this.handle.datasync()
       } catch (error) {
-        // A full disk (or any failed write) may have left part of the batch on disk: cut it off
-        // now, so no reader (in this process or another) ever sees records of a failed append.
-        this.needsRepair = true
-        await this.repair().catch((cause: unknown) => this.break(cause))
+        await this.cutFailedAppend()
         throw error
       }
+      await this.assertLanded()
       this.byteLength += data.length
       this.state = {
         ...this.state,
@@ -297,6 +314,42 @@ export class SessionWriter {
         this.meta.request()
       }
     })
+  }
+
+  /**
+   * After an append's write: throws `history_replaced` when the history's path no longer names the
+   * file written (a replacement that landed after the check before the write), so an append whose
+   * records no reader of the session will find is never acknowledged. Those bytes are left in the
+   * old file, which is no longer the session's: nothing more is written to it. When the path
+   * cannot be looked at, it is not known where the records went: they are cut off, as after a
+   * failed write, and the error thrown.
+   */
+  private async assertLanded(): Promise<void> {
+    let same: boolean
+    try {
+      same = await isSameFile(this.ctx.paths.history, this.identity)
+    } catch (error) {
+      await this.cutFailedAppend()
+      throw error
+    }
+    if (same) return
+    // Later calls are refused as after a replacement found before the write: they wrote nothing.
+    // The store is told once (a metadata write may have found it meanwhile): told again, it would
+    // let go of the writer it opened since.
+    if (!this.lost && !this.replaced) {
+      this.replaced = historyReplaced(this.ctx.sessionId, this.ctx.paths.history)
+      this.ctx.stopped()
+    }
+    throw historyReplaced(this.ctx.sessionId, this.ctx.paths.history, true)
+  }
+
+  /**
+   * A failed write (a full disk) may have left part of the batch on disk: cut it off now, so no
+   * reader (in this process or another) ever sees records of a failed append.
+   */
+  private async cutFailedAppend(): Promise<void> {
+    this.needsRepair = true
+    await this.repair().catch((cause: unknown) => this.break(cause))
   }
 
   /**
