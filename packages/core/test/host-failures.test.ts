@@ -1,7 +1,7 @@
-import { AgentError, createAgent, defineSubAgent, defineTool } from '@kode/core'
+import { AgentError, createAgent, defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import { type Event, isInterrupt } from '@kode/protocol'
 import type { LLMClient } from '@kode/providers'
-import { createMemorySessionStore, type SessionStore } from '@kode/session'
+import { createMemorySessionStore, deriveReplayEvents, type SessionStore } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
@@ -251,6 +251,52 @@ describe('failures the host must handle are thrown, after a well-formed event se
       expectValidHistory(history)
       expect(history.some(isInterrupt)).toBe(false)
     }
+  })
+})
+
+describe("a failure once the turn's last result is out, while a later call waits for approval", () => {
+  test('the task ends error with the call still waiting, live as in replay; continue decides it', async () => {
+    const h = harness()
+    h.server.enqueue(
+      chatStream({
+        id: 'r1',
+        steps: [call('c1', 'read_file', { path: 'a' }), call('c2', 'write_file', { path: 'a' })],
+      }),
+      textReply('r2', 'Done.'),
+    )
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => `wrote ${path}`,
+    })
+    const agent = h.createAgent({ tools: [readFile, writeFile] })
+    let fail = true
+    agent.events.on('tool_result', () => {
+      if (!fail) return
+      fail = false
+      throw new Error('listener broke')
+    })
+    const { events, thrown } = await drain(agent.run('Read a, write a'))
+    expect(thrown).toMatchObject({ message: 'listener broke' })
+    // c1's result was the turn's last (c2 waits): the failure answers nothing more, as one a
+    // moment later would not, so replay marks the same one result last.
+    const results = (list: readonly Event[]) => summarize(list.filter((e) => e.type === 'tool_result'))
+    expect(results(events)).toEqual(['tool_result c1 success (last): contents of a'])
+    const history = await agent.history()
+    expect(results(deriveReplayEvents(history, { sessionId: agent.sessionId }))).toEqual(results(events))
+    expect(summarizeHistory(history).slice(2)).toEqual([
+      'approval_request c2 write_file {"path":"a"}',
+      'tool c1 success: contents of a',
+      'error: An event listener threw: listener broke',
+      'task_metadata turns=1 subAgents=0',
+    ])
+    // The call is still the user's to decide.
+    expect(pendingApprovals(history).map((pending) => pending.toolCallId)).toEqual(['c2'])
+    const next = await collect(agent.continue({ approvals: [{ toolCallId: 'c2', approved: true }] }))
+    expect(next.outcome).toMatchObject({ reason: 'completed', text: 'Done.' })
+    expectValidHistory(await agent.history())
   })
 })
 

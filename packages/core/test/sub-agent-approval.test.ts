@@ -818,6 +818,43 @@ describe('isLastInTurn with a sub-agent that pauses', () => {
     )
   })
 
+  test("an interrupt on the last result, a later call's sub-agent paused: the task pauses, live as in replay", async () => {
+    const h = harness()
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content !== 'You write.' && messages.at(-1)?.role === 'user') {
+        return chatStream({
+          id: 'r-parent-1',
+          steps: [
+            call('c1', 'read_file', { path: 'b.txt' }),
+            call('p1', 'writer', { prompt: 'Write a.txt' }),
+          ],
+        })
+      }
+      return route(request)
+    })
+    const { writer, written } = writerAgent()
+    const agent = h.createAgent({ tools: [readFile, writer] })
+    const controller = new AbortController()
+    // c1's result is out once the writer paused, marked last: nothing of the turn runs any more.
+    agent.events.on('tool_result', (event) => {
+      if (event.toolCallId === 'c1') controller.abort()
+    })
+    const first = await collect(agent.run('Read b, write a', { signal: controller.signal }))
+    expect(first.outcome.reason).toBe('awaiting_approval')
+    const results = (events: readonly Event[]) =>
+      summarize(events.filter((e) => e.type === 'tool_result' && e.sessionId === agent.sessionId))
+    expect(results(first.events)).toEqual(['tool_result c1 success (last): contents of b.txt'])
+    expect(results(deriveReplayEvents(await agent.history(), { sessionId: agent.sessionId }))).toEqual(
+      results(first.events),
+    )
+    // The writer's call still waits, and is carried on as any paused one.
+    const second = await collect(agent.continue({ approvals: [{ toolCallId: 'w1', approved: true }] }))
+    expect(second.outcome.reason).toBe('completed')
+    expect(written).toEqual(['a.txt'])
+    expectValidHistory(await agent.history())
+  })
+
   test('a result before a sub-agent call that finishes is not the last', async () => {
     const h = harness()
     h.server.handle((request) => {

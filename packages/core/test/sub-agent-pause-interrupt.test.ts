@@ -2,7 +2,7 @@ import { defineSubAgent, defineTool, pendingApprovals } from '@kode/core'
 import type { RecordedRequest, ScriptedResponse } from '@kode/providers/testing'
 import { replaySession } from '@kode/session'
 import { Type } from '@sinclair/typebox'
-import { describe, expect, test } from 'vitest'
+import { afterEach, describe, expect, test, vi } from 'vitest'
 import { call, chatStream, textReply } from './helpers/chat-wire.js'
 import { collect, gate, useHarness } from './helpers/harness.js'
 import { expectOrdered, expectValidHistory } from './helpers/history-checks.js'
@@ -256,6 +256,112 @@ describe('a sub-agent that paused for approval as the parent task stops', () => 
       ['id3', child],
     ])
     const replay = await replaySession(h.reopenStore(), agent.sessionId)
+    expect(comparableReplay(replay, histories)).toEqual(expectedReplay(events, histories))
+  })
+})
+
+describe('a sub-agent that paused for approval as the time limit of the call that ran it ran out', () => {
+  const harness = useHarness('file')
+  afterEach(() => {
+    vi.useRealTimers()
+  })
+
+  test('the call gets its timeout result and the sub-agent its denial: nothing stays pending, live is replay', async () => {
+    const h = harness()
+    const written: string[] = []
+    const writeFile = defineTool({
+      name: 'write_file',
+      description: 'Writes a file',
+      parameters: Type.Object({ path: Type.String() }),
+      needsApproval: true,
+      execute: ({ path }) => {
+        written.push(path)
+        return `wrote ${path}`
+      },
+    })
+    const delegate = defineTool({
+      name: 'delegate',
+      description: 'Delegates to a writer',
+      parameters: Type.Object({}),
+      timeoutMs: 50,
+      async execute(_args, ctx) {
+        await ctx.runSubAgent({ name: 'writer', system: 'You write.', tools: [writeFile] }, 'Write a.txt')
+        // The writer has paused; the call's time limit runs out now (the clock is the test's).
+        vi.advanceTimersByTime(50)
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve))
+        return 'late'
+      },
+    })
+    h.server.handle((request) => {
+      const messages = (request.body as { messages: Messages }).messages
+      if (messages[0]?.content === 'You write.') {
+        return chatStream({ id: 'r-child-1', steps: [call('w1', 'write_file', { path: 'a.txt' })] })
+      }
+      if (messages.at(-1)!.content !== 'Go') return textReply('r-parent-2', 'Parent done.')
+      return chatStream({ id: 'r-parent-1', steps: [call('p1', 'delegate', {})] })
+    })
+    const agent = h.createAgent({ tools: [delegate] })
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+    const { events, outcome } = await collect(agent.run('Go'))
+    vi.useRealTimers()
+    expectOrdered(events)
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Parent done.' })
+    expect(outcome.pendingApprovals).toBeUndefined()
+    expect(written).toEqual([])
+    const reason = 'the tool call that ran this sub-agent timed out before the user decided'
+    const limit = 'The sub-agent stopped at its time limit: tool "delegate" timed out after 50 ms.'
+    expect(summarize(events).slice(-25)).toEqual([
+      '[id3] tool_approval_request w1 write_file {"path":"a.txt"}',
+      '[id3] turn_end',
+      '[id3] task_metadata turns=1 subAgents=0',
+      '[id3] task_finish awaiting_approval: ',
+      '[id3] task_start sub-agent writer',
+      '[id3] turn_start',
+      `[id3] tool_approval_decision w1 denied: ${reason}`,
+      '[id3] tool_call w1 write_file {"path":"a.txt"}',
+      `[id3] tool_result w1 error (last): denied by the user: ${reason}`,
+      '[id3] turn_end',
+      `[id3] error: ${limit}`,
+      '[id3] task_metadata turns=0 subAgents=0',
+      '[id3] task_finish error: ',
+      'tool_result p1 error (last): Tool "delegate" timed out after 50 ms.',
+      'turn_end',
+      'turn_start',
+      'assistant_text_start',
+      'text: Parent done.',
+      'assistant_text_end',
+      'response_complete: Parent done.',
+      'usage 100/20',
+      'context_usage 120/128000',
+      'turn_end',
+      'task_metadata turns=2 subAgents=2',
+      'task_finish completed: Parent done.',
+    ])
+    const parent = await agent.history()
+    const child = await h.store.read('id3')
+    for (const history of [parent, child]) {
+      expectValidHistory(history)
+      expect(pendingApprovals(history)).toEqual([])
+    }
+    expect(summarizeHistory(parent).slice(0, 3)).toEqual([
+      'user: Go',
+      'assistant tool_use: call p1 delegate {}',
+      'tool p1 error: Tool "delegate" timed out after 50 ms.',
+    ])
+    // The parent's result links the sub-agent, as any timed-out sub-agent's call does.
+    expect(events.find((e) => e.type === 'tool_result' && e.toolCallId === 'p1')).toMatchObject({
+      uiExtra: { type: 'session', sessionId: 'id3' },
+    })
+    expect(child.find((record) => 'type' in record && record.type === 'error')).toMatchObject({
+      message: limit,
+      code: 'timeout',
+    })
+    const histories = new Map([
+      [agent.sessionId, parent],
+      ['id3', child],
+    ])
+    const replay = await replaySession(h.reopenStore(), agent.sessionId)
+    expectOrdered(replay)
     expect(comparableReplay(replay, histories)).toEqual(expectedReplay(events, histories))
   })
 })

@@ -24,7 +24,10 @@ export class FinalAnswer {
   #accepted = false
   #value: unknown
 
-  /** `corrected`: the task sent its corrective turn already (a process that died did, see `correctionSent`). */
+  /**
+   * `corrected`: the task sent its corrective turn already (before it paused, or in a process that
+   * died: see `correctionSent`).
+   */
   constructor(spec: OutputSpec, corrected = false) {
     this.spec = spec
     this.#corrected = corrected
@@ -69,20 +72,13 @@ function refusalOf(message: AssistantMessage): string | undefined {
 }
 
 /**
- * Whether the task being carried on sent its corrective turn: a task carried on after its process
- * died, or after it paused for approval, gets no second one. Its records are those after the last
- * `task_metadata` that ended a task, past those of its own pauses (`awaiting_approval`).
+ * Whether `records` (those of the task being carried on) hold its corrective message: a task
+ * carried on after its process died, or after it paused for approval, gets no second one.
  */
-export function correctionSent(history: readonly HistoryEvent[]): boolean {
-  for (let i = history.length - 1; i >= 0; i--) {
-    const record = history[i]!
-    if (!('role' in record)) {
-      if (record.type === 'task_metadata' && record.reason !== 'awaiting_approval') return false
-      continue
-    }
-    if (record.role === 'user' && isCorrectionText(joinText(record.parts))) return true
-  }
-  return false
+export function correctionSent(records: readonly HistoryEvent[]): boolean {
+  return records.some(
+    (record) => 'role' in record && record.role === 'user' && isCorrectionText(joinText(record.parts)),
+  )
 }
 
 function lastAssistant(history: readonly HistoryEvent[]): AssistantMessage | undefined {

@@ -58,6 +58,9 @@ export const INTERRUPTED_REASON = 'the user interrupted the task before deciding
 /** The same, when the parent's task failed. */
 export const FAILED_REASON = 'the task failed before the user decided'
 
+/** The same, when the parent's call that ran the sub-agent ran out of time. */
+export const TIMED_OUT_REASON = 'the tool call that ran this sub-agent timed out before the user decided'
+
 /**
  * Splits a response's calls into those that run now and those that wait for approval, asking the
  * `tools` the calls then run with (see `ToolBatch.tools`). Only a call that could run asks: an

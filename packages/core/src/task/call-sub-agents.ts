@@ -4,7 +4,13 @@ import type { TaskOutcome } from '../outcome.js'
 import type { CallSignal } from '../tools/call-signal.js'
 import type { SubAgentOutcome, SubAgentSpec } from '../tools/sub-agent-spec.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
-import { type ApprovalDecision, FAILED_REASON, INTERRUPTED_REASON, type PendingCall } from './approval.js'
+import {
+  type ApprovalDecision,
+  FAILED_REASON,
+  INTERRUPTED_REASON,
+  type PendingCall,
+  TIMED_OUT_REASON,
+} from './approval.js'
 import type { TaskRuntime } from './runtime.js'
 
 /** A sub-agent to carry on when the call that ran it runs again: its session and the decisions for it. */
@@ -50,6 +56,10 @@ export class CallSubAgents {
   readonly #resumes = new Map<string, ChildResume[]>()
   /** The children that ended `awaiting_approval`, by the call that ran them. */
   readonly paused = new Map<string, PausedChild[]>()
+  /** Each call's signal, by call: whether it timed out. */
+  readonly #signals = new Map<string, CallSignal>()
+  /** Paused children settled because their call timed out: the timeout, which stops them too. */
+  readonly #timedOut = new Map<ChildResume, unknown>()
 
   /** What a paused child the batch does not carry on ends saying (see `settleNotCarriedOn`). */
   readonly #notCarriedOn: string
@@ -67,6 +77,15 @@ export class CallSubAgents {
   /** Whether the call started a sub-agent (it may still be suspended when it returns). */
   ran(toolCallId: string): boolean {
     return this.#byCall.has(toolCallId)
+  }
+
+  /**
+   * Whether the call is suspended: a child it ran waits for approval, and the call did not time
+   * out. One that timed out gets its timeout result, and its paused children are settled (see
+   * `link`): a host that set a time limit gets the call back within it.
+   */
+  suspends(toolCallId: string): boolean {
+    return this.paused.has(toolCallId) && this.#signals.get(toolCallId)?.timeout === undefined
   }
 
   /**
@@ -92,6 +111,7 @@ export class CallSubAgents {
     }
     // A child may outlive the tool's `execute` (a tool that did not wait for it): the user's
     // interrupt still reaches it once the call's own signal no longer follows the task's.
+    this.#signals.set(toolCallId, callSignal)
     const signal = AbortSignal.any([callSignal.signal, this.#rt.signal])
     const parent = { rt: this.#rt, toolCallId, signal }
     const resume = this.#resumes.get(toolCallId)?.shift()
@@ -118,15 +138,17 @@ export class CallSubAgents {
   }
 
   /**
-   * The call is answered while children it ran paused for approval: the task stopped (the user
-   * interrupted it, or the host failed) before they could pause it. They will never be carried
-   * on, so each is settled (see `link`), its waiting calls denied with a reason that says the task
-   * stopped, and its session keeps no call pending that nothing could ever decide.
+   * The call is answered while children it ran paused for approval: it timed out, or the task
+   * stopped (the user interrupted it, or the host failed) before they could pause it. They will
+   * never be carried on, so each is settled (see `link`), its waiting calls denied with a reason
+   * that says why, and its session keeps no call pending that nothing could ever decide.
    */
   #stopPaused(toolCallId: string): void {
     const children = this.paused.get(toolCallId) ?? []
     this.paused.delete(toolCallId)
-    const reason = this.#rt.hostFailure() ? FAILED_REASON : INTERRUPTED_REASON
+    const timeout = this.#signals.get(toolCallId)?.timeout
+    const reason =
+      timeout !== undefined ? TIMED_OUT_REASON : this.#rt.hostFailure() ? FAILED_REASON : INTERRUPTED_REASON
     const list = this.#resumes.get(toolCallId) ?? []
     for (const child of children) {
       // As the parent's history would name them: a call of the child's own by the child's session.
@@ -140,7 +162,9 @@ export class CallSubAgents {
         approved: false,
         reason,
       }))
-      list.push({ sessionId: child.sessionId, approvals, requests })
+      const resume = { sessionId: child.sessionId, approvals, requests }
+      if (timeout !== undefined) this.#timedOut.set(resume, timeout)
+      list.push(resume)
     }
     this.#resumes.set(toolCallId, list)
   }
@@ -155,16 +179,21 @@ export class CallSubAgents {
   /**
    * Carries a paused child on with its decisions under an aborted signal, so its session records
    * and announces them (as the parent's history does) and answers its calls; nothing runs. The
-   * task's interrupt (or host failure) is the child's; otherwise the call ended without it (or
-   * the user sent a new message instead), and the child ends `error` saying so
-   * (`SubAgentNotCarriedOn`). A child whose session is gone, or
-   * that fails to settle, is left as it is (the parent's result says what happened).
+   * task's interrupt (or host failure) is the child's, and so is the time limit its call ran out
+   * of (the child ends `error` with code `timeout`, as one stopped while it ran); otherwise the
+   * call ended without it (or the user sent a new message instead), and the child ends `error`
+   * saying so (`SubAgentNotCarriedOn`). A child whose session is gone, or that fails to settle, is
+   * left as it is (the parent's result says what happened).
    */
   async #settleNotCarriedOn(toolCallId: string, resume: ChildResume): Promise<TaskOutcome | undefined> {
     const rt = this.#rt
     const signal = rt.signal.aborted
       ? rt.signal
-      : AbortSignal.abort(new SubAgentNotCarriedOn(this.#notCarriedOn))
+      : AbortSignal.abort(
+          this.#timedOut.has(resume)
+            ? this.#timedOut.get(resume)
+            : new SubAgentNotCarriedOn(this.#notCarriedOn),
+        )
     try {
       const info = await rt.store.info(resume.sessionId)
       if (info !== undefined) {

@@ -23,6 +23,7 @@ import {
   STOPPED_SUB_AGENT_TEXT,
   settleStopped,
 } from './continuation.js'
+import { continuedTaskStart } from './continued-task.js'
 import { endsAwaitingResponse } from './open-turn.js'
 import type { TaskRuntime } from './runtime.js'
 import { type CallsEnd, runTurn, type TaskState } from './turn.js'
@@ -113,10 +114,10 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
   // A task carried on (after its process died, or after it paused) may have had its one corrective
-  // turn already.
-  const answer = rt.output
-    ? new FinalAnswer(rt.output, start.kind === 'continue' && correctionSent(journal.history))
-    : undefined
+  // turn already: among its own records, not an earlier task's.
+  const corrected =
+    start.kind === 'continue' && correctionSent(journal.history.slice(continuedTaskStart(journal.history)))
+  const answer = rt.output ? new FinalAnswer(rt.output, corrected) : undefined
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {

@@ -42,7 +42,8 @@ export interface ToolBatch {
   suspended?: (toolCallId: string) => boolean
   /**
    * Calls waiting for the user's approval: they do not run. An interrupt answers them like any
-   * call (`aborted`); otherwise, once the other calls have ended, they are suspended (no result).
+   * call (`aborted`), unless it comes once the turn's last result is out; otherwise, once the other
+   * calls have ended, they are suspended (no result).
    */
   held?: ReadonlySet<string>
   /**
@@ -82,17 +83,20 @@ export interface BatchEnd {
  * the task; `ToolBatch.finish` may still wait for what the engine itself runs, a sub-agent); when
  * the abort is a host failure (`rt.hostFailure()`), those results are `error`s instead. A
  * suspended call (see `ToolBatch.suspended`) gets no result, nor does a held one (`ToolBatch.held`)
- * unless interrupted. Resolves with whether any result is `aborted` (the user interrupted the
+ * unless interrupted before the turn's last result is out (see `BatchProgress`). Resolves with whether any result is `aborted` (the user interrupted the
  * batch) and the suspended calls.
  */
 export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
   const { rt, calls, signal } = batch
   const slots = calls.map(() => new Slot())
+  const end: BatchProgress = { interrupted: false, suspended: [], closed: false }
   const started = calls.map(() => false)
   const gate = new Gate(rt.settings.toolConcurrency)
   // A call stopped with its `notRun` outcome (an `error`) was interrupted all the same.
   let stoppedNotRun = false
   const onAbort = () => {
+    // The turn's last result is out: the calls left wait (see `emitResults`), and nothing runs.
+    if (end.closed) return
     const failure = rt.hostFailure()
     for (let i = 0; i < slots.length; i++) {
       const slot = slots[i]!
@@ -129,11 +133,11 @@ export async function runToolBatch(batch: ToolBatch): Promise<BatchEnd> {
     for (const slot of slots) slot.settle(errorOutcome('The engine failed before this tool call ran.'))
   })
   try {
-    const result = await emitResults(batch, slots, started)
+    await emitResults(batch, slots, started, end)
     await starting
     if (startFailure) throw startFailure.error
-    if (stoppedNotRun) result.interrupted = true
-    return result
+    if (stoppedNotRun) end.interrupted = true
+    return { interrupted: end.interrupted, suspended: end.suspended }
   } catch (error) {
     // Persisting failed: start nothing more (the task's abort stops what runs).
     gate.halt()
@@ -234,12 +238,31 @@ async function startCalls(batch: ToolBatch, slots: Slot[], started: boolean[], g
   }
 }
 
-async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]): Promise<BatchEnd> {
+/**
+ * A batch's end as its results are emitted. `closed`: a result went out marked `isLastInTurn`, so
+ * the calls after it (each waits for approval, or for a sub-agent's) are suspended whatever comes
+ * next. An interrupt from then on (a listener's, on that very result) finds nothing running, as one
+ * after the batch would: answering them `aborted` would make a second last result of the turn,
+ * where the session's replay marks only the very last.
+ */
+interface BatchProgress extends BatchEnd {
+  closed: boolean
+}
+
+async function emitResults(
+  batch: ToolBatch,
+  slots: Slot[],
+  started: boolean[],
+  end: BatchProgress,
+): Promise<void> {
   const { rt, calls, responseId } = batch
   const { events, settings, journal } = rt
-  const end: BatchEnd = { interrupted: false, suspended: [] }
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i]!
+    if (end.closed && batch.held?.has(call.id)) {
+      end.suspended.push(call)
+      continue
+    }
     if (batch.held?.has(call.id) && !slots[i]!.settled) {
       // It waits for approval unless the batch is interrupted before the other calls end.
       await Promise.all(slots.filter((_, j) => !batch.held!.has(calls[j]!.id)).map((slot) => slot.promise))
@@ -254,7 +277,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       // As a held call: it waits only if the batch is not stopped before its other calls end. A
       // task that stops leaves no call waiting (its result comes in call order with the others').
       await Promise.all(slots.filter((_, j) => !batch.held?.has(calls[j]!.id)).map((slot) => slot.promise))
-      if (!batch.signal.aborted) {
+      if (!batch.signal.aborted || end.closed) {
         end.suspended.push(call)
         continue
       }
@@ -274,6 +297,7 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
     await journal.persist(message)
     if (message.status === 'aborted') end.interrupted = true
     const isLastInTurn = await lastResult(batch, slots, i)
+    if (isLastInTurn && i < calls.length - 1) end.closed = true
     events.emit('tool_result', {
       responseId,
       toolCallId: call.id,
@@ -288,7 +312,6 @@ async function emitResults(batch: ToolBatch, slots: Slot[], started: boolean[]):
       events.emit('todo_change', { todos: message.uiExtra.todos })
     }
   }
-  return end
 }
 
 /**

@@ -385,7 +385,7 @@ export async function runCalls(
     ...(options.tools ? { tools: options.tools } : {}),
     ...(options.announced ? { announced: options.announced } : {}),
     ...(options.held ? { held: options.held } : {}),
-    suspended: (toolCallId) => subAgents.paused.has(toolCallId),
+    suspended: (toolCallId) => subAgents.suspends(toolCallId),
     mayBeSuspended: (toolCallId) => subAgents.ran(toolCallId),
     context: (call, callSignal, progress) => ({
       // Made when the tool first reads it (most never do).

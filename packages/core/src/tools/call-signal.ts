@@ -11,6 +11,8 @@ export class CallSignal {
   /** Why the call was aborted, while no controller exists yet. */
   #abortedWith: { reason: unknown } | undefined
   #ended = false
+  /** Why the call itself was aborted (its time limit), when that came before any abort of the task's. */
+  #timeout: { reason: unknown } | undefined
   readonly #forward = () => this.#controller?.abort(this.#task.reason)
 
   constructor(task: AbortSignal) {
@@ -34,15 +36,26 @@ export class CallSignal {
     return this.#ended
   }
 
+  /**
+   * Why the call timed out (the reason it was aborted with); `undefined` unless its own abort (the
+   * timeout) came before any abort of the task's.
+   */
+  get timeout(): unknown {
+    return this.#timeout?.reason
+  }
+
   /** Aborts the call (a timeout), unless it was aborted already. */
   abort(reason: unknown): void {
     const controller = this.#controller
     if (controller) {
+      if (!controller.signal.aborted) this.#timeout = { reason }
       controller.abort(reason)
       return
     }
     this.#noteTaskAbort()
-    this.#abortedWith ??= { reason }
+    if (this.#abortedWith) return
+    this.#abortedWith = { reason }
+    this.#timeout = { reason }
   }
 
   /** The call ended: the task's later aborts are no longer the call's. */

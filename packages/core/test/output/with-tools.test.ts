@@ -1,10 +1,10 @@
-import { defineSubAgent, defineTool } from '@kode/core'
+import { type Agent, defineSubAgent, defineTool } from '@kode/core'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
 import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { anthropicStream } from '../helpers/anthropic-wire.js'
 import { call, chatStream, textReply } from '../helpers/chat-wire.js'
-import { collect, useHarness } from '../helpers/harness.js'
+import { collect, NOW, useHarness } from '../helpers/harness.js'
 import { expectOrdered, expectValidHistory } from '../helpers/history-checks.js'
 import { summarize, summarizeHistory } from '../helpers/summarize.js'
 import { readFile } from '../helpers/tools.js'
@@ -216,5 +216,115 @@ describe('structured output with tools', () => {
       line.startsWith('user: Your final answer'),
     )
     expect(corrections).toHaveLength(1)
+  })
+})
+
+describe('a structured task across its pauses and a restart', () => {
+  const harness = useHarness('file')
+  const save = defineTool({
+    name: 'save',
+    description: 'Saves the summary',
+    parameters: Type.Object({ file: Type.String() }),
+    needsApproval: true,
+    execute: ({ file }) => `saved ${file}`,
+  })
+  const corrections = async (agent: Agent) =>
+    summarizeHistory(await agent.history()).filter((line) => line.startsWith('user: Your final answer'))
+
+  test('corrected, paused, then continued by a new agent over a reopened store: no second correction', async () => {
+    const h = harness()
+    // Not JSON: the one corrective turn; the model then asks to save twice, pausing twice.
+    h.server.enqueue(textReply('r1', 'a.txt has 3 words.'))
+    h.server.enqueue(chatStream({ id: 'r2', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(chatStream({ id: 'r3', steps: [call('c2', 'save', { file: 'b.txt' })] }))
+    h.server.enqueue(textReply('r4', 'Saved both.'))
+    const agent = h.createAgent({ tools: [save] })
+    const paused = await collect(agent.run('Summarise and save a.txt', { output: Summary }))
+    expect(paused.outcome.reason).toBe('awaiting_approval')
+    const again = await collect(
+      agent.continue({ approvals: [{ toolCallId: 'c1', approved: true }], output: Summary }),
+    )
+    expect(again.outcome.reason).toBe('awaiting_approval')
+
+    // The process ends; another one carries the task on over the same files.
+    const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [save] })
+    const { outcome } = await collect(
+      later.continue({ approvals: [{ toolCallId: 'c2', approved: true }], output: Summary }),
+    )
+    expect(outcome).toMatchObject({
+      reason: 'structured_output_invalid',
+      errorMessage:
+        'The final answer is not valid against the output schema after a corrective turn: the answer is not JSON',
+    })
+    expect(h.server.requests).toHaveLength(4)
+    expect(await corrections(later)).toHaveLength(1)
+  })
+
+  test('corrected, paused, then a continue whose process died after the approved call ran: no second correction', async () => {
+    const h = harness()
+    h.server.enqueue(textReply('r1', 'a.txt has 3 words.'))
+    h.server.enqueue(chatStream({ id: 'r2', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(textReply('r3', 'Saved it.'))
+    const agent = h.createAgent({ tools: [save] })
+    const paused = await collect(agent.run('Summarise and save a.txt', { output: Summary }))
+    expect(paused.outcome.reason).toBe('awaiting_approval')
+    // What a continue leaves when its process dies once the approved call ran: the decision and
+    // the result, no task_metadata.
+    const store = h.reopenStore()
+    const lease = await store.acquire(agent.sessionId)
+    await lease.append([
+      {
+        type: 'approval_decision',
+        id: 'd1',
+        createdAt: NOW,
+        toolCallId: 'c1',
+        toolName: 'save',
+        approved: true,
+      },
+      {
+        role: 'tool',
+        id: 't1',
+        createdAt: NOW,
+        toolCallId: 'c1',
+        toolName: 'save',
+        status: 'success',
+        outputText: 'saved a.txt',
+        parts: [],
+      },
+    ])
+    await lease.release()
+
+    const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [save] })
+    const { outcome } = await collect(later.continue({ output: Summary }))
+    expect(outcome).toMatchObject({
+      reason: 'structured_output_invalid',
+      errorMessage:
+        'The final answer is not valid against the output schema after a corrective turn: the answer is not JSON',
+    })
+    expect(h.server.requests).toHaveLength(3)
+    expect(await corrections(later)).toHaveLength(1)
+  })
+
+  test("a new task after a corrected task that paused gets its own correction: the earlier task's is not its", async () => {
+    const h = harness()
+    // The first task is corrected, then pauses to save; the user moves on with a new message.
+    h.server.enqueue(textReply('r1', 'a.txt has 3 words.'))
+    h.server.enqueue(chatStream({ id: 'r2', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    // The new task pauses to save before it answers, then answers wrongly, then rightly.
+    h.server.enqueue(chatStream({ id: 'r3', steps: [call('c2', 'save', { file: 'b.txt' })] }))
+    h.server.enqueue(textReply('r4', 'b.txt has 3 words.'))
+    h.server.enqueue(textReply('r5', '{"file":"b.txt","words":3}'))
+    const agent = h.createAgent({ tools: [save] })
+    const first = await collect(agent.run('Summarise and save a.txt', { output: Summary }))
+    expect(first.outcome.reason).toBe('awaiting_approval')
+    const second = await collect(agent.run('Summarise and save b.txt instead', { output: Summary }))
+    expect(second.outcome.reason).toBe('awaiting_approval')
+
+    const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [save] })
+    const { outcome } = await collect(
+      later.continue({ approvals: [{ toolCallId: 'c2', approved: true }], output: Summary }),
+    )
+    expect(outcome).toMatchObject({ reason: 'completed', output: { file: 'b.txt', words: 3 } })
+    expect(await corrections(later)).toHaveLength(2)
   })
 })

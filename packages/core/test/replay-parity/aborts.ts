@@ -147,6 +147,26 @@ export const aborts: readonly Scenario[] = [
       return { sessionId: agent.sessionId, live }
     },
   ],
+  [
+    "an abort on the last running call's result, while a later call waits for approval",
+    async (h) => {
+      h.server.enqueue(
+        chatStream({
+          id: 'r1',
+          steps: [call('c1', 'read_file', { path: 'a' }), call('c2', 'write_file', { path: 'a' })],
+        }),
+      )
+      const live: Event[] = []
+      const agent = record(h.createAgent({ tools: [readFile, needsOk] }), live)
+      const controller = new AbortController()
+      // c1's result is the turn's last (c2 waits for the user): nothing runs once it is out.
+      agent.events.on('tool_result', () => controller.abort())
+      const outcome = await drain(agent.run('Read a, write a', { signal: controller.signal }))
+      expect(outcome.reason).toBe('awaiting_approval')
+      expect(live.filter((e) => e.type === 'tool_result').map((e) => e.toolCallId)).toEqual(['c1'])
+      return { sessionId: agent.sessionId, live }
+    },
+  ],
   ...(['approved', 'denied'] as const).map(
     (decision): Scenario => [
       `an approval requested, then ${decision}`,

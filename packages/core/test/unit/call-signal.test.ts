@@ -47,17 +47,28 @@ describe("a tool call's signal, made when first read", () => {
     unread.abort(reason)
     task.abort('stop')
     expect(unread.signal.reason).toBe(reason)
+    expect(unread.timeout).toBe(reason)
 
     const read = new CallSignal(new AbortController().signal)
     const signal = read.signal
+    expect(read.timeout).toBeUndefined()
     read.abort(reason)
     expect(signal.reason).toBe(reason)
+    expect(read.timeout).toBe(reason)
 
+    // The call was interrupted, not timed out: `timeout` says so.
     const first = new AbortController()
     const both = new CallSignal(first.signal)
     first.abort('stop')
     both.abort(timeout())
     expect(both.signal.reason).toBe('stop')
+    expect(both.timeout).toBeUndefined()
+    const readFirst = new AbortController()
+    const readBoth = new CallSignal(readFirst.signal)
+    void readBoth.signal
+    readFirst.abort('stop')
+    readBoth.abort(timeout())
+    expect(readBoth.timeout).toBeUndefined()
   })
 
   test('an already aborted task gives an aborted signal; no listener is left on the task', () => {
