@@ -26,6 +26,7 @@ export {
   toProviderMessages,
 } from './provider-messages.js'
 export { redactCredentials } from './redact-credentials.js'
+export { redactUrlSecrets } from './redact-url-secrets.js'
 export { type ServerToolView, serverToolView } from './server-tool-view.js'
 export { sessionCallKey } from './session-call-key.js'
 export { addUsage, computeCostUsd, USAGE_KEYS } from './usage-arithmetic.js'

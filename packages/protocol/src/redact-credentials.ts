@@ -1,3 +1,5 @@
+import { redactUrlSecrets } from './redact-url-secrets.js'
+
 /**
  * A credential in text: the value of a header or field that carries one (`Authorization: Bearer …`,
  * `x-api-key=…`, `"api-key": "…"`, `"access_token": "…"`, `client_secret=…`, `password=…`), also
@@ -26,20 +28,6 @@ const KEY_SHAPE =
   /\b(?:sk-[A-Za-z0-9_-]{20,}|AIza[0-9A-Za-z_-]{30,}|xai-[A-Za-z0-9]{20,}|gsk_[A-Za-z0-9]{20,})/g
 
 /**
- * A URL's `user:password@`: what follows `://` up to an `@`, with no `/`, `?`, `#`, space or quote
- * between. It starts at the `://` rather than at the scheme, which any run of letters and dots
- * could begin: scanning from each of them to the end of the run would be quadratic.
- */
-const URL_USERINFO = /:\/\/[^\s/?#@"'<>]+@/g
-/**
- * The value of a query or fragment parameter named like a credential: `key`, `api_key`,
- * `access_token`, `client_secret`, `sig`, ... (a name that is or ends in `key`, `apikey`, `token`,
- * `secret`, `password`, `passwd`, `sig`, `signature`, `auth` or `credential(s)`).
- */
-const KEY_PARAM =
-  /([?&;#](?:[\w.~-]*?[-_.])?(?:key|apikey|token|secret|password|passwd|sig|signature|auth|credentials?)=)[^&#\s"'<>]+/gi
-
-/**
  * Whether a match of `KEY_SHAPE` is a key: an `sk-…` one needs a digit. Checked on the match, not
  * by a lookahead in the pattern, which would scan to the end of a run once per `-sk-` in it.
  */
@@ -53,9 +41,7 @@ const isKey = (match: string) => !match.startsWith('sk-') || /\d/.test(match)
  * stores); where the key is known, redacting its value is surer.
  */
 export function redactCredentials(text: string): string {
-  return text
-    .replace(URL_USERINFO, '://[redacted]@')
-    .replace(KEY_PARAM, '$1[redacted]')
+  return redactUrlSecrets(text)
     .replace(CREDENTIAL, (_match, name: string, sep: string, scheme: string | undefined) =>
       scheme === undefined ? `${name}${sep}[redacted]` : `${name}${sep}${scheme} [redacted]`,
     )

@@ -1,5 +1,5 @@
 import { redactCredentials } from '@kode/protocol/helpers'
-import { ProviderError, redactUrlSecrets } from './transport/errors.js'
+import { ProviderError } from './transport/errors.js'
 
 /**
  * The api root requests go to, without trailing slashes. A relative root (`/llm/v1`) is resolved
@@ -36,7 +36,7 @@ export function resolveBaseUrl(root: string, label: string, hostFetch: boolean):
  * `user:password@` (with no scheme, which the URL rule would not see), and errors are printed.
  */
 function shown(root: string): string {
-  return redactCredentials(redactUrlSecrets(root).replace(/^[^/?#@\s]+@/, '[redacted]@'))
+  return redactCredentials(root.replace(/^[^/?#@\s]+@/, '[redacted]@'))
 }
 
 function isAbsolute(root: string): boolean {

@@ -1,5 +1,5 @@
 import type { AssistantMessage } from '@kode/protocol'
-import { cutText } from '@kode/protocol/helpers'
+import { cutText, redactUrlSecrets } from '@kode/protocol/helpers'
 import { secretPattern } from './secret-pattern.js'
 
 const PROVIDER_ERROR = Symbol.for('kode.ProviderError')
@@ -133,26 +133,6 @@ export function redact(text: string, secret: Secrets): string {
 
 /** What {@link redact} removes: the API key, or every credential a request carries. */
 export type Secrets = string | readonly string[] | undefined
-
-// `scheme://userinfo@`: the userinfo is everything up to the `@` that has no `/`, `?`, `#` or space.
-// Matched from the `://`, not from the scheme: any run of letters and dots could begin a scheme,
-// and scanning from each of them to the end of the run was quadratic in a body the server sent.
-const URL_CREDENTIALS = /:\/\/[^\s/?#@"'<>]+@/g
-// A query parameter whose name ends in key, token, secret, password, sig(nature), auth or
-// credential(s) (`key=`, `api_key=`, `apikey=`, `access_token=`, `subscription-key=`, `sig=`).
-const KEY_PARAMS =
-  /([?&;](?:[\w.~-]*?[-_.])?(?:key|apikey|token|secret|password|passwd|sig|signature|auth|credentials?)=)[^&#\s"'<>]+/gi
-
-/**
- * Removes what a URL can carry as a secret from any text: the `user:password@` of every URL and
- * the value of every query parameter named like a key (`key`, `api_key`, `apikey`, `access_token`,
- * `subscription-key`, `sig`, ...; any name ending in `key`, `token`, `secret`, `password`, `sig`,
- * `signature`, `auth` or `credential`).
- */
-export function redactUrlSecrets(text: string): string {
-  if (!text.includes('://') && !text.includes('=')) return text
-  return text.replace(URL_CREDENTIALS, '://[redacted]@').replace(KEY_PARAMS, '$1[redacted]')
-}
 
 /**
  * How an error quotes a URL: origin and path only. The origin has no `user:password@`, and the
