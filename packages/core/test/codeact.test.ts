@@ -6,10 +6,13 @@ import {
   codeActFormatter,
   defineSubAgent,
   defineTool,
+  nativeFormatter,
+  type Tool,
 } from '@kode/core'
 import { checkEventOrder, type Event } from '@kode/protocol'
 import { INCOMPLETE_CALL_TEXT } from '@kode/protocol/helpers'
 import { deriveReplayEvents, exportHtml } from '@kode/session'
+import { Type } from '@sinclair/typebox'
 import { describe, expect, test } from 'vitest'
 import { call, chatStream, say, stalledChatStream, textReply } from './helpers/chat-wire.js'
 import { collect, collectInterrupting, gate, useHarness } from './helpers/harness.js'
@@ -236,21 +239,53 @@ describe('a CodeAct task', () => {
 })
 
 describe('a sub-agent of a CodeAct agent', () => {
-  test('one that inherits CodeAct without the code tool fails its call naming itself and the fix', async () => {
+  const refusal = (name: string) =>
+    `the sub-agent ${name} uses its parent's history formatter, which cannot work with its tools: codeActFormatter: the agent has no tool "code_execution" to run code blocks (define one with CodeExecutionParameters). Give the sub-agent a historyFormatter of its own (nativeFormatter(), say).`
+
+  test('one that would inherit CodeAct without the code tool is refused when the agent is made, at any depth', () => {
     const h = harness()
     const researcher = defineSubAgent({ name: 'researcher', description: 'Researches', tools: [readFile] })
+    const create = (tools: Tool[]) => () => h.createAgent({ tools, historyFormatter: codeActFormatter() })
+    expect(create([fakePython, researcher])).toThrow(new AgentError('invalid_options', refusal('researcher')))
+    // Nested: the lead has the code tool, its own sub-agent does not.
+    const lead = defineSubAgent({ name: 'lead', description: 'Leads', tools: [fakePython, researcher] })
+    expect(create([fakePython, lead])).toThrow(new AgentError('invalid_options', refusal('researcher')))
+    // setTools refuses it too, and keeps the tools the agent had.
+    const agent = h.createAgent({ tools: [fakePython], historyFormatter: codeActFormatter() })
+    expect(() => agent.setTools([fakePython, researcher])).toThrow(refusal('researcher'))
+    // A formatter of its own, or the code tool, makes it fine.
+    const native = defineSubAgent({
+      name: 'researcher',
+      description: 'Researches',
+      tools: [readFile],
+      historyFormatter: nativeFormatter(),
+    })
+    expect(create([fakePython, native])).not.toThrow()
+    const coder = defineSubAgent({ name: 'coder', description: 'Codes', tools: [fakePython] })
+    expect(create([fakePython, coder])).not.toThrow()
+  })
+
+  test('one started by a tool with ctx.runSubAgent fails that call naming itself and the fix', async () => {
+    const h = harness()
+    const delegate = defineTool({
+      name: 'delegate',
+      description: 'Delegates',
+      parameters: Type.Object({}),
+      execute: async (_args, ctx) =>
+        (await ctx.runSubAgent({ name: 'researcher', tools: [readFile] }, 'look it up')).text,
+    })
     h.server.enqueue(
-      chatStream({ id: 'r1', steps: [call('c1', 'researcher', { prompt: 'look it up' })] }),
+      chatStream({ id: 'r1', steps: [call('c1', 'delegate', {})] }),
       textReply('r2', 'Final Answer: could not'),
     )
-    const agent = h.createAgent({ tools: [fakePython, researcher], historyFormatter: codeActFormatter() })
+    const agent = h.createAgent({ tools: [fakePython, delegate], historyFormatter: codeActFormatter() })
     const { events, outcome } = await collect(agent.run('Go'))
     expect(outcome.reason).toBe('completed')
-    const result = events.find((e) => e.type === 'tool_result')
-    expect(result).toMatchObject({ toolCallId: 'c1', status: 'error' })
-    expect((result as { result: string }).result).toBe(
-      'the sub-agent researcher uses its parent\'s history formatter, which cannot work with its tools: codeActFormatter: the agent has no tool "code_execution" to run code blocks (define one with CodeExecutionParameters). Give the sub-agent a historyFormatter of its own (nativeFormatter(), say).',
-    )
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({
+      toolCallId: 'c1',
+      status: 'error',
+      result: refusal('researcher'),
+    })
   })
 })
 

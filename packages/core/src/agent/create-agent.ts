@@ -17,6 +17,7 @@ import {
   mergeModelSettings,
   withModelSettings,
 } from '../settings/model-settings.js'
+import { checkSubAgentFormatters } from '../sub-agents/inherited-formatter.js'
 import { runSubAgent } from '../sub-agents/run-sub-agent.js'
 import { AbortListeners } from '../task/abort-listeners.js'
 import { type ApprovalDecision, takeDecisions } from '../task/approval.js'
@@ -464,7 +465,9 @@ function prepareTools(
 ): { tooling: ToolSet; instructions: FormatterInstructions } {
   checkToolNames(tools)
   const tooling = toolSet(tools)
-  return { tooling, instructions: formatter.instructions(tooling.definitions ?? []) }
+  const instructions = formatter.instructions(tooling.definitions ?? [])
+  checkSubAgentFormatters(tools, formatter)
+  return { tooling, instructions }
 }
 
 /**

@@ -10,6 +10,7 @@ import {
 import type { TaskOutcome } from '../outcome.js'
 import { defineTool, type Tool, type ToolOutput } from '../tools/define-tool.js'
 import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
+import { SUB_AGENT_SPEC } from './inherited-formatter.js'
 
 /** The arguments a sub-agent tool takes unless its definition says otherwise. */
 export type DefaultSubAgentParameters = TObject<{ prompt: TString; description: TOptional<TString> }>
@@ -48,7 +49,7 @@ export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
 ): Tool<P> {
   checkSubAgentSpec(definition)
   const parameters = (definition.parameters ?? DEFAULT_PARAMETERS) as P
-  return defineTool({
+  const tool = defineTool({
     name: definition.name,
     description: definition.description,
     parameters,
@@ -71,6 +72,13 @@ export function defineSubAgent<P extends TSchema = DefaultSubAgentParameters>(
       return subAgentResult(definition.name, await ctx.runSubAgent(spec, input))
     },
   })
+  // What the agent checks before any call: that the child can work with the formatter it gets.
+  const child = {
+    name: definition.name,
+    tools: definition.tools,
+    historyFormatter: definition.historyFormatter,
+  }
+  return Object.freeze(Object.defineProperty({ ...tool }, SUB_AGENT_SPEC, { value: child }))
 }
 
 /** The tool result of a sub-agent's outcome. */

@@ -1,6 +1,4 @@
-import type { SubAgentState, ToolDefinition, UserContentPart } from '@kode/protocol'
-import { AgentError } from '../errors.js'
-import type { FormatterInstructions, HistoryFormatter } from '../formatters/history-formatter.js'
+import type { SubAgentState, UserContentPart } from '@kode/protocol'
 import { outputSpec } from '../output/output-spec.js'
 import { checkToolChoice, inheritedModelSettings, mergeModelSettings } from '../settings/model-settings.js'
 import { pendingCalls } from '../task/approval.js'
@@ -18,6 +16,7 @@ import { userParts } from '../task/user-input.js'
 import { checkSubAgentSpec, type SubAgentSpec } from '../tools/sub-agent-spec.js'
 import { toolSet } from '../tools/tool-set.js'
 import { ToolTimeoutError } from '../tools/tool-timeout.js'
+import { childInstructions } from './inherited-formatter.js'
 
 /**
  * Runs a child agent in a new session of the parent's store (linked by `parentSessionId` and
@@ -118,26 +117,4 @@ function notCarriedOn(signal: AbortSignal): HostFailure | undefined {
 
 function lowerFirst(text: string): string {
   return text.charAt(0).toLowerCase() + text.slice(1)
-}
-
-/**
- * The child's instructions from its formatter. A formatter it inherited that refuses its tools (a
- * CodeAct parent's, for a child without the code tool) is named as the parent's, with the fix:
- * its own message speaks of "the agent", which would point at the parent, who has the tool.
- */
-function childInstructions(
-  spec: SubAgentSpec,
-  formatter: HistoryFormatter,
-  tools: readonly ToolDefinition[],
-): FormatterInstructions {
-  try {
-    return formatter.instructions(tools)
-  } catch (error) {
-    if (spec.historyFormatter !== undefined || !AgentError.is(error)) throw error
-    throw new AgentError(
-      'invalid_options',
-      `the sub-agent ${spec.name} uses its parent's history formatter, which cannot work with its tools: ${error.message}. Give the sub-agent a historyFormatter of its own (nativeFormatter(), say).`,
-      { cause: error },
-    )
-  }
 }
