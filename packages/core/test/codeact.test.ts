@@ -263,6 +263,19 @@ describe('a sub-agent of a CodeAct agent', () => {
     expect(create([fakePython, native])).not.toThrow()
     const coder = defineSubAgent({ name: 'coder', description: 'Codes', tools: [fakePython] })
     expect(create([fakePython, coder])).not.toThrow()
+    // One sub-agent under two parents is checked under the formatter each passes on.
+    const nativeLead = defineSubAgent({
+      name: 'native_lead',
+      description: 'Leads natively',
+      tools: [researcher],
+      historyFormatter: nativeFormatter(),
+    })
+    expect(create([fakePython, nativeLead, lead])).toThrow(refusal('researcher'))
+    // A sub-agent among its own tools (the array filled after) does not loop.
+    const loopTools: Tool[] = [fakePython]
+    const looping = defineSubAgent({ name: 'looping', description: 'Loops', tools: loopTools })
+    loopTools.push(looping)
+    expect(create([fakePython, looping])).not.toThrow()
   })
 
   test('one started by a tool with ctx.runSubAgent fails that call naming itself and the fix', async () => {

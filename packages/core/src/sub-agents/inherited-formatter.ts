@@ -43,13 +43,16 @@ export function childInstructions(
 export function checkSubAgentFormatters(
   tools: readonly Tool[],
   formatter: HistoryFormatter,
-  seen: Set<Tool> = new Set(),
+  seen: Map<Tool, Set<HistoryFormatter>> = new Map(),
 ): void {
   for (const tool of tools) {
     const spec = (tool as Partial<SubAgentTool>)[SUB_AGENT_SPEC]
-    // A sub-agent among its own tools (an array filled after it was defined) is checked once.
-    if (spec === undefined || seen.has(tool)) continue
-    seen.add(tool)
+    if (spec === undefined) continue
+    // Checked once per formatter it may inherit: a sub-agent among its own tools (an array filled
+    // after it was defined) ends the walk, and one shared by two parents is checked under both.
+    const checked = seen.get(tool) ?? new Set<HistoryFormatter>()
+    if (checked.has(formatter)) continue
+    seen.set(tool, checked.add(formatter))
     const own = spec.historyFormatter ?? formatter
     const children = spec.tools ?? []
     childInstructions(spec, own, toolSet(children).definitions ?? [])
