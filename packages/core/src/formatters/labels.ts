@@ -1,3 +1,5 @@
+import type { CodeBlock } from './code-blocks.js'
+
 /** The line labels of the text formats (ReAct's `Thought:` / `Action:` / `Args:`, `Final Answer:`). */
 export type Label = 'thought' | 'action' | 'args' | 'final answer' | 'observation'
 
@@ -24,6 +26,24 @@ export function scanLabels(text: string): LabelLine[] {
     })
   }
   return lines
+}
+
+/**
+ * The labels of `lines` that are not inside one of `blocks` (a label inside a code block is
+ * something the model shows, an example or a quote, not a step it takes). Both lists are in text
+ * order, as `scanLabels` and `parseCodeBlocks` give them; the cost is linear in both.
+ */
+export function labelsOutside(lines: readonly LabelLine[], blocks: readonly CodeBlock[]): LabelLine[] {
+  // Blocks do not overlap, so one pass over both lists does: checking each label against every
+  // block made a long response of many small blocks cost labels x blocks.
+  const outside: LabelLine[] = []
+  let index = 0
+  for (const line of lines) {
+    while (index < blocks.length && blocks[index]!.end <= line.start) index++
+    const block = blocks[index]
+    if (!(block && line.start > block.start)) outside.push(line)
+  }
+  return outside
 }
 
 /**

@@ -1,7 +1,7 @@
 import { parseCodeBlocks } from './code-blocks.js'
 import type { ParsedAction } from './history-formatter.js'
 import { jsonObjectEnd } from './json-object.js'
-import { answerAfter, type LabelLine, ownTextEnd, scanLabels } from './labels.js'
+import { answerAfter, type LabelLine, labelsOutside, ownTextEnd, scanLabels } from './labels.js'
 
 /** What one ReAct response says: an action to take, a final answer, or neither (plain text). */
 export interface ReActStep {
@@ -22,10 +22,7 @@ export interface ReActStep {
 export function parseReAct(text: string, cut: boolean): ReActStep {
   // A label inside a code block is something the model shows (an example, a quote), not a step it
   // takes, as in CodeAct.
-  const blocks = parseCodeBlocks(text)
-  const labels = scanLabels(text).filter(
-    (line) => !blocks.some((block) => line.start > block.start && line.start < block.end),
-  )
+  const labels = labelsOutside(scanLabels(text), parseCodeBlocks(text))
   const end = ownTextEnd(text, labels)
   const first = labels.find(
     (line) => line.start < end && (line.label === 'action' || line.label === 'final answer'),
