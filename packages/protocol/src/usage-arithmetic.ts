@@ -22,7 +22,8 @@ export function computeCostUsd(usage: Usage, prices: ModelPrices): number | unde
 /**
  * Sums usages field by field; a field stays absent only if it is absent in every input. A usage
  * without `totalTokens` (a response cut before its output has input only) adds its input and
- * output to the total, so the sum keeps `totalTokens = inputTokens + outputTokens`.
+ * output to the total, so the sum keeps `totalTokens = inputTokens + outputTokens`. Each sum
+ * saturates at `Number.MAX_SAFE_INTEGER`, so absurd counts never sum to `Infinity`.
  */
 export function addUsage(a: Usage, b: Usage): Usage {
   const out: Usage = {}
@@ -30,8 +31,11 @@ export function addUsage(a: Usage, b: Usage): Usage {
     const x = a[key]
     const y = b[key]
     if (x === undefined && y === undefined) continue
-    out[key] =
+    const sum =
       key === 'totalTokens' ? (x ?? unreportedTotal(a)) + (y ?? unreportedTotal(b)) : (x ?? 0) + (y ?? 0)
+    // The schema takes any integer count, so a history may hold absurd ones (near 1e308): summed,
+    // they would be Infinity, which no record can hold. No real count comes near the cap.
+    out[key] = Math.min(sum, Number.MAX_SAFE_INTEGER)
   }
   return out
 }

@@ -7,6 +7,7 @@ import {
   encodeHistoryEvent,
   type HistoryEvent,
   validateEvent,
+  validateHistoryEvent,
 } from '@kode/protocol'
 import { describe, expect, test } from 'vitest'
 
@@ -118,6 +119,27 @@ describe('decodeHistoryEvent rejects bad input with the JSON path', () => {
     const error = codecErrorOf(() => decodeHistoryEvent(line({ ...user, role: 'narrator' })))
     expect(error.path).toBe('/role')
     expect(error.expected).toBe('role to be one of "system" | "developer" | "user" | "assistant" | "tool"')
+  })
+
+  test('a record with a stray role is refused, whatever the role, rather than read as a message', () => {
+    const interrupt = { type: 'interrupt', id: 'x', createdAt: 1 }
+    for (const stray of [{ role: 'user', parts: [] }, { role: 'narrator' }]) {
+      const value = { ...interrupt, ...stray }
+      for (const error of [
+        codecErrorOf(() => decodeHistoryEvent(line(value))),
+        codecErrorOf(() => validateHistoryEvent(value)),
+        codecErrorOf(() => encodeHistoryEvent(value as never)),
+      ]) {
+        expect(error.path).toBe('/role')
+        expect(error.message).toBe(
+          'at /role: expected no "role" on a record of type "interrupt" (with both, it could be a message or a record)',
+        )
+      }
+    }
+  })
+
+  test('a message whose stray type names no record is a message, as it always was', () => {
+    expect(decodeHistoryEvent(line({ ...user, type: 'message' }))).toEqual({ ...user, type: 'message' })
   })
 
   test('neither role nor type', () => {

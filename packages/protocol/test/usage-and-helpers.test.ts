@@ -72,6 +72,18 @@ test('addUsage keeps totalTokens the sum of input and output when one side repor
   expect(addUsage({ totalTokens: 7 }, { outputTokens: 2 })).toStrictEqual({ outputTokens: 2, totalTokens: 9 })
 })
 
+test('addUsage saturates at Number.MAX_SAFE_INTEGER: counts near the largest number never sum to Infinity', () => {
+  const huge = { inputTokens: 1e308, outputTokens: 1, totalTokens: 1e308 }
+  const max = Number.MAX_SAFE_INTEGER
+  expect(addUsage(huge, huge)).toStrictEqual({ inputTokens: max, outputTokens: 2, totalTokens: max })
+  // A total made up from input and output saturates too.
+  expect(addUsage({ inputTokens: 1e308 }, { inputTokens: 1e308, totalTokens: 1 })).toStrictEqual({
+    inputTokens: max,
+    totalTokens: max,
+  })
+  expect(addUsage({ outputTokens: max }, { outputTokens: 1 })).toStrictEqual({ outputTokens: max })
+})
+
 describe('interrupt derivation (seed 000)', () => {
   const base = { id: 'x', createdAt: 1 }
   const assistant = (stopReason?: AssistantMessage['stopReason']): HistoryEvent => ({

@@ -37,8 +37,8 @@ export function isImage(part: ImagePart): boolean {
 }
 
 /**
- * The counts of `usage` the history schema takes (non-negative integers); a count of another type
- * counts as not reported. `undefined` when none is left: no usage rather than an empty one.
+ * The counts of `usage` the history schema takes (non-negative integers); a count of another type,
+ * or beyond `Number.MAX_SAFE_INTEGER` (what adding up absurd counts makes), counts as not reported. `undefined` when none is left: no usage rather than an empty one.
  */
 export function checkedUsage(usage: unknown): Usage | undefined {
   if (typeof usage !== 'object' || usage === null) return undefined
@@ -46,7 +46,7 @@ export function checkedUsage(usage: unknown): Usage | undefined {
   let any = false
   for (const key of USAGE_KEYS) {
     const value = (usage as Record<string, unknown>)[key]
-    if (typeof value === 'number' && Number.isInteger(value) && value >= 0) {
+    if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) {
       out[key] = value
       any = true
     }

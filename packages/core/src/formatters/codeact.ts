@@ -3,7 +3,7 @@ import { type Static, Type } from '@sinclair/typebox'
 import { AgentError } from '../errors.js'
 import { type CodeBlock, parseCodeBlocks } from './code-blocks.js'
 import type { HistoryFormatter, ParsedAction } from './history-formatter.js'
-import { answerAfter, type LabelLine, scanLabels } from './labels.js'
+import { answerAfter, type LabelLine, labelsOutside, scanLabels } from './labels.js'
 import { type ActionHistory, type TextReading, textActionFormatter } from './text-actions.js'
 
 /** The name of the pseudo tool CodeAct's code blocks call, `code_execution`. */
@@ -91,9 +91,7 @@ function readCodeAct(
 ): TextReading {
   const blocks = parseCodeBlocks(text)
   // Labels inside code are code, not the model's own lines.
-  const labels = scanLabels(text).filter(
-    (line) => !blocks.some((b) => line.start > b.start && line.start < b.end),
-  )
+  const labels = labelsOutside(scanLabels(text), blocks)
   const observation = labels.find((line) => line.label === 'observation')?.start ?? text.length
   const answer: LabelLine | undefined = labels.find(
     (line) => line.label === 'final answer' && line.start < observation,

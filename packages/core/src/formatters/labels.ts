@@ -1,4 +1,6 @@
-/** The line labels of the text formats (ReAct's `Thought:` / `Action:` / `Args:`, `Final Answer:`). */
+import type { CodeBlock } from './code-blocks.js'
+
+/** The line labels of the text formats (ReAct's `Thought:` / `Action:` / `Args:`, `Final Answer:`); `Action Input:` reads as `args`. */
 export type Label = 'thought' | 'action' | 'args' | 'final answer' | 'observation'
 
 /** A labelled line: where the line starts and where the text after `Label:` starts. */
@@ -10,20 +12,41 @@ export interface LabelLine {
   valueStart: number
 }
 
-// A label starts a line (after optional spaces), case-insensitively.
-const LABEL_LINE = /^[ \t]*(thought|action|args|final answer|observation)[ \t]*:[ \t]*/gim
+// A label starts a line (after optional spaces), case-insensitively, optionally in bold or italics
+// as models often write it (`**Action:**`, `**Action**:`); `Action Input:` is LangChain's `Args:`.
+const LABEL_LINE =
+  /^[ \t]*(\*{1,3}|_{1,3})?(action input|thought|action|args|final answer|observation)\1?[ \t]*:\1?[ \t]*/gim
 
 /** Every labelled line of `text`, in order. */
 export function scanLabels(text: string): LabelLine[] {
   const lines: LabelLine[] = []
   for (const match of text.matchAll(LABEL_LINE)) {
+    const name = match[2]!.toLowerCase()
     lines.push({
-      label: match[1]!.toLowerCase() as Label,
+      label: name === 'action input' ? 'args' : (name as Label),
       start: match.index,
       valueStart: match.index + match[0].length,
     })
   }
   return lines
+}
+
+/**
+ * The labels of `lines` that are not inside one of `blocks` (a label inside a code block is
+ * something the model shows, an example or a quote, not a step it takes). Both lists are in text
+ * order, as `scanLabels` and `parseCodeBlocks` give them; the cost is linear in both.
+ */
+export function labelsOutside(lines: readonly LabelLine[], blocks: readonly CodeBlock[]): LabelLine[] {
+  // Blocks do not overlap, so one pass over both lists does: checking each label against every
+  // block made a long response of many small blocks cost labels x blocks.
+  const outside: LabelLine[] = []
+  let index = 0
+  for (const line of lines) {
+    while (index < blocks.length && blocks[index]!.end <= line.start) index++
+    const block = blocks[index]
+    if (!(block && line.start > block.start)) outside.push(line)
+  }
+  return outside
 }
 
 /**

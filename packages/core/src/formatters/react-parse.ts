@@ -1,7 +1,7 @@
 import { parseCodeBlocks } from './code-blocks.js'
 import type { ParsedAction } from './history-formatter.js'
 import { jsonObjectEnd } from './json-object.js'
-import { answerAfter, type LabelLine, ownTextEnd, scanLabels } from './labels.js'
+import { answerAfter, type LabelLine, labelsOutside, ownTextEnd, scanLabels } from './labels.js'
 
 /** What one ReAct response says: an action to take, a final answer, or neither (plain text). */
 export interface ReActStep {
@@ -12,9 +12,10 @@ export interface ReActStep {
 /**
  * Reads a ReAct response: the first `Action:` or `Final Answer:` line decides which it is, and
  * anything from an `Observation:` line on is ignored (the model imagining the result); lines
- * inside a fenced code block are not labels. An action is the tool name on the `Action:` line and
- * the JSON object after its own `Args:` (before any later `Action:` line; on one line or
- * several, optionally in a code fence); without `Args:` it has no arguments. `cut` means the text
+ * inside a fenced code block are not labels (labels may be in bold, and `Action Input:` is
+ * `Args:`). An action is the tool name on the `Action:` line and the JSON object after its own
+ * `Args:` (before any later `Action:` line; on one line or several, indented or not, optionally
+ * in a code fence); without `Args:` it has no arguments. `cut` means the text
  * ended early (an interrupt, or `length`): an action whose name line or arguments did not finish
  * is then dropped or `incomplete`. Arguments that are not a JSON object are passed on as written,
  * so the tool reports them to the model.
@@ -22,10 +23,7 @@ export interface ReActStep {
 export function parseReAct(text: string, cut: boolean): ReActStep {
   // A label inside a code block is something the model shows (an example, a quote), not a step it
   // takes, as in CodeAct.
-  const blocks = parseCodeBlocks(text)
-  const labels = scanLabels(text).filter(
-    (line) => !blocks.some((block) => line.start > block.start && line.start < block.end),
-  )
+  const labels = labelsOutside(scanLabels(text), parseCodeBlocks(text))
   const end = ownTextEnd(text, labels)
   const first = labels.find(
     (line) => line.start < end && (line.label === 'action' || line.label === 'final answer'),
@@ -68,9 +66,10 @@ function argumentsAfter(
   end: number,
 ): { argumentsJson: string; closed: boolean } {
   let value = text.slice(args.valueStart, end).trimStart()
-  // Arguments in a code fence (```json ... ```): read what is inside.
+  // Arguments in a code fence (```json ... ```): read what is inside, from its first character
+  // that is not blank, since an indented fence (up to three spaces) has its lines indented too.
   const fence = /^(`{3,}|~{3,})[^\n]*\n/.exec(value)
-  if (fence) value = value.slice(fence[0].length)
+  if (fence) value = value.slice(fence[0].length).trimStart()
   if (!value.startsWith('{')) return { argumentsJson: value.split('\n', 1)[0]!.trim(), closed: false }
   const close = jsonObjectEnd(value, 0)
   if (close === -1) return { argumentsJson: value.trimEnd(), closed: false }

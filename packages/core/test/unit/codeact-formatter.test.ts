@@ -26,6 +26,17 @@ describe('reading CodeAct responses', () => {
     expect(codeact.answerText(message)).toBe('use this:\n```python\nprint(1)\n```')
   })
 
+  test('a final answer in bold is the answer, and blocks after it do not run', () => {
+    const message = reply('**Thought:** done.\n**Final Answer:** 42\n```python\nprint(1)\n```')
+    expect(codeact.parseActions(message)).toEqual([])
+    expect(codeact.answerText(message)).toBe('42\n```python\nprint(1)\n```')
+  })
+
+  test('a block indented four spaces is an indented code block, even one that looks fenced: it is text', () => {
+    const message = reply('Like this:\n\n    ```python\n    print(1)\n    ```\n')
+    expect(codeact.parseActions(message)).toEqual([])
+  })
+
   test('a label inside code is code', () => {
     const text = '```python\ns = """\nFinal Answer: not yet\n"""\nprint(s)\n```'
     expect(codeact.parseActions(reply(text))).toEqual([code('s = """\nFinal Answer: not yet\n"""\nprint(s)')])

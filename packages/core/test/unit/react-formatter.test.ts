@@ -25,6 +25,50 @@ describe('reading ReAct responses', () => {
     ])
   })
 
+  test('labels in bold or italics, with the colon inside or outside, are labels', () => {
+    const expected = [{ name: 'read_file', argumentsJson: '{"path": "a.txt"}' }]
+    const inside = '**Thought:** I need the file.\n**Action:** read_file\n**Args:** {"path": "a.txt"}'
+    expect(react.parseActions(reply(inside))).toEqual(expected)
+    const outside =
+      '**Thought**: I need the file.\n**Action**: `read_file`\n**Args**:\n```json\n{"path": "a.txt"}\n```'
+    expect(react.parseActions(reply(outside))).toEqual(expected)
+    expect(react.parseActions(reply('*Action:* read_file\n__Args__: {"path": "a.txt"}'))).toEqual(expected)
+    const answer = reply('**Thought:** I know it.\n**Final Answer:** 42')
+    expect(react.parseActions(answer)).toEqual([])
+    expect(react.answerText(answer)).toBe('42')
+  })
+
+  test("LangChain's `Action Input:` is the action's arguments", () => {
+    const text = 'Thought: I need the file.\nAction: read_file\nAction Input: {"path": "a.txt"}\n'
+    expect(react.parseActions(reply(text))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"}' },
+    ])
+    expect(react.parseActions(reply('Action: read_file\n**Action Input:** a.txt'))).toEqual([
+      { name: 'read_file', argumentsJson: 'a.txt' },
+    ])
+  })
+
+  test('arguments in a fence indented up to three spaces, or in a block indented four, are read from inside it', () => {
+    const expected = [{ name: 'write', argumentsJson: '{\n     "path": "a.txt"\n   }' }]
+    const fenced = 'Action: write\nArgs:\n   ```json\n   {\n     "path": "a.txt"\n   }\n   ```\nThought: done'
+    expect(react.parseActions(reply(fenced))).toEqual(expected)
+    const indented = 'Action: write\nArgs:\n\n    {"path": "a.txt"}\n\nThought: done'
+    expect(react.parseActions(reply(indented))).toEqual([
+      { name: 'write', argumentsJson: '{"path": "a.txt"}' },
+    ])
+  })
+
+  test('an action shown in a fence indented up to three spaces is text; an indented line is still a label', () => {
+    const shown = 'Like this:\n   ```\n   Action: delete_all\n   ```\nFinal Answer: that is the format'
+    expect(react.parseActions(reply(shown))).toEqual([])
+    expect(react.answerText(reply(shown))).toBe('that is the format')
+    // In a list item, four spaces of indentation are the item's text, not a code block.
+    const listed = '1. Thought: first the file.\n\n    Action: read_file\n    Args: {"path": "a.txt"}'
+    expect(react.parseActions(reply(listed))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"}' },
+    ])
+  })
+
   test('labels are case-insensitive and a quoted tool name is unquoted', () => {
     expect(react.parseActions(reply('action: `read_file`\nARGS: {}'))).toEqual([
       { name: 'read_file', argumentsJson: '{}' },

@@ -77,9 +77,26 @@ function refuseVersionField(written: object): void {
   }
 }
 
+/**
+ * Throws for a value with a `role` whose `type` names a record. It could be either kind, and read as
+ * a message (as it once was) it would be a record's line that every reader takes for a message.
+ * A `type` that names no record (`"message"`, say) is an extra field of a message, as it always was.
+ */
+function refuseRoleOnRecord(value: object): void {
+  const type = (value as { type?: unknown }).type
+  if (typeof type === 'string' && records.has(type)) {
+    throw new CodecError('/role', `no "role" on a record of type ${JSON.stringify(type)}`, {
+      detail: 'with both, it could be a message or a record',
+    })
+  }
+}
+
 function validateValue(value: unknown): HistoryEvent {
   if (typeof value === 'object' && value !== null && !Array.isArray(value)) {
-    if ('role' in value) return messages.validate(value)
+    if ('role' in value) {
+      refuseRoleOnRecord(value)
+      return messages.validate(value)
+    }
     if ('type' in value) return records.validate(value)
     throw new CodecError('', 'a message (with "role") or a history record (with "type")')
   }

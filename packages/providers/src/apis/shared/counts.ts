@@ -1,8 +1,12 @@
 import type { Usage } from '@kode/protocol'
 
-/** A token count as reported, or `undefined` when the provider sent none (or nonsense): never 0 by default. */
+/**
+ * A token count as reported, or `undefined` when the provider sent none (or nonsense: a count
+ * beyond `Number.MAX_SAFE_INTEGER` is a bug, and near 1e308 it would add up to `Infinity`): never 0
+ * by default.
+ */
 export function count(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : undefined
+  return typeof value === 'number' && Number.isSafeInteger(value) && value >= 0 ? value : undefined
 }
 
 /**
