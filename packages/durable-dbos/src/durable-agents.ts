@@ -168,6 +168,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const seen = new Map<string, { updatedAt: number; since: number }>()
 
   const workflow = DBOS.registerWorkflow(
+    // The argument is checked inside (see `checkedTask`): another service may have enqueued it.
     async (task: DurableTask): Promise<TaskOutcome> => {
       const workflowId = DBOS.workflowID!
       local.add(workflowId)

@@ -6,6 +6,7 @@ import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
+import { checkedTask } from './task-input.js'
 import { type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
 
@@ -54,10 +55,11 @@ type Begun = { recordCount: number; createdAt: number } | number
  */
 export async function executeTask(
   deps: TaskWorkflowDeps,
-  task: DurableTask,
+  recorded: unknown,
   workflowId: string,
 ): Promise<TaskOutcome> {
   const { store, lockRetryMs } = deps
+  const task = checkedTask(recorded)
   const { sessionId } = task
   // Before anything is created: a worker without the schema the task names cannot run it.
   const output = outputSchema(deps.outputs, task.output)

@@ -1,4 +1,4 @@
-import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
+import { DBOS, DBOSClient, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient, type LLMClient } from '@kode/providers'
@@ -10,7 +10,14 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
 import { reapOnce } from '../src/reaper.js'
-import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
+import {
+  dbosDatabaseUrl,
+  dropSchema,
+  freshDbosSchema,
+  freshSchema,
+  launchDbos,
+  postgresUrl,
+} from './helpers/dbos.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
 // worker dies. The crash and takeover run with real worker processes (worker-kill.test.ts).
@@ -848,6 +855,72 @@ describe('durable tasks on DBOS', () => {
       }
     }
     expect(server.requests.length).toBe(requests)
+  })
+
+  test('a task another service enqueued with an argument that is not a Kode task fails typed, running nothing', async () => {
+    // A session with a task paused for approval: a task that carried it on would call the model.
+    server.enqueue(callTools('q1', [{ id: 'q-c1', name: 'write_note', args: { text: 'tea' } }]))
+    const paused = await durable.start('enqueued-elsewhere', 'Note tea')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    const records = (await lines('enqueued-elsewhere')).length
+    const requests = server.requests.length
+    // DBOS lets any service enqueue a workflow by name, with whatever arguments it sends.
+    const client = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      const cases: [unknown[], string][] = [
+        // A kind this version does not know (a newer one's, or a typo) is never taken for a continue.
+        [
+          [
+            {
+              kind: 'resume',
+              sessionId: 'enqueued-elsewhere',
+              approvals: [{ toolCallId: 'q-c1', approved: true }],
+            },
+          ],
+          'the task is not a Kode durable task: kind must be "run" or "continue"',
+        ],
+        [[], 'the task is not a Kode durable task: its argument is not an object'],
+        [
+          [{ kind: 'run', sessionId: 'enqueued-bad-input', input: 42 }],
+          "the task's input is not valid user input",
+        ],
+        [[{ kind: 'run', sessionId: '../etc', input: 'Hello' }], 'invalid session id "../etc"'],
+        [
+          [{ kind: 'continue', sessionId: 'enqueued-elsewhere', approvals: 'yes' }],
+          'approvals must be an array of decisions',
+        ],
+        [
+          [{ kind: 'run', sessionId: 'enqueued-bad-output', input: 'Hello', output: 7 }],
+          'the task is not a Kode durable task: output must be the name of a schema',
+        ],
+      ]
+      const handles = []
+      for (const [args] of cases) {
+        handles.push(
+          await client.enqueue(
+            { workflowName: 'kode.task', queueName: 'kode-test-queue', appVersion: 'kode-test-1' },
+            ...args,
+          ),
+        )
+      }
+      const errors = await Promise.all(
+        handles.map((handle) => durable.result(handle.workflowID, FAST).catch((e: unknown) => e)),
+      )
+      for (const [index, [, message]] of cases.entries()) {
+        const error = errors[index]
+        expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+        expect((error as Error).message).toContain(message)
+      }
+    } finally {
+      await client.destroy()
+    }
+    expect(server.requests.length).toBe(requests)
+    expect((await lines('enqueued-elsewhere')).length).toBe(records)
+    expect(await store.info('enqueued-bad-input')).toBeUndefined()
+    expect(await store.info('enqueued-bad-output')).toBeUndefined()
   })
 
   test('options that cannot work are refused up front', () => {
