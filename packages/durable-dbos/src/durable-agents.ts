@@ -6,6 +6,7 @@ import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
+import { SESSION_ATTRIBUTE } from './session-turn.js'
 import { checkedApprovals, checkedInput, checkedInputSize } from './task-input.js'
 import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf } from './task-plan.js'
@@ -173,7 +174,11 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       const workflowId = DBOS.workflowID!
       local.add(workflowId)
       try {
-        return await executeTask({ store, agentFactory, lockRetryMs, outputs }, task, workflowId)
+        return await executeTask(
+          { store, agentFactory, lockRetryMs, workflowName: name, outputs },
+          task,
+          workflowId,
+        )
       } catch (error) {
         // DBOS stores and logs what a workflow throws: never the credentials it might carry.
         throw safeError(error)
@@ -202,6 +207,8 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   ): Promise<DurableTaskHandle> => {
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: workflowId,
+      // The session's tasks are found by it, to run in the order they were started.
+      workflowAttributes: { [SESSION_ATTRIBUTE]: task.sessionId },
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
     })(task).catch((error: unknown) => {
       // The id is another workflow's (other durable agents', or not a Kode task at all).

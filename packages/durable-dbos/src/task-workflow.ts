@@ -6,6 +6,7 @@ import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
+import { BEGIN_STEP, isTurnOf } from './session-turn.js'
 import { checkedTask } from './task-input.js'
 import { type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
@@ -31,6 +32,8 @@ export interface TaskWorkflowDeps {
   store: SessionStore
   agentFactory: AgentFactory
   lockRetryMs: number
+  /** The DBOS workflow name of the tasks, to find the session's earlier ones (see `isTurnOf`). */
+  workflowName: string
   /** The structured-output schemas tasks name. */
   outputs: OutputSchemas
 }
@@ -63,7 +66,7 @@ export async function executeTask(
   const { sessionId } = task
   // Before anything is created: a worker without the schema the task names cannot run it.
   const output = outputSchema(deps.outputs, task.output)
-  const begun = await begin(deps, task)
+  const begun = await begin(deps, task, workflowId)
   let { lease } = begun
   let prepared: Prepared | undefined
   try {
@@ -148,6 +151,7 @@ async function prepare(
 async function begin(
   deps: TaskWorkflowDeps,
   task: DurableTask,
+  workflowId: string,
 ): Promise<{ lease: SessionLease | undefined; base: number; createdAt: number | undefined }> {
   const { store, lockRetryMs } = deps
   const { sessionId } = task
@@ -157,13 +161,19 @@ async function begin(
       async (): Promise<Begun> => {
         try {
           if (task.kind === 'run') await createIfNew(store, sessionId)
-          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal).catch(
-            (error: unknown) => {
-              throw SessionError.is(error) && error.code === 'session_not_found'
-                ? missing(sessionId, error)
-                : error
-            },
-          )
+          // The session's earlier tasks that have not begun go first (see `isTurnOf`).
+          const inTurn = () => isTurnOf(deps.workflowName, sessionId, workflowId)
+          lease = await acquireWhenFree(
+            store,
+            sessionId,
+            lockRetryMs,
+            DBOS.stepStatus?.cancelSignal,
+            inTurn,
+          ).catch((error: unknown) => {
+            throw SessionError.is(error) && error.code === 'session_not_found'
+              ? missing(sessionId, error)
+              : error
+          })
           const info = await store.info(sessionId)
           if (!info) throw deleted(sessionId)
           return { recordCount: info.recordCount, createdAt: info.createdAt }
@@ -172,7 +182,7 @@ async function begin(
           throw safeError(error)
         }
       },
-      { name: 'kode.task.begin' },
+      { name: BEGIN_STEP },
     )
     if (typeof begun === 'number') return { lease, base: begun, createdAt: undefined }
     return { lease, base: begun.recordCount, createdAt: begun.createdAt }
@@ -296,18 +306,27 @@ async function createIfNew(store: SessionStore, sessionId: string): Promise<void
 
 /**
  * Takes the session's writer; waits while another holds it, until `signal` (the workflow's
- * cancellation) aborts the wait.
+ * cancellation) aborts the wait. With `inTurn`, also while it says another task goes first: the
+ * writer is given back and taken again later.
  */
 async function acquireWhenFree(
   store: SessionStore,
   sessionId: string,
   retryMs: number,
   signal?: AbortSignal,
+  inTurn?: () => Promise<boolean>,
 ): Promise<SessionLease> {
   for (;;) {
     signal?.throwIfAborted()
     try {
-      return await store.acquire(sessionId)
+      const lease = await store.acquire(sessionId)
+      let taken = false
+      try {
+        taken = inTurn === undefined || (await inTurn())
+      } finally {
+        if (!taken) await lease.release()
+      }
+      if (taken) return lease
     } catch (error) {
       if (!SessionError.is(error) || error.code !== 'session_locked') throw error
     }

@@ -56,6 +56,14 @@ const createGate = new Promise<void>((resolve) => {
   openCreate = resolve
 })
 let gated: DurableAgents
+/** Tasks whose first `create` of session `in-order` waits for `openInOrder()`. */
+let inOrder: DurableAgents
+let openInOrder: () => void = () => {}
+const inOrderGate = new Promise<void>((resolve) => {
+  openInOrder = resolve
+})
+/** How often `inOrder`'s tasks took session `in-order`'s writer. */
+let inOrderAcquires = 0
 let stuck: DurableAgents
 let stuckQueued: DurableAgents
 let openQueuedGate: () => void = () => {}
@@ -136,6 +144,25 @@ beforeAll(async () => {
           await gate
           return createAgent({ client, store, sessionId })
         },
+      })
+      // The first task's begin is held in its `create`: the second task, started after it, finds
+      // the session free first.
+      let creates = 0
+      inOrder = createDurableAgents({
+        name: 'kode.in-order',
+        lockRetryMs: 20,
+        store: {
+          ...store,
+          create: async (init) => {
+            if (init?.id === 'in-order' && creates++ === 0) await inOrderGate
+            return store.create(init)
+          },
+          acquire: (id) => {
+            if (id === 'in-order') inOrderAcquires++
+            return store.acquire(id)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
       slowStart = createDurableAgents({
         name: 'kode.slow-start',
@@ -921,6 +948,27 @@ describe('durable tasks on DBOS', () => {
     expect((await lines('enqueued-elsewhere')).length).toBe(records)
     expect(await store.info('enqueued-bad-input')).toBeUndefined()
     expect(await store.info('enqueued-bad-output')).toBeUndefined()
+  })
+
+  test('the tasks of one session run in the order they were started, whichever finds it free first', async () => {
+    server.enqueue(reply('io1', 'Answered.'))
+    server.enqueue(reply('io2', 'Answered.'))
+    const first = await inOrder.start('in-order', 'First message')
+    const second = await inOrder.start('in-order', 'Second message')
+    let secondEnded = false
+    const secondDone = inOrder.result(second.workflowId, FAST).finally(() => {
+      secondEnded = true
+    })
+    // The second task found the session free while the first was still beginning: it waits its
+    // turn (taking the writer again and again) rather than running first.
+    await within(10_000, 'the second task to wait or end', () => secondEnded || inOrderAcquires >= 3)
+    openInOrder()
+    await inOrder.result(first.workflowId, FAST)
+    await secondDone
+    expect((await lines('in-order')).filter((line) => line.startsWith('user: '))).toEqual([
+      'user: First message',
+      'user: Second message',
+    ])
   })
 
   test('options that cannot work are refused up front', () => {
