@@ -137,7 +137,8 @@ export interface DurableAgents {
    * reach, the store closed) is reported to `onError`; by default it is logged, as an `Error` whose
    * `cause` is what the sweep threw (credentials redacted), through `DBOS.logger`: the logger DBOS
    * reports its own failures to, which the host configures (`logger`, `logLevel`). A reaper that
-   * keeps failing resumes no task of a dead worker, so it is never silent on its own.
+   * keeps failing resumes no task of a dead worker, so it is never silent on its own. What
+   * `onError` throws is ignored.
    */
   startReaper(options?: {
     intervalMs?: number | undefined
@@ -298,7 +299,13 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
         sweep ??= sweepOnce()
-          .catch(onError)
+          .catch((error: unknown) => {
+            // What `onError` throws (a logger that is down) must not become an unhandled
+            // rejection, which ends a Node process: the next sweep tries again all the same.
+            try {
+              onError(error)
+            } catch {}
+          })
           .finally(() => {
             sweep = undefined
           })
