@@ -1,5 +1,6 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { SessionError, type SessionStore } from '@kode/session'
+import { isTurnOf } from './session-turn.js'
 import type { DurableTask } from './task-plan.js'
 
 /** What a sweep needs to know. */
@@ -61,6 +62,9 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     if (at - seen.since < deps.staleAfterMs) continue
     const task = workflow.input?.[0] as DurableTask | undefined
     if (typeof task?.sessionId !== 'string') continue
+    // A task waiting for an earlier one of its session to begin is not stuck: it may be waiting on a
+    // live worker. The earlier one is resumed first; this one, once it is the first, if still here.
+    if (!(await isTurnOf(deps.workflowName, task.sessionId, workflow.workflowID))) continue
     if (await writerAlive(deps.store, task.sessionId)) continue
     // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
     // is left alone, or the reaper would undo the cancellation and run the task again.

@@ -62,6 +62,12 @@ let openInOrder: () => void = () => {}
 const inOrderGate = new Promise<void>((resolve) => {
   openInOrder = resolve
 })
+/** Tasks whose session creation waits for `openStuckTurns()`: pending, not begun, session free. */
+let stuckTurns: DurableAgents
+let openStuckTurns: () => void = () => {}
+const stuckTurnsGate = new Promise<void>((resolve) => {
+  openStuckTurns = resolve
+})
 /** How often `inOrder`'s tasks took session `in-order`'s writer. */
 let inOrderAcquires = 0
 let stuck: DurableAgents
@@ -160,6 +166,17 @@ beforeAll(async () => {
           acquire: (id) => {
             if (id === 'in-order') inOrderAcquires++
             return store.acquire(id)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      stuckTurns = createDurableAgents({
+        name: 'kode.stuck-turns',
+        store: {
+          ...store,
+          create: async (init) => {
+            await stuckTurnsGate
+            return store.create(init)
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
@@ -715,6 +732,26 @@ describe('durable tasks on DBOS', () => {
     expect((await DBOS.getWorkflowStatus(workflowId))?.queueName).toBe('kode-test-queue')
     await DBOS.cancelWorkflow(workflowId)
     openQueuedGate()
+  })
+
+  test('the reaper resumes only the first of the tasks waiting to begin on a session: the others wait their turn', async () => {
+    // Two tasks of one session, neither begun: the second waits for the first, wherever it runs.
+    // Resumed too, it would run twice, and its first execution would fail once it began.
+    const first = await stuckTurns.start('turns', 'First')
+    const second = await stuckTurns.start('turns', 'Second')
+    const reaper = {
+      store,
+      workflowName: 'kode.stuck-turns',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([first.workflowId])
+    for (const { workflowId } of [first, second]) await DBOS.cancelWorkflow(workflowId)
+    openStuckTurns()
   })
 
   test('a workflow id Postgres cannot keep as it is (a NUL, a lone surrogate) is refused typed, starting nothing', async () => {
