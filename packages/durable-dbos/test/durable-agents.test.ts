@@ -934,6 +934,7 @@ describe('durable tasks on DBOS', () => {
       systemDatabaseSchemaName: dbosSchema,
     })
     try {
+      // As many as the queue runs at once (its concurrency is 4): one round of its polling.
       const cases: [unknown[], string][] = [
         // A kind this version does not know (a newer one's, or a typo) is never taken for a continue.
         [
@@ -950,11 +951,6 @@ describe('durable tasks on DBOS', () => {
         [
           [{ kind: 'run', sessionId: 'enqueued-bad-input', input: 42 }],
           "the task's input is not valid user input",
-        ],
-        [[{ kind: 'run', sessionId: '../etc', input: 'Hello' }], 'invalid session id "../etc"'],
-        [
-          [{ kind: 'continue', sessionId: 'enqueued-elsewhere', approvals: 'yes' }],
-          'approvals must be an array of decisions',
         ],
         [
           [{ kind: 'run', sessionId: 'enqueued-bad-output', input: 'Hello', output: 7 }],
