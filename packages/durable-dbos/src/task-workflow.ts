@@ -307,7 +307,9 @@ async function createIfNew(store: SessionStore, sessionId: string): Promise<void
 /**
  * Takes the session's writer; waits while another holds it, until `signal` (the workflow's
  * cancellation) aborts the wait. With `inTurn`, also while it says another task goes first: the
- * writer is given back and taken again later.
+ * writer is given back, and asked for again once `inTurn` says so without it (asked while holding
+ * the writer, as the final word). Waiting for its turn without the writer, a task never keeps the
+ * earlier task from taking it, however many tasks wait.
  */
 async function acquireWhenFree(
   store: SessionStore,
@@ -316,11 +318,12 @@ async function acquireWhenFree(
   signal?: AbortSignal,
   inTurn?: () => Promise<boolean>,
 ): Promise<SessionLease> {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, retryMs))
   for (;;) {
     signal?.throwIfAborted()
+    let taken = false
     try {
       const lease = await store.acquire(sessionId)
-      let taken = false
       try {
         taken = inTurn === undefined || (await inTurn())
       } finally {
@@ -330,6 +333,12 @@ async function acquireWhenFree(
     } catch (error) {
       if (!SessionError.is(error) || error.code !== 'session_locked') throw error
     }
-    await new Promise((resolve) => setTimeout(resolve, retryMs))
+    await pause()
+    if (inTurn === undefined || taken) continue
+    // Not its turn: it waits for it without the writer.
+    while (!(await inTurn())) {
+      signal?.throwIfAborted()
+      await pause()
+    }
   }
 }
