@@ -38,7 +38,10 @@ export interface DurableAgentsOptions {
    * resumes tasks on it too. Default: none.
    */
   queueName?: string | undefined
-  /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
+  /**
+   * How often a task waiting for its session's writer tries again, or asks again whether its turn
+   * on the session came, in ms. Default 250.
+   */
   lockRetryMs?: number | undefined
   /**
    * The reaper leaves a pending workflow alone until it has seen it unchanged for this long, in ms
