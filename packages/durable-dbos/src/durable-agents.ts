@@ -6,6 +6,7 @@ import { DurableTaskError } from './errors.js'
 import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
+import { SESSION_ATTRIBUTE } from './session-turn.js'
 import { checkedApprovals, checkedInput, checkedInputSize } from './task-input.js'
 import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf } from './task-plan.js'
@@ -37,7 +38,10 @@ export interface DurableAgentsOptions {
    * resumes tasks on it too. Default: none.
    */
   queueName?: string | undefined
-  /** How often a task waiting for its session's writer tries again, in ms. Default 250. */
+  /**
+   * How often a task waiting for its session's writer tries again, or asks again whether its turn
+   * on the session came, in ms. Default 250.
+   */
   lockRetryMs?: number | undefined
   /**
    * The reaper leaves a pending workflow alone until it has seen it unchanged for this long, in ms
@@ -136,7 +140,8 @@ export interface DurableAgents {
    * reach, the store closed) is reported to `onError`; by default it is logged, as an `Error` whose
    * `cause` is what the sweep threw (credentials redacted), through `DBOS.logger`: the logger DBOS
    * reports its own failures to, which the host configures (`logger`, `logLevel`). A reaper that
-   * keeps failing resumes no task of a dead worker, so it is never silent on its own.
+   * keeps failing resumes no task of a dead worker, so it is never silent on its own. What
+   * `onError` throws is ignored.
    */
   startReaper(options?: {
     intervalMs?: number | undefined
@@ -168,11 +173,16 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const seen = new Map<string, { updatedAt: number; since: number }>()
 
   const workflow = DBOS.registerWorkflow(
+    // The argument is checked inside (see `checkedTask`): another service may have enqueued it.
     async (task: DurableTask): Promise<TaskOutcome> => {
       const workflowId = DBOS.workflowID!
       local.add(workflowId)
       try {
-        return await executeTask({ store, agentFactory, lockRetryMs, outputs }, task, workflowId)
+        return await executeTask(
+          { store, agentFactory, lockRetryMs, workflowName: name, outputs },
+          task,
+          workflowId,
+        )
       } catch (error) {
         // DBOS stores and logs what a workflow throws: never the credentials it might carry.
         throw safeError(error)
@@ -201,6 +211,8 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   ): Promise<DurableTaskHandle> => {
     const handle = await DBOS.startWorkflow(workflow, {
       workflowID: workflowId,
+      // The session's tasks are found by it, to run in the order they were started.
+      workflowAttributes: { [SESSION_ATTRIBUTE]: task.sessionId },
       ...(options.queueName !== undefined ? { queueName: options.queueName } : {}),
     })(task).catch((error: unknown) => {
       // The id is another workflow's (other durable agents', or not a Kode task at all).
@@ -290,7 +302,13 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       const timer = setInterval(() => {
         // A sweep slower than the interval is not stacked with the next.
         sweep ??= sweepOnce()
-          .catch(onError)
+          .catch((error: unknown) => {
+            // What `onError` throws (a logger that is down) must not become an unhandled
+            // rejection, which ends a Node process: the next sweep tries again all the same.
+            try {
+              onError(error)
+            } catch {}
+          })
           .finally(() => {
             sweep = undefined
           })

@@ -7,6 +7,7 @@ export type DurableTaskErrorCode =
   /**
    * The input of `start` (or the decisions of `continue`) cannot be run: not valid user input, not
    * something DBOS can record, or larger than the store's `maxRecordBytes`. Nothing was started.
+   * Also the workflow's failure when its argument, enqueued by another service, is not a task.
    */
   | 'invalid_input'
   /** `agentFactory` returned an agent bound to another session than the task's. */

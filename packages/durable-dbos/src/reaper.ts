@@ -1,5 +1,6 @@
 import { DBOS } from '@dbos-inc/dbos-sdk'
 import { SessionError, type SessionStore } from '@kode/session'
+import { isTurnOf } from './session-turn.js'
 import type { DurableTask } from './task-plan.js'
 
 /** What a sweep needs to know. */
@@ -62,6 +63,10 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     const task = workflow.input?.[0] as DurableTask | undefined
     if (typeof task?.sessionId !== 'string') continue
     if (await writerAlive(deps.store, task.sessionId)) continue
+    // A task waiting for an earlier one of its session to begin is not stuck: it may be waiting on a
+    // live worker. The earlier one is resumed first; this one, once it is the first, if still here.
+    // (Asked after the writer, which rules out the running tasks with one statement each.)
+    if (!(await isTurnOf(deps.workflowName, task.sessionId, workflow.workflowID))) continue
     // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
     // is left alone, or the reaper would undo the cancellation and run the task again.
     if (!(await unchanged(workflow.workflowID, updatedAt))) continue

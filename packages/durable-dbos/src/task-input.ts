@@ -5,7 +5,9 @@ import {
   roundTripHistoryEvent,
   type UserMessage,
 } from '@kode/protocol'
+import { assertSessionId } from '@kode/session'
 import { DurableTaskError } from './errors.js'
+import type { DurableTask } from './task-plan.js'
 
 /**
  * The input of a new task as the workflow records it, checked before anything is recorded: what
@@ -86,4 +88,44 @@ export function checkedApprovals(approvals: unknown): ApprovalDecision[] {
 
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error)
+}
+
+/**
+ * The workflow's argument, checked before the task touches anything: `start` and `continue` check
+ * what they record, but DBOS lets any service enqueue the workflow by name with arguments of its
+ * own (`DBOSClient.enqueue`), and a workflow recorded by another version may carry a kind this one
+ * does not know. Such a task fails with `DurableTaskError` `invalid_input` rather than being taken
+ * for a `continue` of its session, or failing on a `TypeError`.
+ */
+export function checkedTask(value: unknown): DurableTask {
+  if (typeof value !== 'object' || value === null) throw notATask('its argument is not an object')
+  const { kind, sessionId, output } = value as Record<string, unknown>
+  try {
+    assertSessionId(sessionId)
+  } catch (cause) {
+    throw new DurableTaskError('invalid_input', (cause as Error).message, { cause })
+  }
+  if (output !== undefined && typeof output !== 'string') {
+    throw notATask('output must be the name of a schema of outputs')
+  }
+  const named = output === undefined ? {} : { output }
+  switch (kind) {
+    case 'run':
+      return { kind, sessionId, input: checkedInput((value as { input: UserInput }).input), ...named }
+    case 'continue': {
+      const { approvals } = value as { approvals?: unknown }
+      return {
+        kind,
+        sessionId,
+        ...(approvals === undefined ? {} : { approvals: checkedApprovals(approvals) }),
+        ...named,
+      }
+    }
+    default:
+      throw notATask(`kind must be "run" or "continue", not ${JSON.stringify(kind) ?? 'missing'}`)
+  }
+}
+
+function notATask(why: string): DurableTaskError {
+  return new DurableTaskError('invalid_input', `the task is not a Kode durable task: ${why}`)
 }

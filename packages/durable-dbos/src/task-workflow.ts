@@ -6,6 +6,8 @@ import { inWatchStep, runCancellable } from './cancellation.js'
 import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
+import { BEGIN_STEP, isTurnOf } from './session-turn.js'
+import { checkedTask } from './task-input.js'
 import { type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
 
@@ -30,6 +32,8 @@ export interface TaskWorkflowDeps {
   store: SessionStore
   agentFactory: AgentFactory
   lockRetryMs: number
+  /** The DBOS workflow name of the tasks, to find the session's earlier ones (see `isTurnOf`). */
+  workflowName: string
   /** The structured-output schemas tasks name. */
   outputs: OutputSchemas
 }
@@ -54,14 +58,15 @@ type Begun = { recordCount: number; createdAt: number } | number
  */
 export async function executeTask(
   deps: TaskWorkflowDeps,
-  task: DurableTask,
+  recorded: unknown,
   workflowId: string,
 ): Promise<TaskOutcome> {
   const { store, lockRetryMs } = deps
+  const task = checkedTask(recorded)
   const { sessionId } = task
   // Before anything is created: a worker without the schema the task names cannot run it.
   const output = outputSchema(deps.outputs, task.output)
-  const begun = await begin(deps, task)
+  const begun = await begin(deps, task, workflowId)
   let { lease } = begun
   let prepared: Prepared | undefined
   try {
@@ -146,6 +151,7 @@ async function prepare(
 async function begin(
   deps: TaskWorkflowDeps,
   task: DurableTask,
+  workflowId: string,
 ): Promise<{ lease: SessionLease | undefined; base: number; createdAt: number | undefined }> {
   const { store, lockRetryMs } = deps
   const { sessionId } = task
@@ -155,13 +161,19 @@ async function begin(
       async (): Promise<Begun> => {
         try {
           if (task.kind === 'run') await createIfNew(store, sessionId)
-          lease = await acquireWhenFree(store, sessionId, lockRetryMs, DBOS.stepStatus?.cancelSignal).catch(
-            (error: unknown) => {
-              throw SessionError.is(error) && error.code === 'session_not_found'
-                ? missing(sessionId, error)
-                : error
-            },
-          )
+          // The session's earlier tasks that have not begun go first (see `isTurnOf`).
+          const inTurn = () => isTurnOf(deps.workflowName, sessionId, workflowId)
+          lease = await acquireWhenFree(
+            store,
+            sessionId,
+            lockRetryMs,
+            DBOS.stepStatus?.cancelSignal,
+            inTurn,
+          ).catch((error: unknown) => {
+            throw SessionError.is(error) && error.code === 'session_not_found'
+              ? missing(sessionId, error)
+              : error
+          })
           const info = await store.info(sessionId)
           if (!info) throw deleted(sessionId)
           return { recordCount: info.recordCount, createdAt: info.createdAt }
@@ -170,7 +182,7 @@ async function begin(
           throw safeError(error)
         }
       },
-      { name: 'kode.task.begin' },
+      { name: BEGIN_STEP },
     )
     if (typeof begun === 'number') return { lease, base: begun, createdAt: undefined }
     return { lease, base: begun.recordCount, createdAt: begun.createdAt }
@@ -294,21 +306,39 @@ async function createIfNew(store: SessionStore, sessionId: string): Promise<void
 
 /**
  * Takes the session's writer; waits while another holds it, until `signal` (the workflow's
- * cancellation) aborts the wait.
+ * cancellation) aborts the wait. With `inTurn`, also while it says another task goes first: the
+ * writer is given back, and asked for again once `inTurn` says so without it (asked while holding
+ * the writer, as the final word). Waiting for its turn without the writer, a task never keeps the
+ * earlier task from taking it, however many tasks wait.
  */
 async function acquireWhenFree(
   store: SessionStore,
   sessionId: string,
   retryMs: number,
   signal?: AbortSignal,
+  inTurn?: () => Promise<boolean>,
 ): Promise<SessionLease> {
+  const pause = () => new Promise((resolve) => setTimeout(resolve, retryMs))
   for (;;) {
     signal?.throwIfAborted()
+    let taken = false
     try {
-      return await store.acquire(sessionId)
+      const lease = await store.acquire(sessionId)
+      try {
+        taken = inTurn === undefined || (await inTurn())
+      } finally {
+        if (!taken) await lease.release()
+      }
+      if (taken) return lease
     } catch (error) {
       if (!SessionError.is(error) || error.code !== 'session_locked') throw error
     }
-    await new Promise((resolve) => setTimeout(resolve, retryMs))
+    await pause()
+    if (inTurn === undefined || taken) continue
+    // Not its turn: it waits for it without the writer.
+    while (!(await inTurn())) {
+      signal?.throwIfAborted()
+      await pause()
+    }
   }
 }

@@ -1,4 +1,4 @@
-import { DBOS, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
+import { DBOS, DBOSClient, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
 import { createClient, type LLMClient } from '@kode/providers'
@@ -10,7 +10,14 @@ import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, test } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
 import { reapOnce } from '../src/reaper.js'
-import { dropSchema, freshDbosSchema, freshSchema, launchDbos, postgresUrl } from './helpers/dbos.js'
+import {
+  dbosDatabaseUrl,
+  dropSchema,
+  freshDbosSchema,
+  freshSchema,
+  launchDbos,
+  postgresUrl,
+} from './helpers/dbos.js'
 
 // Tasks as DBOS workflows in one process against the real Postgres: what a host sees when no
 // worker dies. The crash and takeover run with real worker processes (worker-kill.test.ts).
@@ -49,6 +56,20 @@ const createGate = new Promise<void>((resolve) => {
   openCreate = resolve
 })
 let gated: DurableAgents
+/** Tasks whose first `create` of session `in-order` waits for `openInOrder()`. */
+let inOrder: DurableAgents
+let openInOrder: () => void = () => {}
+const inOrderGate = new Promise<void>((resolve) => {
+  openInOrder = resolve
+})
+/** Tasks whose session creation waits for `openStuckTurns()`: pending, not begun, session free. */
+let stuckTurns: DurableAgents
+let openStuckTurns: () => void = () => {}
+const stuckTurnsGate = new Promise<void>((resolve) => {
+  openStuckTurns = resolve
+})
+/** How often `inOrder`'s tasks gave session `in-order`'s writer back. */
+let inOrderReleases = 0
 let stuck: DurableAgents
 let stuckQueued: DurableAgents
 let openQueuedGate: () => void = () => {}
@@ -129,6 +150,44 @@ beforeAll(async () => {
           await gate
           return createAgent({ client, store, sessionId })
         },
+      })
+      // The first task's begin is held in its `create`: the second task, started after it, finds
+      // the session free first.
+      let creates = 0
+      inOrder = createDurableAgents({
+        name: 'kode.in-order',
+        lockRetryMs: 20,
+        store: {
+          ...store,
+          create: async (init) => {
+            if (init?.id === 'in-order' && creates++ === 0) await inOrderGate
+            return store.create(init)
+          },
+          acquire: async (id) => {
+            const lease = await store.acquire(id)
+            if (id !== 'in-order') return lease
+            return {
+              ...lease,
+              append: (events) => lease.append(events),
+              release: () => {
+                inOrderReleases++
+                return lease.release()
+              },
+            }
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      stuckTurns = createDurableAgents({
+        name: 'kode.stuck-turns',
+        store: {
+          ...store,
+          create: async (init) => {
+            await stuckTurnsGate
+            return store.create(init)
+          },
+        },
+        agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
       })
       slowStart = createDurableAgents({
         name: 'kode.slow-start',
@@ -683,6 +742,26 @@ describe('durable tasks on DBOS', () => {
     openQueuedGate()
   })
 
+  test('the reaper resumes only the first of the tasks waiting to begin on a session: the others wait their turn', async () => {
+    // Two tasks of one session, neither begun: the second waits for the first, wherever it runs.
+    // Resumed too, it would run twice, and its first execution would fail once it began.
+    const first = await stuckTurns.start('turns', 'First')
+    const second = await stuckTurns.start('turns', 'Second')
+    const reaper = {
+      store,
+      workflowName: 'kode.stuck-turns',
+      local: new Set<string>(),
+      staleAfterMs: 1,
+      now: () => performance.now(),
+      seen: new Map(),
+    }
+    expect(await reapOnce(reaper)).toEqual([])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(await reapOnce(reaper)).toEqual([first.workflowId])
+    for (const { workflowId } of [first, second]) await DBOS.cancelWorkflow(workflowId)
+    openStuckTurns()
+  })
+
   test('a workflow id Postgres cannot keep as it is (a NUL, a lone surrogate) is refused typed, starting nothing', async () => {
     const requests = server.requests.length
     // Postgres refuses a NUL in text, and pg sends a lone surrogate as U+FFFD: an execution after a
@@ -848,6 +927,89 @@ describe('durable tasks on DBOS', () => {
       }
     }
     expect(server.requests.length).toBe(requests)
+  })
+
+  test('a task another service enqueued with an argument that is not a Kode task fails typed, running nothing', async () => {
+    // A session with a task paused for approval: a task that carried it on would call the model.
+    server.enqueue(callTools('q1', [{ id: 'q-c1', name: 'write_note', args: { text: 'tea' } }]))
+    const paused = await durable.start('enqueued-elsewhere', 'Note tea')
+    expect(await durable.result(paused.workflowId, FAST)).toMatchObject({ reason: 'awaiting_approval' })
+    const records = (await lines('enqueued-elsewhere')).length
+    const requests = server.requests.length
+    // DBOS lets any service enqueue a workflow by name, with whatever arguments it sends.
+    const client = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    try {
+      // As many as the queue runs at once (its concurrency is 4): one round of its polling.
+      const cases: [unknown[], string][] = [
+        // A kind this version does not know (a newer one's, or a typo) is never taken for a continue.
+        [
+          [
+            {
+              kind: 'resume',
+              sessionId: 'enqueued-elsewhere',
+              approvals: [{ toolCallId: 'q-c1', approved: true }],
+            },
+          ],
+          'the task is not a Kode durable task: kind must be "run" or "continue"',
+        ],
+        [[], 'the task is not a Kode durable task: its argument is not an object'],
+        [
+          [{ kind: 'run', sessionId: 'enqueued-bad-input', input: 42 }],
+          "the task's input is not valid user input",
+        ],
+        [
+          [{ kind: 'run', sessionId: 'enqueued-bad-output', input: 'Hello', output: 7 }],
+          'the task is not a Kode durable task: output must be the name of a schema',
+        ],
+      ]
+      const handles = []
+      for (const [args] of cases) {
+        handles.push(
+          await client.enqueue(
+            { workflowName: 'kode.task', queueName: 'kode-test-queue', appVersion: 'kode-test-1' },
+            ...args,
+          ),
+        )
+      }
+      const errors = await Promise.all(
+        handles.map((handle) => durable.result(handle.workflowID, FAST).catch((e: unknown) => e)),
+      )
+      for (const [index, [, message]] of cases.entries()) {
+        const error = errors[index]
+        expect(DurableTaskError.is(error) && error.code).toBe('invalid_input')
+        expect((error as Error).message).toContain(message)
+      }
+    } finally {
+      await client.destroy()
+    }
+    expect(server.requests.length).toBe(requests)
+    expect((await lines('enqueued-elsewhere')).length).toBe(records)
+    expect(await store.info('enqueued-bad-input')).toBeUndefined()
+    expect(await store.info('enqueued-bad-output')).toBeUndefined()
+  })
+
+  test('the tasks of one session run in the order they were started, whichever finds it free first', async () => {
+    server.enqueue(reply('io1', 'Answered.'))
+    server.enqueue(reply('io2', 'Answered.'))
+    const first = await inOrder.start('in-order', 'First message')
+    const second = await inOrder.start('in-order', 'Second message')
+    let secondEnded = false
+    const secondDone = inOrder.result(second.workflowId, FAST).finally(() => {
+      secondEnded = true
+    })
+    // The second task found the session free while the first was still beginning: it gives the
+    // writer back and waits its turn, rather than running first.
+    await within(10_000, 'the second task to wait or end', () => secondEnded || inOrderReleases >= 1)
+    openInOrder()
+    await inOrder.result(first.workflowId, FAST)
+    await secondDone
+    expect((await lines('in-order')).filter((line) => line.startsWith('user: '))).toEqual([
+      'user: First message',
+      'user: Second message',
+    ])
   })
 
   test('options that cannot work are refused up front', () => {

@@ -68,3 +68,20 @@ test('a failed sweep is logged through DBOS.logger when the host gave no onError
   expect(failure.error).toBeInstanceOf(Error)
   expect((failure.error as Error).cause).toBeInstanceOf(Error)
 })
+
+test("an onError that throws stops neither the reaper nor the host's process", async () => {
+  // DBOS is shut down (see above): every sweep fails.
+  let reported = 0
+  const reaper = durable.startReaper({
+    intervalMs: 10,
+    onError: () => {
+      reported++
+      throw new Error('the host logger is down')
+    },
+  })
+  while (reported < 2) await new Promise((resolve) => setTimeout(resolve, 10))
+  await reaper.stop()
+  // What onError threw became no unhandled rejection (vitest fails the run on one).
+  await new Promise((resolve) => setTimeout(resolve, 50))
+  expect(reported).toBeGreaterThanOrEqual(2)
+})
