@@ -56,6 +56,7 @@ export const projects: TestProjectInlineConfiguration[] = [
     resolve: { alias },
     test: {
       name: 'mcp',
+      pool: 'threads',
       root: root('./packages/mcp'),
       include: ['test/**/*.test.ts'],
       // The tests start real MCP servers as child processes.
@@ -94,6 +95,7 @@ export const projects: TestProjectInlineConfiguration[] = [
     resolve: { alias },
     test: {
       name: 'cli',
+      pool: 'threads',
       root: root('./examples/cli'),
       include: ['test/**/*.test.ts'],
       // The process tests run the built binary: build it once first.

@@ -40,8 +40,9 @@ test('a host that exits while a program runs kills the program', async () => {
   })
   const pidFile = join(dir, 'pid')
   // The program (no permission model here, so it can write its pid where the test reads it)
-  // spins for ever; the host exits once the program has started.
-  const program = `import fs from "node:fs"\nfs.writeFileSync(${JSON.stringify(pidFile)}, String(process.pid))\nfor (;;) {}`
+  // spins for ever; the host exits once the program has started. The pid is written aside and
+  // renamed into place, so the host never sees the file before the pid is in it.
+  const program = `import fs from "node:fs"\nfs.writeFileSync(${JSON.stringify(`${pidFile}.tmp`)}, String(process.pid))\nfs.renameSync(${JSON.stringify(`${pidFile}.tmp`)}, ${JSON.stringify(pidFile)})\nfor (;;) {}`
   writeFileSync(
     join(dir, 'host.mjs'),
     [
