@@ -365,9 +365,31 @@ async function summarise(
     ...trace(),
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
-  record.tokensAfter =
-    ctx.instructionTokens + estimator.message(summaryMessage(record)) + plan.keptTokens + systemTokens
+  const written = estimator.message(summaryMessage(record))
+  const noRoom = roomless(ctx, budget, systemTokens, written)
+  if (noRoom !== undefined) return unsaved({ compacted: false, reason: 'failed', errorMessage: noRoom })
+  record.tokensAfter = ctx.instructionTokens + written + plan.keptTokens + systemTokens
   return { compacted: true, record }
+}
+
+/**
+ * Why a summary (of `written` tokens, as the message it is sent as) makes no room, if it does not:
+ * it alone takes more than what the system prompt and tool definitions leave of the input limit.
+ * Saved, every later request would be larger than the window, and each later compaction would
+ * start from it. The model's own summary is bounded by its output budget; a host's `summarize` is
+ * bounded by nothing else.
+ */
+function roomless(
+  ctx: CompactionContext,
+  budget: ContextBudget,
+  systemTokens: number,
+  written: number,
+): string | undefined {
+  const limit = budget.inputLimit
+  if (limit === undefined) return undefined
+  const room = limit - ctx.instructionTokens - systemTokens
+  if (written <= room) return undefined
+  return `The summary (about ${written} tokens) does not fit the window: the system prompt and tool definitions leave it about ${Math.max(0, room)} tokens, so nothing was compacted.`
 }
 
 /**

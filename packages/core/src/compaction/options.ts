@@ -38,7 +38,8 @@ export interface CompactionOptions {
   /**
    * Writes the summary instead of the agent's model (a cheaper model, a fixed text in tests).
    * Default: a request to the agent's client with `COMPACTION_PROMPT`, whose usage and cost are
-   * counted in the task's accounting and on the `compaction` record.
+   * counted in the task's accounting and on the `compaction` record. A summary larger than what the
+   * system prompt and tool definitions leave of the window is not saved (the compaction fails).
    */
   summarize?: Summarizer | undefined
 }
