@@ -274,14 +274,17 @@ async function summarise(
     const summarize = ctx.compaction.summarize
     if (summarize) {
       // A host's summarizer that ignores its signal must not hold the task: the interrupt wins.
+      // A summarizer that answers at once returns the string itself, not a promise of it.
       summary = await untilAborted(
-        summarize({
-          transcript,
-          previousSummary,
-          messages: plan.summarised,
-          prompt: COMPACTION_PROMPT,
-          signal,
-        }),
+        Promise.resolve(
+          summarize({
+            transcript,
+            previousSummary,
+            messages: plan.summarised,
+            prompt: COMPACTION_PROMPT,
+            signal,
+          }),
+        ),
         signal,
       )
     } else {

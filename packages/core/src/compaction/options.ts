@@ -15,8 +15,8 @@ export interface SummarizeInput {
   signal: AbortSignal
 }
 
-/** Writes the summary that replaces the older part of a session. */
-export type Summarizer = (input: SummarizeInput) => Promise<string>
+/** Writes the summary that replaces the older part of a session, at once or as a promise. */
+export type Summarizer = (input: SummarizeInput) => string | Promise<string>
 
 /** `createAgent({ compaction })`: when and how a long session is compacted. */
 export interface CompactionOptions {

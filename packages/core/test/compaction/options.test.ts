@@ -1,6 +1,7 @@
 import { AgentError, type CompactionOptions } from '@kode/core'
 import { describe, expect, test } from 'vitest'
 import { useHarness } from '../helpers/harness.js'
+import { readChunkSession } from '../helpers/small-window.js'
 
 /** What `make` threw, as `code: message`, or `accepted`. */
 function refused(make: () => unknown): string {
@@ -54,5 +55,22 @@ describe('compaction options', () => {
     expect(refused(make(false))).toBe('accepted')
     expect(refused(make(undefined))).toBe('accepted')
     expect(refused(make({ threshold: 1, keepRecent: 0, summarize: async () => 'summary' }))).toBe('accepted')
+  })
+  test('a summarize that answers at once, without a promise, writes the summary', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append(
+      'long',
+      readChunkSession(3, (n) => `chunk ${n}`, { id: 'done', text: 'Read them.' }),
+    )
+    const agent = h.createAgent({
+      sessionId: 'long',
+      compaction: { keepRecent: 1, summarize: () => 'Three chunks were read.' },
+    })
+
+    expect(await agent.compact()).toMatchObject({
+      compacted: true,
+      record: { summary: 'Three chunks were read.' },
+    })
   })
 })
