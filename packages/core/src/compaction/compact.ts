@@ -274,14 +274,17 @@ async function summarise(
     const summarize = ctx.compaction.summarize
     if (summarize) {
       // A host's summarizer that ignores its signal must not hold the task: the interrupt wins.
+      // A summarizer that answers at once returns the string itself, not a promise of it.
       summary = await untilAborted(
-        summarize({
-          transcript,
-          previousSummary,
-          messages: plan.summarised,
-          prompt: COMPACTION_PROMPT,
-          signal,
-        }),
+        Promise.resolve(
+          summarize({
+            transcript,
+            previousSummary,
+            messages: plan.summarised,
+            prompt: COMPACTION_PROMPT,
+            signal,
+          }),
+        ),
         signal,
       )
     } else {
@@ -365,9 +368,38 @@ async function summarise(
     ...trace(),
   }
   record.firstKeptId = plan.firstKept?.id ?? record.id
-  record.tokensAfter =
-    ctx.instructionTokens + estimator.message(summaryMessage(record)) + plan.keptTokens + systemTokens
+  const written = estimator.message(summaryMessage(record))
+  const noRoom = roomless(ctx, budget, reason, systemTokens, written)
+  if (noRoom !== undefined) return unsaved({ compacted: false, reason: 'failed', errorMessage: noRoom })
+  record.tokensAfter = ctx.instructionTokens + written + plan.keptTokens + systemTokens
   return { compacted: true, record }
+}
+
+/**
+ * Why a summary (of `written` tokens, as the message it is sent as) makes no room, if it does not:
+ * it alone takes more than what the system prompt and tool definitions leave of the input limit,
+ * or, for a model whose window is unknown, it is no smaller than all but those of the request the
+ * provider refused. Saved, every later request would be larger than the window, and each later
+ * compaction would start from it. The model's own summary is bounded by its output budget; a
+ * host's `summarize` is bounded by nothing else.
+ */
+function roomless(
+  ctx: CompactionContext,
+  budget: ContextBudget,
+  reason: CompactionReason,
+  systemTokens: number,
+  written: number,
+): string | undefined {
+  const limit = budget.inputLimit
+  const fixed = ctx.instructionTokens + systemTokens
+  if (limit !== undefined) {
+    const room = limit - fixed
+    if (written <= room) return undefined
+    return `The summary (about ${written} tokens) does not fit the window: the system prompt and tool definitions leave it about ${Math.max(0, room)} tokens, so nothing was compacted.`
+  }
+  // With no known window, the request the provider refused is the one bound there is.
+  if (reason !== 'overflow' || written < budget.inputTokens - fixed) return undefined
+  return `The summary (about ${written} tokens) is no smaller than the request the provider refused (about ${budget.inputTokens} tokens), so nothing was compacted.`
 }
 
 /**

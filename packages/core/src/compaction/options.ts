@@ -15,8 +15,8 @@ export interface SummarizeInput {
   signal: AbortSignal
 }
 
-/** Writes the summary that replaces the older part of a session. */
-export type Summarizer = (input: SummarizeInput) => Promise<string>
+/** Writes the summary that replaces the older part of a session, at once or as a promise. */
+export type Summarizer = (input: SummarizeInput) => string | Promise<string>
 
 /** `createAgent({ compaction })`: when and how a long session is compacted. */
 export interface CompactionOptions {
@@ -38,7 +38,8 @@ export interface CompactionOptions {
   /**
    * Writes the summary instead of the agent's model (a cheaper model, a fixed text in tests).
    * Default: a request to the agent's client with `COMPACTION_PROMPT`, whose usage and cost are
-   * counted in the task's accounting and on the `compaction` record.
+   * counted in the task's accounting and on the `compaction` record. A summary larger than what the
+   * system prompt and tool definitions leave of the window is not saved (the compaction fails).
    */
   summarize?: Summarizer | undefined
 }
@@ -61,14 +62,27 @@ export function resolveCompaction(
   options: CompactionOptions | false | undefined,
 ): CompactionSettings | undefined {
   if (options === false) return undefined
+  // Options from JavaScript or a config file: a wrong type is refused here, not coerced or called
+  // in the middle of a long session.
+  if (options !== undefined && (typeof options !== 'object' || options === null))
+    throw invalid(`compaction must be an object of options or false (got ${shown(options)})`)
   const threshold = options?.threshold ?? COMPACTION_DEFAULTS.threshold
-  if (!(threshold > 0 && threshold <= 1))
-    throw new AgentError('invalid_options', `compaction.threshold must be in (0, 1] (got ${threshold})`)
+  if (!(typeof threshold === 'number' && threshold > 0 && threshold <= 1))
+    throw invalid(`compaction.threshold must be in (0, 1] (got ${shown(threshold)})`)
   const keepRecent = options?.keepRecent ?? COMPACTION_DEFAULTS.keepRecent
   if (!(Number.isInteger(keepRecent) && keepRecent >= 0))
-    throw new AgentError(
-      'invalid_options',
-      `compaction.keepRecent must be a whole number >= 0 (got ${keepRecent})`,
-    )
-  return { threshold, keepRecent, summarize: options?.summarize }
+    throw invalid(`compaction.keepRecent must be a whole number >= 0 (got ${shown(keepRecent)})`)
+  const summarize = options?.summarize
+  if (summarize !== undefined && typeof summarize !== 'function')
+    throw invalid(`compaction.summarize must be a function (got ${shown(summarize)})`)
+  return { threshold, keepRecent, summarize }
+}
+
+function invalid(message: string): AgentError {
+  return new AgentError('invalid_options', message)
+}
+
+/** A refused value as the message shows it: a string quoted, so that `"0.5"` does not read as 0.5. */
+function shown(value: unknown): string {
+  return typeof value === 'string' ? JSON.stringify(value) : String(value)
 }

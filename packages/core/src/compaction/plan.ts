@@ -52,7 +52,8 @@ export function planCompaction(
   // is kept: the results still to come must find their calls in what the model sees. So is the
   // task's input (the last user message, with no response after it), however large: summarised, it
   // would reach the model as a transcript's excerpt, though it may well fit once the rest is. So is a
-  // paused turn the next call carries on: the model goes on from its paused response, not from a summary.
+  // paused turn the next call carries on: the model goes on from its paused response, not from a
+  // summary, and only from the whole turn as sent (a thinking turn starts with its signed thinking).
   const keepFrom = Math.min(
     openResponse(records, bodyFrom) ?? records.length,
     newInput(records, bodyFrom) ?? records.length,

@@ -61,8 +61,7 @@ export async function callModelWithinBudget(
   const done = await compact(contextOf(rt, compaction, client, sent, accounting), 'overflow', before)
   if (!done.compacted) {
     if (done.reason === 'aborted' || rt.signal.aborted) return { kind: 'aborted', partial: undefined }
-    const why = done.errorMessage === undefined ? undefined : summaryFailed(done.errorMessage)
-    return { kind: 'failed', error: tooLarge(result.error, before, false, why) }
+    return { kind: 'failed', error: tooLarge(result.error, before, false, noRoom(done)) }
   }
   sent = request()
   const retryBudget = budgetOf(rt, client, sent)
@@ -120,6 +119,19 @@ function contextOf(
     providerOptions: rt.modelSettings.providerOptions,
   }
 }
+
+/** Why the overflow's compaction made no room, a sentence (empty when there is nothing to say). */
+function noRoom(done: {
+  reason: 'nothing_to_compact' | 'failed' | 'aborted'
+  errorMessage?: string
+}): string {
+  // Every record left is one a compaction always keeps: the sizes alone would not say why.
+  if (done.reason === 'nothing_to_compact') return NOTHING_LEFT
+  return done.errorMessage === undefined ? '' : summaryFailed(done.errorMessage)
+}
+
+const NOTHING_LEFT =
+  "Compaction found nothing more to summarise: it always keeps the task's new input, a paused turn to carry on and a response whose calls wait for their results. "
 
 function summaryFailed(message: string): string {
   return `The compaction that was to make room failed: ${message} `

@@ -4,6 +4,10 @@ import { collect, useHarness } from '../helpers/harness.js'
 import { OVERFLOW } from '../helpers/overflow.js'
 import { compactionsOf, readChunk, readChunkSession } from '../helpers/small-window.js'
 
+/** Why the overflow's compaction made no room: all that is left is what it always keeps. */
+const NOTHING_LEFT =
+  "Compaction found nothing more to summarise: it always keeps the task's new input, a paused turn to carry on and a response whose calls wait for their results. "
+
 describe('a task whose input alone is larger than the kept part may be', () => {
   const h = useHarness()
 
@@ -64,6 +68,8 @@ describe('a task whose input alone is larger than the kept part may be', () => {
     const first = await collect(agent.run(document))
     expect(first.outcome.reason).toBe('error')
     expect(first.outcome.errorMessage).toMatch(/^The request does not fit the model's context window/)
+    // The history before it was summarised already: the message says why no compaction helps.
+    expect(first.outcome.errorMessage).toContain(NOTHING_LEFT)
     expect(h().server.requests[0]!.rawBody).toContain(document)
 
     h().server.enqueue(textReply('r2', 'Hi.'))
