@@ -10,7 +10,7 @@ export default defineConfig({
     // browser, the CLI), so one worker per core finishes the suite in about two thirds of the time.
     maxWorkers: Math.max(2, availableParallelism()),
     minWorkers: 1,
-    // Only the packages' unit tests use the threads pool (see `shared` in vitest.workspace.ts).
+    // Only the projects that share their imports use the threads pool (see vitest.workspace.ts).
     poolOptions: { threads: { isolate: false } },
   },
 })

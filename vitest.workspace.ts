@@ -30,9 +30,10 @@ const project = (dir: string, name: string, extra: { pool?: 'threads'; exclude?:
 })
 
 /**
- * The packages' unit tests run in worker threads that keep their imports from one file to the
- * next (`vitest.config.ts` turns the threads pool's isolation off): importing the packages'
- * sources once per worker, not once per file, takes about two thirds off their CPU time. They
+ * The packages' unit tests, and the MCP and CLI tests, run in worker threads that keep their
+ * imports from one file to the next (`vitest.config.ts` turns the threads pool's isolation off):
+ * importing the packages' sources once per worker, not once per file, takes a half to two thirds
+ * off the unit tests' CPU time, and a quarter off the MCP and CLI tests'. They
  * leave nothing behind for the next file (providers registered under names of their own, globals
  * restored). A file that mocks a module cannot share its imports and runs isolated, in a project
  * of its own.
