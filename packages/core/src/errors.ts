@@ -21,6 +21,11 @@ export type AgentErrorCode =
   /** `continue` found no unfinished task and no pending approval in the session. */
   | 'nothing_to_continue'
   /**
+   * `run` or `steer` was given an input whose user message is larger than the session store keeps
+   * in one record (its `maxRecordBytes`): nothing was written, and a smaller input can be sent.
+   */
+  | 'input_too_large'
+  /**
    * A tool called `ctx.runSubAgent` after its call ended (it returned, timed out, or was
    * interrupted): the call's result can no longer link the child, so none starts.
    */

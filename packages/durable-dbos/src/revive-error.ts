@@ -13,6 +13,7 @@ const AGENT_CODES: Record<AgentErrorCode, true> = {
   approval_already_decided: true,
   approvals_missing: true,
   nothing_to_continue: true,
+  input_too_large: true,
   tool_call_ended: true,
 }
 

@@ -58,6 +58,15 @@ export const ApprovalDecisionRecord = record(
     reason: Type.Optional(Type.String()),
     /** The session the call waits in, when it is a sub-agent's (absent: this session's own call). */
     sessionId: Type.Optional(Type.String()),
+    /**
+     * What made the decision: `continue` (the host's decisions, or those a parent passed on to its
+     * sub-agent) or `new_message` (the denials of what was pending when the user sent a new message
+     * instead, which begin a new task). A reader tells a new task by this, not by `reason`, which
+     * the host chooses. Absent in histories written before it was recorded: there a denial with
+     * the reason `the user sent a new message instead` is a new message's. Other values (a newer
+     * release's) read as `continue`.
+     */
+    decidedBy: Type.Optional(Type.String()),
   },
   'ApprovalDecisionRecord',
 )

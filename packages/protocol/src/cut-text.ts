@@ -14,20 +14,56 @@ const GRAPHEME_WINDOW = 64
 export function cutText(text: string, max: number): string {
   if (text.length <= max) return text
   if (!(max >= 1)) return ''
-  return `${text.slice(0, cutPoint(text, Math.floor(max) - 1))}…`
+  return `${text.slice(0, graphemeBoundary(text, Math.floor(max) - 1, 'before'))}…`
 }
 
-/** Where a cut at or before `end` ends without splitting a grapheme: the start of the one at `end`. */
-function cutPoint(text: string, end: number): number {
+/**
+ * The grapheme boundary (a place between what shows as one character and the next) nearest to
+ * UTF-16 index `at` in `text`: at or `before` it, or at or `after` it. Only the graphemes around
+ * `at` are read, so it costs the same on 10 MB of text as on 100 characters. A cut there never
+ * splits a surrogate pair, a flag, a skin tone, a family emoji or a letter and its accent.
+ */
+export function graphemeBoundary(text: string, at: number, toward: 'before' | 'after'): number {
+  if (at <= 0) return 0
+  if (at >= text.length) return text.length
   // Intl.Segmenter is absent in some runtimes (older browsers, Node without ICU).
   const Segmenter = typeof Intl === 'object' ? Intl.Segmenter : undefined
   if (typeof Segmenter === 'function') {
-    const from = Math.max(0, end - GRAPHEME_WINDOW)
-    const around = text.slice(from, end + GRAPHEME_WINDOW)
-    const at = new Segmenter(undefined, { granularity: 'grapheme' }).segment(around).containing(end - from)
-    // At the window's start, the grapheme may have begun before it: the window cannot tell.
-    if (at !== undefined && (at.index > 0 || from === 0)) return from + at.index
+    const from = pairedStart(text, Math.max(0, at - GRAPHEME_WINDOW))
+    const to = Math.min(text.length, at + GRAPHEME_WINDOW)
+    const around = text.slice(from, to)
+    const found = new Segmenter(undefined, { granularity: 'grapheme' }).segment(around).containing(at - from)
+    if (found !== undefined) {
+      const start = from + found.index
+      const end = start + found.segment.length
+      // At the window's edges, the grapheme may go on beyond it: the window cannot tell.
+      if (start === at) return at
+      if (toward === 'before' && (found.index > 0 || from === 0)) return start
+      if (toward === 'after' && (end < to || to === text.length)) return end
+    }
   }
-  const last = text.charCodeAt(end - 1)
-  return last >= 0xd800 && last <= 0xdbff ? end - 1 : end
+  // Without graphemes, the surrogate rule: no half of a pair on either side.
+  if (toward === 'before') return isHighSurrogate(text.charCodeAt(at - 1)) ? at - 1 : at
+  return isLowSurrogate(text.charCodeAt(at)) ? at + 1 : at
 }
+
+/**
+ * `from`, or the regional indicator before it when `from` splits a flag: flags pair their
+ * indicators from the start of a run of them, which a window starting inside the run cannot see,
+ * so the indicators before it are counted (a char code check each, even for a long run).
+ */
+function pairedStart(text: string, start: number): number {
+  // Not inside a surrogate pair either.
+  const from = isLowSurrogate(text.charCodeAt(start)) ? start - 1 : start
+  let before = 0
+  for (let i = from; i >= 2 && isRegionalIndicator(text, i - 2); i -= 2) before++
+  return before % 2 === 1 ? from - 2 : from
+}
+
+/** Whether a regional indicator (U+1F1E6 to U+1F1FF, a surrogate pair) starts at `i`. */
+function isRegionalIndicator(text: string, i: number): boolean {
+  return text.charCodeAt(i) === 0xd83c && text.charCodeAt(i + 1) >= 0xdde6 && text.charCodeAt(i + 1) <= 0xddff
+}
+
+const isHighSurrogate = (unit: number) => unit >= 0xd800 && unit <= 0xdbff
+const isLowSurrogate = (unit: number) => unit >= 0xdc00 && unit <= 0xdfff

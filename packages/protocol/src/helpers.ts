@@ -5,7 +5,7 @@
  * time (as @kode/providers does) keeps its own import cheap. The main entry exports them too.
  */
 export { approvalResponseId } from './approval-response-id.js'
-export { cutText } from './cut-text.js'
+export { cutText, graphemeBoundary } from './cut-text.js'
 export {
   citationsOf,
   distinctSources,

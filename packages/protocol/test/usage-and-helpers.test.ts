@@ -4,6 +4,7 @@ import {
   approvalResponseId,
   computeCostUsd,
   cutText,
+  graphemeBoundary,
   type HistoryEvent,
   isInterrupt,
   isRefusal,
@@ -190,11 +191,33 @@ describe('cutText', () => {
     expect(cutText('🇫🇷🇩🇪', 6)).toBe('🇫🇷…')
   })
 
+  test('a cut deep in a run of flags keeps them paired, though it reads only around the cut', () => {
+    // Flags pair their letters from the run's start, far before the text the cut reads.
+    const flags = '🇫🇷'.repeat(100)
+    for (let max = 150; max < 160; max++) {
+      const cut = cutText(flags, max)
+      expect(cut.slice(0, -1)).toBe('🇫🇷'.repeat((cut.length - 1) / 4))
+    }
+  })
+
   test('a limit with no room for the mark gives the empty text, never more than the limit', () => {
     expect(cutText('abc', 0)).toBe('')
     expect(cutText('abc', -1)).toBe('')
     expect(cutText('abc', 0.5)).toBe('')
     expect(cutText('abc', 1)).toBe('…')
     expect(cutText('', 0)).toBe('')
+  })
+})
+
+describe('graphemeBoundary', () => {
+  test('moves an index inside a character to its start or its end', () => {
+    const text = 'ab👨‍👩‍👧‍👦cd'
+    expect(graphemeBoundary(text, 2, 'before')).toBe(2)
+    expect(graphemeBoundary(text, 5, 'before')).toBe(2)
+    expect(graphemeBoundary(text, 5, 'after')).toBe(13)
+    expect(graphemeBoundary(text, 13, 'after')).toBe(13)
+    expect(graphemeBoundary('cafe\u0301s', 4, 'after')).toBe(5)
+    expect(graphemeBoundary('abc', -3, 'before')).toBe(0)
+    expect(graphemeBoundary('abc', 9, 'after')).toBe(3)
   })
 })

@@ -27,7 +27,7 @@ import { runTask, type TaskStart } from '../task/run-task.js'
 import { createTaskRuntime, type HostFailure } from '../task/runtime.js'
 import { SubAgentReads } from '../task/sub-agent-reads.js'
 import { TaskEvents } from '../task/task-events.js'
-import { type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
+import { checkInputSize, type UserInput, validateUserInput, validateUserMessage } from '../task/user-input.js'
 import { thrownText } from '../thrown-text.js'
 import type { Tool } from '../tools/define-tool.js'
 import { checkToolNames, type ToolSet, toolSet } from '../tools/tool-set.js'
@@ -288,6 +288,7 @@ export function createAgent(options: AgentOptions): Agent {
     checkModelSettings(runOptions.modelSettings)
     checkToolChoice(mergeModelSettings(agentSettings, runOptions.modelSettings), offered())
     if (runOptions.output !== undefined) outputSpec(runOptions.output)
+    checkInputSize(mode === undefined ? { parts } : { parts, mode }, messageId, store.maxRecordBytes)
     return start({ kind: 'input', parts, mode, messageId }, runOptions) as AgentRun<OutputOf<S>>
   }
 
@@ -403,7 +404,9 @@ export function createAgent(options: AgentOptions): Agent {
     run,
     continue: carryOn,
     steer(input) {
-      steering.push(validateUserInput(input))
+      const parts = validateUserInput(input)
+      checkInputSize({ parts }, undefined, store.maxRecordBytes)
+      steering.push(parts)
     },
     setClient(next) {
       client = next

@@ -334,6 +334,21 @@ export function checkDecisions(
 }
 
 /**
+ * What made a decision, as its record says (`ApprovalDecisionRecord.decidedBy`): a reader tells the
+ * denials a new message made by this, which the host cannot choose, rather than by their reason.
+ */
+export type DecidedBy = 'continue' | 'new_message'
+
+/**
+ * Whether an `approval_decision` record is a denial a new user message made (it begins a new task).
+ * Histories written before `decidedBy` was recorded say so by the reason alone.
+ */
+export function deniedByNewMessage(record: ApprovalDecisionRecord): boolean {
+  if (record.decidedBy !== undefined) return record.decidedBy === 'new_message'
+  return !record.approved && record.reason === SUPERSEDED_REASON
+}
+
+/**
  * Persists the decisions (`approval_decision`, in one append) and emits `tool_approval_decision`. A
  * sub-agent's call is announced by the sub-agent as it carries on (or is settled).
  */
@@ -341,6 +356,7 @@ export async function recordDecisions(
   rt: TaskRuntime,
   pending: readonly PendingCall[],
   decide: (call: PendingCall) => ApprovalDecision,
+  decidedBy: DecidedBy,
 ): Promise<void> {
   const { createId, now } = rt.settings
   const decided = pending.map((entry) => ({ entry, ...decide(entry) }))
@@ -358,6 +374,7 @@ export async function recordDecisions(
         approved,
         ...(reason !== undefined ? { reason } : {}),
         ...(sessionId !== undefined ? { sessionId } : {}),
+        decidedBy,
       }
     }),
   )

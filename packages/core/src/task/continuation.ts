@@ -178,7 +178,7 @@ export async function carryOn(
       const open = announced
       events.resumeTurn(calls.filter((call) => open.has(call.id)).map((call) => callFields(call, responseId)))
     } else events.emit('turn_start', {})
-    await recordDecisions(rt, plan.pending, decide)
+    await recordDecisions(rt, plan.pending, decide, 'continue')
     for (const entry of plan.pending) {
       const decision = decide(entry)
       const via = entry.subAgentCall
@@ -351,7 +351,7 @@ export async function denySuperseded(rt: TaskRuntime, state: TaskState): Promise
     rt.events.emit('turn_start', {})
   }
   // The sub-agents' decisions are announced by the sub-agents, as they record them.
-  await recordDecisions(rt, pending, denial)
+  await recordDecisions(rt, pending, denial, 'new_message')
   // Nothing runs (every call has its outcome), so no signal of the task's can cut these results.
   const signal = new AbortController().signal
   await runCalls(rt, state, calls, responseId, signal, {

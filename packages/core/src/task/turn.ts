@@ -13,6 +13,7 @@ import { type Billed, billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
 import { outputInstructions } from '../output/output-spec.js'
 import { isPausedTurn } from '../paused-turn.js'
+import { bytesOverLimit } from '../record-size.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { ToolSet } from '../tools/tool-set.js'
@@ -149,6 +150,15 @@ async function completed(
 ): Promise<TurnEnd> {
   const { events } = rt
   const message = withUniqueCallIds(withActions(rt.formatter, response), rt.journal.callIds)
+  const maxRecordBytes = rt.journal.store.maxRecordBytes
+  const bytes = bytesOverLimit(message, maxRecordBytes)
+  if (bytes > 0) {
+    // The store would refuse it and fail the task mid-turn: the task ends here instead, with an
+    // error naming both sizes, and keeps only what the call billed (its calls never run).
+    const text = `The model's response is ${bytes} bytes as a history record, over the session store's limit of ${maxRecordBytes} bytes (maxRecordBytes); it was not kept.`
+    const billed = { ...message, parts: [] }
+    return failed(rt, state, { message: text, partial: billed, apiError: false, code: 'response_too_large' })
+  }
   const calls = toolCallsOf(message)
   // Asked before the response is written, so that it and the approval requests of its calls are
   // one append: a reader of the session never sees calls that wait without what holds them (its
@@ -197,12 +207,9 @@ async function interrupted(
   state: TaskState,
   partial: AssistantMessage | undefined,
 ): Promise<TurnEnd> {
-  if (partial && partial.parts.length > 0) {
-    const { isApiError: _error, errorMessage: _message, ...rest } = partial
-    const message = withUniqueCallIds(
-      withActions(rt.formatter, { ...rest, stopReason: 'aborted' }),
-      rt.journal.callIds,
-    )
+  const message = partial && partial.parts.length > 0 ? abortedMessage(rt, partial) : undefined
+  // What the store cannot keep is not kept: the turn reads as one interrupted before any output.
+  if (message && bytesOverLimit(message, rt.journal.store.maxRecordBytes) === 0) {
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
@@ -225,6 +232,12 @@ async function interrupted(
   }
   rt.events.emit('interrupt', {})
   return 'interrupted'
+}
+
+/** An interrupted response as it is kept: `stopReason: 'aborted'`, its actions as calls. */
+function abortedMessage(rt: TaskRuntime, partial: AssistantMessage): AssistantMessage {
+  const { isApiError: _error, errorMessage: _message, ...rest } = partial
+  return withUniqueCallIds(withActions(rt.formatter, { ...rest, stopReason: 'aborted' }), rt.journal.callIds)
 }
 
 /**
@@ -275,16 +288,19 @@ async function failed(
 ): Promise<TurnEnd> {
   const { settings, journal } = rt
   const { partial } = failure
-  const text = partial?.parts.filter((part) => part.type === 'text' && part.text !== '') ?? []
+  let text = partial?.parts.filter((part) => part.type === 'text' && part.text !== '') ?? []
+  let message: AssistantMessage | undefined
   if (partial && text.length > 0) {
     const { isApiError: _apiError, ...rest } = partial
-    const message: AssistantMessage = {
-      ...rest,
-      parts: text,
-      stopReason: 'error',
-      errorMessage: failure.message,
-    }
+    message = { ...rest, parts: text, stopReason: 'error', errorMessage: failure.message }
     if (failure.apiError) message.isApiError = true
+    // Text the store cannot keep is not kept: the error stands alone, as after no output.
+    if (bytesOverLimit(message, journal.store.maxRecordBytes) > 0) {
+      message = undefined
+      text = []
+    }
+  }
+  if (message) {
     await journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)

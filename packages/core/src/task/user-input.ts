@@ -7,6 +7,7 @@ import {
   type UserMessage,
 } from '@kode/protocol'
 import { AgentError } from '../errors.js'
+import { bytesOverLimit } from '../record-size.js'
 import type { EventFields } from './task-events.js'
 
 /** What `run` and `steer` accept: text, or text and images as parts. */
@@ -54,6 +55,42 @@ export function validateUserMessage(
   const userMode: UserMode = { mode: written.mode }
   if (written.modeContext !== undefined) userMode.modeContext = written.modeContext
   return { parts: written.parts, mode: userMode }
+}
+
+/** The most characters a JSON number takes (`-1.7976931348623157e+308`): a record's `createdAt`. */
+const MAX_NUMBER_CHARS = 24
+
+/** Room for an id the agent's `createId` makes (a UUID takes 36 characters). */
+const GENERATED_ID_ROOM = 128
+
+/**
+ * Refuses, with `AgentError` `input_too_large`, an input whose user message would be larger than
+ * the store keeps in one record (`maxRecordBytes`), before anything is written: the task would
+ * otherwise fail on the store's `record_too_large` once it had begun. Measured as the store
+ * measures it, under `id` (or with room for a generated one) and the longest `createdAt`, so an
+ * input this lets through is never refused by the store (one within a few hundred bytes of the
+ * limit may be refused here).
+ */
+export function checkInputSize(
+  message: { parts: UserContentPart[]; mode?: UserMode },
+  id: string | undefined,
+  maxRecordBytes: number | undefined,
+): void {
+  if (maxRecordBytes === undefined) return
+  const room = MAX_NUMBER_CHARS - 1 + (id === undefined ? GENERATED_ID_ROOM : 0)
+  const record: UserMessage = {
+    role: 'user',
+    id: id ?? 'i',
+    createdAt: 0,
+    parts: message.parts,
+    ...message.mode,
+  }
+  const over = bytesOverLimit(record, maxRecordBytes - room)
+  if (over === 0) return
+  throw new AgentError(
+    'input_too_large',
+    `the input is about ${over} bytes as a history record, over the session store's limit of ${maxRecordBytes} bytes (maxRecordBytes): nothing was written; send a smaller input (keep large payloads such as images out of it), or raise the limit`,
+  )
 }
 
 /** The `user_message` event's fields for a user message: its text, its images and its mode. */

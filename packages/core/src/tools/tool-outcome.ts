@@ -1,11 +1,11 @@
 import {
   CodecError,
-  encodeHistoryEvent,
   roundTripHistoryEvent,
   type ToolCallPart,
   type ToolResultMessage,
   validateHistoryEvent,
 } from '@kode/protocol'
+import { bytesOverLimit } from '../record-size.js'
 import { capOutput } from './output-limit.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
@@ -146,10 +146,7 @@ function oversize(message: ToolResultMessage, maxRecordBytes: number): number {
       message.outputText.length + message.toolName.length + message.toolCallId.length + message.id.length
     if (units * 6 + PLAIN_TEXT_OVERHEAD <= maxRecordBytes) return 0
   }
-  const line = encodeHistoryEvent(message)
-  if (line.length * 3 <= maxRecordBytes) return 0
-  const bytes = new TextEncoder().encode(line).byteLength
-  return bytes > maxRecordBytes ? bytes : 0
+  return bytesOverLimit(message, maxRecordBytes)
 }
 
 /** More than the fixed fields of a text-only result's line take (names, quotes, a timestamp, `v`). */

@@ -305,6 +305,33 @@ describe('a structured task across its pauses and a restart', () => {
     expect(await corrections(later)).toHaveLength(1)
   })
 
+  test("a host's denial in the engine's new-message words does not make a new task: no second correction", async () => {
+    const h = harness()
+    // Corrected, then paused to save; the host denies with the very text a new message's denial
+    // has. The task goes on, pauses again, and answers wrongly once more.
+    h.server.enqueue(textReply('r1', 'a.txt has 3 words.'))
+    h.server.enqueue(chatStream({ id: 'r2', steps: [call('c1', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(chatStream({ id: 'r3', steps: [call('c2', 'save', { file: 'a.txt' })] }))
+    h.server.enqueue(textReply('r4', 'Saved it.'))
+    const agent = h.createAgent({ tools: [save] })
+    expect((await collect(agent.run('Summarise and save a.txt', { output: Summary }))).outcome.reason).toBe(
+      'awaiting_approval',
+    )
+    const denied = agent.continue({
+      approvals: [{ toolCallId: 'c1', approved: false, reason: 'the user sent a new message instead' }],
+      output: Summary,
+    })
+    expect((await collect(denied)).outcome.reason).toBe('awaiting_approval')
+
+    const later = h.createAgent({ store: h.reopenStore(), sessionId: agent.sessionId, tools: [save] })
+    const { outcome } = await collect(
+      later.continue({ approvals: [{ toolCallId: 'c2', approved: true }], output: Summary }),
+    )
+    expect(outcome).toMatchObject({ reason: 'structured_output_invalid' })
+    expect(h.server.requests).toHaveLength(4)
+    expect(await corrections(later)).toHaveLength(1)
+  })
+
   test("a new task after a corrected task that paused gets its own correction: the earlier task's is not its", async () => {
     const h = harness()
     // The first task is corrected, then pauses to save; the user moves on with a new message.

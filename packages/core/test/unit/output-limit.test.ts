@@ -1,5 +1,5 @@
 import { capOutput } from '@kode/core'
-import { describe, expect, test } from 'vitest'
+import { describe, expect, test, vi } from 'vitest'
 
 describe('capOutput', () => {
   test('text within the limit is returned as it is', () => {
@@ -21,6 +21,38 @@ describe('capOutput', () => {
     const text = '😀'.repeat(300)
     const capped = capOutput(text, 150)
     expect(capped).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/)
+  })
+
+  test('never splits what shows as one character: a flag, a family emoji, a letter and its accent', () => {
+    const segmenter = new Intl.Segmenter(undefined, { granularity: 'grapheme' })
+    const whole = (text: string, grapheme: string) =>
+      [...segmenter.segment(text)].every((piece) => piece.segment === grapheme)
+    for (const grapheme of ['🇫🇷', '👨‍👩‍👧‍👦', 'e\u0301']) {
+      for (const limit of [150, 151, 152, 153, 154, 155, 160]) {
+        const capped = capOutput(grapheme.repeat(300), limit)
+        const marker = capped.match(/\n\n\[… (\d+) characters cut from the middle of this output …\]\n\n/)!
+        const [head, tail] = capped.split(marker[0])
+        expect(whole(head!, grapheme) && whole(tail!, grapheme)).toBe(true)
+        expect(head!.length + tail!.length + Number(marker[1])).toBe(grapheme.length * 300)
+        expect(capped.length).toBeLessThanOrEqual(limit)
+      }
+    }
+  })
+
+  test('a large output is cut without segmenting it whole', () => {
+    // Segmenting 10 MB of text takes seconds; the cut reads only around its two points. Counted by
+    // the characters the segmenter is given, not by time.
+    const text = `${'👍🏽'.repeat(1_000_000)}${'x'.repeat(6_000_000)}`
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment')
+    let segmented = 0
+    try {
+      capOutput(text, 30_000)
+      segmented = segment.mock.calls.reduce((sum, [input]) => sum + input.length, 0)
+    } finally {
+      segment.mockRestore()
+    }
+    expect(segmented).toBeGreaterThan(0)
+    expect(segmented).toBeLessThan(1_000)
   })
 
   test('a limit too small for the marker still holds: the head alone, marked with …', () => {

@@ -616,7 +616,8 @@ export const compiledChecks: Readonly<Record<string, (value: unknown) => boolean
         (typeof value['toolName'] === 'string') &&
         (typeof value['approved'] === 'boolean') &&
         (value['reason'] !== undefined ? ((typeof value['reason'] === 'string')) : true) &&
-        (value['sessionId'] !== undefined ? ((typeof value['sessionId'] === 'string')) : true)
+        (value['sessionId'] !== undefined ? ((typeof value['sessionId'] === 'string')) : true) &&
+        (value['decidedBy'] !== undefined ? ((typeof value['decidedBy'] === 'string')) : true)
       )
     }
     return function check(value) {
@@ -887,6 +888,10 @@ export const versionlessCopies: Readonly<
     }
     if (keys[next] === 'sessionId') {
       copy.sessionId = value.sessionId
+      next++
+    }
+    if (keys[next] === 'decidedBy') {
+      copy.decidedBy = value.decidedBy
       next++
     }
     return next === keys.length ? copy : undefined
