@@ -1,6 +1,6 @@
-import { DBOS } from '@dbos-inc/dbos-sdk'
+import { DBOS, type WorkflowStatus } from '@dbos-inc/dbos-sdk'
 import { SessionError, type SessionStore } from '@kode/session'
-import { isTurnOf } from './session-turn.js'
+import { isTurnOf, SESSION_ATTRIBUTE } from './session-turn.js'
 import type { DurableTask } from './task-plan.js'
 
 /** What a sweep needs to know. */
@@ -44,7 +44,9 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     status: 'PENDING',
     // Workflows of another version are another deployment's to run (see docs/scale-out.md).
     applicationVersion: DBOS.applicationVersion,
-    loadInput: true,
+    // Inputs (up to the store's record limit each) are read only for the few tasks that look stuck
+    // (see `sessionOf`), not for every pending task on every sweep of every worker.
+    loadInput: false,
   })
   const at = deps.now()
   // Workflows no longer pending are forgotten: the map holds only what is still pending.
@@ -60,13 +62,13 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
       continue
     }
     if (at - seen.since < deps.staleAfterMs) continue
-    const task = workflow.input?.[0] as DurableTask | undefined
-    if (typeof task?.sessionId !== 'string') continue
-    if (await writerAlive(deps.store, task.sessionId)) continue
+    const sessionId = await sessionOf(workflow)
+    if (sessionId === undefined) continue
+    if (await writerAlive(deps.store, sessionId)) continue
     // A task waiting for an earlier one of its session to begin is not stuck: it may be waiting on a
     // live worker. The earlier one is resumed first; this one, once it is the first, if still here.
     // (Asked after the writer, which rules out the running tasks with one statement each.)
-    if (!(await isTurnOf(deps.workflowName, task.sessionId, workflow.workflowID))) continue
+    if (!(await isTurnOf(deps.workflowName, sessionId, workflow.workflowID))) continue
     // DBOS resumes a cancelled workflow too: one cancelled (or taken on) since the list was read
     // is left alone, or the reaper would undo the cancellation and run the task again.
     if (!(await unchanged(workflow.workflowID, updatedAt))) continue
@@ -78,6 +80,19 @@ export async function reapOnce(deps: ReaperDeps): Promise<string[]> {
     resumed.push(workflow.workflowID)
   }
   return resumed
+}
+
+/**
+ * The session of a pending task: the attribute `start` and `continue` set, or, for a task enqueued
+ * without it (by another service, or by an earlier release), its recorded argument, read for it
+ * alone. `undefined` for a workflow whose argument names no session.
+ */
+async function sessionOf(workflow: WorkflowStatus): Promise<string | undefined> {
+  const attribute = workflow.attributes?.[SESSION_ATTRIBUTE]
+  if (typeof attribute === 'string') return attribute
+  const [loaded] = await DBOS.listWorkflows({ workflowIDs: [workflow.workflowID], loadInput: true })
+  const task = loaded?.input?.[0] as Partial<DurableTask> | undefined
+  return typeof task?.sessionId === 'string' ? task.sessionId : undefined
 }
 
 /**

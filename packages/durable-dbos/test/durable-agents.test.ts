@@ -7,7 +7,7 @@ import { SessionError, type SessionStore } from '@kode/session'
 import { createPostgresSessionStore } from '@kode/session-postgres'
 import { Type } from '@sinclair/typebox'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, test } from 'vitest'
+import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest'
 import { callTools, reply } from '../../../test/model/replies.js'
 import { reapOnce } from '../src/reaper.js'
 import {
@@ -747,6 +747,21 @@ describe('durable tasks on DBOS', () => {
     // Resumed too, it would run twice, and its first execution would fail once it began.
     const first = await stuckTurns.start('turns', 'First')
     const second = await stuckTurns.start('turns', 'Second')
+    // A task another service enqueued, without the attribute that names its session: the reaper
+    // finds its session in its argument.
+    const client = await DBOSClient.create({
+      systemDatabaseUrl: dbosDatabaseUrl(),
+      systemDatabaseSchemaName: dbosSchema,
+    })
+    const elsewhere = await client
+      .enqueue(
+        { workflowName: 'kode.stuck-turns', queueName: 'kode-test-queue', appVersion: 'kode-test-1' },
+        { kind: 'run', sessionId: 'turns-elsewhere', input: 'Third' },
+      )
+      .finally(() => client.destroy())
+    await expect
+      .poll(async () => (await DBOS.getWorkflowStatus(elsewhere.workflowID))?.status, { timeout: 10_000 })
+      .toBe('PENDING')
     const reaper = {
       store,
       workflowName: 'kode.stuck-turns',
@@ -755,10 +770,19 @@ describe('durable tasks on DBOS', () => {
       now: () => performance.now(),
       seen: new Map(),
     }
-    expect(await reapOnce(reaper)).toEqual([])
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(await reapOnce(reaper)).toEqual([first.workflowId])
-    for (const { workflowId } of [first, second]) await DBOS.cancelWorkflow(workflowId)
+    // A sweep lists the pending tasks without their inputs (up to megabytes each), on every worker.
+    const listings = vi.spyOn(DBOS, 'listWorkflows')
+    try {
+      expect(await reapOnce(reaper)).toEqual([])
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect((await reapOnce(reaper)).sort()).toEqual([first.workflowId, elsewhere.workflowID].sort())
+      const sweeps = listings.mock.calls.filter(([input]) => input.status === 'PENDING')
+      expect(sweeps.map(([input]) => input.loadInput)).toEqual([false, false])
+    } finally {
+      listings.mockRestore()
+    }
+    for (const workflowId of [first.workflowId, second.workflowId, elsewhere.workflowID])
+      await DBOS.cancelWorkflow(workflowId)
     openStuckTurns()
   })
 
@@ -826,7 +850,11 @@ describe('durable tasks on DBOS', () => {
     const sent = server.requests
       .slice(requests)
       .map((request) => (request.body as Record<string, unknown>).response_format)
-    expect(sent).toEqual([
+    // Once, under load, a request without the schema came first: the messages say whose it was.
+    const asked = server.requests
+      .slice(requests)
+      .map((request) => (request.body as { messages?: unknown }).messages)
+    expect(sent, JSON.stringify(asked)).toEqual([
       expect.objectContaining({
         type: 'json_schema',
         json_schema: expect.objectContaining({ name: 'Weather' }),
