@@ -1,11 +1,10 @@
 import type { ApprovalDecision, UserInput } from '@kode/core'
 import {
-  encodeHistoryEvent,
   type HistoryEvent,
   roundTripHistoryEvent,
   type UserMessage,
 } from '@kode/protocol'
-import { assertSessionId } from '@kode/session'
+import { assertSessionId, recordBytesOver } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import type { DurableTask } from './task-plan.js'
 
@@ -48,9 +47,14 @@ const MAX_NUMBER_CHARS = 24
 export function checkedInputSize(input: UserInput, inputId: string, maxRecordBytes: unknown): void {
   if (typeof maxRecordBytes !== 'number' || !Number.isFinite(maxRecordBytes)) return
   const parts = typeof input === 'string' ? [{ type: 'text' as const, text: input }] : input
-  const line = encodeHistoryEvent({ role: 'user', id: inputId, createdAt: 0, parts: [...parts] })
-  const bytes = new TextEncoder().encode(line).length + MAX_NUMBER_CHARS - 1
-  if (bytes > maxRecordBytes) {
+  // Measured with `createdAt: 0`, against a limit short of the longest timestamp's extra digits.
+  const room = MAX_NUMBER_CHARS - 1
+  const over = recordBytesOver(
+    { role: 'user', id: inputId, createdAt: 0, parts: [...parts] },
+    maxRecordBytes - room,
+  )
+  if (over > 0) {
+    const bytes = over + room
     throw new DurableTaskError(
       'invalid_input',
       `the task's input is ${bytes} bytes as a history record, over the store's limit of ${maxRecordBytes} bytes (maxRecordBytes): keep large payloads such as images out of the input, or raise the limit`,

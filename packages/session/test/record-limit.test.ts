@@ -1,5 +1,5 @@
-import type { HistoryEvent } from '@kode/protocol'
-import { createMemorySessionStore, encodeRecords, SessionError } from '@kode/session'
+import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
+import { createMemorySessionStore, encodeRecords, recordBytesOver, SessionError } from '@kode/session'
 import { describe, expect, test } from 'vitest'
 
 const record = (id: string, text: string): HistoryEvent => ({
@@ -53,5 +53,18 @@ describe('encodeRecords', () => {
         message: expect.stringMatching(/^record 1 of 2 appended to s/),
       }),
     )
+  })
+})
+
+describe('recordBytesOver', () => {
+  test("measures a record as encodeRecords does: its line's UTF-8 size when over the limit, else 0", () => {
+    const big = record('big', 'é😀'.repeat(300))
+    const bytes = new TextEncoder().encode(encodeHistoryEvent(big)).length
+    expect(recordBytesOver(big, bytes - 1)).toBe(bytes)
+    expect(recordBytesOver(big, bytes)).toBe(0)
+    expect(recordBytesOver(big, undefined)).toBe(0)
+    // The same limit, the same verdict as an append's.
+    expect(() => encodeRecords('s', [big], bytes - 1)).toThrow(`is ${bytes} bytes encoded`)
+    expect(encodeRecords('s', [big], bytes)).toHaveLength(1)
   })
 })

@@ -9,11 +9,11 @@ import {
   toolCallsOf,
 } from '@kode/protocol'
 import type { LLMClient, LLMRequest, ProviderError } from '@kode/providers'
+import { recordBytesOver } from '@kode/session'
 import { type Billed, billedBy } from '../billed.js'
 import { statusAndCode } from '../error-fields.js'
 import { outputInstructions } from '../output/output-spec.js'
 import { isPausedTurn } from '../paused-turn.js'
-import { bytesOverLimit } from '../record-size.js'
 import { withModelSettings } from '../settings/model-settings.js'
 import type { ToolOutcome } from '../tools/tool-outcome.js'
 import type { ToolSet } from '../tools/tool-set.js'
@@ -151,7 +151,7 @@ async function completed(
   const { events } = rt
   const message = withUniqueCallIds(withActions(rt.formatter, response), rt.journal.callIds)
   const maxRecordBytes = rt.journal.store.maxRecordBytes
-  const bytes = bytesOverLimit(message, maxRecordBytes)
+  const bytes = recordBytesOver(message, maxRecordBytes)
   if (bytes > 0) {
     // The store would refuse it and fail the task mid-turn: the task ends here instead, with an
     // error naming both sizes, and keeps only what the call billed (its calls never run).
@@ -209,7 +209,7 @@ async function interrupted(
 ): Promise<TurnEnd> {
   const message = partial && partial.parts.length > 0 ? abortedMessage(rt, partial) : undefined
   // What the store cannot keep is not kept: the turn reads as one interrupted before any output.
-  if (message && bytesOverLimit(message, rt.journal.store.maxRecordBytes) === 0) {
+  if (message && recordBytesOver(message, rt.journal.store.maxRecordBytes) === 0) {
     await rt.journal.persist(message)
     state.accounting.addResponse(message)
     state.lastText = rt.formatter.answerText(message)
@@ -295,7 +295,7 @@ async function failed(
     message = { ...rest, parts: text, stopReason: 'error', errorMessage: failure.message }
     if (failure.apiError) message.isApiError = true
     // Text the store cannot keep is not kept: the error stands alone, as after no output.
-    if (bytesOverLimit(message, journal.store.maxRecordBytes) > 0) {
+    if (recordBytesOver(message, journal.store.maxRecordBytes) > 0) {
       message = undefined
       text = []
     }

@@ -6,8 +6,8 @@ import {
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
+import { recordBytesOver } from '@kode/session'
 import { AgentError } from '../errors.js'
-import { bytesOverLimit } from '../record-size.js'
 import type { EventFields } from './task-events.js'
 
 /** What `run` and `steer` accept: text, or text and images as parts. */
@@ -85,7 +85,7 @@ export function checkInputSize(
     parts: message.parts,
     ...message.mode,
   }
-  const over = bytesOverLimit(record, maxRecordBytes - room)
+  const over = recordBytesOver(record, maxRecordBytes - room)
   if (over === 0) return
   throw new AgentError(
     'input_too_large',

@@ -5,7 +5,7 @@ import {
   type ToolResultMessage,
   validateHistoryEvent,
 } from '@kode/protocol'
-import { bytesOverLimit } from '../record-size.js'
+import { recordBytesOver } from '@kode/session'
 import { capOutput } from './output-limit.js'
 
 /** A tool call's result before it is stamped with ids: what the model and the host will see. */
@@ -146,7 +146,7 @@ function oversize(message: ToolResultMessage, maxRecordBytes: number): number {
       message.outputText.length + message.toolName.length + message.toolCallId.length + message.id.length
     if (units * 6 + PLAIN_TEXT_OVERHEAD <= maxRecordBytes) return 0
   }
-  return bytesOverLimit(message, maxRecordBytes)
+  return recordBytesOver(message, maxRecordBytes)
 }
 
 /** More than the fixed fields of a text-only result's line take (names, quotes, a timestamp, `v`). */

@@ -24,24 +24,39 @@ export function encodeRecords(
         { sessionId, cause },
       )
     }
-    // A UTF-16 unit takes at most 3 bytes of UTF-8: only a long line needs counting.
-    if (line.length * 3 > maxRecordBytes) {
-      const bytes = utf8Length(line)
-      if (bytes > maxRecordBytes) {
-        throw new SessionError(
-          'record_too_large',
-          `record ${i} of ${events.length} appended to ${sessionId} is ${bytes} bytes encoded, over this store's limit of ${maxRecordBytes} bytes (maxRecordBytes): nothing was written; keep large payloads such as images out of the history, or raise the limit`,
-          { sessionId },
-        )
-      }
+    const bytes = lineBytesOver(line, maxRecordBytes)
+    if (bytes > 0) {
+      throw new SessionError(
+        'record_too_large',
+        `record ${i} of ${events.length} appended to ${sessionId} is ${bytes} bytes encoded, over this store's limit of ${maxRecordBytes} bytes (maxRecordBytes): nothing was written; keep large payloads such as images out of the history, or raise the limit`,
+        { sessionId },
+      )
     }
     lines[i] = line
   }
   return lines
 }
 
+/**
+ * The size of `record`'s line in UTF-8 (what a store measures against its `maxRecordBytes`, and
+ * `encodeRecords` refuses) when it is over `maxRecordBytes`, else 0; always 0 without a limit.
+ * Throws `encodeHistoryEvent`'s `CodecError` for a record that is not a valid `HistoryEvent`.
+ */
+export function recordBytesOver(record: HistoryEvent, maxRecordBytes: number | undefined): number {
+  if (maxRecordBytes === undefined) return 0
+  return lineBytesOver(encodeHistoryEvent(record), maxRecordBytes)
+}
+
+/** The UTF-8 size of `line` when over `maxRecordBytes`, else 0. */
+function lineBytesOver(line: string, maxRecordBytes: number): number {
+  // A UTF-16 unit takes at most 3 bytes of UTF-8: only a long line needs counting.
+  if (line.length * 3 <= maxRecordBytes) return 0
+  const bytes = utf8Length(line)
+  return bytes > maxRecordBytes ? bytes : 0
+}
+
 /** The length of `text` in UTF-8 (a lone surrogate counts as the 3 bytes of U+FFFD, as encoders write it). */
-export function utf8Length(text: string): number {
+function utf8Length(text: string): number {
   let bytes = text.length
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i)
