@@ -289,8 +289,18 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
           pollingIntervalMs,
         })) as TaskOutcome
       } catch (error) {
-        if ((await DBOS.getWorkflowStatus(workflowId))?.status !== 'CANCELLED') throw reviveError(error)
-        throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
+        const status = (await DBOS.getWorkflowStatus(workflowId))?.status
+        if (status === 'CANCELLED') {
+          throw new DurableTaskError('task_cancelled', `task ${workflowId} was cancelled`, { cause: error })
+        }
+        if (status === 'MAX_RECOVERY_ATTEMPTS_EXCEEDED') {
+          throw new DurableTaskError(
+            'recovery_attempts_exceeded',
+            `task ${workflowId} was started or recovered more times than DBOS allows, each execution ending with its worker; DBOS will not run it again (DBOS.resumeWorkflow runs it once more)`,
+            { cause: error },
+          )
+        }
+        throw reviveError(error)
       }
     },
     reap: sweepOnce,

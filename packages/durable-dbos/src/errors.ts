@@ -27,6 +27,13 @@ export type DurableTaskErrorCode =
    * named a session that does not exist: it has nothing to carry on, and creates none.
    */
   | 'session_deleted'
+  /**
+   * DBOS stopped running the task: it was started or recovered more times than DBOS allows (100 by
+   * default), each execution ending with its worker (a crash, an out-of-memory kill). DBOS marks it
+   * `MAX_RECOVERY_ATTEMPTS_EXCEEDED` and neither it nor the reaper runs it again; find why it takes
+   * its workers down, then `DBOS.resumeWorkflow(workflowId)` runs it once more.
+   */
+  | 'recovery_attempts_exceeded'
 
 /** Every code, to recognise a recorded one (a `Record`, so a new code cannot be left out). */
 const CODES: Record<DurableTaskErrorCode, true> = {
@@ -37,6 +44,7 @@ const CODES: Record<DurableTaskErrorCode, true> = {
   task_cancelled: true,
   task_superseded: true,
   session_deleted: true,
+  recovery_attempts_exceeded: true,
 }
 
 /**

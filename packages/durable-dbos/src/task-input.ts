@@ -1,9 +1,5 @@
 import type { ApprovalDecision, UserInput } from '@kode/core'
-import {
-  type HistoryEvent,
-  roundTripHistoryEvent,
-  type UserMessage,
-} from '@kode/protocol'
+import { type HistoryEvent, roundTripHistoryEvent, type UserMessage } from '@kode/protocol'
 import { assertSessionId, recordBytesOver } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import type { DurableTask } from './task-plan.js'

@@ -1040,6 +1040,31 @@ describe('durable tasks on DBOS', () => {
     ])
   })
 
+  test('a task DBOS stopped running after too many recoveries rejects result() typed, with DBOS error as cause', async () => {
+    server.enqueue(reply('dl1', 'Done.'))
+    const { workflowId } = await durable.start('dead-lettered', 'Hello')
+    await durable.result(workflowId, FAST)
+    // What DBOS writes once a task's executions died with their workers more often than it allows
+    // (100 by default): written here directly, rather than by crashing 100 workers.
+    const client = new pg.Client({ connectionString: postgresUrl() })
+    await client.connect()
+    try {
+      await client.query(
+        `update "${dbosSchema}".workflow_status set status = 'MAX_RECOVERY_ATTEMPTS_EXCEEDED' where workflow_uuid = $1`,
+        [workflowId],
+      )
+    } finally {
+      await client.end()
+    }
+    const error = await durable.result(workflowId, FAST).catch((e: unknown) => e)
+    expect(DurableTaskError.is(error) && [error.code, error.message]).toEqual([
+      'recovery_attempts_exceeded',
+      `task ${workflowId} was started or recovered more times than DBOS allows, each execution ending with its worker; DBOS will not run it again (DBOS.resumeWorkflow runs it once more)`,
+    ])
+    expect((error as Error).cause).toBeInstanceOf(Error)
+    expect((await durable.status(workflowId))?.status).toBe('MAX_RECOVERY_ATTEMPTS_EXCEEDED')
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
