@@ -79,3 +79,21 @@ describe('the context budget before each model call', () => {
     expect(events.filter((e) => e.type === 'context_usage')).toEqual([])
   })
 })
+
+describe("a host's token counter", () => {
+  const h = useHarness()
+
+  test('that answers NaN, a negative or no number counts those texts by the estimate: budgets stay numbers', async () => {
+    const firstBudget = async (countTokens?: (text: string) => number) => {
+      const agent = h().createAgent({ system: 'S', ...(countTokens ? { countTokens } : {}) })
+      h().server.enqueue(chatStream({ id: 'r', steps: [say('Hi.')] }))
+      const run = await collect(agent.run('Hello there, how are you?'))
+      return budgets(run.events)[0]?.contextTokens
+    }
+    const estimated = await firstBudget()
+    expect(estimated).toBeGreaterThan(0)
+    for (const odd of [Number.NaN, -1, Number.POSITIVE_INFINITY, undefined, '7']) {
+      expect(await firstBudget(() => odd as number)).toBe(estimated)
+    }
+  })
+})

@@ -14,6 +14,21 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4)
 }
 
+/**
+ * A host's counter whose answers are checked: one that is not a finite number >= 0 (`NaN` from a
+ * tokenizer that failed, `undefined`, a string) counts that text by the estimate instead. Taken
+ * as it is, a single `NaN` made every budget `NaN`, which no threshold passes: compaction stopped,
+ * with nothing said.
+ */
+function checkedCounter(count: TokenCounter): TokenCounter {
+  return (text) => {
+    const tokens: unknown = count(text)
+    return typeof tokens === 'number' && tokens >= 0 && Number.isFinite(tokens)
+      ? tokens
+      : estimateTokens(text)
+  }
+}
+
 /** What an image is counted as: about what a 1,000-pixel image costs on the major apis. */
 export const IMAGE_TOKENS = 1_200
 /** What the wire adds around each message (role, separators). */
@@ -29,7 +44,7 @@ export class TokenEstimator {
   readonly #instructions = new WeakMap<object, number>()
 
   constructor(count: TokenCounter) {
-    this.#count = count
+    this.#count = count === estimateTokens ? count : checkedCounter(count)
   }
 
   text(text: string): number {
