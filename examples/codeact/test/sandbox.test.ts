@@ -89,10 +89,8 @@ describe('runInSandbox (Node.js programs)', () => {
     const result = await runInSandbox(
       nodeInterpreter,
       'console.log("started")\nsetInterval(() => {}, 1000)',
-      {
-        timeoutMs: 300,
-        outputLimit: 1000,
-      },
+      // Long enough for Node to start and print on a loaded machine (at 300 ms it did not, once).
+      { timeoutMs: 2_000, outputLimit: 1000 },
     )
     expect(result).toMatchObject({ timedOut: true, exitCode: null, output: 'started\n' })
   })

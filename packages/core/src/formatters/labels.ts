@@ -10,6 +10,11 @@ export interface LabelLine {
   start: number
   /** Offset of the value, after the colon and the spaces that follow it. */
   valueStart: number
+  /**
+   * The emphasis marker opened before the label and not closed before the value
+   * (`**Final Answer: 42**`): it closes at the end of the value's first line.
+   */
+  openEmphasis?: string
 }
 
 // A label starts a line (after optional spaces), case-insensitively, optionally in bold or italics
@@ -22,11 +27,16 @@ export function scanLabels(text: string): LabelLine[] {
   const lines: LabelLine[] = []
   for (const match of text.matchAll(LABEL_LINE)) {
     const name = match[2]!.toLowerCase()
-    lines.push({
+    const line: LabelLine = {
       label: name === 'action input' ? 'args' : (name as Label),
       start: match.index,
       valueStart: match.index + match[0].length,
-    })
+    }
+    const marker = match[1]
+    // Closed after the name or after the colon (`**Action:**`, `**Action**:`), or still open.
+    if (marker !== undefined && !match[0].slice(match[0].indexOf(marker) + marker.length).includes(marker))
+      line.openEmphasis = marker
+    lines.push(line)
   }
   return lines
 }
@@ -57,7 +67,16 @@ export function ownTextEnd(text: string, labels: readonly LabelLine[]): number {
   return labels.find((line) => line.label === 'observation')?.start ?? text.length
 }
 
-/** The text after a `Final Answer:` label, up to `end`, trimmed. */
+/**
+ * The text after a `Final Answer:` label, up to `end`, trimmed; without the emphasis marker that
+ * closes at the end of its first line when the label opened it (`**Final Answer: 42**` is `42`).
+ */
 export function answerAfter(text: string, line: LabelLine, end: number): string {
-  return text.slice(line.valueStart, end).trim()
+  const answer = text.slice(line.valueStart, end).trim()
+  const marker = line.openEmphasis
+  if (marker === undefined) return answer
+  const newline = answer.indexOf('\n')
+  const first = (newline === -1 ? answer : answer.slice(0, newline)).trimEnd()
+  if (!first.endsWith(marker)) return answer
+  return `${first.slice(0, -marker.length).trimEnd()}${newline === -1 ? '' : answer.slice(newline)}`
 }

@@ -38,6 +38,17 @@ describe('reading ReAct responses', () => {
     expect(react.answerText(answer)).toBe('42')
   })
 
+  test('a label and its value in bold together keep no emphasis marker in the answer or the name', () => {
+    const answer = reply('**Final Answer: 42**\nThat is all.')
+    expect(react.answerText(answer)).toBe('42\nThat is all.')
+    expect(react.answerText(reply('__Final Answer: It is *very* big__'))).toBe('It is *very* big')
+    // A marker the value itself closes (its own emphasis) is kept.
+    expect(react.answerText(reply('Final Answer: it is **42**'))).toBe('it is **42**')
+    expect(react.parseActions(reply('**Action: read_file**\n**Args: {"path": "a.txt"}**'))).toEqual([
+      { name: 'read_file', argumentsJson: '{"path": "a.txt"}' },
+    ])
+  })
+
   test("LangChain's `Action Input:` is the action's arguments", () => {
     const text = 'Thought: I need the file.\nAction: read_file\nAction Input: {"path": "a.txt"}\n'
     expect(react.parseActions(reply(text))).toEqual([
