@@ -114,10 +114,15 @@ async function runOpenTask(rt: TaskRuntime, start: TaskStart): Promise<TaskOutco
   if (carried === 'done' && !endsPaused(journal.history)) await deliverSteering(rt, closeOpenTurn)
 
   // A task carried on (after its process died, or after it paused) may have had its one corrective
-  // turn already: among its own records, not an earlier task's.
-  const corrected =
-    start.kind === 'continue' && correctionSent(journal.history.slice(continuedTaskStart(journal.history)))
-  const answer = rt.output ? new FinalAnswer(rt.output, corrected) : undefined
+  // turn already: among its own records, not an earlier task's (looked for only when the task asks
+  // for a structured answer: a long history is sliced and read for it).
+  const answer = rt.output
+    ? new FinalAnswer(
+        rt.output,
+        start.kind === 'continue' &&
+          correctionSent(journal.history.slice(continuedTaskStart(journal.history))),
+      )
+    : undefined
   let reason: TaskFinishReason
   let errorMessage: string | undefined
   for (let turns = 0; ; turns++) {
