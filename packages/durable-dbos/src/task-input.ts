@@ -1,6 +1,6 @@
 import type { ApprovalDecision, UserInput } from '@kode/core'
 import { type HistoryEvent, roundTripHistoryEvent, type UserMessage } from '@kode/protocol'
-import { assertSessionId, recordBytesOver } from '@kode/session'
+import { assertSessionId, unstampedRecordBytesOver } from '@kode/session'
 import { DurableTaskError } from './errors.js'
 import type { DurableTask } from './task-plan.js'
 
@@ -30,9 +30,6 @@ export function checkedInput(input: UserInput): UserInput {
   return typeof input === 'string' ? input : written.parts
 }
 
-/** The most characters a JSON number takes (`-1.7976931348623157e+308`): a record's `createdAt`. */
-const MAX_NUMBER_CHARS = 24
-
 /**
  * Refuses an input whose user message would be larger than the store takes (its `maxRecordBytes`,
  * when it says one): the task would fail on its first append, after its workflow and session were
@@ -43,14 +40,11 @@ const MAX_NUMBER_CHARS = 24
 export function checkedInputSize(input: UserInput, inputId: string, maxRecordBytes: unknown): void {
   if (typeof maxRecordBytes !== 'number' || !Number.isFinite(maxRecordBytes)) return
   const parts = typeof input === 'string' ? [{ type: 'text' as const, text: input }] : input
-  // Measured with `createdAt: 0`, against a limit short of the longest timestamp's extra digits.
-  const room = MAX_NUMBER_CHARS - 1
-  const over = recordBytesOver(
+  const bytes = unstampedRecordBytesOver(
     { role: 'user', id: inputId, createdAt: 0, parts: [...parts] },
-    maxRecordBytes - room,
+    maxRecordBytes,
   )
-  if (over > 0) {
-    const bytes = over + room
+  if (bytes > 0) {
     throw new DurableTaskError(
       'invalid_input',
       `the task's input is ${bytes} bytes as a history record, over the store's limit of ${maxRecordBytes} bytes (maxRecordBytes): keep large payloads such as images out of the input, or raise the limit`,

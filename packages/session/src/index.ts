@@ -45,7 +45,7 @@ export {
   type StoreClock,
   SubAgentLink,
 } from './session-info.js'
-export { encodeRecords, recordBytesOver } from './store/encode-records.js'
+export { encodeRecords, recordBytesOver, unstampedRecordBytesOver } from './store/encode-records.js'
 export { followStart } from './store/follow-start.js'
 export {
   checkListOptions,

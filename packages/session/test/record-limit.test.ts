@@ -1,5 +1,11 @@
 import { encodeHistoryEvent, type HistoryEvent } from '@kode/protocol'
-import { createMemorySessionStore, encodeRecords, recordBytesOver, SessionError } from '@kode/session'
+import {
+  createMemorySessionStore,
+  encodeRecords,
+  recordBytesOver,
+  SessionError,
+  unstampedRecordBytesOver,
+} from '@kode/session'
 import { describe, expect, test } from 'vitest'
 
 const record = (id: string, text: string): HistoryEvent => ({
@@ -66,5 +72,23 @@ describe('recordBytesOver', () => {
     // The same limit, the same verdict as an append's.
     expect(() => encodeRecords('s', [big], bytes - 1)).toThrow(`is ${bytes} bytes encoded`)
     expect(encodeRecords('s', [big], bytes)).toHaveLength(1)
+  })
+})
+
+describe('unstampedRecordBytesOver', () => {
+  test('keeps room for the longest timestamp, so what it lets through is never refused at any time', async () => {
+    const latest = { ...record('m', 'x'.repeat(500)), createdAt: -Number.MAX_VALUE }
+    const bytes = new TextEncoder().encode(encodeHistoryEvent(latest)).length
+    // Whatever createdAt the record holds now, it is measured as if it took the most characters.
+    for (const createdAt of [0, 1_764_000_000_000, -Number.MAX_VALUE]) {
+      const unstamped = { ...latest, createdAt }
+      expect(unstampedRecordBytesOver(unstamped, bytes)).toBe(0)
+      expect(unstampedRecordBytesOver(unstamped, bytes - 1)).toBe(bytes)
+    }
+    expect(unstampedRecordBytesOver(latest, undefined)).toBe(0)
+    const store = createMemorySessionStore({ maxRecordBytes: bytes })
+    await store.create({ id: 's' })
+    await store.append('s', [latest])
+    expect(await store.read('s')).toEqual([latest])
   })
 })

@@ -6,7 +6,7 @@ import {
   type UserContentPart,
   type UserMessage,
 } from '@kode/protocol'
-import { recordBytesOver } from '@kode/session'
+import { unstampedRecordBytesOver } from '@kode/session'
 import { AgentError } from '../errors.js'
 import type { EventFields } from './task-events.js'
 
@@ -57,9 +57,6 @@ export function validateUserMessage(
   return { parts: written.parts, mode: userMode }
 }
 
-/** The most characters a JSON number takes (`-1.7976931348623157e+308`): a record's `createdAt`. */
-const MAX_NUMBER_CHARS = 24
-
 /** Room for an id the agent's `createId` makes (a UUID takes 36 characters). */
 const GENERATED_ID_ROOM = 128
 
@@ -77,7 +74,7 @@ export function checkInputSize(
   maxRecordBytes: number | undefined,
 ): void {
   if (maxRecordBytes === undefined) return
-  const room = MAX_NUMBER_CHARS - 1 + (id === undefined ? GENERATED_ID_ROOM : 0)
+  const room = id === undefined ? GENERATED_ID_ROOM : 0
   const record: UserMessage = {
     role: 'user',
     id: id ?? 'i',
@@ -85,7 +82,7 @@ export function checkInputSize(
     parts: message.parts,
     ...message.mode,
   }
-  const over = recordBytesOver(record, maxRecordBytes - room)
+  const over = unstampedRecordBytesOver(record, maxRecordBytes - room)
   if (over === 0) return
   throw new AgentError(
     'input_too_large',

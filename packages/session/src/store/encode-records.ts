@@ -47,6 +47,24 @@ export function recordBytesOver(record: HistoryEvent, maxRecordBytes: number | u
   return lineBytesOver(encodeHistoryEvent(record), maxRecordBytes)
 }
 
+/** The most characters a JSON number takes (`-1.7976931348623157e+308`), as a `createdAt` may. */
+const MAX_NUMBER_CHARS = 24
+
+/**
+ * `recordBytesOver` for a record whose `createdAt` is not known yet (its clock has not been read):
+ * measured with room for the longest timestamp a clock can give, so a record this lets through is
+ * never refused by the store whatever time it is written at (one within a few bytes of the limit
+ * may be refused here). Pass the record with any `createdAt`; over the limit, the size given
+ * counts the longest timestamp.
+ */
+export function unstampedRecordBytesOver(record: HistoryEvent, maxRecordBytes: number | undefined): number {
+  if (maxRecordBytes === undefined) return 0
+  // `0` takes one character: the rest of the longest number is the room kept.
+  const room = MAX_NUMBER_CHARS - 1
+  const over = recordBytesOver({ ...record, createdAt: 0 }, maxRecordBytes - room)
+  return over === 0 ? 0 : over + room
+}
+
 /** The UTF-8 size of `line` when over `maxRecordBytes`, else 0. */
 function lineBytesOver(line: string, maxRecordBytes: number): number {
   // A UTF-16 unit takes at most 3 bytes of UTF-8: only a long line needs counting.
