@@ -7,6 +7,7 @@ import { reapOnce } from './reaper.js'
 import { reviveError } from './revive-error.js'
 import { safeError } from './safe-error.js'
 import { SESSION_ATTRIBUTE } from './session-turn.js'
+import { resolveStoreRetry, type StoreRetryOptions } from './store-retry.js'
 import { checkedApprovals, checkedInput, checkedInputSize } from './task-input.js'
 import { checkedOutputs, type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf } from './task-plan.js'
@@ -53,6 +54,17 @@ export interface DurableAgentsOptions {
   staleAfterMs?: number | undefined
   /** The clock the reaper measures that span with, in ms. Default `performance.now` (monotonic). */
   now?: (() => number) | undefined
+  /**
+   * How a task carries on when the store fails under its run in a way that may pass (the database
+   * out of reach or failing over, a connection cut mid-append, the lease lost meanwhile): the
+   * agent is closed, and after a wait the task is carried on from its history as after a crash,
+   * under the same lease (taken again if it was lost). `maxAttempts` runs in all per execution
+   * (default 6; 1 fails the task at the first failure), waits from `baseDelayMs` (default 1 000)
+   * doubling up to `maxDelayMs` (default 30 000), half of each random. The store's refusals (a
+   * record too large, a corrupt history) and failures that are not the store's fail the task at
+   * once.
+   */
+  storeRetry?: StoreRetryOptions | undefined
 }
 
 /** How a task was started. */
@@ -167,6 +179,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
   const staleAfterMs = positive(options.staleAfterMs ?? 10_000, 'staleAfterMs')
   const now = options.now ?? (() => performance.now())
   const outputs = checkedOutputs(options.outputs)
+  const storeRetry = resolveStoreRetry(options.storeRetry)
   /** Workflows this process is running: never reaped by its own reaper. */
   const local = new Set<string>()
   /** What the reaper saw of pending workflows, sweep to sweep (see `reapOnce`). */
@@ -179,7 +192,7 @@ export function createDurableAgents(options: DurableAgentsOptions): DurableAgent
       local.add(workflowId)
       try {
         return await executeTask(
-          { store, agentFactory, lockRetryMs, workflowName: name, outputs },
+          { store, agentFactory, lockRetryMs, workflowName: name, outputs, storeRetry },
           task,
           workflowId,
         )

@@ -13,5 +13,6 @@ export {
   type StartOptions,
 } from './durable-agents.js'
 export { DurableTaskError, type DurableTaskErrorCode } from './errors.js'
+export type { StoreRetryOptions } from './store-retry.js'
 export type { DurableTask } from './task-plan.js'
 export type { AgentContext, AgentFactory } from './task-workflow.js'

@@ -7,6 +7,8 @@ import { DurableTaskError } from './errors.js'
 import { lentStore } from './lent-store.js'
 import { safeError } from './safe-error.js'
 import { BEGIN_STEP, isTurnOf } from './session-turn.js'
+import { leaseLost, notingStore, passingStoreFailure } from './store-failures.js'
+import { pause, type StoreRetryPolicy, storeRetryDelayMs } from './store-retry.js'
 import { checkedTask } from './task-input.js'
 import { type OutputSchemas, outputSchema } from './task-output.js'
 import { type DurableTask, inputIdOf, planTask, type TaskPlan } from './task-plan.js'
@@ -36,6 +38,8 @@ export interface TaskWorkflowDeps {
   workflowName: string
   /** The structured-output schemas tasks name. */
   outputs: OutputSchemas
+  /** How a run the store failed under is carried on. */
+  storeRetry: StoreRetryPolicy
 }
 
 /**
@@ -54,40 +58,70 @@ type Begun = { recordCount: number; createdAt: number } | number
  * lasts while the task runs to interrupt it when the workflow is cancelled (see `inWatchStep`).
  * A later execution (after a crash) waits for the writer, reads the history and builds the agent
  * inside the watch step too, so a cancel reaches it wherever it waits. Model calls and tool
- * results live in the history alone, which is the checkpoint.
+ * results live in the history alone, which is the checkpoint. A store failure that may pass (see
+ * `passingStoreFailure`) is taken as a crash of this execution alone: after a wait (`storeRetry`)
+ * the task is carried on from its history, in the same step, by a new agent.
  */
 export async function executeTask(
   deps: TaskWorkflowDeps,
   recorded: unknown,
   workflowId: string,
 ): Promise<TaskOutcome> {
-  const { store, lockRetryMs } = deps
+  const { lockRetryMs, storeRetry } = deps
+  /** What the store threw under this execution: its passing failures are retried. */
+  const failures = new WeakSet<object>()
+  const store = notingStore(deps.store, failures)
   const task = checkedTask(recorded)
   const { sessionId } = task
   // Before anything is created: a worker without the schema the task names cannot run it.
   const output = outputSchema(deps.outputs, task.output)
-  const begun = await begin(deps, task, workflowId)
+  const begun = await begin({ ...deps, store }, task, workflowId)
   let { lease } = begun
   let prepared: Prepared | undefined
+  const prepareOn = (held: SessionLease) =>
+    prepare({ ...deps, store }, task, workflowId, held, begun.base, output)
   try {
     // The first execution prepares outside any step: DBOS checks for a cancellation before it
     // begins the watch step, so a task cancelled while its agent was being built never starts.
-    if (lease) prepared = await prepare(deps, task, workflowId, lease, begun.base, output)
+    // A store failure that may pass is retried in the step.
+    if (lease) {
+      prepared = await prepareOn(lease).catch((error: unknown) => {
+        if (passingStoreFailure(error, failures)) return undefined
+        throw error
+      })
+    }
     if (prepared?.kind === 'finished') return prepared.outcome
     return await inWatchStep(async (cancel) => {
-      lease ??= await resumeLease(store, sessionId, lockRetryMs, begun.createdAt, cancel)
-      prepared ??= await prepare(deps, task, workflowId, lease, begun.base, output)
-      if (prepared.kind === 'finished') return prepared.outcome
-      const { agent, plan } = prepared
-      // The schema goes to the run and, after a crash, to its continuation alike: the answer is
-      // checked (and corrected once) wherever the task ends.
-      return runCancellable(
-        (signal) =>
-          plan.kind === 'run'
-            ? agent.run(plan.input, { signal, messageId: plan.messageId, output })
-            : agent.continue(continueOptions(plan), { signal, output }),
-        cancel,
-      )
+      for (let attempt = 1; ; attempt++) {
+        try {
+          lease ??= await resumeLease(store, sessionId, lockRetryMs, begun.createdAt, cancel)
+          prepared ??= await prepareOn(lease)
+          if (prepared.kind === 'finished') return prepared.outcome
+          const { agent, plan } = prepared
+          // The schema goes to the run and, after a crash, to its continuation alike: the answer
+          // is checked (and corrected once) wherever the task ends.
+          return await runCancellable(
+            (signal) =>
+              plan.kind === 'run'
+                ? agent.run(plan.input, { signal, messageId: plan.messageId, output })
+                : agent.continue(continueOptions(plan), { signal, output }),
+            cancel,
+          )
+        } catch (error) {
+          if (attempt >= storeRetry.maxAttempts || !passingStoreFailure(error, failures)) throw error
+          // The store failed under the task: after a wait it is carried on from its history, as
+          // after a crash, by a new agent (the failed one may hold what it could not write).
+          const failed = prepared
+          prepared = undefined
+          if (failed?.kind === 'run') await failed.agent.close().catch(() => {})
+          if (lease && leaseLost(error)) {
+            const lost = lease
+            lease = undefined
+            await lost.release().catch(() => {})
+          }
+          await pause(storeRetryDelayMs(attempt, storeRetry), cancel)
+        }
+      }
     })
   } finally {
     // The lease is given back even when the agent's close fails: held, it would renew for ever.

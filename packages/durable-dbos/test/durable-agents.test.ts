@@ -1,6 +1,7 @@
 import { DBOS, DBOSClient, Error as DBOSErrors } from '@dbos-inc/dbos-sdk'
 import { AgentError, createAgent, defineTool, type UserInput } from '@kode/core'
 import { createDurableAgents, type DurableAgents, DurableTaskError } from '@kode/durable-dbos'
+import type { HistoryEvent } from '@kode/protocol'
 import { createClient, type LLMClient } from '@kode/providers'
 import { createSseTestServer, type SseTestServer } from '@kode/providers/testing'
 import { SessionError, type SessionStore } from '@kode/session'
@@ -34,6 +35,10 @@ let closedStore: DurableAgents
 let badClose: DurableAgents
 let oddHook: DurableAgents
 let noAgent: DurableAgents
+/** Tasks whose lease appends fail while `failAppend` says so, as a connection cut under them does. */
+let flaky: DurableAgents
+/** Which of `flaky`'s lease appends fail (default none). */
+let failAppend: (events: readonly HistoryEvent[]) => boolean = () => false
 /** Tasks on a store that takes records of 2 000 bytes at most. */
 let tight: DurableAgents
 let tightStore: SessionStore
@@ -102,6 +107,40 @@ const writeNote = defineTool({
 })
 
 let enterFactory: () => void = () => {}
+
+/** How often `tally` ran. */
+let tallied = 0
+const tally = defineTool({
+  name: 'tally',
+  description: 'Counts',
+  parameters: Type.Object({}),
+  execute: () => `tallied ${++tallied}`,
+})
+
+/** Makes the session's lease expire and another writer take the session, as a long outage does. */
+const stealLease = defineTool({
+  name: 'steal_lease',
+  description: 'Takes the session from its writer',
+  parameters: Type.Object({}),
+  execute: async (_args, ctx) => {
+    const client = new pg.Client({ connectionString: postgresUrl() })
+    await client.connect()
+    try {
+      await client.query(
+        `update "${schema}".sessions set lease_expires_at = now() - interval '1 second' where id = $1`,
+        [ctx.sessionId],
+      )
+    } finally {
+      await client.end()
+    }
+    const taken = await store.acquire(ctx.sessionId)
+    await taken.release()
+    return 'taken'
+  },
+})
+
+/** What the pg driver throws for a connection the server or the network ended. */
+const connectionLost = () => new Error('Connection terminated unexpectedly')
 
 /** The structured answer `durable`'s tasks may ask for (`output: 'weather'`). */
 const Weather = Type.Object(
@@ -224,6 +263,25 @@ beforeAll(async () => {
           },
         },
         agentFactory: ({ sessionId, store }) => createAgent({ client, store, sessionId }),
+      })
+      flaky = createDurableAgents({
+        name: 'kode.flaky',
+        storeRetry: { baseDelayMs: 10 },
+        store: {
+          ...store,
+          acquire: async (id) => {
+            const lease = await store.acquire(id)
+            return {
+              ...lease,
+              sessionId: lease.sessionId,
+              append: (events) =>
+                failAppend(events) ? Promise.reject(connectionLost()) : lease.append(events),
+              release: () => lease.release(),
+            }
+          },
+        },
+        agentFactory: ({ sessionId, store }) =>
+          createAgent({ client, store, sessionId, tools: [tally, stealLease] }),
       })
       tightStore = createPostgresSessionStore({
         connectionString: postgresUrl(),
@@ -1065,6 +1123,63 @@ describe('durable tasks on DBOS', () => {
     expect((await durable.status(workflowId))?.status).toBe('MAX_RECOVERY_ATTEMPTS_EXCEEDED')
   })
 
+  test('a store failure under the run (a connection cut) is carried on from the history after a wait', async () => {
+    server.enqueue(callTools('fl1', [{ id: 'c1', name: 'tally', args: {} }]))
+    server.enqueue(reply('fl2', 'Counted.'))
+    server.enqueue(reply('fl3', 'Counted, again.'))
+    let failures = 0
+    // The final answer's append fails once: the connection was cut under it.
+    failAppend = (events) => hasText(events, 'Counted.') && failures++ === 0
+    const tallies = tallied
+    try {
+      const { workflowId } = await flaky.start('flaky-cut', 'Count')
+      const outcome = await flaky.result(workflowId, FAST)
+      expect(outcome).toMatchObject({ reason: 'completed', text: 'Counted, again.' })
+      expect(failures).toBe(1)
+      expect(tallied).toBe(tallies + 1)
+      // The answer that was never written is asked for again; the tool's result is not redone.
+      expect(await lines('flaky-cut')).toEqual([
+        'user: Count',
+        'assistant: call c1 tally',
+        `tool c1 success: tallied ${tallies + 1}`,
+        'assistant: Counted, again.',
+        'task_metadata',
+      ])
+      expect((await flaky.status(workflowId))?.status).toBe('SUCCESS')
+    } finally {
+      failAppend = () => false
+    }
+  })
+
+  test('a lease lost to another writer while the database was out of reach is taken again, and the task carried on', async () => {
+    server.enqueue(callTools('ll1', [{ id: 'c1', name: 'steal_lease', args: {} }]))
+    server.enqueue(reply('ll2', 'Carried on.'))
+    const { workflowId } = await flaky.start('flaky-lease', 'Take it')
+    const outcome = await flaky.result(workflowId, FAST)
+    expect(outcome).toMatchObject({ reason: 'completed', text: 'Carried on.' })
+    // The call's result could not be written under the lost lease: settled as after a crash.
+    const history = await lines('flaky-lease')
+    expect(history.slice(0, 2)).toEqual(['user: Take it', 'assistant: call c1 steal_lease'])
+    expect(history[2]).toMatch(/^tool c1 error: /)
+    expect(history.slice(3)).toEqual(['assistant: Carried on.', 'task_metadata'])
+  })
+
+  test('a store that keeps failing fails the task after storeRetry.maxAttempts runs, with its error', async () => {
+    const requests = server.requests.length
+    for (let i = 0; i < 6; i++) server.enqueue(reply(`kf${i}`, 'Never kept.'))
+    failAppend = (events) => hasText(events, 'Never kept.')
+    try {
+      const { workflowId } = await flaky.start('flaky-down', 'Hello')
+      const error = await flaky.result(workflowId, FAST).catch((e: unknown) => e)
+      expect((error as Error).message).toBe('Connection terminated unexpectedly')
+      // Six runs in all (the default), each asking for the answer it could not keep.
+      expect(server.requests.length - requests).toBe(6)
+      expect(await lines('flaky-down')).toEqual(['user: Hello'])
+    } finally {
+      failAppend = () => false
+    }
+  })
+
   test('options that cannot work are refused up front', () => {
     const bad = (() => {
       try {
@@ -1077,8 +1192,31 @@ describe('durable tasks on DBOS', () => {
       'invalid_options',
       'lockRetryMs must be a positive number of milliseconds',
     ])
+    const refused = (storeRetry: unknown) => {
+      try {
+        createDurableAgents({ store, agentFactory: () => never(), storeRetry: storeRetry as never })
+      } catch (error) {
+        return DurableTaskError.is(error) && [error.code, error.message]
+      }
+    }
+    expect(refused({ maxAttempts: 0 })).toEqual([
+      'invalid_options',
+      'storeRetry.maxAttempts must be a whole number, 1 or more',
+    ])
+    expect(refused({ baseDelayMs: -1 })).toEqual([
+      'invalid_options',
+      'storeRetry.baseDelayMs must be a number of milliseconds, 0 or more',
+    ])
+    expect(refused('often')).toEqual(['invalid_options', 'storeRetry must be an object'])
   })
 })
+
+/** Whether `events` hold a message with exactly this text. */
+function hasText(events: readonly HistoryEvent[], text: string): boolean {
+  return events.some(
+    (event) => 'parts' in event && event.parts.some((part) => part.type === 'text' && part.text === text),
+  )
+}
 
 /** Every string an error holds: its message, stack, fields and causes, as JSON would show them. */
 function everything(error: unknown): string {
