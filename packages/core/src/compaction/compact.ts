@@ -372,6 +372,16 @@ async function summarise(
   const noRoom = roomless(ctx, budget, reason, systemTokens, written)
   if (noRoom !== undefined) return unsaved({ compacted: false, reason: 'failed', errorMessage: noRoom })
   record.tokensAfter = ctx.instructionTokens + written + plan.keptTokens + systemTokens
+  // At the threshold, a summary no smaller than what it replaces makes no room either: saved, the
+  // next request would be as large, and the next turn would summarise the summary. (Asked for by
+  // the host, the compaction is saved: it was asked for, whatever it gains.)
+  if (reason === 'threshold' && record.tokensAfter >= record.tokensBefore) {
+    return unsaved({
+      compacted: false,
+      reason: 'failed',
+      errorMessage: `The summary (about ${written} tokens) leaves the request no smaller (about ${record.tokensAfter} tokens, against ${record.tokensBefore} before), so nothing was compacted.`,
+    })
+  }
   return { compacted: true, record }
 }
 

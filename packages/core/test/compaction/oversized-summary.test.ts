@@ -84,4 +84,34 @@ describe("a host's summary larger than the window", () => {
     expect(sent!.rawBody).not.toContain('xxxxxxxx')
     expect(sent!.rawBody).toContain('chunk 1: ')
   })
+
+  test('at the threshold, one within the window but no smaller than what it replaces is not saved either', async () => {
+    const h = harness()
+    await h.store.create({ id: 'long' })
+    await h.store.append('long', session(30))
+    // About 3,100 tokens: within what the window leaves it, no less than the results it replaces.
+    const agent = h.createAgent({
+      sessionId: 'long',
+      client: h.client({ model: 'tiny', catalog: TINY }),
+      tools: [readChunk],
+      compaction: { summarize: async () => 'y'.repeat(12_400) },
+    })
+    h.server.enqueue(textReply('r-1', 'Done reading.'))
+
+    const { events, outcome } = await collect(agent.run('Go on'))
+
+    expect(outcome.reason).toBe('completed')
+    const [end] = events.filter((e) => e.type === 'compaction_end')
+    expect(end).toMatchObject({ compacted: false, reason: 'threshold' })
+    const message = (end as { errorMessage?: string }).errorMessage ?? ''
+    const [, after, before] = /about (\d+) tokens, against (\d+) before/.exec(message) ?? []
+    expect(message).toMatch(
+      /^The summary \(about \d+ tokens\) leaves the request no smaller \(about \d+ tokens, against \d+ before\), so nothing was compacted\.$/,
+    )
+    expect(Number(after)).toBeGreaterThanOrEqual(Number(before))
+    expect(compactionsOf(await agent.history())).toEqual([])
+    const [sent] = h.server.requests.filter((r) => !isSummaryRequest(r))
+    expect(sent!.rawBody).not.toContain('yyyyyyyy')
+    expect(sent!.rawBody).toContain('chunk 1: ')
+  })
 })
