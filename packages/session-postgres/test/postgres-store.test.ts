@@ -17,6 +17,7 @@ import {
   SessionAppendInterruptedError,
   SessionLeasedError,
   SessionLeaseLostError,
+  schemaStatements,
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
@@ -1123,6 +1124,50 @@ describe('schema and pool', () => {
     expect(rows).toHaveLength(1)
     // Opening the store again changes nothing.
     await open().list()
+  })
+
+  test('hosts starting together on an empty database all create their first session', async () => {
+    const hosts = [open(), open(), open(), open()]
+    await Promise.all(hosts.map((host, i) => host.create({ id: `s${i}` })))
+    expect((await hosts[0]!.list()).map((info) => info.id).sort()).toEqual(['s0', 's1', 's2', 's3'])
+  })
+
+  test('a role that may only read and write the tables a migration made uses the store', async () => {
+    for (const statement of schemaStatements(schema)) await admin.query(statement)
+    const role = `app_${schema}`
+    await admin.query(`create role ${role} login password 'app'`)
+    try {
+      await admin.query(`grant usage on schema "${schema}" to ${role}`)
+      await admin.query(`grant select, insert, update, delete on all tables in schema "${schema}" to ${role}`)
+      const url = new URL(postgresUrl())
+      url.username = role
+      url.password = 'app'
+      const store = open({ connectionString: url.href })
+      await store.create({ id: 's' })
+      await store.append('s', [record('a')])
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['a'])
+      await store.close()
+    } finally {
+      await admin.query(`drop owned by ${role}`)
+      await admin.query(`drop role ${role}`)
+    }
+  })
+
+  test("a store starting on tables already made waits for no other host's write", async () => {
+    const first = open()
+    await first.create({ id: 's' })
+    const writer = await admin.connect()
+    try {
+      await writer.query('begin')
+      await writer.query(`update "${schema}".sessions set updated_at = updated_at where id = 's'`)
+      // Waiting for that write would time out instead of answering.
+      const url = new URL(postgresUrl())
+      url.searchParams.set('options', '-c lock_timeout=2000')
+      expect(await open({ connectionString: url.href }).info('s')).toMatchObject({ id: 's' })
+    } finally {
+      await writer.query('rollback')
+      writer.release()
+    }
   })
 
   test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
