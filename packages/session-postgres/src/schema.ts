@@ -94,19 +94,8 @@ const SCHEMA_CURRENT = `select
 export async function ensureSchema(pool: StorePool, schema: string): Promise<void> {
   const { rows } = await pool.query(SCHEMA_CURRENT, [`"${schema}"`])
   if ((rows[0] as { current: boolean | null } | undefined)?.current === true) return
-  const client = await pool.connect()
-  let failure: unknown
-  try {
-    await client.query('begin')
+  await pool.transaction(async (client) => {
     await client.query('select pg_advisory_xact_lock(hashtext($1))', [`kode-session-schema:${schema}`])
     for (const statement of schemaStatements(schema)) await client.query(statement)
-    await client.query('commit')
-  } catch (error) {
-    failure = error
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    // A connection whose statement timed out may still run it: it must not serve anyone else.
-    client.release(failure instanceof Error ? failure : undefined)
-  }
+  })
 }
