@@ -1,35 +1,11 @@
-import { SessionError } from '@kode/session'
-import pg from 'pg'
 import type { EncodedBatch } from './encoded-batch.js'
 import { SessionAppendInterruptedError } from './errors.js'
+import { connectionLost } from './postgres-failure.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
 
 /** How many fresh connections the store tries for looking at an interrupted append's records. */
 const LOOKS = 3
-
-/**
- * Whether `error` leaves a statement's outcome open: the connection was lost (a socket error, an
- * end, a client timeout) or the server ended it (`57P01` after `pg_terminate_backend`, `57P02`, or
- * a connection exception, class `08`). Postgres may have committed before the answer was lost.
- * Any other error Postgres reported means the statement was rolled back.
- */
-export function connectionLost(error: unknown): boolean {
-  if (SessionError.is(error) || !(error instanceof Error)) return false
-  if (!reportedByPostgres(error)) return true
-  const code = error.code ?? ''
-  return code.startsWith('08') || code === '57P01' || code === '57P02'
-}
-
-/**
- * Whether Postgres reported `error` (an ErrorResponse). Told by its shape, not `instanceof`: a
- * host's pool may come from another copy of pg, whose `DatabaseError` is another class.
- */
-function reportedByPostgres(error: Error): error is pg.DatabaseError {
-  if (error instanceof pg.DatabaseError) return true
-  const { code, severity } = error as { code?: unknown; severity?: unknown }
-  return typeof severity === 'string' && typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code)
-}
 
 /**
  * Runs an append's statement. When the connection is lost meanwhile, the append may have
@@ -75,22 +51,12 @@ async function batchStored(
   sessionId: string,
   batch: EncodedBatch,
 ): Promise<boolean> {
-  const client = await pool.connect()
-  let failure: unknown
-  try {
-    await client.query('begin')
+  return pool.transaction(async (client) => {
     // The lost connection's statement may still run: it holds the session's row until it commits
     // or rolls back, and this waits for that. (One still on its way to Postgres over a connection
     // broken one way only is not waited for; it cannot be told apart from one never sent.)
     await client.query(sql.lockSession, [sessionId])
     const { rows } = await client.query(sql.batchStored, [sessionId, batch.json, batch.count])
-    await client.query('commit')
     return rows.length > 0
-  } catch (error) {
-    failure = error
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    client.release(failure instanceof Error ? failure : undefined)
-  }
+  })
 }

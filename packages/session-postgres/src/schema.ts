@@ -70,20 +70,32 @@ export function schemaStatements(schema: string): string[] {
 }
 
 /**
- * Creates the schema on first use. Hosts starting together serialise on an advisory lock, since
- * two concurrent `create table if not exists` can both try to create the table and one fail.
+ * Whether the schema holds everything `schemaStatements` makes, and none of the indexes it drops:
+ * one catalog read, which needs no privilege beyond the tables' own. `$1` is the quoted schema.
+ */
+const SCHEMA_CURRENT = `select
+    to_regclass($1 || '.records') is not null
+    and to_regclass($1 || '.sessions_in_list_order') is not null
+    and to_regclass($1 || '.sessions_of_parent_in_list_order') is not null
+    and to_regclass($1 || '.sessions_by_update') is null
+    and to_regclass($1 || '.sessions_by_parent') is null
+    and exists (select 1 from pg_attribute where attrelid = to_regclass($1 || '.sessions')
+      and attname = 'incarnation' and not attisdropped) as current`
+
+/**
+ * Creates the schema on first use, or brings it up to date. Tables already current are left
+ * alone without a statement that locks or needs more than the right to use them: a
+ * `create ... if not exists` still needs the right to create (which an application's role the
+ * tables were made for by a migration tool lacks), and `create index if not exists` waits for
+ * every write under way on the table and holds off new ones meanwhile. Hosts starting together on
+ * tables not made yet serialise on an advisory lock, since two concurrent `create table if not
+ * exists` can both try to create the table and one fail.
  */
 export async function ensureSchema(pool: StorePool, schema: string): Promise<void> {
-  const client = await pool.connect()
-  try {
-    await client.query('begin')
+  const { rows } = await pool.query(SCHEMA_CURRENT, [`"${schema}"`])
+  if ((rows[0] as { current: boolean | null } | undefined)?.current === true) return
+  await pool.transaction(async (client) => {
     await client.query('select pg_advisory_xact_lock(hashtext($1))', [`kode-session-schema:${schema}`])
     for (const statement of schemaStatements(schema)) await client.query(statement)
-    await client.query('commit')
-  } catch (error) {
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    client.release()
-  }
+  })
 }

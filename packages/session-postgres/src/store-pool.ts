@@ -1,6 +1,17 @@
-import { storeClosed } from '@kode/session'
+import { SessionError, storeClosed } from '@kode/session'
 import pg from 'pg'
 import { InFlight } from './in-flight.js'
+import { mustRetry } from './postgres-failure.js'
+
+/** How many times a statement Postgres rolled back for meeting another transaction is made at most. */
+const TRIES = 10
+
+/**
+ * How the store's transactions begin. Its statements are written for `read committed`: one that
+ * waits for a row another host changes goes on with the row as committed. A database whose
+ * transactions default to `repeatable read` or `serializable` would fail it instead.
+ */
+const BEGIN = 'begin isolation level read committed'
 
 /**
  * The store's way to its pool. A pool ended while a query of it waits for a connection drops that
@@ -17,9 +28,48 @@ export class StorePool {
     this.#pool = pool
   }
 
+  /**
+   * Runs one statement in a transaction of its own. Made again when Postgres rolled it back for
+   * meeting another transaction (`mustRetry`): in a database whose transactions default to
+   * `repeatable read` or `serializable`, a statement that waited for a session's row another host
+   * changed meanwhile fails so, though nothing of it was done.
+   */
   query(text: string, values?: unknown[]): Promise<pg.QueryResult> {
     if (this.#closed) return Promise.reject(storeClosed())
-    return this.#running.track(this.#pool.query(text, values))
+    return this.#running.track(this.#retried(() => this.#pool.query(text, values)))
+  }
+
+  /**
+   * Runs `work` on one connection in a `read committed` transaction (see `BEGIN`), commits, and
+   * releases the connection: as broken when anything but a refusal of the store's failed it.
+   */
+  async transaction<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    const client = await this.connect()
+    let failure: unknown
+    try {
+      await client.query(BEGIN)
+      const result = await work(client)
+      await client.query('commit')
+      return result
+    } catch (error) {
+      failure = error
+      await client.query('rollback').catch(() => {})
+      throw error
+    } finally {
+      // A refusal is no fault of the connection; after any other failure (a statement timed out
+      // may still run on it) it must not serve anyone else.
+      client.release(failure instanceof Error && !SessionError.is(failure) ? failure : undefined)
+    }
+  }
+
+  async #retried(run: () => Promise<pg.QueryResult>): Promise<pg.QueryResult> {
+    for (let tries = 1; ; tries++) {
+      try {
+        return await run()
+      } catch (error) {
+        if (tries >= TRIES || !mustRetry(error)) throw error
+      }
+    }
   }
 
   /**

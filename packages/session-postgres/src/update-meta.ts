@@ -1,4 +1,4 @@
-import { SessionError, type SessionInfo, sessionNotFound } from '@kode/session'
+import { type SessionInfo, sessionNotFound } from '@kode/session'
 import { infoOf, type SessionRow } from './rows.js'
 import type { Statements } from './statements.js'
 import type { StorePool } from './store-pool.js'
@@ -15,27 +15,13 @@ export async function updateMeta(
   sessionId: string,
   patch: string,
 ): Promise<SessionInfo | undefined> {
-  const client = await pool.connect()
-  let failure: unknown
-  try {
-    await client.query('begin')
+  return pool.transaction(async (client) => {
     const { rows } = await client.query(sql.update, [sessionId, patch])
-    let info: SessionInfo | undefined
-    if (rows[0]) info = infoOf(rows[0] as SessionRow)
-    else {
-      // Missing, or its meta column is no object (which `||` would turn into an array).
-      const current = (await client.query(sql.info, [sessionId])).rows[0] as SessionRow | undefined
-      if (!current) throw sessionNotFound(sessionId)
-      infoOf(current)
-    }
-    await client.query('commit')
-    return info
-  } catch (error) {
-    failure = error
-    await client.query('rollback').catch(() => {})
-    throw error
-  } finally {
-    // A refusal is no fault of the connection: it goes back to the pool.
-    client.release(failure instanceof Error && !SessionError.is(failure) ? failure : undefined)
-  }
+    if (rows[0]) return infoOf(rows[0] as SessionRow)
+    // Missing, or its meta column is no object (which `||` would turn into an array).
+    const current = (await client.query(sql.info, [sessionId])).rows[0] as SessionRow | undefined
+    if (!current) throw sessionNotFound(sessionId)
+    infoOf(current)
+    return undefined
+  })
 }

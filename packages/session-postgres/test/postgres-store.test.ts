@@ -17,6 +17,7 @@ import {
   SessionAppendInterruptedError,
   SessionLeasedError,
   SessionLeaseLostError,
+  schemaStatements,
 } from '@kode/session-postgres'
 import pg from 'pg'
 import { afterEach, beforeEach, describe, expect, test, vi } from 'vitest'
@@ -966,6 +967,75 @@ describe('a connection the server ends in the middle of a transaction', () => {
   })
 })
 
+describe('a database whose transactions are serializable', () => {
+  /** A store whose connections run every transaction serializable, as a database may be set to. */
+  const serializable = () => {
+    const url = new URL(postgresUrl())
+    url.searchParams.set('options', '-c default_transaction_isolation=serializable')
+    return open({ connectionString: url.href })
+  }
+  /**
+   * Another host changes the session's row in a transaction; `commitOnceWaiting` commits it once
+   * the store's statement containing `marker` waits for it. That statement's snapshot is then too
+   * old to change the row, and Postgres fails it with a serialization failure.
+   */
+  async function changeRow(sessionId: string) {
+    const other = await admin.connect()
+    await other.query('begin')
+    await other.query(`update "${schema}".sessions set lease_epoch = lease_epoch where id = $1`, [sessionId])
+    return {
+      async commitOnceWaiting(marker: string) {
+        try {
+          for (;;) {
+            const { rows } = await admin.query(
+              `select 1 from pg_stat_activity where wait_event_type = 'Lock' and position($1 in query) > 0
+                and pid <> pg_backend_pid()`,
+              [marker],
+            )
+            if (rows.length > 0) break
+            await new Promise((resolve) => setTimeout(resolve, 10))
+          }
+          await other.query('commit')
+        } finally {
+          other.release()
+        }
+      },
+    }
+  }
+
+  test('an append that meets a concurrent change of its session is made once, not failed', async () => {
+    const store = serializable()
+    await store.create({ id: 's' })
+    const change = await changeRow('s')
+    const append = store.append('s', [record('a')])
+    await change.commitOnceWaiting('with ordinality as r (record, ord)')
+    await append
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['a'])
+  })
+
+  test('an append through a lease that meets a concurrent change of its session is made once, not failed', async () => {
+    const store = serializable()
+    await store.create({ id: 's' })
+    const lease = await store.acquire('s')
+    const change = await changeRow('s')
+    const append = lease.append([record('a')])
+    await change.commitOnceWaiting('with ordinality as r (record, ord)')
+    await append
+    await lease.release()
+    expect((await store.read('s')).map((event) => event.id)).toEqual(['a'])
+  })
+
+  test('an update that meets a concurrent change of its session is made, not failed', async () => {
+    const store = serializable()
+    await store.create({ id: 's', title: 'before' })
+    const change = await changeRow('s')
+    const update = store.update('s', { title: 'after' })
+    await change.commitOnceWaiting('meta = meta ||')
+    expect(await update).toMatchObject({ title: 'after' })
+    expect(await store.info('s')).toMatchObject({ title: 'after' })
+  })
+})
+
 describe('closing while operations are under way', () => {
   /** What a promise settles with, or a failure naming `what` if it has not settled in 5 s. */
   const settled = async (what: string, promise: Promise<unknown>) => {
@@ -1123,6 +1193,50 @@ describe('schema and pool', () => {
     expect(rows).toHaveLength(1)
     // Opening the store again changes nothing.
     await open().list()
+  })
+
+  test('hosts starting together on an empty database all create their first session', async () => {
+    const hosts = [open(), open(), open(), open()]
+    await Promise.all(hosts.map((host, i) => host.create({ id: `s${i}` })))
+    expect((await hosts[0]!.list()).map((info) => info.id).sort()).toEqual(['s0', 's1', 's2', 's3'])
+  })
+
+  test('a role that may only read and write the tables a migration made uses the store', async () => {
+    for (const statement of schemaStatements(schema)) await admin.query(statement)
+    const role = `app_${schema}`
+    await admin.query(`create role ${role} login password 'app'`)
+    try {
+      await admin.query(`grant usage on schema "${schema}" to ${role}`)
+      await admin.query(`grant select, insert, update, delete on all tables in schema "${schema}" to ${role}`)
+      const url = new URL(postgresUrl())
+      url.username = role
+      url.password = 'app'
+      const store = open({ connectionString: url.href })
+      await store.create({ id: 's' })
+      await store.append('s', [record('a')])
+      expect((await store.read('s')).map((event) => event.id)).toEqual(['a'])
+      await store.close()
+    } finally {
+      await admin.query(`drop owned by ${role}`)
+      await admin.query(`drop role ${role}`)
+    }
+  })
+
+  test("a store starting on tables already made waits for no other host's write", async () => {
+    const first = open()
+    await first.create({ id: 's' })
+    const writer = await admin.connect()
+    try {
+      await writer.query('begin')
+      await writer.query(`update "${schema}".sessions set updated_at = updated_at where id = 's'`)
+      // Waiting for that write would time out instead of answering.
+      const url = new URL(postgresUrl())
+      url.searchParams.set('options', '-c lock_timeout=2000')
+      expect(await open({ connectionString: url.href }).info('s')).toMatchObject({ id: 's' })
+    } finally {
+      await writer.query('rollback')
+      writer.release()
+    }
   })
 
   test("an idle connection of the store's own pool ended by the server neither crashes the host nor the next append", async () => {
