@@ -678,6 +678,53 @@ describe('hostile content', () => {
   })
 })
 
+describe('long lines', () => {
+  test('a word longer than the column wraps inside it: the prompt, the answer, a tool call and its result', async () => {
+    const word = 'x'.repeat(600)
+    const url = `https://example.com/${'a'.repeat(600)}`
+    const model = await createSseTestServer({
+      handler: (request) =>
+        JSON.stringify(request.body).includes('"role":"tool"')
+          ? scriptedResponse('openai-chat', { id: 'chatcmpl-long', steps: [{ text: `${word} ${url}` }] })
+          : scriptedResponse('openai-chat', {
+              id: 'chatcmpl-long',
+              steps: [
+                { thinking: word },
+                { toolCall: { id: 'call_1', name: 'echo', arguments: { text: word } } },
+              ],
+            }),
+    })
+    const client = createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-test', baseUrl: model.url })
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes its text',
+      parameters: Type.Object({ text: Type.String() }),
+      execute: ({ text }) => text,
+    })
+    const served = await serve({ client, tools: [echo] })
+    const page = await openPage(served.url)
+    await send(page, word)
+    await idle(page)
+    await page.waitForSelector('#transcript .task-usage')
+    for (const summary of await page.locator('#transcript summary').all()) await summary.click()
+    // Nothing sticks out of the transcript's column, so it never scrolls sideways.
+    const overflowing = await page.evaluate(() => {
+      const transcript = document.querySelector('#transcript')!
+      const right = transcript.getBoundingClientRect().right
+      return [...transcript.querySelectorAll('*')]
+        .filter((el) => el.getBoundingClientRect().right > right + 0.5 || el.scrollWidth > el.clientWidth + 1)
+        .filter((el) => getComputedStyle(el).overflowX === 'visible')
+        .map((el) => el.className || el.tagName)
+    })
+    expect(overflowing).toEqual([])
+    expect(await page.evaluate(() => document.querySelector('#transcript')!.scrollWidth)).toBe(
+      await page.evaluate(() => document.querySelector('#transcript')!.clientWidth),
+    )
+    expect(await transcriptText(page)).toContain(word)
+    await model.close()
+  })
+})
+
 describe('another site', () => {
   test('a page on another origin cannot start a task through the browser, by fetch or by form', async () => {
     const { url, store } = await serve({ delayMs: 5 })
