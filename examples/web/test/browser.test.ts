@@ -320,6 +320,26 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('a call that waits for approval shows its hidden characters as marked escapes', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const { url } = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(url)
+    // A bidi override would show "pay Bob $100" reversed; a zero-width space would show nothing.
+    await send(page, 'save a note: pay Bob \u202e001$\u202c today\u200b \\n')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    expect(await page.locator('#transcript .approval').textContent()).toBe(
+      '⚠ save_note waits for approval: {"text":"save a note: pay Bob \\u202e001$\\u202c today\\u200b \\\\n"}ApproveDeny',
+    )
+    // Each shown escape is set apart; the model's own backslashes are not.
+    expect(await page.locator('#transcript .approval code .escape').allTextContents()).toEqual([
+      '\\u202e',
+      '\\u202c',
+      '\\u200b',
+    ])
+    expect(page.problems).toEqual([])
+  })
+
   test('Deny with a reason: the model reads it, the page shows it, and the tool never runs', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
     const { url } = await serve({ tools: [saveNoteTool(file)] })
