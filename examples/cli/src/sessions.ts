@@ -128,17 +128,26 @@ async function topLevelSessions(store: SessionStore): Promise<SessionInfo[]> {
 /**
  * The stored session `idOrPrefix` names: its exact id, or an unambiguous prefix of a top-level
  * session's. A prefix of a session that cannot be read fails with the store's reason, as its
- * exact id does, rather than as no session at all.
+ * exact id does, rather than as no session at all. A sub-agent's session is refused by its id
+ * too: its parent's task drives it, and a task of its own there would settle (deny) a call the
+ * parent waits on and write past the parent's view of it.
  */
 export async function findSession(shelf: SessionShelf, idOrPrefix: string): Promise<string> {
   const { store } = shelf
-  if (isValidSessionId(idOrPrefix) && (await store.info(idOrPrefix))) return idOrPrefix
+  const info = isValidSessionId(idOrPrefix) ? await store.info(idOrPrefix) : undefined
+  if (info?.subAgent !== undefined) throw new Error(subAgentSessionMessage(info.id, info.parentSessionId))
+  if (info) return idOrPrefix
   const { sessions, unreadable } = await shelf.listSessions()
   const ids = [...sessions.map((info) => info.id), ...unreadable.map((session) => session.id)]
   const id = matchPrefix(idOrPrefix, ids, 'session')
   // Read it again: it throws why it cannot be read, unless it was mended in between.
   if (unreadable.some((session) => session.id === id)) await store.info(id)
   return id
+}
+
+function subAgentSessionMessage(id: string, parent: string | undefined): string {
+  const whose = parent === undefined ? 'its parent session' : `its parent session ${parent}`
+  return `session ${id} is a sub-agent's session: the task of ${whose} drives it; resume ${parent ?? 'that session'} instead (its replay shows the sub-agent's work)`
 }
 
 /**

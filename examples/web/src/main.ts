@@ -9,6 +9,14 @@ import { connectModel, openWorkspace, readOnlyBuiltinTools, resolveProvider, sys
 import { saveNoteTool } from './note-tool.js'
 import { createWebApp } from './server/app.js'
 
+/** What stops the server from listening, by `code`, with what to do about it. */
+const LISTEN_ERRORS: Record<string, string> = {
+  EADDRINUSE: 'the address is in use (EADDRINUSE); stop what uses it, or choose another PORT',
+  EACCES: 'permission denied (EACCES); a port below 1024 needs privileges, choose another PORT',
+  EADDRNOTAVAIL: 'no interface of this machine has that address (EADDRNOTAVAIL); check HOST',
+  ENOTFOUND: 'HOST names no address (ENOTFOUND); check HOST',
+}
+
 // `pnpm start`: PORT (default 3000), HOST (default 127.0.0.1: the tools read this directory, so
 // the server is local unless you choose otherwise), KODE_ALLOWED_HOSTS (the comma-separated names
 // the server is reached by besides the loopback ones and HOST; any other `Host` is refused, against
@@ -17,7 +25,7 @@ import { createWebApp } from './server/app.js'
 // KODE_POSTGRES_SCHEMA (default kode), and the CLI's model variables (ANTHROPIC_API_KEY,
 // OPENAI_API_KEY, ...; none: the offline model).
 const env = process.env
-const port = Number(env.PORT ?? 3000)
+const port = portOf(env.PORT ?? '3000')
 const host = env.HOST ?? '127.0.0.1'
 // The names a browser may reach the server by: HOST itself (unless it is every interface) and
 // the ones listed. Behind a proxy or on 0.0.0.0, list the name users type.
@@ -55,7 +63,17 @@ const app = createWebApp({
   allowedHosts,
 })
 const server = createServer(app.handle)
+// Before it listens, an error is one the address caused (in use, not this machine's): say which
+// and stop, rather than crash with a stack trace.
+const cannotListen = (error: NodeJS.ErrnoException) => {
+  console.error(
+    `kode web: cannot listen on ${host}:${port}: ${LISTEN_ERRORS[error.code ?? ''] ?? error.message}`,
+  )
+  void close(1)
+}
+server.once('error', cannotListen)
 server.listen(port, host, () => {
+  server.off('error', cannotListen)
   // PORT=0 takes any free port: print the one it got.
   const { port: bound } = server.address() as AddressInfo
   console.log(`kode web on http://${host}:${bound}  model: ${model.label}  sessions: ${where}`)
@@ -70,14 +88,23 @@ server.listen(port, host, () => {
 })
 
 let closing = false
-const shutdown = async () => {
+async function close(status: number): Promise<void> {
   if (closing) return
   closing = true
   server.close()
   await app.close()
   await store.close()
   await model.close()
-  process.exit(0)
+  process.exit(status)
 }
+const shutdown = () => void close(0)
 process.on('SIGINT', shutdown)
 process.on('SIGTERM', shutdown)
+
+/** `PORT` as a number; anything but a port number stops the server with a usage error (status 2). */
+function portOf(value: string): number {
+  const port = /^\d{1,5}$/.test(value.trim()) ? Number(value) : Number.NaN
+  if (port >= 0 && port <= 65_535) return port
+  console.error(`kode web: PORT must be a port number from 0 to 65535 (got ${JSON.stringify(value)})`)
+  process.exit(2)
+}

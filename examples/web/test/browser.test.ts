@@ -320,6 +320,26 @@ describe('the page', () => {
     expect(page.problems).toEqual([])
   })
 
+  test('a call that waits for approval shows its hidden characters as marked escapes', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
+    const { url } = await serve({ tools: [saveNoteTool(file)] })
+    const page = await openPage(url)
+    // A bidi override would show "pay Bob $100" reversed; a zero-width space would show nothing.
+    await send(page, 'save a note: pay Bob \u202e001$\u202c today\u200b \\n')
+    await page.waitForSelector('#transcript .approval button.approve:not([disabled])')
+    await idle(page)
+    expect(await page.locator('#transcript .approval').textContent()).toBe(
+      '⚠ save_note waits for approval: {"text":"save a note: pay Bob \\u202e001$\\u202c today\\u200b \\\\n"}ApproveDeny',
+    )
+    // Each shown escape is set apart; the model's own backslashes are not.
+    expect(await page.locator('#transcript .approval code .escape').allTextContents()).toEqual([
+      '\\u202e',
+      '\\u202c',
+      '\\u200b',
+    ])
+    expect(page.problems).toEqual([])
+  })
+
   test('Deny with a reason: the model reads it, the page shows it, and the tool never runs', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'kode-web-notes-')), 'notes.md')
     const { url } = await serve({ tools: [saveNoteTool(file)] })
@@ -674,6 +694,53 @@ describe('hostile content', () => {
     for (const summary of await page.locator('#transcript summary').all()) await summary.click()
     expect(await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned)).toBeUndefined()
     expect(page.problems).toEqual([])
+    await model.close()
+  })
+})
+
+describe('long lines', () => {
+  test('a word longer than the column wraps inside it: the prompt, the answer, a tool call and its result', async () => {
+    const word = 'x'.repeat(600)
+    const url = `https://example.com/${'a'.repeat(600)}`
+    const model = await createSseTestServer({
+      handler: (request) =>
+        JSON.stringify(request.body).includes('"role":"tool"')
+          ? scriptedResponse('openai-chat', { id: 'chatcmpl-long', steps: [{ text: `${word} ${url}` }] })
+          : scriptedResponse('openai-chat', {
+              id: 'chatcmpl-long',
+              steps: [
+                { thinking: word },
+                { toolCall: { id: 'call_1', name: 'echo', arguments: { text: word } } },
+              ],
+            }),
+    })
+    const client = createClient({ api: 'openai-chat', model: 'm', apiKey: 'sk-test', baseUrl: model.url })
+    const echo = defineTool({
+      name: 'echo',
+      description: 'Echoes its text',
+      parameters: Type.Object({ text: Type.String() }),
+      execute: ({ text }) => text,
+    })
+    const served = await serve({ client, tools: [echo] })
+    const page = await openPage(served.url)
+    await send(page, word)
+    await idle(page)
+    await page.waitForSelector('#transcript .task-usage')
+    for (const summary of await page.locator('#transcript summary').all()) await summary.click()
+    // Nothing sticks out of the transcript's column, so it never scrolls sideways.
+    const overflowing = await page.evaluate(() => {
+      const transcript = document.querySelector('#transcript')!
+      const right = transcript.getBoundingClientRect().right
+      return [...transcript.querySelectorAll('*')]
+        .filter((el) => el.getBoundingClientRect().right > right + 0.5 || el.scrollWidth > el.clientWidth + 1)
+        .filter((el) => getComputedStyle(el).overflowX === 'visible')
+        .map((el) => el.className || el.tagName)
+    })
+    expect(overflowing).toEqual([])
+    expect(await page.evaluate(() => document.querySelector('#transcript')!.scrollWidth)).toBe(
+      await page.evaluate(() => document.querySelector('#transcript')!.clientWidth),
+    )
+    expect(await transcriptText(page)).toContain(word)
     await model.close()
   })
 })

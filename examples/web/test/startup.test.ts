@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -41,5 +42,43 @@ describe('starting the server', () => {
     const out = await startupOutput(undefined)
     expect(out).toContain('kode web on http://127.0.0.1:')
     expect(out).not.toContain('warning:')
+  })
+})
+
+/** The built server run to its end with `env`: its exit status and what it printed on stderr. */
+async function failedStart(env: Record<string, string>): Promise<{ status: number | null; stderr: string }> {
+  const dir = mkdtempSync(join(tmpdir(), 'kode-web-start-'))
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }))
+  const child = spawn(process.execPath, [server], {
+    cwd: dir,
+    env: { PATH: process.env.PATH, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString()
+  })
+  const status = await new Promise<number | null>((resolve) => child.on('close', resolve))
+  return { status, stderr }
+}
+
+describe('a server that cannot start', () => {
+  test('a port in use is named in one line, without a stack trace', async () => {
+    const taken = createServer()
+    await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve))
+    onTestFinished(() => new Promise<void>((resolve) => taken.close(() => resolve())))
+    const { port } = taken.address() as { port: number }
+    const { status, stderr } = await failedStart({ PORT: String(port) })
+    expect(status).toBe(1)
+    expect(stderr).toBe(
+      `kode web: cannot listen on 127.0.0.1:${port}: the address is in use (EADDRINUSE); ` +
+        'stop what uses it, or choose another PORT\n',
+    )
+  })
+
+  test('a PORT that is not a port number is a usage error naming it', async () => {
+    const { status, stderr } = await failedStart({ PORT: 'http' })
+    expect(status).toBe(2)
+    expect(stderr).toBe('kode web: PORT must be a port number from 0 to 65535 (got "http")\n')
   })
 })

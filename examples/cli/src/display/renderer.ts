@@ -3,7 +3,7 @@ import { formatDuration, taskSummaryLine, usageLine } from './format.js'
 import { renderMarkdownLine } from './markdown.js'
 import type { RenderCommand } from './render-commands.js'
 import type { Style } from './style.js'
-import { truncateToWidth, visibleWidth } from './style.js'
+import { expandTabs, truncateToWidth, visibleWidth } from './style.js'
 import { terminalSafe } from './terminal-safe.js'
 
 /** Where the renderer writes: a terminal (or anything that records what it is given). */
@@ -260,7 +260,10 @@ export class CommandRenderer {
     this.#drawnRows = lines.length
   }
 
-  /** The live area, each line cut to the width so that it takes exactly one row. */
+  /**
+   * The live area, each line cut to the width so that it takes exactly one row (its tabs made
+   * spaces first, so that they are counted): the erase before a redraw moves up one row a line.
+   */
   #liveLines(): string[] {
     const s = this.#style
     const width = Math.max(20, this.#out.columns - 1)
@@ -270,12 +273,15 @@ export class CommandRenderer {
       lines.push(`${spinner} ${s.dim('Thinking…')}`)
       const recent = this.#thinking.split('\n').filter((line) => line.trim() !== '')
       for (const line of recent.slice(-THINKING_PREVIEW_LINES))
-        lines.push(s.dim(`  ${truncateToWidth(line.trim(), width - 2)}`))
+        lines.push(s.dim(`  ${truncateToWidth(expandTabs(line.trim()), width - 2)}`))
     }
-    if (this.#partial !== '') lines.push(tail(this.#partial, width))
+    if (this.#partial !== '') lines.push(tail(expandTabs(this.#partial), width))
     for (const tool of this.#tools.values()) {
       const detail = tool.progress ?? tool.summary
-      const text = truncateToWidth(`${tool.name} ${detail}${tool.pending ? '…' : ''}`.trim(), width - 2)
+      const text = truncateToWidth(
+        expandTabs(`${tool.name} ${detail}${tool.pending ? '…' : ''}`.trim()),
+        width - 2,
+      )
       lines.push(
         `${spinner} ${s.bold(text.slice(0, tool.name.length))}${s.dim(text.slice(tool.name.length))}`,
       )

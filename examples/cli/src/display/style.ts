@@ -107,10 +107,80 @@ export function truncateToWidth(text: string, columns: number): string {
   return `${out}…`
 }
 
+/**
+ * `text` (plain, one line) with each tab replaced by the spaces a terminal moves over to reach its
+ * next tab stop (every `tabSize` columns from the start): a tab is as wide as where it stands, so
+ * a width can only be counted, or a line cut, once it is spaces.
+ */
+export function expandTabs(text: string, tabSize = 8): string {
+  if (!text.includes('\t')) return text
+  let out = ''
+  let column = 0
+  for (const char of text) {
+    if (char === '\t') {
+      const spaces = tabSize - (column % tabSize)
+      out += ' '.repeat(spaces)
+      column += spaces
+    } else {
+      out += char
+      column += charWidth(char.codePointAt(0)!)
+    }
+  }
+  return out
+}
+
+/**
+ * The emoji below U+1F300 that terminals draw two columns wide (East Asian Width "W"), as
+ * `[first, last]` ranges: models write ✅, ❌ and ⭐ often, and counting them one column would
+ * let a live line wrap.
+ */
+const WIDE_SYMBOLS: readonly (readonly [number, number])[] = [
+  [0x231a, 0x231b],
+  [0x2329, 0x232a],
+  [0x23e9, 0x23ec],
+  [0x23f0, 0x23f0],
+  [0x23f3, 0x23f3],
+  [0x25fd, 0x25fe],
+  [0x2614, 0x2615],
+  [0x2648, 0x2653],
+  [0x267f, 0x267f],
+  [0x2693, 0x2693],
+  [0x26a1, 0x26a1],
+  [0x26aa, 0x26ab],
+  [0x26bd, 0x26be],
+  [0x26c4, 0x26c5],
+  [0x26ce, 0x26ce],
+  [0x26d4, 0x26d4],
+  [0x26ea, 0x26ea],
+  [0x26f2, 0x26f3],
+  [0x26f5, 0x26f5],
+  [0x26fa, 0x26fa],
+  [0x26fd, 0x26fd],
+  [0x2705, 0x2705],
+  [0x270a, 0x270b],
+  [0x2728, 0x2728],
+  [0x274c, 0x274c],
+  [0x274e, 0x274e],
+  [0x2753, 0x2755],
+  [0x2757, 0x2757],
+  [0x2795, 0x2797],
+  [0x27b0, 0x27b0],
+  [0x27bf, 0x27bf],
+  [0x2b1b, 0x2b1c],
+  [0x2b50, 0x2b50],
+  [0x2b55, 0x2b55],
+  [0x1f004, 0x1f004],
+  [0x1f0cf, 0x1f0cf],
+  [0x1f18e, 0x1f18e],
+  [0x1f191, 0x1f19a],
+  [0x1f200, 0x1f2ff],
+]
+
 function charWidth(code: number): number {
   if (code < 0x20 || (code >= 0x7f && code < 0xa0) || (code >= 0x300 && code < 0x370) || code === 0x200d)
     return 0
   if (
+    WIDE_SYMBOLS.some(([first, last]) => code >= first && code <= last) ||
     (code >= 0x1100 && code <= 0x115f) ||
     (code >= 0x2e80 && code <= 0xa4cf) ||
     (code >= 0xac00 && code <= 0xd7a3) ||

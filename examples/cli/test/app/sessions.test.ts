@@ -34,12 +34,15 @@ describe('sessions', () => {
     expect(() => matchPrefix('a', ['ab', 'ac'], 'record')).toThrow('a matches 2 records')
   })
 
-  test('findSession ignores sub-agent sessions for prefixes but takes their exact id', async () => {
+  test('findSession ignores sub-agent sessions for prefixes, and refuses their exact id naming the parent', async () => {
     const store = createMemorySessionStore()
     await store.create({ id: 'parent-1' })
     await store.create({ id: 'pa-child', subAgent: { name: 'explore' }, parentSessionId: 'parent-1' })
     expect(await findSession(shelfOf(store), 'pa')).toBe('parent-1')
-    expect(await findSession(shelfOf(store), 'pa-child')).toBe('pa-child')
+    // A task of its own there would settle a call its parent waits on: its parent's task drives it.
+    await expect(findSession(shelfOf(store), 'pa-child')).rejects.toThrow(
+      "session pa-child is a sub-agent's session: the task of its parent session parent-1 drives it; resume parent-1 instead (its replay shows the sub-agent's work)",
+    )
   })
 
   test('sessionLines marks the current session', async () => {

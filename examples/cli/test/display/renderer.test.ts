@@ -204,6 +204,35 @@ describe('CommandRenderer on a live terminal', () => {
     expect(text()).toBe('typing\n\x1b[1A\r\x1b[Jtyping done\n')
   })
 
+  // A live line must take exactly one row: the erase before the next redraw moves up one row per
+  // line, and a line that wrapped would leave its first rows on the screen.
+  test('shows tabs of the open line as the spaces a terminal would give them, cut to one row', () => {
+    const { renderer, text } = plain(true)
+    renderer.render({ type: 'text_partial', sessionId: S, text: `\t\t\t${'x'.repeat(70)}` })
+    expect(text()).toBe(`…${' '.repeat(8)}${'x'.repeat(70)}\n`)
+  })
+
+  test('counts emoji a terminal draws two columns wide as two', () => {
+    const { renderer, text } = plain(true)
+    renderer.render({ type: 'text_partial', sessionId: S, text: '✅'.repeat(60) })
+    expect(text()).toBe(`…${'✅'.repeat(39)}\n`)
+  })
+
+  test('cuts a thinking line and a running tool with tabs to one row', () => {
+    const { renderer, text } = plain(true)
+    renderer.render({ type: 'thinking_start', sessionId: S })
+    renderer.render({ type: 'thinking_delta', sessionId: S, text: `step\t${'\t'.repeat(9)}done` })
+    renderer.render({
+      type: 'tool_start',
+      sessionId: S,
+      toolCallId: 'c',
+      toolName: 'bash',
+      summary: `make\t${'\t'.repeat(9)}all`,
+    })
+    const drawn = text().split('\x1b[J').at(-1)!.split('\n').slice(0, -1)
+    expect(drawn).toEqual(['⠋ Thinking…', `  step${' '.repeat(72)}…`, `⠋ bash make${' '.repeat(67)}…`])
+  })
+
   test('clear empties the live area', () => {
     const { renderer, text } = plain(true)
     for (const c of commands) renderer.render(c)

@@ -2,6 +2,7 @@ import type { Citation, Event, ReplayEvent, TodoItem, Usage } from '@kode/protoc
 import { distinctSources } from '@kode/protocol/helpers'
 import { isPlainEnter } from './keys.js'
 import { renderMarkdown } from './markdown.js'
+import { revealedNodes } from './revealed.js'
 
 /** What a session's stream carries: live events and replayed ones render the same way. */
 export type StreamEvent = Event | ReplayEvent
@@ -330,7 +331,7 @@ export class Transcript {
     el.dataset.toolCallId = toolCallId
     const label = el.appendChild(this.#doc.createElement('span'))
     label.textContent = `⚠ ${toolName} waits for approval: `
-    el.appendChild(this.#doc.createElement('code')).textContent = args
+    el.appendChild(this.#doc.createElement('code')).append(...revealedNodes(args, this.#doc))
     const session = sessionId === '' ? this.#mainSessionId : sessionId
     const pending: PendingApproval = { sessionId: session, toolCallId, el }
     const reason = this.#doc.createElement('input')
