@@ -18,6 +18,7 @@ import { LIST_RESULT, readTool } from './listed-tools.js'
 import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
+import { requestSignal } from './request-signal.js'
 import { safeConnectionError, safeToolOutput, serverSecrets } from './secrets.js'
 import { statusDetail } from './stream-opening.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
@@ -316,9 +317,11 @@ export class ServerConnection implements McpConnection {
         const progressToken = this.#progress.register((progress) =>
           onProgress(redact(describeProgress(progress), this.#secrets)),
         )
+        // The call's signal may outlive the call (a host's): the SDK is given one of its own.
+        const request = requestSignal(signal)
         const result = await this.#link.client
           .callTool({ name, arguments: args, _meta: { progressToken } }, CALL_RESULT, {
-            signal,
+            signal: request.signal,
             timeout: MAX_TIMER_MS,
           })
           .catch((error: unknown) => {
@@ -327,7 +330,10 @@ export class ServerConnection implements McpConnection {
             if (this.#link.loss()) this.#serverClosed()
             throw error
           })
-          .finally(() => this.#progress.release(progressToken))
+          .finally(() => {
+            request.release()
+            this.#progress.release(progressToken)
+          })
         // A list change the call caused was announced before its result: let the new list be read
         // first, so the next turn already offers it.
         if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
