@@ -1,6 +1,7 @@
 import type { ToolOutput } from '@kode/core'
 import type { ImagePart } from '@kode/protocol'
 import { isRecord } from './is-record.js'
+import { MAX_NESTING, nestsDeeperThan } from './nesting.js'
 
 /** One content block of a `tools/call` result, as far as we read it; unknown types are tolerated. */
 type Content =
@@ -26,7 +27,8 @@ export interface CallResult {
  * `outputText`, PNG, JPEG and WebP images as image parts (data URLs), what the model cannot take
  * (audio, other images, binary resources, unknown blocks) as a one-line note, `isError` as an
  * `error` result, structured content kept in `uiExtra` when its JSON is at most
- * `STRUCTURED_CONTENT_LIMIT` characters (and as the text when the server sent no text).
+ * `STRUCTURED_CONTENT_LIMIT` characters and nests at most `MAX_NESTING` levels (and as the text
+ * when the server sent no text).
  */
 export function toToolOutput(result: CallResult): ToolOutput {
   const texts: string[] = []
@@ -40,14 +42,19 @@ export function toToolOutput(result: CallResult): ToolOutput {
   }
   const output: ToolOutput = { outputText: texts.join('\n') }
   if (result.structuredContent !== undefined) {
-    const json = stringify(result.structuredContent)
+    // Nested without end, it could not be written to the history (see `MAX_NESTING`).
+    const json = nestsDeeperThan(result.structuredContent, MAX_NESTING)
+      ? undefined
+      : stringify(result.structuredContent)
     // Kept for UIs, not read by the model, and not capped by the agent's `toolOutputLimit`: a whole
     // file (or an image's data again, as `server-filesystem` sends) would be stored in the history
     // on every call.
-    if (json.length <= STRUCTURED_CONTENT_LIMIT) {
+    if (json !== undefined && json.length <= STRUCTURED_CONTENT_LIMIT) {
       output.uiExtra = { type: 'json', value: result.structuredContent }
     }
-    if (texts.length === 0) output.outputText = json
+    if (texts.length === 0) {
+      output.outputText = json ?? `[structured content omitted: it nests over ${MAX_NESTING} levels deep]`
+    }
   }
   if (parts.length > 0) output.parts = parts
   if (result.isError === true) output.status = 'error'

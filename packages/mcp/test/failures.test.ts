@@ -406,6 +406,30 @@ describe('a server that exits while a process it started lives on', () => {
 })
 
 describe('odd tool lists still give an agent usable tools', () => {
+  test('a tool whose schema nests without end costs only itself; the agent runs with the others', async () => {
+    const h = harness()
+    const odd = await h.connect({
+      ...scripted([{ name: 'plain', inputSchema: { type: 'object' } }]),
+      args: [SCRIPTED, JSON.stringify([{ name: 'plain', inputSchema: { type: 'object' } }]), '{}', 'deep'],
+    })
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__plain'])
+    h.model.enqueue(response('r1', call('c1', 'odd__plain', { x: 1 })), response('r2', say('Done.')))
+    const { outcome } = await collect(h.agent({ tools: odd.tools }).run('go'))
+    expect(outcome.reason).toBe('completed')
+  })
+  test('structured content that nests without end is not kept; the result and the task go on', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'deep', inputSchema: { type: 'object' } }], { deep: { nested: 10_000 } }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__deep', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome.reason).toBe('completed')
+    const result = toolResults(await agent.history()).c1
+    expect(result).toMatchObject({ outputText: 'nested' })
+    expect(result?.uiExtra).toBeUndefined()
+  })
   test('a server listing a name three times gets three distinct names an agent accepts', async () => {
     const h = harness()
     const schema = { type: 'object', properties: {} }

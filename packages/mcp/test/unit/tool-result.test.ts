@@ -2,6 +2,20 @@ import { describe, expect, test } from 'vitest'
 import { toToolOutput } from '../../src/tool-result.js'
 
 describe('a tools/call result as a Kode tool output', () => {
+  test('structured content nested past the limit is neither kept nor shown, only noted', () => {
+    let nested: unknown = 1
+    for (let i = 0; i < 150; i++) nested = { a: nested }
+    let fits: unknown = 1
+    for (let i = 0; i < 99; i++) fits = { a: fits }
+    expect(toToolOutput({ content: [], structuredContent: nested })).toEqual({
+      outputText: '[structured content omitted: it nests over 100 levels deep]',
+    })
+    expect(toToolOutput({ content: [], structuredContent: fits })).toEqual({
+      outputText: JSON.stringify(fits),
+      uiExtra: { type: 'json', value: fits },
+    })
+  })
+
   test('text blocks are joined one per line; images become data-URL parts', () => {
     expect(
       toToolOutput({
