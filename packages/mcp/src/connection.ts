@@ -1,4 +1,5 @@
 import type { Tool } from '@kode/core'
+import { cutText } from '@kode/protocol/helpers'
 import { redact, redactCause } from '@kode/providers/adapter'
 import {
   CallToolResultSchema,
@@ -15,7 +16,13 @@ import { McpConnectionError, messageOf } from './errors.js'
 import { httpStatusOf } from './http.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { LIST_RESULT, readTool } from './listed-tools.js'
-import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
+import {
+  describeProgress,
+  type ListedTool,
+  PROGRESS_TEXT_LIMIT,
+  type ToolCaller,
+  toKodeTool,
+} from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
 import { requestSignal } from './request-signal.js'
@@ -313,9 +320,10 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        // Progress is kept in the history too: a credential the server quotes in it is not.
+        // Progress is kept in the history too: a credential the server quotes in it is not (found
+        // whole, so before the cut), nor more than a line's worth of text.
         const progressToken = this.#progress.register((progress) =>
-          onProgress(redact(describeProgress(progress), this.#secrets)),
+          onProgress(cutText(redact(describeProgress(progress), this.#secrets), PROGRESS_TEXT_LIMIT)),
         )
         // The call's signal may outlive the call (a host's): the SDK is given one of its own.
         const request = requestSignal(signal)

@@ -297,6 +297,20 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(seen).toEqual(['progress 1/2 first file', 'progress 2/2 second file', 'result'])
   })
 
+  test('a progress message past 1,000 characters is cut: each one is kept in the history', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'copy', inputSchema: { type: 'object' } }], {
+        copy: { progressThen: [{ progress: 1, total: 2, message: 'x'.repeat(50_000) }] },
+      }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__copy', {})), response('r2', say('Copied.')))
+    const agent = h.agent({ tools: odd.tools })
+    const { events } = await collect(agent.run('go'))
+    const messages = events.flatMap((e) => (e.type === 'tool_progress' ? [e.message] : []))
+    expect(messages).toEqual([`1/2 ${'x'.repeat(995)}…`])
+  })
+
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
     const h = harness()
     const odd = await h.connect(
