@@ -105,6 +105,44 @@ describe('a tools/call result as a Kode tool output', () => {
     ])
   })
 
+  test('an embedded binary resource that is text is read; one that is an image is shown', () => {
+    const output = toToolOutput({
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///notes.md',
+            blob: Buffer.from('# Notes ✓').toString('base64'),
+            mimeType: 'text/markdown; charset=utf-8',
+          },
+        },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///a.json',
+            blob: Buffer.from('{"a":1}').toString('base64'),
+            mimeType: 'application/ld+json',
+          },
+        },
+        { type: 'resource', resource: { uri: 'file:///shot.png', blob: 'iVBORw0K', mimeType: 'image/png' } },
+        {
+          type: 'resource',
+          resource: { uri: 'file:///logo.svg', blob: 'PHN2Zz4=', mimeType: 'image/svg+xml' },
+        },
+      ],
+    })
+    expect(output).toEqual({
+      outputText: [
+        '[resource file:///notes.md]',
+        '# Notes ✓',
+        '[resource file:///a.json]',
+        '{"a":1}',
+        '[binary resource file:///logo.svg (image/svg+xml) omitted]',
+      ].join('\n'),
+      parts: [{ type: 'image_url', url: 'data:image/png;base64,iVBORw0K' }],
+    })
+  })
+
   test('the 2024-10-07 toolResult form is read as text', () => {
     expect(toToolOutput({ toolResult: { ok: true } })).toEqual({ outputText: '{"ok":true}' })
   })
