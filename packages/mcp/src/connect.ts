@@ -155,8 +155,9 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   if (options.command !== undefined) {
     const stdio = stdioServer(options)
     const link = createLink(
-      (lose) => {
+      (lose, answers) => {
         stdio.onTooLarge(() => lose({ kind: 'oversized', limit: maxMessageBytesOf(options) }))
+        stdio.onMalformedAnswer((id) => answers.unanswered([id], 'malformed'))
         return stdio.transport
       },
       'stdio',

@@ -378,6 +378,8 @@ export class ServerConnection implements McpConnection {
         return `${toolName} failed: ${server} answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow`
       case 'not-resumed':
         return `${toolName} failed: ${server} did not resume the stream that was to carry the answer${detail ? ` (${detail})` : ''}`
+      case 'malformed':
+        return `${toolName} failed: ${server} answered with a message that is not valid JSON-RPC 2.0`
       case 'unresumable':
         return `${toolName} failed: ${server} ended the stream that was to carry the answer without it, naming an event id to resume it from that cannot be sent in an HTTP header`
       default: {

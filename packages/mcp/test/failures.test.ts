@@ -311,6 +311,37 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(messages).toEqual([`1/2 ${'x'.repeat(995)}…`])
   })
 
+  test('an answer that is not JSON-RPC fails its call at once, not at the time limit; the connection lives on', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          { name: 'sloppy', inputSchema: { type: 'object' } },
+          { name: 'echo', inputSchema: { type: 'object' } },
+        ],
+        {
+          sloppy: { bare: { content: [{ type: 'text', text: 'hi' }] } },
+        },
+      ),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__sloppy', {})),
+      response('r2', call('c2', 'odd__echo', { n: 1 })),
+      response('r3', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools, toolTimeoutMs: 20_000 })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome.reason).toBe('completed')
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({
+      status: 'error',
+      outputText:
+        'odd__sloppy failed: MCP server "odd" answered with a message that is not valid JSON-RPC 2.0',
+    })
+    expect(results.c2).toMatchObject({ outputText: 'echo {"n":1}' })
+    expect(odd.connected).toBe(true)
+  })
+
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
     const h = harness()
     const odd = await h.connect(
