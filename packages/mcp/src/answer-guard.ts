@@ -18,8 +18,10 @@ import { relay } from './relay.js'
  * no answer will come (a protocol violation for a request). `not-resumed`: the server refused to
  * resume the stream that was to carry it until the SDK gave up. `unresumable`: that stream ended
  * without it, naming as the event to resume from one whose id cannot be sent in an HTTP header.
+ * `malformed`: the server answered it with a message that is not valid JSON-RPC 2.0, which the SDK
+ * drops as if nothing came.
  */
-export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed' | 'unresumable'
+export type Unanswered = 'closed' | 'stream-ended' | 'accepted' | 'not-resumed' | 'unresumable' | 'malformed'
 
 /** Why requests are given up on while the transport lives on. */
 export type GivenUp = Exclude<Unanswered, 'closed'>
@@ -96,6 +98,7 @@ const REASONS: Readonly<Record<Unanswered, string>> = {
   'not-resumed': 'the server did not resume the stream that was to carry the answer',
   unresumable:
     'the stream that was to carry the answer ended without it, naming an event id to resume it from that cannot be sent in an HTTP header',
+  malformed: 'the server answered with a message that is not valid JSON-RPC 2.0',
 }
 
 /** Why Kode failed a request itself (see `AnswerGuard`); `undefined` for any other failure. */

@@ -14,6 +14,7 @@ import {
   type McpStdioServerOptions,
   maxMessageBytesOf,
 } from './options.js'
+import { requestSignal } from './request-signal.js'
 import { safeConnectionError, serverSecrets } from './secrets.js'
 import { stdioServer } from './stdio.js'
 
@@ -48,7 +49,12 @@ async function connect(options: McpServerOptions): Promise<McpConnection> {
   const timeout = new AbortController()
   // Longer than a timer holds (Infinity, say) is no limit: a timer would fire at once instead.
   const timer = timeoutMs <= MAX_TIMER_MS ? setTimeout(() => timeout.abort(), timeoutMs) : undefined
-  const signal = options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal
+  // The attempt's own signal, let go once it is over: aborting `options.signal` after connecting
+  // must not cancel `initialize` (see `requestSignal`).
+  const attempt = requestSignal(
+    options.signal ? AbortSignal.any([options.signal, timeout.signal]) : timeout.signal,
+  )
+  const { signal } = attempt
   let link: Link | undefined
   try {
     link = await handshake(options, signal)
@@ -72,6 +78,7 @@ async function connect(options: McpServerOptions): Promise<McpConnection> {
     throw error
   } finally {
     clearTimeout(timer)
+    attempt.release()
   }
 }
 
@@ -148,8 +155,9 @@ async function handshake(options: McpServerOptions, signal: AbortSignal): Promis
   if (options.command !== undefined) {
     const stdio = stdioServer(options)
     const link = createLink(
-      (lose) => {
+      (lose, answers) => {
         stdio.onTooLarge(() => lose({ kind: 'oversized', limit: maxMessageBytesOf(options) }))
+        stdio.onMalformedAnswer((id) => answers.unanswered([id], 'malformed'))
         return stdio.transport
       },
       'stdio',

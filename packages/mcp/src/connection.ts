@@ -1,4 +1,5 @@
 import type { Tool } from '@kode/core'
+import { cutText } from '@kode/protocol/helpers'
 import { redact, redactCause } from '@kode/providers/adapter'
 import {
   CallToolResultSchema,
@@ -15,9 +16,16 @@ import { McpConnectionError, messageOf } from './errors.js'
 import { httpStatusOf } from './http.js'
 import { type Link, MAX_TIMER_MS } from './link.js'
 import { LIST_RESULT, readTool } from './listed-tools.js'
-import { describeProgress, type ListedTool, type ToolCaller, toKodeTool } from './mcp-tool.js'
+import {
+  describeProgress,
+  type ListedTool,
+  PROGRESS_TEXT_LIMIT,
+  type ToolCaller,
+  toKodeTool,
+} from './mcp-tool.js'
 import { MCP_DEFAULTS, type McpServerOptions, type McpToolInfo } from './options.js'
 import { ProgressRelay } from './progress-relay.js'
+import { requestSignal } from './request-signal.js'
 import { safeConnectionError, safeToolOutput, serverSecrets } from './secrets.js'
 import { statusDetail } from './stream-opening.js'
 import { defaultPrefix, kodeToolNames } from './tool-names.js'
@@ -312,13 +320,16 @@ export class ServerConnection implements McpConnection {
     return {
       call: async (name, args, { signal, onProgress }) => {
         if (this.#ended) throw this.#ended.error ?? new McpConnectionError('closed', this.name, 'closed')
-        // Progress is kept in the history too: a credential the server quotes in it is not.
+        // Progress is kept in the history too: a credential the server quotes in it is not (found
+        // whole, so before the cut), nor more than a line's worth of text.
         const progressToken = this.#progress.register((progress) =>
-          onProgress(redact(describeProgress(progress), this.#secrets)),
+          onProgress(cutText(redact(describeProgress(progress), this.#secrets), PROGRESS_TEXT_LIMIT)),
         )
+        // The call's signal may outlive the call (a host's): the SDK is given one of its own.
+        const request = requestSignal(signal)
         const result = await this.#link.client
           .callTool({ name, arguments: args, _meta: { progressToken } }, CALL_RESULT, {
-            signal,
+            signal: request.signal,
             timeout: MAX_TIMER_MS,
           })
           .catch((error: unknown) => {
@@ -327,7 +338,10 @@ export class ServerConnection implements McpConnection {
             if (this.#link.loss()) this.#serverClosed()
             throw error
           })
-          .finally(() => this.#progress.release(progressToken))
+          .finally(() => {
+            request.release()
+            this.#progress.release(progressToken)
+          })
         // A list change the call caused was announced before its result: let the new list be read
         // first, so the next turn already offers it.
         if (this.#refreshing) await untilSettledOrAborted(this.#refreshing, signal)
@@ -364,6 +378,8 @@ export class ServerConnection implements McpConnection {
         return `${toolName} failed: ${server} answered the request with HTTP 202 (accepted, no answer to come), which the protocol does not allow`
       case 'not-resumed':
         return `${toolName} failed: ${server} did not resume the stream that was to carry the answer${detail ? ` (${detail})` : ''}`
+      case 'malformed':
+        return `${toolName} failed: ${server} answered with a message that is not valid JSON-RPC 2.0`
       case 'unresumable':
         return `${toolName} failed: ${server} ended the stream that was to carry the answer without it, naming an event id to resume it from that cannot be sent in an HTTP header`
       default: {

@@ -2,6 +2,7 @@ import { ListToolsResultSchema, ToolSchema } from '@modelcontextprotocol/sdk/typ
 import * as z from 'zod/v4'
 import { isRecord } from './is-record.js'
 import type { ListedTool } from './mcp-tool.js'
+import { MAX_NESTING, nestsDeeperThan } from './nesting.js'
 
 /**
  * A `tools/list` page as the SDK reads it, but with each tool left to `readTool`: the SDK's own
@@ -20,9 +21,12 @@ export const LIST_RESULT = ListToolsResultSchema.extend({
  * A listed tool as the protocol describes it, or, for one that departs from that, what of it reads:
  * the fields that do, its `inputSchema` as sent (an open object when it is not an object schema;
  * `toKodeTool` decides), and its `outputSchema` as sent when it is an object (`toKodeTool` repairs
- * it). A tool without a name cannot be called and is `undefined`.
+ * it). A tool without a name cannot be called and is `undefined`, as is one nested deeper than
+ * `MAX_NESTING`.
  */
 export function readTool(raw: unknown): ListedTool | undefined {
+  // A schema nested without end would fail every model call it is offered in (see `MAX_NESTING`).
+  if (nestsDeeperThan(raw, MAX_NESTING)) return undefined
   const parsed = ToolSchema.safeParse(raw)
   if (parsed.success) return parsed.data as ListedTool
   if (!isRecord(raw) || typeof raw.name !== 'string') return undefined

@@ -154,6 +154,12 @@ function compile(
   }
 }
 
+/**
+ * The longest progress text kept, in characters. Each report is kept in the history: a server
+ * must not grow it by megabytes per notification.
+ */
+export const PROGRESS_TEXT_LIMIT = 1_000
+
 /** A progress notification as one line: `3/5 Copying files`, `3`, `40%`... */
 export function describeProgress(progress: { progress: number; total?: number; message?: string }): string {
   const amount =

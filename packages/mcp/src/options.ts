@@ -44,7 +44,10 @@ export interface McpCommonOptions {
    * positive number of milliseconds, or `Infinity` for none.
    */
   toolTimeoutMs?: number
-  /** Aborting it abandons a connection attempt (and stops the server it started). */
+  /**
+   * Aborting it abandons a connection attempt (and stops the server it started). Once connected,
+   * aborting it does nothing.
+   */
   signal?: AbortSignal
   /**
    * The largest message read from the server, in bytes (a stdio line, an event of an HTTP event

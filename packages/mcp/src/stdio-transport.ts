@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process'
 import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { deserializeMessage, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js'
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js'
-import { isJSONRPCRequest, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js'
+import { isJSONRPCRequest, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js'
 import spawn from 'cross-spawn'
 import { lineReader } from './line-reader.js'
 import { type ProcessTree, processTree, reapTree, stopOnHostExit } from './process-tree.js'
@@ -29,6 +29,8 @@ export interface StdioTransportOptions {
   readonly onStderr: (text: string) => void
   /** Once, when a line of stdout grew past `maxMessageBytes`: stdout is read no further. */
   readonly onTooLarge: () => void
+  /** An answer to request `id` that is not valid JSON-RPC (see `answeredId`). */
+  readonly onMalformedAnswer: (id: RequestId) => void
 }
 
 /**
@@ -224,12 +226,37 @@ export class StdioClientTransport implements Transport {
 
   /** One line of stdout: a message, or an error reported as the SDK's transport reports it. */
   #receive(line: string): void {
+    let message: JSONRPCMessage
     try {
-      this.onmessage?.(deserializeMessage(line))
+      message = deserializeMessage(line)
     } catch (error) {
       this.onerror?.(error as Error)
+      // Dropped, an answer would leave its request waiting until its time limit.
+      const id = answeredId(line)
+      if (id !== undefined) this.#options.onMalformedAnswer(id)
+      return
     }
+    this.onmessage?.(message)
   }
+}
+
+/**
+ * The request id a line answers, when it reads as an answer (JSON with an `id` and a `result` or
+ * an `error`, no `method`) though not as JSON-RPC 2.0 (no `"jsonrpc": "2.0"`, say); else
+ * `undefined` (a log line, a request or notification of the server's).
+ */
+function answeredId(line: string): RequestId | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(line)
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
+  const { id } = parsed as { id?: unknown }
+  if (typeof id !== 'string' && typeof id !== 'number') return undefined
+  if ('method' in parsed || !('result' in parsed || 'error' in parsed)) return undefined
+  return id
 }
 
 function delay(ms: number): Promise<void> {

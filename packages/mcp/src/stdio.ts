@@ -1,3 +1,4 @@
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js'
 import { type McpStdioServerOptions, maxMessageBytesOf } from './options.js'
 import { StdioClientTransport } from './stdio-transport.js'
 
@@ -26,6 +27,11 @@ export interface StdioServer {
    * reads nothing more from it. Set before the transport starts.
    */
   onTooLarge(listener: () => void): void
+  /**
+   * Calls `onMalformedAnswer` with the id of each request the child answered with a line that is
+   * not valid JSON-RPC. Set before the transport starts.
+   */
+  onMalformedAnswer(listener: (id: RequestId) => void): void
 }
 
 /** Prepares (does not start) the child: started by the client's `connect`. */
@@ -34,6 +40,7 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
   /** Whether `tail` lost its start: it may begin in the middle of a word, a credential's say. */
   let cut = false
   let tooLarge: (() => void) | undefined
+  let malformed: ((id: RequestId) => void) | undefined
   const transport = new StdioClientTransport({
     command: options.command,
     args: options.args ?? [],
@@ -51,6 +58,7 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
       }
     },
     onTooLarge: () => tooLarge?.(),
+    onMalformedAnswer: (id) => malformed?.(id),
   })
   return {
     transport,
@@ -62,6 +70,9 @@ export function stdioServer(options: McpStdioServerOptions): StdioServer {
     stderrTail: () => (cut ? tail.replace(/^\S*/, '') : tail).trim(),
     onTooLarge: (listener) => {
       tooLarge = listener
+    },
+    onMalformedAnswer: (listener) => {
+      malformed = listener
     },
     reap: () => transport.close(),
   }

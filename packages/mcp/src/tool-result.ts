@@ -1,6 +1,7 @@
 import type { ToolOutput } from '@kode/core'
 import type { ImagePart } from '@kode/protocol'
 import { isRecord } from './is-record.js'
+import { MAX_NESTING, nestsDeeperThan } from './nesting.js'
 
 /** One content block of a `tools/call` result, as far as we read it; unknown types are tolerated. */
 type Content =
@@ -24,9 +25,10 @@ export interface CallResult {
 /**
  * Maps a `tools/call` result to a Kode tool output: text blocks joined (one per line) into
  * `outputText`, PNG, JPEG and WebP images as image parts (data URLs), what the model cannot take
- * (audio, other images, binary resources, unknown blocks) as a one-line note, `isError` as an
+ * (audio, other images, binary resources but images and text, unknown blocks) as a one-line note, `isError` as an
  * `error` result, structured content kept in `uiExtra` when its JSON is at most
- * `STRUCTURED_CONTENT_LIMIT` characters (and as the text when the server sent no text).
+ * `STRUCTURED_CONTENT_LIMIT` characters and nests at most `MAX_NESTING` levels (and as the text
+ * when the server sent no text).
  */
 export function toToolOutput(result: CallResult): ToolOutput {
   const texts: string[] = []
@@ -40,14 +42,19 @@ export function toToolOutput(result: CallResult): ToolOutput {
   }
   const output: ToolOutput = { outputText: texts.join('\n') }
   if (result.structuredContent !== undefined) {
-    const json = stringify(result.structuredContent)
+    // Nested without end, it could not be written to the history (see `MAX_NESTING`).
+    const json = nestsDeeperThan(result.structuredContent, MAX_NESTING)
+      ? undefined
+      : stringify(result.structuredContent)
     // Kept for UIs, not read by the model, and not capped by the agent's `toolOutputLimit`: a whole
     // file (or an image's data again, as `server-filesystem` sends) would be stored in the history
     // on every call.
-    if (json.length <= STRUCTURED_CONTENT_LIMIT) {
+    if (json !== undefined && json.length <= STRUCTURED_CONTENT_LIMIT) {
       output.uiExtra = { type: 'json', value: result.structuredContent }
     }
-    if (texts.length === 0) output.outputText = json
+    if (texts.length === 0) {
+      output.outputText = json ?? `[structured content omitted: it nests over ${MAX_NESTING} levels deep]`
+    }
   }
   if (parts.length > 0) output.parts = parts
   if (result.isError === true) output.status = 'error'
@@ -68,15 +75,7 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
       const { data, mimeType } = block as { data: unknown; mimeType: unknown }
       if (typeof data !== 'string' || typeof mimeType !== 'string')
         return '[an image the server sent malformed]'
-      const type = modelImageType(mimeType)
-      // Kept in the history, an image the model's API refuses would fail this and every later request.
-      if (type === undefined) return `[image (${mimeType}) omitted: models take PNG, JPEG and WebP images]`
-      if (data.length > IMAGE_DATA_LIMIT) {
-        const mb = (data.length / 1024 / 1024).toFixed(1)
-        return `[image (${mimeType}, ${mb} MB as base64) omitted: models take images up to 5 MB]`
-      }
-      parts.push({ type: 'image_url', url: `data:${type};base64,${data}` })
-      return undefined
+      return describeImage(data, mimeType, parts)
     }
     case 'audio':
       return `[audio (${String((block as { mimeType?: unknown }).mimeType)}) omitted]`
@@ -85,14 +84,45 @@ function describeBlock(block: Content, parts: ImagePart[]): string | undefined {
       return `[resource ${typeof name === 'string' ? `${name}: ` : ''}${String(uri)}]`
     }
     case 'resource': {
-      const resource = (block as { resource?: { uri?: unknown; text?: unknown; mimeType?: unknown } })
-        .resource
-      if (typeof resource?.text === 'string') return `[resource ${String(resource.uri)}]\n${resource.text}`
-      return `[binary resource ${String(resource?.uri)} (${String(resource?.mimeType ?? 'unknown type')}) omitted]`
+      const resource = (
+        block as { resource?: { uri?: unknown; text?: unknown; blob?: unknown; mimeType?: unknown } }
+      ).resource
+      const uri = String(resource?.uri)
+      if (typeof resource?.text === 'string') return `[resource ${uri}]\n${resource.text}`
+      const { blob, mimeType } = resource ?? {}
+      // A binary resource that is an image the model can see, or text sent as bytes, is read.
+      if (typeof blob === 'string' && typeof mimeType === 'string') {
+        if (modelImageType(mimeType) !== undefined) return describeImage(blob, mimeType, parts)
+        if (isTextType(mimeType)) return `[resource ${uri}]\n${Buffer.from(blob, 'base64').toString('utf8')}`
+      }
+      return `[binary resource ${uri} (${String(mimeType ?? 'unknown type')}) omitted]`
     }
     default:
       return `[${String(block.type)} content omitted]`
   }
+}
+
+/** An image's data as an image part, or the note that says why the model is not shown it. */
+function describeImage(data: string, mimeType: string, parts: ImagePart[]): string | undefined {
+  const type = modelImageType(mimeType)
+  // Kept in the history, an image the model's API refuses would fail this and every later request.
+  if (type === undefined) return `[image (${mimeType}) omitted: models take PNG, JPEG and WebP images]`
+  if (data.length > IMAGE_DATA_LIMIT) {
+    const mb = (data.length / 1024 / 1024).toFixed(1)
+    return `[image (${mimeType}, ${mb} MB as base64) omitted: models take images up to 5 MB]`
+  }
+  parts.push({ type: 'image_url', url: `data:${type};base64,${data}` })
+  return undefined
+}
+
+/** Whether a resource of `mimeType` is text: `text/*`, JSON, XML, YAML, JavaScript and their `+json`, `+xml` kin. */
+function isTextType(mimeType: string): boolean {
+  const essence = mimeType.split(';')[0]!.trim().toLowerCase()
+  return (
+    essence.startsWith('text/') ||
+    /^application\/(json|xml|yaml|x-yaml|javascript|ecmascript|x-sh|sql|graphql|toml)$/.test(essence) ||
+    /^application\/[^/]+\+(json|xml|yaml)$/.test(essence)
+  )
 }
 
 /**

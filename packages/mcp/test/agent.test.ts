@@ -142,6 +142,23 @@ describe('an agent driven by a scripted model uses MCP tools', () => {
     expect(JSON.stringify(h.model.requests[1]?.body)).not.toContain('data:image/png')
   })
 
+  test('an embedded resource sent as bytes of text reaches the model as its text', async () => {
+    const h = harness()
+    const everything = await h.connect(everythingStdio())
+    h.model.enqueue(
+      response(
+        'r1',
+        call('c1', 'everything__get-resource-reference', { resourceType: 'Blob', resourceId: 2 }),
+      ),
+      response('r2', say('Read it.')),
+    )
+    const agent = h.agent({ tools: everything.tools })
+    await collect(agent.run('read the resource'))
+    expect(toolResults(await agent.history()).c1?.outputText).toMatch(
+      /^\[resource demo:\/\/resource\/dynamic\/blob\/2\]\nResource 2: This is a base64 blob created at /m,
+    )
+  })
+
   test('a long-running call reports its progress as tool_progress events', async () => {
     const h = harness()
     const everything = await h.connect(everythingStdio())

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events'
 import type { Tool, ToolOutput } from '@kode/core'
 import type { McpCommonOptions, McpConnection } from '@kode/mcp'
 import { afterEach, describe, expect, test } from 'vitest'
@@ -201,4 +202,39 @@ test('a call cancelled before the server opened its answer stream: the stream is
   await expect.poll(async () => (await received(srv, 1)).held, { timeout: PROMPTLY_MS }).toHaveLength(1)
   await expect.poll(async () => (await received(srv, 1)).openHolds, { timeout: PROMPTLY_MS }).toBe(0)
   expect(srv.connected).toBe(true)
+})
+
+describe('a signal that outlives its requests', () => {
+  test('a host signal shared by calls gains no listener from them, and cancels none once they are answered', async () => {
+    const srv = await connectCancel('stdio')
+    const host = new AbortController()
+    for (let i = 0; i < 12; i++) {
+      const output = await execute(tool(srv, 'hold'), { ms: 0 }, { signal: host.signal })
+      expect(output.outputText).toBe('held 0 ms')
+    }
+    expect(getEventListeners(host.signal, 'abort')).toHaveLength(0)
+    host.abort(new Error('the host shuts down'))
+    // Over stdio, a cancellation sent on the abort would reach the server before this call.
+    const { held, cancelled } = await received(srv, 0)
+    expect(held).toHaveLength(12)
+    expect(cancelled).toEqual([])
+  })
+
+  test("connectMcpServer's signal aborted once connected cancels nothing (initialize least of all)", async () => {
+    const sent: unknown[] = []
+    const life = new AbortController()
+    const srv = await connectCancel('stdio', {
+      signal: life.signal,
+      onMessage: (direction, message) => {
+        if (direction === 'send' && (message as { method?: unknown }).method === 'notifications/cancelled')
+          sent.push(message)
+      },
+    })
+    expect(getEventListeners(life.signal, 'abort')).toHaveLength(0)
+    life.abort(new Error('the app exits'))
+    expect(sent).toEqual([])
+    expect(srv.connected).toBe(true)
+    const output = await execute(tool(srv, 'hold'), { ms: 0 })
+    expect(output.outputText).toBe('held 0 ms')
+  })
 })

@@ -297,6 +297,51 @@ describe('failures during calls are error results, never a hung task', () => {
     expect(seen).toEqual(['progress 1/2 first file', 'progress 2/2 second file', 'result'])
   })
 
+  test('a progress message past 1,000 characters is cut: each one is kept in the history', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'copy', inputSchema: { type: 'object' } }], {
+        copy: { progressThen: [{ progress: 1, total: 2, message: 'x'.repeat(50_000) }] },
+      }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__copy', {})), response('r2', say('Copied.')))
+    const agent = h.agent({ tools: odd.tools })
+    const { events } = await collect(agent.run('go'))
+    const messages = events.flatMap((e) => (e.type === 'tool_progress' ? [e.message] : []))
+    expect(messages).toEqual([`1/2 ${'x'.repeat(995)}…`])
+  })
+
+  test('an answer that is not JSON-RPC fails its call at once, not at the time limit; the connection lives on', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted(
+        [
+          { name: 'sloppy', inputSchema: { type: 'object' } },
+          { name: 'echo', inputSchema: { type: 'object' } },
+        ],
+        {
+          sloppy: { bare: { content: [{ type: 'text', text: 'hi' }] } },
+        },
+      ),
+    )
+    h.model.enqueue(
+      response('r1', call('c1', 'odd__sloppy', {})),
+      response('r2', call('c2', 'odd__echo', { n: 1 })),
+      response('r3', say('Done.')),
+    )
+    const agent = h.agent({ tools: odd.tools, toolTimeoutMs: 20_000 })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome.reason).toBe('completed')
+    const results = toolResults(await agent.history())
+    expect(results.c1).toMatchObject({
+      status: 'error',
+      outputText:
+        'odd__sloppy failed: MCP server "odd" answered with a message that is not valid JSON-RPC 2.0',
+    })
+    expect(results.c2).toMatchObject({ outputText: 'echo {"n":1}' })
+    expect(odd.connected).toBe(true)
+  })
+
   test('a call the server answers with a generic error (-32000) reads as that error, and the connection lives on', async () => {
     const h = harness()
     const odd = await h.connect(
@@ -406,6 +451,30 @@ describe('a server that exits while a process it started lives on', () => {
 })
 
 describe('odd tool lists still give an agent usable tools', () => {
+  test('a tool whose schema nests without end costs only itself; the agent runs with the others', async () => {
+    const h = harness()
+    const odd = await h.connect({
+      ...scripted([{ name: 'plain', inputSchema: { type: 'object' } }]),
+      args: [SCRIPTED, JSON.stringify([{ name: 'plain', inputSchema: { type: 'object' } }]), '{}', 'deep'],
+    })
+    expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__plain'])
+    h.model.enqueue(response('r1', call('c1', 'odd__plain', { x: 1 })), response('r2', say('Done.')))
+    const { outcome } = await collect(h.agent({ tools: odd.tools }).run('go'))
+    expect(outcome.reason).toBe('completed')
+  })
+  test('structured content that nests without end is not kept; the result and the task go on', async () => {
+    const h = harness()
+    const odd = await h.connect(
+      scripted([{ name: 'deep', inputSchema: { type: 'object' } }], { deep: { nested: 10_000 } }),
+    )
+    h.model.enqueue(response('r1', call('c1', 'odd__deep', {})), response('r2', say('Done.')))
+    const agent = h.agent({ tools: odd.tools })
+    const { outcome } = await collect(agent.run('go'))
+    expect(outcome.reason).toBe('completed')
+    const result = toolResults(await agent.history()).c1
+    expect(result).toMatchObject({ outputText: 'nested' })
+    expect(result?.uiExtra).toBeUndefined()
+  })
   test('a server listing a name three times gets three distinct names an agent accepts', async () => {
     const h = harness()
     const schema = { type: 'object', properties: {} }
@@ -720,14 +789,15 @@ describe('odd tool lists still give an agent usable tools', () => {
     const odd = await h.connect({
       ...scripted([{ name: 'tool', inputSchema: { type: 'object' } }]),
       args: [SCRIPTED, JSON.stringify([{ name: 'tool', inputSchema: { type: 'object' } }]), '{}', 'endless'],
-      connectTimeoutMs: 500,
+      // Also the time to start the server and connect, which a loaded machine may take long over.
+      connectTimeoutMs: 1_500,
     })
     const outcome = await Promise.race([
       odd.refresh().then(
         () => 'resolved',
         () => 'rejected',
       ),
-      new Promise((resolve) => setTimeout(() => resolve('still reading'), 3_000)),
+      new Promise((resolve) => setTimeout(() => resolve('still reading'), 6_000)),
     ])
     expect(outcome).toBe('rejected')
     expect(odd.tools.map((tool) => tool.name)).toEqual(['odd__tool'])

@@ -16,6 +16,7 @@ function transportTo(script: string) {
       stderr += text
     },
     onTooLarge: () => {},
+    onMalformedAnswer: () => {},
   })
   transport.onmessage = (message) => messages.push(message)
   transport.onerror = (error) => errors.push(error)
@@ -61,6 +62,7 @@ describe('the stdio transport', () => {
       maxMessageBytes: 1_000,
       onStderr: () => {},
       onTooLarge: () => {},
+      onMalformedAnswer: () => {},
     })
     transport.onerror = () => {}
     await expect(transport.start()).rejects.toMatchObject({ code: 'ENOENT' })

@@ -2,6 +2,20 @@ import { describe, expect, test } from 'vitest'
 import { toToolOutput } from '../../src/tool-result.js'
 
 describe('a tools/call result as a Kode tool output', () => {
+  test('structured content nested past the limit is neither kept nor shown, only noted', () => {
+    let nested: unknown = 1
+    for (let i = 0; i < 150; i++) nested = { a: nested }
+    let fits: unknown = 1
+    for (let i = 0; i < 99; i++) fits = { a: fits }
+    expect(toToolOutput({ content: [], structuredContent: nested })).toEqual({
+      outputText: '[structured content omitted: it nests over 100 levels deep]',
+    })
+    expect(toToolOutput({ content: [], structuredContent: fits })).toEqual({
+      outputText: JSON.stringify(fits),
+      uiExtra: { type: 'json', value: fits },
+    })
+  })
+
   test('text blocks are joined one per line; images become data-URL parts', () => {
     expect(
       toToolOutput({
@@ -89,6 +103,44 @@ describe('a tools/call result as a Kode tool output', () => {
       '[binary resource file:///c.bin (application/zip) omitted]',
       '[hologram content omitted]',
     ])
+  })
+
+  test('an embedded binary resource that is text is read; one that is an image is shown', () => {
+    const output = toToolOutput({
+      content: [
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///notes.md',
+            blob: Buffer.from('# Notes ✓').toString('base64'),
+            mimeType: 'text/markdown; charset=utf-8',
+          },
+        },
+        {
+          type: 'resource',
+          resource: {
+            uri: 'file:///a.json',
+            blob: Buffer.from('{"a":1}').toString('base64'),
+            mimeType: 'application/ld+json',
+          },
+        },
+        { type: 'resource', resource: { uri: 'file:///shot.png', blob: 'iVBORw0K', mimeType: 'image/png' } },
+        {
+          type: 'resource',
+          resource: { uri: 'file:///logo.svg', blob: 'PHN2Zz4=', mimeType: 'image/svg+xml' },
+        },
+      ],
+    })
+    expect(output).toEqual({
+      outputText: [
+        '[resource file:///notes.md]',
+        '# Notes ✓',
+        '[resource file:///a.json]',
+        '{"a":1}',
+        '[binary resource file:///logo.svg (image/svg+xml) omitted]',
+      ].join('\n'),
+      parts: [{ type: 'image_url', url: 'data:image/png;base64,iVBORw0K' }],
+    })
   })
 
   test('the 2024-10-07 toolResult form is read as text', () => {
