@@ -116,6 +116,27 @@ describe('failures that are not retried', () => {
     expect(server().requests[0]?.headers.authorization).toBe(`Bearer ${key}`)
   })
 
+  test('429 insufficient_quota: the quota is spent, not busy, so it is not retried', async () => {
+    // OpenAI's answer once the account's credits or monthly spend are used up.
+    const body =
+      '{\n    "error": {\n        "message": "You exceeded your current quota, please check your plan and billing details.",\n        "type": "insufficient_quota",\n        "param": null,\n        "code": "insufficient_quota"\n    }\n}\n'
+    server().enqueue({ status: 429, headers: { 'x-request-id': 'req_q' }, body, chunks: false })
+    const error = await caught(client().complete(ask()))
+    expect(server().requests).toHaveLength(1)
+    expect(error).toMatchObject({ status: 429, code: 'insufficient_quota', retryable: false })
+    expect(error?.message).toBe(
+      'openai-chat responded 429 insufficient_quota: You exceeded your current quota, please check your plan and billing details. [request req_q]',
+    )
+  })
+
+  test('429 insufficient_quota with x-should-retry: true is retried, as the provider says', async () => {
+    const body = '{"error":{"message":"quota","type":"insufficient_quota","code":"insufficient_quota"}}'
+    server().enqueue({ status: 429, headers: { 'x-should-retry': 'true' }, body }, ok())
+    const message = await client().complete(ask())
+    expect(server().requests).toHaveLength(2)
+    expect(message.parts.map((p) => p.type)).toEqual(['text', 'thinking_text', 'text'])
+  })
+
   test('401 with no key, or an empty one: the message says which, as a sentence of its own', async () => {
     const body = JSON.stringify({
       type: 'error',

@@ -10,7 +10,7 @@ import {
   type Secrets,
 } from './errors.js'
 import { isContextOverflow } from './overflow.js'
-import { isRetryableCode, isRetryableStatus, parseRetryAfter } from './retry.js'
+import { isRetryableCode, isRetryableResponse, isRetryableStatus, parseRetryAfter } from './retry.js'
 import { retryInfoDelayMs } from './retry-info.js'
 
 /** What error messages need to know: who answered, and which secret must never appear. */
@@ -74,7 +74,8 @@ function codeOf(body: Record<string, unknown>): ErrorPayloadFields {
 
 /**
  * The error for a non-2xx response: the provider's message and code from the body, the request
- * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status).
+ * id, `Retry-After`, and whether to retry (`x-should-retry` from the provider wins over the status
+ * and code).
  */
 export async function errorFromResponse(
   response: Response,
@@ -90,7 +91,11 @@ export async function errorFromResponse(
   const providerMessage = redact(quoted || response.statusText, secretsOf(ctx))
   const shouldRetry = response.headers.get('x-should-retry')
   const retryable =
-    shouldRetry === 'true' ? true : shouldRetry === 'false' ? false : isRetryableStatus(response.status)
+    shouldRetry === 'true'
+      ? true
+      : shouldRetry === 'false'
+        ? false
+        : isRetryableResponse(response.status, fields.code)
   const requestId = requestIdOf(response.headers, ctx)
   const hint = hintFor(response, ctx)
   const code = fields.code !== undefined ? ` ${fields.code}` : ''

@@ -59,6 +59,17 @@ export function isRetryableStatus(status: number): boolean {
   return status === 408 || status === 409 || status === 429 || status >= 500
 }
 
+/**
+ * Codes that say a retryable status will not pass by waiting: OpenAI's 429 `insufficient_quota`
+ * (the account's credits or monthly spend are used up) fails the same way on every attempt.
+ */
+const FINAL_CODES: ReadonlySet<string> = new Set(['insufficient_quota'])
+
+/** Whether an HTTP failure may succeed when sent again: by its status, unless its code says otherwise. */
+export function isRetryableResponse(status: number, code: string | undefined): boolean {
+  return isRetryableStatus(status) && !(code !== undefined && FINAL_CODES.has(code))
+}
+
 /** Provider error codes (sent in a body or inside a stream) that mean "busy, try again". */
 const RETRYABLE_CODES = new Set([
   'overloaded_error',

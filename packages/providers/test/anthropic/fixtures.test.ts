@@ -137,6 +137,51 @@ describe('anthropic recorded streams', () => {
     expect(message).not.toHaveProperty('stopDetails')
   })
 
+  test("output_tokens_details.thinking_tokens is the message's reasoning count, part of its output", async () => {
+    const message = await claude('kode-thinking-tokens').complete(ask())
+    expect(message).toEqual({
+      role: 'assistant',
+      ...stamps,
+      model: 'claude-sonnet-4-5',
+      parts: [
+        { type: 'thinking_text', text: 'Two and two make four.' },
+        {
+          type: 'thinking_signature',
+          signature: 'EqQBCkgIBhABGAIqQKodeThinkingTokensSignature',
+          format: 'anthropic',
+          model: 'claude-sonnet-4-5',
+        },
+        { type: 'text', text: '4' },
+      ],
+      usage: {
+        inputTokens: 40,
+        outputTokens: 31,
+        reasoningTokens: 26,
+        totalTokens: 71,
+        cacheReadTokens: 0,
+        cacheWriteTokens: 0,
+      },
+      stopReason: 'stop',
+      rawStopReason: 'end_turn',
+      responseId: 'msg_01KodeThinkingTokens0001',
+      costUsd: (40 * 3 + 31 * 15) / 1e6,
+    })
+  })
+
+  test('thinking_tokens sent as null later keeps the count already reported', async () => {
+    server().enqueue(
+      streamOf('anthropic', [
+        '{"type":"message_start","message":{"id":"m","usage":{"input_tokens":1,"output_tokens":9,"output_tokens_details":{"thinking_tokens":7}}}}',
+        '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"ok"}}',
+        '{"type":"content_block_stop","index":0}',
+        '{"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":9,"output_tokens_details":null}}',
+        '{"type":"message_stop"}',
+      ]),
+    )
+    const message = await testClient(server(), { api: 'anthropic', model: 'm' }).complete(ask())
+    expect(message.usage).toEqual({ inputTokens: 1, outputTokens: 9, reasoningTokens: 7, totalTokens: 10 })
+  })
+
   test('unknown content blocks (fallback) are skipped', async () => {
     const message = await claude('anthropic-fallback').complete(ask())
     expect(message.parts).toEqual([

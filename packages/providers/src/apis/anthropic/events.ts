@@ -9,12 +9,16 @@ import {
 import { count } from '../shared/counts.js'
 import { AnthropicBlocks } from './blocks.js'
 
-/** Anthropic's usage fields: `input_tokens` excludes cache reads and writes. */
+/**
+ * Anthropic's usage fields: `input_tokens` excludes cache reads and writes; `output_tokens`
+ * includes the thinking counted in `output_tokens_details.thinking_tokens`.
+ */
 export interface AnthropicUsage {
   input_tokens?: number | null
   output_tokens?: number | null
   cache_read_input_tokens?: number | null
   cache_creation_input_tokens?: number | null
+  output_tokens_details?: { thinking_tokens?: number | null } | null
 }
 
 /** The events of a Messages stream, as far as Kode reads them. */
@@ -223,6 +227,8 @@ export function anthropicUsage(usage: AnthropicUsage): Usage {
   if (output !== undefined) out.outputTokens = output
   if (read !== undefined) out.cacheReadTokens = read
   if (write !== undefined) out.cacheWriteTokens = write
+  const thinking = count(usage.output_tokens_details?.thinking_tokens)
+  if (thinking !== undefined) out.reasoningTokens = thinking
   return out
 }
 
@@ -234,6 +240,8 @@ function mergeUsage(base: AnthropicUsage, next: AnthropicUsage | undefined): Ant
     const value = next[key]
     if (value !== undefined && value !== null) out[key] = value
   }
+  const thinking = next.output_tokens_details?.thinking_tokens
+  if (thinking !== undefined && thinking !== null) out.output_tokens_details = { thinking_tokens: thinking }
   return out
 }
 

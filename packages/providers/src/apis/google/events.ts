@@ -25,6 +25,11 @@ interface GoogleCandidate {
   safetyRatings?: { category?: string; blocked?: boolean }[] | null
   /** With Google Search (or another grounding source): the sources, and which text each supports. */
   groundingMetadata?: unknown
+  /**
+   * The sources the text recites: `citationSources` on the Gemini API, `citations` on Vertex AI,
+   * each `{ startIndex, endIndex, uri, title?, license? }`. Chunks repeat earlier ones.
+   */
+  citationMetadata?: { citationSources?: unknown; citations?: unknown } | null
 }
 
 /** One part of a streamed candidate. `thoughtSignature` may sit on any of them. */
@@ -66,8 +71,9 @@ export interface GoogleUsage {
  * call's `google` provider fields, to go back to it. Calls whose arguments stream as
  * `partialArgs` are assembled and closed when their last piece arrives. A finish's `finishMessage`
  * and blocking safety category, or a blocked prompt's `blockReasonMessage`, become `stopDetails`.
- * Grounding metadata (Google Search) becomes citations on the text when the candidate finishes, or
- * when the response ends before it (cut, failed, aborted).
+ * Grounding metadata (Google Search) and the sources the text recites (`citationMetadata`) become
+ * citations on the text when the candidate finishes, or when the response ends before it (cut,
+ * failed, aborted).
  */
 export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   let responseId: string | undefined
@@ -77,12 +83,20 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
   const readUsage = () => (counted === undefined ? undefined : googleUsage(counted))
   let calls = 0
   let grounding: unknown
-  // The grounding so far, as citations: at the finish, or when the response ends before it.
-  const reportGrounding = (out: ResponseBuilder) => {
-    if (grounding === undefined) return
-    const citations = groundingCitations(grounding)
+  const recited = new RecitedSources()
+  // The grounding and recited sources so far, as citations: at the finish, or when the response
+  // ends before it.
+  const reportSources = (out: ResponseBuilder) => {
+    const citations = grounding === undefined ? [] : groundingCitations(grounding)
     grounding = undefined
+    citations.push(...recited.take())
     if (citations.length > 0) out.citations(citations)
+  }
+  let reporting = false
+  const reportAtEnd = (out: ResponseBuilder) => {
+    if (reporting) return
+    reporting = true
+    out.atEnd(reportSources)
   }
   let streaming: { key: number; args: StreamedArgs } | undefined
   const endStreamed = (out: ResponseBuilder) => {
@@ -153,12 +167,14 @@ export function createGoogleEventMapper(errors: ErrorContext): EventMapper {
     // Sent again as it grows on some chunks: the last one is complete. A response cut before its
     // finish keeps what came.
     if (candidate?.groundingMetadata) {
-      if (grounding === undefined) out.atEnd(reportGrounding)
+      reportAtEnd(out)
       grounding = candidate.groundingMetadata
     }
+    const cited = candidate?.citationMetadata
+    if (cited && recited.add(cited.citationSources ?? cited.citations)) reportAtEnd(out)
     const finish = candidate?.finishReason
     if (finish) {
-      reportGrounding(out)
+      reportSources(out)
       // A call still streaming when the model stops normally lost only its closing part; cut by
       // MAX_TOKENS it stays open and is marked incomplete.
       if (finish !== 'MAX_TOKENS') endStreamed(out)
@@ -197,6 +213,36 @@ function groundingCitations(metadata: unknown): Citation[] {
     out.push(citationOf('google', fields, { url: source.uri, title: source.title, citedText: source.text }))
   }
   return out
+}
+
+/**
+ * The sources of `citationMetadata`, each kept once in the order it first came (a chunk lists again
+ * those an earlier chunk did), as citations whose `url` is the source's `uri`.
+ */
+class RecitedSources {
+  private readonly seen = new Set<string>()
+  private pending: Citation[] = []
+
+  /** Whether `sources` held one not seen before. */
+  add(sources: unknown): boolean {
+    if (!Array.isArray(sources)) return false
+    const before = this.pending.length
+    for (const source of sources as unknown[]) {
+      if (!isFieldObject(source)) continue
+      const key = JSON.stringify(source)
+      if (this.seen.has(key)) continue
+      this.seen.add(key)
+      this.pending.push(citationOf('google', source, { url: source.uri, title: source.title }))
+    }
+    return this.pending.length > before
+  }
+
+  /** The sources not reported yet. */
+  take(): Citation[] {
+    const out = this.pending
+    this.pending = []
+    return out
+  }
 }
 
 function supportsChunk(support: unknown, index: number): boolean {
