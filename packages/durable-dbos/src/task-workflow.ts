@@ -70,16 +70,16 @@ export async function executeTask(
   const { lockRetryMs, storeRetry } = deps
   /** What the store threw under this execution: its passing failures are retried. */
   const failures = new WeakSet<object>()
-  const store = notingStore(deps.store, failures)
+  const noted: TaskWorkflowDeps = { ...deps, store: notingStore(deps.store, failures) }
+  const { store } = noted
   const task = checkedTask(recorded)
   const { sessionId } = task
   // Before anything is created: a worker without the schema the task names cannot run it.
   const output = outputSchema(deps.outputs, task.output)
-  const begun = await begin({ ...deps, store }, task, workflowId)
+  const begun = await begin(noted, task, workflowId)
   let { lease } = begun
   let prepared: Prepared | undefined
-  const prepareOn = (held: SessionLease) =>
-    prepare({ ...deps, store }, task, workflowId, held, begun.base, output)
+  const prepareOn = (held: SessionLease) => prepare(noted, task, workflowId, held, begun.base, output)
   try {
     // The first execution prepares outside any step: DBOS checks for a cancellation before it
     // begins the watch step, so a task cancelled while its agent was being built never starts.
